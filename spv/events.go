@@ -1,0 +1,137 @@
+package spv
+
+import (
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+)
+
+// Event is anything the node reports to subscribers. Concrete types below;
+// consumers switch on them.
+type Event interface {
+	// When returns the time the event happened.
+	When() time.Time
+}
+
+// At carries an event's time; every event embeds it.
+type At struct{ Time time.Time }
+
+// When implements Event.
+func (a At) When() time.Time { return a.Time }
+
+// PeerInfo describes one connected peer.
+type PeerInfo struct {
+	Addr      string
+	UserAgent string
+	Services  wire.ServiceFlag
+	Version   int32
+	// StartHeight is the height the peer announced; LastBlock the best it
+	// has shown since.
+	StartHeight int32
+	LastBlock   int32
+	PingTime    time.Duration
+	BanScore    uint32
+	// Download reports whether this peer is the current download peer.
+	Download bool
+	// BytesReceived counts every byte read from the peer.
+	BytesReceived uint64
+}
+
+// PeerConnected reports a completed handshake with a BIP37-capable peer.
+type PeerConnected struct {
+	At
+	Peer PeerInfo
+}
+
+// PeerDisconnected reports a lost peer.
+type PeerDisconnected struct {
+	At
+	Addr   string
+	Reason string
+}
+
+// PeerBanned reports a peer banned for misbehaviour.
+type PeerBanned struct {
+	At
+	Addr   string
+	Reason string
+	Score  uint32
+	Until  time.Time
+}
+
+// PeersUpdated carries a periodic snapshot of every connected peer.
+type PeersUpdated struct {
+	At
+	Peers []PeerInfo
+}
+
+// HeadersProgress reports header sync progress.
+type HeadersProgress struct {
+	At
+	Height     int32
+	Hash       chainhash.Hash
+	PeerHeight int32
+}
+
+// FilterLoaded reports a filterload sent to a peer.
+type FilterLoaded struct {
+	At
+	Peer      string
+	Reason    string
+	Elements  int
+	Bytes     int
+	HashFuncs uint32
+	Tweak     uint32
+	Flags     string
+	// FPRate is the theoretical false-positive rate at Elements.
+	FPRate float64
+	// Loads counts every filterload sent so far, to any peer.
+	Loads int
+}
+
+// MatchedTx reports one transaction a peer sent because it matched the
+// filter, with the watcher's verdict.
+type MatchedTx struct {
+	At
+	Txid chainhash.Hash
+	// Height is the block height, or -1 for a mempool transaction.
+	Height        int32
+	Relevant      bool
+	FalsePositive bool
+	// Amount is the net satoshi change to the watcher (0 for a false
+	// positive).
+	Amount int64
+}
+
+// BlockProcessed reports one filtered block applied to the watcher.
+type BlockProcessed struct {
+	At
+	Height         int32
+	Hash           chainhash.Hash
+	Matched        int
+	Relevant       int
+	FalsePositives int
+	// ObservedFPRate is false positives per transaction tested so far;
+	// TheoreticalFPRate is the filter's rate at its element count.
+	ObservedFPRate    float64
+	TheoreticalFPRate float64
+	PeerHeight        int32
+}
+
+// Reorg reports a switch to a chain with more work.
+type Reorg struct {
+	At
+	ForkHeight int32
+	OldTip     chainhash.Hash
+	NewTip     chainhash.Hash
+	OldHeight  int32
+	NewHeight  int32
+}
+
+// SyncDone reports that the watcher is applied up to the best peer's tip.
+type SyncDone struct {
+	At
+	Height int32
+	Hash   chainhash.Hash
+}

@@ -1,0 +1,101 @@
+package spv
+
+import (
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+)
+
+// Elements is what a Watcher asks the BIP37 filter to match: the data pushes
+// of its scripts (hash160s, compressed pubkeys, witness programs, script
+// hashes) and the outpoints of its unspent outputs. Outpoints matter because
+// BIP37 servers never look inside witnesses: a P2WPKH spend is only matched
+// through its previous outpoint.
+type Elements struct {
+	// Data holds the byte strings to insert, each one element.
+	Data [][]byte
+	// OutPoints holds the watcher's unspent outpoints.
+	OutPoints []wire.OutPoint
+	// Version changes whenever the set changes, so the node can tell cheaply
+	// whether its loaded filter is stale.
+	Version uint64
+}
+
+// Len returns the number of elements the filter must hold.
+func (e Elements) Len() int { return len(e.Data) + len(e.OutPoints) }
+
+// FilteredBlock is one block as the node delivers it to a Watcher: its
+// header, its height on the best chain, and the transactions the peer sent
+// for it (all of them inside the verified partial merkle tree), in block
+// order.
+type FilteredBlock struct {
+	Height int32
+	Hash   chainhash.Hash
+	Header wire.BlockHeader
+	// Txs are the matched transactions, in the order of the block.
+	Txs []*wire.MsgTx
+	// TxIndexes gives each matched transaction's position in the block.
+	TxIndexes []uint32
+	// TotalTxs is the block's transaction count from the merkle block.
+	TotalTxs uint32
+}
+
+// BlockResult is a Watcher's verdict on one FilteredBlock.
+type BlockResult struct {
+	// Relevant are the txids that belong to the watcher.
+	Relevant []chainhash.Hash
+	// FalsePositives are the txids the peer sent that are not the
+	// watcher's; they were dropped.
+	FalsePositives []chainhash.Hash
+	// ElementsChanged reports that applying the block changed the
+	// watcher's elements (new addresses derived past the gap limit, new
+	// outputs to watch). The node then reloads the filter and fetches this
+	// block and every later one again with the new filter.
+	ElementsChanged bool
+	// Amounts gives the net satoshi change to the watcher of each relevant
+	// transaction (negative when it spends more than it receives).
+	Amounts map[chainhash.Hash]int64
+}
+
+// MempoolResult is a Watcher's verdict on one unconfirmed transaction.
+type MempoolResult struct {
+	Relevant        bool
+	ElementsChanged bool
+	// Amount is the net satoshi change to the watcher when Relevant.
+	Amount int64
+}
+
+// SyncPoint is the last block a Watcher has fully applied.
+type SyncPoint struct {
+	Height int32
+	Hash   chainhash.Hash
+}
+
+// Watcher is what the node syncs: the watch-only wallet in production, an
+// in-memory watcher in tests. The node calls it from its single sync
+// goroutine, never concurrently.
+type Watcher interface {
+	// FilterElements returns the elements the filter must match now.
+	FilterElements() (Elements, error)
+
+	// Birthday returns the first height that can hold the watcher's
+	// transactions; the node downloads only headers below it.
+	Birthday() int32
+
+	// SyncedTo returns the last block the watcher applied (height -1 and
+	// a zero hash when it has applied none).
+	SyncedTo() (SyncPoint, error)
+
+	// ApplyBlock applies one block on top of SyncedTo, atomically with
+	// the new sync point. Blocks arrive in height order. The same block
+	// (same height and hash) may arrive again after ElementsChanged; the
+	// watcher must then apply only what is new, never count twice.
+	ApplyBlock(b *FilteredBlock) (BlockResult, error)
+
+	// ApplyMempoolTx offers one unconfirmed transaction that matched the
+	// filter.
+	ApplyMempoolTx(tx *wire.MsgTx) (MempoolResult, error)
+
+	// Rollback removes every block above height (a reorg's fork point),
+	// atomically with the new sync point.
+	Rollback(height int32) error
+}
