@@ -99,3 +99,12 @@ type Watcher interface {
 	// atomically with the new sync point.
 	Rollback(height int32) error
 }
+
+// Flusher is implemented by watchers that batch their commits. The node
+// calls Flush when it reaches the peers' tip, before it waits for new
+// blocks, and when it stops, so no applied block stays uncommitted while the
+// node is idle. A watcher that batches must still report through SyncedTo
+// only what it has committed.
+type Flusher interface {
+	Flush() error
+}
