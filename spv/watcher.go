@@ -103,8 +103,9 @@ type Watcher interface {
 // Flusher is implemented by watchers that batch their commits. The node
 // calls Flush when it reaches the peers' tip, before it waits for new
 // blocks, and when it stops, so no applied block stays uncommitted while the
-// node is idle. A watcher that batches must still report through SyncedTo
-// only what it has committed.
+// node is idle. A watcher that batches reports through SyncedTo the last
+// block it applied; after a crash it reopens at the last one it committed,
+// and the node fetches again from there.
 type Flusher interface {
 	Flush() error
 }
