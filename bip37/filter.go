@@ -1,0 +1,268 @@
+package bip37
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/bits"
+
+	"github.com/btcsuite/btcd/wire"
+)
+
+// seedStep separates the seeds of successive hash functions (Core's
+// 0xFBA4C795, "chosen as it guarantees a reasonable bit difference").
+const seedStep = 0xFBA4C795
+
+// premixBlocks bounds the stack buffer that caches an element's mixed
+// MurmurHash3 blocks across hash functions: 32 blocks cover elements of up
+// to 128 bytes (hash160s, pubkeys, txids, outpoints). Longer elements are
+// hashed from scratch for every hash function.
+const premixBlocks = 32
+
+// Filter is a BIP37 bloom filter with Bitcoin Core's semantics.
+//
+// Mutating methods (Add, AddOutPoint, MatchTxAndUpdate) are not safe for
+// concurrent use. The read-only methods (Matches, MatchesOutPoint, MatchTx
+// and the accessors) never write to the filter and are safe for any number
+// of concurrent readers while no goroutine mutates it.
+type Filter struct {
+	bits      []byte
+	hashFuncs uint32
+	tweak     uint32
+	flags     UpdateFlag
+	nBits     uint32
+	mod       fastMod
+	seeds     [MaxHashFuncs]uint32
+}
+
+// NewFilter returns an empty filter sized by Params for the given number of
+// elements and false-positive rate. It returns ErrZeroElements when elements
+// is 0 and ErrFPRateRange when fpRate is not in (0, 1).
+func NewFilter(elements uint32, fpRate float64, tweak uint32, flags UpdateFlag) (*Filter, error) {
+	if err := validateParams(elements, fpRate); err != nil {
+		return nil, fmt.Errorf("new filter: %w", err)
+	}
+	size, k := Params(elements, fpRate)
+	return newFilter(make([]byte, size), k, tweak, flags), nil
+}
+
+// NewFilterFromBits returns a filter over a copy of bits with the given
+// parameters. It returns ErrFilterTooLarge when bits is longer than
+// MaxFilterSize and ErrTooManyHashFuncs when hashFuncs exceeds MaxHashFuncs.
+func NewFilterFromBits(bits []byte, hashFuncs, tweak uint32, flags UpdateFlag) (*Filter, error) {
+	if err := checkCaps(len(bits), hashFuncs); err != nil {
+		return nil, err
+	}
+	return newFilter(append([]byte(nil), bits...), hashFuncs, tweak, flags), nil
+}
+
+// checkCaps applies the limits a node enforces on a received filter.
+func checkCaps(size int, hashFuncs uint32) error {
+	if size > MaxFilterSize {
+		return fmt.Errorf("%w: %d bytes", ErrFilterTooLarge, size)
+	}
+	if hashFuncs > MaxHashFuncs {
+		return fmt.Errorf("%w: %d", ErrTooManyHashFuncs, hashFuncs)
+	}
+	return nil
+}
+
+// newFilter builds a filter that takes ownership of data. The caller has
+// checked the caps.
+func newFilter(data []byte, hashFuncs, tweak uint32, flags UpdateFlag) *Filter {
+	f := &Filter{
+		bits:      data,
+		hashFuncs: hashFuncs,
+		tweak:     tweak,
+		flags:     flags,
+		nBits:     uint32(len(data)) * bitsPerByte,
+	}
+	if f.nBits > 0 {
+		f.mod = newFastMod(f.nBits)
+	}
+	for i := range hashFuncs {
+		f.seeds[i] = i*seedStep + tweak
+	}
+	return f
+}
+
+// Clone returns a deep copy of the filter.
+func (f *Filter) Clone() *Filter {
+	c := *f
+	c.bits = append([]byte(nil), f.bits...)
+	return &c
+}
+
+// Add inserts data into the filter. On a zero-length filter it does
+// nothing, as Core (CVE-2013-5700).
+func (f *Filter) Add(data []byte) {
+	if f.nBits == 0 || f.hashFuncs == 0 {
+		return
+	}
+	if len(data) > premixBlocks*murmurBlock {
+		for _, seed := range f.seeds[:f.hashFuncs] {
+			f.setBit(MurmurHash3(seed, data))
+		}
+		return
+	}
+	var mixed [premixBlocks]uint32
+	blocks, final := premix(&mixed, data)
+	for _, seed := range f.seeds[:f.hashFuncs] {
+		f.setBit(hashMixed(seed, blocks, final))
+	}
+}
+
+// AddOutPoint inserts an outpoint serialized as Core does: the 32-byte txid
+// in internal byte order followed by the 4-byte little-endian index.
+func (f *Filter) AddOutPoint(op *wire.OutPoint) {
+	buf := serializeOutPoint(op)
+	f.Add(buf[:])
+}
+
+// Matches reports whether data may be in the filter: false means it is
+// certainly not. A zero-length filter matches everything, as Core
+// (CVE-2013-5700); btcutil/bloom's matches nothing.
+func (f *Filter) Matches(data []byte) bool {
+	if f.nBits == 0 || f.hashFuncs == 0 {
+		return true
+	}
+	if len(data) > premixBlocks*murmurBlock {
+		for _, seed := range f.seeds[:f.hashFuncs] {
+			if !f.bitIsSet(MurmurHash3(seed, data)) {
+				return false
+			}
+		}
+		return true
+	}
+	// The first hash function mixes the blocks while hashing, so a
+	// non-member that fails on the first probe costs one plain MurmurHash3.
+	var mixed [premixBlocks]uint32
+	length := uint32(len(data))
+	h := f.seeds[0]
+	n := 0
+	for len(data) >= murmurBlock {
+		k := murmurMixK(binary.LittleEndian.Uint32(data))
+		mixed[n] = k
+		n++
+		h = murmurRound(h, k)
+		data = data[murmurBlock:]
+	}
+	final := murmurMixK(murmurTail(data)) ^ length
+	if !f.bitIsSet(murmurFinish(h ^ final)) {
+		return false
+	}
+	blocks := mixed[:n]
+	for _, seed := range f.seeds[1:f.hashFuncs] {
+		if !f.bitIsSet(hashMixed(seed, blocks, final)) {
+			return false
+		}
+	}
+	return true
+}
+
+// MatchesOutPoint reports whether the serialized outpoint may be in the
+// filter.
+func (f *Filter) MatchesOutPoint(op *wire.OutPoint) bool {
+	buf := serializeOutPoint(op)
+	return f.Matches(buf[:])
+}
+
+// premix mixes data's whole blocks into mixed and returns them with the
+// seed-independent remainder of the hash input (mixed tail ^ length).
+// len(data) must not exceed premixBlocks*murmurBlock.
+func premix(mixed *[premixBlocks]uint32, data []byte) ([]uint32, uint32) {
+	length := uint32(len(data))
+	n := 0
+	for len(data) >= murmurBlock {
+		mixed[n] = murmurMixK(binary.LittleEndian.Uint32(data))
+		n++
+		data = data[murmurBlock:]
+	}
+	return mixed[:n], murmurMixK(murmurTail(data)) ^ length
+}
+
+// hashMixed finishes MurmurHash3(seed, data) from premixed blocks.
+func hashMixed(seed uint32, blocks []uint32, final uint32) uint32 {
+	h := seed
+	for _, k := range blocks {
+		h = murmurRound(h, k)
+	}
+	return murmurFinish(h ^ final)
+}
+
+// bitIsSet tests the bit that hash h selects.
+func (f *Filter) bitIsSet(h uint32) bool {
+	idx := f.mod.mod(h)
+	return f.bits[idx>>3]&(1<<(idx&7)) != 0
+}
+
+// setBit sets the bit that hash h selects.
+func (f *Filter) setBit(h uint32) {
+	idx := f.mod.mod(h)
+	f.bits[idx>>3] |= 1 << (idx & 7)
+}
+
+// serializeOutPoint returns txid || LE32(index).
+func serializeOutPoint(op *wire.OutPoint) [outPointSize]byte {
+	var buf [outPointSize]byte
+	copy(buf[:], op.Hash[:])
+	binary.LittleEndian.PutUint32(buf[len(op.Hash):], op.Index)
+	return buf
+}
+
+// Size returns the filter's length in bytes.
+func (f *Filter) Size() int { return len(f.bits) }
+
+// NumBits returns the filter's length in bits.
+func (f *Filter) NumBits() uint64 { return uint64(f.nBits) }
+
+// HashFuncs returns the number of hash functions.
+func (f *Filter) HashFuncs() uint32 { return f.hashFuncs }
+
+// Tweak returns the random value added to every hash seed.
+func (f *Filter) Tweak() uint32 { return f.tweak }
+
+// Flags returns the filter's update flags byte.
+func (f *Filter) Flags() UpdateFlag { return f.flags }
+
+// Bits returns the filter's bit array without copying. Callers must not
+// modify it; use Clone or MsgFilterLoad for a copy.
+func (f *Filter) Bits() []byte { return f.bits[:len(f.bits):len(f.bits)] }
+
+// BitsSet returns the number of bits set in the filter.
+func (f *Filter) BitsSet() uint64 {
+	var n int
+	data := f.bits
+	for len(data) >= 8 {
+		n += bits.OnesCount64(binary.LittleEndian.Uint64(data))
+		data = data[8:]
+	}
+	for _, b := range data {
+		n += bits.OnesCount8(b)
+	}
+	return uint64(n)
+}
+
+// EstimatedElements returns the element count an observer infers from the
+// bits set: m^ = -(n/k) ln(1 - X/n). See EstimateElements.
+func (f *Filter) EstimatedElements() float64 {
+	return EstimateElements(f.NumBits(), f.hashFuncs, f.BitsSet())
+}
+
+// FPRate returns the theoretical false-positive rate of this filter's size
+// and hash count after the given number of insertions. See
+// FalsePositiveRate.
+func (f *Filter) FPRate(elements float64) float64 {
+	return FalsePositiveRate(f.NumBits(), f.hashFuncs, elements)
+}
+
+// CurrentFPRate returns (X/n)^k, the probability that an element never
+// inserted matches this exact bit array when its k probes fall uniformly.
+// A zero-length filter or one with no hash functions matches everything and
+// returns 1.
+func (f *Filter) CurrentFPRate() float64 {
+	if f.nBits == 0 || f.hashFuncs == 0 {
+		return 1
+	}
+	return math.Pow(float64(f.BitsSet())/float64(f.nBits), float64(f.hashFuncs))
+}
