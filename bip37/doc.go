@@ -14,7 +14,7 @@
 //     element count in integer arithmetic before multiplying by ln 2;
 //     btcutil divides in floating point (see Params);
 //   - a zero-length filter matches everything (CVE-2013-5700); btcutil's
-//     matches nothing;
+//     divides by zero and panics when it has hash functions;
 //   - script pushes are read op by op and a parse failure keeps the pushes
 //     before it; btcutil discards the whole script;
 //   - empty pushes (OP_0) are never tested; btcutil tests them;

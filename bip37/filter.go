@@ -121,7 +121,7 @@ func (f *Filter) AddOutPoint(op *wire.OutPoint) {
 
 // Matches reports whether data may be in the filter: false means it is
 // certainly not. A zero-length filter matches everything, as Core
-// (CVE-2013-5700); btcutil/bloom's matches nothing.
+// (CVE-2013-5700); btcutil/bloom divides by zero on it.
 func (f *Filter) Matches(data []byte) bool {
 	if f.nBits == 0 || f.hashFuncs == 0 {
 		return true
