@@ -13,12 +13,6 @@ import (
 // 0xFBA4C795, "chosen as it guarantees a reasonable bit difference").
 const seedStep = 0xFBA4C795
 
-// premixBlocks bounds the stack buffer that caches an element's mixed
-// MurmurHash3 blocks across hash functions: 32 blocks cover elements of up
-// to 128 bytes (hash160s, pubkeys, txids, outpoints). Longer elements are
-// hashed from scratch for every hash function.
-const premixBlocks = 32
-
 // Filter is a BIP37 bloom filter with Bitcoin Core's semantics.
 //
 // Mutating methods (Add, AddOutPoint, MatchTxAndUpdate) are not safe for
@@ -96,19 +90,18 @@ func (f *Filter) Clone() *Filter {
 // Add inserts data into the filter. On a zero-length filter it does
 // nothing, as Core (CVE-2013-5700).
 func (f *Filter) Add(data []byte) {
-	if f.nBits == 0 || f.hashFuncs == 0 {
+	k := int(f.hashFuncs)
+	if f.nBits == 0 {
 		return
 	}
-	if len(data) > premixBlocks*murmurBlock {
-		for _, seed := range f.seeds[:f.hashFuncs] {
-			f.setBit(MurmurHash3(seed, data))
-		}
-		return
+	i := 0
+	for ; i+1 < k; i += 2 {
+		h0, h1 := murmurHash3Pair(f.seeds[i], f.seeds[i+1], data)
+		f.setBit(h0)
+		f.setBit(h1)
 	}
-	var mixed [premixBlocks]uint32
-	blocks, final := premix(&mixed, data)
-	for _, seed := range f.seeds[:f.hashFuncs] {
-		f.setBit(hashMixed(seed, blocks, final))
+	if i < k {
+		f.setBit(MurmurHash3(f.seeds[i], data))
 	}
 }
 
@@ -122,40 +115,26 @@ func (f *Filter) AddOutPoint(op *wire.OutPoint) {
 // Matches reports whether data may be in the filter: false means it is
 // certainly not. A zero-length filter matches everything, as Core
 // (CVE-2013-5700); btcutil/bloom divides by zero on it.
+//
+// The hash functions are evaluated two at a time: MurmurHash3's rounds form
+// one dependency chain per seed, so two interleaved chains cost about as
+// much as one, and a non-member of a filter at its design fill fails within
+// the first two probes three times in four. The result is the same as
+// probing one hash function at a time.
 func (f *Filter) Matches(data []byte) bool {
-	if f.nBits == 0 || f.hashFuncs == 0 {
+	k := int(f.hashFuncs)
+	if f.nBits == 0 || k == 0 {
 		return true
 	}
-	if len(data) > premixBlocks*murmurBlock {
-		for _, seed := range f.seeds[:f.hashFuncs] {
-			if !f.bitIsSet(MurmurHash3(seed, data)) {
-				return false
-			}
-		}
-		return true
-	}
-	// The first hash function mixes the blocks while hashing, so a
-	// non-member that fails on the first probe costs one plain MurmurHash3.
-	var mixed [premixBlocks]uint32
-	length := uint32(len(data))
-	h := f.seeds[0]
-	n := 0
-	for len(data) >= murmurBlock {
-		k := murmurMixK(binary.LittleEndian.Uint32(data))
-		mixed[n] = k
-		n++
-		h = murmurRound(h, k)
-		data = data[murmurBlock:]
-	}
-	final := murmurMixK(murmurTail(data)) ^ length
-	if !f.bitIsSet(murmurFinish(h ^ final)) {
-		return false
-	}
-	blocks := mixed[:n]
-	for _, seed := range f.seeds[1:f.hashFuncs] {
-		if !f.bitIsSet(hashMixed(seed, blocks, final)) {
+	i := 0
+	for ; i+1 < k; i += 2 {
+		h0, h1 := murmurHash3Pair(f.seeds[i], f.seeds[i+1], data)
+		if f.bit(h0)&f.bit(h1) == 0 {
 			return false
 		}
+	}
+	if i < k {
+		return f.bit(MurmurHash3(f.seeds[i], data)) != 0
 	}
 	return true
 }
@@ -167,33 +146,11 @@ func (f *Filter) MatchesOutPoint(op *wire.OutPoint) bool {
 	return f.Matches(buf[:])
 }
 
-// premix mixes data's whole blocks into mixed and returns them with the
-// seed-independent remainder of the hash input (mixed tail ^ length).
-// len(data) must not exceed premixBlocks*murmurBlock.
-func premix(mixed *[premixBlocks]uint32, data []byte) ([]uint32, uint32) {
-	length := uint32(len(data))
-	n := 0
-	for len(data) >= murmurBlock {
-		mixed[n] = murmurMixK(binary.LittleEndian.Uint32(data))
-		n++
-		data = data[murmurBlock:]
-	}
-	return mixed[:n], murmurMixK(murmurTail(data)) ^ length
-}
-
-// hashMixed finishes MurmurHash3(seed, data) from premixed blocks.
-func hashMixed(seed uint32, blocks []uint32, final uint32) uint32 {
-	h := seed
-	for _, k := range blocks {
-		h = murmurRound(h, k)
-	}
-	return murmurFinish(h ^ final)
-}
-
-// bitIsSet tests the bit that hash h selects.
-func (f *Filter) bitIsSet(h uint32) bool {
+// bit returns 1 when the bit that hash h selects is set, else 0. It is
+// arithmetic rather than boolean so two probes combine without a branch.
+func (f *Filter) bit(h uint32) byte {
 	idx := f.mod.mod(h)
-	return f.bits[idx>>3]&(1<<(idx&7)) != 0
+	return f.bits[idx>>3] >> (idx & 7) & 1
 }
 
 // setBit sets the bit that hash h selects.

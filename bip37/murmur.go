@@ -32,10 +32,35 @@ func MurmurHash3(seed uint32, data []byte) uint32 {
 	return murmurFinish(h ^ murmurMixK(murmurTail(data)) ^ length)
 }
 
+// murmurHash3Pair returns MurmurHash3(seed0, data) and
+// MurmurHash3(seed1, data) in one pass. The two hash chains are independent,
+// so the CPU overlaps them and the pair costs little more than one hash.
+func murmurHash3Pair(seed0, seed1 uint32, data []byte) (uint32, uint32) {
+	length := uint32(len(data))
+	h0, h1 := seed0, seed1
+	// Two blocks per iteration halve the loop bookkeeping, which competes
+	// with the two hash chains for issue slots.
+	for len(data) >= 2*murmurBlock {
+		k0 := murmurMixK(binary.LittleEndian.Uint32(data))
+		k1 := murmurMixK(binary.LittleEndian.Uint32(data[murmurBlock:]))
+		h0 = murmurRound(murmurRound(h0, k0), k1)
+		h1 = murmurRound(murmurRound(h1, k0), k1)
+		data = data[2*murmurBlock:]
+	}
+	if len(data) >= murmurBlock {
+		k := murmurMixK(binary.LittleEndian.Uint32(data))
+		h0 = murmurRound(h0, k)
+		h1 = murmurRound(h1, k)
+		data = data[murmurBlock:]
+	}
+	final := murmurMixK(murmurTail(data)) ^ length
+	return murmurFinish(h0 ^ final), murmurFinish(h1 ^ final)
+}
+
 // murmurMixK scrambles one 4-byte block. It depends only on the data, not
-// on the seed, so a filter mixes each block once and reuses the result for
-// all of its hash functions. murmurMixK(0) == 0, which lets the tail of a
-// block-aligned input be mixed unconditionally.
+// on the seed, so murmurHash3Pair mixes each block once for both seeds.
+// murmurMixK(0) == 0, which lets the tail of a block-aligned input be mixed
+// unconditionally.
 func murmurMixK(k uint32) uint32 {
 	k *= murmurC1
 	k = bits.RotateLeft32(k, murmurR1)
