@@ -9,6 +9,13 @@ import (
 	"github.com/btcsuite/btcd/wire"
 )
 
+// Bit addressing within the filter's byte array.
+const (
+	byteIndexShift = 3               // bit index -> byte index
+	bitInByteMask  = bitsPerByte - 1 // bit index -> bit within the byte
+	wordBytes      = 8               // bytes per popcount word
+)
+
 // seedStep separates the seeds of successive hash functions (Core's
 // 0xFBA4C795, "chosen as it guarantees a reasonable bit difference").
 const seedStep = 0xFBA4C795
@@ -150,13 +157,13 @@ func (f *Filter) MatchesOutPoint(op *wire.OutPoint) bool {
 // arithmetic rather than boolean so two probes combine without a branch.
 func (f *Filter) bit(h uint32) byte {
 	idx := f.mod.mod(h)
-	return f.bits[idx>>3] >> (idx & 7) & 1
+	return f.bits[idx>>byteIndexShift] >> (idx & bitInByteMask) & 1
 }
 
 // setBit sets the bit that hash h selects.
 func (f *Filter) setBit(h uint32) {
 	idx := f.mod.mod(h)
-	f.bits[idx>>3] |= 1 << (idx & 7)
+	f.bits[idx>>byteIndexShift] |= 1 << (idx & bitInByteMask)
 }
 
 // serializeOutPoint returns txid || LE32(index).
@@ -190,9 +197,9 @@ func (f *Filter) Bits() []byte { return f.bits[:len(f.bits):len(f.bits)] }
 func (f *Filter) BitsSet() uint64 {
 	var n int
 	data := f.bits
-	for len(data) >= 8 {
+	for len(data) >= wordBytes {
 		n += bits.OnesCount64(binary.LittleEndian.Uint64(data))
-		data = data[8:]
+		data = data[wordBytes:]
 	}
 	for _, b := range data {
 		n += bits.OnesCount8(b)

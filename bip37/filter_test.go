@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"math"
+	"sync"
 	"testing"
 
 	"github.com/btcsuite/btcd/btcutil"
@@ -278,4 +279,32 @@ func TestUpdateFlag(t *testing.T) {
 	if got := UpdateFlag(0x83).String(); got != "unknown(0x83)" {
 		t.Errorf("String(0x83) = %q", got)
 	}
+}
+
+// TestConcurrentReaders runs the read-only methods from several goroutines
+// at once; under -race it proves they do not write to the filter.
+func TestConcurrentReaders(t *testing.T) {
+	f, err := NewFilter(100, 0.001, 3, UpdateAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Add([]byte("watched"))
+	tx := wire.NewMsgTx(wire.TxVersion)
+	tx.AddTxIn(wire.NewTxIn(&wire.OutPoint{Index: 1}, []byte{0x07, 'w', 'a', 't', 'c', 'h', 'e', 'd'}, nil))
+	tx.AddTxOut(wire.NewTxOut(1, []byte{0x6a}))
+	const readers = 4
+	var wg sync.WaitGroup
+	for r := range readers {
+		wg.Go(func() {
+			for i := range 1000 {
+				if !f.Matches([]byte("watched")) || !f.MatchTx(tx) {
+					t.Error("a member stopped matching")
+					return
+				}
+				f.MatchesOutPoint(&wire.OutPoint{Index: uint32(r*1000 + i)})
+				_ = f.BitsSet() + uint64(f.CurrentFPRate())
+			}
+		})
+	}
+	wg.Wait()
 }

@@ -11,46 +11,59 @@ type MerkleReason uint8
 
 // The checks, in the order ExtractMatches makes them.
 const (
-	// ReasonNoTransactions: the tree claims zero transactions.
+	// ReasonNoTransactions means the tree claims zero transactions.
 	ReasonNoTransactions MerkleReason = iota + 1
-	// ReasonTooManyTransactions: more than MaxMerkleTxs transactions.
+	// ReasonTooManyTransactions means more than MaxMerkleTxs transactions.
 	ReasonTooManyTransactions
-	// ReasonTooManyHashes: more hashes than transactions.
+	// ReasonTooManyHashes means more hashes than transactions.
 	ReasonTooManyHashes
-	// ReasonNotEnoughBits: fewer flag bits than hashes.
+	// ReasonNotEnoughBits means fewer flag bits than hashes.
 	ReasonNotEnoughBits
-	// ReasonBitsExhausted: the traversal ran out of flag bits.
+	// ReasonBitsExhausted means the traversal ran out of flag bits.
 	ReasonBitsExhausted
-	// ReasonHashesExhausted: the traversal ran out of hashes.
+	// ReasonHashesExhausted means the traversal ran out of hashes.
 	ReasonHashesExhausted
-	// ReasonDuplicateHash: an inner node's two children are equal
+	// ReasonDuplicateHash means an inner node's two children are equal
 	// (CVE-2012-2459).
 	ReasonDuplicateHash
-	// ReasonUnusedBits: whole flag bytes were left unused.
+	// ReasonUnusedBits means whole flag bytes were left unused.
 	ReasonUnusedBits
-	// ReasonUnusedHashes: hashes were left unused.
+	// ReasonUnusedHashes means hashes were left unused.
 	ReasonUnusedHashes
-	// ReasonMerkleRootMismatch: the computed root differs from the
+	// ReasonMerkleRootMismatch means the computed root differs from the
 	// header's merkle root.
 	ReasonMerkleRootMismatch
-	// ReasonNilHash: a hash pointer is nil (cannot come from the wire).
+	// ReasonNilHash means a hash pointer is nil (cannot come from the wire).
 	ReasonNilHash
 )
 
 // Sentinel errors, one per MerkleReason; a *MerkleError matches its
 // reason's sentinel with errors.Is.
 var (
-	ErrNoTransactions       = errors.New("bip37: partial merkle tree has no transactions")
-	ErrTooManyTransactions  = errors.New("bip37: partial merkle tree claims more than 16666 transactions")
-	ErrTooManyHashes        = errors.New("bip37: partial merkle tree has more hashes than transactions")
-	ErrNotEnoughBits        = errors.New("bip37: partial merkle tree has fewer flag bits than hashes")
-	ErrBitsExhausted        = errors.New("bip37: partial merkle tree ran out of flag bits")
-	ErrHashesExhausted      = errors.New("bip37: partial merkle tree ran out of hashes")
-	ErrDuplicateHash        = errors.New("bip37: partial merkle tree has identical sibling hashes (CVE-2012-2459)")
-	ErrUnusedBits           = errors.New("bip37: partial merkle tree left flag bytes unused")
-	ErrUnusedHashes         = errors.New("bip37: partial merkle tree left hashes unused")
-	ErrMerkleRootMismatch   = errors.New("bip37: partial merkle tree root does not match the block header")
-	ErrNilHash              = errors.New("bip37: partial merkle tree contains a nil hash")
+	// ErrNoTransactions is the sentinel of ReasonNoTransactions.
+	ErrNoTransactions = errors.New("bip37: partial merkle tree has no transactions")
+	// ErrTooManyTransactions is the sentinel of ReasonTooManyTransactions.
+	ErrTooManyTransactions = errors.New("bip37: partial merkle tree claims more than 16666 transactions")
+	// ErrTooManyHashes is the sentinel of ReasonTooManyHashes.
+	ErrTooManyHashes = errors.New("bip37: partial merkle tree has more hashes than transactions")
+	// ErrNotEnoughBits is the sentinel of ReasonNotEnoughBits.
+	ErrNotEnoughBits = errors.New("bip37: partial merkle tree has fewer flag bits than hashes")
+	// ErrBitsExhausted is the sentinel of ReasonBitsExhausted.
+	ErrBitsExhausted = errors.New("bip37: partial merkle tree ran out of flag bits")
+	// ErrHashesExhausted is the sentinel of ReasonHashesExhausted.
+	ErrHashesExhausted = errors.New("bip37: partial merkle tree ran out of hashes")
+	// ErrDuplicateHash is the sentinel of ReasonDuplicateHash (CVE-2012-2459).
+	ErrDuplicateHash = errors.New("bip37: partial merkle tree has identical sibling hashes (CVE-2012-2459)")
+	// ErrUnusedBits is the sentinel of ReasonUnusedBits.
+	ErrUnusedBits = errors.New("bip37: partial merkle tree left flag bytes unused")
+	// ErrUnusedHashes is the sentinel of ReasonUnusedHashes.
+	ErrUnusedHashes = errors.New("bip37: partial merkle tree left hashes unused")
+	// ErrMerkleRootMismatch is the sentinel of ReasonMerkleRootMismatch.
+	ErrMerkleRootMismatch = errors.New("bip37: partial merkle tree root does not match the block header")
+	// ErrNilHash is the sentinel of ReasonNilHash.
+	ErrNilHash = errors.New("bip37: partial merkle tree contains a nil hash")
+
+	// errUnknownMerkleFailure stands for a MerkleReason outside the list.
 	errUnknownMerkleFailure = errors.New("bip37: partial merkle tree failed an unknown check")
 )
 

@@ -22,6 +22,16 @@ const (
 	scriptNumMaxLen  = 4
 	scriptNumSignBit = 0x80
 	maxMultisigKeys  = 20 // Core's MAX_PUBKEYS_PER_MULTISIG
+	maxSmallInt      = op16 - smallIntBase
+)
+
+// Public key header bytes (the first byte of a serialized key).
+const (
+	keyCompressedEven = 0x02
+	keyCompressedOdd  = 0x03
+	keyUncompressed   = 0x04
+	keyHybridEven     = 0x06
+	keyHybridOdd      = 0x07
 )
 
 // scriptOp reads the operation at the start of script the way Core's
@@ -74,9 +84,9 @@ func validPubKeySize(key []byte) bool {
 		return false
 	}
 	switch key[0] {
-	case 0x02, 0x03:
+	case keyCompressedEven, keyCompressedOdd:
 		return len(key) == compressedKeyLen
-	case 0x04, 0x06, 0x07:
+	case keyUncompressed, keyHybridEven, keyHybridOdd:
 		return len(key) == fullKeyLen
 	}
 	return false
@@ -166,8 +176,8 @@ func minimalPush(op byte, data []byte) bool {
 	switch {
 	case len(data) == 0:
 		return op == opFalse
-	case len(data) == 1 && data[0] >= 1 && data[0] <= 16:
-		return false
+	case len(data) == 1 && data[0] >= 1 && data[0] <= maxSmallInt:
+		return false // should have used OP_1 .. OP_16
 	case len(data) == 1 && data[0] == scriptNumSignBit|1:
 		return false // should have used OP_1NEGATE
 	case len(data) <= directPushMax:
@@ -195,10 +205,10 @@ func minimalScriptNum(data []byte) (int, bool) {
 	}
 	var v int64
 	for i, b := range data {
-		v |= int64(b) << (8 * i)
+		v |= int64(b) << (bitsPerByte * i)
 	}
 	if last&scriptNumSignBit != 0 {
-		v &^= int64(scriptNumSignBit) << (8 * (len(data) - 1))
+		v &^= int64(scriptNumSignBit) << (bitsPerByte * (len(data) - 1))
 		v = -v
 	}
 	return int(v), true

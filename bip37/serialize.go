@@ -16,7 +16,12 @@ const (
 	compactMin16      = 0xfd
 	compactMin32      = 0x10000
 	compactMin64      = 0x100000000
-	filterTrailerSize = 4 + 4 + 1 // nHashFuncs, nTweak, nFlags
+	uint16Size        = 2
+	uint32Size        = 4
+	uint64Size        = 8
+	tweakOffset       = uint32Size      // nTweak follows nHashFuncs
+	flagsOffset       = 2 * uint32Size  // nFlags follows nTweak
+	filterTrailerSize = flagsOffset + 1 // nHashFuncs, nTweak, nFlags
 )
 
 // Serialize returns the filter in Bitcoin Core's CBloomFilter serialization,
@@ -56,8 +61,8 @@ func Deserialize(b []byte) (*Filter, error) {
 	data := rest[:size]
 	trailer := rest[size:]
 	hashFuncs := binary.LittleEndian.Uint32(trailer)
-	tweak := binary.LittleEndian.Uint32(trailer[4:])
-	flags := UpdateFlag(trailer[8])
+	tweak := binary.LittleEndian.Uint32(trailer[tweakOffset:])
+	flags := UpdateFlag(trailer[flagsOffset])
 	f, err := NewFilterFromBits(data, hashFuncs, tweak, flags)
 	if err != nil {
 		return nil, fmt.Errorf("deserialize filter: %w", err)
@@ -117,11 +122,11 @@ func readCompactSize(b []byte) (uint64, int, error) {
 	var minValue uint64
 	switch b[0] {
 	case compactSize16:
-		width, minValue = 2, compactMin16
+		width, minValue = uint16Size, compactMin16
 	case compactSize32:
-		width, minValue = 4, compactMin32
+		width, minValue = uint32Size, compactMin32
 	case compactSize64:
-		width, minValue = 8, compactMin64
+		width, minValue = uint64Size, compactMin64
 	default:
 		return uint64(b[0]), 1, nil
 	}
@@ -130,9 +135,9 @@ func readCompactSize(b []byte) (uint64, int, error) {
 	}
 	var v uint64
 	switch width {
-	case 2:
+	case uint16Size:
 		v = uint64(binary.LittleEndian.Uint16(b[1:]))
-	case 4:
+	case uint32Size:
 		v = uint64(binary.LittleEndian.Uint32(b[1:]))
 	default:
 		v = binary.LittleEndian.Uint64(b[1:])
