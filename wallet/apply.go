@@ -1,0 +1,375 @@
+package wallet
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+	"github.com/btcsuite/btcwallet/waddrmgr"
+	"github.com/btcsuite/btcwallet/wtxmgr"
+
+	"github.com/bloomwatch/bloomwatch/spv"
+)
+
+// checkBlock rejects a FilteredBlock that contradicts itself. A peer's
+// data is untrusted: this runs before anything is written.
+func checkBlock(b *spv.FilteredBlock) error {
+	if b == nil {
+		return fmt.Errorf("%w: nil block", ErrBadBlock)
+	}
+	if b.Height < 0 {
+		return fmt.Errorf("%w: negative height %d", ErrBadBlock, b.Height)
+	}
+	if h := b.Header.BlockHash(); h != b.Hash {
+		return fmt.Errorf("%w: hash %v does not match header (%v)", ErrBadBlock, b.Hash, h)
+	}
+	if len(b.Txs) != len(b.TxIndexes) {
+		return fmt.Errorf("%w: %d transactions but %d indexes", ErrBadBlock, len(b.Txs), len(b.TxIndexes))
+	}
+	for i, tx := range b.Txs {
+		if tx == nil {
+			return fmt.Errorf("%w: nil transaction at %d", ErrBadBlock, i)
+		}
+		if b.TxIndexes[i] >= b.TotalTxs {
+			return fmt.Errorf("%w: transaction index %d of %d", ErrBadBlock, b.TxIndexes[i], b.TotalTxs)
+		}
+		if i > 0 && b.TxIndexes[i] <= b.TxIndexes[i-1] {
+			return fmt.Errorf("%w: transaction indexes not increasing", ErrBadBlock)
+		}
+	}
+	return nil
+}
+
+// ApplyBlock applies one filtered block on top of SyncedTo: the wallet's
+// transactions go to wtxmgr, the others are counted as false positives,
+// addresses are derived as payments use them, and the sync point moves,
+// all in the open batch (committed every few blocks, see WithBatch).
+//
+// The same block may arrive again after ElementsChanged: then only what is
+// new is applied and reported, and a transaction first judged a false
+// positive that now pays a newly derived address becomes relevant (and
+// leaves the false-positive count).
+//
+// If an error is returned, nothing of this block was applied; a storage
+// error also discards the uncommitted batch, and SyncedTo then reports the
+// last committed block, from which the caller resumes.
+func (w *Wallet) ApplyBlock(b *spv.FilteredBlock) (spv.BlockResult, error) {
+	if err := checkBlock(b); err != nil {
+		return spv.BlockResult{}, err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.usable(); err != nil {
+		return spv.BlockResult{}, err
+	}
+	reapply := w.meta.firstApplied != noHeight && w.synced.Height == b.Height && w.synced.Hash == b.Hash
+	if !reapply && w.meta.firstApplied != noHeight {
+		if b.Height != w.synced.Height+1 || b.Header.PrevBlock != w.synced.Hash {
+			return spv.BlockResult{}, fmt.Errorf("%w: block %d (%v, parent %v) on sync point %d (%v)",
+				ErrNotNext, b.Height, b.Hash, b.Header.PrevBlock, w.synced.Height, w.synced.Hash)
+		}
+	}
+	var res spv.BlockResult
+	err := w.update(func(bk buckets) error {
+		var err error
+		res, err = w.applyBlockIn(bk, b, reapply)
+		return err
+	})
+	if err != nil {
+		return spv.BlockResult{}, err
+	}
+	w.batch.blocks++
+	if w.batchDue() {
+		if err := w.commitLocked(); err != nil {
+			return spv.BlockResult{}, err
+		}
+	}
+	return res, nil
+}
+
+// candidate is one transaction of the block under judgement.
+type candidate struct {
+	pos       uint32
+	txid      chainhash.Hash
+	tx        *wire.MsgTx
+	delivered bool
+}
+
+// applyBlockIn does ApplyBlock's work inside a write.
+func (w *Wallet) applyBlockIn(bk buckets, b *spv.FilteredBlock, reapply bool) (spv.BlockResult, error) {
+	blockID := wtxmgr.Block{Hash: b.Hash, Height: b.Height}
+	blocks := bk.own.NestedReadWriteBucket(bktBlocks)
+	prev := &blockRecord{hash: b.Hash}
+	if reapply {
+		if v := blocks.Get(heightKey(b.Height)); v != nil {
+			r, err := decodeBlockRecord(v)
+			if err != nil {
+				return spv.BlockResult{}, err
+			}
+			prev = r
+		}
+	}
+	cands, err := w.candidates(bk, b, prev, &blockID)
+	if err != nil {
+		return spv.BlockResult{}, err
+	}
+	prevVerdict := make(map[chainhash.Hash]verdict, len(prev.entries))
+	for _, e := range prev.entries {
+		prevVerdict[e.txid] = e.verdict
+	}
+
+	relevant, grew, err := w.judge(bk, cands, prevVerdict)
+	if err != nil {
+		return spv.BlockResult{}, err
+	}
+	res := spv.BlockResult{ElementsChanged: grew}
+
+	// Store the newly relevant transactions in block order. If one of
+	// them comes before a transaction stored by an earlier pass over
+	// this block, the block is rolled back in wtxmgr and stored again
+	// whole, so every spend is recorded after the output it spends.
+	var newRel []*candidate
+	var lastStored uint32
+	anyStored := false
+	for _, c := range cands {
+		if !relevant[c.txid] {
+			continue
+		}
+		if prevVerdict[c.txid] == verdictRelevant {
+			anyStored, lastStored = true, c.pos
+			continue
+		}
+		newRel = append(newRel, c)
+	}
+	if len(newRel) > 0 {
+		toStore := newRel
+		if anyStored && newRel[0].pos < lastStored {
+			if err := w.txStore.Rollback(bk.tm, b.Height); err != nil {
+				return res, fmt.Errorf("restore block %d: %w", b.Height, err)
+			}
+			toStore = toStore[:0:0]
+			for _, c := range cands {
+				if relevant[c.txid] {
+					toStore = append(toStore, c)
+				}
+			}
+		}
+		bm := &wtxmgr.BlockMeta{Block: blockID, Time: b.Header.Timestamp}
+		for _, c := range toStore {
+			if err := w.storeTx(bk, c.tx, bm, b.Header.Timestamp); err != nil {
+				return res, err
+			}
+		}
+		res.Amounts = make(map[chainhash.Hash]int64, len(newRel))
+		for _, c := range newRel {
+			d, err := w.txStore.UniqueTxDetails(bk.tm, &c.txid, &blockID)
+			if err != nil || d == nil {
+				return res, fmt.Errorf("details of %v: %w", c.txid, errOrMissing(err))
+			}
+			res.Relevant = append(res.Relevant, c.txid)
+			res.Amounts[c.txid] = netAmount(d)
+		}
+		changed, err := w.refreshOutpoints(bk.tm)
+		if err != nil {
+			return res, err
+		}
+		res.ElementsChanged = res.ElementsChanged || changed
+	}
+
+	// The new match record: every transaction ever sent for this block,
+	// with its current verdict.
+	rec := &blockRecord{hash: b.Hash}
+	for _, c := range cands {
+		switch {
+		case relevant[c.txid]:
+			rec.entries = append(rec.entries, matchEntry{pos: c.pos, txid: c.txid, verdict: verdictRelevant})
+		case c.delivered || prevVerdict[c.txid] == verdictFalsePositive:
+			rec.entries = append(rec.entries, matchEntry{pos: c.pos, txid: c.txid, verdict: verdictFalsePositive})
+			if _, seen := prevVerdict[c.txid]; !seen {
+				res.FalsePositives = append(res.FalsePositives, c.txid)
+			}
+		}
+	}
+	w.meta.counters.Relevant += rec.count(verdictRelevant) - prev.count(verdictRelevant)
+	w.meta.counters.FalsePositives = w.meta.counters.FalsePositives + rec.count(verdictFalsePositive) - prev.count(verdictFalsePositive)
+	if len(rec.entries) > 0 {
+		if err := blocks.Put(heightKey(b.Height), rec.encode()); err != nil {
+			return res, fmt.Errorf("store block record: %w", err)
+		}
+	}
+	if !reapply {
+		if err := w.addrMgr.SetSyncedTo(bk.am, blockStamp(b.Height, b.Hash, &b.Header)); err != nil {
+			return res, fmt.Errorf("set sync point %d: %w", b.Height, err)
+		}
+		if w.meta.firstApplied == noHeight {
+			w.meta.firstApplied = b.Height
+		}
+		w.synced = spv.SyncPoint{Height: b.Height, Hash: b.Hash}
+	}
+	if err := writeProgress(bk.own, w.meta); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// candidates merges the delivered transactions with those an earlier pass
+// over the same block stored (which the new filter may not match again:
+// their watched outpoints are spent), in block order, each txid once.
+// False positives of earlier passes are not stored, so they are not
+// candidates unless delivered again; their records are kept by the caller.
+func (w *Wallet) candidates(bk buckets, b *spv.FilteredBlock, prev *blockRecord, blockID *wtxmgr.Block) ([]*candidate, error) {
+	byID := make(map[chainhash.Hash]*candidate, len(b.Txs)+len(prev.entries))
+	var out []*candidate
+	for i, tx := range b.Txs {
+		txid := tx.TxHash()
+		if _, dup := byID[txid]; dup {
+			continue
+		}
+		c := &candidate{pos: b.TxIndexes[i], txid: txid, tx: tx, delivered: true}
+		byID[txid] = c
+		out = append(out, c)
+	}
+	for _, e := range prev.entries {
+		if _, ok := byID[e.txid]; ok {
+			continue
+		}
+		c := &candidate{pos: e.pos, txid: e.txid}
+		if e.verdict == verdictRelevant {
+			d, err := w.txStore.UniqueTxDetails(bk.tm, &e.txid, blockID)
+			if err != nil || d == nil {
+				return nil, fmt.Errorf("%w: stored transaction %v of block %d: %v", ErrCorrupt, e.txid, blockID.Height, errOrMissing(err))
+			}
+			tx := d.MsgTx
+			c.tx = &tx
+		}
+		byID[e.txid] = c
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].pos < out[j].pos })
+	return out, nil
+}
+
+// judge finds the wallet's transactions among the candidates: those that
+// pay a watched script or spend a watched outpoint, including outputs of
+// earlier wallet transactions of the same block. Addresses are derived as
+// payments use them, and the block is scanned again until nothing changes,
+// so a transaction paying an address that a later one in the block made
+// watched counts too. It reports whether the element set grew.
+func (w *Wallet) judge(bk buckets, cands []*candidate, prev map[chainhash.Hash]verdict) (map[chainhash.Hash]bool, bool, error) {
+	relevant := make(map[chainhash.Hash]bool, len(cands))
+	for txid, v := range prev {
+		if v == verdictRelevant {
+			relevant[txid] = true
+		}
+	}
+	created := make(map[wire.OutPoint]struct{})
+	grew := false
+	for progress := true; progress; {
+		progress = false
+		for _, c := range cands {
+			if c.tx == nil {
+				continue
+			}
+			if !relevant[c.txid] {
+				if !w.touches(c.tx, created) {
+					continue
+				}
+				relevant[c.txid] = true
+				progress = true
+			}
+			for i, out := range c.tx.TxOut {
+				e := w.watch.lookup(out.PkScript)
+				if e == nil {
+					continue
+				}
+				op := wire.OutPoint{Hash: c.txid, Index: uint32(i)}
+				if _, ok := created[op]; !ok {
+					created[op] = struct{}{}
+					progress = true
+				}
+				added, err := w.ensureGap(bk.am, e.ref)
+				if err != nil {
+					return nil, false, err
+				}
+				if added {
+					grew, progress = true, true
+				}
+			}
+		}
+	}
+	return relevant, grew, nil
+}
+
+// touches reports whether tx pays a watched script or spends a watched
+// outpoint (or one in extra).
+func (w *Wallet) touches(tx *wire.MsgTx, extra map[wire.OutPoint]struct{}) bool {
+	for _, out := range tx.TxOut {
+		if w.watch.lookup(out.PkScript) != nil {
+			return true
+		}
+	}
+	for _, in := range tx.TxIn {
+		if _, ok := w.watch.outpoints[in.PreviousOutPoint]; ok {
+			return true
+		}
+		if _, ok := extra[in.PreviousOutPoint]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// storeTx records a wallet transaction in wtxmgr (mined when bm is set),
+// marks each output paying a watched script as a credit (change when it
+// pays the internal branch), and flags those addresses used. wtxmgr finds
+// the debits itself from its unspent outputs.
+func (w *Wallet) storeTx(bk buckets, tx *wire.MsgTx, bm *wtxmgr.BlockMeta, received time.Time) error {
+	rec, err := wtxmgr.NewTxRecordFromMsgTx(tx, received)
+	if err != nil {
+		return fmt.Errorf("record %v: %w", tx.TxHash(), err)
+	}
+	if err := w.txStore.InsertTx(bk.tm, rec, bm); err != nil {
+		return fmt.Errorf("insert %v: %w", rec.Hash, err)
+	}
+	for i, out := range tx.TxOut {
+		e := w.watch.lookup(out.PkScript)
+		if e == nil {
+			continue
+		}
+		change := !e.ref.imported && e.ref.branch == waddrmgr.InternalBranch
+		if err := w.txStore.AddCredit(bk.tm, rec, bm, uint32(i), change); err != nil {
+			return fmt.Errorf("credit %v:%d: %w", rec.Hash, i, err)
+		}
+		if err := w.markUsed(bk, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// netAmount is a transaction's net effect on the wallet: credits minus
+// debits, in satoshis.
+func netAmount(d *wtxmgr.TxDetails) int64 {
+	var n int64
+	for _, c := range d.Credits {
+		n += int64(c.Amount)
+	}
+	for _, db := range d.Debits {
+		n -= int64(db.Amount)
+	}
+	return n
+}
+
+// errNotFound reports a record a lookup should have found.
+var errNotFound = errors.New("not found")
+
+// errOrMissing names a nil error from a lookup that found nothing.
+func errOrMissing(err error) error {
+	if err != nil {
+		return err
+	}
+	return errNotFound
+}

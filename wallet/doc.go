@@ -1,0 +1,48 @@
+// Package wallet is bloomwatch's watch-only wallet, built on btcwallet's
+// storage packages and synced by the spv node through the spv.Watcher
+// interface.
+//
+// # Storage
+//
+// One bbolt file (wallet.db in the data directory) opened through walletdb
+// holds three namespaces:
+//
+//   - waddrmgr: a watch-only address manager (created with a nil root
+//     key) with one scope per BIP43 purpose in use (44 P2PKH, 49
+//     P2SH-P2WPKH, 84 P2WPKH) and one watch-only account per imported
+//     extended public key. waddrmgr derives, stores and flags addresses
+//     and keeps the sync point with the recent block hashes used to find
+//     a reorg's fork point.
+//   - wtxmgr: the wallet's transactions, credits, debits, unspent outputs
+//     and balances, with its rollback and double-spend eviction.
+//   - bloomwatch: what neither package covers: single imported addresses
+//     and raw scripts (waddrmgr imports an address only with its public
+//     key or redeem script, which a watch-only user rarely has), the
+//     per-block record of every transaction peers sent with its verdict
+//     (relevant or false positive), the unconfirmed false positives, the
+//     counters, the gap limits and the birthday.
+//
+// The public passphrase and scrypt parameters of the watch-only manager
+// are discussed at publicPassphrase and scryptOptions: they protect
+// nothing, on purpose, and Open stays fast.
+//
+// # Sync
+//
+// ApplyBlock judges each transaction a peer sent: it is the wallet's when
+// it pays a watched script or spends a watched outpoint (unconfirmed
+// outputs included); anything else is a false positive, counted and kept
+// by txid but never stored as a wallet transaction. Addresses are derived
+// as payments use them (a payment to index i makes i+gap watched), within
+// the same block. Each block's changes, its match record, the counters and
+// the sync point are written in one walletdb transaction; several blocks
+// share a transaction (WithBatch) and Flush, Close, Rollback, mempool
+// transactions and imports commit. A process killed at any moment reopens
+// at its last commit with every counter consistent with it, and the node
+// syncs again from there.
+//
+// # Reorgs
+//
+// Rollback follows wtxmgr: transactions of removed blocks return to the
+// unconfirmed set until they confirm again or a confirmed double spend
+// evicts them.
+package wallet

@@ -1,0 +1,32 @@
+package wallet
+
+import (
+	"bytes"
+
+	"github.com/bloomwatch/bloomwatch/spv"
+)
+
+// FilterElements returns what the BIP37 filter must match now: one data
+// push per watched script (the push a server finds in the output script:
+// hash160 for P2PKH and P2WPKH, script hash for P2SH and P2SH-P2WPKH, the
+// 32-byte program for P2WSH and P2TR; never the public key as well, which
+// would let a server intersect both forms), and every unspent outpoint,
+// confirmed or not, so spends are matched (servers never read witnesses).
+// Data keeps the watch order (accounts by scope, branch and index, then
+// imports); outpoints are sorted. Version changes only when the set does.
+func (w *Wallet) FilterElements() (spv.Elements, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.usable(); err != nil {
+		return spv.Elements{}, err
+	}
+	data := make([][]byte, len(w.watch.data))
+	for i, d := range w.watch.data {
+		data[i] = bytes.Clone(d)
+	}
+	return spv.Elements{
+		Data:      data,
+		OutPoints: w.watch.sortedOutpoints(),
+		Version:   w.watch.version,
+	}, nil
+}

@@ -1,0 +1,112 @@
+package wallet
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. They are wrapped with details; test for them with
+// errors.Is.
+var (
+	// ErrNoWallet is returned by Open when the data directory holds no
+	// wallet (or does not exist).
+	ErrNoWallet = errors.New("wallet: no wallet in data directory")
+
+	// ErrExists is returned by Create when the data directory already
+	// holds a wallet.
+	ErrExists = errors.New("wallet: a wallet already exists in data directory")
+
+	// ErrWrongNetwork is returned when a wallet, key or address belongs to
+	// another network than the one asked for.
+	ErrWrongNetwork = errors.New("wallet: wrong network")
+
+	// ErrUnknownNetwork is returned for a network name bloomwatch does
+	// not know.
+	ErrUnknownNetwork = errors.New("wallet: unknown network")
+
+	// ErrCorrupt is returned when the wallet database cannot be read.
+	// The file is left as it was.
+	ErrCorrupt = errors.New("wallet: database unreadable")
+
+	// ErrInUse is returned when another process holds the wallet
+	// database open.
+	ErrInUse = errors.New("wallet: database in use by another process")
+
+	// ErrInvalidKey is returned for an extended public key that does not
+	// decode (bad checksum, bad length, unknown version).
+	ErrInvalidKey = errors.New("wallet: invalid extended public key")
+
+	// ErrPrivateKey is returned when an extended private key is given:
+	// a watch-only wallet refuses to store private keys.
+	ErrPrivateKey = errors.New("wallet: extended private key given, only public keys are accepted")
+
+	// ErrInvalidAddress is returned for an address that does not decode.
+	ErrInvalidAddress = errors.New("wallet: invalid address")
+
+	// ErrUnmatchableScript is returned for a script with no data push a
+	// BIP37 server could match.
+	ErrUnmatchableScript = errors.New("wallet: script has no data push a BIP37 server can match")
+
+	// ErrDuplicate is returned when a key, address or script is already
+	// watched.
+	ErrDuplicate = errors.New("wallet: already watched")
+
+	// ErrInvalidConfig is returned for out-of-range creation settings
+	// (gap limits, birthday).
+	ErrInvalidConfig = errors.New("wallet: invalid configuration")
+
+	// ErrClosed is returned by every method called after Close.
+	ErrClosed = errors.New("wallet: closed")
+
+	// ErrBadBlock is returned for a FilteredBlock that is inconsistent
+	// with itself (hash not matching header, transaction indexes out of
+	// order or out of range). Nothing is applied.
+	ErrBadBlock = errors.New("wallet: malformed block")
+
+	// ErrBadTx is returned for a nil or empty unconfirmed transaction.
+	ErrBadTx = errors.New("wallet: malformed transaction")
+
+	// ErrNotNext is returned when a block does not connect to the
+	// wallet's sync point (wrong height or previous hash). Nothing is
+	// applied; the caller must Rollback first on a reorg.
+	ErrNotNext = errors.New("wallet: block does not connect to sync point")
+
+	// ErrReorgTooDeep is returned by Rollback when the fork point is
+	// older than the block hashes the wallet keeps.
+	ErrReorgTooDeep = errors.New("wallet: reorg deeper than the kept block hashes")
+)
+
+// InputError marks an error caused by bad user input (a key, address,
+// script, network name or setting), as opposed to a storage failure.
+// Callers that map errors to exit codes test for it with errors.As.
+type InputError struct {
+	// What names the input ("xpub", "address", "network", ...).
+	What string
+	// Value is the offending input, shortened for display.
+	Value string
+	// Err is the underlying reason, usually one of the sentinels.
+	Err error
+}
+
+// maxShownInput bounds how much of a bad input an error message repeats.
+const maxShownInput = 24
+
+// Error implements error.
+func (e *InputError) Error() string {
+	v := e.Value
+	if len(v) > maxShownInput {
+		v = v[:maxShownInput] + "..."
+	}
+	if v == "" {
+		return fmt.Sprintf("%s: %v", e.What, e.Err)
+	}
+	return fmt.Sprintf("%s %q: %v", e.What, v, e.Err)
+}
+
+// Unwrap returns the underlying reason.
+func (e *InputError) Unwrap() error { return e.Err }
+
+// inputErr builds an *InputError.
+func inputErr(what, value string, err error) error {
+	return &InputError{What: what, Value: value, Err: err}
+}

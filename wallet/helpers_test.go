@@ -1,0 +1,269 @@
+package wallet
+
+import (
+	"crypto/pbkdf2"
+	"crypto/sha512"
+	"encoding/binary"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/blockchain"
+	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/btcutil/hdkeychain"
+	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/txscript"
+	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bloomwatch/bloomwatch/spv"
+)
+
+// testMnemonic is the BIP39 mnemonic of the BIP44/49/84 test vectors.
+const testMnemonic = "abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about"
+
+// bip39Seed derives the BIP39 seed of a mnemonic with an empty passphrase.
+func bip39Seed(t testing.TB, mnemonic string) []byte {
+	t.Helper()
+	const (
+		bip39Rounds  = 2048
+		bip39SeedLen = 64
+	)
+	seed, err := pbkdf2.Key(sha512.New, mnemonic, []byte("mnemonic"), bip39Rounds, bip39SeedLen)
+	require.NoError(t, err)
+	return seed
+}
+
+// accountPriv derives the account private key m/purpose'/coin'/0' of the
+// test mnemonic.
+func accountPriv(t testing.TB, purpose, coin uint32) *hdkeychain.ExtendedKey {
+	t.Helper()
+	master, err := hdkeychain.NewMaster(bip39Seed(t, testMnemonic), &chaincfg.MainNetParams)
+	require.NoError(t, err)
+	k := master
+	for _, i := range []uint32{purpose, coin, 0} {
+		k, err = k.Derive(hdkeychain.HardenedKeyStart + i)
+		require.NoError(t, err)
+	}
+	return k
+}
+
+// accountXpub returns the account extended public key of the test
+// mnemonic, serialized with the given version.
+func accountXpub(t testing.TB, purpose, coin uint32, version hdVersion) string {
+	t.Helper()
+	pub, err := accountPriv(t, purpose, coin).Neuter()
+	require.NoError(t, err)
+	var v [4]byte
+	binary.BigEndian.PutUint32(v[:], uint32(version))
+	pub, err = pub.CloneWithVersion(v[:])
+	require.NoError(t, err)
+	return pub.String()
+}
+
+// testKeys derives child public keys of an account key for building
+// payments in tests.
+type testKeys struct {
+	t      testing.TB
+	acct   *hdkeychain.ExtendedKey
+	params *chaincfg.Params
+}
+
+func newTestKeys(t testing.TB, purpose, coin uint32, params *chaincfg.Params) *testKeys {
+	pub, err := accountPriv(t, purpose, coin).Neuter()
+	require.NoError(t, err)
+	return &testKeys{t: t, acct: pub, params: params}
+}
+
+// p2wpkh returns the P2WPKH output script of branch/index.
+func (k *testKeys) p2wpkh(branch, index uint32) []byte {
+	k.t.Helper()
+	br, err := k.acct.Derive(branch)
+	require.NoError(k.t, err)
+	child, err := br.Derive(index)
+	require.NoError(k.t, err)
+	pk, err := child.ECPubKey()
+	require.NoError(k.t, err)
+	addr, err := btcutil.NewAddressWitnessPubKeyHash(btcutil.Hash160(pk.SerializeCompressed()), k.params)
+	require.NoError(k.t, err)
+	script, err := txscript.PayToAddrScript(addr)
+	require.NoError(k.t, err)
+	return script
+}
+
+// foreignScript returns a P2WPKH script nobody in the test watches.
+func foreignScript(n uint32) []byte {
+	var h [20]byte
+	binary.BigEndian.PutUint32(h[:], n)
+	h[19] = 0xee
+	script, _ := txscript.NewScriptBuilder().AddOp(txscript.OP_0).AddData(h[:]).Script()
+	return script
+}
+
+// output is one output of a test transaction.
+type output struct {
+	script []byte
+	value  int64
+}
+
+// txFactory builds distinct test transactions.
+type txFactory struct{ n uint32 }
+
+// external returns an outpoint of a transaction outside the wallet.
+func (f *txFactory) external() wire.OutPoint {
+	f.n++
+	var h chainhash.Hash
+	binary.BigEndian.PutUint32(h[:], f.n)
+	h[31] = 0xab
+	return wire.OutPoint{Hash: h, Index: f.n % 3}
+}
+
+// tx builds a transaction spending ins (an external outpoint when empty)
+// to outs.
+func (f *txFactory) tx(ins []wire.OutPoint, outs ...output) *wire.MsgTx {
+	tx := wire.NewMsgTx(wire.TxVersion)
+	if len(ins) == 0 {
+		ins = []wire.OutPoint{f.external()}
+	}
+	for _, op := range ins {
+		in := wire.NewTxIn(&op, nil, [][]byte{{0x30, 0x44}, {0x02}})
+		tx.AddTxIn(in)
+	}
+	for _, o := range outs {
+		tx.AddTxOut(wire.NewTxOut(o.value, o.script))
+	}
+	f.n++
+	tx.LockTime = f.n // keeps identical payments distinct
+	return tx
+}
+
+// coinbase builds a coinbase paying a foreign script.
+func (f *txFactory) coinbase(height int32) *wire.MsgTx {
+	tx := wire.NewMsgTx(wire.TxVersion)
+	sig, _ := txscript.NewScriptBuilder().AddInt64(int64(height)).AddInt64(int64(f.n)).Script()
+	tx.AddTxIn(wire.NewTxIn(wire.NewOutPoint(&chainhash.Hash{}, wire.MaxPrevOutIndex), sig, nil))
+	tx.AddTxOut(wire.NewTxOut(50*btcutil.SatoshiPerBitcoin, foreignScript(0xc0)))
+	f.n++
+	return tx
+}
+
+// fullBlock is a test block with all its transactions.
+type fullBlock struct {
+	height int32
+	header wire.BlockHeader
+	txs    []*wire.MsgTx
+}
+
+// testChain builds connected blocks.
+type testChain struct {
+	f      *txFactory
+	blocks []*fullBlock
+	prev   chainhash.Hash
+	height int32
+	start  time.Time
+}
+
+// newTestChain starts a chain whose next block is at height start.
+func newTestChain(f *txFactory, start int32) *testChain {
+	return &testChain{
+		f:      f,
+		height: start - 1,
+		prev:   chainhash.Hash{0x01, byte(start)},
+		start:  time.Unix(1_700_000_000, 0),
+	}
+}
+
+// add mines a block holding a coinbase then txs.
+func (c *testChain) add(txs ...*wire.MsgTx) *fullBlock {
+	return c.addBlockWithCoinbase(c.f.coinbase(c.height+1), txs...)
+}
+
+// addBlockWithCoinbase mines a block holding the given coinbase then txs.
+func (c *testChain) addBlockWithCoinbase(coinbase *wire.MsgTx, txs ...*wire.MsgTx) *fullBlock {
+	c.height++
+	all := append([]*wire.MsgTx{coinbase}, txs...)
+	utxs := make([]*btcutil.Tx, len(all))
+	for i, tx := range all {
+		utxs[i] = btcutil.NewTx(tx)
+	}
+	root := blockchain.CalcMerkleRoot(utxs, false)
+	b := &fullBlock{
+		height: c.height,
+		header: wire.BlockHeader{
+			Version:    4,
+			PrevBlock:  c.prev,
+			MerkleRoot: root,
+			Timestamp:  c.start.Add(time.Duration(c.height) * 10 * time.Minute),
+			Bits:       0x207fffff,
+			Nonce:      uint32(c.height),
+		},
+		txs: all,
+	}
+	c.prev = b.header.BlockHash()
+	c.blocks = append(c.blocks, b)
+	return b
+}
+
+// fork returns a chain that continues from the block at height (which
+// must be in c), sharing the factory.
+func (c *testChain) fork(height int32) *testChain {
+	n := &testChain{f: c.f, start: c.start.Add(time.Second)}
+	for _, b := range c.blocks {
+		if b.height <= height {
+			n.blocks = append(n.blocks, b)
+		}
+	}
+	last := n.blocks[len(n.blocks)-1]
+	n.height, n.prev = last.height, last.header.BlockHash()
+	return n
+}
+
+// filtered delivers the block's transactions at the given positions (all
+// but the coinbase when none are given), as a peer's merkleblock would.
+func (b *fullBlock) filtered(positions ...int) *spv.FilteredBlock {
+	if len(positions) == 0 {
+		for i := 1; i < len(b.txs); i++ {
+			positions = append(positions, i)
+		}
+	}
+	fb := &spv.FilteredBlock{
+		Height:   b.height,
+		Hash:     b.header.BlockHash(),
+		Header:   b.header,
+		TotalTxs: uint32(len(b.txs)),
+	}
+	for _, p := range positions {
+		fb.Txs = append(fb.Txs, b.txs[p])
+		fb.TxIndexes = append(fb.TxIndexes, uint32(p))
+	}
+	return fb
+}
+
+// newRegtestWallet creates a wallet watching the BIP84 test account on
+// regtest.
+func newRegtestWallet(t testing.TB, opts ...Option) (*Wallet, *testKeys) {
+	t.Helper()
+	w, err := Create(t.TempDir(), CreateConfig{
+		Network: "regtest",
+		Xpubs:   []string{accountXpub(t, purposeBIP84, 1, versionVpub)},
+	}, opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = w.Close() })
+	return w, newTestKeys(t, purposeBIP84, 1, &chaincfg.RegressionNetParams)
+}
+
+// mustApply applies a block and fails the test on error.
+func mustApply(t testing.TB, w *Wallet, fb *spv.FilteredBlock) spv.BlockResult {
+	t.Helper()
+	res, err := w.ApplyBlock(fb)
+	require.NoError(t, err)
+	return res
+}
+
+// mustBalance returns the wallet's balance.
+func mustBalance(t testing.TB, w *Wallet) Balance {
+	t.Helper()
+	b, err := w.Balance()
+	require.NoError(t, err)
+	return b
+}

@@ -1,0 +1,136 @@
+package wallet
+
+import (
+	"fmt"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+	"github.com/btcsuite/btcwallet/wtxmgr"
+
+	"github.com/bloomwatch/bloomwatch/spv"
+)
+
+// ApplyMempoolTx judges one unconfirmed transaction a peer sent and
+// commits at once. A wallet transaction goes to wtxmgr's unconfirmed set;
+// any unconfirmed wallet transaction spending the same outputs is removed
+// first (with its descendants), since a peer relays the replacement only
+// after it evicted the original from its own mempool. Anything else is a
+// false positive, counted once per txid. A transaction offered again is
+// reported again but counted and stored once.
+func (w *Wallet) ApplyMempoolTx(tx *wire.MsgTx) (spv.MempoolResult, error) {
+	if tx == nil || (len(tx.TxIn) == 0 && len(tx.TxOut) == 0) {
+		return spv.MempoolResult{}, ErrBadTx
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.usable(); err != nil {
+		return spv.MempoolResult{}, err
+	}
+	var res spv.MempoolResult
+	err := w.updateNow(func(bk buckets) error {
+		var err error
+		res, err = w.applyMempoolIn(bk, tx)
+		return err
+	})
+	if err != nil {
+		return spv.MempoolResult{}, err
+	}
+	return res, nil
+}
+
+func (w *Wallet) applyMempoolIn(bk buckets, tx *wire.MsgTx) (spv.MempoolResult, error) {
+	var res spv.MempoolResult
+	txid := tx.TxHash()
+	known, err := w.txStore.TxDetails(bk.tm, &txid)
+	if err != nil {
+		return res, fmt.Errorf("look up %v: %w", txid, err)
+	}
+	if known != nil {
+		return spv.MempoolResult{Relevant: true, Amount: netAmount(known)}, nil
+	}
+	fps := bk.own.NestedReadWriteBucket(bktMempoolFP)
+	wasFP := fps.Get(txid[:]) != nil
+	if !w.touches(tx, nil) {
+		if wasFP {
+			return res, nil
+		}
+		if err := fps.Put(txid[:], []byte{}); err != nil {
+			return res, fmt.Errorf("store mempool false positive: %w", err)
+		}
+		w.meta.counters.MempoolFalsePositives++
+		return res, writeProgress(bk.own, w.meta)
+	}
+	if wasFP {
+		// Relevant now through an address derived since.
+		if err := fps.Delete(txid[:]); err != nil {
+			return res, fmt.Errorf("delete mempool false positive: %w", err)
+		}
+		w.meta.counters.MempoolFalsePositives--
+	}
+	for _, out := range tx.TxOut {
+		if e := w.watch.lookup(out.PkScript); e != nil {
+			added, err := w.ensureGap(bk.am, e.ref)
+			if err != nil {
+				return res, err
+			}
+			res.ElementsChanged = res.ElementsChanged || added
+		}
+	}
+	if err := w.removeConflicts(bk, tx, txid); err != nil {
+		return res, err
+	}
+	if err := w.storeTx(bk, tx, nil, w.now()); err != nil {
+		return res, err
+	}
+	d, err := w.txStore.TxDetails(bk.tm, &txid)
+	if err != nil || d == nil {
+		return res, fmt.Errorf("details of %v: %w", txid, errOrMissing(err))
+	}
+	res.Relevant, res.Amount = true, netAmount(d)
+	changed, err := w.refreshOutpoints(bk.tm)
+	if err != nil {
+		return res, err
+	}
+	res.ElementsChanged = res.ElementsChanged || changed
+	w.meta.counters.MempoolRelevant++
+	return res, writeProgress(bk.own, w.meta)
+}
+
+// removeConflicts removes the unconfirmed wallet transactions that spend
+// an output tx spends.
+func (w *Wallet) removeConflicts(bk buckets, tx *wire.MsgTx, txid chainhash.Hash) error {
+	spends := make(map[wire.OutPoint]struct{}, len(tx.TxIn))
+	for _, in := range tx.TxIn {
+		spends[in.PreviousOutPoint] = struct{}{}
+	}
+	var conflicts []*wtxmgr.TxRecord
+	err := w.txStore.RangeTransactions(bk.tm, noHeight, noHeight, func(details []wtxmgr.TxDetails) (bool, error) {
+		for i := range details {
+			d := &details[i]
+			if d.Hash == txid {
+				continue
+			}
+			for _, in := range d.MsgTx.TxIn {
+				if _, ok := spends[in.PreviousOutPoint]; ok {
+					rec := d.TxRecord
+					conflicts = append(conflicts, &rec)
+					break
+				}
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("unconfirmed transactions: %w", err)
+	}
+	for _, rec := range conflicts {
+		// A conflict may already be gone as a descendant of another.
+		if d, err := w.txStore.UniqueTxDetails(bk.tm, &rec.Hash, nil); err != nil || d == nil {
+			continue
+		}
+		if err := w.txStore.RemoveUnminedTx(bk.tm, rec); err != nil {
+			return fmt.Errorf("remove replaced %v: %w", rec.Hash, err)
+		}
+	}
+	return nil
+}

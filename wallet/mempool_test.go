@@ -1,0 +1,155 @@
+package wallet
+
+import (
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bloomwatch/bloomwatch/spv"
+)
+
+// fixedClock is a test clock.
+func fixedClock() func() time.Time {
+	t0 := time.Unix(1_800_000_000, 0)
+	return func() time.Time { return t0 }
+}
+
+func txids(t testing.TB, w *Wallet) map[chainhash.Hash]int32 {
+	t.Helper()
+	txs, err := w.Txs()
+	require.NoError(t, err)
+	out := make(map[chainhash.Hash]int32, len(txs))
+	for _, s := range txs {
+		out[s.Txid] = s.Height
+	}
+	return out
+}
+
+func TestMempoolTxThenConfirmation(t *testing.T) {
+	w, keys := newRegtestWallet(t, WithClock(fixedClock()))
+	f := &txFactory{}
+	chain := newTestChain(f, 100)
+	fund := f.tx(nil, output{keys.p2wpkh(extBranch, 0), 100_000})
+	mustApply(t, w, chain.add(fund).filtered())
+
+	spend := f.tx([]wire.OutPoint{op(fund, 0)}, output{foreignScript(1), 60_000}, output{keys.p2wpkh(intBranch, 0), 39_000})
+	res, err := w.ApplyMempoolTx(spend)
+	require.NoError(t, err)
+	require.Equal(t, spv.MempoolResult{Relevant: true, ElementsChanged: true, Amount: -61_000}, res)
+	require.Equal(t, Balance{Confirmed: 0, Unconfirmed: 39_000}, mustBalance(t, w))
+	require.Equal(t, map[chainhash.Hash]int32{fund.TxHash(): 100, spend.TxHash(): -1}, txids(t, w))
+	el, err := w.FilterElements()
+	require.NoError(t, err)
+	require.ElementsMatch(t, []wire.OutPoint{op(fund, 0), op(spend, 1)}, el.OutPoints,
+		"an output spent by an unconfirmed tx stays watched until the spend confirms")
+
+	// Offered again: reported, not stored or counted twice.
+	res, err = w.ApplyMempoolTx(spend)
+	require.NoError(t, err)
+	require.Equal(t, spv.MempoolResult{Relevant: true, Amount: -61_000}, res)
+
+	fp := f.tx(nil, output{foreignScript(2), 5})
+	for range 2 {
+		res, err = w.ApplyMempoolTx(fp)
+		require.NoError(t, err)
+		require.Equal(t, spv.MempoolResult{}, res)
+	}
+	st, err := w.Stats()
+	require.NoError(t, err)
+	require.Equal(t, uint64(1), st.MempoolRelevant)
+	require.Equal(t, uint64(1), st.MempoolFalsePositives)
+	require.Equal(t, uint64(2), st.MempoolMatched)
+	fps, err := w.FalsePositives(0)
+	require.NoError(t, err)
+	require.Equal(t, []FalsePositive{{Txid: fp.TxHash(), Height: -1}}, fps)
+
+	b := chain.add(spend)
+	blk := mustApply(t, w, b.filtered())
+	require.Equal(t, []chainhash.Hash{spend.TxHash()}, blk.Relevant)
+	require.Equal(t, Balance{Confirmed: 39_000}, mustBalance(t, w))
+	require.Equal(t, map[chainhash.Hash]int32{fund.TxHash(): 100, spend.TxHash(): 101}, txids(t, w))
+	el, err = w.FilterElements()
+	require.NoError(t, err)
+	require.Equal(t, []wire.OutPoint{op(spend, 1)}, el.OutPoints)
+}
+
+func TestConfirmedConflictEvictsUnconfirmed(t *testing.T) {
+	w, keys := newRegtestWallet(t)
+	f := &txFactory{}
+	chain := newTestChain(f, 100)
+	fund := f.tx(nil, output{keys.p2wpkh(extBranch, 0), 100_000})
+	mustApply(t, w, chain.add(fund).filtered())
+
+	pending := f.tx([]wire.OutPoint{op(fund, 0)}, output{foreignScript(1), 60_000}, output{keys.p2wpkh(intBranch, 0), 39_000})
+	_, err := w.ApplyMempoolTx(pending)
+	require.NoError(t, err)
+	child := f.tx([]wire.OutPoint{op(pending, 1)}, output{keys.p2wpkh(extBranch, 1), 38_000})
+	_, err = w.ApplyMempoolTx(child)
+	require.NoError(t, err)
+	require.Equal(t, Balance{Unconfirmed: 38_000}, mustBalance(t, w))
+
+	// Another spend of fund:0 confirms: it pays nothing to the wallet's
+	// scripts, so only the watched outpoint makes it the wallet's.
+	conflict := f.tx([]wire.OutPoint{op(fund, 0)}, output{foreignScript(2), 99_000})
+	res := mustApply(t, w, chain.add(conflict).filtered())
+	require.Equal(t, []chainhash.Hash{conflict.TxHash()}, res.Relevant)
+	require.Equal(t, int64(-100_000), res.Amounts[conflict.TxHash()])
+	require.Equal(t, Balance{}, mustBalance(t, w))
+	require.Equal(t, map[chainhash.Hash]int32{fund.TxHash(): 100, conflict.TxHash(): 101}, txids(t, w),
+		"the unconfirmed spend and its child are evicted")
+	utxos, err := w.UTXOs()
+	require.NoError(t, err)
+	require.Empty(t, utxos)
+	el, err := w.FilterElements()
+	require.NoError(t, err)
+	require.Empty(t, el.OutPoints)
+}
+
+func TestMempoolReplacementRemovesOriginal(t *testing.T) {
+	w, keys := newRegtestWallet(t)
+	f := &txFactory{}
+	chain := newTestChain(f, 100)
+	fund := f.tx(nil, output{keys.p2wpkh(extBranch, 0), 100_000})
+	mustApply(t, w, chain.add(fund).filtered())
+
+	original := f.tx([]wire.OutPoint{op(fund, 0)}, output{foreignScript(1), 60_000}, output{keys.p2wpkh(intBranch, 0), 39_000})
+	_, err := w.ApplyMempoolTx(original)
+	require.NoError(t, err)
+	bumped := f.tx([]wire.OutPoint{op(fund, 0)}, output{foreignScript(1), 60_000}, output{keys.p2wpkh(intBranch, 0), 38_000})
+	res, err := w.ApplyMempoolTx(bumped)
+	require.NoError(t, err)
+	require.Equal(t, int64(-62_000), res.Amount)
+	require.Equal(t, Balance{Unconfirmed: 38_000}, mustBalance(t, w))
+	require.Equal(t, map[chainhash.Hash]int32{fund.TxHash(): 100, bumped.TxHash(): -1}, txids(t, w))
+}
+
+func TestMempoolFalsePositiveBecomesRelevant(t *testing.T) {
+	w, keys := newRegtestWallet(t)
+	f := &txFactory{}
+	chain := newTestChain(f, 100)
+	late := f.tx(nil, output{keys.p2wpkh(extBranch, 30), 3_000})
+	res, err := w.ApplyMempoolTx(late)
+	require.NoError(t, err)
+	require.False(t, res.Relevant)
+
+	mustApply(t, w, chain.add(f.tx(nil, output{keys.p2wpkh(extBranch, 12), 1_000})).filtered())
+	res, err = w.ApplyMempoolTx(late)
+	require.NoError(t, err)
+	require.True(t, res.Relevant)
+	st, err := w.Stats()
+	require.NoError(t, err)
+	require.Equal(t, uint64(0), st.MempoolFalsePositives)
+	require.Equal(t, uint64(1), st.MempoolRelevant)
+	require.Equal(t, Balance{Confirmed: 1_000, Unconfirmed: 3_000}, mustBalance(t, w))
+}
+
+func TestApplyMempoolTxRejectsEmpty(t *testing.T) {
+	w, _ := newRegtestWallet(t)
+	_, err := w.ApplyMempoolTx(nil)
+	require.ErrorIs(t, err, ErrBadTx)
+	_, err = w.ApplyMempoolTx(wire.NewMsgTx(wire.TxVersion))
+	require.ErrorIs(t, err, ErrBadTx)
+}

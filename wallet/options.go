@@ -1,0 +1,51 @@
+package wallet
+
+import "time"
+
+// Option adjusts how a wallet is opened or created.
+type Option func(*options)
+
+// options are the run-time settings of an open wallet; none is stored.
+type options struct {
+	batchBlocks   int
+	batchInterval time.Duration
+	now           func() time.Time
+	network       string
+}
+
+func defaultOptions() options {
+	return options{
+		batchBlocks:   DefaultBatchBlocks,
+		batchInterval: DefaultBatchInterval,
+		now:           time.Now,
+	}
+}
+
+// WithBatch sets how many blocks ApplyBlock may group in one database
+// transaction, and how long such a batch may stay open. blocks <= 1
+// commits every block on its own; interval <= 0 removes the time bound.
+func WithBatch(blocks int, interval time.Duration) Option {
+	return func(o *options) {
+		if blocks < 1 {
+			blocks = 1
+		}
+		o.batchBlocks = blocks
+		o.batchInterval = interval
+	}
+}
+
+// WithClock replaces time.Now, for the receive time of unconfirmed
+// transactions and for the batch interval.
+func WithClock(now func() time.Time) Option {
+	return func(o *options) {
+		if now != nil {
+			o.now = now
+		}
+	}
+}
+
+// WithNetwork makes Open fail with ErrWrongNetwork unless the wallet
+// belongs to the named network.
+func WithNetwork(name string) Option {
+	return func(o *options) { o.network = name }
+}

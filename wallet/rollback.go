@@ -1,0 +1,109 @@
+package wallet
+
+import (
+	"fmt"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcwallet/waddrmgr"
+
+	"github.com/bloomwatch/bloomwatch/spv"
+)
+
+// Rollback removes every block above height, for a reorg whose fork point
+// is height, and commits at once (with any open batch).
+//
+// It follows wtxmgr.Rollback: the wallet's transactions from removed
+// blocks go back to the unconfirmed set (coinbases are dropped, with any
+// unconfirmed spend of their outputs), where they stay until they confirm
+// again on the new chain, or until a conflicting transaction confirms and
+// wtxmgr evicts them as double spends. Their outputs stay watched, so the
+// node still matches them. The match records and counters of the removed
+// blocks are removed too: the statistics describe the current chain.
+//
+// A height below the first applied block resets the wallet to "nothing
+// applied" (SyncedTo height -1). A height at or above the sync point is a
+// no-op. A fork point older than the block hashes waddrmgr keeps
+// (waddrmgr.MaxReorgDepth) gives ErrReorgTooDeep.
+func (w *Wallet) Rollback(height int32) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.usable(); err != nil {
+		return err
+	}
+	if w.meta.firstApplied == noHeight || height >= w.synced.Height {
+		return nil
+	}
+	return w.updateNow(func(b buckets) error { return w.rollbackIn(b, height) })
+}
+
+// rollbackIn removes the blocks above height inside a write.
+func (w *Wallet) rollbackIn(b buckets, height int32) error {
+	if w.meta.firstApplied == noHeight || height >= w.synced.Height {
+		return nil
+	}
+	var (
+		forkHash chainhash.Hash
+		reset    = height < w.meta.firstApplied
+	)
+	if !reset {
+		h, err := w.addrMgr.BlockHash(b.am, height)
+		if err != nil {
+			if waddrmgr.IsError(err, waddrmgr.ErrBlockNotFound) {
+				return fmt.Errorf("%w: no hash kept for height %d", ErrReorgTooDeep, height)
+			}
+			return fmt.Errorf("block hash at %d: %w", height, err)
+		}
+		forkHash = *h
+	}
+	removeFrom := height + 1
+	if reset {
+		removeFrom = w.meta.firstApplied
+	}
+	if err := w.txStore.Rollback(b.tm, removeFrom); err != nil {
+		return fmt.Errorf("transaction store rollback to %d: %w", height, err)
+	}
+	if err := w.dropBlockRecords(b, removeFrom); err != nil {
+		return err
+	}
+	if reset {
+		w.meta.firstApplied = noHeight
+		if err := w.addrMgr.SetSyncedTo(b.am, nil); err != nil {
+			return fmt.Errorf("reset sync point: %w", err)
+		}
+		w.synced = spv.SyncPoint{Height: noHeight}
+	} else {
+		if err := w.addrMgr.SetSyncedTo(b.am, blockStamp(height, forkHash, nil)); err != nil {
+			return fmt.Errorf("set sync point %d: %w", height, err)
+		}
+		w.synced = spv.SyncPoint{Height: height, Hash: forkHash}
+	}
+	if err := writeProgress(b.own, w.meta); err != nil {
+		return err
+	}
+	_, err := w.refreshOutpoints(b.tm)
+	return err
+}
+
+// dropBlockRecords deletes the match records from height from on and takes
+// their transactions out of the counters.
+func (w *Wallet) dropBlockRecords(b buckets, from int32) error {
+	bkt := b.own.NestedReadWriteBucket(bktBlocks)
+	var keys [][]byte
+	c := bkt.ReadCursor()
+	for k, v := c.Seek(heightKey(from)); k != nil; k, v = c.Next() {
+		r, err := decodeBlockRecord(v)
+		if err != nil {
+			return err
+		}
+		w.meta.counters.Relevant -= r.count(verdictRelevant)
+		w.meta.counters.FalsePositives -= r.count(verdictFalsePositive)
+		keys = append(keys, append([]byte(nil), k...))
+	}
+	// Delete after the walk: deleting under a bbolt cursor skips keys.
+	for _, k := range keys {
+		if err := bkt.Delete(k); err != nil {
+			return fmt.Errorf("delete block record: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,267 @@
+package wallet
+
+import (
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sort"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+	"github.com/btcsuite/btcwallet/waddrmgr"
+	"github.com/btcsuite/btcwallet/walletdb"
+	"github.com/btcsuite/btcwallet/wtxmgr"
+	"go.etcd.io/bbolt"
+
+	"github.com/bloomwatch/bloomwatch/spv"
+)
+
+// openDB opens an existing wallet file, translating bbolt's failures.
+func openDB(path string) (walletdb.DB, error) {
+	db, err := walletdb.Open(dbDriver, path, noFreelistSync, dbOpenTimeout)
+	switch {
+	case err == nil:
+		return db, nil
+	case errors.Is(err, bbolt.ErrTimeout):
+		return nil, fmt.Errorf("%w: %s", ErrInUse, path)
+	case errors.Is(err, walletdb.ErrInvalid), errors.Is(err, bbolt.ErrInvalid),
+		errors.Is(err, bbolt.ErrChecksum), errors.Is(err, bbolt.ErrVersionMismatch):
+		return nil, corruptErr(path, err)
+	default:
+		return nil, fmt.Errorf("open wallet database: %w", err)
+	}
+}
+
+// loadGuarded runs load, turning a panic or memory fault raised by
+// reading a damaged file into ErrCorrupt: bbolt trusts its pages and
+// panics (or faults on the memory map) on garbage.
+func (w *Wallet) loadGuarded() (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: reading the database failed: %v", ErrCorrupt, r)
+		}
+	}()
+	return w.load()
+}
+
+// load (re)builds every piece of in-memory state from the committed
+// database: the managers, the metadata, the watch set and the sync point.
+func (w *Wallet) load() error {
+	return walletdb.View(w.db, func(tx walletdb.ReadTx) error {
+		return w.loadFrom(tx)
+	})
+}
+
+func (w *Wallet) loadFrom(tx walletdb.ReadTx) error {
+	am, tm, own := tx.ReadBucket(waddrmgrNS), tx.ReadBucket(wtxmgrNS), tx.ReadBucket(ownNS)
+	if am == nil || tm == nil || own == nil {
+		return fmt.Errorf("%w: not a bloomwatch wallet (namespaces missing)", ErrCorrupt)
+	}
+	m, err := readMeta(own)
+	if err != nil {
+		return err
+	}
+	net, err := resolveNetwork(m.network)
+	if err != nil {
+		return fmt.Errorf("%w: stored network %q: %v", ErrCorrupt, m.network, err)
+	}
+	mgr, err := waddrmgr.Open(am, publicPassphrase, net.params)
+	if err != nil {
+		return fmt.Errorf("%w: address manager: %v", ErrCorrupt, err)
+	}
+	store, err := wtxmgr.Open(tm, net.params)
+	if err != nil {
+		mgr.Close()
+		return fmt.Errorf("%w: transaction store: %v", ErrCorrupt, err)
+	}
+	ws := newWatchSet()
+	if err := loadAccounts(am, mgr, ws); err != nil {
+		mgr.Close()
+		return err
+	}
+	if err := loadImported(own, ws); err != nil {
+		mgr.Close()
+		return err
+	}
+	ops, err := unspentOutpoints(tm, store)
+	if err != nil {
+		mgr.Close()
+		return err
+	}
+	ws.setOutpoints(ops)
+	if w.watch != nil {
+		// A reload after a failed write must not reuse a version
+		// number the node may have seen with another set.
+		ws.version = w.watch.version + 1
+	}
+	synced := spv.SyncPoint{Height: noHeight}
+	if m.firstApplied != noHeight {
+		bs := mgr.SyncedTo()
+		synced = spv.SyncPoint{Height: bs.Height, Hash: bs.Hash}
+	}
+	w.closeManagers()
+	w.net, w.meta, w.addrMgr, w.txStore, w.watch, w.synced = net, m, mgr, store, ws, synced
+	return nil
+}
+
+// sortedScopes returns the manager's scopes in (purpose, coin) order, so
+// the element order is the same at every open.
+func sortedScopes(mgr *waddrmgr.Manager) []*waddrmgr.ScopedKeyManager {
+	sms := mgr.ActiveScopedKeyManagers()
+	sort.Slice(sms, func(i, j int) bool {
+		a, b := sms[i].Scope(), sms[j].Scope()
+		if a.Purpose != b.Purpose {
+			return a.Purpose < b.Purpose
+		}
+		return a.Coin < b.Coin
+	})
+	return sms
+}
+
+// hdEntry is one derived address found while loading.
+type hdEntry struct {
+	ws  *watchedScript
+	ref addrRef
+}
+
+// loadAccounts adds every derived address of every HD account, in
+// (scope, account, branch, index) order.
+func loadAccounts(am walletdb.ReadBucket, mgr *waddrmgr.Manager, ws *watchSet) error {
+	for _, sm := range sortedScopes(mgr) {
+		scope := sm.Scope()
+		var accounts []uint32
+		if err := sm.ForEachAccount(am, func(acct uint32) error {
+			if acct != waddrmgr.ImportedAddrAccount {
+				accounts = append(accounts, acct)
+			}
+			return nil
+		}); err != nil {
+			return fmt.Errorf("%w: accounts of %v: %v", ErrCorrupt, scope, err)
+		}
+		sort.Slice(accounts, func(i, j int) bool { return accounts[i] < accounts[j] })
+		for _, acct := range accounts {
+			props, err := sm.AccountProperties(am, acct)
+			if err != nil {
+				return fmt.Errorf("%w: account %d of %v: %v", ErrCorrupt, acct, scope, err)
+			}
+			ws.derived[branchKey{scope, acct, waddrmgr.ExternalBranch}] = props.ExternalKeyCount
+			ws.derived[branchKey{scope, acct, waddrmgr.InternalBranch}] = props.InternalKeyCount
+			var entries []hdEntry
+			err = sm.ForEachAccountAddress(am, acct, func(ma waddrmgr.ManagedAddress) error {
+				pka, ok := ma.(waddrmgr.ManagedPubKeyAddress)
+				if !ok {
+					return nil
+				}
+				_, path, ok := pka.DerivationInfo()
+				if !ok {
+					return nil
+				}
+				s, err := scriptForManaged(ma)
+				if err != nil {
+					return err
+				}
+				entries = append(entries, hdEntry{s, addrRef{scope: scope, account: acct, branch: path.Branch, index: path.Index}})
+				return nil
+			})
+			if err != nil {
+				return fmt.Errorf("%w: addresses of account %d of %v: %v", ErrCorrupt, acct, scope, err)
+			}
+			sort.Slice(entries, func(i, j int) bool {
+				if entries[i].ref.branch != entries[j].ref.branch {
+					return entries[i].ref.branch < entries[j].ref.branch
+				}
+				return entries[i].ref.index < entries[j].ref.index
+			})
+			for _, e := range entries {
+				ws.add(e.ws, e.ref)
+			}
+		}
+	}
+	return nil
+}
+
+// loadImported adds every imported address and script.
+func loadImported(own walletdb.ReadBucket, ws *watchSet) error {
+	return own.NestedReadBucket(bktImported).ForEach(func(k, v []byte) error {
+		r, err := decodeImportedRecord(k, v)
+		if err != nil {
+			return err
+		}
+		ws.add(&r.ws, addrRef{imported: true})
+		return nil
+	})
+}
+
+// unspentOutpoints returns the outpoints whose spends the filter must
+// match: wtxmgr's unspent outputs (mined and unmined) plus the outputs
+// unconfirmed transactions spend, which wtxmgr leaves out of
+// UnspentOutputs but which stay unspent on chain until the spend confirms.
+func unspentOutpoints(tm walletdb.ReadBucket, store *wtxmgr.Store) (map[wire.OutPoint]struct{}, error) {
+	credits, err := store.UnspentOutputs(tm)
+	if err != nil {
+		return nil, fmt.Errorf("unspent outputs: %w", err)
+	}
+	ops := make(map[wire.OutPoint]struct{}, len(credits))
+	for _, c := range credits {
+		ops[c.OutPoint] = struct{}{}
+	}
+	err = store.RangeTransactions(tm, noHeight, noHeight, func(details []wtxmgr.TxDetails) (bool, error) {
+		for i := range details {
+			d := &details[i]
+			for _, deb := range d.Debits {
+				ops[d.MsgTx.TxIn[deb.Index].PreviousOutPoint] = struct{}{}
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("unconfirmed transactions: %w", err)
+	}
+	return ops, nil
+}
+
+// refreshOutpoints recomputes the outpoint set inside a write and reports
+// whether it changed.
+func (w *Wallet) refreshOutpoints(tm walletdb.ReadBucket) (bool, error) {
+	ops, err := unspentOutpoints(tm, w.txStore)
+	if err != nil {
+		return false, err
+	}
+	return w.watch.setOutpoints(ops), nil
+}
+
+// buckets are the three namespaces inside one write transaction.
+type buckets struct {
+	am, tm, own walletdb.ReadWriteBucket
+}
+
+func writeBuckets(tx walletdb.ReadWriteTx) (buckets, error) {
+	b := buckets{tx.ReadWriteBucket(waddrmgrNS), tx.ReadWriteBucket(wtxmgrNS), tx.ReadWriteBucket(ownNS)}
+	if b.am == nil || b.tm == nil || b.own == nil {
+		return b, fmt.Errorf("%w: namespaces missing", ErrCorrupt)
+	}
+	return b, nil
+}
+
+// readBuckets are the three namespaces inside one read transaction.
+type readBuckets struct {
+	am, tm, own walletdb.ReadBucket
+}
+
+func readBucketsOf(tx walletdb.ReadTx) (readBuckets, error) {
+	b := readBuckets{tx.ReadBucket(waddrmgrNS), tx.ReadBucket(wtxmgrNS), tx.ReadBucket(ownNS)}
+	if b.am == nil || b.tm == nil || b.own == nil {
+		return b, fmt.Errorf("%w: namespaces missing", ErrCorrupt)
+	}
+	return b, nil
+}
+
+// blockStamp is the waddrmgr sync point of a block.
+func blockStamp(height int32, hash chainhash.Hash, header *wire.BlockHeader) *waddrmgr.BlockStamp {
+	bs := &waddrmgr.BlockStamp{Height: height, Hash: hash}
+	if header != nil {
+		bs.Timestamp = header.Timestamp
+	}
+	return bs
+}

@@ -1,0 +1,146 @@
+package wallet
+
+import (
+	"bytes"
+	"sort"
+
+	"github.com/btcsuite/btcd/wire"
+	"github.com/btcsuite/btcwallet/waddrmgr"
+)
+
+// addrRef locates a watched script: an HD address by scope, account,
+// branch and index, or an imported address or script.
+type addrRef struct {
+	imported bool
+	scope    waddrmgr.KeyScope
+	account  uint32
+	branch   uint32
+	index    uint32
+}
+
+// branchKey names one branch of one HD account.
+type branchKey struct {
+	scope   waddrmgr.KeyScope
+	account uint32
+	branch  uint32
+}
+
+// watchEntry is one watched output script.
+type watchEntry struct {
+	ws  *watchedScript
+	ref addrRef
+}
+
+// watchSet is the in-memory index of everything the wallet watches: output
+// scripts with their filter elements, and the outpoints whose spends must
+// be matched. It mirrors the database and is rebuilt from it on open and
+// after any failed write.
+type watchSet struct {
+	// scripts indexes watched output scripts by their bytes.
+	scripts map[string]*watchEntry
+	// data holds each distinct filter element once, in watch order.
+	data     [][]byte
+	dataSeen map[string]struct{}
+	// outpoints are the wallet's unspent outputs, confirmed and not,
+	// including those an unconfirmed transaction spends: the spend
+	// still has to be matched when it confirms.
+	outpoints map[wire.OutPoint]struct{}
+	// derived counts the addresses derived on each HD branch.
+	derived map[branchKey]uint32
+	// version changes whenever data or outpoints change.
+	version uint64
+}
+
+func newWatchSet() *watchSet {
+	return &watchSet{
+		scripts:   make(map[string]*watchEntry),
+		dataSeen:  make(map[string]struct{}),
+		outpoints: make(map[wire.OutPoint]struct{}),
+		derived:   make(map[branchKey]uint32),
+		version:   1,
+	}
+}
+
+// add watches one script and reports whether the element set grew.
+func (s *watchSet) add(ws *watchedScript, ref addrRef) bool {
+	key := string(ws.pkScript)
+	if _, ok := s.scripts[key]; ok {
+		return false
+	}
+	s.scripts[key] = &watchEntry{ws: ws, ref: ref}
+	if _, ok := s.dataSeen[string(ws.element)]; ok {
+		return false
+	}
+	s.dataSeen[string(ws.element)] = struct{}{}
+	s.data = append(s.data, ws.element)
+	s.version++
+	return true
+}
+
+// lookup returns the entry watching pkScript, or nil.
+func (s *watchSet) lookup(pkScript []byte) *watchEntry {
+	return s.scripts[string(pkScript)]
+}
+
+// setOutpoints replaces the outpoint set and reports whether it changed.
+func (s *watchSet) setOutpoints(ops map[wire.OutPoint]struct{}) bool {
+	same := len(ops) == len(s.outpoints)
+	if same {
+		for op := range ops {
+			if _, ok := s.outpoints[op]; !ok {
+				same = false
+				break
+			}
+		}
+	}
+	s.outpoints = ops
+	if !same {
+		s.version++
+	}
+	return !same
+}
+
+// sortedOutpoints returns the outpoints in a stable order (txid bytes,
+// then index).
+func (s *watchSet) sortedOutpoints() []wire.OutPoint {
+	ops := make([]wire.OutPoint, 0, len(s.outpoints))
+	for op := range s.outpoints {
+		ops = append(ops, op)
+	}
+	sort.Slice(ops, func(i, j int) bool {
+		if c := bytes.Compare(ops[i].Hash[:], ops[j].Hash[:]); c != 0 {
+			return c < 0
+		}
+		return ops[i].Index < ops[j].Index
+	})
+	return ops
+}
+
+// entries returns every watched script: HD addresses by scope, account,
+// branch and index, then imported scripts by script bytes.
+func (s *watchSet) entries() []*watchEntry {
+	out := make([]*watchEntry, 0, len(s.scripts))
+	for _, e := range s.scripts {
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i].ref, out[j].ref
+		switch {
+		case a.imported != b.imported:
+			return b.imported
+		case a.imported:
+			return bytes.Compare(out[i].ws.pkScript, out[j].ws.pkScript) < 0
+		case a.scope.Purpose != b.scope.Purpose:
+			return a.scope.Purpose < b.scope.Purpose
+		case a.scope.Coin != b.scope.Coin:
+			return a.scope.Coin < b.scope.Coin
+		case a.account != b.account:
+			return a.account < b.account
+		case a.branch != b.branch:
+			return a.branch < b.branch
+		default:
+			return a.index < b.index
+		}
+	})
+	return out
+}
