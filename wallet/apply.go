@@ -81,7 +81,9 @@ func (w *Wallet) ApplyBlock(b *spv.FilteredBlock) (spv.BlockResult, error) {
 	if err != nil {
 		return spv.BlockResult{}, err
 	}
-	w.batch.blocks++
+	if !reapply {
+		w.batch.blocks++
+	}
 	if w.batchDue() {
 		if err := w.commitLocked(); err != nil {
 			return spv.BlockResult{}, err
@@ -145,8 +147,18 @@ func (w *Wallet) applyBlockIn(bk buckets, b *spv.FilteredBlock, reapply bool) (s
 		newRel = append(newRel, c)
 	}
 	if len(newRel) > 0 {
+		// With no unconfirmed wallet transaction, storing mined ones
+		// cannot evict anything, and the outpoint set follows from the
+		// stored transactions alone; otherwise it is read back from
+		// wtxmgr (which costs a pass over every unspent output).
+		unmined, err := w.txStore.UnminedTxHashes(bk.tm)
+		if err != nil {
+			return res, fmt.Errorf("unconfirmed transactions: %w", err)
+		}
+		incremental := len(unmined) == 0
 		toStore := newRel
 		if anyStored && newRel[0].pos < lastStored {
+			incremental = false
 			if err := w.txStore.Rollback(bk.tm, b.Height); err != nil {
 				return res, fmt.Errorf("restore block %d: %w", b.Height, err)
 			}
@@ -172,8 +184,12 @@ func (w *Wallet) applyBlockIn(bk buckets, b *spv.FilteredBlock, reapply bool) (s
 			res.Relevant = append(res.Relevant, c.txid)
 			res.Amounts[c.txid] = netAmount(d)
 		}
-		changed, err := w.refreshOutpoints(bk.tm)
-		if err != nil {
+		var changed bool
+		if incremental {
+			for _, c := range toStore {
+				changed = w.watch.spendAndCredit(c.tx, c.txid) || changed
+			}
+		} else if changed, err = w.refreshOutpoints(bk.tm); err != nil {
 			return res, err
 		}
 		res.ElementsChanged = res.ElementsChanged || changed

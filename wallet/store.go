@@ -17,8 +17,18 @@ import (
 )
 
 // openDB opens an existing wallet file, translating bbolt's failures.
-func openDB(path string) (walletdb.DB, error) {
-	db, err := walletdb.Open(dbDriver, path, noFreelistSync, dbOpenTimeout)
+// bbolt checks only the meta pages and then trusts the file: a damaged page
+// makes it panic (or fault on its memory map) while it rebuilds the
+// freelist, so that panic is turned into ErrCorrupt. The file descriptor
+// bbolt had opened then stays open until the process exits.
+func openDB(path string) (db walletdb.DB, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			db, err = nil, corruptErr(path, fmt.Errorf("opening the database failed: %v", r))
+		}
+	}()
+	db, err = walletdb.Open(dbDriver, path, noFreelistSync, dbOpenTimeout)
 	switch {
 	case err == nil:
 		return db, nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"sort"
 
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/btcsuite/btcwallet/waddrmgr"
 )
@@ -98,6 +99,34 @@ func (s *watchSet) setOutpoints(ops map[wire.OutPoint]struct{}) bool {
 		s.version++
 	}
 	return !same
+}
+
+// spendAndCredit updates the outpoint set for a stored mined transaction
+// when no unconfirmed transaction exists: the outpoints it spends leave the
+// set, its outputs paying watched scripts join it. It reports whether the
+// set changed.
+func (s *watchSet) spendAndCredit(tx *wire.MsgTx, txid chainhash.Hash) bool {
+	changed := false
+	for _, in := range tx.TxIn {
+		if _, ok := s.outpoints[in.PreviousOutPoint]; ok {
+			delete(s.outpoints, in.PreviousOutPoint)
+			changed = true
+		}
+	}
+	for i, out := range tx.TxOut {
+		if s.lookup(out.PkScript) == nil {
+			continue
+		}
+		op := wire.OutPoint{Hash: txid, Index: uint32(i)}
+		if _, ok := s.outpoints[op]; !ok {
+			s.outpoints[op] = struct{}{}
+			changed = true
+		}
+	}
+	if changed {
+		s.version++
+	}
+	return changed
 }
 
 // sortedOutpoints returns the outpoints in a stable order (txid bytes,
