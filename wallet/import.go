@@ -2,6 +2,7 @@ package wallet
 
 import (
 	"fmt"
+	"sort"
 
 	"github.com/btcsuite/btcwallet/waddrmgr"
 	"github.com/btcsuite/btcwallet/walletdb"
@@ -19,9 +20,11 @@ type AccountInfo struct {
 	Kind Kind `json:"kind"`
 	// Depth is the extended key's depth: 3 for a BIP44/49/84 account key.
 	Depth uint8 `json:"depth"`
+	// Key is the extended public key as imported.
+	Key string `json:"key"`
 	// Rescan reports that the wallet had applied blocks and was rolled
 	// back to its birthday, so the next sync finds the key's history.
-	Rescan bool `json:"rescan"`
+	Rescan bool `json:"rescan,omitempty"`
 }
 
 // ImportInfo describes an imported address or script.
@@ -30,7 +33,7 @@ type ImportInfo struct {
 	Script  string `json:"script"`
 	Kind    Kind   `json:"kind"`
 	// Rescan: as in AccountInfo.
-	Rescan bool `json:"rescan"`
+	Rescan bool `json:"rescan,omitempty"`
 }
 
 // scopeString formats a key scope as a derivation path prefix.
@@ -95,6 +98,7 @@ func (w *Wallet) importAccount(am walletdb.ReadWriteBucket, k *accountKey) (*Acc
 		Name:    name,
 		Kind:    k.kind,
 		Depth:   k.key.Depth(),
+		Key:     k.key.String(),
 	}, nil
 }
 
@@ -197,4 +201,52 @@ func (w *Wallet) addScriptLocked(ws *watchedScript) (*ImportInfo, error) {
 		return nil, err
 	}
 	return info, nil
+}
+
+// Accounts returns the imported HD accounts by scope and account number.
+func (w *Wallet) Accounts() ([]AccountInfo, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.usable(); err != nil {
+		return nil, err
+	}
+	var out []AccountInfo
+	err := w.view(func(b readBuckets) error {
+		for _, sm := range sortedScopes(w.addrMgr) {
+			var accts []uint32
+			if err := sm.ForEachAccount(b.am, func(acct uint32) error {
+				if acct != waddrmgr.ImportedAddrAccount {
+					accts = append(accts, acct)
+				}
+				return nil
+			}); err != nil {
+				return err
+			}
+			sort.Slice(accts, func(i, j int) bool { return accts[i] < accts[j] })
+			for _, acct := range accts {
+				props, err := sm.AccountProperties(b.am, acct)
+				if err != nil {
+					return err
+				}
+				info := AccountInfo{
+					Scope:   scopeString(sm.Scope()),
+					Account: acct,
+					Name:    props.AccountName,
+					Kind:    kindOfAddrType(sm.AddrSchema().ExternalAddrType),
+				}
+				if props.AddrSchema != nil {
+					info.Kind = kindOfAddrType(props.AddrSchema.ExternalAddrType)
+				}
+				if props.AccountPubKey != nil {
+					info.Depth, info.Key = props.AccountPubKey.Depth(), props.AccountPubKey.String()
+				}
+				out = append(out, info)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("accounts: %w", err)
+	}
+	return out, nil
 }

@@ -151,4 +151,10 @@ func TestCreateRefusesDuplicateKeys(t *testing.T) {
 	require.Equal(t, "m/44'/0'", info.Scope)
 	require.Equal(t, KindP2PKH, info.Kind)
 	require.Equal(t, uint8(3), info.Depth)
+	accts, err := w.Accounts()
+	require.NoError(t, err)
+	require.Equal(t, []AccountInfo{
+		{Scope: "m/44'/0'", Account: 0, Name: "watch-0", Kind: KindP2PKH, Depth: 3, Key: accountXpub(t, purposeBIP84, 0, versionXpub)},
+		{Scope: "m/84'/0'", Account: 0, Name: "watch-0", Kind: KindP2WPKH, Depth: 3, Key: vectorZpub84},
+	}, accts)
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/btcutil/hdkeychain"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcwallet/waddrmgr"
@@ -210,6 +211,10 @@ type AddressInfo struct {
 	Branch  uint32 `json:"branch"`
 	Index   uint32 `json:"index"`
 	Used    bool   `json:"used"`
+	// Path is the full derivation path when the account key's own index
+	// is known ("m/84'/1'/0'/0/5"), else the scope and the in-account
+	// path ("m/84'/1'/?/0/5").
+	Path string `json:"path,omitempty"`
 	// Element is the filter element, hex.
 	Element string `json:"element"`
 }
@@ -225,11 +230,17 @@ func (w *Wallet) Addresses() ([]AddressInfo, error) {
 	var out []AddressInfo
 	err := w.view(func(b readBuckets) error {
 		used := make(map[string]bool)
+		acctPath := make(map[branchKey]string)
 		for _, sm := range sortedScopes(w.addrMgr) {
 			err := sm.ForEachAccount(b.am, func(acct uint32) error {
 				if acct == waddrmgr.ImportedAddrAccount {
 					return nil
 				}
+				props, err := sm.AccountProperties(b.am, acct)
+				if err != nil {
+					return err
+				}
+				acctPath[branchKey{scope: sm.Scope(), account: acct}] = accountPath(sm.Scope(), props)
 				return sm.ForEachAccountAddress(b.am, acct, func(ma waddrmgr.ManagedAddress) error {
 					used[ma.Address().EncodeAddress()] = ma.Used(b.am)
 					return nil
@@ -260,6 +271,7 @@ func (w *Wallet) Addresses() ([]AddressInfo, error) {
 				info.Scope = scopeString(e.ref.scope)
 				info.Account, info.Branch, info.Index = e.ref.account, e.ref.branch, e.ref.index
 				info.Used = used[e.ws.address]
+				info.Path = fmt.Sprintf("%s/%d/%d", acctPath[branchKey{scope: e.ref.scope, account: e.ref.account}], e.ref.branch, e.ref.index)
 			}
 			out = append(out, info)
 		}
@@ -270,3 +282,21 @@ func (w *Wallet) Addresses() ([]AddressInfo, error) {
 	}
 	return out, nil
 }
+
+// accountPath returns the derivation path of an account key: the scope and
+// the key's own child index when the key sits at account depth.
+func accountPath(scope waddrmgr.KeyScope, props *waddrmgr.AccountProperties) string {
+	k := props.AccountPubKey
+	if k == nil || k.Depth() != accountKeyDepth {
+		return scopeString(scope) + "/?"
+	}
+	idx := k.ChildIndex()
+	if idx >= hdkeychain.HardenedKeyStart {
+		return fmt.Sprintf("%s/%d'", scopeString(scope), idx-hdkeychain.HardenedKeyStart)
+	}
+	return fmt.Sprintf("%s/%d", scopeString(scope), idx)
+}
+
+// accountKeyDepth is the depth of a BIP44/49/84 account key:
+// m/purpose'/coin'/account'.
+const accountKeyDepth = 3

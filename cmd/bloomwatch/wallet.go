@@ -1,0 +1,529 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/bloomwatch/bloomwatch/wallet"
+)
+
+// walletCmd groups the watch-only wallet commands.
+var walletCmd = &cobra.Command{
+	Use:   "wallet",
+	Short: "Create and inspect the watch-only wallet",
+}
+
+// walletFlags are the flags that open or create a wallet; `wallet create`
+// and, later, `sync` share them.
+type walletFlags struct {
+	datadir     string
+	network     string
+	xpubs       []string
+	addresses   []string
+	birthday    int32
+	gapExternal uint32
+	gapInternal uint32
+}
+
+// registerOpen adds --datadir.
+func (f *walletFlags) registerOpen(fs *pflag.FlagSet) {
+	fs.StringVar(&f.datadir, "datadir", "", "wallet data directory (required)")
+}
+
+// registerCreate adds every flag that describes a new wallet.
+func (f *walletFlags) registerCreate(fs *pflag.FlagSet) {
+	f.registerOpen(fs)
+	fs.StringVar(&f.network, "network", "", "network: mainnet, testnet3, signet, regtest or simnet (required)")
+	fs.StringArrayVar(&f.xpubs, "xpub", nil, "account extended public key: xpub/ypub/zpub, tpub/upub/vpub, spub (repeatable)")
+	fs.StringArrayVar(&f.addresses, "address", nil, "single address to watch (repeatable)")
+	fs.Int32Var(&f.birthday, "birthday", 0, "first block height that can hold the wallet's transactions")
+	fs.Uint32Var(&f.gapExternal, "gap-external", wallet.DefaultGapExternal, "gap limit of the receive branch")
+	fs.Uint32Var(&f.gapInternal, "gap-internal", wallet.DefaultGapInternal, "gap limit of the change branch")
+}
+
+// createConfig converts the flags.
+func (f *walletFlags) createConfig() wallet.CreateConfig {
+	return wallet.CreateConfig{
+		Network:     f.network,
+		Xpubs:       f.xpubs,
+		Addresses:   f.addresses,
+		Birthday:    f.birthday,
+		GapExternal: f.gapExternal,
+		GapInternal: f.gapInternal,
+	}
+}
+
+// walletErr marks errors caused by the user's input (bad key, address,
+// network, settings, missing or existing wallet) as usage errors.
+func walletErr(prefix string, err error) error {
+	var ie *wallet.InputError
+	if errors.As(err, &ie) ||
+		errors.Is(err, wallet.ErrNoWallet) ||
+		errors.Is(err, wallet.ErrExists) ||
+		errors.Is(err, wallet.ErrWrongNetwork) ||
+		errors.Is(err, wallet.ErrUnknownNetwork) ||
+		errors.Is(err, wallet.ErrDuplicate) {
+		return usageError{fmt.Errorf("%s: %w", prefix, err)}
+	}
+	return fmt.Errorf("%s: %w", prefix, err)
+}
+
+// openWallet opens the wallet of --datadir.
+func openWallet(prefix string, f *walletFlags, opts ...wallet.Option) (*wallet.Wallet, error) {
+	if f.datadir == "" {
+		return nil, usagef("%s: --datadir is required", prefix)
+	}
+	w, err := wallet.Open(f.datadir, opts...)
+	if err != nil {
+		return nil, walletErr(prefix, err)
+	}
+	return w, nil
+}
+
+// openOrCreateWallet opens the wallet of --datadir, checking --network
+// when given and importing any --xpub or --address it does not watch yet,
+// or creates it from the flags when the directory holds none. It reports
+// whether it created the wallet.
+func openOrCreateWallet(prefix string, f *walletFlags, opts ...wallet.Option) (*wallet.Wallet, bool, error) {
+	if f.datadir == "" {
+		return nil, false, usagef("%s: --datadir is required", prefix)
+	}
+	if !wallet.Exists(f.datadir) {
+		if f.network == "" {
+			return nil, false, usagef("%s: no wallet in %s; --network is required to create one", prefix, f.datadir)
+		}
+		w, err := wallet.Create(f.datadir, f.createConfig(), opts...)
+		if err != nil {
+			return nil, false, walletErr(prefix, err)
+		}
+		return w, true, nil
+	}
+	if f.network != "" {
+		opts = append(opts, wallet.WithNetwork(f.network))
+	}
+	w, err := wallet.Open(f.datadir, opts...)
+	if err != nil {
+		return nil, false, walletErr(prefix, err)
+	}
+	for _, x := range f.xpubs {
+		if _, err := w.AddXpub(x); err != nil && !errors.Is(err, wallet.ErrDuplicate) {
+			_ = w.Close()
+			return nil, false, walletErr(prefix, err)
+		}
+	}
+	for _, a := range f.addresses {
+		if _, err := w.AddAddress(a); err != nil && !errors.Is(err, wallet.ErrDuplicate) {
+			_ = w.Close()
+			return nil, false, walletErr(prefix, err)
+		}
+	}
+	return w, false, nil
+}
+
+// closeWallet closes w, keeping the first error.
+func closeWallet(w *wallet.Wallet, err *error) {
+	if cerr := w.Close(); cerr != nil && *err == nil {
+		*err = fmt.Errorf("close wallet: %w", cerr)
+	}
+}
+
+// Flags of each wallet subcommand.
+var (
+	walletCreateOpts struct {
+		walletFlags
+		asJSON bool
+	}
+	walletAddOpts struct {
+		walletFlags
+		xpub    string
+		address string
+		asJSON  bool
+	}
+	walletReadOpts struct {
+		walletFlags
+		asJSON bool
+		fps    int
+	}
+)
+
+var walletCreateCmd = &cobra.Command{
+	Use:   "create --datadir D --network N [--xpub X]... [--address A]...",
+	Short: "Create a watch-only wallet from extended public keys and addresses",
+	Long: "Create a watch-only wallet. Every key and address is checked before anything is\n" +
+		"written; on error the data directory is left as it was. The key version selects the\n" +
+		"address type (SLIP-132): xpub/tpub/spub P2PKH, ypub/upub P2SH-P2WPKH, zpub/vpub P2WPKH.\n" +
+		"Extended private keys are refused.",
+	Args: cobra.NoArgs,
+	RunE: runWalletCreate,
+}
+
+var walletAddCmd = &cobra.Command{
+	Use:   "add --datadir D (--xpub X | --address A)",
+	Short: "Watch one more account key or address (a synced wallet rescans from its birthday)",
+	Args:  cobra.NoArgs,
+	RunE:  runWalletAdd,
+}
+
+var walletBalanceCmd = &cobra.Command{
+	Use:   "balance --datadir D",
+	Short: "Print the confirmed, unconfirmed and immature balance",
+	Args:  cobra.NoArgs,
+	RunE:  runWalletBalance,
+}
+
+var walletTxsCmd = &cobra.Command{
+	Use:   "txs --datadir D",
+	Short: "Print the wallet's transactions with their net amounts",
+	Args:  cobra.NoArgs,
+	RunE:  runWalletTxs,
+}
+
+var walletUTXOsCmd = &cobra.Command{
+	Use:   "utxos --datadir D",
+	Short: "Print the unspent outputs",
+	Args:  cobra.NoArgs,
+	RunE:  runWalletUTXOs,
+}
+
+var walletAddressesCmd = &cobra.Command{
+	Use:   "addresses --datadir D",
+	Short: "Print every watched address with its derivation path and use",
+	Args:  cobra.NoArgs,
+	RunE:  runWalletAddresses,
+}
+
+var walletStatsCmd = &cobra.Command{
+	Use:   "stats --datadir D [--fps N]",
+	Short: "Print match statistics: relevant transactions and false positives",
+	Args:  cobra.NoArgs,
+	RunE:  runWalletStats,
+}
+
+func init() {
+	walletCreateOpts.registerCreate(walletCreateCmd.Flags())
+	walletCreateCmd.Flags().BoolVar(&walletCreateOpts.asJSON, "json", false, "print JSON")
+
+	af := walletAddCmd.Flags()
+	walletAddOpts.registerOpen(af)
+	af.StringVar(&walletAddOpts.xpub, "xpub", "", "account extended public key to watch")
+	af.StringVar(&walletAddOpts.address, "address", "", "single address to watch")
+	af.BoolVar(&walletAddOpts.asJSON, "json", false, "print JSON")
+
+	for _, c := range []*cobra.Command{walletBalanceCmd, walletTxsCmd, walletUTXOsCmd, walletAddressesCmd, walletStatsCmd} {
+		walletReadOpts.registerOpen(c.Flags())
+		c.Flags().BoolVar(&walletReadOpts.asJSON, "json", false, "print JSON")
+	}
+	walletStatsCmd.Flags().IntVar(&walletReadOpts.fps, "fps", 0, "also list up to N false-positive txids, newest first")
+
+	walletCmd.AddCommand(walletCreateCmd, walletAddCmd, walletBalanceCmd, walletTxsCmd,
+		walletUTXOsCmd, walletAddressesCmd, walletStatsCmd)
+	rootCmd.AddCommand(walletCmd)
+}
+
+// walletCreateJSON is the --json output of `wallet create`.
+type walletCreateJSON struct {
+	Datadir     string               `json:"datadir"`
+	Network     string               `json:"network"`
+	Birthday    int32                `json:"birthday"`
+	GapExternal uint32               `json:"gap_external"`
+	GapInternal uint32               `json:"gap_internal"`
+	Accounts    []wallet.AccountInfo `json:"accounts"`
+	Addresses   []wallet.AddressInfo `json:"imported"`
+	Elements    int                  `json:"filter_elements"`
+}
+
+func runWalletCreate(cmd *cobra.Command, _ []string) (err error) {
+	const prefix = "wallet create"
+	f := &walletCreateOpts.walletFlags
+	if f.datadir == "" {
+		return usagef("%s: --datadir is required", prefix)
+	}
+	if f.network == "" {
+		return usagef("%s: --network is required", prefix)
+	}
+	w, err := wallet.Create(f.datadir, f.createConfig())
+	if err != nil {
+		return walletErr(prefix, err)
+	}
+	defer closeWallet(w, &err)
+	accounts, err := w.Accounts()
+	if err != nil {
+		return fmt.Errorf("%s: %w", prefix, err)
+	}
+	addrs, err := w.Addresses()
+	if err != nil {
+		return fmt.Errorf("%s: %w", prefix, err)
+	}
+	var imported []wallet.AddressInfo
+	for _, a := range addrs {
+		if a.Imported {
+			imported = append(imported, a)
+		}
+	}
+	st, err := w.Stats()
+	if err != nil {
+		return fmt.Errorf("%s: %w", prefix, err)
+	}
+	ext, in := w.GapLimits()
+	out := walletCreateJSON{
+		Datadir: f.datadir, Network: w.Network(), Birthday: w.Birthday(),
+		GapExternal: ext, GapInternal: in, Accounts: accounts, Addresses: imported, Elements: st.Elements,
+	}
+	if walletCreateOpts.asJSON {
+		return writeJSON(cmd, out)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "created %s wallet in %s (birthday %d, gap limits %d/%d, %d filter elements)\n",
+		out.Network, out.Datadir, out.Birthday, ext, in, out.Elements)
+	for _, a := range accounts {
+		fmt.Fprintf(&b, "account %s %s %s\n", a.Scope, a.Name, a.Kind)
+		if a.Depth != accountDepth {
+			fmt.Fprintf(&b, "  note: key depth %d, not %d (an account key): addresses are derived as key/0/i and key/1/i\n", a.Depth, accountDepth)
+		}
+	}
+	for _, a := range imported {
+		fmt.Fprintf(&b, "address %s %s\n", a.Address, a.Kind)
+	}
+	_, err = fmt.Fprint(cmd.OutOrStdout(), b.String())
+	return err
+}
+
+// accountDepth is the depth of a BIP44/49/84 account key (m/purpose'/coin'/account').
+const accountDepth = 3
+
+func runWalletAdd(cmd *cobra.Command, _ []string) (err error) {
+	const prefix = "wallet add"
+	opts := &walletAddOpts
+	if (opts.xpub == "") == (opts.address == "") {
+		return usagef("%s: give exactly one of --xpub and --address", prefix)
+	}
+	w, err := openWallet(prefix, &opts.walletFlags)
+	if err != nil {
+		return err
+	}
+	defer closeWallet(w, &err)
+	var (
+		result any
+		line   string
+		rescan bool
+	)
+	if opts.xpub != "" {
+		info, err := w.AddXpub(opts.xpub)
+		if err != nil {
+			return walletErr(prefix, err)
+		}
+		result, rescan = info, info.Rescan
+		line = fmt.Sprintf("added account %s %s %s", info.Scope, info.Name, info.Kind)
+	} else {
+		info, err := w.AddAddress(opts.address)
+		if err != nil {
+			return walletErr(prefix, err)
+		}
+		result, rescan = info, info.Rescan
+		line = fmt.Sprintf("added address %s %s", info.Address, info.Kind)
+	}
+	if opts.asJSON {
+		return writeJSON(cmd, result)
+	}
+	if rescan {
+		line += fmt.Sprintf("; the next sync rescans from the birthday (%d)", w.Birthday())
+	}
+	_, err = fmt.Fprintln(cmd.OutOrStdout(), line)
+	return err
+}
+
+// walletBalanceJSON is the --json output of `wallet balance`.
+type walletBalanceJSON struct {
+	wallet.Balance
+	Total        int64  `json:"total"`
+	SyncedHeight int32  `json:"synced_height"`
+	SyncedHash   string `json:"synced_hash,omitempty"`
+}
+
+func runWalletBalance(cmd *cobra.Command, _ []string) (err error) {
+	const prefix = "wallet balance"
+	w, err := openWallet(prefix, &walletReadOpts.walletFlags)
+	if err != nil {
+		return err
+	}
+	defer closeWallet(w, &err)
+	bal, err := w.Balance()
+	if err != nil {
+		return fmt.Errorf("%s: %w", prefix, err)
+	}
+	sp, err := w.SyncedTo()
+	if err != nil {
+		return fmt.Errorf("%s: %w", prefix, err)
+	}
+	out := walletBalanceJSON{Balance: bal, Total: int64(bal.Total()), SyncedHeight: sp.Height}
+	if sp.Height >= 0 {
+		out.SyncedHash = sp.Hash.String()
+	}
+	if walletReadOpts.asJSON {
+		return writeJSON(cmd, out)
+	}
+	tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', tabwriter.AlignRight)
+	for _, row := range []struct {
+		name string
+		sat  int64
+	}{{"confirmed", int64(bal.Confirmed)}, {"unconfirmed", int64(bal.Unconfirmed)},
+		{"immature", int64(bal.Immature)}, {"total", out.Total}} {
+		fmt.Fprintf(tw, "%s\t%d sat\t%s\t\n", row.name, row.sat, formatBTC(row.sat))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(cmd.OutOrStdout(), syncedLine(out.SyncedHeight))
+	return err
+}
+
+// formatBTC formats satoshis as BTC with eight decimals.
+func formatBTC(sat int64) string {
+	const satPerBTC = 100_000_000
+	sign := ""
+	if sat < 0 {
+		sign, sat = "-", -sat
+	}
+	return fmt.Sprintf("%s%d.%08d BTC", sign, sat/satPerBTC, sat%satPerBTC)
+}
+
+// syncedLine describes a sync point.
+func syncedLine(height int32) string {
+	if height < 0 {
+		return "not synced yet"
+	}
+	return fmt.Sprintf("synced to height %d", height)
+}
+
+func runWalletTxs(cmd *cobra.Command, _ []string) (err error) {
+	const prefix = "wallet txs"
+	w, err := openWallet(prefix, &walletReadOpts.walletFlags)
+	if err != nil {
+		return err
+	}
+	defer closeWallet(w, &err)
+	txs, err := w.Txs()
+	if err != nil {
+		return fmt.Errorf("%s: %w", prefix, err)
+	}
+	if walletReadOpts.asJSON {
+		if txs == nil {
+			txs = []wallet.TxSummary{}
+		}
+		return writeJSON(cmd, txs)
+	}
+	tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "HEIGHT\tTXID\tDELTA (sat)\tCONFIRMATIONS")
+	for _, t := range txs {
+		height := fmt.Sprint(t.Height)
+		if t.Height < 0 {
+			height = "mempool"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%+d\t%d\n", height, t.Txid, t.Delta, t.Confirmations)
+	}
+	return tw.Flush()
+}
+
+func runWalletUTXOs(cmd *cobra.Command, _ []string) (err error) {
+	const prefix = "wallet utxos"
+	w, err := openWallet(prefix, &walletReadOpts.walletFlags)
+	if err != nil {
+		return err
+	}
+	defer closeWallet(w, &err)
+	utxos, err := w.UTXOs()
+	if err != nil {
+		return fmt.Errorf("%s: %w", prefix, err)
+	}
+	if walletReadOpts.asJSON {
+		if utxos == nil {
+			utxos = []wallet.UTXO{}
+		}
+		return writeJSON(cmd, utxos)
+	}
+	tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "OUTPOINT\tAMOUNT (sat)\tHEIGHT\tCONFIRMATIONS\tADDRESS")
+	for _, u := range utxos {
+		fmt.Fprintf(tw, "%s:%d\t%d\t%d\t%d\t%s\n", u.Txid, u.Index, int64(u.Amount), u.Height, u.Confirmations, u.Address)
+	}
+	return tw.Flush()
+}
+
+func runWalletAddresses(cmd *cobra.Command, _ []string) (err error) {
+	const prefix = "wallet addresses"
+	w, err := openWallet(prefix, &walletReadOpts.walletFlags)
+	if err != nil {
+		return err
+	}
+	defer closeWallet(w, &err)
+	addrs, err := w.Addresses()
+	if err != nil {
+		return fmt.Errorf("%s: %w", prefix, err)
+	}
+	if walletReadOpts.asJSON {
+		if addrs == nil {
+			addrs = []wallet.AddressInfo{}
+		}
+		return writeJSON(cmd, addrs)
+	}
+	tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ADDRESS\tKIND\tPATH\tUSED")
+	for _, a := range addrs {
+		path := "imported"
+		if !a.Imported {
+			path = a.Path
+		}
+		shown := a.Address
+		if shown == "" {
+			shown = "script:" + a.Element
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%t\n", shown, a.Kind, path, a.Used)
+	}
+	return tw.Flush()
+}
+
+// walletStatsJSON is the --json output of `wallet stats`.
+type walletStatsJSON struct {
+	wallet.Stats
+	FalsePositiveTxs []wallet.FalsePositive `json:"false_positive_txs,omitempty"`
+}
+
+func runWalletStats(cmd *cobra.Command, _ []string) (err error) {
+	const prefix = "wallet stats"
+	if walletReadOpts.fps < 0 {
+		return usagef("%s: --fps must not be negative", prefix)
+	}
+	w, err := openWallet(prefix, &walletReadOpts.walletFlags)
+	if err != nil {
+		return err
+	}
+	defer closeWallet(w, &err)
+	st, err := w.Stats()
+	if err != nil {
+		return fmt.Errorf("%s: %w", prefix, err)
+	}
+	out := walletStatsJSON{Stats: st}
+	if walletReadOpts.fps > 0 {
+		if out.FalsePositiveTxs, err = w.FalsePositives(walletReadOpts.fps); err != nil {
+			return fmt.Errorf("%s: %w", prefix, err)
+		}
+	}
+	if walletReadOpts.asJSON {
+		return writeJSON(cmd, out)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "blocks applied %d\n", st.BlocksApplied)
+	fmt.Fprintf(&b, "block matches %d: relevant %d, false positives %d\n", st.Matched, st.Relevant, st.FalsePositives)
+	fmt.Fprintf(&b, "mempool matches %d: relevant %d, false positives %d\n", st.MempoolMatched, st.MempoolRelevant, st.MempoolFalsePositives)
+	fmt.Fprintf(&b, "filter elements %d data + %d outpoints, %d watched scripts\n", st.Elements, st.OutPoints, st.Scripts)
+	for _, fp := range out.FalsePositiveTxs {
+		fmt.Fprintf(&b, "false positive %s height %d\n", fp.Txid, fp.Height)
+	}
+	_, err = fmt.Fprint(cmd.OutOrStdout(), b.String())
+	return err
+}

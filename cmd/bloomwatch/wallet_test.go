@@ -1,0 +1,280 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/txscript"
+	"github.com/btcsuite/btcd/wire"
+
+	"github.com/bloomwatch/bloomwatch/spv"
+	"github.com/bloomwatch/bloomwatch/wallet"
+)
+
+// Keys and addresses of the BIP84 test mnemonic's account 0 on test
+// networks (m/84'/1'/0').
+const (
+	testVpub      = "vpub5Y6cjg78GGuNLsaPhmYsiw4gYX3HoQiRBiSwDaBXKUafCt9bNwWQiitDk5VZ5BVxYnQdwoTyXSs2JHRPAgjAvtbBrf8ZhDYe2jWAqvZVnsc"
+	testReceive0  = "bcrt1q6rz28mcfaxtmd6v789l9rrlrusdprr9pz3cppk"
+	testMainXprv  = "xprv9s21ZrQH143K3GJpoapnV8SFfukcVBSfeCficPSGfubmSFDxo1kuHnLisriDvSnRRuL2Qrg5ggqHKNVpxR86QEC8w35uxmGoggxtQTPvfUu"
+	testMainZpub  = "zpub6rFR7y4Q2AijBEqTUquhVz398htDFrtymD9xYYfG1m4wAcvPhXNfE3EfH1r1ADqtfSdVCToUG868RvUUkgDKf31mGDtKsAYz2oz2AGutZYs"
+	testTestP2PKH = "mkpZhYtJu2r87Js3pDiWJDmPte2NRZ8bJV"
+)
+
+// createArgs returns `wallet create` on regtest with the test key.
+func createArgs(dir string, extra ...string) []string {
+	return append([]string{"wallet", "create", "--datadir", dir, "--network", "regtest", "--xpub", testVpub}, extra...)
+}
+
+// dirEntries lists a directory, nil when it does not exist.
+func dirEntries(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+func TestWalletCreateBadInputLeavesNothing(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "w")
+	checkCLI(t, []cliCase{
+		{name: "no datadir", args: []string{"wallet", "create", "--network", "regtest"}, wantCode: 2, wantErrSub: "--datadir is required"},
+		{name: "no network", args: []string{"wallet", "create", "--datadir", dir}, wantCode: 2, wantErrSub: "--network is required"},
+		{name: "unknown network", args: []string{"wallet", "create", "--datadir", dir, "--network", "moon"}, wantCode: 2, wantErrSub: "unknown network"},
+		{name: "bad checksum", args: []string{"wallet", "create", "--datadir", dir, "--network", "regtest", "--xpub", testVpub[:len(testVpub)-1] + "d"},
+			wantCode: 2, wantErrSub: "bad checksum"},
+		{name: "private key", args: []string{"wallet", "create", "--datadir", dir, "--network", "mainnet", "--xpub", testMainXprv},
+			wantCode: 2, wantErrSub: "only public keys"},
+		{name: "mainnet key on regtest", args: []string{"wallet", "create", "--datadir", dir, "--network", "regtest", "--xpub", testMainZpub},
+			wantCode: 2, wantErrSub: "wrong network"},
+		{name: "garbage address", args: createArgs(dir, "--address", "nope"), wantCode: 2, wantErrSub: "invalid address"},
+		{name: "mainnet address on regtest", args: createArgs(dir, "--address", "bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu"),
+			wantCode: 2, wantErrSub: "wrong network"},
+		{name: "negative birthday", args: createArgs(dir, "--birthday", "-3"), wantCode: 2, wantErrSub: "birthday"},
+		{name: "gap too large", args: createArgs(dir, "--gap-external", "100000"), wantCode: 2, wantErrSub: "gap limit"},
+		{name: "positional argument", args: createArgs(dir, "extra"), wantCode: 2, wantErrSub: "unknown command"},
+	})
+	if names := dirEntries(t, parent); len(names) != 0 {
+		t.Fatalf("failed creates left %v", names)
+	}
+}
+
+func TestWalletCommands(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "w")
+	checkCLI(t, []cliCase{
+		{name: "create", args: createArgs(dir, "--address", testTestP2PKH, "--birthday", "7"),
+			wantOutSub: []string{"created regtest wallet", "birthday 7", "account m/84'/1' watch-0 p2wpkh", "address " + testTestP2PKH}},
+		{name: "create again", args: createArgs(dir), wantCode: 2, wantErrSub: "already exists"},
+		{name: "balance", args: []string{"wallet", "balance", "--datadir", dir},
+			wantOutSub: []string{"confirmed  0 sat", "not synced yet"}},
+		{name: "txs empty", args: []string{"wallet", "txs", "--datadir", dir, "--json"}, wantOut: "[]\n"},
+		{name: "utxos empty", args: []string{"wallet", "utxos", "--datadir", dir, "--json"}, wantOut: "[]\n"},
+		{name: "addresses", args: []string{"wallet", "addresses", "--datadir", dir},
+			wantOutSub: []string{testReceive0 + "  p2wpkh  m/84'/1'/0'/0/0", testTestP2PKH}},
+		{name: "add both", args: []string{"wallet", "add", "--datadir", dir, "--xpub", testVpub, "--address", testTestP2PKH},
+			wantCode: 2, wantErrSub: "exactly one"},
+		{name: "add neither", args: []string{"wallet", "add", "--datadir", dir}, wantCode: 2, wantErrSub: "exactly one"},
+		{name: "add duplicate key", args: []string{"wallet", "add", "--datadir", dir, "--xpub", testVpub}, wantCode: 2, wantErrSub: "already watched"},
+		{name: "add duplicate address", args: []string{"wallet", "add", "--datadir", dir, "--address", testReceive0}, wantCode: 2, wantErrSub: "already watched"},
+		{name: "add private key", args: []string{"wallet", "add", "--datadir", dir, "--xpub", testMainXprv}, wantCode: 2, wantErrSub: "only public keys"},
+		{name: "add invalid address", args: []string{"wallet", "add", "--datadir", dir, "--address", "bcrt1qnjg0jd8228aq7egyzacy8cys3knf9xvr4kjhus"},
+			wantCode: 2, wantErrSub: "invalid address"},
+		{name: "stats negative fps", args: []string{"wallet", "stats", "--datadir", dir, "--fps", "-1"}, wantCode: 2, wantErrSub: "--fps"},
+		{name: "stats", args: []string{"wallet", "stats", "--datadir", dir}, wantOutSub: []string{"filter elements 31 data + 0 outpoints"}},
+		{name: "no wallet", args: []string{"wallet", "balance", "--datadir", filepath.Join(dir, "nope")}, wantCode: 2, wantErrSub: "no wallet"},
+		{name: "no datadir", args: []string{"wallet", "txs"}, wantCode: 2, wantErrSub: "--datadir is required"},
+	})
+}
+
+func TestWalletCorruptFileExitsOne(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "wallet.db")
+	garbage := bytes.Repeat([]byte("garbage!"), 1024)
+	if err := os.WriteFile(path, garbage, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	checkCLI(t, []cliCase{
+		{name: "corrupt", args: []string{"wallet", "balance", "--datadir", dir}, wantCode: 1, wantErrSub: "unreadable"},
+	})
+	after, err := os.ReadFile(path)
+	if err != nil || !bytes.Equal(after, garbage) {
+		t.Fatalf("corrupt file changed (err %v)", err)
+	}
+}
+
+// fundWallet applies one block paying 5000 sat to the test key's first
+// receive address, then one unconfirmed payment of 700 sat.
+func fundWallet(t *testing.T, dir string) (chainhash.Hash, chainhash.Hash) {
+	t.Helper()
+	w, err := wallet.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	addr, err := btcutil.DecodeAddress(testReceive0, &chaincfg.RegressionNetParams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, err := txscript.PayToAddrScript(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pay := func(value int64, lock uint32) *wire.MsgTx {
+		tx := wire.NewMsgTx(wire.TxVersion)
+		tx.AddTxIn(wire.NewTxIn(&wire.OutPoint{Hash: chainhash.Hash{0xaa}, Index: lock}, nil, nil))
+		tx.AddTxOut(wire.NewTxOut(value, script))
+		tx.LockTime = lock
+		return tx
+	}
+	confirmed, pending := pay(5_000, 1), pay(700, 2)
+	header := wire.BlockHeader{Version: 4, Timestamp: time.Unix(1_700_000_000, 0), Bits: 0x207fffff}
+	fb := &spv.FilteredBlock{Height: 7, Hash: header.BlockHash(), Header: header,
+		Txs: []*wire.MsgTx{confirmed}, TxIndexes: []uint32{1}, TotalTxs: 2}
+	if _, err := w.ApplyBlock(fb); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.ApplyMempoolTx(pending); err != nil {
+		t.Fatal(err)
+	}
+	return confirmed.TxHash(), pending.TxHash()
+}
+
+func TestWalletReadCommandsJSON(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "w")
+	if code, _, errOut := runCLI(t, createArgs(dir)); code != 0 {
+		t.Fatalf("create: %s", errOut)
+	}
+	confirmed, pending := fundWallet(t, dir)
+
+	decode := func(args []string, v any) {
+		t.Helper()
+		code, out, errOut := runCLI(t, args)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		if err := json.Unmarshal([]byte(out), v); err != nil {
+			t.Fatalf("%v: %v in %q", args, err, out)
+		}
+	}
+	var bal struct {
+		Confirmed, Unconfirmed, Immature, Total int64
+		SyncedHeight                            int32 `json:"synced_height"`
+	}
+	decode([]string{"wallet", "balance", "--datadir", dir, "--json"}, &bal)
+	if bal.Confirmed != 5_000 || bal.Unconfirmed != 700 || bal.Total != 5_700 || bal.SyncedHeight != 7 {
+		t.Fatalf("balance %+v", bal)
+	}
+	var txs []struct {
+		Txid          string
+		Height        int32
+		Delta         int64
+		Confirmations int32
+	}
+	decode([]string{"wallet", "txs", "--datadir", dir, "--json"}, &txs)
+	if len(txs) != 2 || txs[0].Txid != confirmed.String() || txs[0].Delta != 5_000 || txs[0].Confirmations != 1 ||
+		txs[1].Txid != pending.String() || txs[1].Height != -1 {
+		t.Fatalf("txs %+v", txs)
+	}
+	var utxos []struct {
+		Txid    string
+		Vout    uint32
+		Amount  int64
+		Address string
+	}
+	decode([]string{"wallet", "utxos", "--datadir", dir, "--json"}, &utxos)
+	if len(utxos) != 2 || utxos[0].Amount != 5_000 || utxos[0].Address != testReceive0 || utxos[1].Amount != 700 {
+		t.Fatalf("utxos %+v", utxos)
+	}
+	var addrs []struct {
+		Address string
+		Used    bool
+		Path    string
+	}
+	decode([]string{"wallet", "addresses", "--datadir", dir, "--json"}, &addrs)
+	if len(addrs) != 31 || addrs[0].Address != testReceive0 || !addrs[0].Used || addrs[0].Path != "m/84'/1'/0'/0/0" {
+		t.Fatalf("addresses %+v", addrs[:1])
+	}
+	var st struct {
+		BlocksApplied   int64  `json:"blocks_applied"`
+		Relevant        uint64 `json:"relevant"`
+		MempoolRelevant uint64 `json:"mempool_relevant"`
+	}
+	decode([]string{"wallet", "stats", "--datadir", dir, "--json", "--fps", "5"}, &st)
+	if st.BlocksApplied != 1 || st.Relevant != 1 || st.MempoolRelevant != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+	code, out, _ := runCLI(t, []string{"wallet", "txs", "--datadir", dir})
+	if code != 0 || !strings.Contains(out, "mempool") || !strings.Contains(out, "+5000") {
+		t.Fatalf("txs table %q", out)
+	}
+}
+
+func TestWalletAddAfterSyncRescans(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "w")
+	if code, _, errOut := runCLI(t, createArgs(dir, "--birthday", "7")); code != 0 {
+		t.Fatalf("create: %s", errOut)
+	}
+	fundWallet(t, dir)
+	checkCLI(t, []cliCase{
+		{name: "add address", args: []string{"wallet", "add", "--datadir", dir, "--address", testTestP2PKH},
+			wantOutSub: []string{"added address " + testTestP2PKH + " p2pkh", "rescans from the birthday (7)"}},
+	})
+}
+
+func TestOpenOrCreateWallet(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "w")
+	f := &walletFlags{datadir: dir}
+	if _, _, err := openOrCreateWallet("sync", f); err == nil || !strings.Contains(err.Error(), "--network is required") {
+		t.Fatalf("no network: %v", err)
+	}
+	f.network, f.xpubs = "regtest", []string{testVpub}
+	w, created, err := openOrCreateWallet("sync", f)
+	if err != nil || !created {
+		t.Fatalf("create: %v %v", created, err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Reopening with the same flags imports nothing new; a new address
+	// is added.
+	f.addresses = []string{testTestP2PKH}
+	w, created, err = openOrCreateWallet("sync", f)
+	if err != nil || created {
+		t.Fatalf("reopen: %v %v", created, err)
+	}
+	accounts, err := w.Accounts()
+	if err != nil || len(accounts) != 1 {
+		t.Fatalf("accounts %v %v", accounts, err)
+	}
+	st, err := w.Stats()
+	if err != nil || st.Scripts != 31 {
+		t.Fatalf("scripts %d %v", st.Scripts, err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.network = "testnet3"
+	_, _, err = openOrCreateWallet("sync", f)
+	var ue usageError
+	if !errors.As(err, &ue) || !errors.Is(err, wallet.ErrWrongNetwork) {
+		t.Fatalf("wrong network: %v", err)
+	}
+}
