@@ -16,15 +16,24 @@ type Kind string
 
 // The kinds of watched outputs.
 const (
-	KindP2PKH      Kind = "p2pkh"
+	// KindP2PKH is pay-to-pubkey-hash (BIP44 accounts, 1... and m/n...).
+	KindP2PKH Kind = "p2pkh"
+	// KindP2SHP2WPKH is P2WPKH nested in P2SH (BIP49 accounts).
 	KindP2SHP2WPKH Kind = "p2sh-p2wpkh"
-	KindP2WPKH     Kind = "p2wpkh"
-	KindP2SH       Kind = "p2sh"
-	KindP2WSH      Kind = "p2wsh"
-	KindP2TR       Kind = "p2tr"
-	KindP2PK       Kind = "p2pk"
-	KindMultisig   Kind = "multisig"
-	KindScript     Kind = "script"
+	// KindP2WPKH is native segwit v0 pay-to-witness-pubkey-hash (BIP84).
+	KindP2WPKH Kind = "p2wpkh"
+	// KindP2SH is pay-to-script-hash.
+	KindP2SH Kind = "p2sh"
+	// KindP2WSH is segwit v0 pay-to-witness-script-hash.
+	KindP2WSH Kind = "p2wsh"
+	// KindP2TR is segwit v1 pay-to-taproot.
+	KindP2TR Kind = "p2tr"
+	// KindP2PK is a bare public key output script.
+	KindP2PK Kind = "p2pk"
+	// KindMultisig is a bare multisig output script.
+	KindMultisig Kind = "multisig"
+	// KindScript is any other output script.
+	KindScript Kind = "script"
 )
 
 // kindOfAddrType maps waddrmgr's address types for HD accounts.

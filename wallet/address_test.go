@@ -223,3 +223,26 @@ func TestImportOfDerivedAddressIsDuplicate(t *testing.T) {
 	})
 	require.ErrorIs(t, err, ErrDuplicate)
 }
+
+func TestElementsVersionChangesOnlyWithTheSet(t *testing.T) {
+	w, keys := newRegtestWallet(t)
+	f := &txFactory{}
+	chain := newTestChain(f, 1)
+	version := func() uint64 {
+		el, err := w.FilterElements()
+		require.NoError(t, err)
+		return el.Version
+	}
+	v0 := version()
+	require.Equal(t, v0, version(), "no change, same version")
+	res := mustApply(t, w, chain.add(f.tx(nil, output{foreignScript(1), 1})).filtered())
+	require.False(t, res.ElementsChanged)
+	require.Equal(t, v0, version(), "a false positive changes nothing")
+	res = mustApply(t, w, chain.add(f.tx(nil, output{keys.p2wpkh(intBranch, 0), 5})).filtered())
+	require.True(t, res.ElementsChanged)
+	v1 := version()
+	require.NotEqual(t, v0, v1)
+	res = mustApply(t, w, chain.add(f.tx(nil, output{keys.p2wpkh(intBranch, 0), 6})).filtered())
+	require.True(t, res.ElementsChanged, "a new outpoint to watch")
+	require.NotEqual(t, v1, version())
+}

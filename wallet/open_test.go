@@ -269,3 +269,16 @@ func TestAddAfterSyncRescans(t *testing.T) {
 	require.False(t, acct.Rescan, "nothing applied since the last rescan")
 	require.Equal(t, "m/49'/1'", acct.Scope)
 }
+
+func TestOpenDatadirIsAFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "plain")
+	require.NoError(t, os.WriteFile(file, []byte("x"), 0o600))
+	_, err := Open(file)
+	require.Error(t, err)
+	require.NotErrorIs(t, err, ErrCorrupt)
+	_, err = Create(file, CreateConfig{Network: "regtest"})
+	require.Error(t, err)
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	require.Equal(t, []byte("x"), data)
+}

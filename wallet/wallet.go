@@ -165,7 +165,7 @@ func Exists(dir string) bool {
 // Create makes a new wallet in dir (created if missing) and returns it
 // open. Every input is checked before anything is written; on failure
 // Create removes only what it created.
-func Create(dir string, cfg CreateConfig, opts ...Option) (w *Wallet, err error) {
+func Create(dir string, cfg CreateConfig, opts ...Option) (_ *Wallet, err error) {
 	p, err := cfg.validate()
 	if err != nil {
 		return nil, err
@@ -180,10 +180,16 @@ func Create(dir string, cfg CreateConfig, opts ...Option) (w *Wallet, err error)
 	if err != nil {
 		return nil, fmt.Errorf("create wallet: %w", err)
 	}
-	var db walletdb.DB
+	var (
+		db walletdb.DB
+		nw *Wallet
+	)
 	defer func() {
 		if err == nil {
 			return
+		}
+		if nw != nil {
+			nw.closeManagers()
 		}
 		if db != nil {
 			_ = db.Close()
@@ -197,17 +203,16 @@ func Create(dir string, cfg CreateConfig, opts ...Option) (w *Wallet, err error)
 	if err != nil {
 		return nil, fmt.Errorf("create wallet database: %w", err)
 	}
-	w = newWallet(dir, db, opts)
+	nw = newWallet(dir, db, opts)
 	if err = walletdb.Update(db, func(tx walletdb.ReadWriteTx) error {
-		return w.initialize(tx, p)
+		return nw.initialize(tx, p)
 	}); err != nil {
-		w.closeManagers()
 		return nil, fmt.Errorf("create wallet: %w", err)
 	}
-	if err = w.load(); err != nil {
+	if err = nw.load(); err != nil {
 		return nil, fmt.Errorf("create wallet: %w", err)
 	}
-	return w, nil
+	return nw, nil
 }
 
 // makeDirs creates dir and its missing parents and returns the ones it
