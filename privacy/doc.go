@@ -1,8 +1,31 @@
 // Package privacy models what a full node learns from the BIP37 filters a
-// light client sends it: the transcript of every filterload, filteradd and
-// filterclear, the candidate universe, the attacks of the literature
-// (single filter, both-forms test, intersection, saturation replay,
-// transaction-graph pruning), and the collapse curve of the false-positive
-// anonymity set. The package is pure: no goroutines, no network, file I/O
-// only through io.Reader and io.Writer.
+// light client sends it, and measures it.
+//
+// The adversary is a full node, or several colluding ones, that stores
+// every filterload, filteradd and filterclear it receives (the transcript,
+// see Record and ReadTranscript), with time and chain height, and knows
+// the chain. Given a transcript, a universe of candidates (every address,
+// key or script on chain: Universe, read from an element file, a chain, or
+// generated synthetically) and optionally the wallet's real elements,
+// Analyze replays the filters, streams the universe through them once, and
+// computes the collapse curve of the false-positive anonymity set, the
+// adversary's precision and recall, and the entropy, after every event,
+// for each stacked attack: the single-filter test, the both-forms test
+// (pubkey AND hash160 must match), the intersection of independent
+// filters (reloads, restarts, resizes, colluding peers) and the
+// transaction-graph pruning (common-input ownership and change), plus a
+// replay of the server-side UPDATE_ALL / P2PUBKEY_ONLY updates block by
+// block (saturation). Every measured figure sits beside the formula's
+// (GUIDE section 5: Entropy, ProbNoFalsePositive, IntersectionRate, ...).
+//
+// Experiments (RunExperiment) reproduce the published results on real
+// filters and synthetic universes and chains; Meter is the cheap live
+// estimate the node and the TUI feed record by record.
+//
+// The package is pure: no network, file I/O only through io.Reader and
+// io.Writer, and no goroutine outlives a call. The one exception to the
+// project's rule of goroutines only in spv/ is the scan's bounded
+// fork-join (parallel.go), which uses every core for the CPU-bound work of
+// testing a mainnet-sized universe and returns only when all of its
+// workers have.
 package privacy

@@ -1,0 +1,45 @@
+package privacy
+
+import "bytes"
+
+// Candidate is one on-chain identity the adversary tests against a filter:
+// an address, key or script. Forms are the byte strings by which it can
+// appear in a BIP37 filter: Forms[0] is its primary form, the data push a
+// server finds in an output script (hash160 for P2PKH and P2WPKH, script
+// hash for P2SH, witness program for P2WSH and P2TR, the key itself for a
+// bare pubkey); further forms are alternative encodings the adversary knows
+// from the chain, such as the public key behind a hash160 once it has been
+// revealed by a spend.
+type Candidate struct {
+	Forms [][]byte
+}
+
+// Key returns the primary form as a string, the candidate's identity.
+func (c Candidate) Key() string {
+	if len(c.Forms) == 0 {
+		return ""
+	}
+	return string(c.Forms[0])
+}
+
+// Clone returns a deep copy of c, independent of any buffer c aliases.
+func (c Candidate) Clone() Candidate {
+	out := Candidate{Forms: make([][]byte, len(c.Forms))}
+	for i, f := range c.Forms {
+		out.Forms[i] = bytes.Clone(f)
+	}
+	return out
+}
+
+// Equal reports whether c and o have the same forms in the same order.
+func (c Candidate) Equal(o Candidate) bool {
+	if len(c.Forms) != len(o.Forms) {
+		return false
+	}
+	for i := range c.Forms {
+		if !bytes.Equal(c.Forms[i], o.Forms[i]) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,106 @@
+package privacy
+
+import (
+	"bufio"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/bloomwatch/bloomwatch/bip37"
+)
+
+// Limits of the element file format.
+const (
+	// MaxFormsPerLine bounds the forms one candidate line may carry.
+	MaxFormsPerLine = 8
+	// MaxFormSize is the largest form accepted: a filteradd element, the
+	// largest script push a filter can usefully hold.
+	MaxFormSize = bip37.MaxFilterAddSize
+	// maxElementLine bounds one line of an element file: every form at its
+	// largest, hex-encoded, with separators.
+	maxElementLine = MaxFormsPerLine * (2*MaxFormSize + 1)
+	// elementFileBuffer is the scanner's initial buffer.
+	elementFileBuffer = 64 << 10
+)
+
+// commentMark starts a comment that runs to the end of the line.
+const commentMark = "#"
+
+// ReadCandidates reads an element file: one candidate per line, its forms
+// as hex strings separated by spaces or tabs (primary form first, e.g.
+// "HASH160 PUBKEY"), with "#" starting a comment and blank lines ignored.
+// Any malformed line fails the whole read with an error wrapping
+// ErrBadElementFile that names the line; nothing is returned half-read.
+func ReadCandidates(r io.Reader) ([]Candidate, error) {
+	var out []Candidate
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, elementFileBuffer), maxElementLine+1)
+	line := 0
+	for sc.Scan() {
+		line++
+		c, ok, err := parseCandidateLine(sc.Text())
+		if err != nil {
+			return nil, fmt.Errorf("%w: line %d: %w", ErrBadElementFile, line, err)
+		}
+		if ok {
+			out = append(out, c)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%w: after line %d: %w", ErrBadElementFile, line, err)
+	}
+	return out, nil
+}
+
+// parseCandidateLine parses one line; ok is false for a blank or comment
+// line.
+func parseCandidateLine(s string) (Candidate, bool, error) {
+	if i := strings.Index(s, commentMark); i >= 0 {
+		s = s[:i]
+	}
+	fields := strings.Fields(s)
+	if len(fields) == 0 {
+		return Candidate{}, false, nil
+	}
+	if len(fields) > MaxFormsPerLine {
+		return Candidate{}, false, fmt.Errorf("%d forms, at most %d", len(fields), MaxFormsPerLine)
+	}
+	c := Candidate{Forms: make([][]byte, len(fields))}
+	for i, f := range fields {
+		b, err := hex.DecodeString(f)
+		if err != nil {
+			return Candidate{}, false, fmt.Errorf("form %d: %w", i+1, err)
+		}
+		if len(b) == 0 || len(b) > MaxFormSize {
+			return Candidate{}, false, fmt.Errorf("form %d: %d bytes, want 1 to %d", i+1, len(b), MaxFormSize)
+		}
+		c.Forms[i] = b
+	}
+	return c, true, nil
+}
+
+// WriteCandidates writes cands in the element file format ReadCandidates
+// reads.
+func WriteCandidates(w io.Writer, cands []Candidate) error {
+	bw := bufio.NewWriter(w)
+	for _, c := range cands {
+		for i, f := range c.Forms {
+			if i > 0 {
+				if err := bw.WriteByte(' '); err != nil {
+					return fmt.Errorf("write candidates: %w", err)
+				}
+			}
+			if _, err := bw.WriteString(hex.EncodeToString(f)); err != nil {
+				return fmt.Errorf("write candidates: %w", err)
+			}
+		}
+		if err := bw.WriteByte('\n'); err != nil {
+			return fmt.Errorf("write candidates: %w", err)
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("write candidates: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,69 @@
+package privacy
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestReadCandidates(t *testing.T) {
+	long := strings.Repeat("ab", MaxFormSize+1)
+	tests := []struct {
+		name     string
+		in       string
+		want     [][]string // forms in hex per candidate
+		wantLine string     // substring of the error, when it must fail
+	}{
+		{name: "empty", in: "", want: nil},
+		{name: "comments and blanks", in: "# universe\n\n  \t\n# end\n", want: nil},
+		{name: "one form", in: "00112233\n", want: [][]string{{"00112233"}}},
+		{name: "two forms, trailing comment", in: "aa bb # hash then key\ncc\n", want: [][]string{{"aa", "bb"}, {"cc"}}},
+		{name: "tabs and CRLF", in: "aa\tbb\r\ncc\r\n", want: [][]string{{"aa", "bb"}, {"cc"}}},
+		{name: "no final newline", in: "aa\ndd", want: [][]string{{"aa"}, {"dd"}}},
+		{name: "uppercase hex", in: "AABB\n", want: [][]string{{"aabb"}}},
+		{name: "odd hex", in: "aa\nabc\n", wantLine: "line 2: form 1"},
+		{name: "not hex", in: "zz\n", wantLine: "line 1: form 1"},
+		{name: "second form bad", in: "aa 0g\n", wantLine: "line 1: form 2"},
+		{name: "too long", in: long + "\n", wantLine: "line 1: form 1: 521 bytes"},
+		{name: "too many forms", in: strings.Repeat("aa ", MaxFormsPerLine+1) + "\n", wantLine: "line 1: 9 forms"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ReadCandidates(strings.NewReader(tc.in))
+			if tc.wantLine != "" {
+				if !errors.Is(err, ErrBadElementFile) || !strings.Contains(err.Error(), tc.wantLine) {
+					t.Fatalf("err = %v, want ErrBadElementFile with %q", err, tc.wantLine)
+				}
+				if got != nil {
+					t.Errorf("returned %d candidates with the error", len(got))
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(tc.want) {
+				t.Fatalf("got %d candidates, want %d", len(got), len(tc.want))
+			}
+			var buf bytes.Buffer
+			if err := WriteCandidates(&buf, got); err != nil {
+				t.Fatal(err)
+			}
+			var wantText strings.Builder
+			for _, c := range tc.want {
+				wantText.WriteString(strings.Join(c, " ") + "\n")
+			}
+			if buf.String() != wantText.String() {
+				t.Errorf("round trip %q, want %q", buf.String(), wantText.String())
+			}
+		})
+	}
+}
+
+func TestReadCandidatesLineTooLong(t *testing.T) {
+	in := strings.Repeat("a", maxElementLine+2) + "\n"
+	if _, err := ReadCandidates(strings.NewReader(in)); !errors.Is(err, ErrBadElementFile) {
+		t.Fatalf("err = %v, want ErrBadElementFile", err)
+	}
+}

@@ -1,0 +1,39 @@
+package privacy
+
+import "errors"
+
+// Errors callers must tell apart. They are wrapped with details; test for
+// them with errors.Is.
+var (
+	// ErrBadElementFile is wrapped by every error ReadCandidates returns
+	// for malformed input; the message names the line.
+	ErrBadElementFile = errors.New("bad element file")
+
+	// ErrBadFilterRecord is returned when a transcript's filterload record
+	// carries a filter a full node would reject (malformed serialization,
+	// over the size or hash-function caps).
+	ErrBadFilterRecord = errors.New("bad filter in transcript")
+
+	// ErrNoFilters is returned when a transcript holds no filterload, so
+	// there is nothing to analyze.
+	ErrNoFilters = errors.New("transcript has no filterload")
+
+	// ErrTooManyHits is returned when a scan would keep more matching
+	// candidates than its limit: the filters match too much of the
+	// universe to be analyzed candidate by candidate.
+	ErrTooManyHits = errors.New("too many matching candidates")
+
+	// ErrEmptyUniverse is returned when the candidate universe is empty.
+	ErrEmptyUniverse = errors.New("empty candidate universe")
+
+	// ErrChain is wrapped by errors reading blocks from a Chain.
+	ErrChain = errors.New("chain")
+
+	// ErrUnknownExperiment is returned by RunExperiment for a name it does
+	// not know.
+	ErrUnknownExperiment = errors.New("unknown experiment")
+
+	// ErrBadConfig is returned for an experiment or meter configuration
+	// outside its valid range.
+	ErrBadConfig = errors.New("bad configuration")
+)

@@ -1,0 +1,158 @@
+package privacy
+
+import (
+	"math"
+	"testing"
+)
+
+// near reports whether got is within rel relative tolerance of want (or
+// abs 1e-12 when want is 0).
+func near(got, want, rel float64) bool {
+	if want == 0 {
+		return math.Abs(got) < 1e-12
+	}
+	return math.Abs(got-want) <= rel*math.Abs(want)
+}
+
+func TestLog2Binomial(t *testing.T) {
+	tests := []struct {
+		name string
+		n, k float64
+		want float64
+	}{
+		{"C(4,2)=6", 4, 2, math.Log2(6)},
+		{"C(10,3)=120", 10, 3, math.Log2(120)},
+		{"C(52,5)=2598960", 52, 5, math.Log2(2598960)},
+		{"C(n,0)=1", 7, 0, 0},
+		{"C(n,n)=1", 7, 7, 0},
+		{"k>n clamps to 0", 3, 5, 0},
+		// C(1e9, 10) = prod_{i<10}(1e9-i) / 10!, summed in logs.
+		{"C(1e9,10)", 1e9, 10, func() float64 {
+			s := 0.0
+			for i := range 10 {
+				s += math.Log2(1e9-float64(i)) - math.Log2(float64(i+1))
+			}
+			return s
+		}()},
+		// Real-valued n: C(2.5, 1) = Gamma(3.5)/(Gamma(2)Gamma(2.5)) = 2.5.
+		{"C(2.5,1)=2.5", 2.5, 1, math.Log2(2.5)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Log2Binomial(tc.n, tc.k); !near(got, tc.want, 1e-9) {
+				t.Errorf("Log2Binomial(%g, %g) = %.12g, want %.12g", tc.n, tc.k, got, tc.want)
+			}
+		})
+	}
+	for _, bad := range [][2]float64{{-1, 0}, {5, -1}, {math.NaN(), 1}} {
+		if got := Log2Binomial(bad[0], bad[1]); !math.IsNaN(got) {
+			t.Errorf("Log2Binomial(%v) = %v, want NaN", bad, got)
+		}
+	}
+}
+
+func TestEntropyPrecisionRecall(t *testing.T) {
+	tests := []struct {
+		name             string
+		n, f             float64
+		entropy, precise float64
+	}{
+		{"no false positive: no uncertainty", 5, 0, 0, 1},
+		{"one of two", 1, 1, 1, 0.5},
+		{"one of four", 1, 3, 2, 0.25},
+		{"two of four: C(4,2)=6", 2, 2, math.Log2(6), 0.5},
+		{"expected (fractional) F", 1, 0.5, math.Log2(1.5), 1 / 1.5},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Entropy(tc.n, tc.f); !near(got, tc.entropy, 1e-9) {
+				t.Errorf("Entropy = %v, want %v", got, tc.entropy)
+			}
+			if got := Precision(tc.n, tc.f); !near(got, tc.precise, 1e-12) {
+				t.Errorf("Precision = %v, want %v", got, tc.precise)
+			}
+		})
+	}
+	if got := Precision(0, 0); got != 0 {
+		t.Errorf("Precision of an empty set = %v, want 0", got)
+	}
+	if got := Recall(3, 4); got != 0.75 {
+		t.Errorf("Recall(3, 4) = %v", got)
+	}
+	if got := Recall(3, 0); got != 0 {
+		t.Errorf("Recall(3, 0) = %v", got)
+	}
+}
+
+func TestRates(t *testing.T) {
+	tests := []struct {
+		name      string
+		got, want float64
+	}{
+		{"P(no FP) (1-0.5)^2", ProbNoFalsePositive(0.5, 2), 0.25},
+		{"P(no FP) f=0", ProbNoFalsePositive(0, 1e9), 1},
+		{"P(no FP) f=1", ProbNoFalsePositive(1, 3), 0},
+		{"P(no FP) ~ e^-E", ProbNoFalsePositive(1e-9, 1e9), math.Exp(-1)},
+		{"any form 1-(1-.5)^2", AnyFormRate(0.5, 2), 0.75},
+		{"any form of one form is f", AnyFormRate(1e-4, 1), 1e-4},
+		{"all forms f^2", AllFormsRate(0.1, 2), 0.01},
+		{"bitcoinj f^2", AllFormsRate(1.46e-4, 2), 2.1316e-8},
+		{"intersection", IntersectionRate([]float64{0.5, 0.1, 0.2}), 0.01},
+		{"intersection of none", IntersectionRate(nil), 1},
+		{"reldiff", RelDiff(1.1, 1), 0.1},
+		{"reldiff both 0", RelDiff(0, 0), 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if !near(tc.got, tc.want, 1e-6) {
+				t.Errorf("got %.10g, want %.10g", tc.got, tc.want)
+			}
+		})
+	}
+	if !math.IsInf(RelDiff(1, 0), 1) {
+		t.Error("RelDiff(1, 0) should be +Inf")
+	}
+}
+
+func TestIntervals(t *testing.T) {
+	// Exact Garwood 95 % bounds (chi-square quantiles), from tables.
+	poisson := []struct {
+		c      uint64
+		lo, hi float64
+	}{
+		{0, 0, 3.689},
+		{1, 0.0253, 5.572},
+		{10, 4.795, 18.39},
+		{100, 81.36, 121.63},
+	}
+	for _, tc := range poisson {
+		lo, hi := PoissonInterval(tc.c, Z95)
+		if math.Abs(lo-tc.lo) > 1e-3*math.Max(1, tc.lo) || math.Abs(hi-tc.hi) > 1e-3*tc.hi {
+			t.Errorf("PoissonInterval(%d) = [%.4g, %.4g], want about [%.4g, %.4g]", tc.c, lo, hi, tc.lo, tc.hi)
+		}
+	}
+	// The approximation used above exactPoissonMax agrees with the exact
+	// bounds where the two branches meet.
+	elo, ehi := PoissonInterval(exactPoissonMax, Z95)
+	alo, ahi := poissonWilsonHilferty(exactPoissonMax, Z95)
+	if !near(alo, elo, 1e-3) || !near(ahi, ehi, 1e-3) {
+		t.Errorf("at c=%d exact [%.2f, %.2f] vs Wilson-Hilferty [%.2f, %.2f]", exactPoissonMax, elo, ehi, alo, ahi)
+	}
+	// Wilson: 0 of 10 -> [0, 0.2775]; 5 of 10 -> [0.2366, 0.7634].
+	wilson := []struct {
+		k, n   int
+		lo, hi float64
+	}{{0, 10, 0, 0.2775}, {5, 10, 0.2366, 0.7634}, {10, 10, 0.7225, 1}}
+	for _, tc := range wilson {
+		lo, hi := WilsonInterval(tc.k, tc.n, Z95)
+		if math.Abs(lo-tc.lo) > 1e-3 || math.Abs(hi-tc.hi) > 1e-3 {
+			t.Errorf("WilsonInterval(%d, %d) = [%.4f, %.4f], want [%.4f, %.4f]", tc.k, tc.n, lo, hi, tc.lo, tc.hi)
+		}
+	}
+	if lo, hi := WilsonInterval(0, 0, Z95); lo != 0 || hi != 1 {
+		t.Errorf("WilsonInterval(0, 0) = [%v, %v]", lo, hi)
+	}
+	if got := BinomialSigma(100, 0.5); got != 5 {
+		t.Errorf("BinomialSigma(100, .5) = %v", got)
+	}
+}

@@ -1,0 +1,88 @@
+package privacy
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/bloomwatch/bloomwatch/bip37"
+)
+
+// randomBytes returns n pseudorandom bytes from rng.
+func randomBytes(rng *rand.Rand, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(rng.Uint32())
+	}
+	return b
+}
+
+// randomCandidates returns n one- or two-form candidates.
+func randomCandidates(rng *rand.Rand, n, forms int) []Candidate {
+	out := make([]Candidate, n)
+	for i := range out {
+		out[i].Forms = append(out[i].Forms, randomBytes(rng, SyntheticHashSize))
+		for range forms - 1 {
+			out[i].Forms = append(out[i].Forms, randomBytes(rng, SyntheticPubKeySize))
+		}
+	}
+	return out
+}
+
+// mustFilter returns a filter sized for n elements at rate p holding
+// every form of cands.
+func mustFilter(t testing.TB, n uint32, p float64, tweak uint32, flags bip37.UpdateFlag, cands ...Candidate) *bip37.Filter {
+	t.Helper()
+	f, err := bip37.NewFilter(n, p, tweak, flags)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cands {
+		for _, form := range c.Forms {
+			f.Add(form)
+		}
+	}
+	return f
+}
+
+// bruteForce returns, for every candidate, whether it matches f through
+// any form and through all forms.
+func bruteForce(cands []Candidate, f *bip37.Filter) (anyM, allM []bool) {
+	for _, c := range cands {
+		a, l := false, len(c.Forms) > 0
+		for _, form := range c.Forms {
+			if f.Matches(form) {
+				a = true
+			} else {
+				l = false
+			}
+		}
+		anyM, allM = append(anyM, a), append(allM, l)
+	}
+	return anyM, allM
+}
+
+// scanAll scans u with the filters and fails the test on error.
+func scanAll(t testing.TB, u Universe, cfg ScanConfig) *ScanResult {
+	t.Helper()
+	r, err := Scan(context.Background(), u, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// hitKeys returns the primary forms of the hits matching filter j.
+func hitKeys(r *ScanResult, j int, all bool) map[string]bool {
+	out := map[string]bool{}
+	for _, h := range r.Hits {
+		m := h.Any
+		if all {
+			m = h.All
+		}
+		if m.Has(j) {
+			out[h.Candidate.Key()] = true
+		}
+	}
+	return out
+}

@@ -1,0 +1,273 @@
+package privacy
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+
+	"github.com/bloomwatch/bloomwatch/bip37"
+)
+
+// Scan limits.
+const (
+	// DefaultMaxHits bounds the candidates a scan keeps (those matching a
+	// filter, and the wallet's own): a filter that matches a large share of
+	// a large universe cannot be analyzed candidate by candidate, and
+	// keeping every match would exhaust memory.
+	DefaultMaxHits = 10_000_000
+	// streamBatch is the number of candidates read from a non-indexed
+	// universe before the workers scan them.
+	streamBatch = 1 << 16
+)
+
+// ScanConfig says what a scan tests every candidate against.
+type ScanConfig struct {
+	// Filters are tested read-only and concurrently; nobody may mutate
+	// them during the scan. At most one filter should match everything
+	// (a zero-length filter or one without hash functions): such a filter
+	// makes every candidate a hit.
+	Filters []*bip37.Filter
+	// Truth, when set, is the wallet's elements: a candidate any of whose
+	// forms is in it is the wallet's, and is kept even if nothing matches.
+	Truth *ElementSet
+	// Workers is the number of goroutines; 0 means GOMAXPROCS.
+	Workers int
+	// MaxHits bounds the hits kept; 0 means DefaultMaxHits.
+	MaxHits int
+}
+
+// Hit is a candidate that matched at least one filter, or a wallet
+// candidate.
+type Hit struct {
+	Candidate Candidate
+	// Truth reports that the candidate is the wallet's.
+	Truth bool
+	// Any has bit j set when some form of the candidate matches
+	// Filters[j]; All when every form does (the both-forms test).
+	Any, All Bitset
+}
+
+// ScanResult is what a scan measured.
+type ScanResult struct {
+	// Scanned counts the candidates tested.
+	Scanned uint64
+	// FormCounts[f] counts the candidates with f forms (f capped at
+	// MaxFormsPerLine).
+	FormCounts []uint64
+	// TruthCounts[f] counts the wallet's candidates with f forms.
+	TruthCounts []uint64
+	// AnyCounts[j] and AllCounts[j] count the candidates matching
+	// Filters[j] through any form and through every form.
+	AnyCounts, AllCounts []uint64
+	// Hits holds every hit, sorted by primary form.
+	Hits []Hit
+}
+
+// Truth returns the number of wallet candidates seen.
+func (r *ScanResult) Truth() uint64 {
+	var n uint64
+	for _, c := range r.TruthCounts {
+		n += c
+	}
+	return n
+}
+
+// scanWorker is one worker's private state, merged after the join.
+type scanWorker struct {
+	cfg                  *ScanConfig
+	hits                 []Hit
+	scanned              uint64
+	formCounts           []uint64
+	truthCounts          []uint64
+	anyCounts, allCounts []uint64
+	cand                 Candidate
+	totalHits            *atomic.Int64
+	maxHits              int64
+}
+
+// Scan streams every candidate of u through every filter of cfg and
+// returns the counts and the hits. A universe made by Stream or
+// StreamRange is split across the workers by index ranges (from its
+// current position, which it then consumes); any other universe is read in
+// batches by the calling goroutine and each batch scanned in parallel. Scan returns
+// ErrTooManyHits when more than MaxHits candidates would be kept, the
+// universe's error if its stream fails, and ctx's error when cancelled.
+func Scan(ctx context.Context, u Universe, cfg ScanConfig) (*ScanResult, error) {
+	if cfg.MaxHits <= 0 {
+		cfg.MaxHits = DefaultMaxHits
+	}
+	workers := workerCount(cfg.Workers)
+	var total atomic.Int64
+	ws := make([]*scanWorker, workers)
+	for i := range ws {
+		ws[i] = newScanWorker(&cfg, &total)
+	}
+	var err error
+	if rs, ok := u.(*rangeStream); ok {
+		err = scanIndexed(ctx, rs.ix, rs.next, rs.end, ws)
+		rs.next = rs.end
+	} else {
+		err = scanStream(ctx, u, ws)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return mergeWorkers(&cfg, ws), nil
+}
+
+// newScanWorker returns a worker with zeroed counters.
+func newScanWorker(cfg *ScanConfig, total *atomic.Int64) *scanWorker {
+	nf := len(cfg.Filters)
+	return &scanWorker{
+		cfg:         cfg,
+		formCounts:  make([]uint64, MaxFormsPerLine+1),
+		truthCounts: make([]uint64, MaxFormsPerLine+1),
+		anyCounts:   make([]uint64, nf),
+		allCounts:   make([]uint64, nf),
+		totalHits:   total,
+		maxHits:     int64(cfg.MaxHits),
+	}
+}
+
+// scanIndexed splits candidates first..end-1 of ix by index ranges.
+func scanIndexed(ctx context.Context, ix IndexedUniverse, first, end uint64, ws []*scanWorker) error {
+	if end <= first {
+		return ctx.Err()
+	}
+	return forkJoin(ctx, len(ws), end-first, defaultChunk, func(w int, lo, hi uint64) error {
+		sw := ws[w]
+		for i := first + lo; i < first+hi; i++ {
+			ix.Fill(i, &sw.cand)
+			if err := sw.test(&sw.cand); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// scanStream reads u in batches and scans each batch in parallel.
+func scanStream(ctx context.Context, u Universe, ws []*scanWorker) error {
+	batch := make(SliceUniverse, 0, streamBatch)
+	var c Candidate
+	for {
+		batch = batch[:0]
+		for len(batch) < streamBatch && u.Next(&c) {
+			n := len(batch)
+			batch = batch[:n+1]
+			batch[n] = cloneInto(batch[n], c)
+		}
+		if len(batch) > 0 {
+			if err := scanIndexed(ctx, batch, 0, batch.Len(), ws); err != nil {
+				return err
+			}
+		}
+		if len(batch) < streamBatch {
+			break
+		}
+	}
+	if err := u.Err(); err != nil {
+		return fmt.Errorf("universe: %w", err)
+	}
+	return ctx.Err()
+}
+
+// cloneInto copies src into dst's buffers, growing them as needed, so a
+// batch slot reuses its memory from one batch to the next.
+func cloneInto(dst, src Candidate) Candidate {
+	if cap(dst.Forms) < len(src.Forms) {
+		dst.Forms = make([][]byte, len(src.Forms))
+	}
+	dst.Forms = dst.Forms[:len(src.Forms)]
+	for i, f := range src.Forms {
+		dst.Forms[i] = append(dst.Forms[i][:0], f...)
+	}
+	return dst
+}
+
+// test runs one candidate through every filter.
+func (sw *scanWorker) test(c *Candidate) error {
+	sw.scanned++
+	nForms := min(len(c.Forms), MaxFormsPerLine)
+	sw.formCounts[nForms]++
+	truth := sw.cfg.Truth.ContainsAny(*c)
+	if truth {
+		sw.truthCounts[nForms]++
+	}
+	var h *Hit
+	for j, f := range sw.cfg.Filters {
+		matchedAny, matchedAll := false, nForms > 0
+		for _, form := range c.Forms {
+			if f.Matches(form) {
+				matchedAny = true
+			} else {
+				matchedAll = false
+				if matchedAny {
+					break
+				}
+			}
+		}
+		if !matchedAny {
+			continue
+		}
+		if h == nil {
+			h = sw.newHit(c, truth)
+		}
+		sw.anyCounts[j]++
+		h.Any.Set(j)
+		if matchedAll {
+			sw.allCounts[j]++
+			h.All.Set(j)
+		}
+	}
+	return sw.keep(h, c, truth)
+}
+
+// keep records a wallet candidate that matched nothing as a hit too and
+// enforces the hit limit.
+func (sw *scanWorker) keep(h *Hit, c *Candidate, truth bool) error {
+	if h == nil && truth {
+		h = sw.newHit(c, truth)
+	}
+	if h != nil && sw.totalHits.Add(1) > sw.maxHits {
+		return fmt.Errorf("%w: more than %d", ErrTooManyHits, sw.maxHits)
+	}
+	return nil
+}
+
+// newHit appends a hit for c and returns it.
+func (sw *scanWorker) newHit(c *Candidate, truth bool) *Hit {
+	n := len(sw.cfg.Filters)
+	sw.hits = append(sw.hits, Hit{Candidate: c.Clone(), Truth: truth, Any: NewBitset(n), All: NewBitset(n)})
+	return &sw.hits[len(sw.hits)-1]
+}
+
+// mergeWorkers sums the workers' counters and sorts their hits.
+func mergeWorkers(cfg *ScanConfig, ws []*scanWorker) *ScanResult {
+	nf := len(cfg.Filters)
+	r := &ScanResult{
+		FormCounts:  make([]uint64, MaxFormsPerLine+1),
+		TruthCounts: make([]uint64, MaxFormsPerLine+1),
+		AnyCounts:   make([]uint64, nf),
+		AllCounts:   make([]uint64, nf),
+	}
+	for _, w := range ws {
+		r.Scanned += w.scanned
+		addCounts(r.FormCounts, w.formCounts)
+		addCounts(r.TruthCounts, w.truthCounts)
+		addCounts(r.AnyCounts, w.anyCounts)
+		addCounts(r.AllCounts, w.allCounts)
+		r.Hits = append(r.Hits, w.hits...)
+	}
+	slices.SortFunc(r.Hits, func(a, b Hit) int { return strings.Compare(a.Candidate.Key(), b.Candidate.Key()) })
+	return r
+}
+
+// addCounts adds src to dst element-wise.
+func addCounts(dst, src []uint64) {
+	for i, v := range src {
+		dst[i] += v
+	}
+}
