@@ -1,0 +1,297 @@
+package privacy
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/bloomwatch/bloomwatch/bip37"
+)
+
+// analyzeFixture is a wallet, a universe holding it, and filters of it.
+type analyzeFixture struct {
+	wallet   []Candidate
+	universe []Candidate
+}
+
+// newFixture returns n wallet candidates inside a universe of u others,
+// with the given number of forms each.
+func newFixture(seed uint64, n, u, forms int) analyzeFixture {
+	rng := rand.New(rand.NewPCG(seed, seed))
+	w := randomCandidates(rng, n, forms)
+	univ := append(randomCandidates(rng, u, forms), w...)
+	return analyzeFixture{wallet: w, universe: univ}
+}
+
+// analyze runs Analyze and fails the test on error.
+func analyze(t *testing.T, in Input) *Report {
+	t.Helper()
+	rep, err := Analyze(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := json.Marshal(rep); err != nil {
+		t.Fatalf("report does not marshal: %v", err)
+	}
+	return rep
+}
+
+// lastPoint returns the last point of a stage's curve.
+func lastPoint(t *testing.T, rep *Report, stage string) Point {
+	t.Helper()
+	c := rep.Curve(stage)
+	if c == nil || len(c.Points) == 0 {
+		t.Fatalf("no %s curve", stage)
+	}
+	return c.Points[len(c.Points)-1]
+}
+
+// countMatching counts the candidates whose membership test passes for
+// every filter.
+func countMatching(cands []Candidate, all bool, filters ...*bip37.Filter) (n uint64) {
+	for _, c := range cands {
+		ok := true
+		for _, f := range filters {
+			anyM, allM := bruteForce([]Candidate{c}, f)
+			if all && !allM[0] || !all && !anyM[0] {
+				ok = false
+			}
+		}
+		if ok {
+			n++
+		}
+	}
+	return n
+}
+
+func TestAnalyzeSingleFilter(t *testing.T) {
+	fx := newFixture(31, 20, 50000, 1)
+	f := mustFilter(t, 20, 0.01, 7, bip37.UpdateNone, fx.wallet...)
+	rep := analyze(t, Input{
+		Records: []Record{loadRecord(0, "127.0.0.1:1", 5, f)}, Universe: Stream(SliceUniverse(fx.universe)), Truth: fx.wallet,
+	})
+	p := lastPoint(t, rep, StageSingle)
+	want := countMatching(fx.universe, false, f)
+	n, u := 20.0, float64(len(fx.universe))
+	if p.Matched != want || p.TruePositives != 20 || p.FalsePositives != want-20 {
+		t.Fatalf("matched %d (tp %d fp %d), want %d", p.Matched, p.TruePositives, p.FalsePositives, want)
+	}
+	if p.FalsePositives < 100 {
+		t.Fatalf("only %d false positives: test too weak", p.FalsePositives)
+	}
+	checks := []struct {
+		name      string
+		got, want float64
+	}{
+		{"members", p.Members, n},
+		{"precision", p.Precision, n / float64(want)},
+		{"recall", p.Recall, 1},
+		{"entropy", p.Entropy, Log2Binomial(float64(want), n)},
+		{"fp rate", p.FPRate, f.CurrentFPRate()},
+		{"expected fp", p.ExpectedFP, f.CurrentFPRate() * (u - n)},
+		{"expected precision", p.ExpectedPrecision, n / (n + f.CurrentFPRate()*(u-n))},
+		{"est elements", p.EstElements, f.EstimatedElements()},
+	}
+	for _, c := range checks {
+		if !near(c.got, c.want, 1e-9) {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	// The measured set agrees with the formula within 5 binomial sigmas.
+	if sd := BinomialSigma(u-n, f.CurrentFPRate()); math.Abs(float64(p.FalsePositives)-p.ExpectedFP) > 5*sd {
+		t.Errorf("measured %d vs expected %.1f (sd %.1f)", p.FalsePositives, p.ExpectedFP, sd)
+	}
+	if rep.Universe != uint64(len(fx.universe)) || rep.Members != 20 || len(rep.Filters) != 1 || rep.Filters[0].Matched != want {
+		t.Errorf("report header %+v", rep)
+	}
+	if len(rep.Final) != int(want) || rep.FinalTruncated {
+		t.Errorf("final list %d (truncated %v)", len(rep.Final), rep.FinalTruncated)
+	}
+}
+
+func TestAnalyzeIntersection(t *testing.T) {
+	fx := newFixture(32, 20, 50000, 1)
+	f1 := mustFilter(t, 20, 0.02, 1, bip37.UpdateNone, fx.wallet...)
+	f2 := mustFilter(t, 20, 0.02, 2, bip37.UpdateNone, fx.wallet...)
+	// A reload with the same tweak and size and one more element: it probes
+	// the same bits, so intersecting it with f1 changes nothing.
+	f3 := f1.Clone()
+	f3.Add([]byte("one more element"))
+	tests := []struct {
+		name     string
+		filters  []*bip37.Filter
+		wantRate float64
+	}{
+		{"fresh tweaks", []*bip37.Filter{f1, f2}, f1.CurrentFPRate() * f2.CurrentFPRate()},
+		{"same tweak superset", []*bip37.Filter{f1, f3}, f1.CurrentFPRate()},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var recs []Record
+			for i, f := range tc.filters {
+				recs = append(recs, loadRecord(uint64(i), "127.0.0.1:1", int32(i), f))
+			}
+			rep := analyze(t, Input{
+				Records: recs, Universe: Stream(SliceUniverse(fx.universe)), Truth: fx.wallet,
+				Attacks: Attacks{Intersection: true},
+			})
+			c := rep.Curve(StageIntersection)
+			if len(c.Points) != len(tc.filters) {
+				t.Fatalf("%d points", len(c.Points))
+			}
+			first, last := c.Points[0], c.Points[len(c.Points)-1]
+			if want := countMatching(fx.universe, false, tc.filters...); last.Matched != want {
+				t.Errorf("intersection %d, want %d", last.Matched, want)
+			}
+			if first.Matched != countMatching(fx.universe, false, tc.filters[0]) {
+				t.Errorf("first point %d", first.Matched)
+			}
+			if !near(last.FPRate, tc.wantRate, 1e-9) {
+				t.Errorf("combined rate %g, want %g", last.FPRate, tc.wantRate)
+			}
+			if last.Filters != 2 || last.Recall != 1 {
+				t.Errorf("filters %d recall %v", last.Filters, last.Recall)
+			}
+			// Single-filter stage sees only the latest filter.
+			if s := lastPoint(t, rep, StageSingle); s.Matched != countMatching(fx.universe, false, tc.filters[1]) {
+				t.Errorf("single stage %d", s.Matched)
+			}
+		})
+	}
+}
+
+func TestAnalyzeBothForms(t *testing.T) {
+	fx := newFixture(33, 20, 40000, 2)
+	hashOnly := make([]Candidate, len(fx.wallet))
+	for i, c := range fx.wallet {
+		hashOnly[i] = Candidate{Forms: c.Forms[:1]}
+	}
+	tests := []struct {
+		name     string
+		inserted []Candidate
+		wantAll  bool // the both-forms test applies
+	}{
+		{"wallet inserts pubkey and hash", fx.wallet, true},
+		{"wallet inserts hash only", hashOnly, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := mustFilter(t, 40, 0.01, 3, bip37.UpdateNone, tc.inserted...)
+			rep := analyze(t, Input{
+				Records: []Record{loadRecord(0, "p", 0, f)}, Universe: Stream(SliceUniverse(fx.universe)),
+				Truth: fx.wallet, Attacks: Attacks{BothForms: true},
+			})
+			p := lastPoint(t, rep, StageBothForms)
+			want := countMatching(fx.universe, tc.wantAll, f)
+			if p.Matched != want {
+				t.Fatalf("both-forms set %d, want %d", p.Matched, want)
+			}
+			if p.Recall != 1 {
+				t.Errorf("recall %v: the test must never drop the wallet", p.Recall)
+			}
+			single := lastPoint(t, rep, StageSingle)
+			if tc.wantAll && single.FalsePositives < 20*p.FalsePositives+10 {
+				t.Errorf("both-forms kept %d of %d false positives", p.FalsePositives, single.FalsePositives)
+			}
+			r := f.CurrentFPRate()
+			wantE := AllFormsRate(r, 2) * 40000
+			if !tc.wantAll {
+				wantE = AnyFormRate(r, 2) * 40000
+			}
+			if !near(p.ExpectedFP, wantE, 1e-9) {
+				t.Errorf("expected %g, want %g", p.ExpectedFP, wantE)
+			}
+		})
+	}
+}
+
+func TestAnalyzeWithoutTruthAndRevealed(t *testing.T) {
+	fx := newFixture(34, 10, 20000, 1)
+	f := mustFilter(t, 30, 0.01, 4, bip37.UpdateNone, fx.wallet...)
+	added := fx.wallet[0].Forms[0]
+	empty, _ := bip37.NewFilterFromBits(nil, 0, 0, bip37.UpdateNone)
+	recs := []Record{
+		loadRecord(0, "a", 0, f),
+		{Seq: 1, Peer: "a", Kind: KindFilterAdd, Data: added},
+		{Seq: 2, Peer: "a", Kind: KindFilterAdd, Data: added},
+		loadRecord(3, "b", 1, empty),
+	}
+	rep := analyze(t, Input{Records: recs, Universe: Stream(SliceUniverse(fx.universe))})
+	c := rep.Curve(StageSingle)
+	if rep.HasTruth || rep.Members != 0 || len(c.Points) != 4 {
+		t.Fatalf("has truth %v members %d points %d", rep.HasTruth, rep.Members, len(c.Points))
+	}
+	p := c.Points[1]
+	if p.Precision != 0 || p.Recall != 0 || p.TruePositives != 0 || p.Revealed != 1 {
+		t.Errorf("measured fields without truth: %+v", p)
+	}
+	if p.Members != math.Min(float64(p.Matched), p.EstElements) {
+		t.Errorf("members %v, matched %d, m^ %v", p.Members, p.Matched, p.EstElements)
+	}
+	if c.Points[2].Revealed != 1 || rep.Revealed != 1 {
+		t.Errorf("a repeated filteradd counted twice")
+	}
+	// A match-all filter tells nothing: the set is the universe.
+	if last := c.Points[3]; last.Matched != rep.Universe || last.FPRate != 1 {
+		t.Errorf("match-all filter: matched %d of %d, rate %v", last.Matched, rep.Universe, last.FPRate)
+	}
+	if !rep.FinalTruncated || rep.Final != nil {
+		t.Error("a universe-sized final set must not be listed")
+	}
+}
+
+func TestAnalyzeTruthOnChainAndErrors(t *testing.T) {
+	rng := rand.New(rand.NewPCG(35, 35))
+	w := randomCandidates(rng, 5, 1)
+	f := mustFilter(t, 5, 0.001, 1, bip37.UpdateNone, w...)
+	recs := []Record{loadRecord(0, "a", 0, f)}
+	u := Synthetic{Seed: 5, Count: 10000}
+	rep := analyze(t, Input{Records: recs, Universe: Stream(u), Truth: w, TruthOnChain: true})
+	if rep.Universe != 10005 || rep.Members != 5 || lastPoint(t, rep, StageSingle).Recall != 1 {
+		t.Errorf("universe %d members %d", rep.Universe, rep.Members)
+	}
+	rep = analyze(t, Input{Records: recs, Universe: Stream(u), Truth: w})
+	if rep.Members != 0 || lastPoint(t, rep, StageSingle).TruePositives != 0 {
+		t.Errorf("off-chain truth counted: %d", rep.Members)
+	}
+	errs := []struct {
+		name string
+		in   Input
+		want error
+	}{
+		{"no universe", Input{Records: recs}, ErrBadConfig},
+		{"graph without chain", Input{Records: recs, Universe: Stream(u), Attacks: Attacks{Graph: true}}, ErrBadConfig},
+		{"empty universe", Input{Records: recs, Universe: Stream(SliceUniverse(nil))}, ErrEmptyUniverse},
+		{"no filter", Input{Records: []Record{{Kind: KindFilterClear}}, Universe: Stream(u)}, ErrNoFilters},
+	}
+	for _, tc := range errs {
+		if _, err := Analyze(context.Background(), tc.in); !errors.Is(err, tc.want) {
+			t.Errorf("%s: err = %v, want %v", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestWriteCSV(t *testing.T) {
+	fx := newFixture(36, 5, 1000, 1)
+	f := mustFilter(t, 5, 0.01, 1, bip37.UpdateNone, fx.wallet...)
+	rep := analyze(t, Input{
+		Records: []Record{loadRecord(0, "a", 0, f), loadRecord(1, "b", 0, f)}, Universe: Stream(SliceUniverse(fx.universe)),
+		Truth: fx.wallet, Attacks: Attacks{Intersection: true},
+	})
+	var buf bytes.Buffer
+	if err := WriteCSV(&buf, rep.Curves); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1+4 || len(rows[0]) != len(csvHeader) || rows[1][0] != StageSingle || rows[4][0] != StageIntersection {
+		t.Errorf("csv rows %v", rows)
+	}
+}

@@ -1,0 +1,137 @@
+package privacy
+
+import (
+	"context"
+	"slices"
+
+	"github.com/btcsuite/btcd/wire"
+)
+
+// The transaction-graph attack (GUIDE formula 7). A false positive is an
+// address unrelated to the wallet, so it is linked to another matched
+// address by a transaction only by chance (probability about f per link
+// tested), while the wallet's own addresses are linked by its spending:
+// common-input ownership (a transaction spending from two matched
+// addresses) and change (a transaction spending from a matched address and
+// paying another). C linked matches are all false with probability about
+// f^C, so the adversary keeps the linked candidates and drops isolated
+// ones, trading recall (the wallet's addresses that were never spent from
+// or paid as change) for precision. The links are taken from the whole
+// chain the adversary holds: the analysis is retrospective.
+
+// linkGraph holds the links between hits found on chain.
+type linkGraph struct {
+	edges [][2]int32
+}
+
+// buildLinkGraph walks the whole chain and records every co-spend and
+// change link between two hits. Only outputs paying a hit are indexed, so
+// memory grows with the hits' outputs, not with the chain.
+func buildLinkGraph(ctx context.Context, ch Chain, hits []Hit) (*linkGraph, error) {
+	formIndex := map[string]int32{}
+	for i, h := range hits {
+		for _, f := range h.Candidate.Forms {
+			formIndex[string(f)] = int32(i)
+		}
+	}
+	tip, err := ch.BestHeight()
+	if err != nil {
+		return nil, err
+	}
+	owner := map[wire.OutPoint]int32{}
+	seen := map[[2]int32]bool{}
+	g := &linkGraph{}
+	link := func(x, y int32) {
+		if x == y {
+			return
+		}
+		e := [2]int32{min(x, y), max(x, y)}
+		if !seen[e] {
+			seen[e] = true
+			g.edges = append(g.edges, e)
+		}
+	}
+	err = walkChain(ctx, ch, 0, tip, func(_ int32, b *wire.MsgBlock) error {
+		for _, tx := range b.Transactions {
+			var owners []int32
+			for _, in := range tx.TxIn {
+				if o, ok := owner[in.PreviousOutPoint]; ok {
+					delete(owner, in.PreviousOutPoint)
+					if !slices.Contains(owners, o) {
+						owners = append(owners, o)
+					}
+				}
+			}
+			txid := tx.TxHash()
+			for vout, out := range tx.TxOut {
+				payee := int32(-1)
+				for _, c := range outputCandidates(out.PkScript) {
+					for _, f := range c.Forms {
+						if i, ok := formIndex[string(f)]; ok {
+							payee = i
+						}
+					}
+				}
+				if payee < 0 {
+					continue
+				}
+				owner[wire.OutPoint{Hash: txid, Index: uint32(vout)}] = payee
+				if len(owners) > 0 {
+					link(owners[0], payee)
+				}
+			}
+			for _, o := range owners[min(1, len(owners)):] {
+				link(owners[0], o)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// prune returns the members of set linked to another member of set, plus
+// those keep marks (elements revealed in clear), in set's order.
+func (g *linkGraph) prune(set []int32, keep []bool) []int32 {
+	pos := make(map[int32]int32, len(set))
+	for p, i := range set {
+		pos[i] = int32(p)
+	}
+	parent := make([]int32, len(set))
+	size := make([]int32, len(set))
+	for p := range parent {
+		parent[p], size[p] = int32(p), 1
+	}
+	find := func(x int32) int32 {
+		for parent[x] != x {
+			parent[x] = parent[parent[x]]
+			x = parent[x]
+		}
+		return x
+	}
+	for _, e := range g.edges {
+		px, okx := pos[e[0]]
+		py, oky := pos[e[1]]
+		if !okx || !oky {
+			continue
+		}
+		rx, ry := find(px), find(py)
+		if rx == ry {
+			continue
+		}
+		if size[rx] < size[ry] {
+			rx, ry = ry, rx
+		}
+		parent[ry] = rx
+		size[rx] += size[ry]
+	}
+	var out []int32
+	for p, i := range set {
+		if size[find(int32(p))] > 1 || keep[i] {
+			out = append(out, i)
+		}
+	}
+	return out
+}

@@ -1,0 +1,91 @@
+package privacy
+
+import (
+	"errors"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/bloomwatch/bloomwatch/bip37"
+)
+
+func TestReplay(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 21))
+	w := randomCandidates(rng, 3, 1)
+	f := mustFilter(t, 10, 0.01, 5, bip37.UpdateAll, w[0])
+	g := mustFilter(t, 10, 0.01, 6, bip37.UpdateAll, w...)
+	after := f.Clone()
+	after.Add(w[1].Forms[0])
+	big := make([]byte, bip37.MaxFilterAddSize+1)
+	records := []Record{
+		{Kind: KindFilterAdd, Peer: "a", Data: w[2].Forms[0]},                     // 0: no filter yet
+		loadRecord(1, "a", 10, f),                                                 // 1: gen 0, state 0
+		loadRecord(2, "b", 10, f),                                                 // 2: gen 1, same state 0
+		{Seq: 3, Kind: KindFilterAdd, Peer: "a", Height: 11, Data: w[1].Forms[0]}, // 3: state 1
+		{Seq: 4, Kind: KindFilterAdd, Peer: "b", Height: 11, Data: big},           // 4: rejected by the node
+		{Seq: 5, Kind: KindFilterClear, Peer: "b", Height: 12},                    // 5
+		loadRecord(6, "b", 13, g),                                                 // 6: gen 2, state 2
+	}
+	tl, err := Replay(records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type want struct {
+		state, gen int
+		revealed   bool
+		note       string
+	}
+	wants := []want{
+		{-1, -1, true, noteAddWithoutFilter},
+		{0, 0, false, ""},
+		{0, 1, false, ""},
+		{1, 0, true, ""},
+		{-1, 1, true, noteAddTooLarge},
+		{-1, -1, false, ""},
+		{2, 2, false, ""},
+	}
+	for i, w := range wants {
+		e := tl.Events[i]
+		if e.State != w.state || e.Generation != w.gen || (e.Revealed != nil) != w.revealed || e.Note != w.note {
+			t.Errorf("event %d: state %d gen %d revealed %v note %q; want %+v", i, e.State, e.Generation, e.Revealed != nil, e.Note, w)
+		}
+	}
+	if len(tl.States) != 3 || len(tl.Generations) != 3 {
+		t.Fatalf("%d states, %d generations", len(tl.States), len(tl.Generations))
+	}
+	if string(tl.States[1].Serialize()) != string(after.Serialize()) {
+		t.Error("state 1 is not the filter after the filteradd")
+	}
+	if tl.Generations[0].Latest != 1 || tl.Generations[1].Latest != 0 || tl.Generations[2].Latest != 2 {
+		t.Errorf("latest states %+v", tl.Generations)
+	}
+	// Replay never mutates the records' filters or shares state with them.
+	if string(records[1].Filter) != string(f.Serialize()) {
+		t.Error("replay changed a record")
+	}
+}
+
+func TestReplayErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		records []Record
+		want    error
+	}{
+		{"no filterload", []Record{{Kind: KindFilterClear, Peer: "a"}}, ErrNoFilters},
+		{"empty", nil, ErrNoFilters},
+		{"truncated filter", []Record{{Kind: KindFilterLoad, Peer: "a", Filter: []byte{0x05, 0x01}}}, ErrBadFilterRecord},
+		{"too many hash funcs", []Record{{Kind: KindFilterLoad, Peer: "a", Filter: []byte{0x01, 0xff, 0x33, 0, 0, 0, 0, 0, 0, 0, 0}}}, bip37.ErrTooManyHashFuncs},
+		{"unknown kind", []Record{{Kind: "filterzap", Peer: "a"}}, ErrBadTranscript},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := Replay(tc.records); !errors.Is(err, tc.want) {
+				t.Errorf("err = %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
+// loadRecord returns a filterload record of f.
+func loadRecord(seq uint64, peer string, height int32, f *bip37.Filter) Record {
+	return Record{Seq: seq, Peer: peer, Height: height, Kind: KindFilterLoad, Filter: f.Serialize(), Reason: "initial"}
+}

@@ -1,0 +1,171 @@
+package privacy
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+)
+
+// The saturation replay (GUIDE formula 6): under BLOOM_UPDATE_ALL (and
+// P2PUBKEY_ONLY for key outputs) the serving node inserts the outpoint of
+// every output that matched, false positives included, so its copy of the
+// filter fills block after block and its false-positive rate climbs. The
+// replay does exactly what the node did, with bip37.FilterBlock
+// (MatchTxAndUpdate), over the blocks each filter served: from the height
+// of its filterload to the peer's next filterload or filterclear (or the
+// tip), applying the peer's filteradds as they came.
+
+// satGen is one generation's server-side filter during the replay.
+type satGen struct {
+	gen      Generation
+	filter   *bip37.Filter
+	from     int32 // first block filtered
+	to       int32 // last block filtered
+	adds     []Event
+	matched  uint64
+	wallet   uint64
+	lastEmit int32
+}
+
+// saturation replays every generation over its blocks.
+func (a *analysis) saturation(ctx context.Context) (Curve, error) {
+	c := Curve{Stage: StageSaturation}
+	tip, err := a.in.Chain.BestHeight()
+	if err != nil {
+		return c, fmt.Errorf("%w: best height: %w", ErrChain, err)
+	}
+	gens, err := a.saturationGens(tip)
+	if err != nil {
+		return c, err
+	}
+	every := a.in.SaturationEvery
+	if every <= 0 {
+		every = defaultSaturationEvery
+	}
+	truth := NewElementSetFromCandidates(a.in.Truth)
+	walletOuts := map[wire.OutPoint]bool{}
+	err = walkChain(ctx, a.in.Chain, 0, tip, func(h int32, b *wire.MsgBlock) error {
+		wallet := walletTxs(b, truth, walletOuts)
+		for _, g := range gens {
+			if h < g.from || h > g.to {
+				continue
+			}
+			g.applyAdds(h)
+			_, idx := bip37.FilterBlock(g.filter, b)
+			g.matched += uint64(len(idx))
+			for _, i := range idx {
+				if wallet[i] {
+					g.wallet++
+				}
+			}
+			if (h-g.from+1)%every == 0 || h == g.to {
+				c.Points = append(c.Points, a.saturationPoint(len(c.Points), h, g))
+			}
+		}
+		return nil
+	})
+	return c, err
+}
+
+// saturationGens returns each generation with its block window and the
+// filteradds that reached it, in order.
+func (a *analysis) saturationGens(tip int32) ([]*satGen, error) {
+	var out []*satGen
+	for _, g := range a.tl.Generations {
+		load := a.tl.Events[g.Load]
+		f, err := bip37.Deserialize(load.Record.Filter)
+		if err != nil {
+			return nil, fmt.Errorf("%w: generation %d: %w", ErrBadFilterRecord, g.Index, err)
+		}
+		sg := &satGen{gen: g, filter: f, from: load.Record.Height + 1, to: tip}
+		for _, e := range a.tl.Events[g.Load+1:] {
+			if e.Record.Peer != g.Peer {
+				continue
+			}
+			if e.Record.Kind != KindFilterAdd {
+				sg.to = min(sg.to, e.Record.Height)
+				break
+			}
+			if e.State >= 0 {
+				sg.adds = append(sg.adds, e)
+			}
+		}
+		out = append(out, sg)
+	}
+	return out, nil
+}
+
+// applyAdds inserts the filteradds sent before block h.
+func (g *satGen) applyAdds(h int32) {
+	for len(g.adds) > 0 && g.adds[0].Record.Height < h {
+		g.filter.Add(g.adds[0].Record.Data)
+		g.adds = g.adds[1:]
+	}
+}
+
+// walletTxs reports which transactions of b are the wallet's: those paying
+// a truth element or spending an output that did. walletOuts carries the
+// wallet's outputs from block to block.
+func walletTxs(b *wire.MsgBlock, truth *ElementSet, walletOuts map[wire.OutPoint]bool) []bool {
+	out := make([]bool, len(b.Transactions))
+	if truth.Len() == 0 {
+		return out
+	}
+	for i, tx := range b.Transactions {
+		for _, in := range tx.TxIn {
+			if walletOuts[in.PreviousOutPoint] {
+				delete(walletOuts, in.PreviousOutPoint)
+				out[i] = true
+			}
+		}
+		var txid chainhash.Hash
+		hashed := false
+		for vout, o := range tx.TxOut {
+			paysWallet := false
+			for _, c := range outputCandidates(o.PkScript) {
+				paysWallet = paysWallet || truth.ContainsAny(c)
+			}
+			if !paysWallet {
+				continue
+			}
+			if !hashed {
+				txid, hashed = tx.TxHash(), true
+			}
+			walletOuts[wire.OutPoint{Hash: txid, Index: uint32(vout)}] = true
+			out[i] = true
+		}
+	}
+	return out
+}
+
+// saturationPoint reports one generation's server filter after block h.
+func (a *analysis) saturationPoint(step int, h int32, g *satGen) Point {
+	f := g.filter
+	members := float64(a.res.Truth())
+	est := f.EstimatedElements()
+	if !a.hasTruth {
+		members = est
+		if math.IsInf(est, 0) || math.IsNaN(est) {
+			members = 0
+		}
+	}
+	rate := f.CurrentFPRate()
+	p := Point{
+		Step: step, Kind: KindBlock, Height: h, Peer: g.gen.Peer, Filters: 1,
+		Label:   fmt.Sprintf("block %d (generation %d, %s)", h, g.gen.Index, g.gen.Peer),
+		Members: members, EstElements: est, FPRate: rate,
+		Fill:      float64(f.BitsSet()) / float64(max(f.NumBits(), 1)),
+		TxMatched: g.matched, TxWallet: g.wallet,
+	}
+	p.ExpectedFP = a.expectedFP([]groupRate{{rate: rate}}, members)
+	p.ExpectedPrecision = Precision(members, p.ExpectedFP)
+	p.ExpectedEntropy = Entropy(members, p.ExpectedFP)
+	if math.IsInf(p.EstElements, 0) || math.IsNaN(p.EstElements) {
+		p.EstElements = -1
+	}
+	return p
+}
