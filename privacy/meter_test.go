@@ -1,0 +1,101 @@
+package privacy
+
+import (
+	"errors"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/bloomwatch/bloomwatch/bip37"
+)
+
+func TestMeter(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 41))
+	w := randomCandidates(rng, 10, 1)
+	f1 := mustFilter(t, 20, 0.01, 1, bip37.UpdateNone, w...)
+	f2 := mustFilter(t, 20, 0.01, 2, bip37.UpdateNone, w...)
+	const u = 1_000_000
+	m := NewMeter(MeterConfig{History: 3})
+	if r := m.SetCandidates(u); r.ExpectedFP != 0 || r.Filters != 0 {
+		t.Fatalf("reading before any filter: %+v", r)
+	}
+	steps := []struct {
+		name        string
+		rec         Record
+		wantFilters int
+		wantSingle  float64 // expected FP of the latest filter, with N = m^
+		wantInter   float64 // rate product of the intersection
+	}{
+		{"first load", loadRecord(0, "a", 1, f1), 1, f1.CurrentFPRate(), f1.CurrentFPRate()},
+		{"same filter to another peer", loadRecord(1, "b", 1, f1), 1, f1.CurrentFPRate(), f1.CurrentFPRate()},
+		{"restart with a fresh tweak", loadRecord(2, "a", 2, f2), 2, f2.CurrentFPRate(), f1.CurrentFPRate() * f2.CurrentFPRate()},
+	}
+	for _, s := range steps {
+		r, err := m.Observe(s.rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := r.Members
+		if !near(n, finiteOr(bip37.EstimateElements(f1.NumBits(), f1.HashFuncs(), f1.BitsSet()), 0), 0.5) {
+			t.Errorf("%s: members %v", s.name, n)
+		}
+		if r.Filters != s.wantFilters || !near(r.ExpectedFP, s.wantSingle*(u-n), 1e-9) || !near(r.IntersectionFP, s.wantInter*(u-n), 1e-9) {
+			t.Errorf("%s: %+v", s.name, r)
+		}
+		if !near(r.Precision, Precision(n, r.IntersectionFP), 1e-12) || !near(r.SingleEntropy, Entropy(n, r.ExpectedFP), 1e-12) {
+			t.Errorf("%s: precision/entropy %+v", s.name, r)
+		}
+	}
+	m.SetMembers(10)
+	added := []byte("a new address hash")
+	r, err := m.Observe(Record{Seq: 3, Kind: KindFilterAdd, Peer: "b", Data: added})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := f1.Clone()
+	g.Add(added)
+	if r.Members != 10 || r.Revealed != 1 || r.FPRate != g.CurrentFPRate() {
+		t.Errorf("after filteradd: %+v", r)
+	}
+	// Peer b's grown filter and peer a's old f1 share tweak and size: their
+	// AND is f1's bits, so the intersection rate is unchanged.
+	if !near(r.IntersectionFP, f1.CurrentFPRate()*f2.CurrentFPRate()*(u-10), 1e-9) {
+		t.Errorf("intersection after filteradd %v", r.IntersectionFP)
+	}
+	if h := m.History(); len(h) != 3 || h[0].Seq != 1 || h[2].Seq != 3 {
+		t.Errorf("history %+v", h)
+	}
+	before := m.Current()
+	if _, err := m.Observe(Record{Seq: 9, Kind: KindFilterLoad, Peer: "c", Filter: []byte{1}}); !errors.Is(err, ErrBadFilterRecord) {
+		t.Errorf("err = %v", err)
+	}
+	if m.Current() != before || len(m.History()) != 3 {
+		t.Error("a bad record changed the meter")
+	}
+	if _, err := m.Observe(Record{Kind: KindFilterClear, Peer: "a"}); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestMeterAgreesWithAnalyze checks the live meter's formula against the
+// analyzer's on the same transcript.
+func TestMeterAgreesWithAnalyze(t *testing.T) {
+	fx := newFixture(42, 10, 30000, 1)
+	var recs []Record
+	for i := range 3 {
+		recs = append(recs, loadRecord(uint64(i), "p", int32(i), mustFilter(t, 10, 0.05, uint32(i), bip37.UpdateNone, fx.wallet...)))
+	}
+	rep := analyze(t, Input{Records: recs, Universe: Stream(SliceUniverse(fx.universe)), Truth: fx.wallet, Attacks: Attacks{Intersection: true}})
+	m := NewMeter(MeterConfig{})
+	m.SetCandidates(uint64(len(fx.universe)))
+	m.SetMembers(10)
+	for i, r := range recs {
+		rd, err := m.Observe(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := rep.Curve(StageIntersection).Points[i]
+		if !near(rd.IntersectionFP, p.ExpectedFP, 1e-9) || !near(rd.Entropy, p.ExpectedEntropy, 1e-9) {
+			t.Errorf("record %d: meter %v/%v, analyzer %v/%v", i, rd.IntersectionFP, rd.Entropy, p.ExpectedFP, p.ExpectedEntropy)
+		}
+	}
+}
