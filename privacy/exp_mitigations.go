@@ -1,0 +1,166 @@
+package privacy
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/bloomwatch/bloomwatch/bip37"
+)
+
+// The mitigations experiment: one wallet's life on a synthetic chain
+// (payments in, co-spends with change, restarts, a new peer), played by a
+// bitcoinj-like client and by clients that apply one mitigation each, and
+// all of them. Each transcript goes through the full analyzer (both-forms
+// test, intersection across filters, transaction-graph pruning) against
+// the chain's own addresses plus a synthetic background universe.
+const (
+	mitigationBlocks       = 600
+	mitigationTxsPerBlock  = 20
+	mitigationUsers        = 2000
+	mitigationWalletKeys   = 80
+	mitigationReceiveEvery = 15
+	mitigationSpendEvery   = 45
+	mitigationUniverse     = 10_000_000
+	mitigationInterval     = 60
+	mitigationRestartEvery = 200
+	mitigationPeerAt       = 300
+	mitigationPeers        = 2
+	// mitigationPersistentHeadroom is the spare capacity of the
+	// persistent client: enough for the whole scenario without a resize.
+	mitigationPersistentHeadroom = 400
+	// mitigationDecoysPerKey is how many near decoys the decoy client
+	// inserts per wallet key it will use.
+	mitigationDecoysPerKey = 2
+)
+
+// Published clustering figures for legacy wallets (multi-input heuristic
+// over the match set).
+const (
+	litClusterPrecision = 0.9079
+	litClusterRecall    = 0.7976
+)
+
+// mitigationPolicies returns the baseline and the mitigated policies.
+func mitigationPolicies(decoys []Key) []Policy {
+	base := Policy{
+		Name: "baseline (bitcoinj-like)", FPRate: BitcoinjFPRate, BothForms: true,
+		Headroom: BitcoinjHeadroom, FilterAdd: true, Flags: bip37.UpdateP2PubKeyOnly,
+	}
+	oneForm := base
+	oneForm.Name, oneForm.BothForms = "one form per key", false
+	persistent := base
+	persistent.Name, persistent.PersistentTweak, persistent.Headroom = "persistent tweak and capacity", true, mitigationPersistentHeadroom
+	noAdd := base
+	noAdd.Name, noAdd.FilterAdd = "no filteradd", false
+	withDecoys := base
+	withDecoys.Name, withDecoys.Decoys = "decoys near the wallet", decoys
+	all := persistent
+	all.Name, all.BothForms, all.FilterAdd, all.Decoys = "all mitigations", false, false, decoys
+	return []Policy{base, oneForm, persistent, noAdd, withDecoys, all}
+}
+
+// mitigationScenario derives the wallet's life from the chain. The first
+// filter holds the keys first paid in the first interval (a wallet hands
+// out addresses before it is paid to them); at the end of each interval
+// the client adds the keys of the next one. Restarts and a new peer come
+// when their heights are crossed.
+func mitigationScenario(seed uint64, sc *SynthChain, blocks int) Scenario {
+	s := Scenario{Seed: seed, Peers: mitigationPeers}
+	usedBy := func(h int32) int {
+		n := 0
+		for _, fu := range sc.FirstUse {
+			if fu <= h {
+				n++
+			}
+		}
+		return n
+	}
+	s.InitialKeys = max(usedBy(mitigationInterval), 1)
+	used := s.InitialKeys
+	crossed := func(at, x int32) bool { return at >= x && at-mitigationInterval < x }
+	for at := int32(mitigationInterval); at < int32(blocks); at += mitigationInterval {
+		if n := usedBy(at+mitigationInterval) - used; n > 0 {
+			s.Steps = append(s.Steps, Step{Kind: StepNewKeys, Height: at, Count: n})
+			used += n
+		}
+		if crossed(at, mitigationRestartEvery*(at/mitigationRestartEvery)) && at >= mitigationRestartEvery {
+			s.Steps = append(s.Steps, Step{Kind: StepRestart, Height: at})
+		}
+		if crossed(at, mitigationPeerAt) {
+			s.Steps = append(s.Steps, Step{Kind: StepNewPeer, Height: at})
+		}
+	}
+	return s
+}
+
+// runMitigations analyzes each policy's transcript.
+func runMitigations(ctx context.Context, cfg ExperimentConfig) (*ExperimentResult, error) {
+	blocks := orDefault(cfg.Blocks, mitigationBlocks)
+	u := orDefault(cfg.Universe, mitigationUniverse)
+	sc, err := NewSynthChain(ChainConfig{
+		Seed: cfg.Seed, Blocks: blocks, TxsPerBlock: mitigationTxsPerBlock, Users: mitigationUsers,
+		WalletKeys: mitigationWalletKeys, WalletReceiveEvery: mitigationReceiveEvery,
+		WalletSpendEvery: mitigationSpendEvery,
+	})
+	if err != nil {
+		return nil, err
+	}
+	onChain, err := ChainUniverse(ctx, sc.Chain, -1)
+	if err != nil {
+		return nil, err
+	}
+	universe := NewConcat(onChain, Synthetic{Seed: cfg.Seed, Count: u, PubKeys: true})
+	scenario := mitigationScenario(cfg.Seed, sc, blocks)
+	truth := sc.WalletCandidates(sc.UsedKeys)
+	out := &ExperimentResult{
+		Name:  "mitigations",
+		Title: "mitigations: the adversary's set after every event, per client policy",
+		Params: []Param{
+			param("blocks", blocks), param("txs_per_block", mitigationTxsPerBlock),
+			param("wallet_keys_used", sc.UsedKeys), param("on_chain_candidates", onChain.Len()),
+			param("background_candidates", u), param("steps", len(scenario.Steps)), param("seed", cfg.Seed),
+		},
+	}
+	fpChart := Chart{Title: "false-positive anonymity set after each event (all attacks)", XLabel: "event",
+		YLabel: "false positives", LogY: true}
+	precChart := Chart{Title: "adversary precision after each event (all attacks)", XLabel: "event", YLabel: "precision"}
+	decoys := sc.NearDecoys(mitigationDecoysPerKey * sc.UsedKeys)
+	for _, p := range mitigationPolicies(decoys) {
+		records, err := Simulate(p, scenario, sc.Wallet)
+		if err != nil {
+			return nil, err
+		}
+		rep, err := Analyze(ctx, Input{
+			Records: records, Universe: Stream(universe), Truth: truth, Chain: sc.Chain,
+			Attacks: Attacks{BothForms: true, Intersection: true, Graph: true}, Workers: cfg.Workers,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p.Name, err)
+		}
+		inter, graph := rep.Curve(StageIntersection), rep.Curve(StageGraph)
+		li, lg := inter.Points[len(inter.Points)-1], graph.Points[len(graph.Points)-1]
+		precLit, recLit := (*float64)(nil), (*float64)(nil)
+		if p.Name == mitigationPolicies(nil)[0].Name {
+			precLit, recLit = literature(litClusterPrecision), literature(litClusterRecall)
+		}
+		out.Rows = append(out.Rows,
+			compare(p.Name+": false positives (intersection)", float64(li.FalsePositives), li.ExpectedFP, nil, srcFormula).
+				withNote(fmt.Sprintf("%d records, %d filters, %d revealed by filteradd", len(records), len(rep.Filters), li.Revealed)),
+			compare(p.Name+": false positives (+ graph)", float64(lg.FalsePositives), lg.ExpectedFP, nil, srcFormula).
+				withNote("formula: the intersection's, an upper bound (graph pruning has no closed form)"),
+			compare(p.Name+": precision (+ graph)", lg.Precision, lg.ExpectedPrecision, precLit, srcNick+" (legacy wallets, multi-input clustering)"),
+			measuredOnly(p.Name+": recall (+ graph)", lg.Recall, recLit, srcNick+" (legacy wallets, multi-input clustering)"),
+			compare(p.Name+": entropy bits (+ graph)", lg.Entropy, lg.ExpectedEntropy, nil, srcFormula),
+		)
+		var x, fp, prec []float64
+		for _, pt := range graph.Points {
+			x = append(x, float64(pt.Step))
+			fp = append(fp, float64(pt.FalsePositives))
+			prec = append(prec, pt.Precision)
+		}
+		fpChart.Series = append(fpChart.Series, Series{Name: p.Name, X: x, Y: fp})
+		precChart.Series = append(precChart.Series, Series{Name: p.Name, X: x, Y: prec})
+	}
+	out.Charts = []Chart{fpChart, precChart}
+	return out, nil
+}

@@ -1,0 +1,223 @@
+package privacy
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/txscript"
+	"github.com/btcsuite/btcd/wire"
+)
+
+// The saturation experiment (formula 6): a BLOOM_UPDATE_ALL filter on a
+// synthetic chain where the wallet is paid every block (as the simnet
+// harness funds watched addresses), sized tight (for the wallet's
+// addresses only) and with headroom for the outpoints the server will add.
+// The server's filter is replayed exactly with bip37.FilterBlock; the
+// formula side is a mean-field model of the same replay.
+const (
+	saturationBlocks       = 2120
+	saturationTxsPerBlock  = 10
+	saturationUsers        = 500
+	saturationWalletKeys   = 20
+	saturationReceiveEvery = 10
+	saturationSpendEvery   = 100
+	saturationStream       = 400
+	// saturationChartEvery thins the per-block charts.
+	saturationChartEvery = 10
+	// merkleBlockFixed is a merkleblock's size before its hashes and
+	// flags: header, transaction count and the two length prefixes.
+	merkleBlockFixed = wire.MaxBlockHeaderPayload + 4 + 1 + 1
+	bytesPerMB       = 1e6
+)
+
+// Published (project) figures: GUIDE section 4.
+const (
+	litSaturationTightFP    = 20441
+	litSaturationHeadroomFP = 0
+	litSaturationTightMB    = 6.0
+	litSaturationHeadroomMB = 0.56
+)
+
+// satRun is the measured replay of one filter.
+type satRun struct {
+	fpTxs, walletTxs uint64
+	bytes            uint64
+	fpRate, fpCum    []float64
+}
+
+// satModel is the mean-field model of the server's filter: every output
+// is inserted with the probability that its push matches, and a
+// transaction matches unless none of its tested items does.
+type satModel struct {
+	nBits    uint64
+	k        uint32
+	m        float64
+	truth    *ElementSet
+	inserted map[wire.OutPoint]float64
+	fpTxs    float64
+	txBytes  float64
+	fpRate   []float64
+	fpCum    []float64
+}
+
+// runSaturation replays a tight and a roomy UPDATE_ALL filter.
+func runSaturation(ctx context.Context, cfg ExperimentConfig) (*ExperimentResult, error) {
+	blocks := orDefault(cfg.Blocks, saturationBlocks)
+	sc, err := NewSynthChain(ChainConfig{
+		Seed: cfg.Seed, Blocks: blocks, TxsPerBlock: saturationTxsPerBlock, Users: saturationUsers,
+		WalletKeys: saturationWalletKeys, WalletReceiveEvery: saturationReceiveEvery,
+		WalletSpendEvery: saturationSpendEvery, CoinbaseToWallet: true,
+	})
+	if err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewPCG(cfg.Seed, saturationStream))
+	capacities := []uint32{saturationWalletKeys, saturationWalletKeys + 2*uint32(blocks)}
+	names := []string{"tight", "headroom"}
+	lits := [][2]float64{{litSaturationTightFP, litSaturationTightMB}, {litSaturationHeadroomFP, litSaturationHeadroomMB}}
+	truth := NewElementSetFromCandidates(sc.WalletCandidates(len(sc.Wallet)))
+	out := &ExperimentResult{
+		Name:  "saturation",
+		Title: "BLOOM_UPDATE_ALL saturation: tight vs headroom",
+		Params: []Param{
+			param("blocks", blocks), param("txs_per_block", saturationTxsPerBlock),
+			param("wallet_addresses", saturationWalletKeys), param("fp_target", BitcoinjFPRate),
+			param("capacity_tight", capacities[0]), param("capacity_headroom", capacities[1]), param("seed", cfg.Seed),
+		},
+	}
+	rateChart := Chart{Title: "server-side filter false-positive rate, block by block", XLabel: "block height",
+		YLabel: "false-positive rate", LogY: true}
+	cumChart := Chart{Title: "false-positive transactions sent, cumulative", XLabel: "block height",
+		YLabel: "false-positive transactions"}
+	for i, capacity := range capacities {
+		f, err := bip37.NewFilter(capacity, BitcoinjFPRate, rng.Uint32(), bip37.UpdateAll)
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range sc.Wallet {
+			f.Add(k.Hash160)
+		}
+		model := &satModel{
+			nBits: f.NumBits(), k: f.HashFuncs(), m: saturationWalletKeys,
+			truth: truth, inserted: map[wire.OutPoint]float64{},
+		}
+		run, err := replaySaturation(ctx, sc.Chain, f, truth, model)
+		if err != nil {
+			return nil, err
+		}
+		n := names[i]
+		out.Rows = append(out.Rows,
+			compare(n+": false-positive transactions", float64(run.fpTxs), model.fpTxs, literature(lits[i][0]), srcGuide).
+				withNote("the project's simnet chain had another shape; compare the orders of magnitude"),
+			compare(n+": MB of matched transactions and merkleblocks", float64(run.bytes)/bytesPerMB,
+				model.txBytes/bytesPerMB, literature(lits[i][1]), srcGuide).
+				withNote("formula: expected bytes of matched transactions only"),
+			compare(n+": final false-positive rate", f.CurrentFPRate(), bip37.FalsePositiveRate(model.nBits, model.k, model.m), nil, srcFormula),
+			compare(n+": final elements m^", finiteOr(f.EstimatedElements(), float64(f.NumBits())), model.m, nil, srcFormula).
+				withNote(fmt.Sprintf("%d wallet transactions matched", run.walletTxs)),
+		)
+		x := make([]float64, len(run.fpRate))
+		for j := range x {
+			x[j] = float64(j * saturationChartEvery)
+		}
+		rateChart.Series = append(rateChart.Series,
+			Series{Name: n + " model", X: x, Y: model.fpRate},
+			Series{Name: n + " measured", X: x, Y: run.fpRate, Points: true})
+		cumChart.Series = append(cumChart.Series,
+			Series{Name: n + " model", X: x, Y: model.fpCum},
+			Series{Name: n + " measured", X: x, Y: run.fpCum, Points: true})
+	}
+	out.Charts = []Chart{rateChart, cumChart}
+	return out, nil
+}
+
+// replaySaturation runs f over the chain as a serving node would, and the
+// model beside it.
+func replaySaturation(ctx context.Context, ch MemChain, f *bip37.Filter, truth *ElementSet, model *satModel) (*satRun, error) {
+	run := &satRun{}
+	walletOuts := map[wire.OutPoint]bool{}
+	err := walkChain(ctx, ch, 0, int32(len(ch))-1, func(h int32, b *wire.MsgBlock) error {
+		wallet := walletTxs(b, truth, walletOuts)
+		model.block(b, wallet)
+		mb, idx := bip37.FilterBlock(f, b)
+		run.bytes += uint64(merkleBlockFixed + len(mb.Hashes)*chainhash.HashSize + len(mb.Flags))
+		for _, i := range idx {
+			run.bytes += uint64(b.Transactions[i].SerializeSize())
+			if wallet[i] {
+				run.walletTxs++
+			} else {
+				run.fpTxs++
+			}
+		}
+		if h%saturationChartEvery == 0 {
+			run.fpRate = append(run.fpRate, f.CurrentFPRate())
+			run.fpCum = append(run.fpCum, float64(run.fpTxs))
+			model.fpRate = append(model.fpRate, bip37.FalsePositiveRate(model.nBits, model.k, model.m))
+			model.fpCum = append(model.fpCum, model.fpTxs)
+		}
+		return nil
+	})
+	return run, err
+}
+
+// block advances the model over one block. wallet marks the wallet's
+// transactions, which match for certain and insert their wallet outputs.
+func (m *satModel) block(b *wire.MsgBlock, wallet []bool) {
+	f := bip37.FalsePositiveRate(m.nBits, m.k, m.m)
+	for i, tx := range b.Transactions {
+		txid := tx.TxHash()
+		noMatch := 1 - f // the txid
+		for vout, o := range tx.TxOut {
+			pushes := nonEmptyPushes(o.PkScript)
+			pMatch := 1 - math.Pow(1-f, float64(pushes))
+			if wallet[i] && m.paysWallet(o.PkScript) {
+				pMatch = 1
+			}
+			noMatch *= 1 - pMatch
+			if pMatch > 0 {
+				m.inserted[wire.OutPoint{Hash: txid, Index: uint32(vout)}] = pMatch
+				m.m += pMatch
+			}
+		}
+		for _, in := range tx.TxIn {
+			pIns := m.inserted[in.PreviousOutPoint]
+			delete(m.inserted, in.PreviousOutPoint)
+			noMatch *= (1 - pIns) * (1 - f) * math.Pow(1-f, float64(nonEmptyPushes(in.SignatureScript)))
+		}
+		if !wallet[i] {
+			m.fpTxs += 1 - noMatch
+			m.txBytes += (1 - noMatch) * float64(tx.SerializeSize())
+		} else {
+			m.txBytes += float64(tx.SerializeSize())
+		}
+	}
+}
+
+// paysWallet reports whether an output pays one of the wallet's keys.
+func (m *satModel) paysWallet(pkScript []byte) bool {
+	for _, c := range outputCandidates(pkScript) {
+		if m.truth.ContainsAny(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// nonEmptyPushes counts the data pushes a relevance test examines.
+func nonEmptyPushes(script []byte) int {
+	pushes, err := txscript.PushedData(script)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, p := range pushes {
+		if len(p) > 0 {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,107 @@
+package privacy
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/bloomwatch/bloomwatch/bip37"
+)
+
+// The bitcoinj sizing check (Gervais et al. 2014, section 6): a wallet of
+// 271 keys, each inserted as public key and hash160, in a filter sized
+// for M = 642 elements at p = 0.0005.
+const (
+	sizingKeys     = 271
+	sizingCapacity = 642
+	sizingElements = 2 * sizingKeys
+	sizingFPRate   = BitcoinjFPRate
+	// sizingUniverse is the default number of synthetic pubkeys, inside
+	// the 56-61 M on-chain pubkeys of the publication.
+	sizingUniverse = 60_000_000
+	// sizingChartStep is the fill step of the f(m) chart.
+	sizingChartStep = 6
+	// key streams of the experiments, so their wallets never collide.
+	sizingKeyStream = 101
+)
+
+// Published figures of the sizing check.
+const (
+	litSizingBytes = 1269
+	litSizingK     = 10
+	litSizingF     = 1.46e-4
+	litSizingF2    = 2.15e-8
+	// litSizingExpected is the midpoint of the published 1.2-1.3
+	// expected false positives against 56-61 M pubkeys.
+	litSizingExpected = 1.25
+)
+
+// runSizing builds the bitcoinj filter and measures its false-positive
+// rates by streaming synthetic candidates through it.
+func runSizing(ctx context.Context, cfg ExperimentConfig) (*ExperimentResult, error) {
+	u := orDefault(cfg.Universe, sizingUniverse)
+	rng := rand.New(rand.NewPCG(cfg.Seed, sizingKeyStream))
+	size, k := bip37.Params(sizingCapacity, sizingFPRate)
+	nBits := uint64(size) * bitsPerByte
+	f, err := bip37.NewFilter(sizingCapacity, sizingFPRate, rng.Uint32(), bip37.UpdateNone)
+	if err != nil {
+		return nil, err
+	}
+	// The chart follows the filter's exact rate as it fills.
+	var fillX, exactY, formulaY []float64
+	for i := range sizingKeys {
+		key := synthKey(cfg.Seed, sizingKeyStream, uint64(i))
+		f.Add(key.PubKey)
+		f.Add(key.Hash160)
+		if m := 2 * (i + 1); m%sizingChartStep == 0 || i == sizingKeys-1 {
+			fillX = append(fillX, float64(m))
+			exactY = append(exactY, f.CurrentFPRate())
+			formulaY = append(formulaY, bip37.FalsePositiveRate(nBits, k, float64(m)))
+		}
+	}
+	fFormula := bip37.FalsePositiveRate(nBits, k, sizingElements)
+
+	single, err := Scan(ctx, Stream(Synthetic{Seed: cfg.Seed, Count: u}), ScanConfig{Filters: []*bip37.Filter{f}, Workers: cfg.Workers})
+	if err != nil {
+		return nil, err
+	}
+	both, err := Scan(ctx, Stream(Synthetic{Seed: cfg.Seed + 1, Count: u, PubKeys: true}), ScanConfig{Filters: []*bip37.Filter{f}, Workers: cfg.Workers})
+	if err != nil {
+		return nil, err
+	}
+	uf := float64(u)
+	c1, c2 := single.AnyCounts[0], both.AllCounts[0]
+	lo1, hi1 := PoissonInterval(c1, Z95)
+	lo2, hi2 := PoissonInterval(c2, Z95)
+	res := &ExperimentResult{
+		Name:  "bitcoinj-sizing",
+		Title: "bitcoinj filter sizing and the both-forms test",
+		Params: []Param{
+			param("keys", sizingKeys), param("elements", sizingElements), param("capacity", sizingCapacity),
+			param("fp_target", sizingFPRate), param("universe", u), param("seed", cfg.Seed),
+		},
+		Rows: []Comparison{
+			compare("filter bytes", float64(f.Size()), float64(size), literature(litSizingBytes), srcGervais),
+			compare("hash functions k", float64(f.HashFuncs()), float64(k), literature(litSizingK), srcGervais),
+			compare("estimated elements m^ (from bits set)", f.EstimatedElements(), sizingElements, nil, srcFormula).
+				withNote("what an observer infers from the filter alone"),
+			compare("exact rate (X/n)^k of this filter", f.CurrentFPRate(), fFormula, literature(litSizingF), srcGervais),
+			compare("f(542) measured over synthetic candidates", float64(c1)/uf, fFormula, literature(litSizingF), srcGervais).
+				withInterval(lo1/uf, hi1/uf).withNote(fmt.Sprintf("%d of %d candidates matched", c1, u)),
+			compare("f^2 measured (pubkey AND hash160 match)", float64(c2)/uf, fFormula*fFormula, literature(litSizingF2), srcGervais).
+				withInterval(lo2/uf, hi2/uf),
+			compare(fmt.Sprintf("both-forms false positives among %d pubkeys", u), float64(c2), fFormula*fFormula*uf,
+				literature(litSizingExpected), srcGervais+" (1.2-1.3 against 56-61 M pubkeys)").
+				withInterval(lo2, hi2).withNote("a Poisson count: expect 0 to 4"),
+		},
+		Charts: []Chart{{
+			Title: "bitcoinj filter (1,269 bytes, k=10): false-positive rate as it fills", XLabel: "elements inserted m",
+			YLabel: "false-positive rate", LogY: true,
+			Series: []Series{
+				{Name: "formula f(m)", X: fillX, Y: formulaY},
+				{Name: "measured (X/n)^k", X: fillX, Y: exactY, Points: true},
+			},
+		}},
+	}
+	return res, nil
+}
