@@ -295,3 +295,20 @@ func TestWriteCSV(t *testing.T) {
 		t.Errorf("csv rows %v", rows)
 	}
 }
+
+func TestReportCharts(t *testing.T) {
+	fx := newFixture(37, 5, 2000, 1)
+	f := mustFilter(t, 5, 0.01, 1, bip37.UpdateNone, fx.wallet...)
+	rep := analyze(t, Input{
+		Records: []Record{loadRecord(0, "a", 0, f), loadRecord(1, "b", 0, f)}, Universe: Stream(SliceUniverse(fx.universe)),
+		Truth: fx.wallet, Attacks: Attacks{Intersection: true},
+	})
+	charts := rep.Charts()
+	if len(charts) != 2 || !charts[0].LogY || len(charts[0].Series) != 4 || len(charts[1].Series) != 2 {
+		t.Fatalf("charts %+v", charts)
+	}
+	s := charts[0].Series[0]
+	if s.Y[0] != float64(rep.Curves[0].Points[0].FalsePositives) || len(s.X) != 2 {
+		t.Errorf("series %+v", s)
+	}
+}

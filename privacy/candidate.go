@@ -43,3 +43,27 @@ func (c Candidate) Equal(o Candidate) bool {
 	}
 	return true
 }
+
+// Dedup returns the distinct candidates of cands by primary form, in order
+// of first appearance; the forms of a repeated candidate are merged into
+// its first occurrence (up to MaxFormsPerLine). Universes are assumed
+// distinct: a candidate listed twice would be counted twice.
+func Dedup(cands []Candidate) []Candidate {
+	index := make(map[string]int, len(cands))
+	out := make([]Candidate, 0, len(cands))
+	for _, c := range cands {
+		if len(c.Forms) == 0 {
+			continue
+		}
+		i, ok := index[c.Key()]
+		if !ok {
+			index[c.Key()] = len(out)
+			out = append(out, c)
+			continue
+		}
+		for _, f := range c.Forms[1:] {
+			out[i] = withForm(out[i], f)
+		}
+	}
+	return out
+}

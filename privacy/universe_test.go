@@ -127,3 +127,19 @@ func TestElementSet(t *testing.T) {
 		t.Error("ContainsAny misses a second form")
 	}
 }
+
+func TestDedup(t *testing.T) {
+	a := Candidate{Forms: [][]byte{{1}}}
+	aKey := Candidate{Forms: [][]byte{{1}, {9}}}
+	b := Candidate{Forms: [][]byte{{2}, {8}}}
+	got := Dedup([]Candidate{a, b, aKey, {}, b})
+	want := []Candidate{aKey, b}
+	if len(got) != len(want) {
+		t.Fatalf("got %d candidates", len(got))
+	}
+	for i := range want {
+		if !got[i].Equal(want[i]) {
+			t.Errorf("candidate %d = %x, want %x", i, got[i].Forms, want[i].Forms)
+		}
+	}
+}
