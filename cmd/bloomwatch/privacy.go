@@ -1,0 +1,283 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/spf13/cobra"
+)
+
+// privacyCmd groups the privacy analyzer's commands.
+var privacyCmd = &cobra.Command{
+	Use:   "privacy",
+	Short: "Measure what BIP37 filters leak to the full nodes that receive them",
+}
+
+// Names accepted by --attacks.
+const (
+	attackAll  = "all"
+	attackAuto = "auto"
+	attackNone = "none"
+)
+
+// privacyAnalyzeOpts holds the flags of `privacy analyze`.
+var privacyAnalyzeOpts struct {
+	transcript      string
+	universe        string
+	synthetic       uint64
+	pubKeys         bool
+	seed            uint64
+	rpc             string
+	rpcUser         string
+	rpcPass         string
+	height          int32
+	truth           string
+	attacks         string
+	asJSON          bool
+	csv             string
+	png             string
+	workers         int
+	saturationEvery int32
+	maxHits         int
+}
+
+// privacyAnalyzeCmd analyzes a transcript.
+var privacyAnalyzeCmd = &cobra.Command{
+	Use:   "analyze --transcript F (--universe F | --btcd-rpc HOST:PORT --rpcuser U --rpcpass P [--height H] | --synthetic N) [--truth F]",
+	Short: "Replay a filter transcript as a colluding full node would and print the collapse curve",
+	Long: "Replay every filterload, filteradd and filterclear of the transcript, test every candidate of the\n" +
+		"universe against every filter, and print the adversary's set after each event: its size, the\n" +
+		"false positives measured (with --truth) and expected, precision, recall and entropy, for each\n" +
+		"attack stage. Universe and truth files hold one candidate per line, its forms in hex separated\n" +
+		"by spaces (primary form first, e.g. HASH160 PUBKEY), with # comments. A synthetic universe holds\n" +
+		"N pseudorandom candidates; the truth is then added to it (it cannot contain the wallet).\n" +
+		"--attacks is a comma list of both-forms, intersection, graph, saturation, or all, none, auto\n" +
+		"(auto: both-forms and intersection, plus graph and saturation when a chain is read over RPC).",
+	Args: cobra.NoArgs,
+	RunE: runPrivacyAnalyze,
+}
+
+func init() {
+	f := privacyAnalyzeCmd.Flags()
+	o := &privacyAnalyzeOpts
+	f.StringVar(&o.transcript, "transcript", "", "transcript file (JSON lines of privacy records)")
+	f.StringVar(&o.universe, "universe", "", "element file of candidates")
+	f.Uint64Var(&o.synthetic, "synthetic", 0, "synthetic universe of N candidates")
+	f.BoolVar(&o.pubKeys, "pubkeys", false, "synthetic candidates carry a public-key form too")
+	f.Uint64Var(&o.seed, "seed", 1, "seed of the synthetic universe")
+	f.StringVar(&o.rpc, "btcd-rpc", "", "read the chain from a btcd JSON-RPC server on the loopback HOST:PORT")
+	f.StringVar(&o.rpcUser, "rpcuser", "", "btcd RPC user")
+	f.StringVar(&o.rpcPass, "rpcpass", "", "btcd RPC password")
+	f.Int32Var(&o.height, "height", -1, "universe up to this height (default: the tip)")
+	f.StringVar(&o.truth, "truth", "", "element file of the wallet's real elements, to score the attack")
+	f.StringVar(&o.attacks, "attacks", attackAuto, "attack stages to run (see above)")
+	f.BoolVar(&o.asJSON, "json", false, "print the report as JSON")
+	f.StringVar(&o.csv, "csv", "", "write every curve point to this CSV file")
+	f.StringVar(&o.png, "png", "", "draw the collapse curves to this PNG file")
+	f.IntVar(&o.workers, "workers", 0, "scan goroutines (default: all CPUs)")
+	f.Int32Var(&o.saturationEvery, "saturation-every", 1, "one saturation point per this many blocks")
+	f.IntVar(&o.maxHits, "max-hits", privacy.DefaultMaxHits, "most matching candidates kept")
+
+	privacyCmd.AddCommand(privacyAnalyzeCmd)
+	rootCmd.AddCommand(privacyCmd)
+}
+
+// runContext returns the context of the current run. Cobra gives a
+// subcommand the root's context only when the subcommand has none, so a
+// command tree executed again (run() called twice in one process, as the
+// tests do) would keep the first, cancelled, context; the root's context
+// is replaced by every ExecuteContext and is the live one.
+func runContext(cmd *cobra.Command) context.Context {
+	return cmd.Root().Context()
+}
+
+// parseAttacks parses --attacks; chain says whether a chain is available.
+func parseAttacks(s string, chain bool) (privacy.Attacks, error) {
+	var a privacy.Attacks
+	for _, name := range strings.Split(s, ",") {
+		switch strings.TrimSpace(name) {
+		case attackAuto:
+			a.BothForms, a.Intersection = true, true
+			a.Graph, a.Saturation = a.Graph || chain, a.Saturation || chain
+		case attackAll:
+			a = privacy.AllAttacks()
+		case attackNone, privacy.StageSingle:
+		case privacy.StageBothForms:
+			a.BothForms = true
+		case privacy.StageIntersection:
+			a.Intersection = true
+		case privacy.StageGraph:
+			a.Graph = true
+		case privacy.StageSaturation:
+			a.Saturation = true
+		default:
+			return a, usagef("--attacks: unknown attack %q (want both-forms, intersection, graph, saturation, all, none or auto)", name)
+		}
+	}
+	if (a.Graph || a.Saturation) && !chain {
+		return a, usagef("--attacks: graph and saturation need the chain: use --btcd-rpc")
+	}
+	return a, nil
+}
+
+// runPrivacyAnalyze implements `privacy analyze`.
+func runPrivacyAnalyze(cmd *cobra.Command, _ []string) error {
+	o := privacyAnalyzeOpts
+	if err := checkAnalyzeFlags(cmd); err != nil {
+		return err
+	}
+	attacks, err := parseAttacks(o.attacks, o.rpc != "")
+	if err != nil {
+		return err
+	}
+	ctx := runContext(cmd)
+	records, err := readTranscriptFile(o.transcript)
+	if err != nil {
+		return err
+	}
+	in := privacy.Input{Records: records, Attacks: attacks, Workers: o.workers, MaxHits: o.maxHits, SaturationEvery: o.saturationEvery}
+	if o.truth != "" {
+		if in.Truth, err = readElementFile("--truth", o.truth); err != nil {
+			return err
+		}
+	}
+	switch {
+	case o.universe != "":
+		cands, err := readElementFile("--universe", o.universe)
+		if err != nil {
+			return err
+		}
+		in.Universe = privacy.Stream(privacy.SliceUniverse(privacy.Dedup(cands)))
+	case o.synthetic > 0:
+		in.Universe = privacy.Stream(privacy.Synthetic{Seed: o.seed, Count: o.synthetic, PubKeys: o.pubKeys})
+		in.TruthOnChain = true
+	default:
+		chain, err := dialChain(o.rpc, o.rpcUser, o.rpcPass, o.height)
+		if err != nil {
+			return err
+		}
+		defer chain.Close()
+		u, err := privacy.ChainUniverse(ctx, chain, o.height)
+		if err != nil {
+			return fmt.Errorf("privacy analyze: %w", err)
+		}
+		in.Universe, in.Chain = privacy.Stream(u), chain
+	}
+	rep, err := privacy.Analyze(ctx, in)
+	if err != nil {
+		return analyzeErr(err)
+	}
+	if o.csv != "" {
+		if err := writeFileWith(o.csv, func(w io.Writer) error { return privacy.WriteCSV(w, rep.Curves) }); err != nil {
+			return err
+		}
+	}
+	if o.png != "" {
+		if err := writeChartsPNG(o.png, rep.Charts()); err != nil {
+			return err
+		}
+	}
+	if o.asJSON {
+		return writeJSON(cmd, rep)
+	}
+	return printReport(cmd.OutOrStdout(), rep)
+}
+
+// checkAnalyzeFlags enforces one universe source and the flags that go
+// with it.
+func checkAnalyzeFlags(cmd *cobra.Command) error {
+	o := privacyAnalyzeOpts
+	fl := cmd.Flags()
+	if o.transcript == "" {
+		return usagef("privacy analyze: --transcript is required")
+	}
+	sources := 0
+	for _, set := range []bool{o.universe != "", fl.Changed("synthetic"), o.rpc != ""} {
+		if set {
+			sources++
+		}
+	}
+	if sources != 1 {
+		return usagef("privacy analyze: give exactly one of --universe, --btcd-rpc or --synthetic")
+	}
+	if fl.Changed("synthetic") && o.synthetic == 0 {
+		return usagef("privacy analyze: --synthetic must be at least 1")
+	}
+	if o.rpc != "" && (o.rpcUser == "" || o.rpcPass == "") {
+		return usagef("privacy analyze: --btcd-rpc needs --rpcuser and --rpcpass")
+	}
+	if o.rpc == "" && (fl.Changed("height") || fl.Changed("rpcuser") || fl.Changed("rpcpass")) {
+		return usagef("privacy analyze: --height, --rpcuser and --rpcpass go with --btcd-rpc")
+	}
+	if !fl.Changed("synthetic") && (fl.Changed("pubkeys") || fl.Changed("seed")) {
+		return usagef("privacy analyze: --pubkeys and --seed go with --synthetic")
+	}
+	if o.saturationEvery < 1 || o.maxHits < 1 || o.workers < 0 {
+		return usagef("privacy analyze: --saturation-every and --max-hits must be positive, --workers not negative")
+	}
+	return nil
+}
+
+// analyzeErr turns the analyzer's input errors into one clear line.
+func analyzeErr(err error) error {
+	switch {
+	case errors.Is(err, privacy.ErrNoFilters), errors.Is(err, privacy.ErrBadFilterRecord),
+		errors.Is(err, privacy.ErrEmptyUniverse), errors.Is(err, privacy.ErrTooManyHits):
+		return fmt.Errorf("privacy analyze: %w", err)
+	case errors.Is(err, context.Canceled):
+		return fmt.Errorf("privacy analyze: interrupted: %w", err)
+	}
+	return fmt.Errorf("privacy analyze: %w", err)
+}
+
+// readTranscriptFile reads a transcript.
+func readTranscriptFile(path string) ([]privacy.Record, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--transcript: %w", err)
+	}
+	defer f.Close()
+	recs, err := privacy.ReadTranscript(f)
+	if err != nil {
+		return nil, fmt.Errorf("--transcript %s: %w", path, err)
+	}
+	return recs, nil
+}
+
+// readElementFile reads an element file.
+func readElementFile(flag, path string) ([]privacy.Candidate, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", flag, err)
+	}
+	defer f.Close()
+	cands, err := privacy.ReadCandidates(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", flag, path, err)
+	}
+	return cands, nil
+}
+
+// writeFileWith creates path, writes it with fn, and closes it, removing
+// a half-written file on failure.
+func writeFileWith(path string, fn func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := fn(f); err != nil {
+		_ = f.Close()
+		_ = os.Remove(path)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		_ = os.Remove(path)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/spf13/cobra"
+)
+
+// privacyExperimentOpts holds the flags of `privacy experiment`.
+var privacyExperimentOpts struct {
+	seed     uint64
+	universe uint64
+	trials   int
+	blocks   int
+	workers  int
+	asJSON   bool
+	png      string
+}
+
+// privacyExperimentCmd runs one experiment.
+var privacyExperimentCmd = &cobra.Command{
+	Use:   "experiment NAME",
+	Short: "Reproduce a published result beside the formulas and a measurement",
+	Long: "Run an experiment and print each result beside the formula's prediction and the published\n" +
+		"figure, with the relative difference (measured vs published, or vs the formula when nothing\n" +
+		"is published). Results are deterministic given --seed. Experiments:\n" + experimentList(),
+	Args: cobra.ExactArgs(1),
+	RunE: runPrivacyExperiment,
+}
+
+func init() {
+	f := privacyExperimentCmd.Flags()
+	o := &privacyExperimentOpts
+	f.Uint64Var(&o.seed, "seed", 1, "seed of every random choice")
+	f.Uint64Var(&o.universe, "universe", 0, "synthetic candidates |A| (default: the experiment's)")
+	f.IntVar(&o.trials, "trials", 0, "independent wallets per Monte Carlo point (default: the experiment's)")
+	f.IntVar(&o.blocks, "blocks", 0, "synthetic chain length (default: the experiment's)")
+	f.IntVar(&o.workers, "workers", 0, "scan goroutines (default: all CPUs)")
+	f.BoolVar(&o.asJSON, "json", false, "print JSON")
+	f.StringVar(&o.png, "png", "", "draw the experiment's charts to this PNG file")
+	privacyCmd.AddCommand(privacyExperimentCmd)
+}
+
+// experimentList names the experiments, one per line.
+func experimentList() string {
+	var b strings.Builder
+	for _, e := range privacy.Experiments() {
+		fmt.Fprintf(&b, "  %-22s %s\n", e.Name, e.Summary)
+	}
+	return b.String()
+}
+
+// runPrivacyExperiment implements `privacy experiment`.
+func runPrivacyExperiment(cmd *cobra.Command, args []string) error {
+	o := privacyExperimentOpts
+	if o.trials < 0 || o.blocks < 0 || o.workers < 0 {
+		return usagef("privacy experiment: --trials, --blocks and --workers must not be negative")
+	}
+	cfg := privacy.ExperimentConfig{Seed: o.seed, Universe: o.universe, Trials: o.trials, Blocks: o.blocks, Workers: o.workers}
+	start := time.Now()
+	res, err := privacy.RunExperiment(runContext(cmd), args[0], cfg)
+	if errors.Is(err, privacy.ErrUnknownExperiment) {
+		var names []string
+		for _, e := range privacy.Experiments() {
+			names = append(names, e.Name)
+		}
+		return usagef("privacy experiment: %w (want one of %s)", err, strings.Join(names, ", "))
+	}
+	if err != nil {
+		return fmt.Errorf("privacy experiment %s: %w", args[0], err)
+	}
+	elapsed := time.Since(start)
+	if o.png != "" {
+		if err := writeChartsPNG(o.png, res.Charts); err != nil {
+			return err
+		}
+	}
+	if o.asJSON {
+		return writeJSON(cmd, res)
+	}
+	if err := printExperiment(cmd.OutOrStdout(), res); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(cmd.OutOrStdout(), "\nelapsed %s\n", elapsed.Round(time.Millisecond))
+	return err
+}

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/bloomwatch/bloomwatch/privacy"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// Figure geometry: one panel per chart, stacked.
+const (
+	figureWidth  = 9 * vg.Inch
+	panelHeight  = 4.5 * vg.Inch
+	pointRadius  = 2.5
+	logTickPrec  = -1
+	zeroDropNote = " (zeros not drawn on the log axis)"
+)
+
+// writeChartsPNG draws the charts, stacked, into a PNG file. On a log axis
+// points at or below zero cannot be drawn and are left out (the title says
+// so); a chart with nothing positive falls back to a linear axis.
+func writeChartsPNG(path string, charts []privacy.Chart) error {
+	if len(charts) == 0 {
+		return fmt.Errorf("write %s: nothing to draw", path)
+	}
+	plots := make([][]*plot.Plot, len(charts))
+	for i, c := range charts {
+		p, err := chartPlot(c)
+		if err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		plots[i] = []*plot.Plot{p}
+	}
+	img := vgimg.New(figureWidth, panelHeight*vg.Length(len(charts)))
+	dc := draw.New(img)
+	canvases := plot.Align(plots, draw.Tiles{Rows: len(charts), Cols: 1}, dc)
+	for i := range plots {
+		plots[i][0].Draw(canvases[i][0])
+	}
+	return writeFileWith(path, func(w io.Writer) error {
+		_, err := vgimg.PngCanvas{Canvas: img}.WriteTo(w)
+		return err
+	})
+}
+
+// chartPlot builds one panel.
+func chartPlot(c privacy.Chart) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = c.Title
+	p.X.Label.Text = c.XLabel
+	p.Y.Label.Text = c.YLabel
+	p.Legend.Top = true
+	logY := c.LogY && hasPositive(c.Series)
+	if logY {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: logTickPrec}
+	}
+	dropped := false
+	for i, s := range c.Series {
+		xys := make(plotter.XYs, 0, len(s.X))
+		for j := range s.X {
+			y := s.Y[j]
+			if math.IsNaN(y) || math.IsInf(y, 0) || logY && y <= 0 {
+				dropped = true
+				continue
+			}
+			xys = append(xys, plotter.XY{X: s.X[j], Y: y})
+		}
+		if len(xys) == 0 {
+			continue
+		}
+		if s.Points {
+			sc, err := plotter.NewScatter(xys)
+			if err != nil {
+				return nil, err
+			}
+			sc.GlyphStyle.Color = plotutil.Color(i)
+			sc.GlyphStyle.Shape = plotutil.Shape(i)
+			sc.GlyphStyle.Radius = vg.Points(pointRadius)
+			p.Add(sc)
+			p.Legend.Add(s.Name, sc)
+			continue
+		}
+		l, err := plotter.NewLine(xys)
+		if err != nil {
+			return nil, err
+		}
+		l.LineStyle.Color = plotutil.Color(i)
+		l.LineStyle.Dashes = plotutil.Dashes(i)
+		p.Add(l)
+		p.Legend.Add(s.Name, l)
+	}
+	if dropped && logY {
+		p.Title.Text += zeroDropNote
+	}
+	return p, nil
+}
+
+// hasPositive reports whether any series has a positive finite value.
+func hasPositive(series []privacy.Series) bool {
+	for _, s := range series {
+		for _, y := range s.Y {
+			if y > 0 && !math.IsInf(y, 0) {
+				return true
+			}
+		}
+	}
+	return false
+}

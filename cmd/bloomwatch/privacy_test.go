@@ -1,0 +1,252 @@
+package main
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy"
+)
+
+// privacyFixture writes a transcript, a universe and a truth file.
+type privacyFixture struct {
+	dir, transcript, universe, truth string
+	wallet                           []privacy.Candidate
+	universeSize                     int
+	filterHex                        string
+}
+
+// randomForm returns n pseudorandom bytes.
+func randomForm(rng *rand.Rand, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(rng.Uint32())
+	}
+	return b
+}
+
+// newPrivacyFixture builds a 20-address wallet (hash160 and pubkey), a
+// universe of 20,000 others around it, and a transcript of two peers: a
+// filterload, a filteradd, and a reload with a fresh tweak.
+func newPrivacyFixture(t *testing.T) privacyFixture {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(5, 5))
+	fx := privacyFixture{dir: t.TempDir()}
+	for range 20 {
+		fx.wallet = append(fx.wallet, privacy.Candidate{Forms: [][]byte{randomForm(rng, 20), randomForm(rng, 33)}})
+	}
+	var univ []privacy.Candidate
+	for range 20000 {
+		univ = append(univ, privacy.Candidate{Forms: [][]byte{randomForm(rng, 20), randomForm(rng, 33)}})
+	}
+	univ = append(univ, fx.wallet...)
+	fx.universeSize = len(univ)
+	build := func(tweak uint32, cands []privacy.Candidate) *bip37.Filter {
+		f, err := bip37.NewFilter(60, 0.01, tweak, bip37.UpdateAll)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cands {
+			for _, form := range c.Forms {
+				f.Add(form)
+			}
+		}
+		return f
+	}
+	f1, f2 := build(1, fx.wallet[:19]), build(2, fx.wallet)
+	fx.filterHex = hex.EncodeToString(f2.Serialize())
+	recs := []privacy.Record{
+		{Seq: 0, Peer: "127.0.0.1:18444", Height: 1, Kind: privacy.KindFilterLoad, Filter: f1.Serialize(), Reason: "initial"},
+		{Seq: 1, Peer: "127.0.0.1:18444", Height: 2, Kind: privacy.KindFilterAdd, Data: fx.wallet[19].Forms[0], Reason: "elements"},
+		{Seq: 2, Peer: "127.0.0.1:18445", Height: 3, Kind: privacy.KindFilterLoad, Filter: f2.Serialize(), Reason: "reconnect"},
+	}
+	var tb bytes.Buffer
+	for _, r := range recs {
+		if err := privacy.WriteRecord(&tb, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fx.transcript = fx.write(t, "transcript.jsonl", tb.Bytes())
+	var ub, wb bytes.Buffer
+	ub.WriteString("# candidates: hash160 pubkey\n")
+	if err := privacy.WriteCandidates(&ub, univ); err != nil {
+		t.Fatal(err)
+	}
+	if err := privacy.WriteCandidates(&wb, fx.wallet); err != nil {
+		t.Fatal(err)
+	}
+	fx.universe = fx.write(t, "universe.txt", ub.Bytes())
+	fx.truth = fx.write(t, "truth.txt", wb.Bytes())
+	return fx
+}
+
+// write stores a file in the fixture's directory.
+func (fx privacyFixture) write(t *testing.T, name string, data []byte) string {
+	t.Helper()
+	p := filepath.Join(fx.dir, name)
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// closedLoopbackPort returns a loopback address nobody listens on.
+func closedLoopbackPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return addr
+}
+
+func TestPrivacyAnalyzeCLI(t *testing.T) {
+	fx := newPrivacyFixture(t)
+	corrupt := fx.write(t, "corrupt.jsonl", []byte("{\"kind\":\"filterload\"}\n{\"seq\":1}\n"))
+	noLoad := fx.write(t, "noload.jsonl", []byte("{\"seq\":0,\"peer\":\"a\",\"kind\":\"filterclear\"}\n"))
+	badUniverse := fx.write(t, "bad.txt", []byte("aabb\nnot-hex\n"))
+	base := []string{"privacy", "analyze", "--transcript", fx.transcript}
+	with := func(extra ...string) []string { return append(append([]string{}, base...), extra...) }
+	checkCLI(t, []cliCase{
+		{name: "table", args: with("--universe", fx.universe, "--truth", fx.truth),
+			wantOutSub: []string{"universe: 20020 candidates (20020 with a public-key form)", "wallet: 20 of its candidates",
+				"1 elements revealed by filteradd", "single:", "both-forms:", "intersection:", "filteradd 127.0.0.1:18444"}},
+		{name: "synthetic universe adds the truth", args: with("--synthetic", "5000", "--truth", fx.truth, "--attacks", "none"),
+			wantOutSub: []string{"universe: 5020 candidates", "wallet: 20 of its candidates", "single:"}},
+		{name: "no truth", args: with("--universe", fx.universe, "--attacks", "intersection"),
+			wantOutSub: []string{"wallet: unknown", "intersection:"}},
+		{name: "no transcript", args: []string{"privacy", "analyze", "--universe", fx.universe}, wantCode: 2, wantErrSub: "--transcript is required"},
+		{name: "no universe", args: with(), wantCode: 2, wantErrSub: "exactly one of"},
+		{name: "two universes", args: with("--universe", fx.universe, "--synthetic", "10"), wantCode: 2, wantErrSub: "exactly one of"},
+		{name: "synthetic zero", args: with("--synthetic", "0"), wantCode: 2, wantErrSub: "--synthetic must be at least 1"},
+		{name: "rpc without credentials", args: with("--btcd-rpc", "127.0.0.1:18334"), wantCode: 2, wantErrSub: "--rpcuser and --rpcpass"},
+		{name: "rpc off loopback", args: with("--btcd-rpc", "10.0.0.1:18334", "--rpcuser", "u", "--rpcpass", "p"),
+			wantCode: 2, wantErrSub: "only a loopback address"},
+		{name: "rpc host name", args: with("--btcd-rpc", "example.com:18334", "--rpcuser", "u", "--rpcpass", "p"),
+			wantCode: 2, wantErrSub: "only a loopback address"},
+		{name: "rpc no port", args: with("--btcd-rpc", "127.0.0.1", "--rpcuser", "u", "--rpcpass", "p"), wantCode: 2, wantErrSub: "want HOST:PORT"},
+		{name: "rpc refused", args: with("--btcd-rpc", closedLoopbackPort(t), "--rpcuser", "u", "--rpcpass", "p"),
+			wantCode: 1, wantErrSub: "connection refused"},
+		{name: "height without rpc", args: with("--universe", fx.universe, "--height", "5"), wantCode: 2, wantErrSub: "go with --btcd-rpc"},
+		{name: "seed without synthetic", args: with("--universe", fx.universe, "--seed", "5"), wantCode: 2, wantErrSub: "go with --synthetic"},
+		{name: "unknown attack", args: with("--universe", fx.universe, "--attacks", "both-forms,magic"), wantCode: 2, wantErrSub: `unknown attack "magic"`},
+		{name: "graph needs a chain", args: with("--universe", fx.universe, "--attacks", "graph"), wantCode: 2, wantErrSub: "need the chain"},
+		{name: "missing transcript file", args: []string{"privacy", "analyze", "--transcript", filepath.Join(fx.dir, "nope"), "--universe", fx.universe},
+			wantCode: 1, wantErrSub: "--transcript"},
+		{name: "corrupt transcript", args: []string{"privacy", "analyze", "--transcript", corrupt, "--universe", fx.universe},
+			wantCode: 1, wantErrSub: "bad transcript: line 1"},
+		{name: "transcript without filterload", args: []string{"privacy", "analyze", "--transcript", noLoad, "--universe", fx.universe},
+			wantCode: 1, wantErrSub: "no filterload"},
+		{name: "bad universe file", args: with("--universe", badUniverse), wantCode: 1, wantErrSub: "line 2"},
+		{name: "unknown flag", args: with("--universe", fx.universe, "--colour"), wantCode: 2, wantErrSub: "unknown flag"},
+		{name: "stray argument", args: with("--universe", fx.universe, "extra"), wantCode: 2, wantErrSub: "unknown command"},
+	})
+}
+
+func TestPrivacyAnalyzeOutputs(t *testing.T) {
+	fx := newPrivacyFixture(t)
+	csvPath, pngPath := filepath.Join(fx.dir, "curve.csv"), filepath.Join(fx.dir, "curve.png")
+	code, out, errOut := runCLI(t, []string{"privacy", "analyze", "--transcript", fx.transcript, "--universe", fx.universe,
+		"--truth", fx.truth, "--json", "--csv", csvPath, "--png", pngPath})
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep privacy.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	inter := rep.Curve(privacy.StageIntersection)
+	if inter == nil || len(inter.Points) != 3 || rep.Members != 20 || !rep.HasTruth {
+		t.Fatalf("report: %+v", rep)
+	}
+	last := inter.Points[2]
+	// The wallet's 20th address was only in the second filter (and a
+	// filteradd): intersecting both filters loses it.
+	if last.TruePositives != 19 || last.Filters != 2 {
+		t.Errorf("intersection: tp %d filters %d", last.TruePositives, last.Filters)
+	}
+	single := rep.Curve(privacy.StageSingle).Points[0]
+	if single.FalsePositives == 0 || math.Abs(float64(single.FalsePositives)-single.ExpectedFP) > 5*math.Sqrt(single.ExpectedFP)+1 {
+		t.Errorf("single filter: %d false positives, expected %.1f", single.FalsePositives, single.ExpectedFP)
+	}
+	csvData, err := os.ReadFile(csvPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Count(string(csvData), "\n"); lines != 1+3*3 || !strings.HasPrefix(string(csvData), "stage,step,kind") {
+		t.Errorf("csv has %d lines: %.80q", lines, csvData)
+	}
+	png, err := os.ReadFile(pngPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")) || len(png) < 10000 {
+		t.Errorf("png: %d bytes", len(png))
+	}
+}
+
+func TestPrivacyExperimentCLI(t *testing.T) {
+	dir := t.TempDir()
+	small := []string{"--universe", "100000", "--trials", "2", "--blocks", "200"}
+	checkCLI(t, []cliCase{
+		{name: "sizing table", args: append([]string{"privacy", "experiment", "bitcoinj-sizing"}, small...),
+			wantOutSub: []string{"bitcoinj-sizing:", "filter bytes", "1269", "+0.0%", srcGervaisForTest, "elapsed"}},
+		{name: "png", args: append([]string{"privacy", "experiment", "restart-intersection", "--png", filepath.Join(dir, "r.png")}, small...),
+			wantOutSub: []string{"p=0.05 r=2: false positives"}},
+		{name: "unknown", args: []string{"privacy", "experiment", "bogus"}, wantCode: 2, wantErrSub: "want one of bitcoinj-sizing"},
+		{name: "no name", args: []string{"privacy", "experiment"}, wantCode: 2, wantErrSub: "accepts 1 arg(s)"},
+		{name: "negative trials", args: []string{"privacy", "experiment", "single-filter", "--trials", "-1"}, wantCode: 2, wantErrSub: "must not be negative"},
+	})
+	if _, err := os.Stat(filepath.Join(dir, "r.png")); err != nil {
+		t.Error(err)
+	}
+	code, out, _ := runCLI(t, append([]string{"privacy", "experiment", "saturation", "--json"}, small...))
+	var res privacy.ExperimentResult
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || res.Name != "saturation" || len(res.Rows) == 0 {
+		t.Fatalf("exit %d, %.200s", code, out)
+	}
+}
+
+// srcGervaisForTest is the source the sizing rows cite.
+const srcGervaisForTest = "Gervais et al., ACSAC 2014"
+
+func TestPrivacyScanCLI(t *testing.T) {
+	fx := newPrivacyFixture(t)
+	checkCLI(t, []cliCase{
+		{name: "filter", args: []string{"privacy", "scan", "--synthetic", "200000", "--filter", fx.filterHex, "--baseline", "10000"},
+			wantOutSub: []string{"scanned 200000 synthetic candidates through 1 filter(s)", "ratio", "same matches: true"}},
+		{name: "transcript", args: []string{"privacy", "scan", "--synthetic", "1000", "--transcript", fx.transcript},
+			wantOutSub: []string{"through 2 filter(s)", "filter 1:"}},
+		{name: "no count", args: []string{"privacy", "scan", "--filter", fx.filterHex}, wantCode: 2, wantErrSub: "--synthetic must be at least 1"},
+		{name: "no filter", args: []string{"privacy", "scan", "--synthetic", "10"}, wantCode: 2, wantErrSub: "exactly one of --filter or --transcript"},
+		{name: "both", args: []string{"privacy", "scan", "--synthetic", "10", "--filter", fx.filterHex, "--transcript", fx.transcript},
+			wantCode: 2, wantErrSub: "exactly one of"},
+		{name: "bad hex", args: []string{"privacy", "scan", "--synthetic", "10", "--filter", "abc"}, wantCode: 2, wantErrSub: "--filter"},
+		{name: "oversized filter", args: []string{"privacy", "scan", "--synthetic", "10", "--filter", "fda18c" + strings.Repeat("00", 36001+9)},
+			wantCode: 2, wantErrSub: "larger than 36000"},
+	})
+	code, out, errOut := runCLI(t, []string{"privacy", "scan", "--synthetic", "300000", "--filter", fx.filterHex, "--json", "--workers", "2"})
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var got scanJSON
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	f := got.Filters[0]
+	if got.Candidates != 300000 || got.Workers != 2 || math.Abs(float64(f.Matched)-f.Expected) > 5*f.Sigma+1 {
+		t.Errorf("scan: %+v", got)
+	}
+}
