@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
-	"math/bits"
 	"slices"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
@@ -133,6 +132,8 @@ type analysis struct {
 	// pubKeysIn[s] reports that state s evidently holds public keys: the
 	// both-forms test applies to it.
 	pubKeysIn []bool
+	// stateRate[s] is state s's exact rate (X/n)^k.
+	stateRate []float64
 	res       *ScanResult
 	hasTruth  bool
 	revealed  *ElementSet
@@ -186,14 +187,13 @@ func Analyze(ctx context.Context, in Input) (*Report, error) {
 		Revealed:  a.revealed.Len(),
 		Filters:   a.filterSummaries(),
 	}
-	var last []int32
-	var lastAll bool
+	var last setResult
 	for _, st := range a.stages() {
-		c, set, all := a.curve(st)
+		var c Curve
+		c, last = a.curve(st)
 		rep.Curves = append(rep.Curves, c)
-		last, lastAll = set, all
 	}
-	rep.Final, rep.FinalTruncated = a.listFinal(last, lastAll)
+	rep.Final, rep.FinalTruncated = a.listFinal(last.hits, last.extra)
 	if in.Attacks.Saturation {
 		c, err := a.saturation(ctx)
 		if err != nil {
@@ -288,8 +288,10 @@ const pubKeyEvidenceSigmas = 5
 // pubKeyEvidenceSigmas Poisson deviations plus one.
 func (a *analysis) detectPubKeys() {
 	a.pubKeysIn = make([]bool, len(a.tl.States))
+	a.stateRate = make([]float64, len(a.tl.States))
 	for s, f := range a.tl.States {
 		rate := f.CurrentFPRate()
+		a.stateRate[s] = rate
 		var chance float64
 		for forms := 2; forms < len(a.res.FormCounts); forms++ {
 			chance += AllFormsRate(rate, forms) * float64(a.res.FormCounts[forms])
@@ -337,6 +339,8 @@ func mergeResults(a, b *ScanResult) *ScanResult {
 	addCounts(a.TruthCounts, b.TruthCounts)
 	addCounts(a.AnyCounts, b.AnyCounts)
 	addCounts(a.AllCounts, b.AllCounts)
+	mergeCountMaps(a.SeenCounts, b.SeenCounts)
+	mergeCountMaps(a.TruthSeenCounts, b.TruthSeenCounts)
 	a.Hits = append(a.Hits, b.Hits...)
 	slices.SortFunc(a.Hits, func(x, y Hit) int {
 		return compareStrings(x.Candidate.Key(), y.Candidate.Key())
@@ -394,262 +398,15 @@ func (a *analysis) filterSummaries() []FilterSummary {
 	return out
 }
 
-// view is the adversary's knowledge after one event: the latest filter
-// state and the latest state of every generation so far.
-type view struct {
-	event  Event
-	latest int
-	gens   []int // distinct states, in order of first appearance
-}
-
-// views returns the view after every event from the first filter state on.
-func (a *analysis) views() []view {
-	var out []view
-	latest := -1
-	var genLatest []int
-	for _, e := range a.tl.Events {
-		if e.Generation >= len(genLatest) {
-			genLatest = append(genLatest, make([]int, e.Generation+1-len(genLatest))...)
-		}
-		if e.State >= 0 {
-			latest = e.State
-			if e.Generation >= 0 {
-				genLatest[e.Generation] = e.State
-			}
-		}
-		if latest < 0 {
-			continue
-		}
-		var gens []int
-		for _, s := range genLatest {
-			if !slices.Contains(gens, s) {
-				gens = append(gens, s)
-			}
-		}
-		out = append(out, view{event: e, latest: latest, gens: gens})
-	}
-	return out
-}
-
-// curve computes one set stage's points and returns its final set (hit
-// indexes) and whether that set is the whole universe.
-func (a *analysis) curve(st setStage) (Curve, []int32, bool) {
-	c := Curve{Stage: st.name}
-	var set []int32
-	var all bool
-	revealedSoFar := map[string]bool{}
-	for step, v := range a.views() {
-		if v.event.Revealed != nil {
-			revealedSoFar[string(v.event.Revealed)] = true
-		}
-		constraints := []int{v.latest}
-		if st.intersect {
-			constraints = v.gens
-		}
-		set, all = a.evaluate(constraints, st.allForms)
-		if st.graph && !all {
-			set = a.graph.prune(set, a.hitRev)
-		}
-		p := a.point(step, v, constraints, st.allForms, set, all)
-		p.Revealed = len(revealedSoFar)
-		c.Points = append(c.Points, p)
-	}
-	return c, set, all
-}
-
-// evaluate returns the hits that match every constraint state (through
-// every form when allForms and the state holds public keys). all is true when no constraint excludes
-// anything (every state matches everything): the set is the universe.
-func (a *analysis) evaluate(constraints []int, allForms bool) (set []int32, all bool) {
-	var idx []int
-	for _, s := range constraints {
-		if !matchesAll(a.tl.States[s]) {
-			idx = append(idx, s)
-		}
-	}
-	if len(idx) == 0 {
-		return nil, true
-	}
-	for i, h := range a.res.Hits {
-		ok := true
-		for _, j := range idx {
-			mask := h.Any
-			if allForms && a.pubKeysIn[j] {
-				mask = h.All
-			}
-			if !mask.Has(j) {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			set = append(set, int32(i))
-		}
-	}
-	return set, false
-}
-
-// point measures a set and computes the formulas for it.
-func (a *analysis) point(step int, v view, constraints []int, allForms bool, set []int32, all bool) Point {
-	r := v.event.Record
-	latest := a.tl.States[v.latest]
-	p := Point{
-		Step: step, Kind: r.Kind, Label: eventLabel(v.event), Seq: r.Seq, Height: r.Height, Peer: r.Peer,
-		Filters: len(constraints), EstElements: latest.EstimatedElements(),
-	}
-	if all {
-		p.Matched = a.res.Scanned
-		p.TruePositives = a.res.Truth()
-	} else {
-		p.Matched = uint64(len(set))
-		for _, i := range set {
-			if a.res.Hits[i].Truth {
-				p.TruePositives++
-			}
-		}
-	}
-	if !a.hasTruth {
-		p.TruePositives = 0
-	}
-	members := float64(a.res.Truth())
-	if !a.hasTruth {
-		members = math.Min(float64(p.Matched), p.EstElements)
-		if math.IsNaN(members) {
-			members = float64(p.Matched)
-		}
-	}
-	p.Members = members
-	rates := a.groupRates(constraints, allForms)
-	p.FPRate = 1
-	for _, r := range rates {
-		p.FPRate *= r.rate
-	}
-	p.ExpectedFP = a.expectedFP(rates, members)
-	p.ExpectedPrecision = Precision(members, p.ExpectedFP)
-	p.ExpectedEntropy = Entropy(members, p.ExpectedFP)
-	if a.hasTruth {
-		p.FalsePositives = p.Matched - p.TruePositives
-		p.Precision = Precision(float64(p.TruePositives), float64(p.FalsePositives))
-		p.Recall = Recall(float64(p.TruePositives), members)
-		p.Entropy = Entropy(float64(p.TruePositives), float64(p.FalsePositives))
-	}
-	if math.IsInf(p.EstElements, 0) || math.IsNaN(p.EstElements) {
-		p.EstElements = -1
-	}
-	return p
-}
-
-// eventLabel names an event for tables and charts.
-func eventLabel(e Event) string {
-	r := e.Record
-	s := fmt.Sprintf("%s %s", r.Kind, r.Peer)
-	if r.Reason != "" {
-		s += " (" + r.Reason + ")"
-	}
-	if e.Note != "" {
-		s += " [" + e.Note + "]"
-	}
-	return s
-}
-
-// groupKey identifies filters that probe the same bit positions.
-type groupKey struct {
-	size  int
-	k     uint32
-	tweak uint32
-}
-
-// groupRate is the false-positive rate of one independent group of
-// filters, and whether the both-forms test applies to it.
-type groupRate struct {
-	rate float64
-	both bool
-}
-
-// groupRates returns the false-positive rate of each independent group of
-// constraint filters. Filters with the same size, hash count and tweak
-// probe the same bits for every element, so a candidate matches all of
-// them exactly when it matches the AND of their bit arrays: such a group
-// contributes one rate, (X_and/n)^k, not a product of dependent ones.
-// Groups with different parameters are independent and multiply
-// (formula 5). The both-forms test applies to a group when allForms is set
-// and every filter of the group holds public keys.
-func (a *analysis) groupRates(constraints []int, allForms bool) []groupRate {
-	type group struct {
-		and  []byte
-		k    uint32
-		both bool
-	}
-	var order []groupKey
-	groups := map[groupKey]*group{}
-	for _, s := range constraints {
-		f := a.tl.States[s]
-		if matchesAll(f) {
-			continue
-		}
-		key := groupKey{f.Size(), f.HashFuncs(), f.Tweak()}
-		g, ok := groups[key]
-		if !ok {
-			groups[key] = &group{and: slices.Clone(f.Bits()), k: f.HashFuncs(), both: allForms && a.pubKeysIn[s]}
-			order = append(order, key)
-			continue
-		}
-		g.both = g.both && a.pubKeysIn[s]
-		for i, b := range f.Bits() {
-			g.and[i] &= b
-		}
-	}
-	rates := make([]groupRate, 0, len(order))
-	for _, key := range order {
-		g := groups[key]
-		set := 0
-		for _, b := range g.and {
-			set += bits.OnesCount8(b)
-		}
-		r := math.Pow(float64(set)/float64(len(g.and)*bitsPerByte), float64(g.k))
-		rates = append(rates, groupRate{rate: r, both: g.both})
-	}
-	return rates
-}
-
-// bitsPerByte converts filter sizes to bits.
-const bitsPerByte = 8
-
-// expectedFP returns the formula's false-positive count for candidates
-// surviving every group: per form count F, non-members times the product
-// over groups of f_g^F (both-forms test) or 1-(1-f_g)^F.
-func (a *analysis) expectedFP(rates []groupRate, members float64) float64 {
-	total := float64(a.res.Scanned)
-	var e float64
-	for forms := 1; forms < len(a.res.FormCounts); forms++ {
-		n := float64(a.res.FormCounts[forms])
-		if n == 0 {
-			continue
-		}
-		nonMembers := n - float64(a.res.TruthCounts[forms])
-		if !a.hasTruth && total > 0 {
-			nonMembers = n * math.Max(0, 1-members/total)
-		}
-		rate := 1.0
-		for _, r := range rates {
-			if r.both {
-				rate *= AllFormsRate(r.rate, forms)
-			} else {
-				rate *= AnyFormRate(r.rate, forms)
-			}
-		}
-		e += rate * nonMembers
-	}
-	return e
-}
-
-// listFinal lists a final set, truncated.
-func (a *analysis) listFinal(set []int32, all bool) ([]Listed, bool) {
+// listFinal lists a final set, truncated. A set with members outside the
+// hits (candidates no filter constrains) cannot be listed and is reported
+// truncated.
+func (a *analysis) listFinal(set []int32, extra uint64) ([]Listed, bool) {
 	limit := a.in.MaxListed
 	if limit <= 0 {
 		limit = DefaultMaxListed
 	}
-	if all {
+	if extra > 0 {
 		return nil, true
 	}
 	var out []Listed

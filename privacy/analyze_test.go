@@ -312,3 +312,81 @@ func TestReportCharts(t *testing.T) {
 		t.Errorf("series %+v", s)
 	}
 }
+
+// TestAnalyzeIntersectionFirstSeen checks the chain-aware intersection: a
+// candidate first paid at height h must match only the filters loaded at
+// or after h (and the latest), so a wallet that grows keeps its recall.
+func TestAnalyzeIntersectionFirstSeen(t *testing.T) {
+	rng := rand.New(rand.NewPCG(38, 38))
+	old := randomCandidates(rng, 10, 1)
+	fresh := randomCandidates(rng, 5, 1) // the wallet's, first paid at height 10
+	for i := range fresh {
+		fresh[i].FirstSeen = 10
+	}
+	others := randomCandidates(rng, 40000, 1)
+	for i := range others[:20000] {
+		others[i].FirstSeen = 7 // paid between the two loads
+	}
+	universe := append(append(append([]Candidate{}, others...), old...), fresh...)
+	wallet := append(append([]Candidate{}, old...), fresh...)
+	f1 := mustFilter(t, 10, 0.02, 1, bip37.UpdateNone, old...)
+	f2 := mustFilter(t, 15, 0.02, 2, bip37.UpdateNone, wallet...)
+	rep := analyze(t, Input{
+		Records:  []Record{loadRecord(0, "a", 0, f1), loadRecord(1, "a", 10, f2)},
+		Universe: Stream(SliceUniverse(universe)), Truth: wallet, Attacks: Attacks{Intersection: true},
+	})
+	p := lastPoint(t, rep, StageIntersection)
+	var want uint64
+	for _, c := range universe {
+		ok := countMatching([]Candidate{c}, false, f2) == 1
+		if c.FirstSeen <= 0 {
+			ok = ok && countMatching([]Candidate{c}, false, f1) == 1
+		}
+		if ok {
+			want++
+		}
+	}
+	if p.Matched != want || p.Recall != 1 || p.TruePositives != 15 {
+		t.Fatalf("matched %d (recall %v, tp %d), want %d with recall 1", p.Matched, p.Recall, p.TruePositives, want)
+	}
+	r1, r2 := f1.CurrentFPRate(), f2.CurrentFPRate()
+	wantE := r1*r2*(20000) + r2*(20000)
+	if !near(p.ExpectedFP, wantE, 1e-9) || !near(p.FPRate, r1*r2, 1e-12) {
+		t.Errorf("expected %v (rate %v), want %v (%v)", p.ExpectedFP, p.FPRate, wantE, r1*r2)
+	}
+	if sd := math.Sqrt(wantE); math.Abs(float64(p.FalsePositives)-wantE) > 5*sd+1 {
+		t.Errorf("measured %d false positives, expected %.1f", p.FalsePositives, wantE)
+	}
+}
+
+// TestAnalyzeMatchAllLatest checks a match-all latest filter beside an
+// informative earlier one: candidates only the match-all filter constrains
+// are all in the set, hits or not.
+func TestAnalyzeMatchAllLatest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(39, 39))
+	w := randomCandidates(rng, 5, 1)
+	others := randomCandidates(rng, 3000, 1)
+	for i := range others[:1000] {
+		others[i].FirstSeen = 3
+	}
+	f := mustFilter(t, 5, 0.01, 1, bip37.UpdateNone, w...)
+	empty, _ := bip37.NewFilterFromBits(nil, 0, 0, bip37.UpdateNone)
+	universe := append(append([]Candidate{}, others...), w...)
+	rep := analyze(t, Input{
+		Records:  []Record{loadRecord(0, "a", 0, f), loadRecord(1, "a", 2, empty)},
+		Universe: Stream(SliceUniverse(universe)), Truth: w, Attacks: Attacks{Intersection: true},
+	})
+	p := lastPoint(t, rep, StageIntersection)
+	// Old candidates must match f; the 1000 first seen at 3 face only the
+	// empty filter.
+	want := countMatching(append(append([]Candidate{}, others[1000:]...), w...), false, f) + 1000
+	if p.Matched != want || p.TruePositives != 5 {
+		t.Errorf("matched %d tp %d, want %d and 5", p.Matched, p.TruePositives, want)
+	}
+	if !rep.FinalTruncated || rep.Final != nil {
+		t.Error("a set with unlisted members must be reported truncated")
+	}
+	if s := lastPoint(t, rep, StageSingle); s.Matched != uint64(len(universe)) {
+		t.Errorf("single stage on a match-all filter: %d of %d", s.Matched, len(universe))
+	}
+}

@@ -10,8 +10,16 @@ import "bytes"
 // bare pubkey); further forms are alternative encodings the adversary knows
 // from the chain, such as the public key behind a hash160 once it has been
 // revealed by a spend.
+//
+// FirstSeen is the height of the first block that paid the candidate, when
+// the universe knows it (0 otherwise: the candidate is taken to be older
+// than every filter). A wallet watches an address from before it is first
+// paid, so every filter loaded at or after FirstSeen holds a wallet
+// address: the intersection attack requires a candidate to match exactly
+// those filters.
 type Candidate struct {
-	Forms [][]byte
+	Forms     [][]byte
+	FirstSeen int32
 }
 
 // Key returns the primary form as a string, the candidate's identity.
@@ -24,16 +32,17 @@ func (c Candidate) Key() string {
 
 // Clone returns a deep copy of c, independent of any buffer c aliases.
 func (c Candidate) Clone() Candidate {
-	out := Candidate{Forms: make([][]byte, len(c.Forms))}
+	out := Candidate{Forms: make([][]byte, len(c.Forms)), FirstSeen: c.FirstSeen}
 	for i, f := range c.Forms {
 		out.Forms[i] = bytes.Clone(f)
 	}
 	return out
 }
 
-// Equal reports whether c and o have the same forms in the same order.
+// Equal reports whether c and o have the same forms in the same order and
+// the same first-seen height.
 func (c Candidate) Equal(o Candidate) bool {
-	if len(c.Forms) != len(o.Forms) {
+	if len(c.Forms) != len(o.Forms) || c.FirstSeen != o.FirstSeen {
 		return false
 	}
 	for i := range c.Forms {

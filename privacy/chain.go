@@ -121,8 +121,8 @@ func revealedPubKey(in *wire.TxIn) []byte {
 }
 
 // ChainUniverse returns every distinct candidate paid on chain at heights
-// 0 to upTo (the chain's tip when upTo < 0), in order of first appearance:
-// see outputCandidates. A public key revealed by a spend is added as the
+// 0 to upTo (the chain's tip when upTo < 0), in order of first appearance,
+// with the height of that appearance (FirstSeen): see outputCandidates. A public key revealed by a spend is added as the
 // second form of its hash160 candidate, so the both-forms test can use it.
 // The universe is held in memory: it suits test, regtest and simnet
 // chains; a mainnet-sized universe should be exported once to an element
@@ -151,7 +151,7 @@ func ChainUniverse(ctx context.Context, ch Chain, upTo int32) (SliceUniverse, er
 			out[i] = withForm(out[i], f)
 		}
 	}
-	err = walkChain(ctx, ch, 0, upTo, func(_ int32, b *wire.MsgBlock) error {
+	err = walkChain(ctx, ch, 0, upTo, func(h int32, b *wire.MsgBlock) error {
 		for _, tx := range b.Transactions {
 			for _, in := range tx.TxIn {
 				pk := revealedPubKey(in)
@@ -164,6 +164,7 @@ func ChainUniverse(ctx context.Context, ch Chain, upTo int32) (SliceUniverse, er
 			}
 			for _, o := range tx.TxOut {
 				for _, c := range outputCandidates(o.PkScript) {
+					c.FirstSeen = h
 					add(c)
 				}
 			}

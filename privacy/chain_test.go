@@ -103,7 +103,7 @@ func TestChainUniverse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Candidate{{Forms: [][]byte{a.Hash160, a.PubKey}}, {Forms: [][]byte{b.Hash160}}, {Forms: [][]byte{c.Hash160}}}
+	want := []Candidate{{Forms: [][]byte{a.Hash160, a.PubKey}}, {Forms: [][]byte{b.Hash160}}, {Forms: [][]byte{c.Hash160}, FirstSeen: 1}}
 	if len(u) != len(want) {
 		t.Fatalf("universe %d candidates, want %d (coinbase OP_TRUE pays no one)", len(u), len(want))
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
@@ -22,14 +23,23 @@ const (
 	maxElementLine = MaxFormsPerLine * (2*MaxFormSize + 1)
 	// elementFileBuffer is the scanner's initial buffer.
 	elementFileBuffer = 64 << 10
+	// decimalBase and heightBits parse a first-seen height.
+	decimalBase = 10
+	heightBits  = 32
 )
 
-// commentMark starts a comment that runs to the end of the line.
-const commentMark = "#"
+// commentMark starts a comment that runs to the end of the line;
+// heightMark starts the optional last field, the first-seen height.
+const (
+	commentMark = "#"
+	heightMark  = "@"
+)
 
 // ReadCandidates reads an element file: one candidate per line, its forms
 // as hex strings separated by spaces or tabs (primary form first, e.g.
-// "HASH160 PUBKEY"), with "#" starting a comment and blank lines ignored.
+// "HASH160 PUBKEY"), optionally followed by "@HEIGHT", the height of the
+// block that first paid it (Candidate.FirstSeen), with "#" starting a
+// comment and blank lines ignored.
 // Any malformed line fails the whole read with an error wrapping
 // ErrBadElementFile that names the line; nothing is returned half-read.
 func ReadCandidates(r io.Reader) ([]Candidate, error) {
@@ -63,10 +73,21 @@ func parseCandidateLine(s string) (Candidate, bool, error) {
 	if len(fields) == 0 {
 		return Candidate{}, false, nil
 	}
+	var firstSeen int32
+	if last := fields[len(fields)-1]; strings.HasPrefix(last, heightMark) {
+		h, err := strconv.ParseInt(last[len(heightMark):], decimalBase, heightBits)
+		if err != nil || h < 0 {
+			return Candidate{}, false, fmt.Errorf("first-seen height %q: want @ and a height", last)
+		}
+		firstSeen, fields = int32(h), fields[:len(fields)-1]
+		if len(fields) == 0 {
+			return Candidate{}, false, fmt.Errorf("first-seen height without a form")
+		}
+	}
 	if len(fields) > MaxFormsPerLine {
 		return Candidate{}, false, fmt.Errorf("%d forms, at most %d", len(fields), MaxFormsPerLine)
 	}
-	c := Candidate{Forms: make([][]byte, len(fields))}
+	c := Candidate{Forms: make([][]byte, len(fields)), FirstSeen: firstSeen}
 	for i, f := range fields {
 		b, err := hex.DecodeString(f)
 		if err != nil {
@@ -92,6 +113,11 @@ func WriteCandidates(w io.Writer, cands []Candidate) error {
 				}
 			}
 			if _, err := bw.WriteString(hex.EncodeToString(f)); err != nil {
+				return fmt.Errorf("write candidates: %w", err)
+			}
+		}
+		if c.FirstSeen > 0 {
+			if _, err := bw.WriteString(" " + heightMark + strconv.Itoa(int(c.FirstSeen))); err != nil {
 				return fmt.Errorf("write candidates: %w", err)
 			}
 		}

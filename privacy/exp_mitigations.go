@@ -40,10 +40,13 @@ const (
 	litClusterRecall    = 0.7976
 )
 
+// baselineName names the unmitigated policy.
+const baselineName = "baseline (bitcoinj-like)"
+
 // mitigationPolicies returns the baseline and the mitigated policies.
 func mitigationPolicies(decoys []Key) []Policy {
 	base := Policy{
-		Name: "baseline (bitcoinj-like)", FPRate: BitcoinjFPRate, BothForms: true,
+		Name: baselineName, FPRate: BitcoinjFPRate, BothForms: true,
 		Headroom: BitcoinjHeadroom, FilterAdd: true, Flags: bip37.UpdateP2PubKeyOnly,
 	}
 	oneForm := base
@@ -121,9 +124,11 @@ func runMitigations(ctx context.Context, cfg ExperimentConfig) (*ExperimentResul
 			param("background_candidates", u), param("steps", len(scenario.Steps)), param("seed", cfg.Seed),
 		},
 	}
-	fpChart := Chart{Title: "false-positive anonymity set after each event (all attacks)", XLabel: "event",
+	singleChart := Chart{Title: "false positives of the latest filter alone, after each event", XLabel: "height of the event",
 		YLabel: "false positives", LogY: true}
-	precChart := Chart{Title: "adversary precision after each event (all attacks)", XLabel: "event", YLabel: "precision"}
+	fpChart := Chart{Title: "false-positive anonymity set after each event (all attacks)", XLabel: "height of the event",
+		YLabel: "false positives", LogY: true}
+	precChart := Chart{Title: "adversary precision after each event (all attacks)", XLabel: "height of the event", YLabel: "precision"}
 	decoys := sc.NearDecoys(mitigationDecoysPerKey * sc.UsedKeys)
 	for _, p := range mitigationPolicies(decoys) {
 		records, err := Simulate(p, scenario, sc.Wallet)
@@ -139,28 +144,35 @@ func runMitigations(ctx context.Context, cfg ExperimentConfig) (*ExperimentResul
 		}
 		inter, graph := rep.Curve(StageIntersection), rep.Curve(StageGraph)
 		li, lg := inter.Points[len(inter.Points)-1], graph.Points[len(graph.Points)-1]
-		precLit, recLit := (*float64)(nil), (*float64)(nil)
-		if p.Name == mitigationPolicies(nil)[0].Name {
+		precLit, recLit, clustering := (*float64)(nil), (*float64)(nil), ""
+		if p.Name == baselineName {
 			precLit, recLit = literature(litClusterPrecision), literature(litClusterRecall)
+			clustering = srcNick + " (legacy wallets, multi-input clustering)"
 		}
+		single := rep.Curve(StageSingle)
+		ls := single.Points[len(single.Points)-1]
 		out.Rows = append(out.Rows,
-			compare(p.Name+": false positives (intersection)", float64(li.FalsePositives), li.ExpectedFP, nil, srcFormula).
-				withNote(fmt.Sprintf("%d records, %d filters, %d revealed by filteradd", len(records), len(rep.Filters), li.Revealed)),
-			compare(p.Name+": false positives (+ graph)", float64(lg.FalsePositives), lg.ExpectedFP, nil, srcFormula).
-				withNote("formula: the intersection's, an upper bound (graph pruning has no closed form)"),
-			compare(p.Name+": precision (+ graph)", lg.Precision, lg.ExpectedPrecision, precLit, srcNick+" (legacy wallets, multi-input clustering)"),
-			measuredOnly(p.Name+": recall (+ graph)", lg.Recall, recLit, srcNick+" (legacy wallets, multi-input clustering)"),
-			compare(p.Name+": entropy bits (+ graph)", lg.Entropy, lg.ExpectedEntropy, nil, srcFormula),
+			compare(p.Name+": false positives, latest filter alone", float64(ls.FalsePositives), ls.ExpectedFP+float64(len(p.Decoys)), nil, srcFormula),
+			compare(p.Name+": false positives, intersection", float64(li.FalsePositives), li.ExpectedFP+float64(len(p.Decoys)), nil, srcFormula).
+				withNote(fmt.Sprintf("%d records, %d filterloads, %d elements revealed by filteradd; formula counts the %d decoys as certain",
+					len(records), len(rep.Filters), li.Revealed, len(p.Decoys))),
+			measuredOnly(p.Name+": false positives, all attacks", float64(lg.FalsePositives), nil, "").
+				withNote("graph pruning has no closed form"),
+			measuredOnly(p.Name+": precision, all attacks", lg.Precision, precLit, clustering),
+			measuredOnly(p.Name+": recall, all attacks", lg.Recall, recLit, clustering),
+			measuredOnly(p.Name+": entropy bits, all attacks", lg.Entropy, nil, ""),
 		)
-		var x, fp, prec []float64
-		for _, pt := range graph.Points {
-			x = append(x, float64(pt.Step))
+		var x, sfp, fp, prec []float64
+		for i, pt := range graph.Points {
+			x = append(x, float64(pt.Height))
+			sfp = append(sfp, float64(single.Points[i].FalsePositives))
 			fp = append(fp, float64(pt.FalsePositives))
 			prec = append(prec, pt.Precision)
 		}
+		singleChart.Series = append(singleChart.Series, Series{Name: p.Name, X: x, Y: sfp})
 		fpChart.Series = append(fpChart.Series, Series{Name: p.Name, X: x, Y: fp})
 		precChart.Series = append(precChart.Series, Series{Name: p.Name, X: x, Y: prec})
 	}
-	out.Charts = []Chart{fpChart, precChart}
+	out.Charts = []Chart{singleChart, fpChart, precChart}
 	return out, nil
 }

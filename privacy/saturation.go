@@ -161,7 +161,7 @@ func (a *analysis) saturationPoint(step int, h int32, g *satGen) Point {
 		Fill:      float64(f.BitsSet()) / float64(max(f.NumBits(), 1)),
 		TxMatched: g.matched, TxWallet: g.wallet,
 	}
-	p.ExpectedFP = a.expectedFP([]groupRate{{rate: rate}}, members)
+	p.ExpectedFP = a.expectedFP([]groupRate{{rate: rate}}, a.res.FormCounts, a.res.TruthCounts, members, float64(a.res.Scanned))
 	p.ExpectedPrecision = Precision(members, p.ExpectedFP)
 	p.ExpectedEntropy = Entropy(members, p.ExpectedFP)
 	if math.IsInf(p.EstElements, 0) || math.IsNaN(p.EstElements) {

@@ -58,6 +58,10 @@ type ScanResult struct {
 	FormCounts []uint64
 	// TruthCounts[f] counts the wallet's candidates with f forms.
 	TruthCounts []uint64
+	// SeenCounts[h][f] and TruthSeenCounts[h][f] count, among the above,
+	// the candidates first seen at height h > 0 (the rest were first seen
+	// at 0 or at an unknown height).
+	SeenCounts, TruthSeenCounts map[int32][]uint64
 	// AnyCounts[j] and AllCounts[j] count the candidates matching
 	// Filters[j] through any form and through every form.
 	AnyCounts, AllCounts []uint64
@@ -86,6 +90,7 @@ type scanWorker struct {
 	truthCounts          []uint64
 	anyCounts, allCounts []uint64
 	cand                 Candidate
+	seen, truthSeen      map[int32][]uint64
 	totalHits            *atomic.Int64
 	maxHits              int64
 	_                    [cacheLine]byte
@@ -139,6 +144,8 @@ func newScanWorker(cfg *ScanConfig, total *atomic.Int64) *scanWorker {
 		truthCounts: make([]uint64, MaxFormsPerLine+1),
 		anyCounts:   make([]uint64, nf),
 		allCounts:   make([]uint64, nf),
+		seen:        map[int32][]uint64{},
+		truthSeen:   map[int32][]uint64{},
 		totalHits:   total,
 		maxHits:     int64(cfg.MaxHits),
 	}
@@ -160,7 +167,11 @@ func scanIndexed(ctx context.Context, ix IndexedUniverse, first, end uint64, ws 
 		var forms [MaxFormsPerLine + 1]uint64
 		for i := first + lo; i < first+hi; i++ {
 			ix.Fill(i, &sw.cand)
-			forms[min(len(sw.cand.Forms), MaxFormsPerLine)]++
+			nForms := min(len(sw.cand.Forms), MaxFormsPerLine)
+			forms[nForms]++
+			if h := sw.cand.FirstSeen; h > 0 {
+				countAt(sw.seen, h, nForms)
+			}
 			if err := sw.test(&sw.cand); err != nil {
 				return err
 			}
@@ -207,6 +218,7 @@ func cloneInto(dst, src Candidate) Candidate {
 	for i, f := range src.Forms {
 		dst.Forms[i] = append(dst.Forms[i][:0], f...)
 	}
+	dst.FirstSeen = src.FirstSeen
 	return dst
 }
 
@@ -216,6 +228,9 @@ func (sw *scanWorker) test(c *Candidate) error {
 	truth := sw.cfg.Truth.ContainsAny(*c)
 	if truth {
 		sw.truthCounts[nForms]++
+		if c.FirstSeen > 0 {
+			countAt(sw.truthSeen, c.FirstSeen, nForms)
+		}
 	}
 	var h *Hit
 	for j, f := range sw.cfg.Filters {
@@ -269,12 +284,16 @@ func (sw *scanWorker) newHit(c *Candidate, truth bool) *Hit {
 func mergeWorkers(cfg *ScanConfig, ws []*scanWorker) *ScanResult {
 	nf := len(cfg.Filters)
 	r := &ScanResult{
-		FormCounts:  make([]uint64, MaxFormsPerLine+1),
-		TruthCounts: make([]uint64, MaxFormsPerLine+1),
-		AnyCounts:   make([]uint64, nf),
-		AllCounts:   make([]uint64, nf),
+		FormCounts:      make([]uint64, MaxFormsPerLine+1),
+		TruthCounts:     make([]uint64, MaxFormsPerLine+1),
+		AnyCounts:       make([]uint64, nf),
+		AllCounts:       make([]uint64, nf),
+		SeenCounts:      map[int32][]uint64{},
+		TruthSeenCounts: map[int32][]uint64{},
 	}
 	for _, w := range ws {
+		mergeCountMaps(r.SeenCounts, w.seen)
+		mergeCountMaps(r.TruthSeenCounts, w.truthSeen)
 		r.Scanned += w.scanned
 		addCounts(r.FormCounts, w.formCounts)
 		addCounts(r.TruthCounts, w.truthCounts)
@@ -284,6 +303,26 @@ func mergeWorkers(cfg *ScanConfig, ws []*scanWorker) *ScanResult {
 	}
 	slices.SortFunc(r.Hits, func(a, b Hit) int { return strings.Compare(a.Candidate.Key(), b.Candidate.Key()) })
 	return r
+}
+
+// countAt counts one candidate of nForms forms first seen at height h.
+func countAt(m map[int32][]uint64, h int32, nForms int) {
+	c := m[h]
+	if c == nil {
+		c = make([]uint64, MaxFormsPerLine+1)
+		m[h] = c
+	}
+	c[nForms]++
+}
+
+// mergeCountMaps adds src's histograms to dst's.
+func mergeCountMaps(dst, src map[int32][]uint64) {
+	for h, c := range src {
+		if dst[h] == nil {
+			dst[h] = make([]uint64, MaxFormsPerLine+1)
+		}
+		addCounts(dst[h], c)
+	}
 }
 
 // addCounts adds src to dst element-wise.

@@ -74,7 +74,7 @@ func (s Synthetic) Fill(i uint64, c *Candidate) {
 	if cap(c.Forms) < forms {
 		c.Forms = make([][]byte, forms)
 	}
-	c.Forms = c.Forms[:forms]
+	c.Forms, c.FirstSeen = c.Forms[:forms], 0
 	ms, first := mix64(s.Seed), i*totalLanes
 	c.Forms[0] = syntheticHash(c.Forms[0], ms, first)
 	if s.PubKeys {
