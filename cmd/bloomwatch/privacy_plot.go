@@ -60,7 +60,7 @@ func chartPlot(c privacy.Chart) (*plot.Plot, error) {
 	logY := c.LogY && hasPositive(c.Series)
 	if logY {
 		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: logTickPrec}
+		p.Y.Tick.Marker = logTicks{}
 	}
 	dropped := false
 	for i, s := range c.Series {
@@ -100,6 +100,7 @@ func chartPlot(c privacy.Chart) (*plot.Plot, error) {
 	if dropped && logY {
 		p.Title.Text += zeroDropNote
 	}
+	widenFlatAxis(p, logY)
 	return p, nil
 }
 
@@ -113,4 +114,42 @@ func hasPositive(series []privacy.Series) bool {
 		}
 	}
 	return false
+}
+
+// logTicks marks powers of ten like plot.LogTicks, and falls back to
+// evenly spaced labels when the axis spans less than two powers of ten (a
+// narrow range would otherwise carry no label at all).
+type logTicks struct{}
+
+// Ticks returns the tick marks for the axis range [min, max].
+func (logTicks) Ticks(min, max float64) []plot.Tick {
+	ticks := plot.LogTicks{Prec: logTickPrec}.Ticks(min, max)
+	labelled := 0
+	for _, t := range ticks {
+		if t.Label != "" {
+			labelled++
+		}
+	}
+	if labelled >= 2 {
+		return ticks
+	}
+	return plot.DefaultTicks{}.Ticks(min, max)
+}
+
+// widenFlatAxis gives a Y axis whose data is one value a range around it,
+// so a flat curve is drawn with labelled ticks instead of on a zero-width
+// axis.
+func widenFlatAxis(p *plot.Plot, logY bool) {
+	if p.Y.Min != p.Y.Max {
+		return
+	}
+	v := p.Y.Min
+	switch {
+	case logY:
+		p.Y.Min, p.Y.Max = v/2, v*2
+	case v == 0:
+		p.Y.Min, p.Y.Max = -1, 1
+	default:
+		p.Y.Min, p.Y.Max = v-math.Abs(v)/2, v+math.Abs(v)/2
+	}
 }
