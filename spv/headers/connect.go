@@ -1,0 +1,167 @@
+package headers
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+)
+
+// maxIdleBatchBuffer is the largest batch buffer kept between batches.
+const maxIdleBatchBuffer = 1 << 20
+
+// encodeHeader serializes h into b exactly as wire does.
+func encodeHeader(b *[headerLen]byte, h *wire.BlockHeader) {
+	binary.LittleEndian.PutUint32(b[0:], uint32(h.Version))
+	copy(b[4:36], h.PrevBlock[:])
+	copy(b[36:68], h.MerkleRoot[:])
+	binary.LittleEndian.PutUint32(b[68:], uint32(h.Timestamp.Unix()))
+	binary.LittleEndian.PutUint32(b[72:], h.Bits)
+	binary.LittleEndian.PutUint32(b[76:], h.Nonce)
+}
+
+// Connect validates and stores a batch of headers, in order. Headers
+// already stored are skipped. Each header is checked in the context of its
+// parent, which may be any stored header (side branches are kept) or an
+// earlier header of the batch. The first invalid header stops the batch with
+// a *ValidationError; the headers before it stay stored and are reported in
+// the result. The batch is fsynced before Connect returns and before the
+// best chain moves; the best chain is the branch with the most cumulative
+// work (the first seen among equals), and a move to another branch is
+// reported in Reorg.
+func (s *Store) Connect(hdrs []wire.BlockHeader) (ConnectResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ConnectResult{}, ErrClosed
+	}
+
+	now := s.clock().Unix()
+	oldTip := s.tipIndex()
+	bestNew := oldTip
+	var bestHdr wire.BlockHeader
+	firstNew := int32(len(s.nodes))
+	lastCP := s.rules.lastCheckpointAtOrBelow(s.nodes[oldTip].height)
+	s.pending = s.pending[:0]
+
+	var verr *ValidationError
+	var raw [headerLen]byte
+	for i := range hdrs {
+		h := &hdrs[i]
+		encodeHeader(&raw, h)
+		hash := chainhash.DoubleHashH(raw[:])
+		if _, known := s.index.lookup(s.nodes, &hash); known {
+			continue
+		}
+		if detail, err := s.rules.checkSanity(h, &hash, now); err != nil {
+			height := int32(-1)
+			if p, ok := s.index.lookup(s.nodes, &h.PrevBlock); ok {
+				height = s.nodes[p].height + 1
+			}
+			verr = &ValidationError{Index: i, Hash: hash, Height: height, Err: err, Detail: detail}
+			break
+		}
+		parent, ok := s.index.lookup(s.nodes, &h.PrevBlock)
+		if !ok {
+			verr = &ValidationError{Index: i, Hash: hash, Height: -1, Err: ErrNotConnecting,
+				Detail: fmt.Sprintf("parent %v unknown", h.PrevBlock)}
+			break
+		}
+		if detail, err := s.rules.checkContext(s, h, &hash, parent, lastCP); err != nil {
+			verr = &ValidationError{Index: i, Hash: hash, Height: s.nodes[parent].height + 1,
+				Err: err, Detail: detail}
+			break
+		}
+
+		p := &s.nodes[parent]
+		n := node{
+			hash:   hash,
+			parent: parent,
+			height: p.height + 1,
+			bits:   h.Bits,
+			time:   uint32(h.Timestamp.Unix()),
+			work:   p.work.add(s.rules.info(h.Bits).work),
+		}
+		idx := int32(len(s.nodes))
+		s.nodes = append(s.nodes, n)
+		s.index.insert(&hash, idx)
+		s.pending = append(s.pending, raw[:]...)
+		s.pending = binary.LittleEndian.AppendUint32(s.pending, crc32c(raw[:]))
+		if n.work.cmp(s.nodes[bestNew].work) > 0 {
+			bestNew, bestHdr = idx, *h
+		}
+	}
+
+	res := ConnectResult{Accepted: len(s.nodes) - int(firstNew)}
+	if res.Accepted > 0 {
+		if err := s.flush(firstNew); err != nil {
+			return ConnectResult{}, err
+		}
+	}
+	if bestNew != oldTip {
+		res.NewTip = true
+		res.Reorg = s.setBest(bestNew, oldTip)
+		s.tipHdr = bestHdr
+	}
+	if verr != nil {
+		return res, verr
+	}
+	return res, nil
+}
+
+// flush appends the batch's records and fsyncs; on failure it removes the
+// batch from memory and from the file, so both stay as before the batch.
+func (s *Store) flush(firstNew int32) error {
+	_, err := s.f.WriteAt(s.pending, s.size)
+	if err == nil {
+		err = s.f.Sync()
+	}
+	if err != nil {
+		_ = s.f.Truncate(s.size) // best effort; Open drops a torn tail anyway
+		for i := int32(len(s.nodes)) - 1; i >= firstNew; i-- {
+			s.index.remove(&s.nodes[i].hash, i)
+		}
+		s.nodes = s.nodes[:firstNew]
+		s.pending = s.pending[:0]
+		return fmt.Errorf("headers: append to %s: %w", s.path, err)
+	}
+	s.size += int64(len(s.pending))
+	if cap(s.pending) > maxIdleBatchBuffer {
+		s.pending = nil
+	} else {
+		s.pending = s.pending[:0]
+	}
+	return nil
+}
+
+// setBest makes node newTip the best tip and returns the reorganization, or
+// nil when newTip extends oldTip.
+func (s *Store) setBest(newTip, oldTip int32) *Reorg {
+	var attached []int32
+	i := newTip
+	for !s.onBest(i) {
+		attached = append(attached, i)
+		i = s.nodes[i].parent
+	}
+	fork := i
+	forkHeight := s.nodes[fork].height
+
+	var reorg *Reorg
+	if fork != oldTip {
+		reorg = &Reorg{ForkHeight: forkHeight, ForkHash: s.nodes[fork].hash,
+			Detached: make([]chainhash.Hash, 0, int32(len(s.best)-1)-forkHeight),
+			Attached: make([]chainhash.Hash, 0, len(attached))}
+		for h := int32(len(s.best)) - 1; h > forkHeight; h-- {
+			reorg.Detached = append(reorg.Detached, s.nodes[s.best[h]].hash)
+		}
+	}
+	s.best = s.best[:forkHeight+1]
+	for j := len(attached) - 1; j >= 0; j-- {
+		s.best = append(s.best, attached[j])
+		if reorg != nil {
+			reorg.Attached = append(reorg.Attached, s.nodes[attached[j]].hash)
+		}
+	}
+	return reorg
+}

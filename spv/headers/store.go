@@ -1,0 +1,318 @@
+package headers
+
+import (
+	"errors"
+	"fmt"
+	"math/big"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/bloomwatch/bloomwatch/spv/netparams"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+)
+
+// Option configures Open.
+type Option func(*config)
+
+type config struct {
+	clock  func() time.Time
+	repair func(Repair)
+}
+
+// WithClock sets the clock the two-hour future-timestamp rule reads
+// (default time.Now).
+func WithClock(clock func() time.Time) Option {
+	return func(c *config) {
+		if clock != nil {
+			c.clock = clock
+		}
+	}
+}
+
+// WithRepairHook sets a function Open calls when it repairs the file (a
+// torn last record after a crash). Without it repairs are only visible
+// through Store.Repairs.
+func WithRepairHook(fn func(Repair)) Option {
+	return func(c *config) { c.repair = fn }
+}
+
+// Store is a persistent header chain. See the package documentation.
+type Store struct {
+	mu      sync.RWMutex
+	net     *netparams.Network
+	rules   *rules
+	clock   func() time.Time
+	path    string
+	f       *os.File
+	lock    *os.File
+	size    int64 // bytes of headers.dat that are durable
+	nodes   []node
+	index   hashIndex
+	best    []int32 // best chain: node index by height
+	tipHdr  wire.BlockHeader
+	repairs []Repair
+	closed  bool
+	pending []byte // records of the batch being connected
+}
+
+// Reorg describes a change of best chain to another branch.
+type Reorg struct {
+	// ForkHeight and ForkHash identify the last common block.
+	ForkHeight int32
+	ForkHash   chainhash.Hash
+	// Detached is the old branch above the fork, tip first.
+	Detached []chainhash.Hash
+	// Attached is the new branch above the fork, fork first (ascending
+	// height).
+	Attached []chainhash.Hash
+}
+
+// ConnectResult is what a Connect batch changed.
+type ConnectResult struct {
+	// Accepted is the number of headers newly stored (headers already
+	// known are not counted).
+	Accepted int
+	// NewTip reports that the best tip changed.
+	NewTip bool
+	// Reorg is set when the best chain moved to another branch (not a
+	// plain extension of the old tip).
+	Reorg *Reorg
+}
+
+// Open opens (creating it if needed) the header store of net in dir. The
+// file is validated: a torn last record is truncated and reported, and
+// anything else wrong is a *CorruptError (errors.Is ErrCorrupt, and
+// ErrWrongNetwork for another network's file).
+func Open(dir string, net *netparams.Network, opts ...Option) (*Store, error) {
+	if net == nil {
+		return nil, fmt.Errorf("headers: nil network")
+	}
+	cfg := config{clock: time.Now}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	r, err := newRules(net)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("headers: create %s: %w", dir, err)
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("headers: open lock: %w", err)
+	}
+	if err := lockFile(lock); err != nil {
+		lock.Close()
+		return nil, err
+	}
+	s, err := open(dir, net, r, cfg, lock)
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func open(dir string, net *netparams.Network, r *rules, cfg config, lock *os.File) (*Store, error) {
+	path := filepath.Join(dir, FileName)
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		if err := createFile(path, net.Params.Net, &net.Params.GenesisBlock.Header); err != nil {
+			return nil, err
+		}
+	} else if err != nil {
+		return nil, fmt.Errorf("headers: stat %s: %w", path, err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return nil, fmt.Errorf("headers: open %s: %w", path, err)
+	}
+	s := &Store{net: net, rules: r, clock: cfg.clock, path: path, f: f, lock: lock}
+	lf, err := loadFile(f, path, r, func(rp Repair) {
+		s.repairs = append(s.repairs, rp)
+		if cfg.repair != nil {
+			cfg.repair(rp)
+		}
+	})
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	s.nodes, s.index, s.size = lf.nodes, lf.index, lf.size
+
+	// The best tip: most work, first stored among equals.
+	tip := int32(0)
+	for i := range s.nodes {
+		if s.nodes[i].work.cmp(s.nodes[tip].work) > 0 {
+			tip = int32(i)
+		}
+	}
+	s.best = make([]int32, s.nodes[tip].height+1, s.nodes[tip].height+1+wire.MaxBlockHeadersPerMsg)
+	for i := tip; i != noParent; i = s.nodes[i].parent {
+		s.best[s.nodes[i].height] = i
+	}
+	if s.tipHdr, err = s.readHeader(tip); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close closes the file. Later calls return ErrClosed (getters return
+// zero values).
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	s.closed = true
+	err := s.f.Close()
+	if lerr := s.lock.Close(); err == nil {
+		err = lerr
+	}
+	if err != nil {
+		return fmt.Errorf("headers: close: %w", err)
+	}
+	return nil
+}
+
+// Network returns the store's network.
+func (s *Store) Network() *netparams.Network { return s.net }
+
+// Repairs returns the repairs Open made.
+func (s *Store) Repairs() []Repair {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return append([]Repair(nil), s.repairs...)
+}
+
+// tipIndex is the node index of the best tip.
+func (s *Store) tipIndex() int32 { return s.best[len(s.best)-1] }
+
+// Tip returns the hash and height of the best tip.
+func (s *Store) Tip() (chainhash.Hash, int32) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	n := &s.nodes[s.tipIndex()]
+	return n.hash, n.height
+}
+
+// TipHeader returns the header of the best tip.
+func (s *Store) TipHeader() wire.BlockHeader {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.tipHdr
+}
+
+// TipWork returns the cumulative work of the best chain.
+func (s *Store) TipWork() *big.Int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.nodes[s.tipIndex()].work.big()
+}
+
+// Count returns the number of stored headers, side branches included.
+func (s *Store) Count() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.nodes)
+}
+
+// readHeader reads the header of node i from the file (or from the batch
+// being written).
+func (s *Store) readHeader(i int32) (wire.BlockHeader, error) {
+	off := recordOffset(i)
+	if s.closed {
+		return wire.BlockHeader{}, ErrClosed
+	}
+	if off >= s.size {
+		p := off - s.size
+		return decodeHeader(s.pending[p : p+headerLen]), nil
+	}
+	var rec [recordLen]byte
+	if _, err := s.f.ReadAt(rec[:], off); err != nil {
+		return wire.BlockHeader{}, fmt.Errorf("headers: read record %d: %w", i, err)
+	}
+	if !recordOK(rec[:]) {
+		return wire.BlockHeader{}, &CorruptError{Path: s.path, Offset: off,
+			Reason: fmt.Sprintf("record %d changed on disk (checksum)", i)}
+	}
+	return decodeHeader(rec[:headerLen]), nil
+}
+
+// HeaderByHeight returns the best chain's header at height h.
+func (s *Store) HeaderByHeight(h int32) (wire.BlockHeader, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if h < 0 || int(h) >= len(s.best) {
+		return wire.BlockHeader{}, fmt.Errorf("%w: height %d (tip %d)", ErrNotFound, h, len(s.best)-1)
+	}
+	return s.readHeader(s.best[h])
+}
+
+// HashByHeight returns the hash of the best chain's header at height h.
+func (s *Store) HashByHeight(h int32) (chainhash.Hash, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if h < 0 || int(h) >= len(s.best) {
+		return chainhash.Hash{}, fmt.Errorf("%w: height %d (tip %d)", ErrNotFound, h, len(s.best)-1)
+	}
+	return s.nodes[s.best[h]].hash, nil
+}
+
+// HeaderByHash returns a stored header of any branch and its height.
+func (s *Store) HeaderByHash(hash chainhash.Hash) (wire.BlockHeader, int32, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	i, ok := s.index.lookup(s.nodes, &hash)
+	if !ok {
+		return wire.BlockHeader{}, 0, fmt.Errorf("%w: header %v", ErrNotFound, hash)
+	}
+	h, err := s.readHeader(i)
+	return h, s.nodes[i].height, err
+}
+
+// HeightByHash returns the height of a stored header of any branch.
+func (s *Store) HeightByHash(hash chainhash.Hash) (int32, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	i, ok := s.index.lookup(s.nodes, &hash)
+	if !ok {
+		return 0, fmt.Errorf("%w: header %v", ErrNotFound, hash)
+	}
+	return s.nodes[i].height, nil
+}
+
+// IsBest reports whether hash is on the best chain.
+func (s *Store) IsBest(hash chainhash.Hash) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	i, ok := s.index.lookup(s.nodes, &hash)
+	return ok && s.onBest(i)
+}
+
+// onBest reports whether node i is on the best chain.
+func (s *Store) onBest(i int32) bool {
+	h := s.nodes[i].height
+	return int(h) < len(s.best) && s.best[h] == i
+}
+
+// node implements chainView.
+func (s *Store) node(i int32) *node { return &s.nodes[i] }
+
+// ancestor implements chainView: the index of node i's ancestor at height
+// (which must not exceed node i's height). It walks parents until it
+// reaches the best chain, then jumps.
+func (s *Store) ancestor(i int32, height int32) int32 {
+	for s.nodes[i].height > height {
+		if s.onBest(i) {
+			return s.best[height]
+		}
+		i = s.nodes[i].parent
+	}
+	return i
+}
