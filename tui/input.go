@@ -1,0 +1,157 @@
+package tui
+
+import (
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/spv"
+	"github.com/bloomwatch/bloomwatch/wallet"
+)
+
+// eventsMsg is one batch of node events; closed reports that the channel
+// was closed (the reader is not re-armed).
+type eventsMsg struct {
+	events []spv.Event
+	closed bool
+}
+
+// readingsMsg is one batch of privacy readings.
+type readingsMsg struct {
+	readings []privacy.Reading
+	closed   bool
+}
+
+// logMsg is one batch of log lines.
+type logMsg struct {
+	lines  []string
+	closed bool
+}
+
+// tickMsg drives the clock-dependent fields and the wallet poll.
+type tickMsg time.Time
+
+// pollNowMsg asks for a wallet poll (the first one, from Init).
+type pollNowMsg struct{}
+
+// reloadDoneMsg reports that Config.Reload returned.
+type reloadDoneMsg struct{}
+
+// walletMsg is one wallet poll's result.
+type walletMsg struct {
+	snap walletSnapshot
+	err  error
+}
+
+// walletSnapshot is what the wallet panel shows.
+type walletSnapshot struct {
+	balance   wallet.Balance
+	utxos     int
+	used      int
+	addresses int
+	stats     wallet.Stats
+}
+
+// readBatch returns a Cmd that blocks for one item of ch, then drains it
+// for up to BatchWindow or MaxBatch items, and wraps the batch. It returns
+// nil when done is closed first.
+func readBatch[T any](ch <-chan T, done <-chan struct{}, wrap func([]T, bool) tea.Msg) tea.Cmd {
+	if ch == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		var first T
+		select {
+		case v, ok := <-ch:
+			if !ok {
+				return wrap(nil, true)
+			}
+			first = v
+		case <-done:
+			return nil
+		}
+		batch := []T{first}
+		timer := time.NewTimer(BatchWindow)
+		defer timer.Stop()
+		for len(batch) < MaxBatch {
+			select {
+			case v, ok := <-ch:
+				if !ok {
+					return wrap(batch, true)
+				}
+				batch = append(batch, v)
+			case <-timer.C:
+				return wrap(batch, false)
+			case <-done:
+				return nil
+			}
+		}
+		return wrap(batch, false)
+	}
+}
+
+// waitEvents re-arms the node event reader.
+func (m *Model) waitEvents() tea.Cmd {
+	return readBatch(m.cfg.Events, m.sh.done, func(b []spv.Event, closed bool) tea.Msg {
+		return eventsMsg{events: b, closed: closed}
+	})
+}
+
+// waitReadings re-arms the privacy reading reader.
+func (m *Model) waitReadings() tea.Cmd {
+	return readBatch(m.cfg.Privacy, m.sh.done, func(b []privacy.Reading, closed bool) tea.Msg {
+		return readingsMsg{readings: b, closed: closed}
+	})
+}
+
+// waitLog re-arms the log reader.
+func (m *Model) waitLog() tea.Cmd {
+	return readBatch(m.cfg.Log, m.sh.done, func(b []string, closed bool) tea.Msg {
+		return logMsg{lines: b, closed: closed}
+	})
+}
+
+// tick schedules the next tickMsg.
+func tick() tea.Cmd {
+	return tea.Tick(PollInterval, func(t time.Time) tea.Msg { return tickMsg(t) })
+}
+
+// pollWallet reads the wallet off the Update path. The caller marks the
+// poll as in flight.
+func pollWallet(w WalletView) tea.Cmd {
+	return func() tea.Msg {
+		var s walletSnapshot
+		var err error
+		if s.balance, err = w.Balance(); err != nil {
+			return walletMsg{err: err}
+		}
+		utxos, err := w.UTXOs()
+		if err != nil {
+			return walletMsg{err: err}
+		}
+		s.utxos = len(utxos)
+		addrs, err := w.Addresses()
+		if err != nil {
+			return walletMsg{err: err}
+		}
+		s.addresses = len(addrs)
+		for _, a := range addrs {
+			if a.Used {
+				s.used++
+			}
+		}
+		if s.stats, err = w.Stats(); err != nil {
+			return walletMsg{err: err}
+		}
+		return walletMsg{snap: s}
+	}
+}
+
+// reload calls Config.Reload off the Update path.
+func reload(f func(string)) tea.Cmd {
+	return func() tea.Msg {
+		f("manual")
+		return reloadDoneMsg{}
+	}
+}

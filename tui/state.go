@@ -1,0 +1,291 @@
+package tui
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+
+	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/spv"
+)
+
+// Heights a matched row shows instead of a block height.
+const (
+	heightMempool = -1
+	heightReorged = -2
+)
+
+// rateWindow is how far back (in event time) blocks/s is measured.
+const rateWindow = 10 * time.Second
+
+// matchRow is one matched transaction.
+type matchRow struct {
+	txid   chainhash.Hash
+	height int32
+	amount int64
+	fp     bool
+}
+
+// heightSample is one processed block's height and event time.
+type heightSample struct {
+	at     time.Time
+	height int32
+}
+
+// state is everything the events, readings and log lines built up.
+type state struct {
+	// header
+	headerHeight int32
+	blockHeight  int32
+	startHeight  int32 // height before the first processed block
+	started      bool
+	peerHeight   int32
+	synced       bool
+	samples      *ring[heightSample]
+	lastBlock    time.Time
+
+	// filter
+	filter      spv.FilterLoaded
+	haveFilter  bool
+	reloads     int
+	lastReason  string
+	observedFP  float64
+	theoryFP    float64
+	haveBlockFP bool
+
+	// matched transactions; all holds every row, own only the wallet's
+	// (the view with false positives hidden). byTxid indexes all.
+	all      *ring[*matchRow]
+	own      *ring[*matchRow]
+	byTxid   map[chainhash.Hash]*matchRow
+	nOwn     int
+	nFP      int
+	reorgs   int
+	peers    map[string]spv.PeerInfo
+	peerList []spv.PeerInfo // sorted by address; rebuilt on change
+
+	// privacy
+	readings    *ring[privacy.Reading]
+	reading     privacy.Reading
+	haveReading bool
+	readingsGen uint64 // bumped on every new reading (chart cache key)
+
+	log *ring[string]
+}
+
+// newState returns an empty state.
+func newState() *state {
+	return &state{
+		samples:  newRing[heightSample](64),
+		all:      newRing[*matchRow](MaxMatched),
+		own:      newRing[*matchRow](MaxMatched),
+		byTxid:   make(map[chainhash.Hash]*matchRow),
+		peers:    make(map[string]spv.PeerInfo),
+		readings: newRing[privacy.Reading](MaxReadings),
+		log:      newRing[string](MaxLogLines),
+	}
+}
+
+// stamp formats an event time for the log.
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "--:--:--"
+	}
+	return t.UTC().Format("15:04:05")
+}
+
+// logf appends a line about an event to the log pane.
+func (s *state) logf(t time.Time, format string, args ...any) {
+	s.log.push(stamp(t) + " " + fmt.Sprintf(format, args...))
+}
+
+// apply folds one node event into the state. It returns the number of
+// rows added to the matched table's current view (own or all) and whether
+// a block was processed.
+func (s *state) apply(e spv.Event, hideFP bool) (added int, block bool) {
+	switch e := e.(type) {
+	case spv.PeerConnected:
+		s.peers[e.Peer.Addr] = e.Peer
+		s.notePeerHeight(max(e.Peer.StartHeight, e.Peer.LastBlock))
+		s.rebuildPeers()
+		s.logf(e.Time, "peer connected %s %s", e.Peer.Addr, e.Peer.UserAgent)
+	case spv.PeerDisconnected:
+		delete(s.peers, e.Addr)
+		s.rebuildPeers()
+		s.logf(e.Time, "peer disconnected %s: %s", e.Addr, e.Reason)
+	case spv.PeerBanned:
+		delete(s.peers, e.Addr)
+		s.rebuildPeers()
+		s.logf(e.Time, "peer BANNED %s (score %d) until %s: %s", e.Addr, e.Score, stamp(e.Until), e.Reason)
+	case spv.PeersUpdated:
+		clear(s.peers)
+		for _, p := range e.Peers {
+			s.peers[p.Addr] = p
+			s.notePeerHeight(max(p.StartHeight, p.LastBlock))
+		}
+		s.rebuildPeers()
+	case spv.HeadersProgress:
+		s.headerHeight = e.Height
+		s.notePeerHeight(e.PeerHeight)
+	case spv.FilterLoaded:
+		if s.haveFilter && e.Reason != "initial" {
+			s.reloads++
+			s.lastReason = e.Reason
+		}
+		s.filter, s.haveFilter = e, true
+		s.logf(e.Time, "filterload to %s: %d elements, %d bytes, k=%d (%s)", e.Peer, e.Elements, e.Bytes, e.HashFuncs, e.Reason)
+	case spv.MatchedTx:
+		return s.applyMatch(e, hideFP), false
+	case spv.BlockProcessed:
+		s.applyBlock(e)
+		return 0, true
+	case spv.Reorg:
+		s.applyReorg(e)
+		return 0, true
+	case spv.SyncDone:
+		s.synced = true
+		s.blockHeight = max(s.blockHeight, e.Height)
+		s.headerHeight = max(s.headerHeight, e.Height)
+		s.logf(e.Time, "synced to height %d", e.Height)
+	}
+	return 0, false
+}
+
+// notePeerHeight raises the best known peer height.
+func (s *state) notePeerHeight(h int32) {
+	s.peerHeight = max(s.peerHeight, h)
+}
+
+// rebuildPeers refreshes the sorted peer list.
+func (s *state) rebuildPeers() {
+	s.peerList = s.peerList[:0]
+	for _, p := range s.peers {
+		s.peerList = append(s.peerList, p)
+	}
+	sort.Slice(s.peerList, func(i, j int) bool { return s.peerList[i].Addr < s.peerList[j].Addr })
+}
+
+// downloadPeer returns the download peer's address, or "".
+func (s *state) downloadPeer() string {
+	for _, p := range s.peerList {
+		if p.Download {
+			return p.Addr
+		}
+	}
+	return ""
+}
+
+// applyMatch records one matched transaction: a txid seen before (a
+// mempool transaction now mined, a re-sent one, one from a reorged block)
+// is updated in place.
+func (s *state) applyMatch(e spv.MatchedTx, hideFP bool) int {
+	fp := e.FalsePositive || !e.Relevant
+	if r, ok := s.byTxid[e.Txid]; ok {
+		if r.fp != fp {
+			if fp {
+				s.nOwn--
+				s.nFP++
+			} else {
+				s.nFP--
+				s.nOwn++
+			}
+			if !fp {
+				s.own.push(r)
+			}
+		}
+		r.height, r.amount, r.fp = e.Height, e.Amount, fp
+		return 0
+	}
+	r := &matchRow{txid: e.Txid, height: e.Height, amount: e.Amount, fp: fp}
+	if old, evicted := s.all.push(r); evicted && s.byTxid[old.txid] == old {
+		delete(s.byTxid, old.txid)
+	}
+	s.byTxid[e.Txid] = r
+	if fp {
+		s.nFP++
+		if hideFP {
+			return 0
+		}
+		return 1
+	}
+	s.nOwn++
+	s.own.push(r)
+	return 1
+}
+
+// applyBlock records one processed block.
+func (s *state) applyBlock(e spv.BlockProcessed) {
+	if !s.started {
+		s.startHeight, s.started = e.Height-1, true
+	}
+	s.blockHeight = e.Height
+	s.headerHeight = max(s.headerHeight, e.Height)
+	s.notePeerHeight(e.PeerHeight)
+	s.observedFP, s.theoryFP, s.haveBlockFP = e.ObservedFPRate, e.TheoreticalFPRate, true
+	if !e.Time.IsZero() {
+		s.samples.push(heightSample{at: e.Time, height: e.Height})
+		s.lastBlock = e.Time
+	}
+}
+
+// applyReorg marks the rows of disconnected blocks and rewinds the tip.
+func (s *state) applyReorg(e spv.Reorg) {
+	s.reorgs++
+	for i := 0; i < s.all.len(); i++ {
+		if r := s.all.at(i); r.height > e.ForkHeight {
+			r.height = heightReorged
+		}
+	}
+	s.blockHeight = min(s.blockHeight, e.ForkHeight)
+	s.samples.reset()
+	s.logf(e.Time, "REORG at fork %d: %d -> %d (old tip %s)", e.ForkHeight, e.OldHeight, e.NewHeight, shortHash(e.OldTip))
+}
+
+// rate returns blocks per second over the last rateWindow of processed
+// blocks, and false when it cannot be measured.
+func (s *state) rate() (float64, bool) {
+	n := s.samples.len()
+	if n < 2 {
+		return 0, false
+	}
+	last := s.samples.last(0)
+	first := last
+	for i := 1; i < n; i++ {
+		p := s.samples.last(i)
+		if last.at.Sub(p.at) > rateWindow {
+			break
+		}
+		first = p
+	}
+	dt := last.at.Sub(first.at).Seconds()
+	if dt <= 0 || last.height <= first.height {
+		return 0, false
+	}
+	return float64(last.height-first.height) / dt, true
+}
+
+// progress returns the block sync fraction in [0, 1].
+func (s *state) progress() float64 {
+	if s.synced && s.blockHeight >= s.peerHeight {
+		return 1
+	}
+	span := s.peerHeight - s.startHeight
+	if !s.started || span <= 0 {
+		return 0
+	}
+	return min(max(float64(s.blockHeight-s.startHeight)/float64(span), 0), 1)
+}
+
+// addReading records one privacy reading.
+func (s *state) addReading(r privacy.Reading) {
+	s.readings.push(r)
+	s.reading, s.haveReading = r, true
+	s.readingsGen++
+}
+
+// shortHash returns the first 12 hex digits of a hash.
+func shortHash(h chainhash.Hash) string {
+	return h.String()[:12]
+}
