@@ -1,0 +1,22 @@
+// Package testnet runs real btcd nodes on 127.0.0.1 for bloomwatch's
+// integration tests, benchmarks and demo.
+//
+// It builds btcd from the module graph once into a user cache (BtcdBinary),
+// launches regtest or simnet nodes on free loopback ports (StartNode), and
+// wraps a node with an in-memory funding wallet whose coinbases pay it
+// (Harness): payments, noise transactions of mixed script types, spends of
+// the user's outputs with a deterministic HD Keyring, reorganisations with
+// a second node (Reorg) and reproducible scenario chains whose ground truth
+// a synced wallet can be compared with (BuildChain).
+//
+// Nodes never contact anything but 127.0.0.1: regtest and simnet have no
+// DNS seeds, DNS seeding is disabled, and every listener is bound to the
+// loopback address. Stop and Close reap the btcd process (RPC stop, then
+// SIGKILL by PID after a timeout) and remove temporary directories.
+//
+// The package starts no goroutines of its own: processes are reaped by
+// polling wait4 and btcd's output goes to a file.
+//
+// btcd v0.24.2 deletes its regtest database at every start, so a chain
+// that must survive a restart has to use simnet.
+package testnet

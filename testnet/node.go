@@ -1,0 +1,596 @@
+package testnet
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/btcsuite/btcd/btcjson"
+	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/rpcclient"
+)
+
+// Timeouts and polling of the node lifecycle.
+const (
+	// StartTimeout bounds how long StartNode waits for btcd's RPC server
+	// when the context has no earlier deadline.
+	StartTimeout = 60 * time.Second
+	// StopTimeout is how long Stop waits for btcd to exit after the RPC
+	// stop (and SIGINT) before it sends SIGKILL.
+	StopTimeout = 15 * time.Second
+	// WaitTimeout bounds the connection and sync waits of the methods
+	// that take no context.
+	WaitTimeout = 60 * time.Second
+	// pollInterval is the period of every polling wait.
+	pollInterval = 25 * time.Millisecond
+	// startAttempts is how many port pairs StartNode tries when btcd
+	// fails to bind (another process took a free port in between).
+	startAttempts = 3
+	// tailBytes is how much of btcd's output an error quotes.
+	tailBytes = 2048
+)
+
+// Network names accepted by Config.Network and Options.Network.
+const (
+	Regtest = "regtest"
+	Simnet  = "simnet"
+)
+
+// Config configures one btcd node.
+type Config struct {
+	// Network is "regtest" (the default) or "simnet". btcd deletes a
+	// regtest database at every start; use simnet for a chain that must
+	// survive a restart.
+	Network string
+	// DataDir is btcd's data directory; "" means a fresh temporary
+	// directory that Stop removes.
+	DataDir string
+	// Args are extra btcd flags, appended after the harness's own (for a
+	// flag given twice btcd keeps the last).
+	Args []string
+	// Log receives btcd's output (stdout and stderr) when the node stops;
+	// nil discards it. While the node runs the output is in LogPath.
+	Log io.Writer
+	// MiningAddr receives the coinbases of generated blocks; nil means the
+	// harness funding key's P2WPKH address.
+	MiningAddr btcutil.Address
+}
+
+// Node is a running btcd process on 127.0.0.1.
+type Node struct {
+	params  *chaincfg.Params
+	proc    *os.Process
+	pid     int
+	p2p     string
+	rpcAddr string
+	rpc     *rpcclient.Client
+	dataDir string
+	scratch string // temporary directory: logs, output, and the default datadir
+	outPath string
+	out     *os.File
+	log     io.Writer
+
+	mu      sync.Mutex
+	exited  bool
+	status  syscall.WaitStatus
+	stopped bool
+	stopErr error
+}
+
+// paramsFor maps a network name to its parameters and btcd flag.
+func paramsFor(network string) (*chaincfg.Params, string, error) {
+	switch network {
+	case "", Regtest:
+		return &chaincfg.RegressionNetParams, "--regtest", nil
+	case Simnet:
+		return &chaincfg.SimNetParams, "--simnet", nil
+	default:
+		return nil, "", fmt.Errorf("%w: %q", ErrUnknownNetwork, network)
+	}
+}
+
+// ParamsFor returns the chain parameters of a network name accepted by
+// Config.Network ("" is regtest).
+func ParamsFor(network string) (*chaincfg.Params, error) {
+	p, _, err := paramsFor(network)
+	return p, err
+}
+
+// StartNode starts btcd on free 127.0.0.1 ports and waits until its RPC
+// server answers. ctx bounds the start only, not the node's life. On
+// failure nothing is left running and the error quotes btcd's last output.
+func StartNode(ctx context.Context, cfg Config) (*Node, error) {
+	params, netFlag, err := paramsFor(cfg.Network)
+	if err != nil {
+		return nil, err
+	}
+	miningAddr := cfg.MiningAddr
+	if miningAddr == nil {
+		if miningAddr, err = funderAddress(params); err != nil {
+			return nil, err
+		}
+	}
+	if !miningAddr.IsForNet(params) {
+		return nil, fmt.Errorf("testnet: mining address %s is not for %s: %w", miningAddr, params.Name, ErrBadSpec)
+	}
+	bin, err := BtcdBinary(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, StartTimeout)
+		defer cancel()
+	}
+	var lastErr error
+	for range startAttempts {
+		n, retry, err := startOnce(ctx, bin, netFlag, params, miningAddr, cfg)
+		if err == nil {
+			return n, nil
+		}
+		lastErr = err
+		if !retry {
+			break
+		}
+	}
+	return nil, lastErr
+}
+
+// startOnce launches btcd once on a fresh pair of ports. retry reports a
+// bind failure worth another attempt.
+func startOnce(ctx context.Context, bin, netFlag string, params *chaincfg.Params,
+	miningAddr btcutil.Address, cfg Config) (n *Node, retry bool, err error) {
+
+	scratch, err := os.MkdirTemp("", "bloomwatch-btcd-")
+	if err != nil {
+		return nil, false, fmt.Errorf("testnet: temp dir: %w", err)
+	}
+	n = &Node{params: params, scratch: scratch, log: cfg.Log, dataDir: cfg.DataDir}
+	if n.dataDir == "" {
+		n.dataDir = filepath.Join(scratch, "data")
+	}
+	defer func() {
+		if err != nil {
+			n.stopNow()
+			n = nil
+		}
+	}()
+	ports, err := freePorts(2)
+	if err != nil {
+		return n, false, err
+	}
+	n.p2p = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
+	n.rpcAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1]))
+	user, pass := randomHex(8), randomHex(16)
+	args := []string{
+		netFlag,
+		"--datadir=" + n.dataDir,
+		"--logdir=" + filepath.Join(scratch, "logs"),
+		"--listen=" + n.p2p,
+		"--rpclisten=" + n.rpcAddr,
+		"--rpcuser=" + user,
+		"--rpcpass=" + pass,
+		"--notls",
+		"--nodnsseed",
+		"--norelaypriority",
+		"--txindex",
+		"--trickleinterval=100ms",
+		"--miningaddr=" + miningAddr.EncodeAddress(),
+		"--debuglevel=info",
+	}
+	args = append(args, cfg.Args...)
+	n.outPath = filepath.Join(scratch, "btcd.out")
+	if n.out, err = os.Create(n.outPath); err != nil {
+		return n, false, fmt.Errorf("testnet: btcd output file: %w", err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = scratch
+	cmd.Stdout, cmd.Stderr = n.out, n.out
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Setpgid:   true,            // a terminal's ^C goes to us, and we stop btcd in order
+		Pdeathsig: syscall.SIGKILL, // never outlive a killed test binary
+	}
+	if err := cmd.Start(); err != nil {
+		return n, false, fmt.Errorf("testnet: start btcd: %w", err)
+	}
+	n.proc, n.pid = cmd.Process, cmd.Process.Pid
+	n.rpc, err = rpcclient.New(&rpcclient.ConnConfig{
+		Host:         n.rpcAddr,
+		User:         user,
+		Pass:         pass,
+		HTTPPostMode: true,
+		DisableTLS:   true,
+	}, nil)
+	if err != nil {
+		return n, false, fmt.Errorf("testnet: rpc client: %w", err)
+	}
+	for {
+		// Dial first: rpcclient retries a refused request for ~20 s.
+		if c, derr := net.DialTimeout("tcp", n.rpcAddr, time.Second); derr == nil {
+			_ = c.Close()
+			if _, rerr := n.rpc.GetBlockCount(); rerr == nil {
+				return n, false, nil
+			}
+		}
+		if n.reap(false) {
+			tail := n.Tail()
+			return n, strings.Contains(tail, "address already in use"),
+				fmt.Errorf("%w before RPC was ready (%s): %s", ErrNodeExited, exitString(n.status), tail)
+		}
+		select {
+		case <-ctx.Done():
+			return n, false, fmt.Errorf("testnet: waiting for btcd RPC: %w: %w: %s", ErrTimeout, ctx.Err(), n.Tail())
+		case <-time.After(pollInterval):
+		}
+	}
+}
+
+// freePorts returns k distinct free TCP ports on 127.0.0.1.
+func freePorts(k int) ([]int, error) {
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			_ = l.Close()
+		}
+	}()
+	ports := make([]int, 0, k)
+	for range k {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("testnet: free port: %w", err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// randomHex returns n random bytes in hex.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// P2PAddr returns the node's peer-to-peer address, "127.0.0.1:port".
+func (n *Node) P2PAddr() string { return n.p2p }
+
+// RPCAddr returns the node's JSON-RPC address (HTTP, no TLS).
+func (n *Node) RPCAddr() string { return n.rpcAddr }
+
+// RPC returns the node's JSON-RPC client (HTTP POST mode).
+func (n *Node) RPC() *rpcclient.Client { return n.rpc }
+
+// Params returns the node's chain parameters.
+func (n *Node) Params() *chaincfg.Params { return n.params }
+
+// PID returns the btcd process id.
+func (n *Node) PID() int { return n.pid }
+
+// DataDir returns btcd's data directory.
+func (n *Node) DataDir() string { return n.dataDir }
+
+// LogPath returns the file that receives btcd's output while it runs.
+func (n *Node) LogPath() string { return n.outPath }
+
+// Tail returns the last couple of kilobytes of btcd's output.
+func (n *Node) Tail() string {
+	f, err := os.Open(n.outPath)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	off := max(fi.Size()-tailBytes, 0)
+	buf := make([]byte, fi.Size()-off)
+	if _, err := f.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
+		return ""
+	}
+	if off > 0 {
+		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+			buf = buf[i+1:]
+		}
+	}
+	return strings.TrimSpace(string(buf))
+}
+
+// reap collects the btcd process if it has exited, blocking until it does
+// when block is set. It reports whether the process is gone.
+func (n *Node) reap(block bool) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.reapLocked(block)
+}
+
+func (n *Node) reapLocked(block bool) bool {
+	if n.exited || n.proc == nil {
+		return true
+	}
+	opts := syscall.WNOHANG
+	if block {
+		opts = 0
+	}
+	for {
+		var ws syscall.WaitStatus
+		wpid, err := syscall.Wait4(n.pid, &ws, opts, nil)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if errors.Is(err, syscall.ECHILD) {
+			n.exited = true
+			return true
+		}
+		if err != nil || wpid != n.pid {
+			return false
+		}
+		n.exited, n.status = true, ws
+		_ = n.proc.Release()
+		return true
+	}
+}
+
+// Exited reports whether the btcd process has exited (and reaps it).
+func (n *Node) Exited() bool { return n.reap(false) }
+
+// Stop stops btcd: RPC stop and SIGINT, then SIGKILL by PID after
+// StopTimeout; it reaps the process, hands btcd's output to Config.Log and
+// removes the temporary directories. It is idempotent and returns the
+// first call's result.
+func (n *Node) Stop() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.stopped {
+		return n.stopErr
+	}
+	n.stopped = true
+	n.stopErr = n.stopLocked()
+	return n.stopErr
+}
+
+// stopNow is Stop for a node that failed to start.
+func (n *Node) stopNow() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.stopped = true
+	n.stopErr = n.stopLocked()
+}
+
+func (n *Node) stopLocked() error {
+	var errs []error
+	if n.proc != nil && !n.reapLocked(false) {
+		if n.rpc != nil {
+			_, _ = n.rpc.RawRequest("stop", nil) // btcd may close the connection before answering
+		}
+		_ = n.proc.Signal(syscall.SIGINT)
+		deadline := time.Now().Add(StopTimeout)
+		for !n.reapLocked(false) && time.Now().Before(deadline) {
+			time.Sleep(pollInterval)
+		}
+		if !n.reapLocked(false) {
+			errs = append(errs, fmt.Errorf("testnet: btcd pid %d ignored stop for %s, killed", n.pid, StopTimeout))
+			if err := syscall.Kill(n.pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+				errs = append(errs, fmt.Errorf("testnet: kill btcd pid %d: %w", n.pid, err))
+			}
+			n.reapLocked(true)
+		}
+	}
+	if n.rpc != nil {
+		n.rpc.Shutdown()
+		n.rpc.WaitForShutdown()
+	}
+	if n.out != nil {
+		_ = n.out.Close()
+		if n.log != nil {
+			if f, err := os.Open(n.outPath); err == nil {
+				_, err = io.Copy(n.log, f)
+				_ = f.Close()
+				if err != nil {
+					errs = append(errs, fmt.Errorf("testnet: copy btcd log: %w", err))
+				}
+			}
+		}
+	}
+	if n.scratch != "" {
+		if err := os.RemoveAll(n.scratch); err != nil {
+			errs = append(errs, fmt.Errorf("testnet: remove %s: %w", n.scratch, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// alive returns ErrStopped or ErrNodeExited when the node cannot serve.
+func (n *Node) alive() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.stopped {
+		return ErrStopped
+	}
+	if n.reapLocked(false) {
+		return fmt.Errorf("%w (%s): %s", ErrNodeExited, exitString(n.status), n.Tail())
+	}
+	return nil
+}
+
+// Generate mines nblocks blocks (with the mempool's transactions) and
+// returns their hashes.
+func (n *Node) Generate(nblocks uint32) ([]*chainhash.Hash, error) {
+	if err := n.alive(); err != nil {
+		return nil, err
+	}
+	hashes, err := n.rpc.Generate(nblocks)
+	if err != nil {
+		return nil, fmt.Errorf("testnet: generate %d: %w", nblocks, err)
+	}
+	return hashes, nil
+}
+
+// BestBlock returns the hash and height of the node's tip.
+func (n *Node) BestBlock() (*chainhash.Hash, int32, error) {
+	if err := n.alive(); err != nil {
+		return nil, 0, err
+	}
+	hash, height, err := n.rpc.GetBestBlock()
+	if err != nil {
+		return nil, 0, fmt.Errorf("testnet: getbestblock: %w", err)
+	}
+	return hash, height, nil
+}
+
+// WaitForHeight polls until the node's tip is at least h.
+func (n *Node) WaitForHeight(ctx context.Context, h int32) error {
+	return poll(ctx, fmt.Sprintf("height %d", h), func() (bool, error) {
+		_, height, err := n.BestBlock()
+		return height >= h, err
+	})
+}
+
+// poll calls cond every pollInterval until it returns true or an error,
+// or ctx (bounded by WaitTimeout when it has no deadline) ends.
+func poll(ctx context.Context, what string, cond func() (bool, error)) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, WaitTimeout)
+		defer cancel()
+	}
+	for {
+		ok, err := cond()
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("testnet: waiting for %s: %w: %w", what, ErrTimeout, ctx.Err())
+		case <-time.After(pollInterval):
+		}
+	}
+}
+
+// peerWith returns n's peer entry whose address is addr, if any.
+func (n *Node) peerWith(addr string) (*btcjson.GetPeerInfoResult, error) {
+	if err := n.alive(); err != nil {
+		return nil, err
+	}
+	peers, err := n.rpc.GetPeerInfo()
+	if err != nil {
+		return nil, fmt.Errorf("testnet: getpeerinfo: %w", err)
+	}
+	for i := range peers {
+		if peers[i].Addr == addr {
+			return &peers[i], nil
+		}
+	}
+	return nil, nil
+}
+
+// ConnectTo makes other a persistent peer of n (addnode add), waits until
+// the handshake is done on both sides and then until both nodes have the
+// same tip (the one with less work syncs from the other).
+func (n *Node) ConnectTo(other *Node) error {
+	return n.ConnectToCtx(context.Background(), other)
+}
+
+// ConnectToCtx is ConnectTo bounded by ctx.
+func (n *Node) ConnectToCtx(ctx context.Context, other *Node) error {
+	if err := n.alive(); err != nil {
+		return err
+	}
+	if err := n.rpc.AddNode(other.p2p, rpcclient.ANAdd); err != nil {
+		return fmt.Errorf("testnet: addnode %s: %w", other.p2p, err)
+	}
+	var local string
+	err := poll(ctx, "peer handshake with "+other.p2p, func() (bool, error) {
+		p, err := n.peerWith(other.p2p)
+		if err != nil || p == nil || p.Version == 0 || p.AddrLocal == "" {
+			return false, err
+		}
+		local = p.AddrLocal
+		back, err := other.peerWith(local)
+		return back != nil && back.Version != 0, err
+	})
+	if err != nil {
+		return err
+	}
+	return n.WaitSynced(ctx, other)
+}
+
+// WaitSynced polls until n and other have the same best block.
+func (n *Node) WaitSynced(ctx context.Context, other *Node) error {
+	return poll(ctx, "sync with "+other.p2p, func() (bool, error) {
+		a, _, err := n.BestBlock()
+		if err != nil {
+			return false, err
+		}
+		b, _, err := other.BestBlock()
+		if err != nil {
+			return false, err
+		}
+		return a.IsEqual(b), nil
+	})
+}
+
+// DisconnectFrom removes other from n's persistent peers (addnode remove),
+// which disconnects it, and waits until neither node lists the other.
+func (n *Node) DisconnectFrom(other *Node) error {
+	return n.DisconnectFromCtx(context.Background(), other)
+}
+
+// DisconnectFromCtx is DisconnectFrom bounded by ctx.
+func (n *Node) DisconnectFromCtx(ctx context.Context, other *Node) error {
+	p, err := n.peerWith(other.p2p)
+	if err != nil {
+		return err
+	}
+	var local string
+	if p != nil {
+		local = p.AddrLocal
+	}
+	if err := n.rpc.AddNode(other.p2p, rpcclient.ANRemove); err != nil {
+		// Not a persistent peer (connected some other way): drop it.
+		if p == nil {
+			return nil
+		}
+		if derr := n.rpc.Node(btcjson.NDisconnect, other.p2p, nil); derr != nil {
+			return fmt.Errorf("testnet: disconnect %s: %w (addnode remove: %w)", other.p2p, derr, err)
+		}
+	}
+	return poll(ctx, "disconnect from "+other.p2p, func() (bool, error) {
+		p, err := n.peerWith(other.p2p)
+		if err != nil || p != nil {
+			return false, err
+		}
+		if local == "" {
+			return true, nil
+		}
+		back, err := other.peerWith(local)
+		return back == nil, err
+	})
+}
+
+// exitString describes a wait status.
+func exitString(ws syscall.WaitStatus) string {
+	if ws.Signaled() {
+		return "killed by " + ws.Signal().String()
+	}
+	return "exit status " + strconv.Itoa(ws.ExitStatus())
+}

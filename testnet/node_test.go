@@ -1,0 +1,98 @@
+package testnet
+
+import (
+	"context"
+	"errors"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// requireGone checks that no process with pid exists any more.
+func requireGone(t *testing.T, pid int) {
+	t.Helper()
+	err := syscall.Kill(pid, 0)
+	require.ErrorIs(t, err, syscall.ESRCH, "btcd pid %d still exists", pid)
+}
+
+func TestStartStopNode(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	n, err := StartNode(ctx, Config{})
+	require.NoError(t, err)
+	pid, dir := n.PID(), n.DataDir()
+	require.Positive(t, pid)
+	require.NoError(t, syscall.Kill(pid, 0), "btcd should be running")
+	require.Regexp(t, `^127\.0\.0\.1:\d+$`, n.P2PAddr())
+	require.Equal(t, "regtest", n.Params().Name)
+
+	hashes, err := n.Generate(3)
+	require.NoError(t, err)
+	require.Len(t, hashes, 3)
+	require.NoError(t, n.WaitForHeight(ctx, 3))
+	best, height, err := n.BestBlock()
+	require.NoError(t, err)
+	require.Equal(t, int32(3), height)
+	require.Equal(t, *hashes[2], *best)
+
+	require.NoError(t, n.Stop())
+	requireGone(t, pid)
+	_, err = os.Stat(dir)
+	require.True(t, errors.Is(err, os.ErrNotExist), "temp datadir must be removed, stat: %v", err)
+	require.NoError(t, n.Stop(), "Stop is idempotent")
+	_, err = n.Generate(1)
+	require.ErrorIs(t, err, ErrStopped)
+}
+
+func TestNodeKilledExternally(t *testing.T) {
+	ctx := context.Background()
+	n, err := StartNode(ctx, Config{Network: Simnet})
+	require.NoError(t, err)
+	require.Equal(t, "simnet", n.Params().Name)
+	pid := n.PID()
+	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+	require.Eventually(t, n.Exited, 10*time.Second, 10*time.Millisecond)
+	_, err = n.Generate(1)
+	require.ErrorIs(t, err, ErrNodeExited)
+	require.NoError(t, n.Stop())
+	requireGone(t, pid)
+}
+
+func TestStartNodeBadArgs(t *testing.T) {
+	_, err := StartNode(context.Background(), Config{Args: []string{"--no-such-flag"}})
+	require.ErrorIs(t, err, ErrNodeExited)
+	require.Contains(t, err.Error(), "no-such-flag")
+
+	_, err = StartNode(context.Background(), Config{Network: "mainnet"})
+	require.ErrorIs(t, err, ErrUnknownNetwork)
+}
+
+func TestConnectDisconnect(t *testing.T) {
+	ctx := context.Background()
+	a, err := StartNode(ctx, Config{})
+	require.NoError(t, err)
+	defer a.Stop()
+	b, err := StartNode(ctx, Config{})
+	require.NoError(t, err)
+	defer b.Stop()
+
+	_, err = a.Generate(5)
+	require.NoError(t, err)
+	require.NoError(t, b.ConnectTo(a))
+	_, hb, err := b.BestBlock()
+	require.NoError(t, err)
+	require.Equal(t, int32(5), hb)
+
+	require.NoError(t, b.DisconnectFrom(a))
+	_, err = a.Generate(2)
+	require.NoError(t, err)
+	_, hb, err = b.BestBlock()
+	require.NoError(t, err)
+	require.Equal(t, int32(5), hb, "disconnected node must not follow")
+
+	require.NoError(t, a.ConnectTo(b))
+	require.NoError(t, b.WaitForHeight(ctx, 7))
+}

@@ -1,0 +1,104 @@
+package testnet
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/btcsuite/btcd/btcec/v2"
+	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/txscript"
+	"github.com/btcsuite/btcd/wire"
+)
+
+// prevOut is an output being spent: its value, script and signing key.
+type prevOut struct {
+	op     wire.OutPoint
+	value  int64
+	script []byte
+	key    *btcec.PrivateKey
+}
+
+// signTx signs every input of tx; ins[i] describes input i. It supports
+// P2PKH, P2WPKH and P2SH-P2WPKH outputs of the keys given.
+func signTx(tx *wire.MsgTx, ins []prevOut) error {
+	fetcher := txscript.NewMultiPrevOutFetcher(nil)
+	for _, in := range ins {
+		fetcher.AddPrevOut(in.op, wire.NewTxOut(in.value, in.script))
+	}
+	hashes := txscript.NewTxSigHashes(tx, fetcher)
+	for i, in := range ins {
+		pub := in.key.PubKey().SerializeCompressed()
+		hash := btcutil.Hash160(pub)
+		switch txscript.GetScriptClass(in.script) {
+		case txscript.PubKeyHashTy:
+			sig, err := txscript.SignatureScript(tx, i, in.script, txscript.SigHashAll, in.key, true)
+			if err != nil {
+				return fmt.Errorf("testnet: sign p2pkh input %d: %w", i, err)
+			}
+			tx.TxIn[i].SignatureScript = sig
+		case txscript.WitnessV0PubKeyHashTy:
+			wit, err := txscript.WitnessSignature(tx, hashes, i, in.value, in.script, txscript.SigHashAll, in.key, true)
+			if err != nil {
+				return fmt.Errorf("testnet: sign p2wpkh input %d: %w", i, err)
+			}
+			tx.TxIn[i].Witness = wit
+		case txscript.ScriptHashTy:
+			redeem, err := p2wpkhScript(hash)
+			if err != nil {
+				return fmt.Errorf("testnet: redeem script: %w", err)
+			}
+			wit, err := txscript.WitnessSignature(tx, hashes, i, in.value, redeem, txscript.SigHashAll, in.key, true)
+			if err != nil {
+				return fmt.Errorf("testnet: sign p2sh-p2wpkh input %d: %w", i, err)
+			}
+			push, err := txscript.NewScriptBuilder().AddData(redeem).Script()
+			if err != nil {
+				return fmt.Errorf("testnet: redeem push: %w", err)
+			}
+			tx.TxIn[i].SignatureScript = push
+			tx.TxIn[i].Witness = wit
+		default:
+			return fmt.Errorf("testnet: input %d: unsupported script %x: %w", i, in.script, ErrUnknownKey)
+		}
+	}
+	return nil
+}
+
+// vsize returns a transaction's virtual size.
+func vsize(tx *wire.MsgTx) int64 {
+	base := int64(tx.SerializeSizeStripped())
+	total := int64(tx.SerializeSize())
+	return (base*3 + total + 3) / 4
+}
+
+// estimateVsize returns an upper bound on the vsize of a transaction
+// spending nin inputs of the given scripts' kinds to outs (signatures at
+// their maximum length).
+func estimateVsize(inScripts [][]byte, outs []*wire.TxOut) int64 {
+	weight := int64(4 * (4 + 4 + 1 + 1)) // version, locktime, in/out counts
+	weight += 2                          // segwit marker and flag
+	for _, s := range inScripts {
+		switch txscript.GetScriptClass(s) {
+		case txscript.PubKeyHashTy:
+			weight += 4 * (32 + 4 + 4 + 1 + 1 + 73 + 1 + 33)
+			weight++ // empty witness
+		case txscript.ScriptHashTy: // P2SH-P2WPKH
+			weight += 4 * (32 + 4 + 4 + 1 + 23)
+			weight += 1 + 1 + 73 + 1 + 33
+		default: // P2WPKH
+			weight += 4 * (32 + 4 + 4 + 1)
+			weight += 1 + 1 + 73 + 1 + 33
+		}
+	}
+	for _, o := range outs {
+		weight += 4 * int64(8+wire.VarIntSerializeSize(uint64(len(o.PkScript)))+len(o.PkScript))
+	}
+	return (weight + 3) / 4
+}
+
+// txBytes serializes tx.
+func txBytes(tx *wire.MsgTx) []byte {
+	var b bytes.Buffer
+	_ = tx.Serialize(&b)
+	return b.Bytes()
+}
