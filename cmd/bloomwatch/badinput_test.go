@@ -1,0 +1,326 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+)
+
+// badCase is one malformed command line: the exit code it must give (2 for
+// usage errors, 1 for anything else; 0 means "1 or 2", for inputs whose
+// class is arguable) and a substring of its single stderr line.
+type badCase struct {
+	name string
+	args []string
+	code int
+	sub  string
+}
+
+// badFixture is a directory holding every kind of data dir a command may
+// be pointed at.
+type badFixture struct {
+	root    string
+	wallet  string // a valid regtest wallet
+	file    string // a regular file
+	corrupt string // a wallet dir whose wallet.db is garbage
+	trunc   string // a wallet dir whose wallet.db is a truncated real one
+	missing string // does not exist
+	empty   string // an empty directory
+	junk    string // a file of invalid JSON
+	filter  string // a valid serialized filter, hex
+}
+
+// newBadFixture builds the fixture.
+func newBadFixture(t *testing.T) badFixture {
+	t.Helper()
+	root := t.TempDir()
+	fx := badFixture{
+		root:    root,
+		wallet:  filepath.Join(root, "wallet"),
+		file:    filepath.Join(root, "afile"),
+		corrupt: filepath.Join(root, "corrupt"),
+		trunc:   filepath.Join(root, "trunc"),
+		missing: filepath.Join(root, "missing"),
+		empty:   filepath.Join(root, "empty"),
+		junk:    filepath.Join(root, "junk.jsonl"),
+	}
+	if code, out, errOut := runCLI(t, createArgs(fx.wallet)); code != 0 {
+		t.Fatalf("create fixture wallet: %d %s %s", code, out, errOut)
+	}
+	db, err := os.ReadFile(filepath.Join(fx.wallet, "wallet.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{fx.corrupt, fx.trunc, fx.empty} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files := map[string][]byte{
+		fx.file:                                 []byte("not a directory\n"),
+		filepath.Join(fx.corrupt, "wallet.db"): []byte(strings.Repeat("corrupt!", 2048)),
+		filepath.Join(fx.trunc, "wallet.db"):   db[:len(db)/2],
+		fx.junk:                                 []byte("{not json\n"),
+	}
+	for path, data := range files {
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errOut := runCLI(t, []string{"filter", "build", "00"})
+	if code != 0 {
+		t.Fatalf("build fixture filter: %d %s", code, errOut)
+	}
+	fx.filter = strings.TrimSpace(out)
+	return fx
+}
+
+// treeHash returns a digest of every path, mode, size and content under
+// root, so any change to the data dirs shows.
+func treeHash(t *testing.T, root string) string {
+	t.Helper()
+	var lines []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		line := rel + " " + info.Mode().String()
+		if info.Mode().IsRegular() {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			sum := sha256.Sum256(data)
+			line += " " + hex.EncodeToString(sum[:])
+		}
+		lines = append(lines, line)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(lines)
+	sum := sha256.Sum256([]byte(strings.Join(lines, "\n")))
+	return hex.EncodeToString(sum[:])
+}
+
+// badCases returns the malformed command lines of every command.
+func (fx badFixture) badCases() []badCase {
+	const zeroTxid = "0000000000000000000000000000000000000000000000000000000000000000"
+	const wrongNetAddr = "bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4"
+	cases := []badCase{
+		// root
+		{"unknown command", []string{"nosuch"}, 2, "unknown command"},
+		{"unknown flag", []string{"--bogus"}, 2, "unknown flag"},
+
+		// filter build
+		{"build no elements", []string{"filter", "build"}, 2, "--n must be at least 1"},
+		{"build bad hex", []string{"filter", "build", "zz"}, 2, "bad hex"},
+		{"build odd hex", []string{"filter", "build", "abc"}, 2, "odd length"},
+		{"build fp zero", []string{"filter", "build", "--fp", "0", "00"}, 2, "false-positive rate"},
+		{"build fp one", []string{"filter", "build", "--fp", "1", "00"}, 2, "false-positive rate"},
+		{"build fp negative", []string{"filter", "build", "--fp", "-0.5", "00"}, 2, "false-positive rate"},
+		{"build fp NaN", []string{"filter", "build", "--fp", "NaN", "00"}, 2, "false-positive rate"},
+		{"build fp word", []string{"filter", "build", "--fp", "low", "00"}, 2, "--fp"},
+		{"build n negative", []string{"filter", "build", "--n", "-1", "00"}, 2, "--n"},
+		{"build n overflow", []string{"filter", "build", "--n", "99999999999", "00"}, 2, "out of range"},
+		{"build n zero", []string{"filter", "build", "--n", "0", "00"}, 2, "--n must be at least 1"},
+		{"build tweak overflow", []string{"filter", "build", "--tweak", "0x1ffffffff", "00"}, 2, "--tweak"},
+		{"build tweak negative", []string{"filter", "build", "--tweak", "-1", "00"}, 2, "--tweak"},
+		{"build tweak word", []string{"filter", "build", "--tweak", "seven", "00"}, 2, "--tweak"},
+		{"build bad flags", []string{"filter", "build", "--flags", "bogus", "00"}, 2, "unknown update flag"},
+
+		// filter match
+		{"match no filter", []string{"filter", "match", "00"}, 2, "--filter is required"},
+		{"match filter bad hex", []string{"filter", "match", "--filter", "zz", "00"}, 2, "bad hex"},
+		{"match filter truncated", []string{"filter", "match", "--filter", "00", "00"}, 2, "malformed serialized filter"},
+		{"match filter trailing", []string{"filter", "match", "--filter", fx.filter + "00", "00"}, 2, "filter"},
+		{"match element bad hex", []string{"filter", "match", "--filter", fx.filter, "zz"}, 2, "bad hex"},
+		{"match outpoint no index", []string{"filter", "match", "--filter", fx.filter, "--outpoint", zeroTxid}, 2, "--outpoint"},
+		{"match outpoint short txid", []string{"filter", "match", "--filter", fx.filter, "--outpoint", "00:1"}, 2, "--outpoint"},
+		{"match outpoint negative", []string{"filter", "match", "--filter", fx.filter, "--outpoint", zeroTxid + ":-1"}, 2, "--outpoint"},
+		{"match outpoint overflow", []string{"filter", "match", "--filter", fx.filter, "--outpoint", zeroTxid + ":4294967296"}, 2, "--outpoint"},
+		{"match outpoint bad hex", []string{"filter", "match", "--filter", fx.filter, "--outpoint", strings.Repeat("z", 64) + ":0"}, 2, "--outpoint"},
+
+		// merkleblock verify
+		{"verify no payload", []string{"merkleblock", "verify"}, 2, "exactly one"},
+		{"verify two payloads", []string{"merkleblock", "verify", "00", "00"}, 2, "exactly one"},
+		{"verify bad hex", []string{"merkleblock", "verify", "zz"}, 2, "bad hex"},
+		{"verify truncated", []string{"merkleblock", "verify", "00"}, 2, "decode"},
+		{"verify huge hash count", []string{"merkleblock", "verify", strings.Repeat("00", 84) + "ffffffffff"}, 2, "decode"},
+
+		// wallet create
+		{"create no datadir", []string{"wallet", "create", "--network", "regtest", "--xpub", testVpub}, 2, "--datadir is required"},
+		{"create no network", []string{"wallet", "create", "--datadir", fx.missing, "--xpub", testVpub}, 2, "--network is required"},
+		{"create unknown network", []string{"wallet", "create", "--datadir", fx.missing, "--network", "moon", "--xpub", testVpub}, 2, "unknown network"},
+		{"create bad xpub", []string{"wallet", "create", "--datadir", fx.missing, "--network", "regtest", "--xpub", "xpub123"}, 2, "invalid extended public key"},
+		{"create xpub bad checksum", createArgsAt(fx.missing, "--xpub", testVpub[:len(testVpub)-1]+"d"), 2, "checksum"},
+		{"create wrong-network xpub", []string{"wallet", "create", "--datadir", fx.missing, "--network", "regtest", "--xpub", testMainZpub}, 2, "wrong network"},
+		{"create private key", []string{"wallet", "create", "--datadir", fx.missing, "--network", "mainnet", "--xpub", testMainXprv}, 2, "only public keys"},
+		{"create bad address", createArgsAt(fx.missing, "--address", "notanaddress"), 2, "invalid address"},
+		{"create wrong-network address", createArgsAt(fx.missing, "--address", wrongNetAddr), 2, "wrong network"},
+		{"create birthday negative", createArgs(fx.missing, "--birthday", "-5"), 2, "birthday"},
+		{"create birthday overflow", createArgs(fx.missing, "--birthday", "99999999999"), 2, "out of range"},
+		{"create gap negative", createArgs(fx.missing, "--gap-external", "-1"), 2, "--gap-external"},
+		{"create gap overflow", createArgs(fx.missing, "--gap-internal", "99999999999"), 2, "out of range"},
+		{"create gap too large", createArgs(fx.missing, "--gap-external", "99999999"), 2, "gap limit"},
+		{"create over a wallet", createArgs(fx.wallet), 2, "already exists"},
+		{"create over a corrupt wallet", createArgs(fx.corrupt), 2, "already exists"},
+		{"create in a file", createArgs(fx.file), 0, "not a directory"},
+		{"create under a file", createArgs(filepath.Join(fx.file, "sub")), 0, "not a directory"},
+		{"create extra argument", createArgs(fx.missing, "extra"), 2, "unknown command"},
+
+		// wallet add
+		{"add neither", []string{"wallet", "add", "--datadir", fx.wallet}, 2, "exactly one"},
+		{"add both", []string{"wallet", "add", "--datadir", fx.wallet, "--xpub", testVpub, "--address", testTestP2PKH}, 2, "exactly one"},
+		{"add no datadir", []string{"wallet", "add", "--xpub", testVpub}, 2, "--datadir is required"},
+		{"add missing datadir", []string{"wallet", "add", "--datadir", fx.missing, "--xpub", testVpub}, 2, "no wallet"},
+		{"add empty datadir", []string{"wallet", "add", "--datadir", fx.empty, "--xpub", testVpub}, 2, "no wallet"},
+		{"add file datadir", []string{"wallet", "add", "--datadir", fx.file, "--xpub", testVpub}, 0, "not a directory"},
+		{"add corrupt wallet", []string{"wallet", "add", "--datadir", fx.corrupt, "--xpub", testVpub}, 1, "wallet"},
+		// One case only: a failed open of a damaged bbolt file leaks its
+		// lock inside the process (see TestTruncatedWalletReopen).
+		{"add truncated wallet", []string{"wallet", "add", "--datadir", fx.trunc, "--xpub", testVpub}, 1, "unreadable"},
+		{"add bad xpub", []string{"wallet", "add", "--datadir", fx.wallet, "--xpub", "tpubnope"}, 2, "invalid extended public key"},
+		{"add wrong-network xpub", []string{"wallet", "add", "--datadir", fx.wallet, "--xpub", testMainZpub}, 2, "wrong network"},
+		{"add bad address", []string{"wallet", "add", "--datadir", fx.wallet, "--address", "zz"}, 2, "invalid address"},
+		{"add wrong-network address", []string{"wallet", "add", "--datadir", fx.wallet, "--address", wrongNetAddr}, 2, "wrong network"},
+		{"add duplicate", []string{"wallet", "add", "--datadir", fx.wallet, "--xpub", testVpub}, 2, "already watched"},
+
+		// wallet stats
+		{"stats fps negative", []string{"wallet", "stats", "--datadir", fx.wallet, "--fps", "-1"}, 2, "--fps"},
+		{"stats fps overflow", []string{"wallet", "stats", "--datadir", fx.wallet, "--fps", "99999999999999999999"}, 2, "out of range"},
+
+		// privacy analyze
+		{"analyze no transcript", []string{"privacy", "analyze", "--synthetic", "10"}, 2, "--transcript is required"},
+		{"analyze no universe", []string{"privacy", "analyze", "--transcript", fx.junk}, 2, "exactly one"},
+		{"analyze two universes", []string{"privacy", "analyze", "--transcript", fx.junk, "--synthetic", "10", "--universe", fx.file}, 2, "exactly one"},
+		{"analyze synthetic negative", []string{"privacy", "analyze", "--transcript", fx.junk, "--synthetic", "-1"}, 2, "--synthetic"},
+		{"analyze workers negative", []string{"privacy", "analyze", "--transcript", fx.junk, "--synthetic", "10", "--workers", "-1"}, 2, "--workers"},
+		{"analyze bad attack", []string{"privacy", "analyze", "--transcript", fx.junk, "--synthetic", "10", "--attacks", "bogus"}, 2, "unknown attack"},
+		{"analyze rpc without credentials", []string{"privacy", "analyze", "--transcript", fx.junk, "--btcd-rpc", "127.0.0.1:1"}, 2, "--rpcuser"},
+		{"analyze missing transcript", []string{"privacy", "analyze", "--transcript", fx.missing, "--synthetic", "10"}, 0, "no such file"},
+		{"analyze transcript is a dir", []string{"privacy", "analyze", "--transcript", fx.empty, "--synthetic", "10"}, 0, "directory"},
+		{"analyze junk transcript", []string{"privacy", "analyze", "--transcript", fx.junk, "--synthetic", "10"}, 0, "transcript"},
+
+		// privacy experiment
+		{"experiment none", []string{"privacy", "experiment"}, 2, "arg(s)"},
+		{"experiment unknown", []string{"privacy", "experiment", "nosuch"}, 2, "unknown experiment"},
+		{"experiment trials negative", []string{"privacy", "experiment", "bitcoinj-sizing", "--trials", "-1"}, 2, "--trials"},
+		{"experiment universe negative", []string{"privacy", "experiment", "bitcoinj-sizing", "--universe", "-1"}, 2, "--universe"},
+
+		// privacy scan
+		{"scan no synthetic", []string{"privacy", "scan", "--filter", fx.filter}, 2, "--synthetic"},
+		{"scan no filter", []string{"privacy", "scan", "--synthetic", "10"}, 2, "exactly one"},
+		{"scan bad filter hex", []string{"privacy", "scan", "--synthetic", "10", "--filter", "zz"}, 2, "bad hex"},
+		{"scan truncated filter", []string{"privacy", "scan", "--synthetic", "10", "--filter", "00"}, 2, "malformed"},
+		{"scan workers negative", []string{"privacy", "scan", "--synthetic", "10", "--filter", fx.filter, "--workers", "-2"}, 2, "--workers"},
+		{"scan missing transcript", []string{"privacy", "scan", "--synthetic", "10", "--transcript", fx.missing}, 0, "no such file"},
+	}
+	for _, c := range []string{"balance", "txs", "utxos", "addresses", "stats"} {
+		cases = append(cases,
+			badCase{c + " no datadir", []string{"wallet", c}, 2, "--datadir is required"},
+			badCase{c + " missing datadir", []string{"wallet", c, "--datadir", fx.missing}, 2, "no wallet"},
+			badCase{c + " empty datadir", []string{"wallet", c, "--datadir", fx.empty}, 2, "no wallet"},
+			badCase{c + " file datadir", []string{"wallet", c, "--datadir", fx.file}, 0, "not a directory"},
+			badCase{c + " corrupt wallet", []string{"wallet", c, "--datadir", fx.corrupt}, 1, "wallet"},
+			badCase{c + " extra argument", []string{"wallet", c, "--datadir", fx.wallet, "extra"}, 2, "unknown command"},
+		)
+	}
+	return cases
+}
+
+// createArgsAt is `wallet create` on regtest in dir without a key, so the
+// caller's --xpub or --address is the only one.
+func createArgsAt(dir string, extra ...string) []string {
+	return append([]string{"wallet", "create", "--datadir", dir, "--network", "regtest"}, extra...)
+}
+
+// TestBadInput runs every malformed command line: each must print exactly
+// one line on stderr and nothing on stdout, exit with its code, and leave
+// every data dir byte-for-byte as it was.
+func TestBadInput(t *testing.T) {
+	fx := newBadFixture(t)
+	cases := fx.badCases()
+	before := treeHash(t, fx.root)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := runCLI(t, tc.args)
+			switch {
+			case tc.code == 0 && code != 1 && code != 2:
+				t.Errorf("exit %d, want 1 or 2", code)
+			case tc.code != 0 && code != tc.code:
+				t.Errorf("exit %d, want %d", code, tc.code)
+			}
+			if out != "" {
+				t.Errorf("stdout %q, want nothing", out)
+			}
+			if strings.Count(errOut, "\n") != 1 || !strings.HasSuffix(errOut, "\n") {
+				t.Errorf("stderr %q, want exactly one line", errOut)
+			}
+			if !strings.Contains(errOut, tc.sub) {
+				t.Errorf("stderr %q lacks %q", errOut, tc.sub)
+			}
+			if after := treeHash(t, fx.root); after != before {
+				t.Fatalf("data dirs changed")
+			}
+		})
+	}
+}
+
+// TestBadInputCoversEveryCommand fails when a runnable command has no
+// malformed case in badCases, so a new command cannot skip the suite.
+func TestBadInputCoversEveryCommand(t *testing.T) {
+	fx := badFixture{}
+	covered := map[string]bool{}
+	for _, tc := range fx.badCases() {
+		cmd, _, err := rootCmd.Find(tc.args)
+		if err == nil {
+			covered[cmd.CommandPath()] = true
+		}
+	}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+		if !c.Runnable() || c.Name() == "help" || c.Name() == "completion" || c.HasParent() && c.Parent().Name() == "completion" {
+			return
+		}
+		if !covered[c.CommandPath()] {
+			t.Errorf("command %q has no bad-input case", c.CommandPath())
+		}
+	}
+	walk(rootCmd)
+}
+
+// TestTruncatedWalletReopen opens a truncated wallet twice in one process:
+// both attempts must report the damage and the way to recover. Today the
+// second says "database in use by another process": bbolt panics inside
+// Open after taking the file lock, wallet.openDB recovers the panic, and the
+// lock and descriptor leak, so a long-running process (the TUI) cannot even
+// retry. Set BLOOMWATCH_KNOWN_BUGS=1 to run it.
+func TestTruncatedWalletReopen(t *testing.T) {
+	if os.Getenv("BLOOMWATCH_KNOWN_BUGS") == "" {
+		t.Skip("known wallet bug (lock leaked after a failed open); BLOOMWATCH_KNOWN_BUGS=1 runs it")
+	}
+	fx := newBadFixture(t)
+	for i := 0; i < 2; i++ {
+		code, _, errOut := runCLI(t, []string{"wallet", "balance", "--datadir", fx.trunc})
+		if code != 1 || !strings.Contains(errOut, "unreadable") || !strings.Contains(errOut, "create the wallet again") {
+			t.Fatalf("open %d: exit %d, stderr %q", i+1, code, errOut)
+		}
+	}
+}
