@@ -64,10 +64,10 @@ func newBadFixture(t *testing.T) badFixture {
 		}
 	}
 	files := map[string][]byte{
-		fx.file:                                 []byte("not a directory\n"),
+		fx.file:                                []byte("not a directory\n"),
 		filepath.Join(fx.corrupt, "wallet.db"): []byte(strings.Repeat("corrupt!", 2048)),
 		filepath.Join(fx.trunc, "wallet.db"):   db[:len(db)/2],
-		fx.junk:                                 []byte("{not json\n"),
+		fx.junk:                                []byte("{not json\n"),
 	}
 	for path, data := range files {
 		if err := os.WriteFile(path, data, 0o600); err != nil {
