@@ -1,0 +1,387 @@
+package spv
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+)
+
+// timeZero is the zero time (no request outstanding).
+var timeZero time.Time
+
+// maxMatchAttempts is how often one block is requested before the peers
+// that failed it are scored.
+const maxMatchAttempts = 3
+
+// onMerkleBlock matches a merkleblock to the oldest outstanding request
+// for its hash, verifies its partial merkle tree against the header and
+// starts collecting the transactions that follow it.
+func (m *manager) onMerkleBlock(ps *peerState, mb *wire.MsgMerkleBlock) {
+	m.endStream(ps)
+	hash := mb.Header.BlockHash()
+	i := -1
+	for j, r := range ps.reqs {
+		if r.hash == hash {
+			i = j
+			break
+		}
+	}
+	if i < 0 {
+		m.misbehave(ps, MisbehaviorUnrequestedBlock, "merkleblock "+hash.String())
+		return
+	}
+	req := ps.reqs[i]
+	ps.reqs = append(ps.reqs[:i], ps.reqs[i+1:]...)
+	ps.lastAnswer = m.n.clock.Now()
+	ps.stalls = 0
+	matches, indexes, err := bip37.VerifyMerkleBlock(mb)
+	if err != nil {
+		m.abandon(req)
+		m.misbehave(ps, MisbehaviorInvalidMerkleTree, fmt.Sprintf("block %v: %v", hash, err))
+		return
+	}
+	pb := &pendingBlock{
+		req: req, ps: ps, header: mb.Header, matches: matches, indexes: indexes,
+		total: mb.Transactions, txs: make(map[chainhash.Hash]*wire.MsgTx, len(matches)),
+	}
+	if len(matches) == 0 {
+		m.completeBlock(pb)
+		return
+	}
+	ps.cur = pb
+}
+
+// endStream closes the transaction stream of the peer's current merkle
+// block: the next merkleblock, a pong or a notfound came.
+func (m *manager) endStream(ps *peerState) {
+	if pb := ps.cur; pb != nil {
+		ps.cur = nil
+		m.completeBlock(pb)
+	}
+}
+
+// onTx files a transaction: a match of the current merkle block, a tx we
+// asked for, or a violation.
+func (m *manager) onTx(ps *peerState, tx *wire.MsgTx) {
+	txid := tx.TxHash()
+	ps.lastAnswer = m.n.clock.Now()
+	if pb := ps.cur; pb != nil && pb.want(txid) {
+		pb.txs[txid] = tx
+		if len(pb.txs) == len(pb.matches) {
+			ps.cur = nil
+			m.completeBlock(pb)
+		}
+		return
+	}
+	if tr, ok := ps.txReqs[txid]; ok {
+		delete(ps.txReqs, txid)
+		if tr.block == nil {
+			m.onMempoolTx(ps, tx)
+			return
+		}
+		pb := tr.block
+		if pb.want(txid) {
+			pb.txs[txid] = tx
+			if len(pb.txs) == len(pb.matches) {
+				m.completeBlock(pb)
+			}
+		}
+		return
+	}
+	if ps.cur != nil {
+		m.misbehave(ps, MisbehaviorTxNotInBlock, fmt.Sprintf("tx %v after merkleblock %v", txid, ps.cur.req.hash))
+		return
+	}
+	m.misbehave(ps, MisbehaviorUnrequestedTx, "tx "+txid.String())
+}
+
+// completeBlock finishes a merkle block whose stream ended. Missing
+// matched txs are asked for once with MSG_TX; a block still incomplete
+// then is fetched again. A complete block is re-tested against the local
+// mirror of the peer's filter (the proof does not protect the match flags)
+// and queued for delivery.
+func (m *manager) completeBlock(pb *pendingBlock) {
+	req, ps := pb.req, pb.ps
+	if miss := pb.missing(); len(miss) > 0 {
+		if req.stale && req.check == nil {
+			return
+		}
+		if pb.asked || !ps.ready {
+			m.retryBlock(pb, fmt.Sprintf("%d matched txs of %v not sent", len(miss), req.hash))
+			return
+		}
+		pb.asked = true
+		gd := wire.NewMsgGetDataSizeHint(uint(len(miss)))
+		for i := range miss {
+			_ = gd.AddInvVect(wire.NewInvVect(wire.InvTypeTx, &miss[i]))
+			ps.txReqs[miss[i]] = &txReq{block: pb}
+		}
+		ps.p.QueueMessage(gd, nil)
+		m.sendPing(ps)
+		return
+	}
+	if req.stale && req.gen != ps.filterGen {
+		return // filtered with a filter the peer no longer holds
+	}
+	// Replay the server's UPDATE_ALL insertions in block order and drop
+	// what does not match: a peer cannot inflate our false positives.
+	fb := &FilteredBlock{Height: req.height, Hash: req.hash, Header: pb.header, TotalTxs: pb.total}
+	for i, txid := range pb.matches {
+		tx := pb.txs[txid]
+		if tx.SerializeSizeStripped() == 64 {
+			m.abandon(req)
+			m.misbehave(ps, MisbehaviorSixtyFourByteTx, txid.String())
+			return
+		}
+		if !ps.mirror.MatchTxAndUpdate(tx) {
+			m.st.Dropped++
+			m.misbehave(ps, MisbehaviorUnmatchedTx, fmt.Sprintf("tx %v in block %v", txid, req.hash))
+			continue
+		}
+		fb.Txs = append(fb.Txs, tx)
+		fb.TxIndexes = append(fb.TxIndexes, pb.indexes[i])
+	}
+	if req.check != nil {
+		m.finishSpotCheck(req.check, fb)
+		return
+	}
+	if req.stale {
+		return
+	}
+	s := m.slots[req.height]
+	if s == nil || s.req != req {
+		return
+	}
+	s.req, s.block = nil, fb
+	m.maybeSpotCheck(ps, fb)
+	m.deliver()
+}
+
+// retryBlock gives up on one answer for a block and asks again; a block
+// that keeps failing scores the peer.
+func (m *manager) retryBlock(pb *pendingBlock, why string) {
+	req, ps := pb.req, pb.ps
+	for id, tr := range ps.txReqs {
+		if tr.block == pb {
+			delete(ps.txReqs, id)
+		}
+	}
+	if req.check != nil || req.stale {
+		return
+	}
+	s := m.slots[req.height]
+	if s != nil && s.attempts >= maxMatchAttempts && ps.ready {
+		m.misbehave(ps, MisbehaviorNotServed, why)
+	}
+	m.abandon(req)
+}
+
+// onNotFound handles blocks or txs the peer says it does not have.
+func (m *manager) onNotFound(ps *peerState, msg *wire.MsgNotFound) {
+	m.endStream(ps)
+	ps.lastAnswer = m.n.clock.Now()
+	for _, iv := range msg.InvList {
+		switch iv.Type {
+		case wire.InvTypeFilteredBlock, wire.InvTypeFilteredWitnessBlock:
+			for j, r := range ps.reqs {
+				if r.hash == iv.Hash {
+					ps.reqs = append(ps.reqs[:j], ps.reqs[j+1:]...)
+					m.abandon(r)
+					break
+				}
+			}
+		case wire.InvTypeTx, wire.InvTypeWitnessTx:
+			tr, ok := ps.txReqs[iv.Hash]
+			if !ok {
+				continue
+			}
+			delete(ps.txReqs, iv.Hash)
+			if tr.block != nil {
+				m.retryBlock(tr.block, fmt.Sprintf("matched tx %v not found", iv.Hash))
+			}
+		}
+	}
+}
+
+// onPong closes a batch: every filtered block of it (and before it) that
+// got neither a merkleblock nor a notfound was not served.
+func (m *manager) onPong(ps *peerState, msg *wire.MsgPong) {
+	batch, ok := ps.pings[msg.Nonce]
+	if !ok {
+		return // the btcd peer's own keep-alive ping
+	}
+	delete(ps.pings, msg.Nonce)
+	ps.lastAnswer = m.n.clock.Now()
+	m.endStream(ps)
+	keep := ps.reqs[:0]
+	var unserved int
+	for _, r := range ps.reqs {
+		if r.batch > batch {
+			keep = append(keep, r)
+			continue
+		}
+		unserved++
+		m.abandon(r)
+	}
+	clear(ps.reqs[len(keep):])
+	ps.reqs = keep
+	if unserved > 0 {
+		m.misbehave(ps, MisbehaviorNotServed, fmt.Sprintf("%d filtered blocks of batch %d", unserved, batch))
+	}
+	// Matched txs asked for with MSG_TX and not sent before the pong.
+	for id, tr := range ps.txReqs {
+		if tr.block != nil && tr.block.asked {
+			delete(ps.txReqs, id)
+			m.retryBlock(tr.block, fmt.Sprintf("matched tx %v not sent", id))
+		}
+	}
+}
+
+// deliver applies the ready blocks to the watcher in height order.
+func (m *manager) deliver() {
+	for m.fatal == nil {
+		s := m.slots[m.next]
+		if s == nil || s.block == nil {
+			return
+		}
+		fb := s.block
+		if m.synced.Height >= m.birthday && m.synced.Height == fb.Height-1 && fb.Header.PrevBlock != m.synced.Hash {
+			// The window was filled from another branch than the
+			// watcher's: the reorg handling will sort it out.
+			m.dropFrom(m.next)
+			m.reconcile()
+			return
+		}
+		res, err := m.w.ApplyBlock(fb)
+		if err != nil {
+			m.fail(fmt.Errorf("%w: apply block %d %v: %w", ErrWatcher, fb.Height, fb.Hash, err))
+			return
+		}
+		delete(m.slots, m.next)
+		m.synced = SyncPoint{Height: fb.Height, Hash: fb.Hash}
+		m.next++
+		m.report(fb, res)
+		if res.ElementsChanged {
+			m.elementsChanged(fb.Height)
+		}
+	}
+}
+
+// report counts a delivered block and publishes its events.
+func (m *manager) report(fb *FilteredBlock, res BlockResult) {
+	relevant := make(map[chainhash.Hash]bool, len(res.Relevant))
+	for _, id := range res.Relevant {
+		relevant[id] = true
+	}
+	fps := make(map[chainhash.Hash]bool, len(res.FalsePositives))
+	for _, id := range res.FalsePositives {
+		fps[id] = true
+	}
+	st := &m.st
+	st.Blocks++
+	st.Matched += len(fb.Txs)
+	st.Relevant += len(res.Relevant)
+	st.FalsePositives += len(res.FalsePositives)
+	st.Tested += uint64(fb.TotalTxs)
+	if neg := st.Tested - uint64(st.Relevant); neg > 0 {
+		st.ObservedFPRate = float64(st.FalsePositives) / float64(neg)
+	}
+	now := m.n.at()
+	for _, tx := range fb.Txs {
+		id := tx.TxHash()
+		m.n.publish(MatchedTx{
+			At: now, Txid: id, Height: fb.Height, Relevant: relevant[id],
+			FalsePositive: fps[id], Amount: res.Amounts[id],
+		})
+	}
+	m.n.publish(BlockProcessed{
+		At: now, Height: fb.Height, Hash: fb.Hash, Matched: len(fb.Txs),
+		Relevant: len(res.Relevant), FalsePositives: len(res.FalsePositives),
+		ObservedFPRate: st.ObservedFPRate, TheoreticalFPRate: st.Filter.FPRate,
+		PeerHeight: st.PeerHeight,
+	})
+	if m.dl != nil && m.dl.mirror != nil &&
+		m.dl.mirror.CurrentFPRate() > m.n.cfg.ReloadFPRatio*m.n.cfg.FPRate {
+		m.reloadPeer(m.dl, ReasonFPDrift)
+	}
+}
+
+// elementsChanged reacts to a watcher whose elements changed while
+// applying block h (h = -1 for a mempool tx). Peers whose filter does not
+// hold the new elements get a new one; when the download peer's did not,
+// every block from h on may lack matches and is fetched again (the BIP37
+// gap-limit race): the watcher re-applies h, then the rest.
+func (m *manager) elementsChanged(h int32) {
+	if err := m.refreshElements(); err != nil {
+		m.fail(err)
+		return
+	}
+	invalidate := false
+	for ps := range m.peers {
+		if ps.mirror == nil || covers(ps.mirror, m.els) {
+			continue
+		}
+		if ps == m.dl {
+			invalidate = true
+		}
+		m.loadFilter(ps, ReasonNewKey)
+	}
+	if !invalidate {
+		return
+	}
+	from := m.next
+	if h >= 0 {
+		from = h
+	}
+	for height, s := range m.slots {
+		if height >= from && s.block != nil {
+			m.st.Rerequested++
+		}
+	}
+	if h >= 0 && h < m.next {
+		m.st.Rerequested++
+	}
+	m.dropFrom(from)
+	m.next = min(m.next, from)
+	m.reqHigh = m.next - 1
+}
+
+// reloadPeer sends a freshly built filter to one peer.
+func (m *manager) reloadPeer(ps *peerState, reason string) {
+	if err := m.refreshElements(); err != nil {
+		m.fail(err)
+		return
+	}
+	m.loadFilter(ps, reason)
+}
+
+// onMempoolTx re-tests an unconfirmed tx against the peer's filter and
+// offers it to the watcher.
+func (m *manager) onMempoolTx(ps *peerState, tx *wire.MsgTx) {
+	txid := tx.TxHash()
+	if len(m.mempoolSeen) > 100000 {
+		clear(m.mempoolSeen)
+	}
+	m.mempoolSeen[txid] = struct{}{}
+	if ps.mirror == nil || !ps.mirror.MatchTxAndUpdate(tx) {
+		m.st.Dropped++
+		m.misbehave(ps, MisbehaviorUnmatchedTx, "mempool tx "+txid.String())
+		return
+	}
+	res, err := m.w.ApplyMempoolTx(tx)
+	if err != nil {
+		m.fail(fmt.Errorf("%w: mempool tx %v: %w", ErrWatcher, txid, err))
+		return
+	}
+	m.st.MempoolTxs++
+	m.n.publish(MatchedTx{
+		At: m.n.at(), Txid: txid, Height: -1, Relevant: res.Relevant,
+		FalsePositive: !res.Relevant, Amount: res.Amount,
+	})
+	if res.ElementsChanged {
+		m.elementsChanged(-1)
+	}
+}

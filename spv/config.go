@@ -1,0 +1,190 @@
+package spv
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/bloomwatch/bloomwatch/spv/netparams"
+)
+
+// Defaults for the Config fields left zero.
+const (
+	// DefaultMaxPeers is the number of outbound connections.
+	DefaultMaxPeers = 3
+
+	// DefaultFPRate is the filter's false-positive target at its
+	// capacity. The capacity is at least twice the element count (see
+	// FilterCapacity), so at the load the real rate is far lower (about
+	// 1e-7 at half capacity with the k that 1e-4 gives). 1e-4 keeps the
+	// false positives of a 1,000-block, 10,000-transaction sync in single
+	// digits (below 5 % of a 20-address wallet's matches) at a few hundred
+	// bytes; a privacy-minded user raises it (more cover, more bandwidth),
+	// which the privacy meter quantifies.
+	DefaultFPRate = 0.0001
+
+	// DefaultReloadFPRatio is the factor over DefaultFPRate at which the
+	// predicted rate of a peer's filter (the local mirror of the server's
+	// UPDATE_ALL insertions) triggers a reload.
+	DefaultReloadFPRatio = 10
+
+	// DefaultBatchSize is the number of filtered blocks requested in one
+	// getdata, closed by a ping.
+	DefaultBatchSize = 250
+
+	// DefaultWindow is the number of blocks in flight or waiting for
+	// delivery ahead of the watcher.
+	DefaultWindow = 1000
+
+	// DefaultStallTimeout is how long a peer may leave a request without
+	// any answer before it is disconnected.
+	DefaultStallTimeout = 30 * time.Second
+
+	// DefaultRetryMin and DefaultRetryMax bound the reconnect backoff.
+	DefaultRetryMin = 500 * time.Millisecond
+	// DefaultRetryMax is the largest reconnect backoff.
+	DefaultRetryMax = 60 * time.Second
+
+	// DefaultBanDuration is how long a misbehaving peer stays banned.
+	DefaultBanDuration = 24 * time.Hour
+
+	// DefaultTickInterval is the manager's housekeeping period (stall
+	// checks, peer snapshots).
+	DefaultTickInterval = time.Second
+
+	// DefaultDialTimeout bounds one TCP connect.
+	DefaultDialTimeout = 10 * time.Second
+
+	// DefaultSpotCheckEvery makes every n-th block with matches be asked
+	// again from a second peer to detect omitted transactions.
+	DefaultSpotCheckEvery = 20
+)
+
+// Config configures a Node. Network, DataDir and Watcher are required; the
+// rest has defaults.
+type Config struct {
+	// Network selects the chain, its seeds and checkpoints.
+	Network *netparams.Network
+	// DataDir holds the header store, the privacy transcript
+	// (transcript.jsonl), the ban list and the persistent filter tweak.
+	DataDir string
+	// Connect lists explicit peers (host:port). When empty the node asks
+	// the network's DNS seeds for NODE_BLOOM peers (mainnet and testnets
+	// only).
+	Connect []string
+	// MaxPeers is the number of outbound connections (DefaultMaxPeers).
+	MaxPeers int
+	// Watcher is what the node syncs.
+	Watcher Watcher
+	// FPRate is the filter's false-positive target at its capacity
+	// (DefaultFPRate).
+	FPRate float64
+	// ReloadFPRatio reloads a peer's filter when its predicted
+	// false-positive rate exceeds ReloadFPRatio*FPRate
+	// (DefaultReloadFPRatio).
+	ReloadFPRatio float64
+	// Log receives the node's log; nil discards it. Never stdout while a
+	// TUI runs.
+	Log *slog.Logger
+	// Clock is the time source (the system clock when nil).
+	Clock Clock
+
+	// BatchSize is the number of filtered blocks per getdata
+	// (DefaultBatchSize).
+	BatchSize int
+	// Window is the number of blocks requested ahead of the watcher
+	// (DefaultWindow).
+	Window int
+	// StallTimeout disconnects a peer that leaves a request unanswered
+	// this long (DefaultStallTimeout).
+	StallTimeout time.Duration
+	// RetryMin and RetryMax bound the reconnect backoff.
+	RetryMin, RetryMax time.Duration
+	// BanDuration is how long a misbehaving peer stays banned.
+	BanDuration time.Duration
+	// TickInterval is the housekeeping period (DefaultTickInterval).
+	TickInterval time.Duration
+	// DialTimeout bounds one TCP connect (DefaultDialTimeout).
+	DialTimeout time.Duration
+	// SpotCheckEvery asks every n-th block with matches again from a
+	// second peer and compares the matched txids (omission detection);
+	// negative disables it (DefaultSpotCheckEvery when 0).
+	SpotCheckEvery int
+	// UserAgent is sent in the version message ("bloomwatch" when empty).
+	UserAgent string
+}
+
+// withDefaults returns c with zero fields filled and checks it.
+func (c Config) withDefaults() (Config, error) {
+	if c.Network == nil || c.Network.Params == nil {
+		return c, fmt.Errorf("%w: no network", ErrBadConfig)
+	}
+	if c.DataDir == "" {
+		return c, fmt.Errorf("%w: no data dir", ErrBadConfig)
+	}
+	if c.Watcher == nil {
+		return c, fmt.Errorf("%w: no watcher", ErrBadConfig)
+	}
+	if c.MaxPeers < 0 || c.BatchSize < 0 || c.Window < 0 {
+		return c, fmt.Errorf("%w: negative peer, batch or window count", ErrBadConfig)
+	}
+	if c.MaxPeers == 0 {
+		c.MaxPeers = DefaultMaxPeers
+	}
+	if c.FPRate == 0 {
+		c.FPRate = DefaultFPRate
+	}
+	if !(c.FPRate > 0 && c.FPRate < 1) {
+		return c, fmt.Errorf("%w: FPRate %v not in (0, 1)", ErrBadConfig, c.FPRate)
+	}
+	if c.ReloadFPRatio == 0 {
+		c.ReloadFPRatio = DefaultReloadFPRatio
+	}
+	if c.ReloadFPRatio < 1 {
+		return c, fmt.Errorf("%w: ReloadFPRatio %v below 1", ErrBadConfig, c.ReloadFPRatio)
+	}
+	if c.Log == nil {
+		c.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if c.Clock == nil {
+		c.Clock = systemClock{}
+	}
+	if c.BatchSize == 0 {
+		c.BatchSize = DefaultBatchSize
+	}
+	if c.Window == 0 {
+		c.Window = DefaultWindow
+	}
+	if c.Window < c.BatchSize {
+		c.Window = c.BatchSize
+	}
+	if c.StallTimeout <= 0 {
+		c.StallTimeout = DefaultStallTimeout
+	}
+	if c.RetryMin <= 0 {
+		c.RetryMin = DefaultRetryMin
+	}
+	if c.RetryMax <= 0 {
+		c.RetryMax = DefaultRetryMax
+	}
+	if c.RetryMax < c.RetryMin {
+		c.RetryMax = c.RetryMin
+	}
+	if c.BanDuration <= 0 {
+		c.BanDuration = DefaultBanDuration
+	}
+	if c.TickInterval <= 0 {
+		c.TickInterval = DefaultTickInterval
+	}
+	if c.DialTimeout <= 0 {
+		c.DialTimeout = DefaultDialTimeout
+	}
+	if c.SpotCheckEvery == 0 {
+		c.SpotCheckEvery = DefaultSpotCheckEvery
+	}
+	if c.UserAgent == "" {
+		c.UserAgent = "bloomwatch"
+	}
+	return c, nil
+}

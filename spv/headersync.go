@@ -1,0 +1,199 @@
+package spv
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/bloomwatch/bloomwatch/spv/headers"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+)
+
+// onHeaders connects a headers message to the store. A reply to our
+// getheaders that does not connect, or any invalid header, scores
+// misbehaviour; an unsolicited announcement that does not connect makes
+// us ask for the missing headers.
+func (m *manager) onHeaders(ps *peerState, msg *wire.MsgHeaders) {
+	solicited := !ps.headersReq.IsZero()
+	ps.headersReq = timeZero
+	ps.lastAnswer = m.n.clock.Now()
+	if len(msg.Headers) == 0 {
+		ps.headersDone = true
+		return
+	}
+	hdrs := make([]wire.BlockHeader, len(msg.Headers))
+	for i, h := range msg.Headers {
+		hdrs[i] = *h
+	}
+	res, err := m.n.store.Connect(hdrs)
+	if res.Reorg != nil {
+		m.onReorg(res.Reorg)
+	}
+	m.reconcile()
+	if res.Accepted > 0 || res.NewTip {
+		hash, height := m.n.store.Tip()
+		m.n.publish(HeadersProgress{At: m.n.at(), Height: height, Hash: hash, PeerHeight: m.st.PeerHeight})
+	}
+	last := hdrs[len(hdrs)-1].BlockHash()
+	if h, herr := m.n.store.HeightByHash(last); herr == nil && h > ps.lastBlock {
+		ps.lastBlock = h
+		ps.p.UpdateLastBlockHeight(h)
+	}
+	if err != nil {
+		var ve *headers.ValidationError
+		switch {
+		case !errors.As(err, &ve):
+			m.fail(fmt.Errorf("%w: connect: %w", ErrHeaderStore, err))
+		case errors.Is(ve.Err, headers.ErrNotConnecting) && !solicited:
+			m.sendGetHeaders(ps)
+		case errors.Is(ve.Err, headers.ErrNotConnecting):
+			m.misbehave(ps, MisbehaviorOrphanHeaders, ve.Error())
+		default:
+			m.misbehave(ps, MisbehaviorBadHeader, ve.Error())
+		}
+		return
+	}
+	if len(msg.Headers) == wire.MaxBlockHeadersPerMsg {
+		m.sendGetHeaders(ps)
+		return
+	}
+	ps.headersDone = true
+}
+
+// onReorg follows a best-chain switch: blocks above the fork are dropped
+// from the window and, when the watcher had applied any, it rolls back to
+// the fork and the new branch is fetched.
+func (m *manager) onReorg(r *headers.Reorg) {
+	fork := r.ForkHeight
+	ev := Reorg{
+		At: m.n.at(), ForkHeight: fork,
+		OldHeight: fork + int32(len(r.Detached)), NewHeight: fork + int32(len(r.Attached)),
+	}
+	if len(r.Detached) > 0 {
+		ev.OldTip = r.Detached[0]
+	}
+	if len(r.Attached) > 0 {
+		ev.NewTip = r.Attached[len(r.Attached)-1]
+	}
+	m.n.log.Info("reorg", "fork", fork, "detached", len(r.Detached), "attached", len(r.Attached))
+	m.st.Reorgs++
+	m.dropFrom(fork + 1)
+	if m.synced.Height > fork {
+		if err := m.w.Rollback(fork); err != nil {
+			m.fail(fmt.Errorf("%w: rollback to %d: %w", ErrWatcher, fork, err))
+			return
+		}
+		m.synced = SyncPoint{Height: fork, Hash: r.ForkHash}
+		m.next = m.firstWanted(fork + 1)
+		m.reqHigh = m.next - 1
+	}
+	m.isSynced = false
+	m.n.publish(ev)
+}
+
+// dropFrom forgets every slot at or above h; their outstanding requests
+// turn stale.
+func (m *manager) dropFrom(h int32) {
+	for height, s := range m.slots {
+		if height < h {
+			continue
+		}
+		if s.req != nil {
+			s.req.stale = true
+		}
+		delete(m.slots, height)
+	}
+	if m.reqHigh >= h {
+		m.reqHigh = h - 1
+	}
+}
+
+// reconcile makes sure the watcher's sync point is on the best chain once
+// the headers reach it (a restart after a reorg the node did not see): it
+// rolls the watcher back to the last common block.
+func (m *manager) reconcile() {
+	sp := m.synced
+	if sp.Height < 0 {
+		return
+	}
+	_, tip := m.n.store.Tip()
+	if sp.Height > tip {
+		return // headers not there yet
+	}
+	hash, err := m.n.store.HashByHeight(sp.Height)
+	if err != nil || hash == sp.Hash {
+		return
+	}
+	fork := m.birthday - 1
+	if _, h, err := m.n.store.HeaderByHash(sp.Hash); err == nil {
+		fork = m.forkPoint(sp.Hash, h)
+	}
+	m.n.log.Info("watcher on a stale branch", "height", sp.Height, "hash", sp.Hash, "fork", fork)
+	if err := m.w.Rollback(fork); err != nil {
+		m.fail(fmt.Errorf("%w: rollback to %d: %w", ErrWatcher, fork, err))
+		return
+	}
+	forkHash, _ := m.n.store.HashByHeight(fork)
+	m.synced = SyncPoint{Height: fork, Hash: forkHash}
+	m.dropFrom(0)
+	m.next = m.firstWanted(fork + 1)
+	m.reqHigh = m.next - 1
+}
+
+// forkPoint walks a side branch down from hash (at height h) to the best
+// chain and returns the fork height.
+func (m *manager) forkPoint(hash chainhash.Hash, h int32) int32 {
+	for h >= 0 && !m.n.store.IsBest(hash) {
+		hdr, _, err := m.n.store.HeaderByHash(hash)
+		if err != nil {
+			return m.birthday - 1
+		}
+		hash = hdr.PrevBlock
+		h--
+	}
+	return h
+}
+
+// onInv handles announcements: unknown blocks make us fetch headers,
+// transactions (relayed because they match the peer's filter) are fetched
+// once the initial sync is done.
+func (m *manager) onInv(ps *peerState, msg *wire.MsgInv) {
+	needHeaders := false
+	var gd *wire.MsgGetData
+	for _, iv := range msg.InvList {
+		switch iv.Type {
+		case wire.InvTypeBlock, wire.InvTypeWitnessBlock:
+			ps.p.UpdateLastAnnouncedBlock(&iv.Hash)
+			if _, err := m.n.store.HeightByHash(iv.Hash); err != nil {
+				needHeaders = true
+			}
+		case wire.InvTypeTx, wire.InvTypeWitnessTx:
+			if !m.isSynced || ps.mirror == nil {
+				continue
+			}
+			if _, seen := m.mempoolSeen[iv.Hash]; seen {
+				continue
+			}
+			if _, asked := ps.txReqs[iv.Hash]; asked {
+				continue
+			}
+			if gd == nil {
+				gd = wire.NewMsgGetData()
+			}
+			_ = gd.AddInvVect(wire.NewInvVect(wire.InvTypeTx, &iv.Hash))
+			ps.txReqs[iv.Hash] = &txReq{}
+		}
+	}
+	if gd != nil {
+		if !ps.busy() {
+			ps.lastAnswer = m.n.clock.Now()
+		}
+		ps.p.QueueMessage(gd, nil)
+	}
+	if needHeaders {
+		ps.headersDone = false
+		if ps.headersReq.IsZero() {
+			m.sendGetHeaders(ps)
+		}
+	}
+}

@@ -1,0 +1,587 @@
+package spv
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+)
+
+// Reasons recorded with every filterload in the privacy transcript and in
+// FilterLoaded events (the privacy package's simulator uses the same
+// words).
+const (
+	// ReasonInitial is the first filter of a node with an empty
+	// transcript.
+	ReasonInitial = "initial"
+	// ReasonRestart is the first filter after a restart.
+	ReasonRestart = "restart"
+	// ReasonNewPeer is the first filter sent to another peer.
+	ReasonNewPeer = "new-peer"
+	// ReasonNewKey is a reload because the watcher's elements grew
+	// beyond what the peer's filter holds.
+	ReasonNewKey = "new-key"
+	// ReasonFPDrift is a reload because the peer's filter filled up.
+	ReasonFPDrift = "fp-drift"
+	// ReasonManual is a reload the user asked for.
+	ReasonManual = "manual"
+)
+
+// blockReq is one filtered-block request sent to a peer.
+type blockReq struct {
+	hash   chainhash.Hash
+	height int32
+	gen    uint64 // the peer's filter generation when sent
+	batch  uint64
+	// stale requests are answered but their answer is discarded: a
+	// filterload or a reorg came after them.
+	stale bool
+	// check requests are omission spot checks, not for delivery.
+	check *spotCheck
+}
+
+// pendingBlock is a verified merkle block collecting its transactions.
+type pendingBlock struct {
+	req     *blockReq
+	ps      *peerState
+	header  wire.BlockHeader
+	matches []chainhash.Hash
+	indexes []uint32
+	total   uint32
+	txs     map[chainhash.Hash]*wire.MsgTx
+	// asked reports that the missing txs were requested with MSG_TX.
+	asked bool
+}
+
+// want reports whether txid is a match still missing.
+func (pb *pendingBlock) want(txid chainhash.Hash) bool {
+	if _, ok := pb.txs[txid]; ok {
+		return false
+	}
+	return slices.Contains(pb.matches, txid)
+}
+
+// missing returns the matched txids not received.
+func (pb *pendingBlock) missing() []chainhash.Hash {
+	var out []chainhash.Hash
+	for _, id := range pb.matches {
+		if _, ok := pb.txs[id]; !ok {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// slot is one height of the download window.
+type slot struct {
+	hash     chainhash.Hash
+	req      *blockReq
+	block    *FilteredBlock
+	attempts int
+}
+
+// txReq is an outstanding getdata MSG_TX.
+type txReq struct {
+	block *pendingBlock // nil: a mempool tx
+}
+
+// manager owns all sync state; only its goroutine touches it.
+type manager struct {
+	n *Node
+	w Watcher
+
+	peers map[*peerState]struct{}
+	dl    *peerState
+
+	els      Elements
+	filter   *bip37.Filter
+	loads    int
+	restart  bool
+	birthday int32
+
+	synced  SyncPoint
+	next    int32
+	slots   map[int32]*slot
+	reqHigh int32 // highest height with a slot
+	retry   bool  // some slot at or above next lacks a request
+
+	isSynced bool
+	fatal    error
+
+	mempoolSeen map[chainhash.Hash]struct{}
+	checkCount  int
+	spotN       int
+
+	st Status
+}
+
+// newManager reads the watcher's state and builds the first filter.
+func newManager(n *Node) (*manager, error) {
+	w := n.cfg.Watcher
+	sp, err := w.SyncedTo()
+	if err != nil {
+		return nil, fmt.Errorf("%w: synced to: %w", ErrWatcher, err)
+	}
+	m := &manager{
+		n:           n,
+		w:           w,
+		peers:       make(map[*peerState]struct{}),
+		slots:       make(map[int32]*slot),
+		synced:      sp,
+		birthday:    w.Birthday(),
+		restart:     n.trans.next > 0,
+		mempoolSeen: make(map[chainhash.Hash]struct{}),
+	}
+	m.next = m.firstWanted(sp.Height + 1)
+	m.reqHigh = m.next - 1
+	if err := m.refreshElements(); err != nil {
+		return nil, err
+	}
+	m.st = n.Status()
+	m.st.WatcherHeight, m.st.WatcherHash = sp.Height, sp.Hash
+	return m, nil
+}
+
+// firstWanted returns the first height at or after h the watcher needs:
+// never the genesis block, never below the birthday.
+func (m *manager) firstWanted(h int32) int32 {
+	return max(h, m.birthday, 1)
+}
+
+// refreshElements reads the watcher's elements and rebuilds the filter
+// template.
+func (m *manager) refreshElements() error {
+	els, err := m.w.FilterElements()
+	if err != nil {
+		return fmt.Errorf("%w: filter elements: %w", ErrWatcher, err)
+	}
+	f, err := BuildFilter(els, m.n.cfg.FPRate, m.n.tweak)
+	if err != nil {
+		return err
+	}
+	m.els, m.filter = els, f
+	return nil
+}
+
+// run is the manager goroutine.
+func (m *manager) run() {
+	n := m.n
+	tick := n.clock.TickAfter(n.cfg.TickInterval)
+	for {
+		select {
+		case msg := <-n.msgs:
+			m.handle(msg)
+		case now := <-tick:
+			m.onTick(now)
+			tick = n.clock.TickAfter(n.cfg.TickInterval)
+		case <-n.quit:
+			return
+		}
+		m.publishStatus()
+	}
+}
+
+// handle dispatches one message.
+func (m *manager) handle(msg any) {
+	switch msg := msg.(type) {
+	case peerReadyMsg:
+		m.onPeerReady(msg.ps)
+	case peerDoneMsg:
+		m.dropPeer(msg.ps, "disconnected")
+	case reloadMsg:
+		m.reloadAll(msg.reason)
+	case peerWireMsg:
+		ps := msg.ps
+		if !ps.ready {
+			return // dropped peer still draining
+		}
+		switch w := msg.msg.(type) {
+		case *wire.MsgHeaders:
+			m.onHeaders(ps, w)
+		case *wire.MsgMerkleBlock:
+			m.onMerkleBlock(ps, w)
+		case *wire.MsgTx:
+			m.onTx(ps, w)
+		case *wire.MsgBlock:
+			m.misbehave(ps, MisbehaviorUnrequestedBlock, "full block "+w.BlockHash().String())
+		case *wire.MsgInv:
+			m.onInv(ps, w)
+		case *wire.MsgNotFound:
+			m.onNotFound(ps, w)
+		case *wire.MsgPong:
+			m.onPong(ps, w)
+		case *wire.MsgReject:
+			m.n.log.Info("peer rejected a message", "peer", ps.addr, "cmd", w.Cmd, "code", w.Code, "reason", w.Reason)
+		}
+	}
+	m.schedule()
+}
+
+// onPeerReady starts using a peer whose handshake completed.
+func (m *manager) onPeerReady(ps *peerState) {
+	if _, banned := m.n.bans.IsBanned(ps.addr); banned {
+		ps.p.Disconnect()
+		return
+	}
+	ps.ready = true
+	ps.lastBlock = ps.p.StartingHeight()
+	ps.pings = make(map[uint64]uint64)
+	ps.txReqs = make(map[chainhash.Hash]*txReq)
+	ps.lastAnswer = m.n.clock.Now()
+	m.peers[ps] = struct{}{}
+	reason := ReasonNewPeer
+	switch {
+	case m.loads == 0 && m.restart:
+		reason = ReasonRestart
+	case m.loads == 0:
+		reason = ReasonInitial
+	}
+	m.loadFilter(ps, reason)
+	m.n.log.Info("peer connected", "addr", ps.addr, "agent", ps.p.UserAgent(), "height", ps.lastBlock)
+	m.n.publish(PeerConnected{At: m.n.at(), Peer: ps.info(m.n, false)})
+	if m.isSynced {
+		m.sendMempool(ps)
+	}
+	m.refreshPeers()
+}
+
+// dropPeer forgets a peer (disconnected or banned); its outstanding
+// requests go to other peers. It is idempotent.
+func (m *manager) dropPeer(ps *peerState, reason string) {
+	if !ps.ready {
+		return
+	}
+	ps.ready = false
+	delete(m.peers, ps)
+	for _, r := range ps.reqs {
+		m.abandon(r)
+	}
+	ps.reqs = nil
+	if ps.cur != nil {
+		m.abandon(ps.cur.req)
+		ps.cur = nil
+	}
+	for _, tr := range ps.txReqs {
+		if tr.block != nil {
+			m.abandon(tr.block.req)
+		}
+	}
+	ps.txReqs = nil
+	if m.dl == ps {
+		m.dl = nil
+	}
+	m.n.log.Info("peer gone", "addr", ps.addr, "reason", reason)
+	m.n.publish(PeerDisconnected{At: m.n.at(), Addr: ps.addr, Reason: reason})
+	m.refreshPeers()
+}
+
+// abandon marks r stale and frees its slot for another request.
+func (m *manager) abandon(r *blockReq) {
+	if r == nil {
+		return
+	}
+	r.stale = true
+	if s := m.slots[r.height]; s != nil && s.req == r {
+		s.req = nil
+		m.retry = true
+	}
+}
+
+// misbehave scores a violation; at the threshold the peer is banned and
+// disconnected.
+func (m *manager) misbehave(ps *peerState, kind Misbehavior, detail string) {
+	score, ban, banned, err := m.n.bans.Misbehaving(ps.addr, kind, detail)
+	m.n.log.Warn("peer misbehaved", "addr", ps.addr, "kind", kind.String(), "detail", detail, "score", score)
+	if err != nil {
+		m.n.log.Error("save ban list", "err", err)
+	}
+	if !banned {
+		return
+	}
+	m.n.publish(PeerBanned{At: m.n.at(), Addr: ps.addr, Reason: ban.Reason, Score: ban.Score, Until: ban.Until})
+	m.dropPeer(ps, "banned: "+ban.Reason)
+	ps.p.Disconnect()
+}
+
+// onTick runs housekeeping: stall detection and peer snapshots.
+func (m *manager) onTick(now time.Time) {
+	for ps := range m.peers {
+		if !ps.busy() {
+			ps.lastAnswer = now
+			continue
+		}
+		if now.Sub(ps.lastAnswer) < m.n.cfg.StallTimeout {
+			continue
+		}
+		ps.lastAnswer = now
+		m.misbehave(ps, MisbehaviorStall, fmt.Sprintf("no answer for %v", m.n.cfg.StallTimeout))
+		if ps.ready {
+			m.dropPeer(ps, "stalled")
+			ps.p.Disconnect()
+		}
+	}
+	m.refreshPeers()
+	if len(m.st.Peers) > 0 {
+		m.n.publish(PeersUpdated{At: m.n.at(), Peers: m.st.Peers})
+	}
+	m.schedule()
+}
+
+// refreshPeers rebuilds the peer list of the status.
+func (m *manager) refreshPeers() {
+	out := make([]PeerInfo, 0, len(m.peers))
+	best := int32(0)
+	for ps := range m.peers {
+		out = append(out, ps.info(m.n, ps == m.dl))
+		best = max(best, ps.lastBlock)
+	}
+	slices.SortFunc(out, func(a, b PeerInfo) int {
+		switch {
+		case a.Addr < b.Addr:
+			return -1
+		case a.Addr > b.Addr:
+			return 1
+		}
+		return 0
+	})
+	m.st.Peers = out
+	m.st.PeerHeight = best
+}
+
+// publishStatus copies the manager's status for readers.
+func (m *manager) publishStatus() {
+	hash, height := m.n.store.Tip()
+	m.st.HeaderHeight, m.st.HeaderHash = height, hash
+	m.st.WatcherHeight, m.st.WatcherHash = m.synced.Height, m.synced.Hash
+	m.st.Synced = m.isSynced
+	m.st.Err = m.fatal
+	if m.dl != nil && m.dl.mirror != nil {
+		m.st.Filter.PredictedFPRate = m.dl.mirror.CurrentFPRate()
+	}
+	st := m.st
+	m.n.setStatus(func(s *Status) {
+		stopped := s.Stopped
+		*s = st
+		s.Stopped = stopped
+	})
+}
+
+// fail stops syncing after an error that is not a peer's fault.
+func (m *manager) fail(err error) {
+	if m.fatal == nil {
+		m.fatal = err
+		m.n.log.Error("sync stopped", "err", err)
+	}
+}
+
+// loadFilter sends the current filter to ps and records it. Requests the
+// peer has not answered yet were filtered with its old filter: they turn
+// stale and are asked again.
+func (m *manager) loadFilter(ps *peerState, reason string) {
+	f := m.filter
+	ps.p.QueueMessage(f.MsgFilterLoad(), nil)
+	ps.mirror = f.Clone()
+	ps.filterGen++
+	for _, r := range ps.reqs {
+		m.abandon(r)
+	}
+	if ps.cur != nil {
+		m.abandon(ps.cur.req)
+	}
+	for _, tr := range ps.txReqs {
+		if tr.block != nil {
+			m.abandon(tr.block.req)
+		}
+	}
+	m.loads++
+	height := m.next - 1
+	rec := privacy.Record{
+		Time: m.n.clock.Now(), Peer: ps.addr, Height: height,
+		Kind: privacy.KindFilterLoad, Filter: f.Serialize(), Reason: reason,
+	}
+	if _, err := m.n.trans.write(rec); err != nil {
+		m.n.log.Error("privacy transcript", "err", err)
+	}
+	fp := f.FPRate(float64(m.els.Len()))
+	m.st.Filter = FilterInfo{
+		Elements: m.els.Len(), Capacity: FilterCapacity(m.els.Len()), Bytes: f.Size(),
+		HashFuncs: f.HashFuncs(), Tweak: f.Tweak(), Flags: f.Flags().String(),
+		FPRate: fp, Loads: m.loads,
+	}
+	m.n.log.Info("filterload", "peer", ps.addr, "reason", reason, "elements", m.els.Len(),
+		"bytes", f.Size(), "k", f.HashFuncs(), "height", height)
+	m.n.publish(FilterLoaded{
+		At: m.n.at(), Peer: ps.addr, Reason: reason, Elements: m.els.Len(), Bytes: f.Size(),
+		HashFuncs: f.HashFuncs(), Tweak: f.Tweak(), Flags: f.Flags().String(), FPRate: fp, Loads: m.loads,
+	})
+}
+
+// reloadAll rebuilds the filter from the watcher and loads it into every
+// peer.
+func (m *manager) reloadAll(reason string) {
+	if err := m.refreshElements(); err != nil {
+		m.fail(err)
+		return
+	}
+	for ps := range m.peers {
+		m.loadFilter(ps, reason)
+	}
+}
+
+// pickDownloadPeer chooses the ready peer with the best chain.
+func (m *manager) pickDownloadPeer() {
+	if m.dl != nil {
+		return
+	}
+	var best *peerState
+	for ps := range m.peers {
+		if best == nil || ps.lastBlock > best.lastBlock || (ps.lastBlock == best.lastBlock && ps.addr < best.addr) {
+			best = ps
+		}
+	}
+	m.dl = best
+	if best != nil {
+		m.n.log.Info("download peer", "addr", best.addr, "height", best.lastBlock)
+		m.refreshPeers()
+	}
+}
+
+// schedule sends whatever requests are due: headers, then filtered blocks
+// in the window ahead of the watcher.
+func (m *manager) schedule() {
+	if m.fatal != nil {
+		return
+	}
+	m.pickDownloadPeer()
+	dl := m.dl
+	if dl == nil {
+		return
+	}
+	_, tip := m.n.store.Tip()
+	if dl.headersReq.IsZero() && (!dl.headersDone || dl.lastBlock > tip) {
+		m.sendGetHeaders(dl)
+	}
+	m.requestBlocks(dl, tip)
+	m.checkSynced()
+}
+
+// requestBlocks fills the window [next, next+Window) up to the header tip
+// with getdata batches to ps, each closed by a ping.
+func (m *manager) requestBlocks(ps *peerState, tip int32) {
+	limit := min(tip, m.next+int32(m.n.cfg.Window)-1)
+	from := m.reqHigh + 1
+	if m.retry {
+		from = m.next
+		m.retry = false
+	}
+	from = max(from, m.next)
+	var batch []*blockReq
+	for h := from; h <= limit; h++ {
+		s := m.slots[h]
+		if s == nil {
+			hash, err := m.n.store.HashByHeight(h)
+			if err != nil {
+				m.fail(fmt.Errorf("%w: hash at %d: %w", ErrHeaderStore, h, err))
+				return
+			}
+			s = &slot{hash: hash}
+			m.slots[h] = s
+			m.reqHigh = max(m.reqHigh, h)
+		}
+		if s.block != nil || s.req != nil {
+			continue
+		}
+		r := &blockReq{hash: s.hash, height: h, gen: ps.filterGen}
+		s.req = r
+		s.attempts++
+		batch = append(batch, r)
+		if len(batch) == m.n.cfg.BatchSize {
+			m.sendBatch(ps, batch)
+			batch = nil
+		}
+	}
+	if len(batch) > 0 {
+		m.sendBatch(ps, batch)
+	}
+}
+
+// sendBatch sends one getdata of filtered blocks followed by a ping whose
+// pong marks the end of the answers.
+func (m *manager) sendBatch(ps *peerState, reqs []*blockReq) {
+	if !ps.busy() {
+		ps.lastAnswer = m.n.clock.Now()
+	}
+	ps.batch++
+	gd := wire.NewMsgGetDataSizeHint(uint(len(reqs)))
+	for _, r := range reqs {
+		r.batch = ps.batch
+		_ = gd.AddInvVect(wire.NewInvVect(wire.InvTypeFilteredBlock, &r.hash))
+		ps.reqs = append(ps.reqs, r)
+	}
+	ps.p.QueueMessage(gd, nil)
+	m.sendPing(ps)
+}
+
+// sendPing sends a ping naming the peer's current batch.
+func (m *manager) sendPing(ps *peerState) {
+	nonce := m.nonce()
+	ps.pings[nonce] = ps.batch
+	ps.p.QueueMessage(wire.NewMsgPing(nonce), nil)
+}
+
+// nonce returns a ping nonce unique within the node.
+func (m *manager) nonce() uint64 {
+	m.checkCount++ // reuse a counter; uniqueness is all a nonce needs
+	return uint64(m.n.clock.Now().UnixNano())<<8 ^ uint64(m.checkCount)
+}
+
+// sendGetHeaders asks ps for headers after our locator.
+func (m *manager) sendGetHeaders(ps *peerState) {
+	if err := ps.p.PushGetHeadersMsg(m.n.store.Locator(), &chainhash.Hash{}); err != nil {
+		m.n.log.Debug("getheaders", "peer", ps.addr, "err", err)
+		return
+	}
+	if !ps.busy() {
+		ps.lastAnswer = m.n.clock.Now()
+	}
+	ps.headersReq = m.n.clock.Now()
+}
+
+// checkSynced notices when the watcher reaches the download peer's tip
+// (flush, SyncDone, mempool) and when it falls behind again.
+func (m *manager) checkSynced() {
+	dl := m.dl
+	hash, tip := m.n.store.Tip()
+	caughtUp := dl != nil && dl.headersDone && dl.headersReq.IsZero() && tip >= dl.lastBlock && m.next > tip
+	if caughtUp == m.isSynced {
+		return
+	}
+	m.isSynced = caughtUp
+	if !caughtUp {
+		return
+	}
+	if f, ok := m.w.(Flusher); ok {
+		if err := f.Flush(); err != nil {
+			m.fail(fmt.Errorf("%w: flush: %w", ErrWatcher, err))
+			return
+		}
+	}
+	m.n.log.Info("synced", "height", tip, "hash", hash)
+	m.n.publish(SyncDone{At: m.n.at(), Height: tip, Hash: hash})
+	for ps := range m.peers {
+		m.sendMempool(ps)
+	}
+}
+
+// sendMempool asks ps once for the matching txs of its mempool (BIP35).
+func (m *manager) sendMempool(ps *peerState) {
+	if ps.mempoolSent || ps.mirror == nil {
+		return
+	}
+	ps.mempoolSent = true
+	ps.p.QueueMessage(wire.NewMsgMemPool(), nil)
+}

@@ -1,0 +1,378 @@
+package spv
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/txscript"
+	"github.com/btcsuite/btcd/wire"
+)
+
+// ErrNotNext is returned by MemWatcher.ApplyBlock for a block that does not
+// extend its sync point.
+var ErrNotNext = errors.New("spv: block does not extend the watcher's sync point")
+
+// MemTx is one transaction a MemWatcher found relevant.
+type MemTx struct {
+	Txid   chainhash.Hash
+	Height int32 // -1: unconfirmed
+	// Amount is the net satoshi change to the watcher.
+	Amount int64
+}
+
+// memUndo records what one applied block changed, to roll it back.
+type memUndo struct {
+	height  int32
+	hash    chainhash.Hash
+	txs     []chainhash.Hash
+	created []wire.OutPoint
+	spent   map[wire.OutPoint]memCoin
+}
+
+// memCoin is an unspent output the watcher owns.
+type memCoin struct {
+	value  int64
+	script []byte
+}
+
+// MemWatcher is an in-memory Watcher: a set of output scripts (fixed, or
+// derived on demand with a gap limit like an HD wallet) and the coins
+// paid to them. Relevance is exact: a transaction is the watcher's when
+// an output pays one of its scripts or an input spends one of its coins.
+// It is safe for concurrent use (the node calls it from one goroutine;
+// tests read it from others).
+type MemWatcher struct {
+	mu       sync.Mutex
+	birthday int32
+
+	scripts  map[string]int // script -> index
+	ordered  [][]byte
+	derive   func(index uint32) ([]byte, error)
+	gap      int
+	usedHigh int // highest used index + 1
+
+	coins   map[wire.OutPoint]memCoin
+	txs     map[chainhash.Hash]MemTx
+	mempool map[chainhash.Hash]MemTx
+	undo    []memUndo
+	synced  SyncPoint
+	version uint64
+	applied int
+	reapply int
+}
+
+var _ Watcher = (*MemWatcher)(nil)
+
+// NewMemWatcher returns a watcher for fixed scripts whose transactions
+// start at birthday.
+func NewMemWatcher(birthday int32, scripts ...[]byte) *MemWatcher {
+	w := &MemWatcher{
+		birthday: birthday,
+		scripts:  make(map[string]int),
+		coins:    make(map[wire.OutPoint]memCoin),
+		txs:      make(map[chainhash.Hash]MemTx),
+		mempool:  make(map[chainhash.Hash]MemTx),
+		synced:   SyncPoint{Height: -1},
+		version:  1,
+	}
+	for _, s := range scripts {
+		w.addScriptLocked(s)
+	}
+	return w
+}
+
+// NewMemWatcherGap returns a watcher whose scripts come from derive(0),
+// derive(1), ...: it always watches gap scripts past the highest one used,
+// deriving more as payments arrive (the behaviour that makes BIP37's
+// gap-limit race matter).
+func NewMemWatcherGap(birthday int32, gap int, derive func(index uint32) ([]byte, error)) (*MemWatcher, error) {
+	if gap <= 0 || derive == nil {
+		return nil, fmt.Errorf("%w: gap %d", ErrBadConfig, gap)
+	}
+	w := NewMemWatcher(birthday)
+	w.derive, w.gap = derive, gap
+	if err := w.extendLocked(); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// AddAddress watches addr's output script.
+func (w *MemWatcher) AddAddress(addr btcutil.Address) error {
+	script, err := txscript.PayToAddrScript(addr)
+	if err != nil {
+		return fmt.Errorf("memwatcher: script of %v: %w", addr, err)
+	}
+	w.AddScript(script)
+	return nil
+}
+
+// AddScript watches an output script.
+func (w *MemWatcher) AddScript(script []byte) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.addScriptLocked(script) {
+		w.version++
+	}
+}
+
+// addScriptLocked adds a script and reports whether it was new.
+func (w *MemWatcher) addScriptLocked(script []byte) bool {
+	if _, ok := w.scripts[string(script)]; ok {
+		return false
+	}
+	w.scripts[string(script)] = len(w.ordered)
+	w.ordered = append(w.ordered, bytes.Clone(script))
+	return true
+}
+
+// extendLocked derives scripts until gap unused ones follow the highest
+// used; it reports an error from derive.
+func (w *MemWatcher) extendLocked() error {
+	if w.derive == nil {
+		return nil
+	}
+	for len(w.ordered) < w.usedHigh+w.gap {
+		s, err := w.derive(uint32(len(w.ordered)))
+		if err != nil {
+			return fmt.Errorf("memwatcher: derive %d: %w", len(w.ordered), err)
+		}
+		if w.addScriptLocked(s) {
+			w.version++
+		}
+	}
+	return nil
+}
+
+// Scripts returns the watched scripts in the order they were added.
+func (w *MemWatcher) Scripts() [][]byte {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.ordered)
+}
+
+// FilterElements implements Watcher: every data push of every script and
+// every unspent outpoint.
+func (w *MemWatcher) FilterElements() (Elements, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var els Elements
+	for _, s := range w.ordered {
+		pushes, err := txscript.PushedData(s)
+		if err != nil || len(pushes) == 0 {
+			els.Data = append(els.Data, bytes.Clone(s))
+			continue
+		}
+		for _, p := range pushes {
+			if len(p) > 0 {
+				els.Data = append(els.Data, bytes.Clone(p))
+			}
+		}
+	}
+	els.OutPoints = slices.SortedFunc(maps.Keys(w.coins), func(a, b wire.OutPoint) int {
+		if c := bytes.Compare(a.Hash[:], b.Hash[:]); c != 0 {
+			return c
+		}
+		return int(a.Index) - int(b.Index)
+	})
+	els.Version = w.version
+	return els, nil
+}
+
+// Birthday implements Watcher.
+func (w *MemWatcher) Birthday() int32 { return w.birthday }
+
+// SyncedTo implements Watcher.
+func (w *MemWatcher) SyncedTo() (SyncPoint, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.synced, nil
+}
+
+// ApplyBlock implements Watcher. A block equal to the sync point is
+// applied again: only transactions not yet recorded count.
+func (w *MemWatcher) ApplyBlock(b *FilteredBlock) (BlockResult, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if b == nil || len(b.Txs) != len(b.TxIndexes) {
+		return BlockResult{}, fmt.Errorf("memwatcher: malformed filtered block")
+	}
+	again := w.synced.Height == b.Height && w.synced.Hash == b.Hash && len(w.undo) > 0
+	if !again && w.synced.Height >= 0 && (b.Height != w.synced.Height+1 || b.Header.PrevBlock != w.synced.Hash) {
+		return BlockResult{}, fmt.Errorf("%w: block %d (parent %v) on %d (%v)", ErrNotNext, b.Height, b.Header.PrevBlock, w.synced.Height, w.synced.Hash)
+	}
+	var u *memUndo
+	if again {
+		u = &w.undo[len(w.undo)-1]
+		w.reapply++
+	} else {
+		w.undo = append(w.undo, memUndo{height: b.Height, hash: b.Hash, spent: make(map[wire.OutPoint]memCoin)})
+		u = &w.undo[len(w.undo)-1]
+		w.applied++
+	}
+	res := BlockResult{Amounts: make(map[chainhash.Hash]int64)}
+	before := w.version
+	for _, tx := range b.Txs {
+		txid := tx.TxHash()
+		if _, known := w.txs[txid]; known && again {
+			res.Relevant = append(res.Relevant, txid)
+			res.Amounts[txid] = w.txs[txid].Amount
+			continue
+		}
+		amount, relevant := w.applyTxLocked(tx, txid, u)
+		if !relevant {
+			res.FalsePositives = append(res.FalsePositives, txid)
+			continue
+		}
+		delete(w.mempool, txid)
+		w.txs[txid] = MemTx{Txid: txid, Height: b.Height, Amount: amount}
+		u.txs = append(u.txs, txid)
+		res.Relevant = append(res.Relevant, txid)
+		res.Amounts[txid] = amount
+	}
+	if err := w.extendLocked(); err != nil {
+		return BlockResult{}, err
+	}
+	w.synced = SyncPoint{Height: b.Height, Hash: b.Hash}
+	res.ElementsChanged = w.version != before
+	return res, nil
+}
+
+// applyTxLocked spends the watcher's coins tx spends and adds the outputs
+// it pays to the watcher; it returns the net amount and whether tx is
+// relevant.
+func (w *MemWatcher) applyTxLocked(tx *wire.MsgTx, txid chainhash.Hash, u *memUndo) (int64, bool) {
+	var amount int64
+	relevant := false
+	for _, in := range tx.TxIn {
+		c, ok := w.coins[in.PreviousOutPoint]
+		if !ok {
+			continue
+		}
+		relevant = true
+		amount -= c.value
+		delete(w.coins, in.PreviousOutPoint)
+		u.spent[in.PreviousOutPoint] = c
+		w.version++
+	}
+	for i, out := range tx.TxOut {
+		idx, ok := w.scripts[string(out.PkScript)]
+		if !ok {
+			continue
+		}
+		relevant = true
+		amount += out.Value
+		op := wire.OutPoint{Hash: txid, Index: uint32(i)}
+		w.coins[op] = memCoin{value: out.Value, script: out.PkScript}
+		u.created = append(u.created, op)
+		w.version++
+		w.usedHigh = max(w.usedHigh, idx+1)
+	}
+	return amount, relevant
+}
+
+// ApplyMempoolTx implements Watcher: relevant unconfirmed transactions are
+// remembered until a block confirms them.
+func (w *MemWatcher) ApplyMempoolTx(tx *wire.MsgTx) (MempoolResult, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	txid := tx.TxHash()
+	if t, ok := w.txs[txid]; ok {
+		return MempoolResult{Relevant: true, Amount: t.Amount}, nil
+	}
+	var amount int64
+	relevant := false
+	for _, in := range tx.TxIn {
+		if c, ok := w.coins[in.PreviousOutPoint]; ok {
+			relevant = true
+			amount -= c.value
+		}
+	}
+	for _, out := range tx.TxOut {
+		if _, ok := w.scripts[string(out.PkScript)]; ok {
+			relevant = true
+			amount += out.Value
+		}
+	}
+	if relevant {
+		w.mempool[txid] = MemTx{Txid: txid, Height: -1, Amount: amount}
+	}
+	return MempoolResult{Relevant: relevant, Amount: amount}, nil
+}
+
+// Rollback implements Watcher.
+func (w *MemWatcher) Rollback(height int32) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for len(w.undo) > 0 && w.undo[len(w.undo)-1].height > height {
+		u := w.undo[len(w.undo)-1]
+		w.undo = w.undo[:len(w.undo)-1]
+		for _, op := range u.created {
+			delete(w.coins, op)
+		}
+		for op, c := range u.spent {
+			w.coins[op] = c
+		}
+		for _, id := range u.txs {
+			delete(w.txs, id)
+		}
+		w.version++
+	}
+	if len(w.undo) == 0 {
+		w.synced = SyncPoint{Height: -1}
+		return nil
+	}
+	last := w.undo[len(w.undo)-1]
+	w.synced = SyncPoint{Height: last.height, Hash: last.hash}
+	return nil
+}
+
+// Txs returns the relevant confirmed transactions by txid.
+func (w *MemWatcher) Txs() map[chainhash.Hash]MemTx {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return maps.Clone(w.txs)
+}
+
+// Mempool returns the relevant unconfirmed transactions by txid.
+func (w *MemWatcher) Mempool() map[chainhash.Hash]MemTx {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return maps.Clone(w.mempool)
+}
+
+// Balance returns the sum of the watcher's confirmed coins.
+func (w *MemWatcher) Balance() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var sum int64
+	for _, c := range w.coins {
+		sum += c.value
+	}
+	return sum
+}
+
+// Coins returns the watcher's unspent outpoints with their values.
+func (w *MemWatcher) Coins() map[wire.OutPoint]int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make(map[wire.OutPoint]int64, len(w.coins))
+	for op, c := range w.coins {
+		out[op] = c.value
+	}
+	return out
+}
+
+// Applied returns how many distinct blocks were applied and how many
+// blocks were applied again after an element change.
+func (w *MemWatcher) Applied() (blocks, reapplied int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.applied, w.reapply
+}

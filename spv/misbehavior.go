@@ -1,0 +1,103 @@
+package spv
+
+import "fmt"
+
+// Misbehavior is a protocol violation by a peer. Each kind adds its Score
+// to the peer's ban score; a peer reaching BanThreshold is disconnected and
+// banned. A hostile peer is normal: every kind is handled, none crashes or
+// corrupts anything.
+type Misbehavior uint8
+
+// The violations the node detects.
+const (
+	// MisbehaviorBadHeader: a header that fails validation (proof of
+	// work, difficulty, time, version, checkpoint).
+	MisbehaviorBadHeader Misbehavior = iota + 1
+	// MisbehaviorOrphanHeaders: a getheaders response that does not
+	// connect to the locator we sent.
+	MisbehaviorOrphanHeaders
+	// MisbehaviorInvalidMerkleTree: a merkleblock whose partial merkle
+	// tree fails Bitcoin Core's checks (including CVE-2012-2459) or does
+	// not commit to the header's merkle root.
+	MisbehaviorInvalidMerkleTree
+	// MisbehaviorUnrequestedBlock: a merkleblock or block we did not ask
+	// this peer for.
+	MisbehaviorUnrequestedBlock
+	// MisbehaviorTxNotInBlock: a tx right after a merkleblock whose txid
+	// is not among the tree's matches.
+	MisbehaviorTxNotInBlock
+	// MisbehaviorUnrequestedTx: a tx we did not ask for outside a
+	// merkleblock stream.
+	MisbehaviorUnrequestedTx
+	// MisbehaviorUnmatchedTx: a matched tx that does not match the
+	// filter the peer holds (it would inflate the false-positive count).
+	MisbehaviorUnmatchedTx
+	// MisbehaviorSixtyFourByteTx: a matched "transaction" whose
+	// non-witness serialization is 64 bytes, which cannot be told apart
+	// from an inner merkle node.
+	MisbehaviorSixtyFourByteTx
+	// MisbehaviorBadBlock: a full block whose transactions do not
+	// commit to its header's merkle root, or lack a matched txid.
+	MisbehaviorBadBlock
+	// MisbehaviorNotServed: a requested block neither sent nor reported
+	// notfound before the pong that closed its batch.
+	MisbehaviorNotServed
+	// MisbehaviorStall: no answer to a request within the stall timeout.
+	MisbehaviorStall
+	// MisbehaviorOmittedTx: a spot check showed that the peer left a
+	// transaction matching its filter out of a merkle block.
+	MisbehaviorOmittedTx
+)
+
+// BanThreshold is the ban score at which a peer is disconnected and banned
+// (btcd's and Bitcoin Core's value).
+const BanThreshold = 100
+
+// Score returns the ban score one occurrence adds.
+func (m Misbehavior) Score() uint32 {
+	switch m {
+	case MisbehaviorBadHeader, MisbehaviorInvalidMerkleTree, MisbehaviorUnrequestedBlock,
+		MisbehaviorTxNotInBlock, MisbehaviorSixtyFourByteTx, MisbehaviorBadBlock, MisbehaviorOmittedTx:
+		return BanThreshold
+	case MisbehaviorOrphanHeaders, MisbehaviorUnrequestedTx:
+		return BanThreshold / 2
+	case MisbehaviorUnmatchedTx, MisbehaviorStall:
+		return BanThreshold / 5
+	case MisbehaviorNotServed:
+		return BanThreshold / 10
+	default:
+		return 0
+	}
+}
+
+// String names the violation.
+func (m Misbehavior) String() string {
+	switch m {
+	case MisbehaviorBadHeader:
+		return "invalid header"
+	case MisbehaviorOrphanHeaders:
+		return "headers do not connect"
+	case MisbehaviorInvalidMerkleTree:
+		return "invalid partial merkle tree"
+	case MisbehaviorUnrequestedBlock:
+		return "unrequested block"
+	case MisbehaviorTxNotInBlock:
+		return "tx not in the merkle block it follows"
+	case MisbehaviorUnrequestedTx:
+		return "unrequested tx"
+	case MisbehaviorUnmatchedTx:
+		return "tx does not match the filter"
+	case MisbehaviorSixtyFourByteTx:
+		return "64-byte transaction"
+	case MisbehaviorBadBlock:
+		return "block does not match its header"
+	case MisbehaviorNotServed:
+		return "requested block not served"
+	case MisbehaviorStall:
+		return "stalled"
+	case MisbehaviorOmittedTx:
+		return "omitted a matched tx"
+	default:
+		return fmt.Sprintf("misbehavior(%d)", uint8(m))
+	}
+}

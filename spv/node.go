@@ -1,0 +1,328 @@
+package spv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/bloomwatch/bloomwatch/spv/headers"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+)
+
+// Node is the BIP37 light node. Create it with New, run it with Start,
+// end it with Stop. All sync state belongs to one manager goroutine;
+// the exported methods are safe for concurrent use.
+type Node struct {
+	cfg   Config
+	log   *slog.Logger
+	clock Clock
+
+	store *headers.Store
+	bans  *BanManager
+	trans *transcript
+	tweak uint32
+	addrs *addrSource
+	bcast *broadcaster
+
+	msgs    chan any
+	quit    chan struct{}
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	startMu sync.Mutex
+	started bool
+	stopped bool
+	stopErr error
+
+	liveMu    sync.Mutex
+	live      map[*peerState]struct{}
+	stopping  bool
+	bytesGone uint64
+
+	statusMu sync.Mutex
+	status   Status
+	changed  chan struct{} // closed and replaced on every status change
+
+	m *manager
+}
+
+// New checks cfg, creates the data dir and opens the header store, the
+// ban list, the privacy transcript and the persistent filter tweak. It
+// does not connect to anything: Start does.
+func New(cfg Config) (*Node, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("%w: data dir: %w", ErrBadConfig, err)
+	}
+	n := &Node{
+		cfg:     cfg,
+		log:     cfg.Log,
+		clock:   cfg.Clock,
+		bcast:   newBroadcaster(),
+		msgs:    make(chan any, 256),
+		quit:    make(chan struct{}),
+		live:    make(map[*peerState]struct{}),
+		changed: make(chan struct{}),
+	}
+	n.addrs = &addrSource{n: n, fixed: cfg.Connect, inUse: make(map[string]bool)}
+	if n.tweak, err = loadOrCreateTweak(cfg.DataDir); err != nil {
+		return nil, err
+	}
+	if n.bans, err = OpenBanManager(cfg.DataDir, cfg.Clock, cfg.BanDuration); err != nil {
+		return nil, err
+	}
+	if n.store, err = headers.Open(cfg.DataDir, cfg.Network); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrHeaderStore, err)
+	}
+	if n.trans, err = openTranscript(cfg.DataDir); err != nil {
+		_ = n.store.Close()
+		return nil, err
+	}
+	hash, height := n.store.Tip()
+	n.status = Status{HeaderHeight: height, HeaderHash: hash, WatcherHeight: -1}
+	return n, nil
+}
+
+// Start connects to peers and starts syncing. The node runs until Stop or
+// until ctx ends (then it stops itself as Stop would, without waiting for
+// a caller). A second Start returns ErrAlreadyStarted.
+func (n *Node) Start(ctx context.Context) error {
+	n.startMu.Lock()
+	defer n.startMu.Unlock()
+	if n.stopped {
+		return ErrStopped
+	}
+	if n.started {
+		return ErrAlreadyStarted
+	}
+	if len(n.cfg.Connect) == 0 && len(n.cfg.Network.Seeds) == 0 {
+		return fmt.Errorf("%w: network %s", ErrNoPeerSource, n.cfg.Network.Name)
+	}
+	m, err := newManager(n)
+	if err != nil {
+		return err
+	}
+	n.m = m
+	n.started = true
+	runCtx, cancel := context.WithCancel(context.Background())
+	n.cancel = cancel
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		m.run()
+	}()
+	slots := n.cfg.MaxPeers
+	if len(n.cfg.Connect) > 0 {
+		slots = min(slots, len(n.cfg.Connect))
+	}
+	for i := range slots {
+		n.wg.Add(1)
+		go n.connLoop(runCtx, i)
+	}
+	// Stop when the caller's context ends. The goroutine ends with
+	// runCtx, which Stop cancels.
+	go func() {
+		select {
+		case <-ctx.Done():
+			_ = n.Stop()
+		case <-runCtx.Done():
+		}
+	}()
+	return nil
+}
+
+// Stop disconnects every peer, waits for the node's goroutines, flushes
+// the watcher and closes the stores. It is idempotent: later calls return
+// the first call's result.
+func (n *Node) Stop() error {
+	n.startMu.Lock()
+	defer n.startMu.Unlock()
+	if n.stopped {
+		return n.stopErr
+	}
+	n.stopped = true
+	close(n.quit)
+	if n.cancel != nil {
+		n.cancel()
+	}
+	n.disconnectAll()
+	n.wg.Wait()
+	var errs []error
+	if f, ok := n.cfg.Watcher.(Flusher); ok && n.started {
+		if err := f.Flush(); err != nil {
+			errs = append(errs, fmt.Errorf("%w: flush: %w", ErrWatcher, err))
+		}
+	}
+	if err := n.trans.close(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := n.store.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("%w: close: %w", ErrHeaderStore, err))
+	}
+	n.bcast.close()
+	n.setStatus(func(s *Status) { s.Peers = nil; s.Stopped = true })
+	n.stopErr = errors.Join(errs...)
+	return n.stopErr
+}
+
+// Subscribe returns a new event subscription. Events are queued without
+// bound so a slow reader never stalls the sync; Cancel it when done. After
+// Stop the subscription's channel is closed.
+func (n *Node) Subscribe() *Subscription { return n.bcast.subscribe() }
+
+// WaitSynced returns nil once the watcher is applied up to the best
+// peer's tip, the node's fatal error if syncing stopped (a watcher error),
+// ErrStopped after Stop, or ctx's error.
+func (n *Node) WaitSynced(ctx context.Context) error {
+	for {
+		n.statusMu.Lock()
+		st, ch := n.status, n.changed
+		n.statusMu.Unlock()
+		switch {
+		case st.Err != nil:
+			return st.Err
+		case st.Synced:
+			return nil
+		case st.Stopped:
+			return ErrStopped
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-ch:
+		}
+	}
+}
+
+// ReloadFilter asks the node to send a fresh filterload to every peer
+// (the TUI's `r` key); reason is recorded in the transcript.
+func (n *Node) ReloadFilter(reason string) {
+	if reason == "" {
+		reason = "manual"
+	}
+	n.post(reloadMsg{reason: reason})
+}
+
+// Peers returns the connected peers.
+func (n *Node) Peers() []PeerInfo {
+	n.statusMu.Lock()
+	defer n.statusMu.Unlock()
+	return append([]PeerInfo(nil), n.status.Peers...)
+}
+
+// Status returns a snapshot of the node's state.
+func (n *Node) Status() Status {
+	n.statusMu.Lock()
+	st := n.status
+	st.Peers = append([]PeerInfo(nil), st.Peers...)
+	n.statusMu.Unlock()
+	n.liveMu.Lock()
+	st.BytesReceived = n.bytesGone
+	for ps := range n.live {
+		st.BytesReceived += ps.p.BytesReceived()
+	}
+	n.liveMu.Unlock()
+	return st
+}
+
+// Bans returns the bans in force.
+func (n *Node) Bans() []Ban { return n.bans.Bans() }
+
+// Headers returns the node's header store (read-only use: getters are safe
+// for concurrent use).
+func (n *Node) Headers() *headers.Store { return n.store }
+
+// Status is a snapshot of the node's state.
+type Status struct {
+	// HeaderHeight and HeaderHash are the header chain's tip.
+	HeaderHeight int32
+	HeaderHash   chainhash.Hash
+	// WatcherHeight and WatcherHash are the last block the watcher
+	// applied (-1 when none).
+	WatcherHeight int32
+	WatcherHash   chainhash.Hash
+	// PeerHeight is the best height a peer announced.
+	PeerHeight int32
+	// Synced is true while the watcher is at the best peer's tip.
+	Synced bool
+	// Stopped is true after Stop.
+	Stopped bool
+	// Err is the error that stopped syncing (a watcher failure).
+	Err   error
+	Peers []PeerInfo
+	// Filter describes the filter loaded most recently.
+	Filter FilterInfo
+	// BytesReceived counts bytes read from every peer, past and present.
+	BytesReceived uint64
+	// Blocks counts filtered blocks applied; Matched the transactions
+	// delivered with them; Relevant and FalsePositives the watcher's
+	// verdicts; Dropped the transactions dropped because they did not
+	// match the local filter.
+	Blocks, Matched, Relevant, FalsePositives, Dropped int
+	// Tested counts the transactions of the blocks applied (the
+	// denominator of ObservedFPRate).
+	Tested uint64
+	// ObservedFPRate is FalsePositives / (Tested - Relevant).
+	ObservedFPRate float64
+	// Reorgs counts best-chain switches; Rerequested the blocks fetched
+	// again after a filter change or an omission.
+	Reorgs, Rerequested int
+	// SpotChecks counts blocks asked again from a second peer;
+	// Omissions the checks in which a peer left out a matched
+	// transaction the other peer sent.
+	SpotChecks, Omissions int
+	// MempoolTxs counts unconfirmed transactions offered to the watcher.
+	MempoolTxs int
+}
+
+// FilterInfo describes a loaded filter.
+type FilterInfo struct {
+	Elements  int
+	Capacity  uint32
+	Bytes     int
+	HashFuncs uint32
+	Tweak     uint32
+	Flags     string
+	// FPRate is the theoretical rate at Elements; PredictedFPRate the
+	// rate of the download peer's filter after the server's UPDATE_ALL
+	// insertions seen so far.
+	FPRate          float64
+	PredictedFPRate float64
+	// Loads counts filterload messages sent to any peer.
+	Loads int
+}
+
+// setStatus changes the status under its lock and wakes WaitSynced.
+func (n *Node) setStatus(f func(*Status)) {
+	n.statusMu.Lock()
+	f(&n.status)
+	close(n.changed)
+	n.changed = make(chan struct{})
+	n.statusMu.Unlock()
+}
+
+// post sends a message to the manager; it gives up when the node stops.
+func (n *Node) post(m any) {
+	select {
+	case n.msgs <- m:
+	case <-n.quit:
+	}
+}
+
+// publish hands an event to every subscriber without blocking.
+func (n *Node) publish(e Event) { n.bcast.publish(e) }
+
+// at returns the event time stamp for now.
+func (n *Node) at() At { return At{Time: n.clock.Now()} }
+
+// reloadMsg asks the manager for a filter reload.
+type reloadMsg struct{ reason string }
+
+// tickMsg is the manager's housekeeping tick.
+type tickMsg struct{ now time.Time }
