@@ -63,7 +63,8 @@ type Model struct {
 	pollAgain   bool // poll again when it returns
 	reloads     int  // manual reloads requested
 	quitting    bool
-	chart       chartCache
+	chart       *chartCache // shared by copies: View has a value receiver
+	paints      map[paintKey]string
 	eventsDone  bool
 	privacyDone bool
 	logDone     bool
@@ -92,6 +93,8 @@ func New(cfg Config) Model {
 		now:    now,
 		sh:     &shared{done: make(chan struct{})},
 		st:     newState(),
+		chart:  &chartCache{},
+		paints: make(map[paintKey]string),
 		width:  80,
 		height: 24,
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/btcsuite/btcd/wire"
 	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/x/ansi"
 )
 
 // layout is where the panels go at the current size.
@@ -108,19 +107,6 @@ func (m Model) View() string {
 	return b.String()
 }
 
-// fit truncates or pads s to exactly w cells.
-func fit(s string, w int) string {
-	sw := ansi.StringWidth(s)
-	if sw > w {
-		s = ansi.Truncate(s, w, "…")
-		sw = ansi.StringWidth(s)
-	}
-	if sw < w {
-		s += strings.Repeat(" ", w-sw)
-	}
-	return s
-}
-
 // stackedView renders the panels one above the other.
 func (m *Model) stackedView(l layout) []string {
 	w := m.width
@@ -160,7 +146,8 @@ func (m *Model) gridView(l layout) []string {
 	return append(out, joinColumns(peers, logs, l.leftW, l.rightW, l.bottomH)...)
 }
 
-// joinColumns puts two columns of lines side by side, h lines tall.
+// joinColumns puts two columns of lines side by side, h lines tall; the
+// lines of a are wa cells wide and those of b wb cells (box makes them so).
 func joinColumns(a, b []string, wa, wb, h int) []string {
 	out := make([]string, h)
 	for i := range out {
@@ -171,20 +158,26 @@ func joinColumns(a, b []string, wa, wb, h int) []string {
 		if i < len(b) {
 			y = b[i]
 		}
-		out[i] = fit(x, wa) + fit(y, wb)
+		if i >= len(a) {
+			x = strings.Repeat(" ", wa)
+		}
+		if i >= len(b) {
+			y = strings.Repeat(" ", wb)
+		}
+		out[i] = x + y
 	}
 	return out
 }
 
 // rule is a stacked panel's title line.
 func (m *Model) rule(title string, focused bool, w int) string {
-	bs, ts := m.styles.Border, m.styles.Title
+	bs, ts := &m.styles.Border, &m.styles.Title
 	if focused {
-		bs, ts = m.styles.FocusedBorder, m.styles.FocusedTitle
+		bs, ts = &m.styles.FocusedBorder, &m.styles.FocusedTitle
 		title = "▶ " + title
 	}
-	head := bs.Render("── ") + ts.Render(title) + " "
-	return head + bs.Render(strings.Repeat("─", max(w-ansi.StringWidth(head), 0)))
+	head := m.paint(bs, "── ") + m.paint(ts, title) + " "
+	return head + m.paint(bs, strings.Repeat("─", max(w-width(head), 0)))
 }
 
 // box frames body in a rounded border of w x h cells with a title.
@@ -192,15 +185,15 @@ func (m *Model) box(title string, focused bool, w, h int, body []string) []strin
 	if h <= 0 || w < 4 {
 		return make([]string, max(h, 0))
 	}
-	bs, ts := m.styles.Border, m.styles.Title
+	bs, ts := &m.styles.Border, &m.styles.Title
 	if focused {
-		bs, ts = m.styles.FocusedBorder, m.styles.FocusedTitle
+		bs, ts = &m.styles.FocusedBorder, &m.styles.FocusedTitle
 		title = "▶ " + title
 	}
-	t := fit(" "+title+" ", min(ansi.StringWidth(title)+2, w-4))
+	t := fit(" "+title+" ", min(width(title)+2, w-4))
 	out := make([]string, 0, h)
-	out = append(out, bs.Render("╭─")+ts.Render(t)+bs.Render(strings.Repeat("─", max(w-3-ansi.StringWidth(t), 0))+"╮"))
-	side := bs.Render("│")
+	out = append(out, m.paint(bs, "╭─")+m.paint(ts, t)+m.paint(bs, strings.Repeat("─", max(w-3-width(t), 0))+"╮"))
+	side := m.paint(bs, "│")
 	for i := 0; i < h-2; i++ {
 		s := ""
 		if i < len(body) {
@@ -209,7 +202,7 @@ func (m *Model) box(title string, focused bool, w, h int, body []string) []strin
 		out = append(out, side+fit(s, w-2)+side)
 	}
 	if h >= 2 {
-		out = append(out, bs.Render("╰"+strings.Repeat("─", w-2)+"╯"))
+		out = append(out, m.paint(bs, "╰"+strings.Repeat("─", w-2)+"╯"))
 	}
 	return out
 }
@@ -217,7 +210,7 @@ func (m *Model) box(title string, focused bool, w, h int, body []string) []strin
 // headerView is the top bar: network, peers, heights, sync progress.
 func (m *Model) headerView(w int) []string {
 	s, st := m.styles, m.st
-	k := func(l string) string { return s.HeaderKey.Render(l) }
+	k := func(l string) string { return m.paint(&s.HeaderKey, l) }
 	net := m.cfg.Network
 	if net == "" {
 		net = "?"
@@ -229,15 +222,15 @@ func (m *Model) headerView(w int) []string {
 	state := "syncing"
 	switch {
 	case m.eventsDone:
-		state = s.Bad.Render("node stopped")
+		state = m.paint(&s.Bad, "node stopped")
 	case st.synced:
-		state = s.Wallet.Render("synced")
+		state = m.paint(&s.Wallet, "synced")
 	case !st.started && st.headerHeight == 0:
 		state = "connecting"
 	}
 	// line 1 takes the parts, in priority order, that fit
 	parts := []string{
-		s.Header.Render(" bloomwatch "),
+		m.paint(&s.Header, " bloomwatch "),
 		k("net ") + net,
 		k("peers ") + peers,
 		k("tip ") + fmt.Sprint(st.blockHeight),
@@ -250,7 +243,7 @@ func (m *Model) headerView(w int) []string {
 	}
 	line1 := parts[0] + parts[1]
 	for _, p := range parts[2:] {
-		if ansi.StringWidth(line1)+2+ansi.StringWidth(p) > w {
+		if width(line1)+2+width(p) > w {
 			continue
 		}
 		line1 += "  " + p
@@ -265,9 +258,9 @@ func (m *Model) headerView(w int) []string {
 	} else {
 		info += "  -- blk/s  ETA --"
 	}
-	barW := max(w-ansi.StringWidth(info)-9, 4)
+	barW := max(w-width(info)-9, 4)
 	full := int(math.Round(frac * float64(barW)))
-	bar := " blocks " + s.BarFull.Render(strings.Repeat("█", full)) + s.BarEmpty.Render(strings.Repeat("░", barW-full))
+	bar := " blocks " + m.paint(&s.BarFull, strings.Repeat("█", full)) + m.paint(&s.BarEmpty, strings.Repeat("░", barW-full))
 	return []string{line1, bar + info}
 }
 
@@ -298,10 +291,10 @@ func eta(sec float64) string {
 func (m *Model) filterLines() []string {
 	s, st := m.styles, m.st
 	if !st.haveFilter {
-		return []string{s.Dim.Render("no filter loaded yet")}
+		return []string{m.paint(&s.Dim, "no filter loaded yet")}
 	}
 	f := st.filter
-	k := func(l string) string { return s.Label.Render(l) }
+	k := func(l string) string { return m.paint(&s.Label, l) }
 	l1 := k("elements ") + fmt.Sprint(f.Elements) + k("  bytes ") + fmt.Sprint(f.Bytes) +
 		k("  hash funcs ") + fmt.Sprint(f.HashFuncs) + k("  tweak ") + fmt.Sprintf("%#08x", f.Tweak)
 	last := st.lastReason
@@ -362,15 +355,15 @@ func formatCount(v float64) string {
 // walletLines is the wallet panel: one line stacked, two in the grid.
 func (m *Model) walletLines(grid bool) []string {
 	s := m.styles
-	k := func(l string) string { return s.Label.Render(l) }
+	k := func(l string) string { return m.paint(&s.Label, l) }
 	if m.cfg.Wallet == nil {
-		return []string{s.Dim.Render("no wallet")}
+		return []string{m.paint(&s.Dim, "no wallet")}
 	}
 	if !m.haveWallet {
 		if m.walletErr != nil {
-			return []string{s.Bad.Render("wallet: " + m.walletErr.Error())}
+			return []string{m.paint(&s.Bad, "wallet: "+m.walletErr.Error())}
 		}
-		return []string{s.Dim.Render("reading wallet…")}
+		return []string{m.paint(&s.Dim, "reading wallet…")}
 	}
 	w := m.wallet
 	l1 := k("confirmed ") + fmtBTC(int64(w.balance.Confirmed), false) +
@@ -384,7 +377,7 @@ func (m *Model) walletLines(grid bool) []string {
 	}
 	l2 += k("  elements ") + fmt.Sprint(w.stats.Elements) + k("  blocks ") + fmt.Sprint(w.stats.BlocksApplied)
 	if m.walletErr != nil {
-		l2 = s.Bad.Render("wallet: " + m.walletErr.Error())
+		l2 = m.paint(&s.Bad, "wallet: "+m.walletErr.Error())
 	}
 	return []string{l1, l2}
 }
@@ -393,9 +386,9 @@ func (m *Model) walletLines(grid bool) []string {
 // the grid (the fourth captions the chart).
 func (m *Model) privacyLines(grid bool) []string {
 	s, st := m.styles, m.st
-	k := func(l string) string { return s.Label.Render(l) }
+	k := func(l string) string { return m.paint(&s.Label, l) }
 	if !st.haveReading {
-		return []string{s.Dim.Render("no privacy readings yet")}
+		return []string{m.paint(&s.Dim, "no privacy readings yet")}
 	}
 	r := st.reading
 	if !grid {
@@ -409,7 +402,7 @@ func (m *Model) privacyLines(grid bool) []string {
 		k("  candidates ") + fmt.Sprint(r.Candidates) + k("  members ") + fmt.Sprintf("%.1f", r.Members)
 	l3 := k("fp ") + fmtRate(r.FPRate) + k("  revealed ") + fmt.Sprint(r.Revealed) +
 		k("  last ") + string(r.Kind) + " " + r.Reason + k(" at height ") + fmt.Sprint(r.Height)
-	l4 := s.Dim.Render(fmt.Sprintf("collapse: ∩ set after each of %d filters sent (log)", st.readings.len()))
+	l4 := m.paint(&s.Dim, fmt.Sprintf("collapse: ∩ set after each of %d filters sent (log)", st.readings.len()))
 	return []string{l1, l2, l3, l4}
 }
 
@@ -419,7 +412,7 @@ func (m *Model) chartLines(w, h int) []string {
 	if h <= 0 {
 		return nil
 	}
-	c := &m.chart
+	c := m.chart
 	if c.valid && c.gen == m.st.readingsGen && c.w == w && c.h == h {
 		return c.lines
 	}
@@ -429,7 +422,7 @@ func (m *Model) chartLines(w, h int) []string {
 	}
 	lines := renderCurve(vals, w, h)
 	for i, l := range lines {
-		lines[i] = m.styles.Chart.Render(l)
+		lines[i] = m.paint(&m.styles.Chart, l)
 	}
 	*c = chartCache{gen: m.st.readingsGen, w: w, h: h, lines: lines, valid: true}
 	return lines
@@ -465,7 +458,7 @@ func (m *Model) matchedLines(w, n int) []string {
 		return fit(tx, txW) + " " + padLeft(h, colHeight) + " " + padLeft(amt, colAmount) + " " +
 			padLeft(conf, colConf) + " " + verdict
 	}
-	out := []string{s.TableHeader.Render(row("txid", "height", "amount", "conf", "verdict"))}
+	out := []string{m.paint(&s.TableHeader, row("txid", "height", "amount", "conf", "verdict"))}
 	v := m.matchedView()
 	off := min(m.offset[PanelMatched], max(v.len()-n, 0))
 	tip := m.st.blockHeight
@@ -481,15 +474,15 @@ func (m *Model) matchedLines(w, n int) []string {
 		if r.height >= 0 && tip >= r.height {
 			conf = fmt.Sprint(tip - r.height + 1)
 		}
-		verdict := s.Wallet.Render("wallet")
+		verdict := m.paint(&s.Wallet, "wallet")
 		amt := fmtBTC(r.amount, true)
 		if r.fp {
-			verdict, amt = s.FalsePositive.Render("false pos"), "-"
+			verdict, amt = m.paint(&s.FalsePositive, "false pos"), "-"
 		}
 		out = append(out, row(r.txid.String(), h, amt, conf, verdict))
 	}
 	if v.len() == 0 {
-		out = append(out, s.Dim.Render("no matched transactions yet"))
+		out = append(out, m.paint(&s.Dim, "no matched transactions yet"))
 	}
 	return out
 }
@@ -525,24 +518,24 @@ func (m *Model) peerLines(w, n int) []string {
 		return mark + " " + fit(addr, 21) + " " + fit(svc, 5) + " " + padLeft(height, 7) + " " +
 			padLeft(ping, 7) + " " + padLeft(ban, 4) + " " + agent
 	}
-	out := []string{s.TableHeader.Render(row(" ", "address", "svc", "height", "ping", "ban", "agent"))}
+	out := []string{m.paint(&s.TableHeader, row(" ", "address", "svc", "height", "ping", "ban", "agent"))}
 	peers := m.st.peerList
 	off := min(m.offset[PanelPeers], max(len(peers)-n, 0))
 	for i := off; i < len(peers) && i < off+n; i++ {
 		p := peers[i]
 		mark := " "
 		if p.Download {
-			mark = s.Wallet.Render("*")
+			mark = m.paint(&s.Wallet, "*")
 		}
 		ban := fmt.Sprint(p.BanScore)
 		if p.BanScore > 0 {
-			ban = s.Bad.Render(padLeft(ban, 4))
+			ban = m.paint(&s.Bad, padLeft(ban, 4))
 		}
 		out = append(out, row(mark, p.Addr, services(p.Services), fmt.Sprint(max(p.LastBlock, p.StartHeight)),
 			fmt.Sprintf("%dms", p.PingTime.Milliseconds()), ban, p.UserAgent))
 	}
 	if len(peers) == 0 {
-		out = append(out, s.Dim.Render("no peers"))
+		out = append(out, m.paint(&s.Dim, "no peers"))
 	}
 	_ = w
 	return out
@@ -583,4 +576,27 @@ func sanitize(s string) string {
 	}, s)
 }
 
-var _ = lipgloss.Width
+// paintCacheMax bounds the paint cache; it is emptied when full.
+const paintCacheMax = 4096
+
+// paintKey is one styled string.
+type paintKey struct {
+	style *lipgloss.Style
+	text  string
+}
+
+// paint renders text with style, memoized: most of what the dashboard
+// styles (labels, borders, verdicts) is the same from frame to frame, and
+// lipgloss's Render dominates View's cost otherwise.
+func (m *Model) paint(style *lipgloss.Style, text string) string {
+	k := paintKey{style, text}
+	if v, ok := m.paints[k]; ok {
+		return v
+	}
+	v := style.Render(text)
+	if len(m.paints) >= paintCacheMax {
+		clear(m.paints)
+	}
+	m.paints[k] = v
+	return v
+}

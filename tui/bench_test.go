@@ -1,0 +1,89 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+
+	"github.com/bloomwatch/bloomwatch/spv"
+)
+
+// benchModel is a 160x48 dashboard holding rows matched transactions
+// (every third a false positive), 500 log lines and the scripted readings.
+func benchModel(b *testing.B, rows int) Model {
+	// draw colours as a real terminal would
+	prev := lipgloss.ColorProfile()
+	lipgloss.SetColorProfile(termenv.TrueColor)
+	b.Cleanup(func() { lipgloss.SetColorProfile(prev) })
+	m := New(Config{Network: "regtest", Now: fixedNow})
+	evs := make([]spv.Event, 0, rows+1)
+	for i := 0; i < rows; i++ {
+		evs = append(evs, spv.MatchedTx{At: spv.At{Time: t0}, Txid: txid(i), Height: int32(i / 3),
+			Relevant: i%3 != 0, FalsePositive: i%3 == 0, Amount: int64(i)})
+	}
+	evs = append(evs, spv.BlockProcessed{At: spv.At{Time: t0}, Height: int32(rows / 3), PeerHeight: int32(rows / 3)})
+	lines := make([]string, MaxLogLines)
+	for i := range lines {
+		lines[i] = "03:04:05 INF spv: a log line of ordinary length for the benchmark"
+	}
+	m = feed(b, m, tea.WindowSizeMsg{Width: 160, Height: 48}, eventsMsg{events: evs},
+		readingsMsg{readings: scriptedReadings(b)}, logMsg{lines: lines})
+	if got := m.matchedView().len(); got != min(rows, MaxMatched) {
+		b.Fatalf("model holds %d rows, want %d", got, rows)
+	}
+	if v := m.View(); !strings.Contains(v, "\x1b[") {
+		b.Fatal("benchmark view has no colours")
+	}
+	return m
+}
+
+// benchView measures View, scrolled to the middle of the table so the
+// visible rows come from the inside of the ring.
+func benchView(b *testing.B, rows int) {
+	m := benchModel(b, rows)
+	m.offset[PanelMatched] = rows / 2
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if len(m.View()) == 0 {
+			b.Fatal("empty view")
+		}
+	}
+}
+
+// BenchmarkView10 is the baseline: View with 10 matched transactions.
+func BenchmarkView10(b *testing.B) { benchView(b, 10) }
+
+// BenchmarkView10k is View with 10,000 matched transactions.
+func BenchmarkView10k(b *testing.B) { benchView(b, 10_000) }
+
+// BenchmarkView10kHideFP is View with 10,000 rows and false positives
+// hidden.
+func BenchmarkView10kHideFP(b *testing.B) {
+	m := benchModel(b, 10_000)
+	m = feed(b, m, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{'f'}})
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		_ = m.View()
+	}
+}
+
+// BenchmarkUpdateEvents measures folding one batch of 1,000 events.
+func BenchmarkUpdateEvents(b *testing.B) {
+	evs := make([]spv.Event, 1000)
+	for i := range evs {
+		evs[i] = spv.BlockProcessed{At: spv.At{Time: t0.Add(time.Duration(i) * time.Millisecond)}, Height: int32(i + 1), PeerHeight: 5000}
+	}
+	m := New(Config{Network: "regtest", Now: fixedNow})
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		nm, _ := m.Update(eventsMsg{events: evs})
+		m = nm.(Model)
+	}
+}
