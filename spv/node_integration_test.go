@@ -221,3 +221,329 @@ func TestSyncMatchesTruth(t *testing.T) {
 }
 
 var _ = btcutil.Amount(0)
+
+func TestSyncGapLimitRerequests(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts btcd")
+	}
+	h := testnet.NewT(t, testnet.Options{})
+	k, err := testnet.NewKeyring(testnet.DemoSeed, h.Params())
+	if err != nil {
+		t.Fatal(err)
+	}
+	derive := func(i uint32) ([]byte, error) { return k.PkScript(testnet.PurposeBIP84, 0, i) }
+	script := func(i uint32) []byte {
+		s, err := derive(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	_, start, _ := h.Node().BestBlock()
+	want := map[chainhash.Hash]bool{}
+	pay := func(idx ...uint32) {
+		for _, i := range idx {
+			tx, err := h.Pay([]*wire.TxOut{wire.NewTxOut(200_000, script(i))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want[tx.TxHash()] = true
+		}
+		if _, err := h.Noise(3); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.Mine(1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Gap 3 watches 0..2 at first. Index 2 reveals 3..5; index 4 in the
+	// same block is only found when that block is fetched again; 5 in the
+	// next block (already in flight with the old filter); then 8 and 11.
+	pay(0)
+	pay(2, 4)
+	pay(5)
+	pay(8)
+	pay(11)
+	if _, err := h.Mine(5); err != nil {
+		t.Fatal(err)
+	}
+	_, tip, _ := h.Node().BestBlock()
+	w, err := spv.NewMemWatcherGap(start+1, 3, derive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := startNode(t, t.TempDir(), w, h.Node().P2PAddr())
+	waitSynced(t, n, tip)
+	got := w.Txs()
+	for id := range want {
+		if _, ok := got[id]; !ok {
+			t.Errorf("missed %v", id)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("found %d txs, want %d", len(got), len(want))
+	}
+	st := n.Status()
+	_, again := w.Applied()
+	t.Logf("loads %d rerequested %d reapplied %d", st.Filter.Loads, st.Rerequested, again)
+	if st.Rerequested == 0 || again == 0 {
+		t.Errorf("no block was fetched again (rerequested %d, reapplied %d)", st.Rerequested, again)
+	}
+}
+
+func TestSyncFollowsReorgs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts btcd")
+	}
+	h := testnet.NewT(t, testnet.Options{})
+	k, err := testnet.NewKeyring(testnet.DemoSeed, h.Params())
+	if err != nil {
+		t.Fatal(err)
+	}
+	scripts := keyScripts(t, k, 4)
+	_, start, _ := h.Node().BestBlock()
+	truth := buildChain(t, h, k, scripts, 10, 2, 7)
+	_, tip, _ := h.Node().BestBlock()
+	w := spv.NewMemWatcher(start+1, scripts...)
+	n := startNode(t, t.TempDir(), w, h.Node().P2PAddr())
+	sub := n.Subscribe()
+	defer sub.Cancel()
+	waitSynced(t, n, tip)
+	checkTruth(t, w, truth)
+
+	for _, depth := range []int{1, 3} {
+		// A payment in the losing branch vanishes; one in the winning
+		// branch appears.
+		orphan, err := h.NewTx([]*wire.TxOut{wire.NewTxOut(300_000, scripts[0])})
+		if err != nil {
+			t.Fatal(err)
+		}
+		winner, err := h.DoubleSpend(orphan, []*wire.TxOut{wire.NewTxOut(250_000, scripts[1])})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Let the node see the losing branch first.
+		res, err := h.Reorg(context.Background(), depth, testnet.ReorgOptions{
+			OrphanTxs: []*wire.MsgTx{orphan}, WinnerTxs: []*wire.MsgTx{winner},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitSynced(t, n, res.TipHeight)
+		waitFor(t, func() bool {
+			st := n.Status()
+			return st.WatcherHash == *res.New[len(res.New)-1]
+		})
+		got := w.Txs()
+		if _, ok := got[orphan.TxHash()]; ok {
+			t.Errorf("depth %d: orphaned tx still in the watcher", depth)
+		}
+		if g, ok := got[winner.TxHash()]; !ok || g.Height != res.ForkHeight+1 {
+			t.Errorf("depth %d: winning tx %v missing or at wrong height (%+v)", depth, winner.TxHash(), g)
+		}
+		truth.txs[winner.TxHash()] = res.ForkHeight + 1
+		for i, out := range winner.TxOut {
+			if string(out.PkScript) == string(scripts[1]) {
+				truth.coins[wire.OutPoint{Hash: winner.TxHash(), Index: uint32(i)}] = out.Value
+			}
+		}
+	}
+	checkTruth(t, w, truth)
+	if st := n.Status(); st.Reorgs == 0 {
+		t.Errorf("no reorg counted: %+v", st)
+	}
+}
+
+// waitFor polls cond for up to 20 s.
+func waitFor(t testing.TB, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestSyncRestartAndMempool(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts btcd")
+	}
+	h := testnet.NewT(t, testnet.Options{})
+	k, err := testnet.NewKeyring(testnet.DemoSeed, h.Params())
+	if err != nil {
+		t.Fatal(err)
+	}
+	scripts := keyScripts(t, k, 6)
+	_, start, _ := h.Node().BestBlock()
+	truth := buildChain(t, h, k, scripts, 20, 2, 3)
+	_, tip, _ := h.Node().BestBlock()
+	w := spv.NewMemWatcher(start+1, scripts...)
+	dir := t.TempDir()
+	cfg := spv.Config{
+		Network: regtest(t), DataDir: dir, Connect: []string{h.Node().P2PAddr()}, Watcher: w, Log: testLogger(),
+		RetryMin: 100 * time.Millisecond,
+	}
+	n, err := spv.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	waitSynced(t, n, tip)
+	if err := n.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Stop(); err != nil {
+		t.Fatalf("second stop: %v", err)
+	}
+
+	more := buildChain(t, h, k, scripts, 10, 2, 4)
+	for id, ht := range more.txs {
+		truth.txs[id] = ht
+	}
+	_, tip2, _ := h.Node().BestBlock()
+	n2, err := spv.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := n2.Status(); st.HeaderHeight != tip {
+		t.Errorf("reopened header store at %d, want %d", st.HeaderHeight, tip)
+	}
+	if err := n2.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = n2.Stop() })
+	waitSynced(t, n2, tip2)
+	got := w.Txs()
+	for id, ht := range truth.txs {
+		if g, ok := got[id]; !ok || g.Height != ht {
+			t.Errorf("tx %v: got %+v, want height %d", id, g, ht)
+		}
+	}
+
+	// An unconfirmed payment reaches the watcher before it is mined.
+	addr, err := k.Address(testnet.PurposeBIP84, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := h.PayAddress(addr, 123_456)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { _, ok := w.Mempool()[tx.TxHash()]; return ok })
+	if _, err := h.Mine(1); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { g, ok := w.Txs()[tx.TxHash()]; return ok && g.Height == tip2+1 })
+
+	recs := readTranscript(t, dir)
+	if len(recs) < 2 || recs[0].Reason != spv.ReasonInitial {
+		t.Fatalf("transcript %+v", recs)
+	}
+	sawRestart := false
+	for _, r := range recs {
+		sawRestart = sawRestart || r.Reason == spv.ReasonRestart
+		if r.Peer != h.Node().P2PAddr() || len(r.Filter) == 0 {
+			t.Errorf("record %+v", r)
+		}
+	}
+	if !sawRestart {
+		t.Errorf("no restart record in %+v", recs)
+	}
+}
+
+func TestSyncSurvivesPeerLoss(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts btcd")
+	}
+	h := testnet.NewT(t, testnet.Options{})
+	k, err := testnet.NewKeyring(testnet.DemoSeed, h.Params())
+	if err != nil {
+		t.Fatal(err)
+	}
+	scripts := keyScripts(t, k, 6)
+	_, start, _ := h.Node().BestBlock()
+	truth := buildChain(t, h, k, scripts, 120, 1, 5)
+	_, tip, _ := h.Node().BestBlock()
+	second, err := testnet.StartNode(context.Background(), testnet.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = second.Stop() })
+	if err := second.ConnectTo(h.Node()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := second.WaitForHeight(ctx, tip); err != nil {
+		t.Fatal(err)
+	}
+	nodes := map[string]*testnet.Node{h.Node().P2PAddr(): h.Node(), second.P2PAddr(): second}
+
+	w := spv.NewMemWatcher(start+1, scripts...)
+	gate := &gateWatcher{MemWatcher: w, at: start + 20, reached: make(chan struct{}), release: make(chan struct{})}
+	n, err := spv.New(spv.Config{
+		Network: regtest(t), DataDir: t.TempDir(), Connect: []string{h.Node().P2PAddr(), second.P2PAddr()},
+		Watcher: gate, Log: testLogger(), BatchSize: 5, Window: 10, RetryMin: 50 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = n.Stop() })
+	select {
+	case <-gate.reached:
+	case <-ctx.Done():
+		t.Fatalf("no progress: %+v", n.Status())
+	}
+	killed := ""
+	for _, p := range n.Peers() {
+		if p.Download {
+			killed = p.Addr
+		}
+	}
+	victim := nodes[killed]
+	if victim == nil {
+		close(gate.release)
+		t.Fatalf("no download peer among %+v", n.Peers())
+	}
+	if err := victim.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	close(gate.release)
+	st0 := n.Status()
+	waitSynced(t, n, tip)
+	checkTruth(t, w, truth)
+	st := n.Status()
+	t.Logf("lost %s at watcher height %d; synced to %d with %d peers", killed, st0.WatcherHeight, st.WatcherHeight, len(st.Peers))
+	if st0.WatcherHeight >= tip {
+		t.Errorf("peer stopped after the sync ended (height %d)", st0.WatcherHeight)
+	}
+	if len(st.Peers) != 1 || st.Peers[0].Addr == killed {
+		t.Errorf("peers after the loss: %+v", st.Peers)
+	}
+}
+
+// gateWatcher holds ApplyBlock at one height until released, so a test
+// can act in the middle of a sync.
+type gateWatcher struct {
+	*spv.MemWatcher
+	at      int32
+	reached chan struct{}
+	release chan struct{}
+	passed  bool
+}
+
+func (g *gateWatcher) ApplyBlock(b *spv.FilteredBlock) (spv.BlockResult, error) {
+	if b.Height == g.at && !g.passed {
+		g.passed = true
+		close(g.reached)
+		<-g.release
+	}
+	return g.MemWatcher.ApplyBlock(b)
+}
