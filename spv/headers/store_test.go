@@ -1,0 +1,831 @@
+package headers
+
+import (
+	"errors"
+	"math/big"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bloomwatch/bloomwatch/spv/netparams"
+	"github.com/btcsuite/btcd/blockchain"
+	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+)
+
+func mustConnect(t *testing.T, s *Store, hdrs []wire.BlockHeader) ConnectResult {
+	t.Helper()
+	res, err := s.Connect(hdrs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func hashes(hdrs []wire.BlockHeader) []chainhash.Hash {
+	out := make([]chainhash.Hash, len(hdrs))
+	for i := range hdrs {
+		out[i] = hdrs[i].BlockHash()
+	}
+	return out
+}
+
+// TestSentinels provokes every validation sentinel through Connect and
+// checks the typed error and that the headers before the bad one stay.
+func TestSentinels(t *testing.T) {
+	cpNet := func() *netparams.Network { return easyNet("cp", netparams.RulesMainnet, 2016, false, 0x7e570003, nil) }
+	tests := []struct {
+		name string
+		net  func() *netparams.Network
+		// bad turns a valid next header (on top of 3 good ones) into an
+		// invalid one; s is the store with the 3 good ones connected.
+		bad  func(t *testing.T, s *Store, good wire.BlockHeader) wire.BlockHeader
+		want error
+	}{
+		{"not connecting", func() *netparams.Network { return mustNet(t, "regtest") },
+			func(t *testing.T, s *Store, h wire.BlockHeader) wire.BlockHeader {
+				h.PrevBlock[5] ^= 0xff
+				solve(&h)
+				return h
+			}, ErrNotConnecting},
+		{"bad pow", func() *netparams.Network { return mustNet(t, "regtest") },
+			func(t *testing.T, s *Store, h wire.BlockHeader) wire.BlockHeader {
+				unsolve(&h)
+				return h
+			}, ErrBadPoW},
+		{"bad bits", func() *netparams.Network { return mustNet(t, "regtest") },
+			func(t *testing.T, s *Store, h wire.BlockHeader) wire.BlockHeader {
+				h.Bits = 0x207ffffe // harder than required, and solved
+				solve(&h)
+				return h
+			}, ErrBadBits},
+		{"target above the limit", func() *netparams.Network { return mustNet(t, "regtest") },
+			func(t *testing.T, s *Store, h wire.BlockHeader) wire.BlockHeader {
+				h.Bits = 0x2100ffff
+				return h
+			}, ErrBelowPowLimit},
+		{"zero target", func() *netparams.Network { return mustNet(t, "regtest") },
+			func(t *testing.T, s *Store, h wire.BlockHeader) wire.BlockHeader {
+				h.Bits = 0
+				return h
+			}, ErrBelowPowLimit},
+		{"negative target", func() *netparams.Network { return mustNet(t, "regtest") },
+			func(t *testing.T, s *Store, h wire.BlockHeader) wire.BlockHeader {
+				h.Bits = 0x04923456
+				return h
+			}, ErrBelowPowLimit},
+		{"time at median time past", func() *netparams.Network { return mustNet(t, "regtest") },
+			func(t *testing.T, s *Store, h wire.BlockHeader) wire.BlockHeader {
+				s.mu.RLock()
+				mtp := medianTimePast(s, s.tipIndex())
+				s.mu.RUnlock()
+				h.Timestamp = time.Unix(mtp, 0)
+				solve(&h)
+				return h
+			}, ErrTimeTooOld},
+		{"time too new", func() *netparams.Network { return mustNet(t, "regtest") },
+			func(t *testing.T, s *Store, h wire.BlockHeader) wire.BlockHeader {
+				h.Timestamp = testNow.Add(2*time.Hour + time.Second)
+				solve(&h)
+				return h
+			}, ErrTimeTooNew},
+		{"old version on simnet", func() *netparams.Network { return mustNet(t, "simnet") },
+			func(t *testing.T, s *Store, h wire.BlockHeader) wire.BlockHeader {
+				h.Version = 3
+				solve(&h)
+				return h
+			}, ErrBadVersion},
+		{"checkpoint mismatch", cpNet,
+			func(t *testing.T, s *Store, h wire.BlockHeader) wire.BlockHeader {
+				// A checkpoint at height 4 names another hash.
+				s.rules.checkpoints[4] = chainhash.Hash{1}
+				s.rules.cpHeights = []int32{4}
+				return h
+			}, ErrCheckpoint},
+		{"fork below the last checkpoint", cpNet,
+			func(t *testing.T, s *Store, h wire.BlockHeader) wire.BlockHeader {
+				// Checkpoint at height 2 = the tip; a fork at
+				// height 1 is refused.
+				tipHash, tipHeight := s.Tip()
+				s.rules.checkpoints[tipHeight] = tipHash
+				s.rules.cpHeights = []int32{tipHeight}
+				g, _ := s.HashByHeight(0)
+				return mineOn(t, s, g, 1, 900, 99)[0]
+			}, ErrCheckpoint},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, _ := openTest(t, tc.net())
+			good := mineOnTip(t, s, 4, 600, 1)
+			mustConnect(t, s, good[:2])
+			batch := append([]wire.BlockHeader{good[2]}, tc.bad(t, s, good[3]))
+			batch = append(batch, good[3])
+			// The first header of the batch is connected by the
+			// time bad() ran only for the checkpoint cases; use a
+			// batch of [good, bad, good].
+			res, err := s.Connect(batch)
+			var verr *ValidationError
+			if !errors.As(err, &verr) {
+				t.Fatalf("error %v (%T), want *ValidationError", err, err)
+			}
+			if verr.Err != tc.want || !errors.Is(err, tc.want) {
+				t.Fatalf("error %v, want %v", err, tc.want)
+			}
+			if verr.Index != 1 || verr.Hash != batch[1].BlockHash() {
+				t.Fatalf("index %d hash %v", verr.Index, verr.Hash)
+			}
+			if res.Accepted != 1 || !res.NewTip {
+				t.Fatalf("result %+v: the header before the bad one must stay", res)
+			}
+			if hash, h := s.Tip(); h != 3 || hash != good[2].BlockHash() {
+				t.Fatalf("tip %v at %d", hash, h)
+			}
+			if _, err := s.HeightByHash(batch[1].BlockHash()); !errors.Is(err, ErrNotFound) {
+				t.Fatalf("bad header stored: %v", err)
+			}
+		})
+	}
+}
+
+// TestTimewarpBIP94 connects a period-start header timestamped 601 s
+// before its parent: testnet4 rules refuse it, testnet3 rules accept it,
+// and 600 s is accepted by both.
+func TestTimewarpBIP94(t *testing.T) {
+	for _, tc := range []struct {
+		family netparams.Rules
+		before int // headers mined before the test header (7: it starts a period)
+		back   int64
+		want   error
+	}{
+		{netparams.RulesTestnet4, 7, 601, ErrTimewarp},
+		{netparams.RulesTestnet4, 7, 600, nil},
+		{netparams.RulesTestnet4, 6, 601, nil}, // mid-period: no bound
+		{netparams.RulesTestnet3, 7, 601, nil},
+	} {
+		net := easyNet("tw", tc.family, 8, true, 0x7e570004, nil)
+		s, _ := openTest(t, net)
+		mustConnect(t, s, mineOnTip(t, s, tc.before, 600, 1))
+		s.mu.RLock()
+		tip := s.tipIndex()
+		parent := s.tipHdr
+		ts := int64(s.nodes[tip].time) - tc.back
+		bits := s.rules.requiredBits(s, tip, ts)
+		s.mu.RUnlock()
+		h := child(&parent, ts, bits, 5, int32(tc.before+1))
+		_, err := s.Connect([]wire.BlockHeader{h})
+		if !errors.Is(err, tc.want) && !(err == nil && tc.want == nil) {
+			t.Errorf("%v, height %d, %d s back: %v, want %v", tc.family, tc.before+1, tc.back, err, tc.want)
+		}
+	}
+}
+
+// TestBIP94RetargetConnect mines, on easy networks with 8-block periods, a
+// period that speeds up difficulty and ends with a minimum-difficulty block,
+// then checks which retarget each rule family accepts.
+func TestBIP94RetargetConnect(t *testing.T) {
+	for _, family := range []netparams.Rules{netparams.RulesTestnet3, netparams.RulesTestnet4} {
+		net := easyNet("bip94", family, 8, true, 0x7e570005, nil)
+		s, _ := openTest(t, net)
+		// Two fast periods: difficulty rises.
+		mustConnect(t, s, mineOnTip(t, s, 15, 60, 1))
+		// Height 16..22 fast, then 23 after 21 minutes (exception).
+		mustConnect(t, s, mineOnTip(t, s, 7, 60, 2))
+		last := mineOnTip(t, s, 1, 1260, 3)
+		if last[0].Bits != net.Params.PowLimitBits {
+			t.Fatalf("exception block has bits %08x", last[0].Bits)
+		}
+		mustConnect(t, s, last)
+		s.mu.RLock()
+		tip := s.tipIndex()
+		first := s.nodes[s.ancestor(tip, 16)]
+		ts := int64(s.nodes[tip].time) + 60
+		want := s.rules.requiredBits(s, tip, ts)
+		parent := s.tipHdr
+		s.mu.RUnlock()
+		// testnet3 starts from the exception's bits (the limit); BIP94
+		// from the first block's (harder).
+		expect := func(base uint32) uint32 {
+			actual := int64(s.nodes[tip].time) - int64(first.time)
+			target := blockchain.CompactToBig(base)
+			target.Mul(target, big.NewInt(actual))
+			target.Div(target, big.NewInt(8*600))
+			return blockchain.BigToCompact(target)
+		}
+		fromLimit, fromFirst := expect(net.Params.PowLimitBits), expect(first.bits)
+		if fromLimit == fromFirst {
+			t.Fatalf("setup: both bases give %08x", fromLimit)
+		}
+		if family == netparams.RulesTestnet3 && want != fromLimit {
+			t.Errorf("testnet3 retarget %08x, want %08x (from the limit)", want, fromLimit)
+		}
+		if family == netparams.RulesTestnet4 && want != fromFirst {
+			t.Errorf("testnet4 retarget %08x, want %08x (from the first block)", want, fromFirst)
+		}
+		mustConnect(t, s, []wire.BlockHeader{child(&parent, ts, want, 4, 24)})
+		// The other family's value is refused.
+		other := fromLimit
+		if family == netparams.RulesTestnet3 {
+			other = fromFirst
+		}
+		h := child(&parent, ts, other, 5, 24)
+		if _, err := s.Connect([]wire.BlockHeader{h}); !errors.Is(err, ErrBadBits) {
+			t.Errorf("%v: other family's bits %08x: %v", family, other, err)
+		}
+	}
+}
+
+// retargetNet is a simnet-like network that retargets every 10 blocks.
+func retargetNet() *netparams.Network {
+	return easyNet("fork", netparams.RulesMainnet, 10, false, 0x7e570006, nil)
+}
+
+// TestForkChoiceByWork builds a short branch of fast (harder) blocks and a
+// longer branch of slow (minimum difficulty) blocks from genesis: the
+// shorter branch has more work and wins whichever arrives first.
+func TestForkChoiceByWork(t *testing.T) {
+	for _, order := range []string{"heavy first", "long first"} {
+		t.Run(order, func(t *testing.T) {
+			s, _ := openTest(t, retargetNet())
+			genesis := *retargetNet().Params.GenesisHash
+			heavy := mineOn(t, s, genesis, 40, 60, 1)  // difficulty x4 per period
+			long := mineOn(t, s, genesis, 80, 3000, 2) // stays at the limit
+			wl := workOf(heavy, 1) // the genesis contributes to both alike
+			ll := workOf(long, 1)
+			if wl.Cmp(ll) <= 0 || len(long) <= len(heavy) {
+				t.Fatalf("setup: heavy %d blocks work %v, long %d blocks work %v", len(heavy), wl, len(long), ll)
+			}
+			first, second := heavy, long
+			if order == "long first" {
+				first, second = long, heavy
+			}
+			mustConnect(t, s, first)
+			res := mustConnect(t, s, second)
+			if hash, h := s.Tip(); hash != heavy[39].BlockHash() || h != 40 {
+				t.Fatalf("tip %v at %d, want the heavy branch's at 40", hash, h)
+			}
+			if order == "long first" {
+				if res.Reorg == nil || res.Reorg.ForkHeight != 0 || len(res.Reorg.Detached) != 80 ||
+					len(res.Reorg.Attached) != 40 {
+					t.Fatalf("reorg %+v", res.Reorg)
+				}
+			} else if res.NewTip || res.Reorg != nil {
+				t.Fatalf("the long branch moved the tip: %+v", res)
+			}
+			if s.Count() != 121 {
+				t.Fatalf("count %d", s.Count())
+			}
+			if !s.IsBest(heavy[10].BlockHash()) || s.IsBest(long[10].BlockHash()) {
+				t.Fatal("IsBest")
+			}
+			// HeaderByHash reaches the losing branch too.
+			if _, h, err := s.HeaderByHash(long[79].BlockHash()); err != nil || h != 80 {
+				t.Fatalf("side header: %d %v", h, err)
+			}
+		})
+	}
+}
+
+// workOf sums the work of headers plus genesis blocks of work per block.
+func workOf(hdrs []wire.BlockHeader, genesis int) *big.Int {
+	w := new(big.Int)
+	for range genesis {
+		w.Add(w, blockchain.CalcWork(0x207fffff))
+	}
+	for i := range hdrs {
+		w.Add(w, blockchain.CalcWork(hdrs[i].Bits))
+	}
+	return w
+}
+
+// TestReorg checks the reorg report, the tie rule and that the new best
+// chain survives a restart.
+func TestReorg(t *testing.T) {
+	net := mustNet(t, "regtest")
+	s, dir := openTest(t, net)
+	a := mineOnTip(t, s, 10, 600, 1)
+	mustConnect(t, s, a)
+	fork := a[4].BlockHash() // height 5
+
+	// An equal-work branch (5 blocks above 5 = height 10) does not move
+	// the tip: first seen wins.
+	b := mineOn(t, s, fork, 7, 600, 2)
+	res := mustConnect(t, s, b[:5])
+	if res.NewTip || res.Reorg != nil || res.Accepted != 5 {
+		t.Fatalf("equal work: %+v", res)
+	}
+	// One more block: reorg.
+	res = mustConnect(t, s, b[5:6])
+	if !res.NewTip || res.Reorg == nil {
+		t.Fatalf("no reorg: %+v", res)
+	}
+	r := res.Reorg
+	if r.ForkHeight != 5 || r.ForkHash != fork {
+		t.Fatalf("fork %d %v", r.ForkHeight, r.ForkHash)
+	}
+	wantDetached := hashes(a[5:])
+	for i, j := 0, len(wantDetached)-1; i < j; i, j = i+1, j-1 {
+		wantDetached[i], wantDetached[j] = wantDetached[j], wantDetached[i]
+	}
+	if !equalHashes(r.Detached, wantDetached) {
+		t.Fatalf("detached %v, want tip first %v", r.Detached, wantDetached)
+	}
+	if !equalHashes(r.Attached, hashes(b[:6])) {
+		t.Fatalf("attached %v", r.Attached)
+	}
+	checkBest := func(s *Store, tip chainhash.Hash, tipHeight int32) {
+		t.Helper()
+		for h := int32(0); h <= 11; h++ {
+			hash, err := s.HashByHeight(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want chainhash.Hash
+			switch {
+			case h == 0:
+				want = *net.Params.GenesisHash
+			case h <= 5:
+				want = a[h-1].BlockHash()
+			default:
+				want = b[h-6].BlockHash()
+			}
+			if hash != want {
+				t.Fatalf("height %d: %v, want %v", h, hash, want)
+			}
+			hdr, err := s.HeaderByHeight(h)
+			if err != nil || hdr.BlockHash() != want {
+				t.Fatalf("HeaderByHeight(%d): %v", h, err)
+			}
+		}
+		if _, err := s.HashByHeight(tipHeight + 1); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("height %d: %v", tipHeight+1, err)
+		}
+		if s.IsBest(a[9].BlockHash()) || !s.IsBest(b[5].BlockHash()) {
+			t.Fatal("IsBest")
+		}
+		if th := s.TipHeader(); th.BlockHash() != tip {
+			t.Fatal("TipHeader")
+		}
+	}
+	checkBest(s, b[5].BlockHash(), 11)
+
+	// Back to the first branch: it needs two more blocks.
+	a2 := mineOn(t, s, a[9].BlockHash(), 2, 600, 3)
+	res = mustConnect(t, s, a2)
+	if res.Reorg == nil || res.Reorg.ForkHeight != 5 || len(res.Reorg.Detached) != 6 || len(res.Reorg.Attached) != 7 {
+		t.Fatalf("reorg back: %+v", res.Reorg)
+	}
+	// And again to b, persisting across a restart.
+	mustConnect(t, s, b[6:7])
+	b2 := mineOn(t, s, b[6].BlockHash(), 1, 600, 4)
+	mustConnect(t, s, b2)
+	tipHash, tipHeight := s.Tip()
+	work := s.TipWork()
+	s.Close()
+	s2, err := Open(dir, net, WithClock(fixedClock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	h2, ht2 := s2.Tip()
+	if h2 != tipHash || ht2 != tipHeight || s2.TipWork().Cmp(work) != 0 || s2.Count() != 1+10+7+2+1 {
+		t.Fatalf("after restart tip %v@%d work %v count %d", h2, ht2, s2.TipWork(), s2.Count())
+	}
+	checkBest(s2, tipHash, tipHeight)
+}
+
+func equalHashes(a, b []chainhash.Hash) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestIdempotent connects overlapping batches.
+func TestIdempotent(t *testing.T) {
+	s, _ := openTest(t, mustNet(t, "regtest"))
+	hs := mineOnTip(t, s, 30, 600, 1)
+	res := mustConnect(t, s, hs[:20])
+	if res.Accepted != 20 {
+		t.Fatalf("%+v", res)
+	}
+	res = mustConnect(t, s, hs[:20])
+	if res.Accepted != 0 || res.NewTip || res.Reorg != nil {
+		t.Fatalf("repeat: %+v", res)
+	}
+	res = mustConnect(t, s, hs[10:])
+	if res.Accepted != 10 || !res.NewTip {
+		t.Fatalf("overlap: %+v", res)
+	}
+	res = mustConnect(t, s, nil)
+	if res.Accepted != 0 || res.NewTip {
+		t.Fatalf("empty: %+v", res)
+	}
+	if s.Count() != 31 {
+		t.Fatalf("count %d", s.Count())
+	}
+}
+
+// TestPersistence reopens a store and compares everything.
+func TestPersistence(t *testing.T) {
+	net := mustNet(t, "simnet")
+	s, dir := openTest(t, net)
+	hs := mineOnTip(t, s, 250, 600, 1)
+	for i := 0; i < len(hs); i += 100 {
+		mustConnect(t, s, hs[i:min(i+100, len(hs))])
+	}
+	side := mineOn(t, s, hs[100].BlockHash(), 3, 600, 2)
+	mustConnect(t, s, side)
+	loc := s.Locator()
+	tip, height := s.Tip()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("second close: %v", err)
+	}
+	if _, err := s.Connect(hs); !errors.Is(err, ErrClosed) {
+		t.Fatalf("connect after close: %v", err)
+	}
+	s2, err := Open(dir, net, WithClock(fixedClock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if h, ht := s2.Tip(); h != tip || ht != height || s2.Count() != 254 {
+		t.Fatalf("tip %v@%d count %d", h, ht, s2.Count())
+	}
+	if !equalLocators(s2.Locator(), loc) {
+		t.Fatal("locator differs")
+	}
+	for i := range hs {
+		got, err := s2.HeaderByHeight(int32(i + 1))
+		if err != nil || got.BlockHash() != hs[i].BlockHash() || !got.Timestamp.Equal(hs[i].Timestamp) {
+			t.Fatalf("height %d: %v", i+1, err)
+		}
+	}
+	if _, h, err := s2.HeaderByHash(side[2].BlockHash()); err != nil || h != 104 {
+		t.Fatalf("side branch: %d %v", h, err)
+	}
+	// It keeps growing after the restart.
+	mustConnect(t, s2, mineOnTip(t, s2, 5, 600, 3))
+	if _, h := s2.Tip(); h != 255 {
+		t.Fatalf("tip %d", h)
+	}
+}
+
+func equalLocators(a, b blockchain.BlockLocator) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if *a[i] != *b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestLocator checks the heights a locator names, from the tip and from a
+// side branch.
+func TestLocator(t *testing.T) {
+	s, _ := openTest(t, mustNet(t, "regtest"))
+	hs := mineOnTip(t, s, 100, 600, 1)
+	mustConnect(t, s, hs)
+	want := []int32{100, 99, 98, 97, 96, 95, 94, 93, 92, 91, 90, 89, 87, 83, 75, 59, 27, 0}
+	heightsOf := func(loc blockchain.BlockLocator) []int32 {
+		var out []int32
+		for _, h := range loc {
+			ht, err := s.HeightByHash(*h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, ht)
+		}
+		return out
+	}
+	if got := heightsOf(s.Locator()); !equalInts(got, want) {
+		t.Fatalf("locator heights %v, want %v", got, want)
+	}
+	// A side branch from 50 to 60: its locator follows the branch, then
+	// the shared chain.
+	side := mineOn(t, s, hs[49].BlockHash(), 10, 600, 2)
+	mustConnect(t, s, side)
+	loc, err := s.LocatorFrom(side[9].BlockHash())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *loc[0] != side[9].BlockHash() || *loc[9] != side[0].BlockHash() {
+		t.Fatal("side locator does not start on the branch")
+	}
+	if got := heightsOf(loc); !equalInts(got, []int32{60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50, 49, 47, 43, 35, 19, 0}) {
+		t.Fatalf("side locator heights %v", got)
+	}
+	if !s.IsBest(*loc[10]) || s.IsBest(*loc[9]) {
+		t.Fatal("side locator crosses to the best chain at the fork")
+	}
+	if _, err := s.LocatorFrom(chainhash.Hash{9}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("unknown: %v", err)
+	}
+}
+
+func equalInts(a, b []int32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestNotFound covers the getters' misses.
+func TestNotFound(t *testing.T) {
+	s, _ := openTest(t, mustNet(t, "regtest"))
+	if _, err := s.HeaderByHeight(1); !errors.Is(err, ErrNotFound) {
+		t.Fatal(err)
+	}
+	if _, err := s.HeaderByHeight(-1); !errors.Is(err, ErrNotFound) {
+		t.Fatal(err)
+	}
+	if _, _, err := s.HeaderByHash(chainhash.Hash{1}); !errors.Is(err, ErrNotFound) {
+		t.Fatal(err)
+	}
+	if _, err := s.HeightByHash(chainhash.Hash{1}); !errors.Is(err, ErrNotFound) {
+		t.Fatal(err)
+	}
+	if s.IsBest(chainhash.Hash{1}) {
+		t.Fatal("IsBest of unknown")
+	}
+	g := s.TipHeader()
+	if g.BlockHash() != *chaincfg.RegressionNetParams.GenesisHash {
+		t.Fatal("fresh store's tip is not genesis")
+	}
+	if s.TipWork().Cmp(blockchain.CalcWork(0x207fffff)) != 0 {
+		t.Fatalf("genesis work %v", s.TipWork())
+	}
+}
+
+// TestTornTail simulates crashes during an append.
+func TestTornTail(t *testing.T) {
+	net := mustNet(t, "regtest")
+	for _, tc := range []struct {
+		name string
+		tear func(t *testing.T, path string)
+	}{
+		{"partial record", func(t *testing.T, path string) {
+			appendBytes(t, path, make([]byte, 50))
+		}},
+		{"one byte", func(t *testing.T, path string) {
+			appendBytes(t, path, []byte{1})
+		}},
+		{"full-length zero record", func(t *testing.T, path string) {
+			appendBytes(t, path, make([]byte, recordLen))
+		}},
+		{"last record's checksum", func(t *testing.T, path string) {
+			flipByte(t, path, -2)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s, err := Open(dir, net, WithClock(fixedClock))
+			if err != nil {
+				t.Fatal(err)
+			}
+			hs := mineOnTip(t, s, 20, 600, 1)
+			mustConnect(t, s, hs)
+			s.Close()
+			path := filepath.Join(dir, FileName)
+			tc.tear(t, path)
+
+			var hooked []Repair
+			s2, err := Open(dir, net, WithClock(fixedClock), WithRepairHook(func(r Repair) { hooked = append(hooked, r) }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s2.Close()
+			if len(hooked) != 1 || len(s2.Repairs()) != 1 {
+				t.Fatalf("repairs %v", hooked)
+			}
+			want := 21
+			if tc.name == "last record's checksum" {
+				want = 20 // the damaged record itself is dropped
+			}
+			if s2.Count() != want {
+				t.Fatalf("count %d, want %d", s2.Count(), want)
+			}
+			st, _ := os.Stat(path)
+			if st.Size() != recordOffset(int32(want)) {
+				t.Fatalf("size %d", st.Size())
+			}
+			// The store works: reconnecting the chain restores it.
+			mustConnect(t, s2, hs)
+			if _, h := s2.Tip(); h != 20 {
+				t.Fatalf("tip %d", h)
+			}
+			t.Log(hooked[0])
+		})
+	}
+}
+
+func appendBytes(t *testing.T, path string, b []byte) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// flipByte flips a byte at off (negative: from the end).
+func flipByte(t *testing.T, path string, off int64) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if off < 0 {
+		off += int64(len(b))
+	}
+	b[off] ^= 0x55
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCorrupt checks that damaged or foreign files are refused with
+// ErrCorrupt and left alone.
+func TestCorrupt(t *testing.T) {
+	net := mustNet(t, "regtest")
+	build := func(t *testing.T) (string, []wire.BlockHeader) {
+		dir := t.TempDir()
+		s, err := Open(dir, net, WithClock(fixedClock))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs := mineOnTip(t, s, 10, 600, 1)
+		mustConnect(t, s, hs)
+		s.Close()
+		return dir, hs
+	}
+	tests := []struct {
+		name      string
+		damage    func(t *testing.T, path string, hs []wire.BlockHeader)
+		open      *netparams.Network
+		wrongNet  bool
+		wantRepOK bool
+	}{
+		{"garbage", func(t *testing.T, path string, _ []wire.BlockHeader) {
+			os.WriteFile(path, []byte("this is not a header file, it is a text file of some length...................................................................................................."), 0o600)
+		}, net, false, false},
+		{"empty", func(t *testing.T, path string, _ []wire.BlockHeader) {
+			os.WriteFile(path, nil, 0o600)
+		}, net, false, false},
+		{"bad version", func(t *testing.T, path string, _ []wire.BlockHeader) {
+			flipByte(t, path, 8)
+		}, net, false, false},
+		{"middle record checksum", func(t *testing.T, path string, _ []wire.BlockHeader) {
+			flipByte(t, path, recordOffset(5)+40)
+		}, net, false, false},
+		{"middle record rewritten with a valid checksum", func(t *testing.T, path string, hs []wire.BlockHeader) {
+			// Swap records 3 and 4: each still has a good CRC
+			// but record 3 now precedes its parent.
+			b, _ := os.ReadFile(path)
+			r3 := append([]byte(nil), b[recordOffset(3):recordOffset(4)]...)
+			copy(b[recordOffset(3):], b[recordOffset(4):recordOffset(5)])
+			copy(b[recordOffset(4):], r3)
+			os.WriteFile(path, b, 0o600)
+		}, net, false, false},
+		{"record failing proof of work", func(t *testing.T, path string, hs []wire.BlockHeader) {
+			b, _ := os.ReadFile(path)
+			h := hs[9]
+			unsolve(&h)
+			rec := putRecord(nil, &h)
+			copy(b[recordOffset(10):], rec)
+			os.WriteFile(path, b, 0o600)
+		}, net, false, false},
+		{"duplicate record", func(t *testing.T, path string, hs []wire.BlockHeader) {
+			appendBytes(t, path, putRecord(nil, &hs[3]))
+		}, net, false, false},
+		{"other network", func(t *testing.T, path string, _ []wire.BlockHeader) {}, mustNet(t, "simnet"), true, false},
+		{"other genesis, same magic", func(t *testing.T, path string, _ []wire.BlockHeader) {},
+			easyNet("regtest-like", netparams.RulesRegtest, 2016, false, chaincfg.RegressionNetParams.Net, nil), true, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, hs := build(t)
+			path := filepath.Join(dir, FileName)
+			tc.damage(t, path, hs)
+			if tc.name == "other genesis, same magic" {
+				// Same magic, another genesis.
+				tc.open.Params.GenesisHash = &chainhash.Hash{7}
+			}
+			before, _ := os.ReadFile(path)
+			_, err := Open(dir, tc.open, WithClock(fixedClock))
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("error %v, want ErrCorrupt", err)
+			}
+			var ce *CorruptError
+			if !errors.As(err, &ce) || ce.Path != path {
+				t.Fatalf("error %T %v", err, err)
+			}
+			if errors.Is(err, ErrWrongNetwork) != tc.wrongNet {
+				t.Fatalf("wrong network %v for %v", !tc.wrongNet, err)
+			}
+			after, _ := os.ReadFile(path)
+			if string(before) != string(after) {
+				t.Fatal("a corrupt file was modified")
+			}
+			// The lock was released: a fresh Open in the same dir
+			// after deleting the file works.
+			os.Remove(path)
+			s, err := Open(dir, mustNet(t, "regtest"), WithClock(fixedClock))
+			if err != nil {
+				t.Fatalf("after delete: %v", err)
+			}
+			s.Close()
+		})
+	}
+}
+
+// TestLocked opens the same directory twice.
+func TestLocked(t *testing.T) {
+	s, dir := openTest(t, mustNet(t, "regtest"))
+	if _, err := Open(dir, mustNet(t, "regtest")); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second open: %v", err)
+	}
+	s.Close()
+	s2, err := Open(dir, mustNet(t, "regtest"))
+	if err != nil {
+		t.Fatalf("open after close: %v", err)
+	}
+	s2.Close()
+}
+
+// TestConcurrentReaders reads while a writer connects and reorganizes
+// (run with -race).
+func TestConcurrentReaders(t *testing.T) {
+	s, _ := openTest(t, mustNet(t, "regtest"))
+	main := mineOnTip(t, s, 300, 600, 1)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for r := 0; r < 4; r++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				hash, height := s.Tip()
+				_ = s.TipHeader()
+				_ = s.TipWork()
+				_ = s.Locator()
+				_ = s.Count()
+				// The tip can move between calls, but a
+				// height that existed stays readable.
+				if _, err := s.HeaderByHeight(height); err != nil && !errors.Is(err, ErrNotFound) {
+					errs <- err
+					return
+				}
+				if _, _, err := s.HeaderByHash(hash); err != nil {
+					errs <- err
+					return
+				}
+				s.IsBest(hash)
+			}
+		}()
+	}
+	for i := 0; i < len(main); i += 25 {
+		mustConnect(t, s, main[i:i+25])
+		if i%100 == 0 && i > 0 {
+			// A competing branch that wins briefly.
+			side := mineOn(t, s, main[i-10].BlockHash(), 12, 600, uint32(i))
+			mustConnect(t, s, side)
+		}
+	}
+	close(done)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if _, h := s.Tip(); h != 300 {
+		t.Fatalf("tip %d", h)
+	}
+}
