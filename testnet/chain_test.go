@@ -1,0 +1,130 @@
+package testnet
+
+import (
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"github.com/btcsuite/btcd/btcutil"
+	"github.com/stretchr/testify/require"
+)
+
+// sortTxs orders truth transactions by height then txid (block order of
+// transactions is the miner's, not BuildChain's).
+func sortTxs(txs []TruthTx) {
+	sort.Slice(txs, func(i, j int) bool {
+		if txs[i].Height != txs[j].Height {
+			return txs[i].Height < txs[j].Height
+		}
+		return txs[i].Txid.String() < txs[j].Txid.String()
+	})
+}
+
+func TestBuildChainTruth(t *testing.T) {
+	h := NewT(t, Options{})
+	key, err := NewKeyring(DemoSeed, h.Params())
+	require.NoError(t, err)
+	spec := ChainSpec{
+		Blocks: 60, TxsPerBlock: 3, Keyring: key, Purpose: PurposeBIP49,
+		WatchAddrs: 12, PaymentsPerAddr: 2, SpendFraction: 0.5, Seed: 7,
+	}
+	truth, err := h.BuildChain(t.Context(), spec)
+	require.NoError(t, err)
+	require.Equal(t, truth.StartHeight+60, truth.TipHeight)
+	require.Equal(t, 60*3, truth.NoiseTxs)
+
+	// Shape: 24 payments, 12 spends, 12 addresses used in index order,
+	// 12 change addresses.
+	kinds := map[string]int{}
+	for _, tx := range truth.Txs {
+		kinds[tx.Kind]++
+		require.Greater(t, tx.Height, truth.StartHeight)
+	}
+	require.Equal(t, map[string]int{TxPayment: 24, TxSpend: 12}, kinds)
+	var ext, chg int
+	firstByIndex := map[uint32]int32{}
+	for _, a := range truth.Addresses {
+		if a.Branch == BranchExternal {
+			ext++
+			firstByIndex[a.Index] = a.FirstHeight
+		} else {
+			chg++
+		}
+		require.Equal(t, a.Received-a.Spent, a.Net)
+	}
+	require.Equal(t, 12, ext)
+	require.Equal(t, 12, chg)
+	for i := uint32(1); i < 12; i++ {
+		require.LessOrEqual(t, firstByIndex[i-1], firstByIndex[i], "first payments in index order")
+	}
+
+	// Totals agree: balance = sum of UTXOs = sum of deltas = sum of nets.
+	var sumDelta, sumNet, sumUTXO int64
+	for _, tx := range truth.Txs {
+		sumDelta += tx.Delta
+	}
+	for _, a := range truth.Addresses {
+		sumNet += a.Net
+	}
+	for _, u := range truth.UTXOs {
+		sumUTXO += u.Value
+	}
+	require.Equal(t, truth.Balance, sumDelta)
+	require.Equal(t, truth.Balance, sumNet)
+	require.Equal(t, truth.Balance, sumUTXO)
+	require.Positive(t, truth.Balance)
+
+	// The node agrees: every truth UTXO is unspent with its value, and a
+	// chain scan independent of BuildChain's bookkeeping finds the same.
+	for _, u := range truth.UTXOs {
+		res, err := h.Node().RPC().GetTxOut(&u.Txid, u.Vout, false)
+		require.NoError(t, err)
+		require.NotNil(t, res, "utxo %v unspent", u.OutPoint())
+		amt, err := btcutil.NewAmount(res.Value)
+		require.NoError(t, err)
+		require.Equal(t, u.Value, int64(amt))
+		require.Equal(t, u.Address, res.ScriptPubKey.Address)
+	}
+	scanned, err := ScanTruth(t.Context(), h.Node(), key, PurposeBIP49, truth.StartHeight+1)
+	require.NoError(t, err)
+	require.Equal(t, truth.UTXOs, scanned.UTXOs)
+	require.Equal(t, truth.Addresses, scanned.Addresses)
+	require.Equal(t, truth.Balance, scanned.Balance)
+	want := append([]TruthTx(nil), truth.Txs...)
+	sortTxs(want)
+	sortTxs(scanned.Txs)
+	require.Equal(t, want, scanned.Txs)
+
+	// JSON round trip.
+	path := filepath.Join(t.TempDir(), "truth.json")
+	require.NoError(t, truth.WriteFile(path))
+	back, err := ReadTruth(path)
+	require.NoError(t, err)
+	require.Equal(t, truth, back)
+
+	// Same seed on a fresh harness: same structure.
+	h2 := NewT(t, Options{})
+	truth2, err := h2.BuildChain(t.Context(), spec)
+	require.NoError(t, err)
+	require.Equal(t, truth.Balance, truth2.Balance)
+	require.Equal(t, len(truth.Txs), len(truth2.Txs))
+	for i := range truth.Txs {
+		require.Equal(t, truth.Txs[i].Height, truth2.Txs[i].Height)
+		require.Equal(t, truth.Txs[i].Delta, truth2.Txs[i].Delta)
+	}
+}
+
+func TestBuildChainBadSpec(t *testing.T) {
+	h := NewT(t, Options{Bare: true})
+	_, err := h.BuildChain(t.Context(), ChainSpec{Blocks: 0})
+	require.ErrorIs(t, err, ErrBadSpec)
+	_, err = h.BuildChain(t.Context(), ChainSpec{Blocks: 5, WatchAddrs: 2})
+	require.ErrorIs(t, err, ErrBadSpec)
+	_, err = h.BuildChain(t.Context(), ChainSpec{Blocks: 5, SpendFraction: 1.5})
+	require.ErrorIs(t, err, ErrBadSpec)
+	// Empty blocks only: mined in one batch.
+	truth, err := h.BuildChain(t.Context(), ChainSpec{Blocks: 25})
+	require.NoError(t, err)
+	require.Equal(t, int32(25), truth.TipHeight)
+	require.Empty(t, truth.Txs)
+}
