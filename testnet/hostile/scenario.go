@@ -67,7 +67,9 @@ const (
 	// Oversized answers the first getheaders with a message header that
 	// announces a payload above the 32 MiB protocol limit.
 	Oversized Scenario = "oversized-message"
-	// Garbage answers the first getheaders with random bytes (wrong magic).
+	// Garbage answers the first getheaders with a correctly framed headers
+	// message (magic, length and checksum right) whose payload is random
+	// bytes behind an impossible header count.
 	Garbage Scenario = "garbage"
 	// InvFlood sends Config.FloodMessages inv messages of
 	// Config.FloodSize random transaction hashes right after the
@@ -141,7 +143,7 @@ var scenarios = map[Scenario]info{
 	LowWorkFork:          {ReactIgnore, "a long valid fork with less work than the honest chain"},
 	FakeWorkFork:         {ReactBan, "a fork claiming more work than its proof of work shows"},
 	Oversized:            {ReactDisconnect, "a message announcing a payload above 32 MiB"},
-	Garbage:              {ReactDisconnect, "random bytes instead of a message"},
+	Garbage:              {ReactDisconnect, "a well-framed message whose payload is random bytes"},
 	InvFlood:             {ReactIgnore, "a flood of invs for unknown transactions"},
 	StallMidBatch:        {ReactRetry, "stops answering in the middle of a getdata batch"},
 	DisconnectMidBatch:   {ReactRetry, "closes the connection in the middle of a getdata batch"},

@@ -350,10 +350,18 @@ func (s *session) sendRaw() error {
 		}
 		s.markApplied(fmt.Sprintf("message header announcing %d bytes", wire.MaxMessagePayload+1))
 	case Garbage:
-		if err := s.writeRaw(s.p.randBytes(1024), "garbage"); err != nil {
+		// A well-framed headers message (right magic, command, length and
+		// checksum) whose payload is random bytes behind a count of 2^32-1.
+		payload := append([]byte{0xfe, 0xff, 0xff, 0xff, 0xff}, s.p.randBytes(1019)...)
+		hdr := make([]byte, 24)
+		binary.LittleEndian.PutUint32(hdr[0:4], uint32(s.cfg.Params.Net))
+		copy(hdr[4:16], wire.CmdHeaders)
+		binary.LittleEndian.PutUint32(hdr[16:20], uint32(len(payload)))
+		copy(hdr[20:24], chainhash.DoubleHashB(payload)[:4])
+		if err := s.writeRaw(append(hdr, payload...), "garbage"); err != nil {
 			return err
 		}
-		s.markApplied("1024 random bytes")
+		s.markApplied("headers message of 1024 random bytes")
 	}
 	return nil
 }
