@@ -147,7 +147,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.waitReadings()
 	case logMsg:
 		for _, l := range msg.lines {
-			m.st.log.push(l)
+			m.st.log.push(cleanLog(l))
 		}
 		if m.offset[PanelLog] > 0 {
 			m.offset[PanelLog] += len(msg.lines)

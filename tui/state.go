@@ -3,7 +3,9 @@ package tui
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
@@ -107,21 +109,25 @@ func (s *state) logf(t time.Time, format string, args ...any) {
 func (s *state) apply(e spv.Event, hideFP bool) (added int, block bool) {
 	switch e := e.(type) {
 	case spv.PeerConnected:
+		e.Peer = cleanPeer(e.Peer)
 		s.peers[e.Peer.Addr] = e.Peer
 		s.notePeerHeight(max(e.Peer.StartHeight, e.Peer.LastBlock))
 		s.rebuildPeers()
 		s.logf(e.Time, "peer connected %s %s", e.Peer.Addr, e.Peer.UserAgent)
 	case spv.PeerDisconnected:
+		e.Addr, e.Reason = clean(e.Addr), clean(e.Reason)
 		delete(s.peers, e.Addr)
 		s.rebuildPeers()
 		s.logf(e.Time, "peer disconnected %s: %s", e.Addr, e.Reason)
 	case spv.PeerBanned:
+		e.Addr, e.Reason = clean(e.Addr), clean(e.Reason)
 		delete(s.peers, e.Addr)
 		s.rebuildPeers()
 		s.logf(e.Time, "peer BANNED %s (score %d) until %s: %s", e.Addr, e.Score, stamp(e.Until), e.Reason)
 	case spv.PeersUpdated:
 		clear(s.peers)
 		for _, p := range e.Peers {
+			p = cleanPeer(p)
 			s.peers[p.Addr] = p
 			s.notePeerHeight(max(p.StartHeight, p.LastBlock))
 		}
@@ -130,6 +136,7 @@ func (s *state) apply(e spv.Event, hideFP bool) (added int, block bool) {
 		s.headerHeight = e.Height
 		s.notePeerHeight(e.PeerHeight)
 	case spv.FilterLoaded:
+		e.Peer, e.Reason, e.Flags = clean(e.Peer), clean(e.Reason), clean(e.Flags)
 		if s.haveFilter && e.Reason != "initial" {
 			s.reloads++
 			s.lastReason = e.Reason
@@ -280,6 +287,7 @@ func (s *state) progress() float64 {
 
 // addReading records one privacy reading.
 func (s *state) addReading(r privacy.Reading) {
+	r.Peer, r.Reason, r.Kind = clean(r.Peer), clean(r.Reason), privacy.Kind(clean(string(r.Kind)))
 	s.readings.push(r)
 	s.reading, s.haveReading = r, true
 	s.readingsGen++
@@ -288,4 +296,25 @@ func (s *state) addReading(r privacy.Reading) {
 // shortHash returns the first 12 hex digits of a hash.
 func shortHash(h chainhash.Hash) string {
 	return h.String()[:12]
+}
+
+// maxFieldLen caps a string from the network (a user agent, a reason).
+const maxFieldLen = 120
+
+// clean makes a string that may come from a peer safe to draw: control
+// characters (escape sequences included) become spaces, invalid UTF-8
+// becomes U+FFFD, and it is capped at maxFieldLen runes.
+func clean(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = sanitize(s)
+	if utf8.RuneCountInString(s) > maxFieldLen {
+		s = string([]rune(s)[:maxFieldLen-1]) + "…"
+	}
+	return s
+}
+
+// cleanPeer cleans a peer's strings.
+func cleanPeer(p spv.PeerInfo) spv.PeerInfo {
+	p.Addr, p.UserAgent = clean(p.Addr), clean(p.UserAgent)
+	return p
 }

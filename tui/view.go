@@ -39,6 +39,7 @@ func (m *Model) layout() layout {
 	if m.help.ShowAll {
 		l.helpH = fullHelpLines
 	}
+	l.helpH = min(l.helpH, max(m.height, 0))
 	l.bodyH = max(m.height-headerLines-l.helpH, 0)
 	if m.width >= GridWidth {
 		l.grid = true
@@ -558,22 +559,9 @@ func (m *Model) logLines(n int) []string {
 	start := max(end-n, 0)
 	out := make([]string, 0, n)
 	for i := start; i < end; i++ {
-		out = append(out, sanitize(lg.at(i)))
+		out = append(out, lg.at(i))
 	}
 	return out
-}
-
-// sanitize drops control characters (a log line must not move the cursor).
-func sanitize(s string) string {
-	if !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-		return s
-	}
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, s)
 }
 
 // paintCacheMax bounds the paint cache; it is emptied when full.

@@ -90,3 +90,33 @@ func fit(s string, w int) string {
 	}
 	return s
 }
+
+// sanitize replaces control characters (escape sequences included) with
+// spaces: a drawn string must not move the cursor or restyle the screen.
+func sanitize(s string) string {
+	if !strings.ContainsFunc(s, isControl) {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if isControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// isControl reports C0, DEL and C1 control characters.
+func isControl(r rune) bool {
+	return r < 0x20 || (r >= 0x7f && r < 0xa0)
+}
+
+// maxLogLen caps a log line; the pane truncates to its width anyway.
+const maxLogLen = 1024
+
+// cleanLog sanitizes and caps a log line.
+func cleanLog(s string) string {
+	if len(s) > maxLogLen {
+		s = s[:maxLogLen]
+	}
+	return sanitize(strings.ToValidUTF8(s, "\uFFFD"))
+}

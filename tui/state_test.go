@@ -1,0 +1,301 @@
+package tui
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+
+	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/spv"
+)
+
+func TestRing(t *testing.T) {
+	r := newRing[int](3)
+	for i := 1; i <= 3; i++ {
+		_, ev := r.push(i)
+		require.False(t, ev)
+	}
+	old, ev := r.push(4)
+	require.True(t, ev)
+	require.Equal(t, 1, old)
+	require.Equal(t, 3, r.len())
+	require.Equal(t, []int{2, 3, 4}, []int{r.at(0), r.at(1), r.at(2)})
+	require.Equal(t, 4, r.last(0))
+	require.Equal(t, 2, r.last(2))
+	r.reset()
+	require.Equal(t, 0, r.len())
+	r.push(9)
+	require.Equal(t, 9, r.last(0))
+}
+
+func TestMatchedRowsCappedCountsExact(t *testing.T) {
+	m := New(Config{Now: fixedNow})
+	const n = MaxMatched + 250
+	evs := make([]spv.Event, n)
+	for i := range evs {
+		evs[i] = spv.MatchedTx{Txid: txid(i), Height: int32(i), Relevant: i%2 == 0, FalsePositive: i%2 == 1}
+	}
+	m = feed(t, m, eventsMsg{events: evs})
+	require.Equal(t, MaxMatched, m.st.all.len())
+	require.Equal(t, MaxMatched, len(m.st.byTxid))
+	require.Equal(t, n/2, m.st.own.len())
+	own, fps := m.Matched()
+	require.Equal(t, n/2, own)
+	require.Equal(t, n/2, fps)
+	// the oldest rows were dropped, the newest is first
+	require.Equal(t, txid(n-1), m.st.all.last(0).txid)
+	require.Equal(t, txid(250), m.st.all.at(0).txid)
+}
+
+func TestMempoolThenMinedAndReorg(t *testing.T) {
+	m := New(Config{Now: fixedNow})
+	m = feed(t, m, eventsMsg{events: []spv.Event{
+		spv.MatchedTx{Txid: txid(1), Height: -1, Relevant: true, Amount: 500},
+		spv.MatchedTx{Txid: txid(2), Height: 10, FalsePositive: true},
+		spv.BlockProcessed{Height: 10, PeerHeight: 12},
+		spv.MatchedTx{Txid: txid(1), Height: 11, Relevant: true, Amount: 500},
+		spv.BlockProcessed{Height: 11, PeerHeight: 12},
+	}})
+	own, fps := m.Matched()
+	require.Equal(t, 1, own)
+	require.Equal(t, 1, fps)
+	require.Equal(t, 2, m.st.all.len(), "a mined mempool transaction is updated in place")
+	require.EqualValues(t, 11, m.st.byTxid[txid(1)].height)
+
+	m = feed(t, m, eventsMsg{events: []spv.Event{spv.Reorg{ForkHeight: 10, OldHeight: 11, NewHeight: 12}}})
+	require.EqualValues(t, heightReorged, m.st.byTxid[txid(1)].height)
+	require.EqualValues(t, 10, m.st.byTxid[txid(2)].height, "blocks at or below the fork stay")
+	require.EqualValues(t, 10, m.st.blockHeight)
+	m.width, m.height = 100, 30
+	require.Contains(t, ansi.Strip(m.View()), "reorged")
+	require.Contains(t, ansi.Strip(m.View()), "REORG at fork 10")
+
+	// the transaction in the new chain: confirmed again
+	m = feed(t, m, eventsMsg{events: []spv.Event{spv.MatchedTx{Txid: txid(1), Height: 12, Relevant: true, Amount: 500}}})
+	require.EqualValues(t, 12, m.st.byTxid[txid(1)].height)
+	own, _ = m.Matched()
+	require.Equal(t, 1, own)
+}
+
+func TestVerdictFlipsToWallet(t *testing.T) {
+	// a false positive that pays a newly derived address becomes the
+	// wallet's when the block is fetched again
+	m := New(Config{Now: fixedNow})
+	m = feed(t, m, eventsMsg{events: []spv.Event{
+		spv.MatchedTx{Txid: txid(1), Height: 5, FalsePositive: true},
+		spv.MatchedTx{Txid: txid(1), Height: 5, Relevant: true, Amount: 7},
+	}})
+	own, fps := m.Matched()
+	require.Equal(t, 1, own)
+	require.Equal(t, 0, fps)
+	require.Equal(t, 1, m.st.own.len())
+}
+
+func TestSyncRateAndETA(t *testing.T) {
+	m := New(Config{Now: fixedNow})
+	var evs []spv.Event
+	for h := int32(1); h <= 50; h++ {
+		evs = append(evs, spv.BlockProcessed{At: spv.At{Time: t0.Add(time.Duration(h) * 250 * time.Millisecond)}, Height: h, PeerHeight: 250})
+	}
+	m = feed(t, m, eventsMsg{events: evs})
+	r, ok := m.st.rate()
+	require.True(t, ok)
+	require.InDelta(t, 4.0, r, 1e-9)
+	require.InDelta(t, 0.2, m.st.progress(), 1e-9)
+	m.width, m.height = 80, 24
+	require.Contains(t, ansi.Strip(m.View()), "4.0 blk/s  ETA 50s")
+	m = feed(t, m, eventsMsg{events: []spv.Event{spv.SyncDone{Height: 250}}})
+	require.Equal(t, 1.0, m.st.progress())
+	require.Contains(t, ansi.Strip(m.View()), "ETA done")
+}
+
+func TestLogCapped(t *testing.T) {
+	m := New(Config{Now: fixedNow})
+	lines := make([]string, MaxLogLines+40)
+	for i := range lines {
+		lines[i] = strings.Repeat("x", i%7) + "line"
+	}
+	m = feed(t, m, logMsg{lines: lines})
+	require.Equal(t, MaxLogLines, m.st.log.len())
+	require.Equal(t, lines[len(lines)-1], m.st.log.last(0))
+}
+
+func TestHostileStrings(t *testing.T) {
+	evil := "\x1b[2J\x1b]0;pwned\x07" + strings.Repeat("A", 5000) + "\xff\xfe"
+	m := New(Config{Now: fixedNow})
+	m = feed(t, m,
+		tea.WindowSizeMsg{Width: 120, Height: 40},
+		eventsMsg{events: []spv.Event{
+			spv.PeerConnected{Peer: spv.PeerInfo{Addr: evil, UserAgent: evil, StartHeight: math.MaxInt32}},
+			spv.PeerBanned{Addr: evil, Reason: evil, Score: 100},
+			spv.FilterLoaded{Peer: evil, Reason: evil, Flags: evil, FPRate: math.NaN(), Loads: -3},
+			spv.BlockProcessed{Height: -5, PeerHeight: -7, ObservedFPRate: math.Inf(1)},
+			spv.HeadersProgress{Height: math.MaxInt32, PeerHeight: math.MinInt32},
+			spv.Reorg{ForkHeight: -1},
+		}},
+		readingsMsg{readings: []privacy.Reading{{Peer: evil, Reason: evil, IntersectionFP: math.NaN(), ExpectedFP: math.Inf(1)}}},
+		logMsg{lines: []string{evil}},
+	)
+	v := m.View()
+	checkFrame(t, v, 120, 40)
+	plain := ansi.Strip(v)
+	require.NotContains(t, plain, "\x1b")
+	require.NotContains(t, plain, "\x07")
+	require.NotContains(t, v, "\x1b]0;", "no OSC sequence reaches the terminal")
+	require.NotContains(t, v, "\x1b[2J")
+}
+
+func TestResizeFrames(t *testing.T) {
+	m := scriptedModel(t, 80, 24, nil)
+	for _, sz := range [][2]int{{80, 24}, {81, 25}, {100, 30}, {119, 40}, {120, 24}, {120, 40}, {160, 48}, {250, 80}, {40, 12}, {10, 3}, {1, 1}} {
+		m = feed(t, m, tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+		for _, showAll := range []bool{false, true} {
+			m.help.ShowAll = showAll
+			for f := Panel(0); f < numPanels; f++ {
+				m.focus = f
+				checkFrame(t, m.View(), sz[0], sz[1])
+			}
+		}
+		m.help.ShowAll = false
+		l := m.layout()
+		require.Equal(t, sz[0] >= GridWidth, l.grid, "size %v", sz)
+	}
+	// zero size (before the first WindowSizeMsg on some terminals)
+	m = feed(t, m, tea.WindowSizeMsg{Width: 0, Height: 0})
+	require.Empty(t, m.View())
+}
+
+func TestStackedFocusGetsSpareRows(t *testing.T) {
+	m := scriptedModel(t, 80, 40, nil)
+	l := m.layout()
+	require.False(t, l.grid)
+	require.Greater(t, l.rows[PanelMatched], l.rows[PanelLog])
+	m = feed(t, m, tea.KeyMsg{Type: tea.KeyTab}, tea.KeyMsg{Type: tea.KeyTab})
+	require.Equal(t, PanelLog, m.Focus())
+	l = m.layout()
+	require.Greater(t, l.rows[PanelLog], l.rows[PanelMatched])
+	m = feed(t, m, tea.KeyMsg{Type: tea.KeyShiftTab})
+	require.Equal(t, PanelPeers, m.Focus())
+}
+
+func TestScrollClamps(t *testing.T) {
+	m := scriptedModel(t, 160, 30, nil)
+	n := m.st.all.len()
+	vis := m.layout().rows[PanelMatched]
+	require.Greater(t, n-vis, vis, "the test needs more than two pages")
+	m = feed(t, m, tea.KeyMsg{Type: tea.KeyEnd})
+	require.Equal(t, n-vis, m.offset[PanelMatched])
+	m = feed(t, m, tea.KeyMsg{Type: tea.KeyPgDown})
+	require.Equal(t, n-vis, m.offset[PanelMatched], "clamped at the oldest row")
+	m = feed(t, m, tea.KeyMsg{Type: tea.KeyPgUp})
+	require.Equal(t, n-vis-(vis-1), m.offset[PanelMatched])
+	m = feed(t, m, tea.KeyMsg{Type: tea.KeyHome})
+	require.Equal(t, 0, m.offset[PanelMatched])
+	m = feed(t, m, tea.KeyMsg{Type: tea.KeyUp})
+	require.Equal(t, 0, m.offset[PanelMatched])
+
+	// a scrolled table keeps its rows in place when new ones arrive
+	m = feed(t, m, tea.KeyMsg{Type: tea.KeyDown}, tea.KeyMsg{Type: tea.KeyDown})
+	top := m.st.all.last(m.offset[PanelMatched]).txid
+	m = feed(t, m, eventsMsg{events: []spv.Event{spv.MatchedTx{Txid: txid(9999), Height: 101, Relevant: true}}})
+	require.Equal(t, top, m.st.all.last(m.offset[PanelMatched]).txid)
+
+	// the log scrolls up from the bottom
+	m = feed(t, m, tea.KeyMsg{Type: tea.KeyTab}, tea.KeyMsg{Type: tea.KeyTab})
+	require.Equal(t, PanelLog, m.Focus())
+	m = feed(t, m, tea.KeyMsg{Type: tea.KeyUp})
+	require.Equal(t, 0, m.offset[PanelLog], "the log fits: nothing to scroll")
+}
+
+func TestHideFalsePositivesView(t *testing.T) {
+	m := scriptedModel(t, 160, 48, nil)
+	v := ansi.Strip(m.View())
+	require.Contains(t, v, "false pos")
+	m = feed(t, m, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{'f'}})
+	v = ansi.Strip(m.View())
+	require.NotContains(t, v, "false pos ")
+	require.Contains(t, v, "false positives 33 (hidden)")
+	require.Contains(t, v, "[1/15]")
+	m = feed(t, m, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{'?'}})
+	require.Contains(t, ansi.Strip(m.View()), "page down")
+}
+
+func TestReadBatch(t *testing.T) {
+	done := make(chan struct{})
+	ch := make(chan int, 10)
+	wrap := func(b []int, closed bool) tea.Msg {
+		return struct {
+			b      []int
+			closed bool
+		}{b, closed}
+	}
+	for i := 0; i < 5; i++ {
+		ch <- i
+	}
+	got := readBatch(ch, done, wrap)().(struct {
+		b      []int
+		closed bool
+	})
+	require.Equal(t, []int{0, 1, 2, 3, 4}, got.b, "one batch drains what is queued")
+	require.False(t, got.closed)
+
+	ch <- 7
+	close(ch)
+	got = readBatch(ch, done, wrap)().(struct {
+		b      []int
+		closed bool
+	})
+	require.Equal(t, []int{7}, got.b)
+	require.True(t, got.closed)
+
+	// a reader waiting on an idle channel returns nil once done is closed
+	idle := make(chan int)
+	close(done)
+	require.Nil(t, readBatch(idle, done, wrap)())
+	require.Nil(t, readBatch[int](nil, done, wrap))
+}
+
+func TestWidthMatchesAnsi(t *testing.T) {
+	alphabet := []string{"a", "Z", " ", "─", "│", "╭", "⣿", "⠀", "█", "░", "…", "▶", "∩", "•", "↑",
+		"\x1b[38;5;42m", "\x1b[0m", "\x1b[1m", "é", "中", "🙂", "\t", "\x1b]0;x\x07"}
+	rapid.Check(t, func(t *rapid.T) {
+		parts := rapid.SliceOfN(rapid.SampledFrom(alphabet), 0, 40).Draw(t, "parts")
+		s := strings.Join(parts, "")
+		if width(s) != ansi.StringWidth(s) {
+			t.Fatalf("width(%q) = %d, ansi says %d", s, width(s), ansi.StringWidth(s))
+		}
+		w := rapid.IntRange(1, 50).Draw(t, "w")
+		if got := ansi.StringWidth(fit(s, w)); got != w {
+			t.Fatalf("fit(%q, %d) is %d wide", s, w, got)
+		}
+	})
+}
+
+func TestRenderCurve(t *testing.T) {
+	lines := renderCurve([]float64{1000, 1000, 10, 0.1, 0}, 30, 4)
+	require.Len(t, lines, 4)
+	for _, l := range lines {
+		require.Equal(t, 30, ansi.StringWidth(l))
+	}
+	require.Contains(t, lines[0], "1000")
+	require.True(t, strings.HasPrefix(strings.TrimSpace(lines[3]), "0 ┤"))
+	// the first point is on the top row, the last on the bottom row
+	require.NotEqual(t, '⠀', []rune(lines[0])[chartLabelWidth])
+	require.NotEqual(t, '⠀', []rune(lines[3])[len([]rune(lines[3]))-1])
+	require.Equal(t, '⠀', []rune(lines[0])[len([]rune(lines[0]))-1])
+	// more readings than dot columns still span the whole history
+	many := make([]float64, 5000)
+	for i := range many {
+		many[i] = float64(5000 - i)
+	}
+	lines = renderCurve(many, 20, 3)
+	require.Contains(t, lines[0], "5000")
+	require.Len(t, renderCurve(nil, 20, 3), 3)
+	require.Nil(t, renderCurve(many, 20, 0))
+}
