@@ -1,0 +1,270 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// benchConfig holds the command line of the main bench command.
+type benchConfig struct {
+	Blocks   int
+	Txs      int
+	Addrs    int
+	Spend    float64
+	Runs     int
+	Seed     int64
+	Purpose  uint32
+	Clients  string
+	FPRate   float64
+	JSONPath string
+	LogPath  string
+	BWMode   string
+
+	Scale       bool
+	ScaleBlocks []int
+	ScaleAddrs  []int
+	ScaleGrid   bool
+	ScaleRuns   int
+
+	Headers     int
+	SkipCompare bool
+}
+
+func parseBenchFlags(args []string) (*benchConfig, error) {
+	c := &benchConfig{}
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.IntVar(&c.Blocks, "blocks", 2000, "blocks of the comparison chain (after 100 maturity blocks)")
+	fs.IntVar(&c.Txs, "txs", 10, "noise transactions per block")
+	fs.IntVar(&c.Addrs, "addrs", 20, "watched addresses (BIP84 P2WPKH from testnet.Keyring)")
+	fs.Float64Var(&c.Spend, "spend", 0.5, "fraction of the wallet's outputs spent later in the chain")
+	fs.IntVar(&c.Runs, "runs", 3, "rounds of A B C (medians reported)")
+	fs.Int64Var(&c.Seed, "seed", 1, "chain seed")
+	fs.StringVar(&c.Clients, "clients", "bloomwatch,minimal,neutrino", "clients to run, in round order")
+	fs.Float64Var(&c.FPRate, "fp-rate", 0.0001, "minimal loop's filter FP rate")
+	fs.StringVar(&c.JSONPath, "json", "", "write all measurements as JSON to this file")
+	fs.StringVar(&c.LogPath, "log", "", "client and btcd stderr go here (default: a temp file, path printed)")
+	fs.StringVar(&c.BWMode, "bw-watch", "address", "how bloomwatch is told the wallet: address (the same --address list as the others) or xpub (BIP84 vpub with gap-limit discovery)")
+	fs.BoolVar(&c.Scale, "scale", false, "also run the scaling series (bloomwatch and minimal)")
+	blocks := fs.String("scale-blocks", "500,2000,8000", "scaling series: chain lengths (at the first --scale-addrs value)")
+	addrs := fs.String("scale-addrs", "20,200,2000", "scaling series: watched addresses (at --scale-blocks 2000, or the middle value)")
+	fs.BoolVar(&c.ScaleGrid, "scale-grid", false, "scale over the full blocks x addresses grid instead of the two series")
+	fs.IntVar(&c.ScaleRuns, "scale-runs", 1, "rounds per scaling point")
+	fs.IntVar(&c.Headers, "headers", 0, "also run a header-only sync of this many generated headers (e.g. 100000)")
+	fs.BoolVar(&c.SkipCompare, "no-compare", false, "skip the A B C comparison (run only --scale / --headers)")
+	if err := fs.Parse(args); err != nil {
+		return nil, fmt.Errorf("flags: %w", err)
+	}
+	var err error
+	if c.ScaleBlocks, err = parseInts(*blocks); err != nil {
+		return nil, fmt.Errorf("--scale-blocks: %w", err)
+	}
+	if c.ScaleAddrs, err = parseInts(*addrs); err != nil {
+		return nil, fmt.Errorf("--scale-addrs: %w", err)
+	}
+	if c.Runs < 1 || c.Blocks < 1 || c.Addrs < 1 || c.Txs < 0 || c.Spend < 0 || c.Spend > 1 {
+		return nil, errors.New("flags: need runs, blocks, addrs >= 1, txs >= 0, 0 <= spend <= 1")
+	}
+	if c.BWMode != "address" && c.BWMode != "xpub" {
+		return nil, fmt.Errorf("--bw-watch %q: want address or xpub", c.BWMode)
+	}
+	for _, name := range strings.Split(c.Clients, ",") {
+		switch name {
+		case "bloomwatch", "minimal", "neutrino":
+		default:
+			return nil, fmt.Errorf("--clients: unknown client %q", name)
+		}
+	}
+	return c, nil
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		v, err := strconv.Atoi(f)
+		if err != nil || v < 1 {
+			return nil, fmt.Errorf("bad count %q", f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// benchEnv is what every measured run shares: the bench's own executable
+// (re-executed for the minimal and neutrino children), the bloomwatch binary
+// and the log sink.
+type benchEnv struct {
+	self       string
+	bloomwatch string
+	log        io.Writer
+	tmp        string
+	cfg        *benchConfig
+}
+
+// Report is the JSON document --json writes.
+type Report struct {
+	Machine    Machine        `json:"machine"`
+	Command    string         `json:"command"`
+	Started    time.Time      `json:"started"`
+	Compare    *SeriesReport  `json:"compare,omitempty"`
+	Scale      []SeriesReport `json:"scale,omitempty"`
+	Headers    *HeadersReport `json:"headers,omitempty"`
+	Mismatches int            `json:"mismatches"`
+}
+
+func runBench(ctx context.Context, args []string) error {
+	cfg, err := parseBenchFlags(args)
+	if err != nil {
+		return err
+	}
+	rep := &Report{Machine: machineInfo(), Command: "go run . " + strings.Join(args, " "), Started: time.Now().UTC()}
+	printMachine(os.Stdout, rep.Machine)
+
+	tmp, err := os.MkdirTemp("", "bloomwatch-bench-")
+	if err != nil {
+		return fmt.Errorf("temp dir: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	logPath := cfg.LogPath
+	if logPath == "" {
+		logPath = filepath.Join(os.TempDir(), fmt.Sprintf("bloomwatch-bench-%d.log", os.Getpid()))
+	}
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return fmt.Errorf("log: %w", err)
+	}
+	defer logf.Close()
+	fmt.Printf("logs: %s\n", logPath)
+
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("own executable: %w", err)
+	}
+	env := &benchEnv{self: self, log: logf, tmp: tmp, cfg: cfg}
+	needBW := cfg.Scale || (!cfg.SkipCompare && strings.Contains(cfg.Clients, "bloomwatch"))
+	if needBW {
+		if env.bloomwatch, err = buildBloomwatch(ctx, tmp); err != nil {
+			return err
+		}
+	}
+
+	if !cfg.SkipCompare {
+		clients := strings.Split(cfg.Clients, ",")
+		s, err := runSeries(ctx, env, chainParams{Blocks: cfg.Blocks, Txs: cfg.Txs, Addrs: cfg.Addrs, Spend: cfg.Spend, Seed: cfg.Seed}, clients, cfg.Runs)
+		if err != nil {
+			return err
+		}
+		rep.Compare = s
+		rep.Mismatches += s.Mismatches
+		printSeries(os.Stdout, s)
+	}
+	if cfg.Scale {
+		for _, pt := range scalePoints(cfg) {
+			s, err := runSeries(ctx, env, pt, []string{"bloomwatch", "minimal"}, cfg.ScaleRuns)
+			if err != nil {
+				return err
+			}
+			rep.Scale = append(rep.Scale, *s)
+			rep.Mismatches += s.Mismatches
+		}
+		printScale(os.Stdout, rep.Scale)
+	}
+	if cfg.Headers > 0 {
+		h, err := runHeadersBench(ctx, env, cfg.Headers)
+		if err != nil {
+			return err
+		}
+		rep.Headers = h
+		printHeaders(os.Stdout, h)
+	}
+	if cfg.JSONPath != "" {
+		b, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return fmt.Errorf("encode report: %w", err)
+		}
+		if err := os.WriteFile(cfg.JSONPath, b, 0o644); err != nil {
+			return fmt.Errorf("write report: %w", err)
+		}
+	}
+	if rep.Mismatches > 0 {
+		return fmt.Errorf("%d runs found transactions different from the truth (MISMATCH above)", rep.Mismatches)
+	}
+	return nil
+}
+
+// scalePoints lists the scaling chains: by default two series through the
+// middle point (blocks at the first address count, addresses at the middle
+// chain length), or the full grid.
+func scalePoints(cfg *benchConfig) []chainParams {
+	mk := func(b, a int) chainParams {
+		return chainParams{Blocks: b, Txs: cfg.Txs, Addrs: a, Spend: cfg.Spend, Seed: cfg.Seed}
+	}
+	var pts []chainParams
+	seen := map[chainParams]bool{}
+	add := func(p chainParams) {
+		if !seen[p] {
+			seen[p] = true
+			pts = append(pts, p)
+		}
+	}
+	if cfg.ScaleGrid {
+		for _, b := range cfg.ScaleBlocks {
+			for _, a := range cfg.ScaleAddrs {
+				add(mk(b, a))
+			}
+		}
+		return pts
+	}
+	midB := cfg.ScaleBlocks[len(cfg.ScaleBlocks)/2]
+	for _, b := range cfg.ScaleBlocks {
+		add(mk(b, cfg.ScaleAddrs[0]))
+	}
+	for _, a := range cfg.ScaleAddrs {
+		add(mk(midB, a))
+	}
+	return pts
+}
+
+// buildBloomwatch builds ../cmd/bloomwatch once into dir.
+func buildBloomwatch(ctx context.Context, dir string) (string, error) {
+	root, err := mainModuleRoot(ctx)
+	if err != nil {
+		return "", err
+	}
+	out := filepath.Join(dir, "bloomwatch")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/bloomwatch")
+	cmd.Dir = root
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/bloomwatch: %w\n%s", err, b)
+	}
+	return out, nil
+}
+
+// mainModuleRoot finds the bloomwatch module directory through the replace
+// directive of the bench module.
+func mainModuleRoot(ctx context.Context) (string, error) {
+	cmd := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{if .Replace}}{{.Replace.Dir}}{{else}}{{.Dir}}{{end}}", "github.com/bloomwatch/bloomwatch")
+	b, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("locate the bloomwatch module (run the bench from bench/): %w", err)
+	}
+	dir := strings.TrimSpace(string(b))
+	if !filepath.IsAbs(dir) {
+		wd, _ := os.Getwd()
+		dir = filepath.Join(wd, dir)
+	}
+	return dir, nil
+}

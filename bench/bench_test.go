@@ -1,0 +1,147 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/btcec/v2"
+	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/txscript"
+	"github.com/btcsuite/btcd/wire"
+)
+
+func TestCompareTruth(t *testing.T) {
+	a := FoundTx{Txid: strings.Repeat("a", 64), Height: 5}
+	b := FoundTx{Txid: strings.Repeat("b", 64), Height: 7}
+	c := FoundTx{Txid: strings.Repeat("c", 64), Height: 9}
+	tests := []struct {
+		name  string
+		found []FoundTx
+		ok    bool
+		want  string
+	}{
+		{"equal", []FoundTx{b, a}, true, ""},
+		{"missing", []FoundTx{a}, false, "missing 1"},
+		{"extra", []FoundTx{a, b, c}, false, "extra 1"},
+		{"wrong height", []FoundTx{a, {Txid: b.Txid, Height: 8}}, false, "missing 1"},
+		{"duplicate", []FoundTx{a, b, b}, false, "duplicates 1"},
+	}
+	for _, tc := range tests {
+		ok, detail := compareTruth([]FoundTx{a, b}, tc.found)
+		if ok != tc.ok || !strings.Contains(detail, tc.want) {
+			t.Errorf("%s: got %v %q, want %v containing %q", tc.name, ok, detail, tc.ok, tc.want)
+		}
+	}
+}
+
+func TestMedian(t *testing.T) {
+	for _, tc := range []struct {
+		in   []float64
+		want float64
+	}{{nil, 0}, {[]float64{3}, 3}, {[]float64{5, 1, 3}, 3}, {[]float64{4, 1, 3, 2}, 2.5}} {
+		if got := median(tc.in); got != tc.want {
+			t.Errorf("median(%v) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestParseBloomwatchJSON(t *testing.T) {
+	out := []byte("progress line\n{\n  \"tip_height\": 12,\n  \"balance_sat\": 5,\n  \"txs\": [\n    {\"txid\": \"ab\", \"height\": 3, \"delta_sat\": 5}\n  ],\n  \"false_positives\": 2,\n  \"bytes_received\": 999\n}\n")
+	r, err := parseBloomwatchJSON(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.TipHeight != 12 || r.FalsePositives != 2 || r.BytesReceived != 999 || len(r.Txs) != 1 || r.Txs[0] != (FoundTx{"ab", 3}) {
+		t.Fatalf("parsed %+v", r)
+	}
+	if _, err := parseBloomwatchJSON([]byte("no json")); !errors.Is(err, errNoSummary) {
+		t.Fatalf("no JSON: %v", err)
+	}
+	if _, err := parseBloomwatchJSON([]byte(`{"tip_height": 1, "txs": []}`)); !errors.Is(err, errNoSummary) {
+		t.Fatalf("fields absent: %v", err)
+	}
+}
+
+func TestWatchSetApply(t *testing.T) {
+	params := &chaincfg.SimNetParams
+	key, err := btcec.NewPrivateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, err := btcutil.NewAddressWitnessPubKeyHash(btcutil.Hash160(key.PubKey().SerializeCompressed()), params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := newWatchSet([]string{addr.EncodeAddress(), addr.EncodeAddress()}, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ws.pushes) != 1 || len(ws.pushes[0]) != 20 {
+		t.Fatalf("pushes %x", ws.pushes)
+	}
+	pk, _ := txscript.PayToAddrScript(addr)
+	other := []byte{txscript.OP_0, 20, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20}
+
+	pay := wire.NewMsgTx(2)
+	pay.AddTxIn(wire.NewTxIn(&wire.OutPoint{Hash: chainhash.Hash{1}}, nil, nil))
+	pay.AddTxOut(wire.NewTxOut(1, other))
+	pay.AddTxOut(wire.NewTxOut(2, pk))
+	spend := wire.NewMsgTx(2)
+	spend.AddTxIn(wire.NewTxIn(&wire.OutPoint{Hash: pay.TxHash(), Index: 1}, nil, nil))
+	spend.AddTxOut(wire.NewTxOut(2, other))
+	unrelated := wire.NewMsgTx(2)
+	unrelated.AddTxIn(wire.NewTxIn(&wire.OutPoint{Hash: pay.TxHash(), Index: 0}, nil, nil))
+	unrelated.AddTxOut(wire.NewTxOut(1, other))
+
+	if ws.apply(spend) {
+		t.Fatal("spend before its payment matched")
+	}
+	if !ws.apply(pay) || !ws.apply(spend) || ws.apply(unrelated) {
+		t.Fatal("classification wrong")
+	}
+	if _, err := newWatchSet([]string{"notanaddress"}, params); err == nil {
+		t.Fatal("bad address accepted")
+	}
+}
+
+func TestProcCPU(t *testing.T) {
+	deadline := time.Now().Add(50 * time.Millisecond)
+	for time.Now().Before(deadline) {
+	}
+	d, err := procCPU(os.Getpid())
+	if err != nil || d <= 0 {
+		t.Fatalf("procCPU = %v, %v", d, err)
+	}
+	if _, err := procCPU(1 << 30); err == nil {
+		t.Fatal("no error for a missing pid")
+	}
+}
+
+func TestGenerateHeadersPassMinimalChecks(t *testing.T) {
+	params := &chaincfg.RegressionNetParams
+	hdrs := generateHeaders(params, 300)
+	if err := minimalHeaderChecks(params, hdrs); err != nil {
+		t.Fatal(err)
+	}
+	hdrs[100].Nonce++
+	if err := minimalHeaderChecks(params, hdrs); err == nil {
+		t.Fatal("tampered chain passed")
+	}
+}
+
+func TestScalePoints(t *testing.T) {
+	cfg := &benchConfig{Txs: 10, Spend: 0.5, Seed: 1, ScaleBlocks: []int{500, 2000, 8000}, ScaleAddrs: []int{20, 200, 2000}}
+	pts := scalePoints(cfg)
+	if len(pts) != 5 {
+		t.Fatalf("cross series: %d points %v", len(pts), pts)
+	}
+	cfg.ScaleGrid = true
+	if pts := scalePoints(cfg); len(pts) != 9 {
+		t.Fatalf("grid: %d points", len(pts))
+	}
+}

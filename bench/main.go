@@ -1,0 +1,57 @@
+// Command bench measures bloomwatch's sync side by side with a minimal BIP37
+// loop on btcd's raw libraries and with lightninglabs/neutrino (BIP157/158),
+// each as a separate process against the same simnet chain served by one
+// btcd on 127.0.0.1.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		stop()
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string) error {
+	if len(args) > 0 {
+		switch args[0] {
+		case "minimal", "neutrino":
+			return runClient(ctx, args[0], args[1:])
+		case "headers":
+			return runHeadersChild(ctx, args[1:])
+		}
+	}
+	return runBench(ctx, args)
+}
+
+// runClient runs one client child: bench minimal|neutrino JOBFILE.
+func runClient(ctx context.Context, name string, args []string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("usage: bench %s JOBFILE", name)
+	}
+	job, err := readJob(args[0])
+	if err != nil {
+		return err
+	}
+	var res *ClientResult
+	switch name {
+	case "minimal":
+		res, err = runMinimal(ctx, job)
+	case "neutrino":
+		res, err = runNeutrino(ctx, job)
+	}
+	if err != nil {
+		return err
+	}
+	return printResult(res)
+}

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"text/tabwriter"
+)
+
+// Machine describes where the figures were measured.
+type Machine struct {
+	CPU    string `json:"cpu"`
+	Cores  int    `json:"cores"`
+	Go     string `json:"go"`
+	OS     string `json:"os"`
+	Kernel string `json:"kernel"`
+}
+
+func machineInfo() Machine {
+	m := Machine{CPU: "unknown", Cores: runtime.NumCPU(), Go: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH}
+	if f, err := os.Open("/proc/cpuinfo"); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPU = strings.TrimSpace(v)
+				break
+			}
+		}
+		f.Close()
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.Kernel = strings.TrimSpace(string(b))
+	}
+	return m
+}
+
+func printMachine(w io.Writer, m Machine) {
+	fmt.Fprintf(w, "machine: %s, %d cores, %s, %s, kernel %s\n", m.CPU, m.Cores, m.Go, m.OS, m.Kernel)
+}
+
+func mib(b int64) float64 { return float64(b) / (1 << 20) }
+
+func ratio(a, b float64) string {
+	if b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", a/b)
+}
+
+func findSummary(s *SeriesReport, client string) (Summary, bool) {
+	for _, m := range s.Medians {
+		if m.Client == client {
+			return m, true
+		}
+	}
+	return Summary{}, false
+}
+
+// printSeries prints the medians table and bloomwatch's ratios to the others.
+func printSeries(w io.Writer, s *SeriesReport) {
+	fmt.Fprintf(w, "\nmedians of %d rounds, chain %s (tip %d, %d wallet txs)\n", runsOf(s), s.Chain, s.Tip, s.TruthTxs)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "client\twall ms\tcpu ms\tbtcd cpu ms\tpeak RSS MiB\tbytes recv\ttxs found\tfalse pos\ttruth\t")
+	for _, m := range s.Medians {
+		ok := "ok"
+		if !m.AllMatch {
+			ok = "MISMATCH"
+		}
+		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.0f\t%.1f\t%d\t%d\t%d %s\t%s\t\n", m.Client, m.WallMS, m.CPUMS,
+			m.ServerCPUMS, mib(m.MaxRSS), m.Bytes, m.Found, m.FP, m.FPUnit, ok)
+	}
+	tw.Flush()
+	bw, ok := findSummary(s, "bloomwatch")
+	if !ok {
+		return
+	}
+	for _, other := range []string{"minimal", "neutrino"} {
+		o, ok := findSummary(s, other)
+		if !ok {
+			continue
+		}
+		fmt.Fprintf(w, "bloomwatch/%-8s wall %s  cpu %s  btcd cpu %s  rss %s  bytes %s\n", other,
+			ratio(bw.WallMS, o.WallMS), ratio(bw.CPUMS, o.CPUMS), ratio(bw.ServerCPUMS, o.ServerCPUMS),
+			ratio(float64(bw.MaxRSS), float64(o.MaxRSS)), ratio(float64(bw.Bytes), float64(o.Bytes)))
+	}
+}
+
+func runsOf(s *SeriesReport) int {
+	if len(s.Medians) == 0 {
+		return 0
+	}
+	return s.Medians[0].Runs
+}
+
+// printScale prints the scaling series: each point's medians, bloomwatch over
+// minimal, and growth against the first point of the series.
+func printScale(w io.Writer, ss []SeriesReport) {
+	fmt.Fprintln(w, "\nscaling (medians; growth is against the smallest point with the same other dimension)")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "blocks\taddrs\twallet txs\tclient\twall ms\tcpu ms\tRSS MiB\tbytes recv\tfp\tbw/min wall\tbw/min bytes\ttruth\t")
+	for _, s := range ss {
+		bw, _ := findSummary(&s, "bloomwatch")
+		mn, _ := findSummary(&s, "minimal")
+		for _, m := range s.Medians {
+			ok := "ok"
+			if !m.AllMatch {
+				ok = "MISMATCH"
+			}
+			rw, rb := "", ""
+			if m.Client == "bloomwatch" {
+				rw, rb = ratio(bw.WallMS, mn.WallMS), ratio(float64(bw.Bytes), float64(mn.Bytes))
+			}
+			fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%.0f\t%.0f\t%.1f\t%d\t%d\t%s\t%s\t%s\t\n", s.Chain.Blocks, s.Chain.Addrs,
+				s.TruthTxs, m.Client, m.WallMS, m.CPUMS, mib(m.MaxRSS), m.Bytes, m.FP, rw, rb, ok)
+		}
+	}
+	tw.Flush()
+}

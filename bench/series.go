@@ -1,0 +1,225 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// RunRecord is one measured client run.
+type RunRecord struct {
+	Client      string  `json:"client"`
+	Round       int     `json:"round"`
+	WallMS      float64 `json:"wall_ms"`
+	CPUMS       float64 `json:"cpu_ms"`
+	ServerCPUMS float64 `json:"server_cpu_ms"`
+	MaxRSS      int64   `json:"max_rss_bytes"`
+	Bytes       uint64  `json:"bytes_received"`
+	Tip         int32   `json:"tip_height"`
+	Found       int     `json:"txs_found"`
+	FP          int     `json:"false_positives"`
+	FPUnit      string  `json:"fp_unit"`
+	Missing     int     `json:"missing,omitempty"`
+	Match       bool    `json:"match"`
+	Detail      string  `json:"detail,omitempty"`
+}
+
+// Summary is the median of a client's runs in one series.
+type Summary struct {
+	Client      string  `json:"client"`
+	Runs        int     `json:"runs"`
+	WallMS      float64 `json:"wall_ms"`
+	CPUMS       float64 `json:"cpu_ms"`
+	ServerCPUMS float64 `json:"server_cpu_ms"`
+	MaxRSS      int64   `json:"max_rss_bytes"`
+	Bytes       uint64  `json:"bytes_received"`
+	Found       int     `json:"txs_found"`
+	FP          int     `json:"false_positives"`
+	FPUnit      string  `json:"fp_unit"`
+	AllMatch    bool    `json:"all_match"`
+}
+
+// SeriesReport is every run on one chain, with medians.
+type SeriesReport struct {
+	Chain      chainParams `json:"chain"`
+	Tip        int32       `json:"tip_height"`
+	TruthTxs   int         `json:"truth_txs"`
+	ChainBuild string      `json:"chain_build"`
+	Runs       []RunRecord `json:"runs"`
+	Medians    []Summary   `json:"medians"`
+	Mismatches int         `json:"mismatches"`
+}
+
+// runSeries serves the chain for p and runs the clients alternately, rounds
+// times: A B C A B C ...
+func runSeries(ctx context.Context, env *benchEnv, p chainParams, clients []string, rounds int) (*SeriesReport, error) {
+	fx, err := prepareChain(ctx, env, p)
+	if err != nil {
+		return nil, err
+	}
+	srv, err := fx.serve(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	defer srv.stop()
+	fmt.Printf("chain %s: tip %d, %d wallet txs, %d addresses (%s); served by btcd pid %d at %s\n",
+		p, srv.tip, len(fx.truth), len(fx.addresses), fx.build, srv.pid, srv.p2p)
+
+	rep := &SeriesReport{Chain: p, Tip: srv.tip, TruthTxs: len(fx.truth), ChainBuild: fx.build}
+	for r := 1; r <= rounds; r++ {
+		for _, c := range clients {
+			rec, err := runClientOnce(ctx, env, fx, srv, c, r)
+			if err != nil {
+				return nil, err
+			}
+			status := "ok"
+			if !rec.Match {
+				status = "MISMATCH " + rec.Detail
+				rep.Mismatches++
+			}
+			fmt.Printf("  round %d %-10s wall %8.0f ms  cpu %8.0f ms  rss %6.1f MiB  recv %9d B  txs %d/%d  fp %d %s  %s\n",
+				r, c, rec.WallMS, rec.CPUMS, float64(rec.MaxRSS)/(1<<20), rec.Bytes, rec.Found, len(fx.truth), rec.FP, rec.FPUnit, status)
+			rep.Runs = append(rep.Runs, rec)
+		}
+	}
+	for _, c := range clients {
+		rep.Medians = append(rep.Medians, summarize(c, rep.Runs))
+	}
+	return rep, nil
+}
+
+// runClientOnce runs one client as a child process in a fresh data dir.
+func runClientOnce(ctx context.Context, env *benchEnv, fx *chainFixture, srv *servedChain, client string, round int) (RunRecord, error) {
+	dir, err := os.MkdirTemp(env.tmp, client+"-")
+	if err != nil {
+		return RunRecord{}, fmt.Errorf("run dir: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	fmt.Fprintf(env.log, "=== %s round %d chain %s\n", client, round, fx.params)
+
+	var (
+		m   Measure
+		out []byte
+	)
+	switch client {
+	case "bloomwatch":
+		args := []string{"sync", "--datadir", filepath.Join(dir, "data"), "--network", "simnet",
+			"--connect", srv.p2p, "--until-synced", "--json", "--no-tui"}
+		if env.cfg.BWMode == "xpub" {
+			args = append(args, "--xpub", fx.xpub)
+		} else {
+			for _, a := range fx.addresses {
+				args = append(args, "--address", a)
+			}
+		}
+		m, out, err = runMeasured(ctx, env.log, srv.pid, env.bloomwatch, args...)
+	default:
+		job := &ClientJob{Network: "simnet", Connect: srv.p2p, Addresses: fx.addresses,
+			DataDir: filepath.Join(dir, "data"), FPRate: env.cfg.FPRate}
+		jobPath := filepath.Join(dir, "job.json")
+		if err := writeJob(jobPath, job); err != nil {
+			return RunRecord{}, err
+		}
+		m, out, err = runMeasured(ctx, env.log, srv.pid, env.self, client, jobPath)
+	}
+	if err != nil {
+		return RunRecord{}, fmt.Errorf("%s round %d: %w (see the log)", client, round, err)
+	}
+	var res *ClientResult
+	if client == "bloomwatch" {
+		res, err = parseBloomwatchJSON(out)
+	} else {
+		res = &ClientResult{}
+		err = json.Unmarshal(out, res)
+	}
+	if err != nil {
+		return RunRecord{}, fmt.Errorf("%s round %d: result: %w", client, round, err)
+	}
+	rec := RunRecord{
+		Client: client, Round: round,
+		WallMS: ms(m.Wall), CPUMS: ms(m.CPU), ServerCPUMS: ms(m.ServerCPU), MaxRSS: m.MaxRSS,
+		Bytes: res.BytesReceived, Tip: res.TipHeight, Found: len(res.Txs),
+		FP: res.FalsePositives, FPUnit: res.FPUnit, Missing: res.Missing,
+	}
+	rec.Match, rec.Detail = compareTruth(fx.truth, res.Txs)
+	if rec.Match && res.TipHeight != srv.tip {
+		rec.Match, rec.Detail = false, fmt.Sprintf("synced to %d, tip is %d", res.TipHeight, srv.tip)
+	}
+	return rec, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// compareTruth checks that found equals truth as a set of (txid, height).
+func compareTruth(truth, found []FoundTx) (bool, string) {
+	want := make(map[FoundTx]bool, len(truth))
+	for _, t := range truth {
+		want[t] = true
+	}
+	var extra, missing []string
+	got := make(map[FoundTx]bool, len(found))
+	for _, f := range found {
+		got[f] = true
+		if !want[f] {
+			extra = append(extra, fmt.Sprintf("%s@%d", f.Txid[:12], f.Height))
+		}
+	}
+	for _, t := range truth {
+		if !got[t] {
+			missing = append(missing, fmt.Sprintf("%s@%d", t.Txid[:12], t.Height))
+		}
+	}
+	if len(extra) == 0 && len(missing) == 0 && len(got) == len(found) {
+		return true, ""
+	}
+	short := func(s []string) string {
+		if len(s) > 3 {
+			return strings.Join(s[:3], ",") + ",..."
+		}
+		return strings.Join(s, ",")
+	}
+	return false, fmt.Sprintf("missing %d [%s] extra %d [%s] duplicates %d",
+		len(missing), short(missing), len(extra), short(extra), len(found)-len(got))
+}
+
+func summarize(client string, runs []RunRecord) Summary {
+	var w, c, s []float64
+	var rss, bytes, found, fp []float64
+	sum := Summary{Client: client, AllMatch: true}
+	for _, r := range runs {
+		if r.Client != client {
+			continue
+		}
+		sum.Runs++
+		w = append(w, r.WallMS)
+		c = append(c, r.CPUMS)
+		s = append(s, r.ServerCPUMS)
+		rss = append(rss, float64(r.MaxRSS))
+		bytes = append(bytes, float64(r.Bytes))
+		found = append(found, float64(r.Found))
+		fp = append(fp, float64(r.FP))
+		sum.FPUnit = r.FPUnit
+		sum.AllMatch = sum.AllMatch && r.Match
+	}
+	sum.WallMS, sum.CPUMS, sum.ServerCPUMS = median(w), median(c), median(s)
+	sum.MaxRSS, sum.Bytes = int64(median(rss)), uint64(median(bytes))
+	sum.Found, sum.FP = int(median(found)), int(median(fp))
+	return sum
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
