@@ -319,13 +319,23 @@ func (m *manager) elementsChanged(h int32) {
 		m.fail(err)
 		return
 	}
+	// The download peer must hold every element. The others only serve
+	// spot checks and mempool relays: they are reloaded for new keys, not
+	// for outpoints (each reload is one more filter for an adversary to
+	// intersect), and get the outpoints when they become the download
+	// peer (pickDownloadPeer).
 	invalidate := false
 	for ps := range m.peers {
-		if ps.mirror == nil || covers(ps.mirror, m.els) {
+		if ps.mirror == nil {
 			continue
 		}
 		if ps == m.dl {
+			if covers(ps.mirror, m.els) {
+				continue
+			}
 			invalidate = true
+		} else if coversData(ps.mirror, m.els) {
+			continue
 		}
 		m.loadFilter(ps, ReasonNewKey)
 	}

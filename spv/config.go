@@ -56,6 +56,9 @@ const (
 	// DefaultDialTimeout bounds one TCP connect.
 	DefaultDialTimeout = 10 * time.Second
 
+	// DefaultMinPeersWait bounds the wait for Config.MinPeers.
+	DefaultMinPeersWait = 10 * time.Second
+
 	// DefaultSpotCheckEvery makes every n-th block with matches be asked
 	// again from a second peer to detect omitted transactions.
 	DefaultSpotCheckEvery = 20
@@ -113,6 +116,14 @@ type Config struct {
 	SpotCheckEvery int
 	// UserAgent is sent in the version message ("bloomwatch" when empty).
 	UserAgent string
+	// MinPeers is the number of ready peers the node waits for, at most
+	// MinPeersWait, before it picks a download peer for the first time
+	// (default 1). With more than one, the best announced chain is
+	// chosen among them and spot checks have a second peer from the
+	// start. Later the sync goes on with whatever peers remain.
+	MinPeers int
+	// MinPeersWait bounds the wait for MinPeers (DefaultMinPeersWait).
+	MinPeersWait time.Duration
 }
 
 // withDefaults returns c with zero fields filled and checks it.
@@ -182,6 +193,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.SpotCheckEvery == 0 {
 		c.SpotCheckEvery = DefaultSpotCheckEvery
+	}
+	if c.MinPeers <= 0 {
+		c.MinPeers = 1
+	}
+	if c.MinPeersWait <= 0 {
+		c.MinPeersWait = DefaultMinPeersWait
 	}
 	if c.UserAgent == "" {
 		c.UserAgent = "bloomwatch"

@@ -95,6 +95,17 @@ func covers(f *bip37.Filter, els Elements) bool {
 	return true
 }
 
+// coversData reports whether every data element of els matches f (the
+// outpoints aside).
+func coversData(f *bip37.Filter, els Elements) bool {
+	for _, d := range els.Data {
+		if !f.Matches(d) {
+			return false
+		}
+	}
+	return true
+}
+
 // filterState is the on-disk form of FilterStateFile.
 type filterState struct {
 	Version int    `json:"version"`

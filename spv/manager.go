@@ -29,6 +29,10 @@ const (
 	ReasonFPDrift = "fp-drift"
 	// ReasonManual is a reload the user asked for.
 	ReasonManual = "manual"
+	// ReasonOutPoints is a reload of a peer that becomes the download
+	// peer while its filter lacks some of the watcher's outpoints (it did
+	// not see the blocks that created them, so spends would be missed).
+	ReasonOutPoints = "outpoints"
 )
 
 // blockReq is one filtered-block request sent to a peer.
@@ -111,6 +115,8 @@ type manager struct {
 
 	isSynced bool
 	fatal    error
+	begun    bool      // a download peer was picked once
+	startAt  time.Time // when the manager started
 
 	mempoolSeen map[chainhash.Hash]struct{}
 	checkCount  int
@@ -135,6 +141,7 @@ func newManager(n *Node) (*manager, error) {
 		birthday:    w.Birthday(),
 		restart:     n.trans.next > 0,
 		mempoolSeen: make(map[chainhash.Hash]struct{}),
+		startAt:     n.clock.Now(),
 	}
 	m.next = m.firstWanted(sp.Height + 1)
 	m.reqHigh = m.next - 1
@@ -432,19 +439,28 @@ func (m *manager) reloadAll(reason string) {
 	}
 }
 
-// pickDownloadPeer chooses the ready peer with the best chain.
+// pickDownloadPeer chooses the ready peer with the best chain; among
+// equals, the one listed first in Config.Connect.
 func (m *manager) pickDownloadPeer() {
 	if m.dl != nil {
 		return
 	}
+	if !m.begun && len(m.peers) < m.n.cfg.MinPeers &&
+		m.n.clock.Now().Sub(m.startAt) < m.n.cfg.MinPeersWait {
+		return
+	}
 	var best *peerState
 	for ps := range m.peers {
-		if best == nil || ps.lastBlock > best.lastBlock || (ps.lastBlock == best.lastBlock && ps.addr < best.addr) {
+		if best == nil || ps.lastBlock > best.lastBlock || (ps.lastBlock == best.lastBlock && ps.slot < best.slot) {
 			best = ps
 		}
 	}
 	m.dl = best
 	if best != nil {
+		m.begun = true
+		if best.mirror != nil && !covers(best.mirror, m.els) {
+			m.loadFilter(best, ReasonOutPoints)
+		}
 		m.n.log.Info("download peer", "addr", best.addr, "height", best.lastBlock)
 		m.refreshPeers()
 	}

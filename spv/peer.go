@@ -27,6 +27,7 @@ const stableConnection = time.Minute
 // goroutine alone.
 type peerState struct {
 	addr string
+	slot int // connection slot: its order in Config.Connect
 	p    *peer.Peer
 	// refused holds the handshake refusal (ErrPeerNoBloom, ErrPeerTooOld).
 	refused atomic.Value // error
@@ -145,7 +146,7 @@ func (n *Node) connLoop(ctx context.Context, slot int) {
 			return // quit
 		}
 		start := n.clock.Now()
-		refused := n.connectOnce(ctx, addr)
+		refused := n.connectOnce(ctx, addr, slot)
 		n.addrs.release(addr)
 		if ctx.Err() != nil {
 			return
@@ -170,7 +171,7 @@ func (n *Node) connLoop(ctx context.Context, slot int) {
 
 // connectOnce dials addr, runs the peer until it disconnects and reports
 // whether the peer was refused at the handshake.
-func (n *Node) connectOnce(ctx context.Context, addr string) (refused bool) {
+func (n *Node) connectOnce(ctx context.Context, addr string, slot int) (refused bool) {
 	if ban, ok := n.bans.IsBanned(addr); ok {
 		n.log.Debug("skip banned peer", "addr", addr, "until", ban.Until)
 		return true
@@ -183,7 +184,7 @@ func (n *Node) connectOnce(ctx context.Context, addr string) (refused bool) {
 		n.log.Debug("dial failed", "addr", addr, "err", err)
 		return false
 	}
-	ps := &peerState{addr: addr}
+	ps := &peerState{addr: addr, slot: slot}
 	p, err := peer.NewOutboundPeer(n.peerConfig(ps), addr)
 	if err != nil {
 		_ = conn.Close()
