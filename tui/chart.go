@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"math"
 	"strings"
 
@@ -73,7 +74,7 @@ func renderCurve(values []float64, w, h int) []string {
 	}
 	pat := g.BraillePatterns()
 	lines := make([]string, h)
-	topLabel := formatCount(math.Pow(10, top) - 1)
+	topLabel := axisLabel(math.Pow(10, top) - 1)
 	for i := range lines {
 		label := ""
 		switch i {
@@ -93,12 +94,15 @@ func renderCurve(values []float64, w, h int) []string {
 	return lines
 }
 
-// padLeft right-aligns s in w cells (s is plain ASCII).
+// padLeft right-aligns s in w cells; a wider s is returned whole (callers
+// size their columns for their values, and cutting could split an escape
+// sequence).
 func padLeft(s string, w int) string {
-	if len(s) >= w {
-		return s[:w]
+	sw := width(s)
+	if sw >= w {
+		return s
 	}
-	return strings.Repeat(" ", w-len(s)) + s
+	return strings.Repeat(" ", w-sw) + s
 }
 
 // line sets the dots from (x0, y0) to (x1, y1), x0 <= x1, with no gaps:
@@ -118,4 +122,13 @@ func line(g *runes.PatternDotsGrid, x0, y0, x1, y1 int) {
 		}
 		last = yy
 	}
+}
+
+// axisLabel formats the chart's top value in at most chartLabelWidth-2
+// cells.
+func axisLabel(v float64) string {
+	if v >= 1e6 {
+		return fmt.Sprintf("%.0e", v)
+	}
+	return formatCount(v)
 }

@@ -528,9 +528,9 @@ func (m *Model) peerLines(w, n int) []string {
 		if p.Download {
 			mark = m.paint(&s.Wallet, "*")
 		}
-		ban := fmt.Sprint(p.BanScore)
+		ban := padLeft(fmt.Sprint(p.BanScore), 4)
 		if p.BanScore > 0 {
-			ban = m.paint(&s.Bad, padLeft(ban, 4))
+			ban = m.paint(&s.Bad, ban)
 		}
 		out = append(out, row(mark, p.Addr, services(p.Services), fmt.Sprint(max(p.LastBlock, p.StartHeight)),
 			fmt.Sprintf("%dms", p.PingTime.Milliseconds()), ban, p.UserAgent))

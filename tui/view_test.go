@@ -4,8 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
+	"github.com/muesli/termenv"
 	"github.com/stretchr/testify/require"
 )
 
@@ -31,4 +33,23 @@ func TestGolden160x48(t *testing.T) {
 	v := m.View()
 	checkFrame(t, v, 160, 48)
 	golden.RequireEqual(t, []byte(ansi.Strip(v)))
+}
+
+// TestColoursDoNotChangeLayout renders the scripted session with true
+// colour and without: stripped of its escape sequences, the coloured
+// frame must be the plain one (a style must never cut or shift a column).
+func TestColoursDoNotChangeLayout(t *testing.T) {
+	w := newTestWallet(t)
+	prev := lipgloss.ColorProfile()
+	t.Cleanup(func() { lipgloss.SetColorProfile(prev) })
+	for _, sz := range [][2]int{{80, 24}, {130, 36}, {160, 48}} {
+		lipgloss.SetColorProfile(termenv.Ascii)
+		plain := scriptedModel(t, sz[0], sz[1], w).View()
+		require.NotContains(t, plain, "\x1b[")
+		lipgloss.SetColorProfile(termenv.TrueColor)
+		coloured := scriptedModel(t, sz[0], sz[1], w).View()
+		require.Contains(t, coloured, "\x1b[")
+		checkFrame(t, coloured, sz[0], sz[1])
+		require.Equal(t, plain, ansi.Strip(coloured), "size %v", sz)
+	}
 }
