@@ -42,7 +42,7 @@ func TestHostilePeers(t *testing.T) {
 			n, err := spv.New(spv.Config{
 				Network: regtest(t), DataDir: dir, Connect: []string{hp.Addr(), h.Node().P2PAddr()},
 				Watcher: w, Log: testLogger(), RetryMin: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond,
-				StallTimeout: 2 * time.Second, TickInterval: 200 * time.Millisecond, SpotCheckEvery: 1, MinPeers: 2, MinPeersWait: time.Second,
+				StallTimeout: 2 * time.Second, TickInterval: 200 * time.Millisecond, SpotCheckEvery: 1, MinPeers: 2, MinPeersWait: 5 * time.Second,
 			})
 			if err != nil {
 				t.Fatal(err)
