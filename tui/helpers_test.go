@@ -46,7 +46,7 @@ func scriptedEvents() []spv.Event {
 		spv.PeerConnected{At: at(0), Peer: spv.PeerInfo{Addr: "127.0.0.1:18445", UserAgent: "/btcd:0.24.2/",
 			Services: wire.SFNodeNetwork | wire.SFNodeBloom, StartHeight: 119, PingTime: 41 * time.Millisecond, BanScore: 10}},
 		spv.HeadersProgress{At: at(0), Height: 120, PeerHeight: 120},
-		spv.FilterLoaded{At: at(0), Peer: "127.0.0.1:18444", Reason: "initial", Elements: 40, Bytes: 96,
+		spv.FilterLoaded{At: at(0), Peer: "127.0.0.1:18444", Reason: spv.ReasonInitial, Elements: 40, Bytes: 96,
 			HashFuncs: 11, Tweak: 0x5eed1234, Flags: "all", FPRate: 1.2e-4, Loads: 1},
 	}
 	n := 0
@@ -67,7 +67,7 @@ func scriptedEvents() []spv.Event {
 		ev = append(ev, spv.BlockProcessed{At: at(when), Height: h, Matched: matched, Relevant: matched - fps,
 			FalsePositives: fps, ObservedFPRate: 2.5e-3, TheoreticalFPRate: 3.1e-4, PeerHeight: 120})
 		if h == 60 {
-			ev = append(ev, spv.FilterLoaded{At: at(when), Peer: "127.0.0.1:18444", Reason: "fp-drift", Elements: 46,
+			ev = append(ev, spv.FilterLoaded{At: at(when), Peer: "127.0.0.1:18444", Reason: spv.ReasonFPDrift, Elements: 46,
 				Bytes: 96, HashFuncs: 11, Tweak: 0x5eed1234, Flags: "all", FPRate: 1.9e-4, Loads: 2})
 		}
 	}

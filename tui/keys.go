@@ -4,18 +4,25 @@ import "github.com/charmbracelet/bubbles/key"
 
 // KeyMap is the dashboard's key bindings; it implements help.KeyMap.
 type KeyMap struct {
-	Help     key.Binding
-	Focus    key.Binding
-	Back     key.Binding
+	// Help toggles the full help.
+	Help key.Binding
+	// Focus and Back cycle the focus through the scrollable panels.
+	Focus key.Binding
+	Back  key.Binding
+	// Up, Down, PageUp, PageDown, Top and Bottom scroll the focused
+	// panel.
 	Up       key.Binding
 	Down     key.Binding
 	PageUp   key.Binding
 	PageDown key.Binding
 	Top      key.Binding
 	Bottom   key.Binding
-	FP       key.Binding
-	Reload   key.Binding
-	Quit     key.Binding
+	// FP hides or shows the false positives in the matched table.
+	FP key.Binding
+	// Reload asks the node for a fresh filterload (Config.Reload).
+	Reload key.Binding
+	// Quit calls Config.Quit and ends the program.
+	Quit key.Binding
 }
 
 // DefaultKeyMap returns the default bindings.

@@ -14,8 +14,11 @@ type Panel int
 
 // The focusable (scrollable) panels, in tab order.
 const (
+	// PanelMatched is the matched transactions table (focused first).
 	PanelMatched Panel = iota
+	// PanelPeers is the peer table.
 	PanelPeers
+	// PanelLog is the log pane.
 	PanelLog
 	numPanels
 )
@@ -56,18 +59,15 @@ type Model struct {
 	// offset is each scrollable panel's distance from its newest row.
 	offset [numPanels]int
 
-	wallet      walletSnapshot
-	haveWallet  bool
-	walletErr   error
-	polling     bool // a wallet poll is in flight
-	pollAgain   bool // poll again when it returns
-	reloads     int  // manual reloads requested
-	quitting    bool
-	chart       *chartCache // shared by copies: View has a value receiver
-	paints      map[paintKey]string
-	eventsDone  bool
-	privacyDone bool
-	logDone     bool
+	wallet     walletSnapshot
+	haveWallet bool
+	walletErr  error
+	polling    bool // a wallet poll is in flight
+	pollAgain  bool // poll again when it returns
+	quitting   bool
+	chart      *chartCache // shared by copies: View has a value receiver
+	paints     map[paintKey]string
+	eventsDone bool // the node's event channel was closed
 }
 
 // New returns a dashboard reading and calling what cfg names.
@@ -141,7 +141,6 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.st.addReading(r)
 		}
 		if msg.closed {
-			m.privacyDone = true
 			return m, nil
 		}
 		return m, m.waitReadings()
@@ -153,7 +152,6 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.offset[PanelLog] += len(msg.lines)
 		}
 		if msg.closed {
-			m.logDone = true
 			return m, nil
 		}
 		return m, m.waitLog()
@@ -211,7 +209,6 @@ func (m Model) handleKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.hideFP = !m.hideFP
 		m.offset[PanelMatched] = 0
 	case key.Matches(msg, k.Reload):
-		m.reloads++
 		m.st.logf(m.now(), "manual filter reload requested")
 		if m.cfg.Reload != nil {
 			return m, reload(m.cfg.Reload)

@@ -51,7 +51,7 @@ type state struct {
 	// filter
 	filter      spv.FilterLoaded
 	haveFilter  bool
-	reloads     int
+	reloads     int // filterloads sent for a reload reason (to each peer)
 	lastReason  string
 	observedFP  float64
 	theoryFP    float64
@@ -137,7 +137,10 @@ func (s *state) apply(e spv.Event, hideFP bool) (added int, block bool) {
 		s.notePeerHeight(e.PeerHeight)
 	case spv.FilterLoaded:
 		e.Peer, e.Reason, e.Flags = clean(e.Peer), clean(e.Reason), clean(e.Flags)
-		if s.haveFilter && e.Reason != "initial" {
+		switch e.Reason {
+		case spv.ReasonInitial, spv.ReasonRestart, spv.ReasonNewPeer:
+			// a first filter for a node or a peer, not a reload
+		default:
 			s.reloads++
 			s.lastReason = e.Reason
 		}

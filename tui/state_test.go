@@ -299,3 +299,57 @@ func TestRenderCurve(t *testing.T) {
 	require.Len(t, renderCurve(nil, 20, 3), 3)
 	require.Nil(t, renderCurve(many, 20, 0))
 }
+
+func TestReloadCounting(t *testing.T) {
+	m := New(Config{Now: fixedNow})
+	load := func(reason string) spv.Event { return spv.FilterLoaded{Peer: "p", Reason: reason, Elements: 3} }
+	m = feed(t, m, eventsMsg{events: []spv.Event{
+		load(spv.ReasonInitial), load(spv.ReasonNewPeer), load(spv.ReasonRestart),
+	}})
+	require.Equal(t, 0, m.st.reloads)
+	m = feed(t, m, eventsMsg{events: []spv.Event{load(spv.ReasonNewKey), load(spv.ReasonManual)}})
+	require.Equal(t, 2, m.st.reloads)
+	require.Equal(t, spv.ReasonManual, m.st.lastReason)
+}
+
+func TestWalletPollsDoNotOverlap(t *testing.T) {
+	w := newTestWallet(t)
+	m := New(Config{Wallet: w, Now: fixedNow})
+	nm, cmd := m.Update(pollNowMsg{})
+	m = nm.(Model)
+	require.NotNil(t, cmd)
+	require.True(t, m.polling)
+	// a tick and a processed block while the poll runs: no second poll
+	nm, _ = m.Update(tickMsg(t0))
+	m = nm.(Model)
+	nm, _ = m.Update(eventsMsg{events: []spv.Event{spv.BlockProcessed{Height: 1}}})
+	m = nm.(Model)
+	require.True(t, m.pollAgain)
+	// the poll returns: the one asked for meanwhile starts
+	nm, again := m.Update(cmd())
+	m = nm.(Model)
+	require.NotNil(t, again)
+	require.True(t, m.polling)
+	require.False(t, m.pollAgain)
+	require.True(t, m.haveWallet)
+	require.Equal(t, 2, m.wallet.addresses)
+	require.Equal(t, 1, m.wallet.used)
+	require.Equal(t, 1, m.wallet.utxos)
+	nm, none := m.Update(again())
+	m = nm.(Model)
+	require.Nil(t, none)
+	require.False(t, m.polling)
+}
+
+func TestWalletErrorShown(t *testing.T) {
+	w := newTestWallet(t)
+	m := New(Config{Wallet: w, Now: fixedNow})
+	m = feed(t, m, pollWallet(w)())
+	require.NoError(t, w.Close())
+	m = feed(t, m, pollWallet(w)())
+	require.Error(t, m.walletErr)
+	m.width, m.height = 160, 48
+	v := ansi.Strip(m.View())
+	require.Contains(t, v, "wallet: ")
+	require.Contains(t, v, "confirmed 0.50000000", "the last good reading stays")
+}
