@@ -3,6 +3,7 @@ package wallet
 import (
 	"bytes"
 	"fmt"
+	"github.com/bloomwatch/bloomwatch/spv/netparams"
 	"strings"
 
 	"github.com/btcsuite/btcd/btcutil"
@@ -116,9 +117,13 @@ func parseAddress(s string, params *chaincfg.Params) (*watchedScript, error) {
 // addressNetwork returns the name of a known network s is a valid address
 // of, or "".
 func addressNetwork(s string) string {
-	for _, n := range knownNetworks {
-		if a, err := btcutil.DecodeAddress(s, n.params); err == nil && a.IsForNet(n.params) {
-			return n.params.Name
+	for _, name := range netparams.Names() {
+		n, err := netparams.Lookup(name)
+		if err != nil {
+			continue
+		}
+		if a, err := btcutil.DecodeAddress(s, n.Params); err == nil && a.IsForNet(n.Params) {
+			return n.Name
 		}
 	}
 	return ""

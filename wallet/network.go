@@ -1,10 +1,13 @@
 package wallet
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/btcsuite/btcd/chaincfg"
+
+	"github.com/bloomwatch/bloomwatch/spv/netparams"
 )
 
 // network is one chain a wallet can belong to.
@@ -14,27 +17,18 @@ type network struct {
 	params *chaincfg.Params
 }
 
-// knownNetworks maps canonical names and aliases to btcd's parameters.
-//
-// NOTE: this is the wallet's fallback until spv/netparams lands (it will own
-// the list, testnet4 included); resolveNetwork is the only function that
-// will change then.
-var knownNetworks = map[string]network{
-	"mainnet":  {"mainnet", &chaincfg.MainNetParams},
-	"main":     {"mainnet", &chaincfg.MainNetParams},
-	"testnet3": {"testnet3", &chaincfg.TestNet3Params},
-	"testnet":  {"testnet3", &chaincfg.TestNet3Params},
-	"signet":   {"signet", &chaincfg.SigNetParams},
-	"regtest":  {"regtest", &chaincfg.RegressionNetParams},
-	"simnet":   {"simnet", &chaincfg.SimNetParams},
-}
-
-// resolveNetwork returns the network called name (case-insensitive).
+// resolveNetwork returns the network called name (case-insensitive, with
+// the aliases spv/netparams accepts: testnet -> testnet3, main -> mainnet).
+// spv/netparams owns the list, so the wallet and the light node always
+// agree on what a network is (testnet4 included).
 func resolveNetwork(name string) (network, error) {
-	n, ok := knownNetworks[strings.ToLower(strings.TrimSpace(name))]
-	if !ok {
-		return network{}, inputErr("network", name,
-			fmt.Errorf("%w (known: mainnet, testnet3, signet, regtest, simnet)", ErrUnknownNetwork))
+	n, err := netparams.Lookup(strings.ToLower(strings.TrimSpace(name)))
+	if err != nil {
+		if errors.Is(err, netparams.ErrUnknownNetwork) {
+			return network{}, inputErr("network", name,
+				fmt.Errorf("%w (known: %s)", ErrUnknownNetwork, strings.Join(netparams.Names(), ", ")))
+		}
+		return network{}, inputErr("network", name, err)
 	}
-	return n, nil
+	return network{name: n.Name, params: n.Params}, nil
 }
