@@ -35,6 +35,7 @@ type benchConfig struct {
 	ScaleAddrs  []int
 	ScaleGrid   bool
 	ScaleRuns   int
+	ScaleCli    string
 
 	Headers     int
 	SkipCompare bool
@@ -59,6 +60,7 @@ func parseBenchFlags(args []string) (*benchConfig, error) {
 	addrs := fs.String("scale-addrs", "20,200,2000", "scaling series: watched addresses (at --scale-blocks 2000, or the middle value)")
 	fs.BoolVar(&c.ScaleGrid, "scale-grid", false, "scale over the full blocks x addresses grid instead of the two series")
 	fs.IntVar(&c.ScaleRuns, "scale-runs", 1, "rounds per scaling point")
+	fs.StringVar(&c.ScaleCli, "scale-clients", "bloomwatch,minimal", "clients of the scaling series")
 	fs.IntVar(&c.Headers, "headers", 0, "also run a header-only sync of this many generated headers (e.g. 100000)")
 	fs.BoolVar(&c.SkipCompare, "no-compare", false, "skip the A B C comparison (run only --scale / --headers)")
 	if err := fs.Parse(args); err != nil {
@@ -77,7 +79,7 @@ func parseBenchFlags(args []string) (*benchConfig, error) {
 	if c.BWMode != "address" && c.BWMode != "xpub" {
 		return nil, fmt.Errorf("--bw-watch %q: want address or xpub", c.BWMode)
 	}
-	for _, name := range strings.Split(c.Clients, ",") {
+	for _, name := range strings.Split(c.Clients+","+c.ScaleCli, ",") {
 		switch name {
 		case "bloomwatch", "minimal", "neutrino":
 		default:
@@ -154,7 +156,8 @@ func runBench(ctx context.Context, args []string) error {
 		return fmt.Errorf("own executable: %w", err)
 	}
 	env := &benchEnv{self: self, log: logf, tmp: tmp, cfg: cfg}
-	needBW := cfg.Scale || (!cfg.SkipCompare && strings.Contains(cfg.Clients, "bloomwatch"))
+	needBW := (cfg.Scale && strings.Contains(cfg.ScaleCli, "bloomwatch")) ||
+		(!cfg.SkipCompare && strings.Contains(cfg.Clients, "bloomwatch"))
 	if needBW {
 		if env.bloomwatch, err = buildBloomwatch(ctx, tmp); err != nil {
 			return err
@@ -173,7 +176,7 @@ func runBench(ctx context.Context, args []string) error {
 	}
 	if cfg.Scale {
 		for _, pt := range scalePoints(cfg) {
-			s, err := runSeries(ctx, env, pt, []string{"bloomwatch", "minimal"}, cfg.ScaleRuns)
+			s, err := runSeries(ctx, env, pt, strings.Split(cfg.ScaleCli, ","), cfg.ScaleRuns)
 			if err != nil {
 				return err
 			}

@@ -61,6 +61,9 @@ type ClientResult struct {
 	// Missing counts matched transactions announced by a merkle block that
 	// never arrived.
 	Missing int `json:"missing,omitempty"`
+	// Phases are the client's own timings (milliseconds) of its sync
+	// phases, e.g. headers and filter scan.
+	Phases map[string]float64 `json:"phases,omitempty"`
 }
 
 func readJob(path string) (*ClientJob, error) {

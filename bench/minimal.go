@@ -140,6 +140,7 @@ func runMinimal(ctx context.Context, job *ClientJob) (*ClientResult, error) {
 		powLim:  params.PowLimit,
 		pending: make(map[chainhash.Hash]struct{}),
 	}
+	start := time.Now()
 	m.requestHeaders()
 	for !m.done() {
 		select {
@@ -151,6 +152,7 @@ func runMinimal(ctx context.Context, job *ClientJob) (*ClientResult, error) {
 			return nil, fmt.Errorf("minimal: sync at height %d: %w", m.processed, ctx.Err())
 		}
 	}
+	m.res.Phases = map[string]float64{"headers": ms(m.headersAt.Sub(start)), "total": ms(time.Since(start))}
 	m.res.TipHeight = int32(len(m.hashes) - 1)
 	m.res.BytesReceived = received.Load()
 	return m.res, nil
@@ -167,6 +169,7 @@ type minimalLoop struct {
 	hashes      []chainhash.Hash // best chain by height
 	headers     []wire.BlockHeader
 	headersDone bool
+	headersAt   time.Time
 
 	requested int // highest height requested as a filtered block
 	processed int // highest height whose merkleblock and txs are done
@@ -245,6 +248,7 @@ func (m *minimalLoop) onHeaders(msg *wire.MsgHeaders) error {
 		m.requestHeaders()
 	} else {
 		m.headersDone = true
+		m.headersAt = time.Now()
 	}
 	m.fill()
 	return nil

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/btcutil/gcs/builder"
+	"github.com/btcsuite/btclog"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/btcsuite/btcwallet/walletdb"
 	_ "github.com/btcsuite/btcwallet/walletdb/bdb" // neutrino's header/filter database
@@ -48,6 +49,15 @@ func runNeutrino(ctx context.Context, job *ClientJob) (*ClientResult, error) {
 	}
 	defer db.Close()
 
+	if lvl := os.Getenv("BENCH_NEUTRINO_LOG"); lvl != "" {
+		// Diagnostics only: neutrino's log to stderr (the bench log).
+		l := btclog.NewBackend(os.Stderr).Logger("NTRN")
+		if level, ok := btclog.LevelFromString(lvl); ok {
+			l.SetLevel(level)
+		}
+		neutrino.UseLogger(l)
+	}
+
 	var received atomic.Uint64
 	cs, err := neutrino.NewChainService(neutrino.Config{
 		DataDir:      job.DataDir,
@@ -78,6 +88,7 @@ func runNeutrino(ctx context.Context, job *ClientJob) (*ClientResult, error) {
 	defer func() { _ = cs.Stop() }()
 
 	// Wait until headers and filter headers reach the peer's tip.
+	start := time.Now()
 	var tip int32
 	tick := time.NewTicker(neutrinoPoll)
 	defer tick.Stop()
@@ -102,7 +113,9 @@ func runNeutrino(ctx context.Context, job *ClientJob) (*ClientResult, error) {
 		}
 	}
 
-	res := &ClientResult{Client: "neutrino", FPUnit: "block", TipHeight: tip}
+	res := &ClientResult{Client: "neutrino", FPUnit: "block", TipHeight: tip,
+		Phases: map[string]float64{"headers": ms(time.Since(start))}}
+	scan := time.Now()
 	for h := int32(1); h <= tip; h++ {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("neutrino: filter scan at %d: %w", h, err)
@@ -145,6 +158,7 @@ func runNeutrino(ctx context.Context, job *ClientJob) (*ClientResult, error) {
 			res.FalsePositives++
 		}
 	}
+	res.Phases["scan"] = ms(time.Since(scan))
 	res.BytesReceived = received.Load()
 	return res, nil
 }

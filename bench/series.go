@@ -27,6 +27,9 @@ type RunRecord struct {
 	Missing     int     `json:"missing,omitempty"`
 	Match       bool    `json:"match"`
 	Detail      string  `json:"detail,omitempty"`
+	// Phases are the client's own phase timings in ms, when it reports
+	// them.
+	Phases map[string]float64 `json:"phases,omitempty"`
 }
 
 // Summary is the median of a client's runs in one series.
@@ -82,8 +85,8 @@ func runSeries(ctx context.Context, env *benchEnv, p chainParams, clients []stri
 				status = "MISMATCH " + rec.Detail
 				rep.Mismatches++
 			}
-			fmt.Printf("  round %d %-10s wall %8.0f ms  cpu %8.0f ms  rss %6.1f MiB  recv %9d B  txs %d/%d  fp %d %s  %s\n",
-				r, c, rec.WallMS, rec.CPUMS, float64(rec.MaxRSS)/(1<<20), rec.Bytes, rec.Found, len(fx.truth), rec.FP, rec.FPUnit, status)
+			fmt.Printf("  round %d %-10s wall %8.0f ms  cpu %8.0f ms  rss %6.1f MiB  recv %9d B  txs %d/%d  fp %d %s  %s%s\n",
+				r, c, rec.WallMS, rec.CPUMS, float64(rec.MaxRSS)/(1<<20), rec.Bytes, rec.Found, len(fx.truth), rec.FP, rec.FPUnit, status, phases(rec.Phases))
 			rep.Runs = append(rep.Runs, rec)
 		}
 	}
@@ -144,13 +147,35 @@ func runClientOnce(ctx context.Context, env *benchEnv, fx *chainFixture, srv *se
 		Client: client, Round: round,
 		WallMS: ms(m.Wall), CPUMS: ms(m.CPU), ServerCPUMS: ms(m.ServerCPU), MaxRSS: m.MaxRSS,
 		Bytes: res.BytesReceived, Tip: res.TipHeight, Found: len(res.Txs),
-		FP: res.FalsePositives, FPUnit: res.FPUnit, Missing: res.Missing,
+		FP: res.FalsePositives, FPUnit: res.FPUnit, Missing: res.Missing, Phases: res.Phases,
 	}
 	rec.Match, rec.Detail = compareTruth(fx.truth, res.Txs)
 	if rec.Match && res.TipHeight != srv.tip {
 		rec.Match, rec.Detail = false, fmt.Sprintf("synced to %d, tip is %d", res.TipHeight, srv.tip)
 	}
 	return rec, nil
+}
+
+// phases formats a client's phase timings, sorted by name.
+func phases(p map[string]float64) string {
+	if len(p) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(p))
+	for k := range p {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	b.WriteString("  (")
+	for i, k := range names {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s %.0f ms", k, p[k])
+	}
+	b.WriteString(")")
+	return b.String()
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
