@@ -3,13 +3,14 @@ package wallet
 import (
 	"bytes"
 	"fmt"
-	"github.com/bloomwatch/bloomwatch/spv/netparams"
 	"strings"
 
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcwallet/waddrmgr"
+
+	"github.com/bloomwatch/bloomwatch/spv/netparams"
 )
 
 // Kind names the output type of a watched address or script.
