@@ -44,6 +44,8 @@ type shared struct {
 }
 
 // Model is the dashboard; it implements tea.Model. Create it with New.
+// Copies of a Model share its event state (bubbletea keeps one), so run
+// one Model in one program.
 type Model struct {
 	cfg    Config
 	styles *Styles

@@ -327,13 +327,13 @@ func fmtRate(f float64) string {
 // fmtBTC formats satoshis as BTC with 8 decimals; signed adds a + to
 // positive amounts.
 func fmtBTC(sat int64, signed bool) string {
-	sign := ""
+	sign, mag := "", uint64(sat)
 	if sat < 0 {
-		sign, sat = "-", -sat
+		sign, mag = "-", uint64(-(sat+1))+1 // no overflow at math.MinInt64
 	} else if signed && sat > 0 {
 		sign = "+"
 	}
-	return fmt.Sprintf("%s%d.%08d", sign, sat/1e8, sat%1e8)
+	return fmt.Sprintf("%s%d.%08d", sign, mag/1e8, mag%1e8)
 }
 
 // formatCount formats an expected set size.
