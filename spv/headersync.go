@@ -168,7 +168,7 @@ func (m *manager) onInv(ps *peerState, msg *wire.MsgInv) {
 				needHeaders = true
 			}
 		case wire.InvTypeTx, wire.InvTypeWitnessTx:
-			if !m.isSynced || ps.mirror == nil {
+			if !ps.mempoolSent || ps.mirror == nil {
 				continue
 			}
 			if _, seen := m.mempoolSeen[iv.Hash]; seen {

@@ -1,0 +1,291 @@
+package spv
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/spv/netparams"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+)
+
+// fakeClock is a settable Clock.
+type fakeClock struct{ now time.Time }
+
+func (c *fakeClock) Now() time.Time { return c.now }
+
+func (c *fakeClock) TickAfter(d time.Duration) <-chan time.Time {
+	ch := make(chan time.Time, 1)
+	ch <- c.now.Add(d)
+	return ch
+}
+
+func TestEventQueueOrderAndSlowReader(t *testing.T) {
+	b := newBroadcaster()
+	sub := b.subscribe()
+	const n = 5000
+	for i := range n { // the reader is not reading: publish must not block
+		b.publish(BlockProcessed{Height: int32(i)})
+	}
+	if got := sub.Pending(); got < n-1 {
+		t.Fatalf("pending %d, want about %d", got, n)
+	}
+	for i := range n {
+		e := <-sub.Events()
+		if h := e.(BlockProcessed).Height; h != int32(i) {
+			t.Fatalf("event %d has height %d", i, h)
+		}
+	}
+	sub.Cancel()
+	sub.Cancel() // idempotent
+	if _, ok := <-sub.Events(); ok {
+		t.Fatal("channel open after Cancel")
+	}
+	b.publish(SyncDone{}) // no subscribers: fine
+	b.close()
+	late := b.subscribe()
+	if _, ok := <-late.Events(); ok {
+		t.Fatal("subscription after close is open")
+	}
+}
+
+func TestEventQueueCompacts(t *testing.T) {
+	q := newEventQueue()
+	defer q.stop()
+	for i := range 3 * queueCompactMin {
+		q.push(SyncDone{Height: int32(i)})
+		if i%2 == 1 {
+			<-q.out
+		}
+	}
+	q.mu.Lock()
+	items, head := len(q.items), q.head
+	q.mu.Unlock()
+	if items > 3*queueCompactMin || head >= 2*queueCompactMin {
+		t.Fatalf("queue not compacted: %d items, head %d", items, head)
+	}
+}
+
+func TestBanManagerScoresBansAndPersists(t *testing.T) {
+	dir := t.TempDir()
+	clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	bm, err := OpenBanManager(dir, clk, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const a = "127.0.0.1:1"
+	for i := 0; i < 4; i++ {
+		if _, _, banned, err := bm.Misbehaving(a, MisbehaviorUnmatchedTx, "x"); err != nil || banned {
+			t.Fatalf("banned after %d unmatched txs (err %v)", i+1, err)
+		}
+	}
+	score, ban, banned, err := bm.Misbehaving(a, MisbehaviorUnmatchedTx, "fifth")
+	if err != nil || !banned || score != BanThreshold || ban.Until != clk.now.Add(time.Hour) {
+		t.Fatalf("score %d banned %v ban %+v err %v", score, banned, ban, err)
+	}
+	if _, _, banned, _ := bm.Misbehaving("127.0.0.1:2", MisbehaviorInvalidMerkleTree, ""); !banned {
+		t.Fatal("invalid merkle tree must ban at once")
+	}
+	bm2, err := OpenBanManager(dir, clk, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bm2.Bans()) != 2 {
+		t.Fatalf("reloaded bans %+v", bm2.Bans())
+	}
+	clk.now = clk.now.Add(2 * time.Hour)
+	if _, ok := bm2.IsBanned(a); ok {
+		t.Fatal("ban did not expire")
+	}
+	if err := os.WriteFile(filepath.Join(dir, BanListFile), []byte("{nope"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenBanManager(dir, clk, time.Hour); !errors.Is(err, ErrCorruptBanList) {
+		t.Fatalf("corrupt list: %v", err)
+	}
+	if _, err := OpenBanManager(dir, clk, 0); !errors.Is(err, ErrBadConfig) {
+		t.Fatalf("zero duration: %v", err)
+	}
+}
+
+func TestMisbehaviorNames(t *testing.T) {
+	for m := MisbehaviorBadHeader; m <= MisbehaviorOmittedTx; m++ {
+		if m.Score() == 0 || m.String() == "" || m.String()[0] == 'm' {
+			t.Errorf("%d: score %d name %q", m, m.Score(), m.String())
+		}
+	}
+	if Misbehavior(200).Score() != 0 {
+		t.Error("unknown kind scores")
+	}
+}
+
+func TestFilterCapacity(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		want uint32
+	}{{0, 64}, {1, 64}, {32, 64}, {33, 128}, {64, 128}, {65, 256}, {1000, 2048}} {
+		if got := FilterCapacity(c.n); got != c.want {
+			t.Errorf("FilterCapacity(%d) = %d, want %d", c.n, got, c.want)
+		}
+	}
+}
+
+func TestBuildFilterPolicy(t *testing.T) {
+	op := wire.OutPoint{Hash: chainhash.Hash{1}, Index: 3}
+	els := Elements{Data: [][]byte{{1, 2, 3}, {4, 5, 6}}, OutPoints: []wire.OutPoint{op}}
+	f, err := BuildFilter(els, DefaultFPRate, 42)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Flags() != bip37.UpdateAll || f.Tweak() != 42 || f.HashFuncs() == 0 {
+		t.Fatalf("filter flags %v tweak %d k %d", f.Flags(), f.Tweak(), f.HashFuncs())
+	}
+	if !covers(f, els) || !coversData(f, els) {
+		t.Fatal("filter does not cover its elements")
+	}
+	more := els
+	more.Data = append(more.Data, []byte{9, 9, 9, 9, 9, 9})
+	if covers(f, more) || coversData(f, more) {
+		t.Fatal("filter covers an element it lacks")
+	}
+	// Same capacity bucket, same tweak: the bits of the smaller set are
+	// a subset of the larger one's (reloads add bits, never move them).
+	g, err := BuildFilter(more, DefaultFPRate, 42)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Size() != f.Size() {
+		t.Fatalf("sizes %d and %d in one capacity bucket", f.Size(), g.Size())
+	}
+	for i, b := range f.Bits() {
+		if b&^g.Bits()[i] != 0 {
+			t.Fatalf("byte %d: bits of the old filter missing in the new one", i)
+		}
+	}
+	// An empty element set still gives a match-nothing filter, not a
+	// match-everything one.
+	e, err := BuildFilter(Elements{}, DefaultFPRate, 1)
+	if err != nil || e.Size() == 0 || e.MatchTx(wire.NewMsgTx(1)) {
+		t.Fatalf("empty filter: %v size %d", err, e.Size())
+	}
+	// Rates that give k = 0 are refused.
+	if _, err := BuildFilter(els, 0.9, 1); !errors.Is(err, ErrFilterMatchesAll) {
+		t.Fatalf("k=0 filter: %v", err)
+	}
+}
+
+func TestTweakPersists(t *testing.T) {
+	dir := t.TempDir()
+	a, err := loadOrCreateTweak(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := loadOrCreateTweak(dir)
+	if err != nil || a != b {
+		t.Fatalf("tweak %d then %d (%v)", a, b, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, FilterStateFile), []byte(`{"version":9}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := loadOrCreateTweak(dir); !errors.Is(err, ErrCorruptFilterState) {
+		t.Fatalf("bad version: %v", err)
+	}
+}
+
+func TestTranscriptTornTailAndSequence(t *testing.T) {
+	dir := t.TempDir()
+	tr, err := openTranscript(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := privacy.Record{Peer: "p", Kind: privacy.KindFilterLoad, Filter: []byte{1, 2}}
+	for i := range 2 {
+		r, err := tr.write(rec)
+		if err != nil || r.Seq != uint64(i) {
+			t.Fatalf("seq %d err %v", r.Seq, err)
+		}
+	}
+	if err := tr.close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.write(rec); !errors.Is(err, ErrStopped) {
+		t.Fatalf("write after close: %v", err)
+	}
+	path := filepath.Join(dir, TranscriptFile)
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(`{"seq":2,"ki`); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	tr, err = openTranscript(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := tr.write(rec)
+	if err != nil || r.Seq != 2 {
+		t.Fatalf("after torn tail: seq %d err %v", r.Seq, err)
+	}
+	tr.close()
+	if err := os.WriteFile(path, []byte("garbage\n{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := openTranscript(dir); !errors.Is(err, ErrCorruptTranscript) {
+		t.Fatalf("corrupt transcript: %v", err)
+	}
+}
+
+func TestConfigDefaults(t *testing.T) {
+	if _, err := (Config{}).withDefaults(); !errors.Is(err, ErrBadConfig) {
+		t.Fatalf("empty config: %v", err)
+	}
+	net, err := netparams.Lookup("regtest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := Config{Network: net, DataDir: t.TempDir(), Watcher: NewMemWatcher(0)}
+	c, err := base.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MaxPeers != DefaultMaxPeers || c.FPRate != DefaultFPRate || c.Window < c.BatchSize || c.Log == nil || c.Clock == nil {
+		t.Fatalf("defaults %+v", c)
+	}
+	for _, bad := range []func(*Config){
+		func(c *Config) { c.FPRate = 1 },
+		func(c *Config) { c.ReloadFPRatio = 0.5 },
+		func(c *Config) { c.MaxPeers = -1 },
+		func(c *Config) { c.Watcher = nil },
+		func(c *Config) { c.DataDir = "" },
+	} {
+		c := base
+		bad(&c)
+		if _, err := c.withDefaults(); !errors.Is(err, ErrBadConfig) {
+			t.Errorf("bad config accepted: %v", err)
+		}
+	}
+}
+
+func TestCheckVersion(t *testing.T) {
+	ok := &wire.MsgVersion{ProtocolVersion: int32(wire.ProtocolVersion), Services: wire.SFNodeNetwork | wire.SFNodeBloom}
+	if err := checkVersion(ok); err != nil {
+		t.Fatal(err)
+	}
+	noBloom := *ok
+	noBloom.Services = wire.SFNodeNetwork
+	if err := checkVersion(&noBloom); !errors.Is(err, ErrPeerNoBloom) {
+		t.Fatalf("no bloom: %v", err)
+	}
+	old := *ok
+	old.ProtocolVersion = 70001
+	if err := checkVersion(&old); !errors.Is(err, ErrPeerTooOld) {
+		t.Fatalf("old: %v", err)
+	}
+}
