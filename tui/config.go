@@ -51,10 +51,13 @@ type Config struct {
 	// results), in order: the caller observes each transcript record and
 	// forwards the reading here.
 	Privacy <-chan privacy.Reading
-	// Wallet is polled for the wallet panel.
+	// Wallet is polled for the wallet panel: every PollInterval, and after
+	// a batch of events that processed or rolled back a block or matched
+	// a wallet transaction.
 	Wallet WalletView
-	// Reload is called with reason "manual" when the user presses r; it
-	// runs in a tea.Cmd goroutine, so it may block briefly.
+	// Reload is called with spv.ReasonManual when the user presses r
+	// (spv.Node.ReloadFilter fits); it runs in a tea.Cmd goroutine, so it
+	// may block briefly.
 	Reload func(reason string)
 	// Quit is called once, from Update, on q or ctrl-c, before the
 	// program exits.

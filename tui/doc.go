@@ -16,8 +16,8 @@
 // channel that releases every reader still waiting.
 //
 // The wallet is polled through WalletView from a tea.Cmd (never inside
-// Update): every PollInterval and after each batch that processed a block,
-// at most one poll at a time.
+// Update): every PollInterval and after each batch that may have changed
+// it, at most one poll at a time.
 //
 // # Cost
 //

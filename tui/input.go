@@ -151,7 +151,7 @@ func pollWallet(w WalletView) tea.Cmd {
 // reload calls Config.Reload off the Update path.
 func reload(f func(string)) tea.Cmd {
 	return func() tea.Msg {
-		f("manual")
+		f(spv.ReasonManual)
 		return reloadDoneMsg{}
 	}
 }

@@ -119,10 +119,10 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyMsg:
 		return m.handleKey(msg)
 	case eventsMsg:
-		block := false
+		poll := false
 		for _, e := range msg.events {
-			added, b := m.st.apply(e, m.hideFP)
-			block = block || b
+			added, changed := m.st.apply(e, m.hideFP)
+			poll = poll || changed
 			if added > 0 && m.offset[PanelMatched] > 0 {
 				m.offset[PanelMatched] += added
 			}
@@ -134,7 +134,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		} else {
 			cmds = append(cmds, m.waitEvents())
 		}
-		if block {
+		if poll {
 			cmds = append(cmds, m.requestPoll())
 		}
 		return m, tea.Batch(cmds...)

@@ -105,8 +105,9 @@ func (s *state) logf(t time.Time, format string, args ...any) {
 
 // apply folds one node event into the state. It returns the number of
 // rows added to the matched table's current view (own or all) and whether
-// a block was processed.
-func (s *state) apply(e spv.Event, hideFP bool) (added int, block bool) {
+// the wallet may have changed (a block processed or rolled back, a
+// transaction of the wallet matched).
+func (s *state) apply(e spv.Event, hideFP bool) (added int, walletChanged bool) {
 	switch e := e.(type) {
 	case spv.PeerConnected:
 		e.Peer = cleanPeer(e.Peer)
@@ -147,7 +148,7 @@ func (s *state) apply(e spv.Event, hideFP bool) (added int, block bool) {
 		s.filter, s.haveFilter = e, true
 		s.logf(e.Time, "filterload to %s: %d elements, %d bytes, k=%d (%s)", e.Peer, e.Elements, e.Bytes, e.HashFuncs, e.Reason)
 	case spv.MatchedTx:
-		return s.applyMatch(e, hideFP), false
+		return s.applyMatch(e, hideFP), e.Relevant && !e.FalsePositive
 	case spv.BlockProcessed:
 		s.applyBlock(e)
 		return 0, true
