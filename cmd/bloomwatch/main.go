@@ -50,6 +50,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 
+	// cobra keeps the context of a command's first execution; tests call
+	// run more than once, so every command gets this run's context.
+	setContextAll(rootCmd, ctx)
 	rootCmd.SetArgs(args)
 	rootCmd.SetOut(stdout)
 	rootCmd.SetErr(stderr)
@@ -88,4 +91,12 @@ func writeJSON(cmd *cobra.Command, v any) error {
 		return fmt.Errorf("write json: %w", err)
 	}
 	return nil
+}
+
+// setContextAll gives cmd and all its subcommands the context ctx.
+func setContextAll(cmd *cobra.Command, ctx context.Context) {
+	cmd.SetContext(ctx)
+	for _, c := range cmd.Commands() {
+		setContextAll(c, ctx)
+	}
 }

@@ -1,0 +1,336 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/spv"
+	"github.com/bloomwatch/bloomwatch/spv/netparams"
+	"github.com/bloomwatch/bloomwatch/tui"
+	"github.com/bloomwatch/bloomwatch/wallet"
+)
+
+// candidatesPerTx estimates the privacy meter's universe |A| from the
+// chain a peer filtered: about two output scripts per transaction, each a
+// candidate element. The SPV client never sees the whole chain, so this is
+// an estimate, and the meter says so (it is only the formulas).
+const candidatesPerTx = 2
+
+// progressEvery is how often headless sync logs its progress.
+const progressEvery = 2 * time.Second
+
+// session is one running sync: the wallet, the light node, the bridge
+// goroutine that feeds the privacy meter and the dashboard from the node's
+// events, and the dashboard itself when there is a terminal.
+type session struct {
+	cfg     sessionConfig
+	w       *wallet.Wallet
+	network *netparams.Network
+	node    *spv.Node
+	log     *slog.Logger
+	logSink *tui.LogSink
+	closeLg func() error
+	stderr  io.Writer
+	nodeDir string
+	sub     *spv.Subscription
+
+	// Owned by the bridge goroutine until bridgeDone is closed.
+	meter      *privacy.Meter
+	seenSeq    int64
+	bridgeDone chan struct{}
+
+	tuiEvents  chan spv.Event
+	tuiReading chan privacy.Reading
+
+	mu          sync.Mutex
+	lastReading *privacy.Reading
+	peersSeen   int
+	bridgeErr   error
+}
+
+// newSession opens the light node for w.
+func newSession(ctx context.Context, w *wallet.Wallet, network *netparams.Network, cfg sessionConfig, stderr io.Writer) (*session, error) {
+	s := &session{cfg: cfg, w: w, network: network, stderr: stderr, seenSeq: -1,
+		meter: privacy.NewMeter(privacy.MeterConfig{}), bridgeDone: make(chan struct{})}
+	if cfg.members > 0 {
+		s.meter.SetMembers(cfg.members)
+	}
+	var extra io.Writer
+	if cfg.tui {
+		s.logSink = tui.NewLogSink(512)
+		extra = s.logSink
+	}
+	lg, closeLg, err := openLog(cfg, w.Dir(), stderr, extra)
+	if err != nil {
+		return nil, err
+	}
+	s.log, s.closeLg = lg, closeLg
+	s.nodeDir = filepath.Join(w.Dir(), nodeDirName)
+	node, err := spv.New(spv.Config{
+		Network:  network,
+		DataDir:  s.nodeDir,
+		Connect:  cfg.connect,
+		MaxPeers: cfg.maxPeers,
+		Watcher:  w,
+		FPRate:   cfg.fpRate,
+		Log:      lg,
+	})
+	if err != nil {
+		_ = closeLg()
+		return nil, fmt.Errorf("light node: %w", err)
+	}
+	s.node = node
+	// The adversary keeps every filter it ever received: replay what
+	// earlier runs sent before this run adds to it.
+	s.readTranscript()
+	return s, nil
+}
+
+// run starts the node and waits: for the dashboard to quit, for the sync
+// to reach the tip (--until-synced), or for ctx to end.
+func (s *session) run(ctx context.Context, stdout io.Writer) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s.sub = s.node.Subscribe()
+	if s.cfg.tui {
+		s.tuiEvents = make(chan spv.Event, 1024)
+		s.tuiReading = make(chan privacy.Reading, 64)
+	}
+	if err := s.node.Start(ctx); err != nil {
+		s.sub.Cancel()
+		return fmt.Errorf("start light node: %w", err)
+	}
+	go s.bridge(ctx)
+	if s.cfg.onStart != nil {
+		if err := s.cfg.onStart(ctx, s); err != nil {
+			return err
+		}
+	}
+	peerErr := make(chan error, 1)
+	if s.cfg.peerTimeout > 0 {
+		go s.watchPeers(ctx, peerErr)
+	}
+	if s.cfg.tui {
+		return s.runTUI(ctx, stdout, cancel, peerErr)
+	}
+	return s.runHeadless(ctx, peerErr)
+}
+
+// runHeadless waits for the sync (or ctx) and logs progress.
+func (s *session) runHeadless(ctx context.Context, peerErr <-chan error) error {
+	synced := make(chan error, 1)
+	if s.cfg.untilSynced {
+		go func() { synced <- s.node.WaitSynced(ctx) }()
+	}
+	tick := time.NewTicker(progressEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-synced:
+			if err != nil && ctx.Err() == nil {
+				return err
+			}
+			return s.interrupted(ctx)
+		case err := <-peerErr:
+			return err
+		case <-ctx.Done():
+			return s.interrupted(ctx)
+		case <-tick.C:
+			st := s.node.Status()
+			s.log.Info("progress", "headers", st.HeaderHeight, "wallet", st.WatcherHeight,
+				"peer_height", st.PeerHeight, "peers", len(st.Peers), "matched", st.Matched,
+				"false_positives", st.FalsePositives, "bytes", st.BytesReceived)
+		}
+	}
+}
+
+// interrupted returns nil: an interrupt (SIGINT/SIGTERM) ends a sync
+// cleanly, with the wallet flushed by stop.
+func (s *session) interrupted(context.Context) error {
+	if err := s.node.Status().Err; err != nil {
+		return err
+	}
+	return nil
+}
+
+// runTUI runs the dashboard until the user quits.
+func (s *session) runTUI(ctx context.Context, stdout io.Writer, cancel context.CancelFunc, peerErr <-chan error) error {
+	var logLines <-chan string
+	if s.logSink != nil {
+		logLines = s.logSink.Lines()
+	}
+	model := tui.New(tui.Config{
+		Network: s.network.Name,
+		Events:  s.tuiEvents,
+		Privacy: s.tuiReading,
+		Wallet:  s.w,
+		Reload:  s.node.ReloadFilter,
+		Quit:    cancel,
+		Log:     logLines,
+	})
+	out, ok := stdout.(*os.File)
+	if !ok {
+		out = os.Stdout
+	}
+	p := tea.NewProgram(model, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithOutput(out), tea.WithInput(os.Stdin))
+	if s.cfg.untilSynced {
+		go func() {
+			if s.node.WaitSynced(ctx) == nil {
+				p.Quit()
+			}
+		}()
+	}
+	go func() {
+		select {
+		case err := <-peerErr:
+			s.setBridgeErr(err)
+			p.Quit()
+		case <-ctx.Done():
+		}
+	}()
+	_, err := p.Run()
+	if err != nil && !errors.Is(err, tea.ErrProgramKilled) && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("dashboard: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.bridgeErr
+}
+
+// setBridgeErr records the first asynchronous error.
+func (s *session) setBridgeErr(err error) {
+	s.mu.Lock()
+	if s.bridgeErr == nil {
+		s.bridgeErr = err
+	}
+	s.mu.Unlock()
+}
+
+// watchPeers fails the session when no peer has been usable for
+// cfg.peerTimeout since the start or since the last peer left.
+func (s *session) watchPeers(ctx context.Context, out chan<- error) {
+	deadline := time.Now().Add(s.cfg.peerTimeout)
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		st := s.node.Status()
+		if len(st.Peers) > 0 || st.Synced && !s.cfg.untilSynced {
+			deadline = time.Now().Add(s.cfg.peerTimeout)
+			continue
+		}
+		if time.Now().After(deadline) {
+			err := fmt.Errorf("no reachable peer for %s (tried %v)", s.cfg.peerTimeout, s.peerList())
+			select {
+			case out <- err:
+			case <-ctx.Done():
+			}
+			return
+		}
+	}
+}
+
+// peerList names the peers sync tries.
+func (s *session) peerList() []string {
+	if len(s.cfg.connect) > 0 {
+		return s.cfg.connect
+	}
+	return []string{"DNS seeds of " + s.network.Name}
+}
+
+// bridge is the one goroutine of cmd/: it drains the node's events, feeds
+// the privacy meter with every transcript record the node wrote, and
+// forwards both to the dashboard. It ends when the node closes the
+// subscription (at Stop).
+func (s *session) bridge(ctx context.Context) {
+	defer close(s.bridgeDone)
+	for ev := range s.sub.Events() {
+		switch ev.(type) {
+		case spv.FilterLoaded:
+			s.readTranscript()
+		case spv.BlockProcessed:
+			st := s.node.Status()
+			s.publish(s.meter.SetCandidates(st.Tested * candidatesPerTx))
+		}
+		if s.tuiEvents != nil {
+			select {
+			case s.tuiEvents <- ev:
+			case <-ctx.Done():
+				// The dashboard is gone; keep draining so the node
+				// never waits on us.
+			}
+		}
+	}
+}
+
+// readTranscript observes the transcript records not seen yet.
+func (s *session) readTranscript() {
+	f, err := os.Open(filepath.Join(s.nodeDir, spv.TranscriptFile))
+	if err != nil {
+		return // none written yet
+	}
+	defer f.Close()
+	recs, err := privacy.ReadTranscript(f)
+	if err != nil {
+		s.log.Warn("privacy meter: read transcript", "err", err)
+		return
+	}
+	for _, r := range recs {
+		if int64(r.Seq) <= s.seenSeq {
+			continue
+		}
+		s.seenSeq = int64(r.Seq)
+		reading, err := s.meter.Observe(r)
+		if err != nil {
+			s.log.Warn("privacy meter", "err", err)
+			continue
+		}
+		s.publish(reading)
+	}
+}
+
+// publish keeps the latest reading and forwards it to the dashboard
+// without ever blocking the bridge.
+func (s *session) publish(r privacy.Reading) {
+	s.mu.Lock()
+	rc := r
+	s.lastReading = &rc
+	s.mu.Unlock()
+	if s.tuiReading == nil {
+		return
+	}
+	select {
+	case s.tuiReading <- r:
+	default:
+		// The dashboard is behind; it gets the next reading.
+	}
+}
+
+// stop stops the node (which flushes the wallet), waits for the bridge
+// and closes the log.
+func (s *session) stop() error {
+	err := s.node.Stop()
+	if s.sub != nil {
+		<-s.bridgeDone
+	}
+	// A last look at the transcript: records written just before Stop.
+	s.readTranscript()
+	if cerr := s.closeLg(); cerr != nil && err == nil {
+		err = cerr
+	}
+	return err
+}

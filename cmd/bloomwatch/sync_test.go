@@ -1,0 +1,177 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bloomwatch/bloomwatch/testnet"
+)
+
+// syncChain builds a regtest chain with payments to a keyring's BIP84
+// account among noise and returns the harness, the keyring's xpub and the
+// truth.
+func syncChain(t *testing.T, spec testnet.ChainSpec) (*testnet.Harness, *testnet.Truth) {
+	t.Helper()
+	h := testnet.NewT(t, testnet.Options{})
+	key, err := testnet.NewKeyring(testnet.DemoSeed, h.Params())
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.Keyring = key
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	truth, err := h.BuildChain(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, truth
+}
+
+// runSyncJSON runs `bloomwatch sync --json` and decodes the summary.
+func runSyncJSON(t *testing.T, args ...string) *syncSummary {
+	t.Helper()
+	resetFlags(rootCmd)
+	var out, errb bytes.Buffer
+	code := run(append([]string{"sync", "--json", "--until-synced", "--log-level", "warn"}, args...), &out, &errb)
+	if code != 0 {
+		t.Fatalf("sync exit %d: %s", code, errb.String())
+	}
+	var sum syncSummary
+	if err := json.Unmarshal(out.Bytes(), &sum); err != nil {
+		t.Fatalf("decode summary: %v\n%s", err, out.String())
+	}
+	return &sum
+}
+
+// checkAgainstTruth compares a sync summary with the chain's truth, to the
+// satoshi.
+func checkAgainstTruth(t *testing.T, sum *syncSummary, truth *testnet.Truth) {
+	t.Helper()
+	if sum.TipHeight != truth.TipHeight || sum.TipHash != truth.TipHash.String() {
+		t.Errorf("tip %d %s, want %d %s", sum.TipHeight, sum.TipHash, truth.TipHeight, truth.TipHash)
+	}
+	if sum.BalanceSat != truth.Balance || sum.UnconfirmedSat != 0 {
+		t.Errorf("balance %d (+%d unconfirmed), want %d", sum.BalanceSat, sum.UnconfirmedSat, truth.Balance)
+	}
+	want := map[string]int64{}
+	for _, tx := range truth.Txs {
+		want[tx.Txid.String()] = tx.Delta
+	}
+	got := map[string]int64{}
+	for _, tx := range sum.Txs {
+		got[tx.Txid] = tx.DeltaSat
+	}
+	for id, d := range want {
+		if g, ok := got[id]; !ok {
+			t.Errorf("missing wallet tx %s (delta %d)", id, d)
+		} else if g != d {
+			t.Errorf("tx %s delta %d, want %d", id, g, d)
+		}
+	}
+	for id := range got {
+		if _, ok := want[id]; !ok {
+			t.Errorf("unexpected wallet tx %s", id)
+		}
+	}
+	wantU := map[string]int64{}
+	for _, u := range truth.UTXOs {
+		wantU[u.OutPoint().String()] = u.Value
+	}
+	if len(sum.UTXOs) != len(wantU) {
+		t.Errorf("%d utxos, want %d", len(sum.UTXOs), len(wantU))
+	}
+	for _, u := range sum.UTXOs {
+		if v, ok := wantU[u.Outpoint]; !ok || v != u.ValueSat {
+			t.Errorf("utxo %s %d not in the truth (want value %d, present %v)", u.Outpoint, u.ValueSat, v, ok)
+		}
+	}
+}
+
+// TestSyncEndToEnd syncs an xpub wallet from a real regtest btcd with the
+// CLI, checks the summary against the truth to the satoshi, then syncs
+// again after more blocks (restart from the persisted state).
+func TestSyncEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts btcd")
+	}
+	h, truth := syncChain(t, testnet.ChainSpec{Blocks: 120, TxsPerBlock: 6, WatchAddrs: 12, SpendFraction: 0.5, Seed: 7})
+	dir := filepath.Join(t.TempDir(), "w")
+	peer := h.Node().P2PAddr()
+	sum := runSyncJSON(t, "--datadir", dir, "--network", "regtest", "--xpub", truth.Xpub,
+		"--birthday", itoa(truth.StartHeight+1), "--connect", peer)
+	checkAgainstTruth(t, sum, truth)
+	if sum.MatchedTxs < len(truth.Txs) {
+		t.Errorf("matched %d txs, fewer than the %d wallet txs", sum.MatchedTxs, len(truth.Txs))
+	}
+	if sum.FalsePositives*20 > sum.MatchedTxs {
+		t.Errorf("%d false positives of %d matched: above 5%%", sum.FalsePositives, sum.MatchedTxs)
+	}
+	if sum.Filter.Loads == 0 || sum.Filter.Bytes == 0 || sum.BytesReceived == 0 {
+		t.Errorf("filter %+v, bytes %d: nothing loaded or received", sum.Filter, sum.BytesReceived)
+	}
+	if sum.Privacy == nil || sum.Privacy.Filters == 0 {
+		t.Errorf("no privacy reading: %+v", sum.Privacy)
+	}
+
+	// More payments after a restart: the wallet and the header store
+	// persist, and the second sync picks up only what is new.
+	key, err := testnet.NewKeyring(testnet.DemoSeed, h.Params())
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, err := key.Address(84, 0, 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := h.PayAddress(addr, 150_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Mine(3); err != nil {
+		t.Fatal(err)
+	}
+	sum2 := runSyncJSON(t, "--datadir", dir, "--connect", peer)
+	if sum2.TipHeight != truth.TipHeight+3 {
+		t.Errorf("after restart tip %d, want %d", sum2.TipHeight, truth.TipHeight+3)
+	}
+	if sum2.BalanceSat != truth.Balance+150_000 {
+		t.Errorf("after restart balance %d, want %d", sum2.BalanceSat, truth.Balance+150_000)
+	}
+	found := false
+	for _, x := range sum2.Txs {
+		found = found || x.Txid == tx.TxHash().String()
+	}
+	if !found {
+		t.Errorf("payment %s after restart not found", tx.TxHash())
+	}
+}
+
+// TestSyncNoPeer checks the one-line error and exit code when no peer can
+// be reached, and that the new wallet's directory is still usable.
+func TestSyncNoPeer(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "w")
+	resetFlags(rootCmd)
+	var out, errb bytes.Buffer
+	code := run([]string{"sync", "--datadir", dir, "--network", "regtest", "--address", "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080",
+		"--connect", "127.0.0.1:1", "--until-synced", "--json", "--peer-timeout", "2s", "--log-level", "error"}, &out, &errb)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1; stderr %q", code, errb.String())
+	}
+	if lines := strings.Count(strings.TrimSpace(errb.String()), "\n"); lines != 0 || !strings.Contains(errb.String(), "no reachable peer") {
+		t.Errorf("stderr %q: want one line naming no reachable peer", errb.String())
+	}
+	if out.Len() != 0 {
+		t.Errorf("stdout %q, want nothing", out.String())
+	}
+}
+
+// itoa formats an int32.
+func itoa(v int32) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
