@@ -62,9 +62,9 @@ func (c btcdChain) FindPreviousCheckpoint() (blockchain.HeaderCtx, error) {
 // fixedTimeSource is a MedianTimeSource reading a fixed time.
 type fixedTimeSource struct{ now time.Time }
 
-func (f fixedTimeSource) AdjustedTime() time.Time          { return f.now }
+func (f fixedTimeSource) AdjustedTime() time.Time         { return f.now }
 func (f fixedTimeSource) AddTimeSample(string, time.Time) {}
-func (f fixedTimeSource) Offset() time.Duration            { return 0 }
+func (f fixedTimeSource) Offset() time.Duration           { return 0 }
 
 // btcdVerdict returns btcd's verdict on h as a child of node parent,
 // translated to this package's sentinels (nil when btcd accepts).

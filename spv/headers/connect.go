@@ -124,6 +124,7 @@ func (s *Store) flush(firstNew int32) error {
 		}
 		s.nodes = s.nodes[:firstNew]
 		s.pending = s.pending[:0]
+		s.memo = walkMemo{} // it may name a removed index
 		return fmt.Errorf("headers: append to %s: %w", s.path, err)
 	}
 	s.size += int64(len(s.pending))

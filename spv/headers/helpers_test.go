@@ -27,6 +27,18 @@ func mustNet(t testing.TB, name string) *netparams.Network {
 	return n
 }
 
+// mustNetNoT looks a network up outside a test.
+func mustNetNoT(name string) *netparams.Network {
+	n, err := netparams.Lookup(name)
+	if err != nil {
+		panic(err)
+	}
+	return n
+}
+
+// lookupForFuzz is the fuzz target's network.
+func lookupForFuzz() (*netparams.Network, error) { return netparams.Lookup("regtest") }
+
 // solve increments the nonce until the header meets its own bits.
 func solve(h *wire.BlockHeader) {
 	target := blockchain.CompactToBig(h.Bits)
@@ -120,6 +132,8 @@ func (v *scratchView) ancestor(i int32, height int32) int32 {
 	}
 	return v.base.ancestor(i, height)
 }
+
+func (v *scratchView) walkMemo() *walkMemo { return nil }
 
 func (v *scratchView) add(n node) int32 {
 	v.extra = append(v.extra, n)

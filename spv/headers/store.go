@@ -56,6 +56,7 @@ type Store struct {
 	repairs []Repair
 	closed  bool
 	pending []byte // records of the batch being connected
+	memo    walkMemo
 }
 
 // Reorg describes a change of best chain to another branch.
@@ -303,6 +304,9 @@ func (s *Store) onBest(i int32) bool {
 
 // node implements chainView.
 func (s *Store) node(i int32) *node { return &s.nodes[i] }
+
+// walkMemo implements chainView.
+func (s *Store) walkMemo() *walkMemo { return &s.memo }
 
 // ancestor implements chainView: the index of node i's ancestor at height
 // (which must not exceed node i's height). It walks parents until it

@@ -252,7 +252,7 @@ func TestForkChoiceByWork(t *testing.T) {
 			genesis := *retargetNet().Params.GenesisHash
 			heavy := mineOn(t, s, genesis, 40, 60, 1)  // difficulty x4 per period
 			long := mineOn(t, s, genesis, 80, 3000, 2) // stays at the limit
-			wl := workOf(heavy, 1) // the genesis contributes to both alike
+			wl := workOf(heavy, 1)                     // the genesis contributes to both alike
 			ll := workOf(long, 1)
 			if wl.Cmp(ll) <= 0 || len(long) <= len(heavy) {
 				t.Fatalf("setup: heavy %d blocks work %v, long %d blocks work %v", len(heavy), wl, len(long), ll)

@@ -153,6 +153,19 @@ func (r *rules) checkSanity(h *wire.BlockHeader, hash *chainhash.Hash, now int64
 type chainView interface {
 	node(i int32) *node
 	ancestor(i int32, height int32) int32
+	// walkMemo returns the memo of the 20-minute rule's walk, or nil.
+	walkMemo() *walkMemo
+}
+
+// walkMemo remembers the result of the 20-minute rule's backward walk (the
+// bits of the last block that did not use the exception) for one node, so
+// that a chain of minimum-difficulty blocks costs one step per header
+// instead of a walk to the period start. Nodes never change, so an entry
+// stays true as long as the node index is not reused (see Store.flush).
+type walkMemo struct {
+	idx  int32
+	bits uint32
+	ok   bool
 }
 
 // requiredBits is the difficulty a child of nodes[parent] with timestamp t
@@ -169,15 +182,7 @@ func (r *rules) requiredBits(v chainView, parent int32, t int64) uint32 {
 		if t > int64(p.time)+r.minDiffTime {
 			return r.powLimitBits
 		}
-		// The last block that did not use the exception.
-		i := parent
-		for {
-			n := v.node(i)
-			if n.height%r.interval == 0 || n.bits != r.powLimitBits || n.parent == noParent {
-				return n.bits
-			}
-			i = n.parent
-		}
+		return r.lastRealBits(v, parent)
 	}
 	first := v.node(v.ancestor(parent, p.height-(r.interval-1)))
 	actual := int64(p.time) - int64(first.time)
@@ -193,6 +198,32 @@ func (r *rules) requiredBits(v chainView, parent int32, t int64) uint32 {
 		target.Set(r.powLimit)
 	}
 	return blockchain.BigToCompact(target)
+}
+
+// lastRealBits returns the bits of the last block at or before node i that
+// did not use the 20-minute exception: the first one walking back that is a
+// period start, genesis, or not at the limit (btcd's
+// findPrevTestNetDifficulty).
+func (r *rules) lastRealBits(v chainView, i int32) uint32 {
+	memo := v.walkMemo()
+	start := i
+	bits := uint32(0)
+	for {
+		if memo != nil && memo.ok && memo.idx == i {
+			bits = memo.bits
+			break
+		}
+		n := v.node(i)
+		if n.height%r.interval == 0 || n.bits != r.powLimitBits || n.parent == noParent {
+			bits = n.bits
+			break
+		}
+		i = n.parent
+	}
+	if memo != nil {
+		*memo = walkMemo{idx: start, bits: bits, ok: true}
+	}
+	return bits
 }
 
 // medianTimePast is the median timestamp of nodes[i] and its 10 parents

@@ -167,7 +167,8 @@ type linearView struct {
 	nodes []node
 }
 
-func (v *linearView) node(i int32) *node { return &v.nodes[i] }
+func (v *linearView) node(i int32) *node  { return &v.nodes[i] }
+func (v *linearView) walkMemo() *walkMemo { return nil }
 func (v *linearView) ancestor(i int32, height int32) int32 {
 	return height - v.base
 }
@@ -441,6 +442,7 @@ func errName(err error) string {
 		{"ErrTimeTooOld", ErrTimeTooOld}, {"ErrTimeTooNew", ErrTimeTooNew},
 		{"ErrBadPoW", ErrBadPoW}, {"ErrBadVersion", ErrBadVersion},
 		{"ErrCheckpoint", ErrCheckpoint}, {"ErrTimewarp", ErrTimewarp},
+		{"ErrNotConnecting", ErrNotConnecting},
 	} {
 		if errors.Is(err, e.err) {
 			return e.name
