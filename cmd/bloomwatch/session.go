@@ -29,6 +29,9 @@ const candidatesPerTx = 2
 // progressEvery is how often headless sync logs its progress.
 const progressEvery = 2 * time.Second
 
+// bridgeTick is how often the bridge checks the node's status.
+const bridgeTick = 200 * time.Millisecond
+
 // session is one running sync: the wallet, the light node, the bridge
 // goroutine that feeds the privacy meter and the dashboard from the node's
 // events, and the dashboard itself when there is a terminal.
@@ -52,10 +55,11 @@ type session struct {
 	tuiEvents  chan spv.Event
 	tuiReading chan privacy.Reading
 
+	done    chan error
+	program *tea.Program
+
 	mu          sync.Mutex
 	lastReading *privacy.Reading
-	peersSeen   int
-	bridgeErr   error
 }
 
 // newSession opens the light node for w.
@@ -97,17 +101,21 @@ func newSession(ctx context.Context, w *wallet.Wallet, network *netparams.Networ
 }
 
 // run starts the node and waits: for the dashboard to quit, for the sync
-// to reach the tip (--until-synced), or for ctx to end.
+// to reach the tip (--until-synced), for the peers to stay unreachable
+// past --peer-timeout, or for ctx to end.
 func (s *session) run(ctx context.Context, stdout io.Writer) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s.sub = s.node.Subscribe()
+	s.done = make(chan error, 1)
 	if s.cfg.tui {
 		s.tuiEvents = make(chan spv.Event, 1024)
 		s.tuiReading = make(chan privacy.Reading, 64)
+		s.program = s.newProgram(ctx, stdout, cancel)
 	}
 	if err := s.node.Start(ctx); err != nil {
 		s.sub.Cancel()
+		close(s.bridgeDone)
 		return fmt.Errorf("start light node: %w", err)
 	}
 	go s.bridge(ctx)
@@ -116,55 +124,30 @@ func (s *session) run(ctx context.Context, stdout io.Writer) error {
 			return err
 		}
 	}
-	peerErr := make(chan error, 1)
-	if s.cfg.peerTimeout > 0 {
-		go s.watchPeers(ctx, peerErr)
-	}
-	if s.cfg.tui {
-		return s.runTUI(ctx, stdout, cancel, peerErr)
-	}
-	return s.runHeadless(ctx, peerErr)
-}
-
-// runHeadless waits for the sync (or ctx) and logs progress.
-func (s *session) runHeadless(ctx context.Context, peerErr <-chan error) error {
-	synced := make(chan error, 1)
-	if s.cfg.untilSynced {
-		go func() { synced <- s.node.WaitSynced(ctx) }()
-	}
-	tick := time.NewTicker(progressEvery)
-	defer tick.Stop()
-	for {
+	if s.program != nil {
+		_, err := s.program.Run()
+		if err != nil && !errors.Is(err, tea.ErrProgramKilled) && !errors.Is(err, context.Canceled) {
+			return fmt.Errorf("dashboard: %w", err)
+		}
 		select {
-		case err := <-synced:
-			if err != nil && ctx.Err() == nil {
-				return err
-			}
-			return s.interrupted(ctx)
-		case err := <-peerErr:
+		case err := <-s.done:
 			return err
-		case <-ctx.Done():
-			return s.interrupted(ctx)
-		case <-tick.C:
-			st := s.node.Status()
-			s.log.Info("progress", "headers", st.HeaderHeight, "wallet", st.WatcherHeight,
-				"peer_height", st.PeerHeight, "peers", len(st.Peers), "matched", st.Matched,
-				"false_positives", st.FalsePositives, "bytes", st.BytesReceived)
+		default:
+			return s.node.Status().Err
 		}
 	}
-}
-
-// interrupted returns nil: an interrupt (SIGINT/SIGTERM) ends a sync
-// cleanly, with the wallet flushed by stop.
-func (s *session) interrupted(context.Context) error {
-	if err := s.node.Status().Err; err != nil {
+	select {
+	case err := <-s.done:
 		return err
+	case <-ctx.Done():
+		// An interrupt (SIGINT/SIGTERM) ends a sync cleanly; stop
+		// flushes the wallet.
+		return s.node.Status().Err
 	}
-	return nil
 }
 
-// runTUI runs the dashboard until the user quits.
-func (s *session) runTUI(ctx context.Context, stdout io.Writer, cancel context.CancelFunc, peerErr <-chan error) error {
+// newProgram builds the dashboard.
+func (s *session) newProgram(ctx context.Context, stdout io.Writer, cancel context.CancelFunc) *tea.Program {
 	var logLines <-chan string
 	if s.logSink != nil {
 		logLines = s.logSink.Lines()
@@ -182,65 +165,79 @@ func (s *session) runTUI(ctx context.Context, stdout io.Writer, cancel context.C
 	if !ok {
 		out = os.Stdout
 	}
-	p := tea.NewProgram(model, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithOutput(out), tea.WithInput(os.Stdin))
-	if s.cfg.untilSynced {
-		go func() {
-			if s.node.WaitSynced(ctx) == nil {
-				p.Quit()
-			}
-		}()
-	}
-	go func() {
-		select {
-		case err := <-peerErr:
-			s.setBridgeErr(err)
-			p.Quit()
-		case <-ctx.Done():
-		}
-	}()
-	_, err := p.Run()
-	if err != nil && !errors.Is(err, tea.ErrProgramKilled) && !errors.Is(err, context.Canceled) {
-		return fmt.Errorf("dashboard: %w", err)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.bridgeErr
+	return tea.NewProgram(model, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithOutput(out), tea.WithInput(os.Stdin))
 }
 
-// setBridgeErr records the first asynchronous error.
-func (s *session) setBridgeErr(err error) {
-	s.mu.Lock()
-	if s.bridgeErr == nil {
-		s.bridgeErr = err
+// finish ends the session's wait with err (nil: done), once.
+func (s *session) finish(err error) {
+	select {
+	case s.done <- err:
+	default:
+		return // already finished
 	}
-	s.mu.Unlock()
+	if s.program != nil {
+		s.program.Quit()
+	}
 }
 
-// watchPeers fails the session when no peer has been usable for
-// cfg.peerTimeout since the start or since the last peer left.
-func (s *session) watchPeers(ctx context.Context, out chan<- error) {
-	deadline := time.Now().Add(s.cfg.peerTimeout)
-	t := time.NewTicker(250 * time.Millisecond)
-	defer t.Stop()
+// bridge is the one goroutine of cmd/: it drains the node's events, feeds
+// the privacy meter with every transcript record the node wrote, forwards
+// both to the dashboard, and on its ticker ends the session when the
+// wallet reaches the tip (--until-synced), when the node fails, or when no
+// peer has been usable for --peer-timeout. It ends when the node closes
+// the subscription (at Stop).
+func (s *session) bridge(ctx context.Context) {
+	defer close(s.bridgeDone)
+	tick := time.NewTicker(bridgeTick)
+	defer tick.Stop()
+	lastProgress := time.Now()
+	peerDeadline := time.Now().Add(s.cfg.peerTimeout)
+	events := s.sub.Events()
 	for {
 		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		st := s.node.Status()
-		if len(st.Peers) > 0 || st.Synced && !s.cfg.untilSynced {
-			deadline = time.Now().Add(s.cfg.peerTimeout)
-			continue
-		}
-		if time.Now().After(deadline) {
-			err := fmt.Errorf("no reachable peer for %s (tried %v)", s.cfg.peerTimeout, s.peerList())
-			select {
-			case out <- err:
-			case <-ctx.Done():
+		case ev, ok := <-events:
+			if !ok {
+				return
 			}
-			return
+			s.handleEvent(ctx, ev)
+		case <-tick.C:
+			st := s.node.Status()
+			switch {
+			case st.Err != nil:
+				s.finish(st.Err)
+			case s.cfg.untilSynced && st.Synced:
+				s.finish(nil)
+			}
+			if len(st.Peers) > 0 || st.Synced {
+				peerDeadline = time.Now().Add(s.cfg.peerTimeout)
+			} else if s.cfg.peerTimeout > 0 && time.Now().After(peerDeadline) {
+				s.finish(fmt.Errorf("no reachable peer for %s (tried %v)", s.cfg.peerTimeout, s.peerList()))
+			}
+			if !s.cfg.tui && time.Since(lastProgress) >= progressEvery {
+				lastProgress = time.Now()
+				s.log.Info("progress", "headers", st.HeaderHeight, "wallet", st.WatcherHeight,
+					"peer_height", st.PeerHeight, "peers", len(st.Peers), "matched", st.Matched,
+					"false_positives", st.FalsePositives, "bytes", st.BytesReceived)
+			}
 		}
+	}
+}
+
+// handleEvent updates the meter and forwards ev to the dashboard.
+func (s *session) handleEvent(ctx context.Context, ev spv.Event) {
+	switch ev.(type) {
+	case spv.FilterLoaded:
+		s.readTranscript()
+	case spv.BlockProcessed:
+		st := s.node.Status()
+		s.publish(s.meter.SetCandidates(st.Tested * candidatesPerTx))
+	}
+	if s.tuiEvents == nil || ctx.Err() != nil {
+		return // no dashboard (or it is gone): keep draining
+	}
+	select {
+	case s.tuiEvents <- ev:
+	case <-ctx.Done():
 	}
 }
 
@@ -250,31 +247,6 @@ func (s *session) peerList() []string {
 		return s.cfg.connect
 	}
 	return []string{"DNS seeds of " + s.network.Name}
-}
-
-// bridge is the one goroutine of cmd/: it drains the node's events, feeds
-// the privacy meter with every transcript record the node wrote, and
-// forwards both to the dashboard. It ends when the node closes the
-// subscription (at Stop).
-func (s *session) bridge(ctx context.Context) {
-	defer close(s.bridgeDone)
-	for ev := range s.sub.Events() {
-		switch ev.(type) {
-		case spv.FilterLoaded:
-			s.readTranscript()
-		case spv.BlockProcessed:
-			st := s.node.Status()
-			s.publish(s.meter.SetCandidates(st.Tested * candidatesPerTx))
-		}
-		if s.tuiEvents != nil {
-			select {
-			case s.tuiEvents <- ev:
-			case <-ctx.Done():
-				// The dashboard is gone; keep draining so the node
-				// never waits on us.
-			}
-		}
-	}
 }
 
 // readTranscript observes the transcript records not seen yet.
