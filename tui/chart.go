@@ -40,7 +40,7 @@ func renderCurve(values []float64, w, h int) []string {
 	if plotW < 2 || len(values) == 0 {
 		lines := make([]string, h)
 		if len(values) == 0 {
-			lines[h/2] = "  (no filters sent yet)"
+			lines[h/2] = "  (no readings yet)"
 		}
 		return lines
 	}

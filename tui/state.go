@@ -24,10 +24,10 @@ const rateWindow = 10 * time.Second
 
 // matchRow is one matched transaction.
 type matchRow struct {
-	txid   chainhash.Hash
-	height int32
-	amount int64
-	fp     bool
+	txid    chainhash.Hash
+	height  int32
+	amount  int64
+	verdict verdict
 }
 
 // heightSample is one processed block's height and event time.
@@ -188,42 +188,75 @@ func (s *state) downloadPeer() string {
 	return ""
 }
 
-// applyMatch records one matched transaction: a txid seen before (a
-// mempool transaction now mined, a re-sent one, one from a reorged block)
-// is updated in place.
+// verdict is what the watcher said of a matched transaction.
+type verdict uint8
+
+// The verdicts. verdictSeen is a transaction the watcher had already
+// judged (a block fetched again after the filter grew, or a block
+// re-applied after a restart): the event carries neither flag.
+const (
+	verdictSeen verdict = iota
+	verdictWallet
+	verdictFP
+)
+
+// verdictOf returns an event's verdict.
+func verdictOf(e spv.MatchedTx) verdict {
+	switch {
+	case e.Relevant:
+		return verdictWallet
+	case e.FalsePositive:
+		return verdictFP
+	}
+	return verdictSeen
+}
+
+// applyMatch records one matched transaction. A txid seen before (a
+// mempool transaction now mined, a block fetched again, one from a
+// reorged block) is updated in place: its height always, its verdict and
+// amount only when the event carries a verdict.
 func (s *state) applyMatch(e spv.MatchedTx, hideFP bool) int {
-	fp := e.FalsePositive || !e.Relevant
+	v := verdictOf(e)
 	if r, ok := s.byTxid[e.Txid]; ok {
-		if r.fp != fp {
-			if fp {
-				s.nOwn--
-				s.nFP++
-			} else {
-				s.nFP--
-				s.nOwn++
+		r.height = e.Height
+		if v == verdictSeen || v == r.verdict {
+			if v != verdictSeen {
+				r.amount = e.Amount
 			}
-			if !fp {
-				s.own.push(r)
-			}
+			return 0
 		}
-		r.height, r.amount, r.fp = e.Height, e.Amount, fp
+		s.count(r.verdict, -1)
+		s.count(v, 1)
+		if v == verdictWallet {
+			s.own.push(r)
+		}
+		r.verdict, r.amount = v, e.Amount
 		return 0
 	}
-	r := &matchRow{txid: e.Txid, height: e.Height, amount: e.Amount, fp: fp}
+	r := &matchRow{txid: e.Txid, height: e.Height, amount: e.Amount, verdict: v}
 	if old, evicted := s.all.push(r); evicted && s.byTxid[old.txid] == old {
 		delete(s.byTxid, old.txid)
 	}
 	s.byTxid[e.Txid] = r
-	if fp {
-		s.nFP++
-		if hideFP {
-			return 0
-		}
+	s.count(v, 1)
+	switch {
+	case v == verdictWallet:
+		s.own.push(r)
 		return 1
+	case hideFP:
+		return 0
 	}
-	s.nOwn++
-	s.own.push(r)
 	return 1
+}
+
+// count adds d to the counter of a verdict.
+func (s *state) count(v verdict, d int) {
+	switch v {
+	case verdictWallet:
+		s.nOwn += d
+	case verdictFP:
+		s.nFP += d
+	}
 }
 
 // applyBlock records one processed block.

@@ -362,3 +362,29 @@ func TestFmtBTC(t *testing.T) {
 	require.Equal(t, "-92233720368.54775808", fmtBTC(math.MinInt64, true))
 	require.Equal(t, "+92233720368.54775807", fmtBTC(math.MaxInt64, true))
 }
+
+func TestRefetchedBlockKeepsVerdict(t *testing.T) {
+	// spv re-sends a block after the filter grew: transactions the
+	// watcher already judged come with neither flag and no amount
+	m := New(Config{Now: fixedNow})
+	m = feed(t, m, eventsMsg{events: []spv.Event{
+		spv.MatchedTx{Txid: txid(1), Height: 7, Relevant: true, Amount: 1_000_000},
+		spv.MatchedTx{Txid: txid(2), Height: 7, FalsePositive: true},
+		spv.MatchedTx{Txid: txid(1), Height: 7},
+		spv.MatchedTx{Txid: txid(2), Height: 7},
+		spv.MatchedTx{Txid: txid(3), Height: 8},
+	}})
+	own, fps := m.Matched()
+	require.Equal(t, 1, own)
+	require.Equal(t, 1, fps)
+	require.Equal(t, verdictWallet, m.st.byTxid[txid(1)].verdict)
+	require.EqualValues(t, 1_000_000, m.st.byTxid[txid(1)].amount)
+	require.Equal(t, verdictFP, m.st.byTxid[txid(2)].verdict)
+	require.Equal(t, verdictSeen, m.st.byTxid[txid(3)].verdict)
+	require.Equal(t, 3, m.st.all.len())
+	require.Equal(t, 1, m.st.own.len())
+	m.width, m.height = 160, 48
+	v := ansi.Strip(m.View())
+	require.Contains(t, v, "+0.01000000")
+	require.Contains(t, v, "seen")
+}

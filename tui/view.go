@@ -389,6 +389,9 @@ func (m *Model) privacyLines(grid bool) []string {
 	s, st := m.styles, m.st
 	k := func(l string) string { return m.paint(&s.Label, l) }
 	if !st.haveReading {
+		if m.cfg.Privacy == nil {
+			return []string{m.paint(&s.Dim, "privacy meter not connected")}
+		}
 		return []string{m.paint(&s.Dim, "no privacy readings yet")}
 	}
 	r := st.reading
@@ -475,10 +478,14 @@ func (m *Model) matchedLines(w, n int) []string {
 		if r.height >= 0 && tip >= r.height {
 			conf = fmt.Sprint(tip - r.height + 1)
 		}
-		verdict := m.paint(&s.Wallet, "wallet")
-		amt := fmtBTC(r.amount, true)
-		if r.fp {
+		var verdict, amt string
+		switch r.verdict {
+		case verdictWallet:
+			verdict, amt = m.paint(&s.Wallet, "wallet"), fmtBTC(r.amount, true)
+		case verdictFP:
 			verdict, amt = m.paint(&s.FalsePositive, "false pos"), "-"
+		default:
+			verdict, amt = m.paint(&s.Dim, "seen"), "-"
 		}
 		out = append(out, row(r.txid.String(), h, amt, conf, verdict))
 	}
