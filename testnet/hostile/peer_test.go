@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -39,33 +40,40 @@ const testBlocks = 6
 // watchHash is the watched P2WPKH key hash.
 var watchHash = btcutil.Hash160([]byte("bloomwatch hostile test key"))
 
-var fx *fixture
+// The fixture is built on first use, so the pure tests and the fuzz
+// targets of this package never start btcd.
+var (
+	fx        *fixture
+	fxOnce    sync.Once
+	fxErr     error
+	fxHarness *testnet.Harness
+)
 
 func TestMain(m *testing.M) {
-	os.Exit(runMain(m))
+	code := m.Run()
+	if fxHarness != nil {
+		if err := fxHarness.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "close harness:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
-// runMain starts the harness, builds the chain, runs the tests and closes
-// the harness (reaping btcd) whatever happens.
-func runMain(m *testing.M) int {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	h, err := testnet.New(ctx, testnet.Options{})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "testnet.New:", err)
-		return 1
-	}
-	defer func() {
-		if err := h.Close(); err != nil {
-			fmt.Fprintln(os.Stderr, "close harness:", err)
+// needFixture starts the harness and builds the chain once.
+func needFixture(t *testing.T) {
+	t.Helper()
+	fxOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		fxHarness, fxErr = testnet.New(ctx, testnet.Options{})
+		if fxErr == nil {
+			fx, fxErr = buildFixture(fxHarness)
 		}
-	}()
-	fx, err = buildFixture(h)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "build fixture:", err)
-		return 1
+	})
+	if fxErr != nil {
+		t.Fatalf("fixture: %v", fxErr)
 	}
-	return m.Run()
 }
 
 // buildFixture mines the test blocks: 4 noise txs each, and a payment to
@@ -127,6 +135,7 @@ type client struct {
 // startPeer starts a hostile peer with scenario s over the fixture's node.
 func startPeer(t *testing.T, s Scenario, mod func(*Config)) *Peer {
 	t.Helper()
+	needFixture(t)
 	cfg := Config{Upstream: fx.h.Node().RPC(), Params: fx.h.Params(), Scenario: s, Log: testLog{t}}
 	if s == Oversized || s == Garbage {
 		cfg.Params = notRegtest()
@@ -454,6 +463,7 @@ func TestUnrequestedBlock(t *testing.T) {
 // headerChain reads the upstream chain's headers.
 func headerChain(t *testing.T) []wire.BlockHeader {
 	t.Helper()
+	needFixture(t)
 	headers, err := newChain(fx.h.Node().RPC()).refresh()
 	if err != nil {
 		t.Fatal(err)
@@ -614,6 +624,7 @@ func TestMidBatch(t *testing.T) {
 }
 
 func TestOmitAndInflate(t *testing.T) {
+	needFixture(t)
 	filter := newFilter(t)
 	for _, s := range []Scenario{OmitMatchedTx, InflateFP, IgnoreFilter} {
 		t.Run(string(s), func(t *testing.T) {
@@ -668,6 +679,7 @@ func TestNoBloom(t *testing.T) {
 }
 
 func TestConfigErrors(t *testing.T) {
+	needFixture(t)
 	ctx := context.Background()
 	if _, err := Start(ctx, Config{Params: fx.h.Params()}); !errors.Is(err, ErrNoUpstream) {
 		t.Errorf("no upstream: %v", err)
@@ -681,6 +693,7 @@ func TestConfigErrors(t *testing.T) {
 }
 
 func TestContextCancelCloses(t *testing.T) {
+	needFixture(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	p, err := Start(ctx, Config{Upstream: fx.h.Node().RPC(), Params: fx.h.Params()})
 	if err != nil {
