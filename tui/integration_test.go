@@ -1,8 +1,12 @@
 package tui
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -13,6 +17,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/spv/netparams"
 	"github.com/bloomwatch/bloomwatch/testnet"
@@ -60,8 +65,9 @@ func TestDashboardOnRealNode(t *testing.T) {
 	net, err := netparams.Lookup("regtest")
 	require.NoError(t, err)
 	sink := NewLogSink(256)
+	dataDir := t.TempDir()
 	node, err := spv.New(spv.Config{
-		Network: net, DataDir: t.TempDir(), Connect: []string{h.Node().P2PAddr()}, Watcher: w,
+		Network: net, DataDir: dataDir, Connect: []string{h.Node().P2PAddr()}, Watcher: w,
 		Log:      slog.New(slog.NewTextHandler(sink, nil)),
 		RetryMin: 100 * time.Millisecond, RetryMax: time.Second, StallTimeout: 10 * time.Second,
 	})
@@ -72,10 +78,27 @@ func TestDashboardOnRealNode(t *testing.T) {
 	require.NoError(t, node.Start(ctx))
 	t.Cleanup(func() { require.NoError(t, node.Stop()) })
 
-	m := New(Config{Network: "regtest", Events: sub.Events(), Wallet: w, Reload: node.ReloadFilter,
-		Quit: cancel, Log: sink.Lines()})
+	readings := make(chan privacy.Reading, 64)
+	m := New(Config{Network: "regtest", Events: sub.Events(), Privacy: readings, Wallet: w,
+		Reload: node.ReloadFilter, Quit: cancel, Log: sink.Lines()})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(160, 48))
 	waitScreen(t, tm, "synced to height "+itoa(tip))
+
+	// the privacy meter reads the node's transcript: every filterload
+	// sent, against a universe of two candidates per chain output so far
+	raw, err := os.ReadFile(filepath.Join(dataDir, spv.TranscriptFile))
+	require.NoError(t, err)
+	recs, err := privacy.ReadTranscript(bytes.NewReader(raw))
+	require.NoError(t, err)
+	require.NotEmpty(t, recs)
+	meter := privacy.NewMeter(privacy.MeterConfig{})
+	meter.SetCandidates(uint64(2 * 3 * 12 * 3))
+	for _, r := range recs {
+		rd, err := meter.Observe(r)
+		require.NoError(t, err)
+		readings <- rd
+	}
+	waitScreen(t, tm, fmt.Sprintf("each of %d filters sent", len(recs)))
 	tm.Type("r")
 	waitScreen(t, tm, "last reload manual")
 	tm.Type("q")
@@ -101,6 +124,8 @@ func TestDashboardOnRealNode(t *testing.T) {
 	require.True(t, fm.haveWallet)
 	require.Equal(t, bal, fm.wallet.balance)
 	require.Positive(t, fm.st.log.len())
+	require.Equal(t, len(recs), fm.st.readings.len())
+	require.Equal(t, meter.Current().IntersectionFP, fm.st.reading.IntersectionFP)
 }
 
 // itoa formats a height.
