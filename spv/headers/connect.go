@@ -85,7 +85,7 @@ func (s *Store) Connect(hdrs []wire.BlockHeader) (ConnectResult, error) {
 		}
 		idx := int32(len(s.nodes))
 		s.nodes = append(s.nodes, n)
-		s.index.insert(&hash, idx)
+		s.index.insert(s.nodes, idx)
 		s.pending = append(s.pending, raw[:]...)
 		s.pending = binary.LittleEndian.AppendUint32(s.pending, crc32c(raw[:]))
 		if n.work.cmp(s.nodes[bestNew].work) > 0 {
@@ -120,7 +120,7 @@ func (s *Store) flush(firstNew int32) error {
 	if err != nil {
 		_ = s.f.Truncate(s.size) // best effort; Open drops a torn tail anyway
 		for i := int32(len(s.nodes)) - 1; i >= firstNew; i-- {
-			s.index.remove(&s.nodes[i].hash, i)
+			s.index.remove(s.nodes, i)
 		}
 		s.nodes = s.nodes[:firstNew]
 		s.pending = s.pending[:0]

@@ -208,8 +208,8 @@ func loadFile(f *os.File, path string, r *rules, repair func(Repair)) (*loadedFi
 	}
 
 	lf := &loadedFile{
-		nodes: make([]node, 0, count+count/8+16),
-		index: newHashIndex(int(count + count/8 + 16)),
+		nodes: make([]node, 0, count+2*wire.MaxBlockHeadersPerMsg),
+		index: newHashIndex(int(count + 2*wire.MaxBlockHeadersPerMsg)),
 	}
 	br := bufio.NewReaderSize(io.NewSectionReader(f, fileHeaderLen, count*recordLen), 1<<20)
 	rec := make([]byte, recordLen)
@@ -241,7 +241,7 @@ func loadFile(f *os.File, path string, r *rules, repair func(Repair)) (*loadedFi
 			}
 			lf.nodes = append(lf.nodes, node{hash: hash, parent: noParent,
 				bits: bits, time: t, work: r.info(bits).work})
-			lf.index.insert(&hash, 0)
+			lf.index.insert(lf.nodes, 0)
 			continue
 		}
 		if _, dup := lf.index.lookup(lf.nodes, &hash); dup {
@@ -258,7 +258,7 @@ func loadFile(f *os.File, path string, r *rules, repair func(Repair)) (*loadedFi
 		p := &lf.nodes[parent]
 		lf.nodes = append(lf.nodes, node{hash: hash, parent: parent, height: p.height + 1,
 			bits: bits, time: t, work: p.work.add(bi.work)})
-		lf.index.insert(&hash, int32(i))
+		lf.index.insert(lf.nodes, int32(i))
 	}
 	lf.size = size
 	return lf, nil

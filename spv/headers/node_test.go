@@ -1,0 +1,91 @@
+package headers
+
+import (
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+)
+
+// TestHashIndex checks the open-addressing index against a Go map through
+// growth and deletions in any order, with many hashes sharing a key (same
+// home slot) and a seed of zero and a random one.
+func TestHashIndex(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, seed := range []uint64{0, rng.Uint64()} {
+		var nodes []node
+		x := newHashIndex(0)
+		x.seed = seed
+		ref := map[chainhash.Hash]int32{}
+		for i := 0; i < 5000; i++ {
+			var h chainhash.Hash
+			for j := range h {
+				h[j] = byte(rng.Uint32())
+			}
+			if i%3 == 0 {
+				copy(h[:8], []byte{1, 2, 3, 4, 5, 6, 7, 8}) // same key
+			}
+			nodes = append(nodes, node{hash: h})
+			x.insert(nodes, int32(i))
+			ref[h] = int32(i)
+		}
+		check := func() {
+			t.Helper()
+			for h, want := range ref {
+				if got, ok := x.lookup(nodes, &h); !ok || got != want {
+					t.Fatalf("lookup %v = %d %v, want %d", h, got, ok, want)
+				}
+			}
+			if x.count != len(ref) {
+				t.Fatalf("count %d, want %d", x.count, len(ref))
+			}
+		}
+		check()
+		// Remove a random half, in random order.
+		for _, i := range rng.Perm(len(nodes))[:2500] {
+			x.remove(nodes, int32(i))
+			delete(ref, nodes[i].hash)
+			if _, ok := x.lookup(nodes, &nodes[i].hash); ok {
+				t.Fatalf("removed %d still found", i)
+			}
+		}
+		check()
+		if _, ok := x.lookup(nodes, &chainhash.Hash{0xff}); ok {
+			t.Fatal("found an absent hash")
+		}
+	}
+}
+
+func TestWork(t *testing.T) {
+	max := work{math.MaxUint64, math.MaxUint64}
+	tests := []struct {
+		a, b, sum work
+	}{
+		{work{0, 1}, work{0, 2}, work{0, 3}},
+		{work{0, math.MaxUint64}, work{0, 1}, work{1, 0}},
+		{max, work{0, 1}, max}, // saturates
+	}
+	for _, tc := range tests {
+		if got := tc.a.add(tc.b); got != tc.sum {
+			t.Errorf("%v + %v = %v, want %v", tc.a, tc.b, got, tc.sum)
+		}
+		if tc.sum != max && tc.a.add(tc.b).big().Cmp(new(big.Int).Add(tc.a.big(), tc.b.big())) != 0 {
+			t.Errorf("big mismatch")
+		}
+	}
+	if (work{1, 0}).cmp(work{0, math.MaxUint64}) != 1 || (work{0, 5}).cmp(work{0, 5}) != 0 ||
+		(work{0, 4}).cmp(work{0, 5}) != -1 {
+		t.Fatal("cmp")
+	}
+	huge := new(big.Int).Lsh(big.NewInt(1), 200)
+	if workFromBig(huge) != max || workFromBig(big.NewInt(-1)) != (work{}) {
+		t.Fatal("workFromBig bounds")
+	}
+	v := new(big.Int).SetUint64(12345)
+	v.Lsh(v, 70)
+	if workFromBig(v).big().Cmp(v) != 0 {
+		t.Fatal("round trip")
+	}
+}
