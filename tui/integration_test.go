@@ -83,6 +83,8 @@ func TestDashboardOnRealNode(t *testing.T) {
 		Reload: node.ReloadFilter, Quit: cancel, Log: sink.Lines()})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(160, 48))
 	waitScreen(t, tm, "synced to height "+itoa(tip))
+	// the node's periodic peer snapshot names the download peer
+	waitScreen(t, tm, "(download "+h.Node().P2PAddr()+")")
 
 	// the privacy meter reads the node's transcript: every filterload
 	// sent, against a universe of two candidates per chain output so far
@@ -113,6 +115,7 @@ func TestDashboardOnRealNode(t *testing.T) {
 	require.True(t, fm.st.synced)
 	require.Equal(t, tip, fm.st.blockHeight)
 	require.Len(t, fm.st.peerList, 1)
+	require.Equal(t, h.Node().P2PAddr(), fm.st.downloadPeer())
 	require.Equal(t, spv.ReasonManual, fm.st.lastReason)
 	require.GreaterOrEqual(t, fm.st.filter.Loads, 2)
 	require.Error(t, ctx.Err(), "q cancelled the context")
