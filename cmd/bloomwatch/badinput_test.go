@@ -203,6 +203,41 @@ func (fx badFixture) badCases() []badCase {
 		{"stats fps negative", []string{"wallet", "stats", "--datadir", fx.wallet, "--fps", "-1"}, 2, "--fps"},
 		{"stats fps overflow", []string{"wallet", "stats", "--datadir", fx.wallet, "--fps", "99999999999999999999"}, 2, "out of range"},
 
+		// sync (validated before any wallet is created or peer contacted;
+		// 127.0.0.1:1 is a closed loopback port)
+		{"sync no datadir", []string{"sync", "--network", "regtest", "--connect", "127.0.0.1:1"}, 2, "--datadir is required"},
+		{"sync no network for a new wallet", []string{"sync", "--datadir", fx.missing, "--connect", "127.0.0.1:1"}, 2, "--network is required"},
+		{"sync unknown network", syncArgs(fx.missing, "--network", "moon"), 2, "unknown network"},
+		{"sync bad xpub", syncArgs(fx.missing, "--network", "regtest", "--xpub", "vpubnope"), 2, "invalid extended public key"},
+		{"sync wrong-network xpub", syncArgs(fx.missing, "--network", "regtest", "--xpub", testMainZpub), 2, "wrong network"},
+		{"sync wrong-network address", syncArgs(fx.missing, "--network", "regtest", "--address", wrongNetAddr), 2, "wrong network"},
+		{"sync regtest without connect", []string{"sync", "--datadir", fx.missing, "--network", "regtest", "--xpub", testVpub}, 2, "--connect"},
+		{"sync connect no port", syncArgs(fx.wallet, "--connect", "localhost"), 2, "--connect"},
+		{"sync connect bad port", syncArgs(fx.wallet, "--connect", "127.0.0.1:99999"), 2, "--connect"},
+		{"sync max-peers zero", syncArgs(fx.wallet, "--max-peers", "0"), 2, "--max-peers"},
+		{"sync max-peers overflow", syncArgs(fx.wallet, "--max-peers", "99999999999999999999"), 2, "out of range"},
+		{"sync fp-rate one", syncArgs(fx.wallet, "--fp-rate", "1"), 2, "--fp-rate"},
+		{"sync fp-rate NaN", syncArgs(fx.wallet, "--fp-rate", "NaN"), 2, "--fp-rate"},
+		{"sync bad log level", syncArgs(fx.wallet, "--log-level", "loud"), 2, "--log-level"},
+		{"sync negative peer timeout", syncArgs(fx.wallet, "--peer-timeout", "-1s"), 2, "--peer-timeout"},
+		{"sync bad peer timeout", syncArgs(fx.wallet, "--peer-timeout", "soon"), 2, "--peer-timeout"},
+		{"sync birthday overflow", syncArgs(fx.missing, "--network", "regtest", "--xpub", testVpub, "--birthday", "3000000000"), 2, "out of range"},
+		{"sync wrong network for the wallet", syncArgs(fx.wallet, "--network", "mainnet"), 2, "network"},
+		{"sync corrupt wallet", syncArgs(fx.corrupt), 1, "wallet"},
+		{"sync file datadir", syncArgs(fx.file, "--network", "regtest", "--xpub", testVpub), 0, "not a directory"},
+		{"sync extra argument", syncArgs(fx.wallet, "extra"), 2, "unknown command"},
+
+		// demo (validated before btcd starts)
+		{"demo blocks negative", []string{"demo", "--json", "--blocks", "-1"}, 2, "--blocks"},
+		{"demo blocks overflow", []string{"demo", "--json", "--blocks", "99999999999999999999"}, 2, "out of range"},
+		{"demo addrs zero", []string{"demo", "--json", "--addrs", "0"}, 2, "--addrs"},
+		{"demo txs negative", []string{"demo", "--json", "--txs", "-5"}, 2, "--txs"},
+		{"demo interval negative", []string{"demo", "--json", "--interval", "-1s"}, 2, "--interval"},
+		{"demo reload negative", []string{"demo", "--json", "--reload-every", "-1"}, 2, "--reload-every"},
+		{"demo bad log level", []string{"demo", "--json", "--log-level", "loud"}, 2, "--log-level"},
+		{"demo file datadir", []string{"demo", "--json", "--until-synced", "--blocks", "1", "--datadir", fx.file}, 0, "not a directory"},
+		{"demo extra argument", []string{"demo", "--json", "extra"}, 2, "unknown command"},
+
 		// privacy analyze
 		{"analyze no transcript", []string{"privacy", "analyze", "--synthetic", "10"}, 2, "--transcript is required"},
 		{"analyze no universe", []string{"privacy", "analyze", "--transcript", fx.junk}, 2, "exactly one"},
@@ -240,6 +275,12 @@ func (fx badFixture) badCases() []badCase {
 		)
 	}
 	return cases
+}
+
+// syncArgs is `sync --datadir dir --connect 127.0.0.1:1` (a closed loopback
+// port: no case may reach the network) plus extra.
+func syncArgs(dir string, extra ...string) []string {
+	return append([]string{"sync", "--no-tui", "--datadir", dir, "--connect", "127.0.0.1:1", "--peer-timeout", "1s"}, extra...)
 }
 
 // createArgsAt is `wallet create` on regtest in dir without a key, so the
