@@ -388,3 +388,17 @@ func TestRefetchedBlockKeepsVerdict(t *testing.T) {
 	require.Contains(t, v, "+0.01000000")
 	require.Contains(t, v, "seen")
 }
+
+func TestReadBatchCapsBusyStream(t *testing.T) {
+	ch := make(chan int, 10_000)
+	for i := 0; i < cap(ch); i++ {
+		ch <- i
+	}
+	done := make(chan struct{})
+	wrap := func(b []int, _ bool) tea.Msg { return b }
+	var sizes []int
+	for len(ch) > 0 {
+		sizes = append(sizes, len(readBatch(ch, done, wrap)().([]int)))
+	}
+	require.Equal(t, []int{MaxBatch, MaxBatch, 10_000 - 2*MaxBatch}, sizes)
+}
