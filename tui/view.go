@@ -127,7 +127,7 @@ func (m *Model) stackedView(l layout) []string {
 	priv := append(m.privacyLines(false), m.chartLines(w, l.chartH)...)
 	add("Privacy", false, priv, 1+l.chartH)
 	add(m.matchedTitle(), m.focus == PanelMatched, m.matchedLines(w, l.rows[PanelMatched]), 1+l.rows[PanelMatched])
-	add(m.peersTitle(), m.focus == PanelPeers, m.peerLines(w, l.rows[PanelPeers]), 1+l.rows[PanelPeers])
+	add(m.peersTitle(), m.focus == PanelPeers, m.peerLines(l.rows[PanelPeers]), 1+l.rows[PanelPeers])
 	add(m.logTitle(), m.focus == PanelLog, m.logLines(l.rows[PanelLog]), l.rows[PanelLog])
 	return out
 }
@@ -142,7 +142,7 @@ func (m *Model) gridView(l layout) []string {
 		m.matchedLines(l.rightW-2, l.rows[PanelMatched]))
 	out := joinColumns(left, right, l.leftW, l.rightW, l.topH)
 	peers := m.box(m.peersTitle(), m.focus == PanelPeers, l.leftW, l.bottomH,
-		m.peerLines(l.leftW-2, l.rows[PanelPeers]))
+		m.peerLines(l.rows[PanelPeers]))
 	logs := m.box(m.logTitle(), m.focus == PanelLog, l.rightW, l.bottomH, m.logLines(l.rows[PanelLog]))
 	return append(out, joinColumns(peers, logs, l.leftW, l.rightW, l.bottomH)...)
 }
@@ -519,8 +519,9 @@ func services(f wire.ServiceFlag) string {
 	return b.String()
 }
 
-// peerLines renders the peer header and up to n peers from the offset.
-func (m *Model) peerLines(w, n int) []string {
+// peerLines renders the peer header and up to n peers from the offset
+// (the panel cuts the user agent to its width).
+func (m *Model) peerLines(n int) []string {
 	s := m.styles
 	row := func(mark, addr, svc, height, ping, ban, agent string) string {
 		return mark + " " + fit(addr, 21) + " " + fit(svc, 5) + " " + padLeft(height, 7) + " " +
@@ -545,7 +546,6 @@ func (m *Model) peerLines(w, n int) []string {
 	if len(peers) == 0 {
 		out = append(out, m.paint(&s.Dim, "no peers"))
 	}
-	_ = w
 	return out
 }
 
