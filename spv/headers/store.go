@@ -296,6 +296,22 @@ func (s *Store) IsBest(hash chainhash.Hash) bool {
 	return ok && s.onBest(i)
 }
 
+// ForkPoint returns the height and hash of the highest best-chain block
+// that is the stored header hash or one of its ancestors: the header itself
+// when it is on the best chain, otherwise where its side branch forks off.
+func (s *Store) ForkPoint(hash chainhash.Hash) (int32, chainhash.Hash, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	i, ok := s.index.lookup(s.nodes, &hash)
+	if !ok {
+		return 0, chainhash.Hash{}, fmt.Errorf("%w: header %v", ErrNotFound, hash)
+	}
+	for !s.onBest(i) { // genesis is always on the best chain
+		i = s.nodes[i].parent
+	}
+	return s.nodes[i].height, s.nodes[i].hash, nil
+}
+
 // onBest reports whether node i is on the best chain.
 func (s *Store) onBest(i int32) bool {
 	h := s.nodes[i].height

@@ -370,6 +370,16 @@ func TestReorg(t *testing.T) {
 		}
 	}
 	checkBest(s, b[5].BlockHash(), 11)
+	// ForkPoint: a detached header forks at 5, a best one is itself.
+	if h, hash, err := s.ForkPoint(a[9].BlockHash()); err != nil || h != 5 || hash != fork {
+		t.Fatalf("ForkPoint(old tip) = %d %v %v", h, hash, err)
+	}
+	if h, hash, err := s.ForkPoint(b[2].BlockHash()); err != nil || h != 8 || hash != b[2].BlockHash() {
+		t.Fatalf("ForkPoint(best) = %d %v %v", h, hash, err)
+	}
+	if _, _, err := s.ForkPoint(chainhash.Hash{3}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("ForkPoint(unknown): %v", err)
+	}
 
 	// Back to the first branch: it needs two more blocks.
 	a2 := mineOn(t, s, a[9].BlockHash(), 2, 600, 3)
