@@ -197,7 +197,7 @@ func openLog(cfg sessionConfig, datadir string, stderr io.Writer, extra io.Write
 	if extra != nil {
 		out = io.MultiWriter(out, extra)
 	}
-	h := slog.NewTextHandler(out, &slog.HandlerOptions{Level: cfg.logLevel})
+	h := slog.NewTextHandler(out, &slog.HandlerOptions{Level: cfg.logLevel, ReplaceAttr: shortTime})
 	return slog.New(h), closeFn, nil
 }
 
@@ -237,4 +237,13 @@ func runSession(cmd *cobra.Command, prefix string, w *wallet.Wallet, cfg session
 			st.WatcherHeight, st.Blocks, st.Matched, st.Relevant, st.FalsePositives, st.BytesReceived)
 	}
 	return nil
+}
+
+// shortTime prints log times as 15:04:05.000: the log pane is narrow and
+// a sync rarely spans days.
+func shortTime(groups []string, a slog.Attr) slog.Attr {
+	if len(groups) == 0 && a.Key == slog.TimeKey && a.Value.Kind() == slog.KindTime {
+		return slog.String(slog.TimeKey, a.Value.Time().Format("15:04:05.000"))
+	}
+	return a
 }
