@@ -110,6 +110,7 @@ func parseInts(s string) ([]int, error) {
 // and the log sink.
 type benchEnv struct {
 	self       string
+	spawn      string
 	bloomwatch string
 	log        io.Writer
 	tmp        string
@@ -156,6 +157,9 @@ func runBench(ctx context.Context, args []string) error {
 		return fmt.Errorf("own executable: %w", err)
 	}
 	env := &benchEnv{self: self, log: logf, tmp: tmp, cfg: cfg}
+	if env.spawn, err = buildSpawn(ctx, tmp); err != nil {
+		return err
+	}
 	needBW := (cfg.Scale && strings.Contains(cfg.ScaleCli, "bloomwatch")) ||
 		(!cfg.SkipCompare && strings.Contains(cfg.Clients, "bloomwatch"))
 	if needBW {
@@ -252,6 +256,22 @@ func buildBloomwatch(ctx context.Context, dir string) (string, error) {
 	cmd.Dir = root
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build ./cmd/bloomwatch: %w\n%s", err, b)
+	}
+	return out, nil
+}
+
+// buildSpawn builds the measuring helper ./spawn of the bench module.
+func buildSpawn(ctx context.Context, dir string) (string, error) {
+	cmd := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}")
+	b, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("locate the bench module (run the bench from bench/): %w", err)
+	}
+	out := filepath.Join(dir, "spawn")
+	build := exec.CommandContext(ctx, "go", "build", "-o", out, "./spawn")
+	build.Dir = strings.TrimSpace(string(b))
+	if b, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./spawn: %w\n%s", err, b)
 	}
 	return out, nil
 }

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"io"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -143,5 +146,43 @@ func TestScalePoints(t *testing.T) {
 	cfg.ScaleGrid = true
 	if pts := scalePoints(cfg); len(pts) != 9 {
 		t.Fatalf("grid: %d points", len(pts))
+	}
+}
+
+// TestRunMeasuredRSSIsTheChilds checks that a client's peak RSS is its own,
+// not the (large) bench's: the spawn helper keeps Linux from folding the
+// parent's hiwater RSS into the child's ru_maxrss.
+func TestRunMeasuredRSSIsTheChilds(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	spawn, err := buildSpawn(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &benchEnv{spawn: spawn, tmp: dir, log: io.Discard}
+	ballast := make([]byte, 96<<20) // make the parent big
+	for i := range ballast {
+		ballast[i] = 1
+	}
+	small, out, err := runMeasured(ctx, env, 0, "/bin/sh", "-c", "echo hi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out) != "hi\n" {
+		t.Fatalf("stdout %q", out)
+	}
+	big, _, err := runMeasured(ctx, env, 0, "/bin/sh", "-c", `x=$(head -c 40000000 /dev/zero | tr '\0' a); echo ${#x}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.KeepAlive(ballast)
+	if small.MaxRSS > 16<<20 {
+		t.Fatalf("sh reported %d MiB: the parent's RSS leaked into the child's", small.MaxRSS>>20)
+	}
+	if big.MaxRSS < 40<<20 || big.Wall <= 0 || big.CPU <= 0 {
+		t.Fatalf("big child: %+v", big)
+	}
+	if _, _, err := runMeasured(ctx, env, 0, "/bin/sh", "-c", "exit 3"); err == nil {
+		t.Fatal("failing child reported no error")
 	}
 }

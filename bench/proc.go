@@ -3,19 +3,20 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
-	"syscall"
+	"path/filepath"
+	"strconv"
 	"time"
 )
 
 // errNoRusage is returned when the platform gives no rusage for a child.
 var errNoRusage = errors.New("bench: child rusage unavailable")
 
-// Measure is one client run as the bench's child process.
+// Measure is one client run as a child process.
 type Measure struct {
 	// Wall is the time from process start to exit.
 	Wall time.Duration
@@ -26,43 +27,58 @@ type Measure struct {
 	// ServerCPU is the btcd process's user+sys CPU spent during the run
 	// (from /proc), i.e. what the client cost the full node.
 	ServerCPU time.Duration
-	// Result is what the client reported.
-	Result *ClientResult
 }
 
-// runMeasured starts name+args as a child process, waits for it and returns
-// its wall time, rusage CPU and peak RSS with its stdout. stderr goes to
-// logw. serverPID, when > 0, is the btcd process whose CPU is sampled
-// before and after.
-func runMeasured(ctx context.Context, logw io.Writer, serverPID int, name string, args ...string) (Measure, []byte, error) {
-	cmd := exec.CommandContext(ctx, name, args...)
+// spawnResult is what the spawn helper (spawn/main.go) writes about its
+// child.
+type spawnResult struct {
+	WallNS   int64 `json:"wall_ns"`
+	UserNS   int64 `json:"user_ns"`
+	SysNS    int64 `json:"sys_ns"`
+	MaxRSSKB int64 `json:"maxrss_kb"`
+	Exit     int   `json:"exit"`
+}
+
+// runMeasured runs name+args through the small spawn helper (spawn/main.go
+// explains why) and returns the child's wall time, rusage CPU and peak RSS
+// with its stdout; stderr goes to the bench log. serverPID, when > 0, is the
+// btcd process whose CPU is sampled before and after.
+func runMeasured(ctx context.Context, env *benchEnv, serverPID int, name string, args ...string) (Measure, []byte, error) {
+	resPath := filepath.Join(env.tmp, fmt.Sprintf("spawn-%d.json", time.Now().UnixNano()))
+	defer os.Remove(resPath)
+	cmd := exec.CommandContext(ctx, env.spawn, append([]string{resPath, name}, args...)...)
 	var out bytes.Buffer
 	cmd.Stdout = &out
-	cmd.Stderr = logw
+	cmd.Stderr = env.log
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 10 * time.Second
 	srv0, _ := procCPU(serverPID)
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return Measure{}, nil, fmt.Errorf("start %s: %w", name, err)
-	}
-	err := cmd.Wait()
-	wall := time.Since(start)
+	err := cmd.Run()
 	srv1, _ := procCPU(serverPID)
 	if err != nil {
-		return Measure{}, out.Bytes(), fmt.Errorf("%s %v: %w", name, args, err)
+		return Measure{}, out.Bytes(), fmt.Errorf("%s %v: %w", filepath.Base(name), shortArgs(args), err)
 	}
-	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if !ok || ru == nil {
-		return Measure{}, out.Bytes(), errNoRusage
+	b, err := os.ReadFile(resPath)
+	if err != nil {
+		return Measure{}, out.Bytes(), fmt.Errorf("spawn result: %w", err)
 	}
-	m := Measure{
-		Wall:      wall,
-		CPU:       time.Duration(ru.Utime.Nano() + ru.Stime.Nano()),
-		MaxRSS:    ru.Maxrss * 1024, // Linux reports KiB
+	var r spawnResult
+	if err := json.Unmarshal(b, &r); err != nil {
+		return Measure{}, out.Bytes(), fmt.Errorf("spawn result: %w", err)
+	}
+	return Measure{
+		Wall:      time.Duration(r.WallNS),
+		CPU:       time.Duration(r.UserNS + r.SysNS),
+		MaxRSS:    r.MaxRSSKB * 1024, // Linux reports KiB
 		ServerCPU: srv1 - srv0,
+	}, out.Bytes(), nil
+}
+
+func shortArgs(args []string) []string {
+	if len(args) > 8 {
+		return append(args[:8:8], "...")
 	}
-	return m, out.Bytes(), nil
+	return args
 }
 
 // procCPU reads user+sys CPU time of pid from /proc/pid/stat.
@@ -70,7 +86,7 @@ func procCPU(pid int) (time.Duration, error) {
 	if pid <= 0 {
 		return 0, nil
 	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return 0, fmt.Errorf("proc stat: %w", err)
 	}
@@ -78,17 +94,18 @@ func procCPU(pid int) (time.Duration, error) {
 	// stime are fields 14 and 15.
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return 0, fmt.Errorf("proc stat: malformed")
+		return 0, errors.New("proc stat: malformed")
 	}
 	fields := bytes.Fields(b[i+1:])
 	if len(fields) < 13 {
-		return 0, fmt.Errorf("proc stat: short")
+		return 0, errors.New("proc stat: short")
 	}
-	var ut, st int64
-	if _, err := fmt.Sscan(string(fields[11]), &ut); err != nil {
+	ut, err := strconv.ParseInt(string(fields[11]), 10, 64)
+	if err != nil {
 		return 0, fmt.Errorf("proc stat utime: %w", err)
 	}
-	if _, err := fmt.Sscan(string(fields[12]), &st); err != nil {
+	st, err := strconv.ParseInt(string(fields[12]), 10, 64)
+	if err != nil {
 		return 0, fmt.Errorf("proc stat stime: %w", err)
 	}
 	const clkTck = 100 // USER_HZ on Linux

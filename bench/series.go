@@ -120,7 +120,7 @@ func runClientOnce(ctx context.Context, env *benchEnv, fx *chainFixture, srv *se
 				args = append(args, "--address", a)
 			}
 		}
-		m, out, err = runMeasured(ctx, env.log, srv.pid, env.bloomwatch, args...)
+		m, out, err = runMeasured(ctx, env, srv.pid, env.bloomwatch, args...)
 	default:
 		job := &ClientJob{Network: "simnet", Connect: srv.p2p, Addresses: fx.addresses,
 			DataDir: filepath.Join(dir, "data"), FPRate: env.cfg.FPRate}
@@ -128,7 +128,7 @@ func runClientOnce(ctx context.Context, env *benchEnv, fx *chainFixture, srv *se
 		if err := writeJob(jobPath, job); err != nil {
 			return RunRecord{}, err
 		}
-		m, out, err = runMeasured(ctx, env.log, srv.pid, env.self, client, jobPath)
+		m, out, err = runMeasured(ctx, env, srv.pid, env.self, client, jobPath)
 	}
 	if err != nil {
 		return RunRecord{}, fmt.Errorf("%s round %d: %w (see the log)", client, round, err)
