@@ -219,13 +219,24 @@ func loadFile(f *os.File, path string, r *rules, repair func(Repair)) (*loadedFi
 			return nil, fmt.Errorf("headers: read %s at %d: %w", path, off, err)
 		}
 		if !recordOK(rec) {
-			if i == count-1 && i > 0 {
-				// A full-length but unfinished last record.
+			// A crash during an append can leave the last record
+			// unfinished, or (on file systems that extend the size
+			// before the data lands) a tail of zeros. Anything else
+			// is corruption.
+			torn := i == count-1
+			if !torn {
+				zeros, err := allZero(br, rec)
+				if err != nil {
+					return nil, fmt.Errorf("headers: read %s: %w", path, err)
+				}
+				torn = zeros
+			}
+			if torn && i > 0 {
 				if err := truncate(f, path, off); err != nil {
 					return nil, err
 				}
-				repair(Repair{Path: path, OldSize: size, NewSize: off, Dropped: 1,
-					Reason: "last record fails its checksum"})
+				repair(Repair{Path: path, OldSize: size, NewSize: off, Dropped: int(count - i),
+					Reason: fmt.Sprintf("record %d fails its checksum and nothing but zeros follows", i)})
 				size = off
 				break
 			}
@@ -262,6 +273,27 @@ func loadFile(f *os.File, path string, r *rules, repair func(Repair)) (*loadedFi
 	}
 	lf.size = size
 	return lf, nil
+}
+
+// allZero reports whether rec (a record that failed its checksum) and
+// everything after it in r are zero bytes.
+func allZero(r io.Reader, rec []byte) (bool, error) {
+	buf := rec
+	for {
+		for _, b := range buf {
+			if b != 0 {
+				return false, nil
+			}
+		}
+		n, err := r.Read(rec)
+		if n == 0 && err == io.EOF {
+			return true, nil
+		}
+		if err != nil && err != io.EOF {
+			return false, err
+		}
+		buf = rec[:n]
+	}
 }
 
 // truncate shortens the file to size and syncs it.
