@@ -1,7 +1,13 @@
 package headers
 
 import (
+	"fmt"
+	"os"
+	"os/exec"
 	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -221,7 +227,73 @@ func BenchmarkMainnetScale(b *testing.B) {
 		b.ReportMetric(time.Since(o0).Seconds(), "open-s/900k")
 		s.Close()
 		b.ReportMetric(heapPerHeader(b, dir), "heapB/header(reopened)")
+		grow, total, count := childRSS(b, dir)
+		b.ReportMetric(float64(grow)/float64(count), "rssB/header(child)")
+		b.ReportMetric(float64(total)/(1<<20), "rssMB(child)")
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/(float64(b.N)*n), "ns/header")
+}
+
+// rssEnv names the store directory TestHelperOpenRSS opens.
+const rssEnv = "BLOOMWATCH_HEADERS_RSS_DIR"
+
+// TestHelperOpenRSS is the child process of BenchmarkMainnetScale's
+// resident-memory measurement, not a test of its own: it opens the store in
+// $BLOOMWATCH_HEADERS_RSS_DIR and prints its resident set size before and
+// after, so the figure is not mixed with the benchmark's own memory.
+func TestHelperOpenRSS(t *testing.T) {
+	dir := os.Getenv(rssEnv)
+	if dir == "" {
+		t.Skip("helper process of BenchmarkMainnetScale")
+	}
+	before := vmRSS(t)
+	s, err := Open(dir, mustNet(t, "regtest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	debug.FreeOSMemory()
+	fmt.Printf("RSS %d %d %d\n", before, vmRSS(t), s.Count())
+	s.Close()
+}
+
+// vmRSS returns this process's resident set size in bytes.
+func vmRSS(t testing.TB) int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return kb * 1024
+		}
+	}
+	t.Fatal("no VmRSS")
+	return 0
+}
+
+// childRSS runs TestHelperOpenRSS on dir and returns the RSS growth and
+// the final RSS of the child, in bytes, and the header count.
+func childRSS(b *testing.B, dir string) (grow, total int64, count int) {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperOpenRSS$", "-test.count=1")
+	cmd.Env = append(os.Environ(), rssEnv+"="+dir)
+	out, err := cmd.Output()
+	if err != nil {
+		b.Fatalf("child: %v: %s", err, out)
+	}
+	var before int64
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(line, "RSS ") {
+			if _, err := fmt.Sscanf(line, "RSS %d %d %d", &before, &total, &count); err != nil {
+				b.Fatal(err)
+			}
+			return total - before, total, count
+		}
+	}
+	b.Fatalf("child printed no RSS: %s", out)
+	return 0, 0, 0
 }
