@@ -226,5 +226,40 @@ func (h *Harness) refreshFunder(orphaned []*wire.MsgBlock, forkHeight, tip int32
 			}
 		}
 	}
+	// btcd's gettxout reports an output as unspent even when a mempool
+	// transaction spends it (it checks the mempool only for the
+	// output's own transaction), and btcd puts the orphaned blocks'
+	// transactions back into its mempool: replay the mempool so those
+	// spends count and their change is known.
+	return h.applyMempool()
+}
+
+// applyMempool records every transaction of the main node's mempool in
+// the funder as unconfirmed.
+func (h *Harness) applyMempool() error {
+	rpc := h.node.RPC()
+	ids, err := rpc.GetRawMempool()
+	if err != nil {
+		return fmt.Errorf("testnet: getrawmempool: %w", err)
+	}
+	txs := make([]*wire.MsgTx, 0, len(ids))
+	for _, id := range ids {
+		tx, err := rpc.GetRawTransaction(id)
+		if err != nil {
+			continue // mined or evicted meanwhile
+		}
+		txs = append(txs, tx.MsgTx())
+		h.f.applyTx(tx.MsgTx(), unconfirmed, false)
+	}
+	// The mempool comes in no particular order: a parent applied after
+	// its child brought back the coin the child spends. Spend again.
+	for _, tx := range txs {
+		for _, in := range tx.TxIn {
+			if c, ok := h.f.coins[in.PreviousOutPoint]; ok {
+				h.f.spent[in.PreviousOutPoint] = c
+				delete(h.f.coins, in.PreviousOutPoint)
+			}
+		}
+	}
 	return nil
 }
