@@ -164,14 +164,14 @@ func TestRunMeasuredRSSIsTheChilds(t *testing.T) {
 	for i := range ballast {
 		ballast[i] = 1
 	}
-	small, out, err := runMeasured(ctx, env, 0, "/bin/sh", "-c", "echo hi")
+	small, out, err := runMeasured(ctx, env, 0, nil, "/bin/sh", "-c", "echo hi")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if string(out) != "hi\n" {
 		t.Fatalf("stdout %q", out)
 	}
-	big, _, err := runMeasured(ctx, env, 0, "/bin/sh", "-c", `x=$(head -c 40000000 /dev/zero | tr '\0' a); echo ${#x}`)
+	big, _, err := runMeasured(ctx, env, 0, nil, "/bin/sh", "-c", `x=$(head -c 40000000 /dev/zero | tr '\0' a); echo ${#x}`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,18 @@ func TestRunMeasuredRSSIsTheChilds(t *testing.T) {
 	if big.MaxRSS < 40<<20 || big.Wall <= 0 || big.CPU <= 0 {
 		t.Fatalf("big child: %+v", big)
 	}
-	if _, _, err := runMeasured(ctx, env, 0, "/bin/sh", "-c", "exit 3"); err == nil {
+	if _, _, err := runMeasured(ctx, env, 0, nil, "/bin/sh", "-c", "exit 3"); err == nil {
 		t.Fatal("failing child reported no error")
+	}
+}
+
+func TestBloomwatchPhases(t *testing.T) {
+	log := []byte("time=19:34:08.521 level=INFO msg=filterload peer=x\ntime=19:34:08.600 level=INFO msg=filterload peer=y\ntime=19:34:08.804 level=INFO msg=synced height=2301\n")
+	p := bloomwatchPhases(log)
+	if got := p["p2p sync"]; got != 283 {
+		t.Fatalf("p2p sync %v ms, want 283", got)
+	}
+	if p := bloomwatchPhases([]byte("time=19:34:08.521 level=INFO msg=filterload\n")); p != nil {
+		t.Fatalf("no synced line: %v", p)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // errNoSummary is returned when bloomwatch's stdout holds no JSON summary.
@@ -47,4 +48,40 @@ func parseBloomwatchJSON(out []byte) (*ClientResult, error) {
 		r.Txs = append(r.Txs, FoundTx{Txid: t.Txid, Height: t.Height})
 	}
 	return r, nil
+}
+
+// bloomwatchPhases reads bloomwatch's headless log (slog text lines,
+// time=15:04:05.000) for the time from its first filterload to "synced":
+// the P2P part of its wall time, without process start-up and shutdown.
+// It returns nil when the lines are not there.
+func bloomwatchPhases(stderr []byte) map[string]float64 {
+	var first, synced time.Time
+	for _, line := range bytes.Split(stderr, []byte("\n")) {
+		ts, ok := logTime(line)
+		if !ok {
+			continue
+		}
+		switch {
+		case first.IsZero() && bytes.Contains(line, []byte("msg=filterload")):
+			first = ts
+		case bytes.Contains(line, []byte("msg=synced")):
+			synced = ts
+		}
+	}
+	if first.IsZero() || synced.IsZero() || synced.Before(first) {
+		return nil
+	}
+	return map[string]float64{"p2p sync": float64(synced.Sub(first)) / float64(time.Millisecond)}
+}
+
+func logTime(line []byte) (time.Time, bool) {
+	v, ok := bytes.CutPrefix(line, []byte("time="))
+	if !ok {
+		return time.Time{}, false
+	}
+	if i := bytes.IndexByte(v, ' '); i > 0 {
+		v = v[:i]
+	}
+	t, err := time.Parse("15:04:05.000", string(v))
+	return t, err == nil
 }

@@ -152,7 +152,7 @@ func runMinimal(ctx context.Context, job *ClientJob) (*ClientResult, error) {
 			return nil, fmt.Errorf("minimal: sync at height %d: %w", m.processed, ctx.Err())
 		}
 	}
-	m.res.Phases = map[string]float64{"headers": ms(m.headersAt.Sub(start)), "total": ms(time.Since(start))}
+	m.res.Phases = map[string]float64{"headers": ms(m.headersAt.Sub(start)), "p2p sync": ms(time.Since(start))}
 	m.res.TipHeight = int32(len(m.hashes) - 1)
 	m.res.BytesReceived = received.Load()
 	return m.res, nil

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,15 +42,19 @@ type spawnResult struct {
 
 // runMeasured runs name+args through the small spawn helper (spawn/main.go
 // explains why) and returns the child's wall time, rusage CPU and peak RSS
-// with its stdout; stderr goes to the bench log. serverPID, when > 0, is the
+// with its stdout; stderr goes to the given writer, or the bench log when
+// nil. serverPID, when > 0, is the
 // btcd process whose CPU is sampled before and after.
-func runMeasured(ctx context.Context, env *benchEnv, serverPID int, name string, args ...string) (Measure, []byte, error) {
+func runMeasured(ctx context.Context, env *benchEnv, serverPID int, stderr io.Writer, name string, args ...string) (Measure, []byte, error) {
 	resPath := filepath.Join(env.tmp, fmt.Sprintf("spawn-%d.json", time.Now().UnixNano()))
 	defer os.Remove(resPath)
 	cmd := exec.CommandContext(ctx, env.spawn, append([]string{resPath, name}, args...)...)
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = env.log
+	if stderr != nil {
+		cmd.Stderr = stderr
+	}
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 10 * time.Second
 	srv0, _ := procCPU(serverPID)

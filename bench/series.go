@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -106,8 +108,9 @@ func runClientOnce(ctx context.Context, env *benchEnv, fx *chainFixture, srv *se
 	fmt.Fprintf(env.log, "=== %s round %d chain %s\n", client, round, fx.params)
 
 	var (
-		m   Measure
-		out []byte
+		m        Measure
+		out      []byte
+		bwPhases map[string]float64
 	)
 	switch client {
 	case "bloomwatch":
@@ -120,7 +123,9 @@ func runClientOnce(ctx context.Context, env *benchEnv, fx *chainFixture, srv *se
 				args = append(args, "--address", a)
 			}
 		}
-		m, out, err = runMeasured(ctx, env, srv.pid, env.bloomwatch, args...)
+		var stderr bytes.Buffer
+		m, out, err = runMeasured(ctx, env, srv.pid, io.MultiWriter(env.log, &stderr), env.bloomwatch, args...)
+		bwPhases = bloomwatchPhases(stderr.Bytes())
 	default:
 		job := &ClientJob{Network: "simnet", Connect: srv.p2p, Addresses: fx.addresses,
 			DataDir: filepath.Join(dir, "data"), FPRate: env.cfg.FPRate}
@@ -128,7 +133,7 @@ func runClientOnce(ctx context.Context, env *benchEnv, fx *chainFixture, srv *se
 		if err := writeJob(jobPath, job); err != nil {
 			return RunRecord{}, err
 		}
-		m, out, err = runMeasured(ctx, env, srv.pid, env.self, client, jobPath)
+		m, out, err = runMeasured(ctx, env, srv.pid, nil, env.self, client, jobPath)
 	}
 	if err != nil {
 		return RunRecord{}, fmt.Errorf("%s round %d: %w (see the log)", client, round, err)
@@ -136,6 +141,9 @@ func runClientOnce(ctx context.Context, env *benchEnv, fx *chainFixture, srv *se
 	var res *ClientResult
 	if client == "bloomwatch" {
 		res, err = parseBloomwatchJSON(out)
+		if err == nil {
+			res.Phases = bwPhases
+		}
 	} else {
 		res = &ClientResult{}
 		err = json.Unmarshal(out, res)
