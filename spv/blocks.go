@@ -187,11 +187,19 @@ func (m *manager) onNotFound(ps *peerState, msg *wire.MsgNotFound) {
 		switch iv.Type {
 		case wire.InvTypeFilteredBlock, wire.InvTypeFilteredWitnessBlock:
 			for j, r := range ps.reqs {
-				if r.hash == iv.Hash {
-					ps.reqs = append(ps.reqs[:j], ps.reqs[j+1:]...)
-					m.abandon(r)
-					break
+				if r.hash != iv.Hash {
+					continue
 				}
+				ps.reqs = append(ps.reqs[:j], ps.reqs[j+1:]...)
+				wanted := !r.stale && r.check == nil
+				m.abandon(r)
+				if wanted {
+					// The peer lacks it (behind, or lying about its
+					// height): ask it nothing at or above it again.
+					ps.lastBlock = min(ps.lastBlock, r.height-1)
+					m.misbehave(ps, MisbehaviorNotServed, "notfound for block "+r.hash.String())
+				}
+				break
 			}
 		case wire.InvTypeTx, wire.InvTypeWitnessTx:
 			tr, ok := ps.txReqs[iv.Hash]

@@ -18,7 +18,10 @@ func (m *manager) onHeaders(ps *peerState, msg *wire.MsgHeaders) {
 	ps.headersReq = timeZero
 	ps.lastAnswer = m.n.clock.Now()
 	if len(msg.Headers) == 0 {
+		// Nothing after our locator: the peer's best chain is ours.
 		ps.headersDone = true
+		_, tip := m.n.store.Tip()
+		ps.lastBlock = min(ps.lastBlock, tip)
 		return
 	}
 	hdrs := make([]wire.BlockHeader, len(msg.Headers))
@@ -35,9 +38,10 @@ func (m *manager) onHeaders(ps *peerState, msg *wire.MsgHeaders) {
 		m.n.publish(HeadersProgress{At: m.n.at(), Height: height, Hash: hash, PeerHeight: m.st.PeerHeight})
 	}
 	last := hdrs[len(hdrs)-1].BlockHash()
-	if h, herr := m.n.store.HeightByHash(last); herr == nil && h > ps.lastBlock {
-		ps.lastBlock = h
-		ps.p.UpdateLastBlockHeight(h)
+	lastHeight, herr := m.n.store.HeightByHash(last)
+	if herr == nil && lastHeight > ps.lastBlock {
+		ps.lastBlock = lastHeight
+		ps.p.UpdateLastBlockHeight(lastHeight)
 	}
 	if err != nil {
 		var ve *headers.ValidationError
@@ -57,7 +61,12 @@ func (m *manager) onHeaders(ps *peerState, msg *wire.MsgHeaders) {
 		m.sendGetHeaders(ps)
 		return
 	}
+	// A short reply ends the peer's chain: its height is now known, not
+	// claimed (a version message may announce any height).
 	ps.headersDone = true
+	if herr == nil {
+		ps.lastBlock = lastHeight
+	}
 }
 
 // onReorg follows a best-chain switch: blocks above the fork are dropped
@@ -164,8 +173,11 @@ func (m *manager) onInv(ps *peerState, msg *wire.MsgInv) {
 		switch iv.Type {
 		case wire.InvTypeBlock, wire.InvTypeWitnessBlock:
 			ps.p.UpdateLastAnnouncedBlock(&iv.Hash)
-			if _, err := m.n.store.HeightByHash(iv.Hash); err != nil {
+			h, err := m.n.store.HeightByHash(iv.Hash)
+			if err != nil {
 				needHeaders = true
+			} else if m.n.store.IsBest(iv.Hash) && h > ps.lastBlock {
+				ps.lastBlock = h
 			}
 		case wire.InvTypeTx, wire.InvTypeWitnessTx:
 			if !ps.mempoolSent || ps.mirror == nil {

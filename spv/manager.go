@@ -443,7 +443,19 @@ func (m *manager) reloadAll(reason string) {
 // equals, the one listed first in Config.Connect.
 func (m *manager) pickDownloadPeer() {
 	if m.dl != nil {
-		return
+		if m.next <= m.dl.lastBlock {
+			return
+		}
+		// The download peer has nothing we need: switch when another
+		// peer has more.
+		better := false
+		for ps := range m.peers {
+			better = better || ps.lastBlock > m.dl.lastBlock
+		}
+		if !better {
+			return
+		}
+		m.dl = nil
 	}
 	if !m.begun && len(m.peers) < m.n.cfg.MinPeers &&
 		m.n.clock.Now().Sub(m.startAt) < m.n.cfg.MinPeersWait {
@@ -478,17 +490,21 @@ func (m *manager) schedule() {
 		return
 	}
 	_, tip := m.n.store.Tip()
-	if dl.headersReq.IsZero() && (!dl.headersDone || dl.lastBlock > tip) {
+	if dl.headersReq.IsZero() && !dl.headersDone {
 		m.sendGetHeaders(dl)
 	}
-	m.requestBlocks(dl, tip)
+	m.requestBlocks(dl, min(tip, dl.lastBlock))
 	m.checkSynced()
 }
 
-// requestBlocks fills the window [next, next+Window) up to the header tip
-// with getdata batches to ps, each closed by a ping.
+// requestBlocks fills the window [next, next+Window) up to tip (the
+// header tip, or the peer's height when lower) with getdata batches to
+// ps, each closed by a ping.
 func (m *manager) requestBlocks(ps *peerState, tip int32) {
 	limit := min(tip, m.next+int32(m.n.cfg.Window)-1)
+	if !m.retry && limit < tip && limit-m.reqHigh < int32(m.n.cfg.BatchSize) {
+		return // wait until a whole batch fits: one ping per batch
+	}
 	from := m.reqHigh + 1
 	if m.retry {
 		from = m.next
@@ -572,7 +588,7 @@ func (m *manager) sendGetHeaders(ps *peerState) {
 func (m *manager) checkSynced() {
 	dl := m.dl
 	hash, tip := m.n.store.Tip()
-	caughtUp := dl != nil && dl.headersDone && dl.headersReq.IsZero() && tip >= dl.lastBlock && m.next > tip
+	caughtUp := dl != nil && dl.headersDone && dl.headersReq.IsZero() && m.next > tip
 	if caughtUp == m.isSynced {
 		return
 	}

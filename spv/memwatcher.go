@@ -55,6 +55,7 @@ type MemWatcher struct {
 	ordered  [][]byte
 	derive   func(index uint32) ([]byte, error)
 	gap      int
+	extra    int // lookahead derived beyond the gap at each refill
 	usedHigh int // highest used index + 1
 
 	coins   map[wire.OutPoint]memCoin
@@ -132,13 +133,26 @@ func (w *MemWatcher) addScriptLocked(script []byte) bool {
 	return true
 }
 
+// SetLookahead makes a gap-limit watcher derive extra scripts beyond the
+// gap whenever it has to derive at all (bitcoinj's lookahead threshold):
+// the element set then changes once per extra+1 new addresses instead of
+// at every one, and every change costs the node a filter reload and the
+// re-download of the blocks in flight. It returns w.
+func (w *MemWatcher) SetLookahead(extra int) *MemWatcher {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.extra = max(extra, 0)
+	return w
+}
+
 // extendLocked derives scripts until gap unused ones follow the highest
-// used; it reports an error from derive.
+// used (plus the lookahead when it derives); it reports an error from
+// derive.
 func (w *MemWatcher) extendLocked() error {
-	if w.derive == nil {
+	if w.derive == nil || len(w.ordered) >= w.usedHigh+w.gap {
 		return nil
 	}
-	for len(w.ordered) < w.usedHigh+w.gap {
+	for len(w.ordered) < w.usedHigh+w.gap+w.extra {
 		s, err := w.derive(uint32(len(w.ordered)))
 		if err != nil {
 			return fmt.Errorf("memwatcher: derive %d: %w", len(w.ordered), err)

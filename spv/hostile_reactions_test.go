@@ -1,0 +1,297 @@
+package spv_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+
+	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/spv"
+	"github.com/bloomwatch/bloomwatch/spv/netparams"
+	"github.com/bloomwatch/bloomwatch/testnet"
+	"github.com/bloomwatch/bloomwatch/testnet/hostile"
+	"github.com/bloomwatch/bloomwatch/wallet"
+)
+
+// hrObserved is what the node did about one hostile peer.
+type hrObserved struct {
+	applied, skipped int
+	banned           bool
+	banReason        string
+	disconnects      int
+	discReason       string
+	fpReloads        int
+	dropped          int
+	omissions        int
+	truthOK          bool
+}
+
+// hrString renders the observation as a table row for docs/RELIABILITY.md.
+func (o hrObserved) hrString(s hostile.Scenario) string {
+	react := "kept"
+	switch {
+	case o.banned:
+		react = "banned (" + o.banReason + ")"
+	case o.disconnects > 0:
+		react = fmt.Sprintf("disconnected x%d (%s)", o.disconnects, o.discReason)
+	}
+	return fmt.Sprintf("| %s | %s | %s | applied %d, skipped %d; dropped txs %d, omissions %d, fp reloads %d; wallet = truth: %v |",
+		s, s.Expected(), react, o.applied, o.skipped, o.dropped, o.omissions, o.fpReloads, o.truthOK)
+}
+
+// TestHostileReactions syncs the real watch-only wallet (wallet.Wallet)
+// from one hostile peer (listed first, so it is the download peer) and one
+// honest btcd, for every hostile.Scenario, and checks the node's reaction
+// through its events and ban list, that the misbehaviour really happened
+// (the hostile peer's own count), and that the wallet ends equal to the
+// chain's truth: same transactions at the same heights, same UTXOs, same
+// balance. Each row it logs is a line of docs/RELIABILITY.md.
+func TestHostileReactions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts btcd")
+	}
+	h := testnet.NewT(t, testnet.Options{})
+	k, err := testnet.NewKeyring(testnet.DemoSeed, h.Params())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	truth, err := h.BuildChain(ctx, testnet.ChainSpec{
+		Blocks: 30, TxsPerBlock: 4, Keyring: k, WatchAddrs: 4, PaymentsPerAddr: 2, SpendFraction: 0.5, Seed: 77,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	net, err := netparams.Lookup("regtest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for _, sc := range hostile.Scenarios() {
+		t.Run(string(sc), func(t *testing.T) {
+			o := hrRun(t, h, net, truth, sc)
+			rows = append(rows, o.hrString(sc))
+			hrCheck(t, sc, o)
+		})
+	}
+	t.Logf("observed reactions:\n%s", strings.Join(rows, "\n"))
+	if out := os.Getenv("BLOOMWATCH_REACTIONS_OUT"); out != "" {
+		if err := os.WriteFile(out, []byte(strings.Join(rows, "\n")+"\n"), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// hrCheck compares an observation with the scenario's expected reaction.
+func hrCheck(t *testing.T, sc hostile.Scenario, o hrObserved) {
+	t.Helper()
+	if !o.truthOK {
+		t.Errorf("wallet differs from the truth")
+	}
+	if sc != hostile.Honest && o.applied == 0 {
+		t.Errorf("the misbehaviour was never applied (skipped %d): the scenario tested nothing", o.skipped)
+	}
+	if o.fpReloads != 0 {
+		t.Errorf("%d filter reloads for false-positive drift: a peer made the node reload (bitcoinj 876)", o.fpReloads)
+	}
+	switch sc.Expected() {
+	case hostile.ReactNone:
+		if o.banned || o.disconnects > 0 {
+			t.Errorf("honest peer banned %v / disconnected %d (%s)", o.banned, o.disconnects, o.discReason)
+		}
+	case hostile.ReactBan:
+		if !o.banned {
+			t.Errorf("not banned (disconnects %d: %s)", o.disconnects, o.discReason)
+		}
+	case hostile.ReactDisconnect, hostile.ReactRetry:
+		if !o.banned && o.disconnects == 0 {
+			t.Errorf("neither banned nor disconnected")
+		}
+	case hostile.ReactIgnore:
+		if sc == hostile.LowWorkFork && o.banned {
+			t.Errorf("banned for serving a valid (low-work) fork: %s", o.banReason)
+		}
+	}
+	if sc == hostile.OmitMatchedTx && o.omissions == 0 {
+		t.Errorf("the omission was not detected by asking the second peer")
+	}
+}
+
+// hrRun runs one scenario and returns what happened.
+func hrRun(t *testing.T, h *testnet.Harness, net *netparams.Network, truth *testnet.Truth, sc hostile.Scenario) hrObserved {
+	t.Helper()
+	hp, err := hostile.Start(context.Background(), hostile.Config{
+		Upstream: h.Node().RPC(), Params: h.Params(), Scenario: sc, ForkHeight: truth.StartHeight + 5,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hp.Close()
+	dir := t.TempDir()
+	w, err := wallet.Create(filepath.Join(dir, "wallet"), wallet.CreateConfig{
+		Network: "regtest", Xpubs: []string{truth.Xpub}, Birthday: truth.StartHeight + 1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	spvDir := filepath.Join(dir, "spv")
+	n, err := spv.New(spv.Config{
+		Network: net, DataDir: spvDir, Connect: []string{hp.Addr(), h.Node().P2PAddr()}, Watcher: w,
+		RetryMin: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond, StallTimeout: 2 * time.Second,
+		TickInterval: 200 * time.Millisecond, SpotCheckEvery: 1, MinPeers: 2, MinPeersWait: 5 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := n.Subscribe()
+	defer sub.Cancel()
+	if err := n.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := n.Stop(); err != nil {
+			t.Errorf("stop: %v", err)
+		}
+	}()
+
+	var o hrObserved
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for synced := false; !synced; {
+		select {
+		case ev, ok := <-sub.Events():
+			if !ok {
+				t.Fatal("event stream closed before sync")
+			}
+			hrNote(&o, hp.Addr(), ev)
+		case <-time.After(50 * time.Millisecond):
+		case <-ctx.Done():
+			t.Fatalf("not synced: status %+v", n.Status())
+		}
+		st := n.Status()
+		synced = st.Synced && st.WatcherHeight >= truth.TipHeight && st.WatcherHash == truth.TipHash
+	}
+	// Events already queued belong to the sync too.
+	for drained := false; !drained; {
+		select {
+		case ev := <-sub.Events():
+			hrNote(&o, hp.Addr(), ev)
+		default:
+			drained = true
+		}
+	}
+	for _, b := range n.Bans() {
+		if b.Addr == hp.Addr() && !o.banned {
+			o.banned, o.banReason = true, b.Reason
+		}
+	}
+	st := n.Status()
+	o.dropped, o.omissions = st.Dropped, st.Omissions
+	hs := hp.Stats()
+	o.applied, o.skipped = hs.Applied, hs.Skipped
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	o.truthOK = hrWalletMatches(t, w, truth)
+	o.fpReloads = hrFPReloads(t, spvDir)
+	return o
+}
+
+// hrNote records one event about the hostile peer.
+func hrNote(o *hrObserved, addr string, ev spv.Event) {
+	switch e := ev.(type) {
+	case spv.PeerBanned:
+		if e.Addr == addr && !o.banned {
+			o.banned, o.banReason = true, e.Reason
+		}
+	case spv.PeerDisconnected:
+		if e.Addr == addr {
+			o.disconnects++
+			if o.discReason == "" {
+				o.discReason = e.Reason
+			}
+		}
+	}
+}
+
+// hrWalletMatches compares the wallet's transactions, UTXOs and balance
+// with the truth, reporting every difference.
+func hrWalletMatches(t *testing.T, w *wallet.Wallet, truth *testnet.Truth) bool {
+	t.Helper()
+	ok := true
+	txs, err := w.Txs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[chainhash.Hash]int32{}
+	for _, tx := range txs {
+		got[tx.Txid] = tx.Height
+	}
+	for _, tx := range truth.Txs {
+		if h, found := got[tx.Txid]; !found || h != tx.Height {
+			t.Errorf("wallet tx %v: height %d (found %v), truth %d", tx.Txid, h, found, tx.Height)
+			ok = false
+		}
+		delete(got, tx.Txid)
+	}
+	for id, h := range got {
+		t.Errorf("wallet has tx %v at %d that the truth lacks", id, h)
+		ok = false
+	}
+	utxos, err := w.UTXOs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var have, want []string
+	for _, u := range utxos {
+		have = append(have, fmt.Sprintf("%v:%d=%d", u.Txid, u.Index, int64(u.Amount)))
+	}
+	for _, u := range truth.UTXOs {
+		want = append(want, fmt.Sprintf("%v:%d=%d", u.Txid, u.Vout, u.Value))
+	}
+	sort.Strings(have)
+	sort.Strings(want)
+	if !slices.Equal(have, want) {
+		t.Errorf("utxos %v, truth %v", have, want)
+		ok = false
+	}
+	bal, err := w.Balance()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int64(bal.Confirmed) != truth.Balance || bal.Unconfirmed != 0 {
+		t.Errorf("balance %+v, truth %d", bal, truth.Balance)
+		ok = false
+	}
+	return ok
+}
+
+// hrFPReloads counts filterloads sent for false-positive drift.
+func hrFPReloads(t *testing.T, dir string) int {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, spv.TranscriptFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := privacy.ReadTranscript(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range recs {
+		if r.Reason == spv.ReasonFPDrift {
+			n++
+		}
+	}
+	return n
+}
