@@ -336,3 +336,23 @@ func (s *Store) ancestor(i int32, height int32) int32 {
 	}
 	return i
 }
+
+// Remove deletes the header store in dir (the remedy for ErrCorrupt:
+// delete and sync again). It refuses with ErrLocked while a Store has the
+// directory open. Other files in dir are left alone.
+func Remove(dir string) error {
+	lock, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("headers: open lock: %w", err)
+	}
+	defer lock.Close()
+	if err := lockFile(lock); err != nil {
+		return err
+	}
+	for _, name := range []string{FileName, FileName + ".tmp"} {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("headers: remove: %w", err)
+		}
+	}
+	return nil
+}

@@ -761,9 +761,14 @@ func TestCorrupt(t *testing.T) {
 			if string(before) != string(after) {
 				t.Fatal("a corrupt file was modified")
 			}
-			// The lock was released: a fresh Open in the same dir
-			// after deleting the file works.
-			os.Remove(path)
+			// The lock was released: Remove works, and a fresh
+			// Open in the same dir starts over.
+			if err := Remove(dir); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("file still there: %v", err)
+			}
 			s, err := Open(dir, mustNet(t, "regtest"), WithClock(fixedClock))
 			if err != nil {
 				t.Fatalf("after delete: %v", err)
@@ -778,6 +783,9 @@ func TestLocked(t *testing.T) {
 	s, dir := openTest(t, mustNet(t, "regtest"))
 	if _, err := Open(dir, mustNet(t, "regtest")); !errors.Is(err, ErrLocked) {
 		t.Fatalf("second open: %v", err)
+	}
+	if err := Remove(dir); !errors.Is(err, ErrLocked) {
+		t.Fatalf("Remove of an open store: %v", err)
 	}
 	s.Close()
 	s2, err := Open(dir, mustNet(t, "regtest"))
