@@ -17,6 +17,10 @@ var (
 	// while the harness waits on it.
 	ErrNodeExited = errors.New("testnet: btcd exited")
 
+	// ErrKilled is returned by Stop when btcd ignored SIGINT and had to
+	// be killed.
+	ErrKilled = errors.New("testnet: btcd killed")
+
 	// ErrStopped is returned by operations on a stopped node or a closed
 	// harness.
 	ErrStopped = errors.New("testnet: node stopped")

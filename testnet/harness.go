@@ -2,13 +2,15 @@ package testnet
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg"
@@ -57,18 +59,35 @@ type Harness struct {
 	node2  *Node // the reorg partner, started by the first Reorg
 	f      *funder
 	rng    *rand.Rand
+	ownDir string // temporary simnet data directory, removed by Close
 	closed bool
 }
 
 // New starts a node, scans its chain for funding coins (an existing
 // simnet DataDir), and unless opts.Bare mines until coinbases are
 // spendable.
+//
+// A simnet harness without a DataDir gets a temporary one that survives
+// RestartNode and is removed by Close. When an existing chain's tip is
+// older than StaleTip, New mines one block, because btcd ignores
+// getheaders while its tip is more than 24 hours old.
 func New(ctx context.Context, opts Options) (*Harness, error) {
+	var ownDir string
+	if opts.Network == Simnet && opts.DataDir == "" {
+		dir, err := os.MkdirTemp("", "bloomwatch-simnet-")
+		if err != nil {
+			return nil, fmt.Errorf("testnet: simnet data dir: %w", err)
+		}
+		ownDir, opts.DataDir = dir, filepath.Join(dir, "data")
+	}
 	node, err := StartNode(ctx, Config{Network: opts.Network, DataDir: opts.DataDir, Log: opts.Log, Args: opts.Args})
 	if err != nil {
+		if ownDir != "" {
+			err = errors.Join(err, os.RemoveAll(ownDir))
+		}
 		return nil, err
 	}
-	h := &Harness{opts: opts, node: node, rng: rand.New(rand.NewSource(1))}
+	h := &Harness{opts: opts, node: node, ownDir: ownDir, rng: rand.New(rand.NewSource(1))}
 	if h.f, err = newFunder(node.Params()); err != nil {
 		return nil, errors.Join(err, node.Stop())
 	}
@@ -87,12 +106,82 @@ func (h *Harness) setup(ctx context.Context) error {
 	if err := h.scanChain(ctx, 1, tip); err != nil {
 		return err
 	}
+	if tip > 0 {
+		stale, err := h.tipStale()
+		if err != nil {
+			return err
+		}
+		if stale {
+			if _, err := h.Mine(1); err != nil {
+				return err
+			}
+			tip++
+		}
+	}
 	want := max(int32(h.node.Params().CoinbaseMaturity)+MatureExtra, SegwitHeight(h.node.Params()))
 	if h.opts.Bare || tip >= want {
 		return nil
 	}
 	_, err = h.Mine(int(want - tip))
 	return err
+}
+
+// StaleTip is the tip age past which New mines a fresh block on an
+// existing chain.
+const StaleTip = 12 * time.Hour
+
+// tipStale reports whether the main node's tip is older than StaleTip.
+func (h *Harness) tipStale() (bool, error) {
+	hash, _, err := h.node.BestBlock()
+	if err != nil {
+		return false, err
+	}
+	hdr, err := h.node.RPC().GetBlockHeader(hash)
+	if err != nil {
+		return false, fmt.Errorf("testnet: getblockheader %s: %w", hash, err)
+	}
+	return time.Since(hdr.Timestamp) > StaleTip, nil
+}
+
+// RestartNode stops the main node and starts it again on the same data
+// directory and ports (so SPV clients can reconnect to the same address),
+// then rebuilds the funder from the chain (the mempool does not survive).
+// It needs simnet: btcd deletes a regtest database at every start.
+func (h *Harness) RestartNode(ctx context.Context) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := h.usable(); err != nil {
+		return err
+	}
+	if h.node.Params().Name != Simnet {
+		return fmt.Errorf("%w: restart needs simnet (btcd deletes its regtest database at start)", ErrBadSpec)
+	}
+	cfg := h.node.Config()
+	if err := h.node.Stop(); err != nil {
+		return fmt.Errorf("testnet: restart: %w", err)
+	}
+	node, err := StartNode(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("testnet: restart: %w", err)
+	}
+	h.node = node
+	if h.f, err = newFunder(node.Params()); err != nil {
+		return err
+	}
+	_, tip, err := node.BestBlock()
+	if err != nil {
+		return err
+	}
+	if err := h.scanChain(ctx, 1, tip); err != nil {
+		return err
+	}
+	if h.node2 != nil {
+		if err := h.node2.DisconnectFromCtx(ctx, node); err != nil {
+			return err
+		}
+		return h.ensureNode2(ctx)
+	}
+	return nil
 }
 
 // scanChain applies the blocks at heights from..to to the funder.
@@ -482,15 +571,8 @@ func (h *Harness) Close() error {
 		errs = append(errs, h.node2.Stop())
 	}
 	errs = append(errs, h.node.Stop())
-	return errors.Join(errs...)
-}
-
-// seedFor derives a deterministic 64-bit seed from a label.
-func seedFor(label string) int64 {
-	s := sha256.Sum256([]byte(label))
-	var v int64
-	for _, b := range s[:8] {
-		v = v<<8 | int64(b)
+	if h.ownDir != "" {
+		errs = append(errs, os.RemoveAll(h.ownDir))
 	}
-	return v
+	return errors.Join(errs...)
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,8 +31,8 @@ const (
 	// StartTimeout bounds how long StartNode waits for btcd's RPC server
 	// when the context has no earlier deadline.
 	StartTimeout = 60 * time.Second
-	// StopTimeout is how long Stop waits for btcd to exit after the RPC
-	// stop (and SIGINT) before it sends SIGKILL.
+	// StopTimeout is how long Stop waits by default for btcd to exit
+	// after SIGINT before it sends SIGKILL.
 	StopTimeout = 15 * time.Second
 	// WaitTimeout bounds the connection and sync waits of the methods
 	// that take no context.
@@ -69,6 +70,13 @@ type Config struct {
 	// MiningAddr receives the coinbases of generated blocks; nil means the
 	// harness funding key's P2WPKH address.
 	MiningAddr btcutil.Address
+	// StopTimeout is how long Stop waits for btcd to exit after SIGINT
+	// before it sends SIGKILL (0 = StopTimeout).
+	StopTimeout time.Duration
+	// P2PPort and RPCPort fix the loopback ports (0 = a free port), e.g.
+	// to restart a node where its peers expect it.
+	P2PPort int
+	RPCPort int
 }
 
 // Node is a running btcd process on 127.0.0.1.
@@ -84,6 +92,10 @@ type Node struct {
 	outPath string
 	out     *os.File
 	log     io.Writer
+	// stopTimeout is Config.StopTimeout or StopTimeout.
+	stopTimeout time.Duration
+	// cfg is the effective configuration (ports and mining address set).
+	cfg Config
 
 	mu      sync.Mutex
 	exited  bool
@@ -160,7 +172,10 @@ func startOnce(ctx context.Context, bin, netFlag string, params *chaincfg.Params
 	if err != nil {
 		return nil, false, fmt.Errorf("testnet: temp dir: %w", err)
 	}
-	n = &Node{params: params, scratch: scratch, log: cfg.Log, dataDir: cfg.DataDir}
+	n = &Node{params: params, scratch: scratch, log: cfg.Log, dataDir: cfg.DataDir, stopTimeout: cfg.StopTimeout}
+	if n.stopTimeout <= 0 {
+		n.stopTimeout = StopTimeout
+	}
 	if n.dataDir == "" {
 		n.dataDir = filepath.Join(scratch, "data")
 	}
@@ -174,8 +189,16 @@ func startOnce(ctx context.Context, bin, netFlag string, params *chaincfg.Params
 	if err != nil {
 		return n, false, err
 	}
+	if cfg.P2PPort != 0 {
+		ports[0] = cfg.P2PPort
+	}
+	if cfg.RPCPort != 0 {
+		ports[1] = cfg.RPCPort
+	}
 	n.p2p = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
 	n.rpcAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1]))
+	n.cfg = cfg
+	n.cfg.P2PPort, n.cfg.RPCPort, n.cfg.MiningAddr = ports[0], ports[1], miningAddr
 	user, pass := randomHex(8), randomHex(16)
 	args := []string{
 		netFlag,
@@ -220,16 +243,19 @@ func startOnce(ctx context.Context, bin, netFlag string, params *chaincfg.Params
 		return n, false, fmt.Errorf("testnet: rpc client: %w", err)
 	}
 	for {
-		// Dial first: rpcclient retries a refused request for ~20 s.
-		if c, derr := net.DialTimeout("tcp", n.rpcAddr, time.Second); derr == nil {
-			_ = c.Close()
-			if _, rerr := n.rpc.GetBlockCount(); rerr == nil {
-				return n, false, nil
-			}
+		// Probe with a bounded request of our own: rpcclient retries a
+		// refused request for ~20 s and has no timeout at all, so a
+		// port that accepts but never answers would hang it.
+		if probeRPC(ctx, n.rpcAddr, user, pass) == nil {
+			return n, false, nil
 		}
 		if n.reap(false) {
 			tail := n.Tail()
-			return n, strings.Contains(tail, "address already in use"),
+			if strings.Contains(tail, "address already in use") {
+				time.Sleep(100 * time.Millisecond) // a fixed port may free up
+				return n, true, fmt.Errorf("%w before RPC was ready (%s): %s", ErrNodeExited, exitString(n.status), tail)
+			}
+			return n, false,
 				fmt.Errorf("%w before RPC was ready (%s): %s", ErrNodeExited, exitString(n.status), tail)
 		}
 		select {
@@ -266,6 +292,11 @@ func randomHex(n int) string {
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// Config returns the node's effective configuration: the ports and
+// mining address it got, the DataDir as given (so a restart with it gets
+// a fresh temporary directory when it was "").
+func (n *Node) Config() Config { return n.cfg }
 
 // P2PAddr returns the node's peer-to-peer address, "127.0.0.1:port".
 func (n *Node) P2PAddr() string { return n.p2p }
@@ -350,8 +381,8 @@ func (n *Node) reapLocked(block bool) bool {
 // Exited reports whether the btcd process has exited (and reaps it).
 func (n *Node) Exited() bool { return n.reap(false) }
 
-// Stop stops btcd: RPC stop and SIGINT, then SIGKILL by PID after
-// StopTimeout; it reaps the process, hands btcd's output to Config.Log and
+// Stop stops btcd: SIGINT (btcd's graceful shutdown), then SIGKILL by PID
+// after the stop timeout (the error then wraps ErrKilled); it reaps the process, hands btcd's output to Config.Log and
 // removes the temporary directories. It is idempotent and returns the
 // first call's result.
 func (n *Node) Stop() error {
@@ -376,16 +407,16 @@ func (n *Node) stopNow() {
 func (n *Node) stopLocked() error {
 	var errs []error
 	if n.proc != nil && !n.reapLocked(false) {
-		if n.rpc != nil {
-			_, _ = n.rpc.RawRequest("stop", nil) // btcd may close the connection before answering
-		}
+		// SIGINT, not the stop RPC: rpcclient has no request timeout, so
+		// a wedged btcd would hang the RPC; btcd shuts down the same way
+		// on either.
 		_ = n.proc.Signal(syscall.SIGINT)
-		deadline := time.Now().Add(StopTimeout)
+		deadline := time.Now().Add(n.stopTimeout)
 		for !n.reapLocked(false) && time.Now().Before(deadline) {
 			time.Sleep(pollInterval)
 		}
 		if !n.reapLocked(false) {
-			errs = append(errs, fmt.Errorf("testnet: btcd pid %d ignored stop for %s, killed", n.pid, StopTimeout))
+			errs = append(errs, fmt.Errorf("%w: btcd pid %d ignored SIGINT for %s, killed", ErrKilled, n.pid, n.stopTimeout))
 			if err := syscall.Kill(n.pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 				errs = append(errs, fmt.Errorf("testnet: kill btcd pid %d: %w", n.pid, err))
 			}
@@ -593,4 +624,32 @@ func exitString(ws syscall.WaitStatus) string {
 		return "killed by " + ws.Signal().String()
 	}
 	return "exit status " + strconv.Itoa(ws.ExitStatus())
+}
+
+// probeTimeout bounds one readiness probe.
+const probeTimeout = 2 * time.Second
+
+// probeRPC sends getblockcount to a btcd RPC server and reports whether
+// it answered 200 OK within probeTimeout.
+func probeRPC(ctx context.Context, addr, user, pass string) error {
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	body := strings.NewReader(`{"jsonrpc":"1.0","id":0,"method":"getblockcount","params":[]}`)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr, body)
+	if err != nil {
+		return fmt.Errorf("testnet: rpc probe: %w", err)
+	}
+	req.Close = true // no idle connection left in the shared transport
+	req.SetBasicAuth(user, pass)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		return fmt.Errorf("testnet: rpc probe: %w", err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("testnet: rpc probe: %s", resp.Status)
+	}
+	return nil
 }

@@ -96,3 +96,18 @@ func TestConnectDisconnect(t *testing.T) {
 	require.NoError(t, a.ConnectTo(b))
 	require.NoError(t, b.WaitForHeight(ctx, 7))
 }
+
+// TestStopKillsWedgedNode stops a btcd that cannot react (SIGSTOP): Stop
+// must fall back to SIGKILL after the timeout and still reap it.
+func TestStopKillsWedgedNode(t *testing.T) {
+	n, err := StartNode(context.Background(), Config{StopTimeout: 300 * time.Millisecond})
+	require.NoError(t, err)
+	pid := n.PID()
+	require.NoError(t, syscall.Kill(pid, syscall.SIGSTOP))
+	start := time.Now()
+	err = n.Stop()
+	require.ErrorIs(t, err, ErrKilled)
+	require.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond)
+	requireGone(t, pid)
+	require.ErrorIs(t, n.Stop(), ErrKilled, "Stop returns the first result again")
+}

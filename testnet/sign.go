@@ -1,7 +1,6 @@
 package testnet
 
 import (
-	"bytes"
 	"fmt"
 
 	"github.com/btcsuite/btcd/btcec/v2"
@@ -94,11 +93,4 @@ func estimateVsize(inScripts [][]byte, outs []*wire.TxOut) int64 {
 		weight += 4 * int64(8+wire.VarIntSerializeSize(uint64(len(o.PkScript)))+len(o.PkScript))
 	}
 	return (weight + 3) / 4
-}
-
-// txBytes serializes tx.
-func txBytes(tx *wire.MsgTx) []byte {
-	var b bytes.Buffer
-	_ = tx.Serialize(&b)
-	return b.Bytes()
 }
