@@ -27,6 +27,8 @@ func run(ctx context.Context, args []string) error {
 		switch args[0] {
 		case "minimal", "neutrino":
 			return runClient(ctx, args[0], args[1:])
+		case "serve":
+			return runServe(ctx, args[1:])
 		case "headers":
 			return runHeadersChild(ctx, args[1:])
 		}

@@ -159,6 +159,7 @@ func runNeutrino(ctx context.Context, job *ClientJob) (*ClientResult, error) {
 		}
 	}
 	res.Phases["scan"] = ms(time.Since(scan))
+	res.Phases["p2p sync"] = ms(time.Since(start))
 	res.BytesReceived = received.Load()
 	return res, nil
 }

@@ -63,13 +63,13 @@ func findSummary(s *SeriesReport, client string) (Summary, bool) {
 func printSeries(w io.Writer, s *SeriesReport) {
 	fmt.Fprintf(w, "\nmedians of %d rounds, chain %s (tip %d, %d wallet txs)\n", runsOf(s), s.Chain, s.Tip, s.TruthTxs)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "client\twall ms\tcpu ms\tbtcd cpu ms\tpeak RSS MiB\tbytes recv\ttxs found\tfalse pos\ttruth\t")
+	fmt.Fprintln(tw, "client\twall ms\tp2p sync ms\tcpu ms\tbtcd cpu ms\tpeak RSS MiB\tbytes recv\ttxs found\tfalse pos\ttruth\t")
 	for _, m := range s.Medians {
 		ok := "ok"
 		if !m.AllMatch {
 			ok = "MISMATCH"
 		}
-		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.0f\t%.1f\t%d\t%d\t%d %s\t%s\t\n", m.Client, m.WallMS, m.CPUMS,
+		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.0f\t%.0f\t%.1f\t%d\t%d\t%d %s\t%s\t\n", m.Client, m.WallMS, m.SyncMS, m.CPUMS,
 			m.ServerCPUMS, mib(m.MaxRSS), m.Bytes, m.Found, m.FP, m.FPUnit, ok)
 	}
 	tw.Flush()
@@ -82,8 +82,8 @@ func printSeries(w io.Writer, s *SeriesReport) {
 		if !ok {
 			continue
 		}
-		fmt.Fprintf(w, "bloomwatch/%-8s wall %s  cpu %s  btcd cpu %s  rss %s  bytes %s\n", other,
-			ratio(bw.WallMS, o.WallMS), ratio(bw.CPUMS, o.CPUMS), ratio(bw.ServerCPUMS, o.ServerCPUMS),
+		fmt.Fprintf(w, "bloomwatch/%-8s wall %s  p2p sync %s  cpu %s  btcd cpu %s  rss %s  bytes %s\n", other,
+			ratio(bw.WallMS, o.WallMS), ratio(bw.SyncMS, o.SyncMS), ratio(bw.CPUMS, o.CPUMS), ratio(bw.ServerCPUMS, o.ServerCPUMS),
 			ratio(float64(bw.MaxRSS), float64(o.MaxRSS)), ratio(float64(bw.Bytes), float64(o.Bytes)))
 	}
 }
@@ -100,7 +100,7 @@ func runsOf(s *SeriesReport) int {
 func printScale(w io.Writer, ss []SeriesReport) {
 	fmt.Fprintln(w, "\nscaling (medians; growth is against the smallest point with the same other dimension)")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "blocks\taddrs\twallet txs\tclient\twall ms\tcpu ms\tRSS MiB\tbytes recv\tfp\tbw/min wall\tbw/min bytes\ttruth\t")
+	fmt.Fprintln(tw, "blocks\taddrs\twallet txs\tclient\twall ms\tp2p sync ms\tcpu ms\tRSS MiB\tbytes recv\tfp\tbw/min wall\tbw/min bytes\ttruth\t")
 	for _, s := range ss {
 		bw, _ := findSummary(&s, "bloomwatch")
 		mn, _ := findSummary(&s, "minimal")
@@ -113,8 +113,8 @@ func printScale(w io.Writer, ss []SeriesReport) {
 			if m.Client == "bloomwatch" {
 				rw, rb = ratio(bw.WallMS, mn.WallMS), ratio(float64(bw.Bytes), float64(mn.Bytes))
 			}
-			fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%.0f\t%.0f\t%.1f\t%d\t%d\t%s\t%s\t%s\t\n", s.Chain.Blocks, s.Chain.Addrs,
-				s.TruthTxs, m.Client, m.WallMS, m.CPUMS, mib(m.MaxRSS), m.Bytes, m.FP, rw, rb, ok)
+			fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%.0f\t%.0f\t%.0f\t%.1f\t%d\t%d\t%s\t%s\t%s\t\n", s.Chain.Blocks, s.Chain.Addrs,
+				s.TruthTxs, m.Client, m.WallMS, m.SyncMS, m.CPUMS, mib(m.MaxRSS), m.Bytes, m.FP, rw, rb, ok)
 		}
 	}
 	tw.Flush()

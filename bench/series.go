@@ -47,6 +47,10 @@ type Summary struct {
 	FP          int     `json:"false_positives"`
 	FPUnit      string  `json:"fp_unit"`
 	AllMatch    bool    `json:"all_match"`
+	// SyncMS is the median of the client's own "p2p sync" phase: from its
+	// first filter (or header request) to synced, without process
+	// start-up and shutdown; 0 when the client does not report it.
+	SyncMS float64 `json:"p2p_sync_ms"`
 }
 
 // SeriesReport is every run on one chain, with medians.
@@ -222,7 +226,7 @@ func compareTruth(truth, found []FoundTx) (bool, string) {
 
 func summarize(client string, runs []RunRecord) Summary {
 	var w, c, s []float64
-	var rss, bytes, found, fp []float64
+	var rss, bytes, found, fp, syncs []float64
 	sum := Summary{Client: client, AllMatch: true}
 	for _, r := range runs {
 		if r.Client != client {
@@ -236,12 +240,16 @@ func summarize(client string, runs []RunRecord) Summary {
 		bytes = append(bytes, float64(r.Bytes))
 		found = append(found, float64(r.Found))
 		fp = append(fp, float64(r.FP))
+		if v, ok := r.Phases["p2p sync"]; ok {
+			syncs = append(syncs, v)
+		}
 		sum.FPUnit = r.FPUnit
 		sum.AllMatch = sum.AllMatch && r.Match
 	}
 	sum.WallMS, sum.CPUMS, sum.ServerCPUMS = median(w), median(c), median(s)
 	sum.MaxRSS, sum.Bytes = int64(median(rss)), uint64(median(bytes))
 	sum.Found, sum.FP = int(median(found)), int(median(fp))
+	sum.SyncMS = median(syncs)
 	return sum
 }
 
