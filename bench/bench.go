@@ -197,6 +197,8 @@ func runBench(ctx context.Context, args []string) error {
 		rep.Headers = h
 		printHeaders(os.Stdout, h)
 	}
+	rep.Machine.LoadEnd = loadAvg()
+	fmt.Printf("\nload average at the end: %s (on %d cores; other processes share them)\n", rep.Machine.LoadEnd, rep.Machine.Cores)
 	if cfg.JSONPath != "" {
 		b, err := json.MarshalIndent(rep, "", "  ")
 		if err != nil {

@@ -17,6 +17,23 @@ type Machine struct {
 	Go     string `json:"go"`
 	OS     string `json:"os"`
 	Kernel string `json:"kernel"`
+	// LoadStart and LoadEnd are /proc/loadavg's 1-minute load when the
+	// bench started and ended: other work on the machine skews wall times.
+	LoadStart string `json:"load_start"`
+	LoadEnd   string `json:"load_end,omitempty"`
+}
+
+// loadAvg returns the 1-, 5- and 15-minute load averages.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 func machineInfo() Machine {
@@ -31,6 +48,7 @@ func machineInfo() Machine {
 		}
 		f.Close()
 	}
+	m.LoadStart = loadAvg()
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		m.Kernel = strings.TrimSpace(string(b))
 	}
@@ -38,7 +56,7 @@ func machineInfo() Machine {
 }
 
 func printMachine(w io.Writer, m Machine) {
-	fmt.Fprintf(w, "machine: %s, %d cores, %s, %s, kernel %s\n", m.CPU, m.Cores, m.Go, m.OS, m.Kernel)
+	fmt.Fprintf(w, "machine: %s, %d cores, %s, %s, kernel %s, load average %s\n", m.CPU, m.Cores, m.Go, m.OS, m.Kernel, m.LoadStart)
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
@@ -98,7 +116,7 @@ func runsOf(s *SeriesReport) int {
 // printScale prints the scaling series: each point's medians, bloomwatch over
 // minimal, and growth against the first point of the series.
 func printScale(w io.Writer, ss []SeriesReport) {
-	fmt.Fprintln(w, "\nscaling (medians; growth is against the smallest point with the same other dimension)")
+	fmt.Fprintln(w, "\nscaling (medians)")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "blocks\taddrs\twallet txs\tclient\twall ms\tp2p sync ms\tcpu ms\tRSS MiB\tbytes recv\tfp\tbw/min wall\tbw/min bytes\ttruth\t")
 	for _, s := range ss {
