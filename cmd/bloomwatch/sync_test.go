@@ -9,6 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/txscript"
+	"github.com/btcsuite/btcd/wire"
+
 	"github.com/bloomwatch/bloomwatch/testnet"
 )
 
@@ -174,4 +178,132 @@ func TestSyncNoPeer(t *testing.T) {
 func itoa(v int32) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// TestSyncBIP44ImportedAndReorg syncs a BIP44 (P2PKH) xpub wallet that
+// also imports a single address far past the gap limit, checks both
+// against the truth, then makes a reorg whose losing branch holds a
+// payment to the wallet and whose winning branch double-spends it (paying
+// the wallet less): after the next sync the payment is gone and the double
+// spend counts instead.
+func TestSyncBIP44ImportedAndReorg(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts btcd")
+	}
+	h, truth := syncChain(t, testnet.ChainSpec{Blocks: 60, TxsPerBlock: 5, Purpose: 44, WatchAddrs: 6, SpendFraction: 0.5, Seed: 5})
+	key, err := testnet.NewKeyring(testnet.DemoSeed, h.Params())
+	if err != nil {
+		t.Fatal(err)
+	}
+	imported, err := key.Address(84, 0, 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pay, err := h.PayAddress(imported, 77_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Mine(1); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "w")
+	peer := h.Node().P2PAddr()
+	sum := runSyncJSON(t, "--datadir", dir, "--network", "regtest", "--xpub", truth.Xpub, "--address", imported.EncodeAddress(),
+		"--birthday", itoa(truth.StartHeight+1), "--connect", peer)
+	if sum.BalanceSat != truth.Balance+77_000 {
+		t.Errorf("balance %d, want %d (truth %d + imported 77000)", sum.BalanceSat, truth.Balance+77_000, truth.Balance)
+	}
+	found := false
+	for _, x := range sum.Txs {
+		found = found || x.Txid == pay.TxHash().String()
+	}
+	if !found {
+		t.Errorf("payment %s to the imported address not found", pay.TxHash())
+	}
+	before := sum.BalanceSat
+
+	// A payment to the wallet in the branch that loses, double-spent in
+	// the branch that wins.
+	addr, err := key.Address(44, 0, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, err := txscript.PayToAddrScript(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orphan, err := h.NewTx([]*wire.TxOut{wire.NewTxOut(123_456, script)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A second btcd shares the chain so far, then goes its own way.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	n2, err := testnet.StartNode(ctx, testnet.Config{Network: "regtest"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n2.Stop()
+	if err := n2.ConnectToCtx(ctx, h.Node()); err != nil {
+		t.Fatal(err)
+	}
+	if err := n2.WaitSynced(ctx, h.Node()); err != nil {
+		t.Fatal(err)
+	}
+	if err := n2.DisconnectFromCtx(ctx, h.Node()); err != nil {
+		t.Fatal(err)
+	}
+	// The losing branch: one block with the payment, synced.
+	if err := h.Broadcast(orphan); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Mine(1); err != nil {
+		t.Fatal(err)
+	}
+	mid := runSyncJSON(t, "--datadir", dir, "--connect", peer)
+	if mid.BalanceSat != before+123_456 {
+		t.Fatalf("before the reorg balance %d, want %d", mid.BalanceSat, before+123_456)
+	}
+	// The winning branch: two blocks, the first double-spending the
+	// payment, handed to the first node with submitblock (over P2P btcd
+	// v0.24.2 would keep the dead payment in its mempool).
+	// The double spend pays the wallet less, at another address: an SPV
+	// wallet can only evict a pending payment whose conflict it is sent.
+	addr2, err := key.Address(44, 0, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script2, err := txscript.PayToAddrScript(addr2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := h.DoubleSpend(orphan, []*wire.TxOut{wire.NewTxOut(100_000, script2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n2.RPC().SendRawTransaction(ds, true); err != nil {
+		t.Fatal(err)
+	}
+	hashes, err := n2.Generate(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, hash := range hashes {
+		b, err := n2.RPC().GetBlock(hash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Node().RPC().SubmitBlock(btcutil.NewBlock(b), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after := runSyncJSON(t, "--datadir", dir, "--connect", peer)
+	if after.BalanceSat != before+100_000 || after.UnconfirmedSat != 0 {
+		t.Errorf("after the reorg balance %d (+%d unconfirmed), want %d", after.BalanceSat, after.UnconfirmedSat, before+100_000)
+	}
+	for _, x := range after.Txs {
+		if x.Txid == orphan.TxHash().String() {
+			t.Errorf("orphaned payment %s still in the history at height %d", x.Txid, x.Height)
+		}
+	}
 }
