@@ -538,6 +538,13 @@ func TestForks(t *testing.T) {
 		t.Run(string(s), func(t *testing.T) {
 			p := startPeer(t, s, func(c *Config) { c.ForkHeight = forkAt })
 			c := dial(t, p)
+			wantHeight := int32(len(chain)) + 1 // FakeWorkFork: its own tip, two above the honest one
+			if s == LowWorkFork {
+				wantHeight = int32(len(chain)) - 1 // the honest tip, a lie
+			}
+			if c.p.LastBlock() != wantHeight {
+				t.Errorf("announced height %d, want %d", c.p.LastBlock(), wantHeight)
+			}
 			got, pong, _ := c.exchange(10*time.Second, getHeaders())
 			if !pong || len(got) != 1 {
 				t.Fatalf("pong %v, %d messages", pong, len(got))
@@ -583,8 +590,8 @@ func TestStreamScenarios(t *testing.T) {
 			if pong || !disc || len(got) != 0 {
 				t.Fatalf("pong %v, disconnected %v, %d messages: the client must drop the peer", pong, disc, len(got))
 			}
-			if p.Stats().Applied != 1 {
-				t.Errorf("applied %d", p.Stats().Applied)
+			if st := waitStats(t, p, func(st Stats) bool { return st.Applied == 1 }); st.Applied != 1 {
+				t.Errorf("applied %d", st.Applied)
 			}
 		})
 	}
@@ -673,7 +680,7 @@ func TestNoBloom(t *testing.T) {
 	if pong || !disc {
 		t.Errorf("filterload to a non-bloom peer: pong %v, disconnected %v", pong, disc)
 	}
-	if st := waitStats(t, p, func(st Stats) bool { return st.LocalClosed == 1 }); st.LocalClosed != 1 {
+	if st := waitStats(t, p, func(st Stats) bool { return st.LocalClosed == 1 }); st.LocalClosed != 1 || st.Applied != 1 {
 		t.Errorf("stats %+v", st)
 	}
 }

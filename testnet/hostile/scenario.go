@@ -55,8 +55,10 @@ const (
 	HeadersNotConnecting Scenario = "headers-not-connecting"
 	// LowWorkFork serves, as its best chain, a long valid fork from
 	// Config.ForkHeight that ends one block below the upstream tip: less
-	// cumulative work than the honest chain. The peer has no blocks for
-	// the fork and answers notfound for them.
+	// cumulative work than the honest chain, while announcing the honest
+	// tip's height in its version message (a node picks its download peer
+	// by announced height). The peer has no blocks for the fork and
+	// answers notfound for them.
 	LowWorkFork Scenario = "low-work-fork"
 	// FakeWorkFork serves a fork from Config.ForkHeight, longer than the
 	// honest chain, whose headers claim a much harder target than the

@@ -157,8 +157,11 @@ func (s *session) handshake() error {
 	if err != nil {
 		return err
 	}
+	// The advertised height is the view's tip; LowWorkFork claims the
+	// honest tip instead, since a node picks its download peer by the
+	// announced height and the fork is one block shorter.
 	tip := int32(len(headers)) - 1
-	if v, err := s.view(); err == nil {
+	if v, err := s.view(); err == nil && s.cfg.Scenario != LowWorkFork {
 		tip = v.tipHeight()
 	}
 	local, _ := s.conn.LocalAddr().(*net.TCPAddr)
@@ -183,7 +186,13 @@ func (s *session) handshake() error {
 			return err
 		}
 	}
-	return s.write(wire.NewMsgVerAck(), wire.LatestEncoding)
+	if err := s.write(wire.NewMsgVerAck(), wire.LatestEncoding); err != nil {
+		return err
+	}
+	if s.cfg.Scenario == NoBloom {
+		s.markApplied("version without NODE_BLOOM")
+	}
+	return nil
 }
 
 // flood sends the InvFlood invs.
