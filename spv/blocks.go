@@ -194,10 +194,10 @@ func (m *manager) onNotFound(ps *peerState, msg *wire.MsgNotFound) {
 				wanted := !r.stale && r.check == nil
 				m.abandon(r)
 				if wanted {
-					// The peer lacks it (behind, or lying about its
-					// height): ask it nothing at or above it again.
+					// The peer lacks it (behind, on another branch, or
+					// lying about its height): ask it nothing at or
+					// above it again. Not a violation: it said so.
 					ps.lastBlock = min(ps.lastBlock, r.height-1)
-					m.misbehave(ps, MisbehaviorNotServed, "notfound for block "+r.hash.String())
 				}
 				break
 			}

@@ -39,6 +39,12 @@ func (m *manager) onHeaders(ps *peerState, msg *wire.MsgHeaders) {
 	}
 	last := hdrs[len(hdrs)-1].BlockHash()
 	lastHeight, herr := m.n.store.HeightByHash(last)
+	if herr == nil && !m.n.store.IsBest(last) {
+		// The peer's chain is a side branch: it can serve our chain
+		// only up to the fork.
+		lastHeight = m.forkPoint(last, lastHeight)
+		ps.lastBlock = min(ps.lastBlock, lastHeight)
+	}
 	if herr == nil && lastHeight > ps.lastBlock {
 		ps.lastBlock = lastHeight
 		ps.p.UpdateLastBlockHeight(lastHeight)
