@@ -1,46 +1,88 @@
 // Package spv is bloomwatch's light node: it connects to full nodes that
 // serve BIP37 (NODE_BLOOM, BIP111), syncs headers first into a validated
-// header store, loads one bloom filter built from a Watcher's elements into
-// every peer, downloads filtered blocks (merkleblock plus the matched
-// transactions) in a pipeline, verifies every partial merkle tree and
-// delivers the blocks to the Watcher in height order. After the initial sync
-// it asks for the peers' mempools (BIP35) and follows announcements, and on a
-// reorg it rolls the Watcher back to the fork point.
+// header store (spv/headers), loads a bloom filter built from a Watcher's
+// elements into every peer, downloads filtered blocks (merkleblock plus the
+// matched transactions) in a pipeline, verifies every partial merkle tree
+// and delivers the blocks to the Watcher in height order. After the
+// initial sync it asks the peers' mempools (BIP35) and follows
+// announcements, and on a reorg it rolls the Watcher back to the fork
+// point and applies the new branch.
 //
 // # Goroutines
 //
-// The node runs ONE manager goroutine that owns all sync state and selects
-// on a message channel and quit (btcd's netsync habit); btcd's peer package
-// runs its own goroutines per connection, whose message listeners only
-// forward messages to the manager; one goroutine per outbound connection
-// slot dials and reconnects with backoff; each event subscription has one
-// goroutine draining its unbounded queue. Every channel send selects on
-// quit.
+// The node runs ONE manager goroutine (manager.go) that owns all sync
+// state and selects on a message channel, a housekeeping tick and quit
+// (btcd's netsync habit). btcd's peer package runs its own goroutines per
+// connection, whose message listeners only forward messages to the
+// manager (peer.go); one goroutine per outbound connection slot dials and
+// reconnects with exponential backoff; each event subscription has one
+// goroutine draining its unbounded queue (queue.go). Every channel send
+// selects on quit. The exported methods read snapshots under a mutex.
 //
 // # Filter choices
 //
-// The filter uses BLOOM_UPDATE_ALL: a P2WPKH spend can only be matched
-// through the outpoint it spends (servers never read witnesses), and with
-// UPDATE_ALL the server inserts the outpoints of every output that matched,
-// so spends of freshly received coins are matched without a reload. Because
-// the server also inserts the outpoints of false positives, the filter is
-// sized with headroom (see FilterCapacity) and the node keeps a local mirror
-// of every server's filter (MatchTxAndUpdate replayed on the transactions the
-// peer delivered, in the order it filtered them) so it knows the fill and
-// predicted false-positive rate, and reloads when the prediction drifts past
-// Config.ReloadFPRatio times the target. The tweak is persistent (stored in
-// the data dir) and the capacity is quantized to powers of two so that
-// successive filters share bit positions: a fresh tweak per reload would
-// hand the adversary independent filters to intersect. Every filterload is
-// recorded in the privacy transcript. filteradd is never sent: it reveals the
-// added element on the wire in clear.
+// The filter (filter.go) uses BLOOM_UPDATE_ALL: a P2WPKH spend can only be
+// matched through the outpoint it spends (servers never read witnesses),
+// and with UPDATE_ALL the server inserts the outpoints of every output
+// that matched, so spends of coins received since the load match without
+// a reload. Because the server also inserts the outpoints of false
+// positives, the filter is sized with headroom (FilterCapacity: twice the
+// elements, a power of two, at least 64). The node keeps a local mirror
+// of every server's filter (MatchTxAndUpdate replayed on the transactions
+// the peer delivered, in the order it filtered them; the mirror is always
+// a subset of the server's filter) so it knows the fill and predicted
+// false-positive rate, and reloads the download peer when the prediction
+// passes Config.ReloadFPRatio times Config.FPRate. Transactions a peer
+// sends that do not match the mirror are dropped and scored (bitcoinj
+// issue 876): they never count as false positives and never cause a
+// reload. The tweak is persistent (filter.json in the data dir) and the
+// capacity quantized to powers of two, so successive filters set the same
+// bits for the same elements: a fresh tweak per reload would hand the
+// adversary independent filters to intersect. Every filterload is
+// recorded, per peer with time, height and reason, in the privacy
+// transcript (transcript.jsonl). filteradd is never sent: it reveals the
+// added element in clear. A filter that would match everything (no bits
+// or no hash functions) is refused (ErrFilterMatchesAll).
 //
-// # Re-requests
+// # Re-requests (the gap-limit race)
 //
-// When the Watcher's elements grow (an address derived past the gap limit,
-// a received output whose spends must be matched) blocks already filtered
-// with an older filter may lack matches. The node tracks where every element
-// came from and, for every block filtered or in flight, which filterload it
-// was filtered with; a block that may have missed a match is fetched again
-// with a filter that holds the element (see coverage.go).
+// When the Watcher's elements change while it applies block h (an address
+// derived past the gap limit, a received output) the node checks them
+// against each peer's mirror. The download peer must hold every element:
+// if it lacks one, it gets a new filter and block h and every later block
+// (all filtered, or in flight, with the old filter) are fetched again; the
+// Watcher re-applies h (same height and hash) and goes on. Elements the
+// server already inserted itself (UPDATE_ALL outpoints) cost nothing.
+// Other peers are reloaded only for new scripts, and for outpoints when
+// they become the download peer. Requests answered after a filterload
+// are matched to it by order (btcd answers getdata in order): answers to
+// requests sent before it are discarded.
+//
+// # Filtered blocks
+//
+// Blocks from the Watcher's birthday up to the header tip are requested in
+// getdata batches of Config.BatchSize MSG_FILTERED_BLOCK entries, at most
+// Config.Window ahead of the Watcher, each batch closed by a ping: the
+// pong proves the peer answered (or skipped) every entry. A merkleblock
+// must answer an outstanding request of that peer; its tree must pass
+// bip37.VerifyMerkleBlock against its own header (whose hash is the one
+// requested, so it is in the validated header chain); the txs that follow
+// it must be among its matches. Matched txs that do not come are asked
+// with MSG_TX, then the block is fetched again.
+//
+// # Omission detection
+//
+// A peer can hide a matched transaction behind a valid proof by clearing
+// its match flag. Every Config.SpotCheckEvery-th delivered block is asked
+// again from a second peer; a transaction the second peer sends, that the
+// first left out and that matches the first peer's filter, bans the first
+// peer and rolls the Watcher back to re-fetch the block (spotcheck.go).
+//
+// # Misbehaviour
+//
+// Invalid headers, invalid merkle trees, unrequested merkleblocks, txs
+// that are not in the merkleblock they follow, 64-byte txs and omissions
+// ban at once; headers that do not connect and unrequested txs cost half
+// the threshold; unmatched txs and stalls a fifth; unanswered batch
+// entries a tenth (misbehavior.go, banman.go). Bans persist in bans.json.
 package spv
