@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 )
 
@@ -44,6 +45,18 @@ func runClient(ctx context.Context, name string, args []string) error {
 	job, err := readJob(args[0])
 	if err != nil {
 		return err
+	}
+	if path := os.Getenv("BENCH_CPUPROFILE"); path != "" {
+		// Diagnostics: a CPU profile of this client run.
+		f, err := os.Create(path)
+		if err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	var res *ClientResult
 	switch name {
