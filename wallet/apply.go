@@ -194,6 +194,17 @@ func (w *Wallet) applyBlockIn(bk buckets, b *spv.FilteredBlock, reapply bool) (s
 		}
 		res.ElementsChanged = res.ElementsChanged || changed
 	}
+	evicted, err := w.evictDoubleSpent(bk, cands, relevant)
+	if err != nil {
+		return res, err
+	}
+	if evicted {
+		changed, err := w.refreshOutpoints(bk.tm)
+		if err != nil {
+			return res, err
+		}
+		res.ElementsChanged = res.ElementsChanged || changed
+	}
 
 	// The new match record: every transaction ever sent for this block,
 	// with its current verdict.
@@ -388,4 +399,42 @@ func errOrMissing(err error) error {
 		return err
 	}
 	return errNotFound
+}
+
+// evictDoubleSpent removes the unconfirmed wallet transactions that a
+// confirmed transaction of this block, not the wallet's own, double-spends
+// (the filter holds the inputs of pending transactions as guards, so such
+// a spend is sent). It reports whether it removed any.
+func (w *Wallet) evictDoubleSpent(bk buckets, cands []*candidate, relevant map[chainhash.Hash]bool) (bool, error) {
+	if len(w.watch.guards) == 0 {
+		return false, nil
+	}
+	before, err := w.txStore.UnminedTxHashes(bk.tm)
+	if err != nil || len(before) == 0 {
+		return false, err
+	}
+	for _, c := range cands {
+		if c.tx == nil || relevant[c.txid] || !w.spendsGuard(c.tx) {
+			continue
+		}
+		if err := w.removeConflicts(bk, c.tx, c.txid); err != nil {
+			return false, err
+		}
+	}
+	after, err := w.txStore.UnminedTxHashes(bk.tm)
+	if err != nil {
+		return false, err
+	}
+	return len(after) != len(before), nil
+}
+
+// spendsGuard reports whether tx spends an input of a pending wallet
+// transaction.
+func (w *Wallet) spendsGuard(tx *wire.MsgTx) bool {
+	for _, in := range tx.TxIn {
+		if _, ok := w.watch.guards[in.PreviousOutPoint]; ok {
+			return true
+		}
+	}
+	return false
 }

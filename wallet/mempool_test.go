@@ -153,3 +153,34 @@ func TestApplyMempoolTxRejectsEmpty(t *testing.T) {
 	_, err = w.ApplyMempoolTx(wire.NewMsgTx(wire.TxVersion))
 	require.ErrorIs(t, err, ErrBadTx)
 }
+
+// TestInvisibleDoubleSpendEvictsPendingPayment checks that an incoming
+// payment still unconfirmed (the payer's inputs are not the wallet's)
+// puts those inputs into the filter as guards, and that a confirmed
+// transaction spending one of them, paying nothing to the wallet, evicts
+// the payment without becoming the wallet's.
+func TestInvisibleDoubleSpendEvictsPendingPayment(t *testing.T) {
+	w, keys := newRegtestWallet(t)
+	f := &txFactory{}
+	chain := newTestChain(f, 100)
+	mustApply(t, w, chain.add().filtered())
+
+	payerCoin := f.external()
+	payment := f.tx([]wire.OutPoint{payerCoin}, output{keys.p2wpkh(extBranch, 0), 50_000}, output{foreignScript(1), 40_000})
+	_, err := w.ApplyMempoolTx(payment)
+	require.NoError(t, err)
+	require.Equal(t, Balance{Unconfirmed: 50_000}, mustBalance(t, w))
+	el, err := w.FilterElements()
+	require.NoError(t, err)
+	require.Contains(t, el.OutPoints, payerCoin, "the payer's input guards the pending payment")
+
+	doubleSpend := f.tx([]wire.OutPoint{payerCoin}, output{foreignScript(2), 89_000})
+	res := mustApply(t, w, chain.add(doubleSpend).filtered())
+	require.Empty(t, res.Relevant, "the double spend is not the wallet's")
+	require.True(t, res.ElementsChanged, "the guard and the payment's outpoint leave the filter")
+	require.Equal(t, Balance{}, mustBalance(t, w))
+	require.NotContains(t, txids(t, w), payment.TxHash())
+	el, err = w.FilterElements()
+	require.NoError(t, err)
+	require.Empty(t, el.OutPoints)
+}

@@ -94,12 +94,12 @@ func (w *Wallet) loadFrom(tx walletdb.ReadTx) error {
 		mgr.Close()
 		return err
 	}
-	ops, err := unspentOutpoints(tm, store)
+	ops, guards, err := unspentOutpoints(tm, store)
 	if err != nil {
 		mgr.Close()
 		return err
 	}
-	ws.setOutpoints(ops)
+	ws.setOutpoints(ops, guards)
 	if w.watch != nil {
 		// A reload after a failed write must not reuse a version
 		// number the node may have seen with another set.
@@ -207,38 +207,46 @@ func loadImported(own walletdb.ReadBucket, ws *watchSet) error {
 // match: wtxmgr's unspent outputs (mined and unmined) plus the outputs
 // unconfirmed transactions spend, which wtxmgr leaves out of
 // UnspentOutputs but which stay unspent on chain until the spend confirms.
-func unspentOutpoints(tm walletdb.ReadBucket, store *wtxmgr.Store) (map[wire.OutPoint]struct{}, error) {
+func unspentOutpoints(tm walletdb.ReadBucket, store *wtxmgr.Store) (ops, guards map[wire.OutPoint]struct{}, err error) {
 	credits, err := store.UnspentOutputs(tm)
 	if err != nil {
-		return nil, fmt.Errorf("unspent outputs: %w", err)
+		return nil, nil, fmt.Errorf("unspent outputs: %w", err)
 	}
-	ops := make(map[wire.OutPoint]struct{}, len(credits))
+	ops = make(map[wire.OutPoint]struct{}, len(credits))
 	for _, c := range credits {
 		ops[c.OutPoint] = struct{}{}
 	}
+	guards = make(map[wire.OutPoint]struct{})
 	err = store.RangeTransactions(tm, noHeight, noHeight, func(details []wtxmgr.TxDetails) (bool, error) {
 		for i := range details {
 			d := &details[i]
+			debit := make(map[uint32]bool, len(d.Debits))
 			for _, deb := range d.Debits {
 				ops[d.MsgTx.TxIn[deb.Index].PreviousOutPoint] = struct{}{}
+				debit[deb.Index] = true
+			}
+			for j, in := range d.MsgTx.TxIn {
+				if !debit[uint32(j)] {
+					guards[in.PreviousOutPoint] = struct{}{}
+				}
 			}
 		}
 		return false, nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("unconfirmed transactions: %w", err)
+		return nil, nil, fmt.Errorf("unconfirmed transactions: %w", err)
 	}
-	return ops, nil
+	return ops, guards, nil
 }
 
 // refreshOutpoints recomputes the outpoint set inside a write and reports
 // whether it changed.
 func (w *Wallet) refreshOutpoints(tm walletdb.ReadBucket) (bool, error) {
-	ops, err := unspentOutpoints(tm, w.txStore)
+	ops, guards, err := unspentOutpoints(tm, w.txStore)
 	if err != nil {
 		return false, err
 	}
-	return w.watch.setOutpoints(ops), nil
+	return w.watch.setOutpoints(ops, guards), nil
 }
 
 // buckets are the three namespaces inside one write transaction.

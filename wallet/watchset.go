@@ -46,6 +46,13 @@ type watchSet struct {
 	// including those an unconfirmed transaction spends: the spend
 	// still has to be matched when it confirms.
 	outpoints map[wire.OutPoint]struct{}
+	// guards are the other inputs of unconfirmed wallet transactions
+	// (the outpoints a payer spent to pay the wallet). They are filter
+	// elements only, never evidence of relevance: a confirmed
+	// transaction spending one double-spends a pending payment, which
+	// the wallet can then evict (an SPV wallet cannot know of a conflict
+	// it is never sent).
+	guards map[wire.OutPoint]struct{}
 	// derived counts the addresses derived on each HD branch.
 	derived map[branchKey]uint32
 	// version changes whenever data or outpoints change.
@@ -57,6 +64,7 @@ func newWatchSet() *watchSet {
 		scripts:   make(map[string]*watchEntry),
 		dataSeen:  make(map[string]struct{}),
 		outpoints: make(map[wire.OutPoint]struct{}),
+		guards:    make(map[wire.OutPoint]struct{}),
 		derived:   make(map[branchKey]uint32),
 		version:   1,
 	}
@@ -83,22 +91,28 @@ func (s *watchSet) lookup(pkScript []byte) *watchEntry {
 	return s.scripts[string(pkScript)]
 }
 
-// setOutpoints replaces the outpoint set and reports whether it changed.
-func (s *watchSet) setOutpoints(ops map[wire.OutPoint]struct{}) bool {
-	same := len(ops) == len(s.outpoints)
-	if same {
-		for op := range ops {
-			if _, ok := s.outpoints[op]; !ok {
-				same = false
-				break
-			}
-		}
-	}
-	s.outpoints = ops
+// setOutpoints replaces the outpoint and guard sets and reports whether
+// either changed.
+func (s *watchSet) setOutpoints(ops, guards map[wire.OutPoint]struct{}) bool {
+	same := sameSet(ops, s.outpoints) && sameSet(guards, s.guards)
+	s.outpoints, s.guards = ops, guards
 	if !same {
 		s.version++
 	}
 	return !same
+}
+
+// sameSet reports whether a and b hold the same outpoints.
+func sameSet(a, b map[wire.OutPoint]struct{}) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for op := range a {
+		if _, ok := b[op]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // spendAndCredit updates the outpoint set for a stored mined transaction
@@ -132,7 +146,12 @@ func (s *watchSet) spendAndCredit(tx *wire.MsgTx, txid chainhash.Hash) bool {
 // sortedOutpoints returns the outpoints in a stable order (txid bytes,
 // then index).
 func (s *watchSet) sortedOutpoints() []wire.OutPoint {
-	ops := make([]wire.OutPoint, 0, len(s.outpoints))
+	ops := make([]wire.OutPoint, 0, len(s.outpoints)+len(s.guards))
+	for op := range s.guards {
+		if _, dup := s.outpoints[op]; !dup {
+			ops = append(ops, op)
+		}
+	}
 	for op := range s.outpoints {
 		ops = append(ops, op)
 	}
