@@ -41,40 +41,45 @@ func (s *Store) Connect(hdrs []wire.BlockHeader) (ConnectResult, error) {
 	oldTip := s.tipIndex()
 	bestNew := oldTip
 	var bestHdr wire.BlockHeader
-	firstNew := int32(len(s.nodes))
-	lastCP := s.rules.lastCheckpointAtOrBelow(s.nodes[oldTip].height)
+	firstNew := int32(s.nodes.len())
+	lastCP := s.rules.lastCheckpointAtOrBelow(s.nodes.at(oldTip).height)
 	s.pending = s.pending[:0]
 
 	var verr *ValidationError
+	var fullErr error
 	var raw [headerLen]byte
 	for i := range hdrs {
 		h := &hdrs[i]
 		encodeHeader(&raw, h)
 		hash := chainhash.DoubleHashH(raw[:])
-		if _, known := s.index.lookup(s.nodes, &hash); known {
+		if _, known := s.index.lookup(&s.nodes, &hash); known {
 			continue
 		}
 		if detail, err := s.rules.checkSanity(h, &hash, now); err != nil {
 			height := int32(-1)
-			if p, ok := s.index.lookup(s.nodes, &h.PrevBlock); ok {
-				height = s.nodes[p].height + 1
+			if p, ok := s.index.lookup(&s.nodes, &h.PrevBlock); ok {
+				height = s.nodes.at(p).height + 1
 			}
 			verr = &ValidationError{Index: i, Hash: hash, Height: height, Err: err, Detail: detail}
 			break
 		}
-		parent, ok := s.index.lookup(s.nodes, &h.PrevBlock)
+		parent, ok := s.index.lookup(&s.nodes, &h.PrevBlock)
 		if !ok {
 			verr = &ValidationError{Index: i, Hash: hash, Height: -1, Err: ErrNotConnecting,
 				Detail: fmt.Sprintf("parent %v unknown", h.PrevBlock)}
 			break
 		}
 		if detail, err := s.rules.checkContext(s, h, &hash, parent, lastCP); err != nil {
-			verr = &ValidationError{Index: i, Hash: hash, Height: s.nodes[parent].height + 1,
+			verr = &ValidationError{Index: i, Hash: hash, Height: s.nodes.at(parent).height + 1,
 				Err: err, Detail: detail}
 			break
 		}
 
-		p := &s.nodes[parent]
+		if s.nodes.len() >= maxNodes {
+			fullErr = fmt.Errorf("%w (%d headers)", ErrFull, maxNodes)
+			break
+		}
+		p := s.nodes.at(parent)
 		n := node{
 			hash:   hash,
 			parent: parent,
@@ -83,17 +88,17 @@ func (s *Store) Connect(hdrs []wire.BlockHeader) (ConnectResult, error) {
 			time:   uint32(h.Timestamp.Unix()),
 			work:   p.work.add(s.rules.info(h.Bits).work),
 		}
-		idx := int32(len(s.nodes))
-		s.nodes = append(s.nodes, n)
-		s.index.insert(s.nodes, idx)
+		idx := int32(s.nodes.len())
+		s.nodes.push(n)
+		s.index.insert(&s.nodes, idx)
 		s.pending = append(s.pending, raw[:]...)
 		s.pending = binary.LittleEndian.AppendUint32(s.pending, crc32c(raw[:]))
-		if n.work.cmp(s.nodes[bestNew].work) > 0 {
+		if n.work.cmp(s.nodes.at(bestNew).work) > 0 {
 			bestNew, bestHdr = idx, *h
 		}
 	}
 
-	res := ConnectResult{Accepted: len(s.nodes) - int(firstNew)}
+	res := ConnectResult{Accepted: s.nodes.len() - int(firstNew)}
 	if res.Accepted > 0 {
 		if err := s.flush(firstNew); err != nil {
 			return ConnectResult{}, err
@@ -107,7 +112,7 @@ func (s *Store) Connect(hdrs []wire.BlockHeader) (ConnectResult, error) {
 	if verr != nil {
 		return res, verr
 	}
-	return res, nil
+	return res, fullErr
 }
 
 // flush appends the batch's records and fsyncs; on failure it removes the
@@ -119,10 +124,10 @@ func (s *Store) flush(firstNew int32) error {
 	}
 	if err != nil {
 		_ = s.f.Truncate(s.size) // best effort; Open drops a torn tail anyway
-		for i := int32(len(s.nodes)) - 1; i >= firstNew; i-- {
-			s.index.remove(s.nodes, i)
+		for i := int32(s.nodes.len()) - 1; i >= firstNew; i-- {
+			s.index.remove(&s.nodes, i)
 		}
-		s.nodes = s.nodes[:firstNew]
+		s.nodes.truncate(firstNew)
 		s.pending = s.pending[:0]
 		s.memo = walkMemo{} // it may name a removed index
 		return fmt.Errorf("headers: append to %s: %w", s.path, err)
@@ -143,25 +148,25 @@ func (s *Store) setBest(newTip, oldTip int32) *Reorg {
 	i := newTip
 	for !s.onBest(i) {
 		attached = append(attached, i)
-		i = s.nodes[i].parent
+		i = s.nodes.at(i).parent
 	}
 	fork := i
-	forkHeight := s.nodes[fork].height
+	forkHeight := s.nodes.at(fork).height
 
 	var reorg *Reorg
 	if fork != oldTip {
-		reorg = &Reorg{ForkHeight: forkHeight, ForkHash: s.nodes[fork].hash,
+		reorg = &Reorg{ForkHeight: forkHeight, ForkHash: s.nodes.at(fork).hash,
 			Detached: make([]chainhash.Hash, 0, int32(len(s.best)-1)-forkHeight),
 			Attached: make([]chainhash.Hash, 0, len(attached))}
 		for h := int32(len(s.best)) - 1; h > forkHeight; h-- {
-			reorg.Detached = append(reorg.Detached, s.nodes[s.best[h]].hash)
+			reorg.Detached = append(reorg.Detached, s.nodes.at(s.best[h]).hash)
 		}
 	}
 	s.best = s.best[:forkHeight+1]
 	for j := len(attached) - 1; j >= 0; j-- {
 		s.best = append(s.best, attached[j])
 		if reorg != nil {
-			reorg.Attached = append(reorg.Attached, s.nodes[attached[j]].hash)
+			reorg.Attached = append(reorg.Attached, s.nodes.at(attached[j]).hash)
 		}
 	}
 	return reorg

@@ -62,6 +62,10 @@ var (
 	// ErrClosed is returned by calls on a closed store.
 	ErrClosed = errors.New("headers: store closed")
 
+	// ErrFull is returned by Connect when the store holds the most
+	// headers it can index (2^27 - 1); the headers before are stored.
+	ErrFull = errors.New("headers: header store full")
+
 	// ErrLocked is returned by Open when another Store (in this or
 	// another process) holds the directory.
 	ErrLocked = errors.New("headers: header store in use")

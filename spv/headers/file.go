@@ -155,7 +155,7 @@ func syncDir(dir string) error {
 
 // loadedFile is what scanning a header file produced.
 type loadedFile struct {
-	nodes []node
+	nodes nodeArena
 	index hashIndex
 	size  int64
 }
@@ -197,6 +197,9 @@ func loadFile(f *os.File, path string, r *rules, repair func(Repair)) (*loadedFi
 
 	body := size - fileHeaderLen
 	count := body / recordLen
+	if count > int64(maxNodes) {
+		return nil, corrupt(-1, fmt.Sprintf("%d records, more than the %d a store holds", count, maxNodes), nil)
+	}
 	if rem := body % recordLen; rem != 0 {
 		newSize := fileHeaderLen + count*recordLen
 		if err := truncate(f, path, newSize); err != nil {
@@ -208,7 +211,6 @@ func loadFile(f *os.File, path string, r *rules, repair func(Repair)) (*loadedFi
 	}
 
 	lf := &loadedFile{
-		nodes: make([]node, 0, count+2*wire.MaxBlockHeadersPerMsg),
 		index: newHashIndex(int(count + 2*wire.MaxBlockHeadersPerMsg)),
 	}
 	br := bufio.NewReaderSize(io.NewSectionReader(f, fileHeaderLen, count*recordLen), 1<<20)
@@ -250,15 +252,15 @@ func loadFile(f *os.File, path string, r *rules, repair func(Repair)) (*loadedFi
 				return nil, corrupt(off, fmt.Sprintf("first record %v is not the genesis %v",
 					hash, params.GenesisHash), ErrWrongNetwork)
 			}
-			lf.nodes = append(lf.nodes, node{hash: hash, parent: noParent,
+			lf.nodes.push(node{hash: hash, parent: noParent,
 				bits: bits, time: t, work: r.info(bits).work})
-			lf.index.insert(lf.nodes, 0)
+			lf.index.insert(&lf.nodes, 0)
 			continue
 		}
-		if _, dup := lf.index.lookup(lf.nodes, &hash); dup {
+		if _, dup := lf.index.lookup(&lf.nodes, &hash); dup {
 			return nil, corrupt(off, fmt.Sprintf("record %d repeats header %v", i, hash), nil)
 		}
-		parent, ok := lf.index.lookup(lf.nodes, (*chainhash.Hash)(rec[4:36]))
+		parent, ok := lf.index.lookup(&lf.nodes, (*chainhash.Hash)(rec[4:36]))
 		if !ok {
 			return nil, corrupt(off, fmt.Sprintf("record %d (%v) has no earlier parent", i, hash), nil)
 		}
@@ -266,10 +268,10 @@ func loadFile(f *os.File, path string, r *rules, repair func(Repair)) (*loadedFi
 		if !bi.inLimit || hashAbove(&hash, &bi.target) {
 			return nil, corrupt(off, fmt.Sprintf("record %d (%v) fails proof of work", i, hash), nil)
 		}
-		p := &lf.nodes[parent]
-		lf.nodes = append(lf.nodes, node{hash: hash, parent: parent, height: p.height + 1,
+		p := lf.nodes.at(parent)
+		lf.nodes.push(node{hash: hash, parent: parent, height: p.height + 1,
 			bits: bits, time: t, work: p.work.add(bi.work)})
-		lf.index.insert(lf.nodes, int32(i))
+		lf.index.insert(&lf.nodes, int32(i))
 	}
 	lf.size = size
 	return lf, nil

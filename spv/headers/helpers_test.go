@@ -166,7 +166,7 @@ func mineOn(t testing.TB, s *Store, hash chainhash.Hash, n int, spacing int64, b
 	t.Helper()
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	i, ok := s.index.lookup(s.nodes, &hash)
+	i, ok := s.index.lookup(&s.nodes, &hash)
 	if !ok {
 		t.Fatalf("no header %v", hash)
 	}

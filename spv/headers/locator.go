@@ -21,7 +21,7 @@ func (s *Store) Locator() blockchain.BlockLocator {
 func (s *Store) LocatorFrom(hash chainhash.Hash) (blockchain.BlockLocator, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	i, ok := s.index.lookup(s.nodes, &hash)
+	i, ok := s.index.lookup(&s.nodes, &hash)
 	if !ok {
 		return nil, fmt.Errorf("%w: header %v", ErrNotFound, hash)
 	}
@@ -32,7 +32,7 @@ func (s *Store) locator(i int32) blockchain.BlockLocator {
 	loc := make(blockchain.BlockLocator, 0, 12+32)
 	step := int32(1)
 	for {
-		n := &s.nodes[i]
+		n := s.nodes.at(i)
 		h := n.hash
 		loc = append(loc, &h)
 		if n.height == 0 {

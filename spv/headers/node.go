@@ -72,6 +72,44 @@ type node struct {
 	time   uint32
 }
 
+// chunkBits sets the arena's chunk size: 2^14 nodes, 1 MiB.
+const chunkBits = 14
+
+// maxNodes is the most headers a store holds: the hash index keeps node
+// indexes in 27 bits. (134 million headers; mainnet has under a million.)
+// A variable only so that a test can lower it.
+var maxNodes = 1<<27 - 1
+
+// nodeArena is a growable array of nodes in fixed-size chunks: appending
+// never copies earlier nodes (a 900,000-node slice would be copied about
+// fourteen times while growing) and the slack is at most one chunk.
+type nodeArena struct {
+	chunks [][]node
+	n      int32
+}
+
+// at returns node i, which must be below len.
+func (a *nodeArena) at(i int32) *node {
+	return &a.chunks[i>>chunkBits][i&(1<<chunkBits-1)]
+}
+
+// len is the number of nodes.
+func (a *nodeArena) len() int { return int(a.n) }
+
+// push appends a node and returns its index.
+func (a *nodeArena) push(n node) int32 {
+	if int(a.n>>chunkBits) == len(a.chunks) {
+		a.chunks = append(a.chunks, make([]node, 1<<chunkBits))
+	}
+	i := a.n
+	*a.at(i) = n
+	a.n++
+	return i
+}
+
+// truncate drops the nodes from index n on.
+func (a *nodeArena) truncate(n int32) { a.n = n }
+
 // noParent is the parent index of the genesis node.
 const noParent = -1
 
@@ -85,14 +123,21 @@ func hashKey(h *chainhash.Hash) uint64 {
 // minIndexSlots is the smallest table.
 const minIndexSlots = 1024
 
+const (
+	// slotIndexBits of a slot hold node index + 1 (0: empty slot).
+	slotIndexBits = 27
+	slotIndexMask = 1<<slotIndexBits - 1
+)
+
 // hashIndex maps hashes to node indexes: an open-addressing table (linear
-// probing) of int32 slots holding node index + 1, 0 for empty. The hash is
-// not stored in the table: a probe compares the node's own hash. At a load
-// factor between 3/8 and 3/4 that is 5 to 11 bytes a header. Keys are mixed
-// with a per-process random seed, so peers cannot aim headers at one probe
-// sequence.
+// probing) of uint32 slots, each holding node index + 1 in its low 27 bits
+// and 5 more bits of the hash as a tag, so that a probe reads a node (a
+// likely cache miss) only when the tag matches. The hash itself is not
+// stored. At a load factor between 3/8 and 3/4 the table costs 5 to 11
+// bytes a header. Keys are mixed with a per-process random seed, so peers
+// cannot aim headers at one probe sequence.
 type hashIndex struct {
-	slots []int32
+	slots []uint32
 	shift uint // 64 - log2(len(slots))
 	count int
 	seed  uint64
@@ -104,67 +149,74 @@ func newHashIndex(capacity int) hashIndex {
 		n *= 2
 	}
 	return hashIndex{
-		slots: make([]int32, n),
+		slots: make([]uint32, n),
 		shift: uint(64 - bits.TrailingZeros(uint(n))),
 		seed:  rand.Uint64(),
 	}
 }
 
-// home is the first slot probed for key k.
-func (x *hashIndex) home(k uint64) uint64 {
-	return ((k ^ x.seed) * 0x9e3779b97f4a7c15) >> x.shift
+// home is the first slot probed for key k, and tag the bits stored with
+// the index.
+func (x *hashIndex) home(k uint64) (uint64, uint32) {
+	m := (k ^ x.seed) * 0x9e3779b97f4a7c15
+	return m >> x.shift, uint32(k>>59) << slotIndexBits
 }
 
 // lookup returns the index of hash in nodes.
-func (x *hashIndex) lookup(nodes []node, h *chainhash.Hash) (int32, bool) {
+func (x *hashIndex) lookup(nodes *nodeArena, h *chainhash.Hash) (int32, bool) {
 	mask := uint64(len(x.slots) - 1)
-	for i := x.home(hashKey(h)); ; i = (i + 1) & mask {
+	i, tag := x.home(hashKey(h))
+	for ; ; i = (i + 1) & mask {
 		s := x.slots[i]
 		if s == 0 {
 			return 0, false
 		}
-		if nodes[s-1].hash == *h {
-			return s - 1, true
+		if s&^slotIndexMask == tag {
+			if idx := int32(s&slotIndexMask) - 1; nodes.at(idx).hash == *h {
+				return idx, true
+			}
 		}
 	}
 }
 
-// insert records nodes[i], whose hash must not be present.
-func (x *hashIndex) insert(nodes []node, i int32) {
+// insert records node i, whose hash must not be present; i must be below
+// maxNodes.
+func (x *hashIndex) insert(nodes *nodeArena, i int32) {
 	if (x.count+1)*4 > len(x.slots)*3 {
 		x.grow(nodes)
 	}
-	x.place(&nodes[i].hash, i)
+	x.place(&nodes.at(i).hash, i)
 	x.count++
 }
 
 func (x *hashIndex) place(h *chainhash.Hash, i int32) {
 	mask := uint64(len(x.slots) - 1)
-	j := x.home(hashKey(h))
+	j, tag := x.home(hashKey(h))
 	for x.slots[j] != 0 {
 		j = (j + 1) & mask
 	}
-	x.slots[j] = i + 1
+	x.slots[j] = tag | uint32(i+1)
 }
 
 // grow doubles the table.
-func (x *hashIndex) grow(nodes []node) {
+func (x *hashIndex) grow(nodes *nodeArena) {
 	old := x.slots
-	x.slots = make([]int32, 2*len(old))
+	x.slots = make([]uint32, 2*len(old))
 	x.shift--
 	for _, s := range old {
 		if s != 0 {
-			x.place(&nodes[s-1].hash, s-1)
+			i := int32(s&slotIndexMask) - 1
+			x.place(&nodes.at(i).hash, i)
 		}
 	}
 }
 
-// remove deletes nodes[i] (used to roll back a failed write), shifting
-// later members of its probe cluster back so that lookups stay correct.
-func (x *hashIndex) remove(nodes []node, i int32) {
+// remove deletes node i (used to roll back a failed write), shifting later
+// members of its probe cluster back so that lookups stay correct.
+func (x *hashIndex) remove(nodes *nodeArena, i int32) {
 	mask := uint64(len(x.slots) - 1)
-	j := x.home(hashKey(&nodes[i].hash))
-	for x.slots[j] != i+1 {
+	j, _ := x.home(hashKey(&nodes.at(i).hash))
+	for x.slots[j]&slotIndexMask != uint32(i+1) {
 		if x.slots[j] == 0 {
 			return
 		}
@@ -173,7 +225,7 @@ func (x *hashIndex) remove(nodes []node, i int32) {
 	x.slots[j] = 0
 	x.count--
 	for k := (j + 1) & mask; x.slots[k] != 0; k = (k + 1) & mask {
-		h := x.home(hashKey(&nodes[x.slots[k]-1].hash))
+		h, _ := x.home(hashKey(&nodes.at(int32(x.slots[k]&slotIndexMask) - 1).hash))
 		// Move slot k to the hole at j unless its home lies
 		// cyclically in (j, k].
 		if (k > j && (h <= j || h > k)) || (k < j && h <= j && h > k) {

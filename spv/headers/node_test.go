@@ -15,26 +15,26 @@ import (
 func TestHashIndex(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, seed := range []uint64{0, rng.Uint64()} {
-		var nodes []node
+		var nodes nodeArena
 		x := newHashIndex(0)
 		x.seed = seed
 		ref := map[chainhash.Hash]int32{}
-		for i := 0; i < 5000; i++ {
+		for i := 0; i < 40000; i++ { // three arena chunks
 			var h chainhash.Hash
 			for j := range h {
 				h[j] = byte(rng.Uint32())
 			}
-			if i%3 == 0 {
-				copy(h[:8], []byte{1, 2, 3, 4, 5, 6, 7, 8}) // same key
+			if i%100 == 0 {
+				copy(h[:8], []byte{1, 2, 3, 4, 5, 6, 7, 8}) // same key and tag
 			}
-			nodes = append(nodes, node{hash: h})
-			x.insert(nodes, int32(i))
+			nodes.push(node{hash: h})
+			x.insert(&nodes, int32(i))
 			ref[h] = int32(i)
 		}
 		check := func() {
 			t.Helper()
 			for h, want := range ref {
-				if got, ok := x.lookup(nodes, &h); !ok || got != want {
+				if got, ok := x.lookup(&nodes, &h); !ok || got != want {
 					t.Fatalf("lookup %v = %d %v, want %d", h, got, ok, want)
 				}
 			}
@@ -44,15 +44,15 @@ func TestHashIndex(t *testing.T) {
 		}
 		check()
 		// Remove a random half, in random order.
-		for _, i := range rng.Perm(len(nodes))[:2500] {
-			x.remove(nodes, int32(i))
-			delete(ref, nodes[i].hash)
-			if _, ok := x.lookup(nodes, &nodes[i].hash); ok {
+		for _, i := range rng.Perm(nodes.len())[:20000] {
+			x.remove(&nodes, int32(i))
+			delete(ref, nodes.at(int32(i)).hash)
+			if _, ok := x.lookup(&nodes, &nodes.at(int32(i)).hash); ok {
 				t.Fatalf("removed %d still found", i)
 			}
 		}
 		check()
-		if _, ok := x.lookup(nodes, &chainhash.Hash{0xff}); ok {
+		if _, ok := x.lookup(&nodes, &chainhash.Hash{0xff}); ok {
 			t.Fatal("found an absent hash")
 		}
 	}

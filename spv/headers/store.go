@@ -49,7 +49,7 @@ type Store struct {
 	f       *os.File
 	lock    *os.File
 	size    int64 // bytes of headers.dat that are durable
-	nodes   []node
+	nodes   nodeArena
 	index   hashIndex
 	best    []int32 // best chain: node index by height
 	tipHdr  wire.BlockHeader
@@ -146,14 +146,14 @@ func open(dir string, net *netparams.Network, r *rules, cfg config, lock *os.Fil
 
 	// The best tip: most work, first stored among equals.
 	tip := int32(0)
-	for i := range s.nodes {
-		if s.nodes[i].work.cmp(s.nodes[tip].work) > 0 {
-			tip = int32(i)
+	for i := int32(1); i < int32(s.nodes.len()); i++ {
+		if s.nodes.at(i).work.cmp(s.nodes.at(tip).work) > 0 {
+			tip = i
 		}
 	}
-	s.best = make([]int32, s.nodes[tip].height+1, s.nodes[tip].height+1+wire.MaxBlockHeadersPerMsg)
-	for i := tip; i != noParent; i = s.nodes[i].parent {
-		s.best[s.nodes[i].height] = i
+	s.best = make([]int32, s.nodes.at(tip).height+1, s.nodes.at(tip).height+1+wire.MaxBlockHeadersPerMsg)
+	for i := tip; i != noParent; i = s.nodes.at(i).parent {
+		s.best[s.nodes.at(i).height] = i
 	}
 	if s.tipHdr, err = s.readHeader(tip); err != nil {
 		f.Close()
@@ -198,7 +198,7 @@ func (s *Store) tipIndex() int32 { return s.best[len(s.best)-1] }
 func (s *Store) Tip() (chainhash.Hash, int32) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	n := &s.nodes[s.tipIndex()]
+	n := s.nodes.at(s.tipIndex())
 	return n.hash, n.height
 }
 
@@ -213,14 +213,14 @@ func (s *Store) TipHeader() wire.BlockHeader {
 func (s *Store) TipWork() *big.Int {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.nodes[s.tipIndex()].work.big()
+	return s.nodes.at(s.tipIndex()).work.big()
 }
 
 // Count returns the number of stored headers, side branches included.
 func (s *Store) Count() int {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return len(s.nodes)
+	return s.nodes.len()
 }
 
 // readHeader reads the header of node i from the file (or from the batch
@@ -262,37 +262,37 @@ func (s *Store) HashByHeight(h int32) (chainhash.Hash, error) {
 	if h < 0 || int(h) >= len(s.best) {
 		return chainhash.Hash{}, fmt.Errorf("%w: height %d (tip %d)", ErrNotFound, h, len(s.best)-1)
 	}
-	return s.nodes[s.best[h]].hash, nil
+	return s.nodes.at(s.best[h]).hash, nil
 }
 
 // HeaderByHash returns a stored header of any branch and its height.
 func (s *Store) HeaderByHash(hash chainhash.Hash) (wire.BlockHeader, int32, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	i, ok := s.index.lookup(s.nodes, &hash)
+	i, ok := s.index.lookup(&s.nodes, &hash)
 	if !ok {
 		return wire.BlockHeader{}, 0, fmt.Errorf("%w: header %v", ErrNotFound, hash)
 	}
 	h, err := s.readHeader(i)
-	return h, s.nodes[i].height, err
+	return h, s.nodes.at(i).height, err
 }
 
 // HeightByHash returns the height of a stored header of any branch.
 func (s *Store) HeightByHash(hash chainhash.Hash) (int32, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	i, ok := s.index.lookup(s.nodes, &hash)
+	i, ok := s.index.lookup(&s.nodes, &hash)
 	if !ok {
 		return 0, fmt.Errorf("%w: header %v", ErrNotFound, hash)
 	}
-	return s.nodes[i].height, nil
+	return s.nodes.at(i).height, nil
 }
 
 // IsBest reports whether hash is on the best chain.
 func (s *Store) IsBest(hash chainhash.Hash) bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	i, ok := s.index.lookup(s.nodes, &hash)
+	i, ok := s.index.lookup(&s.nodes, &hash)
 	return ok && s.onBest(i)
 }
 
@@ -302,24 +302,24 @@ func (s *Store) IsBest(hash chainhash.Hash) bool {
 func (s *Store) ForkPoint(hash chainhash.Hash) (int32, chainhash.Hash, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	i, ok := s.index.lookup(s.nodes, &hash)
+	i, ok := s.index.lookup(&s.nodes, &hash)
 	if !ok {
 		return 0, chainhash.Hash{}, fmt.Errorf("%w: header %v", ErrNotFound, hash)
 	}
 	for !s.onBest(i) { // genesis is always on the best chain
-		i = s.nodes[i].parent
+		i = s.nodes.at(i).parent
 	}
-	return s.nodes[i].height, s.nodes[i].hash, nil
+	return s.nodes.at(i).height, s.nodes.at(i).hash, nil
 }
 
 // onBest reports whether node i is on the best chain.
 func (s *Store) onBest(i int32) bool {
-	h := s.nodes[i].height
+	h := s.nodes.at(i).height
 	return int(h) < len(s.best) && s.best[h] == i
 }
 
 // node implements chainView.
-func (s *Store) node(i int32) *node { return &s.nodes[i] }
+func (s *Store) node(i int32) *node { return s.nodes.at(i) }
 
 // walkMemo implements chainView.
 func (s *Store) walkMemo() *walkMemo { return &s.memo }
@@ -328,11 +328,11 @@ func (s *Store) walkMemo() *walkMemo { return &s.memo }
 // (which must not exceed node i's height). It walks parents until it
 // reaches the best chain, then jumps.
 func (s *Store) ancestor(i int32, height int32) int32 {
-	for s.nodes[i].height > height {
+	for s.nodes.at(i).height > height {
 		if s.onBest(i) {
 			return s.best[height]
 		}
-		i = s.nodes[i].parent
+		i = s.nodes.at(i).parent
 	}
 	return i
 }

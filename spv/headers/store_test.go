@@ -171,7 +171,7 @@ func TestTimewarpBIP94(t *testing.T) {
 		s.mu.RLock()
 		tip := s.tipIndex()
 		parent := s.tipHdr
-		ts := int64(s.nodes[tip].time) - tc.back
+		ts := int64(s.nodes.at(tip).time) - tc.back
 		bits := s.rules.requiredBits(s, tip, ts)
 		s.mu.RUnlock()
 		h := child(&parent, ts, bits, 5, int32(tc.before+1))
@@ -200,15 +200,15 @@ func TestBIP94RetargetConnect(t *testing.T) {
 		mustConnect(t, s, last)
 		s.mu.RLock()
 		tip := s.tipIndex()
-		first := s.nodes[s.ancestor(tip, 16)]
-		ts := int64(s.nodes[tip].time) + 60
+		first := s.nodes.at(s.ancestor(tip, 16))
+		ts := int64(s.nodes.at(tip).time) + 60
 		want := s.rules.requiredBits(s, tip, ts)
 		parent := s.tipHdr
 		s.mu.RUnlock()
 		// testnet3 starts from the exception's bits (the limit); BIP94
 		// from the first block's (harder).
 		expect := func(base uint32) uint32 {
-			actual := int64(s.nodes[tip].time) - int64(first.time)
+			actual := int64(s.nodes.at(tip).time) - int64(first.time)
 			target := blockchain.CompactToBig(base)
 			target.Mul(target, big.NewInt(actual))
 			target.Div(target, big.NewInt(8*600))
@@ -848,5 +848,25 @@ func TestConcurrentReaders(t *testing.T) {
 	}
 	if _, h := s.Tip(); h != 300 {
 		t.Fatalf("tip %d", h)
+	}
+}
+
+// TestFull lowers the capacity and fills the store.
+func TestFull(t *testing.T) {
+	defer func(old int) { maxNodes = old }(maxNodes)
+	maxNodes = 25
+	s, dir := openTest(t, mustNet(t, "regtest"))
+	hs := mineOnTip(t, s, 30, 600, 1)
+	res, err := s.Connect(hs)
+	if !errors.Is(err, ErrFull) || res.Accepted != 24 || s.Count() != 25 {
+		t.Fatalf("%+v %v count %d", res, err, s.Count())
+	}
+	if _, h := s.Tip(); h != 24 {
+		t.Fatalf("tip %d", h)
+	}
+	s.Close()
+	maxNodes = 20
+	if _, err := Open(dir, mustNet(t, "regtest")); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("open of an over-full file: %v", err)
 	}
 }

@@ -334,14 +334,14 @@ func TestDifferentialBtcd(t *testing.T) {
 					// Compare on the header and its mutations
 					// before connecting it.
 					s.mu.RLock()
-					parent, _ := s.index.lookup(s.nodes, &hdrs[i].PrevBlock)
+					parent, _ := s.index.lookup(&s.nodes, &hdrs[i].PrevBlock)
 					for _, m := range mutations(&hdrs[i], s, parent) {
 						ours := ourVerdict(s.rules, s, &m, parent, testNow)
 						theirs := btcdVerdict(s.rules, s, &m, parent, testNow)
 						if !errors.Is(ours, theirs) && !(ours == nil && theirs == nil) {
 							s.mu.RUnlock()
 							t.Fatalf("height %d header %+v: ours %v, btcd %v",
-								s.nodes[parent].height+1, m, ours, theirs)
+								s.nodes.at(parent).height+1, m, ours, theirs)
 						}
 						compared++
 						verdicts[errName(ours)]++
@@ -366,7 +366,7 @@ func TestDifferentialBtcd(t *testing.T) {
 			s.mu.RLock()
 			distinct := map[uint32]bool{}
 			for _, i := range s.best {
-				distinct[s.nodes[i].bits] = true
+				distinct[s.nodes.at(i).bits] = true
 			}
 			s.mu.RUnlock()
 			t.Logf("%d distinct bits on the best chain", len(distinct))
