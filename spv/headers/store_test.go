@@ -870,3 +870,43 @@ func TestFull(t *testing.T) {
 		t.Fatalf("open of an over-full file: %v", err)
 	}
 }
+
+// TestWriteFailureRollsBack makes the append fail (the file is closed
+// behind the store's back) and checks that the batch left no trace in
+// memory.
+func TestWriteFailureRollsBack(t *testing.T) {
+	s, _ := openTest(t, mustNet(t, "regtest"))
+	hs := mineOnTip(t, s, 40, 600, 1)
+	mustConnect(t, s, hs[:20])
+	tip, height := s.Tip()
+	work := s.TipWork()
+	loc := s.Locator()
+
+	s.mu.Lock()
+	s.f.Close()
+	s.mu.Unlock()
+	res, err := s.Connect(hs[20:])
+	if err == nil || errors.Is(err, ErrCorrupt) {
+		t.Fatalf("connect on a closed file: %v", err)
+	}
+	var verr *ValidationError
+	if errors.As(err, &verr) || res.Accepted != 0 || res.NewTip {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if h, ht := s.Tip(); h != tip || ht != height || s.TipWork().Cmp(work) != 0 || s.Count() != 21 {
+		t.Fatalf("tip %v@%d count %d after a failed write", h, ht, s.Count())
+	}
+	if !equalLocators(s.Locator(), loc) {
+		t.Fatal("locator changed")
+	}
+	for _, h := range hs[20:] {
+		if _, err := s.HeightByHash(h.BlockHash()); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("header of the failed batch is indexed: %v", err)
+		}
+	}
+	for _, h := range hs[:20] {
+		if _, err := s.HeightByHash(h.BlockHash()); err != nil {
+			t.Fatalf("earlier header lost from the index: %v", err)
+		}
+	}
+}
