@@ -170,3 +170,40 @@ func TestRules(t *testing.T) {
 		t.Fatal(Rules(99).String())
 	}
 }
+
+// TestParamsConsistent checks every network's genesis hash against its
+// genesis block, its pow limit against its bits, and testnet4's encodings.
+func TestParamsConsistent(t *testing.T) {
+	for _, name := range Names() {
+		n, _ := Lookup(name)
+		p := n.Params
+		if got := p.GenesisBlock.BlockHash(); !got.IsEqual(p.GenesisHash) {
+			t.Errorf("%s: genesis block hashes to %v, params say %v", name, got, p.GenesisHash)
+		}
+		if got := p.GenesisBlock.Header.Bits; got != p.PowLimitBits {
+			t.Errorf("%s: genesis bits %08x, pow limit bits %08x", name, got, p.PowLimitBits)
+		}
+		if blockchain.CompactToBig(p.PowLimitBits).Cmp(p.PowLimit) > 0 {
+			t.Errorf("%s: pow limit bits above the limit", name)
+		}
+		if n.DefaultPort != p.DefaultPort || len(n.Seeds) != len(p.DNSSeeds) {
+			t.Errorf("%s: port or seeds differ from params", name)
+		}
+		if (len(n.Seeds) == 0) != (name == "regtest" || name == "simnet") {
+			t.Errorf("%s: %d seeds", name, len(n.Seeds))
+		}
+	}
+	t3, t4 := chaincfg.TestNet3Params, TestNet4Params
+	if t4.Bech32HRPSegwit != "tb" || t4.PubKeyHashAddrID != t3.PubKeyHashAddrID ||
+		t4.ScriptHashAddrID != t3.ScriptHashAddrID || t4.HDPublicKeyID != t3.HDPublicKeyID ||
+		t4.HDCoinType != 1 {
+		t.Error("testnet4 address or key encodings differ from testnet3's")
+	}
+	if t4.Net == t3.Net || t4.DefaultPort == t3.DefaultPort {
+		t.Error("testnet4 shares testnet3's magic or port")
+	}
+	// Modifying the copy did not touch btcd's testnet3.
+	if chaincfg.TestNet3Params.Name != "testnet3" || chaincfg.TestNet3Params.DefaultPort != "18333" {
+		t.Error("testnet3 params were modified")
+	}
+}
