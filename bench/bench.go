@@ -38,6 +38,8 @@ type benchConfig struct {
 	ScaleCli    string
 
 	Headers     int
+	HeadersP2P  int
+	HeadersCli  string
 	SkipCompare bool
 }
 
@@ -62,6 +64,8 @@ func parseBenchFlags(args []string) (*benchConfig, error) {
 	fs.IntVar(&c.ScaleRuns, "scale-runs", 1, "rounds per scaling point")
 	fs.StringVar(&c.ScaleCli, "scale-clients", "bloomwatch,minimal", "clients of the scaling series")
 	fs.IntVar(&c.Headers, "headers", 0, "also run a header-only sync of this many generated headers (e.g. 100000)")
+	fs.IntVar(&c.HeadersP2P, "headers-p2p", 0, "also run a header-only P2P sync of a chain of this many empty blocks (built once with testnet, cached; 100000 takes minutes to build)")
+	fs.StringVar(&c.HeadersCli, "headers-p2p-clients", "bloomwatch,minimal", "clients of the header-only P2P sync (neutrino validates simnet headers slowly, see README)")
 	fs.BoolVar(&c.SkipCompare, "no-compare", false, "skip the A B C comparison (run only --scale / --headers)")
 	if err := fs.Parse(args); err != nil {
 		return nil, fmt.Errorf("flags: %w", err)
@@ -79,7 +83,7 @@ func parseBenchFlags(args []string) (*benchConfig, error) {
 	if c.BWMode != "address" && c.BWMode != "xpub" {
 		return nil, fmt.Errorf("--bw-watch %q: want address or xpub", c.BWMode)
 	}
-	for _, name := range strings.Split(c.Clients+","+c.ScaleCli, ",") {
+	for _, name := range strings.Split(c.Clients+","+c.ScaleCli+","+c.HeadersCli, ",") {
 		switch name {
 		case "bloomwatch", "minimal", "neutrino":
 		default:
@@ -125,6 +129,7 @@ type Report struct {
 	Compare    *SeriesReport  `json:"compare,omitempty"`
 	Scale      []SeriesReport `json:"scale,omitempty"`
 	Headers    *HeadersReport `json:"headers,omitempty"`
+	HeadersP2P *SeriesReport  `json:"headers_p2p,omitempty"`
 	Mismatches int            `json:"mismatches"`
 }
 
@@ -161,6 +166,7 @@ func runBench(ctx context.Context, args []string) error {
 		return err
 	}
 	needBW := (cfg.Scale && strings.Contains(cfg.ScaleCli, "bloomwatch")) ||
+		(cfg.HeadersP2P > 0 && strings.Contains(cfg.HeadersCli, "bloomwatch")) ||
 		(!cfg.SkipCompare && strings.Contains(cfg.Clients, "bloomwatch"))
 	if needBW {
 		if env.bloomwatch, err = buildBloomwatch(ctx, tmp); err != nil {
@@ -170,7 +176,7 @@ func runBench(ctx context.Context, args []string) error {
 
 	if !cfg.SkipCompare {
 		clients := strings.Split(cfg.Clients, ",")
-		s, err := runSeries(ctx, env, chainParams{Blocks: cfg.Blocks, Txs: cfg.Txs, Addrs: cfg.Addrs, Spend: cfg.Spend, Seed: cfg.Seed}, clients, cfg.Runs)
+		s, err := runSeries(ctx, env, chainParams{Blocks: cfg.Blocks, Txs: cfg.Txs, Addrs: cfg.Addrs, Spend: cfg.Spend, Seed: cfg.Seed}, clients, cfg.Runs, false)
 		if err != nil {
 			return err
 		}
@@ -180,7 +186,7 @@ func runBench(ctx context.Context, args []string) error {
 	}
 	if cfg.Scale {
 		for _, pt := range scalePoints(cfg) {
-			s, err := runSeries(ctx, env, pt, strings.Split(cfg.ScaleCli, ","), cfg.ScaleRuns)
+			s, err := runSeries(ctx, env, pt, strings.Split(cfg.ScaleCli, ","), cfg.ScaleRuns, false)
 			if err != nil {
 				return err
 			}
@@ -188,6 +194,16 @@ func runBench(ctx context.Context, args []string) error {
 			rep.Mismatches += s.Mismatches
 		}
 		printScale(os.Stdout, rep.Scale)
+	}
+	if cfg.HeadersP2P > 0 {
+		p := chainParams{Blocks: cfg.HeadersP2P, Txs: 0, Addrs: 1, Spend: 0, Seed: cfg.Seed}
+		s, err := runSeries(ctx, env, p, strings.Split(cfg.HeadersCli, ","), cfg.Runs, true)
+		if err != nil {
+			return err
+		}
+		rep.HeadersP2P = s
+		rep.Mismatches += s.Mismatches
+		printHeadersP2P(os.Stdout, s)
 	}
 	if cfg.Headers > 0 {
 		h, err := runHeadersBench(ctx, env, cfg.Headers)

@@ -13,8 +13,9 @@ var errNoSummary = errors.New("bloomwatch sync printed no JSON summary")
 
 // bwSummary is the part of `bloomwatch sync --json` the bench reads.
 type bwSummary struct {
-	TipHeight int32 `json:"tip_height"`
-	Txs       []struct {
+	TipHeight    int32 `json:"tip_height"`
+	HeaderHeight int32 `json:"header_height"`
+	Txs          []struct {
 		Txid   string `json:"txid"`
 		Height int32  `json:"height"`
 	} `json:"txs"`
@@ -42,7 +43,7 @@ func parseBloomwatchJSON(out []byte) (*ClientResult, error) {
 	if s.BytesReceived == nil || s.FalsePositives == nil {
 		return nil, fmt.Errorf("%w: bytes_received or false_positives absent", errNoSummary)
 	}
-	r := &ClientResult{Client: "bloomwatch", TipHeight: s.TipHeight, FPUnit: "tx",
+	r := &ClientResult{Client: "bloomwatch", TipHeight: s.TipHeight, HeaderHeight: s.HeaderHeight, FPUnit: "tx",
 		FalsePositives: *s.FalsePositives, BytesReceived: *s.BytesReceived}
 	for _, t := range s.Txs {
 		r.Txs = append(r.Txs, FoundTx{Txid: t.Txid, Height: t.Height})

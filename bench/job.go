@@ -29,6 +29,9 @@ type ClientJob struct {
 	// Capacity is the minimal loop's filter capacity (elements); 0 picks
 	// the default headroom.
 	Capacity uint32 `json:"capacity"`
+	// Birthday is the first height that can hold wallet transactions:
+	// below it clients fetch headers only (0 = from block 1).
+	Birthday int32 `json:"birthday,omitempty"`
 }
 
 // FoundTx is one wallet transaction a client found.
@@ -43,6 +46,9 @@ type ClientResult struct {
 	Client string `json:"client"`
 	// TipHeight is the height the client synced to.
 	TipHeight int32 `json:"tip_height"`
+	// HeaderHeight is the client's header chain height (bloomwatch reports
+	// it apart from the wallet's tip, which stays below a future birthday).
+	HeaderHeight int32 `json:"header_height,omitempty"`
 	// Txs are the wallet's transactions found, sorted by height then txid.
 	Txs []FoundTx `json:"txs"`
 	// FalsePositives counts downloaded items that turned out not to be the

@@ -140,6 +140,10 @@ func runMinimal(ctx context.Context, job *ClientJob) (*ClientResult, error) {
 		powLim:  params.PowLimit,
 		pending: make(map[chainhash.Hash]struct{}),
 	}
+	if job.Birthday > 1 {
+		// Headers only below the birthday: filtered blocks from it on.
+		m.requested, m.processed = int(job.Birthday-1), int(job.Birthday-1)
+	}
 	start := time.Now()
 	m.requestHeaders()
 	for !m.done() {
@@ -181,7 +185,7 @@ type minimalLoop struct {
 }
 
 func (m *minimalLoop) done() bool {
-	return m.headersDone && m.inflight == 0 && m.processed == len(m.hashes)-1
+	return m.headersDone && m.inflight == 0 && m.processed >= len(m.hashes)-1
 }
 
 func (m *minimalLoop) requestHeaders() {

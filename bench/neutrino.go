@@ -116,7 +116,7 @@ func runNeutrino(ctx context.Context, job *ClientJob) (*ClientResult, error) {
 	res := &ClientResult{Client: "neutrino", FPUnit: "block", TipHeight: tip,
 		Phases: map[string]float64{"headers": ms(time.Since(start))}}
 	scan := time.Now()
-	for h := int32(1); h <= tip; h++ {
+	for h := max(job.Birthday, 1); h <= tip; h++ {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("neutrino: filter scan at %d: %w", h, err)
 		}

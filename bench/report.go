@@ -137,3 +137,30 @@ func printScale(w io.Writer, ss []SeriesReport) {
 	}
 	tw.Flush()
 }
+
+// printHeadersP2P prints the header-only P2P sync: headers per second of
+// wall time (process start to exit) and bloomwatch over the others.
+func printHeadersP2P(w io.Writer, s *SeriesReport) {
+	fmt.Fprintf(w, "\nheader-only P2P sync of %d headers (birthday past the tip), medians of %d rounds\n", s.Tip, runsOf(s))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "client\twall ms\theaders/s (wall)\tcpu ms\tbtcd cpu ms\tpeak RSS MiB\tbytes recv\ttruth\t")
+	for _, m := range s.Medians {
+		ok := "ok"
+		if !m.AllMatch {
+			ok = "MISMATCH"
+		}
+		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.0f\t%.0f\t%.1f\t%d\t%s\t\n", m.Client, m.WallMS, float64(s.Tip)/(m.WallMS/1000),
+			m.CPUMS, m.ServerCPUMS, mib(m.MaxRSS), m.Bytes, ok)
+	}
+	tw.Flush()
+	bw, ok := findSummary(s, "bloomwatch")
+	if !ok {
+		return
+	}
+	for _, other := range []string{"minimal", "neutrino"} {
+		if o, ok := findSummary(s, other); ok {
+			fmt.Fprintf(w, "bloomwatch/%-8s wall %s  cpu %s  rss %s  bytes %s\n", other, ratio(bw.WallMS, o.WallMS),
+				ratio(bw.CPUMS, o.CPUMS), ratio(float64(bw.MaxRSS), float64(o.MaxRSS)), ratio(float64(bw.Bytes), float64(o.Bytes)))
+		}
+	}
+}
