@@ -184,6 +184,9 @@ func FuzzConnect(f *testing.F) {
 				t.Fatal("tip header mismatch")
 			}
 		}
+		if err := s.Verify(); err != nil {
+			t.Fatalf("stored headers fail re-validation: %v", err)
+		}
 		s.Close()
 		s2, err := Open(dir, net, WithClock(fixedClock))
 		if err != nil {

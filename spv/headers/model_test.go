@@ -136,6 +136,9 @@ func TestModelForkChoice(t *testing.T) {
 					rt.Fatalf("height %d: %v %v", h, got, err)
 				}
 			}
+			if err := s.Verify(); err != nil {
+				rt.Fatal(err)
+			}
 			for i := range m {
 				if s.IsBest(m[i].hash) != (int(m[i].height) < len(chain) && chain[m[i].height] == i) {
 					rt.Fatalf("IsBest(%d)", i)

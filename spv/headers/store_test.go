@@ -404,6 +404,9 @@ func TestReorg(t *testing.T) {
 		t.Fatalf("after restart tip %v@%d work %v count %d", h2, ht2, s2.TipWork(), s2.Count())
 	}
 	checkBest(s2, tipHash, tipHeight)
+	if err := s2.Verify(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func equalHashes(a, b []chainhash.Hash) bool {
@@ -908,5 +911,50 @@ func TestWriteFailureRollsBack(t *testing.T) {
 		if _, err := s.HeightByHash(h.BlockHash()); err != nil {
 			t.Fatalf("earlier header lost from the index: %v", err)
 		}
+	}
+}
+
+// TestVerify re-validates stores with side branches on several rule
+// families, then a file whose tip record was replaced by a header with
+// valid proof of work and checksum but bits the rules forbid: Open accepts
+// it (it checks links, checksums and proof of work) and Verify does not.
+func TestVerify(t *testing.T) {
+	for _, net := range []*netparams.Network{
+		mustNet(t, "regtest"), mustNet(t, "simnet"),
+		easyNet("v-mindiff", netparams.RulesTestnet3, 8, true, 0x7e570008, nil),
+		easyNet("v-bip94", netparams.RulesTestnet4, 8, true, 0x7e570009, nil),
+	} {
+		s, dir := openTest(t, net)
+		mustConnect(t, s, mineOnTip(t, s, 30, 200, 1))
+		mustConnect(t, s, mineOnTip(t, s, 10, 1500, 2))
+		h10, _ := s.HashByHeight(10)
+		mustConnect(t, s, mineOn(t, s, h10, 12, 100, 3))
+		if err := s.Verify(); err != nil {
+			t.Fatalf("%s: %v", net.Name, err)
+		}
+		// Replace the last record with a sibling carrying other
+		// (solved) bits.
+		s.mu.RLock()
+		last := int32(s.nodes.len() - 1)
+		s.mu.RUnlock()
+		hdr, _, err := s.HeaderByHash(s.nodes.at(last).hash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		hdr.Bits--
+		solve(&hdr)
+		b, _ := os.ReadFile(filepath.Join(dir, FileName))
+		copy(b[recordOffset(last):], putRecord(nil, &hdr))
+		os.WriteFile(filepath.Join(dir, FileName), b, 0o600)
+		s2, err := Open(dir, net, WithClock(fixedClock))
+		if err != nil {
+			t.Fatalf("%s: open: %v", net.Name, err)
+		}
+		err = s2.Verify()
+		if !errors.Is(err, ErrCorrupt) || !errors.Is(err, ErrBadBits) {
+			t.Fatalf("%s: Verify: %v", net.Name, err)
+		}
+		s2.Close()
 	}
 }
