@@ -101,6 +101,11 @@ func (m *manager) onReorg(r *headers.Reorg) {
 		m.synced = SyncPoint{Height: fork, Hash: r.ForkHash}
 		m.next = m.firstWanted(fork + 1)
 		m.reqHigh = m.next - 1
+		// A rollback changes the watcher's elements (its transactions
+		// of the removed blocks are pending again, and a wallet then
+		// watches their inputs for double spends): the new branch must
+		// be filtered with them.
+		m.elementsChanged(-1)
 	}
 	m.isSynced = false
 	m.n.publish(ev)
@@ -153,6 +158,7 @@ func (m *manager) reconcile() {
 	m.dropFrom(0)
 	m.next = m.firstWanted(fork + 1)
 	m.reqHigh = m.next - 1
+	m.elementsChanged(-1)
 }
 
 // forkPoint walks a side branch down from hash (at height h) to the best

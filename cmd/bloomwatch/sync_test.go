@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"math/rand"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -190,6 +192,16 @@ func TestSyncBIP44ImportedAndReorg(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts btcd")
 	}
+	for _, visible := range []bool{true, false} {
+		t.Run(fmt.Sprintf("double-spend-pays-wallet=%v", visible), func(t *testing.T) { syncReorgCase(t, visible) })
+	}
+}
+
+// syncReorgCase is one TestSyncBIP44ImportedAndReorg run: the double
+// spend pays the wallet (visible) or only someone else, when the wallet
+// learns of it through the payer's input it watches while the payment is
+// pending.
+func syncReorgCase(t *testing.T, visible bool) {
 	h, truth := syncChain(t, testnet.ChainSpec{Blocks: 60, TxsPerBlock: 5, Purpose: 44, WatchAddrs: 6, SpendFraction: 0.5, Seed: 5})
 	key, err := testnet.NewKeyring(testnet.DemoSeed, h.Params())
 	if err != nil {
@@ -267,8 +279,8 @@ func TestSyncBIP44ImportedAndReorg(t *testing.T) {
 	// The winning branch: two blocks, the first double-spending the
 	// payment, handed to the first node with submitblock (over P2P btcd
 	// v0.24.2 would keep the dead payment in its mempool).
-	// The double spend pays the wallet less, at another address: an SPV
-	// wallet can only evict a pending payment whose conflict it is sent.
+	// The double spend pays the wallet less, at another address, or
+	// pays someone else.
 	addr2, err := key.Address(44, 0, 7)
 	if err != nil {
 		t.Fatal(err)
@@ -276,6 +288,10 @@ func TestSyncBIP44ImportedAndReorg(t *testing.T) {
 	script2, err := txscript.PayToAddrScript(addr2)
 	if err != nil {
 		t.Fatal(err)
+	}
+	var gain int64 = 100_000
+	if !visible {
+		script2, gain = testnet.RandomScript(rand.New(rand.NewSource(1)), testnet.KindP2WPKH), 0
 	}
 	ds, err := h.DoubleSpend(orphan, []*wire.TxOut{wire.NewTxOut(100_000, script2)})
 	if err != nil {
@@ -298,8 +314,8 @@ func TestSyncBIP44ImportedAndReorg(t *testing.T) {
 		}
 	}
 	after := runSyncJSON(t, "--datadir", dir, "--connect", peer)
-	if after.BalanceSat != before+100_000 || after.UnconfirmedSat != 0 {
-		t.Errorf("after the reorg balance %d (+%d unconfirmed), want %d", after.BalanceSat, after.UnconfirmedSat, before+100_000)
+	if after.BalanceSat != before+gain || after.UnconfirmedSat != 0 {
+		t.Errorf("after the reorg balance %d (+%d unconfirmed), want %d", after.BalanceSat, after.UnconfirmedSat, before+gain)
 	}
 	for _, x := range after.Txs {
 		if x.Txid == orphan.TxHash().String() {
