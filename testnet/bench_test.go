@@ -56,3 +56,30 @@ func BenchmarkBuildChain100x10(b *testing.B) {
 func BenchmarkBuildChain2000x10(b *testing.B) {
 	benchChain(b, ChainSpec{Blocks: 2000, TxsPerBlock: 10, WatchAddrs: 20, PaymentsPerAddr: 2, SpendFraction: 0.5})
 }
+
+// BenchmarkNewHarness measures a harness start: btcd start, the setup
+// blocks to segwit activation, and Close.
+func BenchmarkNewHarness(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		h, err := New(b.Context(), Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := h.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkStartNode is NewHarness's baseline: btcd start and stop only.
+func BenchmarkStartNode(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		n, err := StartNode(b.Context(), Config{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := n.Stop(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

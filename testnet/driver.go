@@ -2,7 +2,6 @@ package testnet
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand"
 	"sync"
@@ -68,7 +67,7 @@ type paidOutput struct {
 // StartDriver starts driving h's chain until ctx ends or Stop.
 func StartDriver(ctx context.Context, h *Harness, cfg DriverConfig) (*Driver, error) {
 	if cfg.Keyring == nil {
-		return nil, errors.New("testnet: driver needs the wallet's keyring")
+		return nil, fmt.Errorf("%w: the driver needs the wallet's keyring", ErrBadSpec)
 	}
 	if cfg.Interval <= 0 {
 		cfg.Interval = 4 * time.Second
