@@ -64,8 +64,10 @@ type Config struct {
 	// Args are extra btcd flags, appended after the harness's own (for a
 	// flag given twice btcd keeps the last).
 	Args []string
-	// Log receives btcd's output (stdout and stderr) when the node stops;
-	// nil discards it. While the node runs the output is in LogPath.
+	// Log receives btcd's output: an *os.File gets btcd's log live (its
+	// stderr stays in LogPath); any other writer gets stdout and stderr
+	// when the node stops (until then they are in LogPath). nil discards
+	// it.
 	Log io.Writer
 	// MiningAddr receives the coinbases of generated blocks; nil means the
 	// harness funding key's P2WPKH address.
@@ -96,6 +98,10 @@ type Node struct {
 	stopTimeout time.Duration
 	// cfg is the effective configuration (ports and mining address set).
 	cfg Config
+	// liveLog is set when btcd's stdout goes straight to Config.Log (an
+	// *os.File); logFile is then btcd's own log file, for Tail.
+	liveLog bool
+	logFile string
 
 	mu      sync.Mutex
 	exited  bool
@@ -224,6 +230,12 @@ func startOnce(ctx context.Context, bin, netFlag string, params *chaincfg.Params
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = scratch
 	cmd.Stdout, cmd.Stderr = n.out, n.out
+	if f, ok := cfg.Log.(*os.File); ok {
+		// A file gets btcd's log live; stderr (flag errors, panics)
+		// stays in our file for Tail, with btcd's own log file.
+		cmd.Stdout, n.liveLog = f, true
+		n.logFile = filepath.Join(scratch, "logs", params.Name, "btcd.log")
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Setpgid:   true,            // a terminal's ^C goes to us, and we stop btcd in order
 		Pdeathsig: syscall.SIGKILL, // never outlive a killed test binary
@@ -316,12 +328,25 @@ func (n *Node) PID() int { return n.pid }
 // DataDir returns btcd's data directory.
 func (n *Node) DataDir() string { return n.dataDir }
 
-// LogPath returns the file that receives btcd's output while it runs.
+// LogPath returns the file that receives btcd's output while it runs
+// (only its stderr when Config.Log is an *os.File, which then gets the
+// log live).
 func (n *Node) LogPath() string { return n.outPath }
 
 // Tail returns the last couple of kilobytes of btcd's output.
 func (n *Node) Tail() string {
-	f, err := os.Open(n.outPath)
+	out := tailOf(n.outPath)
+	if n.logFile != "" {
+		if log := tailOf(n.logFile); log != "" {
+			out = strings.TrimSpace(log + "\n" + out)
+		}
+	}
+	return out
+}
+
+// tailOf returns the last tailBytes of a file, from a line start.
+func tailOf(path string) string {
+	f, err := os.Open(path)
 	if err != nil {
 		return ""
 	}
@@ -429,7 +454,7 @@ func (n *Node) stopLocked() error {
 	}
 	if n.out != nil {
 		_ = n.out.Close()
-		if n.log != nil {
+		if n.log != nil && !n.liveLog {
 			if f, err := os.Open(n.outPath); err == nil {
 				_, err = io.Copy(n.log, f)
 				_ = f.Close()

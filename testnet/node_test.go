@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -110,4 +111,32 @@ func TestStopKillsWedgedNode(t *testing.T) {
 	require.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond)
 	requireGone(t, pid)
 	require.ErrorIs(t, n.Stop(), ErrKilled, "Stop returns the first result again")
+}
+
+// TestLogDestinations checks both Config.Log modes: a file gets btcd's
+// log while it runs, another writer gets it at Stop.
+func TestLogDestinations(t *testing.T) {
+	f, err := os.Create(t.TempDir() + "/btcd.log")
+	require.NoError(t, err)
+	defer f.Close()
+	n, err := StartNode(context.Background(), Config{Log: f})
+	require.NoError(t, err)
+	_, err = n.Generate(1)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		data, _ := os.ReadFile(f.Name())
+		return strings.Contains(string(data), "Block submitted via CPU miner accepted")
+	}, 10*time.Second, 20*time.Millisecond, "live log")
+	require.Contains(t, n.Tail(), "Block submitted via CPU miner accepted", "Tail reads btcd's own log file")
+	require.NoError(t, n.Stop())
+
+	var buf strings.Builder
+	n, err = StartNode(context.Background(), Config{Log: &buf})
+	require.NoError(t, err)
+	_, err = n.Generate(1)
+	require.NoError(t, err)
+	require.Empty(t, buf.String(), "a non-file writer gets the log at Stop")
+	require.NoError(t, n.Stop())
+	require.Contains(t, buf.String(), "Block submitted via CPU miner accepted")
+	require.Contains(t, buf.String(), "Shutdown complete")
 }
