@@ -29,8 +29,12 @@ func encodeHeader(b *[headerLen]byte, h *wire.BlockHeader) {
 // the result. The batch is fsynced before Connect returns and before the
 // best chain moves; the best chain is the branch with the most cumulative
 // work (the first seen among equals), and a move to another branch is
-// reported in Reorg.
+// reported in Reorg. Readers are not blocked while the batch is written:
+// during that time they may already find the batch's headers by hash, but
+// the best chain moves only once the batch is durable.
 func (s *Store) Connect(hdrs []wire.BlockHeader) (ConnectResult, error) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -115,13 +119,18 @@ func (s *Store) Connect(hdrs []wire.BlockHeader) (ConnectResult, error) {
 	return res, fullErr
 }
 
-// flush appends the batch's records and fsyncs; on failure it removes the
+// flush appends the batch's records and fsyncs, with mu (held on entry and
+// on return) released meanwhile: the batch's nodes are in the index and its
+// records in s.pending, which readers may read but nobody writes until mu
+// is taken again (writers are serialized by wmu). On failure it removes the
 // batch from memory and from the file, so both stay as before the batch.
 func (s *Store) flush(firstNew int32) error {
+	s.mu.Unlock()
 	_, err := s.f.WriteAt(s.pending, s.size)
 	if err == nil {
-		err = s.f.Sync()
+		err = s.sync(s.f)
 	}
+	s.mu.Lock()
 	if err != nil {
 		_ = s.f.Truncate(s.size) // best effort; Open drops a torn tail anyway
 		for i := int32(s.nodes.len()) - 1; i >= firstNew; i-- {

@@ -34,6 +34,8 @@
 //
 // # Concurrency
 //
-// Connect is meant to be called from one goroutine; every method is safe
-// for concurrent use (a RWMutex guards the index).
+// Connect is meant to be called from one goroutine (the node's manager);
+// every method is safe for concurrent use. A RWMutex guards the index and is
+// released while a batch is written and fsynced, so readers (CLI, TUI) never
+// wait for the disk; writers are serialized by a second mutex.
 package headers

@@ -41,7 +41,12 @@ func WithRepairHook(fn func(Repair)) Option {
 
 // Store is a persistent header chain. See the package documentation.
 type Store struct {
+	// wmu serializes writers (Connect, Close) for a whole batch; mu
+	// guards the index and is released while a batch is fsynced, so that
+	// readers never wait for the disk.
+	wmu     sync.Mutex
 	mu      sync.RWMutex
+	sync    func(*os.File) error // fsync; a test hook
 	net     *netparams.Network
 	rules   *rules
 	clock   func() time.Time
@@ -131,7 +136,8 @@ func open(dir string, net *netparams.Network, r *rules, cfg config, lock *os.Fil
 	if err != nil {
 		return nil, fmt.Errorf("headers: open %s: %w", path, err)
 	}
-	s := &Store{net: net, rules: r, clock: cfg.clock, path: path, f: f, lock: lock}
+	s := &Store{net: net, rules: r, clock: cfg.clock, path: path, f: f, lock: lock,
+		sync: (*os.File).Sync}
 	lf, err := loadFile(f, path, r, func(rp Repair) {
 		s.repairs = append(s.repairs, rp)
 		if cfg.repair != nil {
@@ -165,6 +171,8 @@ func open(dir string, net *netparams.Network, r *rules, cfg config, lock *os.Fil
 // Close closes the file. Later calls return ErrClosed (getters return
 // zero values).
 func (s *Store) Close() error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {

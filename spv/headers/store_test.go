@@ -2,6 +2,7 @@ package headers
 
 import (
 	"errors"
+	"fmt"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -956,5 +957,76 @@ func TestVerify(t *testing.T) {
 			t.Fatalf("%s: Verify: %v", net.Name, err)
 		}
 		s2.Close()
+	}
+}
+
+// TestReadersDuringFsync holds a batch's fsync and checks that readers are
+// not blocked meanwhile, see the batch's headers by hash but not on the best
+// chain, and that a failed fsync takes the batch back out.
+func TestReadersDuringFsync(t *testing.T) {
+	for _, fail := range []bool{false, true} {
+		s, _ := openTest(t, mustNet(t, "regtest"))
+		entered, release := make(chan struct{}), make(chan struct{})
+		s.mu.Lock()
+		s.sync = func(f *os.File) error {
+			close(entered)
+			<-release
+			if fail {
+				return errors.New("injected fsync failure")
+			}
+			return f.Sync()
+		}
+		s.mu.Unlock()
+		hs := mineOnTip(t, s, 10, 600, 1)
+		type result struct {
+			res ConnectResult
+			err error
+		}
+		done := make(chan result, 1)
+		go func() {
+			res, err := s.Connect(hs)
+			done <- result{res, err}
+		}()
+		<-entered
+
+		read := make(chan error, 1)
+		go func() {
+			if _, h := s.Tip(); h != 0 {
+				read <- fmt.Errorf("tip %d before the batch is durable", h)
+				return
+			}
+			if hdr, h, err := s.HeaderByHash(hs[5].BlockHash()); err != nil || h != 6 || hdr.BlockHash() != hs[5].BlockHash() {
+				read <- fmt.Errorf("pending header: %d %v", h, err)
+				return
+			}
+			if s.IsBest(hs[5].BlockHash()) || s.Count() != 11 {
+				read <- fmt.Errorf("IsBest %v count %d", s.IsBest(hs[5].BlockHash()), s.Count())
+				return
+			}
+			read <- nil
+		}()
+		select {
+		case err := <-read:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("readers blocked by a batch's fsync")
+		}
+		close(release)
+		r := <-done
+		_, h := s.Tip()
+		if fail {
+			if r.err == nil || r.res.Accepted != 0 || h != 0 || s.Count() != 1 {
+				t.Fatalf("failed fsync: %+v %v tip %d count %d", r.res, r.err, h, s.Count())
+			}
+			if _, err := s.HeightByHash(hs[5].BlockHash()); !errors.Is(err, ErrNotFound) {
+				t.Fatalf("batch still indexed: %v", err)
+			}
+			continue
+		}
+		if r.err != nil || r.res.Accepted != 10 || h != 10 {
+			t.Fatalf("%+v %v tip %d", r.res, r.err, h)
+		}
 	}
 }
