@@ -2,6 +2,7 @@ package testnet
 
 import (
 	"context"
+	crand "crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -275,6 +276,15 @@ func (b *tailBuffer) String() string {
 // Node returns the harness's main node.
 func (h *Harness) Node() *Node { return h.node }
 
+// ReorgNode returns the second node Reorg uses, or nil before the first
+// Reorg. It stays connected to the main node, so it can serve as a second
+// peer with the same chain.
+func (h *Harness) ReorgNode() *Node {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.node2
+}
+
 // Params returns the chain parameters.
 func (h *Harness) Params() *chaincfg.Params { return h.node.Params() }
 
@@ -425,7 +435,8 @@ const (
 var NoiseKinds = []string{KindP2PKH, KindP2WPKH, KindP2SH, KindP2TR}
 
 // RandomScript returns an output script of kind paying random key or
-// script hashes (nobody can spend it).
+// script hashes (nobody can spend it), drawn from r (crypto/rand when r
+// is nil).
 func RandomScript(r *rand.Rand, kind string) []byte {
 	var b txscript.ScriptBuilder
 	switch kind {
@@ -443,10 +454,14 @@ func RandomScript(r *rand.Rand, kind string) []byte {
 	return s
 }
 
-// randBytes returns n bytes from r.
+// randBytes returns n bytes from r, or from crypto/rand when r is nil.
 func randBytes(r *rand.Rand, n int) []byte {
 	b := make([]byte, n)
-	_, _ = r.Read(b)
+	if r == nil {
+		_, _ = crand.Read(b)
+	} else {
+		_, _ = r.Read(b)
+	}
 	return b
 }
 

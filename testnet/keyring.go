@@ -52,9 +52,10 @@ type Keyring struct {
 	params   *chaincfg.Params
 	accounts map[uint32]*hdkeychain.ExtendedKey // private account keys by purpose
 
-	mu      sync.Mutex
-	scripts map[string]KeyPath
-	scanned map[[2]uint32]uint32 // (purpose, branch) -> indexes derived into scripts
+	mu       sync.Mutex
+	scripts  map[string]KeyPath
+	scanned  map[[2]uint32]uint32                  // (purpose, branch) -> indexes derived into scripts
+	branches map[[2]uint32]*hdkeychain.ExtendedKey // (purpose, branch) -> branch key
 }
 
 // NewKeyring derives the BIP44, BIP49 and BIP84 account-0 keys of seed
@@ -69,6 +70,7 @@ func NewKeyring(seed []byte, params *chaincfg.Params) (*Keyring, error) {
 		accounts: make(map[uint32]*hdkeychain.ExtendedKey, 3),
 		scripts:  make(map[string]KeyPath),
 		scanned:  make(map[[2]uint32]uint32),
+		branches: make(map[[2]uint32]*hdkeychain.ExtendedKey),
 	}
 	for _, purpose := range []uint32{PurposeBIP44, PurposeBIP49, PurposeBIP84} {
 		key := master
@@ -150,13 +152,9 @@ func (k *Keyring) Xpub(purpose uint32) (string, error) {
 
 // PrivKey returns the private key at m/purpose'/coin'/0'/branch/index.
 func (k *Keyring) PrivKey(purpose, branch, index uint32) (*btcec.PrivateKey, error) {
-	acct, err := k.account(purpose)
+	br, err := k.branch(purpose, branch)
 	if err != nil {
 		return nil, err
-	}
-	br, err := acct.Derive(branch)
-	if err != nil {
-		return nil, fmt.Errorf("testnet: derive branch %d: %w", branch, err)
 	}
 	child, err := br.Derive(index)
 	if err != nil {
@@ -167,6 +165,28 @@ func (k *Keyring) PrivKey(purpose, branch, index uint32) (*btcec.PrivateKey, err
 		return nil, fmt.Errorf("testnet: private key: %w", err)
 	}
 	return priv, nil
+}
+
+// branch returns the (cached) private key of a purpose's branch.
+func (k *Keyring) branch(purpose, branch uint32) (*hdkeychain.ExtendedKey, error) {
+	id := [2]uint32{purpose, branch}
+	k.mu.Lock()
+	br, ok := k.branches[id]
+	k.mu.Unlock()
+	if ok {
+		return br, nil
+	}
+	acct, err := k.account(purpose)
+	if err != nil {
+		return nil, err
+	}
+	if br, err = acct.Derive(branch); err != nil {
+		return nil, fmt.Errorf("testnet: derive branch %d: %w", branch, err)
+	}
+	k.mu.Lock()
+	k.branches[id] = br
+	k.mu.Unlock()
+	return br, nil
 }
 
 // addressFor returns the address of pub for purpose's script type.
