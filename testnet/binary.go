@@ -45,24 +45,35 @@ func BtcdBinary(ctx context.Context) (string, error) {
 	if binaryPath != "" {
 		return binaryPath, nil
 	}
-	root, err := moduleRoot()
-	if err != nil {
-		return "", err
-	}
-	version, err := btcdVersion(ctx, root)
-	if err != nil {
-		return "", err
-	}
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		return "", fmt.Errorf("testnet: cache dir: %w", err)
 	}
+	// The version comes from this binary's build information when it has
+	// it, so an installed bloomwatch finds a cached btcd without the
+	// source tree; building needs the module root.
+	version := buildInfoVersion()
+	if version != "" {
+		if target := cachedBinary(cache, version); target != "" {
+			binaryPath = target
+			return target, nil
+		}
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		return "", err
+	}
+	if version == "" {
+		if version, err = btcdVersion(ctx, root); err != nil {
+			return "", err
+		}
+		if target := cachedBinary(cache, version); target != "" {
+			binaryPath = target
+			return target, nil
+		}
+	}
 	dir := filepath.Join(cache, "bloomwatch", "btcd-"+version)
 	target := filepath.Join(dir, "btcd")
-	if fi, err := os.Stat(target); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-		binaryPath = target
-		return target, nil
-	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("testnet: cache dir: %w", err)
 	}
@@ -113,19 +124,36 @@ func moduleRoot() (string, error) {
 	return "", ErrNoModuleRoot
 }
 
-// btcdVersion returns the btcd module version in this binary's build
-// information, or as `go list -m` reports it in the module root.
-func btcdVersion(ctx context.Context, root string) (string, error) {
-	if info, ok := debug.ReadBuildInfo(); ok {
-		for _, dep := range info.Deps {
-			if dep.Path == btcdModule && dep.Version != "" && dep.Version != "(devel)" {
-				if dep.Replace != nil && dep.Replace.Version != "" {
-					return dep.Replace.Version, nil
-				}
-				return dep.Version, nil
+// cachedBinary returns the cached btcd of version, or "" if there is none.
+func cachedBinary(cache, version string) string {
+	target := filepath.Join(cache, "bloomwatch", "btcd-"+version, "btcd")
+	if fi, err := os.Stat(target); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+		return target
+	}
+	return ""
+}
+
+// buildInfoVersion returns the btcd module version in this binary's build
+// information, or "".
+func buildInfoVersion() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	for _, dep := range info.Deps {
+		if dep.Path == btcdModule && dep.Version != "" && dep.Version != "(devel)" {
+			if dep.Replace != nil && dep.Replace.Version != "" {
+				return dep.Replace.Version
 			}
+			return dep.Version
 		}
 	}
+	return ""
+}
+
+// btcdVersion returns the btcd module version as `go list -m` reports it
+// in the module root.
+func btcdVersion(ctx context.Context, root string) (string, error) {
 	cmd := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Version}}", btcdModule)
 	cmd.Dir = root
 	out, err := cmd.Output()
