@@ -177,6 +177,25 @@ func (m *manager) retryBlock(pb *pendingBlock, why string) {
 		m.misbehave(ps, MisbehaviorNotServed, why)
 	}
 	m.abandon(req)
+	if s == nil || s.req != nil {
+		return
+	}
+	// Ask another peer when there is one: the same peer would most
+	// likely leave the same transactions out again.
+	for other := range m.peers {
+		if other == ps || other.mirror == nil || other.lastBlock < req.height {
+			continue
+		}
+		if !covers(other.mirror, m.els) {
+			m.loadFilter(other, ReasonOutPoints) // or it misses spends
+		}
+		r := &blockReq{hash: s.hash, height: req.height, gen: other.filterGen}
+		s.req = r
+		s.attempts++
+		m.st.Rerequested++
+		m.sendBatch(other, []*blockReq{r})
+		return
+	}
 }
 
 // onNotFound handles blocks or txs the peer says it does not have.

@@ -100,4 +100,5 @@ func (m *manager) finishSpotCheck(c *spotCheck, fb *FilteredBlock) {
 	m.next = c.height
 	m.reqHigh = m.next - 1
 	m.isSynced = false
+	m.elementsChanged(-1) // coins the removed blocks spent are watched again
 }
