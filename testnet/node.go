@@ -559,23 +559,27 @@ func (n *Node) peerWith(addr string) (*btcjson.GetPeerInfoResult, error) {
 	return nil, nil
 }
 
-// ConnectTo makes other a persistent peer of n (addnode add), waits until
-// the handshake is done on both sides and then until both nodes have the
-// same tip (the one with less work syncs from the other).
+// ConnectTo makes other a persistent peer of n (addnode add; nothing to
+// add when they are already connected), waits until the handshake is done
+// on both sides and then until both nodes have the same tip (the one with
+// less work syncs from the other).
 func (n *Node) ConnectTo(other *Node) error {
 	return n.ConnectToCtx(context.Background(), other)
 }
 
 // ConnectToCtx is ConnectTo bounded by ctx.
 func (n *Node) ConnectToCtx(ctx context.Context, other *Node) error {
-	if err := n.alive(); err != nil {
+	p, err := n.peerWith(other.p2p)
+	if err != nil {
 		return err
 	}
-	if err := n.rpc.AddNode(other.p2p, rpcclient.ANAdd); err != nil {
-		return fmt.Errorf("testnet: addnode %s: %w", other.p2p, err)
+	if p == nil {
+		if err := n.rpc.AddNode(other.p2p, rpcclient.ANAdd); err != nil {
+			return fmt.Errorf("testnet: addnode %s: %w", other.p2p, err)
+		}
 	}
 	var local string
-	err := poll(ctx, "peer handshake with "+other.p2p, func() (bool, error) {
+	err = poll(ctx, "peer handshake with "+other.p2p, func() (bool, error) {
 		p, err := n.peerWith(other.p2p)
 		if err != nil || p == nil || p.Version == 0 || p.AddrLocal == "" {
 			return false, err

@@ -96,6 +96,7 @@ func TestConnectDisconnect(t *testing.T) {
 
 	require.NoError(t, a.ConnectTo(b))
 	require.NoError(t, b.WaitForHeight(ctx, 7))
+	require.NoError(t, a.ConnectTo(b), "connecting connected nodes is a no-op")
 }
 
 // TestStopKillsWedgedNode stops a btcd that cannot react (SIGSTOP): Stop
