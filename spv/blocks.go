@@ -299,6 +299,12 @@ func (m *manager) deliver() {
 
 // report counts a delivered block and publishes its events.
 func (m *manager) report(fb *FilteredBlock, res BlockResult) {
+	// A block delivered again after a filter change reports only the
+	// transactions it did not report the first time.
+	again := m.lastHash == fb.Hash && m.lastSeen != nil
+	if !again {
+		m.lastHash, m.lastSeen = fb.Hash, make(map[chainhash.Hash]bool, len(fb.Txs))
+	}
 	relevant := make(map[chainhash.Hash]bool, len(res.Relevant))
 	for _, id := range res.Relevant {
 		relevant[id] = true
@@ -308,25 +314,39 @@ func (m *manager) report(fb *FilteredBlock, res BlockResult) {
 		fps[id] = true
 	}
 	st := &m.st
-	st.Blocks++
-	st.Matched += len(fb.Txs)
-	st.Relevant += len(res.Relevant)
-	st.FalsePositives += len(res.FalsePositives)
-	st.Tested += uint64(fb.TotalTxs)
-	if neg := st.Tested - uint64(st.Relevant); neg > 0 {
-		st.ObservedFPRate = float64(st.FalsePositives) / float64(neg)
+	if !again {
+		st.Blocks++
+		st.Tested += uint64(fb.TotalTxs)
 	}
 	now := m.n.at()
+	var nMatched, nRelevant, nFP int
 	for _, tx := range fb.Txs {
 		id := tx.TxHash()
+		if m.lastSeen[id] {
+			continue
+		}
+		m.lastSeen[id] = true
+		nMatched++
+		switch {
+		case relevant[id]:
+			nRelevant++
+		case fps[id]:
+			nFP++
+		}
 		m.n.publish(MatchedTx{
 			At: now, Txid: id, Height: fb.Height, Relevant: relevant[id],
 			FalsePositive: fps[id], Amount: res.Amounts[id],
 		})
 	}
+	st.Matched += nMatched
+	st.Relevant += nRelevant
+	st.FalsePositives += nFP
+	if neg := st.Tested - uint64(st.Relevant); neg > 0 {
+		st.ObservedFPRate = float64(st.FalsePositives) / float64(neg)
+	}
 	m.n.publish(BlockProcessed{
-		At: now, Height: fb.Height, Hash: fb.Hash, Matched: len(fb.Txs),
-		Relevant: len(res.Relevant), FalsePositives: len(res.FalsePositives),
+		At: now, Height: fb.Height, Hash: fb.Hash, Matched: nMatched,
+		Relevant: nRelevant, FalsePositives: nFP, Again: again,
 		ObservedFPRate: st.ObservedFPRate, TheoreticalFPRate: st.Filter.FPRate,
 		PeerHeight: st.PeerHeight,
 	})

@@ -117,6 +117,10 @@ type BlockProcessed struct {
 	ObservedFPRate    float64
 	TheoreticalFPRate float64
 	PeerHeight        int32
+	// Again marks a block delivered a second time after a filter reload
+	// (the gap-limit race): Matched, Relevant and FalsePositives then
+	// count only the transactions the first delivery did not have.
+	Again bool
 }
 
 // Reorg reports a switch to a chain with more work.

@@ -122,6 +122,11 @@ type manager struct {
 	checkCount  int
 	spotN       int
 
+	// lastHash and lastSeen are the last block delivered and the txids
+	// reported with it (a re-delivery reports only new ones).
+	lastHash chainhash.Hash
+	lastSeen map[chainhash.Hash]bool
+
 	st Status
 }
 

@@ -286,6 +286,9 @@ func TestSyncGapLimitRerequests(t *testing.T) {
 	st := n.Status()
 	_, again := w.Applied()
 	t.Logf("loads %d rerequested %d reapplied %d", st.Filter.Loads, st.Rerequested, again)
+	if st.Relevant != len(want) {
+		t.Errorf("status counts %d relevant txs, want %d (re-deliveries must not count twice)", st.Relevant, len(want))
+	}
 	if st.Rerequested == 0 || again == 0 {
 		t.Errorf("no block was fetched again (rerequested %d, reapplied %d)", st.Rerequested, again)
 	}
