@@ -15,6 +15,7 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/spv"
+	"github.com/bloomwatch/bloomwatch/spv/headers"
 	"github.com/bloomwatch/bloomwatch/spv/netparams"
 	"github.com/bloomwatch/bloomwatch/tui"
 	"github.com/bloomwatch/bloomwatch/wallet"
@@ -80,6 +81,12 @@ func newSession(ctx context.Context, w *wallet.Wallet, network *netparams.Networ
 	}
 	s.log, s.closeLg = lg, closeLg
 	s.nodeDir = filepath.Join(w.Dir(), nodeDirName)
+	if _, statErr := os.Stat(s.nodeDir); cfg.resetHeaders && statErr == nil {
+		if err := headers.Remove(s.nodeDir); err != nil {
+			_ = closeLg()
+			return nil, fmt.Errorf("reset headers: %w", err)
+		}
+	}
 	node, err := spv.New(spv.Config{
 		Network:  network,
 		DataDir:  s.nodeDir,
@@ -91,6 +98,12 @@ func newSession(ctx context.Context, w *wallet.Wallet, network *netparams.Networ
 	})
 	if err != nil {
 		_ = closeLg()
+		if errors.Is(err, headers.ErrCorrupt) {
+			return nil, fmt.Errorf("light node: %w; the wallet is intact: run sync again with --reset-headers to delete the header store and download the headers again", err)
+		}
+		if errors.Is(err, headers.ErrLocked) {
+			return nil, fmt.Errorf("light node: %w: another bloomwatch is using %s", err, s.nodeDir)
+		}
 		return nil, fmt.Errorf("light node: %w", err)
 	}
 	s.node = node

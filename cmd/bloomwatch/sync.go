@@ -40,6 +40,7 @@ var syncOpts struct {
 	logFile     string
 	logLevel    string
 	peerTimeout time.Duration
+	resetHdrs   bool
 }
 
 // syncCmd syncs the wallet from BIP37 peers.
@@ -72,6 +73,7 @@ func init() {
 	f.StringVar(&syncOpts.logFile, "log-file", "", "write the log here (default: stderr headless, DATADIR/bloomwatch.log with the dashboard)")
 	f.StringVar(&syncOpts.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.DurationVar(&syncOpts.peerTimeout, "peer-timeout", defaultPeerTimeout, "give up when no peer is usable for this long (0: wait forever)")
+	f.BoolVar(&syncOpts.resetHdrs, "reset-headers", false, "delete the header store (DATADIR/spv) first and download the headers again; the wallet is kept")
 	rootCmd.AddCommand(syncCmd)
 }
 
@@ -90,6 +92,8 @@ type sessionConfig struct {
 	// members, when positive, is the wallet size the privacy meter uses
 	// instead of the filter's estimate.
 	members float64
+	// resetHeaders deletes the header store before the node opens it.
+	resetHeaders bool
 	// onStart runs once the node is started (the demo's chain driver).
 	onStart func(ctx context.Context, s *session) error
 }
@@ -129,15 +133,16 @@ func runSync(cmd *cobra.Command, _ []string) (err error) {
 	}
 	defer closeWallet(w, &err)
 	cfg := sessionConfig{
-		connect:     syncOpts.connect,
-		maxPeers:    syncOpts.maxPeers,
-		fpRate:      syncOpts.fpRate,
-		untilSynced: syncOpts.untilSynced,
-		asJSON:      syncOpts.asJSON,
-		tui:         !syncOpts.asJSON && !syncOpts.noTUI && isTerminal(cmd.OutOrStdout()),
-		logFile:     syncOpts.logFile,
-		logLevel:    level,
-		peerTimeout: syncOpts.peerTimeout,
+		connect:      syncOpts.connect,
+		maxPeers:     syncOpts.maxPeers,
+		fpRate:       syncOpts.fpRate,
+		untilSynced:  syncOpts.untilSynced,
+		asJSON:       syncOpts.asJSON,
+		tui:          !syncOpts.asJSON && !syncOpts.noTUI && isTerminal(cmd.OutOrStdout()),
+		logFile:      syncOpts.logFile,
+		logLevel:     level,
+		peerTimeout:  syncOpts.peerTimeout,
+		resetHeaders: syncOpts.resetHdrs,
 	}
 	return runSession(cmd, prefix, w, cfg)
 }

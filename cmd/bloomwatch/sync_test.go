@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
 
+	"github.com/bloomwatch/bloomwatch/spv/headers"
 	"github.com/bloomwatch/bloomwatch/testnet"
 )
 
@@ -154,6 +156,31 @@ func TestSyncEndToEnd(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("payment %s after restart not found", tx.TxHash())
+	}
+
+	// A corrupted header store: a one-line error naming the way out,
+	// then --reset-headers rebuilds it and the wallet is unchanged.
+	hdrFile := filepath.Join(dir, nodeDirName, headers.FileName)
+	raw, err := os.ReadFile(hdrFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := len(raw) / 2; i < len(raw)/2+64 && i < len(raw); i++ {
+		raw[i] ^= 0xff
+	}
+	if err := os.WriteFile(hdrFile, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	resetFlags(rootCmd)
+	var out, errb bytes.Buffer
+	code := run([]string{"sync", "--datadir", dir, "--connect", peer, "--until-synced", "--json", "--log-level", "error"}, &out, &errb)
+	if code != 1 || strings.Count(strings.TrimSpace(errb.String()), "\n") != 0 || !strings.Contains(errb.String(), "--reset-headers") {
+		t.Fatalf("corrupt headers: exit %d, stderr %q: want exit 1 and one line naming --reset-headers", code, errb.String())
+	}
+	sum3 := runSyncJSON(t, "--datadir", dir, "--connect", peer, "--reset-headers")
+	if sum3.TipHeight != sum2.TipHeight || sum3.BalanceSat != sum2.BalanceSat || len(sum3.Txs) != len(sum2.Txs) {
+		t.Errorf("after --reset-headers tip %d balance %d txs %d, want %d %d %d",
+			sum3.TipHeight, sum3.BalanceSat, len(sum3.Txs), sum2.TipHeight, sum2.BalanceSat, len(sum2.Txs))
 	}
 }
 
