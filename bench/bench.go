@@ -64,7 +64,7 @@ func parseBenchFlags(args []string) (*benchConfig, error) {
 	fs.IntVar(&c.ScaleRuns, "scale-runs", 1, "rounds per scaling point")
 	fs.StringVar(&c.ScaleCli, "scale-clients", "bloomwatch,minimal", "clients of the scaling series")
 	fs.IntVar(&c.Headers, "headers", 0, "also run a header-only sync of this many generated headers (e.g. 100000)")
-	fs.IntVar(&c.HeadersP2P, "headers-p2p", 0, "also run a header-only P2P sync of a chain of this many empty blocks (built once with testnet, cached; 100000 takes minutes to build)")
+	fs.IntVar(&c.HeadersP2P, "headers-p2p", 0, "also run a header-only P2P sync of a chain of this many empty blocks (mined in-process and submitted to btcd once, then cached)")
 	fs.StringVar(&c.HeadersCli, "headers-p2p-clients", "bloomwatch,minimal", "clients of the header-only P2P sync (neutrino validates simnet headers slowly, see README)")
 	fs.BoolVar(&c.SkipCompare, "no-compare", false, "skip the A B C comparison (run only --scale / --headers)")
 	if err := fs.Parse(args); err != nil {
@@ -196,7 +196,7 @@ func runBench(ctx context.Context, args []string) error {
 		printScale(os.Stdout, rep.Scale)
 	}
 	if cfg.HeadersP2P > 0 {
-		p := chainParams{Blocks: cfg.HeadersP2P, Txs: 0, Addrs: 1, Spend: 0, Seed: cfg.Seed}
+		p := chainParams{Blocks: cfg.HeadersP2P, Seed: cfg.Seed, Empty: true}
 		s, err := runSeries(ctx, env, p, strings.Split(cfg.HeadersCli, ","), cfg.Runs, true)
 		if err != nil {
 			return err

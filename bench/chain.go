@@ -30,9 +30,16 @@ type chainParams struct {
 	Addrs  int     `json:"watch_addrs"`
 	Spend  float64 `json:"spend_fraction"`
 	Seed   int64   `json:"seed"`
+	// Empty selects a chain of coinbase-only blocks mined in-process
+	// (buildEmptyChain) for header-only syncs; Txs, Addrs and Spend are
+	// then unused.
+	Empty bool `json:"empty,omitempty"`
 }
 
 func (p chainParams) String() string {
+	if p.Empty {
+		return fmt.Sprintf("%d empty blocks (header-only)", p.Blocks)
+	}
 	return fmt.Sprintf("%d blocks x %d txs, %d addrs, spend %.2f, seed %d", p.Blocks, p.Txs, p.Addrs, p.Spend, p.Seed)
 }
 
@@ -105,7 +112,11 @@ func prepareChain(ctx context.Context, env *benchEnv, p chainParams) (*chainFixt
 	defer os.RemoveAll(tmp) // after the rename it no longer exists
 	fmt.Printf("building chain %s (once; cached in %s)\n", p, dir)
 	start := time.Now()
-	meta, err := buildChain(ctx, env, p, filepath.Join(tmp, "btcd"))
+	build := buildChain
+	if p.Empty {
+		build = buildEmptyChain
+	}
+	meta, err := build(ctx, env, p, filepath.Join(tmp, "btcd"))
 	if err != nil {
 		return nil, err
 	}
