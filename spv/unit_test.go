@@ -1,7 +1,10 @@
 package spv
 
 import (
+	"context"
 	"errors"
+	gonet "net"
+	"runtime"
 	"os"
 	"path/filepath"
 	"testing"
@@ -289,3 +292,103 @@ func TestCheckVersion(t *testing.T) {
 		t.Fatalf("old: %v", err)
 	}
 }
+
+func TestNodeLifecycleWithoutPeers(t *testing.T) {
+	net, err := netparams.Lookup("regtest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A port nobody listens on: the node keeps dialing with backoff.
+	ln, err := netListen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	before := runtime.NumGoroutine()
+	dir := t.TempDir()
+	n, err := New(Config{Network: net, DataDir: dir, Connect: []string{addr}, Watcher: NewMemWatcher(1),
+		RetryMin: 10 * time.Millisecond, RetryMax: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(Config{Network: net, DataDir: dir, Watcher: NewMemWatcher(1)}); err == nil {
+		t.Fatal("second node on the same data dir opened")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := n.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Start(ctx); !errors.Is(err, ErrAlreadyStarted) {
+		t.Fatalf("second start: %v", err)
+	}
+	sub := n.Subscribe()
+	wctx, wcancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	if err := n.WaitSynced(wctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("synced without peers: %v", err)
+	}
+	wcancel()
+	if st := n.Status(); st.Synced || len(st.Peers) != 0 || st.HeaderHeight != 0 {
+		t.Fatalf("status %+v", st)
+	}
+	cancel() // the caller's context ends: the node stops itself
+	deadline := time.Now().Add(5 * time.Second)
+	for !n.Status().Stopped {
+		if time.Now().After(deadline) {
+			t.Fatal("node did not stop with its context")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := n.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := <-sub.Events(); ok {
+		for range sub.Events() {
+		}
+	}
+	if err := n.WaitSynced(context.Background()); !errors.Is(err, ErrStopped) {
+		t.Fatalf("wait after stop: %v", err)
+	}
+	if err := n.Start(context.Background()); !errors.Is(err, ErrStopped) {
+		t.Fatalf("start after stop: %v", err)
+	}
+	for time.Now().Before(deadline) && runtime.NumGoroutine() > before {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if g := runtime.NumGoroutine(); g > before {
+		t.Fatalf("%d goroutines after stop, %d before", g, before)
+	}
+	// The data dir can be opened again.
+	n2, err := New(Config{Network: net, DataDir: dir, Watcher: NewMemWatcher(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n2.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	n3, err := New(Config{Network: net, DataDir: dir, Watcher: NewMemWatcher(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n3.Stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestStartWithoutPeerSource(t *testing.T) {
+	net, err := netparams.Lookup("regtest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := New(Config{Network: net, DataDir: t.TempDir(), Watcher: NewMemWatcher(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Stop()
+	if err := n.Start(context.Background()); !errors.Is(err, ErrNoPeerSource) {
+		t.Fatalf("start without peers or seeds: %v", err)
+	}
+}
+
+// netListen listens on a free loopback port.
+func netListen() (gonet.Listener, error) { return gonet.Listen("tcp", "127.0.0.1:0") }
