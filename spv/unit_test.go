@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	gonet "net"
-	"runtime"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
