@@ -27,7 +27,8 @@ type Options struct {
 	// DataDir is the node's data directory ("" = a temporary one). With
 	// simnet an existing chain is reused and scanned for funding coins.
 	DataDir string
-	// Log receives btcd's output when the nodes stop (nil discards it).
+	// Log receives btcd's output as Config.Log describes: an *os.File
+	// live, another writer when the nodes stop, nil discards it.
 	Log io.Writer
 	// Bare skips mining the setup blocks. The zero Options mines until
 	// the first coinbases are spendable (CoinbaseMaturity+MatureExtra)
@@ -56,6 +57,7 @@ const MatureExtra = 10
 type Harness struct {
 	mu     sync.Mutex
 	opts   Options
+	params *chaincfg.Params
 	node   *Node
 	node2  *Node // the reorg partner, started by the first Reorg
 	f      *funder
@@ -88,7 +90,7 @@ func New(ctx context.Context, opts Options) (*Harness, error) {
 		}
 		return nil, err
 	}
-	h := &Harness{opts: opts, node: node, ownDir: ownDir, rng: rand.New(rand.NewSource(1))}
+	h := &Harness{opts: opts, params: node.Params(), node: node, ownDir: ownDir, rng: rand.New(rand.NewSource(1))}
 	if h.f, err = newFunder(node.Params()); err != nil {
 		return nil, errors.Join(err, node.Stop())
 	}
@@ -273,8 +275,12 @@ func (b *tailBuffer) String() string {
 	return string(b.buf)
 }
 
-// Node returns the harness's main node.
-func (h *Harness) Node() *Node { return h.node }
+// Node returns the harness's main node (a new one after RestartNode).
+func (h *Harness) Node() *Node {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.node
+}
 
 // ReorgNode returns the second node Reorg uses, or nil before the first
 // Reorg. It stays connected to the main node, so it can serve as a second
@@ -286,12 +292,12 @@ func (h *Harness) ReorgNode() *Node {
 }
 
 // Params returns the chain parameters.
-func (h *Harness) Params() *chaincfg.Params { return h.node.Params() }
+func (h *Harness) Params() *chaincfg.Params { return h.params }
 
 // FunderAddress returns the funding wallet's address (the coinbases'
 // default recipient).
 func (h *Harness) FunderAddress() btcutil.Address {
-	addr, _ := funderAddress(h.node.Params())
+	addr, _ := funderAddress(h.params)
 	return addr
 }
 
