@@ -325,7 +325,7 @@ func TestSyncFollowsReorgs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Let the node see the losing branch first.
+		t.Logf("reorg depth %d", depth)
 		res, err := h.Reorg(context.Background(), depth, testnet.ReorgOptions{
 			OrphanTxs: []*wire.MsgTx{orphan}, WinnerTxs: []*wire.MsgTx{winner},
 		})
@@ -549,4 +549,77 @@ func (g *gateWatcher) ApplyBlock(b *spv.FilteredBlock) (spv.BlockResult, error) 
 		<-g.release
 	}
 	return g.MemWatcher.ApplyBlock(b)
+}
+
+// TestSyncThousandBlocks is issue 3's acceptance run: 1,000 blocks with
+// noise, 20 watched addresses (10 P2PKH, 10 P2WPKH) paid and half of the
+// payments spent; every wallet tx found, none extra, false positives below
+// 5 % of the matched txs with the default settings.
+func TestSyncThousandBlocks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts btcd")
+	}
+	h := testnet.NewT(t, testnet.Options{})
+	k, err := testnet.NewKeyring(testnet.DemoSeed, h.Params())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var truths []*testnet.Truth
+	for i, purpose := range []uint32{testnet.PurposeBIP44, testnet.PurposeBIP84} {
+		tr, err := h.BuildChain(context.Background(), testnet.ChainSpec{
+			Blocks: 500, TxsPerBlock: 4, Keyring: k, Purpose: purpose,
+			WatchAddrs: 10, PaymentsPerAddr: 2, SpendFraction: 0.5, Seed: int64(10 + i),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		truths = append(truths, tr)
+	}
+	if _, err := h.Mine(1); err != nil {
+		t.Fatal(err)
+	}
+	_, tip, _ := h.Node().BestBlock()
+	// The wallet: 10 receive and 10 change scripts of each purpose.
+	var scripts [][]byte
+	for _, purpose := range []uint32{testnet.PurposeBIP44, testnet.PurposeBIP84} {
+		for branch := uint32(0); branch < 2; branch++ {
+			for i := uint32(0); i < 10; i++ {
+				s, err := k.PkScript(purpose, branch, i)
+				if err != nil {
+					t.Fatal(err)
+				}
+				scripts = append(scripts, s)
+			}
+		}
+	}
+	w := spv.NewMemWatcher(truths[0].StartHeight+1, scripts...)
+	n := startNode(t, t.TempDir(), w, h.Node().P2PAddr())
+	waitSynced(t, n, tip)
+	got := w.Txs()
+	want := 0
+	var balance int64
+	for _, tr := range truths {
+		want += len(tr.Txs)
+		balance += tr.Balance
+		for _, tx := range tr.Txs {
+			if g, ok := got[tx.Txid]; !ok || g.Height != tx.Height || g.Amount != tx.Delta {
+				t.Errorf("wallet tx %v (height %d, delta %d): got %+v", tx.Txid, tx.Height, tx.Delta, g)
+			}
+		}
+	}
+	if len(got) != want {
+		t.Errorf("%d wallet txs, want %d", len(got), want)
+	}
+	if w.Balance() != balance {
+		t.Errorf("balance %d, want %d", w.Balance(), balance)
+	}
+	st := n.Status()
+	t.Logf("%d blocks, %d txs tested, %d matched, %d relevant, %d false positives (observed rate %.2g, filter %.2g), %d bytes, %d loads",
+		st.Blocks, st.Tested, st.Matched, st.Relevant, st.FalsePositives, st.ObservedFPRate, st.Filter.FPRate, st.BytesReceived, st.Filter.Loads)
+	if st.Blocks < 1000 {
+		t.Errorf("only %d blocks synced", st.Blocks)
+	}
+	if st.Matched == 0 || float64(st.FalsePositives) >= 0.05*float64(st.Matched) {
+		t.Errorf("%d false positives among %d matched txs (>= 5%%)", st.FalsePositives, st.Matched)
+	}
 }
