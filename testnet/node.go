@@ -255,12 +255,6 @@ func startOnce(ctx context.Context, bin, netFlag string, params *chaincfg.Params
 		return n, false, fmt.Errorf("testnet: rpc client: %w", err)
 	}
 	for {
-		// Probe with a bounded request of our own: rpcclient retries a
-		// refused request for ~20 s and has no timeout at all, so a
-		// port that accepts but never answers would hang it.
-		if probeRPC(ctx, n.rpcAddr, user, pass) == nil {
-			return n, false, nil
-		}
 		if n.reap(false) {
 			tail := n.Tail()
 			if strings.Contains(tail, "address already in use") {
@@ -269,6 +263,12 @@ func startOnce(ctx context.Context, bin, netFlag string, params *chaincfg.Params
 			}
 			return n, false,
 				fmt.Errorf("%w before RPC was ready (%s): %s", ErrNodeExited, exitString(n.status), tail)
+		}
+		// Probe with a bounded request of our own: rpcclient retries a
+		// refused request for ~20 s and has no timeout at all, so a
+		// port that accepts but never answers would hang it.
+		if probeRPC(ctx, n.rpcAddr, user, pass) == nil {
+			return n, false, nil
 		}
 		select {
 		case <-ctx.Done():
@@ -656,7 +656,7 @@ func exitString(ws syscall.WaitStatus) string {
 }
 
 // probeTimeout bounds one readiness probe.
-const probeTimeout = 2 * time.Second
+const probeTimeout = time.Second
 
 // probeRPC sends getblockcount to a btcd RPC server and reports whether
 // it answered 200 OK within probeTimeout.
