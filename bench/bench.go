@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -123,8 +124,11 @@ type benchEnv struct {
 
 // Report is the JSON document --json writes.
 type Report struct {
-	Machine    Machine        `json:"machine"`
-	Command    string         `json:"command"`
+	Machine Machine `json:"machine"`
+	Command string  `json:"command"`
+	// Source is the bloomwatch commit measured ("+dirty" when files of
+	// the main module differed from it).
+	Source     string         `json:"source"`
 	Started    time.Time      `json:"started"`
 	Compare    *SeriesReport  `json:"compare,omitempty"`
 	Scale      []SeriesReport `json:"scale,omitempty"`
@@ -172,6 +176,8 @@ func runBench(ctx context.Context, args []string) error {
 		if env.bloomwatch, err = buildBloomwatch(ctx, tmp); err != nil {
 			return err
 		}
+		rep.Source = sourceVersion(ctx)
+		fmt.Printf("bloomwatch built from %s\n", rep.Source)
 	}
 
 	if !cfg.SkipCompare {
@@ -292,6 +298,25 @@ func buildSpawn(ctx context.Context, dir string) (string, error) {
 		return "", fmt.Errorf("go build ./spawn: %w\n%s", err, b)
 	}
 	return out, nil
+}
+
+// sourceVersion names the main module's commit, "+dirty" when its tracked
+// Go files outside bench/ differ from it.
+func sourceVersion(ctx context.Context) string {
+	root, err := mainModuleRoot(ctx)
+	if err != nil {
+		return "unknown"
+	}
+	out, err := exec.CommandContext(ctx, "git", "-C", root, "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return "unknown"
+	}
+	v := strings.TrimSpace(string(out))
+	st, err := exec.CommandContext(ctx, "git", "-C", root, "status", "--porcelain", "--untracked-files=no", "--", ".", ":!bench").Output()
+	if err == nil && len(bytes.TrimSpace(st)) > 0 {
+		v += "+dirty"
+	}
+	return v
 }
 
 // mainModuleRoot finds the bloomwatch module directory through the replace
