@@ -30,7 +30,9 @@ type ChainSpec struct {
 	PaymentsPerAddr int
 	// SpendFraction of the payments (rounded) are spent in a later block
 	// by the keyring: half to a foreign script, the rest minus the fee to
-	// the next change address (branch 1, indexes in order).
+	// the next change address (branch 1, indexes in order). A third of
+	// the spends also take the oldest unspent change output as a second
+	// input (multi-input transactions for clustering).
 	SpendFraction float64
 	// Seed seeds math/rand: the same spec on the same starting chain
 	// gives the same structure (txids differ: block times differ).
@@ -212,6 +214,10 @@ type chainBuilder struct {
 	addrs  map[string]*TruthAddress // by address
 	utxos  map[wire.OutPoint]TruthUTXO
 	change uint32 // next change index
+	// changeOuts are the wallet's unspent change outputs, oldest first:
+	// some spends add one as a second input.
+	changeOuts  []wire.OutPoint
+	changeIndex map[wire.OutPoint]uint32
 }
 
 // BuildChain mines spec.Blocks blocks on the main node: TxsPerBlock noise
@@ -253,6 +259,8 @@ func (h *Harness) BuildChain(ctx context.Context, spec ChainSpec) (*Truth, error
 		truth: &Truth{Network: h.Params().Name, Seed: spec.Seed, Purpose: spec.Purpose, StartHeight: start},
 		addrs: make(map[string]*TruthAddress),
 		utxos: make(map[wire.OutPoint]TruthUTXO),
+
+		changeIndex: make(map[wire.OutPoint]uint32),
 	}
 	if spec.Keyring != nil {
 		if b.truth.Xpub, err = spec.Keyring.Xpub(spec.Purpose); err != nil {
@@ -405,20 +413,45 @@ func (b *chainBuilder) spend(p *plannedPay) (*wire.MsgTx, int64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
+	ins := []prevOut{{op: p.op, value: prev.Value, script: in, key: priv}}
+	total := prev.Value
+	// A third of the spends also sweep the oldest unspent change output:
+	// multi-input transactions, the common-input-ownership pattern.
+	if len(b.changeOuts) > 0 && b.r.Intn(3) == 0 {
+		op := b.changeOuts[0]
+		b.changeOuts = b.changeOuts[1:]
+		c := b.utxos[op]
+		script, err := spec.Keyring.PkScript(spec.Purpose, BranchInternal, b.changeIndex[op])
+		if err != nil {
+			return nil, 0, err
+		}
+		key, err := spec.Keyring.PrivKey(spec.Purpose, BranchInternal, b.changeIndex[op])
+		if err != nil {
+			return nil, 0, err
+		}
+		ins = append(ins, prevOut{op: op, value: c.Value, script: script, key: key})
+		total += c.Value
+	}
 	foreign := noiseOutputs(b.r)[0]
 	foreign.Value = prev.Value / 2
 	outs := []*wire.TxOut{foreign, wire.NewTxOut(0, change)}
-	fee := FeeRate * estimateVsize([][]byte{in}, outs)
-	outs[1].Value = prev.Value - foreign.Value - fee
+	scripts := make([][]byte, len(ins))
+	for i, in := range ins {
+		scripts[i] = in.script
+	}
+	fee := FeeRate * estimateVsize(scripts, outs)
+	outs[1].Value = total - foreign.Value - fee
 	if b.r.Intn(2) == 0 {
 		outs[0], outs[1] = outs[1], outs[0]
 	}
 	tx := wire.NewMsgTx(wire.TxVersion)
-	tx.AddTxIn(wire.NewTxIn(&p.op, nil, nil))
+	for _, in := range ins {
+		tx.AddTxIn(wire.NewTxIn(&in.op, nil, nil))
+	}
 	for _, o := range outs {
 		tx.AddTxOut(o)
 	}
-	if err := signTx(tx, []prevOut{{op: p.op, value: prev.Value, script: in, key: priv}}); err != nil {
+	if err := signTx(tx, ins); err != nil {
 		return nil, 0, err
 	}
 	return tx, -(foreign.Value + fee), nil
@@ -452,6 +485,10 @@ func (b *chainBuilder) record(pt pending, height int32, block chainhash.Hash) {
 		a.Received += o.Value
 		a.Payments++
 		op := wire.OutPoint{Hash: txid, Index: uint32(i)}
+		if path.Branch == BranchInternal {
+			b.changeOuts = append(b.changeOuts, op)
+			b.changeIndex[op] = path.Index
+		}
 		b.utxos[op] = TruthUTXO{Txid: txid, Vout: uint32(i), Value: o.Value, Address: a.Address, Height: height}
 	}
 }

@@ -95,6 +95,21 @@ func TestBuildChainTruth(t *testing.T) {
 	sortTxs(scanned.Txs)
 	require.Equal(t, want, scanned.Txs)
 
+	// Some spends take two wallet inputs (a payment and older change).
+	multi := 0
+	for _, tx := range truth.Txs {
+		if tx.Kind != TxSpend {
+			continue
+		}
+		raw, err := h.Node().RPC().GetRawTransaction(&tx.Txid)
+		require.NoError(t, err)
+		if len(raw.MsgTx().TxIn) > 1 {
+			multi++
+		}
+	}
+	require.Positive(t, multi, "multi-input spends")
+	t.Logf("%d of %d spends have two wallet inputs", multi, kinds[TxSpend])
+
 	// JSON round trip.
 	path := filepath.Join(t.TempDir(), "truth.json")
 	require.NoError(t, truth.WriteFile(path))
