@@ -139,7 +139,7 @@ func hrRun(t *testing.T, h *testnet.Harness, net *netparams.Network, truth *test
 	defer hp.Close()
 	dir := t.TempDir()
 	w, err := wallet.Create(filepath.Join(dir, "wallet"), wallet.CreateConfig{
-		Network: "regtest", Xpubs: []string{truth.Xpub}, Birthday: truth.StartHeight + 1,
+		Network: net.Name, Xpubs: []string{truth.Xpub}, Birthday: truth.StartHeight + 1,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -296,4 +296,42 @@ func hrFPReloads(t *testing.T, dir string) int {
 		}
 	}
 	return n
+}
+
+// TestHostileStreamSimnet runs the byte-stream scenarios on simnet: btcd's
+// peer package forgives malformed messages from localhost on regtest (its
+// isAllowedReadError, meant for btcd's own regression tests), so on regtest
+// the node only drops such a peer when it stalls; on any other network the
+// read error must disconnect it at once.
+func TestHostileStreamSimnet(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts btcd")
+	}
+	h := testnet.NewT(t, testnet.Options{Network: "simnet"})
+	k, err := testnet.NewKeyring(testnet.DemoSeed, h.Params())
+	if err != nil {
+		t.Fatal(err)
+	}
+	truth, err := h.BuildChain(context.Background(), testnet.ChainSpec{
+		Blocks: 20, TxsPerBlock: 3, Keyring: k, WatchAddrs: 3, PaymentsPerAddr: 1, Seed: 78,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	net, err := netparams.Lookup("simnet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for _, sc := range []hostile.Scenario{hostile.Garbage, hostile.Oversized} {
+		t.Run(string(sc), func(t *testing.T) {
+			o := hrRun(t, h, net, truth, sc)
+			rows = append(rows, o.hrString(sc))
+			hrCheck(t, sc, o)
+			if o.banned || o.disconnects == 0 || strings.Contains(o.discReason, "stall") {
+				t.Errorf("want an immediate disconnect on the read error, got banned %v, %d disconnects (%s)", o.banned, o.disconnects, o.discReason)
+			}
+		})
+	}
+	t.Logf("observed reactions (simnet):\n%s", strings.Join(rows, "\n"))
 }
