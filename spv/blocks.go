@@ -144,6 +144,10 @@ func (m *manager) completeBlock(pb *pendingBlock) {
 		fb.Txs = append(fb.Txs, tx)
 		fb.TxIndexes = append(fb.TxIndexes, pb.indexes[i])
 	}
+	if !ps.ready {
+		m.abandon(req) // banned while we re-tested: ask someone else
+		return
+	}
 	if req.check != nil {
 		m.finishSpotCheck(req.check, fb)
 		return
