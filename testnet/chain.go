@@ -364,8 +364,10 @@ func (b *chainBuilder) block(height int32, pays, spends []*plannedPay) error {
 	}
 	for i, pt := range txs {
 		if err := sendTx(h.node, pt.tx); err != nil {
-			for _, undo := range txs[i:] {
-				h.f.unapply(undo.tx)
+			// Newest first: a child restores its parent's change
+			// before the parent forgets it.
+			for j := len(txs) - 1; j >= i; j-- {
+				h.f.unapply(txs[j].tx)
 			}
 			return err
 		}

@@ -125,6 +125,12 @@ func TestFunderCoins(t *testing.T) {
 	require.Equal(t, tx.TxIn[0].PreviousOutPoint, ds.TxIn[0].PreviousOutPoint)
 	require.NotEqual(t, tx.TxHash(), ds.TxHash())
 
+	// A child spending tx's change; undone newest first, only the
+	// coinbase is left.
+	child, err := f.build(out)
+	require.NoError(t, err)
+	require.Equal(t, tx.TxHash(), child.TxIn[0].PreviousOutPoint.Hash)
+	f.unapply(child)
 	f.unapply(tx)
 	require.Len(t, f.coins, 1)
 	_, ok := f.coins[tx.TxIn[0].PreviousOutPoint]
