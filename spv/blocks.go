@@ -36,7 +36,6 @@ func (m *manager) onMerkleBlock(ps *peerState, mb *wire.MsgMerkleBlock) {
 	req := ps.reqs[i]
 	ps.reqs = append(ps.reqs[:i], ps.reqs[i+1:]...)
 	ps.lastAnswer = m.n.clock.Now()
-	ps.stalls = 0
 	matches, indexes, err := bip37.VerifyMerkleBlock(mb)
 	if err != nil {
 		m.abandon(req)
@@ -119,7 +118,7 @@ func (m *manager) completeBlock(pb *pendingBlock) {
 			_ = gd.AddInvVect(wire.NewInvVect(wire.InvTypeTx, &miss[i]))
 			ps.txReqs[miss[i]] = &txReq{block: pb}
 		}
-		ps.p.QueueMessage(gd, nil)
+		ps.send(gd)
 		m.sendPing(ps)
 		return
 	}

@@ -212,7 +212,7 @@ func (m *manager) onInv(ps *peerState, msg *wire.MsgInv) {
 		if !ps.busy() {
 			ps.lastAnswer = m.n.clock.Now()
 		}
-		ps.p.QueueMessage(gd, nil)
+		ps.send(gd)
 	}
 	if needHeaders {
 		ps.headersDone = false

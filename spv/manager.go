@@ -395,7 +395,7 @@ func (m *manager) fail(err error) {
 // stale and are asked again.
 func (m *manager) loadFilter(ps *peerState, reason string) {
 	f := m.filter
-	ps.p.QueueMessage(f.MsgFilterLoad(), nil)
+	ps.send(f.MsgFilterLoad())
 	ps.mirror = f.Clone()
 	ps.filterGen++
 	for _, r := range ps.reqs {
@@ -559,7 +559,7 @@ func (m *manager) sendBatch(ps *peerState, reqs []*blockReq) {
 		_ = gd.AddInvVect(wire.NewInvVect(wire.InvTypeFilteredBlock, &r.hash))
 		ps.reqs = append(ps.reqs, r)
 	}
-	ps.p.QueueMessage(gd, nil)
+	ps.send(gd)
 	m.sendPing(ps)
 }
 
@@ -567,7 +567,7 @@ func (m *manager) sendBatch(ps *peerState, reqs []*blockReq) {
 func (m *manager) sendPing(ps *peerState) {
 	nonce := m.nonce()
 	ps.pings[nonce] = ps.batch
-	ps.p.QueueMessage(wire.NewMsgPing(nonce), nil)
+	ps.send(wire.NewMsgPing(nonce))
 }
 
 // nonce returns a ping nonce unique within the node.
@@ -576,15 +576,22 @@ func (m *manager) nonce() uint64 {
 	return uint64(m.n.clock.Now().UnixNano())<<8 ^ uint64(m.checkCount)
 }
 
-// sendGetHeaders asks ps for headers after our locator.
+// sendGetHeaders asks ps for headers after our locator. It queues the
+// message itself: btcd's PushGetHeadersMsg silently drops a getheaders
+// with the same first locator hash as the previous one, which would leave
+// a request outstanding that was never sent (a synced node asking again
+// after an announcement).
 func (m *manager) sendGetHeaders(ps *peerState) {
-	if err := ps.p.PushGetHeadersMsg(m.n.store.Locator(), &chainhash.Hash{}); err != nil {
-		m.n.log.Debug("getheaders", "peer", ps.addr, "err", err)
-		return
+	msg := wire.NewMsgGetHeaders()
+	for _, h := range m.n.store.Locator() {
+		if err := msg.AddBlockLocatorHash(h); err != nil {
+			break // the locator is bounded well below the limit
+		}
 	}
 	if !ps.busy() {
 		ps.lastAnswer = m.n.clock.Now()
 	}
+	ps.send(msg)
 	ps.headersReq = m.n.clock.Now()
 }
 
@@ -620,5 +627,5 @@ func (m *manager) sendMempool(ps *peerState) {
 		return
 	}
 	ps.mempoolSent = true
-	ps.p.QueueMessage(wire.NewMsgMemPool(), nil)
+	ps.send(wire.NewMsgMemPool())
 }

@@ -442,6 +442,30 @@ func TestSyncRestartAndMempool(t *testing.T) {
 	}
 	waitFor(t, func() bool { g, ok := w.Txs()[tx.TxHash()]; return ok && g.Height == tip2+1 })
 
+	// A node restarted at the tip gets an empty headers reply; the
+	// getheaders after the next announcement has the same locator and
+	// must still be sent (btcd's PushGetHeadersMsg would drop it).
+	if err := n2.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	n3, err := spv.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n3.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = n3.Stop() })
+	waitSynced(t, n3, tip2+1)
+	if _, err := h.Mine(1); err != nil {
+		t.Fatal(err)
+	}
+	start3 := time.Now()
+	waitSynced(t, n3, tip2+2)
+	if d := time.Since(start3); d > 5*time.Second {
+		t.Errorf("new block took %v after a restart at the tip", d)
+	}
+
 	recs := readTranscript(t, dir)
 	if len(recs) < 2 || recs[0].Reason != spv.ReasonInitial {
 		t.Fatalf("transcript %+v", recs)

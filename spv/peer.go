@@ -47,8 +47,18 @@ type peerState struct {
 	lastAnswer  time.Time // last message that answered a request
 	mempoolSent bool
 	misbehaved  bool
-	// stalls counts request deadlines missed in a row.
-	stalls int
+	// sendHook, when set (tests of the manager), receives the messages
+	// instead of the connection.
+	sendHook func(wire.Message)
+}
+
+// send queues a message to the peer (dropped once it disconnected).
+func (ps *peerState) send(msg wire.Message) {
+	if ps.sendHook != nil {
+		ps.sendHook(msg)
+		return
+	}
+	ps.p.QueueMessage(msg, nil)
 }
 
 // busy reports whether the peer owes us an answer.
