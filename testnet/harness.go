@@ -387,15 +387,52 @@ func (h *Harness) payLocked(outputs []*wire.TxOut) (*wire.MsgTx, error) {
 	if err := h.usable(); err != nil {
 		return nil, err
 	}
-	tx, err := h.f.build(outputs)
-	if err != nil {
-		return nil, err
-	}
-	if err := sendTx(h.node, tx); err != nil {
+	for attempt := 0; ; attempt++ {
+		tx, err := h.f.build(outputs)
+		if err != nil {
+			return nil, err
+		}
+		sendErr := sendTx(h.node, tx)
+		if sendErr == nil {
+			return tx, nil
+		}
 		h.f.unapply(tx)
-		return nil, err
+		// A coin the node does not know (change of a NewTx that was
+		// never broadcast, or removed by a reorg the harness did not
+		// make) is dropped, and the payment tried again with others.
+		dropped, err := h.dropUnknownInputs(tx)
+		if err != nil {
+			return nil, errors.Join(sendErr, err)
+		}
+		if dropped == 0 || attempt == maxPayAttempts-1 {
+			return nil, sendErr
+		}
 	}
-	return tx, nil
+}
+
+// maxPayAttempts bounds how often Pay re-selects coins after dropping
+// ones the node does not know.
+const maxPayAttempts = 5
+
+// dropUnknownInputs forgets the funder coins tx spends that the node has
+// neither in its UTXO set nor in its mempool, and returns how many.
+func (h *Harness) dropUnknownInputs(tx *wire.MsgTx) (int, error) {
+	dropped := 0
+	for _, in := range tx.TxIn {
+		op := in.PreviousOutPoint
+		if _, ok := h.f.coins[op]; !ok {
+			continue
+		}
+		res, err := h.node.RPC().GetTxOut(&op.Hash, op.Index, true)
+		if err != nil {
+			return dropped, fmt.Errorf("testnet: gettxout %v: %w", op, err)
+		}
+		if res == nil {
+			delete(h.f.coins, op)
+			dropped++
+		}
+	}
+	return dropped, nil
 }
 
 // sendTx broadcasts tx through node.

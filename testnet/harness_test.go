@@ -110,3 +110,40 @@ func TestHarnessCloseLeavesNoProcess(t *testing.T) {
 	_, err = h.Mine(1)
 	require.ErrorIs(t, err, ErrStopped)
 }
+
+// TestPayDropsPhantomCoins builds a NewTx that is never broadcast, so
+// the funder believes in its change: Pay must drop that unknown coin and
+// succeed with another.
+func TestPayDropsPhantomCoins(t *testing.T) {
+	h := NewT(t, Options{})
+	// A real 1 BTC coin of the funder's, confirmed.
+	small, err := h.PayAddress(h.FunderAddress(), btcutil.SatoshiPerBitcoin)
+	require.NoError(t, err)
+	_, err = h.Mine(1)
+	require.NoError(t, err)
+	script := RandomScript(h.rng, KindP2WPKH)
+	ghost, err := h.NewTx([]*wire.TxOut{wire.NewTxOut(10_000, script)})
+	require.NoError(t, err)
+	// Leave the funder only the ghost's change (the largest coin) and
+	// the 1 BTC coin.
+	h.mu.Lock()
+	for op := range h.f.coins {
+		if op.Hash != ghost.TxHash() && op != (wire.OutPoint{Hash: small.TxHash(), Index: 0}) {
+			delete(h.f.coins, op)
+		}
+	}
+	require.Len(t, h.f.coins, 2)
+	h.mu.Unlock()
+
+	tx, err := h.Pay([]*wire.TxOut{wire.NewTxOut(20_000, script)})
+	require.NoError(t, err)
+	require.Equal(t, wire.OutPoint{Hash: small.TxHash(), Index: 0}, tx.TxIn[0].PreviousOutPoint)
+	h.mu.Lock()
+	for op := range h.f.coins {
+		require.NotEqual(t, ghost.TxHash(), op.Hash, "ghost change forgotten")
+	}
+	h.mu.Unlock()
+	hashes, err := h.Mine(1)
+	require.NoError(t, err)
+	require.True(t, blockTxids(t, h, hashes[0])[tx.TxHash()])
+}
