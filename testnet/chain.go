@@ -252,6 +252,9 @@ func (h *Harness) BuildChain(ctx context.Context, spec ChainSpec) (*Truth, error
 	if err != nil {
 		return nil, err
 	}
+	if err := h.pruneUnconfirmed(); err != nil {
+		return nil, err
+	}
 	b := &chainBuilder{
 		h:     h,
 		spec:  spec,

@@ -410,6 +410,24 @@ func (h *Harness) payLocked(outputs []*wire.TxOut) (*wire.MsgTx, error) {
 	}
 }
 
+// pruneUnconfirmed forgets unconfirmed funder coins the node has
+// neither in its mempool nor in its UTXO set.
+func (h *Harness) pruneUnconfirmed() error {
+	for op, c := range h.f.coins {
+		if c.height != unconfirmed {
+			continue
+		}
+		res, err := h.node.RPC().GetTxOut(&op.Hash, op.Index, true)
+		if err != nil {
+			return fmt.Errorf("testnet: gettxout %v: %w", op, err)
+		}
+		if res == nil {
+			delete(h.f.coins, op)
+		}
+	}
+	return nil
+}
+
 // maxPayAttempts bounds how often Pay re-selects coins after dropping
 // ones the node does not know.
 const maxPayAttempts = 5
