@@ -3,7 +3,6 @@ package spv_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -37,16 +36,6 @@ var reorgDepths = []int{1, 2, 6, 7}
 func TestReorgDoubleSpends(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts btcd")
-	}
-	if os.Getenv("BLOOMWATCH_KNOWN_BUGS") == "" {
-		// Observed 2026-11-23 (docs/RELIABILITY.md): (1) after the
-		// rollback the wallet watches again the UTXO the orphaned spend
-		// consumed, but the peer's filter was reloaded while that spend
-		// was confirmed and the node fetches the winning branch without
-		// reloading, so the double spend is never matched; (2) a payment
-		// whose funding inputs a foreign transaction double-spends stays
-		// unconfirmed forever (an SPV wallet never sees the conflict).
-		t.Skip("known spv/wallet bugs after reorgs with double spends; BLOOMWATCH_KNOWN_BUGS=1 runs it")
 	}
 	ctx := context.Background()
 	h := testnet.NewT(t, testnet.Options{})
