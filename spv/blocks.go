@@ -1,6 +1,7 @@
 package spv
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -47,6 +48,7 @@ func (m *manager) onMerkleBlock(ps *peerState, mb *wire.MsgMerkleBlock) {
 		total: mb.Transactions, txs: make(map[chainhash.Hash]*wire.MsgTx, len(matches)),
 	}
 	if len(matches) == 0 {
+		ps.after = pb
 		m.completeBlock(pb)
 		return
 	}
@@ -56,6 +58,7 @@ func (m *manager) onMerkleBlock(ps *peerState, mb *wire.MsgMerkleBlock) {
 // endStream closes the transaction stream of the peer's current merkle
 // block: the next merkleblock, a pong or a notfound came.
 func (m *manager) endStream(ps *peerState) {
+	ps.after = nil
 	if pb := ps.cur; pb != nil {
 		ps.cur = nil
 		m.completeBlock(pb)
@@ -70,7 +73,7 @@ func (m *manager) onTx(ps *peerState, tx *wire.MsgTx) {
 	if pb := ps.cur; pb != nil && pb.want(txid) {
 		pb.txs[txid] = tx
 		if len(pb.txs) == len(pb.matches) {
-			ps.cur = nil
+			ps.cur, ps.after = nil, pb
 			m.completeBlock(pb)
 		}
 		return
@@ -90,8 +93,8 @@ func (m *manager) onTx(ps *peerState, tx *wire.MsgTx) {
 		}
 		return
 	}
-	if ps.cur != nil {
-		m.misbehave(ps, MisbehaviorTxNotInBlock, fmt.Sprintf("tx %v after merkleblock %v", txid, ps.cur.req.hash))
+	if last := cmp.Or(ps.cur, ps.after); last != nil {
+		m.misbehave(ps, MisbehaviorTxNotInBlock, fmt.Sprintf("tx %v after merkleblock %v", txid, last.req.hash))
 		return
 	}
 	m.misbehave(ps, MisbehaviorUnrequestedTx, "tx "+txid.String())

@@ -18,10 +18,11 @@ func (m *manager) onHeaders(ps *peerState, msg *wire.MsgHeaders) {
 	ps.headersReq = timeZero
 	ps.lastAnswer = m.n.clock.Now()
 	if len(msg.Headers) == 0 {
-		// Nothing after our locator: the peer's best chain is ours.
+		// Nothing after our locator: the peer's tip is on our chain,
+		// ours or below it. Take it to have our chain; a notfound
+		// lowers that (without penalty) if it is behind.
 		ps.headersDone = true
-		_, tip := m.n.store.Tip()
-		ps.lastBlock = min(ps.lastBlock, tip)
+		_, ps.lastBlock = m.n.store.Tip()
 		return
 	}
 	hdrs := make([]wire.BlockHeader, len(msg.Headers))

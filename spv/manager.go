@@ -513,7 +513,8 @@ func (m *manager) requestBlocks(ps *peerState, tip int32) {
 	from := m.reqHigh + 1
 	if m.retry {
 		from = m.next
-		m.retry = false
+		// Slots above this peer's limit still wait for a request.
+		m.retry = limit < m.reqHigh
 	}
 	from = max(from, m.next)
 	var batch []*blockReq

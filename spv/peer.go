@@ -41,6 +41,7 @@ type peerState struct {
 	headersDone bool          // last headers reply was short: caught up
 	reqs        []*blockReq   // outstanding filtered-block requests, in send order
 	cur         *pendingBlock // merkle block whose txs are arriving
+	after       *pendingBlock // the last merkle block, complete, until the next message that ends its stream
 	batch       uint64        // batch counter; a ping nonce names a batch
 	pings       map[uint64]uint64
 	txReqs      map[chainhash.Hash]*txReq

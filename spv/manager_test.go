@@ -1,0 +1,482 @@
+package spv
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/spv/netparams"
+	"github.com/btcsuite/btcd/blockchain"
+	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/peer"
+	"github.com/btcsuite/btcd/wire"
+)
+
+// The tests in this file drive the manager's state machine directly:
+// messages go in through handle, the messages the manager sends are
+// captured by the peer's send hook and answered by simServer, a BIP37
+// server built on bip37.FilterBlock (what a full node does for
+// MSG_FILTERED_BLOCK) over a chain of mined regtest blocks.
+
+// mineBlocks mines n regtest blocks on parent, block i holding
+// txs(i) after a coinbase.
+func mineBlocks(t testing.TB, net *netparams.Network, parent *wire.BlockHeader, n int, txs func(i int) []*wire.MsgTx) []*wire.MsgBlock {
+	t.Helper()
+	target := blockchain.CompactToBig(net.Params.PowLimitBits)
+	var out []*wire.MsgBlock
+	prev := *parent
+	for i := range n {
+		cb := wire.NewMsgTx(1)
+		cb.AddTxIn(wire.NewTxIn(&wire.OutPoint{Index: wire.MaxPrevOutIndex}, []byte{byte(i), byte(i >> 8), 0x51, 0x51}, nil))
+		cb.AddTxOut(wire.NewTxOut(50, []byte{0x51}))
+		b := &wire.MsgBlock{Transactions: append([]*wire.MsgTx{cb}, txs(i)...)}
+		utxs := make([]*btcutil.Tx, len(b.Transactions))
+		for j, tx := range b.Transactions {
+			utxs[j] = btcutil.NewTx(tx)
+		}
+		b.Header = wire.BlockHeader{
+			Version: 4, PrevBlock: prev.BlockHash(), MerkleRoot: blockchain.CalcMerkleRoot(utxs, false),
+			Timestamp: prev.Timestamp.Add(10 * time.Minute), Bits: net.Params.PowLimitBits,
+		}
+		for {
+			h := b.Header.BlockHash()
+			if blockchain.HashToBig(&h).Cmp(target) <= 0 {
+				break
+			}
+			b.Header.Nonce++
+		}
+		out = append(out, b)
+		prev = b.Header
+	}
+	return out
+}
+
+// payTo returns a tx with a unique input paying value to script.
+func payTo(seed byte, value int64, script []byte) *wire.MsgTx {
+	tx := wire.NewMsgTx(2)
+	tx.AddTxIn(wire.NewTxIn(&wire.OutPoint{Hash: chainhash.Hash{seed, 0xaa}}, []byte{0x51}, nil))
+	tx.AddTxOut(wire.NewTxOut(value, script))
+	return tx
+}
+
+// simServer answers a manager's requests for one simulated peer.
+type simServer struct {
+	t      testing.TB
+	m      *manager
+	ps     *peerState
+	blocks map[chainhash.Hash]*wire.MsgBlock
+	chain  []*wire.MsgBlock // best chain above genesis, by height-1
+	filter *bip37.Filter
+	queue  []wire.Message
+	sent   []wire.Message // everything the manager sent
+	// tamper, when set, may change a merkleblock answer and the txs
+	// sent after it.
+	tamper func(mb *wire.MsgMerkleBlock, txs []*wire.MsgTx) (*wire.MsgMerkleBlock, []*wire.MsgTx)
+}
+
+// addSimPeer connects a simulated peer serving chain to m.
+func addSimPeer(t testing.TB, m *manager, addr string, chain []*wire.MsgBlock, slot int) *simServer {
+	t.Helper()
+	p, err := peer.NewOutboundPeer(&peer.Config{ChainParams: m.n.cfg.Network.Params}, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &simServer{t: t, m: m, blocks: make(map[chainhash.Hash]*wire.MsgBlock)}
+	s.ps = &peerState{addr: addr, p: p, slot: slot}
+	s.ps.sendHook = func(msg wire.Message) { s.queue = append(s.queue, msg); s.sent = append(s.sent, msg) }
+	s.setChain(chain)
+	m.handle(peerReadyMsg{ps: s.ps})
+	return s
+}
+
+// setChain replaces the served best chain (blocks stay known).
+func (s *simServer) setChain(chain []*wire.MsgBlock) {
+	s.chain = chain
+	for _, b := range chain {
+		s.blocks[b.BlockHash()] = b
+	}
+}
+
+// deliver hands one message from the peer to the manager.
+func (s *simServer) deliver(msg wire.Message) {
+	if !s.ps.ready {
+		return
+	}
+	s.m.handle(peerWireMsg{ps: s.ps, msg: msg})
+}
+
+// run answers queued requests until there are none.
+func (s *simServer) run() {
+	for len(s.queue) > 0 {
+		msg := s.queue[0]
+		s.queue = s.queue[1:]
+		switch msg := msg.(type) {
+		case *wire.MsgFilterLoad:
+			f, err := bip37.LoadFilter(msg)
+			if err != nil {
+				s.t.Fatal(err)
+			}
+			s.filter = f
+		case *wire.MsgGetHeaders:
+			s.deliver(s.headersAfter(msg.BlockLocatorHashes))
+		case *wire.MsgGetData:
+			var nf *wire.MsgNotFound
+			for _, iv := range msg.InvList {
+				b := s.blocks[iv.Hash]
+				if iv.Type != wire.InvTypeFilteredBlock || b == nil {
+					if nf == nil {
+						nf = wire.NewMsgNotFound()
+					}
+					_ = nf.AddInvVect(iv)
+					continue
+				}
+				mb, idx := bip37.FilterBlock(s.filter, b)
+				txs := make([]*wire.MsgTx, len(idx))
+				for i, j := range idx {
+					txs[i] = b.Transactions[j]
+				}
+				if s.tamper != nil {
+					mb, txs = s.tamper(mb, txs)
+				}
+				s.deliver(mb)
+				for _, tx := range txs {
+					s.deliver(tx)
+				}
+			}
+			if nf != nil {
+				s.deliver(nf)
+			}
+		case *wire.MsgPing:
+			s.deliver(wire.NewMsgPong(msg.Nonce))
+		}
+	}
+}
+
+// headersAfter answers a getheaders from the served chain.
+func (s *simServer) headersAfter(locator []*chainhash.Hash) *wire.MsgHeaders {
+	start := 0
+	for _, h := range locator {
+		found := false
+		for i, b := range s.chain {
+			if b.BlockHash() == *h {
+				start, found = i+1, true
+				break
+			}
+		}
+		if found {
+			break
+		}
+	}
+	msg := wire.NewMsgHeaders()
+	for i := start; i < len(s.chain) && len(msg.Headers) < wire.MaxBlockHeadersPerMsg; i++ {
+		_ = msg.AddBlockHeader(&s.chain[i].Header)
+	}
+	return msg
+}
+
+// filterLoads counts the filterloads the manager sent this peer.
+func (s *simServer) filterLoads() int {
+	n := 0
+	for _, msg := range s.sent {
+		if _, ok := msg.(*wire.MsgFilterLoad); ok {
+			n++
+		}
+	}
+	return n
+}
+
+// newTestManager returns a node (not started) and its manager for w.
+func newTestManager(t testing.TB, w Watcher, cfg Config) (*Node, *manager) {
+	t.Helper()
+	net, err := netparams.Lookup("regtest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Network, cfg.DataDir, cfg.Watcher = net, t.TempDir(), w
+	if cfg.SpotCheckEvery == 0 {
+		cfg.SpotCheckEvery = -1
+	}
+	n, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = n.Stop() })
+	m, err := newManager(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n, m
+}
+
+// genesis returns the regtest genesis header.
+func genesis(n *Node) *wire.BlockHeader { return &n.cfg.Network.Params.GenesisBlock.Header }
+
+func TestManagerGapRaceRefetches(t *testing.T) {
+	script := func(i uint32) []byte { return p2wpkh(byte(0x40 + i)) }
+	w, err := NewMemWatcherGap(1, 2, func(i uint32) ([]byte, error) { return script(i), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, m := newTestManager(t, w, Config{BatchSize: 10})
+	// Block 2 pays index 1 (watched from the start: reveals 2 and 3) and
+	// index 3 (only found when block 2 is filtered again); block 3 pays
+	// index 3 again, block 5 index 2.
+	pays := map[int][]*wire.MsgTx{
+		1: {payTo(1, 1000, script(1)), payTo(2, 2000, script(3))},
+		2: {payTo(3, 3000, script(3))},
+		4: {payTo(4, 4000, script(2))},
+	}
+	chain := mineBlocks(t, n.cfg.Network, genesis(n), 6, func(i int) []*wire.MsgTx {
+		return append(pays[i], payTo(byte(100+i), 7, p2wpkh(0x99)))
+	})
+	s := addSimPeer(t, m, "sim:1", chain, 0)
+	s.run()
+	if got := len(w.Txs()); got != 4 {
+		t.Fatalf("watcher has %d txs, want 4: %+v", got, w.Txs())
+	}
+	if m.synced.Height != 6 || !m.isSynced {
+		t.Fatalf("synced to %d (%v)", m.synced.Height, m.isSynced)
+	}
+	_, again := w.Applied()
+	if again == 0 || m.st.Rerequested == 0 {
+		t.Fatalf("block 2 was not filtered again (reapplied %d, rerequested %d)", again, m.st.Rerequested)
+	}
+	if s.filterLoads() < 2 {
+		t.Fatalf("%d filterloads", s.filterLoads())
+	}
+	if m.st.Relevant != 4 {
+		t.Fatalf("status counts %d relevant txs", m.st.Relevant)
+	}
+}
+
+func TestManagerNoReloadWhenServerHoldsOutpoints(t *testing.T) {
+	w := NewMemWatcher(1, p2wpkh(1))
+	n, m := newTestManager(t, w, Config{})
+	pay := payTo(1, 5000, p2wpkh(1))
+	spend := wire.NewMsgTx(2)
+	spend.AddTxIn(wire.NewTxIn(&wire.OutPoint{Hash: pay.TxHash()}, nil, [][]byte{{1}}))
+	spend.AddTxOut(wire.NewTxOut(4000, p2wpkh(0x77)))
+	chain := mineBlocks(t, n.cfg.Network, genesis(n), 4, func(i int) []*wire.MsgTx {
+		switch i {
+		case 0:
+			return []*wire.MsgTx{pay}
+		case 2:
+			return []*wire.MsgTx{spend} // matched through the outpoint UPDATE_ALL added
+		}
+		return nil
+	})
+	s := addSimPeer(t, m, "sim:1", chain, 0)
+	s.run()
+	if len(w.Txs()) != 2 || w.Balance() != 0 {
+		t.Fatalf("txs %+v balance %d", w.Txs(), w.Balance())
+	}
+	if s.filterLoads() != 1 {
+		t.Fatalf("%d filterloads; the server's UPDATE_ALL outpoint needs no reload", s.filterLoads())
+	}
+}
+
+func TestManagerDropsUnmatchedTxs(t *testing.T) {
+	w := NewMemWatcher(1, p2wpkh(1))
+	n, m := newTestManager(t, w, Config{})
+	chain := mineBlocks(t, n.cfg.Network, genesis(n), 3, func(i int) []*wire.MsgTx {
+		return []*wire.MsgTx{payTo(byte(i), 5, p2wpkh(0x55)), payTo(byte(i+50), 6, p2wpkh(0x56))}
+	})
+	s := addSimPeer(t, m, "sim:1", chain, 0)
+	blocks := s.blocks
+	// The peer marks every tx of every block as matched (a valid proof)
+	// and sends them all: bitcoinj issue 876.
+	s.tamper = func(mb *wire.MsgMerkleBlock, _ []*wire.MsgTx) (*wire.MsgMerkleBlock, []*wire.MsgTx) {
+		b := blocks[mb.Header.BlockHash()]
+		all := bip37.BuildMerkleBlock(b, func(int, *wire.MsgTx) bool { return true })
+		return all, b.Transactions
+	}
+	s.run()
+	if m.st.FalsePositives != 0 || m.st.Dropped == 0 {
+		t.Fatalf("false positives %d dropped %d", m.st.FalsePositives, m.st.Dropped)
+	}
+	if s.filterLoads() != 1 {
+		t.Fatalf("%d filterloads: inflated false positives must not reload", s.filterLoads())
+	}
+	if _, banned := n.bans.IsBanned("sim:1"); !banned {
+		t.Fatalf("peer not banned (score %d)", n.bans.Score("sim:1"))
+	}
+}
+
+func TestManagerBansForgedAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		tamper func(blocks map[chainhash.Hash]*wire.MsgBlock) func(*wire.MsgMerkleBlock, []*wire.MsgTx) (*wire.MsgMerkleBlock, []*wire.MsgTx)
+		kind   Misbehavior
+	}{
+		{"bad root", func(map[chainhash.Hash]*wire.MsgBlock) func(*wire.MsgMerkleBlock, []*wire.MsgTx) (*wire.MsgMerkleBlock, []*wire.MsgTx) {
+			return func(mb *wire.MsgMerkleBlock, txs []*wire.MsgTx) (*wire.MsgMerkleBlock, []*wire.MsgTx) {
+				h := *mb.Hashes[0]
+				h[0] ^= 1
+				mb.Hashes[0] = &h
+				return mb, txs
+			}
+		}, MisbehaviorInvalidMerkleTree},
+		{"tx not in block", func(map[chainhash.Hash]*wire.MsgBlock) func(*wire.MsgMerkleBlock, []*wire.MsgTx) (*wire.MsgMerkleBlock, []*wire.MsgTx) {
+			return func(mb *wire.MsgMerkleBlock, txs []*wire.MsgTx) (*wire.MsgMerkleBlock, []*wire.MsgTx) {
+				return mb, append(txs, payTo(0xee, 1, p2wpkh(1)))
+			}
+		}, MisbehaviorTxNotInBlock},
+		{"unrequested block", func(blocks map[chainhash.Hash]*wire.MsgBlock) func(*wire.MsgMerkleBlock, []*wire.MsgTx) (*wire.MsgMerkleBlock, []*wire.MsgTx) {
+			return func(mb *wire.MsgMerkleBlock, txs []*wire.MsgTx) (*wire.MsgMerkleBlock, []*wire.MsgTx) {
+				other := *mb
+				other.Header.Nonce ^= 0xffff // another header: never requested
+				return &other, nil
+			}
+		}, MisbehaviorUnrequestedBlock},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := NewMemWatcher(1, p2wpkh(1))
+			n, m := newTestManager(t, w, Config{})
+			chain := mineBlocks(t, n.cfg.Network, genesis(n), 3, func(i int) []*wire.MsgTx {
+				return []*wire.MsgTx{payTo(byte(i), 5, p2wpkh(1)), payTo(byte(i+50), 6, p2wpkh(0x56))}
+			})
+			bad := addSimPeer(t, m, "bad:1", chain, 0)
+			bad.tamper = tc.tamper(bad.blocks)
+			good := addSimPeer(t, m, "good:1", chain, 1)
+			bad.run()
+			ban, banned := n.bans.IsBanned("bad:1")
+			if !banned || ban.Reason[:len(tc.kind.String())] != tc.kind.String() {
+				t.Fatalf("ban %+v (banned %v), want %v", ban, banned, tc.kind)
+			}
+			good.run()
+			if len(w.Txs()) != 3 || m.synced.Height != 3 {
+				t.Fatalf("after the honest peer: %d txs, synced to %d", len(w.Txs()), m.synced.Height)
+			}
+		})
+	}
+}
+
+func TestManagerOmissionSpotCheck(t *testing.T) {
+	w := NewMemWatcher(1, p2wpkh(1))
+	n, m := newTestManager(t, w, Config{SpotCheckEvery: 1})
+	chain := mineBlocks(t, n.cfg.Network, genesis(n), 3, func(i int) []*wire.MsgTx {
+		return []*wire.MsgTx{payTo(byte(i), 5, p2wpkh(1))}
+	})
+	liar := addSimPeer(t, m, "liar:1", chain, 0)
+	blocks := liar.blocks
+	// A valid proof with no match: the wallet's tx is hidden.
+	liar.tamper = func(mb *wire.MsgMerkleBlock, _ []*wire.MsgTx) (*wire.MsgMerkleBlock, []*wire.MsgTx) {
+		return bip37.BuildMerkleBlock(blocks[mb.Header.BlockHash()], func(int, *wire.MsgTx) bool { return false }), nil
+	}
+	honest := addSimPeer(t, m, "honest:1", chain, 1)
+	for range 5 {
+		liar.run()
+		honest.run()
+	}
+	if _, banned := n.bans.IsBanned("liar:1"); !banned || m.st.Omissions == 0 {
+		t.Fatalf("omission not detected: omissions %d, bans %+v", m.st.Omissions, n.bans.Bans())
+	}
+	if len(w.Txs()) != 3 {
+		t.Fatalf("watcher has %d of 3 txs after the omission", len(w.Txs()))
+	}
+}
+
+func TestManagerReorgRollsBack(t *testing.T) {
+	w := NewMemWatcher(1, p2wpkh(1))
+	n, m := newTestManager(t, w, Config{})
+	base := mineBlocks(t, n.cfg.Network, genesis(n), 3, func(int) []*wire.MsgTx { return nil })
+	lose := mineBlocks(t, n.cfg.Network, &base[2].Header, 2, func(i int) []*wire.MsgTx {
+		return []*wire.MsgTx{payTo(byte(10+i), 100, p2wpkh(1))}
+	})
+	win := mineBlocks(t, n.cfg.Network, &base[2].Header, 3, func(i int) []*wire.MsgTx {
+		return []*wire.MsgTx{payTo(byte(20+i), 200, p2wpkh(1))}
+	})
+	s := addSimPeer(t, m, "sim:1", append(append([]*wire.MsgBlock{}, base...), lose...), 0)
+	s.run()
+	if m.synced.Height != 5 || w.Balance() != 200 {
+		t.Fatalf("before the reorg: height %d balance %d", m.synced.Height, w.Balance())
+	}
+	sub := n.Subscribe()
+	defer sub.Cancel()
+	s.setChain(append(append([]*wire.MsgBlock{}, base...), win...))
+	inv := wire.NewMsgInv()
+	h := win[2].BlockHash()
+	_ = inv.AddInvVect(wire.NewInvVect(wire.InvTypeBlock, &h))
+	s.deliver(inv)
+	s.run()
+	if m.synced.Height != 6 || m.synced.Hash != h || w.Balance() != 600 || len(w.Txs()) != 3 {
+		t.Fatalf("after the reorg: %+v balance %d txs %d", m.synced, w.Balance(), len(w.Txs()))
+	}
+	for ev := range sub.Events() {
+		if r, ok := ev.(Reorg); ok {
+			if r.ForkHeight != 3 || r.OldHeight != 5 || r.NewHeight != 6 {
+				t.Fatalf("reorg event %+v", r)
+			}
+			break
+		}
+	}
+}
+
+func TestManagerNotServedAndMissingTxs(t *testing.T) {
+	w := NewMemWatcher(1, p2wpkh(1))
+	n, m := newTestManager(t, w, Config{})
+	chain := mineBlocks(t, n.cfg.Network, genesis(n), 2, func(i int) []*wire.MsgTx {
+		return []*wire.MsgTx{payTo(byte(i), 5, p2wpkh(1))}
+	})
+	// The first peer sends the merkle blocks but not their txs, and
+	// answers notfound to MSG_TX: the blocks come from the second.
+	stingy := addSimPeer(t, m, "stingy:1", chain, 0)
+	stingy.tamper = func(mb *wire.MsgMerkleBlock, _ []*wire.MsgTx) (*wire.MsgMerkleBlock, []*wire.MsgTx) {
+		return mb, nil
+	}
+	other := addSimPeer(t, m, "other:1", chain, 1)
+	for range 4 {
+		stingy.run()
+		other.run()
+	}
+	if len(w.Txs()) != 2 || m.synced.Height != 2 {
+		t.Fatalf("%d txs, synced to %d", len(w.Txs()), m.synced.Height)
+	}
+	asked := false
+	for _, msg := range stingy.sent {
+		if gd, ok := msg.(*wire.MsgGetData); ok && gd.InvList[0].Type == wire.InvTypeTx {
+			asked = true
+		}
+	}
+	if !asked {
+		t.Fatal("missing matched txs were not asked with MSG_TX")
+	}
+}
+
+func TestManagerTranscriptRecordsLoads(t *testing.T) {
+	w := NewMemWatcher(5, p2wpkh(1))
+	n, m := newTestManager(t, w, Config{})
+	chain := mineBlocks(t, n.cfg.Network, genesis(n), 6, func(int) []*wire.MsgTx { return nil })
+	s := addSimPeer(t, m, "sim:1", chain, 0)
+	s.run()
+	m.handle(reloadMsg{reason: ReasonManual})
+	s.run()
+	recs, err := privacy.ReadTranscript(openFile(t, n.cfg.DataDir+"/"+TranscriptFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 || recs[0].Reason != ReasonInitial || recs[1].Reason != ReasonManual {
+		t.Fatalf("records %+v", recs)
+	}
+	if recs[0].Height != 4 || recs[1].Height != 6 || recs[0].Peer != "sim:1" {
+		t.Fatalf("heights %d, %d (birthday 5, tip 6)", recs[0].Height, recs[1].Height)
+	}
+	f, err := bip37.Deserialize(recs[0].Filter)
+	if err != nil || f.Flags() != FilterFlags || !f.Matches(p2wpkh(1)[2:]) {
+		t.Fatalf("recorded filter %v: %v", f, err)
+	}
+}
+
+// openFile opens path for the test.
+func openFile(t testing.TB, path string) *os.File {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
