@@ -480,3 +480,41 @@ func openFile(t testing.TB, path string) *os.File {
 	t.Cleanup(func() { f.Close() })
 	return f
 }
+
+func TestManagerReloadsSaturatedFilter(t *testing.T) {
+	w := NewMemWatcher(1, p2wpkh(1))
+	n, m := newTestManager(t, w, Config{FPRate: 0.001, ReloadFPRatio: 2})
+	// Every block pays the watcher 30 outputs: the server inserts 30
+	// outpoints per block into a filter sized for 64 elements.
+	chain := mineBlocks(t, n.cfg.Network, genesis(n), 6, func(i int) []*wire.MsgTx {
+		tx := payTo(byte(i), 1, p2wpkh(1))
+		for range 29 {
+			tx.AddTxOut(wire.NewTxOut(1, p2wpkh(1)))
+		}
+		return []*wire.MsgTx{tx}
+	})
+	s := addSimPeer(t, m, "sim:1", chain, 0)
+	s.run()
+	recs, err := privacy.ReadTranscript(openFile(t, n.cfg.DataDir+"/"+TranscriptFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var drift []privacy.Record
+	for _, r := range recs {
+		if r.Reason == ReasonFPDrift {
+			drift = append(drift, r)
+		}
+	}
+	if len(drift) == 0 {
+		t.Fatalf("no fp-drift reload in %d records", len(recs))
+	}
+	if len(drift[0].Filter) <= len(recs[0].Filter) {
+		t.Fatalf("reloaded filter %d bytes, first %d: capacity did not grow with the elements", len(drift[0].Filter), len(recs[0].Filter))
+	}
+	if len(w.Txs()) != 6 || m.synced.Height != 6 {
+		t.Fatalf("%d txs, synced to %d", len(w.Txs()), m.synced.Height)
+	}
+	if p := m.dl.mirror.CurrentFPRate(); p > 2*0.001 {
+		t.Fatalf("predicted rate %v after the reloads", p)
+	}
+}
