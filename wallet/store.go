@@ -1,8 +1,11 @@
 package wallet
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"os"
 	"runtime/debug"
 	"sort"
 
@@ -28,6 +31,12 @@ func openDB(path string) (db walletdb.DB, err error) {
 			db, err = nil, corruptErr(path, fmt.Errorf("opening the database failed: %v", r))
 		}
 	}()
+	// bbolt takes its file lock before it reads the file and may panic on
+	// garbage; a panic there leaks the lock and the descriptor. Refuse a
+	// file whose meta pages do not describe it before bbolt sees it.
+	if err := checkBoltFile(path); err != nil {
+		return nil, err
+	}
 	db, err = walletdb.Open(dbDriver, path, noFreelistSync, dbOpenTimeout)
 	switch {
 	case err == nil:
@@ -282,4 +291,73 @@ func blockStamp(height int32, hash chainhash.Hash, header *wire.BlockHeader) *wa
 		bs.Timestamp = header.Timestamp
 	}
 	return bs
+}
+
+// bbolt file layout, as bbolt v1 writes it: two meta pages, each a 16-byte
+// page header followed by the meta: magic, version, page size, flags, root
+// bucket (16 bytes), freelist page, high-water page id, txid, and an
+// FNV-64a checksum of the meta bytes before it.
+const (
+	boltMagic      = 0xED0CDAED
+	boltPageHeader = 16
+	boltMetaPgid   = 4 + 4 + 4 + 4 + 16 + 8
+	boltMetaTxid   = boltMetaPgid + 8
+	boltMetaSum    = boltMetaTxid + 8
+	boltMetaSize   = boltMetaSum + 8
+	boltMinPage    = 512
+	boltMaxPage    = 1 << 16
+	boltMetaPages  = 2
+)
+
+// checkBoltFile reports ErrCorrupt for a file bbolt would choke on: too
+// short for its meta pages, no meta page with a valid magic and checksum,
+// or a high-water mark of the newest valid meta past the end of the file
+// (a truncated database).
+func checkBoltFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("open wallet database: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("open wallet database: %w", err)
+	}
+	first := make([]byte, boltPageHeader+boltMetaSize)
+	if _, err := f.ReadAt(first, 0); err != nil {
+		return corruptErr(path, fmt.Errorf("too short for a database (%d bytes)", st.Size()))
+	}
+	pageSize := int64(binary.LittleEndian.Uint32(first[boltPageHeader+8:]))
+	if pageSize < boltMinPage || pageSize > boltMaxPage {
+		pageSize = int64(os.Getpagesize()) // bbolt's default; meta 0 may be torn
+	}
+	var (
+		bestTxid uint64
+		hw       int64 = -1
+	)
+	for i := int64(0); i < boltMetaPages; i++ {
+		page := make([]byte, boltPageHeader+boltMetaSize)
+		if _, err := f.ReadAt(page, i*pageSize); err != nil {
+			continue
+		}
+		meta := page[boltPageHeader:]
+		if binary.LittleEndian.Uint32(meta) != boltMagic {
+			continue
+		}
+		h := fnv.New64a()
+		_, _ = h.Write(meta[:boltMetaSum])
+		if h.Sum64() != binary.LittleEndian.Uint64(meta[boltMetaSum:]) {
+			continue
+		}
+		if txid := binary.LittleEndian.Uint64(meta[boltMetaTxid:]); hw < 0 || txid > bestTxid {
+			bestTxid, hw = txid, int64(binary.LittleEndian.Uint64(meta[boltMetaPgid:]))
+		}
+	}
+	switch {
+	case hw < 0:
+		return corruptErr(path, errors.New("no valid bbolt meta page"))
+	case hw*pageSize > st.Size():
+		return corruptErr(path, fmt.Errorf("truncated: %d bytes, its pages need %d", st.Size(), hw*pageSize))
+	}
+	return nil
 }

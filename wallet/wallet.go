@@ -164,7 +164,9 @@ func Exists(dir string) bool {
 
 // Create makes a new wallet in dir (created if missing) and returns it
 // open. Every input is checked before anything is written; on failure
-// Create removes only what it created.
+// Create removes only what it created. The database is built under a
+// temporary name and renamed into place once complete, so a process killed
+// while creating leaves no half-made wallet (Exists stays false).
 func Create(dir string, cfg CreateConfig, opts ...Option) (_ *Wallet, err error) {
 	p, err := cfg.validate()
 	if err != nil {
@@ -180,9 +182,11 @@ func Create(dir string, cfg CreateConfig, opts ...Option) (_ *Wallet, err error)
 	if err != nil {
 		return nil, fmt.Errorf("create wallet: %w", err)
 	}
+	tmp := path + creatingSuffix
 	var (
-		db walletdb.DB
-		nw *Wallet
+		db      walletdb.DB
+		nw      *Wallet
+		renamed bool
 	)
 	defer func() {
 		if err == nil {
@@ -193,13 +197,20 @@ func Create(dir string, cfg CreateConfig, opts ...Option) (_ *Wallet, err error)
 		}
 		if db != nil {
 			_ = db.Close()
+		}
+		_ = os.Remove(tmp)
+		if renamed {
 			_ = os.Remove(path)
 		}
 		for i := len(createdDirs) - 1; i >= 0; i-- {
 			_ = os.Remove(createdDirs[i])
 		}
 	}()
-	db, err = walletdb.Create(dbDriver, path, noFreelistSync, dbOpenTimeout)
+	// A leftover of a create that was killed: never a wallet.
+	if err = os.Remove(tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("create wallet: %w", err)
+	}
+	db, err = walletdb.Create(dbDriver, tmp, noFreelistSync, dbOpenTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("create wallet database: %w", err)
 	}
@@ -209,10 +220,38 @@ func Create(dir string, cfg CreateConfig, opts ...Option) (_ *Wallet, err error)
 	}); err != nil {
 		return nil, fmt.Errorf("create wallet: %w", err)
 	}
-	if err = nw.load(); err != nil {
+	nw.closeManagers()
+	nw = nil
+	err = db.Close()
+	db = nil
+	if err != nil {
+		return nil, fmt.Errorf("create wallet database: %w", err)
+	}
+	if err = os.Rename(tmp, path); err != nil {
 		return nil, fmt.Errorf("create wallet: %w", err)
 	}
-	return nw, nil
+	renamed = true
+	if err = syncDir(dir); err != nil {
+		return nil, fmt.Errorf("create wallet: %w", err)
+	}
+	w, err := Open(dir, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("create wallet: reopen: %w", err)
+	}
+	return w, nil
+}
+
+// creatingSuffix names the database while Create builds it.
+const creatingSuffix = ".creating"
+
+// syncDir fsyncs a directory so a rename in it is durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
 
 // makeDirs creates dir and its missing parents and returns the ones it

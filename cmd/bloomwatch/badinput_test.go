@@ -348,15 +348,11 @@ func TestBadInputCoversEveryCommand(t *testing.T) {
 }
 
 // TestTruncatedWalletReopen opens a truncated wallet twice in one process:
-// both attempts must report the damage and the way to recover. Today the
-// second says "database in use by another process": bbolt panics inside
-// Open after taking the file lock, wallet.openDB recovers the panic, and the
-// lock and descriptor leak, so a long-running process (the TUI) cannot even
-// retry. Set BLOOMWATCH_KNOWN_BUGS=1 to run it.
+// both attempts must report the damage and the way to recover (bbolt once
+// panicked inside Open after taking the file lock, leaking the lock, so the
+// second attempt said "database in use"; the wallet now checks the file's
+// meta pages before bbolt sees it).
 func TestTruncatedWalletReopen(t *testing.T) {
-	if os.Getenv("BLOOMWATCH_KNOWN_BUGS") == "" {
-		t.Skip("known wallet bug (lock leaked after a failed open); BLOOMWATCH_KNOWN_BUGS=1 runs it")
-	}
 	fx := newBadFixture(t)
 	for i := 0; i < 2; i++ {
 		code, _, errOut := runCLI(t, []string{"wallet", "balance", "--datadir", fx.trunc})
