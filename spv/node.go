@@ -70,7 +70,12 @@ func New(cfg Config) (*Node, error) {
 		live:    make(map[*peerState]struct{}),
 		changed: make(chan struct{}),
 	}
-	n.addrs = &addrSource{n: n, fixed: cfg.Connect, inUse: make(map[string]bool)}
+	n.cfg.Connect = dedupe(cfg.Connect)
+	slots := cfg.MaxPeers
+	if len(n.cfg.Connect) > 0 {
+		slots = min(slots, len(n.cfg.Connect))
+	}
+	n.addrs = &addrSource{n: n, fixed: n.cfg.Connect, slots: slots, inUse: make(map[string]bool)}
 	if n.tweak, err = loadOrCreateTweak(cfg.DataDir); err != nil {
 		return nil, err
 	}
@@ -117,11 +122,7 @@ func (n *Node) Start(ctx context.Context) error {
 		defer n.wg.Done()
 		m.run()
 	}()
-	slots := n.cfg.MaxPeers
-	if len(n.cfg.Connect) > 0 {
-		slots = min(slots, len(n.cfg.Connect))
-	}
-	for i := range slots {
+	for i := range n.addrs.slots {
 		n.wg.Add(1)
 		go n.connLoop(runCtx, i)
 	}

@@ -151,8 +151,10 @@ func checkVersion(msg *wire.MsgVersion) error {
 func (n *Node) connLoop(ctx context.Context, slot int) {
 	defer n.wg.Done()
 	backoff := n.cfg.RetryMin
+	attempt := 0
 	for {
-		addr, err := n.addrs.next(ctx, slot)
+		addr, err := n.addrs.next(ctx, slot, attempt)
+		attempt++
 		if err != nil {
 			return // quit
 		}
@@ -259,18 +261,22 @@ func (n *Node) disconnectAll() {
 // time.
 type addrSource struct {
 	n     *Node
+	slots int // connection slots (for the rotation over fixed)
 	mu    sync.Mutex
 	fixed []string
 	pool  []string
 	inUse map[string]bool
 }
 
-// next returns an address for slot: with explicit peers, slot i always
-// dials Connect[i]; with seeds, any unused, unbanned resolved address. It
-// blocks (retrying the seeds) until one is available or ctx ends.
-func (a *addrSource) next(ctx context.Context, slot int) (string, error) {
+// next returns an address for a slot's attempt-th connection: with
+// explicit peers, slot i of k dials Connect[i], Connect[i+k], ... in turn
+// (disjoint per slot, so a dead or banned peer is replaced by a spare one
+// when there are more addresses than slots); with seeds, any unused,
+// unbanned resolved address. It blocks (retrying the seeds) until one is
+// available or ctx ends.
+func (a *addrSource) next(ctx context.Context, slot, attempt int) (string, error) {
 	if len(a.fixed) > 0 {
-		return a.fixed[slot%len(a.fixed)], ctx.Err()
+		return a.fixed[fixedIndex(len(a.fixed), a.slots, slot, attempt)], ctx.Err()
 	}
 	wait := a.n.cfg.RetryMin
 	for {
@@ -345,4 +351,28 @@ func (a *addrSource) resolve(ctx context.Context) {
 		}
 		a.mu.Unlock()
 	}
+}
+
+// fixedIndex returns the index in a list of n explicit addresses that slot
+// (of slots) dials at its attempt-th connection: slot, slot+slots, ...
+// wrapping within the slot's own share.
+func fixedIndex(n, slots, slot, attempt int) int {
+	if slots <= 0 || slots >= n {
+		return slot % n
+	}
+	share := (n - slot + slots - 1) / slots // indexes slot, slot+slots, ... < n
+	return slot + (attempt%share)*slots
+}
+
+// dedupe returns addrs without repeats, in order.
+func dedupe(addrs []string) []string {
+	seen := make(map[string]bool, len(addrs))
+	var out []string
+	for _, a := range addrs {
+		if !seen[a] {
+			seen[a] = true
+			out = append(out, a)
+		}
+	}
+	return out
 }

@@ -392,3 +392,21 @@ func TestStartWithoutPeerSource(t *testing.T) {
 
 // netListen listens on a free loopback port.
 func netListen() (gonet.Listener, error) { return gonet.Listen("tcp", "127.0.0.1:0") }
+
+func TestFixedAddressRotation(t *testing.T) {
+	// 5 addresses, 2 slots: slot 0 cycles 0,2,4; slot 1 cycles 1,3.
+	want := map[int][]int{0: {0, 2, 4, 0}, 1: {1, 3, 1, 3}}
+	for slot, seq := range want {
+		for attempt, idx := range seq {
+			if got := fixedIndex(5, 2, slot, attempt); got != idx {
+				t.Errorf("slot %d attempt %d: %d, want %d", slot, attempt, got, idx)
+			}
+		}
+	}
+	if got := fixedIndex(2, 3, 1, 7); got != 1 {
+		t.Errorf("more slots than addresses: %d", got)
+	}
+	if got := dedupe([]string{"a", "b", "a", "c", "b"}); len(got) != 3 || got[2] != "c" {
+		t.Errorf("dedupe %v", got)
+	}
+}
