@@ -34,8 +34,11 @@ const (
 	DefaultBatchSize = 250
 
 	// DefaultWindow is the number of blocks in flight or waiting for
-	// delivery ahead of the watcher.
-	DefaultWindow = 1000
+	// delivery ahead of the watcher: two batches. Enough to keep a
+	// remote peer busy across a round trip (a merkle block costs a
+	// server about a millisecond), small enough to bound what a filter
+	// reload throws away (every block in flight is fetched again).
+	DefaultWindow = 500
 
 	// DefaultStallTimeout is how long a peer may leave a request without
 	// any answer before it is disconnected.
