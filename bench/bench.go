@@ -56,7 +56,7 @@ func parseBenchFlags(args []string) (*benchConfig, error) {
 	fs.StringVar(&c.Clients, "clients", "bloomwatch,minimal,neutrino", "clients to run, in round order")
 	fs.Float64Var(&c.FPRate, "fp-rate", 0.0001, "minimal loop's filter FP rate")
 	fs.StringVar(&c.JSONPath, "json", "", "write all measurements as JSON to this file")
-	fs.StringVar(&c.LogPath, "log", "", "client and btcd stderr go here (default: a temp file, path printed)")
+	fs.StringVar(&c.LogPath, "log", "", "client and btcd stderr go here (default: a new file under the user cache dir's bloomwatch/bench-logs, path printed)")
 	fs.StringVar(&c.BWMode, "bw-watch", "address", "how bloomwatch is told the wallet: address (the same --address list as the others) or xpub (BIP84 vpub with gap-limit discovery)")
 	fs.BoolVar(&c.Scale, "scale", false, "also run the scaling series (bloomwatch and minimal)")
 	blocks := fs.String("scale-blocks", "500,2000,8000", "scaling series: chain lengths (at the first --scale-addrs value)")
@@ -152,7 +152,15 @@ func runBench(ctx context.Context, args []string) error {
 	defer os.RemoveAll(tmp)
 	logPath := cfg.LogPath
 	if logPath == "" {
-		logPath = filepath.Join(os.TempDir(), fmt.Sprintf("bloomwatch-bench-%d.log", os.Getpid()))
+		root, err := cacheRoot()
+		if err != nil {
+			return err
+		}
+		dir := filepath.Join(filepath.Dir(root), "bench-logs")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("log dir: %w", err)
+		}
+		logPath = filepath.Join(dir, "bench-"+time.Now().UTC().Format("20060102-150405")+".log")
 	}
 	logf, err := os.Create(logPath)
 	if err != nil {

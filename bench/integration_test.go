@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -117,5 +119,62 @@ func TestMinimalRejectsHostilePeers(t *testing.T) {
 				t.Fatalf("got %v, want %v", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestEmptyChainCacheAndHeaderOnly builds a header-only chain into a private
+// cache, reuses it, serves a copy and syncs it with and without a birthday
+// past the tip.
+func TestEmptyChainCacheAndHeaderOnly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts btcd")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	btcd, err := testnet.BtcdBinary(ctx) // built once in the real cache
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("BLOOMWATCH_BTCD", btcd)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	env := &benchEnv{log: io.Discard, tmp: t.TempDir(), cfg: &benchConfig{FPRate: 0.0001}}
+	p := chainParams{Blocks: 150, Seed: 9, Empty: true}
+	fx, err := prepareChain(ctx, env, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fx.truth) != 0 || len(fx.addresses) != 1 || !strings.HasPrefix(fx.build, "built") {
+		t.Fatalf("fixture %+v", fx)
+	}
+	again, err := prepareChain(ctx, env, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(again.build, "cached") {
+		t.Fatalf("second prepare rebuilt: %s", again.build)
+	}
+	srv, err := again.serve(ctx, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.stop()
+	if srv.tip != int32(p.Blocks)+1 {
+		t.Fatalf("served tip %d, want %d (chain + one fresh block)", srv.tip, p.Blocks+1)
+	}
+	job := &ClientJob{Network: "simnet", Connect: srv.p2p, Addresses: again.addresses, DataDir: t.TempDir(), FPRate: 0.0001}
+	full, err := runMinimal(ctx, job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if full.TipHeight != srv.tip || full.BlocksFetched != int(srv.tip) || len(full.Txs) != 0 || full.FalsePositives != 0 {
+		t.Fatalf("full sync: %+v", full)
+	}
+	job.Birthday = srv.tip + 1
+	hdrs, err := runMinimal(ctx, job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hdrs.TipHeight != srv.tip || hdrs.BlocksFetched != 0 || hdrs.BytesReceived >= full.BytesReceived {
+		t.Fatalf("header-only sync: %+v (full %d bytes)", hdrs, full.BytesReceived)
 	}
 }
