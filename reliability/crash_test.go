@@ -220,8 +220,8 @@ func TestCrashRestart(t *testing.T) {
 			t.Errorf("run %d (killed at %v): restarted sync differs:%s", i, at, diff)
 		}
 	}
-	t.Logf("%d of %d runs were killed mid-sync; %d left a half-created wallet", killed, crashRuns, tornCreates)
-	if killed < crashRuns/2 {
+	t.Logf("%d kills landed mid-sync over %d runs; %d runs left a half-created wallet", killed, crashRuns, tornCreates)
+	if killed < crashRuns {
 		t.Errorf("only %d kills landed before the sync ended", killed)
 	}
 }

@@ -190,8 +190,6 @@ func (fx badFixture) badCases() []badCase {
 		{"add empty datadir", []string{"wallet", "add", "--datadir", fx.empty, "--xpub", testVpub}, 2, "no wallet"},
 		{"add file datadir", []string{"wallet", "add", "--datadir", fx.file, "--xpub", testVpub}, 0, "not a directory"},
 		{"add corrupt wallet", []string{"wallet", "add", "--datadir", fx.corrupt, "--xpub", testVpub}, 1, "wallet"},
-		// One case only: a failed open of a damaged bbolt file leaks its
-		// lock inside the process (see TestTruncatedWalletReopen).
 		{"add truncated wallet", []string{"wallet", "add", "--datadir", fx.trunc, "--xpub", testVpub}, 1, "unreadable"},
 		{"add bad xpub", []string{"wallet", "add", "--datadir", fx.wallet, "--xpub", "tpubnope"}, 2, "invalid extended public key"},
 		{"add wrong-network xpub", []string{"wallet", "add", "--datadir", fx.wallet, "--xpub", testMainZpub}, 2, "wrong network"},
@@ -224,6 +222,7 @@ func (fx badFixture) badCases() []badCase {
 		{"sync birthday overflow", syncArgs(fx.missing, "--network", "regtest", "--xpub", testVpub, "--birthday", "3000000000"), 2, "out of range"},
 		{"sync wrong network for the wallet", syncArgs(fx.wallet, "--network", "mainnet"), 2, "network"},
 		{"sync corrupt wallet", syncArgs(fx.corrupt), 1, "wallet"},
+		{"sync truncated wallet", syncArgs(fx.trunc), 1, "unreadable"},
 		{"sync file datadir", syncArgs(fx.file, "--network", "regtest", "--xpub", testVpub), 0, "not a directory"},
 		{"sync extra argument", syncArgs(fx.wallet, "extra"), 2, "unknown command"},
 
@@ -271,6 +270,7 @@ func (fx badFixture) badCases() []badCase {
 			badCase{c + " empty datadir", []string{"wallet", c, "--datadir", fx.empty}, 2, "no wallet"},
 			badCase{c + " file datadir", []string{"wallet", c, "--datadir", fx.file}, 0, "not a directory"},
 			badCase{c + " corrupt wallet", []string{"wallet", c, "--datadir", fx.corrupt}, 1, "wallet"},
+			badCase{c + " truncated wallet", []string{"wallet", c, "--datadir", fx.trunc}, 1, "unreadable"},
 			badCase{c + " extra argument", []string{"wallet", c, "--datadir", fx.wallet, "extra"}, 2, "unknown command"},
 		)
 	}
