@@ -29,7 +29,6 @@ type benchConfig struct {
 	FPRate   float64
 	JSONPath string
 	LogPath  string
-	BWMode   string
 
 	Scale       bool
 	ScaleBlocks []int
@@ -53,11 +52,10 @@ func parseBenchFlags(args []string) (*benchConfig, error) {
 	fs.Float64Var(&c.Spend, "spend", 0.5, "fraction of the wallet's outputs spent later in the chain")
 	fs.IntVar(&c.Runs, "runs", 3, "rounds of A B C (medians reported)")
 	fs.Int64Var(&c.Seed, "seed", 1, "chain seed")
-	fs.StringVar(&c.Clients, "clients", "bloomwatch,minimal,neutrino", "clients to run, in round order")
+	fs.StringVar(&c.Clients, "clients", "bloomwatch,minimal,neutrino", "clients to run, in round order: bloomwatch (given the address list), bloomwatch-xpub (given the BIP84 vpub: gap-limit discovery), minimal, neutrino")
 	fs.Float64Var(&c.FPRate, "fp-rate", 0.0001, "minimal loop's filter FP rate")
 	fs.StringVar(&c.JSONPath, "json", "", "write all measurements as JSON to this file")
 	fs.StringVar(&c.LogPath, "log", "", "client and btcd stderr go here (default: a new file under the user cache dir's bloomwatch/bench-logs, path printed)")
-	fs.StringVar(&c.BWMode, "bw-watch", "address", "how bloomwatch is told the wallet: address (the same --address list as the others) or xpub (BIP84 vpub with gap-limit discovery)")
 	fs.BoolVar(&c.Scale, "scale", false, "also run the scaling series (bloomwatch and minimal)")
 	blocks := fs.String("scale-blocks", "500,2000,8000", "scaling series: chain lengths (at the first --scale-addrs value)")
 	addrs := fs.String("scale-addrs", "20,200,2000", "scaling series: watched addresses (at --scale-blocks 2000, or the middle value)")
@@ -81,12 +79,9 @@ func parseBenchFlags(args []string) (*benchConfig, error) {
 	if c.Runs < 1 || c.Blocks < 1 || c.Addrs < 1 || c.Txs < 0 || c.Spend < 0 || c.Spend > 1 {
 		return nil, errors.New("flags: need runs, blocks, addrs >= 1, txs >= 0, 0 <= spend <= 1")
 	}
-	if c.BWMode != "address" && c.BWMode != "xpub" {
-		return nil, fmt.Errorf("--bw-watch %q: want address or xpub", c.BWMode)
-	}
 	for _, name := range strings.Split(c.Clients+","+c.ScaleCli+","+c.HeadersCli, ",") {
 		switch name {
-		case "bloomwatch", "minimal", "neutrino":
+		case "bloomwatch", "bloomwatch-xpub", "minimal", "neutrino":
 		default:
 			return nil, fmt.Errorf("--clients: unknown client %q", name)
 		}

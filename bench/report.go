@@ -91,7 +91,15 @@ func printSeries(w io.Writer, s *SeriesReport) {
 			m.ServerCPUMS, mib(m.MaxRSS), m.Bytes, m.Found, m.FP, m.FPUnit, ok)
 	}
 	tw.Flush()
-	bw, ok := findSummary(s, "bloomwatch")
+	for _, name := range []string{"bloomwatch", "bloomwatch-xpub"} {
+		printRatios(w, s, name)
+	}
+}
+
+// printRatios prints client name's medians over the minimal loop's and
+// neutrino's.
+func printRatios(w io.Writer, s *SeriesReport, name string) {
+	bw, ok := findSummary(s, name)
 	if !ok {
 		return
 	}
@@ -100,7 +108,7 @@ func printSeries(w io.Writer, s *SeriesReport) {
 		if !ok {
 			continue
 		}
-		fmt.Fprintf(w, "bloomwatch/%-8s wall %s  p2p sync %s  cpu %s  btcd cpu %s  rss %s  bytes %s\n", other,
+		fmt.Fprintf(w, "%s/%-8s wall %s  p2p sync %s  cpu %s  btcd cpu %s  rss %s  bytes %s\n", name, other,
 			ratio(bw.WallMS, o.WallMS), ratio(bw.SyncMS, o.SyncMS), ratio(bw.CPUMS, o.CPUMS), ratio(bw.ServerCPUMS, o.ServerCPUMS),
 			ratio(float64(bw.MaxRSS), float64(o.MaxRSS)), ratio(float64(bw.Bytes), float64(o.Bytes)))
 	}

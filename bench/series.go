@@ -98,7 +98,7 @@ func runSeries(ctx context.Context, env *benchEnv, p chainParams, clients []stri
 				status = "MISMATCH " + rec.Detail
 				rep.Mismatches++
 			}
-			fmt.Printf("  round %d %-10s wall %8.0f ms  cpu %8.0f ms  rss %6.1f MiB  recv %9d B  txs %d/%d  fp %d %s  %s%s\n",
+			fmt.Printf("  round %d %-15s wall %8.0f ms  cpu %8.0f ms  rss %6.1f MiB  recv %9d B  txs %d/%d  fp %d %s  %s%s\n",
 				r, c, rec.WallMS, rec.CPUMS, float64(rec.MaxRSS)/(1<<20), rec.Bytes, rec.Found, len(truth), rec.FP, rec.FPUnit, status, phases(rec.Phases))
 			rep.Runs = append(rep.Runs, rec)
 		}
@@ -136,13 +136,13 @@ func runClientOnce(ctx context.Context, env *benchEnv, fx *chainFixture, srv *se
 		bwPhases map[string]float64
 	)
 	switch client {
-	case "bloomwatch":
+	case "bloomwatch", "bloomwatch-xpub":
 		args := []string{"sync", "--datadir", filepath.Join(dir, "data"), "--network", "simnet",
 			"--connect", srv.p2p, "--until-synced", "--json", "--no-tui"}
 		if birthday > 0 {
 			args = append(args, "--birthday", fmt.Sprint(birthday))
 		}
-		if env.cfg.BWMode == "xpub" {
+		if client == "bloomwatch-xpub" {
 			args = append(args, "--xpub", fx.xpub)
 		} else {
 			for _, a := range fx.addresses {
@@ -165,7 +165,7 @@ func runClientOnce(ctx context.Context, env *benchEnv, fx *chainFixture, srv *se
 		return RunRecord{}, fmt.Errorf("%s round %d: %w (see the log)", client, round, err)
 	}
 	var res *ClientResult
-	if client == "bloomwatch" {
+	if client != "minimal" && client != "neutrino" {
 		res, err = parseBloomwatchJSON(out)
 		if err == nil && birthday == 0 {
 			// With a birthday past the tip bloomwatch loads its filter
