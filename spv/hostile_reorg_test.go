@@ -21,7 +21,8 @@ import (
 
 // reorgDepths are the reorganisations TestReorgDoubleSpends runs: 1, 2, 6
 // and 7, one past the six confirmations usually taken as final, so a
-// payment the wallet saw with six confirmations vanishes.
+// payment the wallet saw with six confirmations vanishes; with the test's
+// 4-block download window, 6 and 7 are also deeper than the window.
 var reorgDepths = []int{1, 2, 6, 7}
 
 // TestReorgDoubleSpends syncs the real wallet from a regtest btcd and, for
@@ -64,6 +65,9 @@ func TestReorgDoubleSpends(t *testing.T) {
 	n, err := spv.New(spv.Config{
 		Network: net, DataDir: filepath.Join(dir, "spv"), Connect: []string{h.Node().P2PAddr()}, Watcher: w,
 		RetryMin: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond, TickInterval: 200 * time.Millisecond,
+		// A download window of 4 blocks: the reorgs of depth 6 and 7 also
+		// reach below everything the node had in flight.
+		BatchSize: 2, Window: 4,
 	})
 	if err != nil {
 		t.Fatal(err)
