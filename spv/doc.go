@@ -19,6 +19,18 @@
 // goroutine draining its unbounded queue (queue.go). Every channel send
 // selects on quit. The exported methods read snapshots under a mutex.
 //
+// # Peers
+//
+// Explicit peers (Config.Connect) or DNS seeds queried for NODE_BLOOM
+// (service-bit prefix). A peer must advertise NODE_BLOOM and protocol
+// 70011 (BIP111) or it is refused at the handshake. The download peer is
+// the one with the best announced chain (the first listed among equals),
+// picked once Config.MinPeers are ready (or MinPeersWait passed); it is
+// replaced when it disconnects, is banned or has nothing more we need.
+// A peer's height comes from its headers, not from its version message.
+// With more explicit addresses than slots, a slot whose peer fails moves
+// on to a spare address.
+//
 // # Filter choices
 //
 // The filter (filter.go) uses BLOOM_UPDATE_ALL: a P2WPKH spend can only be
