@@ -58,7 +58,13 @@ func (m *manager) onHeaders(ps *peerState, msg *wire.MsgHeaders) {
 		case errors.Is(ve.Err, headers.ErrNotConnecting) && !solicited:
 			m.sendGetHeaders(ps)
 		case errors.Is(ve.Err, headers.ErrNotConnecting):
+			// An answer to our locator that does not connect: the peer
+			// is useless for headers; score it and drop it.
 			m.misbehave(ps, MisbehaviorOrphanHeaders, ve.Error())
+			if ps.ready {
+				m.dropPeer(ps, "headers do not connect")
+				ps.p.Disconnect()
+			}
 		default:
 			m.misbehave(ps, MisbehaviorBadHeader, ve.Error())
 		}
