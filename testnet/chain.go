@@ -218,6 +218,9 @@ type chainBuilder struct {
 	// some spends add one as a second input.
 	changeOuts  []wire.OutPoint
 	changeIndex map[wire.OutPoint]uint32
+	// serialSends waits for each sendrawtransaction (the benchmark's
+	// baseline for the pipelined default).
+	serialSends bool
 }
 
 // BuildChain mines spec.Blocks blocks on the main node: TxsPerBlock noise
@@ -324,9 +327,21 @@ type pending struct {
 }
 
 // block sends one block's transactions, mines it and records the truth.
+// Each transaction is sent as soon as it is signed; a rejected one stops
+// the build.
 func (b *chainBuilder) block(height int32, pays, spends []*plannedPay) error {
 	h, spec := b.h, &b.spec
 	var txs []pending
+	// send broadcasts one transaction; a rejected one is undone (the
+	// earlier ones are in the mempool, the funder's view stays true).
+	send := func(pt pending) error {
+		if err := sendTx(h.node, pt.tx); err != nil {
+			h.f.unapply(pt.tx)
+			return err
+		}
+		txs = append(txs, pt)
+		return nil
+	}
 	for _, p := range pays {
 		script, err := spec.Keyring.PkScript(spec.Purpose, BranchExternal, p.addr)
 		if err != nil {
@@ -349,29 +364,25 @@ func (b *chainBuilder) block(height int32, pays, spends []*plannedPay) error {
 				p.op = wire.OutPoint{Hash: tx.TxHash(), Index: uint32(i)}
 			}
 		}
-		txs = append(txs, pending{tx, TxPayment, p.amount})
+		if err := send(pending{tx, TxPayment, p.amount}); err != nil {
+			return err
+		}
 	}
 	for range spec.TxsPerBlock {
 		tx, err := h.f.build(noiseOutputs(b.r))
 		if err != nil {
 			return err
 		}
-		txs = append(txs, pending{tx: tx})
+		if err := send(pending{tx: tx}); err != nil {
+			return err
+		}
 	}
 	for _, p := range spends {
 		tx, delta, err := b.spend(p)
 		if err != nil {
 			return err
 		}
-		txs = append(txs, pending{tx, TxSpend, delta})
-	}
-	for i, pt := range txs {
-		if err := sendTx(h.node, pt.tx); err != nil {
-			// Newest first: a child restores its parent's change
-			// before the parent forgets it.
-			for j := len(txs) - 1; j >= i; j-- {
-				h.f.unapply(txs[j].tx)
-			}
+		if err := send(pending{tx, TxSpend, delta}); err != nil {
 			return err
 		}
 	}
