@@ -119,8 +119,8 @@ type manager struct {
 	startAt  time.Time // when the manager started
 
 	mempoolSeen map[chainhash.Hash]struct{}
-	checkCount  int
-	spotN       int
+	nonces      uint64 // pings sent, for unique nonces
+	spotN       int    // blocks delivered, for the spot-check period
 
 	// lastHash and lastSeen are the last block delivered and the txids
 	// reported with it (a re-delivery reports only new ones).
@@ -573,8 +573,8 @@ func (m *manager) sendPing(ps *peerState) {
 
 // nonce returns a ping nonce unique within the node.
 func (m *manager) nonce() uint64 {
-	m.checkCount++ // reuse a counter; uniqueness is all a nonce needs
-	return uint64(m.n.clock.Now().UnixNano())<<8 ^ uint64(m.checkCount)
+	m.nonces++
+	return uint64(m.n.clock.Now().UnixNano())<<16 ^ m.nonces
 }
 
 // sendGetHeaders asks ps for headers after our locator. It queues the
