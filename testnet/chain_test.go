@@ -1,6 +1,7 @@
 package testnet
 
 import (
+	"context"
 	"path/filepath"
 	"sort"
 	"testing"
@@ -142,4 +143,25 @@ func TestBuildChainBadSpec(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int32(25), truth.TipHeight)
 	require.Empty(t, truth.Txs)
+}
+
+// TestBuildChainCancel cancels a build from its progress callback: the
+// build stops with the context's error and the harness stays usable.
+func TestBuildChainCancel(t *testing.T) {
+	h := NewT(t, Options{})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	calls := 0
+	_, err := h.BuildChain(ctx, ChainSpec{Blocks: 50, TxsPerBlock: 1, Progress: func(done, total int) {
+		calls++
+		if done == 5 {
+			cancel()
+		}
+	}})
+	require.ErrorIs(t, err, context.Canceled)
+	require.Equal(t, 5, calls)
+	_, err = h.Noise(1)
+	require.NoError(t, err)
+	_, err = h.Mine(1)
+	require.NoError(t, err)
 }
