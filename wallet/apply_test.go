@@ -90,7 +90,8 @@ func TestReceiveThenSpendWithChange(t *testing.T) {
 		}
 	}
 	require.Equal(t, map[[2]uint32]bool{{extBranch, 0}: true, {intBranch, 0}: true}, used)
-	require.Equal(t, map[uint32]int{extBranch: DefaultGapExternal + 1, intBranch: DefaultGapInternal + 1}, counts)
+	// Using index 0 of a branch derives one stride: through index 2*gap.
+	require.Equal(t, map[uint32]int{extBranch: 2*DefaultGapExternal + 1, intBranch: 2*DefaultGapInternal + 1}, counts)
 
 	st, err := w.Stats()
 	require.NoError(t, err)
@@ -123,9 +124,10 @@ func TestGapLimitWithinOneBlock(t *testing.T) {
 	}{
 		{"later tx pays a just-derived address", []uint32{19, 39}, []bool{true, true}, 60},
 		{"earlier tx pays an address a later one derives", []uint32{25, 5}, []bool{true, true}, 46},
-		{"chain of extensions", []uint32{55, 35, 15}, []bool{true, true, true}, 76},
+		{"chain of extensions", []uint32{55, 35, 15}, []bool{true, true, true}, 96},
 		{"beyond the gap stays foreign", []uint32{20}, []bool{false}, 20},
-		{"beyond the gap of the last use", []uint32{3, 24}, []bool{true, false}, 24},
+		{"beyond the gap of the last use, inside its stride", []uint32{3, 24}, []bool{true, true}, 65},
+		{"beyond the stride of the last use", []uint32{3, 44}, []bool{true, false}, 44},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

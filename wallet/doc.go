@@ -32,8 +32,9 @@
 // it pays a watched script or spends a watched outpoint (unconfirmed
 // outputs included); anything else is a false positive, counted and kept
 // by txid but never stored as a wallet transaction. Addresses are derived
-// as payments use them (a payment to index i makes i+gap watched), within
-// the same block. Each block's changes, its match record, the counters and
+// as payments use them (a payment to index i makes at least i+gap watched;
+// a branch grows in strides, to i+2*gap, so the filter changes about once
+// per gap payments), within the same block. Each block's changes, its match record, the counters and
 // the sync point are written in one walletdb transaction; several blocks
 // share a transaction (WithBatch) and Flush, Close, Rollback, mempool
 // transactions and imports commit. A process killed at any moment reopens

@@ -209,8 +209,9 @@ func TestWalletReadCommandsJSON(t *testing.T) {
 		Path    string
 	}
 	decode([]string{"wallet", "addresses", "--datadir", dir, "--json"}, &addrs)
-	if len(addrs) != 31 || addrs[0].Address != testReceive0 || !addrs[0].Used || addrs[0].Path != "m/84'/1'/0'/0/0" {
-		t.Fatalf("addresses %+v", addrs[:1])
+	// Receive index 0 is used: 2*20+1 receive addresses (one stride), 10 change.
+	if len(addrs) != 51 || addrs[0].Address != testReceive0 || !addrs[0].Used || addrs[0].Path != "m/84'/1'/0'/0/0" {
+		t.Fatalf("%d addresses %+v", len(addrs), addrs[:1])
 	}
 	var st struct {
 		BlocksApplied   int64  `json:"blocks_applied"`
