@@ -234,7 +234,7 @@ func runBench(ctx context.Context, args []string) error {
 		}
 	}
 	if rep.Mismatches > 0 {
-		return fmt.Errorf("%d runs found transactions different from the truth (MISMATCH above)", rep.Mismatches)
+		return fmt.Errorf("%d runs failed or found transactions different from the truth (FAILED or MISMATCH above)", rep.Mismatches)
 	}
 	return nil
 }

@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -136,8 +139,12 @@ func TestEmptyChainCacheAndHeaderOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("BLOOMWATCH_BTCD", btcd)
+	spawn, err := buildSpawn(ctx, t.TempDir()) // before the cache dir moves: go build uses it
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	env := &benchEnv{log: io.Discard, tmp: t.TempDir(), cfg: &benchConfig{FPRate: 0.0001}}
+	env := &benchEnv{log: io.Discard, tmp: t.TempDir(), spawn: spawn, cfg: &benchConfig{FPRate: 0.0001}}
 	p := chainParams{Blocks: 150, Seed: 9, Empty: true}
 	fx, err := prepareChain(ctx, env, p)
 	if err != nil {
@@ -161,6 +168,31 @@ func TestEmptyChainCacheAndHeaderOnly(t *testing.T) {
 	if srv.tip != int32(p.Blocks)+1 {
 		t.Fatalf("served tip %d, want %d (chain + one fresh block)", srv.tip, p.Blocks+1)
 	}
+	// The series machinery with stand-ins for the bloomwatch binary: one
+	// that fails and one that prints a summary claiming the tip.
+	fake := filepath.Join(t.TempDir(), "bloomwatch")
+	summary := fmt.Sprintf(`{"tip_height":-1,"header_height":%d,"txs":[],"false_positives":0,"bytes_received":7}`, srv.tip)
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\necho '"+summary+"'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		bin    string
+		failed bool
+	}{{"/bin/false", true}, {fake, false}} {
+		env.bloomwatch = tc.bin
+		rep, err := runSeries(ctx, env, p, []string{"bloomwatch"}, 1, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rep.Runs[0]
+		if r.Failed != tc.failed || r.Match == tc.failed || (rep.Mismatches == 1) != tc.failed {
+			t.Fatalf("%s: %+v, mismatches %d", tc.bin, r, rep.Mismatches)
+		}
+		if !tc.failed && (r.Bytes != 7 || r.Tip != -1) {
+			t.Fatalf("fake summary parsed as %+v", r)
+		}
+	}
+
 	job := &ClientJob{Network: "simnet", Connect: srv.p2p, Addresses: again.addresses, DataDir: t.TempDir(), FPRate: 0.0001}
 	full, err := runMinimal(ctx, job)
 	if err != nil {

@@ -28,6 +28,7 @@ type RunRecord struct {
 	FPUnit      string  `json:"fp_unit"`
 	Missing     int     `json:"missing,omitempty"`
 	Match       bool    `json:"match"`
+	Failed      bool    `json:"failed,omitempty"`
 	Detail      string  `json:"detail,omitempty"`
 	// Phases are the client's own phase timings in ms, when it reports
 	// them.
@@ -91,7 +92,15 @@ func runSeries(ctx context.Context, env *benchEnv, p chainParams, clients []stri
 		for _, c := range clients {
 			rec, err := runClientOnce(ctx, env, fx, srv, c, r, birthday, truth)
 			if err != nil {
-				return nil, err
+				if ctx.Err() != nil {
+					return nil, err
+				}
+				// One failed run is a result, not the end of the bench.
+				rec = RunRecord{Client: c, Round: r, Failed: true, Detail: err.Error()}
+				fmt.Printf("  round %d %-15s FAILED: %v\n", r, c, err)
+				rep.Runs = append(rep.Runs, rec)
+				rep.Mismatches++
+				continue
 			}
 			status := "ok"
 			if !rec.Match {
@@ -258,6 +267,10 @@ func summarize(client string, runs []RunRecord) Summary {
 	sum := Summary{Client: client, AllMatch: true}
 	for _, r := range runs {
 		if r.Client != client {
+			continue
+		}
+		if r.Failed {
+			sum.AllMatch = false
 			continue
 		}
 		sum.Runs++
