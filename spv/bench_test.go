@@ -130,6 +130,7 @@ func BenchmarkSync(b *testing.B) {
 					b.ReportMetric(float64(st.FalsePositives), "fps/op")
 				}
 				b.ReportMetric(float64(bytes)/float64(b.N), "bytes/op")
+				b.ReportMetric(float64(tip-birthday+1)*float64(b.N)/b.Elapsed().Seconds(), "blocks/s")
 			})
 		}
 	}
