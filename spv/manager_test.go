@@ -1,6 +1,7 @@
 package spv
 
 import (
+	"math/rand"
 	"os"
 	"testing"
 	"time"
@@ -516,5 +517,97 @@ func TestManagerReloadsSaturatedFilter(t *testing.T) {
 	}
 	if p := m.dl.mirror.CurrentFPRate(); p > 2*0.001 {
 		t.Fatalf("predicted rate %v after the reloads", p)
+	}
+}
+
+// randomMessage returns a random, mostly malformed, peer message; some
+// refer to the real chain so they pass the first checks.
+func randomMessage(r *rand.Rand, chain []*wire.MsgBlock) wire.Message {
+	randHash := func() *chainhash.Hash {
+		var h chainhash.Hash
+		r.Read(h[:])
+		return &h
+	}
+	pick := func() *wire.MsgBlock { return chain[r.Intn(len(chain))] }
+	switch r.Intn(9) {
+	case 0:
+		mb := &wire.MsgMerkleBlock{Header: pick().Header, Transactions: uint32(r.Intn(40))}
+		for range r.Intn(6) {
+			mb.Hashes = append(mb.Hashes, randHash())
+		}
+		mb.Flags = make([]byte, r.Intn(3))
+		r.Read(mb.Flags)
+		return mb
+	case 1:
+		mb, _ := bip37.FilterBlock(mustFilter(), pick())
+		return mb
+	case 2:
+		b := pick()
+		return b.Transactions[r.Intn(len(b.Transactions))]
+	case 3:
+		return payTo(byte(r.Intn(256)), int64(r.Intn(1000)), p2wpkh(byte(r.Intn(3))))
+	case 4:
+		msg := wire.NewMsgHeaders()
+		start := r.Intn(len(chain))
+		for i := start; i < len(chain) && i < start+r.Intn(4); i++ {
+			h := chain[i].Header
+			if r.Intn(3) == 0 {
+				h.Nonce++
+			}
+			_ = msg.AddBlockHeader(&h)
+		}
+		return msg
+	case 5:
+		nf := wire.NewMsgNotFound()
+		_ = nf.AddInvVect(wire.NewInvVect(wire.InvType(r.Intn(4)), randHash()))
+		h := pick().BlockHash()
+		_ = nf.AddInvVect(wire.NewInvVect(wire.InvTypeFilteredBlock, &h))
+		return nf
+	case 6:
+		return wire.NewMsgPong(r.Uint64())
+	case 7:
+		inv := wire.NewMsgInv()
+		_ = inv.AddInvVect(wire.NewInvVect(wire.InvType(1+r.Intn(2)), randHash()))
+		return inv
+	default:
+		return &wire.MsgBlock{Header: pick().Header}
+	}
+}
+
+// mustFilter returns a filter matching the test scripts.
+func mustFilter() *bip37.Filter {
+	f, err := BuildFilter(Elements{Data: [][]byte{p2wpkh(1)[2:]}}, DefaultFPRate, 0)
+	if err != nil {
+		panic(err)
+	}
+	return f
+}
+
+func TestManagerSurvivesRandomMessages(t *testing.T) {
+	for seed := int64(1); seed <= 20; seed++ {
+		r := rand.New(rand.NewSource(seed))
+		w := NewMemWatcher(1, p2wpkh(1))
+		n, m := newTestManager(t, w, Config{BatchSize: 5, Window: 10, SpotCheckEvery: 2})
+		chain := mineBlocks(t, n.cfg.Network, genesis(n), 12, func(i int) []*wire.MsgTx {
+			return []*wire.MsgTx{payTo(byte(i), 5, p2wpkh(byte(i%3))), payTo(byte(i+100), 6, p2wpkh(0x56))}
+		})
+		hostile := addSimPeer(t, m, "hostile:1", chain, 0)
+		honest := addSimPeer(t, m, "honest:1", chain, 1)
+		for range 300 {
+			hostile.deliver(randomMessage(r, chain))
+			if r.Intn(10) == 0 {
+				hostile.run()
+			}
+		}
+		for range 6 {
+			honest.run()
+			hostile.run()
+		}
+		if m.fatal != nil {
+			t.Fatalf("seed %d: sync failed: %v", seed, m.fatal)
+		}
+		if m.synced.Height != 12 || len(w.Txs()) != 4 {
+			t.Fatalf("seed %d: synced to %d with %d txs, want 12 and 4", seed, m.synced.Height, len(w.Txs()))
+		}
 	}
 }
