@@ -368,7 +368,7 @@ func (m *manager) report(fb *FilteredBlock, res BlockResult) {
 // every block from h on may lack matches and is fetched again (the BIP37
 // gap-limit race): the watcher re-applies h, then the rest.
 func (m *manager) elementsChanged(h int32) {
-	if err := m.refreshElements(); err != nil {
+	if err := m.readElements(); err != nil {
 		m.fail(err)
 		return
 	}
@@ -383,11 +383,11 @@ func (m *manager) elementsChanged(h int32) {
 			continue
 		}
 		if ps == m.dl {
-			if covers(ps.mirror, m.els) {
+			if m.peerCovers(ps, true) {
 				continue
 			}
 			invalidate = true
-		} else if coversData(ps.mirror, m.els) {
+		} else if m.peerCovers(ps, false) {
 			continue
 		}
 		m.loadFilter(ps, ReasonNewKey)

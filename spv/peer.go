@@ -35,14 +35,15 @@ type peerState struct {
 	// --- manager only ---
 	ready       bool
 	lastBlock   int32
-	mirror      *bip37.Filter // the server's filter as far as we know
-	filterGen   uint64        // increments with every filterload to this peer
-	headersReq  time.Time     // outstanding getheaders (zero: none)
-	headersDone bool          // last headers reply was short: caught up
-	reqs        []*blockReq   // outstanding filtered-block requests, in send order
-	cur         *pendingBlock // merkle block whose txs are arriving
-	after       *pendingBlock // the last merkle block, complete, until the next message that ends its stream
-	batch       uint64        // batch counter; a ping nonce names a batch
+	mirror      *bip37.Filter       // the server's filter as far as we know
+	covered     map[string]struct{} // elements found in mirror since its filterload
+	filterGen   uint64              // increments with every filterload to this peer
+	headersReq  time.Time           // outstanding getheaders (zero: none)
+	headersDone bool                // last headers reply was short: caught up
+	reqs        []*blockReq         // outstanding filtered-block requests, in send order
+	cur         *pendingBlock       // merkle block whose txs are arriving
+	after       *pendingBlock       // the last merkle block, complete, until the next message that ends its stream
+	batch       uint64              // batch counter; a ping nonce names a batch
 	pings       map[uint64]uint64
 	txReqs      map[chainhash.Hash]*txReq
 	lastAnswer  time.Time // last message that answered a request
