@@ -174,6 +174,7 @@ func (fx badFixture) badCases() []badCase {
 		{"create birthday negative", createArgs(fx.missing, "--birthday", "-5"), 2, "birthday"},
 		{"create birthday overflow", createArgs(fx.missing, "--birthday", "99999999999"), 2, "out of range"},
 		{"create gap negative", createArgs(fx.missing, "--gap-external", "-1"), 2, "--gap-external"},
+		{"create gap zero", createArgs(fx.missing, "--gap-internal", "0"), 2, "at least 1"},
 		{"create gap overflow", createArgs(fx.missing, "--gap-internal", "99999999999"), 2, "out of range"},
 		{"create gap too large", createArgs(fx.missing, "--gap-external", "99999999"), 2, "gap limit"},
 		{"create over a wallet", createArgs(fx.wallet), 2, "already exists"},

@@ -46,6 +46,15 @@ func (f *walletFlags) registerCreate(fs *pflag.FlagSet) {
 	fs.Uint32Var(&f.gapInternal, "gap-internal", wallet.DefaultGapInternal, "gap limit of the change branch")
 }
 
+// checkGaps refuses a gap limit of 0 (the wallet library reads 0 as "the
+// default", which would silently turn an explicit 0 into 20).
+func (f *walletFlags) checkGaps(prefix string) error {
+	if f.gapExternal == 0 || f.gapInternal == 0 {
+		return usagef("%s: --gap-external and --gap-internal must be at least 1", prefix)
+	}
+	return nil
+}
+
 // createConfig converts the flags.
 func (f *walletFlags) createConfig() wallet.CreateConfig {
 	return wallet.CreateConfig{
@@ -96,6 +105,9 @@ func openOrCreateWallet(prefix string, f *walletFlags, opts ...wallet.Option) (*
 	if !wallet.Exists(f.datadir) {
 		if f.network == "" {
 			return nil, false, usagef("%s: no wallet in %s; --network is required to create one", prefix, f.datadir)
+		}
+		if err := f.checkGaps(prefix); err != nil {
+			return nil, false, err
 		}
 		w, err := wallet.Create(f.datadir, f.createConfig(), opts...)
 		if err != nil {
@@ -245,6 +257,9 @@ func runWalletCreate(cmd *cobra.Command, _ []string) (err error) {
 	}
 	if f.network == "" {
 		return usagef("%s: --network is required", prefix)
+	}
+	if err := f.checkGaps(prefix); err != nil {
+		return err
 	}
 	w, err := wallet.Create(f.datadir, f.createConfig())
 	if err != nil {
