@@ -25,7 +25,11 @@ type spotCheck struct {
 	height  int32
 	hash    chainhash.Hash
 	primary *peerState
-	sent    map[chainhash.Hash]bool
+	// gen is the primary's filter generation that filtered the block: a
+	// primary reloaded since holds other elements, and the comparison
+	// would blame it for what its old filter rightly did not match.
+	gen  uint64
+	sent map[chainhash.Hash]bool
 }
 
 // maybeSpotCheck starts a spot check of fb (delivered by ps) when it is
@@ -48,7 +52,7 @@ func (m *manager) maybeSpotCheck(ps *peerState, fb *FilteredBlock) {
 	if other == nil {
 		return
 	}
-	c := &spotCheck{height: fb.Height, hash: fb.Hash, primary: ps, sent: make(map[chainhash.Hash]bool, len(fb.Txs))}
+	c := &spotCheck{height: fb.Height, hash: fb.Hash, primary: ps, gen: ps.filterGen, sent: make(map[chainhash.Hash]bool, len(fb.Txs))}
 	for _, tx := range fb.Txs {
 		c.sent[tx.TxHash()] = true
 	}
@@ -62,6 +66,9 @@ func (m *manager) finishSpotCheck(c *spotCheck, fb *FilteredBlock) {
 		return
 	}
 	p := c.primary
+	if p.filterGen != c.gen {
+		return // inconclusive: the primary's filter changed since
+	}
 	var omitted []chainhash.Hash
 	for _, tx := range fb.Txs {
 		id := tx.TxHash()
