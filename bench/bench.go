@@ -37,6 +37,7 @@ type benchConfig struct {
 	ScaleRuns   int
 	ScaleCli    string
 
+	BWRev       string
 	Headers     int
 	HeadersP2P  int
 	HeadersCli  string
@@ -63,6 +64,7 @@ func parseBenchFlags(args []string) (*benchConfig, error) {
 	fs.IntVar(&c.ScaleRuns, "scale-runs", 1, "rounds per scaling point")
 	fs.StringVar(&c.ScaleCli, "scale-clients", "bloomwatch,minimal", "clients of the scaling series")
 	fs.IntVar(&c.Headers, "headers", 0, "also run a header-only sync of this many generated headers (e.g. 100000)")
+	fs.StringVar(&c.BWRev, "bw-rev", "", "build bloomwatch from this git revision of the main module (git archive into a temp dir; e.g. HEAD) instead of the working tree, which may hold others' uncommitted work")
 	fs.IntVar(&c.HeadersP2P, "headers-p2p", 0, "also run a header-only P2P sync of a chain of this many empty blocks (mined in-process and submitted to btcd once, then cached)")
 	fs.StringVar(&c.HeadersCli, "headers-p2p-clients", "bloomwatch,minimal", "clients of the header-only P2P sync (neutrino validates simnet headers slowly, see README)")
 	fs.BoolVar(&c.SkipCompare, "no-compare", false, "skip the A B C comparison (run only --scale / --headers)")
@@ -176,10 +178,9 @@ func runBench(ctx context.Context, args []string) error {
 		(cfg.HeadersP2P > 0 && strings.Contains(cfg.HeadersCli, "bloomwatch")) ||
 		(!cfg.SkipCompare && strings.Contains(cfg.Clients, "bloomwatch"))
 	if needBW {
-		if env.bloomwatch, err = buildBloomwatch(ctx, tmp); err != nil {
+		if env.bloomwatch, rep.Source, err = buildBloomwatch(ctx, tmp, cfg.BWRev); err != nil {
 			return err
 		}
-		rep.Source = sourceVersion(ctx)
 		fmt.Printf("bloomwatch built from %s\n", rep.Source)
 	}
 
@@ -272,19 +273,37 @@ func scalePoints(cfg *benchConfig) []chainParams {
 	return pts
 }
 
-// buildBloomwatch builds ../cmd/bloomwatch once into dir.
-func buildBloomwatch(ctx context.Context, dir string) (string, error) {
+// buildBloomwatch builds cmd/bloomwatch once into dir: from the main
+// module's working tree, or from git revision rev exported into dir. It
+// returns the binary and the source it was built from.
+func buildBloomwatch(ctx context.Context, dir, rev string) (string, string, error) {
 	root, err := mainModuleRoot(ctx)
 	if err != nil {
-		return "", err
+		return "", "", err
+	}
+	src, source := root, sourceVersion(ctx)
+	if rev != "" {
+		hash, err := exec.CommandContext(ctx, "git", "-C", root, "rev-parse", "--short", rev).Output()
+		if err != nil {
+			return "", "", fmt.Errorf("--bw-rev %s: %w", rev, err)
+		}
+		source = strings.TrimSpace(string(hash))
+		src = filepath.Join(dir, "src-"+source)
+		if err := os.MkdirAll(src, 0o755); err != nil {
+			return "", "", fmt.Errorf("export %s: %w", rev, err)
+		}
+		export := exec.CommandContext(ctx, "sh", "-c", `git -C "$1" archive "$2" | tar -x -C "$3"`, "export", root, source, src)
+		if b, err := export.CombinedOutput(); err != nil {
+			return "", "", fmt.Errorf("export %s: %w\n%s", rev, err, b)
+		}
 	}
 	out := filepath.Join(dir, "bloomwatch")
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/bloomwatch")
-	cmd.Dir = root
+	cmd.Dir = src
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/bloomwatch: %w\n%s", err, b)
+		return "", "", fmt.Errorf("go build ./cmd/bloomwatch: %w\n%s", err, b)
 	}
-	return out, nil
+	return out, source, nil
 }
 
 // buildSpawn builds the measuring helper ./spawn of the bench module.
