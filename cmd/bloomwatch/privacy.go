@@ -246,6 +246,13 @@ func readTranscriptFile(path string) ([]privacy.Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--transcript %s: %w", path, err)
 	}
+	if len(recs) == 0 {
+		// ReadTranscript forgives a torn last line (a crash mid-append);
+		// a file that is nothing but such a line is not a transcript.
+		if st, err := f.Stat(); err == nil && st.Size() > 0 {
+			return nil, fmt.Errorf("--transcript %s: %w: no complete record (is it a JSON-lines transcript?)", path, privacy.ErrBadTranscript)
+		}
+	}
 	return recs, nil
 }
 
