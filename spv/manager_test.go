@@ -611,3 +611,30 @@ func TestManagerSurvivesRandomMessages(t *testing.T) {
 		}
 	}
 }
+
+func TestManagerWatcherOnStaleBranchAtStart(t *testing.T) {
+	// The watcher applied a branch that lost while the node was away, and
+	// the node's header store is new (it never saw that branch): the
+	// watcher is rolled back and the best chain applied.
+	w := NewMemWatcher(1, p2wpkh(1))
+	n, m := newTestManager(t, w, Config{})
+	base := mineBlocks(t, n.cfg.Network, genesis(n), 2, func(int) []*wire.MsgTx { return nil })
+	lose := mineBlocks(t, n.cfg.Network, &base[1].Header, 2, func(i int) []*wire.MsgTx {
+		return []*wire.MsgTx{payTo(byte(10+i), 100, p2wpkh(1))}
+	})
+	win := mineBlocks(t, n.cfg.Network, &base[1].Header, 3, func(i int) []*wire.MsgTx {
+		return []*wire.MsgTx{payTo(byte(20+i), 200, p2wpkh(1))}
+	})
+	s := addSimPeer(t, m, "sim:1", append(append([]*wire.MsgBlock{}, base...), lose...), 0)
+	s.run()
+	if sp, _ := w.SyncedTo(); sp.Height != 4 || w.Balance() != 200 {
+		t.Fatalf("first sync: %+v balance %d", sp, w.Balance())
+	}
+	_, m2 := newTestManager(t, w, Config{})
+	s2 := addSimPeer(t, m2, "sim:2", append(append([]*wire.MsgBlock{}, base...), win...), 0)
+	s2.run()
+	sp, _ := w.SyncedTo()
+	if sp.Height != 5 || sp.Hash != win[2].BlockHash() || w.Balance() != 600 || len(w.Txs()) != 3 {
+		t.Fatalf("after restart: %+v balance %d txs %d", sp, w.Balance(), len(w.Txs()))
+	}
+}
