@@ -73,6 +73,9 @@ type simServer struct {
 	filter *bip37.Filter
 	queue  []wire.Message
 	sent   []wire.Message // everything the manager sent
+	// mempool holds unconfirmed txs served to MSG_TX and announced to
+	// a mempool request when they match the filter.
+	mempool map[chainhash.Hash]*wire.MsgTx
 	// tamper, when set, may change a merkleblock answer and the txs
 	// sent after it.
 	tamper func(mb *wire.MsgMerkleBlock, txs []*wire.MsgTx) (*wire.MsgMerkleBlock, []*wire.MsgTx)
@@ -126,6 +129,10 @@ func (s *simServer) run() {
 		case *wire.MsgGetData:
 			var nf *wire.MsgNotFound
 			for _, iv := range msg.InvList {
+				if tx := s.mempool[iv.Hash]; tx != nil && iv.Type == wire.InvTypeTx {
+					s.deliver(tx)
+					continue
+				}
 				b := s.blocks[iv.Hash]
 				if iv.Type != wire.InvTypeFilteredBlock || b == nil {
 					if nf == nil {
@@ -152,6 +159,16 @@ func (s *simServer) run() {
 			}
 		case *wire.MsgPing:
 			s.deliver(wire.NewMsgPong(msg.Nonce))
+		case *wire.MsgMemPool:
+			inv := wire.NewMsgInv()
+			for id, tx := range s.mempool {
+				if s.filter.MatchTxAndUpdate(tx) {
+					_ = inv.AddInvVect(wire.NewInvVect(wire.InvTypeTx, &id))
+				}
+			}
+			if len(inv.InvList) > 0 {
+				s.deliver(inv)
+			}
 		}
 	}
 }
@@ -636,5 +653,42 @@ func TestManagerWatcherOnStaleBranchAtStart(t *testing.T) {
 	sp, _ := w.SyncedTo()
 	if sp.Height != 5 || sp.Hash != win[2].BlockHash() || w.Balance() != 600 || len(w.Txs()) != 3 {
 		t.Fatalf("after restart: %+v balance %d txs %d", sp, w.Balance(), len(w.Txs()))
+	}
+}
+
+func TestManagerMempool(t *testing.T) {
+	w := NewMemWatcher(1, p2wpkh(1))
+	n, m := newTestManager(t, w, Config{})
+	chain := mineBlocks(t, n.cfg.Network, genesis(n), 2, func(int) []*wire.MsgTx { return nil })
+	s := addSimPeer(t, m, "sim:1", chain, 0)
+	pay := payTo(1, 777, p2wpkh(1))
+	noise := payTo(2, 5, p2wpkh(9))
+	s.mempool = map[chainhash.Hash]*wire.MsgTx{pay.TxHash(): pay, noise.TxHash(): noise}
+	s.run()
+	if !m.isSynced {
+		t.Fatal("not synced")
+	}
+	if got := w.Mempool(); len(got) != 1 || got[pay.TxHash()].Amount != 777 {
+		t.Fatalf("mempool %+v", got)
+	}
+	// An announced tx that does not match the filter is dropped and
+	// scored, never offered to the watcher.
+	inv := wire.NewMsgInv()
+	id := noise.TxHash()
+	_ = inv.AddInvVect(wire.NewInvVect(wire.InvTypeTx, &id))
+	s.deliver(inv)
+	s.run()
+	if m.st.Dropped != 1 || n.bans.Score("sim:1") == 0 || len(w.Mempool()) != 1 || m.st.MempoolTxs != 1 {
+		t.Fatalf("dropped %d score %d mempool %d offered %d", m.st.Dropped, n.bans.Score("sim:1"), len(w.Mempool()), m.st.MempoolTxs)
+	}
+	// Mined, the payment becomes a confirmed tx.
+	s.setChain(append(chain, mineBlocks(t, n.cfg.Network, &chain[1].Header, 1, func(int) []*wire.MsgTx { return []*wire.MsgTx{pay} })...))
+	inv = wire.NewMsgInv()
+	h := s.chain[2].BlockHash()
+	_ = inv.AddInvVect(wire.NewInvVect(wire.InvTypeBlock, &h))
+	s.deliver(inv)
+	s.run()
+	if tx, ok := w.Txs()[pay.TxHash()]; !ok || tx.Height != 3 || len(w.Mempool()) != 0 {
+		t.Fatalf("confirmed %+v (%v), mempool %d", tx, ok, len(w.Mempool()))
 	}
 }
