@@ -634,18 +634,37 @@ func (n *Node) DisconnectFromCtx(ctx context.Context, other *Node) error {
 			return fmt.Errorf("testnet: disconnect %s: %w (addnode remove: %w)", other.p2p, derr, err)
 		}
 	}
+	// Under load btcd sometimes keeps a peer after addnode remove (seen as
+	// a rare timeout here): every couple of seconds, drop whatever is
+	// left on both sides by hand.
+	polls := 0
 	return poll(ctx, "disconnect from "+other.p2p, func() (bool, error) {
+		polls++
+		nudge := polls%disconnectNudgePolls == 0
 		p, err := n.peerWith(other.p2p)
-		if err != nil || p != nil {
+		if err != nil {
 			return false, err
+		}
+		if p != nil {
+			if nudge {
+				_ = n.rpc.Node(btcjson.NDisconnect, other.p2p, nil)
+			}
+			return false, nil
 		}
 		if local == "" {
 			return true, nil
 		}
 		back, err := other.peerWith(local)
+		if err == nil && back != nil && nudge {
+			_ = other.rpc.Node(btcjson.NDisconnect, local, nil)
+		}
 		return back == nil, err
 	})
 }
+
+// disconnectNudgePolls is how many polls DisconnectFromCtx waits before it
+// disconnects a lingering peer by hand.
+const disconnectNudgePolls = 40
 
 // exitString describes a wait status.
 func exitString(ws syscall.WaitStatus) string {
