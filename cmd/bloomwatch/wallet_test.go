@@ -242,7 +242,7 @@ func TestWalletAddAfterSyncRescans(t *testing.T) {
 
 func TestOpenOrCreateWallet(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "w")
-	f := &walletFlags{datadir: dir}
+	f := &walletFlags{datadir: dir, gapExternal: wallet.DefaultGapExternal, gapInternal: wallet.DefaultGapInternal}
 	if _, _, err := openOrCreateWallet("sync", f); err == nil || !strings.Contains(err.Error(), "--network is required") {
 		t.Fatalf("no network: %v", err)
 	}
