@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -51,6 +52,7 @@ type session struct {
 	// Owned by the bridge goroutine until bridgeDone is closed.
 	meter      *privacy.Meter
 	seenSeq    int64
+	transOff   int64 // bytes of the transcript already read
 	bridgeDone chan struct{}
 
 	tuiEvents  chan spv.Event
@@ -269,11 +271,28 @@ func (s *session) readTranscript() {
 		return // none written yet
 	}
 	defer f.Close()
-	recs, err := privacy.ReadTranscript(f)
+	// Only what was appended since the last read, up to the last
+	// complete line: the transcript grows by one record per filter sent
+	// and a long session must not read it all again at every reload.
+	if _, err := f.Seek(s.transOff, io.SeekStart); err != nil {
+		s.log.Warn("privacy meter: read transcript", "err", err)
+		return
+	}
+	chunk, err := io.ReadAll(f)
 	if err != nil {
 		s.log.Warn("privacy meter: read transcript", "err", err)
 		return
 	}
+	end := bytes.LastIndexByte(chunk, '\n') + 1
+	if end == 0 {
+		return
+	}
+	recs, err := privacy.ReadTranscript(bytes.NewReader(chunk[:end]))
+	if err != nil {
+		s.log.Warn("privacy meter: read transcript", "err", err)
+		return
+	}
+	s.transOff += int64(end)
 	for _, r := range recs {
 		if int64(r.Seq) <= s.seenSeq {
 			continue
