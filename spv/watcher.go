@@ -11,7 +11,9 @@ import (
 // BIP37 servers never look inside witnesses: a P2WPKH spend is only matched
 // through its previous outpoint.
 type Elements struct {
-	// Data holds the byte strings to insert, each one element.
+	// Data holds the byte strings to insert, each one element. The
+	// watcher may share them with its own state: the node must not
+	// modify them.
 	Data [][]byte
 	// OutPoints holds the watcher's unspent outpoints.
 	OutPoints []wire.OutPoint

@@ -59,11 +59,13 @@ func takeSnapshot(t testing.TB, w *Wallet) snapshot {
 
 // requireSameState compares snapshots; the element order may differ (a
 // reopened wallet lists elements by derivation path, a running one in the
-// order it derived them).
+// order it derived them; outpoints come in no particular order).
 func requireSameState(t testing.TB, want, got snapshot) {
 	t.Helper()
 	require.ElementsMatch(t, want.Data, got.Data)
+	require.ElementsMatch(t, want.OutPoints, got.OutPoints)
 	want.Data, got.Data = nil, nil
+	want.OutPoints, got.OutPoints = nil, nil
 	require.Equal(t, want, got)
 }
 

@@ -1,7 +1,10 @@
 package wallet
 
 import (
+	"bytes"
+	"cmp"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/btcsuite/btcd/btcutil"
@@ -88,11 +91,12 @@ func buildScenario(t testing.TB, seed uint64, start int32, n int) *scenario {
 
 // sortOutpoints orders outpoints by txid bytes, then index.
 func sortOutpoints(ops []wire.OutPoint) {
-	ws := &watchSet{outpoints: make(map[wire.OutPoint]struct{}, len(ops))}
-	for _, o := range ops {
-		ws.outpoints[o] = struct{}{}
-	}
-	copy(ops, ws.sortedOutpoints())
+	slices.SortFunc(ops, func(a, b wire.OutPoint) int {
+		if c := bytes.Compare(a.Hash[:], b.Hash[:]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Index, b.Index)
+	})
 }
 
 // applyLikeNode applies a block as the node does: a block whose result

@@ -57,6 +57,10 @@ type watchSet struct {
 	derived map[branchKey]uint32
 	// version changes whenever data or outpoints change.
 	version uint64
+	// opList caches outpointList for opListVersion (callers get a
+	// copy).
+	opList        []wire.OutPoint
+	opListVersion uint64
 }
 
 func newWatchSet() *watchSet {
@@ -143,9 +147,13 @@ func (s *watchSet) spendAndCredit(tx *wire.MsgTx, txid chainhash.Hash) bool {
 	return changed
 }
 
-// sortedOutpoints returns the outpoints in a stable order (txid bytes,
-// then index).
-func (s *watchSet) sortedOutpoints() []wire.OutPoint {
+// outpointList returns the watched outpoints and guards, in no particular
+// order (a bloom filter does not depend on the order of its insertions);
+// the list is kept until the set changes.
+func (s *watchSet) outpointList() []wire.OutPoint {
+	if s.opList != nil && s.opListVersion == s.version {
+		return s.opList
+	}
 	ops := make([]wire.OutPoint, 0, len(s.outpoints)+len(s.guards))
 	for op := range s.guards {
 		if _, dup := s.outpoints[op]; !dup {
@@ -155,12 +163,7 @@ func (s *watchSet) sortedOutpoints() []wire.OutPoint {
 	for op := range s.outpoints {
 		ops = append(ops, op)
 	}
-	sort.Slice(ops, func(i, j int) bool {
-		if c := bytes.Compare(ops[i].Hash[:], ops[j].Hash[:]); c != 0 {
-			return c < 0
-		}
-		return ops[i].Index < ops[j].Index
-	})
+	s.opList, s.opListVersion = ops, s.version
 	return ops
 }
 

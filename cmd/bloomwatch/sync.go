@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"time"
 
@@ -41,6 +42,7 @@ var syncOpts struct {
 	logLevel    string
 	peerTimeout time.Duration
 	resetHdrs   bool
+	cpuProfile  string
 }
 
 // syncCmd syncs the wallet from BIP37 peers.
@@ -74,6 +76,7 @@ func init() {
 	f.StringVar(&syncOpts.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.DurationVar(&syncOpts.peerTimeout, "peer-timeout", defaultPeerTimeout, "give up when no peer is usable for this long (0: wait forever)")
 	f.BoolVar(&syncOpts.resetHdrs, "reset-headers", false, "delete the header store (DATADIR/spv) first and download the headers again; the wallet is kept")
+	f.StringVar(&syncOpts.cpuProfile, "cpuprofile", "", "write a CPU profile of the sync to this file (go tool pprof)")
 	rootCmd.AddCommand(syncCmd)
 }
 
@@ -126,6 +129,13 @@ func runSync(cmd *cobra.Command, _ []string) (err error) {
 		if len(syncOpts.connect) == 0 && len(n.Seeds) == 0 {
 			return usagef("%s: %s has no DNS seeds: give --connect HOST:PORT", prefix, n.Name)
 		}
+	}
+	if syncOpts.cpuProfile != "" {
+		stop, err := startCPUProfile(syncOpts.cpuProfile)
+		if err != nil {
+			return usagef("%s: --cpuprofile: %w", prefix, err)
+		}
+		defer stop()
 	}
 	w, _, err := openOrCreateWallet(prefix, &syncOpts.walletFlags)
 	if err != nil {
@@ -251,4 +261,20 @@ func shortTime(groups []string, a slog.Attr) slog.Attr {
 		return slog.String(slog.TimeKey, a.Value.Time().Format("15:04:05.000"))
 	}
 	return a
+}
+
+// startCPUProfile starts a CPU profile into path and returns its stop.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+	}, nil
 }
