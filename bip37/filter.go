@@ -133,6 +133,12 @@ func (f *Filter) Matches(data []byte) bool {
 	if f.nBits == 0 || k == 0 {
 		return true
 	}
+	switch len(data) {
+	case hash160Len:
+		return f.matches20((*[hash160Len]byte)(data))
+	case compressedPubKeyLen:
+		return f.matches33((*[compressedPubKeyLen]byte)(data))
+	}
 	i := 0
 	for ; i+1 < k; i += 2 {
 		h0, h1 := murmurHash3Pair(f.seeds[i], f.seeds[i+1], data)
@@ -142,6 +148,40 @@ func (f *Filter) Matches(data []byte) bool {
 	}
 	if i < k {
 		return f.bit(MurmurHash3(f.seeds[i], data)) != 0
+	}
+	return true
+}
+
+// matches20 is Matches for a 20-byte element (a HASH160), with the
+// unrolled pair hash.
+func (f *Filter) matches20(d *[hash160Len]byte) bool {
+	k := int(f.hashFuncs)
+	i := 0
+	for ; i+1 < k; i += 2 {
+		h0, h1 := murmurHash3Pair20(f.seeds[i], f.seeds[i+1], d)
+		if f.bit(h0)&f.bit(h1) == 0 {
+			return false
+		}
+	}
+	if i < k {
+		return f.bit(MurmurHash3(f.seeds[i], d[:])) != 0
+	}
+	return true
+}
+
+// matches33 is Matches for a 33-byte element (a compressed public key),
+// with the unrolled pair hash.
+func (f *Filter) matches33(d *[compressedPubKeyLen]byte) bool {
+	k := int(f.hashFuncs)
+	i := 0
+	for ; i+1 < k; i += 2 {
+		h0, h1 := murmurHash3Pair33(f.seeds[i], f.seeds[i+1], d)
+		if f.bit(h0)&f.bit(h1) == 0 {
+			return false
+		}
+	}
+	if i < k {
+		return f.bit(MurmurHash3(f.seeds[i], d[:])) != 0
 	}
 	return true
 }

@@ -98,3 +98,44 @@ func murmurFinish(h uint32) uint32 {
 	h ^= h >> murmurS1
 	return h
 }
+
+// compressedPubKeyLen is the length of a compressed public key, the most
+// common element after 20-byte hashes; murmurHash3Pair33 is unrolled for it.
+const compressedPubKeyLen = 33
+
+// murmurHash3Pair33 is murmurHash3Pair for a 33-byte input, unrolled with
+// constant offsets into an array so that no bounds check or loop counter
+// competes with the two hash chains.
+func murmurHash3Pair33(seed0, seed1 uint32, d *[compressedPubKeyLen]byte) (uint32, uint32) {
+	k0 := murmurMixK(binary.LittleEndian.Uint32(d[0:4]))
+	k1 := murmurMixK(binary.LittleEndian.Uint32(d[4:8]))
+	k2 := murmurMixK(binary.LittleEndian.Uint32(d[8:12]))
+	k3 := murmurMixK(binary.LittleEndian.Uint32(d[12:16]))
+	k4 := murmurMixK(binary.LittleEndian.Uint32(d[16:20]))
+	k5 := murmurMixK(binary.LittleEndian.Uint32(d[20:24]))
+	k6 := murmurMixK(binary.LittleEndian.Uint32(d[24:28]))
+	k7 := murmurMixK(binary.LittleEndian.Uint32(d[28:32]))
+	h0 := murmurRound(murmurRound(murmurRound(murmurRound(seed0, k0), k1), k2), k3)
+	h1 := murmurRound(murmurRound(murmurRound(murmurRound(seed1, k0), k1), k2), k3)
+	h0 = murmurRound(murmurRound(murmurRound(murmurRound(h0, k4), k5), k6), k7)
+	h1 = murmurRound(murmurRound(murmurRound(murmurRound(h1, k4), k5), k6), k7)
+	final := murmurMixK(uint32(d[32])) ^ compressedPubKeyLen
+	return murmurFinish(h0 ^ final), murmurFinish(h1 ^ final)
+}
+
+// hash160Len is the length of a HASH160 (P2PKH, P2WPKH, P2SH), the most
+// common element; murmurHash3Pair20 is unrolled for it.
+const hash160Len = 20
+
+// murmurHash3Pair20 is murmurHash3Pair for a 20-byte input (five blocks,
+// no tail), unrolled like murmurHash3Pair33.
+func murmurHash3Pair20(seed0, seed1 uint32, d *[hash160Len]byte) (uint32, uint32) {
+	k0 := murmurMixK(binary.LittleEndian.Uint32(d[0:4]))
+	k1 := murmurMixK(binary.LittleEndian.Uint32(d[4:8]))
+	k2 := murmurMixK(binary.LittleEndian.Uint32(d[8:12]))
+	k3 := murmurMixK(binary.LittleEndian.Uint32(d[12:16]))
+	k4 := murmurMixK(binary.LittleEndian.Uint32(d[16:20]))
+	h0 := murmurRound(murmurRound(murmurRound(murmurRound(murmurRound(seed0, k0), k1), k2), k3), k4)
+	h1 := murmurRound(murmurRound(murmurRound(murmurRound(murmurRound(seed1, k0), k1), k2), k3), k4)
+	return murmurFinish(h0 ^ hash160Len), murmurFinish(h1 ^ hash160Len)
+}

@@ -1,6 +1,9 @@
 package bip37
 
-import "testing"
+import (
+	"math/rand"
+	"testing"
+)
 
 // TestMurmurHash3 checks the vectors of Core's hash_tests.cpp (also in
 // btcutil/bloom's murmurhash3_test.go).
@@ -47,6 +50,25 @@ func TestFastModExact(t *testing.T) {
 					t.Errorf("fastMod(%d).mod(%d) = %d, want %d", d, v, got, want)
 				}
 			}
+		}
+	}
+}
+
+// TestUnrolledPairsMatchMurmur checks the unrolled 20- and 33-byte pair
+// hashes against MurmurHash3 on random inputs and seeds.
+func TestUnrolledPairsMatchMurmur(t *testing.T) {
+	r := rand.New(rand.NewSource(3))
+	for i := 0; i < 20000; i++ {
+		s0, s1 := r.Uint32(), r.Uint32()
+		var a [hash160Len]byte
+		var b [compressedPubKeyLen]byte
+		r.Read(a[:])
+		r.Read(b[:])
+		if h0, h1 := murmurHash3Pair20(s0, s1, &a); h0 != MurmurHash3(s0, a[:]) || h1 != MurmurHash3(s1, a[:]) {
+			t.Fatalf("20 bytes %x seeds %d %d: pair %d %d", a, s0, s1, h0, h1)
+		}
+		if h0, h1 := murmurHash3Pair33(s0, s1, &b); h0 != MurmurHash3(s0, b[:]) || h1 != MurmurHash3(s1, b[:]) {
+			t.Fatalf("33 bytes %x seeds %d %d: pair %d %d", b, s0, s1, h0, h1)
 		}
 	}
 }
