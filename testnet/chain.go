@@ -517,7 +517,14 @@ func (b *chainBuilder) finish() (*Truth, error) {
 		return nil, err
 	}
 	t.TipHeight, t.TipHash = tip, *tipHash
-	for _, a := range b.addrs {
+	t.settle(b.addrs, b.utxos)
+	return t, nil
+}
+
+// settle fills the truth's addresses (with their net) and UTXOs (with the
+// balance) from what a chain walk collected, in their documented orders.
+func (t *Truth) settle(addrs map[string]*TruthAddress, utxos map[wire.OutPoint]TruthUTXO) {
+	for _, a := range addrs {
 		a.Net = a.Received - a.Spent
 		t.Addresses = append(t.Addresses, *a)
 	}
@@ -528,7 +535,7 @@ func (b *chainBuilder) finish() (*Truth, error) {
 		}
 		return ai.Index < aj.Index
 	})
-	for _, u := range b.utxos {
+	for _, u := range utxos {
 		t.UTXOs = append(t.UTXOs, u)
 		t.Balance += u.Value
 	}
@@ -539,5 +546,4 @@ func (b *chainBuilder) finish() (*Truth, error) {
 		}
 		return outpointLess(ui.OutPoint(), uj.OutPoint())
 	})
-	return t, nil
 }

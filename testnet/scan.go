@@ -3,7 +3,6 @@ package testnet
 import (
 	"context"
 	"fmt"
-	"sort"
 
 	"github.com/btcsuite/btcd/wire"
 )
@@ -83,27 +82,6 @@ func ScanTruth(ctx context.Context, node *Node, key *Keyring, purpose uint32, fr
 			t.Txs = append(t.Txs, TruthTx{Txid: txid, Height: height, BlockHash: *hash, Delta: delta, Kind: kind})
 		}
 	}
-	for _, a := range addrs {
-		a.Net = a.Received - a.Spent
-		t.Addresses = append(t.Addresses, *a)
-	}
-	sort.Slice(t.Addresses, func(i, j int) bool {
-		ai, aj := t.Addresses[i], t.Addresses[j]
-		if ai.Branch != aj.Branch {
-			return ai.Branch < aj.Branch
-		}
-		return ai.Index < aj.Index
-	})
-	for _, u := range utxos {
-		t.UTXOs = append(t.UTXOs, u)
-		t.Balance += u.Value
-	}
-	sort.Slice(t.UTXOs, func(i, j int) bool {
-		ui, uj := t.UTXOs[i], t.UTXOs[j]
-		if ui.Height != uj.Height {
-			return ui.Height < uj.Height
-		}
-		return outpointLess(ui.OutPoint(), uj.OutPoint())
-	})
+	t.settle(addrs, utxos)
 	return t, nil
 }
