@@ -9,10 +9,15 @@ import (
 	"github.com/btcsuite/btcd/wire"
 )
 
+// maxUnconnectingHeaders is how many unsolicited headers announcements in a
+// row that do not connect a peer may send before it is scored and dropped
+// (Bitcoin Core's MAX_NUM_UNCONNECTING_HEADERS_MSGS is 10).
+const maxUnconnectingHeaders = 10
+
 // onHeaders connects a headers message to the store. A reply to our
 // getheaders that does not connect, or any invalid header, scores
 // misbehaviour; an unsolicited announcement that does not connect makes
-// us ask for the missing headers.
+// us ask for the missing headers, up to maxUnconnectingHeaders in a row.
 func (m *manager) onHeaders(ps *peerState, msg *wire.MsgHeaders) {
 	solicited := !ps.headersReq.IsZero()
 	ps.headersReq = timeZero
@@ -56,6 +61,19 @@ func (m *manager) onHeaders(ps *peerState, msg *wire.MsgHeaders) {
 		case !errors.As(err, &ve):
 			m.fail(fmt.Errorf("%w: connect: %w", ErrHeaderStore, err))
 		case errors.Is(ve.Err, headers.ErrNotConnecting) && !solicited:
+			// An announcement we cannot place: ask for the headers in
+			// between, as Core does, but not forever (a peer that only
+			// ever announces what does not connect is useless, and each
+			// announcement costs us a getheaders).
+			ps.unconnecting++
+			if ps.unconnecting > maxUnconnectingHeaders {
+				m.misbehave(ps, MisbehaviorOrphanHeaders, fmt.Sprintf("%d announcements that do not connect", ps.unconnecting))
+				if ps.ready {
+					m.dropPeer(ps, "headers do not connect")
+					ps.p.Disconnect()
+				}
+				return
+			}
 			m.sendGetHeaders(ps)
 		case errors.Is(ve.Err, headers.ErrNotConnecting):
 			// An answer to our locator that does not connect: the peer
@@ -70,6 +88,7 @@ func (m *manager) onHeaders(ps *peerState, msg *wire.MsgHeaders) {
 		}
 		return
 	}
+	ps.unconnecting = 0
 	if len(msg.Headers) == wire.MaxBlockHeadersPerMsg {
 		m.sendGetHeaders(ps)
 		return

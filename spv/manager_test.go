@@ -692,3 +692,38 @@ func TestManagerMempool(t *testing.T) {
 		t.Fatalf("confirmed %+v (%v), mempool %d", tx, ok, len(w.Mempool()))
 	}
 }
+
+// TestManagerDropsUnconnectingAnnouncer checks that a peer announcing
+// headers that never connect is answered with getheaders up to
+// maxUnconnectingHeaders times, then scored and dropped.
+func TestManagerDropsUnconnectingAnnouncer(t *testing.T) {
+	w := NewMemWatcher(1, p2wpkh(1))
+	n, m := newTestManager(t, w, Config{})
+	none := func(int) []*wire.MsgTx { return nil }
+	chain := mineBlocks(t, n.cfg.Network, genesis(n), 3, none)
+	s := addSimPeer(t, m, "announcer:1", chain, 0)
+	s.run()
+	// A chain of our own that does not start from anything the node knows.
+	stray := wire.BlockHeader{Version: 1, PrevBlock: chainhash.Hash{0xab}, Timestamp: chain[2].Header.Timestamp, Bits: chain[2].Header.Bits}
+	orphans := mineBlocks(t, n.cfg.Network, &stray, maxUnconnectingHeaders+1, none)
+	for i, b := range orphans {
+		msg := wire.NewMsgHeaders()
+		hdr := b.Header
+		if err := msg.AddBlockHeader(&hdr); err != nil {
+			t.Fatal(err)
+		}
+		s.deliver(msg)
+		if i < maxUnconnectingHeaders {
+			if !s.ps.ready {
+				t.Fatalf("dropped after %d unconnecting announcements, want more patience", i+1)
+			}
+			s.run() // the honest answer to our getheaders: nothing new
+		}
+	}
+	if s.ps.ready {
+		t.Fatalf("still connected after %d unconnecting announcements", len(orphans))
+	}
+	if score := n.bans.Score("announcer:1"); score == 0 {
+		t.Fatal("no misbehaviour scored")
+	}
+}

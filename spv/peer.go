@@ -33,22 +33,25 @@ type peerState struct {
 	refused atomic.Value // error
 
 	// --- manager only ---
-	ready       bool
-	lastBlock   int32
-	mirror      *bip37.Filter       // the server's filter as far as we know
-	covered     map[string]struct{} // elements found in mirror since its filterload
-	filterGen   uint64              // increments with every filterload to this peer
-	headersReq  time.Time           // outstanding getheaders (zero: none)
-	headersDone bool                // last headers reply was short: caught up
-	reqs        []*blockReq         // outstanding filtered-block requests, in send order
-	cur         *pendingBlock       // merkle block whose txs are arriving
-	after       *pendingBlock       // the last merkle block, complete, until the next message that ends its stream
-	batch       uint64              // batch counter; a ping nonce names a batch
-	pings       map[uint64]uint64
-	txReqs      map[chainhash.Hash]*txReq
-	lastAnswer  time.Time // last message that answered a request
-	mempoolSent bool
-	misbehaved  bool
+	ready     bool
+	lastBlock int32
+	mirror    *bip37.Filter       // the server's filter as far as we know
+	covered   map[string]struct{} // elements found in mirror since its filterload
+	// unconnecting counts unsolicited headers messages in a row that did
+	// not connect.
+	unconnecting int
+	filterGen    uint64        // increments with every filterload to this peer
+	headersReq   time.Time     // outstanding getheaders (zero: none)
+	headersDone  bool          // last headers reply was short: caught up
+	reqs         []*blockReq   // outstanding filtered-block requests, in send order
+	cur          *pendingBlock // merkle block whose txs are arriving
+	after        *pendingBlock // the last merkle block, complete, until the next message that ends its stream
+	batch        uint64        // batch counter; a ping nonce names a batch
+	pings        map[uint64]uint64
+	txReqs       map[chainhash.Hash]*txReq
+	lastAnswer   time.Time // last message that answered a request
+	mempoolSent  bool
+	misbehaved   bool
 	// sendHook, when set (tests of the manager), receives the messages
 	// instead of the connection.
 	sendHook func(wire.Message)
