@@ -243,3 +243,25 @@ func TestMerkleErrorType(t *testing.T) {
 func bloomNewMerkleBlock(block *wire.MsgBlock, f *Filter) (*wire.MsgMerkleBlock, []uint32) {
 	return bloom.NewMerkleBlock(btcutil.NewBlock(block), bloom.LoadFilter(f.MsgFilterLoad()))
 }
+
+// TestUnderstatedCountAuthenticates documents a property of BIP37 that
+// Bitcoin Core shares: the transaction count of a merkleblock is not
+// committed to by the merkle root. A peer that claims a 2-transaction block
+// has 1 transaction and sends the root as its only hash, with no match,
+// passes verification with no matches at all: it hides the block's matches.
+// Only asking a second peer (spv's spot checks) can reveal it; a claimed
+// match at such a "leaf" names an inner node, for which no transaction
+// message can be sent (except a 64-byte transaction, which spv refuses).
+func TestUnderstatedCountAuthenticates(t *testing.T) {
+	block := syntheticBlock(2, rand.New(rand.NewPCG(1, 2)))
+	honest := BuildMerkleBlock(block, func(int, *wire.MsgTx) bool { return true })
+	if m, _, err := VerifyMerkleBlock(honest); err != nil || len(m) != 2 {
+		t.Fatalf("honest merkleblock: %d matches, %v", len(m), err)
+	}
+	root := block.Header.MerkleRoot
+	forged := &wire.MsgMerkleBlock{Header: block.Header, Transactions: 1, Hashes: []*chainhash.Hash{&root}, Flags: []byte{0}}
+	m, idx, err := VerifyMerkleBlock(forged)
+	if err != nil || len(m) != 0 || len(idx) != 0 {
+		t.Fatalf("understated count: %d matches, %v; want it to verify with none (the known BIP37 property)", len(m), err)
+	}
+}
