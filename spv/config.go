@@ -62,8 +62,8 @@ const (
 	// DefaultMinPeersWait bounds the wait for Config.MinPeers.
 	DefaultMinPeersWait = 10 * time.Second
 
-	// DefaultSpotCheckEvery makes every n-th block with matches be asked
-	// again from a second peer to detect omitted transactions.
+	// DefaultSpotCheckEvery makes each block, with probability 1/n, be
+	// asked again from a second peer to detect omitted transactions.
 	DefaultSpotCheckEvery = 20
 )
 
@@ -113,7 +113,7 @@ type Config struct {
 	TickInterval time.Duration
 	// DialTimeout bounds one TCP connect (DefaultDialTimeout).
 	DialTimeout time.Duration
-	// SpotCheckEvery asks every n-th block with matches again from a
+	// SpotCheckEvery asks each block, with probability 1/n, again from a
 	// second peer and compares the matched txids (omission detection);
 	// negative disables it (DefaultSpotCheckEvery when 0).
 	SpotCheckEvery int

@@ -121,7 +121,6 @@ type manager struct {
 
 	mempoolSeen map[chainhash.Hash]struct{}
 	nonces      uint64 // pings sent, for unique nonces
-	spotN       int    // blocks delivered, for the spot-check period
 
 	// lastHash and lastSeen are the last block delivered and the txids
 	// reported with it (a re-delivery reports only new ones).

@@ -2,6 +2,7 @@ package spv
 
 import (
 	"fmt"
+	"math/rand/v2"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 )
@@ -9,9 +10,10 @@ import (
 // spotCheck is an omission check: a block already delivered from one peer
 // (primary) asked again from a second peer.
 //
-// Policy: every Config.SpotCheckEvery-th delivered block (whether or not
-// it had matches, since a peer hiding every match of a block leaves no
-// trace otherwise) is requested from a second peer when one is
+// Policy: each delivered block, with probability 1/Config.SpotCheckEvery
+// drawn at random (whether or not it had matches, since a peer hiding every
+// match of a block, e.g. by understating its transaction count, leaves no
+// trace otherwise), is requested from a second peer when one is
 // connected. A transaction the second peer sends (inside its verified
 // partial merkle tree, matching its filter) that the primary left out and
 // that matches the primary's own filter is an omission: the primary is
@@ -39,8 +41,10 @@ func (m *manager) maybeSpotCheck(ps *peerState, fb *FilteredBlock) {
 	if every < 0 {
 		return
 	}
-	m.spotN++
-	if m.spotN%every != 0 {
+	// Each delivered block is checked with probability 1/every, drawn
+	// from an unpredictable source: a fixed "every n-th block" would tell
+	// a peer which blocks it can tamper with unseen.
+	if every > 1 && rand.IntN(every) != 0 {
 		return
 	}
 	var other *peerState
