@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/spv"
-	"github.com/bloomwatch/bloomwatch/testnet"
 	"github.com/bloomwatch/bloomwatch/testnet/hostile"
 )
 
@@ -18,11 +17,7 @@ func TestHostilePeers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts btcd")
 	}
-	h := testnet.NewT(t, testnet.Options{})
-	k, err := testnet.NewKeyring(testnet.DemoSeed, h.Params())
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, k := demoHarness(t)
 	scripts := keyScripts(t, k, 6)
 	_, start, _ := h.Node().BestBlock()
 	truth := buildChain(t, h, k, scripts, 40, 3, 11)

@@ -58,11 +58,7 @@ func TestHostileReactions(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts btcd")
 	}
-	h := testnet.NewT(t, testnet.Options{})
-	k, err := testnet.NewKeyring(testnet.DemoSeed, h.Params())
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, k := demoHarness(t)
 	ctx := context.Background()
 	truth, err := h.BuildChain(ctx, testnet.ChainSpec{
 		Blocks: 30, TxsPerBlock: 4, Keyring: k, WatchAddrs: 4, PaymentsPerAddr: 2, SpendFraction: 0.5, Seed: 77,

@@ -39,11 +39,7 @@ func TestReorgDoubleSpends(t *testing.T) {
 		t.Skip("starts btcd")
 	}
 	ctx := context.Background()
-	h := testnet.NewT(t, testnet.Options{})
-	k, err := testnet.NewKeyring(testnet.DemoSeed, h.Params())
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, k := demoHarness(t)
 	xpub, err := k.Xpub(84)
 	if err != nil {
 		t.Fatal(err)

@@ -41,6 +41,18 @@ func regtest(t testing.TB) *netparams.Network {
 	return net
 }
 
+// demoHarness starts a funded regtest btcd harness and the demo keyring
+// that plays the user's wallet in these tests.
+func demoHarness(t testing.TB) (*testnet.Harness, *testnet.Keyring) {
+	t.Helper()
+	h := testnet.NewT(t, testnet.Options{})
+	k, err := testnet.NewKeyring(testnet.DemoSeed, h.Params())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, k
+}
+
 // keyScripts returns n scripts of the keyring: P2PKH and P2WPKH
 // alternating, external branch.
 func keyScripts(t testing.TB, k *testnet.Keyring, n int) [][]byte {
@@ -195,11 +207,7 @@ func TestSyncMatchesTruth(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts btcd")
 	}
-	h := testnet.NewT(t, testnet.Options{})
-	k, err := testnet.NewKeyring(testnet.DemoSeed, h.Params())
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, k := demoHarness(t)
 	scripts := keyScripts(t, k, 10)
 	_, start, err := h.Node().BestBlock()
 	if err != nil {
@@ -226,11 +234,7 @@ func TestSyncGapLimitRerequests(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts btcd")
 	}
-	h := testnet.NewT(t, testnet.Options{})
-	k, err := testnet.NewKeyring(testnet.DemoSeed, h.Params())
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, k := demoHarness(t)
 	derive := func(i uint32) ([]byte, error) { return k.PkScript(testnet.PurposeBIP84, 0, i) }
 	script := func(i uint32) []byte {
 		s, err := derive(i)
@@ -298,11 +302,7 @@ func TestSyncFollowsReorgs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts btcd")
 	}
-	h := testnet.NewT(t, testnet.Options{})
-	k, err := testnet.NewKeyring(testnet.DemoSeed, h.Params())
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, k := demoHarness(t)
 	scripts := keyScripts(t, k, 4)
 	_, start, _ := h.Node().BestBlock()
 	truth := buildChain(t, h, k, scripts, 10, 2, 7)
@@ -373,11 +373,7 @@ func TestSyncRestartAndMempool(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts btcd")
 	}
-	h := testnet.NewT(t, testnet.Options{})
-	k, err := testnet.NewKeyring(testnet.DemoSeed, h.Params())
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, k := demoHarness(t)
 	scripts := keyScripts(t, k, 6)
 	_, start, _ := h.Node().BestBlock()
 	truth := buildChain(t, h, k, scripts, 20, 2, 3)
@@ -486,11 +482,7 @@ func TestSyncSurvivesPeerLoss(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts btcd")
 	}
-	h := testnet.NewT(t, testnet.Options{})
-	k, err := testnet.NewKeyring(testnet.DemoSeed, h.Params())
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, k := demoHarness(t)
 	scripts := keyScripts(t, k, 6)
 	_, start, _ := h.Node().BestBlock()
 	truth := buildChain(t, h, k, scripts, 120, 1, 5)
@@ -583,11 +575,7 @@ func TestSyncThousandBlocks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts btcd")
 	}
-	h := testnet.NewT(t, testnet.Options{})
-	k, err := testnet.NewKeyring(testnet.DemoSeed, h.Params())
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, k := demoHarness(t)
 	var truths []*testnet.Truth
 	for i, purpose := range []uint32{testnet.PurposeBIP44, testnet.PurposeBIP84} {
 		tr, err := h.BuildChain(context.Background(), testnet.ChainSpec{
