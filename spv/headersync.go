@@ -247,3 +247,57 @@ func (m *manager) onInv(ps *peerState, msg *wire.MsgInv) {
 		}
 	}
 }
+
+// sendGetHeaders asks ps for headers after our locator. It queues the
+// message itself: btcd's PushGetHeadersMsg silently drops a getheaders
+// with the same first locator hash as the previous one, which would leave
+// a request outstanding that was never sent (a synced node asking again
+// after an announcement).
+func (m *manager) sendGetHeaders(ps *peerState) {
+	msg := wire.NewMsgGetHeaders()
+	for _, h := range m.n.store.Locator() {
+		if err := msg.AddBlockLocatorHash(h); err != nil {
+			break // the locator is bounded well below the limit
+		}
+	}
+	if !ps.busy() {
+		ps.lastAnswer = m.n.clock.Now()
+	}
+	ps.send(msg)
+	ps.headersReq = m.n.clock.Now()
+}
+
+// checkSynced notices when the watcher reaches the download peer's tip
+// (flush, SyncDone, mempool) and when it falls behind again.
+func (m *manager) checkSynced() {
+	dl := m.dl
+	hash, tip := m.n.store.Tip()
+	caughtUp := dl != nil && dl.headersDone && dl.headersReq.IsZero() && m.next > tip
+	if caughtUp == m.isSynced {
+		return
+	}
+	m.isSynced = caughtUp
+	if !caughtUp {
+		return
+	}
+	if f, ok := m.w.(Flusher); ok {
+		if err := f.Flush(); err != nil {
+			m.fail(fmt.Errorf("%w: flush: %w", ErrWatcher, err))
+			return
+		}
+	}
+	m.n.log.Info("synced", "height", tip, "hash", hash)
+	m.n.publish(SyncDone{At: m.n.at(), Height: tip, Hash: hash})
+	for ps := range m.peers {
+		m.sendMempool(ps)
+	}
+}
+
+// sendMempool asks ps once for the matching txs of its mempool (BIP35).
+func (m *manager) sendMempool(ps *peerState) {
+	if ps.mempoolSent || ps.mirror == nil {
+		return
+	}
+	ps.mempoolSent = true
+	ps.send(wire.NewMsgMemPool())
+}
