@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/transcript"
 )
 
 // Attacks switches the adversary's techniques beyond the single-filter
@@ -44,7 +45,7 @@ const (
 type Input struct {
 	// Records is the transcript: every filterload, filteradd and
 	// filterclear received, in order.
-	Records []Record
+	Records []transcript.Record
 	// Universe is the candidates the adversary tests.
 	Universe Universe
 	// Truth is the wallet's real elements, to score the attack (optional).

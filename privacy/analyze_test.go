@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/transcript"
 )
 
 // analyzeFixture is a wallet, a universe holding it, and filters of it.
@@ -73,7 +74,7 @@ func TestAnalyzeSingleFilter(t *testing.T) {
 	fx := newFixture(31, 20, 50000, 1)
 	f := mustFilter(t, 20, 0.01, 7, bip37.UpdateNone, fx.wallet...)
 	rep := analyze(t, Input{
-		Records: []Record{loadRecord(0, "127.0.0.1:1", 5, f)}, Universe: Stream(SliceUniverse(fx.universe)), Truth: fx.wallet,
+		Records: []transcript.Record{loadRecord(0, "127.0.0.1:1", 5, f)}, Universe: Stream(SliceUniverse(fx.universe)), Truth: fx.wallet,
 	})
 	p := lastPoint(t, rep, StageSingle)
 	want := countMatching(fx.universe, false, f)
@@ -132,7 +133,7 @@ func TestAnalyzeIntersection(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var recs []Record
+			var recs []transcript.Record
 			for i, f := range tc.filters {
 				recs = append(recs, loadRecord(uint64(i), "127.0.0.1:1", int32(i), f))
 			}
@@ -183,7 +184,7 @@ func TestAnalyzeBothForms(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := mustFilter(t, 40, 0.01, 3, bip37.UpdateNone, tc.inserted...)
 			rep := analyze(t, Input{
-				Records: []Record{loadRecord(0, "p", 0, f)}, Universe: Stream(SliceUniverse(fx.universe)),
+				Records: []transcript.Record{loadRecord(0, "p", 0, f)}, Universe: Stream(SliceUniverse(fx.universe)),
 				Truth: fx.wallet, Attacks: Attacks{BothForms: true},
 			})
 			p := lastPoint(t, rep, StageBothForms)
@@ -215,10 +216,10 @@ func TestAnalyzeWithoutTruthAndRevealed(t *testing.T) {
 	f := mustFilter(t, 30, 0.01, 4, bip37.UpdateNone, fx.wallet...)
 	added := fx.wallet[0].Forms[0]
 	empty, _ := bip37.NewFilterFromBits(nil, 0, 0, bip37.UpdateNone)
-	recs := []Record{
+	recs := []transcript.Record{
 		loadRecord(0, "a", 0, f),
-		{Seq: 1, Peer: "a", Kind: KindFilterAdd, Data: added},
-		{Seq: 2, Peer: "a", Kind: KindFilterAdd, Data: added},
+		{Seq: 1, Peer: "a", Kind: transcript.KindFilterAdd, Data: added},
+		{Seq: 2, Peer: "a", Kind: transcript.KindFilterAdd, Data: added},
 		loadRecord(3, "b", 1, empty),
 	}
 	rep := analyze(t, Input{Records: recs, Universe: Stream(SliceUniverse(fx.universe))})
@@ -249,7 +250,7 @@ func TestAnalyzeTruthOnChainAndErrors(t *testing.T) {
 	rng := rand.New(rand.NewPCG(35, 35))
 	w := randomCandidates(rng, 5, 1)
 	f := mustFilter(t, 5, 0.001, 1, bip37.UpdateNone, w...)
-	recs := []Record{loadRecord(0, "a", 0, f)}
+	recs := []transcript.Record{loadRecord(0, "a", 0, f)}
 	u := Synthetic{Seed: 5, Count: 10000}
 	rep := analyze(t, Input{Records: recs, Universe: Stream(u), Truth: w, TruthOnChain: true})
 	if rep.Universe != 10005 || rep.Members != 5 || lastPoint(t, rep, StageSingle).Recall != 1 {
@@ -267,7 +268,7 @@ func TestAnalyzeTruthOnChainAndErrors(t *testing.T) {
 		{"no universe", Input{Records: recs}, ErrBadConfig},
 		{"graph without chain", Input{Records: recs, Universe: Stream(u), Attacks: Attacks{Graph: true}}, ErrBadConfig},
 		{"empty universe", Input{Records: recs, Universe: Stream(SliceUniverse(nil))}, ErrEmptyUniverse},
-		{"no filter", Input{Records: []Record{{Kind: KindFilterClear}}, Universe: Stream(u)}, ErrNoFilters},
+		{"no filter", Input{Records: []transcript.Record{{Kind: transcript.KindFilterClear}}, Universe: Stream(u)}, ErrNoFilters},
 	}
 	for _, tc := range errs {
 		if _, err := Analyze(context.Background(), tc.in); !errors.Is(err, tc.want) {
@@ -280,7 +281,7 @@ func TestWriteCSV(t *testing.T) {
 	fx := newFixture(36, 5, 1000, 1)
 	f := mustFilter(t, 5, 0.01, 1, bip37.UpdateNone, fx.wallet...)
 	rep := analyze(t, Input{
-		Records: []Record{loadRecord(0, "a", 0, f), loadRecord(1, "b", 0, f)}, Universe: Stream(SliceUniverse(fx.universe)),
+		Records: []transcript.Record{loadRecord(0, "a", 0, f), loadRecord(1, "b", 0, f)}, Universe: Stream(SliceUniverse(fx.universe)),
 		Truth: fx.wallet, Attacks: Attacks{Intersection: true},
 	})
 	var buf bytes.Buffer
@@ -300,7 +301,7 @@ func TestReportCharts(t *testing.T) {
 	fx := newFixture(37, 5, 2000, 1)
 	f := mustFilter(t, 5, 0.01, 1, bip37.UpdateNone, fx.wallet...)
 	rep := analyze(t, Input{
-		Records: []Record{loadRecord(0, "a", 0, f), loadRecord(1, "b", 0, f)}, Universe: Stream(SliceUniverse(fx.universe)),
+		Records: []transcript.Record{loadRecord(0, "a", 0, f), loadRecord(1, "b", 0, f)}, Universe: Stream(SliceUniverse(fx.universe)),
 		Truth: fx.wallet, Attacks: Attacks{Intersection: true},
 	})
 	charts := rep.Charts()
@@ -332,7 +333,7 @@ func TestAnalyzeIntersectionFirstSeen(t *testing.T) {
 	f1 := mustFilter(t, 10, 0.02, 1, bip37.UpdateNone, old...)
 	f2 := mustFilter(t, 15, 0.02, 2, bip37.UpdateNone, wallet...)
 	rep := analyze(t, Input{
-		Records:  []Record{loadRecord(0, "a", 0, f1), loadRecord(1, "a", 10, f2)},
+		Records:  []transcript.Record{loadRecord(0, "a", 0, f1), loadRecord(1, "a", 10, f2)},
 		Universe: Stream(SliceUniverse(universe)), Truth: wallet, Attacks: Attacks{Intersection: true},
 	})
 	p := lastPoint(t, rep, StageIntersection)
@@ -373,7 +374,7 @@ func TestAnalyzeMatchAllLatest(t *testing.T) {
 	empty, _ := bip37.NewFilterFromBits(nil, 0, 0, bip37.UpdateNone)
 	universe := append(append([]Candidate{}, others...), w...)
 	rep := analyze(t, Input{
-		Records:  []Record{loadRecord(0, "a", 0, f), loadRecord(1, "a", 2, empty)},
+		Records:  []transcript.Record{loadRecord(0, "a", 0, f), loadRecord(1, "a", 2, empty)},
 		Universe: Stream(SliceUniverse(universe)), Truth: w, Attacks: Attacks{Intersection: true},
 	})
 	p := lastPoint(t, rep, StageIntersection)

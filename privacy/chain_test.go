@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/txscript"
@@ -137,7 +138,7 @@ func TestGraphPruning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs := []Record{loadRecord(0, "a", 0, f), {Seq: 1, Peer: "a", Kind: KindFilterAdd, Data: y.Hash160}}
+	recs := []transcript.Record{loadRecord(0, "a", 0, f), {Seq: 1, Peer: "a", Kind: transcript.KindFilterAdd, Data: y.Hash160}}
 	rep := analyze(t, Input{Records: recs, Universe: Stream(u), Truth: wallet, Chain: ch.blocks, Attacks: Attacks{Graph: true}})
 	single, graph := lastPoint(t, rep, StageSingle), lastPoint(t, rep, StageGraph)
 	if single.Matched != 5 || single.FalsePositives != 2 {
@@ -173,10 +174,10 @@ func TestSaturationReplay(t *testing.T) {
 		ch.block(pay(nil, nil, w, testKey(uint64(100+i))), pay(nil, nil, testKey(uint64(200+i))), pay(nil, nil, later))
 	}
 	tight := mustFilter(t, 1, 0.01, 3, bip37.UpdateAll, Candidate{Forms: [][]byte{w.Hash160}})
-	recs := []Record{
+	recs := []transcript.Record{
 		loadRecord(0, "a", 4, tight), // serves blocks 5..14
-		{Seq: 1, Peer: "a", Height: 9, Kind: KindFilterAdd, Data: later.Hash160}, // from block 10
-		loadRecord(2, "a", 14, tight),                                            // serves blocks 15..19
+		{Seq: 1, Peer: "a", Height: 9, Kind: transcript.KindFilterAdd, Data: later.Hash160}, // from block 10
+		loadRecord(2, "a", 14, tight), // serves blocks 15..19
 	}
 	truth := []Candidate{{Forms: [][]byte{w.Hash160}}, {Forms: [][]byte{later.Hash160}}}
 	u, err := ChainUniverse(context.Background(), ch.blocks, -1)

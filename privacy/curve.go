@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+
+	"github.com/bloomwatch/bloomwatch/transcript"
 )
 
 // Stage names of the collapse curves. The set stages stack: each adds one
@@ -21,18 +23,18 @@ const (
 // Point kinds beyond the transcript's record kinds.
 const (
 	// KindBlock marks a saturation point: one block of server-side updates.
-	KindBlock Kind = "block"
+	KindBlock transcript.Kind = "block"
 )
 
 // Point is the adversary's position after one observed event.
 type Point struct {
 	// Step is the point's position on its curve.
-	Step   int    `json:"step"`
-	Kind   Kind   `json:"kind"`
-	Label  string `json:"label"`
-	Seq    uint64 `json:"seq"`
-	Height int32  `json:"height"`
-	Peer   string `json:"peer,omitempty"`
+	Step   int             `json:"step"`
+	Kind   transcript.Kind `json:"kind"`
+	Label  string          `json:"label"`
+	Seq    uint64          `json:"seq"`
+	Height int32           `json:"height"`
+	Peer   string          `json:"peer,omitempty"`
 	// Filters is the number of distinct filters the stage combines.
 	Filters int `json:"filters"`
 	// Members is the wallet size N the formulas use: the wallet's

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/transcript"
 )
 
 // DefaultMeterHistory is the number of readings a Meter keeps for its
@@ -23,12 +24,12 @@ type MeterConfig struct {
 // peers that received the filters so far can expect to learn, from the
 // formulas alone (no scan).
 type Reading struct {
-	Seq    uint64    `json:"seq"`
-	Time   time.Time `json:"time"`
-	Height int32     `json:"height"`
-	Peer   string    `json:"peer"`
-	Kind   Kind      `json:"kind"`
-	Reason string    `json:"reason,omitempty"`
+	Seq    uint64          `json:"seq"`
+	Time   time.Time       `json:"time"`
+	Height int32           `json:"height"`
+	Peer   string          `json:"peer"`
+	Kind   transcript.Kind `json:"kind"`
+	Reason string          `json:"reason,omitempty"`
 	// Candidates is the universe size |A| the estimate uses.
 	Candidates uint64 `json:"candidates"`
 	// Members is the wallet size N: the caller's figure, or the latest
@@ -73,7 +74,7 @@ type Meter struct {
 	order      []groupKey
 	revealed   map[string]bool
 	latest     *bip37.Filter
-	last       Record
+	last       transcript.Record
 	readings   []Reading
 }
 
@@ -118,10 +119,10 @@ func (m *Meter) SetMembers(n float64) {
 // Observe feeds one record, as sent, and returns the new reading, which is
 // also appended to the history. A filterload whose filter a node would
 // reject returns an error wrapping ErrBadFilterRecord and changes nothing.
-func (m *Meter) Observe(r Record) (Reading, error) {
+func (m *Meter) Observe(r transcript.Record) (Reading, error) {
 	p := m.peers[r.Peer]
 	switch r.Kind {
-	case KindFilterLoad:
+	case transcript.KindFilterLoad:
 		f, err := bip37.Deserialize(r.Filter)
 		if err != nil {
 			return m.Current(), fmt.Errorf("%w: seq %d: %w", ErrBadFilterRecord, r.Seq, err)
@@ -132,7 +133,7 @@ func (m *Meter) Observe(r Record) (Reading, error) {
 			m.join(p)
 		}
 		m.latest = f
-	case KindFilterAdd:
+	case transcript.KindFilterAdd:
 		m.revealed[string(r.Data)] = true
 		if p != nil && p.filter != nil && bip37.CheckFilterAdd(r.Data) == nil {
 			p.filter.Add(r.Data)
@@ -142,12 +143,12 @@ func (m *Meter) Observe(r Record) (Reading, error) {
 			}
 			m.latest = p.filter
 		}
-	case KindFilterClear:
+	case transcript.KindFilterClear:
 		if p != nil {
 			p.filter = nil
 		}
 	default:
-		return m.Current(), fmt.Errorf("%w: seq %d: unknown kind %q", ErrBadTranscript, r.Seq, r.Kind)
+		return m.Current(), fmt.Errorf("%w: seq %d: unknown kind %q", transcript.ErrBad, r.Seq, r.Kind)
 	}
 	m.last = r
 	rd := m.Current()

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/transcript"
 )
 
 func TestMeter(t *testing.T) {
@@ -20,7 +21,7 @@ func TestMeter(t *testing.T) {
 	}
 	steps := []struct {
 		name        string
-		rec         Record
+		rec         transcript.Record
 		wantFilters int
 		wantSingle  float64 // expected FP of the latest filter, with N = m^
 		wantInter   float64 // rate product of the intersection
@@ -47,7 +48,7 @@ func TestMeter(t *testing.T) {
 	}
 	m.SetMembers(10)
 	added := []byte("a new address hash")
-	r, err := m.Observe(Record{Seq: 3, Kind: KindFilterAdd, Peer: "b", Data: added})
+	r, err := m.Observe(transcript.Record{Seq: 3, Kind: transcript.KindFilterAdd, Peer: "b", Data: added})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,13 +66,13 @@ func TestMeter(t *testing.T) {
 		t.Errorf("history %+v", h)
 	}
 	before := m.Current()
-	if _, err := m.Observe(Record{Seq: 9, Kind: KindFilterLoad, Peer: "c", Filter: []byte{1}}); !errors.Is(err, ErrBadFilterRecord) {
+	if _, err := m.Observe(transcript.Record{Seq: 9, Kind: transcript.KindFilterLoad, Peer: "c", Filter: []byte{1}}); !errors.Is(err, ErrBadFilterRecord) {
 		t.Errorf("err = %v", err)
 	}
 	if m.Current() != before || len(m.History()) != 3 {
 		t.Error("a bad record changed the meter")
 	}
-	if _, err := m.Observe(Record{Kind: KindFilterClear, Peer: "a"}); err != nil {
+	if _, err := m.Observe(transcript.Record{Kind: transcript.KindFilterClear, Peer: "a"}); err != nil {
 		t.Error(err)
 	}
 }
@@ -80,7 +81,7 @@ func TestMeter(t *testing.T) {
 // analyzer's on the same transcript.
 func TestMeterAgreesWithAnalyze(t *testing.T) {
 	fx := newFixture(42, 10, 30000, 1)
-	var recs []Record
+	var recs []transcript.Record
 	for i := range 3 {
 		recs = append(recs, loadRecord(uint64(i), "p", int32(i), mustFilter(t, 10, 0.05, uint32(i), bip37.UpdateNone, fx.wallet...)))
 	}

@@ -5,13 +5,14 @@ import (
 	"fmt"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/transcript"
 )
 
 // Event is one transcript record as the adversary replays it.
 type Event struct {
 	// Index is the record's position in the transcript.
 	Index  int
-	Record Record
+	Record transcript.Record
 	// State is the index in Timeline.States of the filter the record's
 	// peer holds after it, or -1 when the peer holds none (a filterclear,
 	// or a filteradd without a loaded filter).
@@ -59,7 +60,7 @@ const (
 // in order. A filterload whose filter a node would reject fails the replay
 // with ErrBadFilterRecord naming the record; a filteradd the node would
 // ignore or punish still reveals its element and is kept with a Note.
-func Replay(records []Record) (*Timeline, error) {
+func Replay(records []transcript.Record) (*Timeline, error) {
 	tl := &Timeline{}
 	type peerState struct {
 		filter *bip37.Filter
@@ -84,7 +85,7 @@ func Replay(records []Record) (*Timeline, error) {
 			peers[r.Peer] = ps
 		}
 		switch r.Kind {
-		case KindFilterLoad:
+		case transcript.KindFilterLoad:
 			f, err := bip37.Deserialize(r.Filter)
 			if err != nil {
 				return nil, fmt.Errorf("%w: record %d (seq %d, peer %s): %w", ErrBadFilterRecord, i, r.Seq, r.Peer, err)
@@ -93,7 +94,7 @@ func Replay(records []Record) (*Timeline, error) {
 			ps.gen = len(tl.Generations)
 			ev.State = addState(f)
 			tl.Generations = append(tl.Generations, Generation{Index: ps.gen, Peer: r.Peer, Load: i, Latest: ev.State})
-		case KindFilterAdd:
+		case transcript.KindFilterAdd:
 			ev.Revealed = bytes.Clone(r.Data)
 			switch {
 			case bip37.CheckFilterAdd(r.Data) != nil:
@@ -105,10 +106,10 @@ func Replay(records []Record) (*Timeline, error) {
 				ev.State = addState(ps.filter)
 				tl.Generations[ps.gen].Latest = ev.State
 			}
-		case KindFilterClear:
+		case transcript.KindFilterClear:
 			ps.filter, ps.gen = nil, -1
 		default:
-			return nil, fmt.Errorf("%w: record %d: unknown kind %q", ErrBadTranscript, i, r.Kind)
+			return nil, fmt.Errorf("%w: record %d: unknown kind %q", transcript.ErrBad, i, r.Kind)
 		}
 		if ps.filter != nil {
 			ev.Generation = ps.gen

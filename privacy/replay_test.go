@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/transcript"
 )
 
 func TestReplay(t *testing.T) {
@@ -16,14 +17,14 @@ func TestReplay(t *testing.T) {
 	after := f.Clone()
 	after.Add(w[1].Forms[0])
 	big := make([]byte, bip37.MaxFilterAddSize+1)
-	records := []Record{
-		{Kind: KindFilterAdd, Peer: "a", Data: w[2].Forms[0]},                     // 0: no filter yet
-		loadRecord(1, "a", 10, f),                                                 // 1: gen 0, state 0
-		loadRecord(2, "b", 10, f),                                                 // 2: gen 1, same state 0
-		{Seq: 3, Kind: KindFilterAdd, Peer: "a", Height: 11, Data: w[1].Forms[0]}, // 3: state 1
-		{Seq: 4, Kind: KindFilterAdd, Peer: "b", Height: 11, Data: big},           // 4: rejected by the node
-		{Seq: 5, Kind: KindFilterClear, Peer: "b", Height: 12},                    // 5
-		loadRecord(6, "b", 13, g),                                                 // 6: gen 2, state 2
+	records := []transcript.Record{
+		{Kind: transcript.KindFilterAdd, Peer: "a", Data: w[2].Forms[0]}, // 0: no filter yet
+		loadRecord(1, "a", 10, f), // 1: gen 0, state 0
+		loadRecord(2, "b", 10, f), // 2: gen 1, same state 0
+		{Seq: 3, Kind: transcript.KindFilterAdd, Peer: "a", Height: 11, Data: w[1].Forms[0]}, // 3: state 1
+		{Seq: 4, Kind: transcript.KindFilterAdd, Peer: "b", Height: 11, Data: big},           // 4: rejected by the node
+		{Seq: 5, Kind: transcript.KindFilterClear, Peer: "b", Height: 12},                    // 5
+		loadRecord(6, "b", 13, g), // 6: gen 2, state 2
 	}
 	tl, err := Replay(records)
 	if err != nil {
@@ -67,14 +68,14 @@ func TestReplay(t *testing.T) {
 func TestReplayErrors(t *testing.T) {
 	tests := []struct {
 		name    string
-		records []Record
+		records []transcript.Record
 		want    error
 	}{
-		{"no filterload", []Record{{Kind: KindFilterClear, Peer: "a"}}, ErrNoFilters},
+		{"no filterload", []transcript.Record{{Kind: transcript.KindFilterClear, Peer: "a"}}, ErrNoFilters},
 		{"empty", nil, ErrNoFilters},
-		{"truncated filter", []Record{{Kind: KindFilterLoad, Peer: "a", Filter: []byte{0x05, 0x01}}}, ErrBadFilterRecord},
-		{"too many hash funcs", []Record{{Kind: KindFilterLoad, Peer: "a", Filter: []byte{0x01, 0xff, 0x33, 0, 0, 0, 0, 0, 0, 0, 0}}}, bip37.ErrTooManyHashFuncs},
-		{"unknown kind", []Record{{Kind: "filterzap", Peer: "a"}}, ErrBadTranscript},
+		{"truncated filter", []transcript.Record{{Kind: transcript.KindFilterLoad, Peer: "a", Filter: []byte{0x05, 0x01}}}, ErrBadFilterRecord},
+		{"too many hash funcs", []transcript.Record{{Kind: transcript.KindFilterLoad, Peer: "a", Filter: []byte{0x01, 0xff, 0x33, 0, 0, 0, 0, 0, 0, 0, 0}}}, bip37.ErrTooManyHashFuncs},
+		{"unknown kind", []transcript.Record{{Kind: "filterzap", Peer: "a"}}, transcript.ErrBad},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -86,6 +87,6 @@ func TestReplayErrors(t *testing.T) {
 }
 
 // loadRecord returns a filterload record of f.
-func loadRecord(seq uint64, peer string, height int32, f *bip37.Filter) Record {
-	return Record{Seq: seq, Peer: peer, Height: height, Kind: KindFilterLoad, Filter: f.Serialize(), Reason: "initial"}
+func loadRecord(seq uint64, peer string, height int32, f *bip37.Filter) transcript.Record {
+	return transcript.Record{Seq: seq, Peer: peer, Height: height, Kind: transcript.KindFilterLoad, Filter: f.Serialize(), Reason: "initial"}
 }

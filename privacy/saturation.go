@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 )
@@ -86,7 +87,7 @@ func (a *analysis) saturationGens(tip int32) ([]*satGen, error) {
 			if e.Record.Peer != g.Peer {
 				continue
 			}
-			if e.Record.Kind != KindFilterAdd {
+			if e.Record.Kind != transcript.KindFilterAdd {
 				sg.to = min(sg.to, e.Record.Height)
 				break
 			}

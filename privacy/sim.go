@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/transcript"
 )
 
 // A client simulator: it plays a light client's filter policy over a
@@ -97,13 +98,13 @@ type simClient struct {
 	capacity uint32
 	filter   *bip37.Filter
 	peers    []string
-	records  []Record
+	records  []transcript.Record
 	height   int32
 }
 
 // Simulate plays policy p over scenario sc for a wallet whose keys are
 // keys (in derivation order) and returns the transcript.
-func Simulate(p Policy, sc Scenario, keys []Key) ([]Record, error) {
+func Simulate(p Policy, sc Scenario, keys []Key) ([]transcript.Record, error) {
 	if sc.InitialKeys < 1 || sc.Peers < 1 || p.FPRate <= 0 || p.FPRate >= 1 {
 		return nil, fmt.Errorf("%w: scenario needs a key, a peer and an FP rate in (0, 1)", ErrBadConfig)
 	}
@@ -137,7 +138,7 @@ func Simulate(p Policy, sc Scenario, keys []Key) ([]Record, error) {
 			err = c.reload(ReasonRestart, !p.PersistentTweak)
 		case StepNewPeer:
 			c.addPeer()
-			c.send(c.peers[len(c.peers)-1], Record{Kind: KindFilterLoad, Filter: c.filter.Serialize(), Reason: ReasonNewPeer})
+			c.send(c.peers[len(c.peers)-1], transcript.Record{Kind: transcript.KindFilterLoad, Filter: c.filter.Serialize(), Reason: ReasonNewPeer})
 		default:
 			err = fmt.Errorf("%w: unknown step kind %d", ErrBadConfig, s.Kind)
 		}
@@ -193,7 +194,7 @@ func (c *simClient) reload(reason string, resize bool) error {
 	}
 	c.filter = f
 	for _, peer := range c.peers {
-		c.send(peer, Record{Kind: KindFilterLoad, Filter: f.Serialize(), Reason: reason})
+		c.send(peer, transcript.Record{Kind: transcript.KindFilterLoad, Filter: f.Serialize(), Reason: reason})
 	}
 	return nil
 }
@@ -207,7 +208,7 @@ func (c *simClient) newKeys(n int) error {
 		for _, e := range elems[before:] {
 			c.filter.Add(e)
 			for _, peer := range c.peers {
-				c.send(peer, Record{Kind: KindFilterAdd, Data: e, Reason: ReasonNewKey})
+				c.send(peer, transcript.Record{Kind: transcript.KindFilterAdd, Data: e, Reason: ReasonNewKey})
 			}
 		}
 		return nil
@@ -218,7 +219,7 @@ func (c *simClient) newKeys(n int) error {
 }
 
 // send appends a record for peer.
-func (c *simClient) send(peer string, r Record) {
+func (c *simClient) send(peer string, r transcript.Record) {
 	r.Seq = uint64(len(c.records))
 	r.Time = simEpoch.Add(time.Duration(r.Seq) * time.Second)
 	r.Peer = peer

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/transcript"
 )
 
 func TestSimulate(t *testing.T) {
@@ -57,7 +58,7 @@ func TestSimulate(t *testing.T) {
 				}
 				reasons[r.Reason] = true
 				switch r.Kind {
-				case KindFilterLoad:
+				case transcript.KindFilterLoad:
 					kinds += "l"
 					f, err := bip37.Deserialize(r.Filter)
 					if err != nil {
@@ -65,7 +66,7 @@ func TestSimulate(t *testing.T) {
 					}
 					tweaks[f.Tweak()] = true
 					last = f
-				case KindFilterAdd:
+				case transcript.KindFilterAdd:
 					kinds += "a"
 				}
 			}

@@ -35,6 +35,10 @@ var (
 	// appended to it.
 	ErrCorruptTranscript = errors.New("spv: corrupt privacy transcript")
 
+	// ErrTranscriptWrite stops the sync when a filter cannot be recorded
+	// in the privacy transcript: the filter is not sent.
+	ErrTranscriptWrite = errors.New("spv: cannot record a filter in the privacy transcript")
+
 	// ErrPeerNoBloom is the handshake error for a peer that does not
 	// advertise NODE_BLOOM.
 	ErrPeerNoBloom = errors.New("spv: peer does not offer NODE_BLOOM")

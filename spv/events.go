@@ -3,6 +3,7 @@ package spv
 import (
 	"time"
 
+	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 )
@@ -88,6 +89,10 @@ type FilterLoaded struct {
 	FPRate float64
 	// Loads counts every filterload sent so far, to any peer.
 	Loads int
+	// Record is the transcript record written for this filterload (the
+	// filter as sent, with its sequence number): what the peer now holds,
+	// for the privacy meter.
+	Record transcript.Record
 }
 
 // MatchedTx reports one transaction a peer sent because it matched the

@@ -13,11 +13,11 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
-	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/spv/netparams"
 	"github.com/bloomwatch/bloomwatch/testnet"
 	"github.com/bloomwatch/bloomwatch/testnet/hostile"
+	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/bloomwatch/bloomwatch/wallet"
 )
 
@@ -276,12 +276,12 @@ func hrWalletMatches(t *testing.T, w *wallet.Wallet, truth *testnet.Truth) bool 
 // hrFPReloads counts filterloads sent for false-positive drift.
 func hrFPReloads(t *testing.T, dir string) int {
 	t.Helper()
-	f, err := os.Open(filepath.Join(dir, spv.TranscriptFile))
+	f, err := os.Open(filepath.Join(dir, transcript.FileName))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	recs, err := privacy.ReadTranscript(f)
+	recs, err := transcript.Read(f)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
-	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 )
@@ -144,7 +144,7 @@ func newManager(n *Node) (*manager, error) {
 		slots:       make(map[int32]*slot),
 		synced:      sp,
 		birthday:    w.Birthday(),
-		restart:     n.trans.next > 0,
+		restart:     len(n.history) > 0,
 		mempoolSeen: make(map[chainhash.Hash]struct{}),
 		startAt:     n.clock.Now(),
 	}
@@ -454,13 +454,24 @@ func (m *manager) fail(err error) {
 	}
 }
 
-// loadFilter sends the current filter to ps and records it. Requests the
-// peer has not answered yet were filtered with its old filter: they turn
-// stale and are asked again.
+// loadFilter records the current filter in the transcript, then sends it
+// to ps. A filter that cannot be recorded is not sent, and the sync stops:
+// bloomwatch never sends a peer a filter its user cannot account for.
+// Requests the peer has not answered yet were filtered with its old
+// filter: they turn stale and are asked again.
 func (m *manager) loadFilter(ps *peerState, reason string) {
 	f, err := m.currentFilter()
 	if err != nil {
 		m.fail(err)
+		return
+	}
+	height := m.next - 1
+	rec, err := m.n.trans.Append(transcript.Record{
+		Time: m.n.clock.Now(), Peer: ps.addr, Height: height,
+		Kind: transcript.KindFilterLoad, Filter: f.Serialize(), Reason: reason,
+	})
+	if err != nil {
+		m.fail(fmt.Errorf("%w: filterload to %s not sent: %w", ErrTranscriptWrite, ps.addr, err))
 		return
 	}
 	ps.send(f.MsgFilterLoad())
@@ -479,14 +490,6 @@ func (m *manager) loadFilter(ps *peerState, reason string) {
 		}
 	}
 	m.loads++
-	height := m.next - 1
-	rec := privacy.Record{
-		Time: m.n.clock.Now(), Peer: ps.addr, Height: height,
-		Kind: privacy.KindFilterLoad, Filter: f.Serialize(), Reason: reason,
-	}
-	if _, err := m.n.trans.write(rec); err != nil {
-		m.n.log.Error("privacy transcript", "err", err)
-	}
 	fp := f.FPRate(float64(m.els.Len()))
 	m.st.Filter = FilterInfo{
 		Elements: m.els.Len(), Capacity: FilterCapacity(m.els.Len()), Bytes: f.Size(),
@@ -498,6 +501,7 @@ func (m *manager) loadFilter(ps *peerState, reason string) {
 	m.n.publish(FilterLoaded{
 		At: m.n.at(), Peer: ps.addr, Reason: reason, Elements: m.els.Len(), Bytes: f.Size(),
 		HashFuncs: f.HashFuncs(), Tweak: f.Tweak(), Flags: f.Flags().String(), FPRate: fp, Loads: m.loads,
+		Record: rec,
 	})
 }
 

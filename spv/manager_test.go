@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
-	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/spv/netparams"
+	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/btcsuite/btcd/blockchain"
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -472,7 +472,7 @@ func TestManagerTranscriptRecordsLoads(t *testing.T) {
 	s.run()
 	m.handle(reloadMsg{reason: ReasonManual})
 	s.run()
-	recs, err := privacy.ReadTranscript(openFile(t, n.cfg.DataDir+"/"+TranscriptFile))
+	recs, err := transcript.Read(openFile(t, n.cfg.DataDir+"/"+transcript.FileName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -513,11 +513,11 @@ func TestManagerReloadsSaturatedFilter(t *testing.T) {
 	})
 	s := addSimPeer(t, m, "sim:1", chain, 0)
 	s.run()
-	recs, err := privacy.ReadTranscript(openFile(t, n.cfg.DataDir+"/"+TranscriptFile))
+	recs, err := transcript.Read(openFile(t, n.cfg.DataDir+"/"+transcript.FileName))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var drift []privacy.Record
+	var drift []transcript.Record
 	for _, r := range recs {
 		if r.Reason == ReasonFPDrift {
 			drift = append(drift, r)

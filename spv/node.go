@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/spv/headers"
+	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 )
 
@@ -23,10 +24,12 @@ type Node struct {
 
 	store *headers.Store
 	bans  *BanManager
-	trans *transcript
-	tweak uint32
-	addrs *addrSource
-	bcast *broadcaster
+	trans transcriptLog
+	// history holds the transcript's records from earlier runs.
+	history []transcript.Record
+	tweak   uint32
+	addrs   *addrSource
+	bcast   *broadcaster
 
 	msgs    chan any
 	quit    chan struct{}
@@ -85,7 +88,7 @@ func New(cfg Config) (*Node, error) {
 	if n.store, err = headers.Open(cfg.DataDir, cfg.Network); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrHeaderStore, err)
 	}
-	if n.trans, err = openTranscript(cfg.DataDir); err != nil {
+	if n.trans, n.history, err = openTranscriptLog(cfg.DataDir); err != nil {
 		_ = n.store.Close()
 		return nil, err
 	}
@@ -160,7 +163,7 @@ func (n *Node) Stop() error {
 			errs = append(errs, fmt.Errorf("%w: flush: %w", ErrWatcher, err))
 		}
 	}
-	if err := n.trans.close(); err != nil {
+	if err := n.trans.Close(); err != nil {
 		errs = append(errs, err)
 	}
 	if err := n.store.Close(); err != nil {

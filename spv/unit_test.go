@@ -11,9 +11,10 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
-	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/spv/netparams"
+	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/peer"
 	"github.com/btcsuite/btcd/wire"
 )
 
@@ -200,48 +201,53 @@ func TestTweakPersists(t *testing.T) {
 	}
 }
 
-func TestTranscriptTornTailAndSequence(t *testing.T) {
+func TestNewRefusesCorruptTranscript(t *testing.T) {
 	dir := t.TempDir()
-	tr, err := openTranscript(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := privacy.Record{Peer: "p", Kind: privacy.KindFilterLoad, Filter: []byte{1, 2}}
-	for i := range 2 {
-		r, err := tr.write(rec)
-		if err != nil || r.Seq != uint64(i) {
-			t.Fatalf("seq %d err %v", r.Seq, err)
-		}
-	}
-	if err := tr.close(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tr.write(rec); !errors.Is(err, ErrStopped) {
-		t.Fatalf("write after close: %v", err)
-	}
-	path := filepath.Join(dir, TranscriptFile)
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteString(`{"seq":2,"ki`); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	tr, err = openTranscript(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := tr.write(rec)
-	if err != nil || r.Seq != 2 {
-		t.Fatalf("after torn tail: seq %d err %v", r.Seq, err)
-	}
-	tr.close()
+	path := filepath.Join(dir, transcript.FileName)
 	if err := os.WriteFile(path, []byte("garbage\n{}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := openTranscript(dir); !errors.Is(err, ErrCorruptTranscript) {
+	net, err := netparams.Lookup("regtest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = New(Config{Network: net, DataDir: dir, Watcher: NewMemWatcher(0, p2wpkh(1))})
+	if !errors.Is(err, ErrCorruptTranscript) || !errors.Is(err, transcript.ErrBad) {
 		t.Fatalf("corrupt transcript: %v", err)
+	}
+}
+
+// failingLog is a transcript that cannot be written (a full or broken
+// disk).
+type failingLog struct{}
+
+func (failingLog) Append(r transcript.Record) (transcript.Record, error) {
+	return r, errors.New("no space left on device")
+}
+func (failingLog) Close() error { return nil }
+
+func TestFilterNotSentWhenTranscriptFails(t *testing.T) {
+	w := NewMemWatcher(1, p2wpkh(1))
+	n, m := newTestManager(t, w, Config{})
+	n.trans = failingLog{}
+	var sent []wire.Message
+	p, err := peer.NewOutboundPeer(&peer.Config{ChainParams: n.cfg.Network.Params}, "sim:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := &peerState{addr: "sim:1", p: p}
+	ps.sendHook = func(msg wire.Message) { sent = append(sent, msg) }
+	m.handle(peerReadyMsg{ps: ps})
+	for _, msg := range sent {
+		if _, ok := msg.(*wire.MsgFilterLoad); ok {
+			t.Fatal("a filterload went out that the transcript does not hold")
+		}
+	}
+	if !errors.Is(m.fatal, ErrTranscriptWrite) {
+		t.Fatalf("sync error %v, want ErrTranscriptWrite", m.fatal)
+	}
+	if ps.mirror != nil {
+		t.Fatal("mirror set for a filter never sent")
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/spv"
+	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/bloomwatch/bloomwatch/wallet"
 )
 
@@ -96,8 +97,8 @@ func scriptedReadings(t testing.TB) []privacy.Reading {
 			binary.BigEndian.PutUint32(b[:], uint32(e))
 			f.Add(b[:])
 		}
-		r, err := m.Observe(privacy.Record{Seq: uint64(i), Time: t0.Add(time.Duration(i) * time.Second),
-			Peer: "127.0.0.1:18444", Height: int32(i * 10), Kind: privacy.KindFilterLoad, Filter: f.Serialize(), Reason: s.reason})
+		r, err := m.Observe(transcript.Record{Seq: uint64(i), Time: t0.Add(time.Duration(i) * time.Second),
+			Peer: "127.0.0.1:18444", Height: int32(i * 10), Kind: transcript.KindFilterLoad, Filter: f.Serialize(), Reason: s.reason})
 		require.NoError(t, err)
 		out = append(out, r)
 	}

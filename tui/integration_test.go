@@ -21,6 +21,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/spv/netparams"
 	"github.com/bloomwatch/bloomwatch/testnet"
+	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/bloomwatch/bloomwatch/wallet"
 )
 
@@ -88,9 +89,9 @@ func TestDashboardOnRealNode(t *testing.T) {
 
 	// the privacy meter reads the node's transcript: every filterload
 	// sent, against a universe of two candidates per chain output so far
-	raw, err := os.ReadFile(filepath.Join(dataDir, spv.TranscriptFile))
+	raw, err := os.ReadFile(filepath.Join(dataDir, transcript.FileName))
 	require.NoError(t, err)
-	recs, err := privacy.ReadTranscript(bytes.NewReader(raw))
+	recs, err := transcript.Read(bytes.NewReader(raw))
 	require.NoError(t, err)
 	require.NotEmpty(t, recs)
 	meter := privacy.NewMeter(privacy.MeterConfig{})

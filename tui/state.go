@@ -11,6 +11,7 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/spv"
+	"github.com/bloomwatch/bloomwatch/transcript"
 )
 
 // Heights a matched row shows instead of a block height.
@@ -324,7 +325,7 @@ func (s *state) progress() float64 {
 
 // addReading records one privacy reading.
 func (s *state) addReading(r privacy.Reading) {
-	r.Peer, r.Reason, r.Kind = clean(r.Peer), clean(r.Reason), privacy.Kind(clean(string(r.Kind)))
+	r.Peer, r.Reason, r.Kind = clean(r.Peer), clean(r.Reason), transcript.Kind(clean(string(r.Kind)))
 	s.readings.push(r)
 	s.reading, s.haveReading = r, true
 	s.readingsGen++

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/spf13/cobra"
 )
 
@@ -236,22 +237,15 @@ func analyzeErr(err error) error {
 }
 
 // readTranscriptFile reads a transcript.
-func readTranscriptFile(path string) ([]privacy.Record, error) {
+func readTranscriptFile(path string) ([]transcript.Record, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("--transcript: %w", err)
 	}
 	defer f.Close()
-	recs, err := privacy.ReadTranscript(f)
+	recs, err := transcript.Read(f)
 	if err != nil {
 		return nil, fmt.Errorf("--transcript %s: %w", path, err)
-	}
-	if len(recs) == 0 {
-		// ReadTranscript forgives a torn last line (a crash mid-append);
-		// a file that is nothing but such a line is not a transcript.
-		if st, err := f.Stat(); err == nil && st.Size() > 0 {
-			return nil, fmt.Errorf("--transcript %s: %w: no complete record (is it a JSON-lines transcript?)", path, privacy.ErrBadTranscript)
-		}
 	}
 	return recs, nil
 }

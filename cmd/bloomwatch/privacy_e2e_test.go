@@ -13,8 +13,8 @@ import (
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/bloomwatch/bloomwatch/privacy"
-	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/testnet"
+	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/bloomwatch/bloomwatch/wallet"
 )
 
@@ -51,12 +51,12 @@ func TestPrivacyOfARealSync(t *testing.T) {
 	runSyncJSON(t, "--datadir", dir, "--network", "regtest", "--xpub", truth.Xpub, "--fp-rate", "0.05",
 		"--birthday", itoa(truth.StartHeight+1), "--connect", h.Node().P2PAddr())
 
-	f, err := os.Open(filepath.Join(dir, nodeDirName, spv.TranscriptFile))
+	f, err := os.Open(filepath.Join(dir, nodeDirName, transcript.FileName))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	records, err := privacy.ReadTranscript(f)
+	records, err := transcript.Read(f)
 	if err != nil || len(records) == 0 {
 		t.Fatalf("transcript: %d records, %v", len(records), err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/transcript"
 )
 
 // privacyFixture writes a transcript, a universe and a truth file.
@@ -63,14 +64,14 @@ func newPrivacyFixture(t *testing.T) privacyFixture {
 	}
 	f1, f2 := build(1, fx.wallet[:19]), build(2, fx.wallet)
 	fx.filterHex = hex.EncodeToString(f2.Serialize())
-	recs := []privacy.Record{
-		{Seq: 0, Peer: "127.0.0.1:18444", Height: 1, Kind: privacy.KindFilterLoad, Filter: f1.Serialize(), Reason: "initial"},
-		{Seq: 1, Peer: "127.0.0.1:18444", Height: 2, Kind: privacy.KindFilterAdd, Data: fx.wallet[19].Forms[0], Reason: "elements"},
-		{Seq: 2, Peer: "127.0.0.1:18445", Height: 3, Kind: privacy.KindFilterLoad, Filter: f2.Serialize(), Reason: "reconnect"},
+	recs := []transcript.Record{
+		{Seq: 0, Peer: "127.0.0.1:18444", Height: 1, Kind: transcript.KindFilterLoad, Filter: f1.Serialize(), Reason: "initial"},
+		{Seq: 1, Peer: "127.0.0.1:18444", Height: 2, Kind: transcript.KindFilterAdd, Data: fx.wallet[19].Forms[0], Reason: "elements"},
+		{Seq: 2, Peer: "127.0.0.1:18445", Height: 3, Kind: transcript.KindFilterLoad, Filter: f2.Serialize(), Reason: "reconnect"},
 	}
 	var tb bytes.Buffer
 	for _, r := range recs {
-		if err := privacy.WriteRecord(&tb, r); err != nil {
+		if err := transcript.Write(&tb, r); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/spv/headers"
 	"github.com/bloomwatch/bloomwatch/spv/netparams"
+	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/bloomwatch/bloomwatch/tui"
 	"github.com/bloomwatch/bloomwatch/wallet"
 )
@@ -273,7 +274,7 @@ func (s *session) peerList() []string {
 
 // readTranscript observes the transcript records not seen yet.
 func (s *session) readTranscript() {
-	f, err := os.Open(filepath.Join(s.nodeDir, spv.TranscriptFile))
+	f, err := os.Open(filepath.Join(s.nodeDir, transcript.FileName))
 	if err != nil {
 		return // none written yet
 	}
@@ -294,7 +295,7 @@ func (s *session) readTranscript() {
 	if end == 0 {
 		return
 	}
-	recs, err := privacy.ReadTranscript(bytes.NewReader(chunk[:end]))
+	recs, err := transcript.Read(bytes.NewReader(chunk[:end]))
 	if err != nil {
 		s.log.Warn("privacy meter: read transcript", "err", err)
 		return

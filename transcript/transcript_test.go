@@ -1,0 +1,172 @@
+package transcript
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bloomwatch/bloomwatch/bip37"
+)
+
+// loadRecord returns a valid filterload record.
+func loadRecord(t *testing.T) Record {
+	t.Helper()
+	f, err := bip37.NewFilter(10, 0.001, 7, bip37.UpdateAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Add([]byte("element"))
+	return Record{Time: time.Unix(1700000000, 0).UTC(), Peer: "127.0.0.1:1", Height: 5,
+		Kind: KindFilterLoad, Filter: f.Serialize(), Reason: "initial"}
+}
+
+func TestReadVersionOneRecords(t *testing.T) {
+	// A record as written before the version field existed.
+	v1 := `{"seq":0,"time":"2026-11-23T10:00:00Z","peer":"127.0.0.1:1","height":3,"kind":"filterload","filter":"03614e9b050000000000000001","reason":"initial"}` + "\n" +
+		`{"seq":1,"time":"2026-11-23T10:00:01Z","peer":"127.0.0.1:1","height":3,"kind":"filterclear"}` + "\n"
+	recs, err := Read(strings.NewReader(v1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 || recs[0].V != 0 || recs[0].Kind != KindFilterLoad || recs[1].Seq != 1 {
+		t.Fatalf("records %+v", recs)
+	}
+}
+
+func TestWriteReadRoundTrip(t *testing.T) {
+	r := loadRecord(t)
+	var buf bytes.Buffer
+	if err := Write(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `"v":2`) {
+		t.Fatalf("no version in %s", buf.String())
+	}
+	got, err := Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.V = Version
+	if len(got) != 1 || !bytes.Equal(got[0].Filter, r.Filter) || got[0].V != Version || !got[0].Time.Equal(r.Time) {
+		t.Fatalf("got %+v, want %+v", got, r)
+	}
+}
+
+func TestReadRefusesBadRecords(t *testing.T) {
+	big := make([]byte, bip37.MaxFilterSize+1)
+	over, _ := bip37.NewFilterFromBits(make([]byte, 8), 10, 0, bip37.UpdateNone)
+	ser := over.Serialize()
+	ser[len(ser)-9] = 51 // nHashFuncs (little-endian uint32 before tweak and flags)
+	tooBig := append([]byte{0xfe, byte(len(big)), byte(len(big) >> 8), byte(len(big) >> 16), 0}, big...)
+	tooBig = append(tooBig, 1, 0, 0, 0, 0, 0, 0, 0, 0)
+	line := func(r Record) string {
+		var b bytes.Buffer
+		if err := Write(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	good := line(loadRecord(t))
+	cases := []struct {
+		name, in string
+		line     int
+	}{
+		{"garbage", good + "not json\n", 2},
+		{"truncated last record", good + good[:len(good)/2], 2},
+		{"unknown kind", good + `{"seq":1,"kind":"filterzap"}` + "\n", 2},
+		{"filterload without filter", `{"seq":0,"kind":"filterload"}` + "\n", 1},
+		{"filter over 36,000 bytes", line(Record{Kind: KindFilterLoad, Filter: tooBig}), 1},
+		{"over 50 hash functions", line(Record{Kind: KindFilterLoad, Filter: ser}), 1},
+		{"filteradd over 520 bytes", line(Record{Kind: KindFilterAdd, Data: make([]byte, 521)}), 1},
+		{"newer version", `{"v":99,"seq":0,"kind":"filterclear"}` + "\n", 1},
+		{"bad hex", `{"seq":0,"kind":"filteradd","data":"zz"}` + "\n", 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Read(strings.NewReader(c.in))
+			var te *Error
+			if !errors.As(err, &te) || !errors.Is(err, ErrBad) {
+				t.Fatalf("err %v, want *Error wrapping ErrBad", err)
+			}
+			if te.Line != c.line {
+				t.Fatalf("line %d, want %d (%v)", te.Line, c.line, err)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("multi-line error %q", err)
+			}
+		})
+	}
+}
+
+func TestFileAppendsAndContinues(t *testing.T) {
+	dir := t.TempDir()
+	f, recs, err := Open(dir)
+	if err != nil || len(recs) != 0 {
+		t.Fatalf("open: %v %v", recs, err)
+	}
+	for i := range 3 {
+		got, err := f.Append(loadRecord(t))
+		if err != nil || got.Seq != uint64(i) || got.V != Version {
+			t.Fatalf("append %d: %+v %v", i, got, err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Append(loadRecord(t)); !errors.Is(err, ErrClosed) {
+		t.Fatalf("append after close: %v", err)
+	}
+	// A crash mid-append leaves a torn tail: Open cuts it and goes on.
+	path := filepath.Join(dir, FileName)
+	raw, _ := os.ReadFile(path)
+	if err := os.WriteFile(path, append(raw, `{"seq":3,"ti`...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, recs, err = Open(dir)
+	if err != nil || len(recs) != 3 {
+		t.Fatalf("reopen: %d records, %v", len(recs), err)
+	}
+	got, err := f.Append(loadRecord(t))
+	if err != nil || got.Seq != 3 {
+		t.Fatalf("append after torn tail: %+v %v", got, err)
+	}
+	_ = f.Close()
+	raw, _ = os.ReadFile(path)
+	if _, err := Read(bytes.NewReader(raw)); err != nil {
+		t.Fatalf("file after repair: %v", err)
+	}
+}
+
+func TestFileRefusesCorruptContent(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, FileName)
+	bad := []byte("garbage line\n")
+	if err := os.WriteFile(path, bad, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Open(dir); !errors.Is(err, ErrBad) {
+		t.Fatalf("open corrupt: %v", err)
+	}
+	if raw, _ := os.ReadFile(path); !bytes.Equal(raw, bad) {
+		t.Fatal("corrupt transcript was modified")
+	}
+}
+
+func TestAppendRefusesInvalidRecord(t *testing.T) {
+	f, _, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Append(Record{Kind: "bogus"}); err == nil {
+		t.Fatal("invalid record appended")
+	}
+	got, err := f.Append(loadRecord(t))
+	if err != nil || got.Seq != 0 {
+		t.Fatalf("sequence advanced by a refused record: %+v %v", got, err)
+	}
+}
