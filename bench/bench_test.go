@@ -54,10 +54,14 @@ func TestMedian(t *testing.T) {
 }
 
 func TestParseBloomwatchJSON(t *testing.T) {
-	out := []byte("progress line\n{\n  \"tip_height\": 12,\n  \"balance_sat\": 5,\n  \"txs\": [\n    {\"txid\": \"ab\", \"height\": 3, \"delta_sat\": 5}\n  ],\n  \"false_positives\": 2,\n  \"bytes_received\": 999\n}\n")
-	r, err := parseBloomwatchJSON(out)
+	out := []byte("progress line\n{\n  \"tip_height\": 12,\n  \"balance_sat\": 5,\n  \"txs\": [\n    {\"txid\": \"ab\", \"height\": 3, \"delta_sat\": 5}\n  ],\n  \"false_positives\": 2,\n  \"bytes_received\": 999,\n  \"timing\": {\"first_filter_ms\": 120.5, \"synced_ms\": 403.5}\n}\n")
+	run, err := parseBloomwatchJSON(out)
 	if err != nil {
 		t.Fatal(err)
+	}
+	r := run.result
+	if got := run.phases["p2p sync"]; got != 283 {
+		t.Fatalf("p2p sync %v ms, want 283", got)
 	}
 	if r.TipHeight != 12 || r.FalsePositives != 2 || r.BytesReceived != 999 || len(r.Txs) != 1 || r.Txs[0] != (FoundTx{"ab", 3}) {
 		t.Fatalf("parsed %+v", r)
@@ -184,16 +188,5 @@ func TestRunMeasuredRSSIsTheChilds(t *testing.T) {
 	}
 	if _, _, err := runMeasured(ctx, env, 0, nil, "/bin/sh", "-c", "exit 3"); err == nil {
 		t.Fatal("failing child reported no error")
-	}
-}
-
-func TestBloomwatchPhases(t *testing.T) {
-	log := []byte("time=19:34:08.521 level=INFO msg=filterload peer=x\ntime=19:34:08.600 level=INFO msg=filterload peer=y\ntime=19:34:08.804 level=INFO msg=synced height=2301\n")
-	p := bloomwatchPhases(log)
-	if got := p["p2p sync"]; got != 283 {
-		t.Fatalf("p2p sync %v ms, want 283", got)
-	}
-	if p := bloomwatchPhases([]byte("time=19:34:08.521 level=INFO msg=filterload\n")); p != nil {
-		t.Fatalf("no synced line: %v", p)
 	}
 }

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -140,9 +138,8 @@ func runClientOnce(ctx context.Context, env *benchEnv, fx *chainFixture, srv *se
 	fmt.Fprintf(env.log, "=== %s round %d chain %s\n", client, round, fx.params)
 
 	var (
-		m        Measure
-		out      []byte
-		bwPhases map[string]float64
+		m   Measure
+		out []byte
 	)
 	switch client {
 	case "bloomwatch", "bloomwatch-xpub":
@@ -158,9 +155,7 @@ func runClientOnce(ctx context.Context, env *benchEnv, fx *chainFixture, srv *se
 				args = append(args, "--address", a)
 			}
 		}
-		var stderr bytes.Buffer
-		m, out, err = runMeasured(ctx, env, srv.pid, io.MultiWriter(env.log, &stderr), env.bloomwatch, args...)
-		bwPhases = bloomwatchPhases(stderr.Bytes())
+		m, out, err = runMeasured(ctx, env, srv.pid, env.log, env.bloomwatch, args...)
 	default:
 		job := &ClientJob{Network: "simnet", Connect: srv.p2p, Addresses: fx.addresses,
 			DataDir: filepath.Join(dir, "data"), FPRate: env.cfg.FPRate, Birthday: birthday}
@@ -175,11 +170,15 @@ func runClientOnce(ctx context.Context, env *benchEnv, fx *chainFixture, srv *se
 	}
 	var res *ClientResult
 	if client != "minimal" && client != "neutrino" {
-		res, err = parseBloomwatchJSON(out)
-		if err == nil && birthday == 0 {
-			// With a birthday past the tip bloomwatch loads its filter
-			// after the headers, so the log does not bound its sync.
-			res.Phases = bwPhases
+		var run *bwRun
+		if run, err = parseBloomwatchJSON(out); err == nil {
+			res = run.result
+			if birthday == 0 {
+				// With a birthday past the tip bloomwatch loads its
+				// filter after the headers, so the first filterload
+				// does not bound its sync.
+				res.Phases = run.phases
+			}
 		}
 	} else {
 		res = &ClientResult{}

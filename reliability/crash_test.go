@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bloomwatch/bloomwatch/session"
 	"github.com/bloomwatch/bloomwatch/spv/headers"
 	"github.com/bloomwatch/bloomwatch/testnet"
 )
@@ -124,29 +125,33 @@ func (c *chain) killAfter(t *testing.T, datadir string, d time.Duration) bool {
 
 // view is the part of the sync summary a restart must reproduce exactly.
 type view struct {
-	Network        string            `json:"network"`
-	TipHeight      int32             `json:"tip_height"`
-	TipHash        string            `json:"tip_hash"`
-	HeaderHeight   int32             `json:"header_height"`
-	BalanceSat     int64             `json:"balance_sat"`
-	UnconfirmedSat int64             `json:"unconfirmed_sat"`
-	ImmatureSat    int64             `json:"immature_sat"`
-	Txs            []json.RawMessage `json:"txs"`
-	UTXOs          []json.RawMessage `json:"utxos"`
-	Addresses      json.RawMessage   `json:"addresses"`
+	Network        string
+	TipHeight      int32
+	TipHash        string
+	HeaderHeight   int32
+	BalanceSat     int64
+	UnconfirmedSat int64
+	ImmatureSat    int64
+	Txs            []session.Tx
+	UTXOs          []session.UTXO
+	Addresses      session.AddressCount
 }
 
-// parse decodes a summary.
+// parse decodes a summary and keeps its view.
 func parse(t *testing.T, r result) view {
 	t.Helper()
 	if r.code != 0 {
 		t.Fatalf("sync exit %d: %s", r.code, r.stderr)
 	}
-	var v view
-	if err := json.Unmarshal(r.stdout, &v); err != nil {
+	var s session.Summary
+	if err := json.Unmarshal(r.stdout, &s); err != nil {
 		t.Fatalf("summary: %v\n%s", err, r.stdout)
 	}
-	return v
+	return view{
+		Network: s.Network, TipHeight: s.TipHeight, TipHash: s.TipHash, HeaderHeight: s.HeaderHeight,
+		BalanceSat: s.BalanceSat, UnconfirmedSat: s.UnconfirmedSat, ImmatureSat: s.ImmatureSat,
+		Txs: s.Txs, UTXOs: s.UTXOs, Addresses: s.Addresses,
+	}
 }
 
 // same compares two views field by field.

@@ -62,6 +62,9 @@ type Config struct {
 	// Quit is called once, from Update, on q or ctrl-c, before the
 	// program exits.
 	Quit func()
+	// Finished, when closed, ends the dashboard: the session it shows
+	// ended on its own (the tip reached with --until-synced, a failure).
+	Finished <-chan struct{}
 	// Log are log lines for the log pane (one line each, no newline).
 	Log <-chan string
 	// Styles are the colours and borders (nil: DefaultStyles()).

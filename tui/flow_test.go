@@ -125,3 +125,18 @@ func TestFlowResize(t *testing.T) {
 	require.Equal(t, 30, fm.height)
 	checkFrame(t, fm.View(), 100, 30)
 }
+
+func TestFlowFinishedEndsTheDashboard(t *testing.T) {
+	ev, rd, lg := flowChannels(t)
+	finished := make(chan struct{})
+	var quits atomic.Int32
+	m := New(Config{
+		Network: "regtest", Events: ev, Privacy: rd, Log: lg, Wallet: newTestWallet(t),
+		Finished: finished, Quit: func() { quits.Add(1) },
+	})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(160, 48))
+	waitScreen(t, tm, "Filter")
+	close(finished)
+	tm.WaitFinished(t, teatest.WithFinalTimeout(flowWait))
+	require.Equal(t, int32(1), quits.Load(), "Quit called once when the session finished")
+}

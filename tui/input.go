@@ -35,6 +35,9 @@ type tickMsg time.Time
 // pollNowMsg asks for a wallet poll (the first one, from Init).
 type pollNowMsg struct{}
 
+// finishedMsg reports that Config.Finished was closed.
+type finishedMsg struct{}
+
 // reloadDoneMsg reports that Config.Reload returned.
 type reloadDoneMsg struct{}
 
@@ -153,5 +156,22 @@ func reload(f func(string)) tea.Cmd {
 	return func() tea.Msg {
 		f(spv.ReasonManual)
 		return reloadDoneMsg{}
+	}
+}
+
+// waitFinished returns a Cmd that reports the close of Config.Finished
+// (nil when there is no such channel), or nothing once the dashboard quit.
+func (m *Model) waitFinished() tea.Cmd {
+	fin, done := m.cfg.Finished, m.sh.done
+	if fin == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		select {
+		case <-fin:
+			return finishedMsg{}
+		case <-done:
+			return nil
+		}
 	}
 }

@@ -105,7 +105,7 @@ func New(cfg Config) Model {
 // Init implements tea.Model: it arms the channel readers, the clock and
 // the first wallet poll.
 func (m Model) Init() tea.Cmd {
-	return tea.Batch(m.waitEvents(), m.waitReadings(), m.waitLog(), tick(),
+	return tea.Batch(m.waitEvents(), m.waitReadings(), m.waitLog(), m.waitFinished(), tick(),
 		func() tea.Msg { return pollNowMsg{} })
 }
 
@@ -118,6 +118,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tea.KeyMsg:
 		return m.handleKey(msg)
+	case finishedMsg:
+		m.quit()
+		return m, tea.Quit
 	case eventsMsg:
 		poll := false
 		for _, e := range msg.events {

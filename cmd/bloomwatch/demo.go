@@ -2,27 +2,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/bloomwatch/bloomwatch/testnet"
-	"github.com/bloomwatch/bloomwatch/wallet"
+	"github.com/bloomwatch/bloomwatch/demo"
+	"github.com/bloomwatch/bloomwatch/session"
 )
-
-// demoPurpose is the demo wallet's account type: BIP84 native segwit,
-// whose spends BIP37 can only match through outpoints.
-const demoPurpose = 84
-
-// demoFPRate is the demo's filter target at capacity. The light node
-// sizes filters with headroom for BLOOM_UPDATE_ALL, so at the default
-// target a small wallet's filter matches almost nothing else; the demo
-// loosens it so the false-positive panels have something to show.
-const demoFPRate = 0.02
 
 // demoOpts are the flags of `bloomwatch demo`.
 var demoOpts struct {
@@ -58,16 +47,16 @@ The first run builds btcd (about a minute); later runs reuse the cached binary.`
 func init() {
 	f := demoCmd.Flags()
 	f.StringVar(&demoOpts.datadir, "datadir", "", "wallet data directory (default: a temporary one, removed at exit)")
-	f.IntVar(&demoOpts.blocks, "blocks", 150, "blocks of history to build before syncing")
-	f.IntVar(&demoOpts.txs, "txs", 8, "other users' transactions per block")
-	f.IntVar(&demoOpts.addrs, "addrs", 15, "wallet addresses paid in the history")
-	f.DurationVar(&demoOpts.interval, "interval", 4*time.Second, "time between new blocks once synced")
-	f.IntVar(&demoOpts.reloadEvery, "reload-every", 10, "reload the filter every n new blocks (0: never)")
+	f.IntVar(&demoOpts.blocks, "blocks", demo.DefaultBlocks, "blocks of history to build before syncing")
+	f.IntVar(&demoOpts.txs, "txs", demo.DefaultTxs, "other users' transactions per block")
+	f.IntVar(&demoOpts.addrs, "addrs", demo.DefaultAddrs, "wallet addresses paid in the history")
+	f.DurationVar(&demoOpts.interval, "interval", demo.DefaultInterval, "time between new blocks once synced")
+	f.IntVar(&demoOpts.reloadEvery, "reload-every", demo.DefaultReloadEvery, "reload the filter every n new blocks (0: never)")
 	f.BoolVar(&demoOpts.untilSynced, "until-synced", false, "exit once synced (no live chain)")
 	f.BoolVar(&demoOpts.asJSON, "json", false, "headless; print the sync summary as JSON at the end")
 	f.BoolVar(&demoOpts.noTUI, "no-tui", false, "headless even on a terminal")
 	f.StringVar(&demoOpts.logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	f.Float64Var(&demoOpts.fpRate, "fp-rate", demoFPRate, "filter false-positive target at capacity (looser than sync's default so false positives show)")
+	f.Float64Var(&demoOpts.fpRate, "fp-rate", demo.DefaultFPRate, "filter false-positive target at capacity (looser than sync's default so false positives show)")
 	rootCmd.AddCommand(demoCmd)
 }
 
@@ -91,100 +80,42 @@ func runDemo(cmd *cobra.Command, _ []string) (err error) {
 	case demoOpts.reloadEvery < 0:
 		return usagef("%s: --reload-every must not be negative", prefix)
 	}
-	ctx := cmd.Context()
 	say := func(format string, args ...any) { fmt.Fprintf(cmd.ErrOrStderr(), "demo: "+format+"\n", args...) }
-
-	dir := demoOpts.datadir
-	if dir == "" {
-		tmp, err := os.MkdirTemp("", "bloomwatch-demo-")
-		if err != nil {
-			return fmt.Errorf("%s: %w", prefix, err)
-		}
-		defer os.RemoveAll(tmp)
-		dir = filepath.Join(tmp, "wallet")
-	} else if wallet.Exists(dir) {
-		return usagef("%s: %s already holds a wallet; the demo builds a fresh chain, so give an empty --datadir", prefix, dir)
+	d, err := demo.Start(cmd.Context(), demo.Options{
+		Dir: demoOpts.datadir, Blocks: demoOpts.blocks, Txs: demoOpts.txs, Addrs: demoOpts.addrs,
+		Interval: demoOpts.interval, ReloadEvery: demoOpts.reloadEvery, Say: say,
+	})
+	if errors.Is(err, demo.ErrDirHasWallet) {
+		return usagef("%s: --datadir %w", prefix, err)
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("%s: %w", prefix, err)
-	}
-	btcdLog, err := os.Create(filepath.Join(dir, "btcd.log"))
 	if err != nil {
 		return fmt.Errorf("%s: %w", prefix, err)
-	}
-	defer btcdLog.Close()
-
-	say("building or finding btcd and starting it on regtest, 127.0.0.1 only (btcd log: %s)", btcdLog.Name())
-	h, err := testnet.New(ctx, testnet.Options{Log: btcdLog})
-	if err != nil {
-		return fmt.Errorf("%s: start btcd: %w", prefix, err)
 	}
 	defer func() {
-		if cerr := h.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("%s: stop btcd: %w", prefix, cerr)
+		if cerr := d.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("%s: %w", prefix, cerr)
 		}
 	}()
-	key, err := testnet.NewKeyring(testnet.DemoSeed, h.Params())
-	if err != nil {
-		return fmt.Errorf("%s: %w", prefix, err)
+	cfg := session.Config{
+		Wallet:      d.Wallet(),
+		Connect:     []string{d.PeerAddr()},
+		MaxPeers:    1,
+		FPRate:      demoOpts.fpRate,
+		UntilSynced: demoOpts.untilSynced,
+		Dashboard:   !demoOpts.asJSON && !demoOpts.noTUI && isTerminal(cmd.OutOrStdout()),
+		LogLevel:    level,
+		PeerTimeout: defaultPeerTimeout,
+		Stderr:      cmd.ErrOrStderr(),
 	}
-	say("mining %d blocks with %d other transactions each and payments to %d wallet addresses", demoOpts.blocks, demoOpts.txs, demoOpts.addrs)
-	truth, err := h.BuildChain(ctx, testnet.ChainSpec{
-		Blocks: demoOpts.blocks, TxsPerBlock: demoOpts.txs, Keyring: key, Purpose: demoPurpose,
-		WatchAddrs: demoOpts.addrs, SpendFraction: 0.4, Seed: 1,
-	})
-	if err != nil {
-		return fmt.Errorf("%s: build chain: %w", prefix, err)
-	}
-	say("chain at height %d: %d wallet transactions, balance %d sat; syncing the watch-only wallet (%s)",
-		truth.TipHeight, len(truth.Txs), truth.Balance, truth.Xpub)
-	w, err := wallet.Create(dir, wallet.CreateConfig{
-		Network: "regtest", Xpubs: []string{truth.Xpub}, Birthday: truth.StartHeight + 1,
-		GapExternal: wallet.DefaultGapExternal, GapInternal: wallet.DefaultGapInternal,
-	})
-	if err != nil {
-		return fmt.Errorf("%s: create wallet: %w", prefix, err)
-	}
-	defer closeWallet(w, &err)
-
-	var driver *testnet.Driver
-	cfg := sessionConfig{
-		connect:     []string{h.Node().P2PAddr()},
-		maxPeers:    1,
-		fpRate:      demoOpts.fpRate,
-		untilSynced: demoOpts.untilSynced,
-		asJSON:      demoOpts.asJSON,
-		tui:         !demoOpts.asJSON && !demoOpts.noTUI && isTerminal(cmd.OutOrStdout()),
-		logLevel:    level,
-		peerTimeout: defaultPeerTimeout,
-	}
+	var drive func(context.Context, *session.Session) error
 	if !demoOpts.untilSynced {
-		cfg.onStart = func(ctx context.Context, s *session) error {
-			d, derr := testnet.StartDriver(ctx, h, testnet.DriverConfig{
-				Interval: demoOpts.interval, Keyring: key, Purpose: demoPurpose,
-				NextIndex: uint32(demoOpts.addrs), Seed: 2,
-				OnBlock: func(height int32, what string) {
-					s.log.Info("demo chain", "height", height, "event", what)
-					if demoOpts.reloadEvery > 0 && height%int32(demoOpts.reloadEvery) == 0 {
-						s.node.ReloadFilter("demo: periodic reload")
-					}
-				},
-			})
-			driver = d
-			return derr
-		}
+		drive = d.Drive
 	}
-	runErr := runSession(cmd, prefix, w, cfg)
-	if driver != nil {
-		if derr := driver.Stop(); derr != nil && runErr == nil {
-			runErr = fmt.Errorf("%s: %w", prefix, derr)
-		}
+	if err := runSession(cmd, prefix, cfg, demoOpts.asJSON, drive); err != nil {
+		return err
 	}
-	if runErr != nil {
-		return runErr
-	}
-	if !cfg.asJSON {
-		writeDemoEnd(cmd.ErrOrStderr(), dir, demoOpts.datadir != "")
+	if !demoOpts.asJSON {
+		writeDemoEnd(cmd.ErrOrStderr(), d.Dir(), d.Kept())
 	}
 	return nil
 }
@@ -193,6 +124,6 @@ func runDemo(cmd *cobra.Command, _ []string) (err error) {
 func writeDemoEnd(w io.Writer, dir string, kept bool) {
 	if kept {
 		fmt.Fprintf(w, "demo: wallet, headers and privacy transcript kept in %s (try: bloomwatch wallet balance --datadir %s; bloomwatch privacy analyze --transcript %s --synthetic 1000000)\n",
-			dir, dir, filepath.Join(dir, nodeDirName, "transcript.jsonl"))
+			dir, dir, session.TranscriptPath(dir))
 	}
 }

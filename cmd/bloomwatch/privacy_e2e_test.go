@@ -13,6 +13,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/session"
 	"github.com/bloomwatch/bloomwatch/testnet"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/bloomwatch/bloomwatch/wallet"
@@ -51,7 +52,7 @@ func TestPrivacyOfARealSync(t *testing.T) {
 	runSyncJSON(t, "--datadir", dir, "--network", "regtest", "--xpub", truth.Xpub, "--fp-rate", "0.05",
 		"--birthday", itoa(truth.StartHeight+1), "--connect", h.Node().P2PAddr())
 
-	f, err := os.Open(filepath.Join(dir, nodeDirName, transcript.FileName))
+	f, err := os.Open(session.TranscriptPath(dir))
 	if err != nil {
 		t.Fatal(err)
 	}

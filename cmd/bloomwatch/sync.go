@@ -8,26 +8,26 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"runtime/pprof"
 	"strconv"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/spf13/cobra"
 
+	"github.com/bloomwatch/bloomwatch/session"
 	"github.com/bloomwatch/bloomwatch/spv"
+	"github.com/bloomwatch/bloomwatch/spv/headers"
 	"github.com/bloomwatch/bloomwatch/spv/netparams"
-	"github.com/bloomwatch/bloomwatch/wallet"
+	"github.com/bloomwatch/bloomwatch/tui"
 )
-
-// nodeDirName is the light node's directory inside the wallet's data dir:
-// the header store, the privacy transcript, the ban list and the filter
-// tweak live there.
-const nodeDirName = "spv"
 
 // defaultPeerTimeout is how long sync waits for a first usable peer
 // before it gives up with "no reachable peer".
 const defaultPeerTimeout = 30 * time.Second
+
+// logSinkLines is how many log lines wait for the dashboard's log pane.
+const logSinkLines = 512
 
 // syncOpts are the flags of `bloomwatch sync`.
 var syncOpts struct {
@@ -80,27 +80,6 @@ func init() {
 	rootCmd.AddCommand(syncCmd)
 }
 
-// sessionConfig is what a sync session needs, from `sync`'s flags or from
-// `demo`.
-type sessionConfig struct {
-	connect     []string
-	maxPeers    int
-	fpRate      float64
-	untilSynced bool
-	tui         bool
-	asJSON      bool
-	logFile     string
-	logLevel    slog.Level
-	peerTimeout time.Duration
-	// members, when positive, is the wallet size the privacy meter uses
-	// instead of the filter's estimate.
-	members float64
-	// resetHeaders deletes the header store before the node opens it.
-	resetHeaders bool
-	// onStart runs once the node is started (the demo's chain driver).
-	onStart func(ctx context.Context, s *session) error
-}
-
 func runSync(cmd *cobra.Command, _ []string) (err error) {
 	const prefix = "sync"
 	level, err := parseLogLevel(syncOpts.logLevel)
@@ -142,19 +121,20 @@ func runSync(cmd *cobra.Command, _ []string) (err error) {
 		return err
 	}
 	defer closeWallet(w, &err)
-	cfg := sessionConfig{
-		connect:      syncOpts.connect,
-		maxPeers:     syncOpts.maxPeers,
-		fpRate:       syncOpts.fpRate,
-		untilSynced:  syncOpts.untilSynced,
-		asJSON:       syncOpts.asJSON,
-		tui:          !syncOpts.asJSON && !syncOpts.noTUI && isTerminal(cmd.OutOrStdout()),
-		logFile:      syncOpts.logFile,
-		logLevel:     level,
-		peerTimeout:  syncOpts.peerTimeout,
-		resetHeaders: syncOpts.resetHdrs,
+	cfg := session.Config{
+		Wallet:       w,
+		Connect:      syncOpts.connect,
+		MaxPeers:     syncOpts.maxPeers,
+		FPRate:       syncOpts.fpRate,
+		UntilSynced:  syncOpts.untilSynced,
+		Dashboard:    !syncOpts.asJSON && !syncOpts.noTUI && isTerminal(cmd.OutOrStdout()),
+		LogFile:      syncOpts.logFile,
+		LogLevel:     level,
+		PeerTimeout:  syncOpts.peerTimeout,
+		ResetHeaders: syncOpts.resetHdrs,
+		Stderr:       cmd.ErrOrStderr(),
 	}
-	return runSession(cmd, prefix, w, cfg)
+	return runSession(cmd, prefix, cfg, syncOpts.asJSON, nil)
 }
 
 // checkPeerAddr accepts HOST:PORT with a numeric port.
@@ -192,75 +172,89 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// openLog returns the session's logger: to the --log-file, else to a file
-// in the data dir when the dashboard owns the terminal, else to stderr.
-// The returned close function closes the file, if any.
-func openLog(cfg sessionConfig, datadir string, stderr io.Writer, extra io.Writer) (*slog.Logger, func() error, error) {
-	var out io.Writer = stderr
-	closeFn := func() error { return nil }
-	path := cfg.logFile
-	if path == "" && cfg.tui {
-		path = filepath.Join(datadir, "bloomwatch.log")
-	}
-	if path != "" {
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-		if err != nil {
-			return nil, nil, fmt.Errorf("open log: %w", err)
-		}
-		out, closeFn = f, f.Close
-	}
-	if extra != nil {
-		out = io.MultiWriter(out, extra)
-	}
-	h := slog.NewTextHandler(out, &slog.HandlerOptions{Level: cfg.logLevel, ReplaceAttr: shortTime})
-	return slog.New(h), closeFn, nil
-}
-
-// runSession builds the light node for w, runs it headless or under the
-// dashboard, and prints the summary.
-func runSession(cmd *cobra.Command, prefix string, w *wallet.Wallet, cfg sessionConfig) (err error) {
-	ctx := cmd.Context()
-	network, err := netparams.Lookup(w.Network())
+// runSession runs a sync session over cfg.Wallet: headless until it ends,
+// or under the dashboard until the user quits; drive, when set, runs once
+// the node has started (the demo's live chain). Then it prints the summary
+// (asJSON) or a one-line report.
+func runSession(cmd *cobra.Command, prefix string, cfg session.Config, asJSON bool, drive func(context.Context, *session.Session) error) error {
+	ctx, cancel := context.WithCancel(cmd.Context())
+	defer cancel()
+	network, err := netparams.Lookup(cfg.Wallet.Network())
 	if err != nil {
 		return fmt.Errorf("%s: %w", prefix, err)
 	}
-	if len(cfg.connect) == 0 && len(network.Seeds) == 0 {
+	if len(cfg.Connect) == 0 && len(network.Seeds) == 0 {
 		return usagef("%s: %s has no DNS seeds: give --connect HOST:PORT", prefix, network.Name)
 	}
-	s, err := newSession(ctx, w, network, cfg, cmd.ErrOrStderr())
+	var sink *tui.LogSink
+	if cfg.Dashboard {
+		sink = tui.NewLogSink(logSinkLines)
+		cfg.LogTee = sink
+	}
+	s, err := session.New(cfg)
 	if err != nil {
+		if errors.Is(err, headers.ErrCorrupt) {
+			err = fmt.Errorf("%w; the wallet is intact: run sync again with --reset-headers to delete the header store and download the headers again", err)
+		}
 		return fmt.Errorf("%s: %w", prefix, err)
 	}
-	runErr := s.run(ctx, cmd.OutOrStdout())
-	stopErr := s.stop()
+	runErr := s.Start(ctx)
+	if runErr == nil && drive != nil {
+		runErr = drive(ctx, s)
+	}
 	if runErr == nil {
+		if cfg.Dashboard {
+			runErr = runDashboard(ctx, cmd, s, cfg, sink, cancel)
+		} else {
+			runErr = s.Wait(ctx)
+		}
+	}
+	if stopErr := s.Stop(); runErr == nil {
 		runErr = stopErr
 	}
 	if runErr != nil {
 		return fmt.Errorf("%s: %w", prefix, runErr)
 	}
-	if cfg.asJSON {
-		sum, err := s.summary()
+	if asJSON {
+		sum, err := s.Summary()
 		if err != nil {
 			return fmt.Errorf("%s: %w", prefix, err)
 		}
 		return writeJSON(cmd, sum)
 	}
-	if !cfg.tui {
-		st := s.node.Status()
+	if !cfg.Dashboard {
+		st := s.Node().Status()
 		fmt.Fprintf(cmd.ErrOrStderr(), "synced to height %d; %d blocks, %d matched txs (%d the wallet's, %d false positives), %d bytes received\n",
 			st.WatcherHeight, st.Blocks, st.Matched, st.Relevant, st.FalsePositives, st.BytesReceived)
 	}
 	return nil
 }
 
-// shortTime prints log times as 15:04:05.000: the log pane is narrow and
-// a sync rarely spans days.
-func shortTime(groups []string, a slog.Attr) slog.Attr {
-	if len(groups) == 0 && a.Key == slog.TimeKey && a.Value.Kind() == slog.KindTime {
-		return slog.String(slog.TimeKey, a.Value.Time().Format("15:04:05.000"))
+// runDashboard shows the dashboard until the user quits or the session
+// ends on its own, and returns the session's error, if any.
+func runDashboard(ctx context.Context, cmd *cobra.Command, s *session.Session, cfg session.Config, sink *tui.LogSink, cancel context.CancelFunc) error {
+	model := tui.New(tui.Config{
+		Network:  s.Network().Name,
+		Events:   s.Events(),
+		Privacy:  s.Readings(),
+		Wallet:   cfg.Wallet,
+		Reload:   s.Node().ReloadFilter,
+		Quit:     cancel,
+		Finished: s.Done(),
+		Log:      sink.Lines(),
+	})
+	out, ok := cmd.OutOrStdout().(*os.File)
+	if !ok {
+		out = os.Stdout
 	}
-	return a
+	p := tea.NewProgram(model, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithOutput(out), tea.WithInput(os.Stdin))
+	if _, err := p.Run(); err != nil && !errors.Is(err, tea.ErrProgramKilled) && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("dashboard: %w", err)
+	}
+	if err := s.Err(); err != nil {
+		return err
+	}
+	return s.Node().Status().Err
 }
 
 // startCPUProfile starts a CPU profile into path and returns its stop.

@@ -16,6 +16,7 @@ import (
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
 
+	"github.com/bloomwatch/bloomwatch/session"
 	"github.com/bloomwatch/bloomwatch/spv/headers"
 	"github.com/bloomwatch/bloomwatch/testnet"
 )
@@ -41,7 +42,7 @@ func syncChain(t *testing.T, spec testnet.ChainSpec) (*testnet.Harness, *testnet
 }
 
 // runSyncJSON runs `bloomwatch sync --json` and decodes the summary.
-func runSyncJSON(t *testing.T, args ...string) *syncSummary {
+func runSyncJSON(t *testing.T, args ...string) *session.Summary {
 	t.Helper()
 	resetFlags(rootCmd)
 	var out, errb bytes.Buffer
@@ -49,7 +50,7 @@ func runSyncJSON(t *testing.T, args ...string) *syncSummary {
 	if code != 0 {
 		t.Fatalf("sync exit %d: %s", code, errb.String())
 	}
-	var sum syncSummary
+	var sum session.Summary
 	if err := json.Unmarshal(out.Bytes(), &sum); err != nil {
 		t.Fatalf("decode summary: %v\n%s", err, out.String())
 	}
@@ -58,7 +59,7 @@ func runSyncJSON(t *testing.T, args ...string) *syncSummary {
 
 // checkAgainstTruth compares a sync summary with the chain's truth, to the
 // satoshi.
-func checkAgainstTruth(t *testing.T, sum *syncSummary, truth *testnet.Truth) {
+func checkAgainstTruth(t *testing.T, sum *session.Summary, truth *testnet.Truth) {
 	t.Helper()
 	if sum.TipHeight != truth.TipHeight || sum.TipHash != truth.TipHash.String() {
 		t.Errorf("tip %d %s, want %d %s", sum.TipHeight, sum.TipHash, truth.TipHeight, truth.TipHash)
@@ -160,7 +161,7 @@ func TestSyncEndToEnd(t *testing.T) {
 
 	// A corrupted header store: a one-line error naming the way out,
 	// then --reset-headers rebuilds it and the wallet is unchanged.
-	hdrFile := filepath.Join(dir, nodeDirName, headers.FileName)
+	hdrFile := filepath.Join(session.NodePath(dir), headers.FileName)
 	raw, err := os.ReadFile(hdrFile)
 	if err != nil {
 		t.Fatal(err)

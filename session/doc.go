@@ -1,0 +1,23 @@
+// Package session runs one sync of a watch-only wallet: it opens or creates
+// the wallet, lays out its data dir, opens the light node on it, runs the
+// one bridge goroutine that feeds the live privacy meter (and a dashboard,
+// when there is one) from the node's events, decides when the sync is done
+// (the tip reached with UntilSynced, a failure, no peer for PeerTimeout),
+// and reports the end state as a Summary, the one JSON shape of
+// `bloomwatch sync --json`, which the bench and the reliability tests read
+// too.
+//
+// Data flows one way:
+//
+//	peers -> spv.Node (sync loop) -> wallet (relevance, persistence)
+//	      -> spv events ---------------> Session bridge -> dashboard
+//	spv transcript record (in FilterLoaded) -> privacy.Meter -> readings
+//
+// The transcript file is read once, by the node, when it opens; the meter
+// gets the earlier records from the node (spv.Node.Transcript) and each new
+// one from its FilterLoaded event.
+//
+// A data dir holds the wallet (wallet.db), the light node's state in
+// NodeDir (headers, transcript.jsonl, bans.json, filter.json) and, under a
+// dashboard, the log (LogFile).
+package session

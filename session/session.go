@@ -1,0 +1,381 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/spv"
+	"github.com/bloomwatch/bloomwatch/spv/headers"
+	"github.com/bloomwatch/bloomwatch/spv/netparams"
+	"github.com/bloomwatch/bloomwatch/transcript"
+	"github.com/bloomwatch/bloomwatch/wallet"
+)
+
+// candidatesPerTx estimates the privacy meter's universe |A| from the
+// chain a peer filtered: about two output scripts per transaction, each a
+// candidate element. The light client never sees the whole chain, so this
+// is an estimate, and the meter says so (it is only the formulas).
+const candidatesPerTx = 2
+
+// progressEvery is how often a headless session logs its progress.
+const progressEvery = 2 * time.Second
+
+// bridgeTick is how often the bridge checks the node's status.
+const bridgeTick = 200 * time.Millisecond
+
+// dashboardBuffer is the capacity of the dashboard's event channel; the
+// bridge waits when it is full (the node never does: its subscription
+// queue is unbounded).
+const dashboardBuffer = 1024
+
+// readingBuffer is the capacity of the dashboard's reading channel; a
+// reading that does not fit is dropped (the next one supersedes it).
+const readingBuffer = 64
+
+// ErrNoPeer ends a session in which no peer was usable for
+// Config.PeerTimeout.
+var ErrNoPeer = errors.New("no reachable peer")
+
+// Config configures a Session. Wallet is required.
+type Config struct {
+	// Wallet is the watch-only wallet to sync (OpenWallet opens or
+	// creates it). The session does not close it.
+	Wallet *wallet.Wallet
+	// Connect lists explicit peers (host:port); empty means the
+	// network's DNS seeds.
+	Connect []string
+	// MaxPeers is the number of outbound peers (spv.DefaultMaxPeers when
+	// 0).
+	MaxPeers int
+	// FPRate is the filter's false-positive target at capacity
+	// (spv.DefaultFPRate when 0).
+	FPRate float64
+	// UntilSynced ends the session when the wallet reaches the best
+	// peer's tip.
+	UntilSynced bool
+	// PeerTimeout ends the session with ErrNoPeer when no peer has been
+	// usable for this long (0: wait forever).
+	PeerTimeout time.Duration
+	// Members, when positive, is the wallet size the privacy meter uses
+	// instead of the filter's estimate.
+	Members float64
+	// ResetHeaders deletes the header store before the node opens it.
+	ResetHeaders bool
+
+	// LogFile is where the log goes; empty means Stderr, or LogPath of
+	// the wallet's data dir when Dashboard is set (the dashboard owns
+	// the terminal).
+	LogFile string
+	// LogLevel filters the log.
+	LogLevel slog.Level
+	// Stderr receives the log when no file is used (os.Stderr when nil).
+	Stderr io.Writer
+	// LogTee, when set, also receives every log line (the dashboard's
+	// log pane).
+	LogTee io.Writer
+	// Dashboard makes the session forward events and privacy readings
+	// to Events and Readings for a dashboard to read.
+	Dashboard bool
+}
+
+// Session is one running sync. New opens it, Start starts the node and
+// the bridge, Wait waits for the end, Stop stops everything; Summary
+// reports the end state.
+type Session struct {
+	cfg     Config
+	w       *wallet.Wallet
+	network *netparams.Network
+	node    *spv.Node
+	log     *slog.Logger
+	closeLg func() error
+	sub     *spv.Subscription
+
+	// meter and lastReading's writer belong to the bridge goroutine
+	// once Start ran; mu guards lastReading and the timing marks.
+	meter       *privacy.Meter
+	mu          sync.Mutex
+	lastReading *privacy.Reading
+	started     time.Time
+	firstFilter time.Time
+	syncedAt    time.Time
+
+	bridgeDone chan struct{}
+	events     chan spv.Event
+	readings   chan privacy.Reading
+
+	doneOnce sync.Once
+	done     chan struct{}
+	doneErr  error
+}
+
+// New opens the light node for cfg.Wallet in its data dir and the log. It
+// connects to nothing: Start does.
+func New(cfg Config) (*Session, error) {
+	if cfg.Wallet == nil {
+		return nil, errors.New("session: no wallet")
+	}
+	if cfg.Stderr == nil {
+		cfg.Stderr = os.Stderr
+	}
+	network, err := netparams.Lookup(cfg.Wallet.Network())
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{
+		cfg: cfg, w: cfg.Wallet, network: network,
+		meter:      privacy.NewMeter(privacy.MeterConfig{}),
+		bridgeDone: make(chan struct{}),
+		done:       make(chan struct{}),
+	}
+	if cfg.Members > 0 {
+		s.meter.SetMembers(cfg.Members)
+	}
+	if cfg.Dashboard {
+		s.events = make(chan spv.Event, dashboardBuffer)
+		s.readings = make(chan privacy.Reading, readingBuffer)
+	}
+	if s.log, s.closeLg, err = openLog(cfg, s.w.Dir()); err != nil {
+		return nil, err
+	}
+	nodeDir := NodePath(s.w.Dir())
+	if _, statErr := os.Stat(nodeDir); cfg.ResetHeaders && statErr == nil {
+		if err := headers.Remove(nodeDir); err != nil {
+			_ = s.closeLg()
+			return nil, fmt.Errorf("reset headers: %w", err)
+		}
+	}
+	node, err := spv.New(spv.Config{
+		Network: network, DataDir: nodeDir, Connect: cfg.Connect, MaxPeers: cfg.MaxPeers,
+		Watcher: s.w, FPRate: cfg.FPRate, Log: s.log,
+	})
+	if err != nil {
+		_ = s.closeLg()
+		if errors.Is(err, headers.ErrLocked) {
+			return nil, fmt.Errorf("light node: %w: another bloomwatch is using %s", err, nodeDir)
+		}
+		return nil, fmt.Errorf("light node: %w", err)
+	}
+	s.node = node
+	// The adversary keeps every filter it ever received: earlier runs'
+	// filters count before this run adds to them.
+	for _, r := range node.Transcript() {
+		s.observe(r)
+	}
+	return s, nil
+}
+
+// Network returns the session's chain parameters.
+func (s *Session) Network() *netparams.Network { return s.network }
+
+// Node returns the light node (for ReloadFilter, Status, Bans).
+func (s *Session) Node() *spv.Node { return s.node }
+
+// Log returns the session's logger.
+func (s *Session) Log() *slog.Logger { return s.log }
+
+// Events returns the node's events for a dashboard (nil without
+// Config.Dashboard). It is closed when the bridge ends.
+func (s *Session) Events() <-chan spv.Event { return s.events }
+
+// Readings returns the privacy meter's readings for a dashboard (nil
+// without Config.Dashboard).
+func (s *Session) Readings() <-chan privacy.Reading { return s.readings }
+
+// Done is closed when the session ends on its own: the tip reached with
+// UntilSynced, a node failure, or no peer for PeerTimeout. Err then says
+// why (nil for the tip).
+func (s *Session) Done() <-chan struct{} { return s.done }
+
+// Err returns the reason the session ended on its own, once Done is
+// closed.
+func (s *Session) Err() error {
+	select {
+	case <-s.done:
+		return s.doneErr
+	default:
+		return nil
+	}
+}
+
+// Start starts the node and the bridge goroutine. The session runs until
+// Stop (or ctx's end, at which the node stops itself).
+func (s *Session) Start(ctx context.Context) error {
+	s.sub = s.node.Subscribe()
+	s.mu.Lock()
+	s.started = time.Now()
+	s.mu.Unlock()
+	if err := s.node.Start(ctx); err != nil {
+		s.sub.Cancel()
+		close(s.bridgeDone)
+		return fmt.Errorf("start light node: %w", err)
+	}
+	go s.bridge(ctx)
+	return nil
+}
+
+// Wait returns when the session ends on its own (Err's value) or when ctx
+// ends (an interrupt: the node's error, if any).
+func (s *Session) Wait(ctx context.Context) error {
+	select {
+	case <-s.done:
+		return s.doneErr
+	case <-ctx.Done():
+		return s.node.Status().Err
+	}
+}
+
+// Stop stops the node (which flushes the wallet), waits for the bridge
+// and closes the log. It is safe to call once after New or Start.
+func (s *Session) Stop() error {
+	err := s.node.Stop()
+	if s.sub != nil {
+		<-s.bridgeDone
+	}
+	if cerr := s.closeLg(); cerr != nil && err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// finish ends the session with err (nil: done), once.
+func (s *Session) finish(err error) {
+	s.doneOnce.Do(func() {
+		s.doneErr = err
+		close(s.done)
+	})
+}
+
+// bridge is the session's one goroutine: it drains the node's events,
+// feeds the privacy meter with the record of every filter sent, forwards
+// events and readings to the dashboard, and on its ticker ends the
+// session when the wallet reaches the tip (UntilSynced), when the node
+// fails, or when no peer has been usable for PeerTimeout. It ends when the
+// node closes the subscription (at Stop).
+func (s *Session) bridge(ctx context.Context) {
+	defer close(s.bridgeDone)
+	if s.events != nil {
+		defer close(s.events)
+	}
+	tick := time.NewTicker(bridgeTick)
+	defer tick.Stop()
+	lastProgress := time.Now()
+	peerDeadline := time.Now().Add(s.cfg.PeerTimeout)
+	events := s.sub.Events()
+	for {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				return
+			}
+			s.handleEvent(ctx, ev)
+		case <-tick.C:
+			st := s.node.Status()
+			switch {
+			case st.Err != nil:
+				s.finish(st.Err)
+			case s.cfg.UntilSynced && st.Synced:
+				s.finish(nil)
+			}
+			if len(st.Peers) > 0 || st.Synced {
+				peerDeadline = time.Now().Add(s.cfg.PeerTimeout)
+			} else if s.cfg.PeerTimeout > 0 && time.Now().After(peerDeadline) {
+				s.finish(fmt.Errorf("%w for %s (tried %v)", ErrNoPeer, s.cfg.PeerTimeout, s.peerList()))
+			}
+			if !s.cfg.Dashboard && time.Since(lastProgress) >= progressEvery {
+				lastProgress = time.Now()
+				s.log.Info("progress", "headers", st.HeaderHeight, "wallet", st.WatcherHeight,
+					"peer_height", st.PeerHeight, "peers", len(st.Peers), "matched", st.Matched,
+					"false_positives", st.FalsePositives, "bytes", st.BytesReceived)
+			}
+		}
+	}
+}
+
+// handleEvent updates the meter and forwards ev to the dashboard.
+func (s *Session) handleEvent(ctx context.Context, ev spv.Event) {
+	switch ev := ev.(type) {
+	case spv.FilterLoaded:
+		s.mu.Lock()
+		if s.firstFilter.IsZero() {
+			s.firstFilter = ev.Time
+		}
+		s.mu.Unlock()
+		s.publish(s.observe(ev.Record))
+	case spv.BlockProcessed:
+		st := s.node.Status()
+		s.publish(s.meter.SetCandidates(st.Tested * candidatesPerTx))
+	case spv.SyncDone:
+		s.mu.Lock()
+		if s.syncedAt.IsZero() {
+			s.syncedAt = ev.Time
+		}
+		s.mu.Unlock()
+		// SyncDone comes once the watcher is applied (and flushed) up
+		// to the best peer's tip: react at once rather than at the
+		// next tick, which cost up to 200 ms of a short sync.
+		if s.cfg.UntilSynced {
+			s.finish(nil)
+		}
+	}
+	if s.events == nil || ctx.Err() != nil {
+		return // no dashboard (or it is gone): keep draining
+	}
+	select {
+	case s.events <- ev:
+	case <-ctx.Done():
+	}
+}
+
+// observe feeds one transcript record to the meter and returns the
+// reading (the last one when the record is refused, which is logged).
+func (s *Session) observe(r transcript.Record) privacy.Reading {
+	reading, err := s.meter.Observe(r)
+	if err != nil {
+		s.log.Warn("privacy meter", "err", err)
+	}
+	return reading
+}
+
+// publish keeps the latest reading and forwards it to the dashboard
+// without ever blocking the bridge.
+func (s *Session) publish(r privacy.Reading) {
+	s.mu.Lock()
+	rc := r
+	s.lastReading = &rc
+	s.mu.Unlock()
+	if s.readings == nil {
+		return
+	}
+	select {
+	case s.readings <- r:
+	default:
+		// The dashboard is behind; it gets the next reading.
+	}
+}
+
+// Reading returns the privacy meter's latest reading, or nil before the
+// first filter.
+func (s *Session) Reading() *privacy.Reading {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lastReading == nil {
+		return nil
+	}
+	r := *s.lastReading
+	return &r
+}
+
+// peerList names the peers the session tries.
+func (s *Session) peerList() []string {
+	if len(s.cfg.Connect) > 0 {
+		return s.cfg.Connect
+	}
+	return []string{"DNS seeds of " + s.network.Name}
+}

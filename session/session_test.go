@@ -1,0 +1,129 @@
+package session_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/bloomwatch/bloomwatch/session"
+	"github.com/bloomwatch/bloomwatch/testnet"
+	"github.com/bloomwatch/bloomwatch/transcript"
+	"github.com/bloomwatch/bloomwatch/wallet"
+)
+
+// syncOnce runs one session over the wallet of dir until it is synced and
+// returns its summary.
+func syncOnce(t *testing.T, ctx context.Context, dir, peer string, spec session.WalletSpec) *session.Summary {
+	t.Helper()
+	spec.Dir = dir
+	w, _, err := session.OpenWallet(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	s, err := session.New(session.Config{Wallet: w, Connect: []string{peer}, MaxPeers: 1,
+		UntilSynced: true, PeerTimeout: time.Minute, Stderr: testWriter{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	werr := s.Wait(ctx)
+	sum, serr := s.Summary()
+	if err := errors.Join(werr, s.Stop(), serr); err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}
+
+func TestSessionSyncsAndFeedsTheMeter(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts btcd")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	h := testnet.NewT(t, testnet.Options{})
+	key, err := testnet.NewKeyring(testnet.DemoSeed, h.Params())
+	if err != nil {
+		t.Fatal(err)
+	}
+	truth, err := h.BuildChain(ctx, testnet.ChainSpec{Blocks: 40, TxsPerBlock: 3, Keyring: key, WatchAddrs: 4, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "w")
+	spec := session.WalletSpec{Network: "regtest", Xpubs: []string{truth.Xpub}, Birthday: truth.StartHeight + 1,
+		GapExternal: wallet.DefaultGapExternal, GapInternal: wallet.DefaultGapInternal}
+	sum := syncOnce(t, ctx, dir, h.Node().P2PAddr(), spec)
+	if sum.TipHash != truth.TipHash.String() || sum.BalanceSat != truth.Balance || len(sum.Txs) != len(truth.Txs) {
+		t.Fatalf("summary tip %s balance %d txs %d; truth %s %d %d", sum.TipHash, sum.BalanceSat, len(sum.Txs),
+			truth.TipHash, truth.Balance, len(truth.Txs))
+	}
+	if sum.Timing.FirstFilterMs <= 0 || sum.Timing.SyncedMs < sum.Timing.FirstFilterMs {
+		t.Fatalf("timing %+v", sum.Timing)
+	}
+	// The meter saw every filter the node recorded, from the events.
+	raw, err := os.ReadFile(session.TranscriptPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := transcript.Read(bytesReader(raw))
+	if err != nil || len(recs) == 0 {
+		t.Fatalf("transcript: %d records, %v", len(recs), err)
+	}
+	if sum.Privacy == nil || sum.Privacy.Seq != recs[len(recs)-1].Seq || sum.Privacy.Candidates == 0 {
+		t.Fatalf("privacy reading %+v, last record seq %d", sum.Privacy, recs[len(recs)-1].Seq)
+	}
+	// A restart with nothing new: the meter starts from the earlier
+	// filters (read once, by the node) and adds the new one.
+	again := syncOnce(t, ctx, dir, h.Node().P2PAddr(), spec)
+	if again.TipHash != sum.TipHash || again.Privacy == nil || again.Privacy.Seq != uint64(len(recs)) {
+		t.Fatalf("restart: tip %s, reading %+v (want seq %d)", again.TipHash, again.Privacy, len(recs))
+	}
+}
+
+func TestSessionGivesUpWithoutPeers(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now
+	w, _, err := session.OpenWallet(session.WalletSpec{Dir: t.TempDir(), Network: "regtest",
+		Addresses: []string{"bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080"}, GapExternal: 1, GapInternal: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	s, err := session.New(session.Config{Wallet: w, Connect: []string{addr}, PeerTimeout: 500 * time.Millisecond, Stderr: testWriter{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	err = s.Wait(ctx)
+	if serr := s.Stop(); serr != nil {
+		t.Fatal(serr)
+	}
+	if !errors.Is(err, session.ErrNoPeer) {
+		t.Fatalf("wait: %v, want ErrNoPeer", err)
+	}
+}
+
+func TestOpenWalletNeedsANetwork(t *testing.T) {
+	dir := t.TempDir()
+	if _, _, err := session.OpenWallet(session.WalletSpec{Dir: dir}); !errors.Is(err, session.ErrNeedNetwork) {
+		t.Fatalf("err %v", err)
+	}
+	if wallet.Exists(dir) {
+		t.Fatal("a wallet was written")
+	}
+}

@@ -1,0 +1,199 @@
+package session
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/wallet"
+)
+
+// Summary is the end state of a sync: the JSON of `bloomwatch sync
+// --json` (and `demo --json`), which the bench and the reliability tests
+// decode as well. Every slice is non-nil, so it prints as [] when empty.
+type Summary struct {
+	Network        string           `json:"network"`
+	TipHeight      int32            `json:"tip_height"`
+	TipHash        string           `json:"tip_hash"`
+	HeaderHeight   int32            `json:"header_height"`
+	BalanceSat     int64            `json:"balance_sat"`
+	UnconfirmedSat int64            `json:"unconfirmed_sat"`
+	ImmatureSat    int64            `json:"immature_sat"`
+	Txs            []Tx             `json:"txs"`
+	UTXOs          []UTXO           `json:"utxos"`
+	MatchedTxs     int              `json:"matched_txs"`
+	RelevantTxs    int              `json:"relevant_txs"`
+	FalsePositives int              `json:"false_positives"`
+	FalsePosTxids  []string         `json:"false_positive_txids"`
+	Dropped        int              `json:"dropped_unmatched_txs"`
+	Blocks         int              `json:"blocks"`
+	Rerequested    int              `json:"rerequested_blocks"`
+	Reorgs         int              `json:"reorgs"`
+	SpotChecks     int              `json:"spot_checks"`
+	Omissions      int              `json:"omissions"`
+	ObservedFPRate float64          `json:"observed_fp_rate"`
+	BytesReceived  uint64           `json:"bytes_received"`
+	Filter         Filter           `json:"filter"`
+	Peers          []Peer           `json:"peers"`
+	Bans           []Ban            `json:"bans"`
+	Privacy        *privacy.Reading `json:"privacy,omitempty"`
+	Addresses      AddressCount     `json:"addresses"`
+	Timing         Timing           `json:"timing"`
+}
+
+// Tx is one wallet transaction.
+type Tx struct {
+	Txid          string `json:"txid"`
+	Height        int32  `json:"height"`
+	DeltaSat      int64  `json:"delta_sat"`
+	Confirmations int32  `json:"confirmations"`
+}
+
+// UTXO is one unspent wallet output.
+type UTXO struct {
+	Outpoint string `json:"outpoint"`
+	ValueSat int64  `json:"value_sat"`
+	Height   int32  `json:"height"`
+	Address  string `json:"address"`
+}
+
+// Filter describes the last filter loaded.
+type Filter struct {
+	Bytes           int     `json:"bytes"`
+	HashFuncs       uint32  `json:"hash_funcs"`
+	Elements        int     `json:"elements"`
+	Capacity        uint32  `json:"capacity"`
+	FPRate          float64 `json:"fp_rate"`
+	PredictedFPRate float64 `json:"predicted_fp_rate"`
+	Tweak           uint32  `json:"tweak"`
+	Flags           string  `json:"flags"`
+	Loads           int     `json:"loads"`
+}
+
+// Peer is one connected peer at the end.
+type Peer struct {
+	Addr      string `json:"addr"`
+	UserAgent string `json:"user_agent"`
+	Height    int32  `json:"height"`
+	BanScore  uint32 `json:"ban_score"`
+}
+
+// Ban is one ban in force.
+type Ban struct {
+	Addr   string `json:"addr"`
+	Reason string `json:"reason"`
+}
+
+// AddressCount counts the wallet's addresses.
+type AddressCount struct {
+	Derived int `json:"derived"`
+	Used    int `json:"used"`
+}
+
+// Timing is when the session's milestones came, in milliseconds after
+// Start (0 when the milestone never came): the first filterload (the
+// peer-to-peer part begins) and the first time the wallet reached the
+// peers' tip.
+type Timing struct {
+	FirstFilterMs float64 `json:"first_filter_ms"`
+	SyncedMs      float64 `json:"synced_ms"`
+}
+
+// Summary collects the end state of the session.
+func (s *Session) Summary() (*Summary, error) {
+	st := s.node.Status()
+	out := &Summary{
+		Network:        s.network.Name,
+		HeaderHeight:   st.HeaderHeight,
+		MatchedTxs:     st.Matched,
+		RelevantTxs:    st.Relevant,
+		FalsePositives: st.FalsePositives,
+		Dropped:        st.Dropped,
+		Blocks:         st.Blocks,
+		Rerequested:    st.Rerequested,
+		Reorgs:         st.Reorgs,
+		SpotChecks:     st.SpotChecks,
+		Omissions:      st.Omissions,
+		ObservedFPRate: st.ObservedFPRate,
+		BytesReceived:  st.BytesReceived,
+		Filter: Filter{
+			Bytes: st.Filter.Bytes, HashFuncs: st.Filter.HashFuncs, Elements: st.Filter.Elements,
+			Capacity: st.Filter.Capacity, FPRate: st.Filter.FPRate, PredictedFPRate: st.Filter.PredictedFPRate,
+			Tweak: st.Filter.Tweak, Flags: st.Filter.Flags, Loads: st.Filter.Loads,
+		},
+		Txs: []Tx{}, UTXOs: []UTXO{}, Peers: []Peer{}, Bans: []Ban{}, FalsePosTxids: []string{},
+	}
+	sp, err := s.w.SyncedTo()
+	if err != nil {
+		return nil, fmt.Errorf("summary: %w", err)
+	}
+	out.TipHeight = sp.Height
+	if sp.Height >= 0 {
+		out.TipHash = sp.Hash.String()
+	}
+	bal, err := s.w.Balance()
+	if err != nil {
+		return nil, fmt.Errorf("summary: %w", err)
+	}
+	out.BalanceSat, out.UnconfirmedSat, out.ImmatureSat = int64(bal.Confirmed), int64(bal.Unconfirmed), int64(bal.Immature)
+	txs, err := s.w.Txs()
+	if err != nil {
+		return nil, fmt.Errorf("summary: %w", err)
+	}
+	for _, t := range txs {
+		out.Txs = append(out.Txs, Tx{Txid: t.Txid.String(), Height: t.Height, DeltaSat: t.Delta, Confirmations: t.Confirmations})
+	}
+	utxos, err := s.w.UTXOs()
+	if err != nil {
+		return nil, fmt.Errorf("summary: %w", err)
+	}
+	for _, u := range utxos {
+		out.UTXOs = append(out.UTXOs, UTXO{Outpoint: fmt.Sprintf("%s:%d", u.Txid, u.Index),
+			ValueSat: int64(u.Amount), Height: u.Height, Address: u.Address})
+	}
+	fps, err := s.w.FalsePositives(0)
+	if err != nil {
+		return nil, fmt.Errorf("summary: %w", err)
+	}
+	for _, fp := range fps {
+		out.FalsePosTxids = append(out.FalsePosTxids, fp.Txid.String())
+	}
+	addrs, err := s.w.Addresses()
+	if err != nil {
+		return nil, fmt.Errorf("summary: %w", err)
+	}
+	out.Addresses = countAddresses(addrs)
+	for _, p := range st.Peers {
+		out.Peers = append(out.Peers, Peer{Addr: p.Addr, UserAgent: p.UserAgent, Height: p.LastBlock, BanScore: p.BanScore})
+	}
+	for _, b := range s.node.Bans() {
+		out.Bans = append(out.Bans, Ban{Addr: b.Addr, Reason: b.Reason})
+	}
+	out.Privacy = s.Reading()
+	s.mu.Lock()
+	out.Timing = Timing{FirstFilterMs: msSince(s.started, s.firstFilter), SyncedMs: msSince(s.started, s.syncedAt)}
+	s.mu.Unlock()
+	return out, nil
+}
+
+// msSince returns t - start in milliseconds, or 0 when t is unset.
+func msSince(start, t time.Time) float64 {
+	if t.IsZero() || start.IsZero() {
+		return 0
+	}
+	return float64(t.Sub(start)) / float64(time.Millisecond)
+}
+
+// countAddresses counts derived (HD) and used addresses.
+func countAddresses(addrs []wallet.AddressInfo) AddressCount {
+	var c AddressCount
+	for _, a := range addrs {
+		if !a.Imported {
+			c.Derived++
+		}
+		if a.Used {
+			c.Used++
+		}
+	}
+	return c
+}
