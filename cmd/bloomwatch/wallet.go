@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/bloomwatch/bloomwatch/session"
 	"github.com/bloomwatch/bloomwatch/wallet"
 )
 
@@ -94,10 +95,10 @@ func openWallet(prefix string, f *walletFlags, opts ...wallet.Option) (*wallet.W
 	return w, nil
 }
 
-// openOrCreateWallet opens the wallet of --datadir, checking --network
-// when given and importing any --xpub or --address it does not watch yet,
-// or creates it from the flags when the directory holds none. It reports
-// whether it created the wallet.
+// openOrCreateWallet opens the wallet of --datadir (session.OpenWallet):
+// created from the flags when the directory holds none, given any --xpub or
+// --address it does not watch yet otherwise. It reports whether it created
+// the wallet.
 func openOrCreateWallet(prefix string, f *walletFlags, opts ...wallet.Option) (*wallet.Wallet, bool, error) {
 	if f.datadir == "" {
 		return nil, false, usagef("%s: --datadir is required", prefix)
@@ -109,32 +110,15 @@ func openOrCreateWallet(prefix string, f *walletFlags, opts ...wallet.Option) (*
 		if err := f.checkGaps(prefix); err != nil {
 			return nil, false, err
 		}
-		w, err := wallet.Create(f.datadir, f.createConfig(), opts...)
-		if err != nil {
-			return nil, false, walletErr(prefix, err)
-		}
-		return w, true, nil
 	}
-	if f.network != "" {
-		opts = append(opts, wallet.WithNetwork(f.network))
-	}
-	w, err := wallet.Open(f.datadir, opts...)
+	w, created, err := session.OpenWallet(session.WalletSpec{
+		Dir: f.datadir, Network: f.network, Xpubs: f.xpubs, Addresses: f.addresses,
+		Birthday: f.birthday, GapExternal: f.gapExternal, GapInternal: f.gapInternal,
+	}, opts...)
 	if err != nil {
 		return nil, false, walletErr(prefix, err)
 	}
-	for _, x := range f.xpubs {
-		if _, err := w.AddXpub(x); err != nil && !errors.Is(err, wallet.ErrDuplicate) {
-			_ = w.Close()
-			return nil, false, walletErr(prefix, err)
-		}
-	}
-	for _, a := range f.addresses {
-		if _, err := w.AddAddress(a); err != nil && !errors.Is(err, wallet.ErrDuplicate) {
-			_ = w.Close()
-			return nil, false, walletErr(prefix, err)
-		}
-	}
-	return w, false, nil
+	return w, created, nil
 }
 
 // closeWallet closes w, keeping the first error.
