@@ -12,7 +12,8 @@ import (
 // Chain is the adversary's copy of the block chain, for the attacks that
 // need transactions (saturation replay, transaction-graph pruning) and for
 // building a universe from what is on chain. Implementations: MemChain
-// here, an RPC reader in the command.
+// here, and btcdrpc.Chain (package privacy/btcdrpc) over a btcd node's
+// JSON-RPC.
 type Chain interface {
 	// BestHeight returns the height of the chain's tip.
 	BestHeight() (int32, error)
@@ -60,7 +61,10 @@ const (
 	compressedPubKeySize   = 33
 	uncompressedPubKeySize = 65
 	uncompressedPrefix     = 0x04
-	p2wpkhWitnessItems     = 2
+	// compressedEven is the prefix of a compressed public key with an
+	// even Y; compressedEven|1 is the odd one.
+	compressedEven     = 0x02
+	p2wpkhWitnessItems = 2
 )
 
 // isPubKey reports whether b looks like a serialized secp256k1 public key.

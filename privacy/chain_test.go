@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/internal/synth"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -20,14 +22,24 @@ type testChain struct {
 	next   int
 }
 
-// key returns a deterministic key.
-func testKey(i uint64) Key { return synthKey(777, 9, i) }
+// keyPair is a synthetic key: a 33-byte public-key-like string and its
+// real hash160.
+type keyPair struct {
+	PubKey  []byte
+	Hash160 []byte
+}
+
+// testKey returns a deterministic key.
+func testKey(i uint64) keyPair {
+	pk, h := synth.Key(777, 9, i)
+	return keyPair{PubKey: pk, Hash160: h}
+}
 
 // block appends a block holding txs after a fresh coinbase.
 func (c *testChain) block(txs ...*wire.MsgTx) {
 	c.next++
 	cb := wire.NewMsgTx(wire.TxVersion)
-	cb.AddTxIn(&wire.TxIn{PreviousOutPoint: wire.OutPoint{Index: wire.MaxPrevOutIndex}, SignatureScript: heightScript(c.next + 100)})
+	cb.AddTxIn(&wire.TxIn{PreviousOutPoint: wire.OutPoint{Index: wire.MaxPrevOutIndex}, SignatureScript: synth.HeightScript(c.next + 100)})
 	cb.AddTxOut(wire.NewTxOut(1, []byte{txscript.OP_TRUE}))
 	b := wire.NewMsgBlock(wire.NewBlockHeader(1, &chainhash.Hash{}, &chainhash.Hash{}, 0, uint32(c.next)))
 	b.AddTransaction(cb)
@@ -39,16 +51,16 @@ func (c *testChain) block(txs ...*wire.MsgTx) {
 
 // pay returns a transaction spending ins (each revealing its key) and
 // paying one P2PKH output per key in to.
-func pay(ins []wire.OutPoint, inKeys []Key, to ...Key) *wire.MsgTx {
+func pay(ins []wire.OutPoint, inKeys []keyPair, to ...keyPair) *wire.MsgTx {
 	tx := wire.NewMsgTx(wire.TxVersion)
 	for i := range ins {
-		tx.AddTxIn(wire.NewTxIn(&ins[i], spendScript(inKeys[i].PubKey), nil))
+		tx.AddTxIn(wire.NewTxIn(&ins[i], synth.SpendScript(inKeys[i].PubKey), nil))
 	}
 	if len(ins) == 0 {
 		tx.AddTxIn(wire.NewTxIn(&wire.OutPoint{Hash: chainhash.Hash{byte(len(to))}, Index: uint32(len(to))}, nil, nil))
 	}
 	for _, k := range to {
-		tx.AddTxOut(wire.NewTxOut(1000, p2pkh(k.Hash160)))
+		tx.AddTxOut(wire.NewTxOut(1000, synth.P2PKH(k.Hash160)))
 	}
 	return tx
 }
@@ -66,7 +78,7 @@ func TestOutputCandidates(t *testing.T) {
 		script []byte
 		want   [][][]byte
 	}{
-		{"p2pkh", p2pkh(k1.Hash160), [][][]byte{{k1.Hash160}}},
+		{"p2pkh", synth.P2PKH(k1.Hash160), [][][]byte{{k1.Hash160}}},
 		{"p2wpkh shares the hash160", p2wpkh, [][][]byte{{k1.Hash160}}},
 		{"p2sh", p2sh, [][][]byte{{k2.Hash160}}},
 		{"p2pk keyed by hash160", p2pk, [][][]byte{{k1.Hash160, k1.PubKey}}},
@@ -98,7 +110,7 @@ func TestChainUniverse(t *testing.T) {
 	fund := pay(nil, nil, a, b)
 	ch.block(fund)
 	// a spends, revealing its public key; the output pays c and b again.
-	spend := pay([]wire.OutPoint{{Hash: fund.TxHash(), Index: 0}}, []Key{a}, c, b)
+	spend := pay([]wire.OutPoint{{Hash: fund.TxHash(), Index: 0}}, []keyPair{a}, c, b)
 	ch.block(spend)
 	u, err := ChainUniverse(context.Background(), ch.blocks, -1)
 	if err != nil {
@@ -130,7 +142,7 @@ func TestGraphPruning(t *testing.T) {
 	in0, in1 := pay(nil, nil, w0), pay(nil, nil, w1, y)
 	ch.block(in0, in1, pay(nil, nil, x))
 	// The wallet co-spends w0 and w1, pays someone and takes change to w2.
-	ch.block(pay([]wire.OutPoint{{Hash: in0.TxHash()}, {Hash: in1.TxHash()}}, []Key{w0, w1}, payee, w2))
+	ch.block(pay([]wire.OutPoint{{Hash: in0.TxHash()}, {Hash: in1.TxHash()}}, []keyPair{w0, w1}, payee, w2))
 	wallet := []Candidate{{Forms: [][]byte{w0.Hash160}}, {Forms: [][]byte{w1.Hash160}}, {Forms: [][]byte{w2.Hash160}}}
 	inFilter := append(append([]Candidate{}, wallet...), Candidate{Forms: [][]byte{x.Hash160}}, Candidate{Forms: [][]byte{y.Hash160}})
 	f := mustFilter(t, 100, 0.0001, 1, bip37.UpdateNone, inFilter...)
@@ -216,5 +228,31 @@ func TestSaturationReplay(t *testing.T) {
 	}
 	if c.Points[10].Height != 15 || c.Points[10].TxMatched > c.Points[9].TxMatched {
 		t.Errorf("second generation did not restart its counts: %+v", c.Points[10])
+	}
+}
+
+func TestWalletTxs(t *testing.T) {
+	w, change, stranger := testKey(50), testKey(51), testKey(52)
+	var ch testChain
+	fund := pay(nil, nil, w)
+	ch.block(fund, pay(nil, nil, stranger))
+	// The wallet spends w's output to the stranger with change; the
+	// stranger then spends what it was paid, which is not the wallet's.
+	spend := pay([]wire.OutPoint{{Hash: fund.TxHash()}}, []keyPair{w}, stranger, change)
+	ch.block(spend)
+	ch.block(pay([]wire.OutPoint{{Hash: spend.TxHash()}}, []keyPair{stranger}, stranger))
+	truth := NewElementSetFromCandidates([]Candidate{{Forms: [][]byte{w.Hash160}}, {Forms: [][]byte{change.Hash160}}})
+	wt := NewWalletTxs(truth)
+	want := [][]bool{{false, true, false}, {false, true}, {false, false}}
+	for h, b := range ch.blocks {
+		if got := wt.Block(b); !slices.Equal(got, want[h]) {
+			t.Errorf("block %d: %v, want %v", h, got, want[h])
+		}
+	}
+	if !wt.PaysWallet(synth.P2PKH(w.Hash160)) || wt.PaysWallet(synth.P2PKH(stranger.Hash160)) {
+		t.Error("PaysWallet does not tell the wallet's script from a stranger's")
+	}
+	if got := NewWalletTxs(nil).Block(ch.blocks[0]); slices.Contains(got, true) {
+		t.Errorf("no truth marked %v", got)
 	}
 }

@@ -1,9 +1,10 @@
 // Package privacy models what a full node learns from the BIP37 filters a
-// light client sends it, and measures it.
+// light client sends it, and measures it: the analyzer (Analyze) and the
+// live meter (Meter).
 //
 // The adversary is a full node, or several colluding ones, that stores
-// every filterload, filteradd and filterclear it receives (the transcript,
-// see Record and ReadTranscript), with time and chain height, and knows
+// every filterload, filteradd and filterclear it receives (the transcript:
+// records of package transcript), with time and chain height, and knows
 // the chain. Given a transcript, a universe of candidates (every address,
 // key or script on chain: Universe, read from an element file, a chain, or
 // generated synthetically) and optionally the wallet's real elements,
@@ -16,11 +17,20 @@
 // transaction-graph pruning (common-input ownership and change), plus a
 // replay of the server-side UPDATE_ALL / P2PUBKEY_ONLY updates block by
 // block (saturation). Every measured figure sits beside the formula's
-// (GUIDE section 5: Entropy, ProbNoFalsePositive, IntersectionRate, ...).
+// (GUIDE section 5: Entropy, AllFormsRate, IntersectionRate, ...).
 //
-// Experiments (RunExperiment) reproduce the published results on real
-// filters and synthetic universes and chains; Meter is the cheap live
-// estimate the node and the TUI feed record by record.
+// Meter is the cheap live estimate the node and the TUI feed record by
+// record: formulas only, no scan.
+//
+// Around this package:
+//
+//   - privacy/experiments reproduces the published results on real
+//     filters, synthetic universes and synthetic chains, with a light
+//     client simulator whose transcripts go through Analyze;
+//   - privacy/plot draws the charts (Chart, from Report.Charts and the
+//     experiments) as PNG or SVG with gonum/plot;
+//   - privacy/btcdrpc reads a Chain from a btcd node's JSON-RPC server on
+//     the loopback interface.
 //
 // The package is pure: no network, file I/O only through io.Reader and
 // io.Writer, and no goroutine outlives a call. The one exception to the

@@ -29,11 +29,8 @@ var (
 	// ErrChain is wrapped by errors reading blocks from a Chain.
 	ErrChain = errors.New("chain")
 
-	// ErrUnknownExperiment is returned by RunExperiment for a name it does
-	// not know.
-	ErrUnknownExperiment = errors.New("unknown experiment")
-
-	// ErrBadConfig is returned for an experiment or meter configuration
-	// outside its valid range.
+	// ErrBadConfig is returned for an analysis input that cannot be
+	// analyzed as configured (no universe, or an attack without the chain
+	// it needs).
 	ErrBadConfig = errors.New("bad configuration")
 )

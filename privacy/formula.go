@@ -113,20 +113,3 @@ func IntersectionRate(rates []float64) float64 {
 	}
 	return p
 }
-
-// RelDiff returns (measured - reference) / reference, the relative
-// difference printed beside a published number. It returns 0 when both are
-// 0 and +-Inf when only the reference is 0.
-func RelDiff(measured, reference float64) float64 {
-	if reference == 0 {
-		switch {
-		case measured == 0:
-			return 0
-		case measured > 0:
-			return math.Inf(1)
-		default:
-			return math.Inf(-1)
-		}
-	}
-	return (measured - reference) / reference
-}

@@ -47,10 +47,9 @@ func (a *analysis) saturation(ctx context.Context) (Curve, error) {
 	if every <= 0 {
 		every = defaultSaturationEvery
 	}
-	truth := NewElementSetFromCandidates(a.in.Truth)
-	walletOuts := map[wire.OutPoint]bool{}
+	walletTxs := NewWalletTxs(NewElementSetFromCandidates(a.in.Truth))
 	err = walkChain(ctx, a.in.Chain, 0, tip, func(h int32, b *wire.MsgBlock) error {
-		wallet := walletTxs(b, truth, walletOuts)
+		wallet := walletTxs.Block(b)
 		for _, g := range gens {
 			if h < g.from || h > g.to {
 				continue
@@ -108,6 +107,35 @@ func (g *satGen) applyAdds(h int32) {
 	}
 }
 
+// WalletTxs tells a wallet's transactions apart, block by block, to score
+// a replay of the server's filter against the truth: a transaction is the
+// wallet's when it pays one of the wallet's elements or spends an output
+// that did. It carries the wallet's outputs from one block to the next, so
+// blocks must be fed once each, in chain order. It is not safe for
+// concurrent use.
+type WalletTxs struct {
+	truth *ElementSet
+	outs  map[wire.OutPoint]bool
+}
+
+// NewWalletTxs returns a WalletTxs for the wallet whose elements (every
+// form) are truth. An empty or nil truth marks no transaction.
+func NewWalletTxs(truth *ElementSet) *WalletTxs {
+	return &WalletTxs{truth: truth, outs: map[wire.OutPoint]bool{}}
+}
+
+// Block reports, for each transaction of b, whether it is the wallet's.
+func (w *WalletTxs) Block(b *wire.MsgBlock) []bool {
+	return walletTxs(b, w.truth, w.outs)
+}
+
+// PaysWallet reports whether an output script pays one of the wallet's
+// elements: whether any candidate the script pays (as ChainUniverse reads
+// it) is in the truth.
+func (w *WalletTxs) PaysWallet(pkScript []byte) bool {
+	return paysWallet(w.truth, pkScript)
+}
+
 // walletTxs reports which transactions of b are the wallet's: those paying
 // a truth element or spending an output that did. walletOuts carries the
 // wallet's outputs from block to block.
@@ -126,11 +154,7 @@ func walletTxs(b *wire.MsgBlock, truth *ElementSet, walletOuts map[wire.OutPoint
 		var txid chainhash.Hash
 		hashed := false
 		for vout, o := range tx.TxOut {
-			paysWallet := false
-			for _, c := range outputCandidates(o.PkScript) {
-				paysWallet = paysWallet || truth.ContainsAny(c)
-			}
-			if !paysWallet {
+			if !paysWallet(truth, o.PkScript) {
 				continue
 			}
 			if !hashed {
@@ -141,6 +165,16 @@ func walletTxs(b *wire.MsgBlock, truth *ElementSet, walletOuts map[wire.OutPoint
 		}
 	}
 	return out
+}
+
+// paysWallet reports whether any candidate pkScript pays is in truth.
+func paysWallet(truth *ElementSet, pkScript []byte) bool {
+	for _, c := range outputCandidates(pkScript) {
+		if truth.ContainsAny(c) {
+			return true
+		}
+	}
+	return false
 }
 
 // saturationPoint reports one generation's server filter after block h.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/experiments"
 	"github.com/spf13/cobra"
 )
 
@@ -48,7 +48,7 @@ func init() {
 // experimentList names the experiments, one per line.
 func experimentList() string {
 	var b strings.Builder
-	for _, e := range privacy.Experiments() {
+	for _, e := range experiments.List() {
 		fmt.Fprintf(&b, "  %-22s %s\n", e.Name, e.Summary)
 	}
 	return b.String()
@@ -60,12 +60,12 @@ func runPrivacyExperiment(cmd *cobra.Command, args []string) error {
 	if o.trials < 0 || o.blocks < 0 || o.workers < 0 {
 		return usagef("privacy experiment: --trials, --blocks and --workers must not be negative")
 	}
-	cfg := privacy.ExperimentConfig{Seed: o.seed, Universe: o.universe, Trials: o.trials, Blocks: o.blocks, Workers: o.workers}
+	cfg := experiments.Config{Seed: o.seed, Universe: o.universe, Trials: o.trials, Blocks: o.blocks, Workers: o.workers}
 	start := time.Now()
-	res, err := privacy.RunExperiment(runContext(cmd), args[0], cfg)
-	if errors.Is(err, privacy.ErrUnknownExperiment) {
+	res, err := experiments.Run(runContext(cmd), args[0], cfg)
+	if errors.Is(err, experiments.ErrUnknown) {
 		var names []string
-		for _, e := range privacy.Experiments() {
+		for _, e := range experiments.List() {
 			names = append(names, e.Name)
 		}
 		return usagef("privacy experiment: %w (want one of %s)", err, strings.Join(names, ", "))

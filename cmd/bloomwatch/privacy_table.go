@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/experiments"
 )
 
 // Table layout.
@@ -99,7 +100,7 @@ func writeSaturationRows(w io.Writer, pts []privacy.Point) {
 }
 
 // printExperiment prints an experiment's comparisons.
-func printExperiment(w io.Writer, r *privacy.ExperimentResult) error {
+func printExperiment(w io.Writer, r *experiments.Result) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n", r.Name, r.Title)
 	var params []string

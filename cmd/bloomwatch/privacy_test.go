@@ -14,6 +14,7 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/experiments"
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
 
@@ -214,7 +215,7 @@ func TestPrivacyExperimentCLI(t *testing.T) {
 		t.Error(err)
 	}
 	code, out, _ := runCLI(t, append([]string{"privacy", "experiment", "saturation", "--json"}, small...))
-	var res privacy.ExperimentResult
+	var res experiments.Result
 	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || res.Name != "saturation" || len(res.Rows) == 0 {
 		t.Fatalf("exit %d, %.200s", code, out)
 	}

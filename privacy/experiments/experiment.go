@@ -1,20 +1,21 @@
-package privacy
+package experiments
 
 import (
 	"context"
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/bloomwatch/bloomwatch/privacy"
 )
 
 // Experiments reproduce published results side by side with the formulas
 // and with measurements on real filters and synthetic universes. Each is
-// a pure function of its ExperimentConfig: the same seed gives the same
-// numbers.
+// a pure function of its Config: the same seed gives the same numbers.
 
-// ExperimentConfig holds the knobs every experiment understands; a zero
-// field takes the experiment's default.
-type ExperimentConfig struct {
+// Config holds the knobs every experiment understands; a zero field takes
+// the experiment's default.
+type Config struct {
 	Seed uint64
 	// Workers bounds the scan goroutines (0: GOMAXPROCS).
 	Workers int
@@ -47,51 +48,34 @@ type Comparison struct {
 	Note     string      `json:"note,omitempty"`
 }
 
-// Series is one line of a chart.
-type Series struct {
-	Name string    `json:"name"`
-	X    []float64 `json:"x"`
-	Y    []float64 `json:"y"`
-	// Points draws markers only (a measurement), not a line.
-	Points bool `json:"points,omitempty"`
-}
-
-// Chart is a figure an experiment draws.
-type Chart struct {
-	Title  string   `json:"title"`
-	XLabel string   `json:"x_label"`
-	YLabel string   `json:"y_label"`
-	LogY   bool     `json:"log_y"`
-	Series []Series `json:"series"`
-}
-
 // Param is one setting an experiment ran with.
 type Param struct {
 	Name  string `json:"name"`
 	Value string `json:"value"`
 }
 
-// ExperimentResult is an experiment's output.
-type ExperimentResult struct {
-	Name   string       `json:"name"`
-	Title  string       `json:"title"`
-	Params []Param      `json:"params"`
-	Rows   []Comparison `json:"rows"`
-	Charts []Chart      `json:"charts"`
+// Result is an experiment's output. Its charts use privacy's chart model,
+// which package privacy/plot draws.
+type Result struct {
+	Name   string          `json:"name"`
+	Title  string          `json:"title"`
+	Params []Param         `json:"params"`
+	Rows   []Comparison    `json:"rows"`
+	Charts []privacy.Chart `json:"charts"`
 }
 
 // experimentFunc runs one experiment.
-type experimentFunc func(ctx context.Context, cfg ExperimentConfig) (*ExperimentResult, error)
+type experimentFunc func(ctx context.Context, cfg Config) (*Result, error)
 
-// ExperimentInfo names an experiment.
-type ExperimentInfo struct {
+// Info names an experiment.
+type Info struct {
 	Name    string
 	Summary string
 	run     experimentFunc
 }
 
-// experiments is the registry, in the order Experiments lists them.
-var experiments = []ExperimentInfo{
+// registry lists the experiments, in the order List returns them.
+var registry = []Info{
 	{"bitcoinj-sizing", "bitcoinj filter sizing (N=271 keys, p=0.0005, M=642) and the both-forms test", runSizing},
 	{"single-filter", "anonymity of one bitcoinj filter vs wallet size N=1..100", runSingleFilter},
 	{"restart-intersection", "intersection of r=1..5 filters with fresh tweaks", runRestartIntersection},
@@ -99,18 +83,18 @@ var experiments = []ExperimentInfo{
 	{"mitigations", "collapse curves of each mitigation beside the unmitigated client", runMitigations},
 }
 
-// Experiments lists the experiments RunExperiment knows.
-func Experiments() []ExperimentInfo { return slices.Clone(experiments) }
+// List returns the experiments Run knows.
+func List() []Info { return slices.Clone(registry) }
 
-// RunExperiment runs the named experiment. It returns ErrUnknownExperiment
-// for a name not in Experiments.
-func RunExperiment(ctx context.Context, name string, cfg ExperimentConfig) (*ExperimentResult, error) {
-	for _, e := range experiments {
+// Run runs the named experiment. It returns an error wrapping ErrUnknown
+// for a name not in List.
+func Run(ctx context.Context, name string, cfg Config) (*Result, error) {
+	for _, e := range registry {
 		if e.Name == name {
 			return e.run(ctx, cfg)
 		}
 	}
-	return nil, fmt.Errorf("%w: %q", ErrUnknownExperiment, name)
+	return nil, fmt.Errorf("%w: %q", ErrUnknown, name)
 }
 
 // literature returns a pointer to a published figure.
@@ -166,6 +150,14 @@ func orDefault[T comparable](v, def T) T {
 	return v
 }
 
+// finiteOr returns v, or alt when v is infinite or NaN.
+func finiteOr(v, alt float64) float64 {
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return alt
+	}
+	return v
+}
+
 // param formats a setting.
 func param(name string, v any) Param { return Param{Name: name, Value: fmt.Sprint(v)} }
 
@@ -175,4 +167,12 @@ const (
 	srcNick    = "Nick, ETH thesis 2015"
 	srcGuide   = "bloomwatch simnet measurement (GUIDE section 4)"
 	srcFormula = "formula"
+)
+
+// Unit conversions.
+const (
+	// bitsPerByte converts filter sizes to bits.
+	bitsPerByte = 8
+	// floatBits is the precision strconv formats float64 with.
+	floatBits = 64
 )

@@ -1,24 +1,26 @@
-package privacy
+package experiments
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"testing"
+
+	"github.com/bloomwatch/bloomwatch/privacy"
 )
 
 // smallExperiment is a configuration that runs every experiment in well
 // under a second.
-var smallExperiment = ExperimentConfig{Seed: 3, Universe: 200_000, Trials: 2, Blocks: 250, Workers: 2}
+var smallExperiment = Config{Seed: 3, Universe: 200_000, Trials: 2, Blocks: 250, Workers: 2}
 
 func TestExperimentsDeterministic(t *testing.T) {
-	for _, e := range Experiments() {
+	for _, e := range List() {
 		t.Run(e.Name, func(t *testing.T) {
-			a, err := RunExperiment(context.Background(), e.Name, smallExperiment)
+			a, err := Run(context.Background(), e.Name, smallExperiment)
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, err := RunExperiment(context.Background(), e.Name, smallExperiment)
+			b, err := Run(context.Background(), e.Name, smallExperiment)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -42,7 +44,7 @@ func TestExperimentsDeterministic(t *testing.T) {
 			}
 			other := smallExperiment
 			other.Seed++
-			c, err := RunExperiment(context.Background(), e.Name, other)
+			c, err := Run(context.Background(), e.Name, other)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -52,13 +54,13 @@ func TestExperimentsDeterministic(t *testing.T) {
 			}
 		})
 	}
-	if _, err := RunExperiment(context.Background(), "nope", smallExperiment); !errors.Is(err, ErrUnknownExperiment) {
+	if _, err := Run(context.Background(), "nope", smallExperiment); !errors.Is(err, ErrUnknown) {
 		t.Errorf("err = %v", err)
 	}
 }
 
 // rowByName finds a comparison row.
-func rowByName(t *testing.T, r *ExperimentResult, q string) Comparison {
+func rowByName(t *testing.T, r *Result, q string) Comparison {
 	t.Helper()
 	for _, row := range r.Rows {
 		if row.Quantity == q {
@@ -70,7 +72,7 @@ func rowByName(t *testing.T, r *ExperimentResult, q string) Comparison {
 }
 
 func TestSizingReproducesPublishedFigures(t *testing.T) {
-	r, err := RunExperiment(context.Background(), "bitcoinj-sizing", smallExperiment)
+	r, err := Run(context.Background(), "bitcoinj-sizing", smallExperiment)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,11 +108,11 @@ func TestSingleFilterFormulaShape(t *testing.T) {
 	// addresses reveals them all with probability about 0.8 or more
 	// against tens of millions of addresses.
 	for _, n := range []int{1, 5, 10, 14} {
-		if p := ProbNoFalsePositive(bitcoinjRate(n), singleUniverse); p < 0.8 {
+		if p := privacy.ProbNoFalsePositive(bitcoinjRate(n), singleUniverse); p < 0.8 {
 			t.Errorf("N=%d: P = %v", n, p)
 		}
 	}
-	if p := ProbNoFalsePositive(bitcoinjRate(100), singleUniverse); p > 0.01 {
+	if p := privacy.ProbNoFalsePositive(bitcoinjRate(100), singleUniverse); p > 0.01 {
 		t.Errorf("N=100: P = %v, a full filter should hide the wallet", p)
 	}
 }

@@ -1,4 +1,4 @@
-package privacy
+package experiments
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy"
 )
 
 // The single-filter experiment (Gervais et al. 2014): how much one
@@ -49,7 +50,7 @@ func bitcoinjRate(n int) float64 {
 
 // runSingleFilter measures, for each N, the false positives of real
 // filters against a synthetic address universe, trial by trial.
-func runSingleFilter(ctx context.Context, cfg ExperimentConfig) (*ExperimentResult, error) {
+func runSingleFilter(ctx context.Context, cfg Config) (*Result, error) {
 	u := orDefault(cfg.Universe, singleUniverse)
 	trials := orDefault(cfg.Trials, singleTrials)
 	rng := rand.New(rand.NewPCG(cfg.Seed, singleKeyStream))
@@ -67,12 +68,12 @@ func runSingleFilter(ctx context.Context, cfg ExperimentConfig) (*ExperimentResu
 			filters = append(filters, f)
 		}
 	}
-	res, err := Scan(ctx, Stream(Synthetic{Seed: cfg.Seed, Count: u}), ScanConfig{Filters: filters, Workers: cfg.Workers})
+	res, err := privacy.Scan(ctx, privacy.Stream(privacy.Synthetic{Seed: cfg.Seed, Count: u}), privacy.ScanConfig{Filters: filters, Workers: cfg.Workers})
 	if err != nil {
 		return nil, err
 	}
 	uf := float64(u)
-	out := &ExperimentResult{
+	out := &Result{
 		Name:  "single-filter",
 		Title: "one bitcoinj filter: anonymity vs wallet size",
 		Params: []Param{
@@ -100,7 +101,7 @@ func runSingleFilter(ctx context.Context, cfg ExperimentConfig) (*ExperimentResu
 			lit = literature(v)
 		}
 		out.Rows = append(out.Rows,
-			compare(fmt.Sprintf("N=%d: P(no false positive)", n), pMeasured, ProbNoFalsePositive(f, uf-float64(n)), lit, srcGervais).
+			compare(fmt.Sprintf("N=%d: P(no false positive)", n), pMeasured, privacy.ProbNoFalsePositive(f, uf-float64(n)), lit, srcGervais).
 				withInterval(pLo, pHi).withNote(fmt.Sprintf("%d of %d trials had none", zero, trials)),
 			compare(fmt.Sprintf("N=%d: false positives E[F]", n), mean, f*(uf-float64(n)), nil, srcFormula).
 				withNote(fmt.Sprintf("%d over %d trials", sum, trials)),
@@ -111,19 +112,19 @@ func runSingleFilter(ctx context.Context, cfg ExperimentConfig) (*ExperimentResu
 	for n := 1; n <= singleMaxN; n++ {
 		f := bitcoinjRate(n)
 		fx = append(fx, float64(n))
-		fP = append(fP, ProbNoFalsePositive(f, uf-float64(n)))
+		fP = append(fP, privacy.ProbNoFalsePositive(f, uf-float64(n)))
 		fE = append(fE, f*(uf-float64(n)))
 	}
-	out.Charts = []Chart{
+	out.Charts = []privacy.Chart{
 		{
 			Title: "one bitcoinj filter: probability that it reveals the whole wallet", XLabel: "wallet addresses N",
 			YLabel: "P(no false positive)",
-			Series: []Series{{Name: "formula", X: fx, Y: fP}, {Name: "measured", X: mx, Y: mP, Points: true}},
+			Series: []privacy.Series{{Name: "formula", X: fx, Y: fP}, {Name: "measured", X: mx, Y: mP, Points: true}},
 		},
 		{
 			Title: "one bitcoinj filter: false-positive anonymity set", XLabel: "wallet addresses N",
 			YLabel: "false positives", LogY: true,
-			Series: []Series{{Name: "formula", X: fx, Y: fE}, {Name: "measured (mean)", X: mx, Y: mE, Points: true}},
+			Series: []privacy.Series{{Name: "formula", X: fx, Y: fE}, {Name: "measured (mean)", X: mx, Y: mE, Points: true}},
 		},
 	}
 	return out, nil

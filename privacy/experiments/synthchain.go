@@ -1,12 +1,13 @@
-package privacy
+package experiments
 
 import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/internal/synth"
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
-	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
 )
 
@@ -17,9 +18,6 @@ import (
 
 // Synthetic chain shape limits and placeholders.
 const (
-	// fakeSigSize is the size of the placeholder signature pushed in
-	// every scriptSig (a DER signature with its sighash byte is 71-73).
-	fakeSigSize = 72
 	// coinbaseValue is the placeholder subsidy, in satoshis.
 	coinbaseValue = 50 * btcutil.SatoshiPerBitcoin
 	// maxCoSpend is the most outputs a synthetic transaction spends.
@@ -61,13 +59,13 @@ type Key struct {
 }
 
 // Candidate returns the key as a candidate [hash160, pubkey].
-func (k Key) Candidate() Candidate {
-	return Candidate{Forms: [][]byte{k.Hash160, k.PubKey}}
+func (k Key) Candidate() privacy.Candidate {
+	return privacy.Candidate{Forms: [][]byte{k.Hash160, k.PubKey}}
 }
 
 // SynthChain is a generated chain with its ground truth.
 type SynthChain struct {
-	Chain MemChain
+	Chain privacy.MemChain
 	// Wallet holds the wallet's keys in derivation order; UsedKeys of
 	// them appear on chain.
 	Wallet   []Key
@@ -128,8 +126,8 @@ func NewSynthChain(cfg ChainConfig) (*SynthChain, error) {
 
 // synthKey derives key i of a stream from the seed.
 func synthKey(seed, stream, i uint64) Key {
-	pk := syntheticPubKey(nil, mix64(seed^mix64(stream)), i*pubKeyLanes)
-	return Key{PubKey: pk, Hash160: btcutil.Hash160(pk)}
+	pk, h := synth.Key(seed, stream, i)
+	return Key{PubKey: pk, Hash160: h}
 }
 
 // userKey returns a fresh key for user u.
@@ -169,9 +167,9 @@ func (b *chainBuilder) block(h int, prev chainhash.Hash) *wire.MsgBlock {
 	cb := wire.NewMsgTx(wire.TxVersion)
 	cb.AddTxIn(&wire.TxIn{
 		PreviousOutPoint: wire.OutPoint{Index: wire.MaxPrevOutIndex},
-		SignatureScript:  heightScript(h),
+		SignatureScript:  synth.HeightScript(h),
 	})
-	cb.AddTxOut(wire.NewTxOut(coinbaseValue, p2pkh(cbKey.Hash160)))
+	cb.AddTxOut(wire.NewTxOut(coinbaseValue, synth.P2PKH(cbKey.Hash160)))
 	if h == 0 {
 		b.premine(cb)
 	}
@@ -196,25 +194,6 @@ func (b *chainBuilder) block(h int, prev chainhash.Hash) *wire.MsgBlock {
 	return blk
 }
 
-// heightScript is a coinbase scriptSig that makes every coinbase unique.
-func heightScript(h int) []byte {
-	s, _ := txscript.NewScriptBuilder().AddInt64(int64(h)).AddInt64(int64(h) + 1).Script()
-	return s
-}
-
-// p2pkh returns OP_DUP OP_HASH160 <hash> OP_EQUALVERIFY OP_CHECKSIG.
-func p2pkh(hash []byte) []byte {
-	s, _ := txscript.NewScriptBuilder().AddOp(txscript.OP_DUP).AddOp(txscript.OP_HASH160).
-		AddData(hash).AddOp(txscript.OP_EQUALVERIFY).AddOp(txscript.OP_CHECKSIG).Script()
-	return s
-}
-
-// spendScript is a P2PKH scriptSig: a placeholder signature and the key.
-func spendScript(pub []byte) []byte {
-	s, _ := txscript.NewScriptBuilder().AddData(make([]byte, fakeSigSize)).AddData(pub).Script()
-	return s
-}
-
 // outPoint returns output i of tx.
 func outPoint(tx *wire.MsgTx, i uint32) wire.OutPoint {
 	return wire.OutPoint{Hash: tx.TxHash(), Index: i}
@@ -228,7 +207,7 @@ func (b *chainBuilder) premine(cb *wire.MsgTx) {
 		b.userUTXO[u] = append(b.userUTXO[u], synthOutput{
 			op: wire.OutPoint{Index: uint32(len(cb.TxOut))}, key: k, value: coinbaseValue,
 		})
-		cb.AddTxOut(wire.NewTxOut(coinbaseValue, p2pkh(k.Hash160)))
+		cb.AddTxOut(wire.NewTxOut(coinbaseValue, synth.P2PKH(k.Hash160)))
 	}
 }
 
@@ -276,7 +255,7 @@ func spendTx(ins []synthOutput) (*wire.MsgTx, int64) {
 	tx := wire.NewMsgTx(wire.TxVersion)
 	var total int64
 	for _, in := range ins {
-		tx.AddTxIn(wire.NewTxIn(&in.op, spendScript(in.key.PubKey), nil))
+		tx.AddTxIn(wire.NewTxIn(&in.op, synth.SpendScript(in.key.PubKey), nil))
 		total += in.value
 	}
 	return tx, total
@@ -293,8 +272,8 @@ func (b *chainBuilder) backgroundTx(blk *wire.MsgBlock) {
 	tx, total := spendTx(ins)
 	pay := total / 2
 	payKey, changeKey := b.userKey(to), b.userKey(from)
-	tx.AddTxOut(wire.NewTxOut(pay, p2pkh(payKey.Hash160)))
-	tx.AddTxOut(wire.NewTxOut(total-pay, p2pkh(changeKey.Hash160)))
+	tx.AddTxOut(wire.NewTxOut(pay, synth.P2PKH(payKey.Hash160)))
+	tx.AddTxOut(wire.NewTxOut(total-pay, synth.P2PKH(changeKey.Hash160)))
 	blk.AddTransaction(tx)
 	b.userUTXO[to] = append(b.userUTXO[to], synthOutput{op: outPoint(tx, 0), key: payKey, value: pay})
 	b.userUTXO[from] = append(b.userUTXO[from], synthOutput{op: outPoint(tx, 1), key: changeKey, value: total - pay})
@@ -311,8 +290,8 @@ func (b *chainBuilder) walletReceive(blk *wire.MsgBlock) {
 	tx, total := spendTx(ins)
 	pay := total / 2
 	key, changeKey := b.walletKey(), b.userKey(from)
-	tx.AddTxOut(wire.NewTxOut(pay, p2pkh(key.Hash160)))
-	tx.AddTxOut(wire.NewTxOut(total-pay, p2pkh(changeKey.Hash160)))
+	tx.AddTxOut(wire.NewTxOut(pay, synth.P2PKH(key.Hash160)))
+	tx.AddTxOut(wire.NewTxOut(total-pay, synth.P2PKH(changeKey.Hash160)))
 	blk.AddTransaction(tx)
 	b.wallet = append(b.wallet, synthOutput{op: outPoint(tx, 0), key: key, value: pay})
 	b.userUTXO[from] = append(b.userUTXO[from], synthOutput{op: outPoint(tx, 1), key: changeKey, value: total - pay})
@@ -332,8 +311,8 @@ func (b *chainBuilder) walletSpend(blk *wire.MsgBlock) {
 	to := b.rng.IntN(b.cfg.Users)
 	pay := total / 2
 	payKey, change := b.userKey(to), b.walletKey()
-	tx.AddTxOut(wire.NewTxOut(pay, p2pkh(payKey.Hash160)))
-	tx.AddTxOut(wire.NewTxOut(total-pay, p2pkh(change.Hash160)))
+	tx.AddTxOut(wire.NewTxOut(pay, synth.P2PKH(payKey.Hash160)))
+	tx.AddTxOut(wire.NewTxOut(total-pay, synth.P2PKH(change.Hash160)))
 	blk.AddTransaction(tx)
 	b.userUTXO[to] = append(b.userUTXO[to], synthOutput{op: outPoint(tx, 0), key: payKey, value: pay})
 	b.wallet = append(b.wallet, synthOutput{op: outPoint(tx, 1), key: change, value: total - pay})
@@ -351,8 +330,8 @@ func (b *chainBuilder) meet(u int) {
 
 // WalletCandidates returns the wallet's first n keys as candidates
 // [hash160, pubkey] (the truth for an analysis).
-func (s *SynthChain) WalletCandidates(n int) []Candidate {
-	out := make([]Candidate, 0, n)
+func (s *SynthChain) WalletCandidates(n int) []privacy.Candidate {
+	out := make([]privacy.Candidate, 0, n)
 	for _, k := range s.Wallet[:min(n, len(s.Wallet))] {
 		out = append(out, k.Candidate())
 	}

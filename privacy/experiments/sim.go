@@ -1,4 +1,4 @@
-package privacy
+package experiments
 
 import (
 	"fmt"
@@ -12,7 +12,7 @@ import (
 // A client simulator: it plays a light client's filter policy over a
 // scenario (new keys, restarts, new peers) and writes the transcript a
 // colluding set of full nodes would record. The experiments feed these
-// transcripts to Analyze exactly as a real node's transcript.
+// transcripts to privacy.Analyze exactly as a real node's transcript.
 
 // Reasons the simulator writes in Record.Reason.
 const (

@@ -1,4 +1,4 @@
-package privacy
+package experiments
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy"
 )
 
 // The restart-intersection experiment (formula 5): a client that draws a
@@ -27,7 +28,7 @@ var restartFPRates = []float64{BitcoinjFPRate, 0.01, 0.05}
 
 // runRestartIntersection measures, for each target rate and r, the
 // candidates matching all of r independent filters of one wallet.
-func runRestartIntersection(ctx context.Context, cfg ExperimentConfig) (*ExperimentResult, error) {
+func runRestartIntersection(ctx context.Context, cfg Config) (*Result, error) {
 	u := orDefault(cfg.Universe, restartUniverse)
 	trials := orDefault(cfg.Trials, restartTrials)
 	rng := rand.New(rand.NewPCG(cfg.Seed, restartKeyStream))
@@ -52,12 +53,12 @@ func runRestartIntersection(ctx context.Context, cfg ExperimentConfig) (*Experim
 			}
 		}
 	}
-	res, err := Scan(ctx, Stream(Synthetic{Seed: cfg.Seed, Count: u}), ScanConfig{Filters: filters, Workers: cfg.Workers})
+	res, err := privacy.Scan(ctx, privacy.Stream(privacy.Synthetic{Seed: cfg.Seed, Count: u}), privacy.ScanConfig{Filters: filters, Workers: cfg.Workers})
 	if err != nil {
 		return nil, err
 	}
 	uf := float64(u)
-	out := &ExperimentResult{
+	out := &Result{
 		Name:  "restart-intersection",
 		Title: "restarts with fresh tweaks: intersection of r filters",
 		Params: []Param{
@@ -65,7 +66,7 @@ func runRestartIntersection(ctx context.Context, cfg ExperimentConfig) (*Experim
 			param("capacity", 2*restartKeys+BitcoinjHeadroom), param("seed", cfg.Seed),
 		},
 	}
-	chart := Chart{Title: "anonymity set after r restarts (fresh tweak each)", XLabel: "filters observed r",
+	chart := privacy.Chart{Title: "anonymity set after r restarts (fresh tweak each)", XLabel: "filters observed r",
 		YLabel: "false positives", LogY: true}
 	for pi, p := range restartFPRates {
 		var rx, measured, formula []float64
@@ -79,7 +80,7 @@ func runRestartIntersection(ctx context.Context, cfg ExperimentConfig) (*Experim
 				for i := range rates {
 					rates[i] = filters[base+i].CurrentFPRate()
 				}
-				expect += IntersectionRate(rates) * uf
+				expect += privacy.IntersectionRate(rates) * uf
 			}
 			mean, expect := float64(count)/float64(trials), expect/float64(trials)
 			lo, hi := PoissonInterval(count, Z95)
@@ -89,15 +90,15 @@ func runRestartIntersection(ctx context.Context, cfg ExperimentConfig) (*Experim
 		}
 		name := "p=" + strconv.FormatFloat(p, 'g', -1, floatBits)
 		chart.Series = append(chart.Series,
-			Series{Name: name + " formula", X: rx, Y: formula},
-			Series{Name: name + " measured", X: rx, Y: measured, Points: true})
+			privacy.Series{Name: name + " formula", X: rx, Y: formula},
+			privacy.Series{Name: name + " measured", X: rx, Y: measured, Points: true})
 	}
-	out.Charts = []Chart{chart}
+	out.Charts = []privacy.Chart{chart}
 	return out, nil
 }
 
 // countAllOf counts the hits matching every filter base..base+r-1.
-func countAllOf(hits []Hit, base, r int) uint64 {
+func countAllOf(hits []privacy.Hit, base, r int) uint64 {
 	var n uint64
 	for _, h := range hits {
 		ok := true

@@ -1,10 +1,11 @@
-package privacy
+package experiments
 
 import (
 	"context"
 	"fmt"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy"
 )
 
 // The mitigations experiment: one wallet's life on a synthetic chain
@@ -97,7 +98,7 @@ func mitigationScenario(seed uint64, sc *SynthChain, blocks int) Scenario {
 }
 
 // runMitigations analyzes each policy's transcript.
-func runMitigations(ctx context.Context, cfg ExperimentConfig) (*ExperimentResult, error) {
+func runMitigations(ctx context.Context, cfg Config) (*Result, error) {
 	blocks := orDefault(cfg.Blocks, mitigationBlocks)
 	u := orDefault(cfg.Universe, mitigationUniverse)
 	sc, err := NewSynthChain(ChainConfig{
@@ -108,14 +109,14 @@ func runMitigations(ctx context.Context, cfg ExperimentConfig) (*ExperimentResul
 	if err != nil {
 		return nil, err
 	}
-	onChain, err := ChainUniverse(ctx, sc.Chain, -1)
+	onChain, err := privacy.ChainUniverse(ctx, sc.Chain, -1)
 	if err != nil {
 		return nil, err
 	}
-	universe := NewConcat(onChain, Synthetic{Seed: cfg.Seed, Count: u, PubKeys: true})
+	universe := privacy.NewConcat(onChain, privacy.Synthetic{Seed: cfg.Seed, Count: u, PubKeys: true})
 	scenario := mitigationScenario(cfg.Seed, sc, blocks)
 	truth := sc.WalletCandidates(sc.UsedKeys)
-	out := &ExperimentResult{
+	out := &Result{
 		Name:  "mitigations",
 		Title: "mitigations: the adversary's set after every event, per client policy",
 		Params: []Param{
@@ -124,32 +125,32 @@ func runMitigations(ctx context.Context, cfg ExperimentConfig) (*ExperimentResul
 			param("background_candidates", u), param("steps", len(scenario.Steps)), param("seed", cfg.Seed),
 		},
 	}
-	singleChart := Chart{Title: "false positives of the latest filter alone, after each event", XLabel: "height of the event",
+	singleChart := privacy.Chart{Title: "false positives of the latest filter alone, after each event", XLabel: "height of the event",
 		YLabel: "false positives", LogY: true}
-	fpChart := Chart{Title: "false-positive anonymity set after each event (all attacks)", XLabel: "height of the event",
+	fpChart := privacy.Chart{Title: "false-positive anonymity set after each event (all attacks)", XLabel: "height of the event",
 		YLabel: "false positives", LogY: true}
-	precChart := Chart{Title: "adversary precision after each event (all attacks)", XLabel: "height of the event", YLabel: "precision"}
+	precChart := privacy.Chart{Title: "adversary precision after each event (all attacks)", XLabel: "height of the event", YLabel: "precision"}
 	decoys := sc.NearDecoys(mitigationDecoysPerKey * sc.UsedKeys)
 	for _, p := range mitigationPolicies(decoys) {
 		records, err := Simulate(p, scenario, sc.Wallet)
 		if err != nil {
 			return nil, err
 		}
-		rep, err := Analyze(ctx, Input{
-			Records: records, Universe: Stream(universe), Truth: truth, Chain: sc.Chain,
-			Attacks: Attacks{BothForms: true, Intersection: true, Graph: true}, Workers: cfg.Workers,
+		rep, err := privacy.Analyze(ctx, privacy.Input{
+			Records: records, Universe: privacy.Stream(universe), Truth: truth, Chain: sc.Chain,
+			Attacks: privacy.Attacks{BothForms: true, Intersection: true, Graph: true}, Workers: cfg.Workers,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", p.Name, err)
 		}
-		inter, graph := rep.Curve(StageIntersection), rep.Curve(StageGraph)
+		inter, graph := rep.Curve(privacy.StageIntersection), rep.Curve(privacy.StageGraph)
 		li, lg := inter.Points[len(inter.Points)-1], graph.Points[len(graph.Points)-1]
 		precLit, recLit, clustering := (*float64)(nil), (*float64)(nil), ""
 		if p.Name == baselineName {
 			precLit, recLit = literature(litClusterPrecision), literature(litClusterRecall)
 			clustering = srcNick + " (legacy wallets, multi-input clustering)"
 		}
-		single := rep.Curve(StageSingle)
+		single := rep.Curve(privacy.StageSingle)
 		ls := single.Points[len(single.Points)-1]
 		out.Rows = append(out.Rows,
 			compare(p.Name+": false positives, latest filter alone", float64(ls.FalsePositives), ls.ExpectedFP+float64(len(p.Decoys)), nil, srcFormula),
@@ -169,10 +170,10 @@ func runMitigations(ctx context.Context, cfg ExperimentConfig) (*ExperimentResul
 			fp = append(fp, float64(pt.FalsePositives))
 			prec = append(prec, pt.Precision)
 		}
-		singleChart.Series = append(singleChart.Series, Series{Name: p.Name, X: x, Y: sfp})
-		fpChart.Series = append(fpChart.Series, Series{Name: p.Name, X: x, Y: fp})
-		precChart.Series = append(precChart.Series, Series{Name: p.Name, X: x, Y: prec})
+		singleChart.Series = append(singleChart.Series, privacy.Series{Name: p.Name, X: x, Y: sfp})
+		fpChart.Series = append(fpChart.Series, privacy.Series{Name: p.Name, X: x, Y: fp})
+		precChart.Series = append(precChart.Series, privacy.Series{Name: p.Name, X: x, Y: prec})
 	}
-	out.Charts = []Chart{singleChart, fpChart, precChart}
+	out.Charts = []privacy.Chart{singleChart, fpChart, precChart}
 	return out, nil
 }

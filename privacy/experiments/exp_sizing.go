@@ -1,4 +1,4 @@
-package privacy
+package experiments
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy"
 )
 
 // The bitcoinj sizing check (Gervais et al. 2014, section 6): a wallet of
@@ -38,7 +39,7 @@ const (
 
 // runSizing builds the bitcoinj filter and measures its false-positive
 // rates by streaming synthetic candidates through it.
-func runSizing(ctx context.Context, cfg ExperimentConfig) (*ExperimentResult, error) {
+func runSizing(ctx context.Context, cfg Config) (*Result, error) {
 	u := orDefault(cfg.Universe, sizingUniverse)
 	rng := rand.New(rand.NewPCG(cfg.Seed, sizingKeyStream))
 	size, k := bip37.Params(sizingCapacity, sizingFPRate)
@@ -61,11 +62,11 @@ func runSizing(ctx context.Context, cfg ExperimentConfig) (*ExperimentResult, er
 	}
 	fFormula := bip37.FalsePositiveRate(nBits, k, sizingElements)
 
-	single, err := Scan(ctx, Stream(Synthetic{Seed: cfg.Seed, Count: u}), ScanConfig{Filters: []*bip37.Filter{f}, Workers: cfg.Workers})
+	single, err := privacy.Scan(ctx, privacy.Stream(privacy.Synthetic{Seed: cfg.Seed, Count: u}), privacy.ScanConfig{Filters: []*bip37.Filter{f}, Workers: cfg.Workers})
 	if err != nil {
 		return nil, err
 	}
-	both, err := Scan(ctx, Stream(Synthetic{Seed: cfg.Seed + 1, Count: u, PubKeys: true}), ScanConfig{Filters: []*bip37.Filter{f}, Workers: cfg.Workers})
+	both, err := privacy.Scan(ctx, privacy.Stream(privacy.Synthetic{Seed: cfg.Seed + 1, Count: u, PubKeys: true}), privacy.ScanConfig{Filters: []*bip37.Filter{f}, Workers: cfg.Workers})
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +74,7 @@ func runSizing(ctx context.Context, cfg ExperimentConfig) (*ExperimentResult, er
 	c1, c2 := single.AnyCounts[0], both.AllCounts[0]
 	lo1, hi1 := PoissonInterval(c1, Z95)
 	lo2, hi2 := PoissonInterval(c2, Z95)
-	res := &ExperimentResult{
+	res := &Result{
 		Name:  "bitcoinj-sizing",
 		Title: "bitcoinj filter sizing and the both-forms test",
 		Params: []Param{
@@ -94,10 +95,10 @@ func runSizing(ctx context.Context, cfg ExperimentConfig) (*ExperimentResult, er
 				literature(litSizingExpected), srcGervais+" (1.2-1.3 against 56-61 M pubkeys)").
 				withInterval(lo2, hi2).withNote("a Poisson count: expect 0 to 4"),
 		},
-		Charts: []Chart{{
+		Charts: []privacy.Chart{{
 			Title: "bitcoinj filter (1,269 bytes, k=10): false-positive rate as it fills", XLabel: "elements inserted m",
 			YLabel: "false-positive rate", LogY: true,
-			Series: []Series{
+			Series: []privacy.Series{
 				{Name: "formula f(m)", X: fillX, Y: formulaY},
 				{Name: "measured (X/n)^k", X: fillX, Y: exactY, Points: true},
 			},

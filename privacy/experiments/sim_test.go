@@ -1,4 +1,4 @@
-package privacy
+package experiments
 
 import (
 	"errors"
@@ -7,6 +7,9 @@ import (
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
+
+// testKey returns a deterministic key of a stream no experiment uses.
+func testKey(i uint64) Key { return synthKey(777, 9, i) }
 
 func TestSimulate(t *testing.T) {
 	keys := make([]Key, 10)

@@ -1,4 +1,4 @@
-package privacy
+package experiments
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
@@ -53,19 +54,19 @@ type satRun struct {
 // is inserted with the probability that its push matches, and a
 // transaction matches unless none of its tested items does.
 type satModel struct {
-	nBits    uint64
-	k        uint32
-	m        float64
-	truth    *ElementSet
-	inserted map[wire.OutPoint]float64
-	fpTxs    float64
-	txBytes  float64
-	fpRate   []float64
-	fpCum    []float64
+	nBits     uint64
+	k         uint32
+	m         float64
+	walletTxs *privacy.WalletTxs // only for PaysWallet, which keeps no state
+	inserted  map[wire.OutPoint]float64
+	fpTxs     float64
+	txBytes   float64
+	fpRate    []float64
+	fpCum     []float64
 }
 
 // runSaturation replays a tight and a roomy UPDATE_ALL filter.
-func runSaturation(ctx context.Context, cfg ExperimentConfig) (*ExperimentResult, error) {
+func runSaturation(ctx context.Context, cfg Config) (*Result, error) {
 	blocks := orDefault(cfg.Blocks, saturationBlocks)
 	sc, err := NewSynthChain(ChainConfig{
 		Seed: cfg.Seed, Blocks: blocks, TxsPerBlock: saturationTxsPerBlock, Users: saturationUsers,
@@ -79,8 +80,8 @@ func runSaturation(ctx context.Context, cfg ExperimentConfig) (*ExperimentResult
 	capacities := []uint32{saturationWalletKeys, saturationWalletKeys + 2*uint32(blocks)}
 	names := []string{"tight", "headroom"}
 	lits := [][2]float64{{litSaturationTightFP, litSaturationTightMB}, {litSaturationHeadroomFP, litSaturationHeadroomMB}}
-	truth := NewElementSetFromCandidates(sc.WalletCandidates(len(sc.Wallet)))
-	out := &ExperimentResult{
+	truth := privacy.NewElementSetFromCandidates(sc.WalletCandidates(len(sc.Wallet)))
+	out := &Result{
 		Name:  "saturation",
 		Title: "BLOOM_UPDATE_ALL saturation: tight vs headroom",
 		Params: []Param{
@@ -89,9 +90,9 @@ func runSaturation(ctx context.Context, cfg ExperimentConfig) (*ExperimentResult
 			param("capacity_tight", capacities[0]), param("capacity_headroom", capacities[1]), param("seed", cfg.Seed),
 		},
 	}
-	rateChart := Chart{Title: "server-side filter false-positive rate, block by block", XLabel: "block height",
+	rateChart := privacy.Chart{Title: "server-side filter false-positive rate, block by block", XLabel: "block height",
 		YLabel: "false-positive rate", LogY: true}
-	cumChart := Chart{Title: "false-positive transactions sent, cumulative", XLabel: "block height",
+	cumChart := privacy.Chart{Title: "false-positive transactions sent, cumulative", XLabel: "block height",
 		YLabel: "false-positive transactions"}
 	for i, capacity := range capacities {
 		f, err := bip37.NewFilter(capacity, BitcoinjFPRate, rng.Uint32(), bip37.UpdateAll)
@@ -103,7 +104,7 @@ func runSaturation(ctx context.Context, cfg ExperimentConfig) (*ExperimentResult
 		}
 		model := &satModel{
 			nBits: f.NumBits(), k: f.HashFuncs(), m: saturationWalletKeys,
-			truth: truth, inserted: map[wire.OutPoint]float64{},
+			walletTxs: privacy.NewWalletTxs(truth), inserted: map[wire.OutPoint]float64{},
 		}
 		run, err := replaySaturation(ctx, sc.Chain, f, truth, model)
 		if err != nil {
@@ -125,23 +126,27 @@ func runSaturation(ctx context.Context, cfg ExperimentConfig) (*ExperimentResult
 			x[j] = float64(j * saturationChartEvery)
 		}
 		rateChart.Series = append(rateChart.Series,
-			Series{Name: n + " model", X: x, Y: model.fpRate},
-			Series{Name: n + " measured", X: x, Y: run.fpRate, Points: true})
+			privacy.Series{Name: n + " model", X: x, Y: model.fpRate},
+			privacy.Series{Name: n + " measured", X: x, Y: run.fpRate, Points: true})
 		cumChart.Series = append(cumChart.Series,
-			Series{Name: n + " model", X: x, Y: model.fpCum},
-			Series{Name: n + " measured", X: x, Y: run.fpCum, Points: true})
+			privacy.Series{Name: n + " model", X: x, Y: model.fpCum},
+			privacy.Series{Name: n + " measured", X: x, Y: run.fpCum, Points: true})
 	}
-	out.Charts = []Chart{rateChart, cumChart}
+	out.Charts = []privacy.Chart{rateChart, cumChart}
 	return out, nil
 }
 
 // replaySaturation runs f over the chain as a serving node would, and the
 // model beside it.
-func replaySaturation(ctx context.Context, ch MemChain, f *bip37.Filter, truth *ElementSet, model *satModel) (*satRun, error) {
+func replaySaturation(ctx context.Context, ch privacy.MemChain, f *bip37.Filter, truth *privacy.ElementSet, model *satModel) (*satRun, error) {
 	run := &satRun{}
-	walletOuts := map[wire.OutPoint]bool{}
-	err := walkChain(ctx, ch, 0, int32(len(ch))-1, func(h int32, b *wire.MsgBlock) error {
-		wallet := walletTxs(b, truth, walletOuts)
+	walletTxs := privacy.NewWalletTxs(truth)
+	for i, b := range ch {
+		if err := ctx.Err(); err != nil {
+			return run, err
+		}
+		h := int32(i)
+		wallet := walletTxs.Block(b)
 		model.block(b, wallet)
 		mb, idx := bip37.FilterBlock(f, b)
 		run.bytes += uint64(merkleBlockFixed + len(mb.Hashes)*chainhash.HashSize + len(mb.Flags))
@@ -159,9 +164,8 @@ func replaySaturation(ctx context.Context, ch MemChain, f *bip37.Filter, truth *
 			model.fpRate = append(model.fpRate, bip37.FalsePositiveRate(model.nBits, model.k, model.m))
 			model.fpCum = append(model.fpCum, model.fpTxs)
 		}
-		return nil
-	})
-	return run, err
+	}
+	return run, nil
 }
 
 // block advances the model over one block. wallet marks the wallet's
@@ -174,7 +178,7 @@ func (m *satModel) block(b *wire.MsgBlock, wallet []bool) {
 		for vout, o := range tx.TxOut {
 			pushes := nonEmptyPushes(o.PkScript)
 			pMatch := 1 - math.Pow(1-f, float64(pushes))
-			if wallet[i] && m.paysWallet(o.PkScript) {
+			if wallet[i] && m.walletTxs.PaysWallet(o.PkScript) {
 				pMatch = 1
 			}
 			noMatch *= 1 - pMatch
@@ -195,16 +199,6 @@ func (m *satModel) block(b *wire.MsgBlock, wallet []bool) {
 			m.txBytes += float64(tx.SerializeSize())
 		}
 	}
-}
-
-// paysWallet reports whether an output pays one of the wallet's keys.
-func (m *satModel) paysWallet(pkScript []byte) bool {
-	for _, c := range outputCandidates(pkScript) {
-		if m.truth.ContainsAny(c) {
-			return true
-		}
-	}
-	return false
 }
 
 // nonEmptyPushes counts the data pushes a relevance test examines.

@@ -1,0 +1,54 @@
+package synth
+
+import (
+	"bytes"
+	"encoding/hex"
+	"testing"
+
+	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/txscript"
+)
+
+// TestGolden pins the generator: the experiments' published-figure
+// reproductions and the benchmarks depend on these exact bytes.
+func TestGolden(t *testing.T) {
+	pk, h := Key(1, 101, 0)
+	tests := []struct {
+		name string
+		got  []byte
+		want string
+	}{
+		{"Key pubkey", pk, "028ee843b9134a7ac0fa7b2ac606ed270319fbf58e1d1c00d84fae901de1bebb09"},
+		{"Key hash160", h, "853945747f2c03f836c9098c90b1314d90fea217"},
+		{"Hash", Hash(nil, Mix64(42), 7), "526592a3a0042427cd0c76289e24bcc277bb8d10"},
+		{"PubKey", PubKey(nil, Mix64(42), 10), "0214c91ec61fb5b2c3146ff2ccf809dfe24cc13d6d16fb64e6b6641bf76c769414"},
+	}
+	for _, tc := range tests {
+		if got := hex.EncodeToString(tc.got); got != tc.want {
+			t.Errorf("%s = %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestShapes(t *testing.T) {
+	buf := make([]byte, 0, PubKeySize)
+	for i := range uint64(64) {
+		pk, h := Key(7, 3, i)
+		if len(pk) != PubKeySize || pk[0]&^1 != compressedEven || !bytes.Equal(h, btcutil.Hash160(pk)) {
+			t.Fatalf("key %d: %x / %x", i, pk, h)
+		}
+		if got := Hash(buf, Mix64(i), 0); len(got) != HashSize || &got[0] != &buf[:1][0] {
+			t.Fatalf("Hash did not reuse a large enough buffer")
+		}
+	}
+	if p := P2PKH(make([]byte, HashSize)); txscript.GetScriptClass(p) != txscript.PubKeyHashTy {
+		t.Errorf("P2PKH is %v", txscript.GetScriptClass(p))
+	}
+	pushes, err := txscript.PushedData(SpendScript(make([]byte, PubKeySize)))
+	if err != nil || len(pushes) != 2 || len(pushes[0]) != fakeSigSize || len(pushes[1]) != PubKeySize {
+		t.Errorf("SpendScript pushes %d items, err %v", len(pushes), err)
+	}
+	if bytes.Equal(HeightScript(1), HeightScript(2)) {
+		t.Error("two heights share a coinbase script")
+	}
+}
