@@ -192,7 +192,7 @@ func (m *manager) retryBlock(pb *pendingBlock, why string) {
 		if other == ps || other.mirror == nil || other.lastBlock < req.height {
 			continue
 		}
-		if !covers(other.mirror, m.els) {
+		if !m.mirrorHolds(other.mirror, true) {
 			m.loadFilter(other, ReasonOutPoints) // or it misses spends
 		}
 		r := &blockReq{hash: s.hash, height: req.height, gen: other.filterGen}
@@ -297,9 +297,7 @@ func (m *manager) deliver() {
 		m.synced = SyncPoint{Height: fb.Height, Hash: fb.Hash}
 		m.next++
 		m.report(fb, res)
-		if res.ElementsChanged {
-			m.elementsChanged(fb.Height)
-		}
+		m.elementsChanged(fb.Height, res.Delta)
 	}
 }
 
@@ -358,19 +356,26 @@ func (m *manager) report(fb *FilteredBlock, res BlockResult) {
 	})
 	if m.dl != nil && m.dl.mirror != nil &&
 		m.dl.mirror.CurrentFPRate() > m.n.cfg.ReloadFPRatio*m.n.cfg.FPRate {
-		m.reloadPeer(m.dl, ReasonFPDrift)
+		m.loadFilter(m.dl, ReasonFPDrift)
 	}
 }
 
-// elementsChanged reacts to a watcher whose elements changed while
-// applying block h (h = -1 for a mempool tx). Peers whose filter does not
-// hold the new elements get a new one; when the download peer's did not,
-// every block from h on may lack matches and is fetched again (the BIP37
-// gap-limit race): the watcher re-applies h, then the rest.
-func (m *manager) elementsChanged(h int32) {
-	if err := m.readElements(); err != nil {
-		m.fail(err)
+// elementsChanged applies a watcher's delta from block h (h = -1 for a
+// mempool tx or a rollback) to the node's element set. Peers whose filter
+// does not hold an added element get a new one; when the download peer's
+// did not, every block from h on may lack matches and is fetched again
+// (the BIP37 gap-limit race): the watcher re-applies h, then the rest. Only
+// the added elements are tested: the download peer holds every earlier
+// one (it was reloaded when it did not, and checked whole when it became
+// the download peer).
+func (m *manager) elementsChanged(h int32, d ElementDelta) {
+	if d.Empty() {
 		return
+	}
+	m.els.apply(d)
+	m.filter = nil
+	if !d.Added() {
+		return // removals: the next filter simply leaves them out
 	}
 	// The download peer must hold every element. The others only serve
 	// spot checks and mempool relays: they are reloaded for new keys, not
@@ -379,16 +384,11 @@ func (m *manager) elementsChanged(h int32) {
 	// peer (pickDownloadPeer).
 	invalidate := false
 	for ps := range m.peers {
-		if ps.mirror == nil {
+		if ps.mirror == nil || deltaHeld(ps.mirror, d, ps == m.dl) {
 			continue
 		}
 		if ps == m.dl {
-			if m.peerCovers(ps, true) {
-				continue
-			}
 			invalidate = true
-		} else if m.peerCovers(ps, false) {
-			continue
 		}
 		m.loadFilter(ps, ReasonNewKey)
 	}
@@ -412,13 +412,24 @@ func (m *manager) elementsChanged(h int32) {
 	m.reqHigh = m.next - 1
 }
 
-// reloadPeer sends a freshly built filter to one peer.
-func (m *manager) reloadPeer(ps *peerState, reason string) {
-	if err := m.refreshElements(); err != nil {
-		m.fail(err)
-		return
+// deltaHeld reports whether filter f matches every data element d adds,
+// and its outpoints too when outpoints is set. Outpoints of outputs a
+// BLOOM_UPDATE_ALL server matched are already in its filter (and in the
+// mirror, which replays the insertions), so most payments need nothing.
+func deltaHeld(f *bip37.Filter, d ElementDelta, outpoints bool) bool {
+	for _, e := range d.Data {
+		if !f.Matches(e) {
+			return false
+		}
 	}
-	m.loadFilter(ps, reason)
+	if outpoints {
+		for i := range d.OutPoints {
+			if !f.MatchesOutPoint(&d.OutPoints[i]) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // onMempoolTx re-tests an unconfirmed tx against the peer's filter and
@@ -444,7 +455,5 @@ func (m *manager) onMempoolTx(ps *peerState, tx *wire.MsgTx) {
 		At: m.n.at(), Txid: txid, Height: -1, Relevant: res.Relevant,
 		FalsePositive: !res.Relevant, Amount: res.Amount,
 	})
-	if res.ElementsChanged {
-		m.elementsChanged(-1)
-	}
+	m.elementsChanged(-1, res.Delta)
 }

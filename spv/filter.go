@@ -78,34 +78,6 @@ func BuildFilter(els Elements, fpRate float64, tweak uint32) (*bip37.Filter, err
 	return f, nil
 }
 
-// covers reports whether every element of els matches f, that is whether
-// a server holding (a superset of) f filters as a filter built from els
-// would, for these elements.
-func covers(f *bip37.Filter, els Elements) bool {
-	for _, d := range els.Data {
-		if !f.Matches(d) {
-			return false
-		}
-	}
-	for i := range els.OutPoints {
-		if !f.MatchesOutPoint(&els.OutPoints[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-// coversData reports whether every data element of els matches f (the
-// outpoints aside).
-func coversData(f *bip37.Filter, els Elements) bool {
-	for _, d := range els.Data {
-		if !f.Matches(d) {
-			return false
-		}
-	}
-	return true
-}
-
 // filterState is the on-disk form of FilterStateFile.
 type filterState struct {
 	Version int    `json:"version"`

@@ -120,7 +120,8 @@ func (m *manager) onReorg(r *headers.Reorg) {
 	m.st.Reorgs++
 	m.dropFrom(fork + 1)
 	if m.synced.Height > fork {
-		if err := m.w.Rollback(fork); err != nil {
+		d, err := m.w.Rollback(fork)
+		if err != nil {
 			m.fail(fmt.Errorf("%w: rollback to %d: %w", ErrWatcher, fork, err))
 			return
 		}
@@ -131,7 +132,7 @@ func (m *manager) onReorg(r *headers.Reorg) {
 		// of the removed blocks are pending again, and a wallet then
 		// watches their inputs for double spends): the new branch must
 		// be filtered with them.
-		m.elementsChanged(-1)
+		m.elementsChanged(-1, d)
 	}
 	m.isSynced = false
 	m.n.publish(ev)
@@ -175,7 +176,8 @@ func (m *manager) reconcile() {
 		fork = m.forkPoint(sp.Hash, h)
 	}
 	m.n.log.Info("watcher on a stale branch", "height", sp.Height, "hash", sp.Hash, "fork", fork)
-	if err := m.w.Rollback(fork); err != nil {
+	d, err := m.w.Rollback(fork)
+	if err != nil {
 		m.fail(fmt.Errorf("%w: rollback to %d: %w", ErrWatcher, fork, err))
 		return
 	}
@@ -184,7 +186,7 @@ func (m *manager) reconcile() {
 	m.dropFrom(0)
 	m.next = m.firstWanted(fork + 1)
 	m.reqHigh = m.next - 1
-	m.elementsChanged(-1)
+	m.elementsChanged(-1, d)
 }
 
 // forkPoint walks a side branch down from hash (at height h) to the best

@@ -1,7 +1,6 @@
 package spv
 
 import (
-	"encoding/binary"
 	"fmt"
 	"slices"
 	"time"
@@ -102,7 +101,7 @@ type manager struct {
 	peers map[*peerState]struct{}
 	dl    *peerState
 
-	els      Elements
+	els      *elementSet
 	filter   *bip37.Filter
 	loads    int
 	restart  bool
@@ -150,7 +149,12 @@ func newManager(n *Node) (*manager, error) {
 	}
 	m.next = m.firstWanted(sp.Height + 1)
 	m.reqHigh = m.next - 1
-	if err := m.refreshElements(); err != nil {
+	els, err := w.FilterElements()
+	if err != nil {
+		return nil, fmt.Errorf("%w: filter elements: %w", ErrWatcher, err)
+	}
+	m.els = newElementSet(els)
+	if _, err := m.currentFilter(); err != nil {
 		return nil, err
 	}
 	m.st = n.Status()
@@ -164,38 +168,18 @@ func (m *manager) firstWanted(h int32) int32 {
 	return max(h, m.birthday, 1)
 }
 
-// refreshElements reads the watcher's elements and rebuilds the filter
-// template.
-func (m *manager) refreshElements() error {
-	if err := m.readElements(); err != nil {
-		return err
-	}
-	_, err := m.currentFilter()
-	return err
-}
-
-// readElements reads the watcher's elements; the filter template is built
-// when a filter is next sent (currentFilter). A wallet's elements change
-// with every payment it receives (a new outpoint), and with
-// BLOOM_UPDATE_ALL the peers' filters already hold that outpoint, so most
-// changes send nothing: building a whole filter for each one cost 76% of a
-// 2,000-address sync's CPU in the bench.
-func (m *manager) readElements() error {
-	els, err := m.w.FilterElements()
-	if err != nil {
-		return fmt.Errorf("%w: filter elements: %w", ErrWatcher, err)
-	}
-	m.els, m.filter = els, nil
-	return nil
-}
-
 // currentFilter returns the filter template for the current elements,
-// building it when the elements changed since the last one.
+// building it when the elements changed since the last one. A wallet's
+// elements change with every payment it receives (a new outpoint), and
+// with BLOOM_UPDATE_ALL the peers' filters already hold that outpoint, so
+// most changes send nothing: the template is built only when a filter is
+// sent (building one for each change cost 76% of a 2,000-address sync's
+// CPU in the bench).
 func (m *manager) currentFilter() (*bip37.Filter, error) {
 	if m.filter != nil {
 		return m.filter, nil
 	}
-	f, err := BuildFilter(m.els, m.n.cfg.FPRate, m.n.tweak)
+	f, err := BuildFilter(m.els.snapshot(), m.n.cfg.FPRate, m.n.tweak)
 	if err != nil {
 		return nil, err
 	}
@@ -203,45 +187,25 @@ func (m *manager) currentFilter() (*bip37.Filter, error) {
 	return f, nil
 }
 
-// peerCovers reports whether every element (every data element, and the
-// outpoints too when outpoints is set) matches ps's mirror. Mirrors only
-// gain bits until the next filterload, so an element found once is
-// remembered and not tested again.
-func (m *manager) peerCovers(ps *peerState, outpoints bool) bool {
-	if ps.covered == nil {
-		ps.covered = make(map[string]struct{})
-	}
-	test := func(b []byte) bool {
-		if _, ok := ps.covered[string(b)]; ok {
-			return true
-		}
-		if !ps.mirror.Matches(b) {
-			return false
-		}
-		ps.covered[string(b)] = struct{}{}
-		return true
-	}
-	for _, d := range m.els.Data {
-		if !test(d) {
+// mirrorHolds reports whether a peer's filter (its mirror f) matches every
+// element of the whole set: every data element, and every outpoint too
+// when outpoints is set. It is the full check a peer gets when it becomes
+// the download peer; elementsChanged tests only what a delta adds.
+func (m *manager) mirrorHolds(f *bip37.Filter, outpoints bool) bool {
+	for _, d := range m.els.data {
+		if !f.Matches(d) {
 			return false
 		}
 	}
 	if outpoints {
-		var buf [outPointBytes]byte
-		for i := range m.els.OutPoints {
-			op := &m.els.OutPoints[i]
-			copy(buf[:], op.Hash[:])
-			binary.LittleEndian.PutUint32(buf[chainhash.HashSize:], op.Index)
-			if !test(buf[:]) {
+		for op := range m.els.ops {
+			if !f.MatchesOutPoint(&op) {
 				return false
 			}
 		}
 	}
 	return true
 }
-
-// outPointBytes is the size of a serialized outpoint as BIP37 matches it.
-const outPointBytes = chainhash.HashSize + 4
 
 // run is the manager goroutine.
 func (m *manager) run() {
@@ -476,7 +440,6 @@ func (m *manager) loadFilter(ps *peerState, reason string) {
 	}
 	ps.send(f.MsgFilterLoad())
 	ps.mirror = f.Clone()
-	ps.covered = nil
 	ps.filterGen++
 	for _, r := range ps.reqs {
 		m.abandon(r)
@@ -490,28 +453,23 @@ func (m *manager) loadFilter(ps *peerState, reason string) {
 		}
 	}
 	m.loads++
-	fp := f.FPRate(float64(m.els.Len()))
+	fp := f.FPRate(float64(m.els.len()))
 	m.st.Filter = FilterInfo{
-		Elements: m.els.Len(), Capacity: FilterCapacity(m.els.Len()), Bytes: f.Size(),
+		Elements: m.els.len(), Capacity: FilterCapacity(m.els.len()), Bytes: f.Size(),
 		HashFuncs: f.HashFuncs(), Tweak: f.Tweak(), Flags: f.Flags().String(),
 		FPRate: fp, Loads: m.loads,
 	}
-	m.n.log.Info("filterload", "peer", ps.addr, "reason", reason, "elements", m.els.Len(),
+	m.n.log.Info("filterload", "peer", ps.addr, "reason", reason, "elements", m.els.len(),
 		"bytes", f.Size(), "k", f.HashFuncs(), "height", height)
 	m.n.publish(FilterLoaded{
-		At: m.n.at(), Peer: ps.addr, Reason: reason, Elements: m.els.Len(), Bytes: f.Size(),
+		At: m.n.at(), Peer: ps.addr, Reason: reason, Elements: m.els.len(), Bytes: f.Size(),
 		HashFuncs: f.HashFuncs(), Tweak: f.Tweak(), Flags: f.Flags().String(), FPRate: fp, Loads: m.loads,
 		Record: rec,
 	})
 }
 
-// reloadAll rebuilds the filter from the watcher and loads it into every
-// peer.
+// reloadAll loads the current filter into every peer.
 func (m *manager) reloadAll(reason string) {
-	if err := m.refreshElements(); err != nil {
-		m.fail(err)
-		return
-	}
 	for ps := range m.peers {
 		m.loadFilter(ps, reason)
 	}
@@ -548,7 +506,7 @@ func (m *manager) pickDownloadPeer() {
 	m.dl = best
 	if best != nil {
 		m.begun = true
-		if best.mirror != nil && !covers(best.mirror, m.els) {
+		if best.mirror != nil && !m.mirrorHolds(best.mirror, true) {
 			m.loadFilter(best, ReasonOutPoints)
 		}
 		m.n.log.Info("download peer", "addr", best.addr, "height", best.lastBlock)

@@ -63,7 +63,7 @@ type MemWatcher struct {
 	mempool map[chainhash.Hash]MemTx
 	undo    []memUndo
 	synced  SyncPoint
-	version uint64
+	log     DeltaLog
 	applied int
 	reapply int
 }
@@ -80,11 +80,11 @@ func NewMemWatcher(birthday int32, scripts ...[]byte) *MemWatcher {
 		txs:      make(map[chainhash.Hash]MemTx),
 		mempool:  make(map[chainhash.Hash]MemTx),
 		synced:   SyncPoint{Height: -1},
-		version:  1,
 	}
 	for _, s := range scripts {
 		w.addScriptLocked(s)
 	}
+	w.log.Reset() // the set as built is what FilterElements returns
 	return w
 }
 
@@ -101,6 +101,7 @@ func NewMemWatcherGap(birthday int32, gap int, derive func(index uint32) ([]byte
 	if err := w.extendLocked(); err != nil {
 		return nil, err
 	}
+	w.log.Reset()
 	return w, nil
 }
 
@@ -118,19 +119,37 @@ func (w *MemWatcher) AddAddress(addr btcutil.Address) error {
 func (w *MemWatcher) AddScript(script []byte) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.addScriptLocked(script) {
-		w.version++
-	}
+	w.addScriptLocked(script)
 }
 
-// addScriptLocked adds a script and reports whether it was new.
+// addScriptLocked adds a script and logs its elements; it reports whether
+// the script was new.
 func (w *MemWatcher) addScriptLocked(script []byte) bool {
 	if _, ok := w.scripts[string(script)]; ok {
 		return false
 	}
 	w.scripts[string(script)] = len(w.ordered)
 	w.ordered = append(w.ordered, bytes.Clone(script))
+	for _, e := range scriptElements(script) {
+		w.log.AddData(e)
+	}
 	return true
+}
+
+// scriptElements returns the filter elements of an output script: its
+// non-empty data pushes, or the whole script when it pushes nothing.
+func scriptElements(s []byte) [][]byte {
+	pushes, err := txscript.PushedData(s)
+	if err != nil || len(pushes) == 0 {
+		return [][]byte{bytes.Clone(s)}
+	}
+	var out [][]byte
+	for _, p := range pushes {
+		if len(p) > 0 {
+			out = append(out, bytes.Clone(p))
+		}
+	}
+	return out
 }
 
 // SetLookahead makes a gap-limit watcher derive extra scripts beyond the
@@ -157,9 +176,7 @@ func (w *MemWatcher) extendLocked() error {
 		if err != nil {
 			return fmt.Errorf("memwatcher: derive %d: %w", len(w.ordered), err)
 		}
-		if w.addScriptLocked(s) {
-			w.version++
-		}
+		w.addScriptLocked(s)
 	}
 	return nil
 }
@@ -172,22 +189,14 @@ func (w *MemWatcher) Scripts() [][]byte {
 }
 
 // FilterElements implements Watcher: every data push of every script and
-// every unspent outpoint.
+// every unspent outpoint. Changes from then on are reported as deltas.
 func (w *MemWatcher) FilterElements() (Elements, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.log.Reset()
 	var els Elements
 	for _, s := range w.ordered {
-		pushes, err := txscript.PushedData(s)
-		if err != nil || len(pushes) == 0 {
-			els.Data = append(els.Data, bytes.Clone(s))
-			continue
-		}
-		for _, p := range pushes {
-			if len(p) > 0 {
-				els.Data = append(els.Data, bytes.Clone(p))
-			}
-		}
+		els.Data = append(els.Data, scriptElements(s)...)
 	}
 	els.OutPoints = slices.SortedFunc(maps.Keys(w.coins), func(a, b wire.OutPoint) int {
 		if c := bytes.Compare(a.Hash[:], b.Hash[:]); c != 0 {
@@ -195,7 +204,6 @@ func (w *MemWatcher) FilterElements() (Elements, error) {
 		}
 		return int(a.Index) - int(b.Index)
 	})
-	els.Version = w.version
 	return els, nil
 }
 
@@ -231,7 +239,6 @@ func (w *MemWatcher) ApplyBlock(b *FilteredBlock) (BlockResult, error) {
 		w.applied++
 	}
 	res := BlockResult{Amounts: make(map[chainhash.Hash]int64)}
-	before := w.version
 	for _, tx := range b.Txs {
 		txid := tx.TxHash()
 		if _, known := w.txs[txid]; known && again {
@@ -254,7 +261,7 @@ func (w *MemWatcher) ApplyBlock(b *FilteredBlock) (BlockResult, error) {
 		return BlockResult{}, err
 	}
 	w.synced = SyncPoint{Height: b.Height, Hash: b.Hash}
-	res.ElementsChanged = w.version != before
+	res.Delta = w.log.Take()
 	return res, nil
 }
 
@@ -273,7 +280,7 @@ func (w *MemWatcher) applyTxLocked(tx *wire.MsgTx, txid chainhash.Hash, u *memUn
 		amount -= c.value
 		delete(w.coins, in.PreviousOutPoint)
 		u.spent[in.PreviousOutPoint] = c
-		w.version++
+		w.log.RemoveOutPoint(in.PreviousOutPoint)
 	}
 	for i, out := range tx.TxOut {
 		idx, ok := w.scripts[string(out.PkScript)]
@@ -285,7 +292,7 @@ func (w *MemWatcher) applyTxLocked(tx *wire.MsgTx, txid chainhash.Hash, u *memUn
 		op := wire.OutPoint{Hash: txid, Index: uint32(i)}
 		w.coins[op] = memCoin{value: out.Value, script: out.PkScript}
 		u.created = append(u.created, op)
-		w.version++
+		w.log.AddOutPoint(op)
 		w.usedHigh = max(w.usedHigh, idx+1)
 	}
 	return amount, relevant
@@ -321,7 +328,7 @@ func (w *MemWatcher) ApplyMempoolTx(tx *wire.MsgTx) (MempoolResult, error) {
 }
 
 // Rollback implements Watcher.
-func (w *MemWatcher) Rollback(height int32) error {
+func (w *MemWatcher) Rollback(height int32) (ElementDelta, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for len(w.undo) > 0 && w.undo[len(w.undo)-1].height > height {
@@ -329,22 +336,23 @@ func (w *MemWatcher) Rollback(height int32) error {
 		w.undo = w.undo[:len(w.undo)-1]
 		for _, op := range u.created {
 			delete(w.coins, op)
+			w.log.RemoveOutPoint(op)
 		}
 		for op, c := range u.spent {
 			w.coins[op] = c
+			w.log.AddOutPoint(op)
 		}
 		for _, id := range u.txs {
 			delete(w.txs, id)
 		}
-		w.version++
 	}
 	if len(w.undo) == 0 {
 		w.synced = SyncPoint{Height: -1}
-		return nil
+	} else {
+		last := w.undo[len(w.undo)-1]
+		w.synced = SyncPoint{Height: last.height, Hash: last.hash}
 	}
-	last := w.undo[len(w.undo)-1]
-	w.synced = SyncPoint{Height: last.height, Hash: last.hash}
-	return nil
+	return w.log.Take(), nil
 }
 
 // Txs returns the relevant confirmed transactions by txid.

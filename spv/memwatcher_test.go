@@ -59,7 +59,9 @@ func TestMemWatcherApplySpendRollback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Relevant) != 1 || len(res.FalsePositives) != 1 || !res.ElementsChanged || res.Amounts[pay.TxHash()] != 1000 {
+	payOp := wire.OutPoint{Hash: pay.TxHash(), Index: 0}
+	if len(res.Relevant) != 1 || len(res.FalsePositives) != 1 || res.Amounts[pay.TxHash()] != 1000 ||
+		len(res.Delta.OutPoints) != 1 || res.Delta.OutPoints[0] != payOp || len(res.Delta.Spent) != 0 {
 		t.Fatalf("block 1: %+v", res)
 	}
 	els, _ := w.FilterElements()
@@ -68,7 +70,8 @@ func TestMemWatcherApplySpendRollback(t *testing.T) {
 	}
 	spend := payTx([]wire.OutPoint{{Hash: pay.TxHash(), Index: 0}}, wire.NewTxOut(900, p2wpkh(7)))
 	b2 := c.block(spend)
-	if res, err = w.ApplyBlock(b2); err != nil || res.Amounts[spend.TxHash()] != -1000 {
+	if res, err = w.ApplyBlock(b2); err != nil || res.Amounts[spend.TxHash()] != -1000 ||
+		len(res.Delta.Spent) != 1 || res.Delta.Spent[0] != payOp {
 		t.Fatalf("spend: %+v %v", res, err)
 	}
 	if w.Balance() != 0 {
@@ -83,14 +86,14 @@ func TestMemWatcherApplySpendRollback(t *testing.T) {
 	if _, err := w.ApplyBlock(stray.block()); !errors.Is(err, ErrNotNext) {
 		t.Fatalf("stray block: %v", err)
 	}
-	if err := w.Rollback(1); err != nil {
-		t.Fatal(err)
+	if d, err := w.Rollback(1); err != nil || len(d.OutPoints) != 1 || d.OutPoints[0] != payOp {
+		t.Fatalf("rollback to 1: %+v %v (the spent coin is watched again)", d, err)
 	}
 	if sp, _ := w.SyncedTo(); sp.Height != 1 || sp.Hash != b1.Hash || w.Balance() != 1000 || len(w.Txs()) != 1 {
 		t.Fatalf("after rollback: %+v balance %d txs %d", sp, w.Balance(), len(w.Txs()))
 	}
-	if err := w.Rollback(0); err != nil {
-		t.Fatal(err)
+	if d, err := w.Rollback(0); err != nil || len(d.Spent) != 1 || d.Spent[0] != payOp {
+		t.Fatalf("rollback to 0: %+v %v (the received coin is gone)", d, err)
 	}
 	if sp, _ := w.SyncedTo(); sp.Height != -1 || w.Balance() != 0 {
 		t.Fatalf("after full rollback: %+v", sp)
@@ -118,7 +121,7 @@ func TestMemWatcherGapLimit(t *testing.T) {
 	}
 	c := &memChain{}
 	res, err := w.ApplyBlock(c.block(payTx(nil, wire.NewTxOut(1, p2wpkh(12)))))
-	if err != nil || !res.ElementsChanged {
+	if err != nil || len(res.Delta.Data) != 3 {
 		t.Fatalf("%+v %v", res, err)
 	}
 	if n := len(w.Scripts()); n != 6 {

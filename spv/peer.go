@@ -35,8 +35,7 @@ type peerState struct {
 	// --- manager only ---
 	ready     bool
 	lastBlock int32
-	mirror    *bip37.Filter       // the server's filter as far as we know
-	covered   map[string]struct{} // elements found in mirror since its filterload
+	mirror    *bip37.Filter // the server's filter as far as we know
 	// unconnecting counts unsolicited headers messages in a row that did
 	// not connect.
 	unconnecting int

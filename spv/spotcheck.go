@@ -100,7 +100,8 @@ func (m *manager) finishSpotCheck(c *spotCheck, fb *FilteredBlock) {
 		return
 	}
 	back := c.height - 1
-	if err := m.w.Rollback(back); err != nil {
+	d, err := m.w.Rollback(back)
+	if err != nil {
 		m.fail(fmt.Errorf("%w: rollback to %d: %w", ErrWatcher, back, err))
 		return
 	}
@@ -111,5 +112,5 @@ func (m *manager) finishSpotCheck(c *spotCheck, fb *FilteredBlock) {
 	m.next = c.height
 	m.reqHigh = m.next - 1
 	m.isSynced = false
-	m.elementsChanged(-1) // coins the removed blocks spent are watched again
+	m.elementsChanged(-1, d) // coins the removed blocks spent are watched again
 }

@@ -149,13 +149,16 @@ func TestBuildFilterPolicy(t *testing.T) {
 	if f.Flags() != bip37.UpdateAll || f.Tweak() != 42 || f.HashFuncs() == 0 {
 		t.Fatalf("filter flags %v tweak %d k %d", f.Flags(), f.Tweak(), f.HashFuncs())
 	}
-	if !covers(f, els) || !coversData(f, els) {
-		t.Fatal("filter does not cover its elements")
+	if d := (ElementDelta{Data: els.Data, OutPoints: els.OutPoints}); !deltaHeld(f, d, true) || !deltaHeld(f, d, false) {
+		t.Fatal("filter does not hold its elements")
 	}
 	more := els
 	more.Data = append(more.Data, []byte{9, 9, 9, 9, 9, 9})
-	if covers(f, more) || coversData(f, more) {
-		t.Fatal("filter covers an element it lacks")
+	if d := (ElementDelta{Data: more.Data}); deltaHeld(f, d, true) || deltaHeld(f, d, false) {
+		t.Fatal("filter holds an element it lacks")
+	}
+	if deltaHeld(f, ElementDelta{OutPoints: []wire.OutPoint{{Hash: chainhash.Hash{2}}}}, true) {
+		t.Fatal("filter holds an outpoint it lacks")
 	}
 	// Same capacity bucket, same tweak: the bits of the smaller set are
 	// a subset of the larger one's (reloads add bits, never move them).

@@ -17,9 +17,6 @@ type Elements struct {
 	Data [][]byte
 	// OutPoints holds the watcher's unspent outpoints.
 	OutPoints []wire.OutPoint
-	// Version changes whenever the set changes, so the node can tell cheaply
-	// whether its loaded filter is stale.
-	Version uint64
 }
 
 // Len returns the number of elements the filter must hold.
@@ -48,11 +45,12 @@ type BlockResult struct {
 	// FalsePositives are the txids the peer sent that are not the
 	// watcher's; they were dropped.
 	FalsePositives []chainhash.Hash
-	// ElementsChanged reports that applying the block changed the
-	// watcher's elements (new addresses derived past the gap limit, new
-	// outputs to watch). The node then reloads the filter and fetches this
-	// block and every later one again with the new filter.
-	ElementsChanged bool
+	// Delta is how applying the block changed the watcher's elements
+	// (addresses derived past the gap limit, outputs received, coins
+	// spent). When it adds an element the download peer's filter lacks,
+	// the node reloads the filter and fetches this block and every later
+	// one again with the new filter.
+	Delta ElementDelta
 	// Amounts gives the net satoshi change to the watcher of each relevant
 	// transaction (negative when it spends more than it receives).
 	Amounts map[chainhash.Hash]int64
@@ -60,8 +58,9 @@ type BlockResult struct {
 
 // MempoolResult is a Watcher's verdict on one unconfirmed transaction.
 type MempoolResult struct {
-	Relevant        bool
-	ElementsChanged bool
+	Relevant bool
+	// Delta is how the transaction changed the watcher's elements.
+	Delta ElementDelta
 	// Amount is the net satoshi change to the watcher when Relevant.
 	Amount int64
 }
@@ -76,7 +75,9 @@ type SyncPoint struct {
 // in-memory watcher in tests. The node calls it from its single sync
 // goroutine, never concurrently.
 type Watcher interface {
-	// FilterElements returns the elements the filter must match now.
+	// FilterElements returns the elements the filter must match now. The
+	// node calls it once, when it starts; from then on it follows the
+	// deltas the other methods return.
 	FilterElements() (Elements, error)
 
 	// Birthday returns the first height that can hold the watcher's
@@ -89,7 +90,7 @@ type Watcher interface {
 
 	// ApplyBlock applies one block on top of SyncedTo, atomically with
 	// the new sync point. Blocks arrive in height order. The same block
-	// (same height and hash) may arrive again after ElementsChanged; the
+	// (same height and hash) may arrive again after a Delta; the
 	// watcher must then apply only what is new, never count twice.
 	ApplyBlock(b *FilteredBlock) (BlockResult, error)
 
@@ -98,8 +99,10 @@ type Watcher interface {
 	ApplyMempoolTx(tx *wire.MsgTx) (MempoolResult, error)
 
 	// Rollback removes every block above height (a reorg's fork point),
-	// atomically with the new sync point.
-	Rollback(height int32) error
+	// atomically with the new sync point, and returns how the elements
+	// changed (coins the removed blocks spent are watched again, coins
+	// they created are not).
+	Rollback(height int32) (ElementDelta, error)
 }
 
 // Flusher is implemented by watchers that batch their commits. The node

@@ -224,25 +224,22 @@ func TestImportOfDerivedAddressIsDuplicate(t *testing.T) {
 	require.ErrorIs(t, err, ErrDuplicate)
 }
 
-func TestElementsVersionChangesOnlyWithTheSet(t *testing.T) {
+func TestElementDeltasFollowTheSet(t *testing.T) {
 	w, keys := newRegtestWallet(t)
 	f := &txFactory{}
 	chain := newTestChain(f, 1)
-	version := func() uint64 {
-		el, err := w.FilterElements()
-		require.NoError(t, err)
-		return el.Version
-	}
-	v0 := version()
-	require.Equal(t, v0, version(), "no change, same version")
+	track := newDeltaTracker(t, w)
 	res := mustApply(t, w, chain.add(f.tx(nil, output{foreignScript(1), 1})).filtered())
-	require.False(t, res.ElementsChanged)
-	require.Equal(t, v0, version(), "a false positive changes nothing")
-	res = mustApply(t, w, chain.add(f.tx(nil, output{keys.p2wpkh(intBranch, 0), 5})).filtered())
-	require.True(t, res.ElementsChanged)
-	v1 := version()
-	require.NotEqual(t, v0, v1)
-	res = mustApply(t, w, chain.add(f.tx(nil, output{keys.p2wpkh(intBranch, 0), 6})).filtered())
-	require.True(t, res.ElementsChanged, "a new outpoint to watch")
-	require.NotEqual(t, v1, version())
+	require.True(t, res.Delta.Empty(), "a false positive changes nothing")
+	pay := f.tx(nil, output{keys.p2wpkh(intBranch, 0), 5})
+	res = mustApply(t, w, chain.add(pay).filtered())
+	require.Len(t, res.Delta.OutPoints, 1, "the payment's outpoint")
+	require.Equal(t, wire.OutPoint{Hash: pay.TxHash()}, res.Delta.OutPoints[0])
+	require.NotEmpty(t, res.Delta.Data, "index 0 used: the change branch grows past the gap")
+	track.apply(res.Delta)
+	res = mustApply(t, w, chain.add(f.tx([]wire.OutPoint{{Hash: pay.TxHash()}}, output{keys.p2wpkh(intBranch, 0), 6})).filtered())
+	require.Len(t, res.Delta.Spent, 1, "the spent coin leaves the set")
+	require.Len(t, res.Delta.OutPoints, 1, "the new coin joins it")
+	track.apply(res.Delta)
+	track.check()
 }

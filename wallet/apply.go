@@ -89,6 +89,7 @@ func (w *Wallet) ApplyBlock(b *spv.FilteredBlock) (spv.BlockResult, error) {
 			return spv.BlockResult{}, err
 		}
 	}
+	res.Delta = w.watch.log.Take()
 	return res, nil
 }
 
@@ -123,11 +124,11 @@ func (w *Wallet) applyBlockIn(bk buckets, b *spv.FilteredBlock, reapply bool) (s
 		prevVerdict[e.txid] = e.verdict
 	}
 
-	relevant, grew, err := w.judge(bk, cands, prevVerdict)
+	relevant, _, err := w.judge(bk, cands, prevVerdict)
 	if err != nil {
 		return spv.BlockResult{}, err
 	}
-	res := spv.BlockResult{ElementsChanged: grew}
+	var res spv.BlockResult
 
 	// Store the newly relevant transactions in block order. If one of
 	// them comes before a transaction stored by an earlier pass over
@@ -184,26 +185,22 @@ func (w *Wallet) applyBlockIn(bk buckets, b *spv.FilteredBlock, reapply bool) (s
 			res.Relevant = append(res.Relevant, c.txid)
 			res.Amounts[c.txid] = netAmount(d)
 		}
-		var changed bool
 		if incremental {
 			for _, c := range toStore {
-				changed = w.watch.spendAndCredit(c.tx, c.txid) || changed
+				w.watch.spendAndCredit(c.tx, c.txid)
 			}
-		} else if changed, err = w.refreshOutpoints(bk.tm); err != nil {
+		} else if _, err = w.refreshOutpoints(bk.tm); err != nil {
 			return res, err
 		}
-		res.ElementsChanged = res.ElementsChanged || changed
 	}
 	evicted, err := w.evictDoubleSpent(bk, cands, relevant)
 	if err != nil {
 		return res, err
 	}
 	if evicted {
-		changed, err := w.refreshOutpoints(bk.tm)
-		if err != nil {
+		if _, err := w.refreshOutpoints(bk.tm); err != nil {
 			return res, err
 		}
-		res.ElementsChanged = res.ElementsChanged || changed
 	}
 
 	// The new match record: every transaction ever sent for this block,

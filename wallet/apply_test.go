@@ -42,7 +42,8 @@ func TestReceiveThenSpendWithChange(t *testing.T) {
 	require.Equal(t, []chainhash.Hash{fund.TxHash()}, res.Relevant)
 	require.Equal(t, []chainhash.Hash{fp.TxHash()}, res.FalsePositives)
 	require.Equal(t, map[chainhash.Hash]int64{fund.TxHash(): 100_000}, res.Amounts)
-	require.True(t, res.ElementsChanged, "index 0 used: index 20 is derived and fund:0 is watched")
+	require.NotEmpty(t, res.Delta.Data, "index 0 used: addresses past the gap are derived")
+	require.Equal(t, []wire.OutPoint{op(fund, 0)}, res.Delta.OutPoints, "fund:0 is watched")
 	require.Equal(t, Balance{Confirmed: 100_000}, mustBalance(t, w))
 
 	spend := f.tx([]wire.OutPoint{op(fund, 0)}, output{foreignScript(3), 60_000}, output{keys.p2wpkh(intBranch, 0), 39_000})
@@ -179,7 +180,7 @@ func TestReapplyAddsOnlyWhatIsNew(t *testing.T) {
 	res := mustApply(t, w, b.filtered(1, 2))
 	require.Equal(t, []chainhash.Hash{a.TxHash()}, res.Relevant)
 	require.Equal(t, []chainhash.Hash{fp1.TxHash()}, res.FalsePositives)
-	require.True(t, res.ElementsChanged)
+	require.False(t, res.Delta.Empty())
 
 	// Second pass with the new filter: x now, and another false positive.
 	res = mustApply(t, w, b.filtered(1, 3, 4))
@@ -191,7 +192,7 @@ func TestReapplyAddsOnlyWhatIsNew(t *testing.T) {
 	res = mustApply(t, w, b.filtered(1, 2, 3, 4))
 	require.Empty(t, res.Relevant)
 	require.Empty(t, res.FalsePositives)
-	require.False(t, res.ElementsChanged)
+	require.True(t, res.Delta.Empty())
 
 	require.Equal(t, Balance{Confirmed: 35_000}, mustBalance(t, w))
 	st, err := w.Stats()

@@ -59,7 +59,7 @@ func TestBatchCommitsAtItsLimits(t *testing.T) {
 			_, err := w.ApplyMempoolTx(f.tx(nil, output{foreignScript(1), 1}))
 			require.NoError(t, err)
 		}, 6, 6},
-		{"block then rollback commits", func() { apply(); require.NoError(t, w.Rollback(5)) }, 5, 5},
+		{"block then rollback commits", func() { apply(); mustRollback(t, w, 5) }, 5, 5},
 	}
 	for _, tc := range tests {
 		tc.step()

@@ -13,8 +13,9 @@ import (
 // would let a server intersect both forms), and every unspent outpoint,
 // confirmed or not, so spends are matched (servers never read witnesses).
 // Data keeps the watch order (accounts by scope, branch and index, then
-// imports); outpoints come in no particular order. Version changes only
-// when the set does.
+// imports); outpoints come in no particular order. From then on the
+// changes are reported as deltas by ApplyBlock, ApplyMempoolTx and
+// Rollback.
 func (w *Wallet) FilterElements() (spv.Elements, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -22,12 +23,10 @@ func (w *Wallet) FilterElements() (spv.Elements, error) {
 		return spv.Elements{}, err
 	}
 	// The elements themselves are never modified once watched, so the
-	// caller shares them (spv.Elements says it must not modify them):
-	// the node reads the set back after every payment, and copying
-	// thousands of elements each time was most of a large wallet's sync.
+	// caller shares them (spv.Elements says it must not modify them).
+	w.watch.log.Reset()
 	return spv.Elements{
 		Data:      slices.Clip(w.watch.data),
 		OutPoints: slices.Clone(w.watch.outpointList()),
-		Version:   w.watch.version,
 	}, nil
 }

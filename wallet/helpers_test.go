@@ -267,3 +267,62 @@ func mustBalance(t testing.TB, w *Wallet) Balance {
 	require.NoError(t, err)
 	return b
 }
+
+// deltaTracker keeps a copy of the wallet's elements the way the node
+// does: read once, then changed only by the deltas the wallet reports.
+type deltaTracker struct {
+	t    testing.TB
+	w    *Wallet
+	data map[string]bool
+	ops  map[wire.OutPoint]bool
+}
+
+// newDeltaTracker reads the wallet's elements once.
+func newDeltaTracker(t testing.TB, w *Wallet) *deltaTracker {
+	t.Helper()
+	els, err := w.FilterElements()
+	require.NoError(t, err)
+	d := &deltaTracker{t: t, w: w, data: map[string]bool{}, ops: map[wire.OutPoint]bool{}}
+	d.apply(spv.ElementDelta{Data: els.Data, OutPoints: els.OutPoints})
+	return d
+}
+
+// apply applies one delta.
+func (d *deltaTracker) apply(delta spv.ElementDelta) {
+	for _, e := range delta.Data {
+		d.data[string(e)] = true
+	}
+	for _, op := range delta.OutPoints {
+		d.ops[op] = true
+	}
+	for _, op := range delta.Spent {
+		require.True(d.t, d.ops[op], "delta removes %v, which it never added", op)
+		delete(d.ops, op)
+	}
+}
+
+// check requires the tracked copy to equal the wallet's elements read
+// afresh (which also restarts the wallet's delta log).
+func (d *deltaTracker) check() {
+	d.t.Helper()
+	els, err := d.w.FilterElements()
+	require.NoError(d.t, err)
+	data := map[string]bool{}
+	for _, e := range els.Data {
+		data[string(e)] = true
+	}
+	ops := map[wire.OutPoint]bool{}
+	for _, op := range els.OutPoints {
+		ops[op] = true
+	}
+	require.Equal(d.t, data, d.data, "data elements built from deltas")
+	require.Equal(d.t, ops, d.ops, "outpoints built from deltas")
+}
+
+// mustRollback rolls w back to height and returns the delta.
+func mustRollback(t testing.TB, w *Wallet, height int32) spv.ElementDelta {
+	t.Helper()
+	d, err := w.Rollback(height)
+	require.NoError(t, err)
+	return d
+}

@@ -35,6 +35,7 @@ func (w *Wallet) ApplyMempoolTx(tx *wire.MsgTx) (spv.MempoolResult, error) {
 	if err != nil {
 		return spv.MempoolResult{}, err
 	}
+	res.Delta = w.watch.log.Take()
 	return res, nil
 }
 
@@ -69,11 +70,9 @@ func (w *Wallet) applyMempoolIn(bk buckets, tx *wire.MsgTx) (spv.MempoolResult, 
 	}
 	for _, out := range tx.TxOut {
 		if e := w.watch.lookup(out.PkScript); e != nil {
-			added, err := w.ensureGap(bk.am, e.ref)
-			if err != nil {
+			if _, err := w.ensureGap(bk.am, e.ref); err != nil {
 				return res, err
 			}
-			res.ElementsChanged = res.ElementsChanged || added
 		}
 	}
 	if err := w.removeConflicts(bk, tx, txid); err != nil {
@@ -87,11 +86,9 @@ func (w *Wallet) applyMempoolIn(bk buckets, tx *wire.MsgTx) (spv.MempoolResult, 
 		return res, fmt.Errorf("details of %v: %w", txid, errOrMissing(err))
 	}
 	res.Relevant, res.Amount = true, netAmount(d)
-	changed, err := w.refreshOutpoints(bk.tm)
-	if err != nil {
+	if _, err := w.refreshOutpoints(bk.tm); err != nil {
 		return res, err
 	}
-	res.ElementsChanged = res.ElementsChanged || changed
 	w.meta.counters.MempoolRelevant++
 	return res, writeProgress(bk.own, w.meta)
 }

@@ -24,16 +24,22 @@ import (
 // applied" (SyncedTo height -1). A height at or above the sync point is a
 // no-op. A fork point older than the block hashes waddrmgr keeps
 // (waddrmgr.MaxReorgDepth) gives ErrReorgTooDeep.
-func (w *Wallet) Rollback(height int32) error {
+//
+// It returns how the filter elements changed: coins the removed blocks
+// spent are watched again, coins they created are not.
+func (w *Wallet) Rollback(height int32) (spv.ElementDelta, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.usable(); err != nil {
-		return err
+		return spv.ElementDelta{}, err
 	}
 	if w.meta.firstApplied == noHeight || height >= w.synced.Height {
-		return nil
+		return spv.ElementDelta{}, nil
 	}
-	return w.updateNow(func(b buckets) error { return w.rollbackIn(b, height) })
+	if err := w.updateNow(func(b buckets) error { return w.rollbackIn(b, height) }); err != nil {
+		return spv.ElementDelta{}, err
+	}
+	return w.watch.log.Take(), nil
 }
 
 // rollbackIn removes the blocks above height inside a write.

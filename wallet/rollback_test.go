@@ -24,14 +24,14 @@ func TestRollbackReorg(t *testing.T) {
 	require.Equal(t, Balance{Confirmed: 46_000}, mustBalance(t, w))
 
 	// Rolling back to the tip or above does nothing.
-	require.NoError(t, w.Rollback(102))
-	require.NoError(t, w.Rollback(500))
+	mustRollback(t, w, 102)
+	mustRollback(t, w, 500)
 	st, err := w.Stats()
 	require.NoError(t, err)
 	require.Equal(t, int64(3), st.BlocksApplied)
 
 	// Fork at 100: both later transactions go back to unconfirmed.
-	require.NoError(t, w.Rollback(100))
+	mustRollback(t, w, 100)
 	sp, err := w.SyncedTo()
 	require.NoError(t, err)
 	require.Equal(t, spv.SyncPoint{Height: 100, Hash: b100.header.BlockHash()}, sp)
@@ -58,7 +58,7 @@ func TestRollbackReorg(t *testing.T) {
 	require.Equal(t, Balance{Confirmed: 7_000, Unconfirmed: 39_000}, mustBalance(t, w))
 
 	// Below the first block: nothing applied any more.
-	require.NoError(t, w.Rollback(42))
+	mustRollback(t, w, 42)
 	sp, err = w.SyncedTo()
 	require.NoError(t, err)
 	require.Equal(t, spv.SyncPoint{Height: -1}, sp)
@@ -80,7 +80,7 @@ func TestRollbackDropsRolledBackCoinbase(t *testing.T) {
 	cb.TxOut[0].PkScript = keys.p2wpkh(extBranch, 0)
 	mustApply(t, w, chain.addBlockWithCoinbase(cb).filtered(0))
 	require.NotZero(t, mustBalance(t, w).Immature)
-	require.NoError(t, w.Rollback(5))
+	mustRollback(t, w, 5)
 	require.Equal(t, Balance{}, mustBalance(t, w))
 	require.Empty(t, txids(t, w), "a coinbase of a removed block does not survive as unconfirmed")
 }

@@ -100,11 +100,11 @@ func sortOutpoints(ops []wire.OutPoint) {
 }
 
 // applyLikeNode applies a block as the node does: a block whose result
-// reports ElementsChanged is applied again (here with the same
+// reports a delta is applied again (here with the same
 // transactions, so nothing may be new).
 func applyLikeNode(t testing.TB, w *Wallet, b *fullBlock) {
 	t.Helper()
-	if res := mustApply(t, w, b.filtered()); res.ElementsChanged {
+	if res := mustApply(t, w, b.filtered()); !res.Delta.Empty() {
 		again := mustApply(t, w, b.filtered())
 		require.Empty(t, again.Relevant)
 		require.Empty(t, again.FalsePositives)

@@ -119,6 +119,9 @@ func (w *Wallet) loadFrom(tx walletdb.ReadTx) error {
 		bs := mgr.SyncedTo()
 		synced = spv.SyncPoint{Height: bs.Height, Hash: bs.Hash}
 	}
+	// The set as loaded is what a node reads with FilterElements; the
+	// log reports changes from here on.
+	ws.log.Reset()
 	w.closeManagers()
 	w.net, w.meta, w.addrMgr, w.txStore, w.watch, w.synced = net, m, mgr, store, ws, synced
 	return nil

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"sort"
 
+	"github.com/bloomwatch/bloomwatch/spv"
+
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/btcsuite/btcwallet/waddrmgr"
@@ -61,6 +63,8 @@ type watchSet struct {
 	// copy).
 	opList        []wire.OutPoint
 	opListVersion uint64
+	// log records the element changes since the node last took them.
+	log spv.DeltaLog
 }
 
 func newWatchSet() *watchSet {
@@ -86,6 +90,7 @@ func (s *watchSet) add(ws *watchedScript, ref addrRef) bool {
 	}
 	s.dataSeen[string(ws.element)] = struct{}{}
 	s.data = append(s.data, ws.element)
+	s.log.AddData(ws.element)
 	s.version++
 	return true
 }
@@ -95,15 +100,36 @@ func (s *watchSet) lookup(pkScript []byte) *watchEntry {
 	return s.scripts[string(pkScript)]
 }
 
-// setOutpoints replaces the outpoint and guard sets and reports whether
-// either changed.
+// setOutpoints replaces the outpoint and guard sets, logs how the filter's
+// outpoints (the union of both) changed, and reports whether either set
+// changed.
 func (s *watchSet) setOutpoints(ops, guards map[wire.OutPoint]struct{}) bool {
 	same := sameSet(ops, s.outpoints) && sameSet(guards, s.guards)
-	s.outpoints, s.guards = ops, guards
-	if !same {
-		s.version++
+	if same {
+		return false
 	}
-	return !same
+	in := func(op wire.OutPoint, a, b map[wire.OutPoint]struct{}) bool {
+		_, x := a[op]
+		_, y := b[op]
+		return x || y
+	}
+	for _, m := range []map[wire.OutPoint]struct{}{ops, guards} {
+		for op := range m {
+			if !in(op, s.outpoints, s.guards) {
+				s.log.AddOutPoint(op)
+			}
+		}
+	}
+	for _, m := range []map[wire.OutPoint]struct{}{s.outpoints, s.guards} {
+		for op := range m {
+			if !in(op, ops, guards) {
+				s.log.RemoveOutPoint(op)
+			}
+		}
+	}
+	s.outpoints, s.guards = ops, guards
+	s.version++
+	return true
 }
 
 // sameSet reports whether a and b hold the same outpoints.
@@ -128,6 +154,9 @@ func (s *watchSet) spendAndCredit(tx *wire.MsgTx, txid chainhash.Hash) bool {
 	for _, in := range tx.TxIn {
 		if _, ok := s.outpoints[in.PreviousOutPoint]; ok {
 			delete(s.outpoints, in.PreviousOutPoint)
+			if _, guard := s.guards[in.PreviousOutPoint]; !guard {
+				s.log.RemoveOutPoint(in.PreviousOutPoint)
+			}
 			changed = true
 		}
 	}
@@ -138,6 +167,9 @@ func (s *watchSet) spendAndCredit(tx *wire.MsgTx, txid chainhash.Hash) bool {
 		op := wire.OutPoint{Hash: txid, Index: uint32(i)}
 		if _, ok := s.outpoints[op]; !ok {
 			s.outpoints[op] = struct{}{}
+			if _, guard := s.guards[op]; !guard {
+				s.log.AddOutPoint(op)
+			}
 			changed = true
 		}
 	}
