@@ -109,6 +109,11 @@ func (m *manager) completeBlock(pb *pendingBlock) {
 	req, ps := pb.req, pb.ps
 	if miss := pb.missing(); len(miss) > 0 {
 		if req.stale && req.check == nil {
+			// The server matched them under this filter, and its
+			// insertions for them are not in the mirror.
+			if req.gen == ps.filterGen {
+				ps.noteUnknown(miss...)
+			}
 			return
 		}
 		if pb.asked || !ps.ready {
@@ -128,9 +133,14 @@ func (m *manager) completeBlock(pb *pendingBlock) {
 	if req.stale && req.gen != ps.filterGen {
 		return // filtered with a filter the peer no longer holds
 	}
+	var plan *checkPlan
+	if req.check == nil && !req.stale {
+		plan = m.planCheck(ps, req, pb.total)
+	}
 	// Replay the server's UPDATE_ALL insertions in block order and drop
 	// what does not match: a peer cannot inflate our false positives.
 	fb := &FilteredBlock{Height: req.height, Hash: req.hash, Header: pb.header, TotalTxs: pb.total}
+	why := make(map[chainhash.Hash]txWhy, len(pb.matches))
 	for i, txid := range pb.matches {
 		tx := pb.txs[txid]
 		if tx.SerializeSizeStripped() == 64 {
@@ -138,9 +148,12 @@ func (m *manager) completeBlock(pb *pendingBlock) {
 			m.misbehave(ps, MisbehaviorSixtyFourByteTx, txid.String())
 			return
 		}
+		match, matched := ps.mirror.Explain(tx)
+		if matched {
+			why[txid] = txWhy{peer: ps.addr, seq: ps.filterSeq, match: match, fpRate: ps.mirror.CurrentFPRate()}
+		}
 		if !ps.mirror.MatchTxAndUpdate(tx) {
-			m.st.Dropped++
-			m.misbehave(ps, MisbehaviorUnmatchedTx, fmt.Sprintf("tx %v in block %v", txid, req.hash))
+			m.unmatched(ps, tx, fmt.Sprintf("tx %v in block %v", txid, req.hash))
 			continue
 		}
 		fb.Txs = append(fb.Txs, tx)
@@ -151,7 +164,7 @@ func (m *manager) completeBlock(pb *pendingBlock) {
 		return
 	}
 	if req.check != nil {
-		m.finishSpotCheck(req.check, fb)
+		m.finishCheck(req.check.plan, fb.Txs, fb.TxIndexes)
 		return
 	}
 	if req.stale {
@@ -161,15 +174,30 @@ func (m *manager) completeBlock(pb *pendingBlock) {
 	if s == nil || s.req != req {
 		return
 	}
-	s.req, s.block = nil, fb
-	m.maybeSpotCheck(ps, fb)
+	s.req, s.block, s.why, s.plan = nil, fb, why, plan
 	m.deliver()
+}
+
+// unmatched handles a transaction a peer sent that its mirror does not
+// match: it is dropped, and the peer is scored unless mirror drift
+// explains it (drift.go).
+func (m *manager) unmatched(ps *peerState, tx *wire.MsgTx, detail string) {
+	m.st.Dropped++
+	if ps.driftExplains(tx) {
+		m.st.DriftDropped++
+		m.n.log.Debug("unmatched tx explained by filter drift", "peer", ps.addr, "tx", detail)
+		return
+	}
+	m.misbehave(ps, MisbehaviorUnmatchedTx, detail)
 }
 
 // retryBlock gives up on one answer for a block and asks again; a block
 // that keeps failing scores the peer.
 func (m *manager) retryBlock(pb *pendingBlock, why string) {
 	req, ps := pb.req, pb.ps
+	if req.gen == ps.filterGen {
+		ps.noteUnknown(pb.missing()...)
+	}
 	for id, tr := range ps.txReqs {
 		if tr.block == pb {
 			delete(ps.txReqs, id)
@@ -226,6 +254,13 @@ func (m *manager) onNotFound(ps *peerState, msg *wire.MsgNotFound) {
 				}
 				break
 			}
+		case wire.InvTypeBlock, wire.InvTypeWitnessBlock:
+			if _, ok := ps.fullReqs[iv.Hash]; ok {
+				delete(ps.fullReqs, iv.Hash)
+				// Inconclusive: a peer that serves filtered blocks
+				// but not the block itself is scored as not serving.
+				m.misbehave(ps, MisbehaviorNotServed, "full block "+iv.Hash.String()+" not found")
+			}
 		case wire.InvTypeTx, wire.InvTypeWitnessTx:
 			tr, ok := ps.txReqs[iv.Hash]
 			if !ok {
@@ -264,6 +299,12 @@ func (m *manager) onPong(ps *peerState, msg *wire.MsgPong) {
 	if unserved > 0 {
 		m.misbehave(ps, MisbehaviorNotServed, fmt.Sprintf("%d filtered blocks of batch %d", unserved, batch))
 	}
+	for h, r := range ps.fullReqs {
+		if r.batch <= batch {
+			delete(ps.fullReqs, h)
+			m.misbehave(ps, MisbehaviorNotServed, "full block "+h.String()+" not sent")
+		}
+	}
 	// Matched txs asked for with MSG_TX and not sent before the pong.
 	for id, tr := range ps.txReqs {
 		if tr.block != nil && tr.block.asked {
@@ -296,13 +337,16 @@ func (m *manager) deliver() {
 		delete(m.slots, m.next)
 		m.synced = SyncPoint{Height: fb.Height, Hash: fb.Hash}
 		m.next++
-		m.report(fb, res)
+		m.report(fb, res, s.why)
+		if s.plan != nil {
+			m.startCheck(s.plan, fb)
+		}
 		m.elementsChanged(fb.Height, res.Delta)
 	}
 }
 
 // report counts a delivered block and publishes its events.
-func (m *manager) report(fb *FilteredBlock, res BlockResult) {
+func (m *manager) report(fb *FilteredBlock, res BlockResult, why map[chainhash.Hash]txWhy) {
 	// A block delivered again after a filter change reports only the
 	// transactions it did not report the first time.
 	again := m.lastHash == fb.Hash && m.lastSeen != nil
@@ -337,10 +381,7 @@ func (m *manager) report(fb *FilteredBlock, res BlockResult) {
 		case fps[id]:
 			nFP++
 		}
-		m.n.publish(MatchedTx{
-			At: now, Txid: id, Height: fb.Height, Relevant: relevant[id],
-			FalsePositive: fps[id], Amount: res.Amounts[id],
-		})
+		m.n.publish(matchedTx(now, tx, id, fb.Height, relevant[id], fps[id], res.Amounts[id], why[id]))
 	}
 	st.Matched += nMatched
 	st.Relevant += nRelevant
@@ -432,28 +473,37 @@ func deltaHeld(f *bip37.Filter, d ElementDelta, outpoints bool) bool {
 	return true
 }
 
-// onMempoolTx re-tests an unconfirmed tx against the peer's filter and
-// offers it to the watcher.
+// onMempoolTx replays an unconfirmed tx a peer relayed into its mirror
+// (the server inserted its outpoints when it decided to relay it) and,
+// once the initial sync is done, offers it to the watcher.
 func (m *manager) onMempoolTx(ps *peerState, tx *wire.MsgTx) {
 	txid := tx.TxHash()
+	if ps.mirror == nil {
+		return
+	}
+	match, matched := ps.mirror.Explain(tx)
+	why := txWhy{peer: ps.addr, seq: ps.filterSeq, match: match, fpRate: ps.mirror.CurrentFPRate()}
+	if !ps.mirror.MatchTxAndUpdate(tx) {
+		m.unmatched(ps, tx, "mempool tx "+txid.String())
+		return
+	}
+	ps.replayed(txid)
+	if !ps.mempoolSent {
+		return // the mirror needed it; the watcher gets mempool txs once synced
+	}
 	if len(m.mempoolSeen) > 100000 {
 		clear(m.mempoolSeen)
 	}
 	m.mempoolSeen[txid] = struct{}{}
-	if ps.mirror == nil || !ps.mirror.MatchTxAndUpdate(tx) {
-		m.st.Dropped++
-		m.misbehave(ps, MisbehaviorUnmatchedTx, "mempool tx "+txid.String())
-		return
-	}
 	res, err := m.w.ApplyMempoolTx(tx)
 	if err != nil {
 		m.fail(fmt.Errorf("%w: mempool tx %v: %w", ErrWatcher, txid, err))
 		return
 	}
 	m.st.MempoolTxs++
-	m.n.publish(MatchedTx{
-		At: m.n.at(), Txid: txid, Height: -1, Relevant: res.Relevant,
-		FalsePositive: !res.Relevant, Amount: res.Amount,
-	})
+	if !matched {
+		why = txWhy{}
+	}
+	m.n.publish(matchedTx(m.n.at(), tx, txid, -1, res.Relevant, !res.Relevant, res.Amount, why))
 	m.elementsChanged(-1, res.Delta)
 }

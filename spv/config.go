@@ -65,6 +65,11 @@ const (
 	// DefaultSpotCheckEvery makes each block, with probability 1/n, be
 	// asked again from a second peer to detect omitted transactions.
 	DefaultSpotCheckEvery = 20
+
+	// DefaultFullBlockEvery makes each block, with probability 1/n, be
+	// asked whole from the peer that filtered it (omission detection
+	// without a second peer). 0 in Config means this default.
+	DefaultFullBlockEvery = 0
 )
 
 // Config configures a Node. Network, DataDir and Watcher are required; the
@@ -115,8 +120,14 @@ type Config struct {
 	DialTimeout time.Duration
 	// SpotCheckEvery asks each block, with probability 1/n, again from a
 	// second peer and compares the matched txids (omission detection);
-	// negative disables it (DefaultSpotCheckEvery when 0).
+	// 1 checks every block; negative disables it (DefaultSpotCheckEvery
+	// when 0).
 	SpotCheckEvery int
+	// FullBlockEvery asks each block, with probability 1/n, whole from
+	// the peer that filtered it and replays it through that peer's
+	// filter (omission detection with one peer, at the cost of the full
+	// block); negative disables it (DefaultFullBlockEvery when 0).
+	FullBlockEvery int
 	// UserAgent is sent in the version message ("bloomwatch" when empty).
 	UserAgent string
 	// MinPeers is the number of ready peers the node waits for, at most
@@ -196,6 +207,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.SpotCheckEvery == 0 {
 		c.SpotCheckEvery = DefaultSpotCheckEvery
+	}
+	if c.FullBlockEvery == 0 {
+		c.FullBlockEvery = DefaultFullBlockEvery
 	}
 	if c.MinPeers <= 0 {
 		c.MinPeers = 1

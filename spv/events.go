@@ -3,6 +3,7 @@ package spv
 import (
 	"time"
 
+	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -107,6 +108,29 @@ type MatchedTx struct {
 	// Amount is the net satoshi change to the watcher (0 for a false
 	// positive).
 	Amount int64
+	// Tx is the transaction itself (shared: do not modify).
+	Tx *wire.MsgTx
+	// Peer sent it, through the filter its filterload recorded as
+	// transcript record FilterSeq; Why is what in the transaction
+	// matched that filter as the peer held it then (nil when unknown),
+	// and FilterFPRate that filter's false-positive rate at the time,
+	// (bits set / bits)^k: the chance a transaction element that is not
+	// the wallet's matches it.
+	Peer         string
+	FilterSeq    uint64
+	Why          *bip37.Match
+	FilterFPRate float64
+}
+
+// matchedTx builds a MatchedTx event.
+func matchedTx(at At, tx *wire.MsgTx, id chainhash.Hash, height int32, relevant, fp bool, amount int64, why txWhy) MatchedTx {
+	ev := MatchedTx{At: at, Txid: id, Height: height, Relevant: relevant, FalsePositive: fp, Amount: amount, Tx: tx,
+		Peer: why.peer, FilterSeq: why.seq, FilterFPRate: why.fpRate}
+	if why.peer != "" {
+		m := why.match
+		ev.Why = &m
+	}
+	return ev
 }
 
 // BlockProcessed reports one filtered block applied to the watcher.

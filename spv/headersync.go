@@ -220,13 +220,18 @@ func (m *manager) onInv(ps *peerState, msg *wire.MsgInv) {
 				ps.lastBlock = h
 			}
 		case wire.InvTypeTx, wire.InvTypeWitnessTx:
-			if !ps.mempoolSent || ps.mirror == nil {
+			if ps.mirror == nil {
 				continue
 			}
-			if _, seen := m.mempoolSeen[iv.Hash]; seen {
+			// The server inserted the outpoints of this tx into its
+			// filter when it decided to relay it: fetch it to replay
+			// that in the mirror, and offer it to the watcher once
+			// synced (onMempoolTx).
+			ps.noteUnknown(iv.Hash)
+			if _, seen := m.mempoolSeen[iv.Hash]; seen && ps.mempoolSent {
 				continue
 			}
-			if _, asked := ps.txReqs[iv.Hash]; asked {
+			if _, asked := ps.txReqs[iv.Hash]; asked || len(ps.txReqs) >= maxTxReqs {
 				continue
 			}
 			if gd == nil {

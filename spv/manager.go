@@ -44,7 +44,7 @@ type blockReq struct {
 	// stale requests are answered but their answer is discarded: a
 	// filterload or a reorg came after them.
 	stale bool
-	// check requests are omission spot checks, not for delivery.
+	// check requests are cross-peer omission checks, not for delivery.
 	check *spotCheck
 }
 
@@ -86,6 +86,20 @@ type slot struct {
 	req      *blockReq
 	block    *FilteredBlock
 	attempts int
+	// why explains each delivered tx's match; plan is the omission
+	// check decided for the block, sent at delivery.
+	why  map[chainhash.Hash]txWhy
+	plan *checkPlan
+}
+
+// txWhy is why a peer's filter matched a delivered transaction: what
+// matched, the filter (its filterload's transcript sequence number) and
+// that filter's false-positive rate at the time.
+type txWhy struct {
+	peer   string
+	seq    uint64
+	match  bip37.Match
+	fpRate float64
 }
 
 // txReq is an outstanding getdata MSG_TX.
@@ -247,7 +261,7 @@ func (m *manager) handle(msg any) {
 		case *wire.MsgTx:
 			m.onTx(ps, w)
 		case *wire.MsgBlock:
-			m.misbehave(ps, MisbehaviorUnrequestedBlock, "full block "+w.BlockHash().String())
+			m.onBlock(ps, w)
 		case *wire.MsgInv:
 			m.onInv(ps, w)
 		case *wire.MsgNotFound:
@@ -311,6 +325,7 @@ func (m *manager) dropPeer(ps *peerState, reason string) {
 		}
 	}
 	ps.txReqs = nil
+	ps.fullReqs = nil
 	if m.dl == ps {
 		m.dl = nil
 	}
@@ -440,6 +455,8 @@ func (m *manager) loadFilter(ps *peerState, reason string) {
 	}
 	ps.send(f.MsgFilterLoad())
 	ps.mirror = f.Clone()
+	ps.filterSeq = rec.Seq
+	ps.resetDrift()
 	ps.filterGen++
 	for _, r := range ps.reqs {
 		m.abandon(r)

@@ -79,6 +79,8 @@ type simServer struct {
 	// tamper, when set, may change a merkleblock answer and the txs
 	// sent after it.
 	tamper func(mb *wire.MsgMerkleBlock, txs []*wire.MsgTx) (*wire.MsgMerkleBlock, []*wire.MsgTx)
+	// noFullBlocks answers full-block requests with notfound.
+	noFullBlocks bool
 }
 
 // addSimPeer connects a simulated peer serving chain to m.
@@ -134,6 +136,10 @@ func (s *simServer) run() {
 					continue
 				}
 				b := s.blocks[iv.Hash]
+				if iv.Type == wire.InvTypeBlock && b != nil && !s.noFullBlocks {
+					s.deliver(b)
+					continue
+				}
 				if iv.Type != wire.InvTypeFilteredBlock || b == nil {
 					if nf == nil {
 						nf = wire.NewMsgNotFound()

@@ -278,9 +278,13 @@ type Status struct {
 	// again after a filter change or an omission.
 	Reorgs, Rerequested int
 	// SpotChecks counts blocks asked again from a second peer;
-	// Omissions the checks in which a peer left out a matched
-	// transaction the other peer sent.
-	SpotChecks, Omissions int
+	// FullBlockChecks whole blocks asked from the peer that filtered
+	// them; Omissions the checks in which a peer left out a matched
+	// transaction (or understated a block's transaction count).
+	SpotChecks, FullBlockChecks, Omissions int
+	// DriftDropped counts the dropped transactions that the mirror did
+	// not match but an honest server could have (drift.go): not scored.
+	DriftDropped int
 	// MempoolTxs counts unconfirmed transactions offered to the watcher.
 	MempoolTxs int
 }

@@ -36,6 +36,11 @@ type peerState struct {
 	ready     bool
 	lastBlock int32
 	mirror    *bip37.Filter // the server's filter as far as we know
+	filterSeq uint64        // transcript sequence number of its filterload
+	// unknown holds txids the server may have matched under its current
+	// filter without the mirror replaying them (drift.go).
+	unknown  map[chainhash.Hash]struct{}
+	fullReqs map[chainhash.Hash]*fullReq // full-block checks in flight
 	// unconnecting counts unsolicited headers messages in a row that did
 	// not connect.
 	unconnecting int
@@ -67,7 +72,7 @@ func (ps *peerState) send(msg wire.Message) {
 
 // busy reports whether the peer owes us an answer.
 func (ps *peerState) busy() bool {
-	return len(ps.reqs) > 0 || !ps.headersReq.IsZero() || len(ps.txReqs) > 0 || len(ps.pings) > 0
+	return len(ps.reqs) > 0 || !ps.headersReq.IsZero() || len(ps.txReqs) > 0 || len(ps.pings) > 0 || len(ps.fullReqs) > 0
 }
 
 // info returns the peer's public description.

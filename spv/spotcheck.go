@@ -3,103 +3,246 @@ package spv
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
+	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/btcsuite/btcd/blockchain"
+	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
 )
 
-// spotCheck is an omission check: a block already delivered from one peer
-// (primary) asked again from a second peer.
+// Omission checks. A peer can hide a matched transaction behind a valid
+// proof by clearing its match flag, or hide every match of a block by
+// understating its transaction count (the merkle root does not commit to
+// it). Two checks catch it, each on a share of the delivered blocks drawn
+// at random (a fixed period would tell the peer which blocks it can
+// tamper with unseen):
 //
-// Policy: each delivered block, with probability 1/Config.SpotCheckEvery
-// drawn at random (whether or not it had matches, since a peer hiding every
-// match of a block, e.g. by understating its transaction count, leaves no
-// trace otherwise), is requested from a second peer when one is
-// connected. A transaction the second peer sends (inside its verified
-// partial merkle tree, matching its filter) that the primary left out and
-// that matches the primary's own filter is an omission: the primary is
-// banned and the watcher is rolled back to the block before, which is
-// fetched again from the remaining peers. The second peer's filter is
-// built from the same elements and tweak, so an honest primary's match
-// set contains the second's up to false-positive bits of the primary's
-// UPDATE_ALL insertions, which the re-test against the primary's filter
-// accounts for.
-type spotCheck struct {
+//   - cross-peer (Config.SpotCheckEvery): the block is asked again, as a
+//     filtered block, from a second peer;
+//   - full block (Config.FullBlockEvery): the whole block is asked from
+//     the same peer, which has already committed to its filtered answer.
+//
+// Either answer is replayed, in block order, through the primary's filter
+// as it was when the primary filtered the block (a copy of the mirror
+// taken then: a lower bound of the server's real filter, so an honest
+// primary is never blamed for an insertion that came later or that the
+// node never saw). A transaction that filter matches and the primary did
+// not send is an omission: the primary is banned and the watcher rolled
+// back to re-fetch the block from the others. A full block whose
+// transaction count differs from the one the primary claimed is an
+// omission too.
+
+// checkPlan is a check decided when a block completed: the primary's
+// filter before the block and what the primary sent.
+type checkPlan struct {
 	height  int32
 	hash    chainhash.Hash
 	primary *peerState
-	// gen is the primary's filter generation that filtered the block: a
-	// primary reloaded since holds other elements, and the comparison
-	// would blame it for what its old filter rightly did not match.
-	gen  uint64
-	sent map[chainhash.Hash]bool
+	// snap is the primary's mirror as it was before the block's
+	// transactions were replayed into it.
+	snap *bip37.Filter
+	// sent are the primary's delivered transactions with their indexes.
+	sent    []*wire.MsgTx
+	indexes []uint32
+	total   uint32
+	cross   bool // ask a second peer
+	full    bool // ask the primary for the full block
 }
 
-// maybeSpotCheck starts a spot check of fb (delivered by ps) when it is
-// due and a second peer is available.
-func (m *manager) maybeSpotCheck(ps *peerState, fb *FilteredBlock) {
-	every := m.n.cfg.SpotCheckEvery
-	if every < 0 {
-		return
+// spotCheck is one check in flight: a plan and the peer asked.
+type spotCheck struct {
+	plan *checkPlan
+	full bool
+}
+
+// planCheck decides, when a block from ps completes, whether it will be
+// checked, and keeps what the check needs. It must run before the block's
+// transactions are replayed into ps's mirror.
+func (m *manager) planCheck(ps *peerState, req *blockReq, total uint32) *checkPlan {
+	cross := due(m.n.cfg.SpotCheckEvery) && m.secondPeer(ps) != nil
+	full := due(m.n.cfg.FullBlockEvery)
+	if !cross && !full {
+		return nil
 	}
-	// Each delivered block is checked with probability 1/every, drawn
-	// from an unpredictable source: a fixed "every n-th block" would tell
-	// a peer which blocks it can tamper with unseen.
-	if every > 1 && rand.IntN(every) != 0 {
-		return
+	return &checkPlan{height: req.height, hash: req.hash, primary: ps, snap: ps.mirror.Clone(),
+		total: total, cross: cross, full: full}
+}
+
+// due draws whether a check with period every (1/every of the blocks;
+// negative: never) is due.
+func due(every int) bool {
+	switch {
+	case every < 0 || every == 0:
+		return false
+	case every == 1:
+		return true
 	}
+	return rand.IntN(every) == 0
+}
+
+// secondPeer returns the peer that answers cross-peer checks for blocks of
+// ps: the ready peer with a filter other than ps, the lowest address first
+// (always the same one, so its filter follows every checked block, as the
+// server's UPDATE_ALL insertions require to match spends).
+func (m *manager) secondPeer(ps *peerState) *peerState {
 	var other *peerState
 	for p := range m.peers {
 		if p != ps && p.mirror != nil && (other == nil || p.addr < other.addr) {
 			other = p
 		}
 	}
-	if other == nil {
-		return
-	}
-	c := &spotCheck{height: fb.Height, hash: fb.Hash, primary: ps, gen: ps.filterGen, sent: make(map[chainhash.Hash]bool, len(fb.Txs))}
-	for _, tx := range fb.Txs {
-		c.sent[tx.TxHash()] = true
-	}
-	m.st.SpotChecks++
-	m.sendBatch(other, []*blockReq{{hash: fb.Hash, height: fb.Height, gen: other.filterGen, check: c}})
+	return other
 }
 
-// finishSpotCheck compares the second peer's answer with the primary's.
-func (m *manager) finishSpotCheck(c *spotCheck, fb *FilteredBlock) {
-	if !m.n.store.IsBest(c.hash) {
+// startCheck sends a delivered block's planned checks. It runs at
+// delivery, in height order, so the second peer filters the checked
+// blocks in chain order.
+func (m *manager) startCheck(p *checkPlan, fb *FilteredBlock) {
+	p.sent, p.indexes = fb.Txs, fb.TxIndexes
+	if p.cross {
+		if other := m.secondPeer(p.primary); other != nil {
+			m.st.SpotChecks++
+			m.sendBatch(other, []*blockReq{{hash: p.hash, height: p.height, gen: other.filterGen, check: &spotCheck{plan: p}}})
+		}
+	}
+	if p.full && p.primary.ready {
+		m.st.FullBlockChecks++
+		m.sendFullBlockReq(p.primary, &spotCheck{plan: p, full: true})
+	}
+}
+
+// sendFullBlockReq asks ps for a whole block, closed by a ping.
+func (m *manager) sendFullBlockReq(ps *peerState, c *spotCheck) {
+	if !ps.busy() {
+		ps.lastAnswer = m.n.clock.Now()
+	}
+	ps.batch++
+	if ps.fullReqs == nil {
+		ps.fullReqs = make(map[chainhash.Hash]*fullReq)
+	}
+	ps.fullReqs[c.plan.hash] = &fullReq{check: c, batch: ps.batch}
+	gd := wire.NewMsgGetData()
+	_ = gd.AddInvVect(wire.NewInvVect(wire.InvTypeBlock, &c.plan.hash))
+	ps.send(gd)
+	m.sendPing(ps)
+}
+
+// fullReq is an outstanding full-block request.
+type fullReq struct {
+	check *spotCheck
+	batch uint64
+}
+
+// onBlock takes a full block: the answer to a full-block check, or a
+// violation.
+func (m *manager) onBlock(ps *peerState, b *wire.MsgBlock) {
+	hash := b.BlockHash()
+	r, ok := ps.fullReqs[hash]
+	if !ok {
+		m.misbehave(ps, MisbehaviorUnrequestedBlock, "full block "+hash.String())
 		return
 	}
-	p := c.primary
-	if p.filterGen != c.gen {
-		return // inconclusive: the primary's filter changed since
+	delete(ps.fullReqs, hash)
+	ps.lastAnswer = m.n.clock.Now()
+	if err := checkFullBlock(b); err != nil {
+		m.misbehave(ps, MisbehaviorInvalidMerkleTree, fmt.Sprintf("full block %v: %v", hash, err))
+		return
 	}
+	p := r.check.plan
+	if uint32(len(b.Transactions)) != p.total {
+		m.omission(p, fmt.Sprintf("block %d %v has %d txs, the merkleblock claimed %d", p.height, p.hash, len(b.Transactions), p.total))
+		return
+	}
+	idx := make([]uint32, len(b.Transactions))
+	for i := range idx {
+		idx[i] = uint32(i)
+	}
+	m.finishCheck(p, b.Transactions, idx)
+}
+
+// checkFullBlock verifies a full block against its own header: the merkle
+// root of its transactions, with no duplicated transaction (CVE-2012-2459:
+// a block with a duplicated tail has the same root).
+func checkFullBlock(b *wire.MsgBlock) error {
+	if len(b.Transactions) == 0 {
+		return fmt.Errorf("no transactions")
+	}
+	txs := make([]*btcutil.Tx, len(b.Transactions))
+	seen := make(map[chainhash.Hash]struct{}, len(txs))
+	for i, tx := range b.Transactions {
+		txs[i] = btcutil.NewTx(tx)
+		id := *txs[i].Hash()
+		if _, dup := seen[id]; dup {
+			return fmt.Errorf("duplicate transaction %v", id)
+		}
+		seen[id] = struct{}{}
+	}
+	if root := blockchain.CalcMerkleRoot(txs, false); root != b.Header.MerkleRoot {
+		return fmt.Errorf("merkle root %v, header says %v", root, b.Header.MerkleRoot)
+	}
+	return nil
+}
+
+// finishCheck replays the other answer (txs at their block indexes) with
+// what the primary sent, in block order, through the primary's filter as
+// it was before the block, and reports the transactions that filter
+// matches and the primary did not send.
+func (m *manager) finishCheck(p *checkPlan, txs []*wire.MsgTx, indexes []uint32) {
+	if !m.n.store.IsBest(p.hash) {
+		return
+	}
+	type item struct {
+		idx  uint32
+		tx   *wire.MsgTx
+		sent bool
+	}
+	byIdx := make(map[uint32]item, len(txs)+len(p.sent))
+	for i, tx := range txs {
+		byIdx[indexes[i]] = item{idx: indexes[i], tx: tx}
+	}
+	for i, tx := range p.sent {
+		byIdx[p.indexes[i]] = item{idx: p.indexes[i], tx: tx, sent: true}
+	}
+	order := make([]uint32, 0, len(byIdx))
+	for k := range byIdx {
+		order = append(order, k)
+	}
+	slices.Sort(order)
+	f := p.snap.Clone()
 	var omitted []chainhash.Hash
-	for _, tx := range fb.Txs {
-		id := tx.TxHash()
-		if c.sent[id] || p.mirror == nil || !p.mirror.MatchTx(tx) {
-			continue
+	for _, k := range order {
+		it := byIdx[k]
+		if f.MatchTxAndUpdate(it.tx) && !it.sent {
+			omitted = append(omitted, it.tx.TxHash())
 		}
-		omitted = append(omitted, id)
 	}
-	if len(omitted) == 0 {
-		return
+	if len(omitted) > 0 {
+		m.omission(p, fmt.Sprintf("%d matched txs of block %d %v, first %v", len(omitted), p.height, p.hash, omitted[0]))
 	}
+}
+
+// omission bans the primary of a check and re-fetches the block from the
+// others, rolling the watcher back when it applied the block.
+func (m *manager) omission(p *checkPlan, detail string) {
 	m.st.Omissions++
-	m.n.log.Warn("omission detected", "peer", p.addr, "block", c.hash, "height", c.height, "omitted", len(omitted))
-	if p.ready {
-		m.misbehave(p, MisbehaviorOmittedTx, fmt.Sprintf("%d txs of block %d %v, first %v", len(omitted), c.height, c.hash, omitted[0]))
-		if p.ready { // not banned (score below threshold): still drop it
-			m.dropPeer(p, "omitted matched txs")
-			p.p.Disconnect()
+	ps := p.primary
+	m.n.log.Warn("omission detected", "peer", ps.addr, "block", p.hash, "height", p.height, "detail", detail)
+	if ps.ready {
+		m.misbehave(ps, MisbehaviorOmittedTx, detail)
+		if ps.ready { // not banned (score below threshold): still drop it
+			m.dropPeer(ps, "omitted matched txs")
+			ps.p.Disconnect()
 		}
 	}
-	if c.height > m.synced.Height {
-		m.dropFrom(c.height)
-		m.next = min(m.next, c.height)
+	if p.height > m.synced.Height {
+		m.dropFrom(p.height)
+		m.next = min(m.next, p.height)
 		m.reqHigh = m.next - 1
 		return
 	}
-	back := c.height - 1
+	back := p.height - 1
 	d, err := m.w.Rollback(back)
 	if err != nil {
 		m.fail(fmt.Errorf("%w: rollback to %d: %w", ErrWatcher, back, err))
@@ -107,9 +250,9 @@ func (m *manager) finishSpotCheck(c *spotCheck, fb *FilteredBlock) {
 	}
 	hash, _ := m.n.store.HashByHeight(back)
 	m.synced = SyncPoint{Height: back, Hash: hash}
-	m.st.Rerequested += int(m.next - c.height)
-	m.dropFrom(c.height)
-	m.next = c.height
+	m.st.Rerequested += int(m.next - p.height)
+	m.dropFrom(p.height)
+	m.next = p.height
 	m.reqHigh = m.next - 1
 	m.isSynced = false
 	m.elementsChanged(-1, d) // coins the removed blocks spent are watched again

@@ -1,0 +1,68 @@
+package spv
+
+import (
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+)
+
+// Mirror drift. The node's mirror of a peer's filter replays the
+// BLOOM_UPDATE_ALL insertions the server makes for the transactions the
+// peer sends. The server also inserts for transactions the node never
+// replays: mempool transactions it relays (it updates the filter when it
+// decides to relay, then announces them), matched transactions of a
+// filtered block it did not send again, or that the node discarded (an
+// answer that turned stale after a reorg, a retry or a timeout). The mirror
+// is then a subset of the server's filter, and the server may honestly send
+// a transaction the mirror does not match: one spending an outpoint of such
+// a transaction.
+//
+// So every txid a peer announced or matched under its current filter whose
+// insertions the node did not replay is remembered, and a transaction that
+// does not match the mirror is blamed on the peer (scored as unmatched,
+// bitcoinj issue 876) only when none of its inputs spends one of them. It
+// is dropped either way: a transaction the wallet needs always matches the
+// mirror (the mirror holds every wallet element), so dropping it loses
+// nothing.
+
+// maxUnknown bounds the remembered txids per peer and filter. An honest
+// server relays only the mempool transactions its filter matches, a
+// handful per block at the rates bloomwatch uses; a peer that announces
+// more (an inv flood) gains nothing by it: txids past the bound are not
+// remembered, so they explain nothing.
+const maxUnknown = 10_000
+
+// maxTxReqs bounds the transactions asked from one peer at a time.
+const maxTxReqs = 1_000
+
+// noteUnknown remembers txids ps's server may have matched under its
+// current filter without the node replaying their insertions.
+func (ps *peerState) noteUnknown(ids ...chainhash.Hash) {
+	if ps.unknown == nil {
+		ps.unknown = make(map[chainhash.Hash]struct{})
+	}
+	for _, id := range ids {
+		if len(ps.unknown) >= maxUnknown {
+			return
+		}
+		ps.unknown[id] = struct{}{}
+	}
+}
+
+// replayed forgets a txid whose insertions the mirror now holds.
+func (ps *peerState) replayed(id chainhash.Hash) { delete(ps.unknown, id) }
+
+// resetDrift forgets the remembered txids: a filterload replaced the
+// server's filter.
+func (ps *peerState) resetDrift() { ps.unknown = nil }
+
+// driftExplains reports whether an honest server could have matched tx
+// through an insertion the mirror lacks: tx spends an output of a
+// transaction remembered by noteUnknown.
+func (ps *peerState) driftExplains(tx *wire.MsgTx) bool {
+	for _, in := range tx.TxIn {
+		if _, ok := ps.unknown[in.PreviousOutPoint.Hash]; ok {
+			return true
+		}
+	}
+	return false
+}

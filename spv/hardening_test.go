@@ -1,0 +1,222 @@
+package spv
+
+import (
+	"math/rand"
+	"testing"
+
+	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+)
+
+// omitOne returns a tamper that hides one matched transaction per block,
+// chosen by pick among the matched txs (nil: hide none), behind a valid
+// proof, and records what it hid.
+func omitOne(blocks map[chainhash.Hash]*wire.MsgBlock, filter func() *bip37.Filter, pick func(height int, txs []*wire.MsgTx) *wire.MsgTx, hidden map[chainhash.Hash]bool) func(*wire.MsgMerkleBlock, []*wire.MsgTx) (*wire.MsgMerkleBlock, []*wire.MsgTx) {
+	return func(mb *wire.MsgMerkleBlock, txs []*wire.MsgTx) (*wire.MsgMerkleBlock, []*wire.MsgTx) {
+		victim := pick(0, txs)
+		if victim == nil {
+			return mb, txs
+		}
+		id := victim.TxHash()
+		hidden[id] = true
+		b := blocks[mb.Header.BlockHash()]
+		keep := make(map[chainhash.Hash]bool)
+		var out []*wire.MsgTx
+		for _, tx := range txs {
+			if tx.TxHash() != id {
+				keep[tx.TxHash()] = true
+				out = append(out, tx)
+			}
+		}
+		return bip37.BuildMerkleBlock(b, func(_ int, tx *wire.MsgTx) bool { return keep[tx.TxHash()] }), out
+	}
+}
+
+// walletChain mines n blocks; block i pays the watcher (script p2wpkh(1))
+// and, from the second block on, spends the previous block's payment, so
+// omissions of payments and of spends both occur.
+func walletChain(t *testing.T, n *Node, blocks int) []*wire.MsgBlock {
+	var prev *wire.MsgTx
+	return mineBlocks(t, n.cfg.Network, genesis(n), blocks, func(i int) []*wire.MsgTx {
+		pay := payTo(byte(i), int64(1000+i), p2wpkh(1))
+		out := []*wire.MsgTx{pay}
+		if prev != nil {
+			spend := wire.NewMsgTx(2)
+			spend.AddTxIn(wire.NewTxIn(&wire.OutPoint{Hash: prev.TxHash()}, nil, [][]byte{{1}}))
+			spend.AddTxOut(wire.NewTxOut(1, p2wpkh(0x77)))
+			out = append(out, spend)
+		}
+		prev = pay
+		return out
+	})
+}
+
+func TestCheckEveryBlockCatchesEveryOmission(t *testing.T) {
+	// A liar hides one random wallet transaction (a payment or a spend)
+	// in a block; with every block checked against an honest second
+	// peer, each omission is caught, the liar banned and the watcher
+	// ends equal to the chain. Each run uses a fresh liar address.
+	const runs = 40
+	misses := 0
+	for run := range runs {
+		r := rand.New(rand.NewSource(int64(run)))
+		w := NewMemWatcher(1, p2wpkh(1))
+		n, m := newTestManager(t, w, Config{SpotCheckEvery: 1})
+		chain := walletChain(t, n, 8)
+		target := 1 + r.Intn(len(chain)-1) // the block whose answer lies
+		hidden := map[chainhash.Hash]bool{}
+		liar := addSimPeer(t, m, "liar:1", chain, 0)
+		block := 0
+		liar.tamper = omitOne(liar.blocks, func() *bip37.Filter { return liar.filter }, func(_ int, txs []*wire.MsgTx) *wire.MsgTx {
+			block++
+			if block != target || len(txs) == 0 {
+				return nil
+			}
+			return txs[r.Intn(len(txs))]
+		}, hidden)
+		honest := addSimPeer(t, m, "honest:1", chain, 1)
+		for range 6 {
+			liar.run()
+			honest.run()
+		}
+		_, banned := n.bans.IsBanned("liar:1")
+		txs := len(w.Txs())
+		if len(hidden) != 1 || !banned || txs != 2*len(chain)-1 || w.Balance() != int64(1000+len(chain)-1) {
+			misses++
+			t.Errorf("run %d: hid %d, banned %v, watcher %d txs (want %d), balance %d", run, len(hidden), banned, txs, 2*len(chain)-1, w.Balance())
+		}
+	}
+	if misses > 0 {
+		t.Fatalf("%d of %d omissions missed", misses, runs)
+	}
+}
+
+func TestFullBlockCheckCatchesOmissionWithOnePeer(t *testing.T) {
+	w := NewMemWatcher(1, p2wpkh(1))
+	n, m := newTestManager(t, w, Config{FullBlockEvery: 1})
+	chain := walletChain(t, n, 4)
+	liar := addSimPeer(t, m, "liar:1", chain, 0)
+	hidden := map[chainhash.Hash]bool{}
+	liar.tamper = omitOne(liar.blocks, func() *bip37.Filter { return liar.filter }, func(_ int, txs []*wire.MsgTx) *wire.MsgTx {
+		if len(txs) == 0 {
+			return nil
+		}
+		return txs[len(txs)-1]
+	}, hidden)
+	liar.run()
+	if _, banned := n.bans.IsBanned("liar:1"); !banned || m.st.Omissions == 0 || m.st.FullBlockChecks == 0 {
+		t.Fatalf("not caught: omissions %d, full-block checks %d, bans %+v", m.st.Omissions, m.st.FullBlockChecks, n.bans.Bans())
+	}
+	// An honest peer joins: the watcher ends equal to the chain.
+	honest := addSimPeer(t, m, "honest:1", chain, 1)
+	honest.run()
+	if len(w.Txs()) != 2*len(chain)-1 {
+		t.Fatalf("watcher has %d txs, want %d", len(w.Txs()), 2*len(chain)-1)
+	}
+}
+
+func TestFullBlockCheckCatchesUnderstatedCount(t *testing.T) {
+	// The merkle root does not commit to the transaction count: a
+	// merkleblock claiming one transaction whose only hash is the root
+	// verifies with no match at all, hiding every wallet transaction of
+	// the block. The full block shows the real count.
+	w := NewMemWatcher(1, p2wpkh(1))
+	n, m := newTestManager(t, w, Config{FullBlockEvery: 1})
+	chain := walletChain(t, n, 2)
+	liar := addSimPeer(t, m, "liar:1", chain, 0)
+	liar.tamper = func(mb *wire.MsgMerkleBlock, _ []*wire.MsgTx) (*wire.MsgMerkleBlock, []*wire.MsgTx) {
+		root := mb.Header.MerkleRoot
+		return &wire.MsgMerkleBlock{Header: mb.Header, Transactions: 1, Hashes: []*chainhash.Hash{&root}, Flags: []byte{0}}, nil
+	}
+	liar.run()
+	if _, banned := n.bans.IsBanned("liar:1"); !banned || m.st.Omissions == 0 {
+		t.Fatalf("an understated transaction count went unnoticed: omissions %d, bans %+v", m.st.Omissions, n.bans.Bans())
+	}
+}
+
+func TestFullBlockNotServedIsInconclusive(t *testing.T) {
+	w := NewMemWatcher(1, p2wpkh(1))
+	n, m := newTestManager(t, w, Config{FullBlockEvery: 1})
+	chain := walletChain(t, n, 3)
+	s := addSimPeer(t, m, "sim:1", chain, 0)
+	s.noFullBlocks = true
+	s.run()
+	if _, banned := n.bans.IsBanned("sim:1"); banned || m.st.Omissions != 0 {
+		t.Fatalf("a peer that does not serve full blocks was banned or blamed: %+v", n.bans.Bans())
+	}
+	if m.synced.Height != 3 || len(w.Txs()) != 5 {
+		t.Fatalf("synced %d with %d txs", m.synced.Height, len(w.Txs()))
+	}
+}
+
+func TestDriftFromRelayedTxIsNotBanned(t *testing.T) {
+	// The server relayed a matching mempool tx T (inserting its
+	// outpoint, as btcd and Core do when they decide to relay) and the
+	// node could not fetch it (notfound: mined meanwhile). A block then
+	// holds S spending T's output: the server sends S, the mirror does
+	// not match it. That is drift, not a lie: never a ban, however often.
+	w := NewMemWatcher(1, p2wpkh(1))
+	n, m := newTestManager(t, w, Config{})
+	var relayed []*wire.MsgTx
+	chain := mineBlocks(t, n.cfg.Network, genesis(n), 8, func(i int) []*wire.MsgTx {
+		t := payTo(byte(i+50), 3, p2wpkh(0x42))
+		s := wire.NewMsgTx(2)
+		s.AddTxIn(wire.NewTxIn(&wire.OutPoint{Hash: t.TxHash()}, nil, nil))
+		s.AddTxOut(wire.NewTxOut(1, p2wpkh(0x43)))
+		relayed = append(relayed, t)
+		return []*wire.MsgTx{s, payTo(byte(i), 7, p2wpkh(1))}
+	})
+	sim := addSimPeer(t, m, "sim:1", nil, 0)
+	sim.run()
+	for _, tx := range relayed {
+		id := tx.TxHash()
+		sim.filter.AddOutPoint(&wire.OutPoint{Hash: id}) // the server's relay insertion
+		inv := wire.NewMsgInv()
+		_ = inv.AddInvVect(wire.NewInvVect(wire.InvTypeTx, &id))
+		sim.deliver(inv) // announced; MSG_TX will get notfound
+	}
+	sim.setChain(chain)
+	ann := wire.NewMsgInv()
+	tip := chain[len(chain)-1].BlockHash()
+	_ = ann.AddInvVect(wire.NewInvVect(wire.InvTypeBlock, &tip))
+	sim.deliver(ann)
+	sim.run()
+	if _, banned := n.bans.IsBanned("sim:1"); banned || n.bans.Score("sim:1") != 0 {
+		t.Fatalf("honest drift scored %d / banned: %+v", n.bans.Score("sim:1"), n.bans.Bans())
+	}
+	if m.st.DriftDropped != len(relayed) || m.synced.Height != 8 || len(w.Txs()) != 8 {
+		t.Fatalf("drift dropped %d (want %d), synced %d, %d txs", m.st.DriftDropped, len(relayed), m.synced.Height, len(w.Txs()))
+	}
+}
+
+func TestUnexplainedUnmatchedTxIsScored(t *testing.T) {
+	// The same blocks with insertions nothing announced: nothing
+	// explains S, so it is the bitcoinj 876 injection and is scored.
+	w := NewMemWatcher(1, p2wpkh(1))
+	n, m := newTestManager(t, w, Config{})
+	var hidden []chainhash.Hash
+	chain := mineBlocks(t, n.cfg.Network, genesis(n), 2, func(i int) []*wire.MsgTx {
+		prev := chainhash.Hash{byte(i), 9}
+		hidden = append(hidden, prev)
+		s := wire.NewMsgTx(2)
+		s.AddTxIn(wire.NewTxIn(&wire.OutPoint{Hash: prev}, nil, nil))
+		s.AddTxOut(wire.NewTxOut(1, p2wpkh(0x43)))
+		return []*wire.MsgTx{s}
+	})
+	sim := addSimPeer(t, m, "sim:1", nil, 0)
+	sim.run()
+	for i := range hidden {
+		sim.filter.AddOutPoint(&wire.OutPoint{Hash: hidden[i]})
+	}
+	sim.setChain(chain)
+	ann := wire.NewMsgInv()
+	tip := chain[len(chain)-1].BlockHash()
+	_ = ann.AddInvVect(wire.NewInvVect(wire.InvTypeBlock, &tip))
+	sim.deliver(ann)
+	sim.run()
+	if m.st.Dropped != 2 || m.st.DriftDropped != 0 || n.bans.Score("sim:1") == 0 {
+		t.Fatalf("dropped %d, drift %d, score %d: an unexplained unmatched tx must be dropped and scored",
+			m.st.Dropped, m.st.DriftDropped, n.bans.Score("sim:1"))
+	}
+}
