@@ -326,9 +326,10 @@ func TestBadInput(t *testing.T) {
 // malformed case in badCases, so a new command cannot skip the suite.
 func TestBadInputCoversEveryCommand(t *testing.T) {
 	fx := badFixture{}
+	root := newRootCmd()
 	covered := map[string]bool{}
 	for _, tc := range fx.badCases() {
-		cmd, _, err := rootCmd.Find(tc.args)
+		cmd, _, err := root.Find(tc.args)
 		if err == nil {
 			covered[cmd.CommandPath()] = true
 		}
@@ -345,7 +346,7 @@ func TestBadInputCoversEveryCommand(t *testing.T) {
 			t.Errorf("command %q has no bad-input case", c.CommandPath())
 		}
 	}
-	walk(rootCmd)
+	walk(root)
 }
 
 // TestTruncatedWalletReopen opens a truncated wallet twice in one process:

@@ -7,31 +7,43 @@ import (
 	"strings"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/experiments"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spf13/cobra"
 )
 
-// Defaults of `filter build`.
+// defaultFilterFPRate is the default --fp of `filter build`: bitcoinj's
+// DEFAULT_BLOOM_FILTER_FP_RATE from 17 Jan 2013 (commit a0c25aed2) until
+// 21 Apr 2015 (commit eb15ded06 lowered it to 0.00001), the rate of the
+// filters the published attacks measured (Gervais et al. 2014; Nick 2015;
+// see privacy-literature.md).
+const defaultFilterFPRate = experiments.BitcoinjFPRate
+
+// Other defaults and constants of the filter commands.
 const (
-	defaultFPRate = 0.0005
-	defaultFlags  = "all"
-	defaultTweak  = "0"
-	hexPrefix     = "0x"
-	hexBase       = 16
-	decimalBase   = 10
-	uint32Bits    = 32
-	txidHexLen    = 2 * chainhash.HashSize
+	defaultFlags = "all"
+	defaultTweak = "0"
+	hexPrefix    = "0x"
+	hexBase      = 16
+	decimalBase  = 10
+	uint32Bits   = 32
+	txidHexLen   = 2 * chainhash.HashSize
 )
 
-// filterCmd groups the bloom filter tools.
-var filterCmd = &cobra.Command{
-	Use:   "filter",
-	Short: "Build and query BIP37 bloom filters (Bitcoin Core semantics)",
+// newFilterCmd returns `bloomwatch filter`, which groups the bloom filter
+// tools.
+func newFilterCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "filter",
+		Short: "Build and query BIP37 bloom filters (Bitcoin Core semantics)",
+	}
+	cmd.AddCommand(newFilterBuildCmd(), newFilterMatchCmd())
+	return cmd
 }
 
-// filterBuildOpts holds the flags of `filter build`.
-var filterBuildOpts struct {
+// filterBuildOptions holds the flags of `filter build`.
+type filterBuildOptions struct {
 	n      uint32
 	fp     float64
 	tweak  string
@@ -39,45 +51,48 @@ var filterBuildOpts struct {
 	asJSON bool
 }
 
-// filterBuildCmd prints the filterload payload for a set of elements.
-var filterBuildCmd = &cobra.Command{
-	Use:   "build [flags] HEX...",
-	Short: "Build a filter holding the hex elements and print its filterload payload in hex",
-	Long: "Build a bloom filter sized as Bitcoin Core sizes it for --n elements at false-positive\n" +
-		"rate --fp, insert every HEX element, and print the serialized filter (the filterload\n" +
-		"payload) in hex. --n defaults to the number of elements.",
-	RunE: runFilterBuild,
+// newFilterBuildCmd returns `filter build`, which prints the filterload
+// payload for a set of elements.
+func newFilterBuildCmd() *cobra.Command {
+	o := &filterBuildOptions{}
+	cmd := &cobra.Command{
+		Use:   "build [flags] HEX...",
+		Short: "Build a filter holding the hex elements and print its filterload payload in hex",
+		Long: "Build a bloom filter sized as Bitcoin Core sizes it for --n elements at false-positive\n" +
+			"rate --fp, insert every HEX element, and print the serialized filter (the filterload\n" +
+			"payload) in hex. --n defaults to the number of elements.",
+		RunE: o.run,
+	}
+	f := cmd.Flags()
+	f.Uint32Var(&o.n, "n", 0, "number of elements to size the filter for (default: the number of HEX arguments)")
+	f.Float64Var(&o.fp, "fp", defaultFilterFPRate, "target false-positive rate, in (0, 1)")
+	f.StringVar(&o.tweak, "tweak", defaultTweak, "nTweak, decimal or 0x-prefixed hex uint32")
+	f.StringVar(&o.flags, "flags", defaultFlags, "update flags: none, all or p2pubkeyonly")
+	f.BoolVar(&o.asJSON, "json", false, "print JSON")
+	return cmd
 }
 
-// filterMatchOpts holds the flags of `filter match`.
-var filterMatchOpts struct {
+// filterMatchOptions holds the flags of `filter match`.
+type filterMatchOptions struct {
 	filter    string
 	outpoints []string
 	asJSON    bool
 }
 
-// filterMatchCmd tests elements and outpoints against a serialized filter.
-var filterMatchCmd = &cobra.Command{
-	Use:   "match --filter HEX [--outpoint TXID:INDEX]... [HEX...]",
-	Short: "Test hex elements and outpoints against a serialized filter",
-	RunE:  runFilterMatch,
-}
-
-func init() {
-	bf := filterBuildCmd.Flags()
-	bf.Uint32Var(&filterBuildOpts.n, "n", 0, "number of elements to size the filter for (default: the number of HEX arguments)")
-	bf.Float64Var(&filterBuildOpts.fp, "fp", defaultFPRate, "target false-positive rate, in (0, 1)")
-	bf.StringVar(&filterBuildOpts.tweak, "tweak", defaultTweak, "nTweak, decimal or 0x-prefixed hex uint32")
-	bf.StringVar(&filterBuildOpts.flags, "flags", defaultFlags, "update flags: none, all or p2pubkeyonly")
-	bf.BoolVar(&filterBuildOpts.asJSON, "json", false, "print JSON")
-
-	mf := filterMatchCmd.Flags()
-	mf.StringVar(&filterMatchOpts.filter, "filter", "", "serialized filter (filterload payload) in hex")
-	mf.StringArrayVar(&filterMatchOpts.outpoints, "outpoint", nil, "outpoint TXID:INDEX to test (repeatable)")
-	mf.BoolVar(&filterMatchOpts.asJSON, "json", false, "print JSON")
-
-	filterCmd.AddCommand(filterBuildCmd, filterMatchCmd)
-	rootCmd.AddCommand(filterCmd)
+// newFilterMatchCmd returns `filter match`, which tests elements and
+// outpoints against a serialized filter.
+func newFilterMatchCmd() *cobra.Command {
+	o := &filterMatchOptions{}
+	cmd := &cobra.Command{
+		Use:   "match --filter HEX [--outpoint TXID:INDEX]... [HEX...]",
+		Short: "Test hex elements and outpoints against a serialized filter",
+		RunE:  o.run,
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.filter, "filter", "", "serialized filter (filterload payload) in hex")
+	f.StringArrayVar(&o.outpoints, "outpoint", nil, "outpoint TXID:INDEX to test (repeatable)")
+	f.BoolVar(&o.asJSON, "json", false, "print JSON")
+	return cmd
 }
 
 // filterBuildJSON is the --json output of `filter build`.
@@ -91,29 +106,28 @@ type filterBuildJSON struct {
 	FPRate    float64 `json:"fp_rate"`
 }
 
-// runFilterBuild implements `filter build`.
-func runFilterBuild(cmd *cobra.Command, args []string) error {
-	opts := filterBuildOpts
+// run implements `filter build`.
+func (o *filterBuildOptions) run(cmd *cobra.Command, args []string) error {
 	elements, err := decodeElements(args)
 	if err != nil {
 		return err
 	}
-	n := opts.n
+	n := o.n
 	if !cmd.Flags().Changed("n") {
 		n = uint32(len(elements))
 	}
 	if n == 0 {
 		return usagef("filter build: --n must be at least 1 (give it or at least one HEX element)")
 	}
-	tweak, err := parseTweak(opts.tweak)
+	tweak, err := parseTweak(o.tweak)
 	if err != nil {
 		return err
 	}
-	flags, err := bip37.ParseUpdateFlag(opts.flags)
+	flags, err := bip37.ParseUpdateFlag(o.flags)
 	if err != nil {
 		return usagef("filter build: --flags: %w", err)
 	}
-	f, err := bip37.NewFilter(n, opts.fp, tweak, flags)
+	f, err := bip37.NewFilter(n, o.fp, tweak, flags)
 	if err != nil {
 		return usagef("filter build: %w", err)
 	}
@@ -121,7 +135,7 @@ func runFilterBuild(cmd *cobra.Command, args []string) error {
 		f.Add(e)
 	}
 	payload := hex.EncodeToString(f.Serialize())
-	if !opts.asJSON {
+	if !o.asJSON {
 		_, err := fmt.Fprintln(cmd.OutOrStdout(), payload)
 		return err
 	}
@@ -143,13 +157,12 @@ type matchResult struct {
 	Match    bool   `json:"match"`
 }
 
-// runFilterMatch implements `filter match`.
-func runFilterMatch(cmd *cobra.Command, args []string) error {
-	opts := filterMatchOpts
-	if opts.filter == "" {
+// run implements `filter match`.
+func (o *filterMatchOptions) run(cmd *cobra.Command, args []string) error {
+	if o.filter == "" {
 		return usagef("filter match: --filter is required")
 	}
-	raw, err := decodeHex(opts.filter)
+	raw, err := decodeHex(o.filter)
 	if err != nil {
 		return usagef("filter match: --filter: %w", err)
 	}
@@ -161,8 +174,8 @@ func runFilterMatch(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	outpoints := make([]wire.OutPoint, len(opts.outpoints))
-	for i, s := range opts.outpoints {
+	outpoints := make([]wire.OutPoint, len(o.outpoints))
+	for i, s := range o.outpoints {
 		op, err := parseOutPoint(s)
 		if err != nil {
 			return err
@@ -177,9 +190,9 @@ func runFilterMatch(cmd *cobra.Command, args []string) error {
 		results = append(results, matchResult{Element: strings.ToLower(args[i]), Match: f.Matches(e)})
 	}
 	for i := range outpoints {
-		results = append(results, matchResult{OutPoint: opts.outpoints[i], Match: f.MatchesOutPoint(&outpoints[i])})
+		results = append(results, matchResult{OutPoint: o.outpoints[i], Match: f.MatchesOutPoint(&outpoints[i])})
 	}
-	if opts.asJSON {
+	if o.asJSON {
 		return writeJSON(cmd, struct {
 			Results []matchResult `json:"results"`
 		}{results})

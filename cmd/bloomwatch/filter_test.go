@@ -5,29 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-
-	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
-
-// resetFlags restores every flag of cmd and its subcommands to its default.
-// rootCmd lives for the whole test binary and cobra keeps flag values
-// between Execute calls, so each run starts from a clean state.
-func resetFlags(cmd *cobra.Command) {
-	reset := func(f *pflag.Flag) {
-		if sv, ok := f.Value.(pflag.SliceValue); ok {
-			_ = sv.Replace(nil)
-		} else {
-			_ = f.Value.Set(f.DefValue)
-		}
-		f.Changed = false
-	}
-	cmd.Flags().VisitAll(reset)
-	cmd.PersistentFlags().VisitAll(reset)
-	for _, c := range cmd.Commands() {
-		resetFlags(c)
-	}
-}
 
 // cliCase is one command line and what it must produce.
 type cliCase struct {
@@ -39,10 +17,9 @@ type cliCase struct {
 	wantErrSub string // substring of the single stderr line
 }
 
-// runCLI runs args through run() with fresh flags.
+// runCLI runs args through run(), which builds a fresh command tree.
 func runCLI(t *testing.T, args []string) (int, string, string) {
 	t.Helper()
-	resetFlags(rootCmd)
 	var out, errOut bytes.Buffer
 	code := run(args, &out, &errOut)
 	return code, out.String(), errOut.String()

@@ -16,7 +16,6 @@ import (
 // The seed corpus is in testdata/fuzz/FuzzWalletAdd.
 func FuzzWalletAdd(f *testing.F) {
 	dir := filepath.Join(f.TempDir(), "wallet")
-	resetFlags(rootCmd)
 	var out, errOut bytes.Buffer
 	if code := run([]string{"wallet", "create", "--datadir", dir, "--network", "regtest"}, &out, &errOut); code != 0 {
 		f.Fatalf("create wallet: exit %d: %s", code, errOut.String())

@@ -2,8 +2,9 @@
 // wallet and measures what its bloom filters leak to the full nodes that
 // receive them.
 //
-// Each subcommand lives in its own file and registers itself on the root
-// command from an init function, so the command groups stay independent.
+// Every command is built by a constructor (newRootCmd, newSyncCmd, ...)
+// that keeps its flag values in an options struct of its own, so each run
+// builds a fresh command tree and no flag state outlives it.
 package main
 
 import (
@@ -20,12 +21,19 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// rootCmd is the bloomwatch command; subcommands add themselves in init.
-var rootCmd = &cobra.Command{
-	Use:           "bloomwatch",
-	Short:         "BIP37 SPV light client and bloom filter privacy analyzer",
-	SilenceUsage:  true,
-	SilenceErrors: true,
+// newRootCmd returns the bloomwatch command with all its subcommands.
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "bloomwatch",
+		Short:         "BIP37 SPV light client and bloom filter privacy analyzer",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return usageError{err}
+	})
+	root.AddCommand(newSyncCmd(), newDemoCmd(), newWalletCmd(), newFilterCmd(), newMerkleblockCmd(), newPrivacyCmd())
+	return root
 }
 
 // usageError marks an error caused by bad command-line input; it exits 2.
@@ -43,23 +51,18 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// run executes the command line args and returns the process exit code:
-// 0 on success, 2 for bad input, 1 for any other failure. Errors are printed
-// as a single line on stderr.
+// run executes the command line args on a fresh command tree and returns
+// the process exit code: 0 on success, 2 for bad input, 1 for any other
+// failure. Errors are printed as a single line on stderr.
 func run(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 
-	// cobra keeps the context of a command's first execution; tests call
-	// run more than once, so every command gets this run's context.
-	setContextAll(rootCmd, ctx)
-	rootCmd.SetArgs(args)
-	rootCmd.SetOut(stdout)
-	rootCmd.SetErr(stderr)
-	rootCmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return usageError{err}
-	})
-	err := rootCmd.ExecuteContext(ctx)
+	root := newRootCmd()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return 0
 	}
@@ -91,12 +94,4 @@ func writeJSON(cmd *cobra.Command, v any) error {
 		return fmt.Errorf("write json: %w", err)
 	}
 	return nil
-}
-
-// setContextAll gives cmd and all its subcommands the context ctx.
-func setContextAll(cmd *cobra.Command, ctx context.Context) {
-	cmd.SetContext(ctx)
-	for _, c := range cmd.Commands() {
-		setContextAll(c, ctx)
-	}
 }

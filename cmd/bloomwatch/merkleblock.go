@@ -10,32 +10,37 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// merkleblockCmd groups the merkleblock tools.
-var merkleblockCmd = &cobra.Command{
-	Use:   "merkleblock",
-	Short: "Inspect BIP37 merkleblock messages",
+// newMerkleblockCmd returns `bloomwatch merkleblock`, which groups the
+// merkleblock tools.
+func newMerkleblockCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "merkleblock",
+		Short: "Inspect BIP37 merkleblock messages",
+	}
+	cmd.AddCommand(newMerkleblockVerifyCmd())
+	return cmd
 }
 
-// merkleblockVerifyOpts holds the flags of `merkleblock verify`.
-var merkleblockVerifyOpts struct {
+// merkleblockVerifyOptions holds the flags of `merkleblock verify`.
+type merkleblockVerifyOptions struct {
 	asJSON bool
 }
 
-// merkleblockVerifyCmd verifies a merkleblock payload.
-var merkleblockVerifyCmd = &cobra.Command{
-	Use:   "verify [--json] HEX",
-	Short: "Verify a merkleblock message payload and list the matched transactions",
-	Long: "Decode a merkleblock message payload given in hex, run Bitcoin Core's partial merkle\n" +
-		"tree checks and compare the computed root with the header's. Prints the block hash,\n" +
-		"the transaction count and the matched txids with their indexes. A payload that does\n" +
-		"not decode is bad input (exit 2); a tree that fails a check exits 1 naming the check.",
-	RunE: runMerkleblockVerify,
-}
-
-func init() {
-	merkleblockVerifyCmd.Flags().BoolVar(&merkleblockVerifyOpts.asJSON, "json", false, "print JSON")
-	merkleblockCmd.AddCommand(merkleblockVerifyCmd)
-	rootCmd.AddCommand(merkleblockCmd)
+// newMerkleblockVerifyCmd returns `merkleblock verify`, which verifies a
+// merkleblock payload.
+func newMerkleblockVerifyCmd() *cobra.Command {
+	o := &merkleblockVerifyOptions{}
+	cmd := &cobra.Command{
+		Use:   "verify [--json] HEX",
+		Short: "Verify a merkleblock message payload and list the matched transactions",
+		Long: "Decode a merkleblock message payload given in hex, run Bitcoin Core's partial merkle\n" +
+			"tree checks and compare the computed root with the header's. Prints the block hash,\n" +
+			"the transaction count and the matched txids with their indexes. A payload that does\n" +
+			"not decode is bad input (exit 2); a tree that fails a check exits 1 naming the check.",
+		RunE: o.run,
+	}
+	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print JSON")
+	return cmd
 }
 
 // merkleMatchJSON is one matched transaction in --json output.
@@ -52,8 +57,8 @@ type merkleblockJSON struct {
 	Matches      []merkleMatchJSON `json:"matches"`
 }
 
-// runMerkleblockVerify implements `merkleblock verify`.
-func runMerkleblockVerify(cmd *cobra.Command, args []string) error {
+// run implements `merkleblock verify`.
+func (o *merkleblockVerifyOptions) run(cmd *cobra.Command, args []string) error {
 	if len(args) != 1 {
 		return usagef("merkleblock verify: want exactly one HEX payload, got %d arguments", len(args))
 	}
@@ -82,7 +87,7 @@ func runMerkleblockVerify(cmd *cobra.Command, args []string) error {
 	for i := range matches {
 		out.Matches[i] = merkleMatchJSON{Index: indexes[i], Txid: matches[i].String()}
 	}
-	if merkleblockVerifyOpts.asJSON {
+	if o.asJSON {
 		return writeJSON(cmd, out)
 	}
 	var b strings.Builder

@@ -11,12 +11,18 @@ import (
 	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
-// privacyCmd groups the privacy analyzer's commands.
-var privacyCmd = &cobra.Command{
-	Use:   "privacy",
-	Short: "Measure what BIP37 filters leak to the full nodes that receive them",
+// newPrivacyCmd returns `bloomwatch privacy`, which groups the privacy
+// analyzer's commands.
+func newPrivacyCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "privacy",
+		Short: "Measure what BIP37 filters leak to the full nodes that receive them",
+	}
+	cmd.AddCommand(newPrivacyAnalyzeCmd(), newPrivacyExperimentCmd(), newPrivacyScanCmd())
+	return cmd
 }
 
 // Names accepted by --attacks.
@@ -26,8 +32,8 @@ const (
 	attackNone = "none"
 )
 
-// privacyAnalyzeOpts holds the flags of `privacy analyze`.
-var privacyAnalyzeOpts struct {
+// privacyAnalyzeOptions holds the flags of `privacy analyze`.
+type privacyAnalyzeOptions struct {
 	transcript      string
 	universe        string
 	synthetic       uint64
@@ -47,25 +53,25 @@ var privacyAnalyzeOpts struct {
 	maxHits         int
 }
 
-// privacyAnalyzeCmd analyzes a transcript.
-var privacyAnalyzeCmd = &cobra.Command{
-	Use:   "analyze --transcript F (--universe F | --btcd-rpc HOST:PORT --rpcuser U --rpcpass P [--height H] | --synthetic N) [--truth F]",
-	Short: "Replay a filter transcript as a colluding full node would and print the collapse curve",
-	Long: "Replay every filterload, filteradd and filterclear of the transcript, test every candidate of the\n" +
-		"universe against every filter, and print the adversary's set after each event: its size, the\n" +
-		"false positives measured (with --truth) and expected, precision, recall and entropy, for each\n" +
-		"attack stage. Universe and truth files hold one candidate per line, its forms in hex separated\n" +
-		"by spaces (primary form first, e.g. HASH160 PUBKEY), with # comments. A synthetic universe holds\n" +
-		"N pseudorandom candidates; the truth is then added to it (it cannot contain the wallet).\n" +
-		"--attacks is a comma list of both-forms, intersection, graph, saturation, or all, none, auto\n" +
-		"(auto: both-forms and intersection, plus graph and saturation when a chain is read over RPC).",
-	Args: cobra.NoArgs,
-	RunE: runPrivacyAnalyze,
-}
-
-func init() {
-	f := privacyAnalyzeCmd.Flags()
-	o := &privacyAnalyzeOpts
+// newPrivacyAnalyzeCmd returns `privacy analyze`, which analyzes a
+// transcript.
+func newPrivacyAnalyzeCmd() *cobra.Command {
+	o := &privacyAnalyzeOptions{}
+	cmd := &cobra.Command{
+		Use:   "analyze --transcript F (--universe F | --btcd-rpc HOST:PORT --rpcuser U --rpcpass P [--height H] | --synthetic N) [--truth F]",
+		Short: "Replay a filter transcript as a colluding full node would and print the collapse curve",
+		Long: "Replay every filterload, filteradd and filterclear of the transcript, test every candidate of the\n" +
+			"universe against every filter, and print the adversary's set after each event: its size, the\n" +
+			"false positives measured (with --truth) and expected, precision, recall and entropy, for each\n" +
+			"attack stage. Universe and truth files hold one candidate per line, its forms in hex separated\n" +
+			"by spaces (primary form first, e.g. HASH160 PUBKEY), with # comments. A synthetic universe holds\n" +
+			"N pseudorandom candidates; the truth is then added to it (it cannot contain the wallet).\n" +
+			"--attacks is a comma list of both-forms, intersection, graph, saturation, or all, none, auto\n" +
+			"(auto: both-forms and intersection, plus graph and saturation when a chain is read over RPC).",
+		Args: cobra.NoArgs,
+		RunE: o.run,
+	}
+	f := cmd.Flags()
 	f.StringVar(&o.transcript, "transcript", "", "transcript file (JSON lines of privacy records)")
 	f.StringVar(&o.universe, "universe", "", "element file of candidates")
 	f.Uint64Var(&o.synthetic, "synthetic", 0, "synthetic universe of N candidates")
@@ -83,18 +89,7 @@ func init() {
 	f.IntVar(&o.workers, "workers", 0, "scan goroutines (default: all CPUs)")
 	f.Int32Var(&o.saturationEvery, "saturation-every", 1, "one saturation point per this many blocks")
 	f.IntVar(&o.maxHits, "max-hits", privacy.DefaultMaxHits, "most matching candidates kept")
-
-	privacyCmd.AddCommand(privacyAnalyzeCmd)
-	rootCmd.AddCommand(privacyCmd)
-}
-
-// runContext returns the context of the current run. Cobra gives a
-// subcommand the root's context only when the subcommand has none, so a
-// command tree executed again (run() called twice in one process, as the
-// tests do) would keep the first, cancelled, context; the root's context
-// is replaced by every ExecuteContext and is the live one.
-func runContext(cmd *cobra.Command) context.Context {
-	return cmd.Root().Context()
+	return cmd
 }
 
 // parseAttacks parses --attacks; chain says whether a chain is available.
@@ -126,17 +121,16 @@ func parseAttacks(s string, chain bool) (privacy.Attacks, error) {
 	return a, nil
 }
 
-// runPrivacyAnalyze implements `privacy analyze`.
-func runPrivacyAnalyze(cmd *cobra.Command, _ []string) error {
-	o := privacyAnalyzeOpts
-	if err := checkAnalyzeFlags(cmd); err != nil {
+// run implements `privacy analyze`.
+func (o *privacyAnalyzeOptions) run(cmd *cobra.Command, _ []string) error {
+	if err := o.check(cmd.Flags()); err != nil {
 		return err
 	}
 	attacks, err := parseAttacks(o.attacks, o.rpc != "")
 	if err != nil {
 		return err
 	}
-	ctx := runContext(cmd)
+	ctx := cmd.Context()
 	records, err := readTranscriptFile(o.transcript)
 	if err != nil {
 		return err
@@ -189,11 +183,8 @@ func runPrivacyAnalyze(cmd *cobra.Command, _ []string) error {
 	return printReport(cmd.OutOrStdout(), rep)
 }
 
-// checkAnalyzeFlags enforces one universe source and the flags that go
-// with it.
-func checkAnalyzeFlags(cmd *cobra.Command) error {
-	o := privacyAnalyzeOpts
-	fl := cmd.Flags()
+// check enforces one universe source and the flags that go with it.
+func (o *privacyAnalyzeOptions) check(fl *pflag.FlagSet) error {
 	if o.transcript == "" {
 		return usagef("privacy analyze: --transcript is required")
 	}

@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// privacyExperimentOpts holds the flags of `privacy experiment`.
-var privacyExperimentOpts struct {
+// privacyExperimentOptions holds the flags of `privacy experiment`.
+type privacyExperimentOptions struct {
 	seed     uint64
 	universe uint64
 	trials   int
@@ -21,20 +21,20 @@ var privacyExperimentOpts struct {
 	png      string
 }
 
-// privacyExperimentCmd runs one experiment.
-var privacyExperimentCmd = &cobra.Command{
-	Use:   "experiment NAME",
-	Short: "Reproduce a published result beside the formulas and a measurement",
-	Long: "Run an experiment and print each result beside the formula's prediction and the published\n" +
-		"figure, with the relative difference (measured vs published, or vs the formula when nothing\n" +
-		"is published). Results are deterministic given --seed. Experiments:\n" + experimentList(),
-	Args: cobra.ExactArgs(1),
-	RunE: runPrivacyExperiment,
-}
-
-func init() {
-	f := privacyExperimentCmd.Flags()
-	o := &privacyExperimentOpts
+// newPrivacyExperimentCmd returns `privacy experiment`, which runs one
+// experiment.
+func newPrivacyExperimentCmd() *cobra.Command {
+	o := &privacyExperimentOptions{}
+	cmd := &cobra.Command{
+		Use:   "experiment NAME",
+		Short: "Reproduce a published result beside the formulas and a measurement",
+		Long: "Run an experiment and print each result beside the formula's prediction and the published\n" +
+			"figure, with the relative difference (measured vs published, or vs the formula when nothing\n" +
+			"is published). Results are deterministic given --seed. Experiments:\n" + experimentList(),
+		Args: cobra.ExactArgs(1),
+		RunE: o.run,
+	}
+	f := cmd.Flags()
 	f.Uint64Var(&o.seed, "seed", 1, "seed of every random choice")
 	f.Uint64Var(&o.universe, "universe", 0, "synthetic candidates |A| (default: the experiment's)")
 	f.IntVar(&o.trials, "trials", 0, "independent wallets per Monte Carlo point (default: the experiment's)")
@@ -42,7 +42,7 @@ func init() {
 	f.IntVar(&o.workers, "workers", 0, "scan goroutines (default: all CPUs)")
 	f.BoolVar(&o.asJSON, "json", false, "print JSON")
 	f.StringVar(&o.png, "png", "", "draw the experiment's charts to this PNG file")
-	privacyCmd.AddCommand(privacyExperimentCmd)
+	return cmd
 }
 
 // experimentList names the experiments, one per line.
@@ -54,15 +54,14 @@ func experimentList() string {
 	return b.String()
 }
 
-// runPrivacyExperiment implements `privacy experiment`.
-func runPrivacyExperiment(cmd *cobra.Command, args []string) error {
-	o := privacyExperimentOpts
+// run implements `privacy experiment`.
+func (o *privacyExperimentOptions) run(cmd *cobra.Command, args []string) error {
 	if o.trials < 0 || o.blocks < 0 || o.workers < 0 {
 		return usagef("privacy experiment: --trials, --blocks and --workers must not be negative")
 	}
 	cfg := experiments.Config{Seed: o.seed, Universe: o.universe, Trials: o.trials, Blocks: o.blocks, Workers: o.workers}
 	start := time.Now()
-	res, err := experiments.Run(runContext(cmd), args[0], cfg)
+	res, err := experiments.Run(cmd.Context(), args[0], cfg)
 	if errors.Is(err, experiments.ErrUnknown) {
 		var names []string
 		for _, e := range experiments.List() {

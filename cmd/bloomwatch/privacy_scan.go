@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// privacyScanOpts holds the flags of `privacy scan`.
-var privacyScanOpts struct {
+// privacyScanOptions holds the flags of `privacy scan`.
+type privacyScanOptions struct {
 	synthetic  uint64
 	filter     string
 	transcript string
@@ -24,22 +24,22 @@ var privacyScanOpts struct {
 	asJSON     bool
 }
 
-// privacyScanCmd streams synthetic candidates through filters and times it.
-var privacyScanCmd = &cobra.Command{
-	Use:   "scan --synthetic N (--filter HEX | --transcript F) [--baseline M]",
-	Short: "Stream N synthetic candidates through filters and report the time, rate and matches",
-	Long: "Stream N synthetic candidates through one filter (--filter, a filterload payload in hex) or\n" +
-		"through the last state of every filterload of a transcript, on every core, and print the\n" +
-		"elapsed time, the rate, and each filter's matches beside the expected count. --baseline M\n" +
-		"also times the first M candidates on one core through this project's matcher and through\n" +
-		"btcutil/bloom's, in the same run, and prints the ratio.",
-	Args: cobra.NoArgs,
-	RunE: runPrivacyScan,
-}
-
-func init() {
-	f := privacyScanCmd.Flags()
-	o := &privacyScanOpts
+// newPrivacyScanCmd returns `privacy scan`, which streams synthetic
+// candidates through filters and times it.
+func newPrivacyScanCmd() *cobra.Command {
+	o := &privacyScanOptions{}
+	cmd := &cobra.Command{
+		Use:   "scan --synthetic N (--filter HEX | --transcript F) [--baseline M]",
+		Short: "Stream N synthetic candidates through filters and report the time, rate and matches",
+		Long: "Stream N synthetic candidates through one filter (--filter, a filterload payload in hex) or\n" +
+			"through the last state of every filterload of a transcript, on every core, and print the\n" +
+			"elapsed time, the rate, and each filter's matches beside the expected count. --baseline M\n" +
+			"also times the first M candidates on one core through this project's matcher and through\n" +
+			"btcutil/bloom's, in the same run, and prints the ratio.",
+		Args: cobra.NoArgs,
+		RunE: o.run,
+	}
+	f := cmd.Flags()
 	f.Uint64Var(&o.synthetic, "synthetic", 0, "number of synthetic candidates")
 	f.StringVar(&o.filter, "filter", "", "serialized filter (filterload payload) in hex")
 	f.StringVar(&o.transcript, "transcript", "", "transcript file: scan every filterload's last state")
@@ -48,7 +48,7 @@ func init() {
 	f.IntVar(&o.workers, "workers", 0, "scan goroutines (default: all CPUs)")
 	f.Uint64Var(&o.baseline, "baseline", 0, "also time this many candidates on one core, bip37 vs btcutil")
 	f.BoolVar(&o.asJSON, "json", false, "print JSON")
-	privacyCmd.AddCommand(privacyScanCmd)
+	return cmd
 }
 
 // scanFilterJSON is one filter's line of `privacy scan --json`.
@@ -82,9 +82,8 @@ type scanJSON struct {
 	Baseline      *scanBaselineJSON `json:"baseline,omitempty"`
 }
 
-// runPrivacyScan implements `privacy scan`.
-func runPrivacyScan(cmd *cobra.Command, _ []string) error {
-	o := privacyScanOpts
+// run implements `privacy scan`.
+func (o *privacyScanOptions) run(cmd *cobra.Command, _ []string) error {
 	if o.synthetic == 0 {
 		return usagef("privacy scan: --synthetic must be at least 1")
 	}
@@ -104,7 +103,7 @@ func runPrivacyScan(cmd *cobra.Command, _ []string) error {
 	}
 	u := privacy.Synthetic{Seed: o.seed, Count: o.synthetic, PubKeys: o.pubKeys}
 	start := time.Now()
-	res, err := privacy.Scan(runContext(cmd), privacy.Stream(u), privacy.ScanConfig{Filters: filters, Workers: workers})
+	res, err := privacy.Scan(cmd.Context(), privacy.Stream(u), privacy.ScanConfig{Filters: filters, Workers: workers})
 	if err != nil {
 		return fmt.Errorf("privacy scan: %w", err)
 	}

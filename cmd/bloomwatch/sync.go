@@ -29,8 +29,8 @@ const defaultPeerTimeout = 30 * time.Second
 // logSinkLines is how many log lines wait for the dashboard's log pane.
 const logSinkLines = 512
 
-// syncOpts are the flags of `bloomwatch sync`.
-var syncOpts struct {
+// syncOptions are the flags of `bloomwatch sync`.
+type syncOptions struct {
 	walletFlags
 	connect     []string
 	maxPeers    int
@@ -45,11 +45,14 @@ var syncOpts struct {
 	cpuProfile  string
 }
 
-// syncCmd syncs the wallet from BIP37 peers.
-var syncCmd = &cobra.Command{
-	Use:   "sync",
-	Short: "Sync the watch-only wallet from BIP37 peers (dashboard on a terminal, headless with --json or --no-tui)",
-	Long: `Sync the watch-only wallet of --datadir from full nodes that serve BIP37
+// newSyncCmd returns `bloomwatch sync`, which syncs the wallet from BIP37
+// peers.
+func newSyncCmd() *cobra.Command {
+	o := &syncOptions{}
+	cmd := &cobra.Command{
+		Use:   "sync",
+		Short: "Sync the watch-only wallet from BIP37 peers (dashboard on a terminal, headless with --json or --no-tui)",
+		Long: `Sync the watch-only wallet of --datadir from full nodes that serve BIP37
 bloom filters. The wallet is created from --network, --xpub and --address when
 the data dir holds none; given to an existing wallet, new --xpub/--address are
 imported (the wallet then rescans from its birthday).
@@ -59,82 +62,81 @@ headless and logs progress to stderr. --until-synced exits once the wallet is
 at the best peer's tip; --json prints a summary on stdout when sync ends.
 The light node's state (headers, privacy transcript, bans) is kept in
 DATADIR/spv.`,
-	Args: cobra.NoArgs,
-	RunE: runSync,
+		Args: cobra.NoArgs,
+		RunE: o.run,
+	}
+	f := cmd.Flags()
+	o.registerCreate(f)
+	f.StringArrayVar(&o.connect, "connect", nil, "peer HOST:PORT to sync from (repeatable; required on regtest and simnet)")
+	f.IntVar(&o.maxPeers, "max-peers", spv.DefaultMaxPeers, "outbound peers")
+	f.Float64Var(&o.fpRate, "fp-rate", spv.DefaultFPRate, "bloom filter false-positive target at its capacity")
+	f.BoolVar(&o.untilSynced, "until-synced", false, "exit once the wallet is at the best peer's tip")
+	f.BoolVar(&o.asJSON, "json", false, "headless; print a JSON summary on stdout at the end")
+	f.BoolVar(&o.noTUI, "no-tui", false, "headless even on a terminal")
+	f.StringVar(&o.logFile, "log-file", "", "write the log here (default: stderr headless, DATADIR/bloomwatch.log with the dashboard)")
+	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	f.DurationVar(&o.peerTimeout, "peer-timeout", defaultPeerTimeout, "give up when no peer is usable for this long (0: wait forever)")
+	f.BoolVar(&o.resetHdrs, "reset-headers", false, "delete the header store (DATADIR/spv) first and download the headers again; the wallet is kept")
+	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the sync to this file (go tool pprof)")
+	return cmd
 }
 
-func init() {
-	f := syncCmd.Flags()
-	syncOpts.registerCreate(f)
-	f.StringArrayVar(&syncOpts.connect, "connect", nil, "peer HOST:PORT to sync from (repeatable; required on regtest and simnet)")
-	f.IntVar(&syncOpts.maxPeers, "max-peers", spv.DefaultMaxPeers, "outbound peers")
-	f.Float64Var(&syncOpts.fpRate, "fp-rate", spv.DefaultFPRate, "bloom filter false-positive target at its capacity")
-	f.BoolVar(&syncOpts.untilSynced, "until-synced", false, "exit once the wallet is at the best peer's tip")
-	f.BoolVar(&syncOpts.asJSON, "json", false, "headless; print a JSON summary on stdout at the end")
-	f.BoolVar(&syncOpts.noTUI, "no-tui", false, "headless even on a terminal")
-	f.StringVar(&syncOpts.logFile, "log-file", "", "write the log here (default: stderr headless, DATADIR/bloomwatch.log with the dashboard)")
-	f.StringVar(&syncOpts.logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	f.DurationVar(&syncOpts.peerTimeout, "peer-timeout", defaultPeerTimeout, "give up when no peer is usable for this long (0: wait forever)")
-	f.BoolVar(&syncOpts.resetHdrs, "reset-headers", false, "delete the header store (DATADIR/spv) first and download the headers again; the wallet is kept")
-	f.StringVar(&syncOpts.cpuProfile, "cpuprofile", "", "write a CPU profile of the sync to this file (go tool pprof)")
-	rootCmd.AddCommand(syncCmd)
-}
-
-func runSync(cmd *cobra.Command, _ []string) (err error) {
+// run implements `bloomwatch sync`.
+func (o *syncOptions) run(cmd *cobra.Command, _ []string) (err error) {
 	const prefix = "sync"
-	level, err := parseLogLevel(syncOpts.logLevel)
+	level, err := parseLogLevel(o.logLevel)
 	if err != nil {
 		return usagef("%s: %w", prefix, err)
 	}
-	if syncOpts.maxPeers < 1 {
+	if o.maxPeers < 1 {
 		return usagef("%s: --max-peers must be at least 1", prefix)
 	}
-	if !(syncOpts.fpRate > 0 && syncOpts.fpRate < 1) {
+	if !(o.fpRate > 0 && o.fpRate < 1) {
 		return usagef("%s: --fp-rate must be in (0, 1)", prefix)
 	}
-	if syncOpts.peerTimeout < 0 {
+	if o.peerTimeout < 0 {
 		return usagef("%s: --peer-timeout must not be negative", prefix)
 	}
-	for _, c := range syncOpts.connect {
+	for _, c := range o.connect {
 		if err := checkPeerAddr(c); err != nil {
 			return usagef("%s: --connect %q: %w", prefix, c, err)
 		}
 	}
-	if syncOpts.network != "" {
-		n, err := netparams.Lookup(syncOpts.network)
+	if o.network != "" {
+		n, err := netparams.Lookup(o.network)
 		if err != nil {
 			return usagef("%s: %w", prefix, err)
 		}
-		if len(syncOpts.connect) == 0 && len(n.Seeds) == 0 {
+		if len(o.connect) == 0 && len(n.Seeds) == 0 {
 			return usagef("%s: %s has no DNS seeds: give --connect HOST:PORT", prefix, n.Name)
 		}
 	}
-	if syncOpts.cpuProfile != "" {
-		stop, err := startCPUProfile(syncOpts.cpuProfile)
+	if o.cpuProfile != "" {
+		stop, err := startCPUProfile(o.cpuProfile)
 		if err != nil {
 			return usagef("%s: --cpuprofile: %w", prefix, err)
 		}
 		defer stop()
 	}
-	w, _, err := openOrCreateWallet(prefix, &syncOpts.walletFlags)
+	w, _, err := openOrCreateWallet(prefix, &o.walletFlags)
 	if err != nil {
 		return err
 	}
 	defer closeWallet(w, &err)
 	cfg := session.Config{
 		Wallet:       w,
-		Connect:      syncOpts.connect,
-		MaxPeers:     syncOpts.maxPeers,
-		FPRate:       syncOpts.fpRate,
-		UntilSynced:  syncOpts.untilSynced,
-		Dashboard:    !syncOpts.asJSON && !syncOpts.noTUI && isTerminal(cmd.OutOrStdout()),
-		LogFile:      syncOpts.logFile,
+		Connect:      o.connect,
+		MaxPeers:     o.maxPeers,
+		FPRate:       o.fpRate,
+		UntilSynced:  o.untilSynced,
+		Dashboard:    !o.asJSON && !o.noTUI && isTerminal(cmd.OutOrStdout()),
+		LogFile:      o.logFile,
 		LogLevel:     level,
-		PeerTimeout:  syncOpts.peerTimeout,
-		ResetHeaders: syncOpts.resetHdrs,
+		PeerTimeout:  o.peerTimeout,
+		ResetHeaders: o.resetHdrs,
 		Stderr:       cmd.ErrOrStderr(),
 	}
-	return runSession(cmd, prefix, cfg, syncOpts.asJSON, nil)
+	return runSession(cmd, prefix, cfg, o.asJSON, nil)
 }
 
 // checkPeerAddr accepts HOST:PORT with a numeric port.

@@ -44,7 +44,6 @@ func syncChain(t *testing.T, spec testnet.ChainSpec) (*testnet.Harness, *testnet
 // runSyncJSON runs `bloomwatch sync --json` and decodes the summary.
 func runSyncJSON(t *testing.T, args ...string) *session.Summary {
 	t.Helper()
-	resetFlags(rootCmd)
 	var out, errb bytes.Buffer
 	code := run(append([]string{"sync", "--json", "--until-synced", "--log-level", "warn"}, args...), &out, &errb)
 	if code != 0 {
@@ -172,7 +171,6 @@ func TestSyncEndToEnd(t *testing.T) {
 	if err := os.WriteFile(hdrFile, raw, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	resetFlags(rootCmd)
 	var out, errb bytes.Buffer
 	code := run([]string{"sync", "--datadir", dir, "--connect", peer, "--until-synced", "--json", "--log-level", "error"}, &out, &errb)
 	if code != 1 || strings.Count(strings.TrimSpace(errb.String()), "\n") != 0 || !strings.Contains(errb.String(), "--reset-headers") {
@@ -189,7 +187,6 @@ func TestSyncEndToEnd(t *testing.T) {
 // be reached, and that the new wallet's directory is still usable.
 func TestSyncNoPeer(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "w")
-	resetFlags(rootCmd)
 	var out, errb bytes.Buffer
 	code := run([]string{"sync", "--datadir", dir, "--network", "regtest", "--address", "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080",
 		"--connect", "127.0.0.1:1", "--until-synced", "--json", "--peer-timeout", "2s", "--log-level", "error"}, &out, &errb)

@@ -13,10 +13,20 @@ import (
 	"github.com/bloomwatch/bloomwatch/wallet"
 )
 
-// walletCmd groups the watch-only wallet commands.
-var walletCmd = &cobra.Command{
-	Use:   "wallet",
-	Short: "Create and inspect the watch-only wallet",
+// newWalletCmd returns `bloomwatch wallet`, which groups the watch-only
+// wallet commands.
+func newWalletCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "wallet",
+		Short: "Create and inspect the watch-only wallet",
+	}
+	cmd.AddCommand(newWalletCreateCmd(), newWalletAddCmd(),
+		newWalletReadCmd("balance --datadir D", "Print the confirmed, unconfirmed and immature balance", showBalance),
+		newWalletReadCmd("txs --datadir D", "Print the wallet's transactions with their net amounts", showTxs),
+		newWalletReadCmd("utxos --datadir D", "Print the unspent outputs", showUTXOs),
+		newWalletReadCmd("addresses --datadir D", "Print every watched address with its derivation path and use", showAddresses),
+		newWalletStatsCmd())
+	return cmd
 }
 
 // walletFlags are the flags that open or create a wallet; `wallet create`
@@ -31,14 +41,14 @@ type walletFlags struct {
 	gapInternal uint32
 }
 
-// registerOpen adds --datadir.
-func (f *walletFlags) registerOpen(fs *pflag.FlagSet) {
-	fs.StringVar(&f.datadir, "datadir", "", "wallet data directory (required)")
+// registerDatadir adds --datadir, stored in p.
+func registerDatadir(fs *pflag.FlagSet, p *string) {
+	fs.StringVar(p, "datadir", "", "wallet data directory (required)")
 }
 
 // registerCreate adds every flag that describes a new wallet.
 func (f *walletFlags) registerCreate(fs *pflag.FlagSet) {
-	f.registerOpen(fs)
+	registerDatadir(fs, &f.datadir)
 	fs.StringVar(&f.network, "network", "", "network: mainnet, testnet3, signet, regtest or simnet (required)")
 	fs.StringArrayVar(&f.xpubs, "xpub", nil, "account extended public key: xpub/ypub/zpub, tpub/upub/vpub, spub (repeatable)")
 	fs.StringArrayVar(&f.addresses, "address", nil, "single address to watch (repeatable)")
@@ -84,11 +94,11 @@ func walletErr(prefix string, err error) error {
 }
 
 // openWallet opens the wallet of --datadir.
-func openWallet(prefix string, f *walletFlags, opts ...wallet.Option) (*wallet.Wallet, error) {
-	if f.datadir == "" {
+func openWallet(prefix, datadir string) (*wallet.Wallet, error) {
+	if datadir == "" {
 		return nil, usagef("%s: --datadir is required", prefix)
 	}
-	w, err := wallet.Open(f.datadir, opts...)
+	w, err := wallet.Open(datadir)
 	if err != nil {
 		return nil, walletErr(prefix, err)
 	}
@@ -99,7 +109,7 @@ func openWallet(prefix string, f *walletFlags, opts ...wallet.Option) (*wallet.W
 // created from the flags when the directory holds none, given any --xpub or
 // --address it does not watch yet otherwise. It reports whether it created
 // the wallet.
-func openOrCreateWallet(prefix string, f *walletFlags, opts ...wallet.Option) (*wallet.Wallet, bool, error) {
+func openOrCreateWallet(prefix string, f *walletFlags) (*wallet.Wallet, bool, error) {
 	if f.datadir == "" {
 		return nil, false, usagef("%s: --datadir is required", prefix)
 	}
@@ -114,7 +124,7 @@ func openOrCreateWallet(prefix string, f *walletFlags, opts ...wallet.Option) (*
 	w, created, err := session.OpenWallet(session.WalletSpec{
 		Dir: f.datadir, Network: f.network, Xpubs: f.xpubs, Addresses: f.addresses,
 		Birthday: f.birthday, GapExternal: f.gapExternal, GapInternal: f.gapInternal,
-	}, opts...)
+	})
 	if err != nil {
 		return nil, false, walletErr(prefix, err)
 	}
@@ -128,97 +138,107 @@ func closeWallet(w *wallet.Wallet, err *error) {
 	}
 }
 
-// Flags of each wallet subcommand.
-var (
-	walletCreateOpts struct {
-		walletFlags
-		asJSON bool
+// walletCreateOptions are the flags of `wallet create`.
+type walletCreateOptions struct {
+	walletFlags
+	asJSON bool
+}
+
+// newWalletCreateCmd returns `wallet create`.
+func newWalletCreateCmd() *cobra.Command {
+	o := &walletCreateOptions{}
+	cmd := &cobra.Command{
+		Use:   "create --datadir D --network N [--xpub X]... [--address A]...",
+		Short: "Create a watch-only wallet from extended public keys and addresses",
+		Long: "Create a watch-only wallet. Every key and address is checked before anything is\n" +
+			"written; on error the data directory is left as it was. The key version selects the\n" +
+			"address type (SLIP-132): xpub/tpub/spub P2PKH, ypub/upub P2SH-P2WPKH, zpub/vpub P2WPKH.\n" +
+			"Extended private keys are refused.",
+		Args: cobra.NoArgs,
+		RunE: o.run,
 	}
-	walletAddOpts struct {
-		walletFlags
-		xpub    string
-		address string
-		asJSON  bool
+	o.registerCreate(cmd.Flags())
+	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+// walletAddOptions are the flags of `wallet add`.
+type walletAddOptions struct {
+	datadir string
+	xpub    string
+	address string
+	asJSON  bool
+}
+
+// newWalletAddCmd returns `wallet add`.
+func newWalletAddCmd() *cobra.Command {
+	o := &walletAddOptions{}
+	cmd := &cobra.Command{
+		Use:   "add --datadir D (--xpub X | --address A)",
+		Short: "Watch one more account key or address (a synced wallet rescans from its birthday)",
+		Args:  cobra.NoArgs,
+		RunE:  o.run,
 	}
-	walletReadOpts struct {
-		walletFlags
-		asJSON bool
-		fps    int
+	f := cmd.Flags()
+	registerDatadir(f, &o.datadir)
+	f.StringVar(&o.xpub, "xpub", "", "account extended public key to watch")
+	f.StringVar(&o.address, "address", "", "single address to watch")
+	f.BoolVar(&o.asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+// walletReadOptions are the flags of the commands that read the wallet.
+type walletReadOptions struct {
+	datadir string
+	asJSON  bool
+	fps     int // wallet stats only
+}
+
+// walletReader prints what a read command reads from the open wallet.
+type walletReader func(cmd *cobra.Command, w *wallet.Wallet, o *walletReadOptions) error
+
+// newWalletReadCmd returns a wallet subcommand that opens the wallet of
+// --datadir, hands it to read and closes it.
+func newWalletReadCmd(use, short string, read walletReader) *cobra.Command {
+	return (&walletReadOptions{}).command(use, short, read)
+}
+
+// command returns a read command whose flags live in o.
+func (o *walletReadOptions) command(use, short string, read walletReader) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return o.run(cmd, read) },
 	}
-)
-
-var walletCreateCmd = &cobra.Command{
-	Use:   "create --datadir D --network N [--xpub X]... [--address A]...",
-	Short: "Create a watch-only wallet from extended public keys and addresses",
-	Long: "Create a watch-only wallet. Every key and address is checked before anything is\n" +
-		"written; on error the data directory is left as it was. The key version selects the\n" +
-		"address type (SLIP-132): xpub/tpub/spub P2PKH, ypub/upub P2SH-P2WPKH, zpub/vpub P2WPKH.\n" +
-		"Extended private keys are refused.",
-	Args: cobra.NoArgs,
-	RunE: runWalletCreate,
+	registerDatadir(cmd.Flags(), &o.datadir)
+	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print JSON")
+	return cmd
 }
 
-var walletAddCmd = &cobra.Command{
-	Use:   "add --datadir D (--xpub X | --address A)",
-	Short: "Watch one more account key or address (a synced wallet rescans from its birthday)",
-	Args:  cobra.NoArgs,
-	RunE:  runWalletAdd,
+// newWalletStatsCmd returns `wallet stats`.
+func newWalletStatsCmd() *cobra.Command {
+	o := &walletReadOptions{}
+	cmd := o.command("stats --datadir D [--fps N]", "Print match statistics: relevant transactions and false positives", showStats)
+	cmd.Flags().IntVar(&o.fps, "fps", 0, "also list up to N false-positive txids, newest first")
+	return cmd
 }
 
-var walletBalanceCmd = &cobra.Command{
-	Use:   "balance --datadir D",
-	Short: "Print the confirmed, unconfirmed and immature balance",
-	Args:  cobra.NoArgs,
-	RunE:  runWalletBalance,
-}
-
-var walletTxsCmd = &cobra.Command{
-	Use:   "txs --datadir D",
-	Short: "Print the wallet's transactions with their net amounts",
-	Args:  cobra.NoArgs,
-	RunE:  runWalletTxs,
-}
-
-var walletUTXOsCmd = &cobra.Command{
-	Use:   "utxos --datadir D",
-	Short: "Print the unspent outputs",
-	Args:  cobra.NoArgs,
-	RunE:  runWalletUTXOs,
-}
-
-var walletAddressesCmd = &cobra.Command{
-	Use:   "addresses --datadir D",
-	Short: "Print every watched address with its derivation path and use",
-	Args:  cobra.NoArgs,
-	RunE:  runWalletAddresses,
-}
-
-var walletStatsCmd = &cobra.Command{
-	Use:   "stats --datadir D [--fps N]",
-	Short: "Print match statistics: relevant transactions and false positives",
-	Args:  cobra.NoArgs,
-	RunE:  runWalletStats,
-}
-
-func init() {
-	walletCreateOpts.registerCreate(walletCreateCmd.Flags())
-	walletCreateCmd.Flags().BoolVar(&walletCreateOpts.asJSON, "json", false, "print JSON")
-
-	af := walletAddCmd.Flags()
-	walletAddOpts.registerOpen(af)
-	af.StringVar(&walletAddOpts.xpub, "xpub", "", "account extended public key to watch")
-	af.StringVar(&walletAddOpts.address, "address", "", "single address to watch")
-	af.BoolVar(&walletAddOpts.asJSON, "json", false, "print JSON")
-
-	for _, c := range []*cobra.Command{walletBalanceCmd, walletTxsCmd, walletUTXOsCmd, walletAddressesCmd, walletStatsCmd} {
-		walletReadOpts.registerOpen(c.Flags())
-		c.Flags().BoolVar(&walletReadOpts.asJSON, "json", false, "print JSON")
+// run opens the wallet, reads it with read and closes it.
+func (o *walletReadOptions) run(cmd *cobra.Command, read walletReader) (err error) {
+	prefix := "wallet " + cmd.Name()
+	if o.fps < 0 {
+		return usagef("%s: --fps must not be negative", prefix)
 	}
-	walletStatsCmd.Flags().IntVar(&walletReadOpts.fps, "fps", 0, "also list up to N false-positive txids, newest first")
-
-	walletCmd.AddCommand(walletCreateCmd, walletAddCmd, walletBalanceCmd, walletTxsCmd,
-		walletUTXOsCmd, walletAddressesCmd, walletStatsCmd)
-	rootCmd.AddCommand(walletCmd)
+	w, err := openWallet(prefix, o.datadir)
+	if err != nil {
+		return err
+	}
+	defer closeWallet(w, &err)
+	if err := read(cmd, w, o); err != nil {
+		return fmt.Errorf("%s: %w", prefix, err)
+	}
+	return nil
 }
 
 // walletCreateJSON is the --json output of `wallet create`.
@@ -233,9 +253,10 @@ type walletCreateJSON struct {
 	Elements    int                  `json:"filter_elements"`
 }
 
-func runWalletCreate(cmd *cobra.Command, _ []string) (err error) {
+// run implements `wallet create`.
+func (o *walletCreateOptions) run(cmd *cobra.Command, _ []string) (err error) {
 	const prefix = "wallet create"
-	f := &walletCreateOpts.walletFlags
+	f := &o.walletFlags
 	if f.datadir == "" {
 		return usagef("%s: --datadir is required", prefix)
 	}
@@ -273,7 +294,7 @@ func runWalletCreate(cmd *cobra.Command, _ []string) (err error) {
 		Datadir: f.datadir, Network: w.Network(), Birthday: w.Birthday(),
 		GapExternal: ext, GapInternal: in, Accounts: accounts, Addresses: imported, Elements: st.Elements,
 	}
-	if walletCreateOpts.asJSON {
+	if o.asJSON {
 		return writeJSON(cmd, out)
 	}
 	var b strings.Builder
@@ -295,13 +316,13 @@ func runWalletCreate(cmd *cobra.Command, _ []string) (err error) {
 // accountDepth is the depth of a BIP44/49/84 account key (m/purpose'/coin'/account').
 const accountDepth = 3
 
-func runWalletAdd(cmd *cobra.Command, _ []string) (err error) {
+// run implements `wallet add`.
+func (o *walletAddOptions) run(cmd *cobra.Command, _ []string) (err error) {
 	const prefix = "wallet add"
-	opts := &walletAddOpts
-	if (opts.xpub == "") == (opts.address == "") {
+	if (o.xpub == "") == (o.address == "") {
 		return usagef("%s: give exactly one of --xpub and --address", prefix)
 	}
-	w, err := openWallet(prefix, &opts.walletFlags)
+	w, err := openWallet(prefix, o.datadir)
 	if err != nil {
 		return err
 	}
@@ -311,22 +332,22 @@ func runWalletAdd(cmd *cobra.Command, _ []string) (err error) {
 		line   string
 		rescan bool
 	)
-	if opts.xpub != "" {
-		info, err := w.AddXpub(opts.xpub)
+	if o.xpub != "" {
+		info, err := w.AddXpub(o.xpub)
 		if err != nil {
 			return walletErr(prefix, err)
 		}
 		result, rescan = info, info.Rescan
 		line = fmt.Sprintf("added account %s %s %s", info.Scope, info.Name, info.Kind)
 	} else {
-		info, err := w.AddAddress(opts.address)
+		info, err := w.AddAddress(o.address)
 		if err != nil {
 			return walletErr(prefix, err)
 		}
 		result, rescan = info, info.Rescan
 		line = fmt.Sprintf("added address %s %s", info.Address, info.Kind)
 	}
-	if opts.asJSON {
+	if o.asJSON {
 		return writeJSON(cmd, result)
 	}
 	if rescan {
@@ -344,26 +365,21 @@ type walletBalanceJSON struct {
 	SyncedHash   string `json:"synced_hash,omitempty"`
 }
 
-func runWalletBalance(cmd *cobra.Command, _ []string) (err error) {
-	const prefix = "wallet balance"
-	w, err := openWallet(prefix, &walletReadOpts.walletFlags)
+// showBalance implements `wallet balance`.
+func showBalance(cmd *cobra.Command, w *wallet.Wallet, o *walletReadOptions) error {
+	bal, err := w.Balance()
 	if err != nil {
 		return err
 	}
-	defer closeWallet(w, &err)
-	bal, err := w.Balance()
-	if err != nil {
-		return fmt.Errorf("%s: %w", prefix, err)
-	}
 	sp, err := w.SyncedTo()
 	if err != nil {
-		return fmt.Errorf("%s: %w", prefix, err)
+		return err
 	}
 	out := walletBalanceJSON{Balance: bal, Total: int64(bal.Total()), SyncedHeight: sp.Height}
 	if sp.Height >= 0 {
 		out.SyncedHash = sp.Hash.String()
 	}
-	if walletReadOpts.asJSON {
+	if o.asJSON {
 		return writeJSON(cmd, out)
 	}
 	tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -399,24 +415,19 @@ func syncedLine(height int32) string {
 	return fmt.Sprintf("synced to height %d", height)
 }
 
-func runWalletTxs(cmd *cobra.Command, _ []string) (err error) {
-	const prefix = "wallet txs"
-	w, err := openWallet(prefix, &walletReadOpts.walletFlags)
+// showTxs implements `wallet txs`.
+func showTxs(cmd *cobra.Command, w *wallet.Wallet, o *walletReadOptions) error {
+	txs, err := w.Txs()
 	if err != nil {
 		return err
 	}
-	defer closeWallet(w, &err)
-	txs, err := w.Txs()
-	if err != nil {
-		return fmt.Errorf("%s: %w", prefix, err)
-	}
-	if walletReadOpts.asJSON {
+	if o.asJSON {
 		if txs == nil {
 			txs = []wallet.TxSummary{}
 		}
 		return writeJSON(cmd, txs)
 	}
-	tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+	tw := newTable(cmd.OutOrStdout())
 	fmt.Fprintln(tw, "HEIGHT\tTXID\tDELTA (sat)\tCONFIRMATIONS")
 	for _, t := range txs {
 		height := fmt.Sprint(t.Height)
@@ -428,24 +439,19 @@ func runWalletTxs(cmd *cobra.Command, _ []string) (err error) {
 	return tw.Flush()
 }
 
-func runWalletUTXOs(cmd *cobra.Command, _ []string) (err error) {
-	const prefix = "wallet utxos"
-	w, err := openWallet(prefix, &walletReadOpts.walletFlags)
+// showUTXOs implements `wallet utxos`.
+func showUTXOs(cmd *cobra.Command, w *wallet.Wallet, o *walletReadOptions) error {
+	utxos, err := w.UTXOs()
 	if err != nil {
 		return err
 	}
-	defer closeWallet(w, &err)
-	utxos, err := w.UTXOs()
-	if err != nil {
-		return fmt.Errorf("%s: %w", prefix, err)
-	}
-	if walletReadOpts.asJSON {
+	if o.asJSON {
 		if utxos == nil {
 			utxos = []wallet.UTXO{}
 		}
 		return writeJSON(cmd, utxos)
 	}
-	tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+	tw := newTable(cmd.OutOrStdout())
 	fmt.Fprintln(tw, "OUTPOINT\tAMOUNT (sat)\tHEIGHT\tCONFIRMATIONS\tADDRESS")
 	for _, u := range utxos {
 		fmt.Fprintf(tw, "%s:%d\t%d\t%d\t%d\t%s\n", u.Txid, u.Index, int64(u.Amount), u.Height, u.Confirmations, u.Address)
@@ -453,24 +459,19 @@ func runWalletUTXOs(cmd *cobra.Command, _ []string) (err error) {
 	return tw.Flush()
 }
 
-func runWalletAddresses(cmd *cobra.Command, _ []string) (err error) {
-	const prefix = "wallet addresses"
-	w, err := openWallet(prefix, &walletReadOpts.walletFlags)
+// showAddresses implements `wallet addresses`.
+func showAddresses(cmd *cobra.Command, w *wallet.Wallet, o *walletReadOptions) error {
+	addrs, err := w.Addresses()
 	if err != nil {
 		return err
 	}
-	defer closeWallet(w, &err)
-	addrs, err := w.Addresses()
-	if err != nil {
-		return fmt.Errorf("%s: %w", prefix, err)
-	}
-	if walletReadOpts.asJSON {
+	if o.asJSON {
 		if addrs == nil {
 			addrs = []wallet.AddressInfo{}
 		}
 		return writeJSON(cmd, addrs)
 	}
-	tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+	tw := newTable(cmd.OutOrStdout())
 	fmt.Fprintln(tw, "ADDRESS\tKIND\tPATH\tUSED")
 	for _, a := range addrs {
 		path := "imported"
@@ -492,27 +493,19 @@ type walletStatsJSON struct {
 	FalsePositiveTxs []wallet.FalsePositive `json:"false_positive_txs,omitempty"`
 }
 
-func runWalletStats(cmd *cobra.Command, _ []string) (err error) {
-	const prefix = "wallet stats"
-	if walletReadOpts.fps < 0 {
-		return usagef("%s: --fps must not be negative", prefix)
-	}
-	w, err := openWallet(prefix, &walletReadOpts.walletFlags)
+// showStats implements `wallet stats`.
+func showStats(cmd *cobra.Command, w *wallet.Wallet, o *walletReadOptions) error {
+	st, err := w.Stats()
 	if err != nil {
 		return err
 	}
-	defer closeWallet(w, &err)
-	st, err := w.Stats()
-	if err != nil {
-		return fmt.Errorf("%s: %w", prefix, err)
-	}
 	out := walletStatsJSON{Stats: st}
-	if walletReadOpts.fps > 0 {
-		if out.FalsePositiveTxs, err = w.FalsePositives(walletReadOpts.fps); err != nil {
-			return fmt.Errorf("%s: %w", prefix, err)
+	if o.fps > 0 {
+		if out.FalsePositiveTxs, err = w.FalsePositives(o.fps); err != nil {
+			return err
 		}
 	}
-	if walletReadOpts.asJSON {
+	if o.asJSON {
 		return writeJSON(cmd, out)
 	}
 	var b strings.Builder
