@@ -9,10 +9,11 @@
 //
 //   - waddrmgr: a watch-only address manager (created with a nil root
 //     key) with one scope per BIP43 purpose in use (44 P2PKH, 49
-//     P2SH-P2WPKH, 84 P2WPKH) and one watch-only account per imported
-//     extended public key. waddrmgr derives, stores and flags addresses
-//     and keeps the sync point with the recent block hashes used to find
-//     a reorg's fork point.
+//     P2SH-P2WPKH, 84 P2WPKH, 86 P2TR) and one watch-only account per
+//     imported extended public key or ranged descriptor. waddrmgr
+//     derives, stores and flags addresses (P2TR ones with the BIP86
+//     tweak) and keeps the sync point with the recent block hashes used
+//     to find a reorg's fork point.
 //   - wtxmgr: the wallet's transactions, credits, debits, unspent outputs
 //     and balances, with its rollback and double-spend eviction.
 //   - bloomwatch: what neither package covers: single imported addresses
@@ -20,7 +21,16 @@
 //     key or redeem script, which a watch-only user rarely has), the
 //     per-block record of every transaction peers sent with its verdict
 //     (relevant or false positive), the unconfirmed false positives, the
-//     counters, the gap limits and the birthday.
+//     counters, the gap limits, the birthday, and the imported output
+//     descriptors as given, with their checksums.
+//
+// # Descriptors
+//
+// Output descriptors (BIP380-386, multipath BIP389) are parsed and
+// checked by ParseDescriptor: pkh, sh(wpkh), wpkh, key-path tr, addr and
+// raw, with public keys only. A ranged descriptor is watched as a
+// waddrmgr account (see descriptor_wallet.go for why and what shapes
+// that allows), a non-ranged one as imported scripts.
 //
 // The public passphrase and scrypt parameters of the watch-only manager
 // are discussed at publicPassphrase and scryptOptions: they protect

@@ -36,9 +36,29 @@ var (
 	// decode (bad checksum, bad length, unknown version).
 	ErrInvalidKey = errors.New("wallet: invalid extended public key")
 
-	// ErrPrivateKey is returned when an extended private key is given:
-	// a watch-only wallet refuses to store private keys.
-	ErrPrivateKey = errors.New("wallet: extended private key given, only public keys are accepted")
+	// ErrPrivateKey is returned when a private key is given (an
+	// extended private key, or a WIF key in a descriptor): a watch-only
+	// wallet refuses to store private keys.
+	ErrPrivateKey = errors.New("wallet: private key given, only public keys are accepted")
+
+	// ErrInvalidDescriptor is returned for an output descriptor that is
+	// malformed or invalid by BIP380-389 (syntax, key origin, derivation
+	// step, a key form its function does not allow).
+	ErrInvalidDescriptor = errors.New("wallet: invalid descriptor")
+
+	// ErrDescriptorChecksum is returned when a descriptor's "#checksum"
+	// is malformed or does not match the descriptor (BIP380).
+	ErrDescriptorChecksum = errors.New("wallet: descriptor checksum mismatch")
+
+	// ErrUnsupportedDescriptor is returned for a valid descriptor the
+	// wallet cannot watch: a function other than pkh, sh(wpkh), wpkh, tr
+	// (key path only), addr and raw, or a ranged derivation that is not
+	// an HD account's (see ParseDescriptor).
+	ErrUnsupportedDescriptor = errors.New("wallet: descriptor not supported")
+
+	// ErrHardenedStep is returned for a hardened derivation step after an
+	// extended public key: deriving it needs the private key.
+	ErrHardenedStep = errors.New("wallet: hardened derivation after a public key needs the private key")
 
 	// ErrInvalidAddress is returned for an address that does not decode.
 	ErrInvalidAddress = errors.New("wallet: invalid address")

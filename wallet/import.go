@@ -1,6 +1,7 @@
 package wallet
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 
@@ -44,10 +45,18 @@ func scopeString(s waddrmgr.KeyScope) string {
 // accountName is the waddrmgr name of account number n of a scope.
 func accountName(n uint32) string { return fmt.Sprintf("watch-%d", n) }
 
-// importAccount stores k as a new watch-only account and derives its first
-// gap addresses on both branches.
-func (w *Wallet) importAccount(am walletdb.ReadWriteBucket, k *accountKey) (*AccountInfo, error) {
+// importAccount watches branches of the account key k: a new watch-only
+// account, or, when the scope already holds an account of the same key
+// (and so the same addresses), the branches of it not watched yet. A
+// ranged descriptor covering only the receive branch (KEY/0/*) makes an
+// account whose change branch stays underived until a descriptor or an
+// xpub for it comes. It derives the first gap addresses of each new
+// branch. When every branch is already watched it returns ErrDuplicate,
+// unwrapped: the caller names the input. fingerprint is the master key
+// fingerprint waddrmgr records (0 when unknown).
+func (w *Wallet) importAccount(am walletdb.ReadWriteBucket, k *accountKey, branches []uint32, fingerprint uint32) (*AccountInfo, error) {
 	sm, err := w.addrMgr.FetchScopedKeyManager(k.scope)
+	acct, name, found := uint32(0), "", false
 	if err != nil {
 		// The watch-only manager starts with no scope; each purpose
 		// gets its own on first use.
@@ -56,36 +65,46 @@ func (w *Wallet) importAccount(am walletdb.ReadWriteBucket, k *accountKey) (*Acc
 			return nil, fmt.Errorf("create scope %v: %w", k.scope, err)
 		}
 	} else {
-		var dup bool
-		err := sm.ForEachAccount(am, func(acct uint32) error {
-			if acct == waddrmgr.ImportedAddrAccount || dup {
+		err := sm.ForEachAccount(am, func(n uint32) error {
+			if n == waddrmgr.ImportedAddrAccount || found {
 				return nil
 			}
-			props, err := sm.AccountProperties(am, acct)
+			props, err := sm.AccountProperties(am, n)
 			if err != nil {
 				return err
 			}
-			dup = props.AccountPubKey != nil && sameKey(props.AccountPubKey, k.key)
+			if props.AccountPubKey != nil && sameKey(props.AccountPubKey, k.key) {
+				acct, name, found = n, props.AccountName, true
+			}
 			return nil
 		})
 		if err != nil {
 			return nil, fmt.Errorf("accounts of %v: %w", k.scope, err)
 		}
-		if dup {
-			return nil, inputErr("xpub", k.key.String(), ErrDuplicate)
+	}
+	if found {
+		var missing []uint32
+		for _, br := range branches {
+			if w.watch.derived[branchKey{k.scope, acct, br}] == 0 {
+				missing = append(missing, br)
+			}
+		}
+		if len(missing) == 0 {
+			return nil, ErrDuplicate
+		}
+		branches = missing
+	} else {
+		last, err := sm.LastAccount(am)
+		if err != nil {
+			return nil, fmt.Errorf("accounts of %v: %w", k.scope, err)
+		}
+		name = accountName(last + 1) // LastAccount is MaxUint32 when empty.
+		schema := k.schema
+		if acct, err = sm.NewAccountWatchingOnly(am, name, k.key, fingerprint, &schema); err != nil {
+			return nil, fmt.Errorf("create account in %v: %w", k.scope, err)
 		}
 	}
-	last, err := sm.LastAccount(am)
-	if err != nil {
-		return nil, fmt.Errorf("accounts of %v: %w", k.scope, err)
-	}
-	name := accountName(last + 1) // LastAccount is MaxUint32 when empty.
-	schema := k.schema
-	acct, err := sm.NewAccountWatchingOnly(am, name, k.key, 0, &schema)
-	if err != nil {
-		return nil, fmt.Errorf("create account in %v: %w", k.scope, err)
-	}
-	for _, br := range []uint32{waddrmgr.ExternalBranch, waddrmgr.InternalBranch} {
+	for _, br := range branches {
 		key := branchKey{k.scope, acct, br}
 		w.watch.derived[key] = 0
 		if _, err := w.deriveThrough(am, key, w.gapFor(br)-1); err != nil {
@@ -100,6 +119,19 @@ func (w *Wallet) importAccount(am walletdb.ReadWriteBucket, k *accountKey) (*Acc
 		Depth:   k.key.Depth(),
 		Key:     k.key.String(),
 	}, nil
+}
+
+// bothBranches are the branches an account extended public key covers.
+var bothBranches = []uint32{waddrmgr.ExternalBranch, waddrmgr.InternalBranch}
+
+// importXpub imports an account key given as an xpub: both branches,
+// an InputError naming the key when it is already watched.
+func (w *Wallet) importXpub(am walletdb.ReadWriteBucket, k *accountKey) (*AccountInfo, error) {
+	info, err := w.importAccount(am, k, bothBranches, 0)
+	if errors.Is(err, ErrDuplicate) {
+		return nil, inputErr("xpub", k.key.String(), ErrDuplicate)
+	}
+	return info, err
 }
 
 // importScript stores a single address or raw script in the imported
@@ -142,10 +174,36 @@ func (w *Wallet) AddXpub(xpub string) (*AccountInfo, error) {
 	if err != nil {
 		return nil, err
 	}
+	return w.addAccountLocked(k)
+}
+
+// AddTaprootXpub imports the account extended public key of a BIP86
+// taproot account (m/86'/coin'/account'), watched on waddrmgr's BIP86
+// scope with gap limits like any account, and commits. The key carries
+// the network's plain version (xpub, tpub): SLIP-132 has none for
+// taproot. The same account can be given as the descriptor
+// tr(KEY/<0;1>/*). If the wallet had applied blocks it is rolled back to
+// rescan from its birthday.
+func (w *Wallet) AddTaprootXpub(xpub string) (*AccountInfo, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.usable(); err != nil {
+		return nil, err
+	}
+	k, err := parseTaprootKey(xpub, w.net.params)
+	if err != nil {
+		return nil, err
+	}
+	return w.addAccountLocked(k)
+}
+
+// addAccountLocked imports an account key and commits. The caller holds
+// w.mu.
+func (w *Wallet) addAccountLocked(k *accountKey) (*AccountInfo, error) {
 	var info *AccountInfo
-	err = w.updateNow(func(b buckets) error {
+	err := w.updateNow(func(b buckets) error {
 		var err error
-		if info, err = w.importAccount(b.am, k); err != nil {
+		if info, err = w.importXpub(b.am, k); err != nil {
 			return err
 		}
 		info.Rescan, err = w.rescanIfSynced(b)

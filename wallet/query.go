@@ -212,11 +212,17 @@ type AddressInfo struct {
 	Index   uint32 `json:"index"`
 	Used    bool   `json:"used"`
 	// Path is the full derivation path when the account key's own index
-	// is known ("m/84'/1'/0'/0/5"), else the scope and the in-account
-	// path ("m/84'/1'/?/0/5").
+	// is known ("m/84'/1'/0'/0/5"): from the key origin of a descriptor
+	// that has one, else from the scope and the key's child number at
+	// account depth; otherwise the scope and the in-account path
+	// ("m/84'/1'/?/0/5").
 	Path string `json:"path,omitempty"`
 	// Element is the filter element, hex.
 	Element string `json:"element"`
+	// Descriptor is the checksum of the imported descriptor that watches
+	// the address (see Descriptors), empty for an xpub or address
+	// import.
+	Descriptor string `json:"descriptor,omitempty"`
 }
 
 // Addresses returns every watched address and script: HD addresses by
@@ -229,6 +235,10 @@ func (w *Wallet) Addresses() ([]AddressInfo, error) {
 	}
 	var out []AddressInfo
 	err := w.view(func(b readBuckets) error {
+		owners, err := readDescriptorOwners(b)
+		if err != nil {
+			return err
+		}
 		used := make(map[string]bool)
 		acctPath := make(map[branchKey]string)
 		for _, sm := range sortedScopes(w.addrMgr) {
@@ -240,7 +250,11 @@ func (w *Wallet) Addresses() ([]AddressInfo, error) {
 				if err != nil {
 					return err
 				}
-				acctPath[branchKey{scope: sm.Scope(), account: acct}] = accountPath(sm.Scope(), props)
+				id := branchKey{scope: sm.Scope(), account: acct}
+				acctPath[id] = accountPath(sm.Scope(), props)
+				if p, ok := owners.paths[id]; ok {
+					acctPath[id] = p
+				}
 				return sm.ForEachAccountAddress(b.am, acct, func(ma waddrmgr.ManagedAddress) error {
 					used[ma.Address().EncodeAddress()] = ma.Used(b.am)
 					return nil
@@ -267,7 +281,9 @@ func (w *Wallet) Addresses() ([]AddressInfo, error) {
 					return err
 				}
 				info.Used = r.used
+				info.Descriptor = owners.scripts[string(e.ws.pkScript)]
 			} else {
+				info.Descriptor = owners.branches[branchKey{e.ref.scope, e.ref.account, e.ref.branch}]
 				info.Scope = scopeString(e.ref.scope)
 				info.Account, info.Branch, info.Index = e.ref.account, e.ref.branch, e.ref.index
 				info.Used = used[e.ws.address]

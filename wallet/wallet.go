@@ -66,6 +66,13 @@ type CreateConfig struct {
 	// the address type (SLIP-132): xpub/tpub/spub P2PKH (BIP44),
 	// ypub/upub P2SH-P2WPKH (BIP49), zpub/vpub P2WPKH (BIP84).
 	Xpubs []string
+	// TaprootXpubs are account-level extended public keys of BIP86
+	// taproot accounts (m/86'/coin'/account'), in the network's plain
+	// version (xpub, tpub): SLIP-132 has no taproot version.
+	TaprootXpubs []string
+	// Descriptors are output descriptors to watch (see
+	// ParseDescriptor), imported after the xpubs.
+	Descriptors []string
 	// Addresses are single addresses to watch (P2PKH, P2SH, P2WPKH,
 	// P2WSH, P2TR).
 	Addresses []string
@@ -84,6 +91,7 @@ type CreateConfig struct {
 type plan struct {
 	net      network
 	keys     []*accountKey
+	descs    []*descriptor
 	scripts  []*watchedScript
 	birthday int32
 	gapExt   uint32
@@ -122,6 +130,27 @@ func (cfg *CreateConfig) validate() (*plan, error) {
 			}
 		}
 		p.keys = append(p.keys, k)
+	}
+	for _, s := range cfg.TaprootXpubs {
+		k, err := parseTaprootKey(s, net.params)
+		if err != nil {
+			return nil, err
+		}
+		for _, prev := range p.keys {
+			if prev.scope == k.scope && sameKey(prev.key, k.key) {
+				return nil, inputErr("xpub", s, ErrDuplicate)
+			}
+		}
+		p.keys = append(p.keys, k)
+	}
+	// Descriptors are checked here; one that duplicates another input
+	// is refused when imported, inside the database Create discards.
+	for _, s := range cfg.Descriptors {
+		d, err := parseDescriptor(s, net.params)
+		if err != nil {
+			return nil, err
+		}
+		p.descs = append(p.descs, d)
 	}
 	seen := make(map[string]bool)
 	addScript := func(ws *watchedScript, shown string) error {
@@ -328,7 +357,12 @@ func (w *Wallet) initialize(tx walletdb.ReadWriteTx, p *plan) error {
 	}
 	w.net, w.meta, w.addrMgr, w.watch = p.net, m, mgr, newWatchSet()
 	for _, k := range p.keys {
-		if _, err := w.importAccount(am, k); err != nil {
+		if _, err := w.importXpub(am, k); err != nil {
+			return err
+		}
+	}
+	for _, d := range p.descs {
+		if _, err := w.importDescriptor(buckets{am: am, tm: tm, own: own}, d); err != nil {
 			return err
 		}
 	}

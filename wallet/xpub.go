@@ -16,6 +16,7 @@ const (
 	purposeBIP44 = 44 // P2PKH
 	purposeBIP49 = 49 // P2SH-P2WPKH
 	purposeBIP84 = 84 // P2WPKH
+	purposeBIP86 = 86 // P2TR, key path only
 )
 
 // hdVersion is the 4-byte version prefix of a serialized extended key.
@@ -85,6 +86,10 @@ var scopeSchemas = map[uint32]waddrmgr.ScopeAddrSchema{
 	purposeBIP44: {ExternalAddrType: waddrmgr.PubKeyHash, InternalAddrType: waddrmgr.PubKeyHash},
 	purposeBIP49: waddrmgr.KeyScopeBIP0049AddrSchema,
 	purposeBIP84: {ExternalAddrType: waddrmgr.WitnessPubKey, InternalAddrType: waddrmgr.WitnessPubKey},
+	// BIP86: waddrmgr derives the internal key and commits to it with
+	// txscript.ComputeTaprootKeyNoScript (Q = P + H_TapTweak(P)*G), the
+	// BIP86 output key; the wallet watches its 32-byte program.
+	purposeBIP86: {ExternalAddrType: waddrmgr.TaprootPubKey, InternalAddrType: waddrmgr.TaprootPubKey},
 }
 
 // accountKey is a parsed, checked extended public key.
@@ -142,4 +147,26 @@ func sameKey(a, b *hdkeychain.ExtendedKey) bool {
 		return false
 	}
 	return pa.IsEqual(pb) && string(a.ChainCode()) == string(b.ChainCode())
+}
+
+// parseTaprootKey decodes the account extended public key of a BIP86
+// taproot account. SLIP-132 defines no taproot version, so the key must
+// carry the network's plain BIP32 version (xpub, tpub; spub on simnet), as
+// BIP86 exports it; a ypub/zpub (which names P2SH-P2WPKH/P2WPKH) is
+// refused rather than reinterpreted.
+func parseTaprootKey(s string, params *chaincfg.Params) (*accountKey, error) {
+	k, err := parseAccountKey(s, params)
+	if err != nil {
+		return nil, err
+	}
+	if k.scope.Purpose != purposeBIP44 {
+		return nil, inputErr("xpub", s, fmt.Errorf("%w: a %s key names %s outputs; a taproot (BIP86) account takes the plain xpub/tpub version",
+			ErrInvalidKey, slip132Names[hdVersion(binary.BigEndian.Uint32(k.key.Version()))], k.kind))
+	}
+	return &accountKey{
+		key:    k.key,
+		scope:  waddrmgr.KeyScope{Purpose: purposeBIP86, Coin: params.HDCoinType},
+		schema: scopeSchemas[purposeBIP86],
+		kind:   KindP2TR,
+	}, nil
 }

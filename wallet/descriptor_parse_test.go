@@ -1,0 +1,304 @@
+package wallet
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Keys of the BIP380 key-expression test vectors.
+const (
+	bip380Xpub  = "xpub6ERApfZwUNrhLCkDtcHTcxd75RbzS1ed54G1LkBUHQVHQKqhMkhgbmJbZRkrgZw4koxb5JaHWkY4ALHY2grBGRjaDMzQLcgJvLJuZZvRcEL"
+	bip380Xprv  = "xprvA1RpRA33e1JQ7ifknakTFpgNXPmW2YvmhqLQYMmrj4xJXXWYpDPS3xz7iAxn8L39njGVyuoseXzU6rcxFLJ8HFsTjSyQbLYnMpCqE2VbFWc"
+	bip380Xprv2 = "xprv9s21ZrQH143K31xYSDQpPDxsXRTUcvj2iNHm5NUtrGiGG5e2DtALGdso3pGz6ssrdK4PFmM8NSpSBHNqPqm55Qn3LqFtT2emdEXVYsCzC2U"
+	bip380Pub   = "0260b2003c386519fc9eadf2b5cf124dd8eea4c4e68d5e154050a9346ea98ce600"
+	bip380Unc   = "04a34b99f22c790c4e36b2b3c2c35a36db06226e41c692fc82b8b56ac1c540c5bd5b8dec5235a0fa8722476c7709c02559e3aa73aa03918ba2d492eea75abea235"
+	bip380WIFU  = "5KYZdUEo39z3FPrtuX2QbbwGnNP5zTd7yyr2SC1j299sBCnWjss"
+	bip380WIFC  = "L4rK1yDtCWekvXuE6oXD9jCYfFNV2cWRpVuPLBcCU2z8TrisoyY1"
+)
+
+func TestDescriptorChecksumBIP380(t *testing.T) {
+	// BIP380 "Test Vectors": checksum and character set.
+	tests := []struct {
+		name    string
+		in      string
+		wantSum string
+		wantErr error
+	}{
+		{"valid checksum", "raw(deadbeef)#89f8spxm", "89f8spxm", nil},
+		{"no checksum", "raw(deadbeef)", "89f8spxm", nil},
+		{"missing checksum", "raw(deadbeef)#", "", ErrDescriptorChecksum},
+		{"too long checksum", "raw(deadbeef)#89f8spxmx", "", ErrDescriptorChecksum},
+		{"too short checksum", "raw(deadbeef)#89f8spx", "", ErrDescriptorChecksum},
+		{"error in payload", "raw(deedbeef)#89f8spxm", "", ErrDescriptorChecksum},
+		{"error in checksum", "raw(deedbeef)##9f8spxm", "", ErrDescriptorChecksum},
+		{"invalid characters in payload", "raw(Ü)#00000000", "", ErrInvalidDescriptor},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, sum, err := splitChecksum(tc.in)
+			if tc.wantErr != nil {
+				require.ErrorIs(t, err, tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.wantSum, sum)
+		})
+	}
+}
+
+func TestDescriptorChecksumCoreExamples(t *testing.T) {
+	// Descriptors with checksums printed in Bitcoin Core's documentation
+	// (doc/descriptors.md and the scantxoutset help), parsed whole: the
+	// checksum is checked and the descriptor accepted, and without it
+	// the same checksum is computed.
+	tests := []struct {
+		network, desc, sum string
+	}{
+		{"testnet3", "addr(mkmZxiEcEd8ZqjQWVZuC6so5dFMKEFpN2j)", "02wpgw69"},
+		{"mainnet", "wpkh([d34db33f/84h/0h/0h]0279be667ef9dcbbac55a06295Ce870b07029Bfcdb2dce28d959f2815b16f81798)", "qwlqgth7"},
+		{"mainnet", "raw(76a91411b366edfc0a8b66feebae5c2e25a7b6a5d1cf3188ac)", "fm24fxxy"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.desc, func(t *testing.T) {
+			info, err := ParseDescriptor(tc.desc+"#"+tc.sum, tc.network)
+			require.NoError(t, err)
+			require.Equal(t, tc.sum, info.Checksum)
+			require.Equal(t, tc.desc+"#"+tc.sum, info.Descriptor)
+			info, err = ParseDescriptor("  "+tc.desc+"\n", tc.network)
+			require.NoError(t, err)
+			require.Equal(t, tc.sum, info.Checksum)
+			require.False(t, info.Ranged)
+			require.Len(t, info.Scripts, 1)
+		})
+	}
+}
+
+func TestKeyExpressionsBIP380(t *testing.T) {
+	// BIP380 "Test Vectors": key expressions, each inside pkh() (which
+	// takes every key form) on mainnet. Valid expressions that need a
+	// private key are refused by a watch-only wallet: private keys with
+	// ErrPrivateKey, hardened steps after an xpub with ErrHardenedStep.
+	// One valid ranged expression ends in /5/*, which is not an HD
+	// account's branch (ErrUnsupportedDescriptor, see accountShape).
+	valid := []struct {
+		name, key string
+		wantErr   error
+	}{
+		{"compressed public key", bip380Pub, nil},
+		{"uncompressed public key", bip380Unc, nil},
+		{"public key with key origin", "[deadbeef/0h/0h/0h]" + bip380Pub, nil},
+		{"key origin with ' as hardened indicator", "[deadbeef/0'/0'/0']" + bip380Pub, nil},
+		{"key origin with mixed hardened indicators", "[deadbeef/0'/0h/0']" + bip380Pub, nil},
+		{"WIF uncompressed private key", bip380WIFU, ErrPrivateKey},
+		{"WIF compressed private key", bip380WIFC, ErrPrivateKey},
+		{"extended public key", bip380Xpub, nil},
+		{"extended public key with key origin", "[deadbeef/0h/1h/2h]" + bip380Xpub, nil},
+		{"extended public key with derivation", "[deadbeef/0h/1h/2h]" + bip380Xpub + "/3/4/5", nil},
+		{"extended public key with derivation and children", "[deadbeef/0h/1h/2h]" + bip380Xpub + "/3/4/5/*", ErrUnsupportedDescriptor},
+		{"extended public key with hardened derivation and unhardened children", bip380Xpub + "/3h/4h/5h/*", ErrHardenedStep},
+		{"extended public key with hardened derivation and children", bip380Xpub + "/3h/4h/5h/*h", ErrHardenedStep},
+		{"extended public key with key origin, hardened derivation and children", "[deadbeef/0h/1h/2]" + bip380Xpub + "/3h/4h/5h/*h", ErrHardenedStep},
+		{"extended private key", bip380Xprv, ErrPrivateKey},
+		{"extended private key with key origin", "[deadbeef/0h/1h/2h]" + bip380Xprv, ErrPrivateKey},
+		{"extended private key with derivation", "[deadbeef/0h/1h/2h]" + bip380Xprv + "/3/4/5", ErrPrivateKey},
+		{"extended private key with derivation and children", "[deadbeef/0h/1h/2h]" + bip380Xprv + "/3/4/5/*", ErrPrivateKey},
+		{"extended private key with hardened derivation and unhardened children", bip380Xprv + "/3h/4h/5h/*", ErrPrivateKey},
+		{"extended private key with hardened derivation and children", bip380Xprv + "/3h/4h/5h/*h", ErrPrivateKey},
+		{"extended private key with key origin, hardened derivation and children", "[deadbeef/0h/1h/2]" + bip380Xprv + "/3h/4h/5h/*h", ErrPrivateKey},
+	}
+	for _, tc := range valid {
+		t.Run("valid/"+tc.name, func(t *testing.T) {
+			_, err := ParseDescriptor("pkh("+tc.key+")", "mainnet")
+			if tc.wantErr == nil {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, tc.wantErr)
+			requireInputError(t, err)
+		})
+	}
+	// BIP380's invalid expressions. Those made of a private key are
+	// refused as private keys before their other fault is looked at
+	// (the key is never parsed further); the out-of-range index is
+	// tested again with the public key below.
+	invalid := []struct {
+		name, key string
+		wantErr   error
+	}{
+		{"children indicator in key origin", "[deadbeef/0h/0h/0h/*]" + bip380Pub, ErrInvalidDescriptor},
+		{"trailing slash in key origin", "[deadbeef/0h/0h/0h/]" + bip380Pub, ErrInvalidDescriptor},
+		{"too short fingerprint", "[deadbef/0h/0h/0h]" + bip380Pub, ErrInvalidDescriptor},
+		{"too long fingerprint", "[deadbeeef/0h/0h/0h]" + bip380Pub, ErrInvalidDescriptor},
+		{"invalid hardened indicators f", "[deadbeef/0f/0f/0f]" + bip380Pub, ErrInvalidDescriptor},
+		{"invalid hardened indicators H", "[deadbeef/0H/0H/0H]" + bip380Pub, ErrInvalidDescriptor},
+		{"invalid hardened indicators -", "[deadbeef/-0/-0/-0]" + bip380Pub, ErrInvalidDescriptor},
+		{"private key with derivation", bip380WIFC + "/0", ErrPrivateKey},
+		{"private key with derivation children", bip380WIFC + "/*", ErrPrivateKey},
+		{"derivation index out of range", bip380Xprv2 + "/2147483648", ErrPrivateKey},
+		{"invalid derivation index", bip380Xprv2 + "/1aa", ErrPrivateKey},
+		{"multiple key origins", "[aaaaaaaa][aaaaaaaa]" + bip380Xprv2 + "/2147483647'/0", ErrInvalidDescriptor},
+		{"missing key origin start", "aaaaaaaa]" + bip380Xprv2 + "/2147483647'/0", ErrInvalidDescriptor},
+		{"non hex fingerprint", "[gaaaaaaa]" + bip380Xprv2 + "/2147483647'/0", ErrInvalidDescriptor},
+		{"key origin with no public key", "[deadbeef]", ErrInvalidDescriptor},
+		// Not BIP vectors: the same faults after a public key.
+		{"derivation index out of range after an xpub", bip380Xpub + "/2147483648", ErrInvalidDescriptor},
+		{"invalid derivation index after an xpub", bip380Xpub + "/1aa", ErrInvalidDescriptor},
+		{"hex public key with derivation", bip380Pub + "/0", ErrInvalidDescriptor},
+		{"empty step", bip380Xpub + "//0", ErrInvalidDescriptor},
+		{"wildcard not last", bip380Xpub + "/*/0", ErrInvalidDescriptor},
+	}
+	for _, tc := range invalid {
+		t.Run("invalid/"+tc.name, func(t *testing.T) {
+			_, err := ParseDescriptor("pkh("+tc.key+")", "mainnet")
+			require.ErrorIs(t, err, tc.wantErr)
+			requireInputError(t, err)
+		})
+	}
+}
+
+func TestTrDescriptorBIP386(t *testing.T) {
+	// BIP386 "Test Vectors". The ranged and the script-tree vectors
+	// carry script trees (and private keys), which a key-path-only
+	// watch-only wallet refuses.
+	info, err := ParseDescriptor("tr(a34b99f22c790c4e36b2b3c2c35a36db06226e41c692fc82b8b56ac1c540c5bd)", "mainnet")
+	require.NoError(t, err)
+	require.Equal(t, []string{"512077aab6e066f8a7419c5ab714c12c67d25007ed55a43cadcacb4d7a970a093f11"}, info.Scripts)
+	require.Equal(t, KindP2TR, info.Kind)
+
+	refused := []struct {
+		name, desc string
+		wantErr    error
+	}{
+		{"WIF key (valid, private)", "tr(" + bip380WIFC + ")", ErrPrivateKey},
+		{"ranged key with a script tree (valid, private)", "tr(" + bip380Xprv + "/0/*,pk(" + bip380Xprv + "/1/*))", ErrUnsupportedDescriptor},
+		{"script tree (valid)", "tr(a34b99f22c790c4e36b2b3c2c35a36db06226e41c692fc82b8b56ac1c540c5bd,pk(669b8afcec803a0d323e9a17f3ea8e68e8abe5a278020a929adbec52421adbd0))", ErrUnsupportedDescriptor},
+		{"uncompressed private key", "tr(" + bip380WIFU + ")", ErrPrivateKey},
+		{"uncompressed public key", "tr(" + bip380Unc + ")", ErrInvalidDescriptor},
+		{"tr() nested in wsh", "wsh(tr(a34b99f22c790c4e36b2b3c2c35a36db06226e41c692fc82b8b56ac1c540c5bd))", ErrUnsupportedDescriptor},
+		{"tr() nested in sh", "sh(tr(a34b99f22c790c4e36b2b3c2c35a36db06226e41c692fc82b8b56ac1c540c5bd))", ErrInvalidDescriptor},
+		{"pkh() nested in tr", "tr(a34b99f22c790c4e36b2b3c2c35a36db06226e41c692fc82b8b56ac1c540c5bd, pkh(" + bip380WIFC + "))", ErrUnsupportedDescriptor},
+	}
+	for _, tc := range refused {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseDescriptor(tc.desc, "mainnet")
+			require.ErrorIs(t, err, tc.wantErr)
+			requireInputError(t, err)
+		})
+	}
+}
+
+func TestBIP86InternalKeys(t *testing.T) {
+	// BIP86 "Test vectors": internal key -> output key -> scriptPubKey
+	// and address of m/86'/0'/0'/0/0, /0/1 and /1/0, through tr() with
+	// the x-only internal key (BIP386).
+	tests := []struct{ internal, script, address string }{
+		{"cc8a4bc64d897bddc5fbc2f670f7a8ba0b386779106cf1223c6fc5d7cd6fc115",
+			"5120a60869f0dbcf1dc659c9cecbaf8050135ea9e8cdc487053f1dc6880949dc684c",
+			"bc1p5cyxnuxmeuwuvkwfem96lqzszd02n6xdcjrs20cac6yqjjwudpxqkedrcr"},
+		{"83dfe85a3151d2517290da461fe2815591ef69f2b18a2ce63f01697a8b313145",
+			"5120a82f29944d65b86ae6b5e5cc75e294ead6c59391a1edc5e016e3498c67fc7bbb",
+			"bc1p4qhjn9zdvkux4e44uhx8tc55attvtyu358kutcqkudyccelu0was9fqzwh"},
+		{"399f1b2f4393f29a18c937859c5dd8a77350103157eb880f02e8c08214277cef",
+			"5120882d74e5d0572d5a816cef0041a96b6c1de832f6f9676d9605c44d5e9a97d3dc",
+			"bc1p3qkhfews2uk44qtvauqyr2ttdsw7svhkl9nkm9s9c3x4ax5h60wqwruhk7"},
+	}
+	for _, tc := range tests {
+		info, err := ParseDescriptor("tr("+tc.internal+")", "mainnet")
+		require.NoError(t, err)
+		require.Equal(t, []string{tc.script}, info.Scripts)
+		require.Equal(t, []string{tc.address}, info.Addresses)
+	}
+}
+
+func TestMultipathBIP389(t *testing.T) {
+	// BIP389 "Test Vectors": each valid multipath descriptor and the
+	// descriptors it expands into (a text transformation, checked here
+	// on every vector whatever its function).
+	const (
+		x1 = "xpub68NZiKmJWnxxS6aaHmn81bvJeTESw724CRDs6HbuccFQN9Ku14VQrADWgqbhhTHBaohPX4CjNLf9fq9MYo6oDaPPLPxSb7gwQN3ih19Zm4Y"
+		x2 = "xprv9s21ZrQH143K31xYSDQpPDxsXRTUcvj2iNHm5NUtrGiGG5e2DtALGdso3pGz6ssrdK4PFmM8NSpSBHNqPqm55Qn3LqFtT2emdEXVYsCzC2U"
+		x3 = "xpub69H7F5d8KSRgmmdJg2KhpAK8SR3DjMwAdkxj3ZuxV27CprR9LgpeyGmXUbC6wb7ERfvrnKZjXoUmmDznezpbZb7ap6r1D3tgFxHmwMkQTPH"
+		x4 = "xpub6ERApfZwUNrhLCkDtcHTcxd75RbzS1ed54G1LkBUHQVHQKqhMkhgbmJbZRkrgZw4koxb5JaHWkY4ALHY2grBGRjaDMzQLcgJvLJuZZvRcEL"
+		x5 = "xpub661MyMwAqRbcFW31YEwpkMuc5THy2PSt5bDMsktWQcFF8syAmRUapSCGu8ED9W6oDMSgv6Zz8idoc4a6mr8BDzTJY47LJhkJ8UB7WEGuduB"
+		x6 = "xpub661MyMwAqRbcGDZQUKLqmWodYLcoBQnQH33yYkkF3jjxeLvY8qr2wWGEWkiKFaaQfJCoi3HeEq3Dc5DptfbCyjD38fNhSqtKc1UHaP4ba3t"
+		x7 = "xpub661MyMwAqRbcF3yVrV2KyYetLMYA5mCbv4BhrKwUrFE9LZM6JRR1AEt8Jq4V4C8LwtTke6YEEdCZqgXp85YRk2j74EfJKhe3QybQ9kcUjs4"
+		p1 = "xprvA1RpRA33e1JQ7ifknakTFpgNXPmW2YvmhqLQYMmrj4xJXXWYpDPS3xz7iAxn8L39njGVyuoseXzU6rcxFLJ8HFsTjSyQbLYnMpCqE2VbFWc"
+		p2 = "xprv9uPDJpEQgRQfDcW7BkF7eTya6RPxXeJCqCJGHuCJ4GiRVLzkTXBAJMu2qaMWPrS7AANYqdq6vcBcBUdJCVVFceUvJFjaPdGZ2y9WACViL4L"
+		p3 = "xprv9s21ZrQH143K3jUwNHoqQNrtzJnJmx4Yup8NkNLdVQCymYbPbJXnPhwkfTfxZfptcs3rLAPUXS39oDLgrNKQGwbGsEmJJ8BU3RzQuvShEG4"
+	)
+	valid := []struct {
+		in   string
+		want []string
+	}{
+		{"pk(" + x1 + "/<0;1>)", []string{"pk(" + x1 + "/0)", "pk(" + x1 + "/1)"}},
+		{"pkh(" + x2 + "/<2147483647h;0>/0)", []string{"pkh(" + x2 + "/2147483647h/0)", "pkh(" + x2 + "/0/0)"}},
+		// The BIP's text of this vector lacks the closing parenthesis
+		// of wpkh(); it is restored here.
+		{"wpkh([ffffffff/13h]" + x3 + "/<1;3>/2/*)", []string{"wpkh([ffffffff/13h]" + x3 + "/1/2/*)", "wpkh([ffffffff/13h]" + x3 + "/3/2/*)"}},
+		{"multi(2," + x4 + "/<1;2>/*," + x1 + "/<3;4>/0/*)", []string{
+			"multi(2," + x4 + "/1/*," + x1 + "/3/0/*)",
+			"multi(2," + x4 + "/2/*," + x1 + "/4/0/*)"}},
+		{"pkh(" + x5 + "/<0;1;2>)", []string{"pkh(" + x5 + "/0)", "pkh(" + x5 + "/1)", "pkh(" + x5 + "/2)"}},
+		{"sh(multi(2," + x4 + "/<1;2;3>/0/*," + x1 + "/0/*," + x6 + "/0/0/<3;4;5>/*))", []string{
+			"sh(multi(2," + x4 + "/1/0/*," + x1 + "/0/*," + x6 + "/0/0/3/*))",
+			"sh(multi(2," + x4 + "/2/0/*," + x1 + "/0/*," + x6 + "/0/0/4/*))",
+			"sh(multi(2," + x4 + "/3/0/*," + x1 + "/0/*," + x6 + "/0/0/5/*))"}},
+	}
+	for _, tc := range valid {
+		got, err := expandMultipath(tc.in)
+		require.NoError(t, err, tc.in)
+		require.Equal(t, tc.want, got)
+	}
+	invalid := []struct{ name, in string }{
+		{"multiple multipath specifiers", "pkh(" + x2 + "/<0;1>/<2;3>)"},
+		{"multipath specifier in origin", "pkh([deadbeef/<0;1>]" + x5 + "/0)"},
+		{"mismatched lengths (tr)", "tr(" + x7 + "/<6;7;8;9>/*,{pk(" + x4 + "/<1;2;3>/0/*),pk(" + x6 + "/0/0/<3;4;5>/*)})"},
+		{"mismatched lengths (sh(multi))", "sh(multi(2," + p1 + "/<1;2;3>/0/*," + p2 + "/0/*," + p3 + "/0/0/<3;4>/*))"},
+		{"empty multipath specifier", "wpkh(" + x5 + "/<>/*)"},
+		{"missing multipath start", "wpkh(" + x5 + "/0>/*)"},
+		{"missing multipath end", "wpkh(" + x5 + "/<0/*)"},
+		{"missing index in multipath specifier", "wpkh(" + x5 + "/<0;>/*)"},
+	}
+	for _, tc := range invalid {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := expandMultipath(tc.in)
+			require.ErrorIs(t, err, ErrInvalidDescriptor)
+			// The whole parser refuses them too (the first one for
+			// its private key, which is looked at after the syntax).
+			_, err = ParseDescriptor(tc.in, "mainnet")
+			require.ErrorIs(t, err, ErrInvalidDescriptor)
+		})
+	}
+}
+
+func TestParseDescriptorMultipathInfo(t *testing.T) {
+	// A wallet-shaped multipath descriptor reports its two single-path
+	// descriptors with their checksums, receive first.
+	xpub := accountXpub(t, purposeBIP84, 0, versionXpub)
+	info, err := ParseDescriptor("wpkh([73c5da0a/84h/0h/0h]"+xpub+"/<0;1>/*)", "mainnet")
+	require.NoError(t, err)
+	require.True(t, info.Ranged)
+	require.Equal(t, "m/84'/0'", info.Scope)
+	require.Equal(t, []uint32{0, 1}, info.Branches)
+	require.Len(t, info.Expanded, 2)
+	for i, br := range []string{"/0/*)", "/1/*)"} {
+		body, sum, ok := strings.Cut(info.Expanded[i], "#")
+		require.True(t, ok)
+		require.True(t, strings.HasSuffix(body, br), body)
+		want, err := descriptorChecksum(body)
+		require.NoError(t, err)
+		require.Equal(t, want, sum)
+	}
+}
+
+// requireInputError checks that err is an *InputError about a
+// descriptor.
+func requireInputError(t *testing.T, err error) {
+	t.Helper()
+	var ie *InputError
+	require.True(t, errors.As(err, &ie), "%v is not an *InputError", err)
+	require.Equal(t, "descriptor", ie.What)
+}
