@@ -162,11 +162,7 @@ func (o *filterMatchOptions) run(cmd *cobra.Command, args []string) error {
 	if o.filter == "" {
 		return usagef("filter match: --filter is required")
 	}
-	raw, err := decodeHex(o.filter)
-	if err != nil {
-		return usagef("filter match: --filter: %w", err)
-	}
-	f, err := bip37.Deserialize(raw)
+	f, err := decodeFilter(o.filter)
 	if err != nil {
 		return usagef("filter match: --filter: %w", err)
 	}
@@ -222,6 +218,16 @@ func decodeHex(s string) ([]byte, error) {
 		return nil, fmt.Errorf("bad hex %q: %w", s, err)
 	}
 	return b, nil
+}
+
+// decodeFilter decodes a serialized filter (a filterload payload) given
+// in hex.
+func decodeFilter(s string) (*bip37.Filter, error) {
+	raw, err := decodeHex(s)
+	if err != nil {
+		return nil, err
+	}
+	return bip37.Deserialize(raw)
 }
 
 // decodeElements decodes the HEX arguments, naming the bad one.

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/btcdrpc"
+	"github.com/bloomwatch/bloomwatch/privacy/plot"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -215,13 +217,10 @@ func (o *privacyAnalyzeOptions) check(fl *pflag.FlagSet) error {
 	return nil
 }
 
-// analyzeErr turns the analyzer's input errors into one clear line.
+// analyzeErr names the command in the analyzer's errors, and an
+// interruption as one.
 func analyzeErr(err error) error {
-	switch {
-	case errors.Is(err, privacy.ErrNoFilters), errors.Is(err, privacy.ErrBadFilterRecord),
-		errors.Is(err, privacy.ErrEmptyUniverse), errors.Is(err, privacy.ErrTooManyHits):
-		return fmt.Errorf("privacy analyze: %w", err)
-	case errors.Is(err, context.Canceled):
+	if errors.Is(err, context.Canceled) {
 		return fmt.Errorf("privacy analyze: interrupted: %w", err)
 	}
 	return fmt.Errorf("privacy analyze: %w", err)
@@ -272,4 +271,24 @@ func writeFileWith(path string, fn func(io.Writer) error) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// writeChartsPNG draws the charts, stacked, into a PNG file (see
+// plot.WritePNG), removing the file if drawing fails.
+func writeChartsPNG(path string, charts []privacy.Chart) error {
+	return writeFileWith(path, func(w io.Writer) error { return plot.WritePNG(w, charts) })
+}
+
+// dialChain connects to btcd's JSON-RPC server at hostPort (loopback
+// only) and reads its tip; upTo caps the chain's height when
+// non-negative. An address btcdrpc refuses is a usage error.
+func dialChain(hostPort, user, pass string, upTo int32) (*btcdrpc.Chain, error) {
+	c, err := btcdrpc.Dial(hostPort, user, pass, upTo)
+	if ae := (*btcdrpc.AddressError)(nil); errors.As(err, &ae) {
+		return nil, usagef("--btcd-rpc %w", err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--btcd-rpc %w", err)
+	}
+	return c, nil
 }

@@ -152,11 +152,7 @@ func formsOf(pubKeys bool) int {
 // state of --transcript.
 func scanFilters(filterHex, transcript string) ([]*bip37.Filter, error) {
 	if filterHex != "" {
-		raw, err := decodeHex(filterHex)
-		if err != nil {
-			return nil, usagef("privacy scan: --filter: %w", err)
-		}
-		f, err := bip37.Deserialize(raw)
+		f, err := decodeFilter(filterHex)
 		if err != nil {
 			return nil, usagef("privacy scan: --filter: %w", err)
 		}
