@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/btcsuite/btcd/btcec/v2"
+	"github.com/btcsuite/btcd/btcec/v2/schnorr"
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/btcutil/hdkeychain"
 	"github.com/btcsuite/btcd/chaincfg"
@@ -25,6 +26,7 @@ const (
 	PurposeBIP44 uint32 = 44 // P2PKH
 	PurposeBIP49 uint32 = 49 // P2SH-P2WPKH
 	PurposeBIP84 uint32 = 84 // P2WPKH
+	PurposeBIP86 uint32 = 86 // P2TR, key path only (BIP86 tweak)
 )
 
 // Branches of an HD account.
@@ -32,6 +34,9 @@ const (
 	BranchExternal uint32 = 0 // receive addresses
 	BranchInternal uint32 = 1 // change addresses
 )
+
+// keyringPurposes are the purposes a Keyring derives an account of.
+var keyringPurposes = []uint32{PurposeBIP44, PurposeBIP49, PurposeBIP84, PurposeBIP86}
 
 // keyringScan is how many indexes per purpose and branch Lookup derives
 // when it searches for an unknown script.
@@ -44,8 +49,8 @@ type KeyPath struct {
 	Index   uint32 `json:"index"`
 }
 
-// Keyring is a deterministic HD wallet (account 0 of BIP44, BIP49 and
-// BIP84) used as "the user's wallet": it gives the watch-only wallet its
+// Keyring is a deterministic HD wallet (account 0 of BIP44, BIP49, BIP84
+// and BIP86) used as "the user's wallet": it gives the watch-only wallet its
 // xpubs and addresses and signs spends of the user's outputs. It is safe
 // for concurrent use.
 type Keyring struct {
@@ -58,8 +63,8 @@ type Keyring struct {
 	branches map[[2]uint32]*hdkeychain.ExtendedKey // (purpose, branch) -> branch key
 }
 
-// NewKeyring derives the BIP44, BIP49 and BIP84 account-0 keys of seed
-// for params (coin type params.HDCoinType).
+// NewKeyring derives the BIP44, BIP49, BIP84 and BIP86 account-0 keys of
+// seed for params (coin type params.HDCoinType).
 func NewKeyring(seed []byte, params *chaincfg.Params) (*Keyring, error) {
 	master, err := hdkeychain.NewMaster(seed, params)
 	if err != nil {
@@ -67,12 +72,12 @@ func NewKeyring(seed []byte, params *chaincfg.Params) (*Keyring, error) {
 	}
 	k := &Keyring{
 		params:   params,
-		accounts: make(map[uint32]*hdkeychain.ExtendedKey, 3),
+		accounts: make(map[uint32]*hdkeychain.ExtendedKey, len(keyringPurposes)),
 		scripts:  make(map[string]KeyPath),
 		scanned:  make(map[[2]uint32]uint32),
 		branches: make(map[[2]uint32]*hdkeychain.ExtendedKey),
 	}
-	for _, purpose := range []uint32{PurposeBIP44, PurposeBIP49, PurposeBIP84} {
+	for _, purpose := range keyringPurposes {
 		key := master
 		for _, i := range []uint32{purpose, params.HDCoinType, 0} {
 			if key, err = key.Derive(hdkeychain.HardenedKeyStart + i); err != nil {
@@ -101,7 +106,9 @@ const (
 // purpose on the keyring's network, in the forms wallet.AddXpub accepts:
 // the network's own BIP44 version (tpub, spub, xpub); for BIP49/84 the
 // SLIP-132 upub/vpub on test networks and ypub/zpub elsewhere (simnet has
-// no SLIP-132 versions of its own).
+// no SLIP-132 versions of its own). BIP86 keys keep the network's own
+// version, as wallet.AddTaprootXpub takes them (SLIP-132 has none for
+// taproot).
 func (k *Keyring) xpubVersion(purpose uint32) []byte {
 	own := binary.BigEndian.Uint32(k.params.HDPublicKeyID[:])
 	v := own
@@ -131,8 +138,8 @@ func (k *Keyring) account(purpose uint32) (*hdkeychain.ExtendedKey, error) {
 	return acct, nil
 }
 
-// Xpub returns the account-0 extended public key of purpose (44, 49 or
-// 84) with the version that tells the watch-only wallet its address type
+// Xpub returns the account-0 extended public key of purpose (44, 49, 84
+// or 86) with the version that tells the watch-only wallet its address type
 // (e.g. tpub/upub/vpub on regtest).
 func (k *Keyring) Xpub(purpose uint32) (string, error) {
 	acct, err := k.account(purpose)
@@ -207,6 +214,9 @@ func addressFor(purpose uint32, pub *btcec.PublicKey, params *chaincfg.Params) (
 		if err == nil {
 			addr, err = btcutil.NewAddressScriptHash(redeem, params)
 		}
+	case PurposeBIP86:
+		out := txscript.ComputeTaprootKeyNoScript(pub)
+		addr, err = btcutil.NewAddressTaproot(schnorr.SerializePubKey(out), params)
 	default:
 		return nil, fmt.Errorf("%w: %d", ErrBadPurpose, purpose)
 	}
@@ -222,7 +232,7 @@ func p2wpkhScript(hash []byte) ([]byte, error) {
 }
 
 // Address returns the address at (purpose, branch, index): P2PKH for 44,
-// P2SH-P2WPKH for 49, P2WPKH for 84.
+// P2SH-P2WPKH for 49, P2WPKH for 84, P2TR (BIP86) for 86.
 func (k *Keyring) Address(purpose, branch, index uint32) (btcutil.Address, error) {
 	priv, err := k.PrivKey(purpose, branch, index)
 	if err != nil {
@@ -266,7 +276,7 @@ func (k *Keyring) Lookup(pkScript []byte) (KeyPath, bool) {
 	if ok {
 		return p, true
 	}
-	for _, purpose := range []uint32{PurposeBIP44, PurposeBIP49, PurposeBIP84} {
+	for _, purpose := range keyringPurposes {
 		for _, branch := range []uint32{BranchExternal, BranchInternal} {
 			if err := k.scan(purpose, branch, keyringScan); err != nil {
 				return KeyPath{}, false

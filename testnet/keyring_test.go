@@ -22,12 +22,15 @@ func TestKeyringMatchesWallet(t *testing.T) {
 				require.NoError(t, err)
 				xpubs = append(xpubs, x)
 			}
+			taproot, err := key.Xpub(PurposeBIP86)
+			require.NoError(t, err)
 			if params.Name == "regtest" {
 				require.Regexp(t, "^tpub", xpubs[0])
 				require.Regexp(t, "^upub", xpubs[1])
 				require.Regexp(t, "^vpub", xpubs[2])
+				require.Regexp(t, "^tpub", taproot)
 			}
-			w, err := wallet.Create(t.TempDir(), wallet.CreateConfig{Network: params.Name, Xpubs: xpubs})
+			w, err := wallet.Create(t.TempDir(), wallet.CreateConfig{Network: params.Name, Xpubs: xpubs, TaprootXpubs: []string{taproot}})
 			require.NoError(t, err)
 			defer w.Close()
 			infos, err := w.Addresses()
@@ -45,6 +48,8 @@ func TestKeyringMatchesWallet(t *testing.T) {
 					purpose = PurposeBIP49
 				case "m/84'":
 					purpose = PurposeBIP84
+				case "m/86'":
+					purpose = PurposeBIP86
 				default:
 					t.Fatalf("unexpected scope %q", info.Scope)
 				}
@@ -53,7 +58,7 @@ func TestKeyringMatchesWallet(t *testing.T) {
 				require.Equal(t, info.Address, addr.EncodeAddress(), "%s", info.Path)
 				seen++
 			}
-			require.Equal(t, 3*(wallet.DefaultGapExternal+wallet.DefaultGapInternal), seen)
+			require.Equal(t, 4*(wallet.DefaultGapExternal+wallet.DefaultGapInternal), seen)
 		})
 	}
 }
@@ -61,7 +66,7 @@ func TestKeyringMatchesWallet(t *testing.T) {
 func TestKeyringLookupAndErrors(t *testing.T) {
 	key, err := NewKeyring(DemoSeed, &chaincfg.RegressionNetParams)
 	require.NoError(t, err)
-	_, err = key.Xpub(86)
+	_, err = key.Xpub(85)
 	require.ErrorIs(t, err, ErrBadPurpose)
 	_, err = key.Address(0, 0, 0)
 	require.ErrorIs(t, err, ErrBadPurpose)
@@ -74,6 +79,11 @@ func TestKeyringLookupAndErrors(t *testing.T) {
 	path, ok := key.Lookup(script)
 	require.True(t, ok)
 	require.Equal(t, KeyPath{PurposeBIP49, BranchInternal, 777}, path)
+	script, err = other.PkScript(PurposeBIP86, BranchExternal, 5)
+	require.NoError(t, err)
+	path, ok = key.Lookup(script)
+	require.True(t, ok)
+	require.Equal(t, KeyPath{PurposeBIP86, BranchExternal, 5}, path)
 	_, ok = key.Lookup([]byte{0x51})
 	require.False(t, ok)
 

@@ -18,7 +18,9 @@ type prevOut struct {
 }
 
 // signTx signs every input of tx; ins[i] describes input i. It supports
-// P2PKH, P2WPKH and P2SH-P2WPKH outputs of the keys given.
+// P2PKH, P2WPKH, P2SH-P2WPKH and BIP86 P2TR outputs of the keys given
+// (P2TR by the key path: a BIP341 Schnorr signature with the key tweaked
+// by its BIP86 commitment, SIGHASH_DEFAULT).
 func signTx(tx *wire.MsgTx, ins []prevOut) error {
 	fetcher := txscript.NewMultiPrevOutFetcher(nil)
 	for _, in := range ins {
@@ -56,6 +58,12 @@ func signTx(tx *wire.MsgTx, ins []prevOut) error {
 			}
 			tx.TxIn[i].SignatureScript = push
 			tx.TxIn[i].Witness = wit
+		case txscript.WitnessV1TaprootTy:
+			wit, err := txscript.TaprootWitnessSignature(tx, hashes, i, in.value, in.script, txscript.SigHashDefault, in.key)
+			if err != nil {
+				return fmt.Errorf("testnet: sign p2tr input %d: %w", i, err)
+			}
+			tx.TxIn[i].Witness = wit
 		default:
 			return fmt.Errorf("testnet: input %d: unsupported script %x: %w", i, in.script, ErrUnknownKey)
 		}
@@ -84,6 +92,9 @@ func estimateVsize(inScripts [][]byte, outs []*wire.TxOut) int64 {
 		case txscript.ScriptHashTy: // P2SH-P2WPKH
 			weight += 4 * (32 + 4 + 4 + 1 + 23)
 			weight += 1 + 1 + 73 + 1 + 33
+		case txscript.WitnessV1TaprootTy: // key path, SIGHASH_DEFAULT
+			weight += 4 * (32 + 4 + 4 + 1)
+			weight += 1 + 1 + 64
 		default: // P2WPKH
 			weight += 4 * (32 + 4 + 4 + 1)
 			weight += 1 + 1 + 73 + 1 + 33

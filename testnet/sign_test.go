@@ -41,7 +41,7 @@ func TestSignTxAllKinds(t *testing.T) {
 	tx := wire.NewMsgTx(wire.TxVersion)
 	var ins []prevOut
 	var scripts [][]byte
-	for i, purpose := range []uint32{PurposeBIP44, PurposeBIP49, PurposeBIP84} {
+	for i, purpose := range []uint32{PurposeBIP44, PurposeBIP49, PurposeBIP84, PurposeBIP86} {
 		script, err := key.PkScript(purpose, BranchExternal, uint32(i))
 		require.NoError(t, err)
 		priv, err := key.PrivKey(purpose, BranchExternal, uint32(i))
