@@ -216,11 +216,15 @@ func readDescriptorOwners(b readBuckets) (*descriptorOwners, error) {
 	}
 	for _, r := range recs {
 		_, sum, _ := cutChecksum(r.desc)
+		// The first descriptor to cover a branch owns it (a later
+		// multipath one may cover it again when it added the other).
 		for _, br := range r.branches {
-			o.branches[branchKey{r.scope, r.account, br}] = sum
+			if k := (branchKey{r.scope, r.account, br}); o.branches[k] == "" {
+				o.branches[k] = sum
+			}
 		}
-		if r.ranged && r.path != "" {
-			o.paths[branchKey{scope: r.scope, account: r.account}] = r.path
+		if k := (branchKey{scope: r.scope, account: r.account}); r.ranged && r.path != "" && o.paths[k] == "" {
+			o.paths[k] = r.path
 		}
 		for _, s := range r.scripts {
 			o.scripts[string(s)] = sum

@@ -236,6 +236,23 @@ func TestDescriptorShapes(t *testing.T) {
 		require.Equal(t, descs[1].Checksum, got["p2wpkh/1/0"].Descriptor)
 	})
 
+	t.Run("receive only, then multipath", func(t *testing.T) {
+		// The multipath descriptor adds the change branch; the receive
+		// branch stays the first descriptor's.
+		w, err := Create(t.TempDir(), CreateConfig{Network: descriptorTestNetwork, Descriptors: []string{
+			"wpkh(" + key84 + "/0/*)", "wpkh(" + key84 + "/<0;1>/*)"}})
+		require.NoError(t, err)
+		defer w.Close()
+		descs, err := w.Descriptors()
+		require.NoError(t, err)
+		require.Len(t, descs, 2)
+		require.Equal(t, descs[0].Account, descs[1].Account)
+		got := addressesOf(t, w)
+		require.Equal(t, descs[0].Checksum, got["p2wpkh/0/0"].Descriptor)
+		require.Equal(t, descs[1].Checksum, got["p2wpkh/1/0"].Descriptor)
+		require.Equal(t, testGapInternal, branchCount(t, w, KindP2WPKH, 1))
+	})
+
 	t.Run("steps before the branch", func(t *testing.T) {
 		// wpkh(K/7/<0;1>/*): the account key is K/7.
 		w, err := Create(t.TempDir(), CreateConfig{Network: descriptorTestNetwork, Descriptors: []string{"wpkh(" + key84 + "/7/<0;1>/*)"}})
