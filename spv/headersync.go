@@ -279,7 +279,9 @@ func (m *manager) sendGetHeaders(ps *peerState) {
 func (m *manager) checkSynced() {
 	dl := m.dl
 	hash, tip := m.n.store.Tip()
-	caughtUp := dl != nil && dl.headersDone && dl.headersReq.IsZero() && m.next > tip
+	// Omission checks still in flight hold "synced" back: a sync that
+	// ends at SyncDone must not end before its last blocks were checked.
+	caughtUp := dl != nil && dl.headersDone && dl.headersReq.IsZero() && m.next > tip && m.checksInFlight() == 0
 	if caughtUp == m.isSynced {
 		return
 	}

@@ -413,6 +413,7 @@ func (m *manager) publishStatus() {
 	m.st.HeaderHeight, m.st.HeaderHash = height, hash
 	m.st.WatcherHeight, m.st.WatcherHash = m.synced.Height, m.synced.Hash
 	m.st.Synced = m.isSynced
+	m.st.ChecksInFlight = m.checksInFlight()
 	m.st.Err = m.fatal
 	if m.dl != nil && m.dl.mirror != nil {
 		m.st.Filter.PredictedFPRate = m.dl.mirror.CurrentFPRate()

@@ -282,6 +282,9 @@ type Status struct {
 	// them; Omissions the checks in which a peer left out a matched
 	// transaction (or understated a block's transaction count).
 	SpotChecks, FullBlockChecks, Omissions int
+	// ChecksInFlight counts omission checks sent and not answered yet
+	// (Synced waits for them).
+	ChecksInFlight int
 	// DriftDropped counts the dropped transactions that the mirror did
 	// not match but an honest server could have (drift.go): not scored.
 	DriftDropped int

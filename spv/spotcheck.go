@@ -129,6 +129,23 @@ func (m *manager) sendFullBlockReq(ps *peerState, c *spotCheck) {
 	m.sendPing(ps)
 }
 
+// checksInFlight counts the omission checks sent and not answered yet.
+func (m *manager) checksInFlight() int {
+	n := 0
+	for ps := range m.peers {
+		n += len(ps.fullReqs)
+		for _, r := range ps.reqs {
+			if r.check != nil && !r.stale {
+				n++
+			}
+		}
+		if ps.cur != nil && ps.cur.req.check != nil {
+			n++
+		}
+	}
+	return n
+}
+
 // fullReq is an outstanding full-block request.
 type fullReq struct {
 	check *spotCheck

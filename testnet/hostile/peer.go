@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 )
 
@@ -24,6 +25,9 @@ const (
 	DefaultFloodSize = 5000
 	// DefaultExtraTxs is how many unmatched txs InflateFP adds per block.
 	DefaultExtraTxs = 3
+	// DefaultOmitRate is the share of blocks with matches in which
+	// OmitRandomMatch lies.
+	DefaultOmitRate = 0.2
 	// handshakeTimeout bounds the wait for the node's version message.
 	handshakeTimeout = 10 * time.Second
 	// writeTimeout bounds each write, so a node that stops reading cannot
@@ -61,7 +65,11 @@ type Config struct {
 	// ProtocolVersion is the version advertised (default
 	// wire.ProtocolVersion).
 	ProtocolVersion uint32
-	// Seed seeds the random bytes of Garbage and InvFlood.
+	// OmitRate is the share of merkleblocks with matches in which
+	// OmitRandomMatch lies (default DefaultOmitRate).
+	OmitRate float64
+	// Seed seeds the random bytes of Garbage and InvFlood and the
+	// choices of OmitRandomMatch.
 	Seed int64
 	// Now is the clock of HeaderTimeTooNew (default time.Now).
 	Now func() time.Time
@@ -97,6 +105,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.ExtraTxs <= 0 {
 		cfg.ExtraTxs = DefaultExtraTxs
 	}
+	if cfg.OmitRate <= 0 || cfg.OmitRate > 1 {
+		cfg.OmitRate = DefaultOmitRate
+	}
 	if cfg.ProtocolVersion == 0 {
 		cfg.ProtocolVersion = wire.ProtocolVersion
 	}
@@ -126,6 +137,9 @@ type Stats struct {
 	Active int
 	// LastError is the last error that ended a connection, if any.
 	LastError string
+	// Omitted lists the transactions OmitMatchedTx and OmitRandomMatch
+	// hid, in order.
+	Omitted []chainhash.Hash
 }
 
 // Peer is a running hostile peer listening on 127.0.0.1.
@@ -196,6 +210,7 @@ func (p *Peer) Stats() Stats {
 	for k, v := range p.stats.Received {
 		s.Received[k] = v
 	}
+	s.Omitted = append([]chainhash.Hash(nil), p.stats.Omitted...)
 	s.Sent = make(map[string]int, len(p.stats.Sent))
 	for k, v := range p.stats.Sent {
 		s.Sent[k] = v
@@ -274,6 +289,13 @@ func (p *Peer) count(f func(*Stats)) {
 	p.mu.Lock()
 	f(&p.stats)
 	p.mu.Unlock()
+}
+
+// draw runs f with the peer's seeded generator under its lock.
+func (p *Peer) draw(f func(r *rand.Rand) (int, bool)) (int, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return f(p.rng)
 }
 
 // randBytes returns n seeded random bytes.

@@ -88,6 +88,12 @@ const (
 	// of every merkleblock that has one and does not send it: a valid
 	// proof that hides a wallet transaction.
 	OmitMatchedTx Scenario = "omit-matched-tx"
+	// OmitRandomMatch hides, in a merkleblock with matches chosen at
+	// random (probability Config.OmitRate, from Config.Seed), one of its
+	// matched transactions, chosen at random too, behind a valid proof,
+	// and records it (Stats.Omitted). With Times 1 it lies once: a
+	// seeded omission of a payment or a spend, for detection loops.
+	OmitRandomMatch Scenario = "omit-random-match"
 	// InflateFP marks up to Config.ExtraTxs unmatched transactions of each
 	// block as matched (a valid proof) and sends them: false positives the
 	// node's filter never asked for (bitcoinj issue 876).
@@ -150,6 +156,7 @@ var scenarios = map[Scenario]info{
 	StallMidBatch:        {ReactRetry, "stops answering in the middle of a getdata batch"},
 	DisconnectMidBatch:   {ReactRetry, "closes the connection in the middle of a getdata batch"},
 	OmitMatchedTx:        {ReactBan, "hides a matched transaction behind a valid proof"},
+	OmitRandomMatch:      {ReactBan, "hides one matched transaction of a random block behind a valid proof"},
 	InflateFP:            {ReactIgnore, "sends unmatched transactions as matches: dropped, scored, no reload"},
 	NoBloom:              {ReactDisconnect, "does not advertise NODE_BLOOM"},
 	IgnoreFilter:         {ReactIgnore, "ignores the filter and sends every transaction: dropped, scored, no reload"},

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/rand"
 	"net"
 	"time"
 
@@ -572,11 +573,18 @@ func (s *session) merkleBlock(block *wire.MsgBlock) (*wire.MsgMerkleBlock, []*wi
 		if len(idx) == 0 {
 			return mb, nil
 		}
-		last := idx[len(idx)-1]
-		matched[last] = false
-		mb = bip37.BuildMerkleBlock(block, func(i int, _ *wire.MsgTx) bool { return matched[i] })
-		s.markApplied(fmt.Sprintf("omitted tx %v of block %v", block.Transactions[last].TxHash(), hash))
-		return mb, pick()
+		return s.omit(block, matched, idx[len(idx)-1]), pick()
+	case OmitRandomMatch:
+		if len(idx) == 0 {
+			return mb, pick()
+		}
+		victim, lie := s.p.draw(func(r *rand.Rand) (int, bool) {
+			return idx[r.Intn(len(idx))], r.Float64() < s.cfg.OmitRate
+		})
+		if !lie {
+			return mb, pick()
+		}
+		return s.omit(block, matched, victim), pick()
 	case InflateFP:
 		added := 0
 		for i := len(block.Transactions) - 1; i >= 0 && added < s.cfg.ExtraTxs; i-- {
@@ -600,6 +608,16 @@ func (s *session) merkleBlock(block *wire.MsgBlock) (*wire.MsgMerkleBlock, []*wi
 	}
 	s.markApplied(fmt.Sprintf("merkleblock %v", hash))
 	return mb, pick()
+}
+
+// omit clears the match of transaction i of block, records it and returns
+// the merkleblock of the remaining matches (a valid proof).
+func (s *session) omit(block *wire.MsgBlock, matched []bool, i int) *wire.MsgMerkleBlock {
+	matched[i] = false
+	id := block.Transactions[i].TxHash()
+	s.p.count(func(st *Stats) { st.Omitted = append(st.Omitted, id) })
+	s.markApplied(fmt.Sprintf("omitted tx %v of block %v", id, block.BlockHash()))
+	return bip37.BuildMerkleBlock(block, func(j int, _ *wire.MsgTx) bool { return matched[j] })
 }
 
 // remember keeps tx to answer a later getdata MSG_TX.
