@@ -478,3 +478,42 @@ func TestPoissonRange(t *testing.T) {
 		}
 	}
 }
+
+func TestJointFormsRateBoundsHoldForCorrelatedFilters(t *testing.T) {
+	// Twelve correlated filters (one tweak, nested and non-nested sizes)
+	// have an exact any-form rate. A thirteenth filter with every bit set
+	// changes nothing but takes the set over MaxExactFormsFilters: the
+	// bounds must contain the exact value, and the upper bound, computed
+	// over the most selective twelve, must equal it.
+	rng := rand.New(rand.NewPCG(33, 34))
+	el := jointElements(rng, 400)
+	const tw = 4242
+	sizes := []int{30, 60, 60, 45, 90, 120, 30, 61, 122, 40, 80, 50}
+	exact := NewJoint()
+	bounded := NewJoint()
+	every := make([]bool, len(sizes)+1)
+	for i, s := range sizes {
+		f := newTestFilter(t, s, 2+uint32(i%3), tw+uint32(i%2)*bip37.SeedStep, el[:40+10*i])
+		exact.Add(f)
+		bounded.Add(f)
+		every[i] = i%5 == 3
+	}
+	full, err := bip37.NewFilterFromBits(fullBytes(70), 3, tw, bip37.UpdateNone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bounded.Add(full)
+	for _, ev := range [][]bool{nil, every} {
+		for _, forms := range []int{2, 3} {
+			want := exact.FormsRate(forms, ev)
+			got := bounded.FormsRate(forms, ev)
+			if !want.Exact() || got.Exact() {
+				t.Fatalf("forms %d: exact %+v, bounded %+v", forms, want, got)
+			}
+			t.Logf("forms %d, some every-form filters %v: exact %.4g, bounds [%.4g, %.4g]", forms, ev != nil, want.Lower, got.Lower, got.Upper)
+			if got.Lower > want.Lower || !jointClose(got.Upper, want.Lower, 1e-12) || got.Lower <= 0 {
+				t.Errorf("forms %d, every %v: bounds %+v around %.12g", forms, ev != nil, got, want.Lower)
+			}
+		}
+	}
+}
