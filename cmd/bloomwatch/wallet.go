@@ -30,7 +30,7 @@ func newWalletCmd() *cobra.Command {
 }
 
 // walletFlags are the flags that open or create a wallet; `wallet create`
-// and, later, `sync` share them.
+// and `sync` share them.
 type walletFlags struct {
 	datadir     string
 	network     string
