@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
@@ -12,6 +13,10 @@ import (
 // Version is the record format this package writes. Version 1 records
 // (written before the field existed) carry no "v" and have the same
 // fields; they read unchanged.
+//
+// The optional "via" field was added within version 2: records without
+// it (written before it existed) read with an empty Via, and readers
+// that predate it ignore it.
 const Version = 2
 
 // Kind names a BIP37 message a client sent to a peer.
@@ -44,15 +49,75 @@ type Record struct {
 	// new-key, fp-drift, manual, outpoints): ground truth the adversary
 	// does not have, kept for the analyzer's labels.
 	Reason string `json:"reason,omitempty"`
+	// Via names the network path the message left on: ViaDirect (a
+	// direct TCP connection), ViaProxy (through the SOCKS5 proxy without
+	// stream isolation) or ViaIsolated(id) (through the proxy on its own
+	// stream: id is the SOCKS5 username, equal to the password, which
+	// Tor's IsolateSOCKSAuth maps to a circuit of its own). Records with
+	// equal Via left the client on the same path, so a proxy exit saw
+	// them from the same address; records with different isolation ids
+	// did not share a circuit. The id is an isolation label, never a
+	// secret. Empty in records written before the field existed.
+	Via string `json:"via,omitempty"`
+}
+
+// Values of Record.Via.
+const (
+	// ViaDirect is a direct TCP connection to the peer.
+	ViaDirect = "direct"
+	// ViaProxy is a connection through the SOCKS5 proxy that shares its
+	// stream with every other connection made without credentials.
+	ViaProxy = "proxy"
+	// viaIsolatedPrefix starts the Via of a stream-isolated connection.
+	viaIsolatedPrefix = ViaProxy + ":"
+	// MaxIsolationID is the longest isolation id: a SOCKS5 username
+	// (RFC 1929) holds at most 255 bytes.
+	MaxIsolationID = 255
+)
+
+// ViaIsolated returns the Via of a connection through the SOCKS5 proxy
+// whose stream isolation credential (username and password) is id.
+func ViaIsolated(id string) string { return viaIsolatedPrefix + id }
+
+// IsolationID returns the stream isolation id of a Via made by
+// ViaIsolated, and false for any other Via.
+func IsolationID(via string) (string, bool) {
+	id, ok := strings.CutPrefix(via, viaIsolatedPrefix)
+	return id, ok && id != ""
+}
+
+// checkVia accepts the Via values this package defines.
+func checkVia(via string) error {
+	switch via {
+	case "", ViaDirect, ViaProxy:
+		return nil
+	}
+	id, ok := IsolationID(via)
+	if !ok {
+		return fmt.Errorf("unknown via %q", via)
+	}
+	if len(id) > MaxIsolationID {
+		return fmt.Errorf("isolation id of %d bytes, at most %d", len(id), MaxIsolationID)
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] < 0x21 || id[i] > 0x7e {
+			return fmt.Errorf("isolation id %q: not printable ASCII", id)
+		}
+	}
+	return nil
 }
 
 // Validate checks what a full node would check before acting on the
 // message: a known kind, a filterload whose filter deserializes within
 // BIP37's caps (36,000 bytes, 50 hash functions), a filteradd element of
-// at most 520 bytes, and a version this package can read.
+// at most 520 bytes, and a version this package can read; and a Via this
+// package defines.
 func (r Record) Validate() error {
 	if r.V < 0 || r.V > Version {
 		return fmt.Errorf("record version %d, this bloomwatch reads up to %d", r.V, Version)
+	}
+	if err := checkVia(r.Via); err != nil {
+		return err
 	}
 	switch r.Kind {
 	case KindFilterLoad:

@@ -170,3 +170,60 @@ func TestAppendRefusesInvalidRecord(t *testing.T) {
 		t.Fatalf("sequence advanced by a refused record: %+v %v", got, err)
 	}
 }
+
+func TestViaRoundTripAndOldRecords(t *testing.T) {
+	var buf bytes.Buffer
+	for _, via := range []string{ViaDirect, ViaProxy, ViaIsolated("bw1a2b3c4d-7"), ""} {
+		r := loadRecord(t)
+		r.Via = via
+		if err := Write(&buf, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if strings.Count(buf.String(), `"via"`) != 3 {
+		t.Fatalf("via written %d times, want 3 (omitted when empty):\n%s", strings.Count(buf.String(), `"via"`), buf.String())
+	}
+	got, err := Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{ViaDirect, ViaProxy, "proxy:bw1a2b3c4d-7", ""}
+	for i, r := range got {
+		if r.Via != want[i] {
+			t.Errorf("record %d via %q, want %q", i, r.Via, want[i])
+		}
+	}
+	if id, ok := IsolationID(got[2].Via); !ok || id != "bw1a2b3c4d-7" {
+		t.Errorf("IsolationID(%q) = %q, %v", got[2].Via, id, ok)
+	}
+	for _, via := range []string{ViaDirect, ViaProxy, "", "proxy:"} {
+		if id, ok := IsolationID(via); ok {
+			t.Errorf("IsolationID(%q) = %q, true", via, id)
+		}
+	}
+	// A version 2 record written before the field existed reads as before.
+	old := `{"v":2,"seq":0,"time":"2026-11-23T10:00:00Z","peer":"127.0.0.1:1","height":3,"kind":"filterload","filter":"03614e9b050000000000000001","reason":"initial"}` + "\n"
+	recs, err := Read(strings.NewReader(old))
+	if err != nil || len(recs) != 1 || recs[0].Via != "" {
+		t.Fatalf("old record: %+v, %v", recs, err)
+	}
+}
+
+func TestReadRefusesBadVia(t *testing.T) {
+	for _, via := range []string{"tor", "proxy:", "proxy:has space", "proxy:" + strings.Repeat("a", MaxIsolationID+1), "proxy:\x01"} {
+		r := loadRecord(t)
+		r.Via = via
+		var b bytes.Buffer
+		if err := Write(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Read(&b); !errors.Is(err, ErrBad) {
+			t.Errorf("via %q: err %v, want ErrBad", via, err)
+		}
+	}
+	r := loadRecord(t)
+	r.Via = ViaIsolated(strings.Repeat("a", MaxIsolationID))
+	if err := r.Validate(); err != nil {
+		t.Errorf("longest isolation id refused: %v", err)
+	}
+}
