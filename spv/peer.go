@@ -22,13 +22,16 @@ const MinPeerProtocol = wire.BIP0111Version
 // backoff to start again from its minimum.
 const stableConnection = time.Minute
 
-// peerState is one connection. addr and p are set before the peer starts
+// peerState is one connection. addr, via and p are set before the peer starts
 // and never change; the fields below the line belong to the manager
 // goroutine alone.
 type peerState struct {
 	addr string
 	slot int // connection slot: its order in Config.Connect
-	p    *peer.Peer
+	// via is the path the connection took, for the transcript's
+	// Record.Via: transcript.ViaDirect, ViaProxy or ViaIsolated(id).
+	via string
+	p   *peer.Peer
 	// refused holds the handshake refusal (ErrPeerNoBloom, ErrPeerTooOld).
 	refused atomic.Value // error
 
