@@ -10,8 +10,9 @@ import (
 )
 
 // TestMain runs the package's tests with a private TMPDIR and afterwards
-// fails the run if any btcd child process or temporary directory of
-// this package is left behind.
+// fails the run if any child process (btcd, bcoin's node), any process
+// working in that TMPDIR, or any temporary directory of this package is
+// left behind.
 func TestMain(m *testing.M) {
 	tmp, err := os.MkdirTemp("", "testnet-tests-")
 	if err != nil {
@@ -31,7 +32,8 @@ func TestMain(m *testing.M) {
 }
 
 // leftovers lists child processes of this test binary that are still
-// running and entries left in the private TMPDIR.
+// running, other processes whose working directory is inside the
+// private TMPDIR, and entries left in it.
 func leftovers(tmp string) []string {
 	var out []string
 	entries, _ := os.ReadDir(tmp)
@@ -57,6 +59,14 @@ func leftovers(tmp string) []string {
 		fields := strings.Fields(s[i+1:])
 		if len(fields) > 1 && fields[1] == self && fields[0] != "Z" {
 			out = append(out, "child process "+p.Name()+" "+s[:i+1])
+			continue
+		}
+		// Nodes run in scratch directories under tmp (btcd and bcoin
+		// alike): a process still working there is one of theirs that
+		// outlived its parent, e.g. a grandchild of a test binary.
+		if cwd, err := os.Readlink(filepath.Join("/proc", p.Name(), "cwd")); err == nil && p.Name() != self &&
+			len(fields) > 0 && fields[0] != "Z" && strings.HasPrefix(cwd, tmp+string(filepath.Separator)) {
+			out = append(out, "process "+p.Name()+" "+s[:i+1]+" in "+cwd)
 		}
 	}
 	return out

@@ -1,0 +1,659 @@
+package testnet
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+)
+
+// BcoinRPCTimeout bounds one JSON-RPC call to bcoin when the context has
+// no earlier deadline.
+const BcoinRPCTimeout = 60 * time.Second
+
+// BcoinConfig configures one bcoin node.
+type BcoinConfig struct {
+	// Peers are the P2P addresses ("127.0.0.1:port") bcoin connects out
+	// to; it connects nowhere else (other addresses are refused).
+	Peers []string
+	// Log receives bcoin's output as Config.Log does btcd's: an *os.File
+	// live, any other writer when the node stops; nil discards it.
+	Log io.Writer
+	// LogLevel is bcoin's log level: "info" (the default), "debug" (every
+	// RPC call and peer event), "spam" (every P2P message).
+	LogLevel string
+	// StopTimeout is how long Stop waits for bcoin to exit after SIGINT
+	// before it sends SIGKILL (0 = StopTimeout).
+	StopTimeout time.Duration
+	// P2PPort and RPCPort fix the loopback ports (0 = a free port).
+	P2PPort int
+	RPCPort int
+}
+
+// BcoinNode is a running bcoin full node (regtest, in-memory chain,
+// BIP37 served) on 127.0.0.1. Its chain is regtest's: the SPV client and
+// the wallet use chaincfg.RegressionNetParams with it; only addresses
+// given to its RPCs differ (BcoinAddress).
+type BcoinNode struct {
+	proc        *os.Process
+	pid         int
+	p2p         string
+	rpcAddr     string
+	apiKey      string
+	client      *http.Client
+	scratch     string // temporary directory: the process's cwd and output
+	outPath     string
+	out         *os.File
+	log         io.Writer
+	liveLog     bool
+	stopTimeout time.Duration
+	cfg         BcoinConfig
+
+	mu      sync.Mutex
+	exited  bool
+	status  syscall.WaitStatus
+	stopped bool
+	stopErr error
+}
+
+// launcherConfig is the JSON the launcher takes in argv[2].
+type launcherConfig struct {
+	P2PPort  int      `json:"p2pPort"`
+	HTTPPort int      `json:"httpPort"`
+	APIKey   string   `json:"apiKey"`
+	Peers    []string `json:"peers"`
+	LogLevel string   `json:"logLevel"`
+}
+
+// StartBcoin installs bcoin if needed (BcoinPackage), starts it on free
+// 127.0.0.1 ports and waits until its RPC server answers. ctx bounds the
+// start only. On failure nothing is left running and the error quotes
+// bcoin's last output.
+func StartBcoin(ctx context.Context, cfg BcoinConfig) (*BcoinNode, error) {
+	for _, p := range cfg.Peers {
+		host, _, err := net.SplitHostPort(p)
+		if err != nil || host != "127.0.0.1" {
+			return nil, fmt.Errorf("%w: bcoin peer %q is not 127.0.0.1:port", ErrBadSpec, p)
+		}
+	}
+	nodeBin, err := nodeBinary()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := BcoinPackage(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, StartTimeout)
+		defer cancel()
+	}
+	var lastErr error
+	for range startAttempts {
+		n, retry, err := startBcoinOnce(ctx, nodeBin, dir, cfg)
+		if err == nil {
+			return n, nil
+		}
+		lastErr = err
+		if !retry {
+			break
+		}
+	}
+	return nil, lastErr
+}
+
+// startBcoinOnce launches bcoin once on a fresh pair of ports. retry
+// reports a bind failure worth another attempt.
+func startBcoinOnce(ctx context.Context, nodeBin, dir string, cfg BcoinConfig) (n *BcoinNode, retry bool, err error) {
+	scratch, err := os.MkdirTemp("", "bloomwatch-bcoin-")
+	if err != nil {
+		return nil, false, fmt.Errorf("testnet: temp dir: %w", err)
+	}
+	n = &BcoinNode{scratch: scratch, log: cfg.Log, stopTimeout: cfg.StopTimeout, apiKey: randomHex(16)}
+	if n.stopTimeout <= 0 {
+		n.stopTimeout = StopTimeout
+	}
+	defer func() {
+		if err != nil {
+			n.stopNow()
+			n = nil
+		}
+	}()
+	ports, err := freePorts(2)
+	if err != nil {
+		return n, false, err
+	}
+	if cfg.P2PPort != 0 {
+		ports[0] = cfg.P2PPort
+	}
+	if cfg.RPCPort != 0 {
+		ports[1] = cfg.RPCPort
+	}
+	n.cfg = cfg
+	n.cfg.P2PPort, n.cfg.RPCPort = ports[0], ports[1]
+	n.p2p = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
+	n.rpcAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1]))
+	n.client = &http.Client{Transport: &http.Transport{
+		Proxy:           nil, // loopback only, whatever HTTP_PROXY says
+		MaxIdleConns:    2,
+		IdleConnTimeout: 30 * time.Second,
+	}}
+	lc := launcherConfig{P2PPort: ports[0], HTTPPort: ports[1], APIKey: n.apiKey, Peers: cfg.Peers, LogLevel: cfg.LogLevel}
+	if lc.Peers == nil {
+		lc.Peers = []string{}
+	}
+	arg, err := json.Marshal(lc)
+	if err != nil {
+		return n, false, fmt.Errorf("testnet: bcoin config: %w", err)
+	}
+	n.outPath = filepath.Join(scratch, "bcoin.out")
+	if n.out, err = os.Create(n.outPath); err != nil {
+		return n, false, fmt.Errorf("testnet: bcoin output file: %w", err)
+	}
+	cmd := exec.Command(nodeBin, filepath.Join(dir, bcoinLauncher), string(arg))
+	cmd.Dir = scratch
+	cmd.Env = append(os.Environ(), "NODE_BACKEND=js")
+	cmd.Stdout, cmd.Stderr = n.out, n.out
+	if f, ok := cfg.Log.(*os.File); ok {
+		cmd.Stdout, n.liveLog = f, true
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Setpgid:   true,            // a terminal's ^C goes to us, and we stop bcoin in order
+		Pdeathsig: syscall.SIGKILL, // never outlive a killed test binary
+	}
+	if err := cmd.Start(); err != nil {
+		return n, false, fmt.Errorf("testnet: start bcoin: %w", err)
+	}
+	n.proc, n.pid = cmd.Process, cmd.Process.Pid
+	for {
+		if n.reap(false) {
+			tail := n.Tail()
+			return n, strings.Contains(tail, "EADDRINUSE"),
+				fmt.Errorf("%w before RPC was ready (%s): %s", ErrBcoinExited, exitString(n.status), tail)
+		}
+		if n.probe(ctx) == nil {
+			return n, false, nil
+		}
+		select {
+		case <-ctx.Done():
+			return n, false, fmt.Errorf("testnet: waiting for bcoin RPC: %w: %w: %s", ErrTimeout, ctx.Err(), n.Tail())
+		case <-time.After(pollInterval):
+		}
+	}
+}
+
+// probe sends getblockcount and reports whether bcoin answered within
+// probeTimeout.
+func (n *BcoinNode) probe(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	var height int32
+	return n.call(ctx, "getblockcount", &height)
+}
+
+// P2PAddr returns the node's peer-to-peer address, "127.0.0.1:port".
+func (n *BcoinNode) P2PAddr() string { return n.p2p }
+
+// RPCAddr returns the node's HTTP JSON-RPC address (no TLS; the API key
+// is the basic-auth password).
+func (n *BcoinNode) RPCAddr() string { return n.rpcAddr }
+
+// Config returns the node's effective configuration (with its ports).
+func (n *BcoinNode) Config() BcoinConfig { return n.cfg }
+
+// PID returns the node process's id.
+func (n *BcoinNode) PID() int { return n.pid }
+
+// Params returns the chain parameters the node's chain follows: regtest.
+func (n *BcoinNode) Params() *chaincfg.Params { return &chaincfg.RegressionNetParams }
+
+// LogPath returns the file that receives bcoin's output while it runs
+// (only its stderr when Config.Log is an *os.File).
+func (n *BcoinNode) LogPath() string { return n.outPath }
+
+// Tail returns the last couple of kilobytes of bcoin's output.
+func (n *BcoinNode) Tail() string { return tailOf(n.outPath) }
+
+// reap collects the process if it has exited, blocking until it does when
+// block is set. It reports whether the process is gone.
+func (n *BcoinNode) reap(block bool) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.reapLocked(block)
+}
+
+func (n *BcoinNode) reapLocked(block bool) bool {
+	if n.exited || n.proc == nil {
+		return true
+	}
+	opts := syscall.WNOHANG
+	if block {
+		opts = 0
+	}
+	for {
+		var ws syscall.WaitStatus
+		wpid, err := syscall.Wait4(n.pid, &ws, opts, nil)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if errors.Is(err, syscall.ECHILD) {
+			n.exited = true
+			return true
+		}
+		if err != nil || wpid != n.pid {
+			return false
+		}
+		n.exited, n.status = true, ws
+		_ = n.proc.Release()
+		return true
+	}
+}
+
+// Exited reports whether the bcoin process has exited (and reaps it).
+func (n *BcoinNode) Exited() bool { return n.reap(false) }
+
+// Stop stops bcoin: SIGINT (the launcher closes the node), then SIGKILL by
+// PID after the stop timeout (the error then wraps ErrBcoinKilled); it
+// reaps the process, hands bcoin's output to Config.Log and removes the
+// temporary directory. It is idempotent and returns the first call's
+// result.
+func (n *BcoinNode) Stop() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.stopped {
+		return n.stopErr
+	}
+	n.stopped = true
+	n.stopErr = n.stopLocked()
+	return n.stopErr
+}
+
+// stopNow is Stop for a node that failed to start.
+func (n *BcoinNode) stopNow() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.stopped = true
+	n.stopErr = n.stopLocked()
+}
+
+func (n *BcoinNode) stopLocked() error {
+	var errs []error
+	if n.proc != nil && !n.reapLocked(false) {
+		_ = n.proc.Signal(syscall.SIGINT)
+		deadline := time.Now().Add(n.stopTimeout)
+		for !n.reapLocked(false) && time.Now().Before(deadline) {
+			time.Sleep(pollInterval)
+		}
+		if !n.reapLocked(false) {
+			errs = append(errs, fmt.Errorf("%w: bcoin pid %d ignored SIGINT for %s, killed", ErrBcoinKilled, n.pid, n.stopTimeout))
+			if err := syscall.Kill(n.pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+				errs = append(errs, fmt.Errorf("testnet: kill bcoin pid %d: %w", n.pid, err))
+			}
+			n.reapLocked(true)
+		}
+	}
+	if n.client != nil {
+		n.client.CloseIdleConnections()
+	}
+	if n.out != nil {
+		_ = n.out.Close()
+		if n.log != nil && !n.liveLog {
+			if f, err := os.Open(n.outPath); err == nil {
+				_, err = io.Copy(n.log, f)
+				_ = f.Close()
+				if err != nil {
+					errs = append(errs, fmt.Errorf("testnet: copy bcoin log: %w", err))
+				}
+			}
+		}
+	}
+	if n.scratch != "" {
+		if err := os.RemoveAll(n.scratch); err != nil {
+			errs = append(errs, fmt.Errorf("testnet: remove %s: %w", n.scratch, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// alive returns ErrStopped or ErrBcoinExited when the node cannot serve.
+func (n *BcoinNode) alive() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.stopped {
+		return ErrStopped
+	}
+	if n.reapLocked(false) {
+		return fmt.Errorf("%w (%s): %s", ErrBcoinExited, exitString(n.status), tailOf(n.outPath))
+	}
+	return nil
+}
+
+// BcoinRPCError is an error bcoin's JSON-RPC server returned.
+type BcoinRPCError struct {
+	// Method is the RPC called.
+	Method string
+	// Code and Message are bcoin's error object.
+	Code    int
+	Message string
+}
+
+// Error implements error.
+func (e *BcoinRPCError) Error() string {
+	return fmt.Sprintf("testnet: bcoin %s: %s (code %d)", e.Method, e.Message, e.Code)
+}
+
+// Call makes one JSON-RPC call and decodes its result into result (which
+// may be nil). A call without a deadline in ctx is bounded by
+// BcoinRPCTimeout. An error bcoin returns is a *BcoinRPCError.
+func (n *BcoinNode) Call(ctx context.Context, method string, result any, params ...any) error {
+	if err := n.alive(); err != nil {
+		return err
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, BcoinRPCTimeout)
+		defer cancel()
+	}
+	return n.call(ctx, method, result, params...)
+}
+
+// call is Call without the liveness check and default deadline.
+func (n *BcoinNode) call(ctx context.Context, method string, result any, params ...any) error {
+	if params == nil {
+		params = []any{}
+	}
+	body, err := json.Marshal(map[string]any{"jsonrpc": "1.0", "id": 1, "method": method, "params": params})
+	if err != nil {
+		return fmt.Errorf("testnet: bcoin %s: encode: %w", method, err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+n.rpcAddr+"/", bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("testnet: bcoin %s: %w", method, err)
+	}
+	req.SetBasicAuth("bloomwatch", n.apiKey)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := n.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("testnet: bcoin %s: %w", method, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return fmt.Errorf("testnet: bcoin %s: read: %w", method, err)
+	}
+	var reply struct {
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(raw, &reply); err != nil {
+		return fmt.Errorf("testnet: bcoin %s: %s: %w: %.200s", method, resp.Status, err, raw)
+	}
+	if reply.Error != nil {
+		return &BcoinRPCError{Method: method, Code: reply.Error.Code, Message: reply.Error.Message}
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("testnet: bcoin %s: %s: %.200s", method, resp.Status, raw)
+	}
+	if result == nil {
+		return nil
+	}
+	if err := json.Unmarshal(reply.Result, result); err != nil {
+		return fmt.Errorf("testnet: bcoin %s: decode result: %w", method, err)
+	}
+	return nil
+}
+
+// bcoinGenerateBatch is how many blocks one generatetoaddress call mines,
+// so every call stays well inside BcoinRPCTimeout.
+const bcoinGenerateBatch = 50
+
+// Generate mines nblocks blocks (with the mempool's transactions) whose
+// coinbases pay pkScript (a script BcoinAddress converts), and returns
+// their hashes.
+func (n *BcoinNode) Generate(ctx context.Context, nblocks int, pkScript []byte) ([]*chainhash.Hash, error) {
+	addr, err := BcoinAddress(pkScript)
+	if err != nil {
+		return nil, err
+	}
+	hashes := make([]*chainhash.Hash, 0, nblocks)
+	for len(hashes) < nblocks {
+		k := min(nblocks-len(hashes), bcoinGenerateBatch)
+		var got []string
+		if err := n.Call(ctx, "generatetoaddress", &got, k, addr); err != nil {
+			return hashes, err
+		}
+		for _, s := range got {
+			h, err := chainhash.NewHashFromStr(s)
+			if err != nil {
+				return hashes, fmt.Errorf("testnet: bcoin generatetoaddress: hash %q: %w", s, err)
+			}
+			hashes = append(hashes, h)
+		}
+		if len(got) != k {
+			return hashes, fmt.Errorf("testnet: bcoin generatetoaddress %d: got %d hashes", k, len(got))
+		}
+	}
+	return hashes, nil
+}
+
+// BestBlock returns the hash and height of the node's tip.
+func (n *BcoinNode) BestBlock() (*chainhash.Hash, int32, error) {
+	var info struct {
+		Blocks        int32  `json:"blocks"`
+		BestBlockHash string `json:"bestblockhash"`
+	}
+	if err := n.Call(context.Background(), "getblockchaininfo", &info); err != nil {
+		return nil, 0, err
+	}
+	h, err := chainhash.NewHashFromStr(info.BestBlockHash)
+	if err != nil {
+		return nil, 0, fmt.Errorf("testnet: bcoin getblockchaininfo: %w", err)
+	}
+	return h, info.Blocks, nil
+}
+
+// BlockHash returns the hash of the main-chain block at height.
+func (n *BcoinNode) BlockHash(height int32) (*chainhash.Hash, error) {
+	var s string
+	if err := n.Call(context.Background(), "getblockhash", &s, height); err != nil {
+		return nil, err
+	}
+	h, err := chainhash.NewHashFromStr(s)
+	if err != nil {
+		return nil, fmt.Errorf("testnet: bcoin getblockhash %d: %w", height, err)
+	}
+	return h, nil
+}
+
+// Block returns a block by hash, as bcoin serializes it (with witnesses).
+func (n *BcoinNode) Block(hash *chainhash.Hash) (*wire.MsgBlock, error) {
+	var s string
+	if err := n.Call(context.Background(), "getblock", &s, hash.String(), false); err != nil {
+		return nil, err
+	}
+	raw, err := hex.DecodeString(s)
+	if err != nil {
+		return nil, fmt.Errorf("testnet: bcoin getblock %s: %w", hash, err)
+	}
+	var b wire.MsgBlock
+	if err := b.Deserialize(bytes.NewReader(raw)); err != nil {
+		return nil, fmt.Errorf("testnet: bcoin getblock %s: %w", hash, err)
+	}
+	if got := b.BlockHash(); got != *hash {
+		return nil, fmt.Errorf("testnet: bcoin getblock %s returned block %s", hash, got)
+	}
+	return &b, nil
+}
+
+// BlockAt returns the main-chain block at height and its hash.
+func (n *BcoinNode) BlockAt(height int32) (*chainhash.Hash, *wire.MsgBlock, error) {
+	hash, err := n.BlockHash(height)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := n.Block(hash)
+	if err != nil {
+		return nil, nil, err
+	}
+	return hash, b, nil
+}
+
+// SendTx submits tx to the node's mempool (sendrawtransaction); bcoin
+// relays it to its peers.
+func (n *BcoinNode) SendTx(tx *wire.MsgTx) error {
+	var buf bytes.Buffer
+	if err := tx.Serialize(&buf); err != nil {
+		return fmt.Errorf("testnet: serialize %s: %w", tx.TxHash(), err)
+	}
+	var txid string
+	if err := n.Call(context.Background(), "sendrawtransaction", &txid, hex.EncodeToString(buf.Bytes())); err != nil {
+		return fmt.Errorf("testnet: send %s: %w", tx.TxHash(), err)
+	}
+	if want := tx.TxHash().String(); txid != want {
+		return fmt.Errorf("testnet: bcoin sendrawtransaction %s returned %s", want, txid)
+	}
+	return nil
+}
+
+// Tx returns a transaction from the mempool or the chain (the node
+// indexes transactions).
+func (n *BcoinNode) Tx(txid *chainhash.Hash) (*wire.MsgTx, error) {
+	var s string
+	if err := n.Call(context.Background(), "getrawtransaction", &s, txid.String(), false); err != nil {
+		return nil, err
+	}
+	raw, err := hex.DecodeString(s)
+	if err != nil {
+		return nil, fmt.Errorf("testnet: bcoin getrawtransaction %s: %w", txid, err)
+	}
+	var tx wire.MsgTx
+	if err := tx.Deserialize(bytes.NewReader(raw)); err != nil {
+		return nil, fmt.Errorf("testnet: bcoin getrawtransaction %s: %w", txid, err)
+	}
+	return &tx, nil
+}
+
+// BcoinTxOut is an unspent output as bcoin's gettxout reports it.
+type BcoinTxOut struct {
+	// Value is in satoshis; Confirmations is 0 for a mempool output.
+	Value         int64
+	Confirmations int64
+	Coinbase      bool
+}
+
+// TxOut returns the unspent output op, or nil when bcoin has no such
+// unspent output (spent in a block, never existed). With mempool, the
+// mempool's outputs count too; bcoin 1.0.2 (like btcd) still reports a
+// confirmed output that a mempool transaction spends.
+func (n *BcoinNode) TxOut(op wire.OutPoint, mempool bool) (*BcoinTxOut, error) {
+	var res *struct {
+		Value         float64 `json:"value"`
+		Confirmations int64   `json:"confirmations"`
+		Coinbase      bool    `json:"coinbase"`
+	}
+	if err := n.Call(context.Background(), "gettxout", &res, op.Hash.String(), op.Index, mempool); err != nil {
+		return nil, err
+	}
+	if res == nil {
+		return nil, nil
+	}
+	// bcoin prints amounts with 8 decimals; round, never truncate.
+	sat := int64(res.Value*1e8 + 0.5)
+	return &BcoinTxOut{Value: sat, Confirmations: res.Confirmations, Coinbase: res.Coinbase}, nil
+}
+
+// Mempool returns the txids in the node's mempool.
+func (n *BcoinNode) Mempool() ([]chainhash.Hash, error) {
+	var ids []string
+	if err := n.Call(context.Background(), "getrawmempool", &ids, false); err != nil {
+		return nil, err
+	}
+	out := make([]chainhash.Hash, 0, len(ids))
+	for _, s := range ids {
+		h, err := chainhash.NewHashFromStr(s)
+		if err != nil {
+			return nil, fmt.Errorf("testnet: bcoin getrawmempool: %w", err)
+		}
+		out = append(out, *h)
+	}
+	return out, nil
+}
+
+// InvalidateBlock marks a main-chain block invalid. bcoin 1.0.2 resets its
+// chain to the block's parent: the block and its descendants are deleted
+// (not kept as a side branch) and the whole mempool is cleared. Peers are
+// told nothing until the next block is mined.
+func (n *BcoinNode) InvalidateBlock(hash *chainhash.Hash) error {
+	return n.Call(context.Background(), "invalidateblock", nil, hash.String())
+}
+
+// BcoinPeer is one entry of bcoin's getpeerinfo.
+type BcoinPeer struct {
+	ID        int    `json:"id"`
+	Addr      string `json:"addr"`
+	AddrLocal string `json:"addrlocal"`
+	Services  string `json:"services"`
+	Version   int32  `json:"version"`
+	SubVer    string `json:"subver"`
+	Inbound   bool   `json:"inbound"`
+	// StartingHeight is the height the peer announced in its version.
+	StartingHeight int32 `json:"startingheight"`
+}
+
+// Peers returns the node's connected peers.
+func (n *BcoinNode) Peers() ([]BcoinPeer, error) {
+	var peers []BcoinPeer
+	if err := n.Call(context.Background(), "getpeerinfo", &peers); err != nil {
+		return nil, err
+	}
+	return peers, nil
+}
+
+// WaitForHeight polls until the node's tip is at least h.
+func (n *BcoinNode) WaitForHeight(ctx context.Context, h int32) error {
+	return poll(ctx, fmt.Sprintf("bcoin height %d", h), func() (bool, error) {
+		_, height, err := n.BestBlock()
+		return height >= h, err
+	})
+}
+
+// WaitForMempool polls until every txid is in the node's mempool.
+func (n *BcoinNode) WaitForMempool(ctx context.Context, txids ...chainhash.Hash) error {
+	return poll(ctx, fmt.Sprintf("%d txs in bcoin's mempool", len(txids)), func() (bool, error) {
+		pool, err := n.Mempool()
+		if err != nil {
+			return false, err
+		}
+		have := make(map[chainhash.Hash]bool, len(pool))
+		for _, id := range pool {
+			have[id] = true
+		}
+		for _, id := range txids {
+			if !have[id] {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+}

@@ -1,0 +1,268 @@
+package testnet
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/txscript"
+	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bloomwatch/bloomwatch/spv"
+	"github.com/bloomwatch/bloomwatch/spv/netparams"
+	"github.com/bloomwatch/bloomwatch/wallet"
+)
+
+// TestBcoinAddress checks the conversion to bcoin's regtest prefixes
+// against addresses bcoin 1.0.2 itself prints for the same scripts
+// (Address.fromScript(script).toString('regtest')).
+func TestBcoinAddress(t *testing.T) {
+	hash := bytes.Repeat([]byte{0x11}, 20)
+	hash32 := bytes.Repeat([]byte{0x22}, 32)
+	script := func(b *txscript.ScriptBuilder) []byte {
+		s, err := b.Script()
+		require.NoError(t, err)
+		return s
+	}
+	for _, tc := range []struct {
+		name   string
+		script []byte
+		want   string
+	}{
+		{"p2pkh", script(txscript.NewScriptBuilder().AddOp(txscript.OP_DUP).AddOp(txscript.OP_HASH160).AddData(hash).
+			AddOp(txscript.OP_EQUALVERIFY).AddOp(txscript.OP_CHECKSIG)), "RAqS1bAuWqW2f6ufsU5H4XpKfy5Pqj2oHz"},
+		{"p2sh", script(txscript.NewScriptBuilder().AddOp(txscript.OP_HASH160).AddData(hash).AddOp(txscript.OP_EQUAL)),
+			"GKQAMCcZtsJkfZqmLEkGPmq1psQeHtPeGZ"},
+		{"p2wpkh", script(txscript.NewScriptBuilder().AddOp(txscript.OP_0).AddData(hash)),
+			"rb1qzyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg328fddy"},
+		{"p2wsh", script(txscript.NewScriptBuilder().AddOp(txscript.OP_0).AddData(hash32)),
+			"rb1qyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3qj8rpda"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := BcoinAddress(tc.script)
+			require.NoError(t, err)
+			require.Equal(t, tc.want, got)
+		})
+	}
+	_, err := BcoinAddress(RandomScript(nil, KindP2TR))
+	require.ErrorIs(t, err, ErrBcoinAddress)
+	_, err = BcoinAddress([]byte{txscript.OP_RETURN})
+	require.ErrorIs(t, err, ErrBcoinAddress)
+}
+
+// TestBcoinSyncWallet starts bcoin 1.0.2 on regtest, mines a 200-block
+// chain with noise, payments to 20 of the demo keyring's receive
+// addresses and spends of some of them (BuildChain), and syncs the real
+// watch-only wallet with bloomwatch's SPV node from bcoin alone. The
+// wallet must equal bcoin's own view: the truth scanned from bcoin's
+// blocks, whose UTXOs bcoin's gettxout confirms. It then follows bcoin
+// through mempool payments, the block that confirms them and a two-block
+// reorganisation (bcoin's invalidateblock), equal to bcoin's view after
+// each. bcoin's sockets are checked to be loopback only.
+func TestBcoinSyncWallet(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts bcoin")
+	}
+	ctx := t.Context()
+	began := time.Now()
+	h := NewBcoinT(t, BcoinOptions{})
+	node := h.Node()
+	t.Logf("bcoin up with %d setup blocks in %s", SegwitHeight(h.Params()), time.Since(began).Round(time.Millisecond))
+
+	key, err := NewKeyring(DemoSeed, h.Params())
+	require.NoError(t, err)
+	mark := time.Now()
+	truth, err := h.BuildChain(ctx, ChainSpec{
+		Blocks: 200, TxsPerBlock: 1, Keyring: key, Purpose: PurposeBIP84,
+		WatchAddrs: 20, PaymentsPerAddr: 2, SpendFraction: 0.3, Seed: 16,
+	})
+	require.NoError(t, err)
+	t.Logf("built %d blocks (%d wallet txs, %d noise) in %s", truth.TipHeight-truth.StartHeight,
+		len(truth.Txs), truth.NoiseTxs, time.Since(mark).Round(time.Millisecond))
+	require.Len(t, truth.Addresses, 20+countChange(truth))
+	// bcoin's coin view agrees with its blocks.
+	for _, u := range truth.UTXOs {
+		out, err := node.TxOut(u.OutPoint(), false)
+		require.NoError(t, err)
+		require.NotNil(t, out, "bcoin has no unspent %v", u.OutPoint())
+		require.Equal(t, u.Value, out.Value)
+	}
+
+	dir := t.TempDir()
+	w, err := wallet.Create(filepath.Join(dir, "wallet"), wallet.CreateConfig{
+		Network: truth.Network, Xpubs: []string{truth.Xpub}, Birthday: truth.StartHeight + 1,
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, w.Close()) })
+	net, err := netparams.Lookup("regtest")
+	require.NoError(t, err)
+	n, err := spv.New(spv.Config{
+		Network: net, DataDir: filepath.Join(dir, "spv"), Connect: []string{node.P2PAddr()}, Watcher: w,
+		RetryMin: 100 * time.Millisecond, RetryMax: time.Second, StallTimeout: 20 * time.Second,
+		TickInterval: 200 * time.Millisecond,
+	})
+	require.NoError(t, err)
+	mark = time.Now()
+	require.NoError(t, n.Start(ctx))
+	t.Cleanup(func() { require.NoError(t, n.Stop()) })
+	waitWalletAt(t, n, truth.TipHash)
+	st := n.Status()
+	t.Logf("synced %d blocks from bcoin in %s: %d matched txs, %d false positives, %d filterloads, %d bytes",
+		st.Blocks, time.Since(mark).Round(time.Millisecond), st.Matched, st.FalsePositives, st.Filter.Loads, st.BytesReceived)
+	requireWalletIs(t, w, truth)
+
+	// bcoin lists bloomwatch as an inbound BIP37 peer, and talks to
+	// nothing but 127.0.0.1.
+	peers, err := node.Peers()
+	require.NoError(t, err)
+	require.Len(t, peers, 1)
+	require.True(t, peers[0].Inbound)
+	require.GreaterOrEqual(t, peers[0].Version, int32(70011))
+	require.GreaterOrEqual(t, requireLoopbackOnly(t, node.PID()), 3, "P2P and RPC listeners and the peer link")
+
+	// Two payments to fresh receive addresses reach the wallet from
+	// bcoin's mempool, then confirm.
+	var pending btcutil.Amount
+	var payTxs []chainhash.Hash
+	for i, amt := range []btcutil.Amount{1_234_567, 7_654_321} {
+		addr, err := key.Address(PurposeBIP84, BranchExternal, uint32(20+i))
+		require.NoError(t, err)
+		tx, err := h.PayAddress(addr, amt)
+		require.NoError(t, err)
+		pending += amt
+		payTxs = append(payTxs, tx.TxHash())
+	}
+	require.NoError(t, node.WaitForMempool(ctx, payTxs...))
+	confirmed := btcutil.Amount(truth.Balance)
+	require.NoError(t, poll(ctx, "mempool payments in the wallet", func() (bool, error) {
+		bal, err := w.Balance()
+		return bal.Unconfirmed == pending && bal.Confirmed == confirmed, err
+	}))
+	hashes, err := h.Mine(1)
+	require.NoError(t, err)
+	waitWalletAt(t, n, *hashes[0])
+	after, err := h.ScanTruth(ctx, key, PurposeBIP84, truth.StartHeight+1)
+	require.NoError(t, err)
+	require.Equal(t, truth.Balance+int64(pending), after.Balance)
+	requireWalletIs(t, w, after)
+
+	// A two-block reorganisation that confirms the same transactions
+	// one block higher, in other blocks.
+	r, err := h.Reorg(ctx, 2, true)
+	require.NoError(t, err)
+	require.Empty(t, r.Dropped)
+	require.Len(t, r.Connected, 3)
+	waitWalletAt(t, n, r.Connected[2])
+	reorged, err := h.ScanTruth(ctx, key, PurposeBIP84, truth.StartHeight+1)
+	require.NoError(t, err)
+	require.Equal(t, after.Balance, reorged.Balance)
+	require.NotEqual(t, after.TipHash, reorged.TipHash)
+	requireWalletIs(t, w, reorged)
+	st = n.Status()
+	require.GreaterOrEqual(t, st.Reorgs, 1)
+	t.Logf("whole test %s", time.Since(began).Round(time.Millisecond))
+}
+
+// countChange returns how many change addresses the truth lists.
+func countChange(t *Truth) int {
+	n := 0
+	for _, a := range t.Addresses {
+		if a.Branch == BranchInternal {
+			n++
+		}
+	}
+	return n
+}
+
+// waitWalletAt waits until the SPV node is synced with its watcher at
+// block hash.
+func waitWalletAt(t *testing.T, n *spv.Node, hash chainhash.Hash) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	err := poll(ctx, "wallet at "+hash.String(), func() (bool, error) {
+		st := n.Status()
+		return st.Synced && st.WatcherHash == hash, st.Err
+	})
+	require.NoError(t, err, "status %+v", n.Status())
+}
+
+// requireWalletIs checks that the wallet holds exactly the truth, all of
+// it confirmed: balance, transactions (height, block, delta), unspent
+// outputs, and every truth address marked used.
+func requireWalletIs(t *testing.T, w *wallet.Wallet, truth *Truth) {
+	t.Helper()
+	bal, err := w.Balance()
+	require.NoError(t, err)
+	require.Equal(t, btcutil.Amount(truth.Balance), bal.Confirmed)
+	require.Equal(t, btcutil.Amount(truth.Balance), bal.Total())
+
+	txs, err := w.Txs()
+	require.NoError(t, err)
+	got := make([]TruthTx, 0, len(txs))
+	for _, s := range txs {
+		got = append(got, TruthTx{Txid: s.Txid, Height: s.Height, BlockHash: s.BlockHash, Delta: s.Delta})
+	}
+	want := make([]TruthTx, 0, len(truth.Txs))
+	for _, tx := range truth.Txs {
+		tx.Kind = ""
+		want = append(want, tx)
+	}
+	sortTxs(got)
+	sortTxs(want)
+	require.Equal(t, want, got)
+
+	utxos, err := w.UTXOs()
+	require.NoError(t, err)
+	gotOps := make(map[wire.OutPoint]int64, len(utxos))
+	for _, u := range utxos {
+		gotOps[wire.OutPoint{Hash: u.Txid, Index: u.Index}] = int64(u.Amount)
+	}
+	wantOps := make(map[wire.OutPoint]int64, len(truth.UTXOs))
+	for _, u := range truth.UTXOs {
+		wantOps[u.OutPoint()] = u.Value
+	}
+	require.Equal(t, wantOps, gotOps)
+
+	infos, err := w.Addresses()
+	require.NoError(t, err)
+	used := map[string]bool{}
+	for _, a := range infos {
+		if a.Used {
+			used[a.Address] = true
+		}
+	}
+	var missing []string
+	for _, a := range truth.Addresses {
+		if !used[a.Address] {
+			missing = append(missing, a.Address)
+		}
+	}
+	require.Empty(t, missing)
+}
+
+// TestBcoinPackage checks the installation BcoinPackage finds or makes:
+// bcoin at BcoinVersion, and the launcher and leveldown stub it runs
+// byte for byte the embedded ones. .ci/run runs it before the suite, with
+// the npm registry reachable, so that the suite finds bcoin offline.
+func TestBcoinPackage(t *testing.T) {
+	RequireBcoin(t)
+	dir, err := BcoinPackage(t.Context())
+	require.NoError(t, err)
+	require.NoError(t, checkBcoinDir(dir))
+	for _, name := range []string{bcoinLauncher, "leveldown-stub.js", "package-lock.json"} {
+		want, err := bcoinFiles.ReadFile("bcoinjs/" + name)
+		require.NoError(t, err)
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		require.NoError(t, err)
+		require.Equal(t, want, got, name)
+	}
+	// A directory without bcoin is refused, naming why.
+	require.ErrorIs(t, checkBcoinDir(t.TempDir()), ErrBcoinNotInstalled)
+}
