@@ -319,15 +319,21 @@ func (j *Joint) Rate() float64 {
 // smallest first so that a group's AND can start from a cached subset's,
 // and then drops the groups no seed uses.
 func (j *Joint) refresh() {
-	var todo []*jointGroup
+	var todo, bases []*jointGroup
 	for _, g := range j.groups {
-		if g.seeds > 0 && !g.valid {
+		switch {
+		case g.seeds > 0 && !g.valid:
 			todo = append(todo, g)
+		case g.valid && g.and != nil:
+			bases = append(bases, g)
 		}
 	}
 	slices.SortFunc(todo, func(a, b *jointGroup) int { return len(a.members) - len(b.members) })
 	for _, g := range todo {
-		j.evaluateGroup(g)
+		j.evaluateGroup(g, bases)
+		if g.and != nil {
+			bases = append(bases, g)
+		}
 	}
 	for key, g := range j.groups {
 		if g.seeds == 0 {
@@ -336,8 +342,10 @@ func (j *Joint) refresh() {
 	}
 }
 
-// evaluateGroup computes the factor one seed of g contributes.
-func (j *Joint) evaluateGroup(g *jointGroup) {
+// evaluateGroup computes the factor one seed of g contributes, starting
+// the AND from the largest of bases (groups with a cached AND) whose
+// members are a subset of g's and whose lcm divides g's.
+func (j *Joint) evaluateGroup(g *jointGroup, bases []*jointGroup) {
 	g.valid = true
 	if len(g.members) == 1 {
 		f := &j.filters[g.members[0]].bits
@@ -355,8 +363,8 @@ func (j *Joint) evaluateGroup(g *jointGroup) {
 	}
 	// Start from the largest cached subset whose lcm divides l.
 	var base *jointGroup
-	for _, h := range j.groups {
-		if h != g && h.valid && h.and != nil && l%h.lcm == 0 && len(h.members) < len(g.members) &&
+	for _, h := range bases {
+		if l%h.lcm == 0 && len(h.members) < len(g.members) &&
 			(base == nil || len(h.members) > len(base.members)) && isSubset(h.members, g.members) {
 			base = h
 		}
