@@ -162,3 +162,20 @@ func BenchmarkAND100x36000(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkJointFormsRate12x36000 is the exact any-form rate of a
+// two-form candidate over MaxExactFormsFilters filters of 36,000 bytes
+// (one tweak, k = 13), what the analyzer's plain intersection would ask
+// per bucket.
+func BenchmarkJointFormsRate12x36000(b *testing.B) {
+	fs := benchJointFilterSet(b, func(int) uint32 { return 0x5eed }, func(int) uint32 { return benchJointK })
+	j := NewJoint()
+	for _, f := range fs[:MaxExactFormsFilters] {
+		j.Add(f)
+	}
+	j.Rate()
+	for b.Loop() {
+		r := j.AnyFormRate(2)
+		benchSink = r.Lower
+	}
+}

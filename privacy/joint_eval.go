@@ -524,7 +524,11 @@ func (setMasks) leaf(f *factor) maskDist {
 }
 
 func (setMasks) direct(fs []factor, l uint64) maskDist {
-	counts := map[uint32]uint64{}
+	maxID := 0
+	for i := range fs {
+		maxID = max(maxID, fs[i].id)
+	}
+	counts := make([]uint64, 2<<maxID)
 	x := make([]uint64, len(fs)) // each factor's position at the word's start
 	for w := uint64(0); w < l; w += wordBits {
 		var masks [wordBits]uint32
@@ -539,9 +543,11 @@ func (setMasks) direct(fs []factor, l uint64) maskDist {
 			counts[masks[b]]++
 		}
 	}
-	out := make(maskDist, len(counts))
+	out := maskDist{}
 	for m, c := range counts {
-		out[m] = float64(c) / float64(l)
+		if c != 0 {
+			out[uint32(m)] = float64(c) / float64(l)
+		}
 	}
 	return out
 }
