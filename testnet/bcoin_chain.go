@@ -448,8 +448,7 @@ func (h *BcoinHarness) Reorg(ctx context.Context, depth int, resend bool) (*Bcoi
 		for _, blk := range old {
 			for _, tx := range blk.Transactions[1:] {
 				if err := h.node.SendTx(tx); err != nil {
-					var rpcErr *BcoinRPCError
-					if !errors.As(err, &rpcErr) {
+					if !errors.Is(err, ErrBcoinTxRejected) {
 						return nil, err
 					}
 					r.Dropped = append(r.Dropped, tx.TxHash())

@@ -227,6 +227,10 @@ var (
 	// SIGINT and had to be killed.
 	ErrBcoinKilled = errors.New("testnet: bcoin killed")
 
+	// ErrBcoinTxRejected is returned by BcoinNode.SendTx when bcoin does
+	// not take a transaction into its mempool.
+	ErrBcoinTxRejected = errors.New("testnet: bcoin rejected transaction")
+
 	// ErrBcoinAddress is returned for an output script bcoin 1.0.2 has no
 	// address for (only P2PKH, P2SH, P2WPKH and P2WSH have one).
 	ErrBcoinAddress = errors.New("testnet: no bcoin address for script")

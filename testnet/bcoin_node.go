@@ -519,21 +519,83 @@ func (n *BcoinNode) BlockAt(height int32) (*chainhash.Hash, *wire.MsgBlock, erro
 	return hash, b, nil
 }
 
-// SendTx submits tx to the node's mempool (sendrawtransaction); bcoin
-// relays it to its peers.
+// SendTx submits tx to the node's mempool and returns once bcoin has
+// accepted it (bcoin relays it to its peers). bcoin's sendrawtransaction
+// RPC cannot tell: it hands the transaction to the mempool without
+// waiting and only logs a rejection (rpc.js sendRawTransaction calls
+// node.relay). SendTx posts to the REST /broadcast endpoint instead,
+// which waits for the mempool, and then checks that the transaction is
+// in it: bcoin answers success for a policy rejection (a VerifyError of
+// score 0, "broadcast anyway") and for an orphan. A refused transaction
+// is an error wrapping ErrBcoinTxRejected with bcoin's log lines about
+// it.
 func (n *BcoinNode) SendTx(tx *wire.MsgTx) error {
+	if err := n.alive(); err != nil {
+		return err
+	}
 	var buf bytes.Buffer
 	if err := tx.Serialize(&buf); err != nil {
 		return fmt.Errorf("testnet: serialize %s: %w", tx.TxHash(), err)
 	}
-	var txid string
-	if err := n.Call(context.Background(), "sendrawtransaction", &txid, hex.EncodeToString(buf.Bytes())); err != nil {
-		return fmt.Errorf("testnet: send %s: %w", tx.TxHash(), err)
+	txid := tx.TxHash()
+	ctx, cancel := context.WithTimeout(context.Background(), BcoinRPCTimeout)
+	defer cancel()
+	body, err := json.Marshal(map[string]string{"tx": hex.EncodeToString(buf.Bytes())})
+	if err != nil {
+		return fmt.Errorf("testnet: bcoin broadcast %s: %w", txid, err)
 	}
-	if want := tx.TxHash().String(); txid != want {
-		return fmt.Errorf("testnet: bcoin sendrawtransaction %s returned %s", want, txid)
+	if err := n.post(ctx, "/broadcast", body); err != nil {
+		return fmt.Errorf("%w: %s: %w: %s", ErrBcoinTxRejected, txid, err, n.logLinesWith(txid.String()))
+	}
+	err = n.Call(ctx, "getmempoolentry", nil, txid.String())
+	var rpcErr *BcoinRPCError
+	if errors.As(err, &rpcErr) {
+		return fmt.Errorf("%w: %s not in the mempool after broadcast: %s", ErrBcoinTxRejected, txid, n.logLinesWith(txid.String()))
+	}
+	return err
+}
+
+// post sends a JSON body to one of bcoin's REST endpoints and checks
+// that it answered 200 OK.
+func (n *BcoinNode) post(ctx context.Context, path string, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+n.rpcAddr+path, bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("testnet: bcoin POST %s: %w", path, err)
+	}
+	req.SetBasicAuth("bloomwatch", n.apiKey)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := n.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("testnet: bcoin POST %s: %w", path, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("testnet: bcoin POST %s: %s: %.300s", path, resp.Status, bytes.TrimSpace(raw))
 	}
 	return nil
+}
+
+// logLinesWith returns bcoin's output lines (at most a few) that contain
+// s, e.g. the VerifyError naming a rejected transaction's hash.
+func (n *BcoinNode) logLinesWith(s string) string {
+	data, err := os.ReadFile(n.outPath)
+	if err != nil {
+		return ""
+	}
+	var lines []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.Contains(line, s) {
+			lines = append(lines, strings.TrimSpace(line))
+		}
+	}
+	if len(lines) > 5 {
+		lines = lines[len(lines)-5:]
+	}
+	if len(lines) == 0 {
+		return "(bcoin logged nothing about it)"
+	}
+	return strings.Join(lines, "; ")
 }
 
 // Tx returns a transaction from the mempool or the chain (the node

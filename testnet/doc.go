@@ -26,4 +26,12 @@
 //
 // btcd v0.24.2 deletes its regtest database at every start, so a chain
 // that must survive a restart has to use simnet.
+//
+// A second, independent BIP37 server: bcoin 1.0.2 (Node.js), installed
+// from npm into the same user cache (BcoinPackage), started on regtest
+// with an in-memory chain, listeners on 127.0.0.1 and every outbound
+// path closed (StartBcoin, bcoinjs/launcher.js), and wrapped like btcd
+// with the funding wallet (BcoinHarness: payments by script, BuildChain,
+// ScanTruth from bcoin's blocks, Reorg by invalidateblock). Its wire
+// habits differ from btcd's and Core's; TestBcoinWire pins them down.
 package testnet
