@@ -138,6 +138,11 @@ type Config struct {
 	MinPeers int
 	// MinPeersWait bounds the wait for MinPeers (DefaultMinPeersWait).
 	MinPeersWait time.Duration
+	// SideBranchMargin and MaxSideHeaders bound the side-branch headers
+	// the header store keeps (headers.DefaultSideBranchMargin and
+	// headers.DefaultMaxSideHeaders when 0); a peer sending headers past
+	// the bounds is scored (MisbehaviorLowWorkHeaders).
+	SideBranchMargin, MaxSideHeaders int
 }
 
 // withDefaults returns c with zero fields filled and checks it.

@@ -60,6 +60,10 @@ func (m *manager) onHeaders(ps *peerState, msg *wire.MsgHeaders) {
 		switch {
 		case !errors.As(err, &ve):
 			m.fail(fmt.Errorf("%w: connect: %w", ErrHeaderStore, err))
+		case errors.Is(ve.Err, headers.ErrLowWorkBranch), errors.Is(ve.Err, headers.ErrSideBranchLimit):
+			// Valid but useless: not stored, the peer scored, the
+			// sync goes on.
+			m.misbehave(ps, MisbehaviorLowWorkHeaders, ve.Error())
 		case errors.Is(ve.Err, headers.ErrNotConnecting) && !solicited:
 			// An announcement we cannot place: ask for the headers in
 			// between, as Core does, but not forever (a peer that only
@@ -281,7 +285,8 @@ func (m *manager) checkSynced() {
 	hash, tip := m.n.store.Tip()
 	// Omission checks still in flight hold "synced" back: a sync that
 	// ends at SyncDone must not end before its last blocks were checked.
-	caughtUp := dl != nil && dl.headersDone && dl.headersReq.IsZero() && m.next > tip && m.checksInFlight() == 0
+	caughtUp := dl != nil && dl.headersDone && dl.headersReq.IsZero() && m.next > tip && m.checksInFlight() == 0 &&
+		m.enoughWork()
 	if caughtUp == m.isSynced {
 		return
 	}
@@ -309,4 +314,12 @@ func (m *manager) sendMempool(ps *peerState) {
 	}
 	ps.mempoolSent = true
 	ps.send(wire.NewMsgMemPool())
+}
+
+// enoughWork reports whether the best header chain has the network's
+// minimum chain work: below it the chain cannot be the network's, whatever
+// a peer says, and the node never reports synced on it.
+func (m *manager) enoughWork() bool {
+	min := m.n.cfg.Network.MinChainWork
+	return min == nil || m.n.store.TipWork().Cmp(min) >= 0
 }

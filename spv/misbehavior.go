@@ -47,6 +47,11 @@ const (
 	// MisbehaviorOmittedTx: a spot check showed that the peer left a
 	// transaction matching its filter out of a merkle block.
 	MisbehaviorOmittedTx
+	// MisbehaviorLowWorkHeaders: valid headers of a side branch too far
+	// below the best chain's work to be stored, or past the bound on
+	// side-branch headers (spv/headers): cheap to make on networks with
+	// minimum-difficulty blocks, useless to the node.
+	MisbehaviorLowWorkHeaders
 )
 
 // BanThreshold is the ban score at which a peer is disconnected and banned
@@ -63,7 +68,7 @@ func (m Misbehavior) Score() uint32 {
 		return BanThreshold / 2
 	case MisbehaviorUnmatchedTx, MisbehaviorStall:
 		return BanThreshold / 5
-	case MisbehaviorNotServed:
+	case MisbehaviorNotServed, MisbehaviorLowWorkHeaders:
 		return BanThreshold / 10
 	default:
 		return 0
@@ -97,6 +102,8 @@ func (m Misbehavior) String() string {
 		return "stalled"
 	case MisbehaviorOmittedTx:
 		return "omitted a matched tx"
+	case MisbehaviorLowWorkHeaders:
+		return "low-work side-branch headers"
 	default:
 		return fmt.Sprintf("misbehavior(%d)", uint8(m))
 	}

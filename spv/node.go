@@ -85,7 +85,8 @@ func New(cfg Config) (*Node, error) {
 	if n.bans, err = OpenBanManager(cfg.DataDir, cfg.Clock, cfg.BanDuration); err != nil {
 		return nil, err
 	}
-	if n.store, err = headers.Open(cfg.DataDir, cfg.Network); err != nil {
+	if n.store, err = headers.Open(cfg.DataDir, cfg.Network,
+		headers.WithSideBranchLimits(cfg.SideBranchMargin, cfg.MaxSideHeaders)); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrHeaderStore, err)
 	}
 	if n.trans, n.history, err = openTranscriptLog(cfg.DataDir); err != nil {

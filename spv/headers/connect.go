@@ -92,6 +92,13 @@ func (s *Store) Connect(hdrs []wire.BlockHeader) (ConnectResult, error) {
 			time:   uint32(h.Timestamp.Unix()),
 			work:   p.work.add(s.rules.info(h.Bits).work),
 		}
+		if parent != bestNew {
+			if detail, err := s.admitSide(n.work, bestNew); err != nil {
+				verr = &ValidationError{Index: i, Hash: hash, Height: n.height, Err: err, Detail: detail}
+				break
+			}
+			s.side++
+		}
 		idx := int32(s.nodes.len())
 		s.nodes.push(n)
 		s.index.insert(&s.nodes, idx)
@@ -117,6 +124,51 @@ func (s *Store) Connect(hdrs []wire.BlockHeader) (ConnectResult, error) {
 		return res, verr
 	}
 	return res, fullErr
+}
+
+// Side-branch bounds. Every valid header off the best chain is kept (a
+// reorg may need it), but on networks with minimum-difficulty blocks a
+// long low-work branch costs an attacker almost nothing. A header that
+// does not extend the best tip is stored only while its branch could
+// still plausibly win:
+//
+//   - once the best chain has the network's minimum chain work, a
+//     side-branch header with less than that is refused (Bitcoin Core's
+//     nMinimumChainWork: no honest branch forks that far back);
+//   - a side-branch header more than DefaultSideBranchMargin blocks' work
+//     (at the best tip's difficulty) below the best chain is refused
+//     (ErrLowWorkBranch): on testnets the 20-minute rule and the two-hour
+//     future limit then bound each such branch to about half the margin in
+//     minimum-difficulty headers;
+//   - at most DefaultMaxSideHeaders side-branch headers are stored in all
+//     (ErrSideBranchLimit).
+//
+// A deep reorg delivered from further back than the margin is refused: the
+// price of the bound, and about two weeks of a real network's work.
+const (
+	// DefaultSideBranchMargin is the default margin in blocks: one
+	// retarget period.
+	DefaultSideBranchMargin = 2016
+	// DefaultMaxSideHeaders is the default bound on stored side-branch
+	// headers (about 6.4 MB of memory and 8.4 MB of file).
+	DefaultMaxSideHeaders = 100_000
+)
+
+// admitSide decides whether a header of cumulative work w that does not
+// extend the best tip (node best) may be stored.
+func (s *Store) admitSide(w work, best int32) (string, error) {
+	b := s.nodes.at(best)
+	if minWork := s.net.MinChainWork; minWork != nil && b.work.big().Cmp(minWork) >= 0 && w.big().Cmp(minWork) < 0 {
+		return fmt.Sprintf("branch work %v below the network's minimum chain work %v", w.big(), minWork), ErrLowWorkBranch
+	}
+	floor := b.work.sub(s.rules.info(b.bits).work.mul(uint64(s.sideMargin)))
+	if w.cmp(floor) < 0 {
+		return fmt.Sprintf("branch work %v, best chain %v minus %d blocks at the tip's difficulty", w.big(), b.work.big(), s.sideMargin), ErrLowWorkBranch
+	}
+	if s.side >= s.maxSide {
+		return fmt.Sprintf("%d side-branch headers stored", s.side), ErrSideBranchLimit
+	}
+	return "", nil
 }
 
 // flush appends the batch's records and fsyncs, with mu (held on entry and

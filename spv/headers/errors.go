@@ -42,6 +42,17 @@ var (
 	// ErrBelowPowLimit means the bits claim a target that is zero,
 	// negative, or easier than the network's proof-of-work limit.
 	ErrBelowPowLimit = errors.New("headers: target outside the proof-of-work limit")
+
+	// ErrLowWorkBranch means a valid header on a side branch whose
+	// cumulative work is more than SideBranchMargin blocks (at the best
+	// tip's difficulty) below the best chain's: a branch that cannot
+	// plausibly become the best one, and that costs an attacker little on
+	// networks with minimum-difficulty blocks. It is not stored.
+	ErrLowWorkBranch = errors.New("headers: side branch far below the best chain's work")
+
+	// ErrSideBranchLimit means the store already holds MaxSideHeaders
+	// headers off the best chain; the header is not stored.
+	ErrSideBranchLimit = errors.New("headers: too many side-branch headers")
 )
 
 // Store-level errors.

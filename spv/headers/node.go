@@ -26,6 +26,27 @@ func (w work) add(v work) work {
 	return work{hi, lo}
 }
 
+// sub returns w - v, or zero when v is larger.
+func (w work) sub(v work) work {
+	if w.cmp(v) <= 0 {
+		return work{}
+	}
+	lo, b := bits.Sub64(w.lo, v.lo, 0)
+	hi, _ := bits.Sub64(w.hi, v.hi, b)
+	return work{hi, lo}
+}
+
+// mul returns w * n, saturating at the maximum.
+func (w work) mul(n uint64) work {
+	hiLo, lo := bits.Mul64(w.lo, n)
+	hiHi, hi := bits.Mul64(w.hi, n)
+	hi, c := bits.Add64(hi, hiLo, 0)
+	if hiHi != 0 || c != 0 {
+		return work{math.MaxUint64, math.MaxUint64}
+	}
+	return work{hi, lo}
+}
+
 // cmp returns -1, 0 or 1 as w is less than, equal to or greater than v.
 func (w work) cmp(v work) int {
 	switch {

@@ -18,8 +18,10 @@ import (
 type Option func(*config)
 
 type config struct {
-	clock  func() time.Time
-	repair func(Repair)
+	clock      func() time.Time
+	repair     func(Repair)
+	sideMargin int
+	maxSide    int
 }
 
 // WithClock sets the clock the two-hour future-timestamp rule reads
@@ -28,6 +30,21 @@ func WithClock(clock func() time.Time) Option {
 	return func(c *config) {
 		if clock != nil {
 			c.clock = clock
+		}
+	}
+}
+
+// WithSideBranchLimits sets how many blocks' work a side branch may trail
+// the best chain by (DefaultSideBranchMargin) and how many side-branch
+// headers are stored at most (DefaultMaxSideHeaders); values below 1 keep
+// the defaults.
+func WithSideBranchLimits(margin, maxSide int) Option {
+	return func(c *config) {
+		if margin > 0 {
+			c.sideMargin = margin
+		}
+		if maxSide > 0 {
+			c.maxSide = maxSide
 		}
 	}
 }
@@ -62,6 +79,9 @@ type Store struct {
 	closed  bool
 	pending []byte // records of the batch being connected
 	memo    walkMemo
+	side    int // headers stored off the best chain when stored
+	// sideMargin and maxSide bound side branches (connect.go).
+	sideMargin, maxSide int
 }
 
 // Reorg describes a change of best chain to another branch.
@@ -96,7 +116,7 @@ func Open(dir string, net *netparams.Network, opts ...Option) (*Store, error) {
 	if net == nil {
 		return nil, fmt.Errorf("headers: nil network")
 	}
-	cfg := config{clock: time.Now}
+	cfg := config{clock: time.Now, sideMargin: DefaultSideBranchMargin, maxSide: DefaultMaxSideHeaders}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -136,7 +156,7 @@ func open(dir string, net *netparams.Network, r *rules, cfg config, lock *os.Fil
 	if err != nil {
 		return nil, fmt.Errorf("headers: open %s: %w", path, err)
 	}
-	s := &Store{net: net, rules: r, clock: cfg.clock, path: path, f: f, lock: lock,
+	s := &Store{net: net, rules: r, clock: cfg.clock, path: path, f: f, lock: lock, sideMargin: cfg.sideMargin, maxSide: cfg.maxSide,
 		sync: (*os.File).Sync}
 	lf, err := loadFile(f, path, r, func(rp Repair) {
 		s.repairs = append(s.repairs, rp)
@@ -161,6 +181,7 @@ func open(dir string, net *netparams.Network, r *rules, cfg config, lock *os.Fil
 	for i := tip; i != noParent; i = s.nodes.at(i).parent {
 		s.best[s.nodes.at(i).height] = i
 	}
+	s.side = s.nodes.len() - len(s.best)
 	if s.tipHdr, err = s.readHeader(tip); err != nil {
 		f.Close()
 		return nil, err

@@ -3,6 +3,7 @@ package netparams
 import (
 	"errors"
 	"fmt"
+	"math/big"
 	"sort"
 	"strings"
 
@@ -105,6 +106,12 @@ type Network struct {
 	// Rules is the difficulty rule family.
 	Rules Rules
 
+	// MinChainWork is the cumulative work below which a header chain is
+	// not taken as the network's (Bitcoin Core's nMinimumChainWork); nil
+	// for regtest and simnet. A peer whose chain has less is behind or
+	// lying, and the node never reports "synced" on such a chain.
+	MinChainWork *big.Int
+
 	// Note says what a header-only client cannot verify on this network,
 	// or is empty.
 	Note string
@@ -118,14 +125,35 @@ func (n *Network) Magic() wire.BitcoinNet { return n.Params.Net }
 
 func fromParams(name string, p *chaincfg.Params, rules Rules, note string) *Network {
 	return &Network{
-		Name:        name,
-		Params:      p,
-		DefaultPort: p.DefaultPort,
-		Seeds:       p.DNSSeeds,
-		Checkpoints: p.Checkpoints,
-		Rules:       rules,
-		Note:        note,
+		Name:         name,
+		Params:       p,
+		DefaultPort:  p.DefaultPort,
+		Seeds:        p.DNSSeeds,
+		Checkpoints:  p.Checkpoints,
+		Rules:        rules,
+		MinChainWork: minChainWork[name],
+		Note:         note,
 	}
+}
+
+// minChainWork holds Bitcoin Core's nMinimumChainWork per network, from
+// src/kernel/chainparams.cpp of the release of September 2025 (each value
+// is the chain work at the block named beside it, the one Core pairs it
+// with as defaultAssumeValid).
+var minChainWork = map[string]*big.Int{
+	"mainnet":  hexWork("dee8e2a309ad8a9820433c68"), // height 912,683
+	"testnet3": hexWork("16dd270dd94fac1d7632"),     // height 4,550,000
+	"testnet4": hexWork("34a4690fe592dc49c7c"),      // height 91,000
+	"signet":   hexWork("67d328e681a"),              // height 267,665
+}
+
+// hexWork parses a hex constant (a programming error panics at init).
+func hexWork(s string) *big.Int {
+	w, ok := new(big.Int).SetString(s, 16)
+	if !ok {
+		panic("netparams: bad work constant " + s)
+	}
+	return w
 }
 
 // signetNote explains what a header store cannot check on signet.

@@ -66,6 +66,12 @@ const (
 	// is bad).
 	FakeWorkFork Scenario = "fake-work-fork"
 
+	// SideBranchFlood answers getheaders honestly, then sends
+	// Config.FloodMessages headers messages, each a valid side branch
+	// forking at height 1, 2, ... and ending below the honest tip (less
+	// work): headers that cost nothing on regtest or on a testnet with
+	// minimum-difficulty blocks.
+	SideBranchFlood Scenario = "side-branch-flood"
 	// Oversized answers the first getheaders with a message header that
 	// announces a payload above the 32 MiB protocol limit.
 	Oversized Scenario = "oversized-message"
@@ -150,6 +156,7 @@ var scenarios = map[Scenario]info{
 	HeadersNotConnecting: {ReactDisconnect, "headers whose parent the node does not know"},
 	LowWorkFork:          {ReactIgnore, "a long valid fork with less work than the honest chain"},
 	FakeWorkFork:         {ReactBan, "a fork claiming more work than its proof of work shows"},
+	SideBranchFlood:      {ReactIgnore, "floods valid low-work side branches: bounded, never stops the sync"},
 	Oversized:            {ReactDisconnect, "a message announcing a payload above 32 MiB"},
 	Garbage:              {ReactDisconnect, "a well-framed message whose payload is random bytes"},
 	InvFlood:             {ReactIgnore, "a flood of invs for unknown transactions"},

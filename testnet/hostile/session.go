@@ -32,6 +32,7 @@ type session struct {
 	stalled   bool
 	batchDone bool
 	rawSent   bool
+	sideSent  bool
 	requested map[chainhash.Hash]bool
 	recentTxs map[chainhash.Hash]*wire.MsgTx
 }
@@ -338,6 +339,18 @@ func (s *session) getHeaders(m *wire.MsgGetHeaders) error {
 			}
 		}
 	}
+	if err := s.writeHeaders(hdrs); err != nil {
+		return err
+	}
+	if s.cfg.Scenario == SideBranchFlood && !s.sideSent && s.canApply() {
+		s.sideSent = true
+		return s.floodSideBranches(v)
+	}
+	return nil
+}
+
+// writeHeaders sends one headers message.
+func (s *session) writeHeaders(hdrs []wire.BlockHeader) error {
 	msg := wire.NewMsgHeaders()
 	for i := range hdrs {
 		if err := msg.AddBlockHeader(&hdrs[i]); err != nil {
@@ -345,6 +358,29 @@ func (s *session) getHeaders(m *wire.MsgGetHeaders) error {
 		}
 	}
 	return s.write(msg, wire.LatestEncoding)
+}
+
+// floodSideBranches sends the SideBranchFlood branches: one headers
+// message per fork height 1, 2, ..., each ending two blocks below the tip.
+func (s *session) floodSideBranches(v *view) error {
+	sent := 0
+	for f := int32(1); sent < s.cfg.FloodMessages; f++ {
+		n := min(int(v.tipHeight()-f)-2, wire.MaxBlockHeadersPerMsg)
+		if n <= 0 {
+			break
+		}
+		fork, err := forgeFork(v.headers, f, n, false)
+		if err != nil {
+			s.markSkipped(err)
+			return nil
+		}
+		if err := s.writeHeaders(fork); err != nil {
+			return err
+		}
+		sent++
+		s.markApplied(fmt.Sprintf("side branch of %d headers from height %d", n, f))
+	}
+	return nil
 }
 
 // sendRaw writes the Oversized header or the Garbage bytes.
