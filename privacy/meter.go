@@ -57,6 +57,28 @@ type Reading struct {
 	SingleEntropy   float64 `json:"single_entropy_bits"`
 	// Revealed counts the elements sent in clear by filteradd.
 	Revealed int `json:"revealed"`
+	// IndependentFP is the reference IntersectionFP replaces: the set
+	// left if every filter sent so far were independent,
+	// (|A| - N) * prod_i f_i (formula 5 for fresh tweaks). It is wrong,
+	// by orders of magnitude, for filters that share hash seeds (one
+	// tweak), which is what bloomwatch sends.
+	IndependentFP float64 `json:"independent_fp"`
+	// UniverseSource says, in words, which universe |A| (Candidates) the
+	// figures assume and how it was obtained.
+	UniverseSource string `json:"universe_source"`
+	// AddedElements is the observer's estimate of how many elements the
+	// latest filter added over the previous filter of the same tweak and
+	// hash count whose size nests with it (bip37.EstimateOverlap's
+	// OnlyB), -1 when it cannot be estimated (no such filter, sizes that
+	// do not nest, or a saturated union).
+	AddedElements float64 `json:"added_elements"`
+	// ExpectedTxFPRate is the expected number of false-positive
+	// transactions per non-wallet transaction for the latest filter:
+	// 1 - (1 - f)^e with e elements tested per transaction (see
+	// ElementsPerTx). It is the unit of spv's observed false-positive
+	// rate (false positives over non-wallet transactions tested), so the
+	// two can be compared side by side; FPRate is per element.
+	ExpectedTxFPRate float64 `json:"expected_tx_fp_rate"`
 }
 
 // Meter is the live privacy meter: fed every transcript record as it is
