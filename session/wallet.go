@@ -15,10 +15,13 @@ type WalletSpec struct {
 	// Network is required to create a wallet; given for an existing
 	// one, it must match.
 	Network string
-	// Xpubs and Addresses are watched: in a new wallet from the start,
-	// in an existing one imported when not watched yet.
-	Xpubs     []string
-	Addresses []string
+	// Xpubs, TaprootXpubs (BIP86 account keys), Descriptors (output
+	// descriptors) and Addresses are watched: in a new wallet from the
+	// start, in an existing one imported when not watched yet.
+	Xpubs        []string
+	TaprootXpubs []string
+	Descriptors  []string
+	Addresses    []string
 	// Birthday, GapExternal and GapInternal apply to a new wallet.
 	Birthday    int32
 	GapExternal uint32
@@ -41,8 +44,8 @@ func OpenWallet(spec WalletSpec, opts ...wallet.Option) (*wallet.Wallet, bool, e
 			return nil, false, fmt.Errorf("%s: %w", spec.Dir, ErrNeedNetwork)
 		}
 		w, err := wallet.Create(spec.Dir, wallet.CreateConfig{
-			Network: spec.Network, Xpubs: spec.Xpubs, Addresses: spec.Addresses,
-			Birthday: spec.Birthday, GapExternal: spec.GapExternal, GapInternal: spec.GapInternal,
+			Network: spec.Network, Xpubs: spec.Xpubs, TaprootXpubs: spec.TaprootXpubs, Descriptors: spec.Descriptors,
+			Addresses: spec.Addresses, Birthday: spec.Birthday, GapExternal: spec.GapExternal, GapInternal: spec.GapInternal,
 		}, opts...)
 		if err != nil {
 			return nil, false, err
@@ -56,14 +59,21 @@ func OpenWallet(spec WalletSpec, opts ...wallet.Option) (*wallet.Wallet, bool, e
 	if err != nil {
 		return nil, false, err
 	}
+	var adds []func() error
 	for _, x := range spec.Xpubs {
-		if _, err := w.AddXpub(x); err != nil && !errors.Is(err, wallet.ErrDuplicate) {
-			_ = w.Close()
-			return nil, false, err
-		}
+		adds = append(adds, func() error { _, err := w.AddXpub(x); return err })
+	}
+	for _, x := range spec.TaprootXpubs {
+		adds = append(adds, func() error { _, err := w.AddTaprootXpub(x); return err })
+	}
+	for _, d := range spec.Descriptors {
+		adds = append(adds, func() error { _, err := w.AddDescriptor(d); return err })
 	}
 	for _, a := range spec.Addresses {
-		if _, err := w.AddAddress(a); err != nil && !errors.Is(err, wallet.ErrDuplicate) {
+		adds = append(adds, func() error { _, err := w.AddAddress(a); return err })
+	}
+	for _, add := range adds {
+		if err := add(); err != nil && !errors.Is(err, wallet.ErrDuplicate) {
 			_ = w.Close()
 			return nil, false, err
 		}

@@ -35,6 +35,8 @@ type walletFlags struct {
 	datadir     string
 	network     string
 	xpubs       []string
+	taproot     []string
+	descriptors []string
 	addresses   []string
 	birthday    int32
 	gapExternal uint32
@@ -51,6 +53,8 @@ func (f *walletFlags) registerCreate(fs *pflag.FlagSet) {
 	registerDatadir(fs, &f.datadir)
 	fs.StringVar(&f.network, "network", "", "network: mainnet, testnet3, signet, regtest or simnet (required)")
 	fs.StringArrayVar(&f.xpubs, "xpub", nil, "account extended public key: xpub/ypub/zpub, tpub/upub/vpub, spub (repeatable)")
+	fs.StringArrayVar(&f.taproot, "taproot-xpub", nil, "BIP86 taproot account key, plain xpub/tpub (repeatable)")
+	fs.StringArrayVar(&f.descriptors, "descriptor", nil, "output descriptor: pkh, sh(wpkh), wpkh, tr (key path), addr, raw; ranged /0/* or /<0;1>/*; #checksum verified (repeatable)")
 	fs.StringArrayVar(&f.addresses, "address", nil, "single address to watch (repeatable)")
 	fs.Int32Var(&f.birthday, "birthday", 0, "first block height that can hold the wallet's transactions")
 	fs.Uint32Var(&f.gapExternal, "gap-external", wallet.DefaultGapExternal, "gap limit of the receive branch")
@@ -69,12 +73,14 @@ func (f *walletFlags) checkGaps(prefix string) error {
 // createConfig converts the flags.
 func (f *walletFlags) createConfig() wallet.CreateConfig {
 	return wallet.CreateConfig{
-		Network:     f.network,
-		Xpubs:       f.xpubs,
-		Addresses:   f.addresses,
-		Birthday:    f.birthday,
-		GapExternal: f.gapExternal,
-		GapInternal: f.gapInternal,
+		Network:      f.network,
+		Xpubs:        f.xpubs,
+		TaprootXpubs: f.taproot,
+		Descriptors:  f.descriptors,
+		Addresses:    f.addresses,
+		Birthday:     f.birthday,
+		GapExternal:  f.gapExternal,
+		GapInternal:  f.gapInternal,
 	}
 }
 
@@ -122,8 +128,8 @@ func openOrCreateWallet(prefix string, f *walletFlags) (*wallet.Wallet, bool, er
 		}
 	}
 	w, created, err := session.OpenWallet(session.WalletSpec{
-		Dir: f.datadir, Network: f.network, Xpubs: f.xpubs, Addresses: f.addresses,
-		Birthday: f.birthday, GapExternal: f.gapExternal, GapInternal: f.gapInternal,
+		Dir: f.datadir, Network: f.network, Xpubs: f.xpubs, TaprootXpubs: f.taproot, Descriptors: f.descriptors,
+		Addresses: f.addresses, Birthday: f.birthday, GapExternal: f.gapExternal, GapInternal: f.gapInternal,
 	})
 	if err != nil {
 		return nil, false, walletErr(prefix, err)
@@ -148,12 +154,14 @@ type walletCreateOptions struct {
 func newWalletCreateCmd() *cobra.Command {
 	o := &walletCreateOptions{}
 	cmd := &cobra.Command{
-		Use:   "create --datadir D --network N [--xpub X]... [--address A]...",
-		Short: "Create a watch-only wallet from extended public keys and addresses",
-		Long: "Create a watch-only wallet. Every key and address is checked before anything is\n" +
-			"written; on error the data directory is left as it was. The key version selects the\n" +
-			"address type (SLIP-132): xpub/tpub/spub P2PKH, ypub/upub P2SH-P2WPKH, zpub/vpub P2WPKH.\n" +
-			"Extended private keys are refused.",
+		Use:   "create --datadir D --network N [--xpub X]... [--taproot-xpub X]... [--descriptor DESC]... [--address A]...",
+		Short: "Create a watch-only wallet from extended public keys, output descriptors and addresses",
+		Long: "Create a watch-only wallet. Every key, descriptor and address is checked before\n" +
+			"anything is written; on error the data directory is left as it was. The key version\n" +
+			"selects the address type (SLIP-132): xpub/tpub/spub P2PKH, ypub/upub P2SH-P2WPKH,\n" +
+			"zpub/vpub P2WPKH; --taproot-xpub takes a BIP86 account key. Descriptors (BIP380-386,\n" +
+			"multipath per BIP389) name their own script type; a #checksum is verified when given.\n" +
+			"Private keys (xprv, WIF) are refused: bloomwatch never holds them.",
 		Args: cobra.NoArgs,
 		RunE: o.run,
 	}
@@ -164,24 +172,28 @@ func newWalletCreateCmd() *cobra.Command {
 
 // walletAddOptions are the flags of `wallet add`.
 type walletAddOptions struct {
-	datadir string
-	xpub    string
-	address string
-	asJSON  bool
+	datadir    string
+	xpub       string
+	taproot    string
+	descriptor string
+	address    string
+	asJSON     bool
 }
 
 // newWalletAddCmd returns `wallet add`.
 func newWalletAddCmd() *cobra.Command {
 	o := &walletAddOptions{}
 	cmd := &cobra.Command{
-		Use:   "add --datadir D (--xpub X | --address A)",
-		Short: "Watch one more account key or address (a synced wallet rescans from its birthday)",
+		Use:   "add --datadir D (--xpub X | --taproot-xpub X | --descriptor DESC | --address A)",
+		Short: "Watch one more account key, descriptor or address (a synced wallet rescans from its birthday)",
 		Args:  cobra.NoArgs,
 		RunE:  o.run,
 	}
 	f := cmd.Flags()
 	registerDatadir(f, &o.datadir)
 	f.StringVar(&o.xpub, "xpub", "", "account extended public key to watch")
+	f.StringVar(&o.taproot, "taproot-xpub", "", "BIP86 taproot account key to watch (plain xpub/tpub)")
+	f.StringVar(&o.descriptor, "descriptor", "", "output descriptor to watch")
 	f.StringVar(&o.address, "address", "", "single address to watch")
 	f.BoolVar(&o.asJSON, "json", false, "print JSON")
 	return cmd
@@ -243,14 +255,15 @@ func (o *walletReadOptions) run(cmd *cobra.Command, read walletReader) (err erro
 
 // walletCreateJSON is the --json output of `wallet create`.
 type walletCreateJSON struct {
-	Datadir     string               `json:"datadir"`
-	Network     string               `json:"network"`
-	Birthday    int32                `json:"birthday"`
-	GapExternal uint32               `json:"gap_external"`
-	GapInternal uint32               `json:"gap_internal"`
-	Accounts    []wallet.AccountInfo `json:"accounts"`
-	Addresses   []wallet.AddressInfo `json:"imported"`
-	Elements    int                  `json:"filter_elements"`
+	Datadir     string                  `json:"datadir"`
+	Network     string                  `json:"network"`
+	Birthday    int32                   `json:"birthday"`
+	GapExternal uint32                  `json:"gap_external"`
+	GapInternal uint32                  `json:"gap_internal"`
+	Accounts    []wallet.AccountInfo    `json:"accounts"`
+	Descriptors []wallet.DescriptorInfo `json:"descriptors"`
+	Addresses   []wallet.AddressInfo    `json:"imported"`
+	Elements    int                     `json:"filter_elements"`
 }
 
 // run implements `wallet create`.
@@ -289,10 +302,17 @@ func (o *walletCreateOptions) run(cmd *cobra.Command, _ []string) (err error) {
 	if err != nil {
 		return fmt.Errorf("%s: %w", prefix, err)
 	}
+	descs, err := w.Descriptors()
+	if err != nil {
+		return fmt.Errorf("%s: %w", prefix, err)
+	}
+	if descs == nil {
+		descs = []wallet.DescriptorInfo{}
+	}
 	ext, in := w.GapLimits()
 	out := walletCreateJSON{
-		Datadir: f.datadir, Network: w.Network(), Birthday: w.Birthday(),
-		GapExternal: ext, GapInternal: in, Accounts: accounts, Addresses: imported, Elements: st.Elements,
+		Datadir: f.datadir, Network: w.Network(), Birthday: w.Birthday(), GapExternal: ext, GapInternal: in,
+		Accounts: accounts, Descriptors: descs, Addresses: imported, Elements: st.Elements,
 	}
 	if o.asJSON {
 		return writeJSON(cmd, out)
@@ -305,6 +325,9 @@ func (o *walletCreateOptions) run(cmd *cobra.Command, _ []string) (err error) {
 		if a.Depth != accountDepth {
 			fmt.Fprintf(&b, "  note: key depth %d, not %d (an account key): addresses are derived as key/0/i and key/1/i\n", a.Depth, accountDepth)
 		}
+	}
+	for _, d := range descs {
+		fmt.Fprintf(&b, "descriptor %s %s\n", d.Descriptor, d.Kind)
 	}
 	for _, a := range imported {
 		fmt.Fprintf(&b, "address %s %s\n", a.Address, a.Kind)
@@ -319,8 +342,14 @@ const accountDepth = 3
 // run implements `wallet add`.
 func (o *walletAddOptions) run(cmd *cobra.Command, _ []string) (err error) {
 	const prefix = "wallet add"
-	if (o.xpub == "") == (o.address == "") {
-		return usagef("%s: give exactly one of --xpub and --address", prefix)
+	given := 0
+	for _, v := range []string{o.xpub, o.taproot, o.descriptor, o.address} {
+		if v != "" {
+			given++
+		}
+	}
+	if given != 1 {
+		return usagef("%s: give exactly one of --xpub, --taproot-xpub, --descriptor and --address", prefix)
 	}
 	w, err := openWallet(prefix, o.datadir)
 	if err != nil {
@@ -332,14 +361,27 @@ func (o *walletAddOptions) run(cmd *cobra.Command, _ []string) (err error) {
 		line   string
 		rescan bool
 	)
-	if o.xpub != "" {
-		info, err := w.AddXpub(o.xpub)
+	switch {
+	case o.xpub != "" || o.taproot != "":
+		add := w.AddXpub
+		key := o.xpub
+		if o.taproot != "" {
+			add, key = w.AddTaprootXpub, o.taproot
+		}
+		info, err := add(key)
 		if err != nil {
 			return walletErr(prefix, err)
 		}
 		result, rescan = info, info.Rescan
 		line = fmt.Sprintf("added account %s %s %s", info.Scope, info.Name, info.Kind)
-	} else {
+	case o.descriptor != "":
+		info, err := w.AddDescriptor(o.descriptor)
+		if err != nil {
+			return walletErr(prefix, err)
+		}
+		result, rescan = info, info.Rescan
+		line = fmt.Sprintf("added descriptor %s (%s)", info.Descriptor, info.Kind)
+	default:
 		info, err := w.AddAddress(o.address)
 		if err != nil {
 			return walletErr(prefix, err)
@@ -472,7 +514,7 @@ func showAddresses(cmd *cobra.Command, w *wallet.Wallet, o *walletReadOptions) e
 		return writeJSON(cmd, addrs)
 	}
 	tw := newTable(cmd.OutOrStdout())
-	fmt.Fprintln(tw, "ADDRESS\tKIND\tPATH\tUSED")
+	fmt.Fprintln(tw, "ADDRESS\tKIND\tPATH\tUSED\tDESCRIPTOR")
 	for _, a := range addrs {
 		path := "imported"
 		if !a.Imported {
@@ -482,7 +524,11 @@ func showAddresses(cmd *cobra.Command, w *wallet.Wallet, o *walletReadOptions) e
 		if shown == "" {
 			shown = "script:" + a.Element
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%t\n", shown, a.Kind, path, a.Used)
+		desc := "-"
+		if a.Descriptor != "" {
+			desc = "#" + a.Descriptor
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%t\t%s\n", shown, a.Kind, path, a.Used, desc)
 	}
 	return tw.Flush()
 }
@@ -490,7 +536,8 @@ func showAddresses(cmd *cobra.Command, w *wallet.Wallet, o *walletReadOptions) e
 // walletStatsJSON is the --json output of `wallet stats`.
 type walletStatsJSON struct {
 	wallet.Stats
-	FalsePositiveTxs []wallet.FalsePositive `json:"false_positive_txs,omitempty"`
+	Descriptors      []wallet.DescriptorInfo `json:"descriptors"`
+	FalsePositiveTxs []wallet.FalsePositive  `json:"false_positive_txs,omitempty"`
 }
 
 // showStats implements `wallet stats`.
@@ -499,7 +546,14 @@ func showStats(cmd *cobra.Command, w *wallet.Wallet, o *walletReadOptions) error
 	if err != nil {
 		return err
 	}
-	out := walletStatsJSON{Stats: st}
+	descs, err := w.Descriptors()
+	if err != nil {
+		return err
+	}
+	out := walletStatsJSON{Stats: st, Descriptors: descs}
+	if out.Descriptors == nil {
+		out.Descriptors = []wallet.DescriptorInfo{}
+	}
 	if o.fps > 0 {
 		if out.FalsePositiveTxs, err = w.FalsePositives(o.fps); err != nil {
 			return err
@@ -513,6 +567,9 @@ func showStats(cmd *cobra.Command, w *wallet.Wallet, o *walletReadOptions) error
 	fmt.Fprintf(&b, "block matches %d: relevant %d, false positives %d\n", st.Matched, st.Relevant, st.FalsePositives)
 	fmt.Fprintf(&b, "mempool matches %d: relevant %d, false positives %d\n", st.MempoolMatched, st.MempoolRelevant, st.MempoolFalsePositives)
 	fmt.Fprintf(&b, "filter elements %d data + %d outpoints, %d watched scripts\n", st.Elements, st.OutPoints, st.Scripts)
+	for _, d := range descs {
+		fmt.Fprintf(&b, "descriptor %s checksum %s (%s)\n", d.Descriptor, d.Checksum, d.Kind)
+	}
 	for _, fp := range out.FalsePositiveTxs {
 		fmt.Fprintf(&b, "false positive %s height %d\n", fp.Txid, fp.Height)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/btcutil/hdkeychain"
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/txscript"
@@ -278,4 +279,52 @@ func TestOpenOrCreateWallet(t *testing.T) {
 	if !errors.As(err, &ue) || !errors.Is(err, wallet.ErrWrongNetwork) {
 		t.Fatalf("wrong network: %v", err)
 	}
+}
+
+// testTpub is testVpub with the plain testnet version descriptors take.
+func testTpub(t *testing.T) string {
+	t.Helper()
+	k, err := hdkeychain.NewKeyFromString(testVpub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, err := k.CloneWithVersion(chaincfg.TestNet3Params.HDPublicKeyID[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tk.String()
+}
+
+func TestWalletDescriptors(t *testing.T) {
+	tpub := testTpub(t)
+	desc := "wpkh([73c5da0a/84h/1h/0h]" + tpub + "/<0;1>/*)"
+	parent := t.TempDir()
+	bad := filepath.Join(parent, "bad")
+	checkCLI(t, []cliCase{
+		{name: "wrong checksum", args: []string{"wallet", "create", "--datadir", bad, "--network", "regtest", "--descriptor", desc + "#aaaaaaaa"},
+			wantCode: 2, wantErrSub: "checksum"},
+		{name: "private key", args: []string{"wallet", "create", "--datadir", bad, "--network", "mainnet", "--descriptor", "wpkh(" + testMainXprv + "/0/*)"},
+			wantCode: 2, wantErrSub: "only public keys"},
+		{name: "hardened step after the xpub", args: []string{"wallet", "create", "--datadir", bad, "--network", "regtest", "--descriptor", "wpkh(" + tpub + "/0h/*)"},
+			wantCode: 2, wantErrSub: "hardened"},
+		{name: "unsupported function", args: []string{"wallet", "create", "--datadir", bad, "--network", "regtest", "--descriptor", "sh(multi(1," + tpub + "/0/*))"},
+			wantCode: 2, wantErrSub: "descriptor"},
+	})
+	if names := dirEntries(t, parent); len(names) != 0 {
+		t.Fatalf("refused descriptors left %v", names)
+	}
+	dir := filepath.Join(parent, "w")
+	code, out, errOut := runCLI(t, []string{"wallet", "create", "--datadir", dir, "--network", "regtest", "--descriptor", desc})
+	if code != 0 || !strings.Contains(out, "descriptor "+desc+"#") {
+		t.Fatalf("create: exit %d, out %q, err %q", code, out, errOut)
+	}
+	checksum := out[strings.Index(out, desc+"#")+len(desc)+1:][:wallet.DescriptorChecksumLen]
+	checkCLI(t, []cliCase{
+		{name: "addresses name the descriptor", args: []string{"wallet", "addresses", "--datadir", dir},
+			wantOutSub: []string{testReceive0 + "  p2wpkh  m/84'/1'/0'/0/0", "#" + checksum}},
+		{name: "stats print the checksum", args: []string{"wallet", "stats", "--datadir", dir}, wantOutSub: []string{"checksum " + checksum}},
+		{name: "add it again", args: []string{"wallet", "add", "--datadir", dir, "--descriptor", desc}, wantCode: 2, wantErrSub: "already watched"},
+		{name: "add an addr descriptor", args: []string{"wallet", "add", "--datadir", dir, "--descriptor", "addr(" + testTestP2PKH + ")"},
+			wantOutSub: []string{"added descriptor addr(" + testTestP2PKH + ")#"}},
+	})
 }
