@@ -68,6 +68,10 @@ type Config struct {
 	Members float64
 	// ResetHeaders deletes the header store before the node opens it.
 	ResetHeaders bool
+	// CheckEvery and FullBlockEvery set the node's omission checks
+	// (spv.Config.SpotCheckEvery and FullBlockEvery: a block in n is
+	// checked, 1 every block, negative never, 0 the default).
+	CheckEvery, FullBlockEvery int
 
 	// LogFile is where the log goes; empty means Stderr, or LogPath of
 	// the wallet's data dir when Dashboard is set (the dashboard owns
@@ -154,6 +158,7 @@ func New(cfg Config) (*Session, error) {
 	node, err := spv.New(spv.Config{
 		Network: network, DataDir: nodeDir, Connect: cfg.Connect, MaxPeers: cfg.MaxPeers,
 		Watcher: s.w, FPRate: cfg.FPRate, Log: s.log,
+		SpotCheckEvery: cfg.CheckEvery, FullBlockEvery: cfg.FullBlockEvery,
 	})
 	if err != nil {
 		_ = s.closeLg()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -109,7 +108,7 @@ func (o *demoOptions) run(cmd *cobra.Command, _ []string) (err error) {
 		PeerTimeout: defaultPeerTimeout,
 		Stderr:      cmd.ErrOrStderr(),
 	}
-	var drive func(context.Context, *session.Session) error
+	var drive session.Driver
 	if !o.untilSynced {
 		drive = d.Drive
 	}

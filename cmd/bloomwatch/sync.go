@@ -43,6 +43,8 @@ type syncOptions struct {
 	peerTimeout time.Duration
 	resetHdrs   bool
 	cpuProfile  string
+	checkEvery  int
+	fullEvery   int
 }
 
 // newSyncCmd returns `bloomwatch sync`, which syncs the wallet from BIP37
@@ -78,6 +80,8 @@ DATADIR/spv.`,
 	f.DurationVar(&o.peerTimeout, "peer-timeout", defaultPeerTimeout, "give up when no peer is usable for this long (0: wait forever)")
 	f.BoolVar(&o.resetHdrs, "reset-headers", false, "delete the header store (DATADIR/spv) first and download the headers again; the wallet is kept")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the sync to this file (go tool pprof)")
+	f.IntVar(&o.checkEvery, "check-every", 0, fmt.Sprintf("ask one block in N again from a second peer to catch hidden transactions (1: every block, -1: never; default %d)", spv.DefaultSpotCheckEvery))
+	f.IntVar(&o.fullEvery, "full-block-every", 0, "ask one block in N whole from the peer that filtered it (omission check with one peer; costs the full block; -1 or 0: never)")
 	return cmd
 }
 
@@ -108,8 +112,12 @@ func (o *syncOptions) run(cmd *cobra.Command, _ []string) (err error) {
 			return usagef("%s: %w", prefix, err)
 		}
 		if len(o.connect) == 0 && len(n.Seeds) == 0 {
+			// Before the wallet is created: a refused sync writes nothing.
 			return usagef("%s: %s has no DNS seeds: give --connect HOST:PORT", prefix, n.Name)
 		}
+	}
+	if o.checkEvery < -1 || o.fullEvery < -1 {
+		return usagef("%s: --check-every and --full-block-every take N >= 1, or -1 for never", prefix)
 	}
 	if o.cpuProfile != "" {
 		stop, err := startCPUProfile(o.cpuProfile)
@@ -124,17 +132,19 @@ func (o *syncOptions) run(cmd *cobra.Command, _ []string) (err error) {
 	}
 	defer closeWallet(w, &err)
 	cfg := session.Config{
-		Wallet:       w,
-		Connect:      o.connect,
-		MaxPeers:     o.maxPeers,
-		FPRate:       o.fpRate,
-		UntilSynced:  o.untilSynced,
-		Dashboard:    !o.asJSON && !o.noTUI && isTerminal(cmd.OutOrStdout()),
-		LogFile:      o.logFile,
-		LogLevel:     level,
-		PeerTimeout:  o.peerTimeout,
-		ResetHeaders: o.resetHdrs,
-		Stderr:       cmd.ErrOrStderr(),
+		Wallet:         w,
+		Connect:        o.connect,
+		MaxPeers:       o.maxPeers,
+		FPRate:         o.fpRate,
+		UntilSynced:    o.untilSynced,
+		Dashboard:      !o.asJSON && !o.noTUI && isTerminal(cmd.OutOrStdout()),
+		LogFile:        o.logFile,
+		LogLevel:       level,
+		PeerTimeout:    o.peerTimeout,
+		CheckEvery:     o.checkEvery,
+		FullBlockEvery: o.fullEvery,
+		ResetHeaders:   o.resetHdrs,
+		Stderr:         cmd.ErrOrStderr(),
 	}
 	return runSession(cmd, prefix, cfg, o.asJSON, nil)
 }
@@ -174,57 +184,31 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// runSession runs a sync session over cfg.Wallet: headless until it ends,
-// or under the dashboard until the user quits; drive, when set, runs once
-// the node has started (the demo's live chain). Then it prints the summary
-// (asJSON) or a one-line report.
-func runSession(cmd *cobra.Command, prefix string, cfg session.Config, asJSON bool, drive func(context.Context, *session.Session) error) error {
-	ctx, cancel := context.WithCancel(cmd.Context())
-	defer cancel()
-	network, err := netparams.Lookup(cfg.Wallet.Network())
-	if err != nil {
-		return fmt.Errorf("%s: %w", prefix, err)
-	}
-	if len(cfg.Connect) == 0 && len(network.Seeds) == 0 {
-		return usagef("%s: %s has no DNS seeds: give --connect HOST:PORT", prefix, network.Name)
-	}
-	var sink *tui.LogSink
+// runSession runs a sync (session.Run): headless, or under the dashboard
+// until the user quits; then it prints the summary (asJSON) or a one-line
+// report.
+func runSession(cmd *cobra.Command, prefix string, cfg session.Config, asJSON bool, drive session.Driver) error {
+	var ui session.UI
 	if cfg.Dashboard {
-		sink = tui.NewLogSink(logSinkLines)
+		sink := tui.NewLogSink(logSinkLines)
 		cfg.LogTee = sink
+		ui = dashboard(cmd, sink)
 	}
-	s, err := session.New(cfg)
-	if err != nil {
-		if errors.Is(err, headers.ErrCorrupt) {
-			err = fmt.Errorf("%w; the wallet is intact: run sync again with --reset-headers to delete the header store and download the headers again", err)
-		}
+	s, err := session.Run(cmd.Context(), cfg, drive, ui)
+	switch {
+	case errors.Is(err, spv.ErrNoPeerSource):
+		return usagef("%s: %w: give --connect HOST:PORT", prefix, err)
+	case errors.Is(err, headers.ErrCorrupt):
+		return fmt.Errorf("%s: %w; the wallet is intact: run sync again with --reset-headers to delete the header store and download the headers again", prefix, err)
+	case err != nil:
 		return fmt.Errorf("%s: %w", prefix, err)
-	}
-	runErr := s.Start(ctx)
-	if runErr == nil && drive != nil {
-		runErr = drive(ctx, s)
-	}
-	if runErr == nil {
-		if cfg.Dashboard {
-			runErr = runDashboard(ctx, cmd, s, cfg, sink, cancel)
-		} else {
-			runErr = s.Wait(ctx)
-		}
-	}
-	if stopErr := s.Stop(); runErr == nil {
-		runErr = stopErr
-	}
-	if runErr != nil {
-		return fmt.Errorf("%s: %w", prefix, runErr)
-	}
-	if asJSON {
+	case asJSON:
 		sum, err := s.Summary()
 		if err != nil {
 			return fmt.Errorf("%s: %w", prefix, err)
 		}
 		return writeJSON(cmd, sum)
-	}
-	if !cfg.Dashboard {
+	case !cfg.Dashboard:
 		st := s.Node().Status()
 		fmt.Fprintf(cmd.ErrOrStderr(), "synced to height %d; %d blocks, %d matched txs (%d the wallet's, %d false positives), %d bytes received\n",
 			st.WatcherHeight, st.Blocks, st.Matched, st.Relevant, st.FalsePositives, st.BytesReceived)
@@ -232,31 +216,24 @@ func runSession(cmd *cobra.Command, prefix string, cfg session.Config, asJSON bo
 	return nil
 }
 
-// runDashboard shows the dashboard until the user quits or the session
-// ends on its own, and returns the session's error, if any.
-func runDashboard(ctx context.Context, cmd *cobra.Command, s *session.Session, cfg session.Config, sink *tui.LogSink, cancel context.CancelFunc) error {
-	model := tui.New(tui.Config{
-		Network:  s.Network().Name,
-		Events:   s.Events(),
-		Privacy:  s.Readings(),
-		Wallet:   cfg.Wallet,
-		Reload:   s.Node().ReloadFilter,
-		Quit:     cancel,
-		Finished: s.Done(),
-		Log:      sink.Lines(),
-	})
-	out, ok := cmd.OutOrStdout().(*os.File)
-	if !ok {
-		out = os.Stdout
+// dashboard returns the session UI that runs the terminal dashboard on the
+// command's stdout, with the log lines of sink in its log pane.
+func dashboard(cmd *cobra.Command, sink *tui.LogSink) session.UI {
+	return func(ctx context.Context, s *session.Session, cancel context.CancelFunc) error {
+		model := tui.New(tui.Config{
+			Network: s.Network().Name, Events: s.Events(), Privacy: s.Readings(), Wallet: s.Wallet(),
+			Reload: s.Node().ReloadFilter, Quit: cancel, Finished: s.Done(), Log: sink.Lines(),
+		})
+		out, ok := cmd.OutOrStdout().(*os.File)
+		if !ok {
+			out = os.Stdout
+		}
+		p := tea.NewProgram(model, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithOutput(out), tea.WithInput(os.Stdin))
+		if _, err := p.Run(); err != nil && !errors.Is(err, tea.ErrProgramKilled) && !errors.Is(err, context.Canceled) {
+			return fmt.Errorf("dashboard: %w", err)
+		}
+		return nil
 	}
-	p := tea.NewProgram(model, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithOutput(out), tea.WithInput(os.Stdin))
-	if _, err := p.Run(); err != nil && !errors.Is(err, tea.ErrProgramKilled) && !errors.Is(err, context.Canceled) {
-		return fmt.Errorf("dashboard: %w", err)
-	}
-	if err := s.Err(); err != nil {
-		return err
-	}
-	return s.Node().Status().Err
 }
 
 // startCPUProfile starts a CPU profile into path and returns its stop.
