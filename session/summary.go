@@ -65,6 +65,8 @@ type Filter struct {
 	Capacity        uint32  `json:"capacity"`
 	FPRate          float64 `json:"fp_rate"`
 	PredictedFPRate float64 `json:"predicted_fp_rate"`
+	TargetFPRate    float64 `json:"target_fp_rate"`
+	Capped          bool    `json:"capped"`
 	Tweak           uint32  `json:"tweak"`
 	Flags           string  `json:"flags"`
 	Loads           int     `json:"loads"`
@@ -119,6 +121,7 @@ func (s *Session) Summary() (*Summary, error) {
 		Filter: Filter{
 			Bytes: st.Filter.Bytes, HashFuncs: st.Filter.HashFuncs, Elements: st.Filter.Elements,
 			Capacity: st.Filter.Capacity, FPRate: st.Filter.FPRate, PredictedFPRate: st.Filter.PredictedFPRate,
+			TargetFPRate: st.Filter.TargetFPRate, Capped: st.Filter.Capped,
 			Tweak: st.Filter.Tweak, Flags: st.Filter.Flags, Loads: st.Filter.Loads,
 		},
 		Txs: []Tx{}, UTXOs: []UTXO{}, Peers: []Peer{}, Bans: []Ban{}, FalsePosTxids: []string{},

@@ -396,7 +396,7 @@ func (m *manager) report(fb *FilteredBlock, res BlockResult, why map[chainhash.H
 		PeerHeight: st.PeerHeight,
 	})
 	if m.dl != nil && m.dl.mirror != nil &&
-		m.dl.mirror.CurrentFPRate() > m.n.cfg.ReloadFPRatio*m.n.cfg.FPRate {
+		m.dl.mirror.CurrentFPRate() > m.reloadThreshold(m.dl) {
 		m.loadFilter(m.dl, ReasonFPDrift)
 	}
 }

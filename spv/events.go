@@ -86,8 +86,12 @@ type FilterLoaded struct {
 	HashFuncs uint32
 	Tweak     uint32
 	Flags     string
-	// FPRate is the theoretical false-positive rate at Elements.
-	FPRate float64
+	// FPRate is the theoretical false-positive rate at Elements;
+	// TargetFPRate the rate asked for at the capacity. Capped reports a
+	// filter at BIP37's 36,000-byte cap, which cannot reach the target.
+	FPRate       float64
+	TargetFPRate float64
+	Capped       bool
 	// Loads counts every filterload sent so far, to any peer.
 	Loads int
 	// Record is the transcript record written for this filterload (the

@@ -220,3 +220,44 @@ func TestUnexplainedUnmatchedTxIsScored(t *testing.T) {
 			m.st.Dropped, m.st.DriftDropped, n.bans.Score("sim:1"))
 	}
 }
+
+func TestCappedFilterIsShownAndNotReloadedForever(t *testing.T) {
+	// 25,000 scripts at 1e-4: the capacity (65,536) needs about 157 KB,
+	// BIP37 caps the filter at 36,000 bytes. The node says so, and the
+	// fill-driven reload compares the filter with the rate it could reach,
+	// not with the target it cannot: no reload at every block.
+	scripts := make([][]byte, 25_000)
+	for i := range scripts {
+		scripts[i] = p2wpkh(byte(i))
+		scripts[i][3] = byte(i >> 8)
+	}
+	w := NewMemWatcher(1, scripts...)
+	n, m := newTestManager(t, w, Config{})
+	sub := n.Subscribe()
+	defer sub.Cancel()
+	chain := mineBlocks(t, n.cfg.Network, genesis(n), 20, func(i int) []*wire.MsgTx {
+		return []*wire.MsgTx{payTo(byte(i), 5, scripts[i*7])}
+	})
+	s := addSimPeer(t, m, "sim:1", chain, 0)
+	s.run()
+	if m.synced.Height != 20 || len(w.Txs()) != 20 {
+		t.Fatalf("synced %d with %d txs", m.synced.Height, len(w.Txs()))
+	}
+	fi := m.st.Filter
+	if !fi.Capped || fi.Bytes != bip37.MaxFilterSize || fi.FPRate <= fi.TargetFPRate {
+		t.Fatalf("filter %+v: want capped at %d bytes with a rate above the target", fi, bip37.MaxFilterSize)
+	}
+	if loads := s.filterLoads(); loads != 1 {
+		t.Fatalf("%d filterloads for 20 blocks: a capped filter is reloaded for a target it cannot reach", loads)
+	}
+	var ev FilterLoaded
+	for e := range sub.Events() {
+		if fl, ok := e.(FilterLoaded); ok {
+			ev = fl
+			break
+		}
+	}
+	if !ev.Capped || ev.TargetFPRate != DefaultFPRate {
+		t.Fatalf("FilterLoaded %+v does not say the filter is capped", ev)
+	}
+}

@@ -472,17 +472,25 @@ func (m *manager) loadFilter(ps *peerState, reason string) {
 	}
 	m.loads++
 	fp := f.FPRate(float64(m.els.len()))
+	capacity := FilterCapacity(m.els.len())
+	ps.loadRate = f.FPRate(float64(capacity))
+	capped := filterCapped(capacity, m.n.cfg.FPRate)
 	m.st.Filter = FilterInfo{
-		Elements: m.els.len(), Capacity: FilterCapacity(m.els.len()), Bytes: f.Size(),
+		Elements: m.els.len(), Capacity: capacity, Bytes: f.Size(),
 		HashFuncs: f.HashFuncs(), Tweak: f.Tweak(), Flags: f.Flags().String(),
-		FPRate: fp, Loads: m.loads,
+		FPRate: fp, TargetFPRate: m.n.cfg.FPRate, Capped: capped, Loads: m.loads,
+	}
+	if capped {
+		m.n.log.Warn("filter capped at BIP37's 36,000 bytes: it cannot reach the false-positive target",
+			"elements", m.els.len(), "capacity", capacity, "target", m.n.cfg.FPRate,
+			"rate_now", fp, "rate_at_capacity", ps.loadRate)
 	}
 	m.n.log.Info("filterload", "peer", ps.addr, "reason", reason, "elements", m.els.len(),
 		"bytes", f.Size(), "k", f.HashFuncs(), "height", height)
 	m.n.publish(FilterLoaded{
 		At: m.n.at(), Peer: ps.addr, Reason: reason, Elements: m.els.len(), Bytes: f.Size(),
 		HashFuncs: f.HashFuncs(), Tweak: f.Tweak(), Flags: f.Flags().String(), FPRate: fp, Loads: m.loads,
-		Record: rec,
+		TargetFPRate: m.n.cfg.FPRate, Capped: capped, Record: rec,
 	})
 }
 

@@ -303,9 +303,14 @@ type FilterInfo struct {
 	Flags     string
 	// FPRate is the theoretical rate at Elements; PredictedFPRate the
 	// rate of the download peer's filter after the server's UPDATE_ALL
-	// insertions seen so far.
+	// insertions seen so far; TargetFPRate the rate asked for
+	// (Config.FPRate) at the capacity.
 	FPRate          float64
 	PredictedFPRate float64
+	TargetFPRate    float64
+	// Capped reports a filter built at BIP37's 36,000-byte cap, which
+	// cannot reach TargetFPRate at its capacity.
+	Capped bool
 	// Loads counts filterload messages sent to any peer.
 	Loads int
 }

@@ -40,6 +40,7 @@ type peerState struct {
 	lastBlock int32
 	mirror    *bip37.Filter // the server's filter as far as we know
 	filterSeq uint64        // transcript sequence number of its filterload
+	loadRate  float64       // its filter's rate at capacity when loaded
 	// unknown holds txids the server may have matched under its current
 	// filter without the mirror replaying them (drift.go).
 	unknown  map[chainhash.Hash]struct{}
