@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/spv/netparams"
@@ -58,6 +62,18 @@ const (
 
 	// DefaultDialTimeout bounds one TCP connect.
 	DefaultDialTimeout = 10 * time.Second
+
+	// DefaultProxyDialTimeout bounds one connect through Config.Proxy,
+	// the SOCKS5 handshake included: Tor builds a circuit for a new
+	// isolation credential first (Bitcoin Core waits 20 s for a SOCKS5
+	// reply).
+	DefaultProxyDialTimeout = 30 * time.Second
+
+	// DefaultSeedTimeout bounds one question to a DNS seed: a DNS
+	// lookup, or with a proxy the address fetch from the node at the
+	// seed's name (Bitcoin Core answers getaddr on its address timer,
+	// 30 s on average).
+	DefaultSeedTimeout = time.Minute
 
 	// DefaultMinPeersWait bounds the wait for Config.MinPeers.
 	DefaultMinPeersWait = 10 * time.Second
@@ -116,8 +132,33 @@ type Config struct {
 	BanDuration time.Duration
 	// TickInterval is the housekeeping period (DefaultTickInterval).
 	TickInterval time.Duration
-	// DialTimeout bounds one TCP connect (DefaultDialTimeout).
+	// DialTimeout bounds one TCP connect (DefaultDialTimeout), through
+	// the proxy the SOCKS5 handshake included (DefaultProxyDialTimeout).
 	DialTimeout time.Duration
+	// Proxy is a SOCKS5 proxy (IP:port, or localhost:port) that every
+	// peer connection goes through, as Bitcoin Core's -proxy (Tor's
+	// SOCKS port is 127.0.0.1:9050). While it is set bloomwatch resolves
+	// no name itself: host names in Connect go to the proxy unresolved,
+	// and DNS seeds are reached by connecting to each seed's name on the
+	// network's port through the proxy and asking the node there for
+	// addresses (getaddr), as Core does with a name proxy. Resolver is
+	// never called. Empty: direct connections.
+	Proxy string
+	// NoProxyIsolation turns per-connection stream isolation off. By
+	// default each connection through Proxy authenticates with a
+	// username and password of its own (Core's -proxyrandomize), which
+	// Tor's IsolateSOCKSAuth (on by default) maps to a circuit of its
+	// own, so no two connections share an exit; the transcript's
+	// Record.Via names each filter's isolation id. With
+	// NoProxyIsolation every connection offers no credentials and
+	// shares the proxy's default stream (Record.Via "proxy").
+	NoProxyIsolation bool
+	// Resolver looks up DNS seed names (the x5.<seed> service-bit
+	// subdomain first, then the plain name) and host names in Connect
+	// when there is no Proxy (net.DefaultResolver when nil).
+	Resolver Resolver
+	// SeedTimeout bounds one question to a DNS seed (DefaultSeedTimeout).
+	SeedTimeout time.Duration
 	// SpotCheckEvery asks each block, with probability 1/n, again from a
 	// second peer and compares the matched txids (omission detection);
 	// 1 checks every block; negative disables it (DefaultSpotCheckEvery
@@ -209,6 +250,22 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.DialTimeout <= 0 {
 		c.DialTimeout = DefaultDialTimeout
+		if c.Proxy != "" {
+			c.DialTimeout = DefaultProxyDialTimeout
+		}
+	}
+	if c.Resolver == nil {
+		c.Resolver = net.DefaultResolver
+	}
+	if c.SeedTimeout <= 0 {
+		c.SeedTimeout = DefaultSeedTimeout
+	}
+	if c.Proxy != "" {
+		proxy, err := checkProxy(c.Proxy)
+		if err != nil {
+			return c, err
+		}
+		c.Proxy = proxy
 	}
 	if c.SpotCheckEvery == 0 {
 		c.SpotCheckEvery = DefaultSpotCheckEvery
@@ -226,4 +283,26 @@ func (c Config) withDefaults() (Config, error) {
 		c.UserAgent = "bloomwatch"
 	}
 	return c, nil
+}
+
+// checkProxy checks a Config.Proxy value and returns it with localhost
+// spelled 127.0.0.1: the proxy must be an IP address (or localhost) and
+// a port, because a proxy's name would need the local lookup a proxy is
+// meant to avoid.
+func checkProxy(proxy string) (string, error) {
+	host, port, err := net.SplitHostPort(proxy)
+	if err != nil {
+		return "", fmt.Errorf("%w: proxy %q: %w", ErrBadConfig, proxy, err)
+	}
+	if p, err := strconv.ParseUint(port, 10, 16); err != nil || p == 0 {
+		return "", fmt.Errorf("%w: proxy %q: port must be 1 to 65535", ErrBadConfig, proxy)
+	}
+	if strings.EqualFold(host, "localhost") {
+		host = "127.0.0.1"
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil || ip.Zone() != "" || ip.IsUnspecified() {
+		return "", fmt.Errorf("%w: proxy %q: host must be an IP address or localhost (a name would be resolved locally)", ErrBadConfig, proxy)
+	}
+	return net.JoinHostPort(ip.Unmap().String(), port), nil
 }

@@ -21,9 +21,23 @@
 //
 // # Peers
 //
-// Explicit peers (Config.Connect) or DNS seeds queried for NODE_BLOOM
-// (service-bit prefix). A peer must advertise NODE_BLOOM and protocol
-// 70011 (BIP111) or it is refused at the handshake. The download peer is
+// Explicit peers (Config.Connect) or DNS seeds (seeds.go), asked for the
+// service-bit subdomain x5.<seed> (NODE_NETWORK|NODE_BLOOM, which
+// bitcoin-seeder serves by default; it answers nothing for x4) and, when
+// that gives nothing, for the plain name, through Config.Resolver; a few
+// seeds per round, answers without a usable address logged and the
+// seeds asked again with backoff once every learned address failed. A
+// peer must advertise NODE_BLOOM and protocol 70011 (BIP111) or it is
+// refused at the handshake.
+//
+// With Config.Proxy every connection goes through a SOCKS5 proxy and
+// nothing is resolved locally (dial.go, socks.go): names go to the proxy,
+// and each DNS seed is reached by connecting to its name and asking the
+// node there for addresses (getaddr, addrfetch.go), as Bitcoin Core does
+// with a name proxy. Each proxied connection authenticates with its own
+// username and password (stream isolation: Tor gives it a circuit of its
+// own) unless Config.NoProxyIsolation; the path each filter took is the
+// transcript record's Via. The download peer is
 // the one with the best announced chain (the first listed among equals),
 // picked once Config.MinPeers are ready (or MinPeersWait passed); it is
 // replaced when it disconnects, is banned or has nothing more we need.

@@ -29,6 +29,7 @@ type Node struct {
 	history []transcript.Record
 	tweak   uint32
 	addrs   *addrSource
+	dial    *dialer
 	bcast   *broadcaster
 
 	msgs    chan any
@@ -78,7 +79,8 @@ func New(cfg Config) (*Node, error) {
 	if len(n.cfg.Connect) > 0 {
 		slots = min(slots, len(n.cfg.Connect))
 	}
-	n.addrs = &addrSource{n: n, fixed: n.cfg.Connect, slots: slots, inUse: make(map[string]bool)}
+	n.addrs = newAddrSource(n, slots)
+	n.dial = newDialer(n.cfg)
 	if n.tweak, err = loadOrCreateTweak(cfg.DataDir); err != nil {
 		return nil, err
 	}

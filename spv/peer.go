@@ -2,13 +2,16 @@ package spv
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"net"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/peer"
 	"github.com/btcsuite/btcd/wire"
@@ -171,14 +174,14 @@ func (n *Node) connLoop(ctx context.Context, slot int) {
 			return // quit
 		}
 		start := n.clock.Now()
-		refused := n.connectOnce(ctx, addr, slot)
-		n.addrs.release(addr)
+		out := n.connectOnce(ctx, addr, slot)
+		n.addrs.release(addr, out == connEnded)
 		if ctx.Err() != nil {
 			return
 		}
 		wait := backoff
 		switch {
-		case refused:
+		case out == connRefused:
 			wait = n.cfg.RetryMax
 		case n.clock.Now().Sub(start) >= stableConnection:
 			backoff = n.cfg.RetryMin
@@ -194,33 +197,53 @@ func (n *Node) connLoop(ctx context.Context, slot int) {
 	}
 }
 
-// connectOnce dials addr, runs the peer until it disconnects and reports
-// whether the peer was refused at the handshake.
-func (n *Node) connectOnce(ctx context.Context, addr string, slot int) (refused bool) {
+// connOutcome is how one connection attempt ended.
+type connOutcome int
+
+const (
+	// connFailed: no connection (dial, proxy or SOCKS5 failure).
+	connFailed connOutcome = iota
+	// connRefused: the address is banned, or the peer was refused at
+	// the handshake (no NODE_BLOOM, too old) or its address is bad.
+	connRefused
+	// connEnded: the peer connected and later disconnected.
+	connEnded
+)
+
+// connectOnce dials addr (directly or through the proxy), runs the peer
+// until it disconnects and reports how the attempt ended.
+func (n *Node) connectOnce(ctx context.Context, addr string, slot int) connOutcome {
 	if ban, ok := n.bans.IsBanned(addr); ok {
 		n.log.Debug("skip banned peer", "addr", addr, "until", ban.Until)
-		return true
+		return connRefused
 	}
 	dctx, cancel := context.WithTimeout(ctx, n.cfg.DialTimeout)
-	var d net.Dialer
-	conn, err := d.DialContext(dctx, "tcp", addr)
+	conn, via, err := n.dial.dial(dctx, addr)
 	cancel()
 	if err != nil {
-		n.log.Debug("dial failed", "addr", addr, "err", err)
-		return false
+		var reply *ProxyReplyError
+		if errors.Is(err, ErrProxy) && !(errors.As(err, &reply) && reply.DestinationFault()) && ctx.Err() == nil {
+			n.log.Warn("proxy failed", "addr", addr, "proxy", n.cfg.Proxy, "err", err)
+		} else {
+			n.log.Debug("dial failed", "addr", addr, "err", err)
+		}
+		return connFailed
 	}
-	ps := &peerState{addr: addr, slot: slot}
-	p, err := peer.NewOutboundPeer(n.peerConfig(ps), addr)
+	ps := &peerState{addr: addr, slot: slot, via: via}
+	pcfg := n.peerConfig(ps)
+	pcfg.HostToNetAddress = hostToNetAddress
+	p, err := peer.NewOutboundPeer(pcfg, addr)
 	if err != nil {
 		_ = conn.Close()
 		n.log.Warn("bad peer address", "addr", addr, "err", err)
-		return true
+		return connRefused
 	}
 	ps.p = p
 	if !n.trackPeer(ps) {
 		_ = conn.Close()
-		return false
+		return connFailed
 	}
+	n.log.Debug("connected", "addr", addr, "via", via)
 	p.AssociateConnection(conn)
 	p.WaitForDisconnect()
 	n.untrackPeer(ps)
@@ -228,9 +251,9 @@ func (n *Node) connectOnce(ctx context.Context, addr string, slot int) (refused 
 	if v := ps.refused.Load(); v != nil {
 		n.log.Info("peer refused", "addr", addr, "err", v)
 		n.publish(PeerDisconnected{At: n.at(), Addr: addr, Reason: fmt.Sprint(v)})
-		return true
+		return connRefused
 	}
-	return false
+	return connEnded
 }
 
 // trackPeer registers a live connection so Stop can disconnect it; it
@@ -269,23 +292,33 @@ func (n *Node) disconnectAll() {
 }
 
 // addrSource hands addresses to connection slots: the explicit list, or
-// addresses resolved from DNS seeds. An address is used by one slot at a
-// time.
+// addresses learned from DNS seeds (by DNS, or through the proxy from the
+// node at each seed's name). An address is used by one slot at a time.
 type addrSource struct {
 	n     *Node
 	slots int // connection slots (for the rotation over fixed)
+	// sem is held by the slot asking the seeds: one at a time, the
+	// others wait for its answer.
+	sem   chan struct{}
 	mu    sync.Mutex
 	fixed []string
 	pool  []string
 	inUse map[string]bool
 }
 
+// newAddrSource returns the address source of n for slots connection
+// slots: n.cfg.Connect, or the seeds when it is empty.
+func newAddrSource(n *Node, slots int) *addrSource {
+	return &addrSource{n: n, fixed: n.cfg.Connect, slots: slots,
+		sem: make(chan struct{}, 1), inUse: make(map[string]bool)}
+}
+
 // next returns an address for a slot's attempt-th connection: with
 // explicit peers, slot i of k dials Connect[i], Connect[i+k], ... in turn
 // (disjoint per slot, so a dead or banned peer is replaced by a spare one
 // when there are more addresses than slots); with seeds, any unused,
-// unbanned resolved address. It blocks (retrying the seeds) until one is
-// available or ctx ends.
+// unbanned learned address. It blocks (asking the seeds again, with
+// backoff) until one is available or ctx ends.
 func (a *addrSource) next(ctx context.Context, slot, attempt int) (string, error) {
 	if len(a.fixed) > 0 {
 		return a.fixed[fixedIndex(len(a.fixed), a.slots, slot, attempt)], ctx.Err()
@@ -295,7 +328,9 @@ func (a *addrSource) next(ctx context.Context, slot, attempt int) (string, error
 		if addr, ok := a.pick(); ok {
 			return addr, nil
 		}
-		a.resolve(ctx)
+		if err := a.refill(ctx); err != nil {
+			return "", err
+		}
 		if addr, ok := a.pick(); ok {
 			return addr, nil
 		}
@@ -308,61 +343,145 @@ func (a *addrSource) next(ctx context.Context, slot, attempt int) (string, error
 	}
 }
 
-// pick takes an unused, unbanned address from the pool.
+// pick takes an unused, unbanned address from the pool, at random (the
+// pool mixes the answers of several seeds).
 func (a *addrSource) pick() (string, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	var eligible []int
 	for i, addr := range a.pool {
-		if a.inUse[addr] {
-			continue
+		if _, banned := a.n.bans.IsBanned(addr); !banned && !a.inUse[addr] {
+			eligible = append(eligible, i)
 		}
-		if _, banned := a.n.bans.IsBanned(addr); banned {
-			continue
-		}
-		a.inUse[addr] = true
-		a.pool = append(a.pool[:i:i], a.pool[i+1:]...)
-		return addr, true
 	}
-	return "", false
+	if len(eligible) == 0 {
+		return "", false
+	}
+	i := eligible[mrand.IntN(len(eligible))]
+	addr := a.pool[i]
+	a.inUse[addr] = true
+	a.pool = append(a.pool[:i:i], a.pool[i+1:]...)
+	return addr, true
 }
 
-// release returns addr to the pool after its connection ended.
-func (a *addrSource) release(addr string) {
+// available reports whether pick would find an address.
+func (a *addrSource) available() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, addr := range a.pool {
+		if _, banned := a.n.bans.IsBanned(addr); !banned && !a.inUse[addr] {
+			return true
+		}
+	}
+	return false
+}
+
+// release ends addr's use by its slot. With seeds, an address whose peer
+// connected and later disconnected (keep) goes back to the pool; one that
+// could not be reached or was refused is dropped, and the seeds are asked
+// again once the pool is empty.
+func (a *addrSource) release(addr string, keep bool) {
 	if len(a.fixed) > 0 {
 		return
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	delete(a.inUse, addr)
-	a.pool = append(a.pool, addr)
+	if keep {
+		a.pool = append(a.pool, addr)
+	}
 }
 
-// resolve asks the network's DNS seeds for NODE_BLOOM peers.
+// refill asks the seeds for addresses, unless another slot's request
+// filled the pool while this one waited for its turn. It returns ctx's
+// error when ctx ended.
+func (a *addrSource) refill(ctx context.Context) error {
+	select {
+	case a.sem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-a.sem }()
+	if !a.available() {
+		a.resolve(ctx)
+	}
+	return ctx.Err()
+}
+
+// seedsPerRound is how many DNS seeds that answered end a round of
+// questions (Bitcoin Core's DNSSEEDS_TO_QUERY_AT_ONCE): peers from several
+// seeds, so no single seed operator picks them all, without telling every
+// seed that this client is starting.
+const seedsPerRound = 3
+
+// resolve asks the network's DNS seeds, in random order, for NODE_BLOOM
+// peers until seedsPerRound of them answered: by DNS (lookupSeed: the x5
+// subdomain, then the plain name) or, with a proxy, by an address fetch
+// from the node at each seed's name (fetchSeed: no local lookup). A seed
+// that gives nothing is logged; so is a round in which none did.
 func (a *addrSource) resolve(ctx context.Context) {
-	net := a.n.cfg.Network
-	for _, seed := range net.Seeds {
-		host := seedQuery(seed, net)
-		rctx, cancel := context.WithTimeout(ctx, a.n.cfg.DialTimeout)
-		ips, err := (&netResolver{}).lookup(rctx, host)
-		cancel()
+	seeds := append([]chaincfg.DNSSeed(nil), a.n.cfg.Network.Seeds...)
+	mrand.Shuffle(len(seeds), func(i, j int) { seeds[i], seeds[j] = seeds[j], seeds[i] })
+	added, answered := 0, 0
+	for _, seed := range seeds {
+		var addrs []string
+		var err error
+		if a.n.dial.proxied() {
+			addrs, err = a.fetchSeed(ctx, seed)
+		} else {
+			addrs, err = a.lookupSeed(ctx, seed)
+		}
+		if ctx.Err() != nil {
+			return
+		}
 		if err != nil {
-			a.n.log.Debug("seed lookup failed", "seed", host, "err", err)
+			a.n.log.Warn("DNS seed gave no peer", "seed", seed.Host, "err", err)
 			continue
 		}
-		a.mu.Lock()
-		known := make(map[string]bool, len(a.pool))
-		for _, addr := range a.pool {
-			known[addr] = true
+		added += a.add(addrs)
+		if answered++; answered >= seedsPerRound {
+			break
 		}
-		for _, ip := range ips {
-			addr := joinHostPort(ip, net.DefaultPort)
-			if !known[addr] && !a.inUse[addr] {
-				a.pool = append(a.pool, addr)
-				known[addr] = true
-			}
-		}
-		a.mu.Unlock()
 	}
+	if added == 0 {
+		a.n.log.Warn("no new peer address from the DNS seeds; asking again later", "seeds", len(seeds), "proxy", a.n.cfg.Proxy)
+	}
+}
+
+// fetchSeed learns peers from seed through the proxy: an address fetch
+// (addrFetch) from the node that the proxy reaches at the seed's name
+// and the network's port. Nothing is resolved locally.
+func (a *addrSource) fetchSeed(ctx context.Context, seed chaincfg.DNSSeed) ([]string, error) {
+	hostport := net.JoinHostPort(seed.Host, a.n.cfg.Network.DefaultPort)
+	fctx, cancel := context.WithTimeout(ctx, a.n.cfg.SeedTimeout)
+	defer cancel()
+	addrs, via, err := a.n.addrFetch(fctx, hostport)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: address fetch through the proxy: %w", ErrSeedEmpty, seed.Host, err)
+	}
+	if len(addrs) == 0 {
+		return nil, fmt.Errorf("%w: %s: the node at %s (via %s) announced no usable address", ErrSeedEmpty, seed.Host, hostport, via)
+	}
+	a.n.log.Debug("addresses from a DNS seed's node", "seed", seed.Host, "addrs", len(addrs), "via", via)
+	return addrs, nil
+}
+
+// add puts new addresses in the pool and returns how many were new.
+func (a *addrSource) add(addrs []string) (added int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	known := make(map[string]bool, len(a.pool))
+	for _, addr := range a.pool {
+		known[addr] = true
+	}
+	for _, addr := range addrs {
+		if !known[addr] && !a.inUse[addr] {
+			a.pool = append(a.pool, addr)
+			known[addr] = true
+			added++
+		}
+	}
+	return added
 }
 
 // fixedIndex returns the index in a list of n explicit addresses that slot

@@ -1,0 +1,297 @@
+package spv
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bloomwatch/bloomwatch/spv/netparams"
+	"github.com/bloomwatch/bloomwatch/testnet"
+	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/miekg/dns"
+)
+
+// testSeedHost is the DNS seed name the tests' seed server answers for.
+const testSeedHost = "seed.bloomwatch.test"
+
+// logSink collects a node's log for assertions.
+type logSink struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write implements io.Writer.
+func (l *logSink) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// String returns the log so far.
+func (l *logSink) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// newLogSink returns a sink and a debug-level logger writing to it.
+func newLogSink() (*logSink, *slog.Logger) {
+	s := &logSink{}
+	return s, slog.New(slog.NewTextHandler(s, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// seededRegtest returns a copy of regtest with one DNS seed (filtering
+// by service bits) and port as its default port.
+func seededRegtest(t testing.TB, port string) *netparams.Network {
+	t.Helper()
+	reg, err := netparams.Lookup("regtest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := *reg
+	n.DefaultPort = port
+	n.Seeds = []chaincfg.DNSSeed{{Host: testSeedHost, HasFiltering: true}}
+	return &n
+}
+
+// startTestSeed starts a DNS seed server on 127.0.0.1, closed at cleanup.
+func startTestSeed(t testing.TB) *testnet.DNSSeed {
+	t.Helper()
+	s, err := testnet.StartDNSSeed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return s
+}
+
+// failResolver fails the test when anything asks it for a name.
+type failResolver struct{ t testing.TB }
+
+// LookupHost implements Resolver.
+func (r failResolver) LookupHost(_ context.Context, host string) ([]string, error) {
+	r.t.Errorf("local lookup of %q while a proxy is set", host)
+	return nil, errors.New("no local lookups")
+}
+
+// seedTestNode returns an unstarted node on network with cfg's
+// resolver, proxy and log.
+func seedTestNode(t testing.TB, network *netparams.Network, cfg Config) *Node {
+	t.Helper()
+	cfg.Network = network
+	cfg.DataDir = t.TempDir()
+	cfg.Watcher = NewMemWatcher(0)
+	if cfg.RetryMin == 0 {
+		cfg.RetryMin, cfg.RetryMax = 20*time.Millisecond, 200*time.Millisecond
+	}
+	n, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = n.Stop() })
+	return n
+}
+
+// index returns the position of name in names, or -1.
+func index(names []string, name string) int { return slices.Index(names, name) }
+
+func TestSeedQueriesAskServiceSubdomainFirst(t *testing.T) {
+	if SeedServices != 5 {
+		t.Fatalf("SeedServices = %#x, want 0x5 (NODE_NETWORK|NODE_BLOOM, in bitcoin-seeder's default whitelist)", uint64(SeedServices))
+	}
+	got := seedQueries(chaincfg.DNSSeed{Host: "seed.example", HasFiltering: true})
+	if want := []string{"x5.seed.example", "seed.example"}; !slices.Equal(got, want) {
+		t.Errorf("filtering seed: %v, want %v", got, want)
+	}
+	got = seedQueries(chaincfg.DNSSeed{Host: "seed.example"})
+	if want := []string{"seed.example"}; !slices.Equal(got, want) {
+		t.Errorf("plain seed: %v, want %v", got, want)
+	}
+	// Every real seed gets x5, never the x4 no seeder whitelists.
+	for _, name := range netparams.Names() {
+		nw, _ := netparams.Lookup(name)
+		for _, s := range nw.Seeds {
+			for _, q := range seedQueries(s) {
+				if strings.HasPrefix(q, "x4.") {
+					t.Errorf("%s: asks %s", name, q)
+				}
+			}
+		}
+	}
+}
+
+func TestSeedAddrsDropJunk(t *testing.T) {
+	in := []string{"127.0.0.1", "0.0.0.0", "224.0.0.1", "255.255.255.255", "::", "not-an-ip",
+		"127.0.0.1", "::ffff:127.0.0.2", "::1", "ff02::1", ""}
+	addrs, junk := seedAddrs(in, "18444")
+	if want := []string{"127.0.0.1:18444", "127.0.0.2:18444", "[::1]:18444"}; !slices.Equal(addrs, want) {
+		t.Errorf("addrs %v, want %v", addrs, want)
+	}
+	if junk != 7 {
+		t.Errorf("junk %d, want 7", junk)
+	}
+	var many []string
+	for i := range 300 {
+		many = append(many, fmt.Sprintf("10.0.%d.%d", i/256, i%256))
+	}
+	if addrs, _ := seedAddrs(many, "8333"); len(addrs) != maxSeedAddrs {
+		t.Errorf("%d addrs from one seed, want the cap %d", len(addrs), maxSeedAddrs)
+	}
+}
+
+func TestLookupSeedAgainstDNSServer(t *testing.T) {
+	x5 := "x5." + testSeedHost
+	lo := []net.IP{net.ParseIP("127.0.0.1")}
+	cases := []struct {
+		name       string
+		x5, plain  *testnet.SeedAnswer // nil: NXDOMAIN
+		want       []string
+		plainAsked bool
+		logs       []string
+	}{
+		{name: "x5 answers", x5: &testnet.SeedAnswer{IPs: lo}, plain: &testnet.SeedAnswer{IPs: []net.IP{net.ParseIP("127.0.0.9")}},
+			want: []string{"127.0.0.1:18444"}},
+		{name: "x5 unknown, plain answers", plain: &testnet.SeedAnswer{IPs: lo},
+			want: []string{"127.0.0.1:18444"}, plainAsked: true,
+			logs: []string{"DNS seed query gave no peer", "name=" + x5, "next=" + testSeedHost}},
+		{name: "x5 answers no address", x5: &testnet.SeedAnswer{TXT: []string{"hello"}}, plain: &testnet.SeedAnswer{IPs: lo},
+			want: []string{"127.0.0.1:18444"}, plainAsked: true},
+		{name: "server failure, then junk records", x5: &testnet.SeedAnswer{Rcode: dns.RcodeServerFailure},
+			plain:      &testnet.SeedAnswer{IPs: []net.IP{net.ParseIP("0.0.0.0"), net.ParseIP("224.0.0.1"), net.ParseIP("255.255.255.255")}},
+			plainAsked: true,
+			logs:       []string{"name=" + x5, "name=" + testSeedHost, "none a usable IP address"}},
+		{name: "junk bytes", x5: &testnet.SeedAnswer{Junk: true}, plain: &testnet.SeedAnswer{Junk: true},
+			plainAsked: true, logs: []string{"name=" + x5, "name=" + testSeedHost}},
+		{name: "nothing at all", plainAsked: true, logs: []string{"name=" + x5, "name=" + testSeedHost}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			seed := startTestSeed(t)
+			if c.x5 != nil {
+				seed.SetAnswer(x5, *c.x5)
+			}
+			if c.plain != nil {
+				seed.SetAnswer(testSeedHost, *c.plain)
+			}
+			sink, log := newLogSink()
+			n := seedTestNode(t, seededRegtest(t, "18444"), Config{Resolver: seed.Resolver(), SeedTimeout: 300 * time.Millisecond, Log: log})
+			addrs, err := n.addrs.lookupSeed(context.Background(), n.cfg.Network.Seeds[0])
+			names := seed.QueriedNames()
+			if len(names) == 0 || names[0] != x5 {
+				t.Fatalf("queried %v, want %s first", names, x5)
+			}
+			if got := index(names, testSeedHost) >= 0; got != c.plainAsked {
+				t.Fatalf("plain name asked: %v, want %v (queried %v)", got, c.plainAsked, names)
+			}
+			if c.want != nil {
+				if err != nil || !slices.Equal(addrs, c.want) {
+					t.Fatalf("addrs %v, err %v; want %v", addrs, err, c.want)
+				}
+			} else if !errors.Is(err, ErrSeedEmpty) || !strings.Contains(err.Error(), testSeedHost) {
+				t.Fatalf("err %v, want ErrSeedEmpty naming the seed", err)
+			}
+			for _, l := range c.logs {
+				if !strings.Contains(sink.String(), l) {
+					t.Errorf("log lacks %q:\n%s", l, sink.String())
+				}
+			}
+		})
+	}
+}
+
+// waitLog polls the sink until it holds every line of want.
+func waitLog(t testing.TB, sink *logSink, want ...string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		missing := ""
+		for _, w := range want {
+			if !strings.Contains(sink.String(), w) {
+				missing = w
+				break
+			}
+		}
+		if missing == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("log never had %q:\n%s", missing, sink.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestNodeSurvivesJunkSeed(t *testing.T) {
+	seed := startTestSeed(t)
+	seed.SetAnswer("x5."+testSeedHost, testnet.SeedAnswer{IPs: []net.IP{net.ParseIP("0.0.0.0")}})
+	seed.SetAnswer(testSeedHost, testnet.SeedAnswer{Junk: true})
+	sink, log := newLogSink()
+	n := seedTestNode(t, seededRegtest(t, "18444"), Config{Resolver: seed.Resolver(), SeedTimeout: 200 * time.Millisecond, Log: log, MaxPeers: 2})
+	if err := n.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	waitLog(t, sink, "DNS seed gave no peer", "no new peer address from the DNS seeds")
+	// The seed is asked again.
+	deadline := time.Now().Add(15 * time.Second)
+	for strings.Count(sink.String(), "no new peer address from the DNS seeds") < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("seed not asked again:\n%s", sink.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if st := n.Status(); len(st.Peers) != 0 || st.Err != nil {
+		t.Fatalf("status %+v", st)
+	}
+	done := make(chan error, 1)
+	go func() { done <- n.Stop() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Stop hangs while the seeds are asked")
+	}
+}
+
+func TestCheckProxy(t *testing.T) {
+	good := map[string]string{
+		"127.0.0.1:9050":          "127.0.0.1:9050",
+		"localhost:9050":          "127.0.0.1:9050",
+		"LOCALHOST:1080":          "127.0.0.1:1080",
+		"[::1]:9050":              "[::1]:9050",
+		"10.1.2.3:1":              "10.1.2.3:1",
+		"[::ffff:127.0.0.1]:9050": "127.0.0.1:9050",
+	}
+	for in, want := range good {
+		got, err := checkProxy(in)
+		if err != nil || got != want {
+			t.Errorf("checkProxy(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"tor.example:9050", "127.0.0.1", "127.0.0.1:0", "127.0.0.1:65536", "0.0.0.0:9050", ":9050", "[fe80::1%lo]:9050"} {
+		if _, err := checkProxy(in); !errors.Is(err, ErrBadConfig) {
+			t.Errorf("checkProxy(%q): %v, want ErrBadConfig", in, err)
+		}
+	}
+	cfg, err := Config{Network: seededRegtest(t, "1"), DataDir: "x", Watcher: NewMemWatcher(0), Proxy: "localhost:9050"}.withDefaults()
+	if err != nil || cfg.Proxy != "127.0.0.1:9050" || cfg.Resolver != net.DefaultResolver || cfg.SeedTimeout != DefaultSeedTimeout ||
+		cfg.DialTimeout != DefaultProxyDialTimeout {
+		t.Errorf("defaults: proxy %q resolver %v timeouts %v %v err %v", cfg.Proxy, cfg.Resolver, cfg.SeedTimeout, cfg.DialTimeout, err)
+	}
+	if cfg, _ := (Config{Network: seededRegtest(t, "1"), DataDir: "x", Watcher: NewMemWatcher(0)}).withDefaults(); cfg.DialTimeout != DefaultDialTimeout {
+		t.Errorf("direct dial timeout %v", cfg.DialTimeout)
+	}
+}
