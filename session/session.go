@@ -68,6 +68,13 @@ type Config struct {
 	Members float64
 	// ResetHeaders deletes the header store before the node opens it.
 	ResetHeaders bool
+	// Proxy is a SOCKS5 proxy (IP:port) for every peer connection, with
+	// no local DNS lookup (spv.Config.Proxy); empty: direct.
+	Proxy string
+	// NoProxyIsolation makes the proxied connections share one stream
+	// instead of a username/password of their own each
+	// (spv.Config.NoProxyIsolation).
+	NoProxyIsolation bool
 	// CheckEvery and FullBlockEvery set the node's omission checks
 	// (spv.Config.SpotCheckEvery and FullBlockEvery: a block in n is
 	// checked, 1 every block, negative never, 0 the default).
@@ -159,6 +166,7 @@ func New(cfg Config) (*Session, error) {
 		Network: network, DataDir: nodeDir, Connect: cfg.Connect, MaxPeers: cfg.MaxPeers,
 		Watcher: s.w, FPRate: cfg.FPRate, Log: s.log,
 		SpotCheckEvery: cfg.CheckEvery, FullBlockEvery: cfg.FullBlockEvery,
+		Proxy: cfg.Proxy, NoProxyIsolation: cfg.NoProxyIsolation,
 	})
 	if err != nil {
 		_ = s.closeLg()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/session"
+	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/testnet"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/bloomwatch/bloomwatch/wallet"
@@ -125,5 +126,56 @@ func TestOpenWalletNeedsANetwork(t *testing.T) {
 	}
 	if wallet.Exists(dir) {
 		t.Fatal("a wallet was written")
+	}
+}
+
+func TestSessionPassesTheProxy(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now
+	w, _, err := session.OpenWallet(session.WalletSpec{Dir: t.TempDir(), Network: "regtest",
+		Addresses: []string{"bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080"}, GapExternal: 1, GapInternal: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := session.New(session.Config{Wallet: w, Connect: []string{addr}, Proxy: "tor.example:9050", Stderr: testWriter{t}}); !errors.Is(err, spv.ErrBadConfig) {
+		t.Fatalf("proxy by name: %v, want spv.ErrBadConfig", err)
+	}
+	for _, shared := range []bool{false, true} {
+		proxy, err := testnet.StartSOCKS(testnet.SOCKSOptions{Auth: testnet.SOCKSPasswordOrNone})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer proxy.Close()
+		s, err := session.New(session.Config{Wallet: w, Connect: []string{addr}, PeerTimeout: 500 * time.Millisecond,
+			Proxy: proxy.Addr(), NoProxyIsolation: shared, Stderr: testWriter{t}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		if err := s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		err = s.Wait(ctx)
+		cancel()
+		if serr := s.Stop(); serr != nil {
+			t.Fatal(serr)
+		}
+		if !errors.Is(err, session.ErrNoPeer) {
+			t.Fatalf("wait: %v, want ErrNoPeer", err)
+		}
+		conns := proxy.Conns()
+		if len(conns) == 0 {
+			t.Fatalf("shared=%v: the peer was dialed around the proxy", shared)
+		}
+		for _, c := range conns {
+			if c.Dest != addr || (c.User == "") != shared {
+				t.Errorf("shared=%v: proxy request %+v", shared, c)
+			}
+		}
 	}
 }
