@@ -108,12 +108,12 @@ func (m *manager) onTx(ps *peerState, tx *wire.MsgTx) {
 func (m *manager) completeBlock(pb *pendingBlock) {
 	req, ps := pb.req, pb.ps
 	if miss := pb.missing(); len(miss) > 0 {
+		// The server matched them under this filter, and its insertions
+		// for them are not in the mirror until they come.
+		if req.gen == ps.filterGen {
+			ps.noteUnknown(miss...)
+		}
 		if req.stale && req.check == nil {
-			// The server matched them under this filter, and its
-			// insertions for them are not in the mirror.
-			if req.gen == ps.filterGen {
-				ps.noteUnknown(miss...)
-			}
 			return
 		}
 		if pb.asked || !ps.ready {
@@ -156,6 +156,7 @@ func (m *manager) completeBlock(pb *pendingBlock) {
 			m.unmatched(ps, tx, fmt.Sprintf("tx %v in block %v", txid, req.hash))
 			continue
 		}
+		ps.replayed(txid)
 		fb.Txs = append(fb.Txs, tx)
 		fb.TxIndexes = append(fb.TxIndexes, pb.indexes[i])
 	}
@@ -195,9 +196,6 @@ func (m *manager) unmatched(ps *peerState, tx *wire.MsgTx, detail string) {
 // that keeps failing scores the peer.
 func (m *manager) retryBlock(pb *pendingBlock, why string) {
 	req, ps := pb.req, pb.ps
-	if req.gen == ps.filterGen {
-		ps.noteUnknown(pb.missing()...)
-	}
 	for id, tr := range ps.txReqs {
 		if tr.block == pb {
 			delete(ps.txReqs, id)

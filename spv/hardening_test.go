@@ -261,3 +261,55 @@ func TestCappedFilterIsShownAndNotReloadedForever(t *testing.T) {
 		t.Fatalf("FilterLoaded %+v does not say the filter is capped", ev)
 	}
 }
+
+func TestDriftFromAMatchNeverReceivedIsNotBanned(t *testing.T) {
+	// The download peer's server matches T in block 2 (an OP_RETURN
+	// pushing the wallet's hash: a false positive whose outpoint
+	// BLOOM_UPDATE_ALL inserts), but does not send T, and answers the
+	// node's MSG_TX with notfound. The node takes block 2 from the other
+	// peer. Block 3 holds S spending T's output: the first server matches
+	// it (it holds T:0), its mirror does not. That is drift: S is dropped,
+	// never scored, and the watcher ends with the truth.
+	w := NewMemWatcher(1, p2wpkh(1))
+	n, m := newTestManager(t, w, Config{})
+	opReturn := append([]byte{0x6a, 0x14}, p2wpkh(1)[2:]...)
+	tx := wire.NewMsgTx(2)
+	tx.AddTxIn(wire.NewTxIn(&wire.OutPoint{Hash: chainhash.Hash{0x77}}, []byte{0x51}, nil))
+	tx.AddTxOut(wire.NewTxOut(1, opReturn))
+	spend := wire.NewMsgTx(2)
+	spend.AddTxIn(wire.NewTxIn(&wire.OutPoint{Hash: tx.TxHash()}, nil, nil))
+	spend.AddTxOut(wire.NewTxOut(1, p2wpkh(0x55)))
+	chain := mineBlocks(t, n.cfg.Network, genesis(n), 4, func(i int) []*wire.MsgTx {
+		switch i {
+		case 1:
+			return []*wire.MsgTx{tx}
+		case 2:
+			return []*wire.MsgTx{spend}
+		}
+		return []*wire.MsgTx{payTo(byte(i), 10, p2wpkh(1))}
+	})
+	first := addSimPeer(t, m, "first:1", chain, 0)
+	first.tamper = func(mb *wire.MsgMerkleBlock, txs []*wire.MsgTx) (*wire.MsgMerkleBlock, []*wire.MsgTx) {
+		var out []*wire.MsgTx
+		for _, x := range txs {
+			if x.TxHash() != tx.TxHash() {
+				out = append(out, x)
+			}
+		}
+		return mb, out // T stays matched in the proof but is not sent
+	}
+	second := addSimPeer(t, m, "second:1", chain, 1)
+	for range 4 {
+		first.run()
+		second.run()
+	}
+	if sc := n.bans.Score("first:1"); sc >= BanThreshold/5 {
+		t.Fatalf("the honest first peer was scored %d for a tx its filter rightly matched", sc)
+	}
+	if m.synced.Height != 4 || len(w.Txs()) != 2 {
+		t.Fatalf("synced %d with %d wallet txs, want 4 and 2", m.synced.Height, len(w.Txs()))
+	}
+	if m.st.DriftDropped == 0 {
+		t.Fatalf("S was not seen as drift: the scenario did not happen: %+v loads first %d second %d", m.st, first.filterLoads(), second.filterLoads())
+	}
+}
