@@ -482,7 +482,16 @@ func (m *manager) onMempoolTx(ps *peerState, tx *wire.MsgTx) {
 	match, matched := ps.mirror.Explain(tx)
 	why := txWhy{peer: ps.addr, seq: ps.filterSeq, match: match, fpRate: ps.mirror.CurrentFPRate()}
 	if !ps.mirror.MatchTxAndUpdate(tx) {
-		m.unmatched(ps, tx, "mempool tx "+txid.String())
+		// Dropped, never scored: a server may announce its mempool
+		// without filtering it (bcoin answers BIP35 mempool with every
+		// transaction it has), and drift explains the rest. A peer that
+		// keeps announcing what does not match stops being asked.
+		m.st.Dropped++
+		ps.unmatchedRelays++
+		if ps.unmatchedRelays == maxUnmatchedRelays {
+			m.n.log.Info("peer announces transactions its filter does not match; no longer fetching its relays",
+				"peer", ps.addr, "unmatched", ps.unmatchedRelays)
+		}
 		return
 	}
 	ps.replayed(txid)

@@ -34,6 +34,11 @@ const maxUnknown = 10_000
 // maxTxReqs bounds the transactions asked from one peer at a time.
 const maxTxReqs = 1_000
 
+// maxUnmatchedRelays is how many announced transactions that do not match
+// its filter a peer may send (per filterload) before the node stops
+// fetching its announcements.
+const maxUnmatchedRelays = 100
+
 // noteUnknown remembers txids ps's server may have matched under its
 // current filter without the node replaying their insertions.
 func (ps *peerState) noteUnknown(ids ...chainhash.Hash) {
@@ -51,9 +56,9 @@ func (ps *peerState) noteUnknown(ids ...chainhash.Hash) {
 // replayed forgets a txid whose insertions the mirror now holds.
 func (ps *peerState) replayed(id chainhash.Hash) { delete(ps.unknown, id) }
 
-// resetDrift forgets the remembered txids: a filterload replaced the
-// server's filter.
-func (ps *peerState) resetDrift() { ps.unknown = nil }
+// resetDrift forgets the remembered txids and the unmatched relays: a
+// filterload replaced the server's filter.
+func (ps *peerState) resetDrift() { ps.unknown, ps.unmatchedRelays = nil, 0 }
 
 // driftExplains reports whether an honest server could have matched tx
 // through an insertion the mirror lacks: tx spends an output of a

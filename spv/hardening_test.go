@@ -313,3 +313,45 @@ func TestDriftFromAMatchNeverReceivedIsNotBanned(t *testing.T) {
 		t.Fatalf("S was not seen as drift: the scenario did not happen: %+v loads first %d second %d", m.st, first.filterLoads(), second.filterLoads())
 	}
 }
+
+func TestUnfilteredRelaysAreDroppedThenIgnored(t *testing.T) {
+	// A peer announcing transactions its filter does not match (bcoin's
+	// whole-mempool answer to BIP35, or a flood) is never scored for it;
+	// after maxUnmatchedRelays of them the node stops fetching its
+	// announcements until its next filterload.
+	w := NewMemWatcher(1, p2wpkh(1))
+	n, m := newTestManager(t, w, Config{})
+	chain := mineBlocks(t, n.cfg.Network, genesis(n), 2, func(int) []*wire.MsgTx { return nil })
+	s := addSimPeer(t, m, "sim:1", chain, 0)
+	s.run()
+	s.mempool = map[chainhash.Hash]*wire.MsgTx{}
+	inv := wire.NewMsgInv()
+	for i := range maxUnmatchedRelays + 50 {
+		tx := payTo(byte(i), int64(1000+i), p2wpkh(0x99))
+		tx.TxIn[0].PreviousOutPoint.Index = uint32(i)
+		id := tx.TxHash()
+		s.mempool[id] = tx
+		_ = inv.AddInvVect(wire.NewInvVect(wire.InvTypeTx, &id))
+		if len(inv.InvList) == 25 {
+			s.deliver(inv)
+			s.run()
+			inv = wire.NewMsgInv()
+		}
+	}
+	if sc := n.bans.Score("sim:1"); sc != 0 {
+		t.Fatalf("scored %d for unfiltered relays", sc)
+	}
+	asked := 0
+	for _, msg := range s.sent {
+		if gd, ok := msg.(*wire.MsgGetData); ok {
+			for _, iv := range gd.InvList {
+				if iv.Type == wire.InvTypeTx {
+					asked++
+				}
+			}
+		}
+	}
+	if asked > maxUnmatchedRelays+25 || m.st.Dropped < maxUnmatchedRelays {
+		t.Fatalf("asked %d relays, dropped %d: want at most %d asked after %d unmatched", asked, m.st.Dropped, maxUnmatchedRelays+25, maxUnmatchedRelays)
+	}
+}

@@ -224,7 +224,7 @@ func (m *manager) onInv(ps *peerState, msg *wire.MsgInv) {
 				ps.lastBlock = h
 			}
 		case wire.InvTypeTx, wire.InvTypeWitnessTx:
-			if ps.mirror == nil {
+			if ps.mirror == nil || ps.unmatchedRelays >= maxUnmatchedRelays {
 				continue
 			}
 			// The server inserted the outpoints of this tx into its

@@ -44,6 +44,8 @@ type peerState struct {
 	mirror    *bip37.Filter // the server's filter as far as we know
 	filterSeq uint64        // transcript sequence number of its filterload
 	loadRate  float64       // its filter's rate at capacity when loaded
+	// unmatchedRelays counts announced txs its filter did not match.
+	unmatchedRelays int
 	// unknown holds txids the server may have matched under its current
 	// filter without the mirror replaying them (drift.go).
 	unknown  map[chainhash.Hash]struct{}
