@@ -448,7 +448,7 @@ func (m *manager) loadFilter(ps *peerState, reason string) {
 	height := m.next - 1
 	rec, err := m.n.trans.Append(transcript.Record{
 		Time: m.n.clock.Now(), Peer: ps.addr, Height: height,
-		Kind: transcript.KindFilterLoad, Filter: f.Serialize(), Reason: reason,
+		Kind: transcript.KindFilterLoad, Filter: f.Serialize(), Reason: reason, Via: ps.via,
 	})
 	if err != nil {
 		m.fail(fmt.Errorf("%w: filterload to %s not sent: %w", ErrTranscriptWrite, ps.addr, err))

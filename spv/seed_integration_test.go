@@ -315,19 +315,6 @@ func TestSyncThroughProxyFromSeedNode(t *testing.T) {
 // peer, and no credential serves two peers.
 func checkTranscriptVia(t *testing.T, byPeer map[string]map[string]bool, conns []testnet.SOCKSConn) {
 	t.Helper()
-	// TRANSITION: until the manager's loadFilter sets Record.Via
-	// (Via: ps.via), every record has none; remove this early return
-	// with that line.
-	recorded := false
-	for _, vias := range byPeer {
-		for via := range vias {
-			recorded = recorded || via != ""
-		}
-	}
-	if !recorded {
-		t.Log("transcript records carry no Via yet: only the proxy's log is checked")
-		return
-	}
 	owner := map[string]string{}
 	for peer, vias := range byPeer {
 		for via := range vias {
