@@ -261,7 +261,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.SeedTimeout = DefaultSeedTimeout
 	}
 	if c.Proxy != "" {
-		proxy, err := checkProxy(c.Proxy)
+		proxy, err := CheckProxy(c.Proxy)
 		if err != nil {
 			return c, err
 		}
@@ -289,7 +289,7 @@ func (c Config) withDefaults() (Config, error) {
 // spelled 127.0.0.1: the proxy must be an IP address (or localhost) and
 // a port, because a proxy's name would need the local lookup a proxy is
 // meant to avoid.
-func checkProxy(proxy string) (string, error) {
+func CheckProxy(proxy string) (string, error) {
 	host, port, err := net.SplitHostPort(proxy)
 	if err != nil {
 		return "", fmt.Errorf("%w: proxy %q: %w", ErrBadConfig, proxy, err)
@@ -305,4 +305,20 @@ func checkProxy(proxy string) (string, error) {
 		return "", fmt.Errorf("%w: proxy %q: host must be an IP address or localhost (a name would be resolved locally)", ErrBadConfig, proxy)
 	}
 	return net.JoinHostPort(ip.Unmap().String(), port), nil
+}
+
+// CheckPeerAddr checks a Config.Connect entry: HOST:PORT with a host and a
+// port from 1 to 65535. Errors wrap ErrBadConfig.
+func CheckPeerAddr(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%w: peer %q: want HOST:PORT: %w", ErrBadConfig, addr, err)
+	}
+	if host == "" {
+		return fmt.Errorf("%w: peer %q: empty host", ErrBadConfig, addr)
+	}
+	if p, err := strconv.ParseUint(port, 10, 16); err != nil || p == 0 {
+		return fmt.Errorf("%w: peer %q: bad port %q", ErrBadConfig, addr, port)
+	}
+	return nil
 }

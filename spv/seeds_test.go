@@ -276,14 +276,14 @@ func TestCheckProxy(t *testing.T) {
 		"[::ffff:127.0.0.1]:9050": "127.0.0.1:9050",
 	}
 	for in, want := range good {
-		got, err := checkProxy(in)
+		got, err := CheckProxy(in)
 		if err != nil || got != want {
-			t.Errorf("checkProxy(%q) = %q, %v; want %q", in, got, err, want)
+			t.Errorf("CheckProxy(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
 	for _, in := range []string{"tor.example:9050", "127.0.0.1", "127.0.0.1:0", "127.0.0.1:65536", "0.0.0.0:9050", ":9050", "[fe80::1%lo]:9050"} {
-		if _, err := checkProxy(in); !errors.Is(err, ErrBadConfig) {
-			t.Errorf("checkProxy(%q): %v, want ErrBadConfig", in, err)
+		if _, err := CheckProxy(in); !errors.Is(err, ErrBadConfig) {
+			t.Errorf("CheckProxy(%q): %v, want ErrBadConfig", in, err)
 		}
 	}
 	cfg, err := Config{Network: seededRegtest(t, "1"), DataDir: "x", Watcher: NewMemWatcher(0), Proxy: "localhost:9050"}.withDefaults()

@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"runtime/pprof"
-	"strconv"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -45,6 +43,8 @@ type syncOptions struct {
 	cpuProfile  string
 	checkEvery  int
 	fullEvery   int
+	proxy       string
+	isolation   bool
 }
 
 // newSyncCmd returns `bloomwatch sync`, which syncs the wallet from BIP37
@@ -81,6 +81,8 @@ DATADIR/spv.`,
 	f.BoolVar(&o.resetHdrs, "reset-headers", false, "delete the header store (DATADIR/spv) first and download the headers again; the wallet is kept")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the sync to this file (go tool pprof)")
 	f.IntVar(&o.checkEvery, "check-every", 0, fmt.Sprintf("ask one block in N again from a second peer to catch hidden transactions (1: every block, -1: never; default %d)", spv.DefaultSpotCheckEvery))
+	f.StringVar(&o.proxy, "proxy", "", "SOCKS5 proxy IP:PORT for every peer connection, as Core's -proxy (Tor: 127.0.0.1:9050); no local DNS lookup while set")
+	f.BoolVar(&o.isolation, "proxy-isolation", true, "a SOCKS username of its own per connection, so Tor gives each peer its own circuit")
 	f.IntVar(&o.fullEvery, "full-block-every", 0, "ask one block in N whole from the peer that filtered it (omission check with one peer; costs the full block; -1 or 0: never)")
 	return cmd
 }
@@ -102,8 +104,13 @@ func (o *syncOptions) run(cmd *cobra.Command, _ []string) (err error) {
 		return usagef("%s: --peer-timeout must not be negative", prefix)
 	}
 	for _, c := range o.connect {
-		if err := checkPeerAddr(c); err != nil {
-			return usagef("%s: --connect %q: %w", prefix, c, err)
+		if err := spv.CheckPeerAddr(c); err != nil {
+			return usagef("%s: --connect: %w", prefix, err)
+		}
+	}
+	if o.proxy != "" {
+		if _, err := spv.CheckProxy(o.proxy); err != nil {
+			return usagef("%s: --proxy: %w", prefix, err)
 		}
 	}
 	if o.network != "" {
@@ -132,37 +139,23 @@ func (o *syncOptions) run(cmd *cobra.Command, _ []string) (err error) {
 	}
 	defer closeWallet(w, &err)
 	cfg := session.Config{
-		Wallet:         w,
-		Connect:        o.connect,
-		MaxPeers:       o.maxPeers,
-		FPRate:         o.fpRate,
-		UntilSynced:    o.untilSynced,
-		Dashboard:      !o.asJSON && !o.noTUI && isTerminal(cmd.OutOrStdout()),
-		LogFile:        o.logFile,
-		LogLevel:       level,
-		PeerTimeout:    o.peerTimeout,
-		CheckEvery:     o.checkEvery,
-		FullBlockEvery: o.fullEvery,
-		ResetHeaders:   o.resetHdrs,
-		Stderr:         cmd.ErrOrStderr(),
+		Wallet:           w,
+		Connect:          o.connect,
+		MaxPeers:         o.maxPeers,
+		FPRate:           o.fpRate,
+		UntilSynced:      o.untilSynced,
+		Dashboard:        !o.asJSON && !o.noTUI && isTerminal(cmd.OutOrStdout()),
+		LogFile:          o.logFile,
+		LogLevel:         level,
+		PeerTimeout:      o.peerTimeout,
+		CheckEvery:       o.checkEvery,
+		Proxy:            o.proxy,
+		NoProxyIsolation: !o.isolation,
+		FullBlockEvery:   o.fullEvery,
+		ResetHeaders:     o.resetHdrs,
+		Stderr:           cmd.ErrOrStderr(),
 	}
 	return runSession(cmd, prefix, cfg, o.asJSON, nil)
-}
-
-// checkPeerAddr accepts HOST:PORT with a numeric port.
-func checkPeerAddr(s string) error {
-	host, port, err := net.SplitHostPort(s)
-	if err != nil {
-		return fmt.Errorf("want HOST:PORT: %w", err)
-	}
-	if host == "" {
-		return errors.New("empty host")
-	}
-	p, err := strconv.ParseUint(port, 10, 16)
-	if err != nil || p == 0 {
-		return fmt.Errorf("bad port %q", port)
-	}
-	return nil
 }
 
 // parseLogLevel parses --log-level.
