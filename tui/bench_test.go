@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 
+	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/spv"
 )
 
@@ -84,6 +86,85 @@ func BenchmarkUpdateEvents(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		nm, _ := m.Update(eventsMsg{events: evs})
+		m = nm.(Model)
+	}
+}
+
+// BenchmarkView10kSearchedSorted is View with 10,000 rows searched for
+// the wallet's and sorted by amount.
+func BenchmarkView10kSearchedSorted(b *testing.B) {
+	m := benchModel(b, 10_000)
+	m = feed(b, m, keys("/wallet\nss")...)
+	if m.tableLen() == 0 || m.sortBy != sortAmount {
+		b.Fatal("not searched and sorted")
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		_ = m.View()
+	}
+}
+
+// BenchmarkSearchKeystroke10k is one search keystroke over 10,000 rows:
+// Update narrows and re-sorts the table.
+func BenchmarkSearchKeystroke10k(b *testing.B) {
+	m := benchModel(b, 10_000)
+	m = feed(b, m, keys("s/")...)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r := []rune{'a', 'b'}[i%2]
+		nm, _ := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+		nm, _ = nm.(Model).Update(tea.KeyMsg{Type: tea.KeyBackspace})
+		m = nm.(Model)
+	}
+}
+
+// BenchmarkViewOverlays is View with the detail view of a row and with the
+// picture of a full-size (36,000-byte) filter.
+func BenchmarkViewOverlays(b *testing.B) {
+	m := benchModel(b, 10_000)
+	f, err := bip37.NewFilter(30_000, 0.0001, 7, bip37.UpdateAll)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < 30_000; i++ {
+		f.Add([]byte(fmt.Sprint("element", i)))
+	}
+	m = feed(b, m, eventsMsg{events: []spv.Event{filterLoaded(spv.At{Time: t0}, f, 9, 1, spv.ReasonManual, 30_000, 3)}})
+	for _, c := range []struct {
+		name  string
+		press string
+	}{{"detail", "\n"}, {"bits36000", "b"}} {
+		b.Run(c.name, func(b *testing.B) {
+			v := feed(b, m, keys(c.press)...)
+			if v.overlay == overlayNone {
+				b.Fatal("no overlay")
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				_ = v.View()
+			}
+		})
+	}
+}
+
+// BenchmarkFilterLoaded36000 is the Update that decodes a full-size
+// filterload and renders its picture (what the picture costs, once per
+// filterload, off View).
+func BenchmarkFilterLoaded36000(b *testing.B) {
+	m := benchModel(b, 10)
+	m = feed(b, m, keys("b")...)
+	f, err := bip37.NewFilter(30_000, 0.0001, 7, bip37.UpdateAll)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ev := eventsMsg{events: []spv.Event{filterLoaded(spv.At{Time: t0}, f, 9, 1, spv.ReasonManual, 30_000, 3)}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		nm, _ := m.Update(ev)
 		m = nm.(Model)
 	}
 }

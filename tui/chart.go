@@ -11,6 +11,10 @@ import (
 // chartLabelWidth is the width of the chart's y-axis labels and axis.
 const chartLabelWidth = 8
 
+// maxDecades bounds the chart's y range: values further below its top
+// are drawn on the bottom row.
+const maxDecades = 12
+
 // chartCache keeps the last rendered chart: the curve only changes with a
 // new reading or a new size.
 type chartCache struct {
@@ -20,19 +24,54 @@ type chartCache struct {
 	valid bool
 }
 
-// logScale maps an anonymity set size to the chart's y scale.
-func logScale(v float64) float64 {
-	if !(v > 0) { // also NaN
-		return 0
+// logRange returns the decades [lo, hi] a log chart of values spans:
+// from the smallest positive value's decade (at most maxDecades below
+// the top) to the largest's, at least one decade.
+func logRange(values []float64) (lo, hi int) {
+	minV, maxV := math.Inf(1), 0.0
+	for _, v := range values {
+		if v > 0 && !math.IsInf(v, 0) {
+			minV, maxV = math.Min(minV, v), math.Max(maxV, v)
+		}
 	}
-	return math.Log10(1 + v)
+	if maxV == 0 {
+		return -2, 0
+	}
+	hi = int(math.Ceil(math.Log10(maxV) - 1e-9))
+	lo = int(math.Floor(math.Log10(minV) + 1e-9))
+	if lo >= hi {
+		lo = hi - 1
+	}
+	return max(lo, hi-maxDecades), hi
+}
+
+// decadeLabel formats 10^d as a clean tick: 1e-4, 0.01, 0.1, 1, 10, 100,
+// 1000, 1e4.
+func decadeLabel(d int) string {
+	switch {
+	case d == -2:
+		return "0.01"
+	case d == -1:
+		return "0.1"
+	case d >= 0 && d <= 3:
+		return "1" + strings.Repeat("0", d)
+	}
+	return fmt.Sprintf("1e%d", d)
 }
 
 // renderCurve draws values (oldest first) as a braille line chart of w x h
-// cells, y on a log10(1+v) scale from 0 to the largest value, with labels
-// on the left. More values than dot columns are sampled evenly, so the
-// chart always spans every event so far.
+// cells on a log10 y scale with decade ticks on the left; values at or
+// below the bottom decade (zero included) lie on the bottom row. More
+// values than dot columns are sampled evenly, so the chart always spans
+// every value so far.
 func renderCurve(values []float64, w, h int) []string {
+	return renderCurves(values, nil, w, h)
+}
+
+// renderCurves is renderCurve with a reference series (the same length
+// as values, or nil) drawn dotted: a dot every fourth dot column, no
+// joining line, so it reads apart from the solid curve in plain text.
+func renderCurves(values, ref []float64, w, h int) []string {
 	if h <= 0 || w <= 0 {
 		return nil
 	}
@@ -44,17 +83,17 @@ func renderCurve(values []float64, w, h int) []string {
 		}
 		return lines
 	}
-	top := 0.0
-	for _, v := range values {
-		top = math.Max(top, logScale(v))
-	}
-	if top == 0 {
-		top = 1
-	}
+	lo, hi := logRange(append(append([]float64(nil), values...), ref...))
+	span := float64(hi - lo)
 	dotsW, dotsH := plotW*2, h*4
 	g := runes.NewPatternDotsGrid(dotsW, dotsH)
 	y := func(v float64) int {
-		return dotsH - 1 - int(math.Round(logScale(v)/top*float64(dotsH-1)))
+		if !(v > 0) || math.IsInf(v, 0) {
+			return dotsH - 1
+		}
+		f := (math.Log10(v) - float64(lo)) / span
+		f = min(max(f, 0), 1)
+		return dotsH - 1 - int(math.Round(f*float64(dotsH-1)))
 	}
 	cols := min(dotsW, len(values))
 	px, py := -1, -1
@@ -71,27 +110,57 @@ func renderCurve(values []float64, w, h int) []string {
 			line(g, px, py, x, cur)
 		}
 		px, py = x, cur
+		if len(ref) == len(values) && x%4 == 0 {
+			g.Set(x, y(ref[idx]))
+		}
+	}
+	// ticks: every step-th decade from the top, at least two rows apart
+	labels := make([]string, h)
+	step := 1
+	for (hi-lo)/step+1 > max((h+1)/2, 2) {
+		step++
+	}
+	for d := hi; d >= lo; d -= step {
+		row := int(math.Round(float64(hi-d) / span * float64(h-1)))
+		if labels[row] == "" {
+			labels[row] = decadeLabel(d)
+		}
 	}
 	pat := g.BraillePatterns()
 	lines := make([]string, h)
-	topLabel := axisLabel(math.Pow(10, top) - 1)
 	for i := range lines {
-		label := ""
-		switch i {
-		case 0:
-			label = topLabel
-		case h - 1:
-			label = "0"
-		}
 		var b strings.Builder
-		b.WriteString(padLeft(label, chartLabelWidth-2))
-		b.WriteString(" ┤")
+		b.WriteString(padLeft(labels[i], chartLabelWidth-2))
+		if labels[i] != "" {
+			b.WriteString(" ┤")
+		} else {
+			b.WriteString(" │")
+		}
 		if i < len(pat) {
 			b.WriteString(string(pat[i]))
 		}
 		lines[i] = b.String()
 	}
 	return lines
+}
+
+// curveAxis is the x axis under a curve of w cells: first and last label
+// at the ends of the plot, the title in the middle.
+func curveAxis(w int, first, last, title string) string {
+	plotW := w - chartLabelWidth
+	if plotW < 4 {
+		return ""
+	}
+	prefix := strings.Repeat(" ", chartLabelWidth-2) + " └"
+	mid := plotW - width(first) - width(last)
+	if t := " " + title + " "; width(t)+2 <= mid {
+		left := (mid - width(t)) / 2
+		return prefix + first + strings.Repeat("─", left) + t + strings.Repeat("─", mid-left-width(t)) + last
+	}
+	if mid < 1 {
+		return prefix + strings.Repeat("─", plotW)
+	}
+	return prefix + first + strings.Repeat("─", mid) + last
 }
 
 // padLeft right-aligns s in w cells; a wider s is returned whole (callers
@@ -122,13 +191,4 @@ func line(g *runes.PatternDotsGrid, x0, y0, x1, y1 int) {
 		}
 		last = yy
 	}
-}
-
-// axisLabel formats the chart's top value in at most chartLabelWidth-2
-// cells.
-func axisLabel(v float64) string {
-	if v >= 1e6 {
-		return fmt.Sprintf("%.0e", v)
-	}
-	return formatCount(v)
 }

@@ -58,7 +58,7 @@ func TestFlowFilterReloadQuit(t *testing.T) {
 		Quit:   func() { quits.Add(1) },
 	})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(160, 48))
-	waitScreen(t, tm, "wallet 15", "false positives 33", "0.50000000", "drifted past")
+	waitScreen(t, tm, "wallet 15", "false positives 33", "0.50000000")
 
 	tm.Type("f")
 	waitScreen(t, tm, "(hidden)")
@@ -139,4 +139,89 @@ func TestFlowFinishedEndsTheDashboard(t *testing.T) {
 	close(finished)
 	tm.WaitFinished(t, teatest.WithFinalTimeout(flowWait))
 	require.Equal(t, int32(1), quits.Load(), "Quit called once when the session finished")
+}
+
+// typeKeys sends key presses to a test program (see keys).
+func typeKeys(tm *teatest.TestModel, s string) {
+	for _, k := range keys(s) {
+		tm.Send(k)
+	}
+}
+
+func TestFlowDetailSearchSortBitsHelp(t *testing.T) {
+	ev, rd, lg := flowChannels(t)
+	var quits atomic.Int32
+	m := New(Config{Network: "regtest", Events: ev, Privacy: rd, Log: lg, Wallet: newTestWallet(t),
+		Quit: func() { quits.Add(1) }})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40))
+	waitScreen(t, tm, "wallet 15", "fp 33", "[1/48]")
+
+	// / narrows the table as it is typed; enter keeps the search
+	typeKeys(tm, "/fp")
+	waitScreen(t, tm, "[1/33]  /fp", "33 rows")
+	typeKeys(tm, "\n")
+	waitScreen(t, tm, "enter explain tx")
+	// enter explains the row under the cursor, esc comes back
+	typeKeys(tm, "j\n")
+	waitScreen(t, tm, "Why it is a false positive", "hash functions probe bits")
+	typeKeys(tm, "\x1b")
+	waitScreen(t, tm, "[2/33]  /fp")
+	// esc clears the search
+	typeKeys(tm, "\x1b")
+	waitScreen(t, tm, "[1/48] ─")
+	// s cycles the order, S reverses it
+	typeKeys(tm, "s")
+	waitScreen(t, tm, "by height ↓")
+	typeKeys(tm, "S")
+	waitScreen(t, tm, "by height ↑")
+	typeKeys(tm, "s")
+	waitScreen(t, tm, "by amount ↑")
+	// b shows the filter picture, b or esc closes it
+	typeKeys(tm, "b")
+	waitScreen(t, tm, "Filter #9 as sent to 127.0.0.1:18444", "bits newly set")
+	typeKeys(tm, "b")
+	// ? shows the help, ? closes it
+	typeKeys(tm, "?")
+	waitScreen(t, tm, "What the figures mean")
+	typeKeys(tm, "?")
+	// q quits from a detail view too
+	typeKeys(tm, "\nq")
+
+	fm := tm.FinalModel(t, teatest.WithFinalTimeout(flowWait)).(Model)
+	require.True(t, fm.Quitting())
+	require.EqualValues(t, 1, quits.Load())
+	id, open := fm.Detail()
+	require.True(t, open)
+	require.Equal(t, fm.tableRow(0).txid.String(), id)
+	require.Equal(t, sortAmount, fm.sortBy)
+	require.True(t, fm.sortAsc)
+	require.Empty(t, fm.Query())
+}
+
+func TestFlowSearchEditing(t *testing.T) {
+	ev, rd, lg := flowChannels(t)
+	tm := teatest.NewTestModel(t, New(Config{Network: "regtest", Events: ev, Privacy: rd, Log: lg}),
+		teatest.WithInitialTermSize(80, 24))
+	waitScreen(t, tm, "[1/48]")
+	// keywords select verdicts; q is typed into a search, not quitting;
+	// backspace, ctrl+w and ctrl+u edit it
+	typeKeys(tm, "/wallet")
+	waitScreen(t, tm, "15 rows")
+	typeKeys(tm, " !")
+	waitScreen(t, tm, "0 rows")
+	tm.Send(tea.KeyMsg{Type: tea.KeyBackspace})
+	waitScreen(t, tm, "/wallet ", "15 rows")
+	typeKeys(tm, "q")
+	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlW})
+	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlW})
+	waitScreen(t, tm, "48 rows")
+	typeKeys(tm, "mempool")
+	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlU})
+	typeKeys(tm, "mempool\n")
+	waitScreen(t, tm, "[1/1]  /mempool")
+	typeKeys(tm, "q")
+	fm := tm.FinalModel(t, teatest.WithFinalTimeout(flowWait)).(Model)
+	require.Equal(t, "mempool", fm.Query())
+	require.Equal(t, 1, fm.tableLen())
+	require.EqualValues(t, heightMempool, fm.tableRow(0).height)
 }

@@ -1,8 +1,9 @@
 package tui
 
 import (
-	"encoding/binary"
 	"fmt"
+	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -34,82 +35,207 @@ func fixedNow() time.Time { return t0.Add(100*100*time.Millisecond + 1500*time.M
 // txid returns a deterministic transaction id.
 func txid(i int) chainhash.Hash { return chainhash.DoubleHashH([]byte(fmt.Sprint("tx", i))) }
 
+// TestMain pins the local time zone: the log pane stamps event times in
+// local time, the golden files in UTC.
+func TestMain(m *testing.M) {
+	time.Local = time.UTC
+	os.Exit(m.Run())
+}
+
+// scriptPeer serves every scripted transaction.
+const scriptPeer = "127.0.0.1:18444"
+
+// program returns a deterministic 20-byte witness program.
+func program(tag string, i int) []byte {
+	h := chainhash.DoubleHashH([]byte(fmt.Sprint(tag, i)))
+	return h[:20]
+}
+
+// p2wpkh returns the output script paying a witness program.
+func p2wpkh(prog []byte) []byte {
+	return append([]byte{txscript.OP_0, txscript.OP_DATA_20}, prog...)
+}
+
+// walletProgram is the witness program of regtestAddress(n).
+func walletProgram(n byte) []byte {
+	var h [20]byte
+	h[0], h[19] = n, 0x77
+	return h[:]
+}
+
+// scriptTx builds a transaction spending op with one signature push and
+// paying the scripts.
+func scriptTx(op wire.OutPoint, lock uint32, outs ...*wire.TxOut) *wire.MsgTx {
+	tx := wire.NewMsgTx(2)
+	tx.AddTxIn(wire.NewTxIn(&op, nil, [][]byte{{0x30, 0x44}, {0x02, byte(lock)}}))
+	for _, o := range outs {
+		tx.AddTxOut(o)
+	}
+	tx.LockTime = lock
+	return tx
+}
+
+// scriptFilter builds the scripted filter holding the two wallet
+// programs and n-2 other elements, with a fixed tweak.
+func scriptFilter(n int) *bip37.Filter {
+	f, err := bip37.NewFilter(50, 0.02, 0x5eed1234, bip37.UpdateAll)
+	if err != nil {
+		panic(err)
+	}
+	f.Add(walletProgram(1))
+	f.Add(walletProgram(2))
+	for i := 2; i < n; i++ {
+		f.Add(program("element", i))
+	}
+	return f
+}
+
+// falsePositiveProgram returns the first program after *next that the
+// filter matches although it is not the wallet's.
+func falsePositiveProgram(f *bip37.Filter, next *int) []byte {
+	for {
+		*next++
+		p := program("other", *next)
+		if f.Matches(p) {
+			return p
+		}
+	}
+}
+
+// matched builds a MatchedTx event explained against the filter the peer
+// holds (f, the record seq).
+func matched(at spv.At, tx *wire.MsgTx, height int32, relevant bool, amount int64, f *bip37.Filter, seq uint64) spv.MatchedTx {
+	e := spv.MatchedTx{At: at, Txid: tx.TxHash(), Height: height, Relevant: relevant, FalsePositive: !relevant,
+		Amount: amount, Tx: tx, Peer: scriptPeer, FilterSeq: seq, FilterFPRate: f.CurrentFPRate()}
+	if why, ok := f.Explain(tx); ok {
+		e.Why = &why
+	}
+	return e
+}
+
+// filterLoaded builds the FilterLoaded event of a filter as sent.
+func filterLoaded(at spv.At, f *bip37.Filter, seq uint64, height int32, reason string, elements, loads int) spv.FilterLoaded {
+	return spv.FilterLoaded{At: at, Peer: scriptPeer, Reason: reason, Elements: elements, Bytes: f.Size(),
+		HashFuncs: f.HashFuncs(), Tweak: f.Tweak(), Flags: "all", FPRate: f.FPRate(float64(elements)), Loads: loads,
+		Record: transcript.Record{Seq: seq, Time: at.Time, Peer: scriptPeer, Height: height,
+			Kind: transcript.KindFilterLoad, Filter: f.Serialize(), Reason: reason}}
+}
+
+var (
+	scriptOnce sync.Once
+	scriptEvs  []spv.Event
+)
+
 // scriptedEvents is a node session: two peers, headers to 120, the first
-// filter, 100 blocks at 10 blocks/s with a wallet match every 7th block
-// and a false positive every 3rd, a reload for FP drift and one mempool
-// payment.
+// filter (40 elements), 100 blocks at 10 blocks/s with a wallet
+// transaction every 7th block (payments to the wallet's second address,
+// every other one a spend of the previous payment) and a false positive
+// every 3rd (a payment to a program that happens to match the filter), a
+// reload every 10th block with one element more (the same tweak; at
+// block 60 for FP drift, else for a new key) and one mempool payment to
+// the first address. Every transaction is real and explained against
+// the filter as the peer held it.
 func scriptedEvents() []spv.Event {
+	scriptOnce.Do(func() { scriptEvs = buildScript() })
+	return scriptEvs
+}
+
+// buildScript builds scriptedEvents' session.
+func buildScript() []spv.Event {
 	at := func(d time.Duration) spv.At { return spv.At{Time: t0.Add(d)} }
+	f := scriptFilter(40)
+	var seq uint64
 	ev := []spv.Event{
-		spv.PeerConnected{At: at(0), Peer: spv.PeerInfo{Addr: "127.0.0.1:18444", UserAgent: "/btcd:0.24.2/",
+		spv.PeerConnected{At: at(0), Peer: spv.PeerInfo{Addr: scriptPeer, UserAgent: "/btcd:0.24.2/",
 			Services: wire.SFNodeNetwork | wire.SFNodeBloom | wire.SFNodeWitness, StartHeight: 120, LastBlock: 120,
 			PingTime: 3 * time.Millisecond, Download: true}},
 		spv.PeerConnected{At: at(0), Peer: spv.PeerInfo{Addr: "127.0.0.1:18445", UserAgent: "/btcd:0.24.2/",
 			Services: wire.SFNodeNetwork | wire.SFNodeBloom, StartHeight: 119, PingTime: 41 * time.Millisecond, BanScore: 10}},
 		spv.HeadersProgress{At: at(0), Height: 120, PeerHeight: 120},
-		spv.FilterLoaded{At: at(0), Peer: "127.0.0.1:18444", Reason: spv.ReasonInitial, Elements: 40, Bytes: 96,
-			HashFuncs: 11, Tweak: 0x5eed1234, Flags: "all", FPRate: 1.2e-4, Loads: 1},
+		filterLoaded(at(0), f, seq, 0, spv.ReasonInitial, 40, 1),
 	}
-	n := 0
+	mirror := f.Clone() // the peer's copy: UPDATE_ALL adds matched outpoints
+	next, elems := 0, 40
+	fpsSoFar := func(h int32) int32 { return h / 3 } // one false positive every 3rd block, 4 txs tested a block
+	var lastPay *wire.MsgTx
+	nWallet := 0
 	for h := int32(1); h <= 100; h++ {
 		when := time.Duration(h) * 100 * time.Millisecond
-		matched, fps := 0, 0
+		matchedN, fps := 0, 0
 		if h%7 == 0 {
-			n++
-			ev = append(ev, spv.MatchedTx{At: at(when), Txid: txid(n), Height: h, Relevant: true, Amount: int64(h) * 1_000_000})
-			matched++
+			nWallet++
+			var tx *wire.MsgTx
+			amount := int64(h) * 1_000_000
+			if nWallet%2 == 0 && lastPay != nil {
+				// spend the previous payment to someone else
+				prev := wire.OutPoint{Hash: lastPay.TxHash(), Index: 0}
+				tx = scriptTx(prev, uint32(h), wire.NewTxOut(lastPay.TxOut[0].Value-1000, p2wpkh(program("payee", int(h)))))
+				amount = -lastPay.TxOut[0].Value
+			} else {
+				tx = scriptTx(wire.OutPoint{Hash: txid(int(h)), Index: 1}, uint32(h),
+					wire.NewTxOut(amount, p2wpkh(walletProgram(2))), wire.NewTxOut(5_000_000, p2wpkh(program("change", int(h)))))
+				lastPay = tx
+			}
+			ev = append(ev, matched(at(when), tx, h, true, amount, mirror, seq))
+			mirror.MatchTxAndUpdate(tx)
+			matchedN++
 		}
 		if h%3 == 0 {
-			n++
-			ev = append(ev, spv.MatchedTx{At: at(when), Txid: txid(n), Height: h, FalsePositive: true})
-			matched++
+			tx := scriptTx(wire.OutPoint{Hash: txid(1000 + int(h)), Index: 0}, uint32(h),
+				wire.NewTxOut(7_000+int64(h), p2wpkh(program("payee", 1000+int(h)))),
+				wire.NewTxOut(3_000, p2wpkh(falsePositiveProgram(mirror, &next))))
+			ev = append(ev, matched(at(when), tx, h, false, 0, mirror, seq))
+			mirror.MatchTxAndUpdate(tx)
+			matchedN++
 			fps++
 		}
-		ev = append(ev, spv.BlockProcessed{At: at(when), Height: h, Matched: matched, Relevant: matched - fps,
-			FalsePositives: fps, ObservedFPRate: 2.5e-3, TheoreticalFPRate: 3.1e-4, PeerHeight: 120})
-		if h == 60 {
-			ev = append(ev, spv.FilterLoaded{At: at(when), Peer: "127.0.0.1:18444", Reason: spv.ReasonFPDrift, Elements: 46,
-				Bytes: 96, HashFuncs: 11, Tweak: 0x5eed1234, Flags: "all", FPRate: 1.9e-4, Loads: 2})
+		ev = append(ev, spv.BlockProcessed{At: at(when), Height: h, Matched: matchedN, Relevant: matchedN - fps,
+			FalsePositives: fps, ObservedFPRate: float64(fpsSoFar(h)) / float64(h*4), TheoreticalFPRate: mirror.FPRate(float64(elems)),
+			PeerHeight: 120})
+		if h%10 == 0 && h < 100 {
+			reason := spv.ReasonNewKey
+			if h == 60 {
+				reason = spv.ReasonFPDrift
+			}
+			elems++
+			f = scriptFilter(elems)
+			seq++
+			ev = append(ev, filterLoaded(at(when), f, seq, h, reason, elems, int(seq)+1))
+			mirror = f.Clone()
 		}
 	}
-	n++
-	ev = append(ev, spv.MatchedTx{At: at(10 * time.Second), Txid: txid(n), Height: -1, Relevant: true, Amount: 25_000})
+	pay := scriptTx(wire.OutPoint{Hash: txid(5000), Index: 0}, 0, wire.NewTxOut(25_000, p2wpkh(walletProgram(1))))
+	ev = append(ev, matched(at(10*time.Second), pay, -1, true, 25_000, mirror, seq))
 	return ev
 }
 
-// scriptedReadings feeds a real privacy meter six filterloads: the first
-// filter, two more addresses with the same tweak, a reconnect with a
-// fresh tweak, and two manual reloads with fresh tweaks.
+// scriptedReadings feeds a real privacy meter the transcript record of
+// every filterload in scriptedEvents (ten, one tweak) against a universe
+// of 10,000 candidates.
 func scriptedReadings(t testing.TB) []privacy.Reading {
 	m := privacy.NewMeter(privacy.MeterConfig{})
-	m.SetCandidates(1_000_000)
-	steps := []struct {
-		n      int
-		tweak  uint32
-		reason string
-	}{{20, 1, "initial"}, {21, 1, "elements"}, {22, 1, "elements"}, {22, 2, "reconnect"}, {22, 3, "manual"}, {22, 4, "manual"}}
+	m.SetCandidates(10_000)
 	var out []privacy.Reading
-	for i, s := range steps {
-		f, err := bip37.NewFilter(64, 0.01, s.tweak, bip37.UpdateAll)
-		require.NoError(t, err)
-		for e := 0; e < s.n; e++ {
-			var b [4]byte
-			binary.BigEndian.PutUint32(b[:], uint32(e))
-			f.Add(b[:])
+	for _, e := range scriptedEvents() {
+		if fl, ok := e.(spv.FilterLoaded); ok {
+			r, err := m.Observe(fl.Record)
+			require.NoError(t, err)
+			out = append(out, r)
 		}
-		r, err := m.Observe(transcript.Record{Seq: uint64(i), Time: t0.Add(time.Duration(i) * time.Second),
-			Peer: "127.0.0.1:18444", Height: int32(i * 10), Kind: transcript.KindFilterLoad, Filter: f.Serialize(), Reason: s.reason})
-		require.NoError(t, err)
-		out = append(out, r)
 	}
 	return out
 }
 
-// scriptedLog is what the logger would send.
+// scriptedLog is what the logger would send: slog text lines (the one
+// repeating an event is dropped, the others compacted), a line in
+// another format, and one with an escape sequence.
 func scriptedLog() []string {
 	return []string{
-		"03:04:05 INF spv: connecting to 127.0.0.1:18444",
+		`time=03:04:05.001 level=INFO msg="peer connected" addr=127.0.0.1:18444 agent=/btcd:0.24.2/ height=120`,
 		"03:04:05 INF spv: handshake done, services NODE_BLOOM",
+		`time=03:04:06.250 level=INFO msg="download peer" addr=127.0.0.1:18444 height=120`,
+		`time=03:04:11.000 level=INFO msg=filterload peer=127.0.0.1:18444 reason=fp-drift elements=46`,
+		`time=03:04:12.500 level=WARN msg="peer misbehaved" addr=127.0.0.1:18445 kind=unsolicited score=10`,
 		"03:04:15 WRN spv: filter fp rate drifted past 10x target\x1b[2J",
 	}
 }

@@ -1,8 +1,10 @@
 package tui
 
 import (
+	"strings"
 	"time"
 
+	"github.com/btcsuite/btcd/wire"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/bloomwatch/bloomwatch/privacy"
@@ -47,13 +49,22 @@ type walletMsg struct {
 	err  error
 }
 
-// walletSnapshot is what the wallet panel shows.
+// walletSnapshot is what the wallet panel shows, and what the detail
+// view needs to say why a transaction is the wallet's: the watched
+// addresses (with their derivation path), the filter elements they put
+// in the filter, and the unspent outputs (values of inputs that spend
+// them).
 type walletSnapshot struct {
 	balance   wallet.Balance
 	utxos     int
 	used      int
 	addresses int
 	stats     wallet.Stats
+	// watched maps an address to its derivation path ("" when imported
+	// without one); elements maps a filter element (hex) to its address.
+	watched  map[string]string
+	elements map[string]string
+	unspent  map[wire.OutPoint]wallet.UTXO
 }
 
 // readBatch returns a Cmd that blocks for one item of ch, then drains it
@@ -134,14 +145,26 @@ func pollWallet(w WalletView) tea.Cmd {
 			return walletMsg{err: err}
 		}
 		s.utxos = len(utxos)
+		s.unspent = make(map[wire.OutPoint]wallet.UTXO, len(utxos))
+		for _, u := range utxos {
+			s.unspent[wire.OutPoint{Hash: u.Txid, Index: u.Index}] = u
+		}
 		addrs, err := w.Addresses()
 		if err != nil {
 			return walletMsg{err: err}
 		}
 		s.addresses = len(addrs)
+		s.watched = make(map[string]string, len(addrs))
+		s.elements = make(map[string]string, len(addrs))
 		for _, a := range addrs {
 			if a.Used {
 				s.used++
+			}
+			if a.Address != "" {
+				s.watched[a.Address] = a.Path
+			}
+			if a.Element != "" {
+				s.elements[strings.ToLower(a.Element)] = a.Address
 			}
 		}
 		if s.stats, err = w.Stats(); err != nil {

@@ -101,7 +101,7 @@ func TestDashboardOnRealNode(t *testing.T) {
 		require.NoError(t, err)
 		readings <- rd
 	}
-	waitScreen(t, tm, fmt.Sprintf("each of %d filters sent", len(recs)))
+	waitScreen(t, tm, fmt.Sprintf("─%d", len(recs)), "filters sent")
 	tm.Type("r")
 	waitScreen(t, tm, "last reload manual")
 	tm.Type("q")

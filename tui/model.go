@@ -1,12 +1,17 @@
 package tui
 
 import (
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
+	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/bloomwatch/bloomwatch/spv/netparams"
 )
 
 // Panel names a dashboard panel that can take the focus.
@@ -55,20 +60,44 @@ type Model struct {
 	sh     *shared
 	st     *state
 
+	params *chaincfg.Params // the network's, for addresses (nil: unknown)
+
 	width, height int
 	focus         Panel
 	hideFP        bool
-	// offset is each scrollable panel's distance from its newest row.
+	// offset is each scrollable panel's distance from its newest row
+	// (the matched table's: its first visible row).
 	offset [numPanels]int
+	// cursor is the matched table's selected row (0 at the top).
+	cursor int
+
+	// the matched table's search and order
+	searching bool
+	query     string
+	sortBy    sortMode
+	sortAsc   bool
+
+	// overlay replaces the panels: a transaction's detail (detail), the
+	// filter picture or the help, scrolled by ovOff
+	overlay overlay
+	detail  *matchRow
+	ovOff   int
 
 	wallet     walletSnapshot
 	haveWallet bool
 	walletErr  error
-	polling    bool // a wallet poll is in flight
-	pollAgain  bool // poll again when it returns
+	walletGen  uint64 // bumped on every wallet poll result
+	polling    bool   // a wallet poll is in flight
+	pollAgain  bool   // poll again when it returns
 	quitting   bool
-	chart      *chartCache // shared by copies: View has a value receiver
+	// caches shared by copies (View has a value receiver); Update
+	// refreshes them so View finds them built
+	chart      *chartCache
+	tbl        *tableView
+	details    *detailCache
+	pics       *bitsCache
 	paints     map[paintKey]string
+	helpLine   map[helpLineKey]string
 	eventsDone bool // the node's event channel was closed
 }
 
@@ -87,20 +116,32 @@ func New(cfg Config) Model {
 	h.Styles.ShortDesc = st.Help
 	h.Styles.FullKey = st.Help.Bold(true)
 	h.Styles.FullDesc = st.Help
+	var params *chaincfg.Params
+	if n, err := netparams.Lookup(cfg.Network); err == nil {
+		params = n.Params
+	}
 	return Model{
-		cfg:    cfg,
-		styles: st,
-		keys:   DefaultKeyMap(),
-		help:   h,
-		now:    now,
-		sh:     &shared{done: make(chan struct{})},
-		st:     newState(),
-		chart:  &chartCache{},
-		paints: make(map[paintKey]string),
-		width:  80,
-		height: 24,
+		cfg:      cfg,
+		styles:   st,
+		keys:     DefaultKeyMap(),
+		help:     h,
+		now:      now,
+		sh:       &shared{done: make(chan struct{})},
+		st:       newState(),
+		params:   params,
+		chart:    &chartCache{},
+		tbl:      &tableView{},
+		details:  &detailCache{},
+		pics:     &bitsCache{},
+		paints:   make(map[paintKey]string),
+		helpLine: make(map[helpLineKey]string),
+		width:    80,
+		height:   24,
 	}
 }
+
+// maxQuery caps a search's length.
+const maxQuery = 100
 
 // Init implements tea.Model: it arms the channel readers, the clock and
 // the first wallet poll.
@@ -111,10 +152,18 @@ func (m Model) Init() tea.Cmd {
 
 // Update implements tea.Model.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	nm, cmd := m.update(msg)
+	nm.refresh()
+	return nm, cmd
+}
+
+// update applies one message.
+func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		m.help.Width = msg.Width
+		m.clampCursor()
 		return m, nil
 	case tea.KeyMsg:
 		return m.handleKey(msg)
@@ -122,14 +171,14 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.quit()
 		return m, tea.Quit
 	case eventsMsg:
+		following := m.cursor == 0
+		sel := m.selected()
 		poll := false
 		for _, e := range msg.events {
-			added, changed := m.st.apply(e, m.hideFP)
+			_, changed := m.st.apply(e, m.hideFP)
 			poll = poll || changed
-			if added > 0 && m.offset[PanelMatched] > 0 {
-				m.offset[PanelMatched] += added
-			}
 		}
+		m.keepSelection(sel, following)
 		var cmds []tea.Cmd
 		if msg.closed {
 			m.eventsDone = true
@@ -150,11 +199,15 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, m.waitReadings()
 	case logMsg:
+		added := 0
 		for _, l := range msg.lines {
-			m.st.log.push(cleanLog(l))
+			if l, ok := compactLog(cleanLog(l)); ok {
+				m.st.log.push(l)
+				added++
+			}
 		}
 		if m.offset[PanelLog] > 0 {
-			m.offset[PanelLog] += len(msg.lines)
+			m.offset[PanelLog] += added
 		}
 		if msg.closed {
 			return m, nil
@@ -170,6 +223,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.walletErr = msg.err
 		} else {
 			m.wallet, m.haveWallet, m.walletErr = msg.snap, true, nil
+			m.walletGen++
 		}
 		if m.pollAgain {
 			m.pollAgain = false
@@ -181,6 +235,28 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	}
 	return m, nil
+}
+
+// refresh rebuilds what View reads that the last message may have made
+// stale: the matched table (searched or sorted), the open detail and the
+// filter picture. View then only slices them.
+func (m *Model) refresh() {
+	m.table()
+	m.clampCursor()
+	if m.width <= 0 || m.height <= 0 {
+		return
+	}
+	l := m.layout()
+	switch m.overlay {
+	case overlayDetail, overlayHelp:
+		m.clampOverlay()
+	case overlayBits:
+		w, h := m.width, max(l.bodyH-1, 0)
+		if l.grid {
+			w, h = m.width-2, max(l.bodyH-2, 0)
+		}
+		m.bitsLines(w, h)
+	}
 }
 
 // requestPoll starts a wallet poll unless one is in flight, in which case
@@ -197,41 +273,199 @@ func (m *Model) requestPoll() tea.Cmd {
 	return pollWallet(m.cfg.Wallet)
 }
 
-// handleKey applies one key press.
-func (m Model) handleKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+// handleKey applies one key press: to the search input while one is
+// typed, to the overlay when one is open, else to the panels.
+func (m Model) handleKey(msg tea.KeyMsg) (Model, tea.Cmd) {
 	k := m.keys
+	if msg.Type == tea.KeyCtrlC {
+		m.quit()
+		return m, tea.Quit
+	}
+	if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste && !m.searching {
+		// keys typed fast can arrive in one read ("/fp"): one at a time
+		var cmds []tea.Cmd
+		for _, r := range msg.Runes {
+			var cmd tea.Cmd
+			m, cmd = m.handleKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt})
+			cmds = append(cmds, cmd)
+		}
+		return m, tea.Batch(cmds...)
+	}
+	switch {
+	case m.searching:
+		return m.searchKey(msg)
+	case m.overlay != overlayNone:
+		return m.overlayKey(msg)
+	}
 	switch {
 	case key.Matches(msg, k.Quit):
 		m.quit()
 		return m, tea.Quit
 	case key.Matches(msg, k.Help):
-		m.help.ShowAll = !m.help.ShowAll
+		m.overlay, m.ovOff = overlayHelp, 0
 	case key.Matches(msg, k.Focus):
 		m.focus = (m.focus + 1) % numPanels
 	case key.Matches(msg, k.Back):
 		m.focus = (m.focus + numPanels - 1) % numPanels
 	case key.Matches(msg, k.FP):
 		m.hideFP = !m.hideFP
-		m.offset[PanelMatched] = 0
+		m.cursor, m.offset[PanelMatched] = 0, 0
 	case key.Matches(msg, k.Reload):
 		m.st.logf(m.now(), "manual filter reload requested")
 		if m.cfg.Reload != nil {
 			return m, reload(m.cfg.Reload)
 		}
+	case key.Matches(msg, k.Open):
+		if r := m.selected(); r != nil && m.focus == PanelMatched {
+			m.overlay, m.detail, m.ovOff = overlayDetail, r, 0
+		}
+	case key.Matches(msg, k.Close):
+		if m.query != "" {
+			m.query = ""
+			m.cursor, m.offset[PanelMatched] = 0, 0
+		}
+	case key.Matches(msg, k.Search):
+		m.focus, m.searching = PanelMatched, true
+	case key.Matches(msg, k.Sort):
+		m.sortBy = (m.sortBy + 1) % numSorts
+		m.cursor, m.offset[PanelMatched] = 0, 0
+	case key.Matches(msg, k.Reverse):
+		m.sortAsc = !m.sortAsc
+		m.cursor, m.offset[PanelMatched] = 0, 0
+	case key.Matches(msg, k.Bits):
+		m.overlay = overlayBits
 	case key.Matches(msg, k.Up):
-		m.scroll(-m.down())
+		m.move(-1)
 	case key.Matches(msg, k.Down):
-		m.scroll(m.down())
+		m.move(1)
 	case key.Matches(msg, k.PageUp):
-		m.scroll(-m.down() * m.page())
+		m.move(-m.page())
 	case key.Matches(msg, k.PageDown):
-		m.scroll(m.down() * m.page())
+		m.move(m.page())
 	case key.Matches(msg, k.Top):
-		m.scroll(-m.down() << 30)
+		m.move(-1 << 30)
 	case key.Matches(msg, k.Bottom):
-		m.scroll(m.down() << 30)
+		m.move(1 << 30)
 	}
 	return m, nil
+}
+
+// searchKey applies a key while a search is typed: enter keeps it, esc
+// drops it, the arrows move the cursor, backspace, ctrl+w and ctrl+u
+// delete a character, a word or everything, and printable characters
+// are added; the rows narrow as it is typed.
+func (m Model) searchKey(msg tea.KeyMsg) (Model, tea.Cmd) {
+	k := m.keys
+	q := m.query
+	switch {
+	case key.Matches(msg, k.Apply):
+		m.searching = false
+		return m, nil
+	case key.Matches(msg, k.Close):
+		m.searching, q = false, ""
+	case msg.Type == tea.KeyUp:
+		m.move(-1)
+		return m, nil
+	case msg.Type == tea.KeyDown:
+		m.move(1)
+		return m, nil
+	case msg.Type == tea.KeyBackspace:
+		if r := []rune(q); len(r) > 0 {
+			q = string(r[:len(r)-1])
+		}
+	case msg.Type == tea.KeyCtrlW:
+		q = strings.TrimRight(q, " ")
+		q = q[:strings.LastIndexByte(q, ' ')+1]
+	case msg.Type == tea.KeyCtrlU:
+		q = ""
+	case msg.Type == tea.KeyRunes || msg.Type == tea.KeySpace:
+		add := string(msg.Runes)
+		if msg.Type == tea.KeySpace {
+			add = " "
+		}
+		if utf8.RuneCountInString(q)+utf8.RuneCountInString(add) <= maxQuery {
+			q += sanitize(add)
+		}
+	}
+	if q != m.query {
+		m.query = q
+		m.cursor, m.offset[PanelMatched] = 0, 0
+	}
+	return m, nil
+}
+
+// overlayKey applies a key while a detail or the filter picture is open.
+func (m Model) overlayKey(msg tea.KeyMsg) (Model, tea.Cmd) {
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.Quit):
+		m.quit()
+		return m, tea.Quit
+	case key.Matches(msg, k.Close),
+		m.overlay == overlayHelp && key.Matches(msg, k.Help),
+		m.overlay == overlayBits && key.Matches(msg, k.Bits):
+		m.overlay, m.detail, m.ovOff = overlayNone, nil, 0
+	case key.Matches(msg, k.Bits):
+		m.overlay, m.ovOff = overlayBits, 0
+	case key.Matches(msg, k.Reload):
+		m.st.logf(m.now(), "manual filter reload requested")
+		if m.cfg.Reload != nil {
+			return m, reload(m.cfg.Reload)
+		}
+	case m.overlay == overlayBits:
+	case key.Matches(msg, k.Up):
+		m.ovOff--
+	case key.Matches(msg, k.Down):
+		m.ovOff++
+	case key.Matches(msg, k.PageUp):
+		m.ovOff -= m.detailPage()
+	case key.Matches(msg, k.PageDown):
+		m.ovOff += m.detailPage()
+	case key.Matches(msg, k.Top):
+		m.ovOff = 0
+	case key.Matches(msg, k.Bottom):
+		m.ovOff = 1 << 30
+	}
+	m.clampOverlay()
+	return m, nil
+}
+
+// detailPage is an overlay's visible line count less one.
+func (m *Model) detailPage() int {
+	l := m.layout()
+	h := l.bodyH - 1
+	if l.grid {
+		h = l.bodyH - 2
+	}
+	return max(h-1, 1)
+}
+
+// overlayLines returns the line count of the open scrollable overlay.
+func (m *Model) overlayLines() int {
+	switch {
+	case m.overlay == overlayDetail && m.detail != nil:
+		return len(m.detailLines(m.detailWidth()))
+	case m.overlay == overlayHelp:
+		return len(m.helpLines(m.detailWidth()))
+	}
+	return 0
+}
+
+// clampOverlay keeps an overlay's scroll inside its lines.
+func (m *Model) clampOverlay() {
+	n := m.overlayLines()
+	m.ovOff = min(max(m.ovOff, 0), max(n-m.detailPage()-1, 0))
+}
+
+// move moves the focused panel: the matched table's cursor by delta
+// rows, or the peers' and the log's scroll.
+func (m *Model) move(delta int) {
+	if m.focus == PanelMatched {
+		m.cursor = min(max(m.cursor+delta, 0), max(m.tableLen()-1, 0))
+		m.clampCursor()
+		return
+	}
+	m.scroll(delta * m.down())
 }
 
 // down returns the offset change of one step down in the focused panel:
@@ -281,7 +515,7 @@ func (m *Model) page() int {
 func (m *Model) rowCount(p Panel) int {
 	switch p {
 	case PanelMatched:
-		return m.matchedView().len()
+		return m.tableLen()
 	case PanelPeers:
 		return len(m.st.peerList)
 	case PanelLog:
@@ -301,6 +535,21 @@ func (m *Model) matchedView() *ring[*matchRow] {
 // HideFalsePositives reports whether the matched table hides false
 // positives (toggled by f).
 func (m Model) HideFalsePositives() bool { return m.hideFP }
+
+// Cursor returns the matched table's cursor row (0 at the top).
+func (m Model) Cursor() int { return m.cursor }
+
+// Detail returns the txid of the transaction the detail view shows, and
+// false when none is open.
+func (m Model) Detail() (string, bool) {
+	if m.overlay != overlayDetail || m.detail == nil {
+		return "", false
+	}
+	return m.detail.txid.String(), true
+}
+
+// Query returns the matched table's search ("" when none).
+func (m Model) Query() string { return m.query }
 
 // Focus returns the focused panel.
 func (m Model) Focus() Panel { return m.focus }

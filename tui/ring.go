@@ -47,3 +47,8 @@ func (r *ring[T]) reset() {
 	clear(r.buf)
 	r.buf, r.head, r.n = r.buf[:0], 0, 0
 }
+
+// setLast replaces the newest item; the ring must not be empty.
+func (r *ring[T]) setLast(v T) {
+	r.buf[(r.head+r.n-1)%len(r.buf)] = v
+}

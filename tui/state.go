@@ -8,7 +8,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
 
+	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/transcript"
@@ -23,12 +25,30 @@ const (
 // rateWindow is how far back (in event time) blocks/s is measured.
 const rateWindow = 10 * time.Second
 
-// matchRow is one matched transaction.
+// matchRow is one matched transaction: what the table shows and what the
+// detail view explains. The rows are a bounded ring (MaxMatched); a row
+// holds the transaction (shared with the node, never modified) and the
+// match explanation, and nothing derived that could grow.
 type matchRow struct {
 	txid    chainhash.Hash
 	height  int32
 	amount  int64
 	verdict verdict
+	// n is the row's arrival number (the table's default order).
+	n uint64
+	// rev counts the row's changes (the detail view's cache key).
+	rev uint64
+	// tx is the transaction (nil when the event did not carry it).
+	tx *wire.MsgTx
+	// peer served it through the filter of transcript record seq; why
+	// is what matched (nil when unknown) and fpRate that filter's rate.
+	peer   string
+	seq    uint64
+	why    *bip37.Match
+	fpRate float64
+	// hay is the row's search text (txid and output addresses), built
+	// on the first search that needs it.
+	hay string
 }
 
 // heightSample is one processed block's height and event time.
@@ -52,6 +72,11 @@ type state struct {
 	// filter
 	filter      spv.FilterLoaded
 	haveFilter  bool
+	pic         filterPicture // the latest filter, decoded, for the picture
+	filterGen   uint64        // bumped on every filterload (picture cache key)
+	peerFilters map[string]sentFilter
+	filterMeta  map[uint64]filterMeta // by transcript seq, bounded
+	metaOrder   *ring[uint64]
 	reloads     int // filterloads sent for a reload reason (to each peer)
 	lastReason  string
 	observedFP  float64
@@ -65,15 +90,18 @@ type state struct {
 	byTxid   map[chainhash.Hash]*matchRow
 	nOwn     int
 	nFP      int
+	arrivals uint64 // rows ever added (matchRow.n)
+	rowsGen  uint64 // bumped when rows are added or change (derived view key)
 	reorgs   int
 	peers    map[string]spv.PeerInfo
 	peerList []spv.PeerInfo // sorted by address; rebuilt on change
 
 	// privacy
-	readings    *ring[privacy.Reading]
-	reading     privacy.Reading
-	haveReading bool
-	readingsGen uint64 // bumped on every new reading (chart cache key)
+	readings     *ring[privacy.Reading]
+	reading      privacy.Reading
+	haveReading  bool
+	readingsGen  uint64 // bumped on every new reading (chart cache key)
+	readingsSeen uint64 // records with a reading (the ring keeps the last MaxReadings)
 
 	log *ring[string]
 }
@@ -81,22 +109,26 @@ type state struct {
 // newState returns an empty state.
 func newState() *state {
 	return &state{
-		samples:  newRing[heightSample](64),
-		all:      newRing[*matchRow](MaxMatched),
-		own:      newRing[*matchRow](MaxMatched),
-		byTxid:   make(map[chainhash.Hash]*matchRow),
-		peers:    make(map[string]spv.PeerInfo),
-		readings: newRing[privacy.Reading](MaxReadings),
-		log:      newRing[string](MaxLogLines),
+		samples:     newRing[heightSample](64),
+		peerFilters: make(map[string]sentFilter),
+		filterMeta:  make(map[uint64]filterMeta),
+		metaOrder:   newRing[uint64](maxFilterMeta),
+		all:         newRing[*matchRow](MaxMatched),
+		own:         newRing[*matchRow](MaxMatched),
+		byTxid:      make(map[chainhash.Hash]*matchRow),
+		peers:       make(map[string]spv.PeerInfo),
+		readings:    newRing[privacy.Reading](MaxReadings),
+		log:         newRing[string](MaxLogLines),
 	}
 }
 
-// stamp formats an event time for the log.
+// stamp formats an event time for the log, in local time as the
+// logger's lines are.
 func stamp(t time.Time) string {
 	if t.IsZero() {
 		return "--:--:--"
 	}
-	return t.UTC().Format("15:04:05")
+	return t.Local().Format("15:04:05")
 }
 
 // logf appends a line about an event to the log pane.
@@ -147,7 +179,8 @@ func (s *state) apply(e spv.Event, hideFP bool) (added int, walletChanged bool) 
 			s.lastReason = e.Reason
 		}
 		s.filter, s.haveFilter = e, true
-		s.logf(e.Time, "filterload to %s: %d elements, %d bytes, k=%d (%s)", e.Peer, e.Elements, e.Bytes, e.HashFuncs, e.Reason)
+		s.noteFilter(e)
+		s.logf(e.Time, "filterload %s: %d elements, %d B, k %d to %s", e.Reason, e.Elements, e.Bytes, e.HashFuncs, e.Peer)
 	case spv.MatchedTx:
 		return s.applyMatch(e, hideFP), e.Relevant && !e.FalsePositive
 	case spv.BlockProcessed:
@@ -214,16 +247,24 @@ func verdictOf(e spv.MatchedTx) verdict {
 
 // applyMatch records one matched transaction. A txid seen before (a
 // mempool transaction now mined, a block fetched again, one from a
-// reorged block) is updated in place: its height always, its verdict and
-// amount only when the event carries a verdict.
+// reorged block) is updated in place: its height always, its verdict,
+// amount and match explanation only when the event carries a verdict.
 func (s *state) applyMatch(e spv.MatchedTx, hideFP bool) int {
 	v := verdictOf(e)
+	e.Peer = clean(e.Peer)
+	s.rowsGen++
 	if r, ok := s.byTxid[e.Txid]; ok {
 		r.height = e.Height
-		if v == verdictSeen || v == r.verdict {
-			if v != verdictSeen {
-				r.amount = e.Amount
-			}
+		r.rev++
+		if r.tx == nil && e.Tx != nil {
+			r.tx, r.hay = e.Tx, ""
+		}
+		if v == verdictSeen {
+			return 0
+		}
+		r.amount = e.Amount
+		r.setWhy(e)
+		if v == r.verdict {
 			return 0
 		}
 		s.count(r.verdict, -1)
@@ -231,10 +272,12 @@ func (s *state) applyMatch(e spv.MatchedTx, hideFP bool) int {
 		if v == verdictWallet {
 			s.own.push(r)
 		}
-		r.verdict, r.amount = v, e.Amount
+		r.verdict = v
 		return 0
 	}
-	r := &matchRow{txid: e.Txid, height: e.Height, amount: e.Amount, verdict: v}
+	s.arrivals++
+	r := &matchRow{txid: e.Txid, height: e.Height, amount: e.Amount, verdict: v, n: s.arrivals, tx: e.Tx}
+	r.setWhy(e)
 	if old, evicted := s.all.push(r); evicted && s.byTxid[old.txid] == old {
 		delete(s.byTxid, old.txid)
 	}
@@ -248,6 +291,14 @@ func (s *state) applyMatch(e spv.MatchedTx, hideFP bool) int {
 		return 0
 	}
 	return 1
+}
+
+// setWhy records an event's match explanation on its row.
+func (r *matchRow) setWhy(e spv.MatchedTx) {
+	if e.Why == nil && e.Peer == "" {
+		return
+	}
+	r.peer, r.seq, r.why, r.fpRate = e.Peer, e.FilterSeq, e.Why, e.FilterFPRate
 }
 
 // count adds d to the counter of a verdict.
@@ -278,9 +329,11 @@ func (s *state) applyBlock(e spv.BlockProcessed) {
 // applyReorg marks the rows of disconnected blocks and rewinds the tip.
 func (s *state) applyReorg(e spv.Reorg) {
 	s.reorgs++
+	s.rowsGen++
 	for i := 0; i < s.all.len(); i++ {
 		if r := s.all.at(i); r.height > e.ForkHeight {
 			r.height = heightReorged
+			r.rev++
 		}
 	}
 	s.blockHeight = min(s.blockHeight, e.ForkHeight)
@@ -323,10 +376,21 @@ func (s *state) progress() float64 {
 	return min(max(float64(s.blockHeight-s.startHeight)/float64(span), 0), 1)
 }
 
-// addReading records one privacy reading.
+// addReading records one privacy reading. A reading for the same record
+// as the last one (the universe grew with a block) replaces it, and one
+// before any record is not plotted: the chart has one point per record
+// sent.
 func (s *state) addReading(r privacy.Reading) {
 	r.Peer, r.Reason, r.Kind = clean(r.Peer), clean(r.Reason), transcript.Kind(clean(string(r.Kind)))
-	s.readings.push(r)
+	switch {
+	case r.Kind == "":
+		// no record yet (the universe was set first): nothing to plot
+	case s.readings.len() > 0 && r.Seq == s.reading.Seq && r.Kind == s.reading.Kind:
+		s.readings.setLast(r)
+	default:
+		s.readings.push(r)
+		s.readingsSeen++
+	}
 	s.reading, s.haveReading = r, true
 	s.readingsGen++
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/spv"
+	"github.com/bloomwatch/bloomwatch/transcript"
 )
 
 func TestRing(t *testing.T) {
@@ -155,14 +156,15 @@ func TestResizeFrames(t *testing.T) {
 	m := scriptedModel(t, 80, 24, nil)
 	for _, sz := range [][2]int{{80, 24}, {81, 25}, {100, 30}, {119, 40}, {120, 24}, {120, 40}, {160, 48}, {250, 80}, {40, 12}, {10, 3}, {1, 1}} {
 		m = feed(t, m, tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
-		for _, showAll := range []bool{false, true} {
-			m.help.ShowAll = showAll
+		for _, ov := range []overlay{overlayNone, overlayHelp, overlayBits, overlayDetail} {
+			m.overlay, m.detail = ov, m.st.all.last(1)
 			for f := Panel(0); f < numPanels; f++ {
 				m.focus = f
+				m.refresh()
 				checkFrame(t, m.View(), sz[0], sz[1])
 			}
 		}
-		m.help.ShowAll = false
+		m.overlay, m.detail = overlayNone, nil
 		l := m.layout()
 		require.Equal(t, sz[0] >= GridWidth, l.grid, "size %v", sz)
 	}
@@ -190,27 +192,46 @@ func TestScrollClamps(t *testing.T) {
 	vis := m.layout().rows[PanelMatched]
 	require.Greater(t, n-vis, vis, "the test needs more than two pages")
 	m = feed(t, m, tea.KeyMsg{Type: tea.KeyEnd})
-	require.Equal(t, n-vis, m.offset[PanelMatched])
+	require.Equal(t, n-1, m.Cursor(), "end moves the cursor to the oldest row")
+	require.Equal(t, n-vis, m.offset[PanelMatched], "and the view with it")
 	m = feed(t, m, tea.KeyMsg{Type: tea.KeyPgDown})
-	require.Equal(t, n-vis, m.offset[PanelMatched], "clamped at the oldest row")
+	require.Equal(t, n-1, m.Cursor(), "clamped at the oldest row")
 	m = feed(t, m, tea.KeyMsg{Type: tea.KeyPgUp})
-	require.Equal(t, n-vis-(vis-1), m.offset[PanelMatched])
+	require.Equal(t, n-1-(vis-1), m.Cursor())
+	require.Equal(t, n-vis, m.offset[PanelMatched], "the cursor is still on screen")
+	m = feed(t, m, tea.KeyMsg{Type: tea.KeyPgUp})
+	require.Equal(t, n-1-2*(vis-1), m.Cursor())
+	require.Equal(t, m.Cursor(), m.offset[PanelMatched], "the view follows the cursor up")
 	m = feed(t, m, tea.KeyMsg{Type: tea.KeyHome})
+	require.Equal(t, 0, m.Cursor())
 	require.Equal(t, 0, m.offset[PanelMatched])
 	m = feed(t, m, tea.KeyMsg{Type: tea.KeyUp})
-	require.Equal(t, 0, m.offset[PanelMatched])
+	require.Equal(t, 0, m.Cursor())
 
-	// a scrolled table keeps its rows in place when new ones arrive
+	// a moved cursor stays on its row when new ones arrive
 	m = feed(t, m, tea.KeyMsg{Type: tea.KeyDown}, tea.KeyMsg{Type: tea.KeyDown})
-	top := m.st.all.last(m.offset[PanelMatched]).txid
+	sel := m.selected()
+	top := m.tableRow(m.offset[PanelMatched])
 	m = feed(t, m, eventsMsg{events: []spv.Event{spv.MatchedTx{Txid: txid(9999), Height: 101, Relevant: true}}})
-	require.Equal(t, top, m.st.all.last(m.offset[PanelMatched]).txid)
+	require.Same(t, sel, m.selected())
+	require.Equal(t, 3, m.Cursor())
+	require.Same(t, top, m.tableRow(m.offset[PanelMatched]), "the rows stay in place")
+	// a cursor on the first row follows the newest
+	m = feed(t, m, tea.KeyMsg{Type: tea.KeyHome})
+	m = feed(t, m, eventsMsg{events: []spv.Event{spv.MatchedTx{Txid: txid(9998), Height: 101, Relevant: true}}})
+	require.Equal(t, txid(9998), m.selected().txid)
 
 	// the log scrolls up from the bottom
 	m = feed(t, m, tea.KeyMsg{Type: tea.KeyTab}, tea.KeyMsg{Type: tea.KeyTab})
 	require.Equal(t, PanelLog, m.Focus())
+	require.Greater(t, m.st.log.len(), m.layout().rows[PanelLog])
 	m = feed(t, m, tea.KeyMsg{Type: tea.KeyUp})
-	require.Equal(t, 0, m.offset[PanelLog], "the log fits: nothing to scroll")
+	require.Equal(t, 1, m.offset[PanelLog])
+	require.Contains(t, ansi.Strip(m.View()), "Log  (1 newer below)")
+	m = feed(t, m, tea.KeyMsg{Type: tea.KeyHome})
+	require.Equal(t, m.st.log.len()-m.layout().rows[PanelLog], m.offset[PanelLog], "home shows the oldest lines")
+	m = feed(t, m, tea.KeyMsg{Type: tea.KeyEnd})
+	require.Equal(t, 0, m.offset[PanelLog])
 }
 
 func TestHideFalsePositivesView(t *testing.T) {
@@ -283,9 +304,11 @@ func TestRenderCurve(t *testing.T) {
 	for _, l := range lines {
 		require.Equal(t, 30, ansi.StringWidth(l))
 	}
-	require.Contains(t, lines[0], "1000")
-	require.True(t, strings.HasPrefix(strings.TrimSpace(lines[3]), "0 ┤"))
-	// the first point is on the top row, the last on the bottom row
+	// decade ticks from the top value's decade, clean labels
+	require.True(t, strings.HasPrefix(strings.TrimSpace(lines[0]), "1000 ┤"), lines[0])
+	require.Contains(t, lines[2], "1 ┤")
+	require.NotContains(t, strings.Join(lines, ""), "e-0")
+	// the first point is on the top row, the last (zero) on the bottom row
 	require.NotEqual(t, '⠀', []rune(lines[0])[chartLabelWidth])
 	require.NotEqual(t, '⠀', []rune(lines[3])[len([]rune(lines[3]))-1])
 	require.Equal(t, '⠀', []rune(lines[0])[len([]rune(lines[0]))-1])
@@ -295,9 +318,49 @@ func TestRenderCurve(t *testing.T) {
 		many[i] = float64(5000 - i)
 	}
 	lines = renderCurve(many, 20, 3)
-	require.Contains(t, lines[0], "5000")
+	require.Contains(t, lines[0], "1e4")
 	require.Len(t, renderCurve(nil, 20, 3), 3)
 	require.Nil(t, renderCurve(many, 20, 0))
+}
+
+func TestLogTicks(t *testing.T) {
+	for _, c := range []struct {
+		vals   []float64
+		lo, hi int
+	}{
+		{[]float64{7e-8, 3e-4}, -8, -3},
+		{[]float64{0.43}, -1, 0},
+		{[]float64{0, 0}, -2, 0},
+		{[]float64{1e-30, 5}, -11, 1}, // at most maxDecades
+		{[]float64{100}, 1, 2},
+	} {
+		lo, hi := logRange(c.vals)
+		require.Equal(t, [2]int{c.lo, c.hi}, [2]int{lo, hi}, "%v", c.vals)
+	}
+	for d, want := range map[int]string{-4: "1e-4", -2: "0.01", -1: "0.1", 0: "1", 2: "100", 3: "1000", 4: "1e4", -12: "1e-12"} {
+		require.Equal(t, want, decadeLabel(d))
+	}
+	// ticks never collide and the top decade is labelled
+	for h := 1; h <= 20; h++ {
+		lines := renderCurve([]float64{1e-11, 1}, 40, h)
+		require.Len(t, lines, h)
+		require.Contains(t, lines[0], "1 ┤")
+	}
+}
+
+func TestFormatters(t *testing.T) {
+	require.Equal(t, "1.55e-4", fmtRate(1.55e-4))
+	require.Equal(t, "2.50e-3", fmtRate(2.5e-3))
+	require.Equal(t, "1.00e0", fmtRate(1))
+	require.Equal(t, "0", fmtRate(0))
+	require.Equal(t, "2,878", fmtUint(2878))
+	require.Equal(t, "1,000,000", fmtInt(1_000_000))
+	require.Equal(t, "-12,345", fmtInt(-12345))
+	require.Equal(t, "999", fmtInt(999))
+	require.Equal(t, "7.2e-8", formatCount(7.2e-8))
+	require.Equal(t, "0.43", formatCount(0.43))
+	require.Equal(t, "2,848", formatCount(2848.2))
+	require.Equal(t, "1.2e6", formatCount(1.2e6))
 }
 
 func TestReloadCounting(t *testing.T) {
@@ -401,4 +464,21 @@ func TestReadBatchCapsBusyStream(t *testing.T) {
 		sizes = append(sizes, len(readBatch(ch, done, wrap)().([]int)))
 	}
 	require.Equal(t, []int{MaxBatch, MaxBatch, 10_000 - 2*MaxBatch}, sizes)
+}
+
+func TestReadingsOnePointPerRecord(t *testing.T) {
+	m := New(Config{Now: fixedNow})
+	rd := func(seq uint64, kind transcript.Kind, fp float64) privacy.Reading {
+		return privacy.Reading{Seq: seq, Kind: kind, IntersectionFP: fp}
+	}
+	m = feed(t, m, readingsMsg{readings: []privacy.Reading{
+		rd(0, "", 0),                                                             // the universe set before any record
+		rd(0, transcript.KindFilterLoad, 5), rd(0, transcript.KindFilterLoad, 6), // the universe grew
+		rd(1, transcript.KindFilterLoad, 3), rd(1, transcript.KindFilterLoad, 4),
+	}})
+	require.Equal(t, 2, m.st.readings.len())
+	require.EqualValues(t, 2, m.st.readingsSeen)
+	require.Equal(t, 6.0, m.st.readings.at(0).IntersectionFP)
+	require.Equal(t, 4.0, m.st.readings.last(0).IntersectionFP)
+	require.Equal(t, 4.0, m.st.reading.IntersectionFP)
 }

@@ -1,0 +1,139 @@
+package tui
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// filterPanel shows the loaded filter: its size, hash count and tweak,
+// the loads and reloads, how full it is and its false-positive rates,
+// each with its unit (per element tested, per transaction tested).
+type filterPanel struct{}
+
+// title implements panel.
+func (filterPanel) title(m *Model, w int) string {
+	if m.st.pic.ok {
+		return fmt.Sprintf("Filter #%d  (b: picture)", m.st.pic.seq)
+	}
+	return "Filter"
+}
+
+// render implements panel: five lines in the grid, one or two stacked.
+func (filterPanel) render(m *Model, w, h int) []string {
+	st := m.st
+	if !st.haveFilter {
+		return []string{m.paint(&m.styles.Dim, "no filter loaded yet")}
+	}
+	f, p := st.filter, st.pic
+	k := m.label
+	theory := f.FPRate
+	if st.haveBlockFP {
+		theory = st.theoryFP
+	}
+	observed := "--"
+	if st.haveBlockFP {
+		observed = fmtRate(st.observedFP)
+	}
+	last := st.lastReason
+	if last == "" {
+		last = "none"
+	}
+	size := fmtInt(int64(f.Bytes)) + " B"
+	if p.ok {
+		size += " = " + fmtUint(p.nBits) + " bits"
+	}
+	if h >= filterLinesGrid {
+		l1 := joinFit(w, "  ", k("elements ")+fmt.Sprint(f.Elements), k("size ")+size, k("k ")+fmt.Sprint(f.HashFuncs),
+			k("tweak ")+fmt.Sprintf("%#08x", f.Tweak))
+		l2 := joinFit(w, "  ", k("flags ")+f.Flags, k("loads ")+fmt.Sprint(f.Loads), k("reloads ")+fmt.Sprint(st.reloads),
+			k("last reload ")+last)
+		l3 := k("fill ") + m.fillBar(p, w)
+		l4 := joinFit(w, "  ", k("fp per element (theory) now ")+fmtRate(theory), k("at load ")+fmtRate(f.FPRate))
+		l5 := joinFit(w, "  ", k("fp per tx tested (observed) ")+observed)
+		if x := m.extra(); x.ok {
+			l5 = joinFit(w, "  ", k("fp per tx tested: expected ")+m.expectedTxFP()+k("  observed ")+observed)
+		}
+		return []string{l1, l2, l3, l4, l5}
+	}
+	fill := "--"
+	if p.ok {
+		fill = fmtPct(p.fill)
+	}
+	if h >= 2 {
+		l1 := joinFit(w, "  ", k("elements ")+fmt.Sprint(f.Elements), k("size ")+size, k("k ")+fmt.Sprint(f.HashFuncs),
+			k("flags ")+f.Flags, k("reloads ")+fmt.Sprintf("%d (%s)", st.reloads, last), k("tweak ")+fmt.Sprintf("%#08x", f.Tweak))
+		perTx := observed + k(" per tx seen")
+		if m.extra().ok {
+			perTx = k("per tx ") + m.expectedTxFP() + k(" expected, ") + observed + k(" seen")
+		}
+		l2 := joinFit(w, "  ", k("fill ")+fill+estText(p), k("fp ")+fmtRate(theory)+k(" per element"), perTx)
+		return []string{l1, l2}
+	}
+	return []string{joinFit(w, "  ", fmt.Sprint(f.Elements)+k(" elements"), fmtInt(int64(f.Bytes))+k(" B"),
+		k("k ")+fmt.Sprint(f.HashFuncs), k("fill ")+fill, k("fp ")+fmtRate(theory)+k("/element"),
+		observed+k("/tx seen"), k("reloads ")+fmt.Sprint(st.reloads))}
+}
+
+// expectedTxFP is the privacy meter's expected false-positive rate per
+// non-wallet transaction for the latest filter (the unit of the observed
+// rate), or "--" before the first reading.
+func (m *Model) expectedTxFP() string {
+	if x := m.extra(); x.ok {
+		return fmtRate(x.expectedTxFP)
+	}
+	return "--"
+}
+
+// extra returns the latest reading's corrected-model figures (ok false
+// before the first reading).
+func (m *Model) extra() meterExtra {
+	if !m.st.haveReading {
+		return meterExtra{}
+	}
+	return extraOf(m.st.reading)
+}
+
+// estText is " (est. elements 77)" for a decoded filter, else "".
+func estText(p filterPicture) string {
+	if !p.ok {
+		return ""
+	}
+	if p.est < 0 || math.IsInf(p.est, 0) || math.IsNaN(p.est) {
+		return " (est. elements: saturated)"
+	}
+	return fmt.Sprintf(" (est. elements %.0f)", p.est)
+}
+
+// fillBar draws the filter's fill as a bar with the percentage and m^ in
+// w cells.
+func (m *Model) fillBar(p filterPicture, w int) string {
+	if !p.ok {
+		return "--"
+	}
+	tail := " " + fmtPct(p.fill) + estText(p)
+	barW := min(max(w-5-width(tail), 4), 30)
+	full := int(math.Round(p.fill * float64(barW)))
+	return m.paint(&m.styles.BarFull, strings.Repeat("█", full)) +
+		m.paint(&m.styles.BarEmpty, strings.Repeat("░", barW-full)) + tail
+}
+
+// joinFit joins parts with sep, in order, skipping any part that would
+// overflow w cells: a line never ends in a cut field.
+func joinFit(w int, sep string, parts ...string) string {
+	out := ""
+	for _, p := range parts {
+		if p == "" {
+			continue
+		}
+		switch {
+		case out == "":
+			if width(p) <= w {
+				out = p
+			}
+		case width(out)+width(sep)+width(p) <= w:
+			out += sep + p
+		}
+	}
+	return out
+}

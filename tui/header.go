@@ -1,0 +1,90 @@
+package tui
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
+
+// headerView is the top bar, two lines of w cells: the network, peers,
+// heights and sync state, then the block progress bar with its rate and
+// ETA. It is not a framed panel: it is always there, overlays included.
+func (m *Model) headerView(w int) []string {
+	s, st := m.styles, m.st
+	k := func(l string) string { return m.paint(&s.HeaderKey, l) }
+	net := m.cfg.Network
+	if net == "" {
+		net = "?"
+	}
+	peers := fmt.Sprintf("%d", len(st.peerList))
+	if dl := st.downloadPeer(); dl != "" {
+		peers += " (download " + dl + ")"
+	}
+	state := "syncing"
+	switch {
+	case m.eventsDone:
+		state = m.paint(&s.Bad, "node stopped")
+	case st.synced:
+		state = m.paint(&s.Wallet, "synced")
+	case !st.started && st.headerHeight == 0:
+		state = "connecting"
+	}
+	// line 1 takes the parts, in priority order, that fit
+	parts := []string{
+		m.paint(&s.Header, " bloomwatch "),
+		k("net ") + net,
+		k("tip ") + fmt.Sprint(st.blockHeight),
+		state,
+		k("peers ") + peers,
+		k("headers ") + fmt.Sprint(st.headerHeight),
+		k("peer height ") + fmt.Sprint(st.peerHeight),
+	}
+	if !st.lastBlock.IsZero() {
+		parts = append(parts, k("last block ")+ago(m.now().Sub(st.lastBlock)))
+	}
+	line1 := parts[0] + parts[1]
+	for _, p := range parts[2:] {
+		if width(line1)+2+width(p) > w {
+			continue
+		}
+		line1 += "  " + p
+	}
+
+	frac := st.progress()
+	info := fmt.Sprintf(" %3.0f%%  %d/%d", frac*100, st.blockHeight, st.peerHeight)
+	if r, ok := st.rate(); ok && !st.synced {
+		info += fmt.Sprintf("  %.1f blk/s  ETA %s", r, eta(float64(st.peerHeight-st.blockHeight)/r))
+	} else if st.synced {
+		info += "  ETA done"
+	} else {
+		info += "  -- blk/s  ETA --"
+	}
+	barW := max(w-width(info)-9, 4)
+	full := int(math.Round(frac * float64(barW)))
+	bar := " blocks " + m.paint(&s.BarFull, strings.Repeat("█", full)) + m.paint(&s.BarEmpty, strings.Repeat("░", barW-full))
+	return []string{line1, bar + info}
+}
+
+// ago formats a non-negative duration coarsely.
+func ago(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	return eta(d.Seconds()) + " ago"
+}
+
+// eta formats seconds as 12s, 3m04s or 2h05m.
+func eta(sec float64) string {
+	if math.IsInf(sec, 0) || math.IsNaN(sec) || sec < 0 {
+		return "--"
+	}
+	d := time.Duration(sec * float64(time.Second)).Round(time.Second)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+}

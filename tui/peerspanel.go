@@ -1,0 +1,67 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/btcsuite/btcd/wire"
+)
+
+// peersPanel is the peer table: address, services, height, ping, ban
+// score and user agent; * marks the download peer.
+type peersPanel struct{}
+
+// title implements panel.
+func (peersPanel) title(m *Model, w int) string {
+	return fmt.Sprintf("Peers %d", len(m.st.peerList))
+}
+
+// render implements panel: the header and h-1 peers from the panel's
+// offset (the frame cuts the user agent to its width).
+func (peersPanel) render(m *Model, _, h int) []string {
+	s := m.styles
+	n := h - 1
+	row := func(mark, addr, svc, height, ping, ban, agent string) string {
+		return mark + " " + fit(addr, 21) + " " + fit(svc, 5) + " " + padLeft(height, 7) + " " +
+			padLeft(ping, 7) + " " + padLeft(ban, 4) + " " + agent
+	}
+	out := []string{m.paint(&s.TableHeader, row(" ", "address", "svc", "height", "ping", "ban", "agent"))}
+	peers := m.st.peerList
+	off := min(m.offset[PanelPeers], max(len(peers)-n, 0))
+	for i := off; i < len(peers) && i < off+n; i++ {
+		p := peers[i]
+		mark := " "
+		if p.Download {
+			mark = m.paint(&s.Wallet, "*")
+		}
+		ban := padLeft(fmt.Sprint(p.BanScore), 4)
+		if p.BanScore > 0 {
+			ban = m.paint(&s.Bad, ban)
+		}
+		out = append(out, row(mark, p.Addr, services(p.Services), fmt.Sprint(max(p.LastBlock, p.StartHeight)),
+			fmt.Sprintf("%dms", p.PingTime.Milliseconds()), ban, p.UserAgent))
+	}
+	if len(peers) == 0 {
+		out = append(out, m.paint(&s.Dim, "no peers"))
+	}
+	return out
+}
+
+// services abbreviates a peer's service flags: N network, B bloom, W
+// witness, L network-limited, C compact filters.
+func services(f wire.ServiceFlag) string {
+	var b strings.Builder
+	for _, x := range []struct {
+		flag wire.ServiceFlag
+		c    byte
+	}{{wire.SFNodeNetwork, 'N'}, {wire.SFNodeBloom, 'B'}, {wire.SFNodeWitness, 'W'},
+		{wire.SFNodeNetworkLimited, 'L'}, {wire.SFNodeCF, 'C'}} {
+		if f&x.flag != 0 {
+			b.WriteByte(x.c)
+		}
+	}
+	if b.Len() == 0 {
+		return "-"
+	}
+	return b.String()
+}

@@ -1,0 +1,160 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
+	"github.com/stretchr/testify/require"
+)
+
+// goldenSizes are the terminal sizes every view's golden file is kept at.
+var goldenSizes = [][2]int{{80, 24}, {120, 40}, {160, 48}}
+
+// keys turns a string into key presses: one rune each, with "\n" for
+// enter and "\x1b" for esc.
+func keys(s string) []tea.Msg {
+	var out []tea.Msg
+	for _, r := range s {
+		switch r {
+		case '\n':
+			out = append(out, tea.KeyMsg{Type: tea.KeyEnter})
+		case '\x1b':
+			out = append(out, tea.KeyMsg{Type: tea.KeyEsc})
+		case ' ':
+			out = append(out, tea.KeyMsg{Type: tea.KeySpace, Runes: []rune{' '}})
+		default:
+			out = append(out, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+		}
+	}
+	return out
+}
+
+// goldenViews renders the scripted session at each golden size after the
+// key presses and checks the frame and its golden file (one per size,
+// named after the test).
+func goldenViews(t *testing.T, press string, check func(t *testing.T, m Model, plain string)) {
+	w := newTestWallet(t)
+	for _, sz := range goldenSizes {
+		t.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(t *testing.T) {
+			m := scriptedModel(t, sz[0], sz[1], w)
+			m = feed(t, m, keys(press)...)
+			v := m.View()
+			checkFrame(t, v, sz[0], sz[1])
+			plain := ansi.Strip(v)
+			if check != nil {
+				check(t, m, plain)
+			}
+			golden.RequireEqual(t, []byte(plain))
+		})
+	}
+}
+
+func TestGoldenMain(t *testing.T) {
+	goldenViews(t, "", func(t *testing.T, _ Model, v string) {
+		require.Contains(t, v, "Matched")
+		require.NotContains(t, v, "e-0", "no padded exponents")
+	})
+}
+
+func TestGoldenDetailFalsePositive(t *testing.T) {
+	// search the false positives, keep the search, open the first
+	goldenViews(t, "/fp\n\n", func(t *testing.T, m Model, v string) {
+		id, ok := m.Detail()
+		require.True(t, ok)
+		r := m.st.byTxid[m.detail.txid]
+		require.Equal(t, r.txid.String(), id)
+		require.Equal(t, verdictFP, r.verdict)
+		require.Contains(t, v, "false positive")
+		all := ansi.Strip(strings.Join(m.detailLines(m.detailWidth()), "\n"))
+		require.Contains(t, all, "hash functions probe bits")
+		require.Contains(t, all, "← matched the filter")
+	})
+}
+
+func TestGoldenDetailWalletSpend(t *testing.T) {
+	// the second wallet row is a spend of the wallet's previous payment
+	goldenViews(t, "/wallet\nj\n", func(t *testing.T, m Model, v string) {
+		require.Equal(t, verdictWallet, m.detail.verdict)
+		require.Negative(t, m.detail.amount)
+		require.Contains(t, v, "spends your output")
+	})
+}
+
+func TestGoldenDetailWalletPayment(t *testing.T) {
+	goldenViews(t, "/wallet\njj\n", func(t *testing.T, m Model, v string) {
+		require.Equal(t, verdictWallet, m.detail.verdict)
+		require.Positive(t, m.detail.amount)
+		require.Contains(t, v, "pays your address")
+	})
+}
+
+func TestGoldenFilterPicture(t *testing.T) {
+	goldenViews(t, "b", func(t *testing.T, m Model, v string) {
+		require.Contains(t, v, "Filter #9 as sent to 127.0.0.1:18444")
+		require.Contains(t, v, "bits newly set")
+		require.Contains(t, v, "m^ = ")
+	})
+}
+
+func TestGoldenSearchTyping(t *testing.T) {
+	// a number (a height or part of a txid) and a verdict keyword
+	goldenViews(t, "/99 fp", func(t *testing.T, m Model, v string) {
+		require.True(t, m.searching)
+		require.Contains(t, v, "/99 fp")
+		require.Positive(t, m.tableLen())
+		require.EqualValues(t, 99, m.tableRow(0).height)
+		for i := 0; i < m.tableLen(); i++ {
+			require.Equal(t, verdictFP, m.tableRow(i).verdict)
+		}
+	})
+}
+
+func TestGoldenSortedByAmount(t *testing.T) {
+	goldenViews(t, "ss", func(t *testing.T, m Model, v string) {
+		require.Equal(t, sortAmount, m.sortBy)
+		require.Contains(t, v, "by amount ↓")
+		for i := 1; i < m.tableLen(); i++ {
+			require.GreaterOrEqual(t, amountKey(m.tableRow(i-1)), amountKey(m.tableRow(i)))
+		}
+		require.EqualValues(t, 91_000_000, m.tableRow(0).amount)
+	})
+}
+
+func TestGoldenFullHelp(t *testing.T) {
+	goldenViews(t, "?", func(t *testing.T, m Model, v string) {
+		require.Contains(t, v, "Expected false positives: addresses")
+		require.Contains(t, v, "explain tx")
+		require.Contains(t, v, "reload filter")
+	})
+}
+
+// TestNoTruncatedFieldsAt120 checks that no field of the filter, wallet
+// and privacy panels is cut at 120 columns (a cut field ends in …).
+func TestNoTruncatedFieldsAt120(t *testing.T) {
+	m := scriptedModel(t, 120, 40, newTestWallet(t))
+	l := m.layout()
+	for _, p := range []panel{filterP, walletP, privacyP} {
+		for _, line := range p.render(&m, l.leftW-2, 40) {
+			require.LessOrEqual(t, width(line), l.leftW-2, "%q", ansi.Strip(line))
+			require.False(t, strings.HasSuffix(ansi.Strip(line), "…"), "%q", ansi.Strip(line))
+		}
+	}
+}
+
+func TestCoalescedKeys(t *testing.T) {
+	// a terminal may hand several typed keys over in one read
+	m := scriptedModel(t, 120, 40, nil)
+	m = feed(t, m, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("/fp")}, tea.KeyMsg{Type: tea.KeyEnter})
+	require.Equal(t, "fp", m.Query())
+	require.False(t, m.HideFalsePositives(), "f went into the search")
+	m = feed(t, m, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("jj")})
+	require.Equal(t, 2, m.Cursor())
+	// a paste into the search is taken whole
+	m = feed(t, m, keys("\x1b/")...)
+	m = feed(t, m, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("wallet"), Paste: true})
+	require.Equal(t, "wallet", m.Query())
+}

@@ -1,0 +1,43 @@
+package tui
+
+import "fmt"
+
+// walletPanel shows the watch-only wallet as last polled: balances,
+// unspent outputs, addresses used and the filter elements it watches.
+type walletPanel struct{}
+
+// title implements panel.
+func (walletPanel) title(*Model, int) string { return "Wallet" }
+
+// render implements panel: two lines when given two, else one.
+func (walletPanel) render(m *Model, w, h int) []string {
+	s := m.styles
+	k := m.label
+	if m.cfg.Wallet == nil {
+		return []string{m.paint(&s.Dim, "no wallet")}
+	}
+	if !m.haveWallet {
+		if m.walletErr != nil {
+			return []string{m.paint(&s.Bad, "wallet: "+m.walletErr.Error())}
+		}
+		return []string{m.paint(&s.Dim, "reading wallet…")}
+	}
+	wl := m.wallet
+	conf := k("confirmed ") + fmtBTC(int64(wl.balance.Confirmed), false)
+	unconf := k("unconfirmed ") + fmtBTC(int64(wl.balance.Unconfirmed), false)
+	immature := ""
+	if wl.balance.Immature != 0 {
+		immature = k("immature ") + fmtBTC(int64(wl.balance.Immature), false)
+	}
+	utxos := k("utxos ") + fmt.Sprint(wl.utxos)
+	used := k("addresses used ") + fmt.Sprintf("%d/%d", wl.used, wl.addresses)
+	if h < 2 {
+		return []string{joinFit(w, "  ", conf, unconf, utxos, used, immature)}
+	}
+	l2 := joinFit(w, "  ", utxos, used, k("elements ")+fmt.Sprint(wl.stats.Elements),
+		k("blocks ")+fmt.Sprint(wl.stats.BlocksApplied))
+	if m.walletErr != nil {
+		l2 = m.paint(&s.Bad, "wallet: "+m.walletErr.Error())
+	}
+	return []string{joinFit(w, "  ", conf, unconf, immature), l2}
+}
