@@ -108,7 +108,11 @@ type Report struct {
 	Events   int             `json:"events"`
 	Revealed int             `json:"revealed"`
 	Filters  []FilterSummary `json:"filters"`
-	Curves   []Curve         `json:"curves"`
+	// Reloads is the estimator attack: for every reload of one tweak
+	// and hash count, the elements the observer estimates it added and
+	// dropped (see ReloadEstimate).
+	Reloads []ReloadEstimate `json:"reloads"`
+	Curves  []Curve          `json:"curves"`
 	// Final lists the last point's set of the last set stage (single,
 	// both-forms, intersection or graph), truncated to MaxListed.
 	Final          []Listed `json:"final"`
@@ -140,6 +144,8 @@ type analysis struct {
 	revealed  *ElementSet
 	hitRev    []bool // hit is a revealed element
 	graph     *linkGraph
+	// joints caches the joint model of each set of constraint states.
+	joints map[string]*jointEval
 }
 
 // setStage describes a stacked set stage.
@@ -187,6 +193,7 @@ func Analyze(ctx context.Context, in Input) (*Report, error) {
 		Events:    len(tl.Events),
 		Revealed:  a.revealed.Len(),
 		Filters:   a.filterSummaries(),
+		Reloads:   a.reloadEstimates(),
 	}
 	var last setResult
 	for _, st := range a.stages() {

@@ -44,7 +44,8 @@ type Point struct {
 	// EstElements is m^ for the latest filter.
 	EstElements float64 `json:"est_elements"`
 	// FPRate is the probability that a one-form non-member survives the
-	// stage (for intersection, the product over independent filters).
+	// stage: for intersection, the joint model's rate of every filter the
+	// oldest candidates face (Joint.Rate).
 	FPRate float64 `json:"fp_rate"`
 	// Matched is the size of the adversary's set.
 	Matched uint64 `json:"matched"`
@@ -52,8 +53,19 @@ type Point struct {
 	// known; FalsePositives is the measured false-positive anonymity set.
 	TruePositives  uint64 `json:"true_positives"`
 	FalsePositives uint64 `json:"false_positives"`
-	// ExpectedFP is the formula's false-positive anonymity set.
-	ExpectedFP float64 `json:"expected_fp"`
+	// ExpectedFP is the joint model's false-positive anonymity set: per
+	// candidate of F forms, Joint.FormsRate(F, every form where the
+	// both-forms test applies) times the non-members. It is exact under
+	// the model except when more than MaxExactFormsFilters filters meet
+	// several-form candidates under a mixed test: ExpectedFP is then the
+	// upper bound and ExpectedFPLower the lower one (equal otherwise).
+	ExpectedFP      float64 `json:"expected_fp"`
+	ExpectedFPLower float64 `json:"expected_fp_lower"`
+	// IndependentFP is the reference the joint model replaces: the same
+	// count if every filter were independent (formula 5, the product of
+	// the filters' rates). It is wrong, by orders of magnitude, for
+	// filters that share a tweak.
+	IndependentFP float64 `json:"independent_fp"`
 	// Precision, Recall and Entropy are measured (0 without the truth);
 	// the Expected ones come from the formulas.
 	Precision         float64 `json:"precision"`
@@ -81,7 +93,7 @@ type Curve struct {
 // csvHeader names the columns WriteCSV writes.
 var csvHeader = []string{
 	"stage", "step", "kind", "label", "seq", "height", "peer", "filters", "members",
-	"est_elements", "fp_rate", "matched", "true_positives", "false_positives", "expected_fp",
+	"est_elements", "fp_rate", "matched", "true_positives", "false_positives", "expected_fp", "expected_fp_lower", "independent_fp",
 	"precision", "expected_precision", "recall", "entropy_bits", "expected_entropy_bits",
 	"revealed", "fill", "tx_matched", "tx_wallet",
 }
@@ -110,7 +122,7 @@ func WriteCSV(w io.Writer, curves []Curve) error {
 				c.Stage, strconv.Itoa(p.Step), string(p.Kind), p.Label, u(p.Seq),
 				strconv.Itoa(int(p.Height)), p.Peer, strconv.Itoa(p.Filters), f(p.Members),
 				f(p.EstElements), f(p.FPRate), u(p.Matched), u(p.TruePositives), u(p.FalsePositives),
-				f(p.ExpectedFP), f(p.Precision), f(p.ExpectedPrecision), f(p.Recall), f(p.Entropy),
+				f(p.ExpectedFP), f(p.ExpectedFPLower), f(p.IndependentFP), f(p.Precision), f(p.ExpectedPrecision), f(p.Recall), f(p.Entropy),
 				f(p.ExpectedEntropy), strconv.Itoa(p.Revealed), f(p.Fill), u(p.TxMatched), u(p.TxWallet),
 			}
 			if err := cw.Write(row); err != nil {

@@ -1,6 +1,7 @@
 package privacy
 
 import (
+	"cmp"
 	"encoding/binary"
 	"math"
 	"math/bits"
@@ -206,6 +207,10 @@ type algebra[V any] interface {
 	addScaled(acc, v V, w float64) V
 	// isZero reports a value that no further factor can change.
 	isZero(v V) bool
+	// mergeable reports that only the event "every factor's bit is set"
+	// matters (the scalar algebra), so factors may be merged: see
+	// mergeNested.
+	mergeable() bool
 }
 
 // evaluate returns the value of the factors under the residue model: h
@@ -221,7 +226,15 @@ type algebra[V any] interface {
 //   - otherwise conditioning on h mod p^e for a prime p dividing several
 //     sizes (p^e its largest power in L): each such factor then looks at
 //     the residue of h modulo its size with the power of p removed.
+//
+// For the scalar algebra the factors are first merged (mergeNested): a
+// factor whose size divides another's is ANDed into it, tiled, which is
+// exact (bit h mod n of the smaller is bit (h mod m) mod n) and leaves one
+// factor per size that divides no other, however many filters share it.
 func evaluate[V any, A algebra[V]](a A, fs []factor) V {
+	if a.mergeable() {
+		fs = mergeNested(fs)
+	}
 	acc := a.one()
 	rest := make([]factor, 0, len(fs))
 	for i := range fs {
@@ -287,6 +300,57 @@ func directLimit(fs []factor, budget, ratio uint64) uint64 {
 		return budget
 	}
 	return min(budget, ratio*total)
+}
+
+// mergeNested returns the factors with every factor whose size divides
+// another's ANDed, tiled, into the largest such (equal sizes into one):
+// for the event that every factor's bit is set the result is equivalent,
+// and its sizes divide one another nowhere. The factors' bit arrays are
+// not modified (merged factors are copies); ids are those of the kept
+// factors, so the result is only for the scalar algebra.
+func mergeNested(fs []factor) []factor {
+	if len(fs) < 2 {
+		return fs
+	}
+	order := make([]int, len(fs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(x, y int) int { return cmp.Compare(fs[y].n, fs[x].n) })
+	var kept []factor
+	owned := map[int]bool{} // kept factors whose words are a private copy
+	merged := false
+	for _, i := range order {
+		f := &fs[i]
+		into := -1
+		for j := range kept {
+			if kept[j].n%f.n == 0 {
+				into = j
+				break
+			}
+		}
+		if into < 0 {
+			kept = append(kept, *f)
+			continue
+		}
+		merged = true
+		g := &kept[into]
+		if !owned[into] {
+			g.w = slices.Clone(g.w)
+			owned[into] = true
+		}
+		andTiled(g.w, f, g.n)
+		tailMask(g.w, g.n)
+	}
+	if !merged {
+		return fs
+	}
+	for j := range kept {
+		if owned[j] {
+			kept[j].ones = popcount(kept[j].w)
+		}
+	}
+	return kept
 }
 
 // restrictResidues returns, for every r < g (g dividing every size), the
@@ -488,6 +552,7 @@ func (allSet) zero() float64                               { return 0 }
 func (allSet) mul(a, b float64) float64                    { return a * b }
 func (allSet) addScaled(acc, v float64, w float64) float64 { return acc + w*v }
 func (allSet) isZero(v float64) bool                       { return v == 0 }
+func (allSet) mergeable() bool                             { return true }
 
 // andAll returns the AND of the factors tiled to l bits (l a multiple of
 // every size).
@@ -573,6 +638,7 @@ func (setMasks) addScaled(acc, v maskDist, w float64) maskDist {
 }
 
 func (setMasks) isZero(v maskDist) bool { return len(v) == 0 }
+func (setMasks) mergeable() bool        { return false }
 
 // rateOfFactors returns the probability that every factor's bit is set.
 func rateOfFactors(fs []factor, limit uint64) float64 {

@@ -196,7 +196,10 @@ func (a *analysis) saturationPoint(step int, h int32, g *satGen) Point {
 		Fill:      float64(f.BitsSet()) / float64(max(f.NumBits(), 1)),
 		TxMatched: g.matched, TxWallet: g.wallet,
 	}
-	p.ExpectedFP = a.expectedFP([]groupRate{{rate: rate}}, a.res.FormCounts, a.res.TruthCounts, members, float64(a.res.Scanned))
+	je := &jointEval{joint: NewJoint(), everyForm: []bool{false}, single: []float64{rate}, rate: rate, forms: map[int]RateBounds{}}
+	je.joint.Add(f)
+	e := a.expectedFP(je, a.res.FormCounts, a.res.TruthCounts, members, float64(a.res.Scanned))
+	p.ExpectedFP, p.ExpectedFPLower, p.IndependentFP = e.upper, e.lower, e.independent
 	p.ExpectedPrecision = Precision(members, p.ExpectedFP)
 	p.ExpectedEntropy = Entropy(members, p.ExpectedFP)
 	if math.IsInf(p.EstElements, 0) || math.IsNaN(p.EstElements) {

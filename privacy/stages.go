@@ -3,7 +3,6 @@ package privacy
 import (
 	"fmt"
 	"math"
-	"math/bits"
 	"slices"
 	"sort"
 )
@@ -250,14 +249,14 @@ func (a *analysis) point(step int, v view, st setStage, bks []bucket, res setRes
 	p.Members = members
 	total := float64(a.res.Scanned)
 	for j, b := range bks {
-		rates := a.groupRates(b.constraints, st.allForms)
+		je := a.jointOf(b.constraints, st.allForms)
 		if j == 0 {
-			p.FPRate = 1
-			for _, gr := range rates {
-				p.FPRate *= gr.rate
-			}
+			p.FPRate = je.rate
 		}
-		p.ExpectedFP += a.expectedFP(rates, b.forms, b.truth, members, total)
+		e := a.expectedFP(je, b.forms, b.truth, members, total)
+		p.ExpectedFP += e.upper
+		p.ExpectedFPLower += e.lower
+		p.IndependentFP += e.independent
 	}
 	p.ExpectedPrecision = Precision(members, p.ExpectedFP)
 	p.ExpectedEntropy = Entropy(members, p.ExpectedFP)
@@ -284,84 +283,90 @@ func eventLabel(e Event) string {
 	return s
 }
 
-// groupKey identifies filters that probe the same bit positions.
-type groupKey struct {
-	size  int
-	k     uint32
-	tweak uint32
-}
-
-// groupRate is the false-positive rate of one independent group of
-// filters, and whether the both-forms test applies to it.
-type groupRate struct {
-	rate float64
-	both bool
-}
-
-// groupRates returns the false-positive rate of each independent group of
-// constraint filters. Filters with the same size, hash count and tweak
-// probe the same bits for every element, so a candidate matches all of
-// them exactly when it matches the AND of their bit arrays: such a group
-// contributes one rate, (X_and/n)^k, not a product of dependent ones.
-// Groups with different parameters are independent and multiply
-// (formula 5). The both-forms test applies to a group when allForms is set
-// and every filter of the group holds public keys.
-func (a *analysis) groupRates(constraints []int, allForms bool) []groupRate {
-	type group struct {
-		and  []byte
-		k    uint32
-		both bool
-		one  int // the state, while the group has only one
-	}
-	var order []groupKey
-	groups := map[groupKey]*group{}
-	for _, s := range constraints {
-		f := a.tl.States[s]
-		if matchesAll(f) {
-			continue
-		}
-		key := groupKey{f.Size(), f.HashFuncs(), f.Tweak()}
-		g, ok := groups[key]
-		if !ok {
-			groups[key] = &group{k: f.HashFuncs(), both: allForms && a.pubKeysIn[s], one: s}
-			order = append(order, key)
-			continue
-		}
-		g.both = g.both && a.pubKeysIn[s]
-		if g.and == nil {
-			g.and = slices.Clone(a.tl.States[g.one].Bits())
-		}
-		for i, b := range f.Bits() {
-			g.and[i] &= b
-		}
-	}
-	rates := make([]groupRate, 0, len(order))
-	for _, key := range order {
-		g := groups[key]
-		if g.and == nil {
-			rates = append(rates, groupRate{rate: a.stateRate[g.one], both: g.both})
-			continue
-		}
-		set := 0
-		for _, b := range g.and {
-			set += bits.OnesCount8(b)
-		}
-		r := math.Pow(float64(set)/float64(len(g.and)*bitsPerByte), float64(g.k))
-		rates = append(rates, groupRate{rate: r, both: g.both})
-	}
-	return rates
-}
-
 // bitsPerByte converts filter sizes to bits.
 const bitsPerByte = 8
 
-// expectedFP returns the formula's false-positive count among candidates
+// jointEval is the joint model (Joint) of one set of constraint states,
+// with the both-forms test's choice per filter, and its rates per form
+// count, computed once per analysis (FormsRate recomputes per-seed
+// histograms: milliseconds for a dozen large filters).
+type jointEval struct {
+	joint     *Joint
+	everyForm []bool    // by joint index: the both-forms test applies
+	single    []float64 // by joint index: the filter's own rate (X/n)^k
+	rate      float64
+	forms     map[int]RateBounds
+}
+
+// jointOf returns the joint model of the constraint states (those that
+// match everything constrain nothing and are left out). The both-forms
+// test applies to a state when allForms is set and the state evidently
+// holds public keys (detectPubKeys).
+func (a *analysis) jointOf(constraints []int, allForms bool) *jointEval {
+	states := make([]int, 0, len(constraints))
+	for _, s := range constraints {
+		if !matchesAll(a.tl.States[s]) && !slices.Contains(states, s) {
+			states = append(states, s)
+		}
+	}
+	slices.Sort(states)
+	key := fmt.Sprint(allForms, states)
+	if je, ok := a.joints[key]; ok {
+		return je
+	}
+	je := &jointEval{joint: NewJoint(), forms: map[int]RateBounds{}}
+	for _, s := range states {
+		je.joint.Add(a.tl.States[s])
+		je.everyForm = append(je.everyForm, allForms && a.pubKeysIn[s])
+		je.single = append(je.single, a.stateRate[s])
+	}
+	je.rate = je.joint.Rate()
+	if a.joints == nil {
+		a.joints = map[string]*jointEval{}
+	}
+	a.joints[key] = je
+	return je
+}
+
+// formsRate returns the joint rate of a candidate of nf forms (cached).
+func (je *jointEval) formsRate(nf int) RateBounds {
+	b, ok := je.forms[nf]
+	if !ok {
+		b = je.joint.FormsRate(nf, je.everyForm)
+		je.forms[nf] = b
+	}
+	return b
+}
+
+// independentRate returns the rate of a candidate of nf forms if the
+// filters were independent: the product over filters of f_i^nf (both-forms
+// test) or 1-(1-f_i)^nf. It is the reference the joint model replaces.
+func (je *jointEval) independentRate(nf int) float64 {
+	rate := 1.0
+	for i, f := range je.single {
+		if je.everyForm[i] {
+			rate *= AllFormsRate(f, nf)
+		} else {
+			rate *= AnyFormRate(f, nf)
+		}
+	}
+	return rate
+}
+
+// expectation is an expected false-positive count: the joint model's
+// (upper and lower bounds, equal when the rate is exact) and the
+// independent-filters reference.
+type expectation struct {
+	upper, lower, independent float64
+}
+
+// expectedFP returns the model's false-positive count among candidates
 // counted by forms (truth: the wallet's among them) that must survive
-// every group: per form count F, non-members times the product over groups
-// of f_g^F (both-forms test) or 1-(1-f_g)^F. Without the truth, members is
-// spread over the universe of total candidates.
-func (a *analysis) expectedFP(rates []groupRate, forms, truth []uint64, members, total float64) float64 {
-	var e float64
+// every constraint filter of je: per form count F, non-members times
+// Joint.FormsRate(F, everyForm). Without the truth, members is spread
+// over the universe of total candidates.
+func (a *analysis) expectedFP(je *jointEval, forms, truth []uint64, members, total float64) expectation {
+	var e expectation
 	for nf := 1; nf < len(forms); nf++ {
 		n := float64(forms[nf])
 		if n == 0 {
@@ -371,15 +376,10 @@ func (a *analysis) expectedFP(rates []groupRate, forms, truth []uint64, members,
 		if !a.hasTruth && total > 0 {
 			nonMembers = n * math.Max(0, 1-members/total)
 		}
-		rate := 1.0
-		for _, r := range rates {
-			if r.both {
-				rate *= AllFormsRate(r.rate, nf)
-			} else {
-				rate *= AnyFormRate(r.rate, nf)
-			}
-		}
-		e += rate * nonMembers
+		b := je.formsRate(nf)
+		e.upper += b.Upper * nonMembers
+		e.lower += b.Lower * nonMembers
+		e.independent += je.independentRate(nf) * nonMembers
 	}
 	return e
 }
