@@ -1,11 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/bloomwatch/bloomwatch/privacy"
@@ -53,6 +54,7 @@ type privacyAnalyzeOptions struct {
 	workers         int
 	saturationEvery int32
 	maxHits         int
+	outpoints       bool
 }
 
 // newPrivacyAnalyzeCmd returns `privacy analyze`, which analyzes a
@@ -69,7 +71,12 @@ func newPrivacyAnalyzeCmd() *cobra.Command {
 			"by spaces (primary form first, e.g. HASH160 PUBKEY), with # comments. A synthetic universe holds\n" +
 			"N pseudorandom candidates; the truth is then added to it (it cannot contain the wallet).\n" +
 			"--attacks is a comma list of both-forms, intersection, graph, saturation, or all, none, auto\n" +
-			"(auto: both-forms and intersection, plus graph and saturation when a chain is read over RPC).",
+			"(auto: both-forms and intersection, plus graph and saturation when a chain is read over RPC).\n" +
+			"--outpoints (with --btcd-rpc) tests the two-form attack on outpoints: each candidate is a script\n" +
+			"push plus the outpoints of its outputs unspent at --height (default: the last filterload's\n" +
+			"height), which a BLOOM_UPDATE_ALL wallet inserts beside the push; both-forms then requires all.\n" +
+			"A bad transcript (malformed or truncated record, a filter over 36,000 bytes or 50 hash\n" +
+			"functions, an unknown kind) exits 2 naming the record, and writes no --csv or --png file.",
 		Args: cobra.NoArgs,
 		RunE: o.run,
 	}
@@ -91,6 +98,7 @@ func newPrivacyAnalyzeCmd() *cobra.Command {
 	f.IntVar(&o.workers, "workers", 0, "scan goroutines (default: all CPUs)")
 	f.Int32Var(&o.saturationEvery, "saturation-every", 1, "one saturation point per this many blocks")
 	f.IntVar(&o.maxHits, "max-hits", privacy.DefaultMaxHits, "most matching candidates kept")
+	f.BoolVar(&o.outpoints, "outpoints", false, "candidates carry their unspent outpoints as further forms (needs --btcd-rpc)")
 	return cmd
 }
 
@@ -159,7 +167,16 @@ func (o *privacyAnalyzeOptions) run(cmd *cobra.Command, _ []string) error {
 			return err
 		}
 		defer chain.Close()
-		u, err := privacy.ChainUniverse(ctx, chain, o.height)
+		var u privacy.SliceUniverse
+		if o.outpoints {
+			at := o.height
+			if !cmd.Flags().Changed("height") {
+				at = lastLoadHeight(records)
+			}
+			u, err = privacy.ChainOutpointUniverse(ctx, chain, at)
+		} else {
+			u, err = privacy.ChainUniverse(ctx, chain, o.height)
+		}
 		if err != nil {
 			return fmt.Errorf("privacy analyze: %w", err)
 		}
@@ -169,15 +186,25 @@ func (o *privacyAnalyzeOptions) run(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return analyzeErr(err)
 	}
+	// Every output file is rendered before any is written, and each is
+	// written whole or not at all.
+	var outs []outputFile
 	if o.csv != "" {
-		if err := writeFileWith(o.csv, func(w io.Writer) error { return privacy.WriteCSV(w, rep.Curves) }); err != nil {
-			return err
+		var b bytes.Buffer
+		if err := privacy.WriteCSV(&b, rep.Curves); err != nil {
+			return fmt.Errorf("privacy analyze: --csv: %w", err)
 		}
+		outs = append(outs, outputFile{o.csv, b.Bytes()})
 	}
 	if o.png != "" {
-		if err := writeChartsPNG(o.png, rep.Charts()); err != nil {
-			return err
+		var b bytes.Buffer
+		if err := plot.WritePNG(&b, rep.Charts()); err != nil {
+			return fmt.Errorf("privacy analyze: --png: %w", err)
 		}
+		outs = append(outs, outputFile{o.png, b.Bytes()})
+	}
+	if err := writeOutputs(outs); err != nil {
+		return fmt.Errorf("privacy analyze: %w", err)
 	}
 	if o.asJSON {
 		return writeJSON(cmd, rep)
@@ -211,6 +238,9 @@ func (o *privacyAnalyzeOptions) check(fl *pflag.FlagSet) error {
 	if !fl.Changed("synthetic") && (fl.Changed("pubkeys") || fl.Changed("seed")) {
 		return usagef("privacy analyze: --pubkeys and --seed go with --synthetic")
 	}
+	if o.outpoints && o.rpc == "" {
+		return usagef("privacy analyze: --outpoints needs the chain: use --btcd-rpc")
+	}
 	if o.saturationEvery < 1 || o.maxHits < 1 || o.workers < 0 {
 		return usagef("privacy analyze: --saturation-every and --max-hits must be positive, --workers not negative")
 	}
@@ -218,15 +248,20 @@ func (o *privacyAnalyzeOptions) check(fl *pflag.FlagSet) error {
 }
 
 // analyzeErr names the command in the analyzer's errors, and an
-// interruption as one.
+// interruption as one. A transcript the analyzer cannot replay (no
+// filterload, a filter a node would reject) is bad input: exit 2.
 func analyzeErr(err error) error {
-	if errors.Is(err, context.Canceled) {
+	switch {
+	case errors.Is(err, context.Canceled):
 		return fmt.Errorf("privacy analyze: interrupted: %w", err)
+	case errors.Is(err, privacy.ErrNoFilters), errors.Is(err, privacy.ErrBadFilterRecord), errors.Is(err, transcript.ErrBad):
+		return usagef("privacy analyze: --transcript: %w", err)
 	}
 	return fmt.Errorf("privacy analyze: %w", err)
 }
 
-// readTranscriptFile reads a transcript.
+// readTranscriptFile reads a transcript. A malformed one (transcript.Read
+// names its line and sequence number) is a usage error: exit 2.
 func readTranscriptFile(path string) ([]transcript.Record, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -234,10 +269,66 @@ func readTranscriptFile(path string) ([]transcript.Record, error) {
 	}
 	defer f.Close()
 	recs, err := transcript.Read(f)
+	if errors.Is(err, transcript.ErrBad) {
+		return nil, usagef("--transcript %s: %w", path, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("--transcript %s: %w", path, err)
 	}
 	return recs, nil
+}
+
+// lastLoadHeight returns the height of the transcript's last filterload
+// (-1, the tip, when it has none).
+func lastLoadHeight(records []transcript.Record) int32 {
+	for i := len(records) - 1; i >= 0; i-- {
+		if records[i].Kind == transcript.KindFilterLoad {
+			return records[i].Height
+		}
+	}
+	return -1
+}
+
+// outputFile is one output file's path and rendered content.
+type outputFile struct {
+	path string
+	data []byte
+}
+
+// writeOutputs writes every file atomically (writeFileAtomic); when one
+// fails, the files it already wrote are removed, so a failed run leaves
+// no output of its own.
+func writeOutputs(outs []outputFile) error {
+	for i, o := range outs {
+		if err := writeFileAtomic(o.path, o.data); err != nil {
+			for _, done := range outs[:i] {
+				_ = os.Remove(done.path)
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// writeFileAtomic writes data to a temporary file beside path and renames
+// it over path, so path never holds a partial file.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	name := tmp.Name()
+	_, werr := tmp.Write(data)
+	cerr := tmp.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		_ = os.Remove(name)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(name, path); err != nil {
+		_ = os.Remove(name)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
 }
 
 // readElementFile reads an element file.
@@ -254,29 +345,14 @@ func readElementFile(flag, path string) ([]privacy.Candidate, error) {
 	return cands, nil
 }
 
-// writeFileWith creates path, writes it with fn, and closes it, removing
-// a half-written file on failure.
-func writeFileWith(path string, fn func(io.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := fn(f); err != nil {
-		_ = f.Close()
-		_ = os.Remove(path)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		_ = os.Remove(path)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
-}
-
 // writeChartsPNG draws the charts, stacked, into a PNG file (see
-// plot.WritePNG), removing the file if drawing fails.
+// plot.WritePNG), written whole or not at all.
 func writeChartsPNG(path string, charts []privacy.Chart) error {
-	return writeFileWith(path, func(w io.Writer) error { return plot.WritePNG(w, charts) })
+	var b bytes.Buffer
+	if err := plot.WritePNG(&b, charts); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return writeFileAtomic(path, b.Bytes())
 }
 
 // dialChain connects to btcd's JSON-RPC server at hostPort (loopback

@@ -61,6 +61,9 @@ func printReport(w io.Writer, rep *privacy.Report) error {
 	if err := t.Flush(); err != nil {
 		return err
 	}
+	if len(rep.Reloads) > 0 {
+		writeReloads(&b, rep.Reloads, rep.HasTruth)
+	}
 	for _, c := range rep.Curves {
 		fmt.Fprintf(&b, "\n%s:\n", c.Stage)
 		t := newTable(&b)
@@ -77,16 +80,45 @@ func printReport(w io.Writer, rep *privacy.Report) error {
 	return err
 }
 
-// writeCurveRows writes a set stage's points.
+// writeReloads writes the estimator attack: what the observer infers
+// each reload of one tweak added.
+func writeReloads(b *strings.Builder, rs []privacy.ReloadEstimate, truth bool) {
+	b.WriteString("\nreloads of one tweak: elements the observer estimates each added and dropped (fold of the\n" +
+		"larger filter onto the smaller size when one divides the other; net change of the two estimates always)\n")
+	t := newTable(b)
+	fmt.Fprintln(t, "gen\tafter\theight\treason\tbytes\tnested\tadded\t± s.e.\tdropped\t± s.e.\tnet change\t± s.e.\ttrue added\ttrue dropped")
+	for _, r := range rs {
+		added, addErr, dropped, dropErr := notKnown, notKnown, notKnown, notKnown
+		if r.Added >= 0 || r.AddedStdErr >= 0 {
+			added, addErr, dropped, dropErr = num(r.Added), num(r.AddedStdErr), num(r.Dropped), num(r.DroppedStdErr)
+		}
+		trueAdded, trueDropped := notKnown, notKnown
+		if truth && r.TrueAdded >= 0 {
+			trueAdded, trueDropped = strconv.Itoa(r.TrueAdded), strconv.Itoa(r.TrueDropped)
+		}
+		fmt.Fprintf(t, "%d\t%d\t%d\t%s\t%d->%d\t%t\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Generation, r.PrevGeneration,
+			r.Height, r.Reason, r.PrevBytes, r.Bytes, r.Nested, added, addErr, dropped, dropErr,
+			num(r.NetChange), num(r.NetStdErr), trueAdded, trueDropped)
+	}
+	_ = t.Flush() // a strings.Builder does not fail
+}
+
+// writeCurveRows writes a set stage's points. "expected" is the joint
+// model's count (a range lo..hi when it is only bounded), "independent"
+// the reference product of independent filters.
 func writeCurveRows(w io.Writer, pts []privacy.Point, truth bool) {
-	fmt.Fprintln(w, "step\theight\tevent\tfilters\tmatched\tfalse pos\texpected\tprecision\texp prec\trecall\tentropy\texp entropy")
+	fmt.Fprintln(w, "step\theight\tevent\tfilters\tmatched\tfalse pos\texpected\tindependent\tprecision\texp prec\trecall\tentropy\texp entropy")
 	for _, p := range pts {
 		fp, prec, rec, ent := notKnown, notKnown, notKnown, notKnown
 		if truth {
 			fp, prec, rec, ent = strconv.FormatUint(p.FalsePositives, 10), num(p.Precision), num(p.Recall), num(p.Entropy)
 		}
-		fmt.Fprintf(w, "%d\t%d\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Step, p.Height, truncate(p.Label, maxLabel),
-			p.Filters, p.Matched, fp, num(p.ExpectedFP), prec, num(p.ExpectedPrecision), rec, ent, num(p.ExpectedEntropy))
+		expected := num(p.ExpectedFP)
+		if p.ExpectedFPLower < p.ExpectedFP {
+			expected = num(p.ExpectedFPLower) + ".." + expected
+		}
+		fmt.Fprintf(w, "%d\t%d\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Step, p.Height, truncate(p.Label, maxLabel),
+			p.Filters, p.Matched, fp, expected, num(p.IndependentFP), prec, num(p.ExpectedPrecision), rec, ent, num(p.ExpectedEntropy))
 	}
 }
 
