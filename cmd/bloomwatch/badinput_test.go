@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -10,7 +13,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/btcsuite/btcd/wire"
 	"github.com/spf13/cobra"
+
+	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/transcript"
 )
 
 // badCase is one malformed command line: the exit code it must give (2 for
@@ -364,5 +371,104 @@ func TestTruncatedWalletReopen(t *testing.T) {
 		if code != 1 || !strings.Contains(errOut, "unreadable") || !strings.Contains(errOut, "create the wallet again") {
 			t.Fatalf("open %d: exit %d, stderr %q", i+1, code, errOut)
 		}
+	}
+}
+
+// TestPrivacyAnalyzeBadTranscript feeds `privacy analyze` transcripts a
+// node would refuse or that were cut short: each must exit 2 with one
+// stderr line naming the record (its line, and its sequence number when
+// the line parsed), print nothing, and leave no --csv or --png file, not
+// even a partial one.
+func TestPrivacyAnalyzeBadTranscript(t *testing.T) {
+	dir := t.TempDir()
+	good, err := bip37.NewFilter(20, 0.01, 1, bip37.UpdateAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good.Add([]byte("an element"))
+	// serialized builds a filterload payload by hand: BIP37's layout with
+	// any size and hash count.
+	serialized := func(size int, k uint32) []byte {
+		var b bytes.Buffer
+		if err := wire.WriteVarInt(&b, 0, uint64(size)); err != nil {
+			t.Fatal(err)
+		}
+		b.Write(make([]byte, size))
+		_ = binary.Write(&b, binary.LittleEndian, k)
+		_ = binary.Write(&b, binary.LittleEndian, uint32(7))
+		b.WriteByte(byte(bip37.UpdateAll))
+		return b.Bytes()
+	}
+	record := func(seq uint64, kind transcript.Kind, filter []byte) string {
+		var b bytes.Buffer
+		if err := transcript.Write(&b, transcript.Record{Seq: seq, Peer: "127.0.0.1:1", Kind: kind, Filter: filter}); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	first := record(1, transcript.KindFilterLoad, good.Serialize())
+	cases := []struct {
+		name, content, sub string
+	}{
+		{"truncated", first + record(2, transcript.KindFilterLoad, good.Serialize())[:40], "line 2"},
+		{"filter over 36,000 bytes", first + record(2, transcript.KindFilterLoad, serialized(bip37.MaxFilterSize+1, 5)), "line 2 (seq 2)"},
+		{"over 50 hash functions", first + record(2, transcript.KindFilterLoad, serialized(100, bip37.MaxHashFuncs+1)), "line 2 (seq 2)"},
+		{"unknown kind", first + record(7, "filterzap", nil), "line 2 (seq 7)"},
+		{"no filterload", record(3, transcript.KindFilterClear, nil), "no filterload"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".jsonl")
+			if err := os.WriteFile(path, []byte(tc.content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			csvPath, pngPath := path+".csv", path+".png"
+			code, out, errOut := runCLI(t, []string{"privacy", "analyze", "--transcript", path, "--synthetic", "100",
+				"--csv", csvPath, "--png", pngPath})
+			if code != 2 || out != "" {
+				t.Errorf("exit %d, stdout %q; want 2 and nothing", code, out)
+			}
+			if strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tc.sub) || !strings.Contains(errOut, path) {
+				t.Errorf("stderr %q: want one line naming %s and %q", errOut, path, tc.sub)
+			}
+			for _, p := range []string{csvPath, pngPath} {
+				if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+					t.Errorf("%s: %v; want no output file", p, err)
+				}
+			}
+			entries, err := os.ReadDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range entries {
+				if strings.Contains(e.Name(), ".tmp") {
+					t.Errorf("temporary file %s left behind", e.Name())
+				}
+			}
+		})
+	}
+	// A good transcript writes both files whole.
+	path := filepath.Join(dir, "good.jsonl")
+	if err := os.WriteFile(path, []byte(first), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runCLI(t, []string{"privacy", "analyze", "--transcript", path, "--synthetic", "100",
+		"--csv", path + ".csv", "--png", path + ".png"}); code != 0 {
+		t.Fatalf("good transcript: exit %d: %s", code, errOut)
+	}
+	for _, p := range []string{path + ".csv", path + ".png"} {
+		if st, err := os.Stat(p); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	// When one output cannot be written, the other is not left behind.
+	csvPath := filepath.Join(dir, "alone.csv")
+	code, _, errOut := runCLI(t, []string{"privacy", "analyze", "--transcript", path, "--synthetic", "100",
+		"--csv", csvPath, "--png", filepath.Join(dir, "no-such-dir", "x.png")})
+	if code != 1 || !strings.Contains(errOut, "no-such-dir") {
+		t.Errorf("unwritable --png: exit %d, %q", code, errOut)
+	}
+	if _, err := os.Stat(csvPath); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("--csv written although --png failed: %v", err)
 	}
 }

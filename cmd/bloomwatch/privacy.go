@@ -184,7 +184,7 @@ func (o *privacyAnalyzeOptions) run(cmd *cobra.Command, _ []string) error {
 	}
 	rep, err := privacy.Analyze(ctx, in)
 	if err != nil {
-		return analyzeErr(err)
+		return analyzeErr(err, o.transcript)
 	}
 	// Every output file is rendered before any is written, and each is
 	// written whole or not at all.
@@ -249,13 +249,14 @@ func (o *privacyAnalyzeOptions) check(fl *pflag.FlagSet) error {
 
 // analyzeErr names the command in the analyzer's errors, and an
 // interruption as one. A transcript the analyzer cannot replay (no
-// filterload, a filter a node would reject) is bad input: exit 2.
-func analyzeErr(err error) error {
+// filterload, a filter a node would reject) is bad input, named by its
+// path: exit 2.
+func analyzeErr(err error, transcriptPath string) error {
 	switch {
 	case errors.Is(err, context.Canceled):
 		return fmt.Errorf("privacy analyze: interrupted: %w", err)
 	case errors.Is(err, privacy.ErrNoFilters), errors.Is(err, privacy.ErrBadFilterRecord), errors.Is(err, transcript.ErrBad):
-		return usagef("privacy analyze: --transcript: %w", err)
+		return usagef("privacy analyze: --transcript %s: %w", transcriptPath, err)
 	}
 	return fmt.Errorf("privacy analyze: %w", err)
 }
