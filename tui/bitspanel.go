@@ -159,20 +159,31 @@ func shade(set, total int) rune {
 // cell per run of bytes. Each line starts with the number of its first
 // bit. It returns the lines and their caption.
 func (m *Model) picture(arr []byte, w, rows int) ([]string, string) {
-	perRow := max(w-picGutter, 1)
+	maxRow := max(w-picGutter, 1)
 	n := len(arr)
 	if n == 0 || rows <= 0 {
 		return nil, "(empty filter: it matches everything)"
 	}
+	// a block about as wide as tall on screen (a cell is twice as tall as
+	// wide): a power of two of bytes per row near sqrt(2n), wider if
+	// the rows do not fit
+	perRow := 8
+	for perRow*perRow < 2*n {
+		perRow *= 2
+	}
+	for perRow < maxRow && (n+perRow-1)/perRow > rows {
+		perRow *= 2
+	}
+	perRow = min(perRow, maxRow)
 	perCell := 1
 	if (n+perRow-1)/perRow > rows {
 		perCell = (n + perRow*rows - 1) / (perRow * rows)
 	}
 	var caption string
 	if perCell == 1 {
-		caption = "the filter as sent: a dot per bit set, a cell per byte (bits 0-3 down its left, 4-7 down its right)"
+		caption = "a dot per bit set, a cell per byte; each row starts at the bit on its left"
 	} else {
-		caption = fmt.Sprintf("the filter as sent, a cell per %d bytes (%d bits) by the share set: ░ to ¼ ▒ to ½ ▓ to ¾ █ more", perCell, perCell*8)
+		caption = fmt.Sprintf("a cell per %d bits, by the share set: ░ to ¼ ▒ to ½ ▓ to ¾ █ more", perCell*8)
 	}
 	cells := (n + perCell - 1) / perCell
 	var out []string

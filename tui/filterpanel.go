@@ -14,7 +14,7 @@ type filterPanel struct{}
 // title implements panel.
 func (filterPanel) title(m *Model, w int) string {
 	if m.st.pic.ok {
-		return fmt.Sprintf("Filter #%d  (b: picture)", m.st.pic.seq)
+		return joinFit(w, "  ", fmt.Sprintf("Filter #%d", m.st.pic.seq), "for "+m.st.filter.Reason, "(b: picture)")
 	}
 	return "Filter"
 }
@@ -45,9 +45,9 @@ func (filterPanel) render(m *Model, w, h int) []string {
 	}
 	if h >= filterLinesGrid {
 		l1 := joinFit(w, "  ", k("elements ")+fmt.Sprint(f.Elements), k("size ")+size, k("k ")+fmt.Sprint(f.HashFuncs),
-			k("tweak ")+fmt.Sprintf("%#08x", f.Tweak))
-		l2 := joinFit(w, "  ", k("flags ")+f.Flags, k("loads ")+fmt.Sprint(f.Loads), k("reloads ")+fmt.Sprint(st.reloads),
-			k("last reload ")+last)
+			k("loads ")+fmt.Sprint(f.Loads))
+		l2 := joinFit(w, "  ", k("tweak ")+fmt.Sprintf("%#08x", f.Tweak), k("flags ")+f.Flags,
+			k("reloads ")+fmt.Sprint(st.reloads), k("last reload ")+last)
 		l3 := k("fill ") + m.fillBar(p, w)
 		l4 := joinFit(w, "  ", k("fp per element (theory) now ")+fmtRate(theory), k("at load ")+fmtRate(f.FPRate))
 		l5 := joinFit(w, "  ", k("fp per tx tested (observed) ")+observed)

@@ -8,7 +8,7 @@ import "github.com/bloomwatch/bloomwatch/privacy"
 // false-positive transactions per non-wallet transaction (the unit of
 // the observed rate).
 type meterExtra struct {
-	ok             bool // the meter reports them
+	ok             bool // a reading was read (false before the first)
 	independentFP  float64
 	universeSource string
 	added          float64 // -1: not estimable
@@ -16,9 +16,9 @@ type meterExtra struct {
 	expectedTxFP   float64
 }
 
-// extraOf reads a reading's corrected-model figures. This build's
-// privacy.Reading does not carry them yet (the privacy meter is being
-// corrected): ok is false and the panels leave them out.
-func extraOf(privacy.Reading) meterExtra {
-	return meterExtra{added: -1, addedErr: -1}
+// extraOf reads a reading's corrected-model figures (the source cleaned:
+// it is drawn).
+func extraOf(r privacy.Reading) meterExtra {
+	return meterExtra{ok: true, independentFP: r.IndependentFP, universeSource: clean(r.UniverseSource),
+		added: r.AddedElements, addedErr: r.AddedStdErr, expectedTxFP: r.ExpectedTxFPRate}
 }

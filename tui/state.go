@@ -298,7 +298,12 @@ func (r *matchRow) setWhy(e spv.MatchedTx) {
 	if e.Why == nil && e.Peer == "" {
 		return
 	}
-	r.peer, r.seq, r.why, r.fpRate = e.Peer, e.FilterSeq, e.Why, e.FilterFPRate
+	r.peer, r.seq, r.why, r.fpRate = e.Peer, e.FilterSeq, nil, e.FilterFPRate
+	if e.Why != nil {
+		w := *e.Why // the kind is drawn: a copy with it cleaned
+		w.Kind = bip37.MatchKind(clean(string(w.Kind)))
+		r.why = &w
+	}
 }
 
 // count adds d to the counter of a verdict.

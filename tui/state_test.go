@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
+	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/transcript"
@@ -140,16 +141,23 @@ func TestHostileStrings(t *testing.T) {
 			spv.HeadersProgress{Height: math.MaxInt32, PeerHeight: math.MinInt32},
 			spv.Reorg{ForkHeight: -1},
 		}},
-		readingsMsg{readings: []privacy.Reading{{Peer: evil, Reason: evil, IntersectionFP: math.NaN(), ExpectedFP: math.Inf(1)}}},
-		logMsg{lines: []string{evil}},
+		readingsMsg{readings: []privacy.Reading{{Peer: evil, Reason: evil, IntersectionFP: math.NaN(), ExpectedFP: math.Inf(1),
+			Kind: transcript.Kind(evil)}}},
+		logMsg{lines: []string{evil, "time=" + evil + " level=WARN msg=" + evil}},
 	)
-	v := m.View()
-	checkFrame(t, v, 120, 40)
-	plain := ansi.Strip(v)
-	require.NotContains(t, plain, "\x1b")
-	require.NotContains(t, plain, "\x07")
-	require.NotContains(t, v, "\x1b]0;", "no OSC sequence reaches the terminal")
-	require.NotContains(t, v, "\x1b[2J")
+	// a match from a hostile peer, with a nonsense explanation
+	m = feed(t, m, eventsMsg{events: []spv.Event{spv.MatchedTx{Txid: txid(1), Height: 3, FalsePositive: true, Peer: evil,
+		FilterSeq: 99, FilterFPRate: math.NaN(), Why: &bip37.Match{Kind: bip37.MatchKind(evil), Index: 7, Element: []byte(evil)}}}})
+	for _, press := range []string{"", "\n", "\x1bb", "\x1b?"} {
+		m = feed(t, m, keys(press)...)
+		v := m.View()
+		checkFrame(t, v, 120, 40)
+		plain := ansi.Strip(v)
+		require.NotContains(t, plain, "\x1b", "keys %q", press)
+		require.NotContains(t, plain, "\x07")
+		require.NotContains(t, v, "\x1b]0;", "no OSC sequence reaches the terminal")
+		require.NotContains(t, v, "\x1b[2J")
+	}
 }
 
 func TestResizeFrames(t *testing.T) {

@@ -9,6 +9,9 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/spv"
 )
 
 // goldenSizes are the terminal sizes every view's golden file is kept at.
@@ -157,4 +160,31 @@ func TestCoalescedKeys(t *testing.T) {
 	m = feed(t, m, keys("\x1b/")...)
 	m = feed(t, m, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("wallet"), Paste: true})
 	require.Equal(t, "wallet", m.Query())
+}
+
+func TestFilterPictureHeatmap(t *testing.T) {
+	// a full-size filter does not fit one dot per bit: a heatmap
+	f, err := bip37.NewFilter(30_000, 0.0001, 7, bip37.UpdateAll)
+	require.NoError(t, err)
+	require.Equal(t, bip37.MaxFilterSize, f.Size())
+	for i := 0; i < 20_000; i++ {
+		f.Add([]byte(fmt.Sprint("element", i)))
+	}
+	for _, sz := range goldenSizes {
+		m := scriptedModel(t, sz[0], sz[1], nil)
+		m = feed(t, m, eventsMsg{events: []spv.Event{filterLoaded(spv.At{Time: t0}, f, 10, 100, spv.ReasonManual, 20_000, 11)}})
+		m = feed(t, m, keys("b")...)
+		v := m.View()
+		checkFrame(t, v, sz[0], sz[1])
+		plain := ansi.Strip(v)
+		require.Contains(t, plain, "a cell per ")
+		require.Contains(t, plain, "since filter #9 to the same peer: another size")
+		require.Contains(t, plain, "288,000 bits")
+	}
+	// the shades follow the share of bits set
+	require.Equal(t, ' ', shade(0, 64))
+	require.Equal(t, '░', shade(16, 64))
+	require.Equal(t, '▒', shade(32, 64))
+	require.Equal(t, '▓', shade(48, 64))
+	require.Equal(t, '█', shade(64, 64))
 }
