@@ -53,6 +53,10 @@ func checkBlock(b *spv.FilteredBlock) error {
 // positive that now pays a newly derived address becomes relevant (and
 // leaves the false-positive count).
 //
+// Unconfirmed wallet transactions past MempoolExpiry (by the wallet's
+// clock) are removed after the block is applied; Delta includes what they
+// take out of the filter.
+//
 // If an error is returned, nothing of this block was applied; a storage
 // error also discards the uncommitted batch, and SyncedTo then reports the
 // last committed block, from which the caller resumes.
@@ -75,7 +79,16 @@ func (w *Wallet) ApplyBlock(b *spv.FilteredBlock) (spv.BlockResult, error) {
 	var res spv.BlockResult
 	err := w.update(func(bk buckets) error {
 		var err error
-		res, err = w.applyBlockIn(bk, b, reapply)
+		if res, err = w.applyBlockIn(bk, b, reapply); err != nil {
+			return err
+		}
+		if len(w.pending) > 0 {
+			// Confirmed or evicted transactions leave the set.
+			if err := w.reconcilePending(bk, w.now()); err != nil {
+				return err
+			}
+		}
+		_, err = w.expireIn(bk)
 		return err
 	})
 	if err != nil {

@@ -51,9 +51,31 @@
 // at its last commit with every counter consistent with it, and the node
 // syncs again from there.
 //
+// # Unconfirmed transactions
+//
+// A transaction a peer relays from its mempool is only that peer's word:
+// an SPV node has no UTXO set to check its inputs, so a peer can relay a
+// spend of a wallet coin that will never confirm. ApplyMempoolTx keeps
+// every relevant one in wtxmgr's unconfirmed set (see pending.go):
+//
+//   - Only blocks move Balance.Confirmed and Balance.Immature; the coins
+//     unconfirmed transactions spend are shown as Balance.PendingSpent and
+//     stay listed by UTXOs (flagged PendingSpend), and incoming outputs as
+//     Balance.Unconfirmed.
+//   - A relayed transaction never evicts another: conflicting pending
+//     transactions (wtxmgr keeps a list of unconfirmed spenders per
+//     outpoint) all stay, flagged (Balance.Conflicts,
+//     TxSummary.Conflicts), counted in the worst case (their outputs are
+//     not counted as incoming), until the block that confirms one evicts
+//     the others.
+//   - An unconfirmed transaction that has not confirmed MempoolExpiry (336
+//     hours, Bitcoin Core's -mempoolexpiry) after it entered the set is
+//     removed with its descendants, at Open, ApplyBlock or ApplyMempoolTx
+//     (wallet clock); its outputs and guards leave the filter.
+//
 // # Reorgs
 //
 // Rollback follows wtxmgr: transactions of removed blocks return to the
-// unconfirmed set until they confirm again or a confirmed double spend
-// evicts them.
+// unconfirmed set until they confirm again, a confirmed double spend
+// evicts them, or MempoolExpiry (counted from the rollback) passes.
 package wallet

@@ -11,12 +11,19 @@ import (
 )
 
 // ApplyMempoolTx judges one unconfirmed transaction a peer sent and
-// commits at once. A wallet transaction goes to wtxmgr's unconfirmed set;
-// any unconfirmed wallet transaction spending the same outputs is removed
-// first (with its descendants), since a peer relays the replacement only
-// after it evicted the original from its own mempool. Anything else is a
-// false positive, counted once per txid. A transaction offered again is
-// reported again but counted and stored once.
+// commits at once. A wallet transaction joins wtxmgr's unconfirmed set,
+// seen now (the wallet clock), until a block confirms it or a conflicting
+// transaction, or until MempoolExpiry. An unconfirmed transaction is only
+// the relaying peer's word, so it never evicts another: one that spends
+// an outpoint a pending wallet transaction spends joins it, both are
+// reported as conflicted (Balance.Conflicts, TxSummary.Conflicts) and the
+// block that confirms one evicts the other. One that spends a wallet
+// output a confirmed transaction already spent can never confirm and is
+// dropped (reported not relevant, not counted). Anything else is a false
+// positive, counted once per txid. A transaction offered again is
+// reported again but counted and stored once. Transactions past
+// MempoolExpiry are removed first; the delta reports what they take out
+// of the filter too.
 func (w *Wallet) ApplyMempoolTx(tx *wire.MsgTx) (spv.MempoolResult, error) {
 	if tx == nil || (len(tx.TxIn) == 0 && len(tx.TxOut) == 0) {
 		return spv.MempoolResult{}, ErrBadTx
@@ -28,6 +35,9 @@ func (w *Wallet) ApplyMempoolTx(tx *wire.MsgTx) (spv.MempoolResult, error) {
 	}
 	var res spv.MempoolResult
 	err := w.updateNow(func(bk buckets) error {
+		if _, err := w.expireIn(bk); err != nil {
+			return err
+		}
 		var err error
 		res, err = w.applyMempoolIn(bk, tx)
 		return err
@@ -61,6 +71,10 @@ func (w *Wallet) applyMempoolIn(bk buckets, tx *wire.MsgTx) (spv.MempoolResult, 
 		w.meta.counters.MempoolFalsePositives++
 		return res, writeProgress(bk.own, w.meta)
 	}
+	spent, err := w.spendsConfirmedSpent(bk, tx)
+	if err != nil || spent {
+		return res, err
+	}
 	if wasFP {
 		// Relevant now through an address derived since.
 		if err := fps.Delete(txid[:]); err != nil {
@@ -75,10 +89,8 @@ func (w *Wallet) applyMempoolIn(bk buckets, tx *wire.MsgTx) (spv.MempoolResult, 
 			}
 		}
 	}
-	if err := w.removeConflicts(bk, tx, txid); err != nil {
-		return res, err
-	}
-	if err := w.storeTx(bk, tx, nil, w.now()); err != nil {
+	now := w.now()
+	if err := w.storeTx(bk, tx, nil, now); err != nil {
 		return res, err
 	}
 	d, err := w.txStore.TxDetails(bk.tm, &txid)
@@ -86,6 +98,9 @@ func (w *Wallet) applyMempoolIn(bk buckets, tx *wire.MsgTx) (spv.MempoolResult, 
 		return res, fmt.Errorf("details of %v: %w", txid, errOrMissing(err))
 	}
 	res.Relevant, res.Amount = true, netAmount(d)
+	if err := w.reconcilePending(bk, now); err != nil {
+		return res, err
+	}
 	if _, err := w.refreshOutpoints(bk.tm); err != nil {
 		return res, err
 	}
@@ -93,8 +108,34 @@ func (w *Wallet) applyMempoolIn(bk buckets, tx *wire.MsgTx) (spv.MempoolResult, 
 	return res, writeProgress(bk.own, w.meta)
 }
 
+// spendsConfirmedSpent reports whether tx spends a wallet output that a
+// confirmed transaction already spends: such a transaction can never
+// confirm, whatever the peer that relayed it says.
+func (w *Wallet) spendsConfirmedSpent(bk buckets, tx *wire.MsgTx) (bool, error) {
+	for _, in := range tx.TxIn {
+		prev := in.PreviousOutPoint
+		if _, watched := w.watch.outpoints[prev]; watched {
+			continue // unspent on chain as far as the wallet knows
+		}
+		d, err := w.txStore.TxDetails(bk.tm, &prev.Hash)
+		if err != nil {
+			return false, fmt.Errorf("look up %v: %w", prev.Hash, err)
+		}
+		if d == nil || d.Block.Height < 0 {
+			continue
+		}
+		for _, c := range d.Credits {
+			if c.Index == prev.Index && c.Spent {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
+
 // removeConflicts removes the unconfirmed wallet transactions that spend
-// an output tx spends.
+// an output tx spends, with their descendants. Only a confirmed tx may
+// evict (evictDoubleSpent): a relayed one is a peer's word.
 func (w *Wallet) removeConflicts(bk buckets, tx *wire.MsgTx, txid chainhash.Hash) error {
 	spends := make(map[wire.OutPoint]struct{}, len(tx.TxIn))
 	for _, in := range tx.TxIn {

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/stretchr/testify/require"
@@ -42,7 +43,10 @@ func TestMempoolTxThenConfirmation(t *testing.T) {
 	require.Equal(t, int64(-61_000), res.Amount)
 	require.Equal(t, []wire.OutPoint{op(spend, 1)}, res.Delta.OutPoints, "the change output is watched")
 	require.NotEmpty(t, res.Delta.Data, "the change branch grows past the gap")
-	require.Equal(t, Balance{Confirmed: 0, Unconfirmed: 39_000}, mustBalance(t, w))
+	bal := mustBalance(t, w)
+	require.Equal(t, Balance{Confirmed: 100_000, Unconfirmed: 39_000, PendingSpent: 100_000}, bal,
+		"the pending spend shows beside the confirmed balance, never in it")
+	require.Equal(t, btcutil.Amount(39_000), bal.Total())
 	require.Equal(t, map[chainhash.Hash]int32{fund.TxHash(): 100, spend.TxHash(): -1}, txids(t, w))
 	el, err := w.FilterElements()
 	require.NoError(t, err)
@@ -92,7 +96,7 @@ func TestConfirmedConflictEvictsUnconfirmed(t *testing.T) {
 	child := f.tx([]wire.OutPoint{op(pending, 1)}, output{keys.p2wpkh(extBranch, 1), 38_000})
 	_, err = w.ApplyMempoolTx(child)
 	require.NoError(t, err)
-	require.Equal(t, Balance{Unconfirmed: 38_000}, mustBalance(t, w))
+	require.Equal(t, Balance{Confirmed: 100_000, Unconfirmed: 38_000, PendingSpent: 100_000}, mustBalance(t, w))
 
 	// Another spend of fund:0 confirms: it pays nothing to the wallet's
 	// scripts, so only the watched outpoint makes it the wallet's.
@@ -111,7 +115,12 @@ func TestConfirmedConflictEvictsUnconfirmed(t *testing.T) {
 	require.Empty(t, el.OutPoints)
 }
 
-func TestMempoolReplacementRemovesOriginal(t *testing.T) {
+// TestMempoolConflictKeepsBoth checks that a relayed transaction spending
+// the coin a pending wallet transaction spends (a fee bump, or a peer's
+// fabrication: the wallet cannot tell) evicts nothing: both stay pending,
+// flagged as conflicting, counted in the worst case, until a block
+// confirms one.
+func TestMempoolConflictKeepsBoth(t *testing.T) {
 	w, keys := newRegtestWallet(t)
 	f := &txFactory{}
 	chain := newTestChain(f, 100)
@@ -125,8 +134,35 @@ func TestMempoolReplacementRemovesOriginal(t *testing.T) {
 	res, err := w.ApplyMempoolTx(bumped)
 	require.NoError(t, err)
 	require.Equal(t, int64(-62_000), res.Amount)
-	require.Equal(t, Balance{Unconfirmed: 38_000}, mustBalance(t, w))
-	require.Equal(t, map[chainhash.Hash]int32{fund.TxHash(): 100, bumped.TxHash(): -1}, txids(t, w))
+	require.Equal(t, []wire.OutPoint{op(bumped, 1)}, res.Delta.OutPoints)
+	require.Empty(t, res.Delta.Spent, "nothing was evicted")
+	bal := mustBalance(t, w)
+	require.Equal(t, Balance{Confirmed: 100_000, PendingSpent: 100_000, Conflicts: 2}, bal,
+		"worst case: the conflicting change outputs are not counted as incoming")
+	require.Equal(t, btcutil.Amount(0), bal.Total())
+	require.Equal(t, map[chainhash.Hash]int32{fund.TxHash(): 100, original.TxHash(): -1, bumped.TxHash(): -1}, txids(t, w))
+	txs, err := w.Txs()
+	require.NoError(t, err)
+	for _, s := range txs {
+		switch s.Txid {
+		case original.TxHash():
+			require.Equal(t, []chainhash.Hash{bumped.TxHash()}, s.Conflicts)
+			require.True(t, s.Conflicted)
+		case bumped.TxHash():
+			require.Equal(t, []chainhash.Hash{original.TxHash()}, s.Conflicts)
+			require.True(t, s.Conflicted)
+		default:
+			require.Empty(t, s.Conflicts)
+			require.False(t, s.Conflicted)
+		}
+	}
+
+	// The block confirming the bump evicts the original.
+	res2 := mustApply(t, w, chain.add(bumped).filtered())
+	require.Equal(t, []chainhash.Hash{bumped.TxHash()}, res2.Relevant)
+	require.ElementsMatch(t, []wire.OutPoint{op(fund, 0), op(original, 1)}, res2.Delta.Spent)
+	require.Equal(t, Balance{Confirmed: 38_000}, mustBalance(t, w))
+	require.Equal(t, map[chainhash.Hash]int32{fund.TxHash(): 100, bumped.TxHash(): 101}, txids(t, w))
 }
 
 func TestMempoolFalsePositiveBecomesRelevant(t *testing.T) {

@@ -35,7 +35,7 @@ func WithBatch(blocks int, interval time.Duration) Option {
 }
 
 // WithClock replaces time.Now, for the receive time of unconfirmed
-// transactions and for the batch interval.
+// transactions, their expiry (MempoolExpiry) and the batch interval.
 func WithClock(now func() time.Time) Option {
 	return func(o *options) {
 		if now != nil {

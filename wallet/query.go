@@ -15,19 +15,47 @@ import (
 )
 
 // Balance is the wallet's balance at its sync point, in satoshis.
+//
+// Only blocks move Confirmed and Immature: an unconfirmed transaction is
+// one peer's word (an SPV node cannot check its inputs), so a coin an
+// unconfirmed transaction spends still counts there until the spend
+// confirms. The unconfirmed effect is shown beside it: Unconfirmed for what
+// is coming in, PendingSpent for what is going out, and Conflicts when
+// unconfirmed transactions contradict each other. Total is the worst case
+// once everything pending is settled.
 type Balance struct {
-	// Confirmed is spendable with at least one confirmation, minus what
-	// unconfirmed transactions spend.
+	// Confirmed is the wallet's mature outputs in blocks that no
+	// confirmed transaction spends, whether or not an unconfirmed
+	// transaction spends them (see PendingSpent).
 	Confirmed btcutil.Amount `json:"confirmed"`
-	// Unconfirmed is the net of unconfirmed transactions' outputs to the
-	// wallet that are still unspent.
+	// Unconfirmed is incoming: the outputs to the wallet of unconfirmed
+	// transactions that no other unconfirmed transaction spends,
+	// leaving out those of conflicted transactions (see Conflicts), which
+	// may never confirm: the worst case.
 	Unconfirmed btcutil.Amount `json:"unconfirmed"`
-	// Immature is coinbase outputs short of coinbase maturity.
+	// Immature is coinbase outputs short of coinbase maturity (spent or
+	// not by unconfirmed transactions, like Confirmed).
 	Immature btcutil.Amount `json:"immature"`
+	// PendingSpent is outgoing: the part of Confirmed and Immature that
+	// unconfirmed transactions spend, each coin once even when several
+	// conflicting transactions spend it (the worst case: any of them may
+	// confirm).
+	PendingSpent btcutil.Amount `json:"pending_spent"`
+	// Conflicts counts the unconfirmed wallet transactions that spend an
+	// outpoint another unconfirmed wallet transaction spends, or descend
+	// from one that does. Their outputs are left out of Unconfirmed and
+	// the coins they spend are in PendingSpent; the block that confirms
+	// one of them evicts the others.
+	Conflicts int `json:"conflicts"`
 }
 
-// Total returns every satoshi the wallet holds.
-func (b Balance) Total() btcutil.Amount { return b.Confirmed + b.Unconfirmed + b.Immature }
+// Total returns the worst-case balance once the pending transactions are
+// settled: Confirmed + Immature + Unconfirmed - PendingSpent (every
+// pending spend confirms, only unconflicted incoming outputs arrive).
+// With nothing pending it is Confirmed + Immature.
+func (b Balance) Total() btcutil.Amount {
+	return b.Confirmed + b.Immature + b.Unconfirmed - b.PendingSpent
+}
 
 // confirmations returns how many confirmations a block at height has with
 // tip as the best height (0 when unmined or above the tip).
@@ -38,7 +66,8 @@ func confirmations(height, tip int32) int32 {
 	return tip - height + 1
 }
 
-// Balance returns the balances at the sync point, as wtxmgr computes them.
+// Balance returns the balances at the sync point (see Balance for what
+// unconfirmed transactions change).
 func (w *Wallet) Balance() (Balance, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -46,27 +75,38 @@ func (w *Wallet) Balance() (Balance, error) {
 		return Balance{}, err
 	}
 	tip := w.synced.Height
+	maturity := int32(w.net.params.CoinbaseMaturity)
 	var bal Balance
 	err := w.view(func(b readBuckets) error {
-		confirmed, err := w.txStore.Balance(b.tm, 1, tip)
+		ps, err := w.readPending(b.tm)
 		if err != nil {
 			return err
 		}
-		all, err := w.txStore.Balance(b.tm, 0, tip)
+		coins, err := w.readCoins(b.tm, ps)
 		if err != nil {
 			return err
 		}
-		credits, err := w.txStore.UnspentOutputs(b.tm)
-		if err != nil {
-			return err
-		}
-		maturity := int32(w.net.params.CoinbaseMaturity)
-		for _, c := range credits {
-			if c.FromCoinBase && confirmations(c.Height, tip) < maturity {
-				bal.Immature += c.Amount
+		for _, c := range coins {
+			switch {
+			case c.height < 0:
+				if len(c.spentBy) == 0 && !c.conflicted {
+					bal.Unconfirmed += c.amount
+				}
+				continue
+			case c.coinbase && confirmations(c.height, tip) < maturity:
+				bal.Immature += c.amount
+			default:
+				bal.Confirmed += c.amount
+			}
+			if len(c.spentBy) > 0 {
+				bal.PendingSpent += c.amount
 			}
 		}
-		bal.Confirmed, bal.Unconfirmed = confirmed, all-confirmed
+		for _, p := range ps.txs {
+			if p.conflicted {
+				bal.Conflicts++
+			}
+		}
 		return nil
 	})
 	if err != nil {
@@ -81,20 +121,31 @@ type TxSummary struct {
 	// Height is the block height, or -1 when unconfirmed.
 	Height    int32          `json:"height"`
 	BlockHash chainhash.Hash `json:"block_hash"`
-	// Time is the block time, or when an unconfirmed transaction was
-	// first seen.
+	// Time is the block time, or when an unconfirmed transaction entered
+	// the wallet's unconfirmed set (first relayed, or returned by a
+	// reorg).
 	Time time.Time `json:"time"`
 	// Delta is the net satoshi change to the wallet.
 	Delta int64 `json:"delta"`
 	// Confirmations is counted from the wallet's sync point.
 	Confirmations int32 `json:"confirmations"`
+	// Expires is when an unconfirmed transaction leaves the wallet if
+	// it has not confirmed (Time + MempoolExpiry); nil once confirmed.
+	Expires *time.Time `json:"expires,omitempty"`
+	// Conflicts lists the other unconfirmed wallet transactions that
+	// spend an outpoint this unconfirmed one spends: at most one of them
+	// can confirm.
+	Conflicts []chainhash.Hash `json:"conflicts,omitempty"`
+	// Conflicted is set for an unconfirmed transaction with Conflicts or
+	// with an unconfirmed ancestor that has some.
+	Conflicted bool `json:"conflicted,omitempty"`
 }
 
 // ConfirmationsAt returns the confirmations with tip as the best height.
 func (t TxSummary) ConfirmationsAt(tip int32) int32 { return confirmations(t.Height, tip) }
 
 // Txs returns the wallet's history: confirmed transactions by height,
-// then unconfirmed ones.
+// then unconfirmed ones (with their expiry and conflicts).
 func (w *Wallet) Txs() ([]TxSummary, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -104,6 +155,10 @@ func (w *Wallet) Txs() ([]TxSummary, error) {
 	tip := w.synced.Height
 	var out []TxSummary
 	err := w.view(func(b readBuckets) error {
+		ps, err := w.readPending(b.tm)
+		if err != nil {
+			return err
+		}
 		return w.txStore.RangeTransactions(b.tm, 0, noHeight, func(details []wtxmgr.TxDetails) (bool, error) {
 			for i := range details {
 				d := &details[i]
@@ -118,6 +173,14 @@ func (w *Wallet) Txs() ([]TxSummary, error) {
 					s.BlockHash = d.Block.Hash
 				} else {
 					s.Time = d.Received
+					if seen, ok := w.pending[d.Hash]; ok {
+						s.Time = seen
+					}
+					exp := s.Time.Add(MempoolExpiry)
+					s.Expires = &exp
+					if p, ok := ps.txs[d.Hash]; ok {
+						s.Conflicts, s.Conflicted = p.conflicts, p.conflicted
+					}
 				}
 				out = append(out, s)
 			}
@@ -130,7 +193,7 @@ func (w *Wallet) Txs() ([]TxSummary, error) {
 	return out, nil
 }
 
-// UTXO is one unspent wallet output.
+// UTXO is one wallet output that no confirmed transaction spends.
 type UTXO struct {
 	Txid  chainhash.Hash `json:"txid"`
 	Index uint32         `json:"vout"`
@@ -142,11 +205,21 @@ type UTXO struct {
 	Address       string `json:"address,omitempty"`
 	Script        string `json:"script"`
 	Coinbase      bool   `json:"coinbase"`
+	// PendingSpend is set when unconfirmed wallet transactions (SpentBy)
+	// spend the output: it stays listed, and in the confirmed balance,
+	// until the spend confirms.
+	PendingSpend bool             `json:"pending_spend"`
+	SpentBy      []chainhash.Hash `json:"spent_by,omitempty"`
+	// Conflicted marks an output of a conflicted unconfirmed transaction
+	// (see TxSummary.Conflicted): it may never exist.
+	Conflicted bool `json:"conflicted,omitempty"`
 }
 
-// UTXOs returns the unspent outputs wtxmgr reports: confirmed and
-// unconfirmed ones, except those an unconfirmed transaction already spends.
-// They are ordered by height (unconfirmed last), then txid and index.
+// UTXOs returns every wallet output no confirmed transaction spends:
+// confirmed and unconfirmed ones, including those an unconfirmed
+// transaction spends (flagged PendingSpend; wtxmgr hides them). Sum the
+// outputs without PendingSpend or Conflicted for the worst case. They are
+// ordered by height (unconfirmed last), then txid and index.
 func (w *Wallet) UTXOs() ([]UTXO, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -156,21 +229,28 @@ func (w *Wallet) UTXOs() ([]UTXO, error) {
 	tip := w.synced.Height
 	var out []UTXO
 	err := w.view(func(b readBuckets) error {
-		credits, err := w.txStore.UnspentOutputs(b.tm)
+		ps, err := w.readPending(b.tm)
 		if err != nil {
 			return err
 		}
-		for _, c := range credits {
+		coins, err := w.readCoins(b.tm, ps)
+		if err != nil {
+			return err
+		}
+		for _, c := range coins {
 			u := UTXO{
-				Txid:          c.Hash,
-				Index:         c.Index,
-				Amount:        c.Amount,
-				Height:        c.Height,
-				Confirmations: confirmations(c.Height, tip),
-				Script:        fmt.Sprintf("%x", c.PkScript),
-				Coinbase:      c.FromCoinBase,
+				Txid:          c.op.Hash,
+				Index:         c.op.Index,
+				Amount:        c.amount,
+				Height:        c.height,
+				Confirmations: confirmations(c.height, tip),
+				Script:        fmt.Sprintf("%x", c.pkScript),
+				Coinbase:      c.coinbase,
+				PendingSpend:  len(c.spentBy) > 0,
+				SpentBy:       c.spentBy,
+				Conflicted:    c.conflicted,
 			}
-			if _, addrs, _, err := txscript.ExtractPkScriptAddrs(c.PkScript, w.net.params); err == nil && len(addrs) == 1 {
+			if _, addrs, _, err := txscript.ExtractPkScriptAddrs(c.pkScript, w.net.params); err == nil && len(addrs) == 1 {
 				u.Address = addrs[0].EncodeAddress()
 			}
 			out = append(out, u)

@@ -16,8 +16,9 @@ import (
 // blocks go back to the unconfirmed set (coinbases are dropped, with any
 // unconfirmed spend of their outputs), where they stay until they confirm
 // again on the new chain, or until a conflicting transaction confirms and
-// wtxmgr evicts them as double spends. Their outputs stay watched, so the
-// node still matches them. The match records and counters of the removed
+// wtxmgr evicts them as double spends, or until MempoolExpiry, counted
+// from the rollback, passes. Their outputs stay watched, so the node still
+// matches them. The match records and counters of the removed
 // blocks are removed too: the statistics describe the current chain.
 //
 // A height below the first applied block resets the wallet to "nothing
@@ -84,6 +85,11 @@ func (w *Wallet) rollbackIn(b buckets, height int32) error {
 		w.synced = spv.SyncPoint{Height: height, Hash: forkHash}
 	}
 	if err := writeProgress(b.own, w.meta); err != nil {
+		return err
+	}
+	// Transactions returned to the unconfirmed set count their expiry
+	// from now, as in a full node's mempool after a reorg.
+	if err := w.reconcilePending(b, w.now()); err != nil {
 		return err
 	}
 	_, err := w.refreshOutpoints(b.tm)

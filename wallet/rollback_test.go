@@ -36,7 +36,8 @@ func TestRollbackReorg(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, spv.SyncPoint{Height: 100, Hash: b100.header.BlockHash()}, sp)
 	require.Equal(t, map[chainhash.Hash]int32{fund.TxHash(): 100, spend.TxHash(): -1, pay.TxHash(): -1}, txids(t, w))
-	require.Equal(t, Balance{Unconfirmed: 46_000}, mustBalance(t, w))
+	require.Equal(t, Balance{Confirmed: 100_000, Unconfirmed: 46_000, PendingSpent: 100_000}, mustBalance(t, w),
+		"fund's spend is unconfirmed again: fund counts as confirmed, its spend as pending")
 	st, err = w.Stats()
 	require.NoError(t, err)
 	require.Equal(t, Stats{BlocksApplied: 1, Matched: 2, Relevant: 1, FalsePositives: 1,
@@ -55,7 +56,7 @@ func TestRollbackReorg(t *testing.T) {
 	res := mustApply(t, w, fork.add(pay).filtered())
 	require.Equal(t, []chainhash.Hash{pay.TxHash()}, res.Relevant)
 	require.Equal(t, map[chainhash.Hash]int32{fund.TxHash(): 100, spend.TxHash(): -1, pay.TxHash(): 101}, txids(t, w))
-	require.Equal(t, Balance{Confirmed: 7_000, Unconfirmed: 39_000}, mustBalance(t, w))
+	require.Equal(t, Balance{Confirmed: 107_000, Unconfirmed: 39_000, PendingSpent: 100_000}, mustBalance(t, w))
 
 	// Below the first block: nothing applied any more.
 	mustRollback(t, w, 42)

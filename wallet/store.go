@@ -109,6 +109,11 @@ func (w *Wallet) loadFrom(tx walletdb.ReadTx) error {
 		return err
 	}
 	ws.setOutpoints(ops, guards)
+	pending, pendingDirty, err := loadPending(tm, own, store, w.now())
+	if err != nil {
+		mgr.Close()
+		return err
+	}
 	if w.watch != nil {
 		// A reload after a failed write must not reuse a version
 		// number the node may have seen with another set.
@@ -124,6 +129,7 @@ func (w *Wallet) loadFrom(tx walletdb.ReadTx) error {
 	ws.log.Reset()
 	w.closeManagers()
 	w.net, w.meta, w.addrMgr, w.txStore, w.watch, w.synced = net, m, mgr, store, ws, synced
+	w.pending, w.pendingDirty = pending, pendingDirty
 	return nil
 }
 

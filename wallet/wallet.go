@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcwallet/waddrmgr"
 	"github.com/btcsuite/btcwallet/walletdb"
 	_ "github.com/btcsuite/btcwallet/walletdb/bdb" // registers the bbolt driver
@@ -51,7 +52,12 @@ type Wallet struct {
 	watch   *watchSet
 	synced  spv.SyncPoint
 	batch   *batch
-	closed  bool
+	// pending maps each unconfirmed wallet transaction to when it
+	// entered the unconfirmed set (bktPendingSeen); pendingDirty is set
+	// when those records must be written (a wallet from before them).
+	pending      map[chainhash.Hash]time.Time
+	pendingDirty bool
+	closed       bool
 	// broken holds the error that left the in-memory state unusable (a
 	// failed reload after a failed write); every call returns it.
 	broken error
@@ -327,7 +333,7 @@ func (w *Wallet) initialize(tx walletdb.ReadWriteTx, p *plan) error {
 	if err != nil {
 		return err
 	}
-	for _, b := range [][]byte{bktImported, bktBlocks, bktMempoolFP} {
+	for _, b := range [][]byte{bktImported, bktBlocks, bktMempoolFP, bktPendingSeen} {
 		if _, err := own.CreateBucket(b); err != nil {
 			return err
 		}
@@ -422,6 +428,11 @@ func Open(dir string, opts ...Option) (*Wallet, error) {
 			_ = db.Close()
 			return nil, fmt.Errorf("%w: wallet in %s is %s, not %s", ErrWrongNetwork, dir, w.net.name, want.name)
 		}
+	}
+	if err := w.expireAtOpen(); err != nil {
+		w.closeManagers()
+		_ = db.Close()
+		return nil, fmt.Errorf("open wallet: %w", err)
 	}
 	return w, nil
 }
