@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -112,4 +115,222 @@ func TestPrivacyOfARealSync(t *testing.T) {
 	if bound := 4*math.Sqrt(last.ExpectedFP) + 3; math.Abs(float64(last.FalsePositives)-last.ExpectedFP) > bound {
 		t.Errorf("false positives %d, expected %.2f: outside +-%.1f", last.FalsePositives, last.ExpectedFP, bound)
 	}
+}
+
+// modelCheckLevel is the Poisson level the end-to-end checks of the
+// joint model use (issue 14: 99.9 %).
+const modelCheckLevel = 0.999
+
+// modelTargetFP is the expected intersection the synthetic universe of
+// the end-to-end checks is sized for, when its size allows.
+const modelTargetFP = 25
+
+// maxModelUniverse bounds that universe (a scan of a few seconds).
+const maxModelUniverse = 20_000_000
+
+// readTranscript reads the transcript of the wallet in dir.
+func readTranscript(t *testing.T, dir string) []transcript.Record {
+	t.Helper()
+	f, err := os.Open(session.TranscriptPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	records, err := transcript.Read(f)
+	if err != nil || len(records) == 0 {
+		t.Fatalf("transcript: %d records, %v", len(records), err)
+	}
+	return records
+}
+
+// checkModelAgainstScan plays the colluding peers on a wallet's
+// transcript: it scans a synthetic universe (every match a false
+// positive) through every filter and checks that the meter's expected
+// intersection (the sync's privacy reading, rescaled to the universe)
+// and the analyzer's agree with the count measured, inside the 99.9 %
+// Poisson range, and that both use the same joint rate. It returns the
+// universe size, the expected count and the measured one.
+func checkModelAgainstScan(t *testing.T, records []transcript.Record, reading *privacy.Reading) (uint64, float64, uint64) {
+	t.Helper()
+	if reading == nil || reading.IntersectionRate <= 0 {
+		t.Fatalf("no privacy reading: %+v", reading)
+	}
+	u := uint64(maxModelUniverse)
+	if want := math.Ceil(modelTargetFP / reading.IntersectionRate); want < maxModelUniverse {
+		u = uint64(want)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rep, err := privacy.Analyze(ctx, privacy.Input{Records: records, Universe: privacy.Stream(privacy.Synthetic{Seed: 14, Count: u}),
+		Attacks: privacy.Attacks{Intersection: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := rep.Curve(privacy.StageIntersection)
+	p := c.Points[len(c.Points)-1]
+	if p.FPRate != reading.IntersectionRate {
+		t.Errorf("joint rate: analyzer %g, meter %g", p.FPRate, reading.IntersectionRate)
+	}
+	meter := reading.IntersectionRate * float64(u)
+	for _, e := range []struct {
+		who      string
+		expected float64
+	}{{"meter", meter}, {"analyzer", p.ExpectedFP}} {
+		lo, hi := privacy.PoissonRange(e.expected, modelCheckLevel)
+		if e.expected <= 0 {
+			lo, hi = 0, 0
+		}
+		if p.Matched < lo || p.Matched > hi {
+			t.Errorf("%s: expected %.3g of %d synthetic candidates in the intersection of %d filters, measured %d: outside [%d, %d]",
+				e.who, e.expected, u, p.Filters, p.Matched, lo, hi)
+		}
+	}
+	t.Logf("%d filters, %d synthetic candidates: intersection measured %d, expected %.3g (meter %.3g), independent product %.3g",
+		p.Filters, u, p.Matched, p.ExpectedFP, meter, p.IndependentFP)
+	return u, p.ExpectedFP, p.Matched
+}
+
+// TestPrivacyModelOnDemoTranscript runs `bloomwatch demo --until-synced
+// --json` (a regtest btcd on 127.0.0.1, the demo's chain and wallet) and
+// checks the joint model on its transcript: the meter's reading in the
+// summary's privacy block and the analyzer agree with the intersection
+// measured on a synthetic universe (issue 14's first "done when").
+func TestPrivacyModelOnDemoTranscript(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts btcd")
+	}
+	dir := filepath.Join(t.TempDir(), "demo")
+	var out, errb bytes.Buffer
+	if code := run([]string{"demo", "--until-synced", "--json", "--log-level", "warn", "--datadir", dir}, &out, &errb); code != 0 {
+		t.Fatalf("demo exit %d: %s", code, errb.String())
+	}
+	var sum session.Summary
+	if err := json.Unmarshal(out.Bytes(), &sum); err != nil {
+		t.Fatalf("decode summary: %v", err)
+	}
+	records := readTranscript(t, dir)
+	if sum.Privacy == nil || sum.Privacy.Filters < 2 || !strings.Contains(sum.Privacy.UniverseSource, session.UniverseFile) {
+		t.Fatalf("privacy block %+v: want at least two filters and the universe's source", sum.Privacy)
+	}
+	checkModelAgainstScan(t, records, sum.Privacy)
+}
+
+// TestPrivacyModelOnRealSyncWithReloads syncs, from a real btcd, a wallet
+// whose receive addresses are paid in order past its gap limit, so the
+// node reloads its filter for new keys at least four times, at the
+// default false-positive rate (and again at a loose rate, whose
+// intersection is large enough to measure): the meter's and the
+// analyzer's expected intersection agree with the measured one. It also
+// runs the estimator attack (each reload's added elements against the
+// wallet's) and the two-form test on outpoints, on the chain as the
+// adversary reads it.
+func TestPrivacyModelOnRealSyncWithReloads(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts btcd")
+	}
+	h, truth := syncChain(t, testnet.ChainSpec{Blocks: 150, TxsPerBlock: 8, WatchAddrs: 90, SpendFraction: 0.3, Seed: 14})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	chain := nodeChain{rpc: h.Node().RPC()}
+	for _, rate := range []string{"", "0.05"} {
+		name := "default rate"
+		if rate != "" {
+			name = "rate " + rate
+		}
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "w")
+			args := []string{"--datadir", dir, "--network", "regtest", "--xpub", truth.Xpub,
+				"--birthday", itoa(truth.StartHeight + 1), "--connect", h.Node().P2PAddr()}
+			if rate != "" {
+				args = append(args, "--fp-rate", rate)
+			}
+			sum := runSyncJSON(t, args...)
+			records := readTranscript(t, dir)
+			loads := 0
+			for _, r := range records {
+				if r.Kind == transcript.KindFilterLoad {
+					loads++
+				}
+			}
+			if loads < 5 {
+				t.Fatalf("%d filterloads: want the initial one and at least four reloads", loads)
+			}
+			checkModelAgainstScan(t, records, sum.Privacy)
+			used := usedWalletCandidates(t, dir)
+			reloadsAndOutpoints(ctx, t, chain, records, used)
+		})
+	}
+}
+
+// usedWalletCandidates returns the elements of the wallet's used
+// addresses: the part of the wallet the chain shows.
+func usedWalletCandidates(t *testing.T, dir string) []privacy.Candidate {
+	t.Helper()
+	w, err := wallet.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addrs, err := w.Addresses()
+	_ = w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []privacy.Candidate
+	for _, a := range addrs {
+		if !a.Used {
+			continue
+		}
+		el, err := hex.DecodeString(a.Element)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, privacy.Candidate{Forms: [][]byte{el}})
+	}
+	return out
+}
+
+// reloadsAndOutpoints analyzes a real sync's transcript against the
+// chain: every estimated reload is checked against the wallet's used
+// elements it gained (within four standard errors plus the elements the
+// truth does not list: unused lookahead keys and outpoints), and the
+// two-form test on outpoints (candidates as of the last filterload) is
+// measured beside its expectation.
+func reloadsAndOutpoints(ctx context.Context, t *testing.T, chain nodeChain, records []transcript.Record, truth []privacy.Candidate) {
+	t.Helper()
+	var at int32
+	for _, r := range records {
+		if r.Kind == transcript.KindFilterLoad {
+			at = r.Height
+		}
+	}
+	u, err := privacy.ChainOutpointUniverse(ctx, chain, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := privacy.Analyze(ctx, privacy.Input{Records: records, Universe: privacy.Stream(u), Truth: truth,
+		Attacks: privacy.Attacks{BothForms: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep.Reloads {
+		if r.Nested && r.TrueAdded >= 0 && r.Added+4*r.AddedStdErr+1 < float64(r.TrueAdded) {
+			t.Errorf("reload of generation %d: estimated %.1f ± %.1f added, but %d of the wallet's used elements are new", r.Generation, r.Added, r.AddedStdErr, r.TrueAdded)
+		}
+		t.Logf("reload gen %d after %d (%s, %d -> %d bytes, nested %v): added %.1f ± %.2f, dropped %.1f ± %.2f, net %.1f ± %.1f; used elements new in it: %d",
+			r.Generation, r.PrevGeneration, r.Reason, r.PrevBytes, r.Bytes, r.Nested, r.Added, r.AddedStdErr, r.Dropped, r.DroppedStdErr, r.NetChange, r.NetStdErr, r.TrueAdded)
+	}
+	single, both := rep.Curve(privacy.StageSingle), rep.Curve(privacy.StageBothForms)
+	ls, lb := single.Points[len(single.Points)-1], both.Points[len(both.Points)-1]
+	for _, p := range []privacy.Point{ls, lb} {
+		lo, hi := privacy.PoissonRange(p.ExpectedFP, modelCheckLevel)
+		if p.ExpectedFP <= 0 {
+			lo, hi = 0, 0
+		}
+		if p.FalsePositives < lo || p.FalsePositives > hi {
+			t.Errorf("outpoint universe at height %d: %d false positives, expected %.3g: outside [%d, %d]", at, p.FalsePositives, p.ExpectedFP, lo, hi)
+		}
+	}
+	funded := rep.MultiForm
+	t.Logf("two-form test on outpoints at height %d: %d candidates, %d holding unspent outputs; latest filter alone: %d matched, %d false positives (%.3g expected); both forms required: %d matched, %d false positives (%.3g expected), recall %.3f",
+		at, rep.Universe, funded, ls.Matched, ls.FalsePositives, ls.ExpectedFP, lb.Matched, lb.FalsePositives, lb.ExpectedFP, lb.Recall)
 }
