@@ -204,9 +204,12 @@ func TestPrivacyExperimentCLI(t *testing.T) {
 	small := []string{"--universe", "100000", "--trials", "2", "--blocks", "200"}
 	checkCLI(t, []cliCase{
 		{name: "sizing table", args: append([]string{"privacy", "experiment", "bitcoinj-sizing"}, small...),
-			wantOutSub: []string{"bitcoinj-sizing:", "filter bytes", "1269", "+0.0%", srcGervaisForTest, "elapsed"}},
+			wantOutSub: []string{"bitcoinj-sizing:", "filter bytes", "1269", "+0.0%", srcNickForTest, "not a published figure", "elapsed"}},
 		{name: "png", args: append([]string{"privacy", "experiment", "restart-intersection", "--png", filepath.Join(dir, "r.png")}, small...),
-			wantOutSub: []string{"p=0.05 r=2: false positives"}},
+			wantOutSub: []string{"p=0.05 r=2 (N=50): false positives", "joint model; independent product"}},
+		{name: "wallet flags", args: append([]string{"privacy", "experiment", "restart-intersection", "--keys", "40", "--key-step", "10", "--filters", "2"}, small...),
+			wantOutSub: []string{"keys=40 key_step=10 filters=2", "p=0.05 r=2 (N=50): false positives"}},
+		{name: "negative filters", args: []string{"privacy", "experiment", "restart-intersection", "--filters", "-1"}, wantCode: 2, wantErrSub: "must not be negative"},
 		{name: "unknown", args: []string{"privacy", "experiment", "bogus"}, wantCode: 2, wantErrSub: "want one of bitcoinj-sizing"},
 		{name: "no name", args: []string{"privacy", "experiment"}, wantCode: 2, wantErrSub: "accepts 1 arg(s)"},
 		{name: "negative trials", args: []string{"privacy", "experiment", "single-filter", "--trials", "-1"}, wantCode: 2, wantErrSub: "must not be negative"},
@@ -221,8 +224,8 @@ func TestPrivacyExperimentCLI(t *testing.T) {
 	}
 }
 
-// srcGervaisForTest is the source the sizing rows cite.
-const srcGervaisForTest = "Gervais et al., ACSAC 2014"
+// srcNickForTest is the source the sizing rows' published figures cite.
+const srcNickForTest = "Nick, blog"
 
 func TestPrivacyScanCLI(t *testing.T) {
 	fx := newPrivacyFixture(t)

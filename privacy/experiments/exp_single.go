@@ -54,8 +54,15 @@ func runSingleFilter(ctx context.Context, cfg Config) (*Result, error) {
 	u := orDefault(cfg.Universe, singleUniverse)
 	trials := orDefault(cfg.Trials, singleTrials)
 	rng := rand.New(rand.NewPCG(cfg.Seed, singleKeyStream))
+	ns := singleNs
+	if cfg.Keys < 0 {
+		return nil, fmt.Errorf("%w: keys %d", ErrBadConfig, cfg.Keys)
+	}
+	if cfg.Keys > 0 {
+		ns = []int{cfg.Keys}
+	}
 	var filters []*bip37.Filter
-	for _, n := range singleNs {
+	for _, n := range ns {
 		for t := range trials {
 			keys := make([]Key, n)
 			for i := range keys {
@@ -82,7 +89,7 @@ func runSingleFilter(ctx context.Context, cfg Config) (*Result, error) {
 		},
 	}
 	var mx, mP, mE []float64
-	for i, n := range singleNs {
+	for i, n := range ns {
 		var sum uint64
 		zero := 0
 		for t := range trials {
@@ -109,7 +116,7 @@ func runSingleFilter(ctx context.Context, cfg Config) (*Result, error) {
 		mx, mP, mE = append(mx, float64(n)), append(mP, pMeasured), append(mE, mean)
 	}
 	var fx, fP, fE []float64
-	for n := 1; n <= singleMaxN; n++ {
+	for n := 1; n <= max(singleMaxN, cfg.Keys); n++ {
 		f := bitcoinjRate(n)
 		fx = append(fx, float64(n))
 		fP = append(fP, privacy.ProbNoFalsePositive(f, uf-float64(n)))

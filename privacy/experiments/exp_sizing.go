@@ -9,32 +9,38 @@ import (
 	"github.com/bloomwatch/bloomwatch/privacy"
 )
 
-// The bitcoinj sizing check (Gervais et al. 2014, section 6): a wallet of
-// 271 keys, each inserted as public key and hash160, in a filter sized
-// for M = 642 elements at p = 0.0005.
+// The bitcoinj sizing check (Nick 2015, blog and thesis): a fresh
+// bitcoinj wallet of 271 keys, each inserted as public key and hash160,
+// in a filter sized for M = 642 elements at p = 0.0005. Nick published
+// the effective rate f = 0.000146, f^2 = 0.0000000213 for the both-forms
+// test, 1.19 expected false positives over 56 M pubkeys (blog) and 1.27
+// over 60.88 M (thesis). The filter's 1,269 bytes and k = 10 are computed
+// from BIP37's formulas, not published.
 const (
 	sizingKeys     = 271
 	sizingCapacity = 642
 	sizingElements = 2 * sizingKeys
 	sizingFPRate   = BitcoinjFPRate
-	// sizingUniverse is the default number of synthetic pubkeys, inside
-	// the 56-61 M on-chain pubkeys of the publication.
-	sizingUniverse = 60_000_000
+	// sizingUniverse is the default number of synthetic pubkeys: the
+	// thesis's 60.88 M pubkeys revealed on chain.
+	sizingUniverse = 60_880_000
+	// sizingBlogUniverse is the blog's 56 M pubkeys.
+	sizingBlogUniverse = 56_000_000
 	// sizingChartStep is the fill step of the f(m) chart.
 	sizingChartStep = 6
 	// key streams of the experiments, so their wallets never collide.
 	sizingKeyStream = 101
 )
 
-// Published figures of the sizing check.
+// Published figures of the sizing check (Nick 2015).
 const (
-	litSizingBytes = 1269
-	litSizingK     = 10
-	litSizingF     = 1.46e-4
-	litSizingF2    = 2.15e-8
-	// litSizingExpected is the midpoint of the published 1.2-1.3
-	// expected false positives against 56-61 M pubkeys.
-	litSizingExpected = 1.25
+	litSizingF  = 1.46e-4 // blog: fp = 0.000146
+	litSizingF2 = 2.13e-8 // blog: fp' = 0.0000000213
+	// litSizingExpectedThesis is the thesis's 1.27 expected both-forms
+	// false positives over 60.88 M pubkeys; litSizingExpectedBlog the
+	// blog's 1.19 over 56 M.
+	litSizingExpectedThesis = 1.27
+	litSizingExpectedBlog   = 1.19
 )
 
 // runSizing builds the bitcoinj filter and measures its false-positive
@@ -82,18 +88,19 @@ func runSizing(ctx context.Context, cfg Config) (*Result, error) {
 			param("fp_target", sizingFPRate), param("universe", u), param("seed", cfg.Seed),
 		},
 		Rows: []Comparison{
-			compare("filter bytes", float64(f.Size()), float64(size), literature(litSizingBytes), srcGervais),
-			compare("hash functions k", float64(f.HashFuncs()), float64(k), literature(litSizingK), srcGervais),
+			compare("filter bytes", float64(f.Size()), float64(size), nil, srcBIP37),
+			compare("hash functions k", float64(f.HashFuncs()), float64(k), nil, srcBIP37),
 			compare("estimated elements m^ (from bits set)", f.EstimatedElements(), sizingElements, nil, srcFormula).
 				withNote("what an observer infers from the filter alone"),
-			compare("exact rate (X/n)^k of this filter", f.CurrentFPRate(), fFormula, literature(litSizingF), srcGervais),
-			compare("f(542) measured over synthetic candidates", float64(c1)/uf, fFormula, literature(litSizingF), srcGervais).
+			compare("exact rate (X/n)^k of this filter", f.CurrentFPRate(), fFormula, literature(litSizingF), srcNickBlog),
+			compare("f(542) measured over synthetic candidates", float64(c1)/uf, fFormula, literature(litSizingF), srcNickBlog).
 				withInterval(lo1/uf, hi1/uf).withNote(fmt.Sprintf("%d of %d candidates matched", c1, u)),
-			compare("f^2 measured (pubkey AND hash160 match)", float64(c2)/uf, fFormula*fFormula, literature(litSizingF2), srcGervais).
-				withInterval(lo2/uf, hi2/uf),
-			compare(fmt.Sprintf("both-forms false positives among %d pubkeys", u), float64(c2), fFormula*fFormula*uf,
-				literature(litSizingExpected), srcGervais+" (1.2-1.3 against 56-61 M pubkeys)").
-				withInterval(lo2, hi2).withNote("a Poisson count: expect 0 to 4"),
+			compare("f^2 measured (pubkey AND hash160 match)", float64(c2)/uf, fFormula*fFormula, literature(litSizingF2), srcNickBlog).
+				withInterval(lo2/uf, hi2/uf).withNote(fmt.Sprintf("the formula's f^2 is %.3g", fFormula*fFormula)),
+			bothFormsRow(c2, u, fFormula, lo2, hi2),
+			compare("both-forms false positives over 56 M pubkeys (measured f^2 x 56 M)", float64(c2)/uf*sizingBlogUniverse,
+				fFormula*fFormula*sizingBlogUniverse, literature(litSizingExpectedBlog), srcNickBlog).
+				withNote("the measured rate scaled to the blog's universe"),
 		},
 		Charts: []privacy.Chart{{
 			Title: "bitcoinj filter (1,269 bytes, k=10): false-positive rate as it fills", XLabel: "elements inserted m",
@@ -105,4 +112,17 @@ func runSizing(ctx context.Context, cfg Config) (*Result, error) {
 		}},
 	}
 	return res, nil
+}
+
+// bothFormsRow compares the both-forms false positives among u synthetic
+// pubkeys with the formula, and with Nick's thesis figure when u is the
+// thesis's 60.88 M.
+func bothFormsRow(c2, u uint64, f, lo, hi float64) Comparison {
+	var lit *float64
+	source := srcFormula
+	if u == sizingUniverse {
+		lit, source = literature(litSizingExpectedThesis), srcNick+" (1.27 over 60.88 M pubkeys)"
+	}
+	return compare(fmt.Sprintf("both-forms false positives among %d pubkeys", u), float64(c2), f*f*float64(u), lit, source).
+		withInterval(lo, hi).withNote("a Poisson count")
 }

@@ -26,6 +26,17 @@ type Config struct {
 	Trials int
 	// Blocks sizes the synthetic chain of the chain-based experiments.
 	Blocks int
+	// Keys is the wallet size N: the keys in the first filter of
+	// restart-intersection, or the one N single-filter measures (0: the
+	// experiment's own sizes).
+	Keys int
+	// Filters is the number of filters r restart-intersection sends (0:
+	// its default, 5).
+	Filters int
+	// KeyStep is the number of keys each further filter of
+	// restart-intersection holds beyond the one before it (Gervais et
+	// al.'s setting: Keys 3070, KeyStep 50, Filters 5).
+	KeyStep int
 }
 
 // Comparison is one quantity: measured, predicted by the formula, and
@@ -77,8 +88,8 @@ type Info struct {
 // registry lists the experiments, in the order List returns them.
 var registry = []Info{
 	{"bitcoinj-sizing", "bitcoinj filter sizing (N=271 keys, p=0.0005, M=642) and the both-forms test", runSizing},
-	{"single-filter", "anonymity of one bitcoinj filter vs wallet size N=1..100", runSingleFilter},
-	{"restart-intersection", "intersection of r=1..5 filters with fresh tweaks", runRestartIntersection},
+	{"single-filter", "anonymity of one bitcoinj filter vs wallet size N=1..100 (--keys: one N)", runSingleFilter},
+	{"restart-intersection", "intersection of r filters of one wallet with fresh tweaks (--keys, --key-step, --filters)", runRestartIntersection},
 	{"saturation", "UPDATE_ALL replay over a synthetic chain, tight vs headroom", runSaturation},
 	{"mitigations", "collapse curves of each mitigation beside the unmitigated client", runMitigations},
 }
@@ -161,12 +172,17 @@ func finiteOr(v, alt float64) float64 {
 // param formats a setting.
 func param(name string, v any) Param { return Param{Name: name, Value: fmt.Sprint(v)} }
 
-// Sources of the published figures.
+// Sources of the figures in the published column, and the labels of
+// figures that are not published. A figure this project measured is
+// never a published one: it is labelled "measured here" and kept out of
+// Comparison.Literature.
 const (
-	srcGervais = "Gervais et al., ACSAC 2014"
-	srcNick    = "Nick, ETH thesis 2015"
-	srcGuide   = "bloomwatch simnet measurement (GUIDE section 4)"
-	srcFormula = "formula"
+	srcGervais    = "Gervais et al., ACSAC 2014"
+	srcNick       = "Nick, ETH thesis 2015"
+	srcNickBlog   = "Nick, blog \"Privacy in BitcoinJ\", 2015"
+	srcFormula    = "formula"
+	srcBIP37      = "computed from BIP37's sizing formulas (not a published figure)"
+	srcHereSimnet = "measured here earlier (bloomwatch on simnet, GUIDE section 4)"
 )
 
 // Unit conversions.
