@@ -20,6 +20,7 @@ type privacyExperimentOptions struct {
 	keys     int
 	filters  int
 	keyStep  int
+	fpRate   float64
 	asJSON   bool
 	png      string
 }
@@ -35,7 +36,7 @@ func newPrivacyExperimentCmd() *cobra.Command {
 			"figure, with the relative difference (measured vs published, or vs the formula when nothing\n" +
 			"is published). Results are deterministic given --seed. A published setting runs with its\n" +
 			"parameters, e.g. Gervais et al.'s five filters of N = 3070..3270 with fresh tweaks:\n" +
-			"  bloomwatch privacy experiment restart-intersection --keys 3070 --key-step 50 --filters 5 --universe 33000000\n" +
+			"  bloomwatch privacy experiment restart-intersection --keys 3070 --key-step 50 --filters 5 --fp-rate 0.0005 --universe 33000000\n" +
 			"Experiments:\n" + experimentList(),
 		Args: cobra.ExactArgs(1),
 		RunE: o.run,
@@ -49,6 +50,7 @@ func newPrivacyExperimentCmd() *cobra.Command {
 	f.IntVar(&o.keys, "keys", 0, "wallet size N: keys in the first filter (restart-intersection), or the one N (single-filter)")
 	f.IntVar(&o.filters, "filters", 0, "filters of one wallet r (restart-intersection; default 5)")
 	f.IntVar(&o.keyStep, "key-step", 0, "keys each further filter holds beyond the one before (restart-intersection)")
+	f.Float64Var(&o.fpRate, "fp-rate", 0, "the one target rate of restart-intersection (default: 0.0005, 0.01 and 0.05)")
 	f.BoolVar(&o.asJSON, "json", false, "print JSON")
 	f.StringVar(&o.png, "png", "", "draw the experiment's charts to this PNG file")
 	return cmd
@@ -68,8 +70,11 @@ func (o *privacyExperimentOptions) run(cmd *cobra.Command, args []string) error 
 	if o.trials < 0 || o.blocks < 0 || o.workers < 0 || o.keys < 0 || o.filters < 0 || o.keyStep < 0 {
 		return usagef("privacy experiment: --trials, --blocks, --workers, --keys, --filters and --key-step must not be negative")
 	}
+	if cmd.Flags().Changed("fp-rate") && !(o.fpRate > 0 && o.fpRate < 1) {
+		return usagef("privacy experiment: --fp-rate must be in (0, 1)")
+	}
 	cfg := experiments.Config{Seed: o.seed, Universe: o.universe, Trials: o.trials, Blocks: o.blocks, Workers: o.workers,
-		Keys: o.keys, Filters: o.filters, KeyStep: o.keyStep}
+		Keys: o.keys, Filters: o.filters, KeyStep: o.keyStep, FPRate: o.fpRate}
 	start := time.Now()
 	res, err := experiments.Run(cmd.Context(), args[0], cfg)
 	if errors.Is(err, experiments.ErrUnknown) {

@@ -21,8 +21,9 @@ import (
 // Config.Keys, KeyStep and Filters set the wallet: filter i (from 0) holds
 // Keys + i*KeyStep keys, each as public key and hash160, in a bitcoinj
 // filter (M = 2N + 100). Gervais et al.'s Table 6.1 setting is Keys 3070,
-// KeyStep 50, Filters 5 (N = 3070, 3120, 3170, 3220, 3270), with their
-// universe of about 33 M (Universe 33000000); the table's values were not
+// KeyStep 50, Filters 5 (N = 3070, 3120, 3170, 3220, 3270) at bitcoinj's
+// rate (FPRate 0.0005), with their universe of about 33 M (Universe
+// 33000000); the table's values were not
 // read (../shared/privacy-literature.md), so no published figure is
 // compared.
 const (
@@ -48,11 +49,18 @@ func runRestartIntersection(ctx context.Context, cfg Config) (*Result, error) {
 	if nKeys < 0 || maxR < 0 || step < 0 {
 		return nil, fmt.Errorf("%w: keys %d, filters %d, key step %d", ErrBadConfig, nKeys, maxR, step)
 	}
+	rates := restartFPRates
+	if cfg.FPRate != 0 {
+		if !(cfg.FPRate > 0 && cfg.FPRate < 1) {
+			return nil, fmt.Errorf("%w: false-positive rate %v", ErrBadConfig, cfg.FPRate)
+		}
+		rates = []float64{cfg.FPRate}
+	}
 	keysOf := func(i int) int { return nKeys + i*step }
 	rng := rand.New(rand.NewPCG(cfg.Seed, restartKeyStream))
 	// filters[(p*trials+t)*maxR+i] is restart i of trial t at rate p.
 	var filters []*bip37.Filter
-	for _, p := range restartFPRates {
+	for _, p := range rates {
 		for t := range trials {
 			keys := make([]Key, keysOf(maxR-1))
 			for i := range keys {
@@ -87,7 +95,7 @@ func runRestartIntersection(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	chart := privacy.Chart{Title: "anonymity set after r restarts (fresh tweak each)", XLabel: "filters observed r",
 		YLabel: "false positives", LogY: true}
-	for pi, p := range restartFPRates {
+	for pi, p := range rates {
 		var rx, measured, formula []float64
 		for r := 1; r <= maxR; r++ {
 			var count uint64

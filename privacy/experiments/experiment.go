@@ -37,6 +37,9 @@ type Config struct {
 	// restart-intersection holds beyond the one before it (Gervais et
 	// al.'s setting: Keys 3070, KeyStep 50, Filters 5).
 	KeyStep int
+	// FPRate, when set, is the one target rate restart-intersection
+	// sizes its filters for (0: bitcoinj's 0.0005, 0.01 and 0.05).
+	FPRate float64
 }
 
 // Comparison is one quantity: measured, predicted by the formula, and
