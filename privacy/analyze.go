@@ -48,6 +48,10 @@ type Input struct {
 	Records []transcript.Record
 	// Universe is the candidates the adversary tests.
 	Universe Universe
+	// UniverseSource says, in words, where the universe comes from (an
+	// element file, a chain read up to a height, a synthetic universe);
+	// the report repeats it beside its figures.
+	UniverseSource string
 	// Truth is the wallet's real elements, to score the attack (optional).
 	Truth []Candidate
 	// TruthOnChain also scans the Truth candidates the universe did not
@@ -101,6 +105,9 @@ type Report struct {
 	// than one form (the both-forms test's universe).
 	Universe  uint64 `json:"universe"`
 	MultiForm uint64 `json:"multi_form"`
+	// UniverseSource is Input.UniverseSource: every expected figure of
+	// the report assumes this universe (the candidates scanned).
+	UniverseSource string `json:"universe_source,omitempty"`
 	// Members counts the wallet's candidates in the universe.
 	Members  uint64          `json:"members"`
 	HasTruth bool            `json:"has_truth"`
@@ -185,15 +192,16 @@ func Analyze(ctx context.Context, in Input) (*Report, error) {
 		}
 	}
 	rep := &Report{
-		Universe:  a.res.Scanned,
-		MultiForm: a.res.Scanned - a.res.FormCounts[0] - a.res.FormCounts[1],
-		Members:   a.res.Truth(),
-		HasTruth:  a.hasTruth,
-		Attacks:   in.Attacks,
-		Events:    len(tl.Events),
-		Revealed:  a.revealed.Len(),
-		Filters:   a.filterSummaries(),
-		Reloads:   a.reloadEstimates(),
+		Universe:       a.res.Scanned,
+		UniverseSource: in.UniverseSource,
+		MultiForm:      a.res.Scanned - a.res.FormCounts[0] - a.res.FormCounts[1],
+		Members:        a.res.Truth(),
+		HasTruth:       a.hasTruth,
+		Attacks:        in.Attacks,
+		Events:         len(tl.Events),
+		Revealed:       a.revealed.Len(),
+		Filters:        a.filterSummaries(),
+		Reloads:        a.reloadEstimates(),
 	}
 	var last setResult
 	for _, st := range a.stages() {

@@ -158,9 +158,11 @@ func (o *privacyAnalyzeOptions) run(cmd *cobra.Command, _ []string) error {
 			return err
 		}
 		in.Universe = privacy.Stream(privacy.SliceUniverse(privacy.Dedup(cands)))
+		in.UniverseSource = "element file " + o.universe
 	case o.synthetic > 0:
 		in.Universe = privacy.Stream(privacy.Synthetic{Seed: o.seed, Count: o.synthetic, PubKeys: o.pubKeys})
 		in.TruthOnChain = true
+		in.UniverseSource = fmt.Sprintf("synthetic, seed %d: every match not in --truth is a false positive", o.seed)
 	default:
 		chain, err := dialChain(o.rpc, o.rpcUser, o.rpcPass, o.height)
 		if err != nil {
@@ -174,8 +176,10 @@ func (o *privacyAnalyzeOptions) run(cmd *cobra.Command, _ []string) error {
 				at = lastLoadHeight(records)
 			}
 			u, err = privacy.ChainOutpointUniverse(ctx, chain, at)
+			in.UniverseSource = fmt.Sprintf("chain over btcd RPC %s up to height %d (-1: tip), each push with its outpoints unspent there", o.rpc, at)
 		} else {
 			u, err = privacy.ChainUniverse(ctx, chain, o.height)
+			in.UniverseSource = fmt.Sprintf("chain over btcd RPC %s up to height %d (-1: tip)", o.rpc, o.height)
 		}
 		if err != nil {
 			return fmt.Errorf("privacy analyze: %w", err)

@@ -45,7 +45,10 @@ func truncate(s string, n int) string {
 // printReport prints an analysis as tables.
 func printReport(w io.Writer, rep *privacy.Report) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "universe: %d candidates (%d with a public-key form)\n", rep.Universe, rep.MultiForm)
+	fmt.Fprintf(&b, "universe: %d candidates (%d with more than one form: a public key, or unspent outpoints)\n", rep.Universe, rep.MultiForm)
+	if rep.UniverseSource != "" {
+		fmt.Fprintf(&b, "universe source: %s; every expected figure below assumes this universe\n", rep.UniverseSource)
+	}
 	if rep.HasTruth {
 		fmt.Fprintf(&b, "wallet: %d of its candidates are in the universe\n", rep.Members)
 	} else {

@@ -123,10 +123,10 @@ func TestPrivacyAnalyzeCLI(t *testing.T) {
 	with := func(extra ...string) []string { return append(append([]string{}, base...), extra...) }
 	checkCLI(t, []cliCase{
 		{name: "table", args: with("--universe", fx.universe, "--truth", fx.truth),
-			wantOutSub: []string{"universe: 20020 candidates (20020 with a public-key form)", "wallet: 20 of its candidates",
+			wantOutSub: []string{"universe: 20020 candidates (20020 with more than one form", "wallet: 20 of its candidates",
 				"1 elements revealed by filteradd", "single:", "both-forms:", "intersection:", "filteradd 127.0.0.1:18444"}},
 		{name: "synthetic universe adds the truth", args: with("--synthetic", "5000", "--truth", fx.truth, "--attacks", "none"),
-			wantOutSub: []string{"universe: 5020 candidates", "wallet: 20 of its candidates", "single:"}},
+			wantOutSub: []string{"universe: 5020 candidates", "universe source: synthetic, seed 1", "wallet: 20 of its candidates", "single:"}},
 		{name: "no truth", args: with("--universe", fx.universe, "--attacks", "intersection"),
 			wantOutSub: []string{"wallet: unknown", "intersection:"}},
 		{name: "no transcript", args: []string{"privacy", "analyze", "--universe", fx.universe}, wantCode: 2, wantErrSub: "--transcript is required"},
