@@ -275,6 +275,9 @@ func (m *manager) onNotFound(ps *peerState, msg *wire.MsgNotFound) {
 // onPong closes a batch: every filtered block of it (and before it) that
 // got neither a merkleblock nor a notfound was not served.
 func (m *manager) onPong(ps *peerState, msg *wire.MsgPong) {
+	if m.onFencePong(ps, msg.Nonce) {
+		return
+	}
 	batch, ok := ps.pings[msg.Nonce]
 	if !ok {
 		return // the btcd peer's own keep-alive ping

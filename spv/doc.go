@@ -40,10 +40,96 @@
 // transcript record's Via. The download peer is
 // the one with the best announced chain (the first listed among equals),
 // picked once Config.MinPeers are ready (or MinPeersWait passed); it is
-// replaced when it disconnects, is banned or has nothing more we need.
-// A peer's height comes from its headers, not from its version message.
+// replaced when it disconnects, is banned, has nothing more we need or
+// turns out to be lagging (below). A peer's height comes from its
+// headers, not from its version message.
 // With more explicit addresses than slots, a slot whose peer fails moves
 // on to a spare address.
+//
+// # Header sync and "synced"
+//
+// Every getheaders is followed by a ping, the fence (headersync.go). Peers
+// answer a peer's messages in order, so the pong comes after the headers
+// if there are any; a pong with no headers before it, like an empty
+// headers reply, means the peer gave nothing after our locator. The node
+// does not depend on the empty reply: Core and btcd send one when they
+// have nothing new, bcoin sends nothing. "Nothing" means "at our tip" only
+// when the peer claims no more than our tip: its version's start height
+// (until a short headers reply showed where its chain ends) is not above
+// it and it announced no block we lack. A peer that claims more and gives
+// nothing is lagging (in initial block download, or lying): it serves no
+// filtered block, hands the download role to another peer when there is
+// one, is asked again every 30 s (at once when it announces a block), is
+// disconnected without a score after 5 minutes, and its word never makes
+// the node synced. Synced means: the download peer answered our last
+// getheaders and is not lagging, the watcher is at the header tip, no
+// omission check is in flight, and the chain has the network's minimum
+// work. The stall timeout (Config.StallTimeout) is the last resort, for a
+// peer that answers not even the ping. The fence's nonce is unique within
+// the node, so it is never mistaken for a batch's ping (ps.pings).
+//
+// # Servers: assumptions reviewed
+//
+// The tests sync against btcd v0.24.2 and bcoin 1.0.2 (the scenario table
+// in impl_scenarios_test.go); Bitcoin Core cannot run here and is read
+// from its source (docs/CORE.md). What each server does where they
+// differ, and what the node does about it:
+//
+//   - getheaders with nothing new: Core and btcd answer an empty headers
+//     message, bcoin nothing; bcoin and btcd (tip older than 24 h) ignore
+//     getheaders while not synced, old Core during initial block
+//     download, and current Core answers empty below its minimum chain
+//     work. Handled by the fence and the peer's claims (above).
+//   - A peer's announced height: the version's start height is a claim;
+//     the download peer is first picked by it, then judged by its
+//     headers. A lagging peer is passed over.
+//   - notfound: bcoin and btcd send it for a filtered block they lack (and
+//     bcoin for any filtered block before a filterload, and for a
+//     confirmed tx asked with MSG_TX); Core sends it only for txs and
+//     stays silent for blocks. A filtered block's notfound lowers the
+//     peer's height without penalty; silence is caught by the batch's
+//     pong and costs a tenth of the ban score. A filterload always
+//     precedes the first getdata (onPeerReady), so bcoin's notfound
+//     before a filterload never arises.
+//   - tx after merkleblock: Core (since it stopped skipping known txs),
+//     btcd and bcoin send every matched tx, one already fetched from the
+//     mempool included; the node takes it again as the block's, and asks
+//     a missing match with MSG_TX before fetching the block again, so the
+//     old Core habit (matched txs the peer believed known left out) costs
+//     a retry, not a miss.
+//   - Block announcements: every server announces by inv unless the peer
+//     sent sendheaders, which the node never does; an unknown block's inv
+//     asks for headers (and marks the peer as claiming more until they
+//     come), unsolicited headers are connected or, when they do not
+//     connect, answered with a getheaders (at most 10 in a row). bcoin
+//     announces nothing after an invalidateblock until the next block.
+//   - sendheaders, feefilter, sendcmpct, cmpctblock, wtxidrelay,
+//     sendaddrv2, addr and the servers' pings: btcd's peer package skips
+//     the messages its wire does not know (sendcmpct, cmpctblock,
+//     wtxidrelay) before and after verack, records sendheaders, honours
+//     sendaddrv2, answers pings, and drops the rest for want of a
+//     listener. The node sends none of them, so servers relay every
+//     matching tx by txid and announce blocks by inv.
+//   - mempool (BIP35): Core and btcd announce the matching txs, nothing
+//     when none match (Core at its next trickle); bcoin announces its
+//     whole mempool. The node waits for no answer; an announced tx the
+//     filter does not match is dropped unscored, and a peer's relays are
+//     no longer fetched after 100 of them.
+//   - btcd's peer package has a stall handler of its own, made for a full
+//     node: after a mempool request it expects an inv within 30 s, after
+//     a getheaders a headers message within 90 s, after a getdata a
+//     block, merkleblock, tx or notfound within 30 s, and disconnects the
+//     peer otherwise (checked every 15 s). A synced node with nothing
+//     matching in the server's mempool was thus disconnected every 45 s
+//     by btcd and bcoin alike, sending a filterload again at each
+//     reconnect (measured: every 45 s against both, with and without the
+//     fence). The node's own stall detection (onTick, busy) covers every
+//     request it makes, so the package's handler is to be turned off in
+//     peerConfig (peer.Config.DisableStallHandler, which stopped those
+//     disconnects in a probe); until then they still happen.
+//   - bcoin's tx invs are flushed every 5 s, block invs at once;
+//     sendrawtransaction returns before bcoin validated the tx (the
+//     testnet harness waits for its mempool).
 //
 // # Filter choices
 //

@@ -3,6 +3,7 @@ package spv
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/bloomwatch/bloomwatch/spv/headers"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -23,11 +24,10 @@ func (m *manager) onHeaders(ps *peerState, msg *wire.MsgHeaders) {
 	ps.headersReq = timeZero
 	ps.lastAnswer = m.n.clock.Now()
 	if len(msg.Headers) == 0 {
-		// Nothing after our locator: the peer's tip is on our chain,
-		// ours or below it. Take it to have our chain; a notfound
-		// lowers that (without penalty) if it is behind.
-		ps.headersDone = true
-		_, ps.lastBlock = m.n.store.Tip()
+		// Nothing after our locator (Core and btcd send an empty
+		// reply; Core also while below its minimum chain work): the
+		// same as the fence's pong with no headers before it.
+		m.noHeaders(ps, "empty headers")
 		return
 	}
 	hdrs := make([]wire.BlockHeader, len(msg.Headers))
@@ -93,6 +93,8 @@ func (m *manager) onHeaders(ps *peerState, msg *wire.MsgHeaders) {
 		return
 	}
 	ps.unconnecting = 0
+	// Headers came: whatever the peer claimed, it serves them.
+	ps.lagSince, ps.lagRetry = timeZero, timeZero
 	if len(msg.Headers) == wire.MaxBlockHeadersPerMsg {
 		m.sendGetHeaders(ps)
 		return
@@ -102,6 +104,7 @@ func (m *manager) onHeaders(ps *peerState, msg *wire.MsgHeaders) {
 	ps.headersDone = true
 	if herr == nil {
 		ps.lastBlock = lastHeight
+		ps.claimed, ps.claimSet = lastHeight, true
 	}
 }
 
@@ -219,6 +222,9 @@ func (m *manager) onInv(ps *peerState, msg *wire.MsgInv) {
 			ps.p.UpdateLastAnnouncedBlock(&iv.Hash)
 			h, err := m.n.store.HeightByHash(iv.Hash)
 			if err != nil {
+				// The peer claims a block we lack: until its headers
+				// come, it is not at our tip (noHeaders).
+				ps.announced = iv.Hash
 				needHeaders = true
 			} else if m.n.store.IsBest(iv.Hash) && h > ps.lastBlock {
 				ps.lastBlock = h
@@ -253,18 +259,32 @@ func (m *manager) onInv(ps *peerState, msg *wire.MsgInv) {
 	}
 	if needHeaders {
 		ps.headersDone = false
+		// A lagging peer that announces a new block may have caught
+		// up: ask it now rather than at its next retry.
+		ps.lagRetry = timeZero
 		if ps.headersReq.IsZero() {
 			m.sendGetHeaders(ps)
 		}
 	}
 }
 
-// sendGetHeaders asks ps for headers after our locator. It queues the
-// message itself: btcd's PushGetHeadersMsg silently drops a getheaders
+// sendGetHeaders asks ps for headers after our locator, followed by a
+// ping: the fence. Peers answer messages in order, so the pong comes after
+// the headers if there are any; a pong with none before it means the peer
+// gave nothing (onFencePong), which bcoin does when nothing follows the
+// locator and bcoin, btcd and old Core do while not synced. Core and btcd
+// answer an empty headers message instead when synced; either way the
+// request ends without waiting for the stall timeout. The getheaders is
+// queued directly: btcd's PushGetHeadersMsg silently drops a getheaders
 // with the same first locator hash as the previous one, which would leave
 // a request outstanding that was never sent (a synced node asking again
-// after an announcement).
+// after an announcement). A lagging peer is asked again only from its
+// lagRetry on (reviewLagging).
 func (m *manager) sendGetHeaders(ps *peerState) {
+	now := m.n.clock.Now()
+	if !ps.lagSince.IsZero() && now.Before(ps.lagRetry) {
+		return
+	}
 	msg := wire.NewMsgGetHeaders()
 	for _, h := range m.n.store.Locator() {
 		if err := msg.AddBlockLocatorHash(h); err != nil {
@@ -272,21 +292,183 @@ func (m *manager) sendGetHeaders(ps *peerState) {
 		}
 	}
 	if !ps.busy() {
-		ps.lastAnswer = m.n.clock.Now()
+		ps.lastAnswer = now
 	}
 	ps.send(msg)
-	ps.headersReq = m.n.clock.Now()
+	ps.headersReq = now
+	// The fence's nonce is unique within the node, so it never names a
+	// batch of ps.pings (sendPing) and a stale fence's pong is ignored.
+	ps.fence = m.nonce()
+	ps.send(wire.NewMsgPing(ps.fence))
+}
+
+// onFencePong handles the pong of a getheaders fence and reports whether
+// nonce was the fence's (the pong is then consumed; any other pong is
+// onPong's). When the getheaders is still outstanding, the peer answered
+// it with nothing (noHeaders). Like a batch's pong, it also proves every
+// earlier answer complete, so it ends a merkle block's stream.
+func (m *manager) onFencePong(ps *peerState, nonce uint64) bool {
+	if ps.fence == 0 || nonce != ps.fence {
+		return false
+	}
+	ps.fence = 0
+	ps.lastAnswer = m.n.clock.Now()
+	m.endStream(ps)
+	if !ps.headersReq.IsZero() {
+		m.noHeaders(ps, "no headers before the fence's pong")
+	}
+	return true
+}
+
+// Lagging peers: a peer that claims more than our tip and gives no
+// headers.
+const (
+	// lagRetryInterval is how long a lagging peer is left alone before
+	// it is asked for headers again (an announcement of a block we
+	// lack asks it at once).
+	lagRetryInterval = 30 * time.Second
+	// lagDropAfter is how long a peer may stay lagging before it is
+	// disconnected, without a score: being behind is no misbehaviour,
+	// and a new connection brings a new version message (a new start
+	// height).
+	lagDropAfter = 5 * time.Minute
+	// noBlocks is the lastBlock of a lagging peer: it is asked for no
+	// filtered block and never preferred as the download peer.
+	noBlocks int32 = -1
+)
+
+// noHeaders handles a getheaders that ps answered with no header, by an
+// empty headers message or by the fence's pong alone. Either means the
+// peer's tip is on our chain (ours or below it), or that the peer does
+// not serve headers now: bcoin and btcd while not synced (btcd: a tip
+// older than 24 hours), old Core in initial block download, current Core
+// below its minimum chain work. Only the peer's claims tell them apart:
+// a peer whose announced height (its version's start height, later what
+// its headers showed) is not above our tip and that announced no block
+// we lack is caught up with us, and may make the node synced; any other
+// is lagging (lagging) and never does.
+func (m *manager) noHeaders(ps *peerState, how string) {
+	ps.headersReq = timeZero
+	_, tip := m.n.store.Tip()
+	if claim := ps.claim(); claim > tip || m.announcedUnknown(ps) {
+		m.lagging(ps, claim, tip, how)
+		return
+	}
+	if !ps.lagSince.IsZero() {
+		m.n.log.Info("lagging peer caught up", "peer", ps.addr, "tip", tip,
+			"after", m.n.clock.Now().Sub(ps.lagSince).Round(time.Second))
+	}
+	ps.lagSince, ps.lagRetry = timeZero, timeZero
+	// Take it to have our chain; a notfound lowers that (without
+	// penalty) if it is behind.
+	ps.headersDone = true
+	ps.lastBlock = tip
+}
+
+// claim returns the height ps claims to have: its version's start height
+// until a short headers reply showed where its chain ends.
+func (ps *peerState) claim() int32 {
+	if ps.claimSet {
+		return ps.claimed
+	}
+	return ps.p.LastBlock()
+}
+
+// announcedUnknown reports whether the last block ps announced by inv is
+// still unknown to the header store (forgetting it once known).
+func (m *manager) announcedUnknown(ps *peerState) bool {
+	if ps.announced == (chainhash.Hash{}) {
+		return false
+	}
+	if _, err := m.n.store.HeightByHash(ps.announced); err == nil {
+		ps.announced = chainhash.Hash{}
+		return false
+	}
+	return true
+}
+
+// lagging marks ps as lagging: it claims more than our tip (claim above
+// tip, or a block announced that we lack) and gave no headers. It serves
+// no filtered block, is asked for headers again after lagRetryInterval,
+// stops being the download peer when another peer can take over
+// (replaceDownloadPeer) and never makes the node synced (checkSynced).
+func (m *manager) lagging(ps *peerState, claim, tip int32, how string) {
+	now := m.n.clock.Now()
+	if ps.lagSince.IsZero() {
+		ps.lagSince = now
+		m.n.log.Warn("peer claims a longer chain but gives no headers (lagging or in initial block download): its word is not taken for synced",
+			"peer", ps.addr, "claims", claim, "announced", ps.announced, "tip", tip, "answer", how)
+	}
+	ps.lagRetry = now.Add(lagRetryInterval)
+	ps.headersDone = false
+	ps.lastBlock = noBlocks
+	m.replaceDownloadPeer(ps)
+	m.refreshPeers()
+}
+
+// replaceDownloadPeer gives the download role of a lagging ps to the best
+// other ready peer that is not lagging (highest height, then the first
+// listed), as pickDownloadPeer would; with none, ps keeps it and the node
+// waits (it is never synced on a lagging peer's word).
+func (m *manager) replaceDownloadPeer(ps *peerState) {
+	if m.dl != ps {
+		return
+	}
+	var best *peerState
+	for other := range m.peers {
+		if other == ps || !other.lagSince.IsZero() {
+			continue
+		}
+		if best == nil || other.lastBlock > best.lastBlock || (other.lastBlock == best.lastBlock && other.slot < best.slot) {
+			best = other
+		}
+	}
+	if best == nil {
+		return
+	}
+	m.dl = best
+	if best.mirror != nil && !m.mirrorHolds(best.mirror, true) {
+		m.loadFilter(best, ReasonOutPoints)
+	}
+	m.n.log.Info("download peer", "addr", best.addr, "height", best.lastBlock, "replaces", ps.addr, "why", "lagging")
+	m.refreshPeers()
+}
+
+// reviewLagging runs with every checkSynced (after every message and
+// every tick): lagging peers hand the download role over when another
+// peer can take it, are asked for headers again when their retry time
+// has come, and are disconnected, unscored, after lagDropAfter.
+func (m *manager) reviewLagging() {
+	now := m.n.clock.Now()
+	for ps := range m.peers {
+		if ps.lagSince.IsZero() {
+			continue
+		}
+		if lag := now.Sub(ps.lagSince); lag >= lagDropAfter {
+			m.dropPeer(ps, fmt.Sprintf("lagging for %v: claims height %d and gives no headers", lag.Round(time.Second), ps.claim()))
+			ps.p.Disconnect()
+			continue
+		}
+		m.replaceDownloadPeer(ps)
+		if ps.headersReq.IsZero() && !now.Before(ps.lagRetry) {
+			m.sendGetHeaders(ps)
+		}
+	}
 }
 
 // checkSynced notices when the watcher reaches the download peer's tip
-// (flush, SyncDone, mempool) and when it falls behind again.
+// (flush, SyncDone, mempool) and when it falls behind again. The download
+// peer must have answered our last getheaders (headers, an empty reply or
+// the fence) without claiming more than our tip: a lagging peer's word
+// never makes the node synced.
 func (m *manager) checkSynced() {
+	m.reviewLagging()
 	dl := m.dl
 	hash, tip := m.n.store.Tip()
 	// Omission checks still in flight hold "synced" back: a sync that
 	// ends at SyncDone must not end before its last blocks were checked.
-	caughtUp := dl != nil && dl.headersDone && dl.headersReq.IsZero() && m.next > tip && m.checksInFlight() == 0 &&
-		m.enoughWork()
+	caughtUp := dl != nil && dl.headersDone && dl.headersReq.IsZero() && dl.lagSince.IsZero() &&
+		m.next > tip && m.checksInFlight() == 0 && m.enoughWork()
 	if caughtUp == m.isSynced {
 		return
 	}

@@ -65,6 +65,21 @@ type peerState struct {
 	lastAnswer   time.Time // last message that answered a request
 	mempoolSent  bool
 	misbehaved   bool
+	// fence is the nonce of the ping sent right after the outstanding
+	// getheaders (0: none): its pong with no headers before it means
+	// the peer gave nothing (headersync.go, onFencePong).
+	fence uint64
+	// claimed is the height the peer claims to have once claimSet (the
+	// end of its chain in its last short headers reply); before that,
+	// its version's start height (p.LastBlock()).
+	claimed  int32
+	claimSet bool
+	// announced is the last block the peer announced by inv while the
+	// header store did not know it (zero: none).
+	announced chainhash.Hash
+	// lagSince is when the peer, claiming more than our tip, gave no
+	// headers (zero: not lagging); lagRetry is when it is asked again.
+	lagSince, lagRetry time.Time
 	// sendHook, when set (tests of the manager), receives the messages
 	// instead of the connection.
 	sendHook func(wire.Message)

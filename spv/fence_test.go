@@ -1,0 +1,322 @@
+package spv
+
+import (
+	"testing"
+	"time"
+
+	"github.com/bloomwatch/bloomwatch/spv/netparams"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+)
+
+// The tests in this file drive the getheaders fence (headersync.go): a
+// ping after every getheaders whose pong, with no headers before it, means
+// the peer gave nothing. They use manager_test.go's simulated server with
+// getheaders answered by a policy: as btcd and Core do (every reply, even
+// empty), as bcoin does (nothing when nothing is new), or not at all (a
+// peer in initial block download).
+
+// headersPolicy decides whether the simulated server sends reply, its
+// answer to a getheaders.
+type headersPolicy func(reply *wire.MsgHeaders) bool
+
+var (
+	// answerAll answers every getheaders, an empty reply included (btcd
+	// when current, Core).
+	answerAll headersPolicy = func(*wire.MsgHeaders) bool { return true }
+	// silentWhenNothingNew sends no headers message when nothing follows
+	// the locator (bcoin 1.0.2).
+	silentWhenNothingNew headersPolicy = func(r *wire.MsgHeaders) bool { return len(r.Headers) > 0 }
+	// neverAnswer ignores getheaders altogether (bcoin and btcd while not
+	// synced, old Core in initial block download).
+	neverAnswer headersPolicy = func(*wire.MsgHeaders) bool { return false }
+)
+
+// serveWith answers the manager's queued messages like simServer.run,
+// getheaders by policy.
+func serveWith(s *simServer, policy headersPolicy) {
+	for len(s.queue) > 0 {
+		msg := s.queue[0]
+		if gh, ok := msg.(*wire.MsgGetHeaders); ok {
+			s.queue = s.queue[1:]
+			if reply := s.headersAfter(gh.BlockLocatorHashes); policy(reply) {
+				s.deliver(reply)
+			}
+			continue
+		}
+		serveOne(s, msg)
+	}
+}
+
+// count returns how many messages of cmd the manager sent the peer.
+func (s *simServer) count(cmd string) int {
+	n := 0
+	for _, m := range s.sent {
+		if m.Command() == cmd {
+			n++
+		}
+	}
+	return n
+}
+
+// claim makes the simulated peer announce height h, as its version
+// message's start height would.
+func (s *simServer) claim(h int32) { s.ps.p.UpdateLastBlockHeight(h) }
+
+// newFenceManager returns a node and manager on dir with a settable
+// clock.
+func newFenceManager(t *testing.T, w Watcher, dir string, clk *fakeClock) (*Node, *manager) {
+	t.Helper()
+	n, err := New(Config{Network: regtestNet(t), DataDir: dir, Watcher: w, Clock: clk, SpotCheckEvery: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = n.Stop() })
+	m, err := newManager(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n, m
+}
+
+// regtestNet returns the regtest network.
+func regtestNet(t *testing.T) *netparams.Network {
+	t.Helper()
+	net, err := netparams.Lookup("regtest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return net
+}
+
+// TestFenceRestartAtTip restarts a synced node against a peer at the same
+// tip, for each way a server answers a getheaders with nothing after the
+// locator: the node is synced from the answer (an empty headers message,
+// or the fence's pong alone) and sends the mempool request, without any
+// stall or score.
+func TestFenceRestartAtTip(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		policy headersPolicy
+	}{
+		{"empty headers (btcd, Core)", answerAll},
+		{"no headers message (bcoin)", silentWhenNothingNew},
+		{"getheaders ignored (not synced, at our tip)", neverAnswer},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+			dir := t.TempDir()
+			w := NewMemWatcher(1, p2wpkh(1))
+			n1, m1 := newFenceManager(t, w, dir, clk)
+			chain := mineBlocks(t, n1.cfg.Network, genesis(n1), 4, func(i int) []*wire.MsgTx {
+				return []*wire.MsgTx{payTo(byte(i), 1000, p2wpkh(1))}
+			})
+			s1 := addSimPeer(t, m1, "sim:1", chain, 0)
+			s1.claim(4)
+			serveWith(s1, answerAll)
+			if !m1.isSynced || m1.synced.Height != 4 {
+				t.Fatalf("first sync: synced %v at %d", m1.isSynced, m1.synced.Height)
+			}
+			if err := n1.Stop(); err != nil {
+				t.Fatal(err)
+			}
+
+			n2, m2 := newFenceManager(t, w, dir, clk)
+			s2 := addSimPeer(t, m2, "sim:2", chain, 0)
+			s2.claim(4)
+			pay := payTo(9, 555, p2wpkh(1))
+			s2.mempool = map[chainhash.Hash]*wire.MsgTx{pay.TxHash(): pay}
+			serveWith(s2, tc.policy)
+			if !m2.isSynced {
+				t.Fatalf("restart at the tip not synced: headersReq %v done %v lagging %v",
+					s2.ps.headersReq, s2.ps.headersDone, s2.ps.lagSince)
+			}
+			if s2.count(wire.CmdGetHeaders) != 1 || s2.count(wire.CmdMemPool) != 1 || s2.count(wire.CmdGetData) != 1 {
+				t.Fatalf("sent getheaders %d mempool %d getdata %d, want 1 each",
+					s2.count(wire.CmdGetHeaders), s2.count(wire.CmdMemPool), s2.count(wire.CmdGetData))
+			}
+			if _, ok := w.Mempool()[pay.TxHash()]; !ok {
+				t.Fatal("mempool payment not offered to the watcher")
+			}
+			if s2.ps.busy() || n2.bans.Score("sim:2") != 0 {
+				t.Fatalf("busy %v, score %d", s2.ps.busy(), n2.bans.Score("sim:2"))
+			}
+		})
+	}
+}
+
+// TestFenceLaggingPeerNeverSynced connects a node to a peer that claims a
+// longer chain and gives no headers (in initial block download), by
+// silence or by an empty reply: the node is never synced on its word,
+// asks it again every lagRetryInterval (not in a loop), never scores it,
+// and drops it unbanned after lagDropAfter.
+func TestFenceLaggingPeerNeverSynced(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		policy headersPolicy
+	}{
+		{"getheaders ignored (bcoin, btcd, old Core in IBD)", neverAnswer},
+		{"empty headers (Core below the minimum chain work)", func(*wire.MsgHeaders) bool { return true }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+			w := NewMemWatcher(1, p2wpkh(1))
+			n, m := newFenceManager(t, w, t.TempDir(), clk)
+			s := addSimPeer(t, m, "ibd:1", nil, 0) // serves no header
+			s.claim(50)
+			serveWith(s, tc.policy)
+			if m.isSynced || s.ps.lagSince.IsZero() || s.ps.lastBlock != noBlocks || m.dl != s.ps {
+				t.Fatalf("synced %v lagging %v lastBlock %d download %v", m.isSynced, s.ps.lagSince, s.ps.lastBlock, m.dl == s.ps)
+			}
+			if got := s.count(wire.CmdGetHeaders); got != 1 {
+				t.Fatalf("%d getheaders before the retry time", got)
+			}
+			for i := 2; i <= 4; i++ {
+				clk.now = clk.now.Add(lagRetryInterval)
+				m.onTick(clk.now)
+				serveWith(s, tc.policy)
+				if m.isSynced || s.count(wire.CmdGetHeaders) != i || !s.ps.ready {
+					t.Fatalf("retry %d: synced %v getheaders %d ready %v", i, m.isSynced, s.count(wire.CmdGetHeaders), s.ps.ready)
+				}
+			}
+			if s.count(wire.CmdGetData) != 0 || s.count(wire.CmdMemPool) != 0 {
+				t.Fatalf("asked a lagging peer for blocks (%d) or its mempool (%d)", s.count(wire.CmdGetData), s.count(wire.CmdMemPool))
+			}
+			clk.now = clk.now.Add(lagDropAfter)
+			m.onTick(clk.now)
+			if s.ps.ready {
+				t.Fatal("lagging peer kept past lagDropAfter")
+			}
+			if _, banned := n.bans.IsBanned("ibd:1"); banned || n.bans.Score("ibd:1") != 0 {
+				t.Fatalf("lagging peer scored %d", n.bans.Score("ibd:1"))
+			}
+		})
+	}
+}
+
+// TestFenceSwitchesFromLaggingDownloadPeer gives the node two peers that
+// claim the same height: the first listed (picked as download peer)
+// ignores getheaders. The other takes over, the node syncs from it and
+// is synced; the lagging one stays connected, unscored.
+func TestFenceSwitchesFromLaggingDownloadPeer(t *testing.T) {
+	clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	w := NewMemWatcher(1, p2wpkh(1))
+	n, m := newFenceManager(t, w, t.TempDir(), clk)
+	chain := mineBlocks(t, n.cfg.Network, genesis(n), 6, func(i int) []*wire.MsgTx {
+		return []*wire.MsgTx{payTo(byte(i), 1000, p2wpkh(1))}
+	})
+	lag := addSimPeer(t, m, "ibd:1", chain, 0)
+	lag.claim(6)
+	good := addSimPeer(t, m, "good:2", chain, 1)
+	good.claim(6)
+	if m.dl != lag.ps {
+		t.Fatal("the first listed peer is not the download peer")
+	}
+	serveWith(lag, neverAnswer)
+	if m.dl != good.ps {
+		t.Fatal("the lagging peer is still the download peer")
+	}
+	serveWith(good, answerAll)
+	if !m.isSynced || m.synced.Height != 6 || len(w.Txs()) != 6 {
+		t.Fatalf("synced %v at %d with %d txs", m.isSynced, m.synced.Height, len(w.Txs()))
+	}
+	if !lag.ps.ready || n.bans.Score("ibd:1") != 0 || lag.count(wire.CmdGetData) != 0 {
+		t.Fatalf("lagging peer: ready %v score %d getdata %d", lag.ps.ready, n.bans.Score("ibd:1"), lag.count(wire.CmdGetData))
+	}
+	// Still lagging at its next retry while it claims more than our tip
+	// (50 > 6): the node stays synced on the other peer's word.
+	lag.claim(50)
+	clk.now = clk.now.Add(lagRetryInterval)
+	m.onTick(clk.now)
+	serveWith(lag, neverAnswer)
+	if !m.isSynced || lag.ps.lagSince.IsZero() || m.dl != good.ps {
+		t.Fatalf("synced %v lagging %v", m.isSynced, lag.ps.lagSince)
+	}
+}
+
+// TestFenceAnnouncedBlockWithheld: a synced peer announces a block the
+// node lacks and then gives no headers for it. The node is no longer
+// synced and does not become synced on that peer's word; when the peer
+// finally serves the block (at its retry), the node syncs again.
+func TestFenceAnnouncedBlockWithheld(t *testing.T) {
+	clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	w := NewMemWatcher(1, p2wpkh(1))
+	n, m := newFenceManager(t, w, t.TempDir(), clk)
+	chain := mineBlocks(t, n.cfg.Network, genesis(n), 4, func(int) []*wire.MsgTx { return nil })
+	s := addSimPeer(t, m, "sim:1", chain, 0)
+	s.claim(4)
+	serveWith(s, silentWhenNothingNew)
+	if !m.isSynced {
+		t.Fatal("not synced")
+	}
+	next := mineBlocks(t, n.cfg.Network, &chain[3].Header, 1, func(int) []*wire.MsgTx {
+		return []*wire.MsgTx{payTo(7, 4242, p2wpkh(1))}
+	})
+	inv := wire.NewMsgInv()
+	h := next[0].BlockHash()
+	_ = inv.AddInvVect(wire.NewInvVect(wire.InvTypeBlock, &h))
+	s.deliver(inv)
+	serveWith(s, silentWhenNothingNew) // the chain it serves still ends at 4
+	if m.isSynced || s.ps.lagSince.IsZero() {
+		t.Fatalf("synced %v lagging %v after a withheld announcement", m.isSynced, s.ps.lagSince)
+	}
+	s.setChain(append(chain, next...))
+	clk.now = clk.now.Add(lagRetryInterval)
+	m.onTick(clk.now)
+	serveWith(s, silentWhenNothingNew)
+	if !m.isSynced || m.synced.Height != 5 || !s.ps.lagSince.IsZero() || w.Balance() != 4242 {
+		t.Fatalf("synced %v at %d, lagging %v, balance %d", m.isSynced, m.synced.Height, s.ps.lagSince, w.Balance())
+	}
+	if n.bans.Score("sim:1") != 0 {
+		t.Fatalf("scored %d", n.bans.Score("sim:1"))
+	}
+}
+
+// TestFencePongsAreNotBatchPongs checks that a fence and a batch's ping
+// never stand for each other: a peer that serves a long sync in order
+// (getheaders, fence, getdata batches, their pings) is never scored for
+// unserved blocks, and a stale fence's pong (the fence of a getheaders
+// answered by headers) closes no batch.
+func TestFencePongsAreNotBatchPongs(t *testing.T) {
+	clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	w := NewMemWatcher(1, p2wpkh(1))
+	n, m := newFenceManager(t, w, t.TempDir(), clk)
+	m.n.cfg.BatchSize, m.n.cfg.Window = 3, 6
+	chain := mineBlocks(t, n.cfg.Network, genesis(n), 20, func(i int) []*wire.MsgTx {
+		return []*wire.MsgTx{payTo(byte(i), 100, p2wpkh(1))}
+	})
+	s := addSimPeer(t, m, "sim:1", chain, 0)
+	// Hold the fence's pong back: the getheaders is answered (headers),
+	// batches are sent; the stale fence's pong then comes last.
+	var fences []*wire.MsgPing
+	for len(s.queue) > 0 {
+		msg := s.queue[0]
+		if p, ok := msg.(*wire.MsgPing); ok && p.Nonce == s.ps.fence && len(fences) == 0 {
+			s.queue = s.queue[1:]
+			fences = append(fences, p)
+			continue
+		}
+		serveOne(s, msg)
+	}
+	if len(fences) != 1 || len(s.ps.reqs) != 0 {
+		t.Fatalf("held %d fences, %d requests outstanding", len(fences), len(s.ps.reqs))
+	}
+	s.deliver(wire.NewMsgPong(fences[0].Nonce))
+	serveWith(s, answerAll)
+	if !m.isSynced || m.synced.Height != 20 || len(w.Txs()) != 20 || n.bans.Score("sim:1") != 0 {
+		t.Fatalf("synced %v at %d, %d txs, score %d", m.isSynced, m.synced.Height, len(w.Txs()), n.bans.Score("sim:1"))
+	}
+}
+
+// serveOne answers msg, the first queued message, as simServer.run does;
+// what the manager sends meanwhile is queued after the rest.
+func serveOne(s *simServer, msg wire.Message) {
+	rest := s.queue[1:]
+	var out []wire.Message
+	hook := s.ps.sendHook
+	s.ps.sendHook = func(m wire.Message) { out = append(out, m); s.sent = append(s.sent, m) }
+	s.queue = []wire.Message{msg}
+	s.run()
+	s.ps.sendHook = hook
+	s.queue = append(rest, out...)
+}
