@@ -458,8 +458,12 @@ func orUnknown(s, alt string) string {
 func (m *Model) inputLines(b *detailBuilder, r *matchRow, i int, in *wire.TxIn) {
 	s := m.styles
 	head := fmt.Sprintf("  #%-3d", i)
+	matched := ""
+	if w := r.why; w != nil && w.Index == i && (w.Kind == bip37.MatchOutPoint || w.Kind == bip37.MatchInputScript) {
+		matched = m.paint(&s.FalsePositive, "← matched the filter")
+	}
 	if isCoinbaseIn(in) {
-		b.lines = append(b.lines, head+" coinbase (new coins)")
+		m.ioLines(b, head+" coinbase (new coins)", []string{matched})
 		return
 	}
 	var notes []string
@@ -475,8 +479,8 @@ func (m *Model) inputLines(b *detailBuilder, r *matchRow, i int, in *wire.TxIn) 
 		}
 		notes = append(notes, m.paint(&s.Wallet, what))
 	}
-	if w := r.why; w != nil && w.Index == i && (w.Kind == bip37.MatchOutPoint || w.Kind == bip37.MatchInputScript) {
-		notes = append(notes, m.paint(&s.FalsePositive, "← matched the filter"))
+	if matched != "" {
+		notes = append(notes, matched)
 	}
 	m.ioLines(b, head+" "+in.PreviousOutPoint.String(), notes)
 }
@@ -503,7 +507,11 @@ func (m *Model) outputLines(b *detailBuilder, r *matchRow, i int, out *wire.TxOu
 // ioLines adds an input or output on one line when it fits, else its
 // notes on a second line.
 func (m *Model) ioLines(b *detailBuilder, head string, notes []string) {
-	tail := strings.Join(notes, "  ")
+	tail := strings.TrimSpace(strings.Join(notes, "  "))
+	if tail == "" {
+		b.lines = append(b.lines, head)
+		return
+	}
 	if width(head)+2+width(tail) <= b.w {
 		b.lines = append(b.lines, head+"  "+tail)
 		return

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
@@ -187,4 +189,27 @@ func TestFilterPictureHeatmap(t *testing.T) {
 	require.Equal(t, '▒', shade(32, 64))
 	require.Equal(t, '▓', shade(48, 64))
 	require.Equal(t, '█', shade(64, 64))
+}
+
+func TestDetailCoinbaseScriptSigMatch(t *testing.T) {
+	// a coinbase whose scriptSig push matched: the input says so
+	f := scriptFilter(40)
+	cb := wire.NewMsgTx(1)
+	var push []byte
+	for i := 0; ; i++ {
+		push = []byte(fmt.Sprint("extranonce", i))
+		if f.Matches(push) {
+			break
+		}
+	}
+	script := append([]byte{byte(len(push))}, push...)
+	cb.AddTxIn(wire.NewTxIn(wire.NewOutPoint(&chainhash.Hash{}, wire.MaxPrevOutIndex), script, nil))
+	cb.AddTxOut(wire.NewTxOut(50_000, p2wpkh(program("miner", 1))))
+	m := scriptedModel(t, 120, 40, nil)
+	m = feed(t, m, eventsMsg{events: []spv.Event{matched(spv.At{Time: t0}, cb, 100, false, 0, f, 0)}})
+	m = feed(t, m, keys("\n")...)
+	require.Equal(t, bip37.MatchInputScript, m.detail.why.Kind)
+	all := ansi.Strip(strings.Join(m.detailLines(m.detailWidth()), "\n"))
+	require.Contains(t, all, "coinbase (new coins)  ← matched the filter")
+	require.Contains(t, all, "a data push of input #0's scriptSig")
 }
