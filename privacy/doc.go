@@ -12,15 +12,26 @@
 // computes the collapse curve of the false-positive anonymity set, the
 // adversary's precision and recall, and the entropy, after every event,
 // for each stacked attack: the single-filter test, the both-forms test
-// (pubkey AND hash160 must match), the intersection of independent
-// filters (reloads, restarts, resizes, colluding peers) and the
+// (pubkey AND hash160, or a script push AND its unspent outpoints, must
+// match: ChainOutpointUniverse), the intersection of every filter
+// observed (reloads, restarts, resizes, colluding peers) and the
 // transaction-graph pruning (common-input ownership and change), plus a
 // replay of the server-side UPDATE_ALL / P2PUBKEY_ONLY updates block by
-// block (saturation). Every measured figure sits beside the formula's
-// (GUIDE section 5: Entropy, AllFormsRate, IntersectionRate, ...).
+// block (saturation), and the estimator attack on reloads of one tweak
+// (Report.Reloads, EstimateReload). Every measured figure sits beside the
+// model's.
+//
+// The model of several filters is Joint, keyed on hash seeds: filters
+// that share a tweak share seeds and are correlated at any sizes, so the
+// probability that a candidate passes them all is a product over
+// distinct seeds, not over filters (docs/PRIVACY-MODEL.md). The analyzer,
+// the meter and the experiments all use it; IndependentRate, the product
+// of the filters' rates, stays as the named reference.
 //
 // Meter is the cheap live estimate the node and the TUI feed record by
-// record: formulas only, no scan.
+// record: the joint model over the filters sent, cached, no scan. Its
+// universe comes from the caller with a description (SetUniverse,
+// UniverseFromTxs, MainnetChainTxData).
 //
 // Around this package:
 //
