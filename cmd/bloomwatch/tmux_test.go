@@ -12,17 +12,28 @@ import (
 	"time"
 )
 
-// captureFile is where TestDemoInTmux writes the dashboard capture the
-// README shows, when BLOOMWATCH_WRITE_CAPTURE=1.
-const captureFile = "../../docs/dashboard.txt"
+// The captures TestDemoInTmux writes for the README when
+// BLOOMWATCH_WRITE_CAPTURE=1: the dashboard, the detail view of a false
+// positive, the filter picture.
+const (
+	captureFile       = "../../docs/dashboard.txt"
+	captureDetailFile = "../../docs/dashboard-detail.txt"
+	captureFilterFile = "../../docs/dashboard-filter.txt"
+)
 
-// walletCount finds the matched-transactions panel's wallet count.
-var walletCount = regexp.MustCompile(`Matched txs\s+wallet (\d+)`)
+// walletCount finds the matched-transactions panel's wallet count;
+// fpCount its false-positive count.
+var (
+	walletCount = regexp.MustCompile(`Matched txs\s+wallet (\d+)`)
+	fpCount     = regexp.MustCompile(`Matched txs\s+wallet \d+\s+false positives (\d+)`)
+)
 
 // TestDemoInTmux runs the real binary's demo (a real regtest btcd, a short
 // chain) in a tmux pane at 160x48, waits for the dashboard to show matched
-// wallet transactions, presses f, r and ?, then q, and checks the process
-// exits cleanly. It needs tmux (.ci/run installs it).
+// wallet transactions, opens the detail view of a false positive (/fp,
+// enter; the newest row when none came) and comes back (esc), opens the
+// filter picture (b) and comes back, presses f, r and ?, then q, and
+// checks the process exits cleanly. It needs tmux (.ci/run installs it).
 func TestDemoInTmux(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts btcd and tmux")
@@ -44,7 +55,9 @@ func TestDemoInTmux(t *testing.T) {
 		return string(out), err
 	}
 	done := filepath.Join(dir, "exit")
-	script := fmt.Sprintf("%s demo --datadir %s --blocks 30 --interval 1s --reload-every 3; echo $? > %s; sleep 60",
+	// --fp-rate 0.05 (the demo's default is 0.02) lets a false positive
+	// through within seconds, for the detail view
+	script := fmt.Sprintf("%s demo --datadir %s --blocks 30 --interval 1s --reload-every 3 --fp-rate 0.05; echo $? > %s; sleep 60",
 		bin, filepath.Join(dir, "wallet"), done)
 	if out, err := tm("new-session", "-d", "-s", session, "-x", "160", "-y", "48", "sh", "-c", script); err != nil {
 		t.Fatalf("tmux new-session: %v: %s", err, out)
@@ -80,18 +93,84 @@ func TestDemoInTmux(t *testing.T) {
 	// Let a few live blocks arrive, so the capture shows the chain moving.
 	time.Sleep(4 * time.Second)
 	screen = capture()
-	if os.Getenv("BLOOMWATCH_WRITE_CAPTURE") == "1" {
-		if err := os.WriteFile(captureFile, []byte(strings.TrimRight(screen, "\n")+"\n"), 0o644); err != nil {
-			t.Fatal(err)
+	send := func(keys ...string) {
+		t.Helper()
+		for _, key := range keys {
+			if out, err := tm("send-keys", "-t", session, key); err != nil {
+				t.Fatalf("send-keys %s: %v: %s", key, err, out)
+			}
+			time.Sleep(300 * time.Millisecond)
 		}
 	}
-	for _, key := range []string{"f", "r", "?"} {
-		if out, err := tm("send-keys", "-t", session, key); err != nil {
-			t.Fatalf("send-keys %s: %v: %s", key, err, out)
+	// waitFor polls the pane until it shows every string.
+	waitFor := func(what string, want ...string) string {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			s := capture()
+			ok := true
+			for _, w := range want {
+				ok = ok && strings.Contains(s, w)
+			}
+			if ok {
+				return s
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the pane never showed %q:\n%s", what, want, s)
+			}
+			time.Sleep(200 * time.Millisecond)
 		}
-		time.Sleep(300 * time.Millisecond)
 	}
-	if s := capture(); !strings.Contains(s, "reload filter") {
+	write := func(file, screen string) {
+		t.Helper()
+		if os.Getenv("BLOOMWATCH_WRITE_CAPTURE") == "1" {
+			if err := os.WriteFile(file, []byte(strings.TrimRight(screen, "\n")+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	write(captureFile, screen)
+
+	// The detail view of a false positive: wait a while for one (the
+	// demo's loose filter lets some through), else explain the newest row.
+	falsePositives := func() int {
+		if m := fpCount.FindStringSubmatch(capture()); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			return n
+		}
+		return 0
+	}
+	deadline = time.Now().Add(90 * time.Second)
+	for falsePositives() == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Second)
+	}
+	if falsePositives() > 0 {
+		send("/", "f", "p", "Enter")
+		waitFor("search /fp", "/fp")
+		send("Enter")
+		detail := waitFor("detail of a false positive", "Why it is a false positive", "hash functions probe bits", "← matched the filter")
+		write(captureDetailFile, detail)
+		send("Escape")
+		waitFor("back from the detail", "Matched txs", "/fp")
+		send("Escape")
+	} else {
+		t.Log("no false positive came: opening the newest row instead")
+		send("Enter")
+		waitFor("detail", "Transaction ", "What matched the filter")
+		send("Escape")
+	}
+	waitFor("back to the panels", "Matched txs", "Privacy", "Log")
+
+	// The filter picture.
+	send("b")
+	picture := waitFor("filter picture", "as sent to", "fill:", "a dot per bit set")
+	write(captureFilterFile, picture)
+	send("Escape")
+	waitFor("back from the picture", "Matched txs")
+
+	send("f", "r", "?")
+	if s := capture(); !strings.Contains(s, "reload filter") || !strings.Contains(s, "What the figures mean") {
 		t.Errorf("help not shown after ?:\n%s", s)
 	}
 	if out, err := tm("send-keys", "-t", session, "q"); err != nil {
