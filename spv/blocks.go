@@ -292,8 +292,13 @@ func (m *manager) onPong(ps *peerState, msg *wire.MsgPong) {
 			keep = append(keep, r)
 			continue
 		}
-		unserved++
 		m.abandon(r)
+		if r.height > ps.lastBlock {
+			// Above the chain the peer showed: like a notfound (Core
+			// stays silent for blocks it does not serve), no score.
+			continue
+		}
+		unserved++
 	}
 	clear(ps.reqs[len(keep):])
 	ps.reqs = keep

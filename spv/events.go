@@ -36,6 +36,10 @@ type PeerInfo struct {
 	BanScore    uint32
 	// Download reports whether this peer is the current download peer.
 	Download bool
+	// Lagging reports a peer that claims more than our tip and gives no
+	// headers (behind, or in its initial block download): it serves
+	// nothing until it catches up.
+	Lagging bool
 	// BytesReceived counts every byte read from the peer.
 	BytesReceived uint64
 }

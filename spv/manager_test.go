@@ -95,6 +95,8 @@ func addSimPeer(t testing.TB, m *manager, addr string, chain []*wire.MsgBlock, s
 	s.ps.sendHook = func(msg wire.Message) { s.queue = append(s.queue, msg); s.sent = append(s.sent, msg) }
 	s.setChain(chain)
 	m.handle(peerReadyMsg{ps: s.ps})
+	// The height a version message would have announced.
+	s.ps.lastBlock = max(s.ps.lastBlock, int32(len(chain)))
 	return s
 }
 

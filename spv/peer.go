@@ -116,6 +116,7 @@ func (ps *peerState) info(n *Node, download bool) PeerInfo {
 		PingTime:      ping,
 		BanScore:      n.bans.Score(ps.addr),
 		Download:      download,
+		Lagging:       !ps.lagSince.IsZero(),
 		BytesReceived: p.BytesReceived(),
 	}
 }
@@ -145,7 +146,24 @@ func (n *Node) peerConfig(ps *peerState) *peer.Config {
 		Services:         0,
 		DisableRelayTx:   true, // BIP37: no tx invs before filterload
 		TrickleInterval:  peer.DefaultTrickleInterval,
+		// btcd's stall handler expects an inv within 30 s of a mempool
+		// request and headers within 90 s of a getheaders, and
+		// disconnects otherwise: a synced node was dropped every 45 s
+		// by btcd and bcoin. The manager's own stall detection covers
+		// every request it makes (onTick, busy).
+		DisableStallHandler: true,
 		Listeners: peer.MessageListeners{
+			// A malformed message ends the connection on every network:
+			// btcd's peer package forgives it from 127.0.0.1 on regtest
+			// (isAllowedReadError), which would make a local test peer
+			// unlike a real one.
+			OnRead: func(p *peer.Peer, _ int, _ wire.Message, err error) {
+				var me *wire.MessageError
+				if errors.As(err, &me) {
+					n.log.Warn("malformed message: disconnecting", "peer", ps.addr, "err", err)
+					p.Disconnect()
+				}
+			},
 			OnVersion: func(p *peer.Peer, msg *wire.MsgVersion) *wire.MsgReject {
 				if err := checkVersion(msg); err != nil {
 					ps.refused.Store(err)

@@ -61,7 +61,7 @@ type spotCheck struct {
 // checked, and keeps what the check needs. It must run before the block's
 // transactions are replayed into ps's mirror.
 func (m *manager) planCheck(ps *peerState, req *blockReq, total uint32) *checkPlan {
-	cross := due(m.n.cfg.SpotCheckEvery) && m.secondPeer(ps) != nil
+	cross := due(m.n.cfg.SpotCheckEvery) && m.secondPeer(ps, req.height) != nil
 	full := due(m.n.cfg.FullBlockEvery)
 	if !cross && !full {
 		return nil
@@ -83,13 +83,17 @@ func due(every int) bool {
 }
 
 // secondPeer returns the peer that answers cross-peer checks for blocks of
-// ps: the ready peer with a filter other than ps, the lowest address first
-// (always the same one, so its filter follows every checked block, as the
-// server's UPDATE_ALL insertions require to match spends).
-func (m *manager) secondPeer(ps *peerState) *peerState {
+// ps: the ready peer with a filter other than ps, not lagging and with the
+// chain up to height, the lowest address first (always the same one, so
+// its filter follows every checked block, as the server's UPDATE_ALL
+// insertions require to match spends).
+func (m *manager) secondPeer(ps *peerState, height int32) *peerState {
 	var other *peerState
 	for p := range m.peers {
-		if p != ps && p.mirror != nil && (other == nil || p.addr < other.addr) {
+		if p == ps || p.mirror == nil || !p.lagSince.IsZero() || p.lastBlock < height {
+			continue
+		}
+		if other == nil || p.addr < other.addr {
 			other = p
 		}
 	}
@@ -102,7 +106,7 @@ func (m *manager) secondPeer(ps *peerState) *peerState {
 func (m *manager) startCheck(p *checkPlan, fb *FilteredBlock) {
 	p.sent, p.indexes = fb.Txs, fb.TxIndexes
 	if p.cross {
-		if other := m.secondPeer(p.primary); other != nil {
+		if other := m.secondPeer(p.primary, p.height); other != nil {
 			m.st.SpotChecks++
 			m.sendBatch(other, []*blockReq{{hash: p.hash, height: p.height, gen: other.filterGen, check: &spotCheck{plan: p}}})
 		}
