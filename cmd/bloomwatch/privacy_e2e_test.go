@@ -121,6 +121,10 @@ func TestPrivacyOfARealSync(t *testing.T) {
 // joint model use (issue 14: 99.9 %).
 const modelCheckLevel = 0.999
 
+// supplementaryLevel is the Poisson level of the checks beyond the
+// issue's (the two-form test on a real chain).
+const supplementaryLevel = 1 - 1e-6
+
 // modelTargetFP is the expected intersection the synthetic universe of
 // the end-to-end checks is sized for, when its size allows.
 const modelTargetFP = 25
@@ -321,8 +325,12 @@ func reloadsAndOutpoints(ctx context.Context, t *testing.T, chain nodeChain, rec
 	}
 	single, both := rep.Curve(privacy.StageSingle), rep.Curve(privacy.StageBothForms)
 	ls, lb := single.Points[len(single.Points)-1], both.Points[len(both.Points)-1]
+	// The universe is the chain's (under 2,000 candidates) and the
+	// tweak random, so these counts vary from run to run; they are
+	// checked at a looser level than the issue's intersection checks,
+	// so that the test fails for a wrong model, not once in 250 runs.
 	for _, p := range []privacy.Point{ls, lb} {
-		lo, hi := privacy.PoissonRange(p.ExpectedFP, modelCheckLevel)
+		lo, hi := privacy.PoissonRange(p.ExpectedFP, supplementaryLevel)
 		if p.ExpectedFP <= 0 {
 			lo, hi = 0, 0
 		}
