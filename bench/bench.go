@@ -37,6 +37,13 @@ type benchConfig struct {
 	ScaleRuns   int
 	ScaleCli    string
 
+	// Scenarios are the issue-17 scenarios to run (scenarios.go).
+	Scenarios    []string
+	ScenarioRuns int
+	DenseBlocks  int
+	DenseTxs     int
+	DenseAddrs   int
+
 	BWRev       string
 	Headers     int
 	HeadersP2P  int
@@ -53,7 +60,12 @@ func parseBenchFlags(args []string) (*benchConfig, error) {
 	fs.Float64Var(&c.Spend, "spend", 0.5, "fraction of the wallet's outputs spent later in the chain")
 	fs.IntVar(&c.Runs, "runs", 3, "rounds of A B C (medians reported)")
 	fs.Int64Var(&c.Seed, "seed", 1, "chain seed")
-	fs.StringVar(&c.Clients, "clients", "bloomwatch,minimal,neutrino", "clients to run, in round order: bloomwatch (given the address list), bloomwatch-xpub (given the BIP84 vpub: gap-limit discovery), minimal, neutrino")
+	fs.StringVar(&c.Clients, "clients", "bloomwatch,minimal,neutrino", "clients to run, in round order: bloomwatch (given the address list), bloomwatch-xpub (given the BIP84 vpub: gap-limit discovery), minimal, neutrino; variants: "+strings.Join(clientNames(), ", "))
+	scen := fs.String("scenarios", "", "also run these issue-17 scenarios (comma-separated, or all): "+strings.Join(scenarioOrder, ", "))
+	fs.IntVar(&c.ScenarioRuns, "scenario-runs", 3, "rounds per scenario")
+	fs.IntVar(&c.DenseBlocks, "dense-blocks", 60, "dense and checks scenarios: blocks of --dense-txs noise txs")
+	fs.IntVar(&c.DenseTxs, "dense-txs", 2000, "dense and checks scenarios: noise txs per block")
+	fs.IntVar(&c.DenseAddrs, "dense-addrs", 20, "dense and checks scenarios: watched addresses")
 	fs.Float64Var(&c.FPRate, "fp-rate", 0.0001, "minimal loop's filter FP rate")
 	fs.StringVar(&c.JSONPath, "json", "", "write all measurements as JSON to this file")
 	fs.StringVar(&c.LogPath, "log", "", "client and btcd stderr go here (default: a new file under the user cache dir's bloomwatch/bench-logs, path printed)")
@@ -81,12 +93,21 @@ func parseBenchFlags(args []string) (*benchConfig, error) {
 	if c.Runs < 1 || c.Blocks < 1 || c.Addrs < 1 || c.Txs < 0 || c.Spend < 0 || c.Spend > 1 {
 		return nil, errors.New("flags: need runs, blocks, addrs >= 1, txs >= 0, 0 <= spend <= 1")
 	}
+	if c.ScenarioRuns < 1 || c.DenseBlocks < 1 || c.DenseTxs < 0 || c.DenseAddrs < 1 {
+		return nil, errors.New("flags: need scenario-runs, dense-blocks, dense-addrs >= 1, dense-txs >= 0")
+	}
 	for _, name := range strings.Split(c.Clients+","+c.ScaleCli+","+c.HeadersCli, ",") {
-		switch name {
-		case "bloomwatch", "bloomwatch-xpub", "minimal", "neutrino":
-		default:
-			return nil, fmt.Errorf("--clients: unknown client %q", name)
+		if _, err := lookupClient(name); err != nil {
+			return nil, fmt.Errorf("--clients: %w", err)
 		}
+	}
+	for _, n := range strings.Split(*scen, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			c.Scenarios = append(c.Scenarios, n)
+		}
+	}
+	if _, err := scenarios(c); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
@@ -131,7 +152,9 @@ type Report struct {
 	Scale      []SeriesReport `json:"scale,omitempty"`
 	Headers    *HeadersReport `json:"headers,omitempty"`
 	HeadersP2P *SeriesReport  `json:"headers_p2p,omitempty"`
-	Mismatches int            `json:"mismatches"`
+	// Scenarios are the issue-17 scenarios run (--scenarios).
+	Scenarios  []ScenarioReport `json:"scenarios,omitempty"`
+	Mismatches int              `json:"mismatches"`
 }
 
 func runBench(ctx context.Context, args []string) error {
@@ -174,7 +197,7 @@ func runBench(ctx context.Context, args []string) error {
 	if env.spawn, err = buildSpawn(ctx, tmp); err != nil {
 		return err
 	}
-	needBW := (cfg.Scale && strings.Contains(cfg.ScaleCli, "bloomwatch")) ||
+	needBW := len(cfg.Scenarios) > 0 || (cfg.Scale && strings.Contains(cfg.ScaleCli, "bloomwatch")) ||
 		(cfg.HeadersP2P > 0 && strings.Contains(cfg.HeadersCli, "bloomwatch")) ||
 		(!cfg.SkipCompare && strings.Contains(cfg.Clients, "bloomwatch"))
 	if needBW {
@@ -204,6 +227,18 @@ func runBench(ctx context.Context, args []string) error {
 			rep.Mismatches += s.Mismatches
 		}
 		printScale(os.Stdout, rep.Scale)
+	}
+	scs, err := scenarios(cfg)
+	if err != nil {
+		return err
+	}
+	for _, sc := range scs {
+		r, err := runScenario(ctx, env, sc, cfg.ScenarioRuns)
+		if err != nil {
+			return err
+		}
+		rep.Scenarios = append(rep.Scenarios, *r)
+		rep.Mismatches += r.Series.Mismatches
 	}
 	if cfg.HeadersP2P > 0 {
 		p := chainParams{Blocks: cfg.HeadersP2P, Seed: cfg.Seed, Empty: true}

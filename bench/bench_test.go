@@ -168,14 +168,14 @@ func TestRunMeasuredRSSIsTheChilds(t *testing.T) {
 	for i := range ballast {
 		ballast[i] = 1
 	}
-	small, out, err := runMeasured(ctx, env, 0, nil, "/bin/sh", "-c", "echo hi")
+	small, out, err := runMeasured(ctx, env, nil, nil, "/bin/sh", "-c", "echo hi")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if string(out) != "hi\n" {
 		t.Fatalf("stdout %q", out)
 	}
-	big, _, err := runMeasured(ctx, env, 0, nil, "/bin/sh", "-c", `x=$(head -c 40000000 /dev/zero | tr '\0' a); echo ${#x}`)
+	big, _, err := runMeasured(ctx, env, nil, nil, "/bin/sh", "-c", `x=$(head -c 40000000 /dev/zero | tr '\0' a); echo ${#x}`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func TestRunMeasuredRSSIsTheChilds(t *testing.T) {
 	if big.MaxRSS < 40<<20 || big.Wall <= 0 || big.CPU <= 0 {
 		t.Fatalf("big child: %+v", big)
 	}
-	if _, _, err := runMeasured(ctx, env, 0, nil, "/bin/sh", "-c", "exit 3"); err == nil {
+	if _, _, err := runMeasured(ctx, env, nil, nil, "/bin/sh", "-c", "exit 3"); err == nil {
 		t.Fatal("failing child reported no error")
 	}
 }

@@ -49,7 +49,12 @@ func parseBloomwatchJSON(out []byte) (*bwRun, error) {
 		return nil, fmt.Errorf("bloomwatch JSON: %w", err)
 	}
 	r := &ClientResult{Client: "bloomwatch", TipHeight: s.TipHeight, HeaderHeight: s.HeaderHeight, FPUnit: "tx",
-		FalsePositives: s.FalsePositives, BytesReceived: s.BytesReceived}
+		FalsePositives: s.FalsePositives, BytesReceived: s.BytesReceived, SpotChecks: s.SpotChecks, Omissions: s.Omissions}
+	if f := s.Filter; f.Bytes > 0 {
+		r.Filter = &FilterReport{Bytes: f.Bytes, HashFuncs: f.HashFuncs, Capacity: f.Capacity, Capped: f.Capped,
+			Elements: f.Elements, TargetFPRate: f.TargetFPRate, LoadFPRate: f.FPRate, EndFPRate: f.PredictedFPRate,
+			Loads: f.Loads}
+	}
 	for _, t := range s.Txs {
 		r.Txs = append(r.Txs, FoundTx{Txid: t.Txid, Height: t.Height})
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/testnet"
+	"github.com/btcsuite/btcd/btcutil"
 )
 
 // chainFormat versions the cache layout and the chain recipe: bump it when
@@ -194,25 +195,102 @@ func buildChain(ctx context.Context, env *benchEnv, p chainParams, dataDir strin
 	return meta, nil
 }
 
-// servedChain is a copy of a cached chain served by a running btcd.
+// servedChain is a copy of a cached chain served by a running btcd, and
+// optionally by more btcds, each on its own copy, all at the same tip.
 type servedChain struct {
 	node *testnet.Node
 	p2p  string
 	pid  int
 	tip  int32
+	// more are the other servers (serve with peers > 1).
+	more []*testnet.Node
+}
+
+// peers returns the P2P addresses of the first n servers.
+func (s *servedChain) peers(n int) []string {
+	out := []string{s.p2p}
+	for _, m := range s.more[:min(n-1, len(s.more))] {
+		out = append(out, m.P2PAddr())
+	}
+	return out
+}
+
+// pids returns the process ids of every server.
+func (s *servedChain) pids() []int {
+	out := []int{s.pid}
+	for _, m := range s.more {
+		out = append(out, m.PID())
+	}
+	return out
 }
 
 func (s *servedChain) stop() {
-	if err := s.node.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "bench: stop btcd:", err)
+	for _, n := range append([]*testnet.Node{s.node}, s.more...) {
+		if err := n.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "bench: stop btcd:", err)
+		}
+		_ = os.RemoveAll(n.DataDir())
 	}
-	_ = os.RemoveAll(s.node.DataDir())
 }
 
 // serve copies the cached data dir (so the cache stays pristine), starts
 // btcd on it and mines one fresh block: btcd ignores getheaders while its tip
-// is more than 24 hours old.
-func (fx *chainFixture) serve(ctx context.Context, env *benchEnv) (*servedChain, error) {
+// is more than 24 hours old. With peers > 1 it starts peers-1 more btcds,
+// each on its own copy of the cache, and submits the fresh block to them:
+// independent servers of the same chain (a client connecting twice to one
+// btcd would have one server behind two connections). The servers are not
+// connected to each other.
+func (fx *chainFixture) serve(ctx context.Context, env *benchEnv, peers int) (*servedChain, error) {
+	node, err := fx.startCopy(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	s := &servedChain{node: node, p2p: node.P2PAddr(), pid: node.PID()}
+	hashes, err := node.Generate(1)
+	if err != nil {
+		s.stop()
+		return nil, fmt.Errorf("serve: fresh block: %w", err)
+	}
+	_, tip, err := node.BestBlock()
+	if err != nil {
+		s.stop()
+		return nil, fmt.Errorf("serve: tip: %w", err)
+	}
+	s.tip = tip
+	if peers <= 1 {
+		return s, nil
+	}
+	fresh, err := node.RPC().GetBlock(hashes[0])
+	if err != nil {
+		s.stop()
+		return nil, fmt.Errorf("serve: fresh block: %w", err)
+	}
+	for range peers - 1 {
+		m, err := fx.startCopy(ctx, env)
+		if err != nil {
+			s.stop()
+			return nil, err
+		}
+		s.more = append(s.more, m)
+		if err := m.RPC().SubmitBlock(btcutil.NewBlock(fresh), nil); err != nil {
+			s.stop()
+			return nil, fmt.Errorf("serve: fresh block to the second btcd: %w", err)
+		}
+		hash, h, err := m.BestBlock()
+		if err != nil || h != tip || *hash != *hashes[0] {
+			s.stop()
+			return nil, fmt.Errorf("serve: second btcd at %d %v, want %d %v: %w", h, hash, tip, hashes[0], errors.Join(err, errTipDiffers))
+		}
+	}
+	return s, nil
+}
+
+// errTipDiffers is returned when a second server does not reach the first
+// one's tip.
+var errTipDiffers = errors.New("servers' tips differ")
+
+// startCopy starts a btcd on a fresh copy of the cached data dir.
+func (fx *chainFixture) startCopy(ctx context.Context, env *benchEnv) (*testnet.Node, error) {
 	dst, err := os.MkdirTemp(env.tmp, "btcd-")
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
@@ -224,18 +302,7 @@ func (fx *chainFixture) serve(ctx context.Context, env *benchEnv) (*servedChain,
 	if err != nil {
 		return nil, fmt.Errorf("serve: start btcd: %w", err)
 	}
-	s := &servedChain{node: node, p2p: node.P2PAddr(), pid: node.PID()}
-	if _, err := node.Generate(1); err != nil {
-		s.stop()
-		return nil, fmt.Errorf("serve: fresh block: %w", err)
-	}
-	_, tip, err := node.BestBlock()
-	if err != nil {
-		s.stop()
-		return nil, fmt.Errorf("serve: tip: %w", err)
-	}
-	s.tip = tip
-	return s, nil
+	return node, nil
 }
 
 // copyTree copies the regular files and directories under src into dst.

@@ -60,7 +60,7 @@ func runHeadersBench(ctx context.Context, env *benchEnv, n int) (*HeadersReport,
 	}
 	defer os.RemoveAll(dir)
 	fmt.Printf("\nheader-only sync of %d generated regtest headers (child process)\n", n)
-	m, out, err := runMeasured(ctx, env, 0, nil, env.self, "headers", strconv.Itoa(n), dir)
+	m, out, err := runMeasured(ctx, env, nil, nil, env.self, "headers", strconv.Itoa(n), dir)
 	if err != nil {
 		return nil, fmt.Errorf("headers child: %w", err)
 	}

@@ -160,7 +160,7 @@ func TestEmptyChainCacheAndHeaderOnly(t *testing.T) {
 	if !strings.HasPrefix(again.build, "cached") {
 		t.Fatalf("second prepare rebuilt: %s", again.build)
 	}
-	srv, err := again.serve(ctx, env)
+	srv, err := again.serve(ctx, env, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,5 +208,56 @@ func TestEmptyChainCacheAndHeaderOnly(t *testing.T) {
 	}
 	if hdrs.TipHeight != srv.tip || hdrs.BlocksFetched != 0 || hdrs.BytesReceived >= full.BytesReceived {
 		t.Fatalf("header-only sync: %+v (full %d bytes)", hdrs, full.BytesReceived)
+	}
+}
+
+// TestServeTwoPeers serves one cached chain from two btcds, each on its own
+// copy, and checks they are distinct servers at the same fresh tip.
+func TestServeTwoPeers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts btcd")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	btcd, err := testnet.BtcdBinary(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("BLOOMWATCH_BTCD", btcd)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	env := &benchEnv{log: io.Discard, tmp: t.TempDir(), cfg: &benchConfig{FPRate: 0.0001}}
+	fx, err := prepareChain(ctx, env, chainParams{Blocks: 40, Seed: 11, Empty: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := fx.serve(ctx, env, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.stop()
+	peers, pids := srv.peers(2), srv.pids()
+	if len(peers) != 2 || peers[0] == peers[1] || len(pids) != 2 || pids[0] == pids[1] || len(srv.peers(1)) != 1 {
+		t.Fatalf("peers %v pids %v", peers, pids)
+	}
+	h1, tip1, err := srv.node.BestBlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h2, tip2, err := srv.more[0].BestBlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *h1 != *h2 || tip1 != tip2 || tip1 != srv.tip || srv.tip != 41 {
+		t.Fatalf("tips %d %v and %d %v, served %d", tip1, h1, tip2, h2, srv.tip)
+	}
+	for _, addr := range peers {
+		job := &ClientJob{Network: "simnet", Connect: addr, Addresses: fx.addresses, DataDir: t.TempDir(), FPRate: 0.0001}
+		res, err := runMinimal(ctx, job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.TipHeight != srv.tip || res.Filter == nil || res.Filter.Loads != 1 || res.Filter.Capped {
+			t.Fatalf("%s: %+v filter %+v", addr, res, res.Filter)
+		}
 	}
 }

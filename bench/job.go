@@ -70,6 +70,37 @@ type ClientResult struct {
 	// Phases are the client's own timings (milliseconds) of its sync
 	// phases, e.g. headers and filter scan.
 	Phases map[string]float64 `json:"phases,omitempty"`
+	// Filter describes a BIP37 client's (last) filter.
+	Filter *FilterReport `json:"filter,omitempty"`
+	// SpotChecks counts blocks asked again from a second peer, Omissions
+	// the omissions those checks found (bloomwatch only).
+	SpotChecks int `json:"spot_checks,omitempty"`
+	Omissions  int `json:"omissions,omitempty"`
+}
+
+// FilterReport is how a BIP37 client's filter ended up: its size, its
+// hash functions, what it was sized for and the false-positive rates it
+// reaches.
+type FilterReport struct {
+	// Bytes is the filter's size; Capped reports a filter built at
+	// BIP37's 36,000-byte cap, too small to reach TargetFPRate at
+	// Capacity.
+	Bytes     int    `json:"bytes"`
+	HashFuncs uint32 `json:"hash_funcs"`
+	Capacity  uint32 `json:"capacity"`
+	Capped    bool   `json:"capped"`
+	// Elements is how many elements the (last) filter was loaded with.
+	Elements int `json:"elements"`
+	// TargetFPRate is the rate asked for at Capacity; LoadFPRate the
+	// theoretical rate at Elements when loaded; EndFPRate the rate of the
+	// server's copy at the end of the sync, after its BLOOM_UPDATE_ALL
+	// insertions (from the client's mirror of them: bits set over bits,
+	// to the power of the hash functions).
+	TargetFPRate float64 `json:"target_fp_rate"`
+	LoadFPRate   float64 `json:"load_fp_rate"`
+	EndFPRate    float64 `json:"end_fp_rate"`
+	// Loads counts filterload messages sent.
+	Loads int `json:"loads"`
 }
 
 func readJob(path string) (*ClientJob, error) {

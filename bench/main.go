@@ -32,6 +32,8 @@ func run(ctx context.Context, args []string) error {
 			return runServe(ctx, args[1:])
 		case "headers":
 			return runHeadersChild(ctx, args[1:])
+		case "report":
+			return runReport(args[1:])
 		}
 	}
 	return runBench(ctx, args)

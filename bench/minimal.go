@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/big"
 	"math/rand"
 	"net"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/btcsuite/btcd/blockchain"
+	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/btcutil/bloom"
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -127,13 +129,17 @@ func runMinimal(ctx context.Context, job *ClientJob) (*ClientResult, error) {
 	for _, e := range ws.pushes {
 		filter.Add(e)
 	}
+	// The message sent gets its own copy of the bits: filter stays the
+	// mirror of the server's copy (see onTx).
 	fl := filter.MsgFilterLoad()
-	p.QueueMessage(fl, nil)
+	p.QueueMessage(&wire.MsgFilterLoad{Filter: append([]byte(nil), fl.Filter...), HashFuncs: fl.HashFuncs,
+		Tweak: fl.Tweak, Flags: fl.Flags}, nil)
 
 	m := &minimalLoop{
 		p:       p,
 		params:  params,
 		ws:      ws,
+		filter:  filter,
 		res:     &ClientResult{Client: "minimal", FPUnit: "tx", FilterBytes: len(fl.Filter)},
 		hashes:  []chainhash.Hash{*params.GenesisHash},
 		headers: []wire.BlockHeader{params.GenesisBlock.Header},
@@ -159,7 +165,25 @@ func runMinimal(ctx context.Context, job *ClientJob) (*ClientResult, error) {
 	m.res.Phases = map[string]float64{"headers": ms(m.headersAt.Sub(start)), "p2p sync": ms(time.Since(start))}
 	m.res.TipHeight = int32(len(m.hashes) - 1)
 	m.res.BytesReceived = received.Load()
+	m.res.Filter = minimalFilterReport(filter, capacity, fpRate, len(ws.pushes))
 	return m.res, nil
+}
+
+// minimalFilterReport describes the minimal loop's filter at the end of
+// the sync: f mirrors the server's copy (the load plus the UPDATE_ALL
+// insertions of every matched transaction).
+func minimalFilterReport(f *bloom.Filter, capacity uint32, fpRate float64, elements int) *FilterReport {
+	msg := f.MsgFilterLoad()
+	r := &FilterReport{Bytes: len(msg.Filter), HashFuncs: msg.HashFuncs, Capacity: capacity, Elements: elements,
+		TargetFPRate: fpRate, Loads: 1,
+		// btcutil/bloom sizes min(-capacity ln p / ln^2 2 / 8, cap).
+		Capped: -float64(capacity)*math.Log(fpRate)/(math.Ln2*math.Ln2)/8 > float64(wire.MaxFilterLoadFilterSize)}
+	bf, err := bip37.NewFilterFromBits(msg.Filter, msg.HashFuncs, msg.Tweak, bip37.UpdateAll)
+	if err == nil {
+		r.LoadFPRate = bf.FPRate(float64(elements))
+		r.EndFPRate = bf.CurrentFPRate()
+	}
+	return r
 }
 
 // minimalLoop is the single-goroutine state of the minimal client.
@@ -169,6 +193,11 @@ type minimalLoop struct {
 	ws     *watchSet
 	res    *ClientResult
 	powLim *big.Int
+	// filter mirrors the server's copy of the filter: the server adds
+	// the outpoints of every matched output (BLOOM_UPDATE_ALL), and
+	// every transaction it matched is sent here, so replaying them in
+	// order gives its bits (for the end-of-sync report only).
+	filter *bloom.Filter
 
 	hashes      []chainhash.Hash // best chain by height
 	headers     []wire.BlockHeader
@@ -288,6 +317,7 @@ func (m *minimalLoop) onTx(tx *wire.MsgTx) error {
 		return fmt.Errorf("%w: unrequested tx %s", errMinimalProtocol, txid)
 	}
 	delete(m.pending, txid)
+	m.filter.MatchTxAndUpdate(btcutil.NewTx(tx))
 	if m.ws.apply(tx) {
 		m.res.Txs = append(m.res.Txs, FoundTx{Txid: txid.String(), Height: int32(m.cur)})
 	} else {

@@ -43,9 +43,9 @@ type spawnResult struct {
 // runMeasured runs name+args through the small spawn helper (spawn/main.go
 // explains why) and returns the child's wall time, rusage CPU and peak RSS
 // with its stdout; stderr goes to the given writer, or the bench log when
-// nil. serverPID, when > 0, is the
-// btcd process whose CPU is sampled before and after.
-func runMeasured(ctx context.Context, env *benchEnv, serverPID int, stderr io.Writer, name string, args ...string) (Measure, []byte, error) {
+// nil. serverPIDs are the btcd processes whose CPU is sampled before and
+// after (summed).
+func runMeasured(ctx context.Context, env *benchEnv, serverPIDs []int, stderr io.Writer, name string, args ...string) (Measure, []byte, error) {
 	resPath := filepath.Join(env.tmp, fmt.Sprintf("spawn-%d.json", time.Now().UnixNano()))
 	defer os.Remove(resPath)
 	cmd := exec.CommandContext(ctx, env.spawn, append([]string{resPath, name}, args...)...)
@@ -57,9 +57,9 @@ func runMeasured(ctx context.Context, env *benchEnv, serverPID int, stderr io.Wr
 	}
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 10 * time.Second
-	srv0, _ := procCPU(serverPID)
+	srv0 := procsCPU(serverPIDs)
 	err := cmd.Run()
-	srv1, _ := procCPU(serverPID)
+	srv1 := procsCPU(serverPIDs)
 	if err != nil {
 		return Measure{}, out.Bytes(), fmt.Errorf("%s %v: %w", filepath.Base(name), shortArgs(args), err)
 	}
@@ -84,6 +84,17 @@ func shortArgs(args []string) []string {
 		return append(args[:8:8], "...")
 	}
 	return args
+}
+
+// procsCPU sums procCPU over pids (a process that cannot be read counts
+// 0).
+func procsCPU(pids []int) time.Duration {
+	var sum time.Duration
+	for _, pid := range pids {
+		d, _ := procCPU(pid)
+		sum += d
+	}
+	return sum
 }
 
 // procCPU reads user+sys CPU time of pid from /proc/pid/stat.

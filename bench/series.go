@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/bloomwatch/bloomwatch/spv"
 )
 
 // RunRecord is one measured client run.
@@ -31,6 +33,12 @@ type RunRecord struct {
 	// Phases are the client's own phase timings in ms, when it reports
 	// them.
 	Phases map[string]float64 `json:"phases,omitempty"`
+	// Filter is how a BIP37 client's filter ended up.
+	Filter *FilterReport `json:"filter,omitempty"`
+	// SpotChecks and Omissions are bloomwatch's cross-peer checks and
+	// what they found.
+	SpotChecks int `json:"spot_checks,omitempty"`
+	Omissions  int `json:"omissions,omitempty"`
 }
 
 // Summary is the median of a client's runs in one series.
@@ -50,6 +58,13 @@ type Summary struct {
 	// first filter (or header request) to synced, without process
 	// start-up and shutdown; 0 when the client does not report it.
 	SyncMS float64 `json:"p2p_sync_ms"`
+	// Filter holds the medians of the runs' filter figures (each run
+	// draws a new tweak; Capped is true when any run's filter was).
+	Filter *FilterReport `json:"filter,omitempty"`
+	// SpotChecks is the median count of blocks bloomwatch asked again
+	// from a second peer; Omissions the total omissions found.
+	SpotChecks int `json:"spot_checks,omitempty"`
+	Omissions  int `json:"omissions,omitempty"`
 }
 
 // SeriesReport is every run on one chain, with medians.
@@ -71,13 +86,18 @@ func runSeries(ctx context.Context, env *benchEnv, p chainParams, clients []stri
 	if err != nil {
 		return nil, err
 	}
-	srv, err := fx.serve(ctx, env)
+	for _, c := range clients {
+		if _, err := lookupClient(c); err != nil {
+			return nil, err
+		}
+	}
+	srv, err := fx.serve(ctx, env, peersNeeded(clients))
 	if err != nil {
 		return nil, err
 	}
 	defer srv.stop()
-	fmt.Printf("chain %s: tip %d, %d wallet txs, %d addresses (%s); served by btcd pid %d at %s\n",
-		p, srv.tip, len(fx.truth), len(fx.addresses), fx.build, srv.pid, srv.p2p)
+	fmt.Printf("chain %s: tip %d, %d wallet txs, %d addresses (%s); served by btcd pid %v at %s\n",
+		p, srv.tip, len(fx.truth), len(fx.addresses), fx.build, srv.pids(), strings.Join(srv.peers(len(srv.more)+1), ", "))
 
 	var birthday int32
 	if headerOnly {
@@ -95,7 +115,7 @@ func runSeries(ctx context.Context, env *benchEnv, p chainParams, clients []stri
 				}
 				// One failed run is a result, not the end of the bench.
 				rec = RunRecord{Client: c, Round: r, Failed: true, Detail: err.Error()}
-				fmt.Printf("  round %d %-15s FAILED: %v\n", r, c, err)
+				fmt.Printf("  round %d %-18s FAILED: %v\n", r, c, err)
 				rep.Runs = append(rep.Runs, rec)
 				rep.Mismatches++
 				continue
@@ -105,8 +125,15 @@ func runSeries(ctx context.Context, env *benchEnv, p chainParams, clients []stri
 				status = "MISMATCH " + rec.Detail
 				rep.Mismatches++
 			}
-			fmt.Printf("  round %d %-15s wall %8.0f ms  cpu %8.0f ms  rss %6.1f MiB  recv %9d B  txs %d/%d  fp %d %s  %s%s\n",
-				r, c, rec.WallMS, rec.CPUMS, float64(rec.MaxRSS)/(1<<20), rec.Bytes, rec.Found, len(truth), rec.FP, rec.FPUnit, status, phases(rec.Phases))
+			extra := ""
+			if f := rec.Filter; f != nil {
+				extra = fmt.Sprintf("  filter %s loads %d end rate %.1e", filterCell(f), f.Loads, f.EndFPRate)
+			}
+			if rec.SpotChecks > 0 {
+				extra += fmt.Sprintf("  checks %d", rec.SpotChecks)
+			}
+			fmt.Printf("  round %d %-18s wall %8.0f ms  cpu %8.0f ms  rss %6.1f MiB  recv %9d B  txs %d/%d  fp %d %s  %s%s%s\n",
+				r, c, rec.WallMS, rec.CPUMS, float64(rec.MaxRSS)/(1<<20), rec.Bytes, rec.Found, len(truth), rec.FP, rec.FPUnit, status, phases(rec.Phases), extra)
 			rep.Runs = append(rep.Runs, rec)
 		}
 	}
@@ -137,39 +164,49 @@ func runClientOnce(ctx context.Context, env *benchEnv, fx *chainFixture, srv *se
 	defer os.RemoveAll(dir)
 	fmt.Fprintf(env.log, "=== %s round %d chain %s\n", client, round, fx.params)
 
+	spec, err := lookupClient(client)
+	if err != nil {
+		return RunRecord{}, err
+	}
 	var (
 		m   Measure
 		out []byte
 	)
-	switch client {
-	case "bloomwatch", "bloomwatch-xpub":
-		args := []string{"sync", "--datadir", filepath.Join(dir, "data"), "--network", "simnet",
-			"--connect", srv.p2p, "--until-synced", "--json", "--no-tui"}
+	switch spec.kind {
+	case kindBloomwatch:
+		args := []string{"sync", "--datadir", filepath.Join(dir, "data"), "--network", "simnet", "--until-synced", "--json", "--no-tui"}
+		for _, p := range srv.peers(spec.peers) {
+			args = append(args, "--connect", p)
+		}
+		args = append(args, spec.args...)
 		if birthday > 0 {
 			args = append(args, "--birthday", fmt.Sprint(birthday))
 		}
-		if client == "bloomwatch-xpub" {
+		if spec.xpub {
 			args = append(args, "--xpub", fx.xpub)
 		} else {
 			for _, a := range fx.addresses {
 				args = append(args, "--address", a)
 			}
 		}
-		m, out, err = runMeasured(ctx, env, srv.pid, env.log, env.bloomwatch, args...)
+		m, out, err = runMeasured(ctx, env, srv.pids(), env.log, env.bloomwatch, args...)
 	default:
 		job := &ClientJob{Network: "simnet", Connect: srv.p2p, Addresses: fx.addresses,
 			DataDir: filepath.Join(dir, "data"), FPRate: env.cfg.FPRate, Birthday: birthday}
+		if spec.bwCapacity {
+			job.Capacity = spv.FilterCapacity(len(fx.addresses))
+		}
 		jobPath := filepath.Join(dir, "job.json")
 		if err := writeJob(jobPath, job); err != nil {
 			return RunRecord{}, err
 		}
-		m, out, err = runMeasured(ctx, env, srv.pid, nil, env.self, client, jobPath)
+		m, out, err = runMeasured(ctx, env, srv.pids(), nil, env.self, spec.kind, jobPath)
 	}
 	if err != nil {
 		return RunRecord{}, fmt.Errorf("%s round %d: %w (see the log)", client, round, err)
 	}
 	var res *ClientResult
-	if client != "minimal" && client != "neutrino" {
+	if spec.kind == kindBloomwatch {
 		var run *bwRun
 		if run, err = parseBloomwatchJSON(out); err == nil {
 			res = run.result
@@ -192,6 +229,7 @@ func runClientOnce(ctx context.Context, env *benchEnv, fx *chainFixture, srv *se
 		WallMS: ms(m.Wall), CPUMS: ms(m.CPU), ServerCPUMS: ms(m.ServerCPU), MaxRSS: m.MaxRSS,
 		Bytes: res.BytesReceived, Tip: res.TipHeight, Found: len(res.Txs),
 		FP: res.FalsePositives, FPUnit: res.FPUnit, Missing: res.Missing, Phases: res.Phases,
+		Filter: res.Filter, SpotChecks: res.SpotChecks, Omissions: res.Omissions,
 	}
 	rec.Match, rec.Detail = compareTruth(truth, res.Txs)
 	synced := res.TipHeight
@@ -290,7 +328,45 @@ func summarize(client string, runs []RunRecord) Summary {
 	sum.MaxRSS, sum.Bytes = int64(median(rss)), uint64(median(bytes))
 	sum.Found, sum.FP = int(median(found)), int(median(fp))
 	sum.SyncMS = median(syncs)
+	sum.Filter = medianFilter(client, runs)
+	var checks []float64
+	for _, r := range runs {
+		if r.Client == client && !r.Failed {
+			checks = append(checks, float64(r.SpotChecks))
+			sum.Omissions += r.Omissions
+		}
+	}
+	sum.SpotChecks = int(median(checks))
 	return sum
+}
+
+// medianFilter returns the medians of client's runs' filter figures, nil
+// when no run reported a filter.
+func medianFilter(client string, runs []RunRecord) *FilterReport {
+	var bytes, k, capacity, elements, target, load, end, loads []float64
+	out := &FilterReport{}
+	for _, r := range runs {
+		if r.Client != client || r.Failed || r.Filter == nil {
+			continue
+		}
+		f := r.Filter
+		bytes = append(bytes, float64(f.Bytes))
+		k = append(k, float64(f.HashFuncs))
+		capacity = append(capacity, float64(f.Capacity))
+		elements = append(elements, float64(f.Elements))
+		target = append(target, f.TargetFPRate)
+		load = append(load, f.LoadFPRate)
+		end = append(end, f.EndFPRate)
+		loads = append(loads, float64(f.Loads))
+		out.Capped = out.Capped || f.Capped
+	}
+	if len(bytes) == 0 {
+		return nil
+	}
+	out.Bytes, out.HashFuncs, out.Capacity = int(median(bytes)), uint32(median(k)), uint32(median(capacity))
+	out.Elements, out.TargetFPRate, out.LoadFPRate = int(median(elements)), median(target), median(load)
+	out.EndFPRate, out.Loads = median(end), int(median(loads))
+	return out
 }
 
 func median(v []float64) float64 {

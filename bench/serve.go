@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -21,6 +22,7 @@ func runServe(ctx context.Context, args []string) error {
 	fs.IntVar(&p.Addrs, "addrs", 20, "watched addresses")
 	fs.Float64Var(&p.Spend, "spend", 0.5, "fraction spent")
 	fs.Int64Var(&p.Seed, "seed", 1, "chain seed")
+	peers := fs.Int("peers", 1, "btcd servers of the chain, each on its own copy (2 for --check-every)")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("serve flags: %w", err)
 	}
@@ -34,7 +36,10 @@ func runServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	srv, err := fx.serve(ctx, env)
+	if *peers < 1 {
+		return errors.New("serve: --peers must be at least 1")
+	}
+	srv, err := fx.serve(ctx, env, *peers)
 	if err != nil {
 		return err
 	}
@@ -44,11 +49,39 @@ func runServe(ctx context.Context, args []string) error {
 		DataDir: filepath.Join(tmp, "client"), FPRate: 0.0001}); err != nil {
 		return err
 	}
-	fmt.Printf("serving %s: tip %d, btcd pid %d at %s\n", p, srv.tip, srv.pid, srv.p2p)
+	addrs := srv.peers(*peers)
+	fmt.Printf("serving %s: tip %d, btcd pid %v at %s\n", p, srv.tip, srv.pids(), strings.Join(addrs, ", "))
 	fmt.Printf("job file: %s\n", jobPath)
-	fmt.Printf("bloomwatch sync --network simnet --connect %s --until-synced --json --no-tui --datadir DIR --address %s\n",
-		srv.p2p, strings.Join(fx.addresses, " --address "))
+	script, err := writeSyncScript(tmp, addrs, fx.addresses)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("address list: sh %s BLOOMWATCH DATADIR [sync flags, e.g. --cpuprofile FILE]\n", script)
+	fmt.Printf("xpub: BLOOMWATCH sync --network simnet --connect %s --until-synced --json --no-tui --datadir DATADIR --xpub %s\n",
+		strings.Join(addrs, " --connect "), fx.xpub)
 	fmt.Println("Ctrl-C stops btcd")
 	<-ctx.Done()
 	return nil
+}
+
+// writeSyncScript writes dir/sync.sh: `sh sync.sh BLOOMWATCH DATADIR
+// [FLAGS]` runs a headless sync of the served chain from the given peers
+// with the watched address list (too long to print at thousands of
+// addresses).
+func writeSyncScript(dir string, peers, addresses []string) (string, error) {
+	var b strings.Builder
+	b.WriteString("#!/bin/sh\n# usage: sh sync.sh BLOOMWATCH DATADIR [sync flags]\nbw=$1; dd=$2; shift 2\n")
+	b.WriteString(`exec "$bw" sync --network simnet --until-synced --json --no-tui --datadir "$dd"`)
+	for _, p := range peers {
+		b.WriteString(" --connect " + p)
+	}
+	for _, a := range addresses {
+		b.WriteString(" \\\n  --address " + a)
+	}
+	b.WriteString(` "$@"` + "\n")
+	path := filepath.Join(dir, "sync.sh")
+	if err := os.WriteFile(path, []byte(b.String()), 0o755); err != nil {
+		return "", fmt.Errorf("sync script: %w", err)
+	}
+	return path, nil
 }
