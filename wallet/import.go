@@ -1,8 +1,10 @@
 package wallet
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/btcsuite/btcwallet/waddrmgr"
@@ -152,6 +154,24 @@ func (w *Wallet) importScript(own walletdb.ReadWriteBucket, ws *watchedScript) e
 	return nil
 }
 
+// importScripts imports many scripts (see importScript) in the order of
+// their script bytes, the imported bucket's key order: bbolt keeps the
+// pages a write transaction touches in memory as sorted arrays and splits
+// them only at commit, so keys inserted in random order cost a move of
+// half the array each, quadratic in one transaction (13 s for 100,000
+// addresses), while keys in order are appended (half a second). The caller's
+// slice is not reordered.
+func (w *Wallet) importScripts(own walletdb.ReadWriteBucket, scripts []*watchedScript) error {
+	sorted := slices.Clone(scripts)
+	slices.SortFunc(sorted, func(a, b *watchedScript) int { return bytes.Compare(a.pkScript, b.pkScript) })
+	for _, ws := range sorted {
+		if err := w.importScript(own, ws); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // rescanIfSynced rolls an already synced wallet back to before its first
 // block, so the next sync looks for the new key's or address's history.
 func (w *Wallet) rescanIfSynced(b buckets) (bool, error) {
@@ -243,6 +263,53 @@ func (w *Wallet) AddScript(script []byte) (*ImportInfo, error) {
 		return nil, err
 	}
 	return w.addScriptLocked(ws)
+}
+
+// AddAddresses watches several single addresses and commits once, which
+// is what importing thousands takes: one call and one commit instead of
+// one per address (each AddAddress costs a disk sync, about 4 ms here,
+// and a CLI invocation an Open). Every address is checked first: if one
+// does not decode, belongs to another network, is repeated in the list
+// or already watched, nothing is imported and the InputError names it. If
+// the wallet had applied blocks it is rolled back once to rescan from its
+// birthday.
+func (w *Wallet) AddAddresses(addresses []string) ([]*ImportInfo, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.usable(); err != nil {
+		return nil, err
+	}
+	scripts := make([]*watchedScript, 0, len(addresses))
+	seen := make(map[string]struct{}, len(addresses))
+	for _, a := range addresses {
+		ws, err := parseAddress(a, w.net.params)
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := seen[string(ws.pkScript)]; dup {
+			return nil, inputErr("address", a, ErrDuplicate)
+		}
+		seen[string(ws.pkScript)] = struct{}{}
+		scripts = append(scripts, ws)
+	}
+	infos := make([]*ImportInfo, len(scripts))
+	for i, ws := range scripts {
+		infos[i] = &ImportInfo{Address: ws.address, Script: fmt.Sprintf("%x", ws.pkScript), Kind: ws.kind}
+	}
+	err := w.updateNow(func(b buckets) error {
+		if err := w.importScripts(b.own, scripts); err != nil {
+			return err
+		}
+		rescan, err := w.rescanIfSynced(b)
+		for _, info := range infos {
+			info.Rescan = rescan
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return infos, nil
 }
 
 func (w *Wallet) addScriptLocked(ws *watchedScript) (*ImportInfo, error) {

@@ -127,28 +127,50 @@ func (r *importedRecord) encode() []byte {
 	return append(b, r.ws.address...)
 }
 
+// decodeImportedRecord decodes the record of the imported script pkScript.
+// It runs once per imported script at every Open, so it allocates little:
+// the script and its element share one copy, and the kind is one of the
+// Kind constants when it is a known one.
 func decodeImportedRecord(pkScript, b []byte) (*importedRecord, error) {
-	bad := fmt.Errorf("%w: imported script record malformed", ErrCorrupt)
 	if len(b) < 1+importedKindLenSize {
-		return nil, bad
+		return nil, errImportedRecord()
 	}
 	r := &importedRecord{used: b[0] == 1}
 	kl := int(b[1])
 	b = b[2:]
 	if len(b) < kl+importedElemLenSize {
-		return nil, bad
+		return nil, errImportedRecord()
 	}
-	r.ws.kind = Kind(b[:kl])
+	r.ws.kind = kindOf(b[:kl])
 	b = b[kl:]
 	el := int(binary.BigEndian.Uint16(b))
 	b = b[importedElemLenSize:]
 	if len(b) < el || el == 0 {
-		return nil, bad
+		return nil, errImportedRecord()
 	}
-	r.ws.element = append([]byte(nil), b[:el]...)
+	buf := make([]byte, len(pkScript)+el)
+	n := copy(buf, pkScript)
+	copy(buf[n:], b[:el])
+	r.ws.pkScript, r.ws.element = buf[:n:n], buf[n:]
 	r.ws.address = string(b[el:])
-	r.ws.pkScript = append([]byte(nil), pkScript...)
 	return r, nil
+}
+
+// errImportedRecord reports an imported script record that does not
+// decode.
+func errImportedRecord() error {
+	return fmt.Errorf("%w: imported script record malformed", ErrCorrupt)
+}
+
+// kindOf returns the Kind constant spelled k, or k as a new Kind.
+func kindOf(k []byte) Kind {
+	for _, known := range []Kind{KindP2WPKH, KindP2PKH, KindP2SH, KindP2WSH, KindP2TR,
+		KindP2SHP2WPKH, KindP2PK, KindMultisig, KindScript} {
+		if string(k) == string(known) {
+			return known
+		}
+	}
+	return Kind(k)
 }
 
 // heightFromKey decodes a heightKey.

@@ -372,12 +372,7 @@ func (w *Wallet) initialize(tx walletdb.ReadWriteTx, p *plan) error {
 			return err
 		}
 	}
-	for _, ws := range p.scripts {
-		if err := w.importScript(own, ws); err != nil {
-			return err
-		}
-	}
-	return nil
+	return w.importScripts(own, p.scripts)
 }
 
 // Open opens the wallet in dir. A missing directory or file gives
