@@ -160,19 +160,20 @@ func (w *Wallet) applyBlockIn(bk buckets, b *spv.FilteredBlock, reapply bool) (s
 		}
 		newRel = append(newRel, c)
 	}
+	// The unconfirmed set before the block: the outpoint set is updated
+	// from it and the stored transactions (refreshPending), or, with no
+	// unconfirmed wallet transaction (nothing to confirm or evict), from
+	// the stored transactions alone.
+	before, err := w.unminedSet(bk.tm)
+	if err != nil {
+		return res, err
+	}
+	var toStore []*candidate
+	full := false // the block was restored whole: read the set back
 	if len(newRel) > 0 {
-		// With no unconfirmed wallet transaction, storing mined ones
-		// cannot evict anything, and the outpoint set follows from the
-		// stored transactions alone; otherwise it is read back from
-		// wtxmgr (which costs a pass over every unspent output).
-		unmined, err := w.txStore.UnminedTxHashes(bk.tm)
-		if err != nil {
-			return res, fmt.Errorf("unconfirmed transactions: %w", err)
-		}
-		incremental := len(unmined) == 0
-		toStore := newRel
+		toStore = newRel
 		if anyStored && newRel[0].pos < lastStored {
-			incremental = false
+			full = true
 			if err := w.txStore.Rollback(bk.tm, b.Height); err != nil {
 				return res, fmt.Errorf("restore block %d: %w", b.Height, err)
 			}
@@ -198,20 +199,22 @@ func (w *Wallet) applyBlockIn(bk buckets, b *spv.FilteredBlock, reapply bool) (s
 			res.Relevant = append(res.Relevant, c.txid)
 			res.Amounts[c.txid] = netAmount(d)
 		}
-		if incremental {
-			for _, c := range toStore {
-				w.watch.spendAndCredit(c.tx, c.txid)
-			}
-		} else if _, err = w.refreshOutpoints(bk.tm); err != nil {
-			return res, err
-		}
 	}
 	evicted, err := w.evictDoubleSpent(bk, cands, relevant)
 	if err != nil {
 		return res, err
 	}
-	if evicted {
+	switch {
+	case full:
 		if _, err := w.refreshOutpoints(bk.tm); err != nil {
+			return res, err
+		}
+	case len(before) == 0:
+		for _, c := range toStore {
+			w.watch.spendAndCredit(c.tx, c.txid)
+		}
+	case len(toStore) > 0 || evicted:
+		if _, err := w.refreshPending(bk.tm, before, toStore); err != nil {
 			return res, err
 		}
 	}

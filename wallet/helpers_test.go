@@ -317,6 +317,23 @@ func (d *deltaTracker) check() {
 	}
 	require.Equal(d.t, data, d.data, "data elements built from deltas")
 	require.Equal(d.t, ops, d.ops, "outpoints built from deltas")
+	requireOutpointsMatchStore(d.t, d.w)
+}
+
+// requireOutpointsMatchStore requires the wallet's outpoint set and guards,
+// however it maintained them, to equal what a full read of wtxmgr gives.
+func requireOutpointsMatchStore(t testing.TB, w *Wallet) {
+	t.Helper()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var ops, guards map[wire.OutPoint]struct{}
+	require.NoError(t, w.view(func(b readBuckets) error {
+		var err error
+		ops, guards, err = unspentOutpoints(b.tm, w.txStore)
+		return err
+	}))
+	require.Equal(t, ops, w.watch.outpoints, "watched outpoints = wtxmgr's unspent outputs and pending spends")
+	require.Equal(t, guards, w.watch.guards, "guards = other inputs of pending transactions")
 }
 
 // mustRollback rolls w back to height and returns the delta.

@@ -89,6 +89,10 @@ func (w *Wallet) applyMempoolIn(bk buckets, tx *wire.MsgTx) (spv.MempoolResult, 
 			}
 		}
 	}
+	before, err := w.unminedSet(bk.tm)
+	if err != nil {
+		return res, err
+	}
 	now := w.now()
 	if err := w.storeTx(bk, tx, nil, now); err != nil {
 		return res, err
@@ -101,7 +105,7 @@ func (w *Wallet) applyMempoolIn(bk buckets, tx *wire.MsgTx) (spv.MempoolResult, 
 	if err := w.reconcilePending(bk, now); err != nil {
 		return res, err
 	}
-	if _, err := w.refreshOutpoints(bk.tm); err != nil {
+	if _, err := w.refreshPending(bk.tm, before, nil); err != nil {
 		return res, err
 	}
 	w.meta.counters.MempoolRelevant++

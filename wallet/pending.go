@@ -198,6 +198,10 @@ func (w *Wallet) expireIn(bk buckets) ([]chainhash.Hash, error) {
 		}
 	}
 	sort.Slice(due, func(i, j int) bool { return bytes.Compare(due[i][:], due[j][:]) < 0 })
+	before, err := w.unminedSet(bk.tm)
+	if err != nil {
+		return nil, err
+	}
 	var removed []chainhash.Hash
 	for i := range due {
 		// An earlier removal may have taken it as a descendant.
@@ -217,7 +221,7 @@ func (w *Wallet) expireIn(bk buckets) ([]chainhash.Hash, error) {
 		return nil, err
 	}
 	if len(removed) > 0 {
-		if _, err := w.refreshOutpoints(bk.tm); err != nil {
+		if _, err := w.refreshPending(bk.tm, before, nil); err != nil {
 			return nil, err
 		}
 	}

@@ -1,7 +1,11 @@
 package wallet
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -413,4 +417,124 @@ func TestPendingRecordsOfOldWallet(t *testing.T) {
 	require.NoError(t, err)
 	defer w.Close()
 	require.NotContains(t, txids(t, w), pay.TxHash())
+}
+
+// TestPendingOutpointsRandomly drives a wallet through random mempool
+// payments and spends (conflicting ones included), blocks confirming
+// consistent subsets of them (and foreign double spends of their payers'
+// coins), rollbacks and clock jumps past MempoolExpiry, and checks after
+// every step that the outpoint set maintained incrementally equals a full
+// read of wtxmgr and that the deltas rebuild the filter elements.
+func TestPendingOutpointsRandomly(t *testing.T) {
+	for seed := uint64(1); seed <= 4; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(seed, 0x9e4d))
+			clock := newTestClock()
+			w, keys := newRegtestWallet(t, WithClock(clock.now), WithBatch(3, 0))
+			f := &txFactory{n: uint32(seed) << 20}
+			chain := newTestChain(f, 100)
+			fund := f.tx(nil, output{keys.p2wpkh(extBranch, 0), 500_000}, output{keys.p2wpkh(extBranch, 1), 300_000})
+			mustApply(t, w, chain.add(fund).filtered())
+			dt := newDeltaTracker(t, w)
+			all := map[chainhash.Hash]*wire.MsgTx{fund.TxHash(): fund}
+			spentOnChain := map[wire.OutPoint]bool{}
+			confirmed := map[chainhash.Hash]bool{fund.TxHash(): true}
+			nextInt := uint32(0)
+
+			pendingTxs := func() []*wire.MsgTx {
+				var out []*wire.MsgTx
+				for h, height := range txids(t, w) {
+					if height < 0 {
+						out = append(out, all[h])
+					}
+				}
+				slices.SortFunc(out, func(a, b *wire.MsgTx) int {
+					ha, hb := a.TxHash(), b.TxHash()
+					return bytes.Compare(ha[:], hb[:])
+				})
+				return out
+			}
+			for step := range 120 {
+				switch k := r.IntN(10); {
+				case k < 3: // an incoming payment
+					tx := f.tx(nil, output{keys.p2wpkh(extBranch, uint32(r.IntN(25))), int64(10_000 + r.IntN(50_000))})
+					all[tx.TxHash()] = tx
+					res, err := w.ApplyMempoolTx(tx)
+					require.NoError(t, err)
+					dt.apply(res.Delta)
+				case k < 6: // a spend of a coin, maybe one already spent pending
+					us, err := w.UTXOs()
+					require.NoError(t, err)
+					if len(us) == 0 {
+						continue
+					}
+					u := us[r.IntN(len(us))]
+					nextInt++
+					tx := f.tx([]wire.OutPoint{{Hash: u.Txid, Index: u.Index}},
+						output{foreignScript(uint32(step)), int64(u.Amount) / 2},
+						output{keys.p2wpkh(intBranch, nextInt), int64(u.Amount) / 3})
+					all[tx.TxHash()] = tx
+					res, err := w.ApplyMempoolTx(tx)
+					require.NoError(t, err)
+					dt.apply(res.Delta)
+				case k < 9: // a block confirming what it consistently can
+					var txs []*wire.MsgTx
+					inBlock := map[wire.OutPoint]bool{}
+					for added := true; added; {
+						added = false
+						for _, tx := range pendingTxs() {
+							h := tx.TxHash()
+							if confirmed[h] || r.IntN(3) == 0 {
+								continue
+							}
+							ok := true
+							for _, in := range tx.TxIn {
+								p := in.PreviousOutPoint
+								if spentOnChain[p] || inBlock[p] {
+									ok = false
+								}
+								if _, ours := all[p.Hash]; ours && !confirmed[p.Hash] {
+									ok = false
+								}
+							}
+							if !ok {
+								continue
+							}
+							for _, in := range tx.TxIn {
+								inBlock[in.PreviousOutPoint] = true
+							}
+							confirmed[h], added = true, true
+							txs = append(txs, tx)
+						}
+					}
+					// Sometimes a payer double-spends a pending payment.
+					for _, tx := range pendingTxs() {
+						p := tx.TxIn[0].PreviousOutPoint
+						if _, ours := all[p.Hash]; ours || confirmed[tx.TxHash()] || inBlock[p] || r.IntN(4) != 0 {
+							continue
+						}
+						inBlock[p] = true
+						txs = append(txs, f.tx([]wire.OutPoint{p}, output{foreignScript(99), 1_000}))
+					}
+					for p := range inBlock {
+						spentOnChain[p] = true
+					}
+					res := mustApply(t, w, chain.add(txs...).filtered())
+					dt.apply(res.Delta)
+				default: // time passes, sometimes past the expiry
+					clock.set(clock.now().Add(time.Duration(r.IntN(200)) * time.Hour))
+					res, err := w.ApplyMempoolTx(f.tx(nil, output{foreignScript(5), 1}))
+					require.NoError(t, err)
+					dt.apply(res.Delta)
+				}
+				dt.check()
+				bal := mustBalance(t, w)
+				require.GreaterOrEqual(t, bal.Confirmed, bal.PendingSpent-bal.Immature, "step %d", step)
+			}
+			require.NoError(t, w.Flush())
+			st, err := w.Stats()
+			require.NoError(t, err)
+			t.Logf("seed %d: %d relevant, %d mempool relevant, %d outpoints", seed, st.Relevant, st.MempoolRelevant, st.OutPoints)
+		})
+	}
 }

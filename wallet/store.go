@@ -267,6 +267,79 @@ func (w *Wallet) refreshOutpoints(tm walletdb.ReadBucket) (bool, error) {
 	return w.watch.setOutpoints(ops, guards), nil
 }
 
+// unminedSet returns the txids of wtxmgr's unconfirmed set (a walk of its
+// keys, no transaction decoded).
+func (w *Wallet) unminedSet(tm walletdb.ReadBucket) (map[chainhash.Hash]struct{}, error) {
+	hashes, err := w.txStore.UnminedTxHashes(tm)
+	if err != nil {
+		return nil, fmt.Errorf("unconfirmed transactions: %w", err)
+	}
+	set := make(map[chainhash.Hash]struct{}, len(hashes))
+	for _, h := range hashes {
+		set[*h] = struct{}{}
+	}
+	return set, nil
+}
+
+// refreshPending recomputes the outpoint set after a write that stored the
+// mined transactions mined (in block order) and changed the unconfirmed
+// set in any way (added, confirmed, evicted, expired), without reading
+// every unspent output as refreshOutpoints does (wtxmgr decodes each one's
+// whole transaction: tens of milliseconds per call with thousands of
+// coins). before is the unconfirmed set before the write.
+//
+// The set is the wallet's mined unspent outputs plus the outputs of
+// unconfirmed wallet transactions (the coins those spend are among
+// both). In the current set, an outpoint of a transaction in before is an
+// unconfirmed output and every other one a mined unspent output; the
+// mined part changes only by the stored transactions, whose inputs leave
+// it and whose outputs paying watched scripts join it (what storeTx
+// credits); the unconfirmed part and the guards are read afresh from the
+// unconfirmed transactions, which are few. It reports whether the set
+// changed.
+func (w *Wallet) refreshPending(tm walletdb.ReadBucket, before map[chainhash.Hash]struct{}, mined []*candidate) (bool, error) {
+	ops := make(map[wire.OutPoint]struct{}, len(w.watch.outpoints))
+	for op := range w.watch.outpoints {
+		if _, pending := before[op.Hash]; !pending {
+			ops[op] = struct{}{}
+		}
+	}
+	for _, c := range mined {
+		for _, in := range c.tx.TxIn {
+			delete(ops, in.PreviousOutPoint)
+		}
+		for i, out := range c.tx.TxOut {
+			if w.watch.lookup(out.PkScript) != nil {
+				ops[wire.OutPoint{Hash: c.txid, Index: uint32(i)}] = struct{}{}
+			}
+		}
+	}
+	guards := make(map[wire.OutPoint]struct{})
+	err := w.txStore.RangeTransactions(tm, noHeight, noHeight, func(details []wtxmgr.TxDetails) (bool, error) {
+		for i := range details {
+			d := &details[i]
+			for _, c := range d.Credits {
+				ops[wire.OutPoint{Hash: d.Hash, Index: c.Index}] = struct{}{}
+			}
+			debit := make(map[uint32]bool, len(d.Debits))
+			for _, deb := range d.Debits {
+				ops[d.MsgTx.TxIn[deb.Index].PreviousOutPoint] = struct{}{}
+				debit[deb.Index] = true
+			}
+			for j, in := range d.MsgTx.TxIn {
+				if !debit[uint32(j)] {
+					guards[in.PreviousOutPoint] = struct{}{}
+				}
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("unconfirmed transactions: %w", err)
+	}
+	return w.watch.setOutpoints(ops, guards), nil
+}
+
 // buckets are the three namespaces inside one write transaction.
 type buckets struct {
 	am, tm, own walletdb.ReadWriteBucket
