@@ -456,7 +456,7 @@ func scriptForKey(kind Kind, pub *btcec.PublicKey, uncompressed bool, params *ch
 	if err != nil {
 		return nil, fmt.Errorf("script of %s: %w", addr, err)
 	}
-	return &watchedScript{pkScript: pkScript, element: addr.ScriptAddress(), kind: kind, address: addr.EncodeAddress()}, nil
+	return &watchedScript{pkScript: pkScript, element: addr.ScriptAddress(), kind: kind, address: addr.EncodeAddress(), addr: addr}, nil
 }
 
 // info describes d as ParseDescriptor returns it.

@@ -57,6 +57,9 @@ type watchSet struct {
 	guards map[wire.OutPoint]struct{}
 	// derived counts the addresses derived on each HD branch.
 	derived map[branchKey]uint32
+	// branches caches the extended key of each HD branch derivation
+	// has used (see branchExtKey).
+	branches map[branchKey]*branchExt
 	// version changes whenever data or outpoints change.
 	version uint64
 	// opList caches outpointList for opListVersion (callers get a
@@ -74,6 +77,7 @@ func newWatchSet() *watchSet {
 		outpoints: make(map[wire.OutPoint]struct{}),
 		guards:    make(map[wire.OutPoint]struct{}),
 		derived:   make(map[branchKey]uint32),
+		branches:  make(map[branchKey]*branchExt),
 		version:   1,
 	}
 }
