@@ -3,6 +3,7 @@ package headers
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -44,22 +45,44 @@ func (s *Store) Connect(hdrs []wire.BlockHeader) (ConnectResult, error) {
 	now := s.clock().Unix()
 	oldTip := s.tipIndex()
 	bestNew := oldTip
-	var bestHdr wire.BlockHeader
+	bestHdr := -1 // index in hdrs of the header of bestNew, when new
 	firstNew := int32(s.nodes.len())
 	lastCP := s.rules.lastCheckpointAtOrBelow(s.nodes.at(oldTip).height)
 	s.pending = s.pending[:0]
 
 	var verr *ValidationError
 	var fullErr error
-	var raw [headerLen]byte
+	// Headers are serialized and hashed two at a time (headerHash2);
+	// header i is raws[i%2] and hashes[i%2].
+	var raws [2][headerLen]byte
+	var hashes [2]chainhash.Hash
 	for i := range hdrs {
 		h := &hdrs[i]
-		encodeHeader(&raw, h)
-		hash := chainhash.DoubleHashH(raw[:])
-		if _, known := s.index.lookup(&s.nodes, &hash); known {
-			continue
+		if i%2 == 0 {
+			encodeHeader(&raws[0], h)
+			if i+1 < len(hdrs) {
+				encodeHeader(&raws[1], &hdrs[i+1])
+				headerHash2(&hashes, &raws)
+				s.index.prefetch(&hashes[1])
+			} else {
+				hashes[0] = headerHash(&raws[0])
+			}
+			s.index.prefetch(&hashes[0])
+		}
+		raw, hash := &raws[i%2], hashes[i%2]
+		// A parent is always stored before its children, so the newest
+		// node has none: a header extending it (a peer's headers in
+		// order) is not stored yet and its parent needs no lookup.
+		parent := int32(s.nodes.len() - 1)
+		extendsNewest := h.PrevBlock == s.nodes.at(parent).hash
+		if !extendsNewest {
+			s.indexNew()
+			if _, known := s.index.lookup(&s.nodes, &hash); known {
+				continue
+			}
 		}
 		if detail, err := s.rules.checkSanity(h, &hash, now); err != nil {
+			s.indexNew()
 			height := int32(-1)
 			if p, ok := s.index.lookup(&s.nodes, &h.PrevBlock); ok {
 				height = s.nodes.at(p).height + 1
@@ -67,11 +90,14 @@ func (s *Store) Connect(hdrs []wire.BlockHeader) (ConnectResult, error) {
 			verr = &ValidationError{Index: i, Hash: hash, Height: height, Err: err, Detail: detail}
 			break
 		}
-		parent, ok := s.index.lookup(&s.nodes, &h.PrevBlock)
-		if !ok {
-			verr = &ValidationError{Index: i, Hash: hash, Height: -1, Err: ErrNotConnecting,
-				Detail: fmt.Sprintf("parent %v unknown", h.PrevBlock)}
-			break
+		if !extendsNewest {
+			p, ok := s.index.lookup(&s.nodes, &h.PrevBlock)
+			if !ok {
+				verr = &ValidationError{Index: i, Hash: hash, Height: -1, Err: ErrNotConnecting,
+					Detail: fmt.Sprintf("parent %v unknown", h.PrevBlock)}
+				break
+			}
+			parent = p
 		}
 		if detail, err := s.rules.checkContext(s, h, &hash, parent, lastCP); err != nil {
 			verr = &ValidationError{Index: i, Hash: hash, Height: s.nodes.at(parent).height + 1,
@@ -99,16 +125,18 @@ func (s *Store) Connect(hdrs []wire.BlockHeader) (ConnectResult, error) {
 			}
 			s.side++
 		}
-		idx := int32(s.nodes.len())
-		s.nodes.push(n)
-		s.index.insert(&s.nodes, idx)
+		idx := s.nodes.push(n)
+		if int(idx)-s.index.count >= indexBehind {
+			s.indexNew()
+		}
 		s.pending = append(s.pending, raw[:]...)
 		s.pending = binary.LittleEndian.AppendUint32(s.pending, crc32c(raw[:]))
 		if n.work.cmp(s.nodes.at(bestNew).work) > 0 {
-			bestNew, bestHdr = idx, *h
+			bestNew, bestHdr = idx, i
 		}
 	}
 
+	s.indexNew()
 	res := ConnectResult{Accepted: s.nodes.len() - int(firstNew)}
 	if res.Accepted > 0 {
 		if err := s.flush(firstNew); err != nil {
@@ -118,12 +146,29 @@ func (s *Store) Connect(hdrs []wire.BlockHeader) (ConnectResult, error) {
 	if bestNew != oldTip {
 		res.NewTip = true
 		res.Reorg = s.setBest(bestNew, oldTip)
-		s.tipHdr = bestHdr
+		s.tipHdr = hdrs[bestHdr]
 	}
 	if verr != nil {
 		return res, verr
 	}
 	return res, fullErr
+}
+
+// indexBehind is how many stored nodes Connect leaves out of the hash
+// index at most (indexNew adds them).
+const indexBehind = 64
+
+// indexNew adds the nodes stored since it last ran to the hash index
+// (Store.index holds nodes 0 to index.count-1). Connect prefetches the
+// slot of each header's hash as soon as it has hashed it, and inserts the
+// nodes 64 at a time, before anything is looked up and before the batch is
+// written: by then the slots are in the cache, and the inserts in a row
+// overlap whatever misses remain, where an insert right after each
+// header's validation would wait for its own.
+func (s *Store) indexNew() {
+	for i := int32(s.index.count); i < int32(s.nodes.len()); i++ {
+		s.index.insert(&s.nodes, i)
+	}
 }
 
 // Side-branch bounds. Every valid header off the best chain is kept (a
@@ -205,29 +250,47 @@ func (s *Store) flush(firstNew int32) error {
 // setBest makes node newTip the best tip and returns the reorganization, or
 // nil when newTip extends oldTip.
 func (s *Store) setBest(newTip, oldTip int32) *Reorg {
-	var attached []int32
-	i := newTip
-	for !s.onBest(i) {
-		attached = append(attached, i)
-		i = s.nodes.at(i).parent
+	// Nodes above the old tip's height are on no best chain: a plain
+	// extension is filled in down to the old tip in one walk.
+	oldTop, newTop := int32(len(s.best)-1), s.nodes.at(newTip).height
+	if newTop > oldTop {
+		s.best = slices.Grow(s.best, int(newTop-oldTop))[:newTop+1]
+		i := newTip
+		for h := newTop; h > oldTop; h-- {
+			s.best[h] = i
+			i = s.nodes.at(i).parent
+		}
+		if i == oldTip {
+			return nil
+		}
+		s.best = s.best[:oldTop+1] // a reorganization
 	}
-	fork := i
+
+	fork := newTip
+	for !s.onBest(fork) {
+		fork = s.nodes.at(fork).parent
+	}
 	forkHeight := s.nodes.at(fork).height
 
 	var reorg *Reorg
 	if fork != oldTip {
 		reorg = &Reorg{ForkHeight: forkHeight, ForkHash: s.nodes.at(fork).hash,
-			Detached: make([]chainhash.Hash, 0, int32(len(s.best)-1)-forkHeight),
-			Attached: make([]chainhash.Hash, 0, len(attached))}
+			Detached: make([]chainhash.Hash, 0, int32(len(s.best)-1)-forkHeight)}
 		for h := int32(len(s.best)) - 1; h > forkHeight; h-- {
 			reorg.Detached = append(reorg.Detached, s.nodes.at(s.best[h]).hash)
 		}
 	}
+	// The new branch, filled in from its tip down to the fork.
 	s.best = s.best[:forkHeight+1]
-	for j := len(attached) - 1; j >= 0; j-- {
-		s.best = append(s.best, attached[j])
-		if reorg != nil {
-			reorg.Attached = append(reorg.Attached, s.nodes.at(attached[j]).hash)
+	s.best = slices.Grow(s.best, int(s.nodes.at(newTip).height-forkHeight))
+	s.best = s.best[:s.nodes.at(newTip).height+1]
+	for i := newTip; i != fork; i = s.nodes.at(i).parent {
+		s.best[s.nodes.at(i).height] = i
+	}
+	if reorg != nil {
+		reorg.Attached = make([]chainhash.Hash, 0, len(s.best)-1-int(forkHeight))
+		for _, i := range s.best[forkHeight+1:] {
+			reorg.Attached = append(reorg.Attached, s.nodes.at(i).hash)
 		}
 	}
 	return reorg

@@ -244,7 +244,7 @@ func loadFile(f *os.File, path string, r *rules, repair func(Repair)) (*loadedFi
 			}
 			return nil, corrupt(off, fmt.Sprintf("record %d fails its checksum", i), nil)
 		}
-		hash := chainhash.DoubleHashH(rec[:headerLen])
+		hash := headerHash((*[headerLen]byte)(rec))
 		bits := binary.LittleEndian.Uint32(rec[72:])
 		t := binary.LittleEndian.Uint32(rec[68:])
 		if i == 0 {

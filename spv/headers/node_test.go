@@ -10,8 +10,9 @@ import (
 )
 
 // TestHashIndex checks the open-addressing index against a Go map through
-// growth and deletions in any order, with many hashes sharing a key (same
-// home slot) and a seed of zero and a random one.
+// growth (new tables), deletions in any order from any table and inserts
+// after them, with many hashes sharing a key (same home slot) and a seed of
+// zero and a random one.
 func TestHashIndex(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, seed := range []uint64{0, rng.Uint64()} {
@@ -52,6 +53,21 @@ func TestHashIndex(t *testing.T) {
 			}
 		}
 		check()
+		// Insert more, into the newest table (which removals emptied in
+		// part) and new ones.
+		for i := 40000; i < 60000; i++ {
+			var h chainhash.Hash
+			for j := range h {
+				h[j] = byte(rng.Uint32())
+			}
+			nodes.push(node{hash: h})
+			x.insert(&nodes, int32(i))
+			ref[h] = int32(i)
+		}
+		check()
+		if len(x.tables) < 2 {
+			t.Fatalf("%d tables", len(x.tables))
+		}
 		if _, ok := x.lookup(&nodes, &chainhash.Hash{0xff}); ok {
 			t.Fatal("found an absent hash")
 		}

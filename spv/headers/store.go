@@ -72,8 +72,8 @@ type Store struct {
 	lock    *os.File
 	size    int64 // bytes of headers.dat that are durable
 	nodes   nodeArena
-	index   hashIndex
-	best    []int32 // best chain: node index by height
+	index   hashIndex // nodes 0 to index.count-1 (see indexNew)
+	best    []int32   // best chain: node index by height
 	tipHdr  wire.BlockHeader
 	repairs []Repair
 	closed  bool

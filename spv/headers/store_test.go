@@ -1030,3 +1030,64 @@ func TestReadersDuringFsync(t *testing.T) {
 		}
 	}
 }
+
+// TestConnectMixedBatch sends batches that leave Connect's in-order path
+// (a header extending the newest stored one needs no lookup; the others are
+// looked up, with the nodes of the batch so far indexed first): a batch of
+// 140 headers followed, in the same batch, by a repeat of one of them, a
+// branch from one of them, a branch from a header stored before, and a
+// repeat of the last; then the same batch after a failed fsync rolled it
+// back. The store must end as a reference store fed one branch a batch.
+func TestConnectMixedBatch(t *testing.T) {
+	net := mustNet(t, "regtest")
+	ref, _ := openTest(t, net)
+	a := mineOnTip(t, ref, 150, 600, 1)
+	mustConnect(t, ref, a)
+	c := mineOn(t, ref, a[100].BlockHash(), 5, 600, 2) // from inside the batch
+	bb := mineOn(t, ref, a[9].BlockHash(), 5, 600, 3)  // from before the batch
+	mustConnect(t, ref, c)
+	mustConnect(t, ref, bb)
+
+	batch := append([]wire.BlockHeader(nil), a[10:]...)
+	batch = append(batch, a[40])
+	batch = append(batch, c...)
+	batch = append(batch, bb...)
+	batch = append(batch, a[149])
+	want := len(a) - 10 + len(c) + len(bb)
+
+	s, _ := openTest(t, net)
+	mustConnect(t, s, a[:10])
+	fail := errors.New("injected fsync failure")
+	s.sync = func(*os.File) error { return fail }
+	if res, err := s.Connect(batch); !errors.Is(err, fail) || res.Accepted != 0 {
+		t.Fatalf("failed fsync: %+v %v", res, err)
+	}
+	if s.Count() != 11 || s.index.count != 11 {
+		t.Fatalf("after rollback: count %d, indexed %d", s.Count(), s.index.count)
+	}
+	s.sync = (*os.File).Sync
+	res, err := s.Connect(batch)
+	if err != nil || res.Accepted != want || !res.NewTip || res.Reorg != nil {
+		t.Fatalf("%+v %v, want %d accepted", res, err, want)
+	}
+	if s.Count() != ref.Count() || s.index.count != s.Count() {
+		t.Fatalf("count %d (indexed %d), reference %d", s.Count(), s.index.count, ref.Count())
+	}
+	rt, rh := ref.Tip()
+	if tip, h := s.Tip(); tip != rt || h != rh || s.TipWork().Cmp(ref.TipWork()) != 0 {
+		t.Fatalf("tip %v@%d, reference %v@%d", tip, h, rt, rh)
+	}
+	for _, hs := range [][]wire.BlockHeader{a, c, bb} {
+		for _, hdr := range hs {
+			hash := hdr.BlockHash()
+			h, err := s.HeightByHash(hash)
+			wh, _ := ref.HeightByHash(hash)
+			if err != nil || h != wh || s.IsBest(hash) != ref.IsBest(hash) {
+				t.Fatalf("%v: height %d %v best %v, reference %d %v", hash, h, err, s.IsBest(hash), wh, ref.IsBest(hash))
+			}
+		}
+	}
+	if err := s.Verify(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -51,6 +51,10 @@ type rules struct {
 	bip66          int32
 
 	cache map[uint32]*bitsInfo
+	// lastBits and lastInfo repeat the latest cache answer: the bits
+	// change once per retarget period, so most headers find it here.
+	lastBits uint32
+	lastInfo *bitsInfo
 }
 
 func newRules(net *netparams.Network) (*rules, error) {
@@ -93,7 +97,11 @@ func newRules(net *netparams.Network) (*rules, error) {
 
 // info returns the cached facts about bits.
 func (r *rules) info(bits uint32) *bitsInfo {
+	if r.lastInfo != nil && r.lastBits == bits {
+		return r.lastInfo
+	}
 	if bi, ok := r.cache[bits]; ok {
+		r.lastBits, r.lastInfo = bits, bi
 		return bi
 	}
 	bi := &bitsInfo{}
@@ -111,6 +119,7 @@ func (r *rules) info(bits uint32) *bitsInfo {
 		clear(r.cache)
 	}
 	r.cache[bits] = bi
+	r.lastBits, r.lastInfo = bits, bi
 	return bi
 }
 
@@ -153,19 +162,30 @@ func (r *rules) checkSanity(h *wire.BlockHeader, hash *chainhash.Hash, now int64
 type chainView interface {
 	node(i int32) *node
 	ancestor(i int32, height int32) int32
-	// walkMemo returns the memo of the 20-minute rule's walk, or nil.
+	// walkMemo returns the memo of the walks back through ancestors, or
+	// nil.
 	walkMemo() *walkMemo
 }
 
-// walkMemo remembers the result of the 20-minute rule's backward walk (the
-// bits of the last block that did not use the exception) for one node, so
-// that a chain of minimum-difficulty blocks costs one step per header
-// instead of a walk to the period start. Nodes never change, so an entry
+// walkMemo remembers the results of two backward walks for one node each,
+// so that headers validated in chain order cost one step each instead of a
+// walk: the 20-minute rule's (the bits of the last block that did not use
+// the exception, up to the period start) and the median time past's (the
+// timestamps of a node and its 10 parents). Nodes never change, so an entry
 // stays true as long as the node index is not reused (see Store.flush).
 type walkMemo struct {
 	idx  int32
 	bits uint32
 	ok   bool
+
+	// mtp[medianTimeBlocks-mtpN:] are the timestamps of node mtpIdx and
+	// its parents, oldest first, and mtpDesc is how many of them are
+	// greater than the next (none: the window is sorted).
+	mtpIdx  int32
+	mtpN    int
+	mtpDesc int
+	mtpOK   bool
+	mtp     [medianTimeBlocks]uint32
 }
 
 // requiredBits is the difficulty a child of nodes[parent] with timestamp t
@@ -230,24 +250,54 @@ func (r *rules) lastRealBits(v chainView, i int32) uint32 {
 // (fewer near genesis; for an even count the upper middle, as in btcd and
 // Core).
 func medianTimePast(v chainView, i int32) int64 {
-	var ts [medianTimeBlocks]int64
-	n := 0
-	for ; n < medianTimeBlocks; n++ {
-		nd := v.node(i)
-		ts[n] = int64(nd.time)
-		if nd.parent == noParent {
-			n++
-			break
-		}
-		i = nd.parent
+	memo := v.walkMemo()
+	if memo == nil {
+		memo = &walkMemo{}
 	}
-	s := ts[:n]
+	win := &memo.mtp
+	nd := v.node(i)
+	if memo.mtpOK && nd.parent != noParent && memo.mtpIdx == nd.parent {
+		// The parent's window, moved on by one block.
+		if memo.mtpN == medianTimeBlocks && win[0] > win[1] {
+			memo.mtpDesc--
+		}
+		copy(win[:medianTimeBlocks-1], win[1:])
+		win[medianTimeBlocks-1] = nd.time
+		if win[medianTimeBlocks-2] > nd.time {
+			memo.mtpDesc++
+		}
+		memo.mtpN = min(memo.mtpN+1, medianTimeBlocks)
+	} else {
+		n := 0
+		memo.mtpDesc = 0
+		for {
+			n++
+			win[medianTimeBlocks-n] = nd.time
+			if n > 1 && nd.time > win[medianTimeBlocks-n+1] {
+				memo.mtpDesc++
+			}
+			if n == medianTimeBlocks || nd.parent == noParent {
+				break
+			}
+			nd = v.node(nd.parent)
+		}
+		memo.mtpN = n
+	}
+	memo.mtpIdx, memo.mtpOK = i, true
+
+	n := memo.mtpN
+	if memo.mtpDesc == 0 { // sorted already, as timestamps mostly are
+		return int64(win[medianTimeBlocks-n+n/2])
+	}
+	var ts [medianTimeBlocks]uint32
+	s := ts[medianTimeBlocks-n:]
+	copy(s, win[medianTimeBlocks-n:])
 	for a := 1; a < len(s); a++ { // insertion sort: at most 11 values
 		for b := a; b > 0 && s[b] < s[b-1]; b-- {
 			s[b], s[b-1] = s[b-1], s[b]
 		}
 	}
-	return s[n/2]
+	return int64(s[n/2])
 }
 
 // checkContext runs the checks of btcd's CheckBlockHeaderContext (bits,

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -452,4 +453,56 @@ func errName(err error) string {
 		return "ok"
 	}
 	return err.Error()
+}
+
+// memoView is a tree of synthetic nodes with a walk memo.
+type memoView struct {
+	nodes []node
+	memo  walkMemo
+}
+
+func (v *memoView) node(i int32) *node                   { return &v.nodes[i] }
+func (v *memoView) walkMemo() *walkMemo                  { return &v.memo }
+func (v *memoView) ancestor(i int32, height int32) int32 { panic("unused") }
+
+// TestMedianTimePastMemo checks medianTimePast with its memo against the
+// plain definition (the sorted timestamps of a node and its 10 parents) on
+// random trees whose timestamps often go backwards, asked in chain order
+// (the memo's case), in tree order and at random.
+func TestMedianTimePastMemo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	want := func(v *memoView, i int32) int64 {
+		var ts []int64
+		for ; i != noParent && len(ts) < medianTimeBlocks; i = v.nodes[i].parent {
+			ts = append(ts, int64(v.nodes[i].time))
+		}
+		slices.Sort(ts)
+		return ts[len(ts)/2]
+	}
+	for round := 0; round < 20; round++ {
+		v := &memoView{nodes: []node{{parent: noParent, time: 1000}}}
+		for i := 1; i < 3000; i++ {
+			p := int32(i - 1)
+			if rng.IntN(10) == 0 { // a branch from a recent node
+				p = int32(max(0, i-1-rng.IntN(30)))
+			}
+			tm := int64(v.nodes[p].time) + int64(rng.IntN(1200)) - 300
+			if round%2 == 1 { // mostly equal and falling timestamps
+				tm = int64(v.nodes[p].time) + int64(rng.IntN(3)) - 1
+			}
+			v.nodes = append(v.nodes, node{parent: p, height: v.nodes[p].height + 1, time: uint32(max(tm, 0))})
+		}
+		order := make([]int32, len(v.nodes))
+		for i := range order {
+			order[i] = int32(i)
+		}
+		if round%4 >= 2 {
+			rng.Shuffle(len(order), func(a, b int) { order[a], order[b] = order[b], order[a] })
+		}
+		for _, i := range order {
+			if got, w := medianTimePast(v, i), want(v, i); got != w {
+				t.Fatalf("round %d node %d: median time past %d, want %d", round, i, got, w)
+			}
+		}
+	}
 }
