@@ -559,10 +559,13 @@ func (n *Node) peerWith(addr string) (*btcjson.GetPeerInfoResult, error) {
 	return nil, nil
 }
 
-// ConnectTo makes other a persistent peer of n (addnode add; nothing to
-// add when they are already connected), waits until the handshake is done
-// on both sides and then until both nodes have the same tip (the one with
-// less work syncs from the other).
+// ConnectTo connects n to other (a one-time connection, `node connect
+// temp`, asked again every few polls until it holds; nothing to do when
+// they are already connected), waits until the handshake is done on both
+// sides and then until both nodes have the same tip (the one with less
+// work syncs from the other). It does not use `addnode add`: btcd retries a
+// permanent peer in the background with a growing delay and can end up
+// with two connections to one address, which made reorg loops hang.
 func (n *Node) ConnectTo(other *Node) error {
 	return n.ConnectToCtx(context.Background(), other)
 }
@@ -573,23 +576,32 @@ func (n *Node) ConnectToCtx(ctx context.Context, other *Node) error {
 	if err != nil {
 		return err
 	}
+	temp := "temp"
 	if p == nil {
-		if err := n.rpc.AddNode(other.p2p, rpcclient.ANAdd); err != nil {
-			return fmt.Errorf("testnet: addnode %s: %w", other.p2p, err)
+		if err := n.rpc.Node(btcjson.NConnect, other.p2p, &temp); err != nil {
+			return fmt.Errorf("testnet: connect %s: %w", other.p2p, err)
 		}
 	}
 	var local string
+	polls := 0
 	err = poll(ctx, "peer handshake with "+other.p2p, func() (bool, error) {
+		polls++
 		p, err := n.peerWith(other.p2p)
-		if err != nil || p == nil || p.Version == 0 || p.AddrLocal == "" {
+		if err != nil {
 			return false, err
+		}
+		if p == nil && polls%disconnectNudgePolls == 0 {
+			_ = n.rpc.Node(btcjson.NConnect, other.p2p, &temp)
+		}
+		if p == nil || p.Version == 0 || p.AddrLocal == "" {
+			return false, nil
 		}
 		local = p.AddrLocal
 		back, err := other.peerWith(local)
 		return back != nil && back.Version != 0, err
 	})
 	if err != nil {
-		return err
+		return fmt.Errorf("%w (peers of %s: %s; peers of %s: %s)", err, n.p2p, n.peerList(), other.p2p, other.peerList())
 	}
 	return n.WaitSynced(ctx, other)
 }
@@ -609,8 +621,8 @@ func (n *Node) WaitSynced(ctx context.Context, other *Node) error {
 	})
 }
 
-// DisconnectFrom removes other from n's persistent peers (addnode remove),
-// which disconnects it, and waits until neither node lists the other.
+// DisconnectFrom ends n's connections to other (a permanent one too, from
+// an earlier addnode) and waits until neither node lists the other.
 func (n *Node) DisconnectFrom(other *Node) error {
 	return n.DisconnectFromCtx(context.Background(), other)
 }
@@ -625,20 +637,15 @@ func (n *Node) DisconnectFromCtx(ctx context.Context, other *Node) error {
 	if p != nil {
 		local = p.AddrLocal
 	}
-	if err := n.rpc.AddNode(other.p2p, rpcclient.ANRemove); err != nil {
-		// Not a persistent peer (connected some other way): drop it.
-		if p == nil {
-			return nil
-		}
-		if derr := n.rpc.Node(btcjson.NDisconnect, other.p2p, nil); derr != nil {
-			return fmt.Errorf("testnet: disconnect %s: %w (addnode remove: %w)", other.p2p, derr, err)
-		}
+	if p == nil {
+		return nil
 	}
+	n.dropPeersAt(other.p2p)
 	// Under load btcd sometimes keeps a peer after addnode remove (seen as
 	// a rare timeout here): every couple of seconds, drop whatever is
 	// left on both sides by hand.
 	polls := 0
-	return poll(ctx, "disconnect from "+other.p2p, func() (bool, error) {
+	err = poll(ctx, "disconnect from "+other.p2p, func() (bool, error) {
 		polls++
 		nudge := polls%disconnectNudgePolls == 0
 		p, err := n.peerWith(other.p2p)
@@ -647,7 +654,7 @@ func (n *Node) DisconnectFromCtx(ctx context.Context, other *Node) error {
 		}
 		if p != nil {
 			if nudge {
-				_ = n.rpc.Node(btcjson.NDisconnect, other.p2p, nil)
+				n.dropPeersAt(other.p2p)
 			}
 			return false, nil
 		}
@@ -660,11 +667,53 @@ func (n *Node) DisconnectFromCtx(ctx context.Context, other *Node) error {
 		}
 		return back == nil, err
 	})
+	if err != nil {
+		return fmt.Errorf("%w (peers of %s: %s; peers of %s: %s)", err, n.p2p, n.peerList(), other.p2p, other.peerList())
+	}
+	return nil
+}
+
+// dropPeersAt ends every connection of n to addr, by node id: btcd can
+// hold two permanent connections to one address (an addnode add while an
+// earlier connection request was still retrying), and `node remove` or
+// `node disconnect` by address ends only one of them. Errors are ignored:
+// the caller polls until none is left.
+func (n *Node) dropPeersAt(addr string) {
+	peers, err := n.rpc.GetPeerInfo()
+	if err != nil {
+		return
+	}
+	for _, p := range peers {
+		if p.Addr != addr {
+			continue
+		}
+		id := strconv.Itoa(int(p.ID))
+		if n.rpc.Node(btcjson.NRemove, id, nil) != nil {
+			_ = n.rpc.Node(btcjson.NDisconnect, id, nil)
+		}
+	}
+}
+
+// peerList describes n's peers for an error message.
+func (n *Node) peerList() string {
+	peers, err := n.rpc.GetPeerInfo()
+	if err != nil {
+		return err.Error()
+	}
+	var parts []string
+	for _, p := range peers {
+		dir := "out"
+		if p.Inbound {
+			dir = "in"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s (local %s)", dir, p.Addr, p.AddrLocal))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // disconnectNudgePolls is how many polls DisconnectFromCtx waits before it
 // disconnects a lingering peer by hand.
-const disconnectNudgePolls = 40
+const disconnectNudgePolls = 10
 
 // exitString describes a wait status.
 func exitString(ws syscall.WaitStatus) string {
