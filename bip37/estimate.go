@@ -155,6 +155,7 @@ func EstimateOverlap(a, b *Filter) (Overlap, error) {
 	for i, x := range fb.bits {
 		union.bits[i] |= x
 	}
+	union.set = uint32(popcount(union.bits))
 	n, k := union.NumBits(), union.HashFuncs()
 	xu := union.BitsSet()
 	if xu >= n {

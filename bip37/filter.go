@@ -32,6 +32,7 @@ type Filter struct {
 	tweak     uint32
 	flags     UpdateFlag
 	nBits     uint32
+	set       uint32 // bits set, kept by setBit (BitsSet is O(1))
 	mod       fastMod
 	seeds     [MaxHashFuncs]uint32
 }
@@ -84,6 +85,7 @@ func newFilter(data []byte, hashFuncs, tweak uint32, flags UpdateFlag) *Filter {
 	for i := range hashFuncs {
 		f.seeds[i] = i*seedStep + tweak
 	}
+	f.set = uint32(popcount(data))
 	return f
 }
 
@@ -200,10 +202,16 @@ func (f *Filter) bit(h uint32) byte {
 	return f.bits[idx>>byteIndexShift] >> (idx & bitInByteMask) & 1
 }
 
-// setBit sets the bit that hash h selects.
+// setBit sets the bit that hash h selects and counts it when it was not
+// set.
 func (f *Filter) setBit(h uint32) {
 	idx := f.mod.mod(h)
-	f.bits[idx>>byteIndexShift] |= 1 << (idx & bitInByteMask)
+	b := &f.bits[idx>>byteIndexShift]
+	mask := byte(1) << (idx & bitInByteMask)
+	if *b&mask == 0 {
+		*b |= mask
+		f.set++
+	}
 }
 
 // serializeOutPoint returns txid || LE32(index).
@@ -233,10 +241,13 @@ func (f *Filter) Flags() UpdateFlag { return f.flags }
 // modify it; use Clone or MsgFilterLoad for a copy.
 func (f *Filter) Bits() []byte { return f.bits[:len(f.bits):len(f.bits)] }
 
-// BitsSet returns the number of bits set in the filter.
-func (f *Filter) BitsSet() uint64 {
+// BitsSet returns the number of bits set in the filter (kept as bits are
+// set: no pass over the array).
+func (f *Filter) BitsSet() uint64 { return uint64(f.set) }
+
+// popcount counts the bits set in data.
+func popcount(data []byte) int {
 	var n int
-	data := f.bits
 	for len(data) >= wordBytes {
 		n += bits.OnesCount64(binary.LittleEndian.Uint64(data))
 		data = data[wordBytes:]
@@ -244,7 +255,7 @@ func (f *Filter) BitsSet() uint64 {
 	for _, b := range data {
 		n += bits.OnesCount8(b)
 	}
-	return uint64(n)
+	return n
 }
 
 // EstimatedElements returns the element count an observer infers from the

@@ -308,3 +308,25 @@ func TestConcurrentReaders(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+func TestBitsSetKeptAsBitsAreSet(t *testing.T) {
+	f, err := NewFilter(500, 0.01, 5, UpdateAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 400 {
+		f.Add([]byte{byte(i), byte(i >> 8), 7})
+		if got, want := f.BitsSet(), uint64(popcount(f.Bits())); got != want {
+			t.Fatalf("after %d insertions: BitsSet %d, bits in the array %d", i+1, got, want)
+		}
+	}
+	c := f.Clone()
+	c.Add([]byte("one more"))
+	if f.BitsSet() != uint64(popcount(f.Bits())) || c.BitsSet() != uint64(popcount(c.Bits())) {
+		t.Fatal("a clone shares the count")
+	}
+	g, _ := NewFilterFromBits(f.Bits(), f.HashFuncs(), 5, UpdateAll)
+	if g.BitsSet() != f.BitsSet() {
+		t.Fatalf("from bits: %d, want %d", g.BitsSet(), f.BitsSet())
+	}
+}
