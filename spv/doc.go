@@ -187,8 +187,9 @@
 // A peer can hide a matched transaction behind a valid proof by clearing
 // its match flag, or hide all of a block's matches by understating its
 // transaction count (the merkle root does not commit to it). Each delivered
-// block is, with probability 1/Config.SpotCheckEvery drawn at random, asked
-// again from a second peer; a transaction the second peer sends, that the
+// block is asked again from a second peer when one is connected: every
+// block by default, or with probability 1/Config.SpotCheckEvery drawn at
+// random; a transaction the second peer sends, that the
 // first left out and that matches the first peer's filter, bans the first
 // peer and rolls the Watcher back to re-fetch the block (spotcheck.go).
 //

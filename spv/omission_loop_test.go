@@ -87,9 +87,13 @@ func TestOmissionDetectionLoop(t *testing.T) {
 	}
 }
 
-// TestSampledCheckDetectionRate measures the default sampled check: each
-// block is checked with probability 1/DefaultSpotCheckEvery, so a single
-// hidden transaction is caught with that probability. The measured rate
+// sampledCheckEvery is the sampled check rate TestSampledCheckDetectionRate
+// measures (the default checks every block).
+const sampledCheckEvery = 4
+
+// TestSampledCheckDetectionRate measures a sampled check: each block is
+// checked with probability 1/sampledCheckEvery, so a single hidden
+// transaction is caught with that probability. The measured rate
 // over BLOOMWATCH_SAMPLED_RUNS runs (default 40) must lie inside the 99.9 %
 // binomial interval around it; the honest btcd is never banned.
 func TestSampledCheckDetectionRate(t *testing.T) {
@@ -104,7 +108,7 @@ func TestSampledCheckDetectionRate(t *testing.T) {
 	_, tip, _ := h.Node().BestBlock()
 	var made, caught int
 	for run := 0; run < runs; run++ {
-		r := omissionSync(t, h.Node().RPC(), h.Params(), h.Node().P2PAddr(), start, tip, scripts, truth, int64(1000+run), spv.DefaultSpotCheckEvery)
+		r := omissionSync(t, h.Node().RPC(), h.Params(), h.Node().P2PAddr(), start, tip, scripts, truth, int64(1000+run), sampledCheckEvery)
 		if r.honestBanned {
 			t.Errorf("run %d: the honest btcd was banned", run)
 		}
@@ -116,12 +120,12 @@ func TestSampledCheckDetectionRate(t *testing.T) {
 			caught++
 		}
 	}
-	p := 1 / float64(spv.DefaultSpotCheckEvery)
+	p := 1 / float64(sampledCheckEvery)
 	const z999 = 3.29
 	sd := math.Sqrt(float64(made) * p * (1 - p))
 	lo, hi := float64(made)*p-z999*sd, float64(made)*p+z999*sd
 	t.Logf("sampled 1/%d: %d omissions, %d caught (%.3f; expected %.3f, 99.9%% interval %.1f..%.1f caught)",
-		spv.DefaultSpotCheckEvery, made, caught, float64(caught)/math.Max(1, float64(made)), p, lo, hi)
+		sampledCheckEvery, made, caught, float64(caught)/math.Max(1, float64(made)), p, lo, hi)
 	if float64(caught) < lo || float64(caught) > hi {
 		t.Fatalf("caught %d of %d, outside the 99.9%% interval %.1f..%.1f for p = %.3f", caught, made, lo, hi, p)
 	}

@@ -80,7 +80,7 @@ DATADIR/spv.`,
 	f.DurationVar(&o.peerTimeout, "peer-timeout", defaultPeerTimeout, "give up when no peer is usable for this long (0: wait forever)")
 	f.BoolVar(&o.resetHdrs, "reset-headers", false, "delete the header store (DATADIR/spv) first and download the headers again; the wallet is kept")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the sync to this file (go tool pprof)")
-	f.IntVar(&o.checkEvery, "check-every", 0, fmt.Sprintf("ask one block in N again from a second peer to catch hidden transactions (1: every block, -1: never; default %d)", spv.DefaultSpotCheckEvery))
+	f.IntVar(&o.checkEvery, "check-every", 0, fmt.Sprintf("ask blocks again from a second peer to catch hidden transactions: N checks one block in N at random, -1 never (default %d: every block, when a second peer is connected)", spv.DefaultSpotCheckEvery))
 	f.StringVar(&o.proxy, "proxy", "", "SOCKS5 proxy IP:PORT for every peer connection, as Core's -proxy (Tor: 127.0.0.1:9050); no local DNS lookup while set")
 	f.BoolVar(&o.isolation, "proxy-isolation", true, "a SOCKS username of its own per connection, so Tor gives each peer its own circuit")
 	f.IntVar(&o.fullEvery, "full-block-every", 0, "ask one block in N whole from the peer that filtered it (omission check with one peer; costs the full block; -1 or 0: never)")
