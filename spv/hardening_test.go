@@ -355,3 +355,48 @@ func TestUnfilteredRelaysAreDroppedThenIgnored(t *testing.T) {
 		t.Fatalf("asked %d relays, dropped %d: want at most %d asked after %d unmatched", asked, m.st.Dropped, maxUnmatchedRelays+25, maxUnmatchedRelays)
 	}
 }
+
+func TestCheckUsesTheFilterTheBlockWasServedWith(t *testing.T) {
+	// Issue 15 item 3: a check compares the second peer's answer with the
+	// primary's filter as it was when the primary served the block, not
+	// as it is when the answer arrives. Here the primary served a block
+	// whose tx pays a script its filter did not hold; the node then
+	// learns that script (a new key) and reloads. The second peer's
+	// answer holds the tx: the primary did not omit it and must stay.
+	newKey := p2wpkh(2)
+	w := NewMemWatcher(1, p2wpkh(1))
+	n, m := newTestManager(t, w, Config{})
+	chain := mineBlocks(t, n.cfg.Network, genesis(n), 2, func(i int) []*wire.MsgTx {
+		return []*wire.MsgTx{payTo(byte(i), 5, p2wpkh(1)), payTo(byte(100+i), 7, newKey)}
+	})
+	primary := addSimPeer(t, m, "primary:1", chain, 0)
+	other := addSimPeer(t, m, "other:1", chain, 1)
+	for range 5 {
+		primary.run()
+		other.run()
+	}
+	if m.synced.Height != 2 || primary.ps.mirror == nil {
+		t.Fatalf("sync did not finish: synced %d", m.synced.Height)
+	}
+	b := chain[1]
+	paysNewKey := b.Transactions[2]
+	if primary.ps.mirror.MatchTx(paysNewKey) {
+		t.Fatal("the primary's filter already matches the new key's payment: the test tests nothing")
+	}
+	plan := &checkPlan{height: 2, hash: b.BlockHash(), primary: primary.ps, snap: primary.ps.mirror.Clone(),
+		total: uint32(len(b.Transactions)), cross: true,
+		sent: []*wire.MsgTx{b.Transactions[1]}, indexes: []uint32{1}}
+	// A new key: the primary's mirror (and its real filter) holds it now.
+	w.AddScript(newKey)
+	primary.ps.mirror.Add(newKey[2:])
+	m.finishCheck(plan, []*wire.MsgTx{b.Transactions[1], paysNewKey}, []uint32{1, 2})
+	if _, banned := n.bans.IsBanned("primary:1"); banned || m.st.Omissions != 0 {
+		t.Fatalf("the primary was blamed for a tx its filter did not match when it served the block: omissions %d, bans %+v", m.st.Omissions, n.bans.Bans())
+	}
+	// The same answer against a snapshot that held the key is an omission.
+	plan.snap = primary.ps.mirror.Clone()
+	m.finishCheck(plan, []*wire.MsgTx{b.Transactions[1], paysNewKey}, []uint32{1, 2})
+	if m.st.Omissions != 1 {
+		t.Fatalf("omissions %d, want 1 when the served filter matched the tx", m.st.Omissions)
+	}
+}
