@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/privacy"
-	"github.com/bloomwatch/bloomwatch/wallet"
 )
 
 // Summary is the end state of a sync: the JSON of `bloomwatch sync
@@ -86,7 +85,9 @@ type Ban struct {
 	Reason string `json:"reason"`
 }
 
-// AddressCount counts the wallet's addresses.
+// AddressCount counts the wallet's addresses (wallet.AddressCounts, read
+// from the watch set without deriving a key): Derived the HD addresses,
+// Used those, derived or imported, that received a payment.
 type AddressCount struct {
 	Derived int `json:"derived"`
 	Used    int `json:"used"`
@@ -161,11 +162,11 @@ func (s *Session) Summary() (*Summary, error) {
 	for _, fp := range fps {
 		out.FalsePosTxids = append(out.FalsePosTxids, fp.Txid.String())
 	}
-	addrs, err := s.w.Addresses()
+	counts, err := s.w.AddressCounts()
 	if err != nil {
 		return nil, fmt.Errorf("summary: %w", err)
 	}
-	out.Addresses = countAddresses(addrs)
+	out.Addresses = AddressCount{Derived: counts.Derived, Used: counts.Used()}
 	for _, p := range st.Peers {
 		out.Peers = append(out.Peers, Peer{Addr: p.Addr, UserAgent: p.UserAgent, Height: p.LastBlock, BanScore: p.BanScore})
 	}
@@ -185,18 +186,4 @@ func msSince(start, t time.Time) float64 {
 		return 0
 	}
 	return float64(t.Sub(start)) / float64(time.Millisecond)
-}
-
-// countAddresses counts derived (HD) and used addresses.
-func countAddresses(addrs []wallet.AddressInfo) AddressCount {
-	var c AddressCount
-	for _, a := range addrs {
-		if !a.Imported {
-			c.Derived++
-		}
-		if a.Used {
-			c.Used++
-		}
-	}
-	return c
 }

@@ -125,9 +125,13 @@ func TestGapLimitWithinOneBlock(t *testing.T) {
 	}{
 		{"later tx pays a just-derived address", []uint32{19, 39}, []bool{true, true}, 60},
 		{"earlier tx pays an address a later one derives", []uint32{25, 5}, []bool{true, true}, 46},
-		{"chain of extensions", []uint32{55, 35, 15}, []bool{true, true, true}, 96},
+		// 15 derives through 55 (stride max(20, 20/2) = 20); 55 then
+		// reaches the gap of a branch of 56: stride max(20, 56/2).
+		{"chain of extensions", []uint32{55, 35, 15}, []bool{true, true, true}, 55 + 20 + 28 + 1},
 		{"beyond the gap stays foreign", []uint32{20}, []bool{false}, 20},
-		{"beyond the gap of the last use, inside its stride", []uint32{3, 24}, []bool{true, true}, 65},
+		// 3 derives through 43; 24 reaches the gap of a branch of 44:
+		// stride max(20, 44/2).
+		{"beyond the gap of the last use, inside its stride", []uint32{3, 24}, []bool{true, true}, 24 + 20 + 22 + 1},
 		{"beyond the stride of the last use", []uint32{3, 44}, []bool{true, false}, 44},
 	}
 	for _, tc := range tests {

@@ -42,14 +42,19 @@
 // it pays a watched script or spends a watched outpoint (unconfirmed
 // outputs included); anything else is a false positive, counted and kept
 // by txid but never stored as a wallet transaction. Addresses are derived
-// as payments use them (a payment to index i makes at least i+gap watched;
-// a branch grows in strides, to i+2*gap, so the filter changes about once
-// per gap payments), within the same block. Each block's changes, its match record, the counters and
-// the sync point are written in one walletdb transaction; several blocks
-// share a transaction (WithBatch) and Flush, Close, Rollback, mempool
-// transactions and imports commit. A process killed at any moment reopens
-// at its last commit with every counter consistent with it, and the node
-// syncs again from there.
+// as payments use them, within the same block: a payment to index i makes
+// at least i+gap watched, and a branch of D derived addresses that must
+// grow is derived through i + gap + max(gap, min(D/2, MaxStride)), so it
+// grows by about half each time and a wallet paid at N fresh addresses
+// changes its filter (and makes the node reload it) O(log N) times up to
+// 2,000 addresses per branch, then once per MaxStride; addresses beyond
+// the gap are watched, never marked used. Each block's changes, its match
+// record, the counters and the sync point are written in one walletdb
+// transaction; several blocks share a transaction (WithBatch: up to
+// DefaultBatchBlocks blocks or DefaultBatchInterval) and Flush, Close,
+// Rollback, mempool transactions and imports commit. A process killed at
+// any moment reopens at its last commit with every counter consistent
+// with it, and the node syncs again from there.
 //
 // # Unconfirmed transactions
 //

@@ -137,7 +137,7 @@ func BenchmarkOpenImported(b *testing.B) {
 // Shape of the blocks of BenchmarkApplyBlockScale: scaleBlockTxs delivered
 // transactions (a saturated filter, or a wallet matched by many), of which
 // scalePayments pay fresh receive addresses of the HD account (the branch
-// grows in strides of twice the gap) and scaleSpends spend wallet coins;
+// grows in strides, see nextStride) and scaleSpends spend wallet coins;
 // the rest are false positives. scaleHistoryBlock is how many wallet
 // transactions each block of a prepared history holds.
 const (
@@ -294,7 +294,7 @@ func BenchmarkApplyBlockScale(b *testing.B) {
 				blocks[i] = chain.add(txs...).filtered()
 				chain.blocks = nil
 			}
-			// One commit at the end (Flush), not one per 200 ms: the
+			// One commit at the end (Flush), not one per interval: the
 			// disk's fsync time would dominate and vary between runs.
 			w, err := Open(dir, WithClock(time.Now), WithBatch(DefaultBatchBlocks, 0))
 			require.NoError(b, err)

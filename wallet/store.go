@@ -149,8 +149,9 @@ func sortedScopes(mgr *waddrmgr.Manager) []*waddrmgr.ScopedKeyManager {
 
 // hdEntry is one derived address found while loading.
 type hdEntry struct {
-	ws  *watchedScript
-	ref addrRef
+	ws   *watchedScript
+	ref  addrRef
+	used bool
 }
 
 // loadAccounts adds every derived address of every HD account, in
@@ -189,7 +190,7 @@ func loadAccounts(am walletdb.ReadBucket, mgr *waddrmgr.Manager, ws *watchSet) e
 				if err != nil {
 					return err
 				}
-				entries = append(entries, hdEntry{s, addrRef{scope: scope, account: acct, branch: path.Branch, index: path.Index}})
+				entries = append(entries, hdEntry{s, addrRef{scope: scope, account: acct, branch: path.Branch, index: path.Index}, ma.Used(am)})
 				return nil
 			})
 			if err != nil {
@@ -202,7 +203,7 @@ func loadAccounts(am walletdb.ReadBucket, mgr *waddrmgr.Manager, ws *watchSet) e
 				return entries[i].ref.index < entries[j].ref.index
 			})
 			for _, e := range entries {
-				ws.add(e.ws, e.ref)
+				ws.addUsed(e.ws, e.ref, e.used)
 			}
 		}
 	}
@@ -216,7 +217,7 @@ func loadImported(own walletdb.ReadBucket, ws *watchSet) error {
 		if err != nil {
 			return err
 		}
-		ws.add(&r.ws, addrRef{imported: true})
+		ws.addUsed(&r.ws, addrRef{imported: true}, r.used)
 		return nil
 	})
 }

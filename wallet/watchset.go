@@ -32,6 +32,10 @@ type branchKey struct {
 type watchEntry struct {
 	ws  *watchedScript
 	ref addrRef
+	// used mirrors the stored used flag (waddrmgr's for an HD address,
+	// the imported record's otherwise): set when loaded and by markUsed
+	// inside the open batch, rebuilt with the set after a failed write.
+	used bool
 }
 
 // watchSet is the in-memory index of everything the wallet watches: output
@@ -84,11 +88,17 @@ func newWatchSet() *watchSet {
 
 // add watches one script and reports whether the element set grew.
 func (s *watchSet) add(ws *watchedScript, ref addrRef) bool {
+	return s.addUsed(ws, ref, false)
+}
+
+// addUsed watches one script whose stored used flag is used and reports
+// whether the element set grew.
+func (s *watchSet) addUsed(ws *watchedScript, ref addrRef, used bool) bool {
 	key := string(ws.pkScript)
 	if _, ok := s.scripts[key]; ok {
 		return false
 	}
-	s.scripts[key] = &watchEntry{ws: ws, ref: ref}
+	s.scripts[key] = &watchEntry{ws: ws, ref: ref, used: used}
 	if _, ok := s.dataSeen[string(ws.element)]; ok {
 		return false
 	}
@@ -201,6 +211,42 @@ func (s *watchSet) outpointList() []wire.OutPoint {
 	}
 	s.opList, s.opListVersion = ops, s.version
 	return ops
+}
+
+// AddressCounts counts the watched addresses and scripts.
+type AddressCounts struct {
+	// Derived counts the HD addresses derived (receive and change
+	// branches of every account, gap included); DerivedUsed those that
+	// received a payment.
+	Derived     int `json:"derived"`
+	DerivedUsed int `json:"derived_used"`
+	// Imported counts the single addresses and raw scripts; ImportedUsed
+	// those that received a payment.
+	Imported     int `json:"imported"`
+	ImportedUsed int `json:"imported_used"`
+}
+
+// Used returns how many watched addresses and scripts received a payment.
+func (c AddressCounts) Used() int { return c.DerivedUsed + c.ImportedUsed }
+
+// counts counts the entries by origin and use.
+func (s *watchSet) counts() AddressCounts {
+	var c AddressCounts
+	for _, e := range s.scripts {
+		switch {
+		case e.ref.imported:
+			c.Imported++
+			if e.used {
+				c.ImportedUsed++
+			}
+		default:
+			c.Derived++
+			if e.used {
+				c.DerivedUsed++
+			}
+		}
+	}
+	return c
 }
 
 // entries returns every watched script: HD addresses by scope, account,
