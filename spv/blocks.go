@@ -343,16 +343,13 @@ func (m *manager) deliver() {
 		delete(m.slots, m.next)
 		m.synced = SyncPoint{Height: fb.Height, Hash: fb.Hash}
 		m.next++
-		m.report(fb, res, s.why)
-		if s.plan != nil {
-			m.startCheck(s.plan, fb)
-		}
+		m.report(fb, res, s.why, m.startCheck(s.plan, fb))
 		m.elementsChanged(fb.Height, res.Delta)
 	}
 }
 
 // report counts a delivered block and publishes its events.
-func (m *manager) report(fb *FilteredBlock, res BlockResult, why map[chainhash.Hash]txWhy) {
+func (m *manager) report(fb *FilteredBlock, res BlockResult, why map[chainhash.Hash]txWhy, checks BlockChecks) {
 	// A block delivered again after a filter change reports only the
 	// transactions it did not report the first time.
 	again := m.lastHash == fb.Hash && m.lastSeen != nil
@@ -397,7 +394,7 @@ func (m *manager) report(fb *FilteredBlock, res BlockResult, why map[chainhash.H
 	}
 	m.n.publish(BlockProcessed{
 		At: now, Height: fb.Height, Hash: fb.Hash, Matched: nMatched,
-		Relevant: nRelevant, FalsePositives: nFP, Again: again,
+		Relevant: nRelevant, FalsePositives: nFP, Again: again, Checks: checks,
 		ObservedFPRate: st.ObservedFPRate, TheoreticalFPRate: st.Filter.FPRate,
 		PeerHeight: st.PeerHeight,
 	})

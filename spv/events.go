@@ -158,7 +158,28 @@ type BlockProcessed struct {
 	// (the gap-limit race): Matched, Relevant and FalsePositives then
 	// count only the transactions the first delivery did not have.
 	Again bool
+	// Checks are the omission checks sent for the block (0: none was
+	// drawn; CheckNoSecondPeer: one was due and no peer could answer it).
+	Checks BlockChecks
 }
+
+// BlockChecks are the omission checks of a delivered block.
+type BlockChecks uint8
+
+// The omission checks. CheckSecondPeer and CheckFullBlock combine;
+// CheckNoSecondPeer stands alone.
+const (
+	// CheckSecondPeer: the block was asked again from a second peer
+	// (Config.SpotCheckEvery).
+	CheckSecondPeer BlockChecks = 1 << iota
+	// CheckFullBlock: the block was asked whole from the peer that
+	// filtered it (Config.FullBlockEvery).
+	CheckFullBlock
+	// CheckNoSecondPeer: a second-peer check was due, no second peer
+	// had the block and no full-block check was drawn: the block is
+	// unchecked (Stats.Unchecked).
+	CheckNoSecondPeer
+)
 
 // Reorg reports a switch to a chain with more work.
 type Reorg struct {

@@ -1,8 +1,10 @@
 package spv
 
 import (
+	"fmt"
 	"math/rand"
 	"testing"
+	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -398,5 +400,54 @@ func TestCheckUsesTheFilterTheBlockWasServedWith(t *testing.T) {
 	m.finishCheck(plan, []*wire.MsgTx{b.Transactions[1], paysNewKey}, []uint32{1, 2})
 	if m.st.Omissions != 1 {
 		t.Fatalf("omissions %d, want 1 when the served filter matched the tx", m.st.Omissions)
+	}
+}
+
+func TestBlocksWithoutSecondPeerAreUnchecked(t *testing.T) {
+	// With one peer the check every block asks for cannot run: each block
+	// says so in its BlockProcessed event and in Stats.Unchecked. With a
+	// second peer every block is checked and none is unchecked.
+	for _, peers := range []int{1, 2} {
+		w := NewMemWatcher(1, p2wpkh(1))
+		n, m := newTestManager(t, w, Config{SpotCheckEvery: 1})
+		sub := n.Subscribe()
+		chain := mineBlocks(t, n.cfg.Network, genesis(n), 5, func(i int) []*wire.MsgTx {
+			return []*wire.MsgTx{payTo(byte(i), 5, p2wpkh(1))}
+		})
+		var sims []*simServer
+		for i := range peers {
+			sims = append(sims, addSimPeer(t, m, fmt.Sprintf("sim:%d", i+1), chain, i))
+		}
+		for range 5 {
+			for _, s := range sims {
+				s.run()
+			}
+		}
+		if m.synced.Height != 5 {
+			t.Fatalf("%d peers: synced %d of 5", peers, m.synced.Height)
+		}
+		want, wantUnchecked := CheckSecondPeer, 0
+		if peers == 1 {
+			want, wantUnchecked = CheckNoSecondPeer, 5
+		}
+		if m.st.Unchecked != wantUnchecked {
+			t.Errorf("%d peers: Unchecked %d, want %d", peers, m.st.Unchecked, wantUnchecked)
+		}
+		got := 0
+		timeout := time.After(5 * time.Second)
+		for got < 5 {
+			select {
+			case e := <-sub.Events():
+				if bp, ok := e.(BlockProcessed); ok {
+					got++
+					if bp.Checks != want {
+						t.Errorf("%d peers: block %d checks %v, want %v", peers, bp.Height, bp.Checks, want)
+					}
+				}
+			case <-timeout:
+				t.Fatalf("%d peers: %d of 5 BlockProcessed events", peers, got)
+			}
+		}
+		sub.Cancel()
 	}
 }

@@ -128,9 +128,12 @@ type manager struct {
 	retry   bool  // some slot at or above next lacks a request
 
 	isSynced bool
-	fatal    error
-	begun    bool      // a download peer was picked once
-	startAt  time.Time // when the manager started
+	// uncheckedRun is set while delivered blocks go unchecked for want
+	// of a second peer (the first of a run is logged).
+	uncheckedRun bool
+	fatal        error
+	begun        bool      // a download peer was picked once
+	startAt      time.Time // when the manager started
 
 	mempoolSeen map[chainhash.Hash]struct{}
 	nonces      uint64 // pings sent, for unique nonces

@@ -288,6 +288,10 @@ type Status struct {
 	// ChecksInFlight counts omission checks sent and not answered yet
 	// (Synced waits for them).
 	ChecksInFlight int
+	// Unchecked counts delivered blocks whose second-peer check was due
+	// while no second peer had the block (and no full-block check was
+	// drawn): with one peer, nothing shows whether it hid a transaction.
+	Unchecked int
 	// DriftDropped counts the dropped transactions that the mirror did
 	// not match but an honest server could have (drift.go): not scored.
 	DriftDropped int

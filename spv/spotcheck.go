@@ -49,6 +49,9 @@ type checkPlan struct {
 	total   uint32
 	cross   bool // ask a second peer
 	full    bool // ask the primary for the full block
+	// noSecond marks a block whose second-peer check was due while no
+	// second peer had the block: it goes unchecked unless full is set.
+	noSecond bool
 }
 
 // spotCheck is one check in flight: a plan and the peer asked.
@@ -61,9 +64,13 @@ type spotCheck struct {
 // checked, and keeps what the check needs. It must run before the block's
 // transactions are replayed into ps's mirror.
 func (m *manager) planCheck(ps *peerState, req *blockReq, total uint32) *checkPlan {
-	cross := due(m.n.cfg.SpotCheckEvery) && m.secondPeer(ps, req.height) != nil
+	crossDue := due(m.n.cfg.SpotCheckEvery)
+	cross := crossDue && m.secondPeer(ps, req.height) != nil
 	full := due(m.n.cfg.FullBlockEvery)
 	if !cross && !full {
+		if crossDue {
+			return &checkPlan{height: req.height, hash: req.hash, noSecond: true}
+		}
 		return nil
 	}
 	return &checkPlan{height: req.height, hash: req.hash, primary: ps, snap: ps.mirror.Clone(),
@@ -103,18 +110,42 @@ func (m *manager) secondPeer(ps *peerState, height int32) *peerState {
 // startCheck sends a delivered block's planned checks. It runs at
 // delivery, in height order, so the second peer filters the checked
 // blocks in chain order.
-func (m *manager) startCheck(p *checkPlan, fb *FilteredBlock) {
+//
+// It returns the checks sent; a block whose second-peer check was due
+// and that no check covers is counted in Stats.Unchecked, and the first
+// of a run of such blocks is logged.
+func (m *manager) startCheck(p *checkPlan, fb *FilteredBlock) (sent BlockChecks) {
+	if p == nil {
+		return 0
+	}
 	p.sent, p.indexes = fb.Txs, fb.TxIndexes
 	if p.cross {
 		if other := m.secondPeer(p.primary, p.height); other != nil {
 			m.st.SpotChecks++
 			m.sendBatch(other, []*blockReq{{hash: p.hash, height: p.height, gen: other.filterGen, check: &spotCheck{plan: p}}})
+			sent |= CheckSecondPeer
+		} else {
+			p.noSecond = true
 		}
 	}
 	if p.full && p.primary.ready {
 		m.st.FullBlockChecks++
 		m.sendFullBlockReq(p.primary, &spotCheck{plan: p, full: true})
+		sent |= CheckFullBlock
 	}
+	switch {
+	case sent != 0:
+		m.uncheckedRun = false
+	case p.noSecond:
+		m.st.Unchecked++
+		sent = CheckNoSecondPeer
+		if !m.uncheckedRun {
+			m.uncheckedRun = true
+			m.n.log.Warn("omission checks paused: no second peer has the block; a single peer can hide the wallet's transactions",
+				"height", p.height, "peers", len(m.peers))
+		}
+	}
+	return sent
 }
 
 // sendFullBlockReq asks ps for a whole block, closed by a ping.

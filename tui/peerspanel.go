@@ -11,8 +11,12 @@ import (
 // score and user agent; * marks the download peer.
 type peersPanel struct{}
 
-// title implements panel.
+// title implements panel: the peer count, and the blocks that went
+// without an omission check for want of a second peer.
 func (peersPanel) title(m *Model, w int) string {
+	if m.st.unchecked > 0 {
+		return fmt.Sprintf("Peers %d · %d blocks unchecked", len(m.st.peerList), m.st.unchecked)
+	}
 	return fmt.Sprintf("Peers %d", len(m.st.peerList))
 }
 

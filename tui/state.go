@@ -78,10 +78,14 @@ type state struct {
 	filterMeta  map[uint64]filterMeta // by transcript seq, bounded
 	metaOrder   *ring[uint64]
 	reloads     int // filterloads sent for a reload reason (to each peer)
-	lastReason  string
-	observedFP  float64
-	theoryFP    float64
-	haveBlockFP bool
+	// unchecked counts blocks delivered with no omission check for want
+	// of a second peer; uncheckedRun is set during a run of them.
+	unchecked    int
+	uncheckedRun bool
+	lastReason   string
+	observedFP   float64
+	theoryFP     float64
+	haveBlockFP  bool
 
 	// matched transactions; all holds every row, own only the wallet's
 	// (the view with false positives hidden). byTxid indexes all.
@@ -325,6 +329,16 @@ func (s *state) applyBlock(e spv.BlockProcessed) {
 	s.headerHeight = max(s.headerHeight, e.Height)
 	s.notePeerHeight(e.PeerHeight)
 	s.observedFP, s.theoryFP, s.haveBlockFP = e.ObservedFPRate, e.TheoreticalFPRate, true
+	switch {
+	case e.Checks == spv.CheckNoSecondPeer:
+		s.unchecked++
+		if !s.uncheckedRun {
+			s.uncheckedRun = true
+			s.logf(e.Time, "block %d UNCHECKED: no second peer to check it; one peer can hide the wallet's transactions", e.Height)
+		}
+	case e.Checks != 0:
+		s.uncheckedRun = false
+	}
 	if !e.Time.IsZero() {
 		s.samples.push(heightSample{at: e.Time, height: e.Height})
 		s.lastBlock = e.Time

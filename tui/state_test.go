@@ -490,3 +490,21 @@ func TestReadingsOnePointPerRecord(t *testing.T) {
 	require.Equal(t, 4.0, m.st.readings.last(0).IntersectionFP)
 	require.Equal(t, 4.0, m.st.reading.IntersectionFP)
 }
+
+func TestUncheckedBlocksShown(t *testing.T) {
+	m := New(Config{Now: fixedNow})
+	blk := func(h int32, c spv.BlockChecks) spv.Event { return spv.BlockProcessed{Height: h, Checks: c} }
+	m = feed(t, m, eventsMsg{events: []spv.Event{
+		blk(1, spv.CheckSecondPeer), blk(2, spv.CheckNoSecondPeer), blk(3, spv.CheckNoSecondPeer),
+		blk(4, spv.CheckSecondPeer), blk(5, spv.CheckNoSecondPeer), blk(6, 0),
+	}})
+	require.Equal(t, 3, m.st.unchecked)
+	require.Equal(t, "Peers 0 · 3 blocks unchecked", peersPanel{}.title(&m, 80))
+	warned := 0
+	for i := 0; i < m.st.log.len(); i++ {
+		if strings.Contains(m.st.log.at(i), "UNCHECKED") {
+			warned++
+		}
+	}
+	require.Equal(t, 2, warned, "one log line per run of unchecked blocks")
+}
