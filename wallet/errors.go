@@ -126,6 +126,28 @@ func (e *InputError) Error() string {
 // Unwrap returns the underlying reason.
 func (e *InputError) Unwrap() error { return e.Err }
 
+// ListError locates the entry of a list that made a whole-list call
+// (AddAddresses) refuse the list: Index is its position (from 0), Err its
+// error (an *InputError, which errors.As finds through ListError), and
+// Same, for an entry repeated in the list, the position of its first
+// occurrence (-1 otherwise). Nothing of the list was imported.
+type ListError struct {
+	Index int
+	Same  int
+	Err   error
+}
+
+// Error implements error.
+func (e *ListError) Error() string {
+	if e.Same >= 0 {
+		return fmt.Sprintf("entry %d: %v (same as entry %d)", e.Index+1, e.Err, e.Same+1)
+	}
+	return fmt.Sprintf("entry %d: %v", e.Index+1, e.Err)
+}
+
+// Unwrap returns the entry's error.
+func (e *ListError) Unwrap() error { return e.Err }
+
 // inputErr builds an *InputError.
 func inputErr(what, value string, err error) error {
 	return &InputError{What: what, Value: value, Err: err}

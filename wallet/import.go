@@ -270,9 +270,10 @@ func (w *Wallet) AddScript(script []byte) (*ImportInfo, error) {
 // one per address (each AddAddress costs a disk sync, about 4 ms here,
 // and a CLI invocation an Open). Every address is checked first: if one
 // does not decode, belongs to another network, is repeated in the list
-// or already watched, nothing is imported and the InputError names it. If
-// the wallet had applied blocks it is rolled back once to rescan from its
-// birthday.
+// or already watched, nothing is imported and the error, a *ListError
+// wrapping the *InputError, names it and its position in the list. If
+// the wallet had applied blocks it is rolled back once to rescan from
+// its birthday.
 func (w *Wallet) AddAddresses(addresses []string) ([]*ImportInfo, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -280,16 +281,19 @@ func (w *Wallet) AddAddresses(addresses []string) ([]*ImportInfo, error) {
 		return nil, err
 	}
 	scripts := make([]*watchedScript, 0, len(addresses))
-	seen := make(map[string]struct{}, len(addresses))
-	for _, a := range addresses {
+	seen := make(map[string]int, len(addresses))
+	for i, a := range addresses {
 		ws, err := parseAddress(a, w.net.params)
 		if err != nil {
-			return nil, err
+			return nil, &ListError{Index: i, Same: -1, Err: err}
 		}
-		if _, dup := seen[string(ws.pkScript)]; dup {
-			return nil, inputErr("address", a, ErrDuplicate)
+		if j, dup := seen[string(ws.pkScript)]; dup {
+			return nil, &ListError{Index: i, Same: j, Err: inputErr("address", a, ErrDuplicate)}
 		}
-		seen[string(ws.pkScript)] = struct{}{}
+		if w.watch.lookup(ws.pkScript) != nil {
+			return nil, &ListError{Index: i, Same: -1, Err: inputErr("address", a, ErrDuplicate)}
+		}
+		seen[string(ws.pkScript)] = i
 		scripts = append(scripts, ws)
 	}
 	infos := make([]*ImportInfo, len(scripts))
@@ -312,6 +316,7 @@ func (w *Wallet) AddAddresses(addresses []string) ([]*ImportInfo, error) {
 	return infos, nil
 }
 
+// addScriptLocked watches one script and commits. The caller holds w.mu.
 func (w *Wallet) addScriptLocked(ws *watchedScript) (*ImportInfo, error) {
 	info := &ImportInfo{Address: ws.address, Script: fmt.Sprintf("%x", ws.pkScript), Kind: ws.kind}
 	err := w.updateNow(func(b buckets) error {

@@ -24,16 +24,21 @@ func TestAddAddressesIsAllOrNothing(t *testing.T) {
 		addrs []string
 		want  error
 		bad   string
+		same  int
 	}{
-		{"invalid", append(append([]string{}, batch[:3]...), "bcrt1qnotanaddress"), ErrInvalidAddress, "bcrt1qnotanaddress"},
-		{"other network", append(append([]string{}, batch[:3]...), "bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu"), ErrWrongNetwork, "bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu"},
-		{"repeated", append(append([]string{}, batch[:3]...), batch[1]), ErrDuplicate, batch[1]},
+		{"invalid", append(append([]string{}, batch[:3]...), "bcrt1qnotanaddress"), ErrInvalidAddress, "bcrt1qnotanaddress", -1},
+		{"other network", append(append([]string{}, batch[:3]...), "bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu"), ErrWrongNetwork, "bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu", -1},
+		{"repeated", append(append([]string{}, batch[:3]...), batch[1]), ErrDuplicate, batch[1], 1},
 	} {
 		_, err := w.AddAddresses(tc.addrs)
 		require.ErrorIs(t, err, tc.want, tc.name)
 		var ie *InputError
 		require.True(t, errors.As(err, &ie), tc.name)
 		require.Equal(t, tc.bad, ie.Value, tc.name)
+		var le *ListError
+		require.True(t, errors.As(err, &le), tc.name)
+		require.Equal(t, 3, le.Index, tc.name)
+		require.Equal(t, tc.same, le.Same, tc.name)
 	}
 	st, err = w.Stats()
 	require.NoError(t, err)
@@ -55,6 +60,9 @@ func TestAddAddressesIsAllOrNothing(t *testing.T) {
 	more := benchAddresses(t, 510)[495:]
 	_, err = w.AddAddresses(more)
 	require.ErrorIs(t, err, ErrDuplicate)
+	var le *ListError
+	require.True(t, errors.As(err, &le))
+	require.Equal(t, ListError{Index: 0, Same: -1, Err: le.Err}, *le, "the first of the list is watched")
 	st, err = w.Stats()
 	require.NoError(t, err)
 	require.Equal(t, before+len(batch), st.Scripts)

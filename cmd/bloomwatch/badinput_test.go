@@ -41,6 +41,7 @@ type badFixture struct {
 	missing string // does not exist
 	empty   string // an empty directory
 	junk    string // a file of invalid JSON
+	addrs   string // an addresses file whose line 4 is not an address
 	filter  string // a valid serialized filter, hex
 }
 
@@ -57,6 +58,7 @@ func newBadFixture(t *testing.T) badFixture {
 		missing: filepath.Join(root, "missing"),
 		empty:   filepath.Join(root, "empty"),
 		junk:    filepath.Join(root, "junk.jsonl"),
+		addrs:   filepath.Join(root, "addresses.txt"),
 	}
 	if code, out, errOut := runCLI(t, createArgs(fx.wallet)); code != 0 {
 		t.Fatalf("create fixture wallet: %d %s %s", code, out, errOut)
@@ -75,6 +77,7 @@ func newBadFixture(t *testing.T) badFixture {
 		filepath.Join(fx.corrupt, "wallet.db"): []byte(strings.Repeat("corrupt!", 2048)),
 		filepath.Join(fx.trunc, "wallet.db"):   db[:len(db)/2],
 		fx.junk:                                []byte("{not json\n"),
+		fx.addrs:                               []byte("# watched\n\n" + testTestP2PKH + "\nbcrt1qnotanaddress # typo\n"),
 	}
 	for path, data := range files {
 		if err := os.WriteFile(path, data, 0o600); err != nil {
@@ -204,6 +207,13 @@ func (fx badFixture) badCases() []badCase {
 		{"add bad address", []string{"wallet", "add", "--datadir", fx.wallet, "--address", "zz"}, 2, "invalid address"},
 		{"add wrong-network address", []string{"wallet", "add", "--datadir", fx.wallet, "--address", wrongNetAddr}, 2, "wrong network"},
 		{"add duplicate", []string{"wallet", "add", "--datadir", fx.wallet, "--xpub", testVpub}, 2, "already watched"},
+		{"add addresses and xpub", []string{"wallet", "add", "--datadir", fx.wallet, "--xpub", testVpub, "--addresses-file", fx.addrs}, 2, "exactly one"},
+		{"add addresses file bad line", []string{"wallet", "add", "--datadir", fx.wallet, "--addresses-file", fx.addrs}, 2, "addresses.txt line 4: address \"bcrt1qnotanaddress\""},
+		{"add addresses file two words", []string{"wallet", "add", "--datadir", fx.wallet, "--addresses-file", fx.junk}, 2, "junk.jsonl line 1: one address per line"},
+		{"add addresses file missing", []string{"wallet", "add", "--datadir", fx.wallet, "--addresses-file", fx.missing}, 2, "--addresses-file"},
+		{"add addresses file is a directory", []string{"wallet", "add", "--datadir", fx.wallet, "--addresses-file", fx.empty}, 2, "--addresses-file"},
+		{"add addresses file wallet missing", []string{"wallet", "add", "--datadir", fx.missing, "--addresses-file", fx.addrs}, 2, "no wallet"},
+		{"add repeated address", []string{"wallet", "add", "--datadir", fx.wallet, "--address", testTestP2PKH, "--address", testTestP2PKH}, 2, "--address #2: address " + testTestP2PKH + " repeats --address #1"},
 
 		// wallet stats
 		{"stats fps negative", []string{"wallet", "stats", "--datadir", fx.wallet, "--fps", "-1"}, 2, "--fps"},

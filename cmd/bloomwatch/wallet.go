@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -21,9 +24,9 @@ func newWalletCmd() *cobra.Command {
 		Short: "Create and inspect the watch-only wallet",
 	}
 	cmd.AddCommand(newWalletCreateCmd(), newWalletAddCmd(),
-		newWalletReadCmd("balance --datadir D", "Print the confirmed, unconfirmed and immature balance", showBalance),
-		newWalletReadCmd("txs --datadir D", "Print the wallet's transactions with their net amounts", showTxs),
-		newWalletReadCmd("utxos --datadir D", "Print the unspent outputs", showUTXOs),
+		newWalletReadCmd("balance --datadir D", "Print the confirmed, unconfirmed, immature and pending-spent balance and the worst-case total", showBalance),
+		newWalletReadCmd("txs --datadir D", "Print the wallet's transactions with their net amounts (unconfirmed: expiry and conflicts)", showTxs),
+		newWalletReadCmd("utxos --datadir D", "Print the unspent outputs and the unconfirmed spends of each", showUTXOs),
 		newWalletReadCmd("addresses --datadir D", "Print every watched address with its derivation path and use", showAddresses),
 		newWalletStatsCmd())
 	return cmd
@@ -176,7 +179,8 @@ type walletAddOptions struct {
 	xpub       string
 	taproot    string
 	descriptor string
-	address    string
+	addresses  []string
+	addrFile   string
 	asJSON     bool
 }
 
@@ -184,17 +188,24 @@ type walletAddOptions struct {
 func newWalletAddCmd() *cobra.Command {
 	o := &walletAddOptions{}
 	cmd := &cobra.Command{
-		Use:   "add --datadir D (--xpub X | --taproot-xpub X | --descriptor DESC | --address A)",
-		Short: "Watch one more account key, descriptor or address (a synced wallet rescans from its birthday)",
-		Args:  cobra.NoArgs,
-		RunE:  o.run,
+		Use:   "add --datadir D (--xpub X | --taproot-xpub X | --descriptor DESC | --address A... | --addresses-file FILE)",
+		Short: "Watch one more account key or descriptor, or more addresses (a synced wallet rescans from its birthday)",
+		Long: "Watch one more account key or descriptor, or more single addresses. Several\n" +
+			"addresses (--address repeated, --addresses-file, or both) are imported in one\n" +
+			"commit, all or nothing: an address that does not decode, belongs to another\n" +
+			"network, is repeated or already watched refuses the whole list, the error names\n" +
+			"its line, and nothing is written. The file holds one address per line; blank\n" +
+			"lines and everything after a # are ignored; - reads standard input.",
+		Args: cobra.NoArgs,
+		RunE: o.run,
 	}
 	f := cmd.Flags()
 	registerDatadir(f, &o.datadir)
 	f.StringVar(&o.xpub, "xpub", "", "account extended public key to watch")
 	f.StringVar(&o.taproot, "taproot-xpub", "", "BIP86 taproot account key to watch (plain xpub/tpub)")
 	f.StringVar(&o.descriptor, "descriptor", "", "output descriptor to watch")
-	f.StringVar(&o.address, "address", "", "single address to watch")
+	f.StringArrayVar(&o.addresses, "address", nil, "single address to watch (repeatable)")
+	f.StringVar(&o.addrFile, "addresses-file", "", "file of addresses to watch, one per line, # comments (- for standard input)")
 	f.BoolVar(&o.asJSON, "json", false, "print JSON")
 	return cmd
 }
@@ -343,13 +354,19 @@ const accountDepth = 3
 func (o *walletAddOptions) run(cmd *cobra.Command, _ []string) (err error) {
 	const prefix = "wallet add"
 	given := 0
-	for _, v := range []string{o.xpub, o.taproot, o.descriptor, o.address} {
-		if v != "" {
+	for _, v := range []bool{o.xpub != "", o.taproot != "", o.descriptor != "", len(o.addresses) > 0 || o.addrFile != ""} {
+		if v {
 			given++
 		}
 	}
 	if given != 1 {
-		return usagef("%s: give exactly one of --xpub, --taproot-xpub, --descriptor and --address", prefix)
+		return usagef("%s: give exactly one of --xpub, --taproot-xpub, --descriptor and --address/--addresses-file", prefix)
+	}
+	var list []listedAddress
+	if len(o.addresses) > 1 || o.addrFile != "" {
+		if list, err = o.addressList(cmd); err != nil {
+			return err
+		}
 	}
 	w, err := openWallet(prefix, o.datadir)
 	if err != nil {
@@ -381,8 +398,20 @@ func (o *walletAddOptions) run(cmd *cobra.Command, _ []string) (err error) {
 		}
 		result, rescan = info, info.Rescan
 		line = fmt.Sprintf("added descriptor %s (%s)", info.Descriptor, info.Kind)
+	case list != nil:
+		infos, err := addAddressList(w, list)
+		if err != nil {
+			return walletErr(prefix, err)
+		}
+		rescan = len(infos) > 0 && infos[0].Rescan
+		result = walletAddAddressesJSON{Added: len(infos), Addresses: infos, Rescan: rescan}
+		noun := "addresses"
+		if len(infos) == 1 {
+			noun = "address"
+		}
+		line = fmt.Sprintf("added %d %s (%s)", len(infos), noun, countKinds(infos))
 	default:
-		info, err := w.AddAddress(o.address)
+		info, err := w.AddAddress(o.addresses[0])
 		if err != nil {
 			return walletErr(prefix, err)
 		}
@@ -397,6 +426,130 @@ func (o *walletAddOptions) run(cmd *cobra.Command, _ []string) (err error) {
 	}
 	_, err = fmt.Fprintln(cmd.OutOrStdout(), line)
 	return err
+}
+
+// walletAddAddressesJSON is the --json output of `wallet add` with several
+// addresses (one --address prints the ImportInfo alone).
+type walletAddAddressesJSON struct {
+	Added     int                  `json:"added"`
+	Addresses []*wallet.ImportInfo `json:"addresses"`
+	Rescan    bool                 `json:"rescan"`
+}
+
+// listedAddress is one address of a bulk import and where it was given
+// ("--address #2", "FILE line 17"), for error messages.
+type listedAddress struct {
+	address string
+	where   string
+}
+
+// maxAddressLine bounds a line of an addresses file.
+const maxAddressLine = 1 << 16
+
+// addressList collects the addresses of --address and --addresses-file, in
+// that order, before the wallet is opened: a file that cannot be read or
+// holds a malformed line is refused with its line named.
+func (o *walletAddOptions) addressList(cmd *cobra.Command) ([]listedAddress, error) {
+	const prefix = "wallet add"
+	var list []listedAddress
+	for i, a := range o.addresses {
+		list = append(list, listedAddress{address: a, where: fmt.Sprintf("--address #%d", i+1)})
+	}
+	if o.addrFile == "" {
+		return list, nil
+	}
+	name, in := o.addrFile, io.Reader(nil)
+	if name == "-" {
+		name, in = "standard input", cmd.InOrStdin()
+	} else {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("%s: --addresses-file: %w", prefix, err)}
+		}
+		defer f.Close()
+		in = f
+	}
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 0, 4096), maxAddressLine)
+	n, found := 0, 0
+	for sc.Scan() {
+		n++
+		text := sc.Text()
+		if i := strings.IndexByte(text, '#'); i >= 0 {
+			text = text[:i]
+		}
+		fields := strings.Fields(text)
+		switch len(fields) {
+		case 0:
+			continue
+		case 1:
+			found++
+			list = append(list, listedAddress{address: fields[0], where: fmt.Sprintf("%s line %d", name, n)})
+		default:
+			return nil, usagef("%s: %s line %d: one address per line, found %d words; nothing was imported", prefix, name, n, len(fields))
+		}
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, usagef("%s: %s line %d: longer than %d bytes; nothing was imported", prefix, name, n+1, maxAddressLine)
+		}
+		return nil, usageError{fmt.Errorf("%s: --addresses-file %s: %w", prefix, name, err)}
+	}
+	if found == 0 {
+		return nil, usagef("%s: %s holds no address", prefix, name)
+	}
+	return list, nil
+}
+
+// addAddressList imports list in one commit (wallet.AddAddresses): all or
+// nothing, an error naming the line of the address that refused it.
+func addAddressList(w *wallet.Wallet, list []listedAddress) ([]*wallet.ImportInfo, error) {
+	addrs := make([]string, len(list))
+	for i, a := range list {
+		addrs[i] = a.address
+	}
+	infos, err := w.AddAddresses(addrs)
+	var le *wallet.ListError
+	if !errors.As(err, &le) || le.Index < 0 || le.Index >= len(list) {
+		return infos, err
+	}
+	at := list[le.Index].where
+	if le.Same >= 0 && le.Same < len(list) {
+		return nil, &listEntryError{msg: fmt.Sprintf("%s: address %s repeats %s; nothing was imported",
+			at, list[le.Index].address, list[le.Same].where), err: le.Err}
+	}
+	return nil, &listEntryError{msg: fmt.Sprintf("%s: %v; nothing was imported", at, le.Err), err: le.Err}
+}
+
+// listEntryError names the entry of an address list that refused it, in
+// the user's terms (file and line), and wraps the wallet's error so
+// walletErr still classes it as bad input.
+type listEntryError struct {
+	msg string
+	err error
+}
+
+// Error implements error.
+func (e *listEntryError) Error() string { return e.msg }
+
+// Unwrap returns the wallet's error.
+func (e *listEntryError) Unwrap() error { return e.err }
+
+// countKinds summarizes imported addresses by kind ("p2wpkh 9, p2tr 1").
+func countKinds(infos []*wallet.ImportInfo) string {
+	counts := map[wallet.Kind]int{}
+	var order []wallet.Kind
+	for _, info := range infos {
+		if counts[info.Kind] == 0 {
+			order = append(order, info.Kind)
+		}
+		counts[info.Kind]++
+	}
+	parts := make([]string, len(order))
+	for i, k := range order {
+		parts[i] = fmt.Sprintf("%s %d", k, counts[k])
+	}
+	return strings.Join(parts, ", ")
 }
 
 // walletBalanceJSON is the --json output of `wallet balance`.
@@ -429,15 +582,21 @@ func showBalance(cmd *cobra.Command, w *wallet.Wallet, o *walletReadOptions) err
 		name string
 		sat  int64
 	}{{"confirmed", int64(bal.Confirmed)}, {"unconfirmed", int64(bal.Unconfirmed)},
-		{"immature", int64(bal.Immature)}, {"total", out.Total}} {
+		{"immature", int64(bal.Immature)}, {"pending spent", int64(bal.PendingSpent)}, {"total", out.Total}} {
 		fmt.Fprintf(tw, "%s\t%d sat\t%s\t\n", row.name, row.sat, formatBTC(row.sat))
 	}
+	fmt.Fprintf(tw, "conflicts\t%d tx\t\t\n", bal.Conflicts)
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintln(cmd.OutOrStdout(), syncedLine(out.SyncedHeight))
+	_, err = fmt.Fprintln(cmd.OutOrStdout(), balanceNote+"\n"+syncedLine(out.SyncedHeight))
 	return err
 }
+
+// balanceNote explains the balance rows under the table.
+const balanceNote = "confirmed ignores unconfirmed spends (they are pending spent until a block confirms them);\n" +
+	"total is the worst case: confirmed + immature + unconfirmed - pending spent, without the\n" +
+	"outputs of conflicting unconfirmed transactions (conflicts: at most one of each set confirms)"
 
 // formatBTC formats satoshis as BTC with eight decimals.
 func formatBTC(sat int64) string {
@@ -470,15 +629,39 @@ func showTxs(cmd *cobra.Command, w *wallet.Wallet, o *walletReadOptions) error {
 		return writeJSON(cmd, txs)
 	}
 	tw := newTable(cmd.OutOrStdout())
-	fmt.Fprintln(tw, "HEIGHT\tTXID\tDELTA (sat)\tCONFIRMATIONS")
+	fmt.Fprintln(tw, "HEIGHT\tTXID\tDELTA (sat)\tCONFIRMATIONS\tEXPIRES\tCONFLICTS")
 	for _, t := range txs {
-		height := fmt.Sprint(t.Height)
+		height, expires, conflicts := fmt.Sprint(t.Height), "-", "-"
 		if t.Height < 0 {
 			height = "mempool"
+			if t.Expires != nil {
+				expires = t.Expires.UTC().Format(expiryLayout)
+			}
+			conflicts = conflictsCell(t)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%+d\t%d\n", height, t.Txid, t.Delta, t.Confirmations)
+		fmt.Fprintf(tw, "%s\t%s\t%+d\t%d\t%s\t%s\n", height, t.Txid, t.Delta, t.Confirmations, expires, conflicts)
 	}
 	return tw.Flush()
+}
+
+// expiryLayout formats when an unconfirmed transaction expires.
+const expiryLayout = "2006-01-02 15:04 UTC"
+
+// conflictsCell describes an unconfirmed transaction's conflicts: the
+// transactions spending the same coins, or a conflicted parent.
+func conflictsCell(t wallet.TxSummary) string {
+	switch {
+	case len(t.Conflicts) > 0:
+		ids := make([]string, len(t.Conflicts))
+		for i, c := range t.Conflicts {
+			ids[i] = c.String()
+		}
+		return strings.Join(ids, ",")
+	case t.Conflicted:
+		return "via a conflicted parent"
+	default:
+		return "-"
+	}
 }
 
 // showUTXOs implements `wallet utxos`.
@@ -494,11 +677,34 @@ func showUTXOs(cmd *cobra.Command, w *wallet.Wallet, o *walletReadOptions) error
 		return writeJSON(cmd, utxos)
 	}
 	tw := newTable(cmd.OutOrStdout())
-	fmt.Fprintln(tw, "OUTPOINT\tAMOUNT (sat)\tHEIGHT\tCONFIRMATIONS\tADDRESS")
+	fmt.Fprintln(tw, "OUTPOINT\tAMOUNT (sat)\tHEIGHT\tCONFIRMATIONS\tADDRESS\tPENDING")
 	for _, u := range utxos {
-		fmt.Fprintf(tw, "%s:%d\t%d\t%d\t%d\t%s\n", u.Txid, u.Index, int64(u.Amount), u.Height, u.Confirmations, u.Address)
+		fmt.Fprintf(tw, "%s:%d\t%d\t%d\t%d\t%s\t%s\n", u.Txid, u.Index, int64(u.Amount), u.Height, u.Confirmations, u.Address, pendingCell(u))
 	}
 	return tw.Flush()
+}
+
+// pendingCell describes what unconfirmed transactions do to an output: the
+// first that spends it (and how many more conflict over it), and whether
+// it is an output of a conflicted unconfirmed transaction.
+func pendingCell(u wallet.UTXO) string {
+	var parts []string
+	if u.Conflicted {
+		parts = append(parts, "conflicted")
+	}
+	if len(u.SpentBy) > 0 {
+		p := "spent by " + u.SpentBy[0].String()
+		if n := len(u.SpentBy) - 1; n > 0 {
+			p += fmt.Sprintf(" (+%d conflicting)", n)
+		}
+		parts = append(parts, p)
+	} else if u.PendingSpend {
+		parts = append(parts, "spent")
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, "; ")
 }
 
 // showAddresses implements `wallet addresses`.
@@ -536,6 +742,7 @@ func showAddresses(cmd *cobra.Command, w *wallet.Wallet, o *walletReadOptions) e
 // walletStatsJSON is the --json output of `wallet stats`.
 type walletStatsJSON struct {
 	wallet.Stats
+	Addresses        wallet.AddressCounts    `json:"addresses"`
 	Descriptors      []wallet.DescriptorInfo `json:"descriptors"`
 	FalsePositiveTxs []wallet.FalsePositive  `json:"false_positive_txs,omitempty"`
 }
@@ -550,7 +757,11 @@ func showStats(cmd *cobra.Command, w *wallet.Wallet, o *walletReadOptions) error
 	if err != nil {
 		return err
 	}
-	out := walletStatsJSON{Stats: st, Descriptors: descs}
+	counts, err := w.AddressCounts()
+	if err != nil {
+		return err
+	}
+	out := walletStatsJSON{Stats: st, Addresses: counts, Descriptors: descs}
 	if out.Descriptors == nil {
 		out.Descriptors = []wallet.DescriptorInfo{}
 	}
@@ -567,6 +778,8 @@ func showStats(cmd *cobra.Command, w *wallet.Wallet, o *walletReadOptions) error
 	fmt.Fprintf(&b, "block matches %d: relevant %d, false positives %d\n", st.Matched, st.Relevant, st.FalsePositives)
 	fmt.Fprintf(&b, "mempool matches %d: relevant %d, false positives %d\n", st.MempoolMatched, st.MempoolRelevant, st.MempoolFalsePositives)
 	fmt.Fprintf(&b, "filter elements %d data + %d outpoints, %d watched scripts\n", st.Elements, st.OutPoints, st.Scripts)
+	fmt.Fprintf(&b, "addresses %d derived (%d used), %d imported (%d used)\n",
+		counts.Derived, counts.DerivedUsed, counts.Imported, counts.ImportedUsed)
 	for _, d := range descs {
 		fmt.Fprintf(&b, "descriptor %s checksum %s (%s)\n", d.Descriptor, d.Checksum, d.Kind)
 	}

@@ -328,3 +328,211 @@ func TestWalletDescriptors(t *testing.T) {
 			wantOutSub: []string{"added descriptor addr(" + testTestP2PKH + ")#"}},
 	})
 }
+
+// spendPending relays, as unconfirmed, two conflicting spends of the
+// confirmed coin fundWallet paid (a and b), the first with change to the
+// test key's first receive address, and a child spending that change
+// (conflicted through its parent).
+func spendPending(t *testing.T, dir string, coin chainhash.Hash) (a, b, child chainhash.Hash) {
+	t.Helper()
+	w, err := wallet.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	addr, err := btcutil.DecodeAddress(testReceive0, &chaincfg.RegressionNetParams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := txscript.PayToAddrScript(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign, err := txscript.NewScriptBuilder().AddOp(txscript.OP_0).AddData(bytes.Repeat([]byte{0xee}, 20)).Script()
+	if err != nil {
+		t.Fatal(err)
+	}
+	spend := func(in wire.OutPoint, lock uint32, outs ...*wire.TxOut) *wire.MsgTx {
+		tx := wire.NewMsgTx(wire.TxVersion)
+		tx.AddTxIn(wire.NewTxIn(&in, nil, nil))
+		for _, o := range outs {
+			tx.AddTxOut(o)
+		}
+		tx.LockTime = lock
+		return tx
+	}
+	txA := spend(wire.OutPoint{Hash: coin}, 10, wire.NewTxOut(3_000, foreign), wire.NewTxOut(1_900, own))
+	txB := spend(wire.OutPoint{Hash: coin}, 11, wire.NewTxOut(4_900, foreign))
+	txC := spend(wire.OutPoint{Hash: txA.TxHash(), Index: 1}, 12, wire.NewTxOut(1_800, foreign))
+	for _, tx := range []*wire.MsgTx{txA, txB, txC} {
+		res, err := w.ApplyMempoolTx(tx)
+		if err != nil || !res.Relevant {
+			t.Fatalf("relay %v: relevant %v, %v", tx.TxHash(), res.Relevant, err)
+		}
+	}
+	return txA.TxHash(), txB.TxHash(), txC.TxHash()
+}
+
+// TestWalletUnconfirmedColumns checks that balance, utxos and txs show
+// what unconfirmed transactions do: pending spends, conflicts and expiry.
+func TestWalletUnconfirmedColumns(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "w")
+	if code, _, errOut := runCLI(t, createArgs(dir)); code != 0 {
+		t.Fatalf("create: %s", errOut)
+	}
+	confirmed, pending := fundWallet(t, dir)
+	a, b, child := spendPending(t, dir, confirmed)
+
+	var bal struct {
+		Confirmed    int64 `json:"confirmed"`
+		Unconfirmed  int64 `json:"unconfirmed"`
+		PendingSpent int64 `json:"pending_spent"`
+		Conflicts    int   `json:"conflicts"`
+		Total        int64 `json:"total"`
+	}
+	code, out, errOut := runCLI(t, []string{"wallet", "balance", "--datadir", dir, "--json"})
+	if code != 0 || json.Unmarshal([]byte(out), &bal) != nil {
+		t.Fatalf("balance --json: exit %d %q %q", code, out, errOut)
+	}
+	// The confirmed coin stays confirmed until a spend confirms; the
+	// two spends conflict (and the child through its parent); the
+	// worst case keeps only the unconflicted 700 coming in.
+	if bal.Confirmed != 5_000 || bal.PendingSpent != 5_000 || bal.Unconfirmed != 700 || bal.Conflicts != 3 || bal.Total != 700 {
+		t.Fatalf("balance %+v", bal)
+	}
+
+	code, out, _ = runCLI(t, []string{"wallet", "txs", "--datadir", dir, "--json"})
+	var txs []wallet.TxSummary
+	if code != 0 || json.Unmarshal([]byte(out), &txs) != nil || len(txs) != 5 {
+		t.Fatalf("txs --json: exit %d %q", code, out)
+	}
+	expires := map[chainhash.Hash]string{}
+	for _, tx := range txs {
+		if tx.Height < 0 {
+			if tx.Expires == nil {
+				t.Fatalf("unconfirmed %v has no expiry", tx.Txid)
+			}
+			expires[tx.Txid] = tx.Expires.UTC().Format(expiryLayout)
+		}
+	}
+	// rowOf returns the row of a table whose column col is id.
+	rowOf := func(out string, col int, id string) string {
+		t.Helper()
+		for _, line := range strings.Split(out, "\n") {
+			if f := strings.Fields(line); len(f) > col && f[col] == id {
+				return line
+			}
+		}
+		t.Fatalf("no row for %s in %q", id, out)
+		return ""
+	}
+	checkCLI(t, []cliCase{
+		{name: "balance rows", args: []string{"wallet", "balance", "--datadir", dir}, wantOutSub: []string{
+			"pending spent  5000 sat", "3 tx", "total   700 sat",
+			"confirmed ignores unconfirmed spends", "total is the worst case", "synced to height 7"}},
+		{name: "utxos pending column", args: []string{"wallet", "utxos", "--datadir", dir}, wantOutSub: []string{
+			"PENDING", confirmed.String() + ":0", "(+1 conflicting)", "conflicted; spent by " + child.String()}},
+		{name: "txs expiry and conflicts", args: []string{"wallet", "txs", "--datadir", dir}, wantOutSub: []string{
+			"EXPIRES", "CONFLICTS", expires[a], "via a conflicted parent"}},
+	})
+	_, table, _ := runCLI(t, []string{"wallet", "txs", "--datadir", dir})
+	if row := rowOf(table, 1, a.String()); !strings.Contains(row, b.String()) || !strings.Contains(row, expires[a]) {
+		t.Fatalf("row of %v lacks its conflict %v or expiry %s: %q", a, b, expires[a], row)
+	}
+	if row := rowOf(table, 1, pending.String()); !strings.HasSuffix(strings.TrimSpace(row), "-") {
+		t.Fatalf("unconflicted pending row %q", row)
+	}
+	if f := strings.Fields(rowOf(table, 1, confirmed.String())); f[len(f)-2] != "-" || f[len(f)-1] != "-" {
+		t.Fatalf("confirmed row %q has an expiry or conflicts", f)
+	}
+	_, utxos, _ := runCLI(t, []string{"wallet", "utxos", "--datadir", dir})
+	if row := rowOf(utxos, 0, confirmed.String()+":0"); !strings.Contains(row, "spent by "+a.String()) && !strings.Contains(row, "spent by "+b.String()) {
+		t.Fatalf("confirmed coin row %q", row)
+	}
+	if row := rowOf(utxos, 0, pending.String()+":0"); !strings.HasSuffix(strings.TrimSpace(row), "-") {
+		t.Fatalf("unspent pending coin row %q", row)
+	}
+}
+
+// regtestAddrs returns n distinct regtest P2WPKH addresses nobody uses.
+func regtestAddrs(t *testing.T, n int) []string {
+	t.Helper()
+	out := make([]string, n)
+	for i := range out {
+		h := btcutil.Hash160([]byte{byte(i), byte(i >> 8), 0x42})
+		a, err := btcutil.NewAddressWitnessPubKeyHash(h, &chaincfg.RegressionNetParams)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = a.EncodeAddress()
+	}
+	return out
+}
+
+// TestWalletAddAddressList imports addresses from --address flags and an
+// addresses file in one commit, and refuses a list with a bad, repeated or
+// watched entry, naming its line and writing nothing.
+func TestWalletAddAddressList(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "w")
+	if code, _, errOut := runCLI(t, createArgs(dir)); code != 0 {
+		t.Fatalf("create: %s", errOut)
+	}
+	addrs := regtestAddrs(t, 6)
+	write := func(name, body string) string {
+		t.Helper()
+		path := filepath.Join(root, name)
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	stats := func() string {
+		t.Helper()
+		code, out, errOut := runCLI(t, []string{"wallet", "stats", "--datadir", dir})
+		if code != 0 {
+			t.Fatalf("stats: %s", errOut)
+		}
+		return out
+	}
+	before := stats()
+	bad := write("bad.txt", "# exported\n"+addrs[0]+"\n\n"+addrs[1]+"  # second\nbcrt1qnotanaddress\n")
+	repeated := write("repeated.txt", addrs[0]+"\n"+addrs[1]+"\n"+addrs[0]+"\n")
+	watched := write("watched.txt", addrs[0]+"\n"+testReceive0+"\n")
+	words := write("words.txt", addrs[0]+" label\n")
+	empty := write("empty.txt", "# nothing\n\n")
+	good := write("good.txt", "# exported\n"+addrs[0]+"\n\n"+addrs[1]+"  # second\n"+addrs[2]+"\n")
+	add := func(extra ...string) []string {
+		return append([]string{"wallet", "add", "--datadir", dir}, extra...)
+	}
+	checkCLI(t, []cliCase{
+		{name: "bad line", args: add("--addresses-file", bad), wantCode: 2,
+			wantErrSub: "bad.txt line 5: address \"bcrt1qnotanaddress\": wallet: invalid address"},
+		{name: "repeated line", args: add("--addresses-file", repeated), wantCode: 2,
+			wantErrSub: "repeated.txt line 3: address " + addrs[0] + " repeats " + repeated + " line 1; nothing was imported"},
+		{name: "watched line", args: add("--addresses-file", watched), wantCode: 2, wantErrSub: "watched.txt line 2: address"},
+		{name: "flag then file", args: add("--address", addrs[3], "--addresses-file", repeated), wantCode: 2, wantErrSub: "repeated.txt line 3"},
+		{name: "two words", args: add("--addresses-file", words), wantCode: 2, wantErrSub: "words.txt line 1: one address per line, found 2 words"},
+		{name: "no address", args: add("--addresses-file", empty), wantCode: 2, wantErrSub: "empty.txt holds no address"},
+		{name: "missing file", args: add("--addresses-file", filepath.Join(root, "nope.txt")), wantCode: 2, wantErrSub: "--addresses-file"},
+	})
+	if after := stats(); after != before {
+		t.Fatalf("a refused list changed the wallet:\n%s\n%s", before, after)
+	}
+	checkCLI(t, []cliCase{
+		{name: "file and flags", args: add("--addresses-file", good, "--address", addrs[3], "--address", addrs[4]),
+			wantOutSub: []string{"added 5 addresses (p2wpkh 5)"}},
+		{name: "imported", args: []string{"wallet", "stats", "--datadir", dir}, wantOutSub: []string{"5 imported (0 used)"}},
+		{name: "one flag", args: add("--address", addrs[5], "--json"), wantOutSub: []string{`"address": "` + addrs[5] + `"`}},
+	})
+	code, out, errOut := runCLI(t, add("--address", testTestP2PKH, "--address", regtestAddrs(t, 7)[6], "--json"))
+	var res struct {
+		Added     int
+		Addresses []wallet.ImportInfo
+		Rescan    bool
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || res.Added != 2 || len(res.Addresses) != 2 ||
+		res.Addresses[0].Address != testTestP2PKH || res.Addresses[0].Kind != wallet.KindP2PKH {
+		t.Fatalf("add --json: exit %d %q %q", code, out, errOut)
+	}
+}
