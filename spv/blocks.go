@@ -243,7 +243,14 @@ func (m *manager) onNotFound(ps *peerState, msg *wire.MsgNotFound) {
 				}
 				ps.reqs = append(ps.reqs[:j], ps.reqs[j+1:]...)
 				wanted := !r.stale && r.check == nil
+				liveCheck := !r.stale && r.check != nil
 				m.abandon(r)
+				if liveCheck {
+					// A second peer lacks a block it was asked to check:
+					// ask again when one has it.
+					ps.lastBlock = min(ps.lastBlock, r.height-1)
+					m.requeueCheck(r)
+				}
 				if wanted {
 					// The peer lacks it (behind, on another branch, or
 					// lying about its height): ask it nothing at or
@@ -292,7 +299,11 @@ func (m *manager) onPong(ps *peerState, msg *wire.MsgPong) {
 			keep = append(keep, r)
 			continue
 		}
+		liveCheck := !r.stale && r.check != nil
 		m.abandon(r)
+		if liveCheck {
+			m.requeueCheck(r) // unanswered check: ask again
+		}
 		if r.height > ps.lastBlock {
 			// Above the chain the peer showed: like a notfound (Core
 			// stays silent for blocks it does not serve), no score.

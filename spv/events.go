@@ -158,8 +158,9 @@ type BlockProcessed struct {
 	// (the gap-limit race): Matched, Relevant and FalsePositives then
 	// count only the transactions the first delivery did not have.
 	Again bool
-	// Checks are the omission checks sent for the block (0: none was
-	// drawn; CheckNoSecondPeer: one was due and no peer could answer it).
+	// Checks are the omission checks sent for the block at delivery (0:
+	// none was drawn; CheckWaiting: the second-peer check waits for a
+	// peer to have the block; CheckNoSecondPeer: no peer can answer it).
 	Checks BlockChecks
 }
 
@@ -175,11 +176,26 @@ const (
 	// CheckFullBlock: the block was asked whole from the peer that
 	// filtered it (Config.FullBlockEvery).
 	CheckFullBlock
-	// CheckNoSecondPeer: a second-peer check was due, no second peer
-	// had the block and no full-block check was drawn: the block is
-	// unchecked (Stats.Unchecked).
+	// CheckNoSecondPeer: a second-peer check was due, no other peer can
+	// answer it and no full-block check was drawn: the block is
+	// unchecked (a BlockUnchecked event follows).
 	CheckNoSecondPeer
+	// CheckWaiting: the second-peer check waits for another peer to
+	// have the block (a block the download peer announced first); it is
+	// sent when one does, or given up after a while (BlockUnchecked).
+	CheckWaiting
 )
+
+// BlockUnchecked reports a block that no omission check covers: a check
+// was due, but no second peer had the block (or got it in time, or
+// answered), and no full-block check was drawn. With one peer, nothing
+// shows whether that peer hid one of the wallet's transactions in it.
+type BlockUnchecked struct {
+	At
+	Height int32
+	Hash   chainhash.Hash
+	Reason string
+}
 
 // Reorg reports a switch to a chain with more work.
 type Reorg struct {

@@ -451,3 +451,79 @@ func TestBlocksWithoutSecondPeerAreUnchecked(t *testing.T) {
 		sub.Cancel()
 	}
 }
+
+func TestCheckWaitsForSecondPeerToHaveTheBlock(t *testing.T) {
+	// A new block the download peer serves before the second peer has it
+	// (the download peer announced it first): the check waits, and is
+	// sent when the second peer announces the block. If it never does,
+	// the block is unchecked after checkWait.
+	for _, announce := range []bool{true, false} {
+		w := NewMemWatcher(1, p2wpkh(1))
+		clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+		n, m := newTestManager(t, w, Config{SpotCheckEvery: 1, Clock: clk})
+		chain := mineBlocks(t, n.cfg.Network, genesis(n), 5, func(i int) []*wire.MsgTx {
+			return []*wire.MsgTx{payTo(byte(i), 5, p2wpkh(1))}
+		})
+		dl := addSimPeer(t, m, "a:1", chain, 0)
+		other := addSimPeer(t, m, "b:1", chain[:4], 1) // lacks block 5
+		for range 5 {
+			dl.run()
+			other.run()
+		}
+		if m.synced.Height != 5 {
+			t.Fatalf("synced %d of 5", m.synced.Height)
+		}
+		if len(m.waiting) != 1 || m.waiting[0].height != 5 || m.st.SpotChecks != 4 || m.st.Unchecked != 0 {
+			t.Fatalf("announce %v: waiting %d, spot checks %d, unchecked %d; want block 5 waiting after 4 checks", announce, len(m.waiting), m.st.SpotChecks, m.st.Unchecked)
+		}
+		if !m.isSynced || m.checksInFlight() != 1 {
+			t.Fatalf("synced %v, checks in flight %d: a waiting check holds neither back nor goes uncounted", m.isSynced, m.checksInFlight())
+		}
+		if announce {
+			other.setChain(chain)
+			inv := wire.NewMsgInv()
+			h := chain[4].BlockHash()
+			_ = inv.AddInvVect(wire.NewInvVect(wire.InvTypeBlock, &h))
+			other.deliver(inv)
+			for range 3 {
+				other.run()
+				dl.run()
+			}
+			if len(m.waiting) != 0 || m.st.SpotChecks != 5 || m.st.Unchecked != 0 || m.st.Omissions != 0 {
+				t.Fatalf("after the announcement: waiting %d, spot checks %d, unchecked %d, omissions %d", len(m.waiting), m.st.SpotChecks, m.st.Unchecked, m.st.Omissions)
+			}
+			continue
+		}
+		clk.now = clk.now.Add(checkWait + time.Second)
+		m.handle(tickMsg{now: clk.now})
+		if len(m.waiting) != 0 || m.st.Unchecked != 1 || m.st.SpotChecks != 4 {
+			t.Fatalf("after checkWait: waiting %d, unchecked %d, spot checks %d", len(m.waiting), m.st.Unchecked, m.st.SpotChecks)
+		}
+	}
+}
+
+func TestCheckAskedAgainWhenSecondPeerLeaves(t *testing.T) {
+	// The second peer goes away before answering a check: the check goes
+	// to a third peer instead of being lost.
+	w := NewMemWatcher(1, p2wpkh(1))
+	n, m := newTestManager(t, w, Config{SpotCheckEvery: 1})
+	chain := mineBlocks(t, n.cfg.Network, genesis(n), 3, func(i int) []*wire.MsgTx {
+		return []*wire.MsgTx{payTo(byte(i), 5, p2wpkh(1))}
+	})
+	dl := addSimPeer(t, m, "a:1", chain, 0)
+	second := addSimPeer(t, m, "b:1", chain, 1)
+	third := addSimPeer(t, m, "c:1", chain, 2)
+	dl.run() // the second peer gets the checks and never answers them
+	if m.synced.Height != 3 || m.st.SpotChecks != 3 {
+		t.Fatalf("synced %d, spot checks %d", m.synced.Height, m.st.SpotChecks)
+	}
+	second.queue = nil
+	m.handle(peerDoneMsg{ps: second.ps})
+	for range 3 {
+		third.run()
+		dl.run()
+	}
+	if m.st.SpotChecks != 6 || m.checksInFlight() != 0 || m.st.Unchecked != 0 {
+		t.Fatalf("spot checks %d (want 3 + 3 again), in flight %d, unchecked %d", m.st.SpotChecks, m.checksInFlight(), m.st.Unchecked)
+	}
+}

@@ -465,10 +465,12 @@ func (m *manager) checkSynced() {
 	m.reviewLagging()
 	dl := m.dl
 	hash, tip := m.n.store.Tip()
-	// Omission checks still in flight hold "synced" back: a sync that
-	// ends at SyncDone must not end before its last blocks were checked.
+	// Omission checks sent and not answered hold "synced" back: a sync
+	// that ends at SyncDone must not end before its last blocks were
+	// checked (checks waiting for a second peer to have the block do
+	// not: spotcheck.go).
 	caughtUp := dl != nil && dl.headersDone && dl.headersReq.IsZero() && dl.lagSince.IsZero() &&
-		m.next > tip && m.checksInFlight() == 0 && m.enoughWork()
+		m.next > tip && m.checksSent() == 0 && m.enoughWork()
 	if caughtUp == m.isSynced {
 		return
 	}

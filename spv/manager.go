@@ -131,9 +131,12 @@ type manager struct {
 	// uncheckedRun is set while delivered blocks go unchecked for want
 	// of a second peer (the first of a run is logged).
 	uncheckedRun bool
-	fatal        error
-	begun        bool      // a download peer was picked once
-	startAt      time.Time // when the manager started
+	// waiting are the cross checks waiting for a second peer to have
+	// their block, in height order (spotcheck.go).
+	waiting []*checkPlan
+	fatal   error
+	begun   bool      // a download peer was picked once
+	startAt time.Time // when the manager started
 
 	mempoolSeen map[chainhash.Hash]struct{}
 	nonces      uint64 // pings sent, for unique nonces
@@ -316,10 +319,12 @@ func (m *manager) dropPeer(ps *peerState, reason string) {
 	delete(m.peers, ps)
 	for _, r := range ps.reqs {
 		m.abandon(r)
+		m.requeueCheck(r) // a check it will not answer: ask another
 	}
 	ps.reqs = nil
 	if ps.cur != nil {
 		m.abandon(ps.cur.req)
+		m.requeueCheck(ps.cur.req)
 		ps.cur = nil
 	}
 	for _, tr := range ps.txReqs {
@@ -549,6 +554,7 @@ func (m *manager) schedule() {
 	if m.fatal != nil {
 		return
 	}
+	m.runWaitingChecks()
 	m.pickDownloadPeer()
 	dl := m.dl
 	if dl == nil {

@@ -286,7 +286,8 @@ type Status struct {
 	// transaction (or understated a block's transaction count).
 	SpotChecks, FullBlockChecks, Omissions int
 	// ChecksInFlight counts omission checks sent and not answered yet
-	// (Synced waits for them).
+	// (Synced waits for them) and those waiting for a second peer to
+	// have their block (Synced does not).
 	ChecksInFlight int
 	// Unchecked counts delivered blocks whose second-peer check was due
 	// while no second peer had the block (and no full-block check was

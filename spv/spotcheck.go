@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/btcsuite/btcd/blockchain"
@@ -34,6 +35,19 @@ import (
 // transaction count differs from the one the primary claimed is an
 // omission too.
 
+// A due second-peer check of a block no second peer has yet (a new block
+// the download peer announced first) waits for one, in height order, up
+// to checkWait; a check whose second peer goes away or answers notfound
+// waits again, up to maxCheckAttempts sends. A block no check covers in
+// the end is unchecked (Status.Unchecked, BlockUnchecked).
+const (
+	checkWait        = 30 * time.Second
+	maxCheckAttempts = 3
+	// checkWaitDepth: only blocks this close to the header tip wait for
+	// a second peer to get them; older ones it lacks it will not get.
+	checkWaitDepth = 6
+)
+
 // checkPlan is a check decided when a block completed: the primary's
 // filter before the block and what the primary sent.
 type checkPlan struct {
@@ -50,8 +64,13 @@ type checkPlan struct {
 	cross   bool // ask a second peer
 	full    bool // ask the primary for the full block
 	// noSecond marks a block whose second-peer check was due while no
-	// second peer had the block: it goes unchecked unless full is set.
+	// peer could answer it or wait for it: it goes unchecked unless full
+	// is set.
 	noSecond bool
+	// waitSince is when the cross check started waiting for a second
+	// peer; attempts counts its sends.
+	waitSince time.Time
+	attempts  int
 }
 
 // spotCheck is one check in flight: a plan and the peer asked.
@@ -65,7 +84,7 @@ type spotCheck struct {
 // transactions are replayed into ps's mirror.
 func (m *manager) planCheck(ps *peerState, req *blockReq, total uint32) *checkPlan {
 	crossDue := due(m.n.cfg.SpotCheckEvery)
-	cross := crossDue && m.secondPeer(ps, req.height) != nil
+	cross := crossDue && (m.secondPeer(ps, req.height) != nil || m.mayWait(ps, req.height))
 	full := due(m.n.cfg.FullBlockEvery)
 	if !cross && !full {
 		if crossDue {
@@ -107,45 +126,123 @@ func (m *manager) secondPeer(ps *peerState, height int32) *peerState {
 	return other
 }
 
+// mayWait reports whether a check of a block at height may wait for a
+// second peer: the block is near the header tip and a peer other than ps
+// with a filter is connected and not lagging (it will likely announce
+// the block soon).
+func (m *manager) mayWait(ps *peerState, height int32) bool {
+	if _, tip := m.n.store.Tip(); height < tip-checkWaitDepth {
+		return false
+	}
+	for p := range m.peers {
+		if p != ps && p.mirror != nil && p.lagSince.IsZero() {
+			return true
+		}
+	}
+	return false
+}
+
 // startCheck sends a delivered block's planned checks. It runs at
 // delivery, in height order, so the second peer filters the checked
-// blocks in chain order.
+// blocks in chain order; a cross check no second peer can answer yet
+// queues behind those already waiting.
 //
-// It returns the checks sent; a block whose second-peer check was due
-// and that no check covers is counted in Stats.Unchecked, and the first
-// of a run of such blocks is logged.
+// It returns the checks sent or queued.
 func (m *manager) startCheck(p *checkPlan, fb *FilteredBlock) (sent BlockChecks) {
 	if p == nil {
 		return 0
 	}
 	p.sent, p.indexes = fb.Txs, fb.TxIndexes
-	if p.cross {
-		if other := m.secondPeer(p.primary, p.height); other != nil {
-			m.st.SpotChecks++
-			m.sendBatch(other, []*blockReq{{hash: p.hash, height: p.height, gen: other.filterGen, check: &spotCheck{plan: p}}})
-			sent |= CheckSecondPeer
-		} else {
-			p.noSecond = true
-		}
-	}
 	if p.full && p.primary.ready {
 		m.st.FullBlockChecks++
 		m.sendFullBlockReq(p.primary, &spotCheck{plan: p, full: true})
 		sent |= CheckFullBlock
+	} else {
+		p.full = false
 	}
-	switch {
-	case sent != 0:
-		m.uncheckedRun = false
-	case p.noSecond:
-		m.st.Unchecked++
-		sent = CheckNoSecondPeer
-		if !m.uncheckedRun {
-			m.uncheckedRun = true
-			m.n.log.Warn("omission checks paused: no second peer has the block; a single peer can hide the wallet's transactions",
-				"height", p.height, "peers", len(m.peers))
+	if p.cross {
+		p.waitSince = m.n.clock.Now()
+		m.waiting = append(m.waiting, p)
+		m.runWaitingChecks()
+		if p.attempts > 0 {
+			sent |= CheckSecondPeer
+		} else if slices.Contains(m.waiting, p) {
+			sent |= CheckWaiting
 		}
 	}
+	if p.noSecond && !p.full {
+		m.unchecked(p, "no second peer has the block")
+		sent = CheckNoSecondPeer
+	}
 	return sent
+}
+
+// runWaitingChecks sends the waiting cross checks a second peer can
+// answer now, in height order, and gives up on those that waited
+// checkWait or can no longer wait.
+func (m *manager) runWaitingChecks() {
+	if len(m.waiting) == 0 {
+		return
+	}
+	now := m.n.clock.Now()
+	keep := m.waiting[:0]
+	blocked := false
+	for _, p := range m.waiting {
+		if !m.n.store.IsBest(p.hash) {
+			continue // reorged away: nothing left to check
+		}
+		if !blocked {
+			if other := m.secondPeer(p.primary, p.height); other != nil {
+				p.attempts++
+				m.st.SpotChecks++
+				m.sendBatch(other, []*blockReq{{hash: p.hash, height: p.height, gen: other.filterGen, check: &spotCheck{plan: p}}})
+				m.uncheckedRun = false
+				continue
+			}
+		}
+		if now.Sub(p.waitSince) < checkWait && m.mayWait(p.primary, p.height) {
+			blocked = true // later blocks wait behind it
+			keep = append(keep, p)
+			continue
+		}
+		p.cross = false
+		if !p.full {
+			m.unchecked(p, "no second peer got the block in time")
+		}
+	}
+	clear(m.waiting[len(keep):])
+	m.waiting = keep
+}
+
+// requeueCheck puts the cross check of an abandoned request (its second
+// peer went away, or said it lacks the block) back in line, up to
+// maxCheckAttempts sends.
+func (m *manager) requeueCheck(r *blockReq) {
+	if r == nil || r.check == nil || r.check.full {
+		return
+	}
+	p := r.check.plan
+	if p.attempts >= maxCheckAttempts || slices.Contains(m.waiting, p) {
+		if !p.full && p.attempts >= maxCheckAttempts {
+			m.unchecked(p, fmt.Sprintf("%d second peers did not answer", p.attempts))
+		}
+		return
+	}
+	p.waitSince = m.n.clock.Now()
+	i, _ := slices.BinarySearchFunc(m.waiting, p.height, func(q *checkPlan, h int32) int { return int(q.height - h) })
+	m.waiting = slices.Insert(m.waiting, i, p)
+}
+
+// unchecked counts a block no omission check covers, publishes it and
+// logs the first of a run.
+func (m *manager) unchecked(p *checkPlan, why string) {
+	m.st.Unchecked++
+	m.n.publish(BlockUnchecked{At: m.n.at(), Height: p.height, Hash: p.hash, Reason: why})
+	if !m.uncheckedRun {
+		m.uncheckedRun = true
+		m.n.log.Warn("omission check not possible: a single peer can hide the wallet's transactions in this block",
+			"height", p.height, "why", why, "peers", len(m.peers))
+	}
 }
 
 // sendFullBlockReq asks ps for a whole block, closed by a ping.
@@ -164,8 +261,16 @@ func (m *manager) sendFullBlockReq(ps *peerState, c *spotCheck) {
 	m.sendPing(ps)
 }
 
-// checksInFlight counts the omission checks sent and not answered yet.
+// checksInFlight counts the omission checks sent and not answered yet,
+// and those waiting for a second peer.
 func (m *manager) checksInFlight() int {
+	return m.checksSent() + len(m.waiting)
+}
+
+// checksSent counts the omission checks sent and not answered yet. They
+// hold "synced" back; waiting ones do not (a second peer that never gets
+// the block would hold it for checkWait).
+func (m *manager) checksSent() int {
 	n := 0
 	for ps := range m.peers {
 		n += len(ps.fullReqs)
@@ -279,6 +384,8 @@ func (m *manager) finishCheck(p *checkPlan, txs []*wire.MsgTx, indexes []uint32)
 // others, rolling the watcher back when it applied the block.
 func (m *manager) omission(p *checkPlan, detail string) {
 	m.st.Omissions++
+	// Blocks from p on are fetched again, and checked again then.
+	m.waiting = slices.DeleteFunc(m.waiting, func(q *checkPlan) bool { return q.height >= p.height })
 	ps := p.primary
 	m.n.log.Warn("omission detected", "peer", ps.addr, "block", p.hash, "height", p.height, "detail", detail)
 	if ps.ready {

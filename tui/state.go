@@ -193,6 +193,12 @@ func (s *state) apply(e spv.Event, hideFP bool) (added int, walletChanged bool) 
 	case spv.Reorg:
 		s.applyReorg(e)
 		return 0, true
+	case spv.BlockUnchecked:
+		s.unchecked++
+		if !s.uncheckedRun {
+			s.uncheckedRun = true
+			s.logf(e.Time, "block %d UNCHECKED (%s): one peer can hide the wallet's transactions", e.Height, clean(e.Reason))
+		}
 	case spv.SyncDone:
 		s.synced = true
 		s.blockHeight = max(s.blockHeight, e.Height)
@@ -329,14 +335,7 @@ func (s *state) applyBlock(e spv.BlockProcessed) {
 	s.headerHeight = max(s.headerHeight, e.Height)
 	s.notePeerHeight(e.PeerHeight)
 	s.observedFP, s.theoryFP, s.haveBlockFP = e.ObservedFPRate, e.TheoreticalFPRate, true
-	switch {
-	case e.Checks == spv.CheckNoSecondPeer:
-		s.unchecked++
-		if !s.uncheckedRun {
-			s.uncheckedRun = true
-			s.logf(e.Time, "block %d UNCHECKED: no second peer to check it; one peer can hide the wallet's transactions", e.Height)
-		}
-	case e.Checks != 0:
+	if e.Checks&(spv.CheckSecondPeer|spv.CheckFullBlock) != 0 {
 		s.uncheckedRun = false
 	}
 	if !e.Time.IsZero() {

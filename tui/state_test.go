@@ -493,11 +493,19 @@ func TestReadingsOnePointPerRecord(t *testing.T) {
 
 func TestUncheckedBlocksShown(t *testing.T) {
 	m := New(Config{Now: fixedNow})
-	blk := func(h int32, c spv.BlockChecks) spv.Event { return spv.BlockProcessed{Height: h, Checks: c} }
-	m = feed(t, m, eventsMsg{events: []spv.Event{
-		blk(1, spv.CheckSecondPeer), blk(2, spv.CheckNoSecondPeer), blk(3, spv.CheckNoSecondPeer),
-		blk(4, spv.CheckSecondPeer), blk(5, spv.CheckNoSecondPeer), blk(6, 0),
-	}})
+	blk := func(h int32, c spv.BlockChecks) []spv.Event {
+		out := []spv.Event{spv.BlockProcessed{Height: h, Checks: c}}
+		if c == spv.CheckNoSecondPeer {
+			out = append([]spv.Event{spv.BlockUnchecked{Height: h, Reason: "no second peer has the block"}}, out...)
+		}
+		return out
+	}
+	var events []spv.Event
+	for i, c := range []spv.BlockChecks{spv.CheckSecondPeer, spv.CheckNoSecondPeer, spv.CheckNoSecondPeer,
+		spv.CheckSecondPeer, spv.CheckNoSecondPeer, 0} {
+		events = append(events, blk(int32(i+1), c)...)
+	}
+	m = feed(t, m, eventsMsg{events: events})
 	require.Equal(t, 3, m.st.unchecked)
 	require.Equal(t, "Peers 0 · 3 blocks unchecked", peersPanel{}.title(&m, 80))
 	warned := 0
