@@ -1,7 +1,8 @@
 // Package demo is `bloomwatch demo`'s world: a regtest btcd on 127.0.0.1
-// started from the btcd module in go.mod (package testnet), a chain with
-// payments to a demo BIP84 wallet among other users' transactions, the
-// watch-only wallet created for it, and, once a session syncs it, a live
+// started from the btcd module in go.mod (package testnet) and a second
+// one following it (the light node's second peer for omission checks), a
+// chain with payments to a demo BIP84 wallet among other users'
+// transactions, the watch-only wallet created for it, and, once a session syncs it, a live
 // chain: a block every interval with payments to and from the wallet, a
 // reorg now and then and a periodic filter reload, so every panel of the
 // dashboard moves.
@@ -61,11 +62,15 @@ type Options struct {
 
 // Demo is a running demo world.
 type Demo struct {
-	opts   Options
-	tmp    string
-	dir    string
-	btcd   *os.File
-	h      *testnet.Harness
+	opts  Options
+	tmp   string
+	dir   string
+	btcd  *os.File
+	btcd2 *os.File
+	h     *testnet.Harness
+	// second is a btcd that follows the harness's node: the light node's
+	// second peer, which every block is checked against.
+	second *testnet.Node
 	key    *testnet.Keyring
 	truth  *testnet.Truth
 	w      *wallet.Wallet
@@ -113,6 +118,19 @@ func Start(ctx context.Context, o Options) (_ *Demo, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("build chain: %w", err)
 	}
+	if d.btcd2, err = os.Create(filepath.Join(d.dir, "btcd2.log")); err != nil {
+		return nil, err
+	}
+	o.Say("starting a second btcd that follows the first, so that every block is checked against a second peer (log: %s)", d.btcd2.Name())
+	if d.second, err = testnet.StartNode(ctx, testnet.Config{Network: "regtest", Log: d.btcd2}); err != nil {
+		return nil, fmt.Errorf("start the second btcd: %w", err)
+	}
+	if err = d.second.ConnectToCtx(ctx, d.h.Node()); err != nil {
+		return nil, fmt.Errorf("connect the second btcd: %w", err)
+	}
+	if err = d.second.WaitSynced(ctx, d.h.Node()); err != nil {
+		return nil, fmt.Errorf("sync the second btcd: %w", err)
+	}
 	o.Say("chain at height %d: %d wallet transactions, balance %d sat; syncing the watch-only wallet (%s)",
 		d.truth.TipHeight, len(d.truth.Txs), d.truth.Balance, d.truth.Xpub)
 	d.w, err = wallet.Create(d.dir, wallet.CreateConfig{
@@ -135,8 +153,11 @@ func (d *Demo) Dir() string { return d.dir }
 // given).
 func (d *Demo) Kept() bool { return d.tmp == "" }
 
-// PeerAddr returns btcd's P2P address on 127.0.0.1.
-func (d *Demo) PeerAddr() string { return d.h.Node().P2PAddr() }
+// PeerAddrs returns the P2P addresses on 127.0.0.1 of the btcd that
+// mines the chain and of the one that follows it.
+func (d *Demo) PeerAddrs() []string {
+	return []string{d.h.Node().P2PAddr(), d.second.P2PAddr()}
+}
 
 // Drive keeps the chain alive under s: a block every Interval with
 // payments to and from the wallet, a reorg now and then, and a filter
@@ -175,9 +196,17 @@ func (d *Demo) Close() error {
 		}
 		d.h = nil
 	}
-	if d.btcd != nil {
-		errs = append(errs, d.btcd.Close())
-		d.btcd = nil
+	if d.second != nil {
+		if err := d.second.Stop(); err != nil {
+			errs = append(errs, fmt.Errorf("stop the second btcd: %w", err))
+		}
+		d.second = nil
+	}
+	for _, f := range []**os.File{&d.btcd, &d.btcd2} {
+		if *f != nil {
+			errs = append(errs, (*f).Close())
+			*f = nil
+		}
 	}
 	if d.tmp != "" {
 		errs = append(errs, os.RemoveAll(d.tmp))

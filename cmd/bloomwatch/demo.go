@@ -99,8 +99,8 @@ func (o *demoOptions) run(cmd *cobra.Command, _ []string) (err error) {
 	}()
 	cfg := session.Config{
 		Wallet:      d.Wallet(),
-		Connect:     []string{d.PeerAddr()},
-		MaxPeers:    1,
+		Connect:     d.PeerAddrs(),
+		MaxPeers:    2,
 		FPRate:      o.fpRate,
 		UntilSynced: o.untilSynced,
 		Dashboard:   !o.asJSON && !o.noTUI && isTerminal(cmd.OutOrStdout()),
