@@ -11,33 +11,41 @@ import (
 // --json` (and `demo --json`), which the bench and the reliability tests
 // decode as well. Every slice is non-nil, so it prints as [] when empty.
 type Summary struct {
-	Network        string           `json:"network"`
-	TipHeight      int32            `json:"tip_height"`
-	TipHash        string           `json:"tip_hash"`
-	HeaderHeight   int32            `json:"header_height"`
-	BalanceSat     int64            `json:"balance_sat"`
-	UnconfirmedSat int64            `json:"unconfirmed_sat"`
-	ImmatureSat    int64            `json:"immature_sat"`
-	Txs            []Tx             `json:"txs"`
-	UTXOs          []UTXO           `json:"utxos"`
-	MatchedTxs     int              `json:"matched_txs"`
-	RelevantTxs    int              `json:"relevant_txs"`
-	FalsePositives int              `json:"false_positives"`
-	FalsePosTxids  []string         `json:"false_positive_txids"`
-	Dropped        int              `json:"dropped_unmatched_txs"`
-	Blocks         int              `json:"blocks"`
-	Rerequested    int              `json:"rerequested_blocks"`
-	Reorgs         int              `json:"reorgs"`
-	SpotChecks     int              `json:"spot_checks"`
-	Omissions      int              `json:"omissions"`
-	ObservedFPRate float64          `json:"observed_fp_rate"`
-	BytesReceived  uint64           `json:"bytes_received"`
-	Filter         Filter           `json:"filter"`
-	Peers          []Peer           `json:"peers"`
-	Bans           []Ban            `json:"bans"`
-	Privacy        *privacy.Reading `json:"privacy,omitempty"`
-	Addresses      AddressCount     `json:"addresses"`
-	Timing         Timing           `json:"timing"`
+	Network        string   `json:"network"`
+	TipHeight      int32    `json:"tip_height"`
+	TipHash        string   `json:"tip_hash"`
+	HeaderHeight   int32    `json:"header_height"`
+	BalanceSat     int64    `json:"balance_sat"`
+	UnconfirmedSat int64    `json:"unconfirmed_sat"`
+	ImmatureSat    int64    `json:"immature_sat"`
+	Txs            []Tx     `json:"txs"`
+	UTXOs          []UTXO   `json:"utxos"`
+	MatchedTxs     int      `json:"matched_txs"`
+	RelevantTxs    int      `json:"relevant_txs"`
+	FalsePositives int      `json:"false_positives"`
+	FalsePosTxids  []string `json:"false_positive_txids"`
+	Dropped        int      `json:"dropped_unmatched_txs"`
+	Blocks         int      `json:"blocks"`
+	Rerequested    int      `json:"rerequested_blocks"`
+	Reorgs         int      `json:"reorgs"`
+	// SpotChecks counts blocks checked against a second peer,
+	// FullBlockChecks blocks asked whole from the peer that filtered
+	// them, Unchecked blocks no due check could cover (no second peer),
+	// ChecksInFlight checks unanswered or waiting at the end; Omissions
+	// the checks that caught a peer hiding a matched transaction.
+	SpotChecks      int              `json:"spot_checks"`
+	FullBlockChecks int              `json:"full_block_checks"`
+	Unchecked       int              `json:"unchecked_blocks"`
+	ChecksInFlight  int              `json:"checks_in_flight"`
+	Omissions       int              `json:"omissions"`
+	ObservedFPRate  float64          `json:"observed_fp_rate"`
+	BytesReceived   uint64           `json:"bytes_received"`
+	Filter          Filter           `json:"filter"`
+	Peers           []Peer           `json:"peers"`
+	Bans            []Ban            `json:"bans"`
+	Privacy         *privacy.Reading `json:"privacy,omitempty"`
+	Addresses       AddressCount     `json:"addresses"`
+	Timing          Timing           `json:"timing"`
 }
 
 // Tx is one wallet transaction.
@@ -106,19 +114,22 @@ type Timing struct {
 func (s *Session) Summary() (*Summary, error) {
 	st := s.node.Status()
 	out := &Summary{
-		Network:        s.network.Name,
-		HeaderHeight:   st.HeaderHeight,
-		MatchedTxs:     st.Matched,
-		RelevantTxs:    st.Relevant,
-		FalsePositives: st.FalsePositives,
-		Dropped:        st.Dropped,
-		Blocks:         st.Blocks,
-		Rerequested:    st.Rerequested,
-		Reorgs:         st.Reorgs,
-		SpotChecks:     st.SpotChecks,
-		Omissions:      st.Omissions,
-		ObservedFPRate: st.ObservedFPRate,
-		BytesReceived:  st.BytesReceived,
+		Network:         s.network.Name,
+		HeaderHeight:    st.HeaderHeight,
+		MatchedTxs:      st.Matched,
+		RelevantTxs:     st.Relevant,
+		FalsePositives:  st.FalsePositives,
+		Dropped:         st.Dropped,
+		Blocks:          st.Blocks,
+		Rerequested:     st.Rerequested,
+		Reorgs:          st.Reorgs,
+		SpotChecks:      st.SpotChecks,
+		FullBlockChecks: st.FullBlockChecks,
+		Unchecked:       st.Unchecked,
+		ChecksInFlight:  st.ChecksInFlight,
+		Omissions:       st.Omissions,
+		ObservedFPRate:  st.ObservedFPRate,
+		BytesReceived:   st.BytesReceived,
 		Filter: Filter{
 			Bytes: st.Filter.Bytes, HashFuncs: st.Filter.HashFuncs, Elements: st.Filter.Elements,
 			Capacity: st.Filter.Capacity, FPRate: st.Filter.FPRate, PredictedFPRate: st.Filter.PredictedFPRate,
