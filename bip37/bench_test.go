@@ -2,6 +2,7 @@ package bip37
 
 import (
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 	"testing"
 
@@ -257,4 +258,80 @@ func BenchmarkFilterBlock(b *testing.B) {
 				Filter: append([]byte(nil), msg.Filter...), HashFuncs: msg.HashFuncs, Tweak: msg.Tweak, Flags: msg.Flags}))
 		}
 	})
+}
+
+// BenchmarkMatcher measures Matcher.Match20 and Match33 on non-members of
+// a filter filled to capacity, per element, in batches of MaxMatchBatch,
+// beside Matches on the same elements one at a time and btcutil/bloom's
+// Matches. "portable" is the Matcher without its AVX2 kernel.
+func BenchmarkMatcher(b *testing.B) {
+	for _, spec := range benchFilters {
+		for _, size := range benchElementSizes {
+			rng := rand.New(rand.NewPCG(9, uint64(size)))
+			f, bf, _ := filledFilters(b, spec, size, rng)
+			m := NewMatcher(f)
+			queries := randomElements(rng, benchElements, size)
+			name := fmt.Sprintf("%s/%dB", spec.name, size)
+			var batch func(lo int) uint64
+			switch size {
+			case hash160Len:
+				arr := make([][hash160Len]byte, benchElements)
+				for i, q := range queries {
+					arr[i] = [hash160Len]byte(q)
+				}
+				batch = func(lo int) uint64 { return m.Match20(arr[lo : lo+MaxMatchBatch]) }
+			case compressedPubKeyLen:
+				arr := make([][compressedPubKeyLen]byte, benchElements)
+				for i, q := range queries {
+					arr[i] = [compressedPubKeyLen]byte(q)
+				}
+				batch = func(lo int) uint64 { return m.Match33(arr[lo : lo+MaxMatchBatch]) }
+			}
+			perElement := func(b *testing.B) {
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*MaxMatchBatch), "ns/elem")
+			}
+			for _, vector := range []bool{true, false} {
+				if vector && !useAVX2 {
+					continue
+				}
+				variant := "/Matcher"
+				if !vector {
+					variant = "/Matcher-portable"
+				}
+				b.Run(name+variant, func(b *testing.B) {
+					defer setAVX2(vector)()
+					hits := 0
+					for i := 0; b.Loop(); i++ {
+						hits += bits.OnesCount64(batch(i * MaxMatchBatch & benchMask))
+					}
+					sink = hits
+					perElement(b)
+				})
+			}
+			b.Run(name+"/Matches", func(b *testing.B) {
+				hits := 0
+				for i := 0; b.Loop(); i++ {
+					for _, q := range queries[i*MaxMatchBatch&benchMask:][:MaxMatchBatch] {
+						if f.Matches(q) {
+							hits++
+						}
+					}
+				}
+				sink = hits
+				perElement(b)
+			})
+			b.Run(name+"/btcutil", func(b *testing.B) {
+				hits := 0
+				for i := 0; b.Loop(); i++ {
+					for _, q := range queries[i*MaxMatchBatch&benchMask:][:MaxMatchBatch] {
+						if bf.Matches(q) {
+							hits++
+						}
+					}
+				}
+				sink = hits
+				perElement(b)
+			})
+		}
+	}
 }
