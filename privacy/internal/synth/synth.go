@@ -43,9 +43,13 @@ const (
 	HashLanes   = 3
 	PubKeyLanes = 4
 	TotalLanes  = HashLanes + PubKeyLanes
-	wordBytes   = 8
 	wordBits    = 64
 )
+
+// weyl returns j steps of splitmix64's counter, j*golden64 modulo 2^64 (a
+// function so that constant multiples wrap instead of overflowing; the
+// compiler folds them).
+func weyl(j uint64) uint64 { return j * golden64 }
 
 // Mix64 is splitmix64's finalizer: a bijective 64-bit mixer whose outputs
 // pass BigCrush when fed a Weyl sequence.
@@ -55,12 +59,6 @@ func Mix64(z uint64) uint64 {
 	return z ^ z>>splitSh3
 }
 
-// lane returns word j of the stream whose mixed seed is ms: splitmix64's
-// output for counter j.
-func lane(ms, j uint64) uint64 {
-	return Mix64(ms + (j+1)*golden64)
-}
-
 // Hash fills a 20-byte form from the three lanes starting at first of the
 // stream whose mixed seed is ms, reusing buf when it is large enough.
 func Hash(buf []byte, ms, first uint64) []byte {
@@ -68,9 +66,7 @@ func Hash(buf []byte, ms, first uint64) []byte {
 		buf = make([]byte, HashSize)
 	}
 	buf = buf[:HashSize]
-	binary.LittleEndian.PutUint64(buf[0:], lane(ms, first))
-	binary.LittleEndian.PutUint64(buf[wordBytes:], lane(ms, first+1))
-	binary.LittleEndian.PutUint32(buf[2*wordBytes:], uint32(lane(ms, first+2)))
+	putHash((*[HashSize]byte)(buf), laneInput(ms, first))
 	return buf
 }
 
@@ -82,13 +78,77 @@ func PubKey(buf []byte, ms, first uint64) []byte {
 		buf = make([]byte, PubKeySize)
 	}
 	buf = buf[:PubKeySize]
-	var w uint64
-	for j := range uint64(PubKeyLanes) {
-		w = lane(ms, first+j)
-		binary.LittleEndian.PutUint64(buf[1+j*wordBytes:], w)
-	}
-	buf[0] = compressedEven | byte(w>>(wordBits-1))
+	putPubKey((*[PubKeySize]byte)(buf), laneInput(ms, first))
 	return buf
+}
+
+// CandidatePubKeys fills pubKeys[i] with the second form of candidate
+// first+i of the stream whose mixed seed is ms: the bytes PubKey gives at
+// lanes (first+i)*TotalLanes+HashLanes. Successive lanes' inputs are a
+// Weyl sequence, so it steps them by addition.
+func CandidatePubKeys(ms, first uint64, pubKeys [][PubKeySize]byte) {
+	x := laneInput(ms, first*TotalLanes+HashLanes)
+	for i := range pubKeys {
+		putPubKey(&pubKeys[i], x)
+		x += weyl(TotalLanes)
+	}
+}
+
+// HashWords is the word-major form of a batch of hash forms:
+// w[b][i] is bytes 4b to 4b+3 of candidate i's 20-byte form, little-endian
+// (the layout of bip37.Words20).
+type HashWords = [HashSize / 4][64]uint32
+
+// CandidateWords stores the primary forms of candidates first to
+// first+n-1 of the stream whose mixed seed is ms in w, as words: the bytes
+// Hash gives at lanes (first+i)*TotalLanes, without going through bytes
+// (the scan's generator). n is at most 64.
+func CandidateWords(ms, first uint64, w *HashWords, n int) {
+	x := laneInput(ms, first*TotalLanes)
+	i := 0
+	if useAVX2 && n >= 8 {
+		var start [8]uint64
+		for c := range start {
+			start[c] = x + weyl(uint64(c)*TotalLanes)
+		}
+		groups := min(n, 64) / 8
+		candidateWordsAVX2(&start, w, groups)
+		i = 8 * groups
+		x += weyl(uint64(i) * TotalLanes)
+	}
+	for ; i < n; i++ {
+		l0, l1, l2 := Mix64(x), Mix64(x+weyl(1)), Mix64(x+weyl(2))
+		j := i & 63
+		w[0][j], w[1][j] = uint32(l0), uint32(l0>>32)
+		w[2][j], w[3][j] = uint32(l1), uint32(l1>>32)
+		w[4][j] = uint32(l2)
+		x += weyl(TotalLanes)
+	}
+}
+
+// laneInput is the input splitmix64 mixes for word first of the stream
+// whose mixed seed is ms; word first+j mixes laneInput + weyl(j).
+func laneInput(ms, first uint64) uint64 {
+	return ms + (first+1)*golden64
+}
+
+// putHash writes a 20-byte form from the three lanes whose first input is x.
+func putHash(d *[HashSize]byte, x uint64) {
+	binary.LittleEndian.PutUint64(d[0:8], Mix64(x))
+	binary.LittleEndian.PutUint64(d[8:16], Mix64(x+weyl(1)))
+	binary.LittleEndian.PutUint32(d[16:20], uint32(Mix64(x+weyl(2))))
+}
+
+// putPubKey writes a 33-byte form from the four lanes whose first input is
+// x: the lanes little-endian after a prefix byte, 0x02 or 0x03 by the top
+// bit of the last lane.
+func putPubKey(d *[PubKeySize]byte, x uint64) {
+	binary.LittleEndian.PutUint64(d[1:9], Mix64(x))
+	binary.LittleEndian.PutUint64(d[9:17], Mix64(x+weyl(1)))
+	binary.LittleEndian.PutUint64(d[17:25], Mix64(x+weyl(2)))
+	w := Mix64(x + weyl(3))
+	binary.LittleEndian.PutUint64(d[25:33], w)
+	d[0] = compressedEven | byte(w>>(wordBits-1))
 }
 
 // Key derives key i of a stream from the seed: a 33-byte public-key-like

@@ -2,6 +2,7 @@ package synth
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"testing"
 
@@ -50,5 +51,45 @@ func TestShapes(t *testing.T) {
 	}
 	if bytes.Equal(HeightScript(1), HeightScript(2)) {
 		t.Error("two heights share a coinbase script")
+	}
+}
+
+// TestCandidateGeneratorsMatchHashAndPubKey checks the scan's batch
+// generators against Hash and PubKey, the bytes privacy.Synthetic.Fill
+// gives.
+func TestCandidateGeneratorsMatchHashAndPubKey(t *testing.T) {
+	for _, vector := range []bool{true, false} {
+		restore := setAVX2(vector)
+		checkCandidateGenerators(t)
+		restore()
+	}
+}
+
+// checkCandidateGenerators is TestCandidateGeneratorsMatchHashAndPubKey
+// with the current generator.
+func checkCandidateGenerators(t *testing.T) {
+	t.Helper()
+	for _, seed := range []uint64{0, 1, 42, 1 << 63} {
+		for _, first := range []uint64{0, 1, 1000, 1<<40 + 3} {
+			for _, n := range []int{0, 1, 7, 8, 9, 63, 64} {
+				ms := Mix64(seed)
+				var w HashWords
+				CandidateWords(ms, first, &w, n)
+				pubKeys := make([][PubKeySize]byte, n)
+				CandidatePubKeys(ms, first, pubKeys)
+				for i := range n {
+					lane := (first + uint64(i)) * TotalLanes
+					h := Hash(nil, ms, lane)
+					for b := range HashSize / 4 {
+						if got, want := w[b][i], binary.LittleEndian.Uint32(h[4*b:]); got != want {
+							t.Fatalf("seed %d candidate %d word %d: %08x, want %08x", seed, first+uint64(i), b, got, want)
+						}
+					}
+					if pk := PubKey(nil, ms, lane+HashLanes); !bytes.Equal(pubKeys[i][:], pk) {
+						t.Fatalf("seed %d candidate %d: pubkey %x, want %x", seed, first+uint64(i), pubKeys[i], pk)
+					}
+				}
+			}
+		}
 	}
 }
