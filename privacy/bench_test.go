@@ -2,6 +2,7 @@ package privacy
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -12,8 +13,10 @@ import (
 
 // Benchmarks of the single-filter scan: synthetic 20-byte candidates
 // through a bitcoinj-sized filter (642 elements at p = 0.0005, 542
-// inserted), with this package's matcher (bip37.Filter.Matches) and
-// btcutil/bloom's Matches over the same candidates, in the same run:
+// inserted), with the scan (the synthetic fast path: batch generation and
+// bip37.Matcher), the per-candidate path it replaced, this package's
+// per-candidate matcher (bip37.Filter.Matches) and btcutil/bloom's Matches
+// over the same candidates, in the same run:
 //
 //	go test -run '^$' -bench . -benchtime 20000000x ./privacy
 //
@@ -31,16 +34,24 @@ const (
 // benchFilter returns the bitcoinj-sized filter and its btcutil twin.
 func benchFilter(b *testing.B) (*bip37.Filter, *bloom.Filter) {
 	b.Helper()
+	f := bitcoinjFilter(b)
+	return f, bloom.LoadFilter(f.MsgFilterLoad())
+}
+
+// bitcoinjFilter returns the bitcoinj-sized filter: 271 synthetic keys,
+// each inserted as public key and hash160.
+func bitcoinjFilter(t testing.TB) *bip37.Filter {
+	t.Helper()
 	f, err := bip37.NewFilter(benchCapacity, benchFPRate, 0x5eed, bip37.UpdateNone)
 	if err != nil {
-		b.Fatal(err)
+		t.Fatal(err)
 	}
 	for i := range benchKeys {
 		pubKey, hash160 := synth.Key(1, benchKeyStream, uint64(i))
 		f.Add(pubKey)
 		f.Add(hash160)
 	}
-	return f, bloom.LoadFilter(f.MsgFilterLoad())
+	return f
 }
 
 // reportRate reports candidates per second per core.
@@ -91,12 +102,20 @@ func BenchmarkCandidates(b *testing.B) {
 		sinkHits = hits
 		reportRate(b, uint64(b.N), 1, time.Since(start))
 	})
-	for _, workers := range []int{1, 2} {
-		name := "Scan-1-worker"
-		if workers == 2 {
-			name = "Scan-2-workers"
+	b.Run("generate-words", func(b *testing.B) {
+		var w synth.HashWords
+		ms, n := synth.Mix64(42), uint32(0)
+		start := time.Now()
+		i := uint64(0)
+		for ; b.Loop(); i += 64 {
+			synth.CandidateWords(ms, i, &w, 64)
+			n += w[0][0]
 		}
-		b.Run(name, func(b *testing.B) {
+		sinkHits = int(n)
+		reportRate(b, i, 1, time.Since(start))
+	})
+	for _, workers := range []int{1, 2} {
+		b.Run(fmt.Sprintf("Scan-%d-workers", workers), func(b *testing.B) {
 			start := time.Now()
 			r, err := Scan(context.Background(), Stream(Synthetic{Seed: 42, Count: uint64(b.N)}), ScanConfig{Filters: []*bip37.Filter{f}, Workers: workers})
 			if err != nil {
@@ -106,4 +125,13 @@ func BenchmarkCandidates(b *testing.B) {
 			reportRate(b, r.Scanned, workers, time.Since(start))
 		})
 	}
+	b.Run("Scan-per-candidate-1-worker", func(b *testing.B) {
+		start := time.Now()
+		r, err := Scan(context.Background(), Stream(plainIndexed{Synthetic{Seed: 42, Count: uint64(b.N)}}), ScanConfig{Filters: []*bip37.Filter{f}, Workers: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		sinkHits = len(r.Hits)
+		reportRate(b, r.Scanned, 1, time.Since(start))
+	})
 }

@@ -90,6 +90,8 @@ type scanWorker struct {
 	truthCounts          []uint64
 	anyCounts, allCounts []uint64
 	cand                 Candidate
+	synth                *synthBatch      // the synthetic fast path's buffers
+	matchers             []*bip37.Matcher // the fast path's Filters, shared
 	seen, truthSeen      map[int32][]uint64
 	totalHits            *atomic.Int64
 	maxHits              int64
@@ -99,8 +101,10 @@ type scanWorker struct {
 // Scan streams every candidate of u through every filter of cfg and
 // returns the counts and the hits. A universe made by Stream or
 // StreamRange is split across the workers by index ranges (from its
-// current position, which it then consumes); any other universe is read in
-// batches by the calling goroutine and each batch scanned in parallel. Scan returns
+// current position, which it then consumes); a Synthetic universe, alone
+// or as a part of a Concat, takes a fast path that generates and tests its
+// candidates in batches, with the same results. Any other universe is read
+// in batches by the calling goroutine and each batch scanned in parallel. Scan returns
 // ErrTooManyHits when more than MaxHits candidates would be kept, the
 // universe's error if its stream fails, and ctx's error when cancelled.
 func Scan(ctx context.Context, u Universe, cfg ScanConfig) (*ScanResult, error) {
@@ -162,6 +166,12 @@ func scanIndexed(ctx context.Context, ix IndexedUniverse, first, end uint64, ws 
 	if end <= first {
 		return ctx.Err()
 	}
+	switch u := ix.(type) {
+	case Synthetic:
+		return scanSynthetic(ctx, u, first, end, ws)
+	case *Concat:
+		return scanConcat(ctx, u, first, end, ws)
+	}
 	return forkJoin(ctx, len(ws), end-first, defaultChunk, func(w int, lo, hi uint64) error {
 		sw := ws[w]
 		var forms [MaxFormsPerLine + 1]uint64
@@ -180,6 +190,21 @@ func scanIndexed(ctx context.Context, ix IndexedUniverse, first, end uint64, ws 
 		addCounts(sw.formCounts, forms[:])
 		return nil
 	})
+}
+
+// scanConcat scans candidates first..end-1 of c part by part, so that each
+// part takes its own path (a synthetic part the fast one).
+func scanConcat(ctx context.Context, c *Concat, first, end uint64, ws []*scanWorker) error {
+	for i, p := range c.parts {
+		lo, hi := max(first, c.starts[i]), min(end, c.starts[i]+p.Len())
+		if lo >= hi {
+			continue
+		}
+		if err := scanIndexed(ctx, p, lo-c.starts[i], hi-c.starts[i], ws); err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
 }
 
 // scanStream reads u in batches and scans each batch in parallel.
