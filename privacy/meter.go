@@ -186,9 +186,13 @@ func (m *Meter) SetMembers(n float64) {
 // Observe feeds one record, as sent, and returns the new reading, which is
 // also appended to the history. A filterload whose filter a node would
 // reject returns an error wrapping ErrBadFilterRecord and changes nothing;
-// an unknown kind returns an error wrapping transcript.ErrBad.
+// an unknown kind returns an error wrapping transcript.ErrBad. A getdata
+// record changes nothing and adds no reading.
 func (m *Meter) Observe(r transcript.Record) (Reading, error) {
 	switch r.Kind {
+	case transcript.KindGetData:
+		// A request changes no filter: the reading stands.
+		return m.Current(), nil
 	case transcript.KindFilterLoad:
 		f, err := bip37.Deserialize(r.Filter)
 		if err != nil {

@@ -10,7 +10,8 @@ import (
 
 // Event is one transcript record as the adversary replays it.
 type Event struct {
-	// Index is the record's position in the transcript.
+	// Index is the record's position among the transcript's filter
+	// records (getdata records, Timeline.Requests, are not events).
 	Index  int
 	Record transcript.Record
 	// State is the index in Timeline.States of the filter the record's
@@ -48,6 +49,9 @@ type Timeline struct {
 	// order of first appearance. Two peers sent the same filter share one
 	// state.
 	States []*bip37.Filter
+	// Requests are the transcript's getdata records (version 3), in
+	// order: what the request pattern shows (the requests experiment).
+	Requests []transcript.Record
 }
 
 // Notes on records a full node would not have accepted as sent.
@@ -62,6 +66,7 @@ const (
 // ignore or punish still reveals its element and is kept with a Note.
 func Replay(records []transcript.Record) (*Timeline, error) {
 	tl := &Timeline{}
+	records, tl.Requests = splitRequests(records)
 	type peerState struct {
 		filter *bip37.Filter
 		gen    int
@@ -120,6 +125,22 @@ func Replay(records []transcript.Record) (*Timeline, error) {
 		return nil, ErrNoFilters
 	}
 	return tl, nil
+}
+
+// splitRequests separates the getdata records from the filter records,
+// keeping the order of each.
+func splitRequests(records []transcript.Record) (filters, requests []transcript.Record) {
+	for _, r := range records {
+		if r.Kind == transcript.KindGetData {
+			requests = append(requests, r)
+		} else {
+			filters = append(filters, r)
+		}
+	}
+	if len(requests) == 0 {
+		return records, nil
+	}
+	return filters, requests
 }
 
 // matchesAll reports whether f matches every element (a zero-length filter

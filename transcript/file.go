@@ -72,7 +72,7 @@ func Open(dir string) (*File, []Record, error) {
 // Path returns the file's path.
 func (t *File) Path() string { return t.path }
 
-// Append assigns the next sequence number (and Version) to r, appends it
+// Append assigns the next sequence number (and VersionFor its kind) to r, appends it
 // and syncs it to disk. It returns the record as written. On error nothing
 // may be assumed recorded: the caller must not send the message.
 func (t *File) Append(r Record) (Record, error) {
@@ -81,7 +81,7 @@ func (t *File) Append(r Record) (Record, error) {
 	if t.f == nil {
 		return r, ErrClosed
 	}
-	r.Seq, r.V = t.next, Version
+	r.Seq, r.V = t.next, VersionFor(r.Kind)
 	if err := r.Validate(); err != nil {
 		return r, fmt.Errorf("transcript record: %w", err)
 	}

@@ -35,10 +35,10 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() []error { return []error{ErrBad, e.Err} }
 
 // Write appends one record to w as a JSON line. A record without a
-// version gets Version.
+// version gets VersionFor its kind.
 func Write(w io.Writer, r Record) error {
 	if r.V == 0 {
-		r.V = Version
+		r.V = VersionFor(r.Kind)
 	}
 	b, err := json.Marshal(r)
 	if err != nil {

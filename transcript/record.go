@@ -17,7 +17,30 @@ import (
 // The optional "via" field was added within version 2: records without
 // it (written before it existed) read with an empty Via, and readers
 // that predate it ignore it.
-const Version = 2
+//
+// Version 3 adds the getdata kind (KindGetData, with Count): the blocks a
+// client requested, which leak its birthday and the blocks it re-fetches
+// after a reload. Records of the other kinds are unchanged, so version 1
+// and 2 transcripts read as before; a reader that predates version 3
+// refuses version 3 records by their "v".
+const Version = 3
+
+// minGetDataVersion is the first version with getdata records.
+const minGetDataVersion = 3
+
+// filterVersion is the version filter records are written with: the
+// lowest that carries them, so that a reader that predates version 3
+// still reads a transcript without getdata records.
+const filterVersion = 2
+
+// VersionFor returns the version a record of kind k is written with: the
+// lowest version that can carry it.
+func VersionFor(k Kind) int {
+	if k == KindGetData {
+		return minGetDataVersion
+	}
+	return filterVersion
+}
 
 // Kind names a BIP37 message a client sent to a peer.
 type Kind string
@@ -27,7 +50,17 @@ const (
 	KindFilterLoad  Kind = "filterload"
 	KindFilterAdd   Kind = "filteradd"
 	KindFilterClear Kind = "filterclear"
+	// KindGetData is a request for Count consecutive filtered blocks
+	// from Height on (one or more getdata messages of
+	// MSG_FILTERED_BLOCK entries, which name blocks by hash: the peer
+	// knows their heights). It is what the serving peer learns from the
+	// request pattern, not a filter.
+	KindGetData Kind = "getdata"
 )
+
+// MaxGetDataCount bounds a getdata record's Count: a chain of 2^31
+// blocks.
+const MaxGetDataCount = 1<<31 - 1
 
 // Record is one BIP37 message as the receiving full node saw it: the
 // adversary's view. Filter holds the filterload payload serialized exactly
@@ -45,9 +78,13 @@ type Record struct {
 	Kind   Kind      `json:"kind"`
 	Filter HexBytes  `json:"filter,omitempty"`
 	Data   HexBytes  `json:"data,omitempty"`
+	// Count is the number of consecutive blocks a getdata record
+	// requested from Height on (version 3); 0 for the other kinds.
+	Count int64 `json:"count,omitempty"`
 	// Reason says why the client sent it (initial, restart, new-peer,
-	// new-key, fp-drift, manual, outpoints): ground truth the adversary
-	// does not have, kept for the analyzer's labels.
+	// new-key, fp-drift, manual, outpoints; for a getdata: sync, live,
+	// refetch): ground truth the adversary does not have, kept for the
+	// analyzer's labels.
 	Reason string `json:"reason,omitempty"`
 	// Via names the network path the message left on: ViaDirect (a
 	// direct TCP connection), ViaProxy (through the SOCKS5 proxy without
@@ -110,9 +147,13 @@ func checkVia(via string) error {
 // Validate checks what a full node would check before acting on the
 // message: a known kind, a filterload whose filter deserializes within
 // BIP37's caps (36,000 bytes, 50 hash functions), a filteradd element of
-// at most 520 bytes, and a version this package can read; and a Via this
-// package defines.
+// at most 520 bytes, a getdata (version 3 or later) of at least one block
+// from a height of at least 0, and a version this package can read; and a
+// Via this package defines.
 func (r Record) Validate() error {
+	if r.Kind != KindGetData && r.Count != 0 {
+		return fmt.Errorf("%s with a block count", r.Kind)
+	}
 	if r.V < 0 || r.V > Version {
 		return fmt.Errorf("record version %d, this bloomwatch reads up to %d", r.V, Version)
 	}
@@ -135,6 +176,13 @@ func (r Record) Validate() error {
 			return fmt.Errorf("filteradd: %w", err)
 		}
 	case KindFilterClear:
+	case KindGetData:
+		if r.V != 0 && r.V < minGetDataVersion {
+			return fmt.Errorf("getdata in a version %d record (getdata records start at version %d)", r.V, minGetDataVersion)
+		}
+		if r.Count < 1 || r.Count > MaxGetDataCount || r.Height < 0 {
+			return fmt.Errorf("getdata of %d blocks from height %d: want at least 1 block from a height of at least 0", r.Count, r.Height)
+		}
 	default:
 		return fmt.Errorf("unknown kind %q", r.Kind)
 	}

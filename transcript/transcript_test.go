@@ -50,8 +50,8 @@ func TestWriteReadRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.V = Version
-	if len(got) != 1 || !bytes.Equal(got[0].Filter, r.Filter) || got[0].V != Version || !got[0].Time.Equal(r.Time) {
+	r.V = VersionFor(KindFilterLoad)
+	if len(got) != 1 || !bytes.Equal(got[0].Filter, r.Filter) || got[0].V != VersionFor(KindFilterLoad) || !got[0].Time.Equal(r.Time) {
 		t.Fatalf("got %+v, want %+v", got, r)
 	}
 }
@@ -110,7 +110,7 @@ func TestFileAppendsAndContinues(t *testing.T) {
 	}
 	for i := range 3 {
 		got, err := f.Append(loadRecord(t))
-		if err != nil || got.Seq != uint64(i) || got.V != Version {
+		if err != nil || got.Seq != uint64(i) || got.V != VersionFor(KindFilterLoad) {
 			t.Fatalf("append %d: %+v %v", i, got, err)
 		}
 	}
