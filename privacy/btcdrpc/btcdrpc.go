@@ -65,9 +65,10 @@ func CheckLoopback(hostPort string) error {
 // Chain is a btcd node's best chain, read block by block over JSON-RPC
 // and kept in memory once read. It is not safe for concurrent use.
 type Chain struct {
-	client *rpcclient.Client
-	tip    int32
-	cache  map[int32]*wire.MsgBlock
+	client  *rpcclient.Client
+	tip     int32
+	cache   map[int32]*wire.MsgBlock
+	noCache bool
 }
 
 var _ privacy.Chain = (*Chain)(nil)
@@ -127,8 +128,20 @@ func (c *Chain) BlockAt(height int32) (*wire.MsgBlock, error) {
 	if got := b.BlockHash(); got != *hash {
 		return nil, fmt.Errorf("getblock %s: server returned block %s", hash, got)
 	}
-	c.cache[height] = b
+	if !c.noCache {
+		c.cache[height] = b
+	}
 	return b, nil
+}
+
+// SetCaching turns the block cache on (the default: the analyzer walks
+// the chain more than once) or off (a single pass over a long chain, such
+// as ExportUniverse's, must not hold it).
+func (c *Chain) SetCaching(on bool) {
+	c.noCache = !on
+	if !on {
+		c.cache = map[int32]*wire.MsgBlock{}
+	}
 }
 
 // Close shuts the RPC client down.

@@ -3,6 +3,10 @@
 // (transaction graph, saturation) and for building a universe from what is
 // on chain (privacy.ChainUniverse).
 //
+// ExportUniverse writes a chain's candidates to an element file in
+// bounded memory (spill files by partition), for privacy.FileUniverse to
+// stream back: a mainnet-sized universe is exported once and never held.
+//
 // It talks to the loopback interface only: Dial refuses any host but
 // localhost or a loopback IP literal before it opens a connection, with an
 // *AddressError, so RPC credentials never leave the machine and no name
