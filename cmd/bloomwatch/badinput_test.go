@@ -275,6 +275,15 @@ func (fx badFixture) badCases() []badCase {
 		{"experiment unknown", []string{"privacy", "experiment", "nosuch"}, 2, "unknown experiment"},
 		{"experiment trials negative", []string{"privacy", "experiment", "bitcoinj-sizing", "--trials", "-1"}, 2, "--trials"},
 		{"experiment universe negative", []string{"privacy", "experiment", "bitcoinj-sizing", "--universe", "-1"}, 2, "--universe"},
+		{"experiment rate outside [0, 1]", []string{"privacy", "experiment", "peers", "--fp-rate", "2"}, 2, "--fp-rate"},
+		{"experiment 51 hash functions", []string{"privacy", "experiment", "tweak-policy", "--hash-funcs", "51"}, 2, "--hash-funcs"},
+		{"experiment wallets negative", []string{"privacy", "experiment", "population", "--wallets", "-1"}, 2, "must not be negative"},
+
+		// privacy export-universe
+		{"export no out", []string{"privacy", "export-universe", "--synthetic", "10"}, 2, "--out is required"},
+		{"export no source", []string{"privacy", "export-universe", "--out", fx.missing}, 2, "exactly one of"},
+		{"export negative height", []string{"privacy", "export-universe", "--out", fx.missing, "--btcd-rpc", "127.0.0.1:1",
+			"--rpcuser", "u", "--rpcpass", "p", "--height", "-2"}, 2, "--height"},
 
 		// privacy scan
 		{"scan no synthetic", []string{"privacy", "scan", "--filter", fx.filter}, 2, "--synthetic"},

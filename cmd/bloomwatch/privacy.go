@@ -24,7 +24,7 @@ func newPrivacyCmd() *cobra.Command {
 		Use:   "privacy",
 		Short: "Measure what BIP37 filters leak to the full nodes that receive them",
 	}
-	cmd.AddCommand(newPrivacyAnalyzeCmd(), newPrivacyExperimentCmd(), newPrivacyScanCmd())
+	cmd.AddCommand(newPrivacyAnalyzeCmd(), newPrivacyExperimentCmd(), newPrivacyScanCmd(), newPrivacyExportCmd())
 	return cmd
 }
 
@@ -68,7 +68,9 @@ func newPrivacyAnalyzeCmd() *cobra.Command {
 			"universe against every filter, and print the adversary's set after each event: its size, the\n" +
 			"false positives measured (with --truth) and expected, precision, recall and entropy, for each\n" +
 			"attack stage. Universe and truth files hold one candidate per line, its forms in hex separated\n" +
-			"by spaces (primary form first, e.g. HASH160 PUBKEY), with # comments. A synthetic universe holds\n" +
+			"by spaces (primary form first, e.g. HASH160 PUBKEY), with # comments; a universe file is streamed,\n" +
+			"never held in memory, and must list each candidate once (privacy export-universe writes one).\n" +
+			"A synthetic universe holds\n" +
 			"N pseudorandom candidates; the truth is then added to it (it cannot contain the wallet).\n" +
 			"--attacks is a comma list of both-forms, intersection, graph, saturation, or all, none, auto\n" +
 			"(auto: both-forms and intersection, plus graph and saturation when a chain is read over RPC).\n" +
@@ -153,11 +155,14 @@ func (o *privacyAnalyzeOptions) run(cmd *cobra.Command, _ []string) error {
 	}
 	switch {
 	case o.universe != "":
-		cands, err := readElementFile("--universe", o.universe)
+		// Streamed, never held: a mainnet universe does not fit in
+		// memory. A malformed line fails the scan, naming the line.
+		f, err := os.Open(o.universe)
 		if err != nil {
-			return err
+			return fmt.Errorf("--universe: %w", err)
 		}
-		in.Universe = privacy.Stream(privacy.SliceUniverse(privacy.Dedup(cands)))
+		defer f.Close()
+		in.Universe = privacy.NewFileUniverse(f)
 		in.UniverseSource = "element file " + o.universe
 	case o.synthetic > 0:
 		in.Universe = privacy.Stream(privacy.Synthetic{Seed: o.seed, Count: o.synthetic, PubKeys: o.pubKeys})
@@ -372,4 +377,131 @@ func dialChain(hostPort, user, pass string, upTo int32) (*btcdrpc.Chain, error) 
 		return nil, fmt.Errorf("--btcd-rpc %w", err)
 	}
 	return c, nil
+}
+
+// privacyExportOptions holds the flags of `privacy export-universe`.
+type privacyExportOptions struct {
+	out        string
+	rpc        string
+	rpcUser    string
+	rpcPass    string
+	height     int32
+	outpoints  bool
+	synthetic  uint64
+	seed       uint64
+	pubKeys    bool
+	partitions int
+	tmp        string
+	asJSON     bool
+	progress   string
+}
+
+// newPrivacyExportCmd returns `privacy export-universe`, which writes a
+// universe file for `privacy analyze --universe` to stream.
+func newPrivacyExportCmd() *cobra.Command {
+	o := &privacyExportOptions{}
+	cmd := &cobra.Command{
+		Use:   "export-universe --out FILE (--btcd-rpc HOST:PORT --rpcuser U --rpcpass P [--height H] [--outpoints] | --synthetic N)",
+		Short: "Write a chain's candidates (scripts, revealed public keys, outpoints) to an element file, in bounded memory",
+		Long: "Read a btcd node's chain over JSON-RPC on the loopback interface, block by block, and write every\n" +
+			"candidate an adversary tests to FILE in the element file format that `privacy analyze --universe`\n" +
+			"streams: each script push paid on chain, with the public key a spend revealed (or, with\n" +
+			"--outpoints, with its outputs still unspent at --height), and its first-seen height. Memory\n" +
+			"stays bounded: observations are spilled to --partitions files in --tmp and grouped one partition\n" +
+			"at a time (about 1/partitions of the chain's outputs in memory). --synthetic N writes N\n" +
+			"pseudorandom candidates instead (for measuring a scan's memory and rate on a large file).",
+		Args: cobra.NoArgs,
+		RunE: o.run,
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.out, "out", "", "element file to write")
+	f.StringVar(&o.rpc, "btcd-rpc", "", "btcd JSON-RPC server on the loopback HOST:PORT")
+	f.StringVar(&o.rpcUser, "rpcuser", "", "btcd RPC user")
+	f.StringVar(&o.rpcPass, "rpcpass", "", "btcd RPC password")
+	f.Int32Var(&o.height, "height", -1, "last height exported (default: the tip)")
+	f.BoolVar(&o.outpoints, "outpoints", false, "export each push with its outpoints unspent at --height instead of revealed public keys")
+	f.Uint64Var(&o.synthetic, "synthetic", 0, "write N synthetic candidates instead of a chain's")
+	f.Uint64Var(&o.seed, "seed", 1, "seed of the synthetic candidates")
+	f.BoolVar(&o.pubKeys, "pubkeys", false, "synthetic candidates carry a public-key form too")
+	f.IntVar(&o.partitions, "partitions", btcdrpc.DefaultPartitions, "spill files (memory is about the chain's outputs / partitions)")
+	f.StringVar(&o.tmp, "tmp", "", "directory of the spill files (default: the system's)")
+	f.BoolVar(&o.asJSON, "json", false, "print the counts as JSON")
+	f.StringVar(&o.progress, "progress", progressAuto, "progress on stderr: auto, bar, lines or none")
+	return cmd
+}
+
+// run implements `privacy export-universe`.
+func (o *privacyExportOptions) run(cmd *cobra.Command, _ []string) error {
+	fl := cmd.Flags()
+	switch {
+	case o.out == "":
+		return usagef("privacy export-universe: --out is required")
+	case (o.rpc == "") == !fl.Changed("synthetic"):
+		return usagef("privacy export-universe: give exactly one of --btcd-rpc or --synthetic")
+	case fl.Changed("synthetic") && o.synthetic == 0:
+		return usagef("privacy export-universe: --synthetic must be at least 1")
+	case o.rpc != "" && (o.rpcUser == "" || o.rpcPass == ""):
+		return usagef("privacy export-universe: --btcd-rpc needs --rpcuser and --rpcpass")
+	case o.rpc == "" && (fl.Changed("height") || fl.Changed("outpoints") || fl.Changed("rpcuser") || fl.Changed("rpcpass")):
+		return usagef("privacy export-universe: --height, --outpoints, --rpcuser and --rpcpass go with --btcd-rpc")
+	case o.rpc != "" && (fl.Changed("seed") || fl.Changed("pubkeys")):
+		return usagef("privacy export-universe: --seed and --pubkeys go with --synthetic")
+	case o.partitions < 1 || o.partitions > 4096:
+		return usagef("privacy export-universe: --partitions %d: want 1 to 4096", o.partitions)
+	case o.height < -1:
+		return usagef("privacy export-universe: --height %d: want a height, or -1 for the tip", o.height)
+	}
+	switch o.progress {
+	case progressAuto, progressBar, progressLines, progressNone:
+	default:
+		return usagef("privacy export-universe: --progress %q: want auto, bar, lines or none", o.progress)
+	}
+	prog := newProgress(cmd.ErrOrStderr(), o.progress)
+	defer prog.done()
+	// Written beside the target and renamed over it when complete.
+	tmp, err := os.CreateTemp(filepath.Dir(o.out), "."+filepath.Base(o.out)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("privacy export-universe: %w", err)
+	}
+	name := tmp.Name()
+	defer os.Remove(name)
+	var stats btcdrpc.ExportStats
+	if o.synthetic > 0 {
+		err = btcdrpc.ExportSynthetic(tmp, o.seed, o.synthetic, o.pubKeys, func(d, n int) { prog.report("candidates", d, n) })
+		stats.Candidates = o.synthetic
+		if o.pubKeys {
+			stats.MultiForm = o.synthetic
+		}
+	} else {
+		var chain *btcdrpc.Chain
+		if chain, err = dialChain(o.rpc, o.rpcUser, o.rpcPass, o.height); err != nil {
+			_ = tmp.Close()
+			return err
+		}
+		defer chain.Close()
+		chain.SetCaching(false)
+		stats, err = btcdrpc.ExportUniverse(cmd.Context(), chain, btcdrpc.ExportConfig{
+			UpTo: o.height, Outpoints: o.outpoints, TempDir: o.tmp, Partitions: o.partitions, Progress: prog.report,
+		}, tmp)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("privacy export-universe: %w", err)
+	}
+	// A universe is public chain data: readable like any output file.
+	if err := os.Chmod(name, 0o644); err != nil {
+		return fmt.Errorf("privacy export-universe: %w", err)
+	}
+	if err := os.Rename(name, o.out); err != nil {
+		return fmt.Errorf("privacy export-universe: %w", err)
+	}
+	prog.done()
+	if o.asJSON {
+		return writeJSON(cmd, stats)
+	}
+	_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s: %d candidates (%d with more than one form) from %d blocks; %d observations, at most %d in memory at once\n",
+		o.out, stats.Candidates, stats.MultiForm, stats.Blocks, stats.Observations, stats.MaxPartition)
+	return err
 }

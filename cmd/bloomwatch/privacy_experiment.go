@@ -1,29 +1,52 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/privacy/experiments"
+	"github.com/bloomwatch/bloomwatch/privacy/plot"
+	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // privacyExperimentOptions holds the flags of `privacy experiment`.
 type privacyExperimentOptions struct {
-	seed     uint64
-	universe uint64
-	trials   int
-	blocks   int
-	workers  int
-	keys     int
-	filters  int
-	keyStep  int
-	fpRate   float64
-	asJSON   bool
-	png      string
+	seed        uint64
+	universe    uint64
+	trials      int
+	blocks      int
+	workers     int
+	keys        int
+	filters     int
+	keyStep     int
+	fpRate      float64
+	wallets     int
+	peers       int
+	hashFuncs   int
+	asJSON      bool
+	png         string
+	svg         string
+	transcripts string
+	progress    string
 }
+
+// Values of --progress.
+const (
+	progressAuto  = "auto"
+	progressBar   = "bar"
+	progressLines = "lines"
+	progressNone  = "none"
+)
 
 // newPrivacyExperimentCmd returns `privacy experiment`, which runs one
 // experiment.
@@ -33,10 +56,12 @@ func newPrivacyExperimentCmd() *cobra.Command {
 		Use:   "experiment NAME",
 		Short: "Reproduce a published result beside the formulas and a measurement",
 		Long: "Run an experiment and print each result beside the formula's prediction and the published\n" +
-			"figure, with the relative difference (measured vs published, or vs the formula when nothing\n" +
-			"is published). Results are deterministic given --seed. A published setting runs with its\n" +
-			"parameters, e.g. Gervais et al.'s five filters of N = 3070..3270 with fresh tweaks:\n" +
+			"figure, with a verdict: whether the reference lies inside the measurement's 95 % interval (a\n" +
+			"relative difference only when there is no interval and neither figure is near 0). Results are\n" +
+			"deterministic given --seed. A published setting runs with its parameters, e.g. Gervais et al.'s\n" +
+			"five filters of N = 3070..3270 with fresh tweaks:\n" +
 			"  bloomwatch privacy experiment restart-intersection --keys 3070 --key-step 50 --filters 5 --fp-rate 0.0005 --universe 33000000\n" +
+			"Long runs report progress on stderr: a bar on a terminal, plain lines otherwise (--progress).\n" +
 			"Experiments:\n" + experimentList(),
 		Args: cobra.ExactArgs(1),
 		RunE: o.run,
@@ -47,12 +72,18 @@ func newPrivacyExperimentCmd() *cobra.Command {
 	f.IntVar(&o.trials, "trials", 0, "independent wallets per Monte Carlo point (default: the experiment's)")
 	f.IntVar(&o.blocks, "blocks", 0, "synthetic chain length (default: the experiment's)")
 	f.IntVar(&o.workers, "workers", 0, "scan goroutines (default: all CPUs)")
-	f.IntVar(&o.keys, "keys", 0, "wallet size N: keys in the first filter (restart-intersection), or the one N (single-filter)")
+	f.IntVar(&o.keys, "keys", 0, "wallet size N: keys in the first filter (restart-intersection), or the one N (single-filter, peers, tweak-policy)")
 	f.IntVar(&o.filters, "filters", 0, "filters of one wallet r (restart-intersection; default 5)")
 	f.IntVar(&o.keyStep, "key-step", 0, "keys each further filter holds beyond the one before (restart-intersection)")
-	f.Float64Var(&o.fpRate, "fp-rate", 0, "the one target rate of restart-intersection (default: 0.0005, 0.01 and 0.05)")
+	f.Float64Var(&o.fpRate, "fp-rate", 0, "target false-positive rate in [0, 1] of the experiments that take one (0: their defaults)")
+	f.IntVar(&o.wallets, "wallets", 0, "wallets of each kind (population, linking, requests, noise)")
+	f.IntVar(&o.peers, "peers", 0, "peers a wallet connects to (peers, tweak-policy)")
+	f.IntVar(&o.hashFuncs, "hash-funcs", 0, "hash functions of the filters (peers, tweak-policy; at most 50)")
 	f.BoolVar(&o.asJSON, "json", false, "print JSON")
 	f.StringVar(&o.png, "png", "", "draw the experiment's charts to this PNG file")
+	f.StringVar(&o.svg, "svg", "", "draw the experiment's charts to this SVG file")
+	f.StringVar(&o.transcripts, "transcripts", "", "write one transcript per wallet session into this directory (population)")
+	f.StringVar(&o.progress, "progress", progressAuto, "progress on stderr: auto (bar on a terminal, lines otherwise), bar, lines or none")
 	return cmd
 }
 
@@ -65,32 +96,91 @@ func experimentList() string {
 	return b.String()
 }
 
+// check refuses bad parameters with one line each: exit 2.
+func (o *privacyExperimentOptions) check(cmd *cobra.Command) error {
+	switch {
+	case o.trials < 0 || o.blocks < 0 || o.workers < 0 || o.keys < 0 || o.filters < 0 || o.keyStep < 0 ||
+		o.wallets < 0 || o.peers < 0 || o.hashFuncs < 0:
+		return usagef("privacy experiment: --trials, --blocks, --workers, --keys, --filters, --key-step, --wallets, --peers and --hash-funcs must not be negative")
+	case math.IsNaN(o.fpRate) || o.fpRate < 0 || o.fpRate > 1:
+		return usagef("privacy experiment: --fp-rate %v is outside [0, 1]", o.fpRate)
+	case cmd.Flags().Changed("fp-rate") && (o.fpRate == 0 || o.fpRate == 1):
+		return usagef("privacy experiment: --fp-rate %v: a filter needs a rate strictly between 0 and 1", o.fpRate)
+	case o.hashFuncs > bip37.MaxHashFuncs:
+		return usagef("privacy experiment: --hash-funcs %d: BIP37 allows at most %d hash functions", o.hashFuncs, bip37.MaxHashFuncs)
+	}
+	switch o.progress {
+	case progressAuto, progressBar, progressLines, progressNone:
+	default:
+		return usagef("privacy experiment: --progress %q: want auto, bar, lines or none", o.progress)
+	}
+	return nil
+}
+
 // run implements `privacy experiment`.
 func (o *privacyExperimentOptions) run(cmd *cobra.Command, args []string) error {
-	if o.trials < 0 || o.blocks < 0 || o.workers < 0 || o.keys < 0 || o.filters < 0 || o.keyStep < 0 {
-		return usagef("privacy experiment: --trials, --blocks, --workers, --keys, --filters and --key-step must not be negative")
+	if err := o.check(cmd); err != nil {
+		return err
 	}
-	if cmd.Flags().Changed("fp-rate") && !(o.fpRate > 0 && o.fpRate < 1) {
-		return usagef("privacy experiment: --fp-rate must be in (0, 1)")
+	if o.transcripts != "" && args[0] != experiments.PopulationName {
+		return usagef("privacy experiment: --transcripts goes with %s", experiments.PopulationName)
 	}
-	cfg := experiments.Config{Seed: o.seed, Universe: o.universe, Trials: o.trials, Blocks: o.blocks, Workers: o.workers,
-		Keys: o.keys, Filters: o.filters, KeyStep: o.keyStep, FPRate: o.fpRate}
-	start := time.Now()
-	res, err := experiments.Run(cmd.Context(), args[0], cfg)
-	if errors.Is(err, experiments.ErrUnknown) {
+	known := false
+	for _, e := range experiments.List() {
+		known = known || e.Name == args[0]
+	}
+	if !known {
 		var names []string
 		for _, e := range experiments.List() {
 			names = append(names, e.Name)
 		}
-		return usagef("privacy experiment: %w (want one of %s)", err, strings.Join(names, ", "))
+		return usagef("privacy experiment: %w: %q (want one of %s)", experiments.ErrUnknown, args[0], strings.Join(names, ", "))
+	}
+	prog := newProgress(cmd.ErrOrStderr(), o.progress)
+	cfg := experiments.Config{Seed: o.seed, Universe: o.universe, Trials: o.trials, Blocks: o.blocks, Workers: o.workers,
+		Keys: o.keys, Filters: o.filters, KeyStep: o.keyStep, FPRate: o.fpRate, Wallets: o.wallets, Peers: o.peers,
+		HashFuncs: o.hashFuncs, Progress: prog.report}
+	var sessions []*experiments.Session
+	if o.transcripts != "" {
+		cfg.Sessions = func(s *experiments.Session) { sessions = append(sessions, s) }
+	}
+	start := time.Now()
+	res, err := experiments.Run(cmd.Context(), args[0], cfg)
+	prog.done()
+	if errors.Is(err, experiments.ErrBadConfig) {
+		return usagef("privacy experiment %s: %w", args[0], err)
 	}
 	if err != nil {
 		return fmt.Errorf("privacy experiment %s: %w", args[0], err)
 	}
 	elapsed := time.Since(start)
-	if o.png != "" {
-		if err := writeChartsPNG(o.png, res.Charts); err != nil {
-			return err
+	// Every figure says what it is and how to make it again.
+	for i := range res.Charts {
+		res.Charts[i].Notes = append(res.Charts[i].Notes, fmt.Sprintf("measured here: bloomwatch privacy experiment %s%s", args[0], o.flagsNote(cmd)))
+	}
+	var outs []outputFile
+	for _, fig := range []struct {
+		path  string
+		write func(io.Writer) error
+	}{
+		{o.png, func(w io.Writer) error { return plot.WritePNG(w, res.Charts) }},
+		{o.svg, func(w io.Writer) error { return plot.WriteSVG(w, res.Charts) }},
+	} {
+		if fig.path == "" {
+			continue
+		}
+		var b bytes.Buffer
+		if err := fig.write(&b); err != nil {
+			return fmt.Errorf("privacy experiment %s: %s: %w", args[0], fig.path, err)
+		}
+		outs = append(outs, outputFile{fig.path, b.Bytes()})
+	}
+	if err := writeOutputs(outs); err != nil {
+		return fmt.Errorf("privacy experiment %s: %w", args[0], err)
+	}
+	if o.transcripts != "" {
+		if err := writeSessionTranscripts(o.transcripts, sessions); err != nil {
+			return fmt.Errorf("privacy experiment %s: --transcripts: %w", args[0], err)
 		}
 	}
 	if o.asJSON {
@@ -102,3 +192,115 @@ func (o *privacyExperimentOptions) run(cmd *cobra.Command, args []string) error 
 	_, err = fmt.Fprintf(cmd.OutOrStdout(), "\nelapsed %s\n", elapsed.Round(time.Millisecond))
 	return err
 }
+
+// flagsNote lists the flags set on the command line (but the output
+// flags), as a figure's note repeats them.
+func (o *privacyExperimentOptions) flagsNote(cmd *cobra.Command) string {
+	var b strings.Builder
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		switch f.Name {
+		case "png", "svg", "json", "transcripts", "progress", "workers":
+			return
+		}
+		fmt.Fprintf(&b, " --%s %s", f.Name, f.Value.String())
+	})
+	return b.String()
+}
+
+// writeSessionTranscripts writes one transcript file per session into
+// dir: wallet-W-KIND-session-S.jsonl, each record as the serving peer
+// recorded it.
+func writeSessionTranscripts(dir string, sessions []*experiments.Session) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, s := range sessions {
+		var b bytes.Buffer
+		for _, r := range s.Records {
+			if err := transcript.Write(&b, r); err != nil {
+				return err
+			}
+		}
+		name := fmt.Sprintf("wallet-%04d-%s-session-%02d.jsonl", s.Wallet, s.Kind, s.Index)
+		if err := writeFileAtomic(filepath.Join(dir, name), b.Bytes()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// progress draws a run's advance on stderr: a bar redrawn in place on a
+// terminal, plain lines (at most one per progressLineStep of a stage, and
+// its end) otherwise.
+type progress struct {
+	w      io.Writer
+	bar    bool
+	off    bool
+	stage  string
+	last   time.Time
+	lastPc int
+	drawn  bool
+}
+
+// Progress drawing.
+const (
+	progressBarWidth = 30
+	// progressRedraw is the shortest time between two bar redraws.
+	progressRedraw = 100 * time.Millisecond
+	// progressLineStep is the percentage between two plain lines.
+	progressLineStep = 10
+	percent          = 100
+)
+
+// newProgress returns the progress drawer for mode on w.
+func newProgress(w io.Writer, mode string) *progress {
+	p := &progress{w: w, off: mode == progressNone, bar: mode == progressBar}
+	if mode == progressAuto {
+		if f, ok := w.(*os.File); ok {
+			if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+				p.bar = true
+			}
+		}
+	}
+	return p
+}
+
+// report implements experiments.ProgressFunc.
+func (p *progress) report(stage string, done, total int) {
+	if p.off || total <= 0 {
+		return
+	}
+	pc := done * percent / total
+	if stage != p.stage {
+		p.finishBar()
+		p.stage, p.lastPc, p.last = stage, -progressLineStep, time.Time{}
+	}
+	if p.bar {
+		if done < total && time.Since(p.last) < progressRedraw {
+			return
+		}
+		p.last = time.Now()
+		fill := done * progressBarWidth / total
+		fmt.Fprintf(p.w, "\r%-8s [%s%s] %3d%% %d/%d", stage, strings.Repeat("=", fill), strings.Repeat(" ", progressBarWidth-fill), pc, done, total)
+		p.drawn = true
+		return
+	}
+	if pc >= p.lastPc+progressLineStep || done == total {
+		if done == total && p.lastPc == percent {
+			return
+		}
+		p.lastPc = pc
+		fmt.Fprintf(p.w, "%s: %d/%d (%d%%)\n", stage, done, total, pc)
+	}
+}
+
+// finishBar ends a drawn bar's line.
+func (p *progress) finishBar() {
+	if p.bar && p.drawn {
+		fmt.Fprintln(p.w)
+		p.drawn = false
+	}
+}
+
+// done ends the progress display.
+func (p *progress) done() { p.finishBar() }

@@ -134,7 +134,11 @@ func writeSaturationRows(w io.Writer, pts []privacy.Point) {
 	}
 }
 
-// printExperiment prints an experiment's comparisons.
+// printExperiment prints an experiment's comparisons: each measurement
+// with its 95 % interval, the formula's and the published figure, and the
+// verdict (whether the reference lies inside the interval, or the
+// relative difference when there is no interval and neither figure is
+// near 0).
 func printExperiment(w io.Writer, r *experiments.Result) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n", r.Name, r.Title)
@@ -144,9 +148,9 @@ func printExperiment(w io.Writer, r *experiments.Result) error {
 	}
 	fmt.Fprintf(&b, "%s\n\n", strings.Join(params, " "))
 	t := newTable(&b)
-	fmt.Fprintln(t, "quantity\tmeasured\t95% interval\tformula\tpublished\trel. diff\tsource / note")
+	fmt.Fprintln(t, "quantity\tmeasured\t95% interval\tformula\tpublished\tverdict\tsource / note")
 	for _, row := range r.Rows {
-		interval, formula, lit, diff := notKnown, notKnown, notKnown, notKnown
+		interval, formula, lit, verdict := notKnown, notKnown, notKnown, notKnown
 		if row.Interval != nil {
 			interval = "[" + num(row.Interval[0]) + ", " + num(row.Interval[1]) + "]"
 		}
@@ -156,14 +160,14 @@ func printExperiment(w io.Writer, r *experiments.Result) error {
 		if row.Literature != nil {
 			lit = num(*row.Literature)
 		}
-		if row.RelDiff != nil {
-			diff = fmt.Sprintf("%+.1f%%", 100**row.RelDiff)
+		if row.Verdict != "" {
+			verdict = row.Verdict
 		}
 		note := row.Source
 		if row.Note != "" {
 			note = strings.TrimPrefix(note+"; "+row.Note, "; ")
 		}
-		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.Quantity, num(row.Measured), interval, formula, lit, diff, note)
+		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.Quantity, num(row.Measured), interval, formula, lit, verdict, note)
 	}
 	if err := t.Flush(); err != nil {
 		return err

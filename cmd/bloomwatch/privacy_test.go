@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/hex"
 	"encoding/json"
 	"math"
@@ -14,7 +15,9 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/btcdrpc"
 	"github.com/bloomwatch/bloomwatch/privacy/experiments"
+	"github.com/bloomwatch/bloomwatch/testnet"
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
 
@@ -256,5 +259,149 @@ func TestPrivacyScanCLI(t *testing.T) {
 	f := got.Filters[0]
 	if got.Candidates != 300000 || got.Workers != 2 || math.Abs(float64(f.Matched)-f.Expected) > 5*f.Sigma+1 {
 		t.Errorf("scan: %+v", got)
+	}
+}
+
+// TestPrivacyResearchExperimentsCLI runs issue 20's experiments at a small
+// size: tables with verdicts, PNG and SVG figures labelled with their
+// command, one transcript per session, progress on stderr.
+func TestPrivacyResearchExperimentsCLI(t *testing.T) {
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "transcripts")
+	quiet := []string{"--progress", "none"}
+	checkCLI(t, []cliCase{
+		{name: "population", args: append([]string{"privacy", "experiment", "population", "--wallets", "3", "--blocks", "60", "--universe", "20000",
+			"--png", filepath.Join(dir, "pop.png"), "--svg", filepath.Join(dir, "pop.svg"), "--transcripts", tr}, quiet...),
+			wantOutSub: []string{"population:", "wrong merges", "formula inside the 95 % interval", "another setting: compare in form", "verdict"}},
+		{name: "tweak policy", args: append([]string{"privacy", "experiment", "tweak-policy", "--wallets", "3", "--peers", "3", "--keys", "5",
+			"--fp-rate", "0.01", "--universe", "20000", "--hash-funcs", "5"}, quiet...),
+			wantOutSub: []string{"tweak per peer: a wallet's filter pairs linked by significant overlap", "mainnet (computed)"}},
+		{name: "peers", args: append([]string{"privacy", "experiment", "peers", "--peers", "2", "--keys", "4", "--universe", "20000", "--trials", "1"}, quiet...),
+			wantOutSub: []string{"2 of 2 peers collude, elements sharded over the peers"}},
+	})
+	for _, f := range []string{"pop.png", "pop.svg"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() < 5000 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	svg, _ := os.ReadFile(filepath.Join(dir, "pop.svg"))
+	if !bytes.Contains(svg, []byte("measured here: bloomwatch privacy")) || !bytes.Contains(svg, []byte("--wallets 3")) {
+		t.Error("the figure does not name the command that made it")
+	}
+	files, err := filepath.Glob(filepath.Join(tr, "wallet-*-session-*.jsonl"))
+	if err != nil || len(files) < 9 {
+		t.Fatalf("%d transcripts (%v)", len(files), err)
+	}
+	recs, err := readTranscriptFile(files[0])
+	if err != nil || len(recs) < 2 || recs[0].Kind != transcript.KindFilterLoad {
+		t.Fatalf("transcript %s: %d records, %v", files[0], len(recs), err)
+	}
+	// A session transcript, getdata records and all, goes through the
+	// analyzer.
+	code, out, errOut := runCLI(t, []string{"privacy", "analyze", "--transcript", files[0], "--synthetic", "1000", "--attacks", "none"})
+	if code != 0 || !strings.Contains(out, "single:") {
+		t.Errorf("analyze a session transcript: exit %d, %s %s", code, out, errOut)
+	}
+	// Progress: plain lines on a pipe.
+	code, _, errOut = runCLI(t, []string{"privacy", "experiment", "peers", "--peers", "2", "--keys", "4", "--universe", "20000", "--trials", "1"})
+	if code != 0 || !strings.Contains(errOut, "scan: ") || !strings.Contains(errOut, "(100%)") || strings.Contains(errOut, "\r") {
+		t.Errorf("progress: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestPrivacyExperimentBadParameters checks that bad parameters give one
+// error line and exit 2, before anything runs.
+func TestPrivacyExperimentBadParameters(t *testing.T) {
+	exp := func(args ...string) []string { return append([]string{"privacy", "experiment"}, args...) }
+	checkCLI(t, []cliCase{
+		{name: "negative wallets", args: exp("population", "--wallets", "-3"), wantCode: 2, wantErrSub: "must not be negative"},
+		{name: "negative peers", args: exp("peers", "--peers", "-1"), wantCode: 2, wantErrSub: "must not be negative"},
+		{name: "negative blocks", args: exp("noise", "--blocks", "-10"), wantCode: 2, wantErrSub: "must not be negative"},
+		{name: "rate below 0", args: exp("tweak-policy", "--fp-rate", "-0.1"), wantCode: 2, wantErrSub: "outside [0, 1]"},
+		{name: "rate above 1", args: exp("requests", "--fp-rate", "1.5"), wantCode: 2, wantErrSub: "outside [0, 1]"},
+		{name: "rate NaN", args: exp("peers", "--fp-rate", "NaN"), wantCode: 2, wantErrSub: "outside [0, 1]"},
+		{name: "rate exactly 1", args: exp("peers", "--fp-rate", "1"), wantCode: 2, wantErrSub: "strictly between 0 and 1"},
+		{name: "51 hash functions", args: exp("tweak-policy", "--hash-funcs", "51"), wantCode: 2, wantErrSub: "at most 50 hash functions"},
+		{name: "bad progress", args: exp("peers", "--progress", "loud"), wantCode: 2, wantErrSub: "--progress"},
+		{name: "transcripts elsewhere", args: exp("peers", "--transcripts", t.TempDir()), wantCode: 2, wantErrSub: "--transcripts goes with population"},
+		{name: "more peers than keys", args: exp("peers", "--peers", "5", "--keys", "2", "--universe", "10"), wantCode: 2, wantErrSub: "at least one key per peer"},
+		{name: "export without out", args: []string{"privacy", "export-universe", "--synthetic", "10"}, wantCode: 2, wantErrSub: "--out is required"},
+		{name: "export two sources", args: []string{"privacy", "export-universe", "--out", "x", "--synthetic", "10", "--btcd-rpc", "127.0.0.1:1"},
+			wantCode: 2, wantErrSub: "exactly one of"},
+		{name: "export remote node", args: []string{"privacy", "export-universe", "--out", filepath.Join(t.TempDir(), "u"), "--btcd-rpc", "192.0.2.1:18334",
+			"--rpcuser", "u", "--rpcpass", "p"}, wantCode: 2, wantErrSub: "loopback"},
+		{name: "export partitions", args: []string{"privacy", "export-universe", "--out", "x", "--synthetic", "10", "--partitions", "0"}, wantCode: 2, wantErrSub: "--partitions"},
+	})
+}
+
+// TestPrivacyExportAndStreamedUniverse exports a synthetic universe and
+// analyzes against it streamed; a malformed universe file fails with the
+// line named.
+func TestPrivacyExportAndStreamedUniverse(t *testing.T) {
+	fx := newPrivacyFixture(t)
+	u := filepath.Join(fx.dir, "export.txt")
+	code, out, errOut := runCLI(t, []string{"privacy", "export-universe", "--synthetic", "5000", "--out", u, "--progress", "none"})
+	if code != 0 || !strings.Contains(out, "5000 candidates") {
+		t.Fatalf("export: exit %d, %s %s", code, out, errOut)
+	}
+	code, out, errOut = runCLI(t, []string{"privacy", "analyze", "--transcript", fx.transcript, "--universe", u, "--truth", fx.truth, "--attacks", "none"})
+	if code != 0 || !strings.Contains(out, "universe: 5000 candidates") {
+		t.Errorf("analyze a streamed universe: exit %d, %.300s %s", code, out, errOut)
+	}
+}
+
+// TestPrivacyExportFromBtcd exports the universe of a real btcd regtest
+// chain (on 127.0.0.1) in bounded memory, both kinds, and checks it equals
+// the universes the analyzer builds in memory from the same chain.
+func TestPrivacyExportFromBtcd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts btcd")
+	}
+	h, _ := syncChain(t, testnet.ChainSpec{Blocks: 120, TxsPerBlock: 6, WatchAddrs: 8, SpendFraction: 0.4, Seed: 21})
+	chain := nodeChain{rpc: h.Node().RPC()}
+	ctx := context.Background()
+	for _, outpoints := range []bool{false, true} {
+		var want privacy.SliceUniverse
+		var err error
+		if outpoints {
+			want, err = privacy.ChainOutpointUniverse(ctx, chain, -1)
+		} else {
+			want, err = privacy.ChainUniverse(ctx, chain, -1)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		st, err := btcdrpc.ExportUniverse(ctx, chain, btcdrpc.ExportConfig{UpTo: -1, Outpoints: outpoints, Partitions: 8, TempDir: t.TempDir()}, &out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := privacy.NewFileUniverse(&out)
+		got := map[string]string{}
+		var c privacy.Candidate
+		for u.Next(&c) {
+			var b bytes.Buffer
+			if err := privacy.WriteCandidates(&b, []privacy.Candidate{c}); err != nil {
+				t.Fatal(err)
+			}
+			got[c.Key()] = b.String()
+		}
+		if u.Err() != nil {
+			t.Fatal(u.Err())
+		}
+		t.Logf("outpoints=%v: %d candidates (%d multi-form) from %d blocks, %d observations, at most %d in memory",
+			outpoints, st.Candidates, st.MultiForm, st.Blocks, st.Observations, st.MaxPartition)
+		if len(got) != len(want) {
+			t.Fatalf("outpoints=%v: %d candidates exported, %d in memory", outpoints, len(got), len(want))
+		}
+		for _, w := range want {
+			var b bytes.Buffer
+			if err := privacy.WriteCandidates(&b, []privacy.Candidate{w}); err != nil {
+				t.Fatal(err)
+			}
+			if got[w.Key()] != b.String() {
+				t.Errorf("outpoints=%v: candidate %x: exported %q, want %q", outpoints, w.Key(), got[w.Key()], b.String())
+			}
+		}
 	}
 }

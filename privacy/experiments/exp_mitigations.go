@@ -153,14 +153,16 @@ func runMitigations(ctx context.Context, cfg Config) (*Result, error) {
 		single := rep.Curve(privacy.StageSingle)
 		ls := single.Points[len(single.Points)-1]
 		out.Rows = append(out.Rows,
-			compare(p.Name+": false positives, latest filter alone", float64(ls.FalsePositives), ls.ExpectedFP+float64(len(p.Decoys)), nil, srcFormula),
+			compare(p.Name+": false positives, latest filter alone", float64(ls.FalsePositives), ls.ExpectedFP+float64(len(p.Decoys)), nil, srcFormula).
+				withInterval(PoissonInterval(ls.FalsePositives, Z95)),
 			compare(p.Name+": false positives, intersection", float64(li.FalsePositives), li.ExpectedFP+float64(len(p.Decoys)), nil, srcFormula).
+				withInterval(PoissonInterval(li.FalsePositives, Z95)).
 				withNote(fmt.Sprintf("%d records, %d filterloads, %d elements revealed by filteradd; formula counts the %d decoys as certain",
 					len(records), len(rep.Filters), li.Revealed, len(p.Decoys))),
 			measuredOnly(p.Name+": false positives, all attacks", float64(lg.FalsePositives), nil, "").
 				withNote("graph pruning has no closed form"),
-			measuredOnly(p.Name+": precision, all attacks", lg.Precision, precLit, clustering),
-			measuredOnly(p.Name+": recall, all attacks", lg.Recall, recLit, clustering),
+			formOnlyIf(measuredOnly(p.Name+": precision, all attacks", lg.Precision, precLit, clustering)),
+			formOnlyIf(measuredOnly(p.Name+": recall, all attacks", lg.Recall, recLit, clustering)),
 			measuredOnly(p.Name+": entropy bits, all attacks", lg.Entropy, nil, ""),
 		)
 		var x, sfp, fp, prec []float64

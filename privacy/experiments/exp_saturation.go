@@ -115,6 +115,7 @@ func runSaturation(ctx context.Context, cfg Config) (*Result, error) {
 		n := names[i]
 		out.Rows = append(out.Rows,
 			compare(n+": false-positive transactions", float64(run.fpTxs), model.fpTxs, nil, srcFormula).
+				withInterval(PoissonInterval(run.fpTxs, Z95)).
 				withNote(fmt.Sprintf("%s: %g on a chain of another shape; compare the orders of magnitude", srcHereSimnet, here[i][0])),
 			compare(n+": MB of matched transactions and merkleblocks", float64(run.bytes)/bytesPerMB,
 				model.txBytes/bytesPerMB, nil, srcFormula).

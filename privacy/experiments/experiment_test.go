@@ -12,7 +12,7 @@ import (
 
 // smallExperiment is a configuration that runs every experiment in well
 // under a second.
-var smallExperiment = Config{Seed: 3, Universe: 200_000, Trials: 2, Blocks: 250, Workers: 2}
+var smallExperiment = Config{Seed: 3, Universe: 200_000, Trials: 2, Blocks: 250, Workers: 2, Wallets: 4, Peers: 3}
 
 func TestExperimentsDeterministic(t *testing.T) {
 	for _, e := range List() {

@@ -4,24 +4,73 @@ import (
 	"bytes"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/bloomwatch/bloomwatch/privacy"
+	gplot "gonum.org/v1/plot"
 )
 
-// TestLogTicksNarrowRange checks that a log axis spanning less than a
-// power of ten still gets at least two labelled ticks.
-func TestLogTicksNarrowRange(t *testing.T) {
-	for _, r := range [][2]float64{{50, 200}, {84, 104}, {1, 1e6}} {
-		labelled := 0
-		for _, tk := range (logTicks{}).Ticks(r[0], r[1]) {
-			if tk.Label != "" {
-				labelled++
+// labels returns the labelled ticks of t over [lo, hi].
+func labels(t gplot.Ticker, lo, hi float64) []string {
+	var out []string
+	for _, tk := range t.Ticks(lo, hi) {
+		if tk.Label != "" {
+			out = append(out, tk.Label)
+		}
+	}
+	return out
+}
+
+// TestCleanNumbers checks tick labels as a reader writes them: no float
+// noise, powers of ten outside 0.001..10000 as 1e-4.
+func TestCleanNumbers(t *testing.T) {
+	tests := map[float64]string{
+		0: "0", math.Copysign(0, -1): "0", 1e-4: "1e-4", 0.00010000000000005: "1e-4", 0.001: "0.001", 0.01: "0.01",
+		1: "1", 250: "250", 1e4: "10000", 1e5: "1e5", 0.30000000000000004: "0.3", 2.5e6: "2.5e6", 1e-22: "1e-22", -1e-6: "-1e-6",
+	}
+	for v, want := range tests {
+		if got := cleanNumber(v); got != want {
+			t.Errorf("cleanNumber(%g) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+// TestLogTicksOneLabelPerDecade checks that a log axis labels whole
+// decades only, thins them when many are spanned, and still labels a
+// range narrower than a decade.
+func TestLogTicksOneLabelPerDecade(t *testing.T) {
+	narrow := labels(logTicks{}, 84, 104)
+	if len(narrow) < 2 {
+		t.Errorf("84..104: labels %v, want at least 2", narrow)
+	}
+	for _, r := range [][2]float64{{1e-4, 10}, {1e-22, 1e3}, {1, 1e6}} {
+		got := labels(logTicks{}, r[0], r[1])
+		if len(got) > maxDecadeLabels+1 || len(got) < 2 {
+			t.Errorf("%v: %d labels %v", r, len(got), got)
+		}
+		seen := map[string]bool{}
+		for _, l := range got {
+			if seen[l] || strings.Contains(l, "00000") && !strings.HasPrefix(l, "1") {
+				t.Errorf("%v: label %q repeated or unclean in %v", r, l, got)
 			}
+			seen[l] = true
 		}
-		if labelled < 2 {
-			t.Errorf("range %v: %d labelled ticks, want >= 2", r, labelled)
-		}
+	}
+	if got := labels(logTicks{}, 1e-4, 1); !strings.Contains(strings.Join(got, " "), "1e-4") {
+		t.Errorf("1e-4..1: labels %v lack 1e-4", got)
+	}
+}
+
+// TestLinearTicksAreRound checks round labels on a linear axis.
+func TestLinearTicksAreRound(t *testing.T) {
+	got := strings.Join(labels(linearTicks{}, 0, 600), " ")
+	if got != "0 200 400 600" {
+		t.Errorf("0..600: %q", got)
+	}
+	got = strings.Join(labels(linearTicks{}, 0, 1), " ")
+	if got != "0 0.2 0.4 0.6 0.8 1" {
+		t.Errorf("0..1: %q", got)
 	}
 }
 
@@ -30,27 +79,28 @@ func TestLogTicksNarrowRange(t *testing.T) {
 func TestFlatSeriesAxisWidened(t *testing.T) {
 	for _, logY := range []bool{false, true} {
 		c := privacy.Chart{LogY: logY, Series: []privacy.Series{{Name: "flat", X: []float64{0, 1, 2}, Y: []float64{84, 84, 84}}}}
-		p, err := chartPlot(c)
+		p, err := chartPanel(c)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !(p.Y.Min < 84 && p.Y.Max > 84) {
-			t.Errorf("logY=%v: Y range [%v, %v] does not surround 84", logY, p.Y.Min, p.Y.Max)
+		if !(p.plot.Y.Min < 84 && p.plot.Y.Max > 84) {
+			t.Errorf("logY=%v: Y range [%v, %v] does not surround 84", logY, p.plot.Y.Min, p.plot.Y.Max)
 		}
 	}
 }
 
-// testCharts is a log chart with a zero and a NaN to drop, beside a
-// linear chart of points.
+// testCharts is a log chart with zeros, error bars, a reference marker
+// and a NaN, beside a linear chart of points with named ticks.
 func testCharts() []privacy.Chart {
 	return []privacy.Chart{
-		{Title: "log", XLabel: "x", YLabel: "y", LogY: true, Series: []privacy.Series{
+		{Title: "log", XLabel: "x", YLabel: "y", LogY: true, Notes: []string{"measured here"}, Series: []privacy.Series{
 			{Name: "line", X: []float64{0, 1, 2, 3}, Y: []float64{1000, 10, 0, math.NaN()}},
-			{Name: "points", X: []float64{0, 1}, Y: []float64{500, 5}, Points: true},
+			{Name: "points", X: []float64{0, 1}, Y: []float64{500, 5}, YLo: []float64{400, 2}, YHi: []float64{600, 9}, Points: true},
+			{Name: "zeros", X: []float64{0, 1}, Y: []float64{0, 0}, Points: true},
+			{Name: "Nick 1.27", X: []float64{2}, Y: []float64{1.27}, Reference: true, Source: "Nick, ETH thesis 2015"},
 		}},
-		{Title: "linear", XLabel: "x", YLabel: "y", Series: []privacy.Series{
-			{Name: "points", X: []float64{0, 1, 2}, Y: []float64{0.1, 0.5, 0.9}, Points: true},
-		}},
+		{Title: "linear", XLabel: "x", YLabel: "y", XTicks: []privacy.Tick{{Value: 0, Label: "a"}, {Value: 2, Label: "b"}},
+			Series: []privacy.Series{{Name: "points", X: []float64{0, 1, 2}, Y: []float64{0.1, 0.5, 0.9}, Points: true}}},
 	}
 }
 
@@ -82,25 +132,60 @@ func TestWrite(t *testing.T) {
 			if err := tc.write(&empty, nil); !errors.Is(err, ErrNoCharts) || empty.Len() != 0 {
 				t.Errorf("no charts: err = %v, %d bytes written", err, empty.Len())
 			}
+			bad := []privacy.Chart{{Series: []privacy.Series{{X: []float64{1}, Y: []float64{1, 2}}}}}
+			if err := tc.write(&empty, bad); !errors.Is(err, ErrBadSeries) || empty.Len() != 0 {
+				t.Errorf("bad series: err = %v, %d bytes written", err, empty.Len())
+			}
 		})
 	}
 }
 
-// TestZerosDroppedOnLogAxis checks that the title says when a log axis
-// left points out, and that a chart with nothing positive stays linear.
-func TestZerosDroppedOnLogAxis(t *testing.T) {
-	p, err := chartPlot(testCharts()[0])
+// TestNoSeriesDropped checks that zeros on a log axis turn it
+// symmetric-logarithmic and are drawn, that an all-zero series and
+// undefined points are named in the legend, that the published figure is
+// labelled with its source, and that a chart with nothing positive stays
+// linear with a note.
+func TestNoSeriesDropped(t *testing.T) {
+	p, err := chartPanel(testCharts()[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Title.Text != "log"+zeroDropNote {
-		t.Errorf("title %q", p.Title.Text)
+	if _, ok := p.plot.Y.Scale.(symLogScale); !ok {
+		t.Errorf("Y scale %T, want the symmetric-log scale", p.plot.Y.Scale)
+	}
+	var legend []string
+	for _, e := range p.entries {
+		legend = append(legend, strings.ReplaceAll(e.text, "\n", " "))
+	}
+	joined := strings.Join(legend, " | ")
+	for _, want := range []string{"line (1 undefined points not drawn)", "zeros (all 0)", "published: Nick 1.27 (Nick, ETH thesis 2015)"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("legend %q lacks %q", joined, want)
+		}
+	}
+	if len(p.entries) != 4 {
+		t.Errorf("%d legend entries for 4 series", len(p.entries))
 	}
 	zeros := privacy.Chart{Title: "zeros", LogY: true, Series: []privacy.Series{{X: []float64{0, 1}, Y: []float64{0, 0}}}}
-	if p, err = chartPlot(zeros); err != nil {
+	if p, err = chartPanel(zeros); err != nil {
 		t.Fatal(err)
 	}
-	if p.Title.Text != "zeros" || p.Y.Min != -1 || p.Y.Max != 1 {
-		t.Errorf("all-zero log chart: title %q, Y [%v, %v], want a linear axis around 0", p.Title.Text, p.Y.Min, p.Y.Max)
+	if p.plot.Y.Min != -1 || p.plot.Y.Max != 1 || !strings.Contains(strings.Join(p.notes, " "), noPositive) {
+		t.Errorf("all-zero log chart: Y [%v, %v], notes %v: want a linear axis around 0 with a note", p.plot.Y.Min, p.plot.Y.Max, p.notes)
+	}
+}
+
+// TestSymLogScale checks the symmetric-log mapping: 0 at the bottom,
+// the threshold one step up, each decade one more.
+func TestSymLogScale(t *testing.T) {
+	s := symLogScale{thresh: 0.01}
+	for _, tc := range []struct{ x, want float64 }{{0, 0}, {0.01, 1.0 / 5}, {1, 3.0 / 5}, {100, 1}} {
+		if got := s.Normalize(0, 100, tc.x); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("Normalize(%g) = %g, want %g", tc.x, got, tc.want)
+		}
+	}
+	got := strings.Join(labels(symLogTicks{thresh: 0.01}, 0, 100), " ")
+	if got != "0 0.01 0.1 1 10 100" {
+		t.Errorf("symlog labels %q", got)
 	}
 }

@@ -1,0 +1,265 @@
+package experiments
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/transcript"
+)
+
+// The requests experiment (issue 20, item 4): what the serving peer
+// learns from the blocks a client asks for, recorded as getdata records
+// (transcript version 3). A wallet's first catch-up starts at its
+// birthday; bloomwatch, after loading a filter for keys a transaction of
+// block h made it derive, fetches block h again (and the blocks in
+// flight), so the re-fetch points at a block holding a wallet
+// transaction. The mitigations: start the first catch-up at a rounded
+// birthday, and re-fetch from the start of an aligned window after a
+// random delay.
+const (
+	requestsWallets = 100
+	requestsBlocks  = 360
+	// requestsRound is the rounding of the mitigations on this chain:
+	// a tenth of it (on mainnet, 2,016 blocks: two weeks).
+	requestsRound = 36
+	// requestsDelay is the longest random delay of a reload for new
+	// keys.
+	requestsDelay = 6
+	// requestsLooseRate is a rate at which the filter alone leaves
+	// cover, so that what the requests add shows.
+	requestsLooseRate = 0.02
+)
+
+// requestPolicies are the policies compared.
+var requestPolicies = []struct {
+	name, short string
+	rp          RequestPolicy
+}{
+	{"bloomwatch (exact birthday, re-fetch from the block)", "bloomwatch today", RequestPolicy{InFlight: spvWindow}},
+	{"rounded birthday", "rounded birthday", RequestPolicy{InFlight: spvWindow, RoundBirthday: requestsRound}},
+	{"aligned re-fetch window and delayed reload", "window + delay", RequestPolicy{InFlight: spvWindow, RefetchWindow: requestsRound, ReloadDelay: requestsDelay}},
+	{"both mitigations", "both", RequestPolicy{InFlight: spvWindow, RoundBirthday: requestsRound, RefetchWindow: requestsRound, ReloadDelay: requestsDelay}},
+}
+
+// spvWindow is spv.DefaultWindow: the blocks in flight a catch-up
+// re-fetch covers.
+const spvWindow = 500
+
+// requestOutcome is what the adversary learned under one policy.
+type requestOutcome struct {
+	wallets, firstTxRight   int
+	birthdayErr             float64
+	sameBirthday            float64
+	refetches, refetchHit   int
+	pointed, pointedWallet  int
+	filterOnly, filterOwned int
+	blocksRefetched         int64
+	pointedBlocks           int64
+}
+
+// runRequests measures each policy at bloomwatch's rate and at a loose
+// one.
+func runRequests(ctx context.Context, cfg Config) (*Result, error) {
+	pc := populationConfig(cfg)
+	pc.WalletsPerKind = orDefault(cfg.Wallets, requestsWallets)
+	pc.Blocks = orDefault(cfg.Blocks, requestsBlocks)
+	pc.Kinds = []WalletKind{KindBloomwatch}
+	pop, err := NewPopulation(pc)
+	if err != nil {
+		return nil, err
+	}
+	rates := []float64{0, requestsLooseRate}
+	if cfg.FPRate != 0 {
+		rates = []float64{cfg.FPRate}
+	}
+	out := &Result{
+		Name:  "requests",
+		Title: "what the request pattern leaks: the birthday and the re-fetched blocks, with and without mitigations",
+		Params: []Param{
+			param("wallets", len(pop.Wallets)), param("blocks", len(pop.Chain)), param("rounding_blocks", requestsRound),
+			param("reload_delay_max", requestsDelay), param("seed", cfg.Seed),
+		},
+	}
+	ix := pop.indexChain()
+	var charts, birth []privacy.Series
+	step := 0
+	for _, rate := range rates {
+		rateName := "bloomwatch's 1e-4"
+		if rate != 0 {
+			rateName = fmt.Sprint(rate)
+		}
+		var xs, prec, lo, hi, base, first, firstLo, firstHi []float64
+		for pi, pol := range requestPolicies {
+			cfg.progress("policies", step, len(rates)*len(requestPolicies))
+			step++
+			sessions, err := pop.Simulate(ClientOptions{FPRate: rate, Requests: pol.rp})
+			if err != nil {
+				return nil, err
+			}
+			o, err := requestLeak(pop, ix, sessions)
+			if err != nil {
+				return nil, err
+			}
+			requestRows(out, fmt.Sprintf("rate %s, %s: ", rateName, pol.name), o)
+			p := ratio(o.pointedWallet, o.pointed)
+			l, h := WilsonInterval(o.pointedWallet, o.pointed, Z95)
+			xs, prec, lo, hi = append(xs, float64(pi)), append(prec, p), append(lo, l), append(hi, h)
+			base = append(base, ratio(o.filterOwned, o.filterOnly))
+			fl, fh := WilsonInterval(o.firstTxRight, o.wallets, Z95)
+			first, firstLo, firstHi = append(first, ratio(o.firstTxRight, o.wallets)), append(firstLo, fl), append(firstHi, fh)
+		}
+		birth = append(birth, privacy.Series{Name: "rate " + rateName, X: xs, Y: first, YLo: firstLo, YHi: firstHi, Points: true})
+		charts = append(charts,
+			privacy.Series{Name: "rate " + rateName + ": matched txs in the re-fetched blocks", X: xs, Y: prec, YLo: lo, YHi: hi, Points: true},
+			privacy.Series{Name: "rate " + rateName + ": matched txs, filter alone", X: xs, Y: base})
+	}
+	cfg.progress("policies", step, step)
+	var ticks []privacy.Tick
+	for i, p := range requestPolicies {
+		ticks = append(ticks, privacy.Tick{Value: float64(i), Label: p.short})
+	}
+	note := fmt.Sprintf("rounding and window: %d blocks on this %d-block chain (2,016 on mainnet); reload delay up to %d blocks", requestsRound, len(pop.Chain), requestsDelay)
+	out.Charts = []privacy.Chart{
+		{
+			Title:  "re-fetch: the wallet's share of the matched txs in the blocks it points at (measured here)",
+			XLabel: "request policy", YLabel: "precision", XTicks: ticks, Series: charts, Notes: []string{note},
+		},
+		{
+			Title:  "birthday: the first matched tx after the first request is the wallet's first (measured here)",
+			XLabel: "request policy", YLabel: "share of wallets", XTicks: ticks, Series: birth,
+		},
+	}
+	return out, nil
+}
+
+// requestRows writes one policy's figures.
+func requestRows(out *Result, pre string, o requestOutcome) {
+	bl, bh := WilsonInterval(o.firstTxRight, o.wallets, Z95)
+	rl, rh := WilsonInterval(o.refetchHit, o.refetches, Z95)
+	pl, ph := WilsonInterval(o.pointedWallet, o.pointed, Z95)
+	fl, fh := WilsonInterval(o.filterOwned, o.filterOnly, Z95)
+	out.Rows = append(out.Rows,
+		measuredOnly(pre+"birthday: blocks between the first request and the birthday (mean)", o.birthdayErr/float64(max(o.wallets, 1)), nil, ""),
+		measuredOnly(pre+"birthday: wallets sharing a wallet's first requested height (mean)", o.sameBirthday, nil, ""),
+		measuredOnly(pre+"birthday: first matched tx after the first request is the wallet's first", ratio(o.firstTxRight, o.wallets), nil, "").
+			withInterval(bl, bh).withNote(fmt.Sprintf("%d of %d wallets", o.firstTxRight, o.wallets)),
+		measuredOnly(pre+"re-fetches that point at the block which made the wallet derive keys", ratio(o.refetchHit, o.refetches), nil, "").
+			withInterval(rl, rh).withNote(fmt.Sprintf("%d re-fetches; %.3g blocks re-fetched, %.3g pointed at, per re-fetch",
+			o.refetches, float64(o.blocksRefetched)/float64(max(o.refetches, 1)), float64(o.pointedBlocks)/float64(max(o.refetches, 1)))),
+		measuredOnly(pre+"precision: wallet txs among the matched txs of the blocks pointed at", ratio(o.pointedWallet, o.pointed), nil, "").
+			withInterval(pl, ph).withNote(fmt.Sprintf("%d matched txs", o.pointed)),
+		measuredOnly(pre+"precision: wallet txs among all matched txs (the filter alone)", ratio(o.filterOwned, o.filterOnly), nil, "").
+			withInterval(fl, fh).withNote(fmt.Sprintf("%d matched txs", o.filterOnly)),
+	)
+}
+
+// requestLeak plays the serving peer over every session's records: it
+// reads the first request of a wallet's first session as its birthday,
+// and every request for blocks it already served as a re-fetch, whose
+// first block through the filterload before it are the blocks pointed at.
+// The truth scores it.
+func requestLeak(pop *Population, ix *chainIndex, sessions []*Session) (requestOutcome, error) {
+	var o requestOutcome
+	firstReq := map[int]int32{}
+	heights := map[int32]int{}
+	for _, s := range sessions {
+		w := pop.Wallets[s.Wallet]
+		var filter *bip37.Filter
+		var loadH int32
+		served := int32(-1)
+		refetch := 0
+		firstSeen := false
+		for _, r := range s.Records {
+			switch r.Kind {
+			case transcript.KindFilterLoad:
+				f, err := bip37.Deserialize(r.Filter)
+				if err != nil {
+					return o, err
+				}
+				filter, loadH = f, r.Height
+			case transcript.KindGetData:
+				from, to := r.Height, r.Height+int32(r.Count)-1
+				if s.Index == 0 && !firstSeen {
+					firstSeen = true
+					firstReq[w.ID] = from
+					heights[from]++
+					o.wallets++
+					o.birthdayErr += float64(w.Birthday - from)
+					if guessFirstTx(pop, ix, filter, from, w) {
+						o.firstTxRight++
+					}
+				}
+				if from <= served && refetch < len(s.Refetches) {
+					trig := s.Refetches[refetch].Trigger
+					refetch++
+					o.refetches++
+					o.blocksRefetched += r.Count
+					end := max(loadH, from)
+					o.pointedBlocks += int64(end - from + 1)
+					if trig >= from && trig <= end {
+						o.refetchHit++
+					}
+					for h := from; h <= end; h++ {
+						n, own := matchedTxs(pop, ix, filter, h, w.ID)
+						o.pointed += n
+						o.pointedWallet += own
+					}
+				}
+				served = max(served, to)
+			}
+		}
+		if f := s.Loads[0].Filter; f != nil {
+			for h := s.Start; h <= s.End; h++ {
+				n, own := matchedTxs(pop, ix, f, h, w.ID)
+				o.filterOnly += n
+				o.filterOwned += own
+			}
+		}
+	}
+	var share float64
+	for _, h := range firstReq {
+		share += float64(heights[h])
+	}
+	o.sameBirthday = share / float64(max(len(firstReq), 1))
+	return o, nil
+}
+
+// matchedTxs counts the txs of block h that f matches, and the wallet's
+// among them.
+func matchedTxs(pop *Population, ix *chainIndex, f *bip37.Filter, h int32, wallet int) (n, own int) {
+	if f == nil || h < 0 || int(h) >= len(pop.Chain) {
+		return 0, 0
+	}
+	for i, tx := range pop.Chain[h].Transactions {
+		if f.MatchTx(tx) {
+			n++
+			if containsKey(ix.txOwners[h][i], int32(wallet)) {
+				own++
+			}
+		}
+	}
+	return n, own
+}
+
+// guessFirstTx is the adversary's guess of the wallet's first transaction
+// (the first tx the filter matches at or after the first block requested)
+// scored against the truth.
+func guessFirstTx(pop *Population, ix *chainIndex, f *bip37.Filter, from int32, w *PopWallet) bool {
+	if f == nil {
+		return false
+	}
+	first := int32(-1)
+	if len(w.FirstUse) > 0 {
+		first = w.FirstUse[0]
+	}
+	for h := max(from, 0); int(h) < len(pop.Chain); h++ {
+		for i, tx := range pop.Chain[h].Transactions {
+			if f.MatchTx(tx) {
+				return h == first && containsKey(ix.txOwners[h][i], int32(w.ID))
+			}
+		}
+	}
+	return false
+}
