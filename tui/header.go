@@ -38,7 +38,7 @@ func (m *Model) headerView(w int) []string {
 		state,
 		k("peers ") + peers,
 		k("headers ") + fmt.Sprint(st.headerHeight),
-		k("peer height ") + fmt.Sprint(st.peerHeight),
+		k("peer height ") + fmt.Sprint(st.bestHeight()),
 	}
 	if !st.lastBlock.IsZero() {
 		parts = append(parts, k("last block ")+ago(m.now().Sub(st.lastBlock)))
@@ -52,9 +52,9 @@ func (m *Model) headerView(w int) []string {
 	}
 
 	frac := st.progress()
-	info := fmt.Sprintf(" %3.0f%%  %d/%d", frac*100, st.blockHeight, st.peerHeight)
+	info := fmt.Sprintf(" %3.0f%%  %d/%d", frac*100, st.blockHeight, st.bestHeight())
 	if r, ok := st.rate(); ok && !st.synced {
-		info += fmt.Sprintf("  %.1f blk/s  ETA %s", r, eta(float64(st.peerHeight-st.blockHeight)/r))
+		info += fmt.Sprintf("  %.1f blk/s  ETA %s", r, eta(float64(st.bestHeight()-st.blockHeight)/r))
 	} else if st.synced {
 		info += "  ETA done"
 	} else {

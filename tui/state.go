@@ -208,6 +208,13 @@ func (s *state) apply(e spv.Event, hideFP bool) (added int, walletChanged bool) 
 	return 0, false
 }
 
+// bestHeight returns the best height the peers have shown: announced in
+// their version or inv messages, or given as headers (a peer that serves a
+// header at height h has the chain to h even before it announces it).
+func (s *state) bestHeight() int32 {
+	return max(s.peerHeight, s.headerHeight)
+}
+
 // notePeerHeight raises the best known peer height.
 func (s *state) notePeerHeight(h int32) {
 	s.peerHeight = max(s.peerHeight, h)
@@ -384,10 +391,10 @@ func (s *state) rate() (float64, bool) {
 
 // progress returns the block sync fraction in [0, 1].
 func (s *state) progress() float64 {
-	if s.synced && s.blockHeight >= s.peerHeight {
+	if s.synced && s.blockHeight >= s.bestHeight() {
 		return 1
 	}
-	span := s.peerHeight - s.startHeight
+	span := s.bestHeight() - s.startHeight
 	if !s.started || span <= 0 {
 		return 0
 	}
