@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bloomwatch/bloomwatch/internal/atomicfile"
 	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/spv/headers"
@@ -513,8 +514,11 @@ func (u *universeFeed) size() (uint64, string) {
 	return privacy.UniverseFromTxs(c.Txs), privacy.DescribeTxUniverse(c.Txs, c.From, c.To, u.path)
 }
 
-// save writes the estimate atomically (a temporary file renamed over
-// it). Nothing counted, nothing written.
+// universeFileMode is UniverseFile's permission.
+const universeFileMode = 0o600
+
+// save writes the estimate atomically (atomicfile.Write: a temporary file
+// renamed over it). Nothing counted, nothing written.
 func (u *universeFeed) save() error {
 	if u.cur.To < 0 {
 		return nil
@@ -523,18 +527,7 @@ func (u *universeFeed) save() error {
 	if err != nil {
 		return fmt.Errorf("encode universe estimate: %w", err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(u.path), "."+UniverseFile+".tmp*")
-	if err != nil {
-		return fmt.Errorf("save universe estimate: %w", err)
-	}
-	_, werr := tmp.Write(append(raw, '\n'))
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		_ = os.Remove(tmp.Name())
-		return fmt.Errorf("save universe estimate: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), u.path); err != nil {
-		_ = os.Remove(tmp.Name())
+	if err := atomicfile.Write(u.path, append(raw, '\n'), universeFileMode); err != nil {
 		return fmt.Errorf("save universe estimate: %w", err)
 	}
 	return nil

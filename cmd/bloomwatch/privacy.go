@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
+	"github.com/bloomwatch/bloomwatch/internal/atomicfile"
 	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/privacy/btcdrpc"
 	"github.com/bloomwatch/bloomwatch/privacy/plot"
@@ -197,22 +197,22 @@ func (o *privacyAnalyzeOptions) run(cmd *cobra.Command, _ []string) error {
 	}
 	// Every output file is rendered before any is written, and each is
 	// written whole or not at all.
-	var outs []outputFile
+	var outs []atomicfile.Data
 	if o.csv != "" {
 		var b bytes.Buffer
 		if err := privacy.WriteCSV(&b, rep.Curves); err != nil {
 			return fmt.Errorf("privacy analyze: --csv: %w", err)
 		}
-		outs = append(outs, outputFile{o.csv, b.Bytes()})
+		outs = append(outs, atomicfile.Data{Path: o.csv, Data: b.Bytes()})
 	}
 	if o.png != "" {
 		var b bytes.Buffer
 		if err := plot.WritePNG(&b, rep.Charts()); err != nil {
 			return fmt.Errorf("privacy analyze: --png: %w", err)
 		}
-		outs = append(outs, outputFile{o.png, b.Bytes()})
+		outs = append(outs, atomicfile.Data{Path: o.png, Data: b.Bytes()})
 	}
-	if err := writeOutputs(outs); err != nil {
+	if err := atomicfile.WriteAll(outs, outputFileMode); err != nil {
 		return fmt.Errorf("privacy analyze: %w", err)
 	}
 	if o.asJSON {
@@ -299,47 +299,10 @@ func lastLoadHeight(records []transcript.Record) int32 {
 	return -1
 }
 
-// outputFile is one output file's path and rendered content.
-type outputFile struct {
-	path string
-	data []byte
-}
-
-// writeOutputs writes every file atomically (writeFileAtomic); when one
-// fails, the files it already wrote are removed, so a failed run leaves
-// no output of its own.
-func writeOutputs(outs []outputFile) error {
-	for i, o := range outs {
-		if err := writeFileAtomic(o.path, o.data); err != nil {
-			for _, done := range outs[:i] {
-				_ = os.Remove(done.path)
-			}
-			return err
-		}
-	}
-	return nil
-}
-
-// writeFileAtomic writes data to a temporary file beside path and renames
-// it over path, so path never holds a partial file.
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	name := tmp.Name()
-	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		_ = os.Remove(name)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(name, path); err != nil {
-		_ = os.Remove(name)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
-}
+// outputFileMode is the permission of the files --csv, --png, --svg and
+// --transcripts write (atomicfile.WriteAll: each whole or not at all, and
+// none of them when one fails).
+const outputFileMode = 0o600
 
 // readElementFile reads an element file.
 func readElementFile(flag, path string) ([]privacy.Candidate, error) {
@@ -353,16 +316,6 @@ func readElementFile(flag, path string) ([]privacy.Candidate, error) {
 		return nil, fmt.Errorf("%s %s: %w", flag, path, err)
 	}
 	return cands, nil
-}
-
-// writeChartsPNG draws the charts, stacked, into a PNG file (see
-// plot.WritePNG), written whole or not at all.
-func writeChartsPNG(path string, charts []privacy.Chart) error {
-	var b bytes.Buffer
-	if err := plot.WritePNG(&b, charts); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return writeFileAtomic(path, b.Bytes())
 }
 
 // dialChain connects to btcd's JSON-RPC server at hostPort (loopback
@@ -430,6 +383,9 @@ func newPrivacyExportCmd() *cobra.Command {
 	return cmd
 }
 
+// universeFileMode is the permission of the file export-universe writes.
+const universeFileMode = 0o644
+
 // run implements `privacy export-universe`.
 func (o *privacyExportOptions) run(cmd *cobra.Command, _ []string) error {
 	fl := cmd.Flags()
@@ -458,13 +414,13 @@ func (o *privacyExportOptions) run(cmd *cobra.Command, _ []string) error {
 	}
 	prog := newProgress(cmd.ErrOrStderr(), o.progress)
 	defer prog.done()
-	// Written beside the target and renamed over it when complete.
-	tmp, err := os.CreateTemp(filepath.Dir(o.out), "."+filepath.Base(o.out)+".tmp*")
+	// Written beside the target and renamed over it when complete. A
+	// universe is public chain data: readable like any output file.
+	tmp, err := atomicfile.Create(o.out, universeFileMode)
 	if err != nil {
 		return fmt.Errorf("privacy export-universe: %w", err)
 	}
-	name := tmp.Name()
-	defer os.Remove(name)
+	defer tmp.Abort()
 	var stats btcdrpc.ExportStats
 	if o.synthetic > 0 {
 		err = btcdrpc.ExportSynthetic(tmp, o.seed, o.synthetic, o.pubKeys, func(d, n int) { prog.report("candidates", d, n) })
@@ -475,7 +431,6 @@ func (o *privacyExportOptions) run(cmd *cobra.Command, _ []string) error {
 	} else {
 		var chain *btcdrpc.Chain
 		if chain, err = dialChain(o.rpc, o.rpcUser, o.rpcPass, o.height); err != nil {
-			_ = tmp.Close()
 			return err
 		}
 		defer chain.Close()
@@ -484,17 +439,10 @@ func (o *privacyExportOptions) run(cmd *cobra.Command, _ []string) error {
 			UpTo: o.height, Outpoints: o.outpoints, TempDir: o.tmp, Partitions: o.partitions, Progress: prog.report,
 		}, tmp)
 	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
+	if err == nil {
+		err = tmp.Commit()
 	}
 	if err != nil {
-		return fmt.Errorf("privacy export-universe: %w", err)
-	}
-	// A universe is public chain data: readable like any output file.
-	if err := os.Chmod(name, 0o644); err != nil {
-		return fmt.Errorf("privacy export-universe: %w", err)
-	}
-	if err := os.Rename(name, o.out); err != nil {
 		return fmt.Errorf("privacy export-universe: %w", err)
 	}
 	prog.done()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/internal/atomicfile"
 	"github.com/bloomwatch/bloomwatch/privacy/experiments"
 	"github.com/bloomwatch/bloomwatch/privacy/plot"
 	"github.com/bloomwatch/bloomwatch/transcript"
@@ -158,7 +159,7 @@ func (o *privacyExperimentOptions) run(cmd *cobra.Command, args []string) error 
 	for i := range res.Charts {
 		res.Charts[i].Notes = append(res.Charts[i].Notes, fmt.Sprintf("measured here: bloomwatch privacy experiment %s%s", args[0], o.flagsNote(cmd)))
 	}
-	var outs []outputFile
+	var outs []atomicfile.Data
 	for _, fig := range []struct {
 		path  string
 		write func(io.Writer) error
@@ -173,9 +174,9 @@ func (o *privacyExperimentOptions) run(cmd *cobra.Command, args []string) error 
 		if err := fig.write(&b); err != nil {
 			return fmt.Errorf("privacy experiment %s: %s: %w", args[0], fig.path, err)
 		}
-		outs = append(outs, outputFile{fig.path, b.Bytes()})
+		outs = append(outs, atomicfile.Data{Path: fig.path, Data: b.Bytes()})
 	}
-	if err := writeOutputs(outs); err != nil {
+	if err := atomicfile.WriteAll(outs, outputFileMode); err != nil {
 		return fmt.Errorf("privacy experiment %s: %w", args[0], err)
 	}
 	if o.transcripts != "" {
@@ -222,7 +223,7 @@ func writeSessionTranscripts(dir string, sessions []*experiments.Session) error 
 			}
 		}
 		name := fmt.Sprintf("wallet-%04d-%s-session-%02d.jsonl", s.Wallet, s.Kind, s.Index)
-		if err := writeFileAtomic(filepath.Join(dir, name), b.Bytes()); err != nil {
+		if err := atomicfile.Write(filepath.Join(dir, name), b.Bytes(), outputFileMode); err != nil {
 			return err
 		}
 	}
