@@ -218,7 +218,7 @@ func (o *privacyAnalyzeOptions) run(cmd *cobra.Command, _ []string) error {
 	if o.asJSON {
 		return writeJSON(cmd, rep)
 	}
-	return printReport(cmd.OutOrStdout(), rep)
+	return rep.WriteTable(cmd.OutOrStdout())
 }
 
 // check enforces one universe source and the flags that go with it.

@@ -187,7 +187,7 @@ func (o *privacyExperimentOptions) run(cmd *cobra.Command, args []string) error 
 	if o.asJSON {
 		return writeJSON(cmd, res)
 	}
-	if err := printExperiment(cmd.OutOrStdout(), res); err != nil {
+	if err := res.WriteTable(cmd.OutOrStdout()); err != nil {
 		return err
 	}
 	_, err = fmt.Fprintf(cmd.OutOrStdout(), "\nelapsed %s\n", elapsed.Round(time.Millisecond))

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/internal/table"
 	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/spf13/cobra"
 )
@@ -82,7 +83,7 @@ func (o *privacyScanOptions) run(cmd *cobra.Command, _ []string) error {
 		rep.Candidates, len(filters), rep.Seconds, rep.CPUSeconds, rep.PerSec/1e6, rep.PerSecPerCore/1e6, rep.Workers)
 	for j, f := range rep.Filters {
 		fmt.Fprintf(&b, "filter %d: %d bytes, k=%d, fp rate %s: %d matched, expected %.1f +- %.1f\n",
-			j, f.Bytes, f.HashFuncs, num(f.FPRate), f.Matched, f.Expected, f.Sigma)
+			j, f.Bytes, f.HashFuncs, table.Num(f.FPRate), f.Matched, f.Expected, f.Sigma)
 	}
 	if bl := rep.Baseline; bl != nil {
 		fmt.Fprintf(&b, "baseline, one core, first %d candidates through filter 0, alternated: scan %.1f M/s, bip37 Matches %.1f M/s, btcutil/bloom %.1f M/s; scan/btcutil ratio %.2f, Matches/btcutil ratio %.2f (same matches: %v)\n",

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/bloomwatch/bloomwatch/internal/table"
 	"github.com/bloomwatch/bloomwatch/session"
 	"github.com/bloomwatch/bloomwatch/wallet"
 )
@@ -628,7 +629,7 @@ func showTxs(cmd *cobra.Command, w *wallet.Wallet, o *walletReadOptions) error {
 		}
 		return writeJSON(cmd, txs)
 	}
-	tw := newTable(cmd.OutOrStdout())
+	tw := table.New(cmd.OutOrStdout())
 	fmt.Fprintln(tw, "HEIGHT\tTXID\tDELTA (sat)\tCONFIRMATIONS\tEXPIRES\tCONFLICTS")
 	for _, t := range txs {
 		height, expires, conflicts := fmt.Sprint(t.Height), "-", "-"
@@ -676,7 +677,7 @@ func showUTXOs(cmd *cobra.Command, w *wallet.Wallet, o *walletReadOptions) error
 		}
 		return writeJSON(cmd, utxos)
 	}
-	tw := newTable(cmd.OutOrStdout())
+	tw := table.New(cmd.OutOrStdout())
 	fmt.Fprintln(tw, "OUTPOINT\tAMOUNT (sat)\tHEIGHT\tCONFIRMATIONS\tADDRESS\tPENDING")
 	for _, u := range utxos {
 		fmt.Fprintf(tw, "%s:%d\t%d\t%d\t%d\t%s\t%s\n", u.Txid, u.Index, int64(u.Amount), u.Height, u.Confirmations, u.Address, pendingCell(u))
@@ -719,7 +720,7 @@ func showAddresses(cmd *cobra.Command, w *wallet.Wallet, o *walletReadOptions) e
 		}
 		return writeJSON(cmd, addrs)
 	}
-	tw := newTable(cmd.OutOrStdout())
+	tw := table.New(cmd.OutOrStdout())
 	fmt.Fprintln(tw, "ADDRESS\tKIND\tPATH\tUSED\tDESCRIPTOR")
 	for _, a := range addrs {
 		path := "imported"

@@ -1,0 +1,65 @@
+package privacy
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestReportWriteTable checks the text report: the header lines with and
+// without the truth, the filter table, the reloads, a bounded expected
+// count, a truncated label, and the saturation stage's own columns.
+func TestReportWriteTable(t *testing.T) {
+	rep := &Report{
+		Universe: 1000, MultiForm: 10, UniverseSource: "synthetic, seed 1", Events: 3, Revealed: 1,
+		Filters: []FilterSummary{{Generation: 0, Peer: "127.0.0.1:1", Height: 7, Bytes: 64, HashFuncs: 5, Tweak: 0x2a,
+			Flags: "all", BitsSet: 100, EstElements: 20.5, FPRate: 0.001234567, Matched: 12}},
+		Reloads: []ReloadEstimate{{Generation: 1, PrevGeneration: 0, Height: 9, PrevBytes: 64, Bytes: 128,
+			Added: -1, AddedStdErr: -1, NetChange: 3, NetStdErr: 1.5, TrueAdded: 2, TrueDropped: 0}},
+		Curves: []Curve{
+			{Stage: StageSingle, Points: []Point{{Step: 1, Height: 7, Label: strings.Repeat("x", 60), Filters: 1, Matched: 12,
+				FalsePositives: 9, ExpectedFP: 10, ExpectedFPLower: 8, IndependentFP: 10, Precision: 0.25}}},
+			{Stage: StageSaturation, Points: []Point{{Step: 1, Height: 8, Peer: "p", Fill: 0.5, FPRate: 0.03, TxMatched: 4, TxWallet: 1}}},
+		},
+	}
+	var b strings.Builder
+	if err := rep.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"universe: 1000 candidates (10 with more than one form",
+		"universe source: synthetic, seed 1; every expected figure",
+		"wallet: unknown (no --truth)",
+		"transcript: 3 events, 1 filterloads, 1 elements revealed by filteradd",
+		"0x2a", "20.5", "0.001235",
+		"64->128",
+		strings.Repeat("x", 45) + "...",
+		"8..10",
+		"\nsaturation:\n", "expected fp set",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in:\n%s", want, out)
+		}
+	}
+	// Without the truth, the measured columns are not known; with it,
+	// they are filled.
+	falsePos := func(out string) string {
+		for _, line := range strings.Split(out, "\n") {
+			if f := strings.Fields(line); len(f) > 5 && strings.HasSuffix(f[2], "...") {
+				return f[5]
+			}
+		}
+		return ""
+	}
+	if strings.Contains(out, "\t") || falsePos(out) != "-" {
+		t.Errorf("tabs or a false-positive count without the truth:\n%s", out)
+	}
+	rep.HasTruth, rep.Members = true, 5
+	b.Reset()
+	if err := rep.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); !strings.Contains(out, "wallet: 5 of its candidates are in the universe") || falsePos(out) != "9" {
+		t.Errorf("with the truth:\n%s", out)
+	}
+}
