@@ -43,6 +43,14 @@ func (filterPanel) render(m *Model, w, h int) []string {
 	if p.ok {
 		size += " = " + fmtUint(p.nBits) + " bits"
 	}
+	// A filter at BIP37's 36,000-byte cap cannot reach the target rate:
+	// say so wherever the size shows, with the target beside the rate
+	// it really has.
+	capped := ""
+	if f.Capped {
+		capped = m.paint(&m.styles.Bad, "CAPPED (target "+fmtRate(f.TargetFPRate)+")")
+		size += m.paint(&m.styles.Bad, " (cap)")
+	}
 	if h >= filterLinesGrid {
 		l1 := joinFit(w, "  ", k("elements ")+fmt.Sprint(f.Elements), k("size ")+size, k("k ")+fmt.Sprint(f.HashFuncs),
 			k("loads ")+fmt.Sprint(f.Loads))
@@ -50,6 +58,9 @@ func (filterPanel) render(m *Model, w, h int) []string {
 			k("reloads ")+fmt.Sprint(st.reloads), k("last reload ")+last)
 		l3 := k("fill ") + m.fillBar(p, w)
 		l4 := joinFit(w, "  ", k("fp per element (theory) now ")+fmtRate(theory), k("at load ")+fmtRate(f.FPRate))
+		if f.Capped {
+			l4 = joinFit(w, "  ", k("fp now ")+fmtRate(theory), k("at load ")+fmtRate(f.FPRate), capped)
+		}
 		l5 := joinFit(w, "  ", k("fp per tx tested (observed) ")+observed)
 		if x := m.extra(); x.ok {
 			l5 = joinFit(w, "  ", k("fp per tx tested: expected ")+m.expectedTxFP()+k("  observed ")+observed)
@@ -67,7 +78,7 @@ func (filterPanel) render(m *Model, w, h int) []string {
 		if m.extra().ok {
 			perTx = k("per tx ") + m.expectedTxFP() + k(" expected, ") + observed + k(" seen")
 		}
-		l2 := joinFit(w, "  ", k("fill ")+fill+estText(p), k("fp ")+fmtRate(theory)+k(" per element"), perTx)
+		l2 := joinFit(w, "  ", k("fill ")+fill+estText(p), k("fp ")+fmtRate(theory)+k(" per element"), capped, perTx)
 		return []string{l1, l2}
 	}
 	return []string{joinFit(w, "  ", fmt.Sprint(f.Elements)+k(" elements"), fmtInt(int64(f.Bytes))+k(" B"),

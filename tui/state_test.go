@@ -516,3 +516,21 @@ func TestUncheckedBlocksShown(t *testing.T) {
 	}
 	require.Equal(t, 2, warned, "one log line per run of unchecked blocks")
 }
+
+// TestCappedFilterShown: a filter at BIP37's 36,000-byte cap says so in
+// the filter panel, with the target it cannot reach beside the rate it
+// has, in the grid's five lines and in the compact two.
+func TestCappedFilterShown(t *testing.T) {
+	m := New(Config{Now: fixedNow})
+	load := spv.FilterLoaded{Peer: "127.0.0.1:1", Reason: "initial", Elements: 15000, Bytes: 36000, HashFuncs: 5,
+		FPRate: 6.3e-4, TargetFPRate: 1e-4, Capped: true, Loads: 1}
+	m = feed(t, m, eventsMsg{events: []spv.Event{load}})
+	for _, h := range []int{filterLinesGrid, 2} {
+		got := ansi.Strip(strings.Join(filterPanel{}.render(&m, 60, h), "\n"))
+		require.Contains(t, got, "(cap)", "height %d", h)
+		require.Contains(t, got, "CAPPED (target 1.00e-4)", "height %d", h)
+	}
+	load.Capped, load.Bytes, load.FPRate = false, 19584, 5e-6
+	m = feed(t, m, eventsMsg{events: []spv.Event{load}})
+	require.NotContains(t, ansi.Strip(strings.Join(filterPanel{}.render(&m, 60, filterLinesGrid), "\n")), "CAPPED")
+}
