@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/bloomwatch/bloomwatch/internal/atomicfile"
 	"github.com/bloomwatch/bloomwatch/privacy"
@@ -27,13 +26,6 @@ func newPrivacyCmd() *cobra.Command {
 	cmd.AddCommand(newPrivacyAnalyzeCmd(), newPrivacyExperimentCmd(), newPrivacyScanCmd(), newPrivacyExportCmd())
 	return cmd
 }
-
-// Names accepted by --attacks.
-const (
-	attackAll  = "all"
-	attackAuto = "auto"
-	attackNone = "none"
-)
 
 // privacyAnalyzeOptions holds the flags of `privacy analyze`.
 type privacyAnalyzeOptions struct {
@@ -93,7 +85,7 @@ func newPrivacyAnalyzeCmd() *cobra.Command {
 	f.StringVar(&o.rpcPass, "rpcpass", "", "btcd RPC password")
 	f.Int32Var(&o.height, "height", -1, "universe up to this height (default: the tip)")
 	f.StringVar(&o.truth, "truth", "", "element file of the wallet's real elements, to score the attack")
-	f.StringVar(&o.attacks, "attacks", attackAuto, "attack stages to run (see above)")
+	f.StringVar(&o.attacks, "attacks", privacy.AttacksAuto, "attack stages to run (see above)")
 	f.BoolVar(&o.asJSON, "json", false, "print the report as JSON")
 	f.StringVar(&o.csv, "csv", "", "write every curve point to this CSV file")
 	f.StringVar(&o.png, "png", "", "draw the collapse curves to this PNG file")
@@ -104,43 +96,17 @@ func newPrivacyAnalyzeCmd() *cobra.Command {
 	return cmd
 }
 
-// parseAttacks parses --attacks; chain says whether a chain is available.
-func parseAttacks(s string, chain bool) (privacy.Attacks, error) {
-	var a privacy.Attacks
-	for _, name := range strings.Split(s, ",") {
-		switch strings.TrimSpace(name) {
-		case attackAuto:
-			a.BothForms, a.Intersection = true, true
-			a.Graph, a.Saturation = a.Graph || chain, a.Saturation || chain
-		case attackAll:
-			a = privacy.AllAttacks()
-		case attackNone, privacy.StageSingle:
-		case privacy.StageBothForms:
-			a.BothForms = true
-		case privacy.StageIntersection:
-			a.Intersection = true
-		case privacy.StageGraph:
-			a.Graph = true
-		case privacy.StageSaturation:
-			a.Saturation = true
-		default:
-			return a, usagef("--attacks: unknown attack %q (want both-forms, intersection, graph, saturation, all, none or auto)", name)
-		}
-	}
-	if (a.Graph || a.Saturation) && !chain {
-		return a, usagef("--attacks: graph and saturation need the chain: use --btcd-rpc")
-	}
-	return a, nil
-}
-
 // run implements `privacy analyze`.
 func (o *privacyAnalyzeOptions) run(cmd *cobra.Command, _ []string) error {
 	if err := o.check(cmd.Flags()); err != nil {
 		return err
 	}
-	attacks, err := parseAttacks(o.attacks, o.rpc != "")
+	attacks, err := privacy.ParseAttacks(o.attacks, o.rpc != "")
+	if errors.Is(err, privacy.ErrAttackNeedsChain) {
+		return usagef("--attacks: %w: use --btcd-rpc", err)
+	}
 	if err != nil {
-		return err
+		return usagef("--attacks: %w", err)
 	}
 	ctx := cmd.Context()
 	records, err := readTranscriptFile(o.transcript)
@@ -178,7 +144,7 @@ func (o *privacyAnalyzeOptions) run(cmd *cobra.Command, _ []string) error {
 		if o.outpoints {
 			at := o.height
 			if !cmd.Flags().Changed("height") {
-				at = lastLoadHeight(records)
+				at = privacy.LastLoadHeight(records)
 			}
 			u, err = privacy.ChainOutpointUniverse(ctx, chain, at)
 			in.UniverseSource = fmt.Sprintf("chain over btcd RPC %s up to height %d (-1: tip), each push with its outpoints unspent there", o.rpc, at)
@@ -206,11 +172,11 @@ func (o *privacyAnalyzeOptions) run(cmd *cobra.Command, _ []string) error {
 		outs = append(outs, atomicfile.Data{Path: o.csv, Data: b.Bytes()})
 	}
 	if o.png != "" {
-		var b bytes.Buffer
-		if err := plot.WritePNG(&b, rep.Charts()); err != nil {
+		png, err := plot.Render(plot.PNG, rep.Charts())
+		if err != nil {
 			return fmt.Errorf("privacy analyze: --png: %w", err)
 		}
-		outs = append(outs, atomicfile.Data{Path: o.png, Data: b.Bytes()})
+		outs = append(outs, atomicfile.Data{Path: o.png, Data: png})
 	}
 	if err := atomicfile.WriteAll(outs, outputFileMode); err != nil {
 		return fmt.Errorf("privacy analyze: %w", err)
@@ -286,17 +252,6 @@ func readTranscriptFile(path string) ([]transcript.Record, error) {
 		return nil, fmt.Errorf("--transcript %s: %w", path, err)
 	}
 	return recs, nil
-}
-
-// lastLoadHeight returns the height of the transcript's last filterload
-// (-1, the tip, when it has none).
-func lastLoadHeight(records []transcript.Record) int32 {
-	for i := len(records) - 1; i >= 0; i-- {
-		if records[i].Kind == transcript.KindFilterLoad {
-			return records[i].Height
-		}
-	}
-	return -1
 }
 
 // outputFileMode is the permission of the files --csv, --png, --svg and

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -15,7 +13,6 @@ import (
 	"github.com/bloomwatch/bloomwatch/internal/atomicfile"
 	"github.com/bloomwatch/bloomwatch/privacy/experiments"
 	"github.com/bloomwatch/bloomwatch/privacy/plot"
-	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -126,16 +123,8 @@ func (o *privacyExperimentOptions) run(cmd *cobra.Command, args []string) error 
 	if o.transcripts != "" && args[0] != experiments.PopulationName {
 		return usagef("privacy experiment: --transcripts goes with %s", experiments.PopulationName)
 	}
-	known := false
-	for _, e := range experiments.List() {
-		known = known || e.Name == args[0]
-	}
-	if !known {
-		var names []string
-		for _, e := range experiments.List() {
-			names = append(names, e.Name)
-		}
-		return usagef("privacy experiment: %w: %q (want one of %s)", experiments.ErrUnknown, args[0], strings.Join(names, ", "))
+	if _, err := experiments.Find(args[0]); err != nil {
+		return usagef("privacy experiment: %w", err)
 	}
 	prog := newProgress(cmd.ErrOrStderr(), o.progress)
 	cfg := experiments.Config{Seed: o.seed, Universe: o.universe, Trials: o.trials, Blocks: o.blocks, Workers: o.workers,
@@ -161,26 +150,23 @@ func (o *privacyExperimentOptions) run(cmd *cobra.Command, args []string) error 
 	}
 	var outs []atomicfile.Data
 	for _, fig := range []struct {
-		path  string
-		write func(io.Writer) error
-	}{
-		{o.png, func(w io.Writer) error { return plot.WritePNG(w, res.Charts) }},
-		{o.svg, func(w io.Writer) error { return plot.WriteSVG(w, res.Charts) }},
-	} {
+		path   string
+		format plot.Format
+	}{{o.png, plot.PNG}, {o.svg, plot.SVG}} {
 		if fig.path == "" {
 			continue
 		}
-		var b bytes.Buffer
-		if err := fig.write(&b); err != nil {
+		data, err := plot.Render(fig.format, res.Charts)
+		if err != nil {
 			return fmt.Errorf("privacy experiment %s: %s: %w", args[0], fig.path, err)
 		}
-		outs = append(outs, atomicfile.Data{Path: fig.path, Data: b.Bytes()})
+		outs = append(outs, atomicfile.Data{Path: fig.path, Data: data})
 	}
 	if err := atomicfile.WriteAll(outs, outputFileMode); err != nil {
 		return fmt.Errorf("privacy experiment %s: %w", args[0], err)
 	}
 	if o.transcripts != "" {
-		if err := writeSessionTranscripts(o.transcripts, sessions); err != nil {
+		if err := experiments.WriteTranscripts(o.transcripts, sessions, outputFileMode); err != nil {
 			return fmt.Errorf("privacy experiment %s: --transcripts: %w", args[0], err)
 		}
 	}
@@ -206,28 +192,6 @@ func (o *privacyExperimentOptions) flagsNote(cmd *cobra.Command) string {
 		fmt.Fprintf(&b, " --%s %s", f.Name, f.Value.String())
 	})
 	return b.String()
-}
-
-// writeSessionTranscripts writes one transcript file per session into
-// dir: wallet-W-KIND-session-S.jsonl, each record as the serving peer
-// recorded it.
-func writeSessionTranscripts(dir string, sessions []*experiments.Session) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	for _, s := range sessions {
-		var b bytes.Buffer
-		for _, r := range s.Records {
-			if err := transcript.Write(&b, r); err != nil {
-				return err
-			}
-		}
-		name := fmt.Sprintf("wallet-%04d-%s-session-%02d.jsonl", s.Wallet, s.Kind, s.Index)
-		if err := atomicfile.Write(filepath.Join(dir, name), b.Bytes(), outputFileMode); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // progress draws a run's advance on stderr: a bar redrawn in place on a

@@ -186,25 +186,24 @@ const PopulationName = "population"
 // List returns the experiments Run knows.
 func List() []Info { return slices.Clone(registry) }
 
-// Run runs the named experiment. It returns an error wrapping ErrUnknown
-// for a name not in List.
+// Run runs the named experiment. It returns Find's error, wrapping
+// ErrUnknown, for a name not in List.
 func Run(ctx context.Context, name string, cfg Config) (*Result, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	for _, e := range registry {
-		if e.Name == name {
-			r, err := e.run(ctx, cfg)
-			if err != nil {
-				return nil, err
-			}
-			for i := range r.Rows {
-				r.Rows[i].verdict()
-			}
-			return r, nil
-		}
+	e, err := Find(name)
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("%w: %q", ErrUnknown, name)
+	r, err := e.run(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	for i := range r.Rows {
+		r.Rows[i].verdict()
+	}
+	return r, nil
 }
 
 // literature returns a pointer to a published figure.
