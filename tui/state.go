@@ -66,6 +66,7 @@ type state struct {
 	started      bool
 	peerHeight   int32
 	synced       bool
+	syncedLogged int32 // the height of the last "synced to" log line, -1 before
 	samples      *ring[heightSample]
 	lastBlock    time.Time
 
@@ -113,16 +114,17 @@ type state struct {
 // newState returns an empty state.
 func newState() *state {
 	return &state{
-		samples:     newRing[heightSample](64),
-		peerFilters: make(map[string]sentFilter),
-		filterMeta:  make(map[uint64]filterMeta),
-		metaOrder:   newRing[uint64](maxFilterMeta),
-		all:         newRing[*matchRow](MaxMatched),
-		own:         newRing[*matchRow](MaxMatched),
-		byTxid:      make(map[chainhash.Hash]*matchRow),
-		peers:       make(map[string]spv.PeerInfo),
-		readings:    newRing[privacy.Reading](MaxReadings),
-		log:         newRing[string](MaxLogLines),
+		samples:      newRing[heightSample](64),
+		syncedLogged: -1,
+		peerFilters:  make(map[string]sentFilter),
+		filterMeta:   make(map[uint64]filterMeta),
+		metaOrder:    newRing[uint64](maxFilterMeta),
+		all:          newRing[*matchRow](MaxMatched),
+		own:          newRing[*matchRow](MaxMatched),
+		byTxid:       make(map[chainhash.Hash]*matchRow),
+		peers:        make(map[string]spv.PeerInfo),
+		readings:     newRing[privacy.Reading](MaxReadings),
+		log:          newRing[string](MaxLogLines),
 	}
 }
 
@@ -203,7 +205,12 @@ func (s *state) apply(e spv.Event, hideFP bool) (added int, walletChanged bool) 
 		s.synced = true
 		s.blockHeight = max(s.blockHeight, e.Height)
 		s.headerHeight = max(s.headerHeight, e.Height)
-		s.logf(e.Time, "synced to height %d", e.Height)
+		// The node may say synced twice at one height (an omission
+		// check in flight holds it back for a moment): log it once.
+		if e.Height != s.syncedLogged {
+			s.syncedLogged = e.Height
+			s.logf(e.Time, "synced to height %d", e.Height)
+		}
 	}
 	return 0, false
 }

@@ -534,3 +534,19 @@ func TestCappedFilterShown(t *testing.T) {
 	m = feed(t, m, eventsMsg{events: []spv.Event{load}})
 	require.NotContains(t, ansi.Strip(strings.Join(filterPanel{}.render(&m, 60, filterLinesGrid), "\n")), "CAPPED")
 }
+
+// TestSyncedLoggedOncePerHeight: two SyncDone at one height (the node's
+// synced state flapped while a check was in flight) make one log line;
+// a new height makes another.
+func TestSyncedLoggedOncePerHeight(t *testing.T) {
+	m := New(Config{Now: fixedNow})
+	m = feed(t, m, eventsMsg{events: []spv.Event{spv.SyncDone{Height: 0}, spv.SyncDone{Height: 0},
+		spv.SyncDone{Height: 465}, spv.SyncDone{Height: 465}, spv.SyncDone{Height: 466}}})
+	n := 0
+	for i := 0; i < m.st.log.len(); i++ {
+		if strings.Contains(m.st.log.at(i), "synced to height") {
+			n++
+		}
+	}
+	require.Equal(t, 3, n)
+}
