@@ -28,6 +28,15 @@ type WalletSpec struct {
 	GapInternal uint32
 }
 
+// CreateConfig returns the configuration of the wallet spec describes:
+// what OpenWallet creates when the data dir holds none.
+func (spec WalletSpec) CreateConfig() wallet.CreateConfig {
+	return wallet.CreateConfig{
+		Network: spec.Network, Xpubs: spec.Xpubs, TaprootXpubs: spec.TaprootXpubs, Descriptors: spec.Descriptors,
+		Addresses: spec.Addresses, Birthday: spec.Birthday, GapExternal: spec.GapExternal, GapInternal: spec.GapInternal,
+	}
+}
+
 // ErrNeedNetwork is returned by OpenWallet when the data dir holds no
 // wallet and the spec names no network to create one on.
 var ErrNeedNetwork = errors.New("no wallet there; a network is required to create one")
@@ -43,10 +52,7 @@ func OpenWallet(spec WalletSpec, opts ...wallet.Option) (*wallet.Wallet, bool, e
 		if spec.Network == "" {
 			return nil, false, fmt.Errorf("%s: %w", spec.Dir, ErrNeedNetwork)
 		}
-		w, err := wallet.Create(spec.Dir, wallet.CreateConfig{
-			Network: spec.Network, Xpubs: spec.Xpubs, TaprootXpubs: spec.TaprootXpubs, Descriptors: spec.Descriptors,
-			Addresses: spec.Addresses, Birthday: spec.Birthday, GapExternal: spec.GapExternal, GapInternal: spec.GapInternal,
-		}, opts...)
+		w, err := wallet.Create(spec.Dir, spec.CreateConfig(), opts...)
 		if err != nil {
 			return nil, false, err
 		}

@@ -152,3 +152,21 @@ func (e *ListError) Unwrap() error { return e.Err }
 func inputErr(what, value string, err error) error {
 	return &InputError{What: what, Value: value, Err: err}
 }
+
+// IsInputError reports whether err was caused by the caller's input rather
+// than by a failure: a bad key, descriptor, address, script, network name
+// or setting (an *InputError), an address list that is malformed or
+// empty, something already watched, a wallet of another network, or a
+// data directory that holds no wallet, or one already. A command line
+// maps these to its usage exit code.
+func IsInputError(err error) bool {
+	var ie *InputError
+	return errors.As(err, &ie) ||
+		errors.Is(err, ErrNoWallet) ||
+		errors.Is(err, ErrExists) ||
+		errors.Is(err, ErrWrongNetwork) ||
+		errors.Is(err, ErrUnknownNetwork) ||
+		errors.Is(err, ErrDuplicate) ||
+		errors.Is(err, ErrBadAddressList) ||
+		errors.Is(err, ErrEmptyAddressList)
+}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -74,30 +73,19 @@ func (f *walletFlags) checkGaps(prefix string) error {
 	return nil
 }
 
-// createConfig converts the flags.
-func (f *walletFlags) createConfig() wallet.CreateConfig {
-	return wallet.CreateConfig{
-		Network:      f.network,
-		Xpubs:        f.xpubs,
-		TaprootXpubs: f.taproot,
-		Descriptors:  f.descriptors,
-		Addresses:    f.addresses,
-		Birthday:     f.birthday,
-		GapExternal:  f.gapExternal,
-		GapInternal:  f.gapInternal,
+// spec converts the flags.
+func (f *walletFlags) spec() session.WalletSpec {
+	return session.WalletSpec{
+		Dir: f.datadir, Network: f.network, Xpubs: f.xpubs, TaprootXpubs: f.taproot, Descriptors: f.descriptors,
+		Addresses: f.addresses, Birthday: f.birthday, GapExternal: f.gapExternal, GapInternal: f.gapInternal,
 	}
 }
 
-// walletErr marks errors caused by the user's input (bad key, address,
-// network, settings, missing or existing wallet) as usage errors.
+// walletErr marks errors caused by the user's input (wallet.IsInputError:
+// bad key, address, network, settings, missing or existing wallet) as
+// usage errors.
 func walletErr(prefix string, err error) error {
-	var ie *wallet.InputError
-	if errors.As(err, &ie) ||
-		errors.Is(err, wallet.ErrNoWallet) ||
-		errors.Is(err, wallet.ErrExists) ||
-		errors.Is(err, wallet.ErrWrongNetwork) ||
-		errors.Is(err, wallet.ErrUnknownNetwork) ||
-		errors.Is(err, wallet.ErrDuplicate) {
+	if wallet.IsInputError(err) {
 		return usageError{fmt.Errorf("%s: %w", prefix, err)}
 	}
 	return fmt.Errorf("%s: %w", prefix, err)
@@ -131,10 +119,7 @@ func openOrCreateWallet(prefix string, f *walletFlags) (*wallet.Wallet, bool, er
 			return nil, false, err
 		}
 	}
-	w, created, err := session.OpenWallet(session.WalletSpec{
-		Dir: f.datadir, Network: f.network, Xpubs: f.xpubs, TaprootXpubs: f.taproot, Descriptors: f.descriptors,
-		Addresses: f.addresses, Birthday: f.birthday, GapExternal: f.gapExternal, GapInternal: f.gapInternal,
-	})
+	w, created, err := session.OpenWallet(f.spec())
 	if err != nil {
 		return nil, false, walletErr(prefix, err)
 	}
@@ -265,19 +250,6 @@ func (o *walletReadOptions) run(cmd *cobra.Command, read walletReader) (err erro
 	return nil
 }
 
-// walletCreateJSON is the --json output of `wallet create`.
-type walletCreateJSON struct {
-	Datadir     string                  `json:"datadir"`
-	Network     string                  `json:"network"`
-	Birthday    int32                   `json:"birthday"`
-	GapExternal uint32                  `json:"gap_external"`
-	GapInternal uint32                  `json:"gap_internal"`
-	Accounts    []wallet.AccountInfo    `json:"accounts"`
-	Descriptors []wallet.DescriptorInfo `json:"descriptors"`
-	Addresses   []wallet.AddressInfo    `json:"imported"`
-	Elements    int                     `json:"filter_elements"`
-}
-
 // run implements `wallet create`.
 func (o *walletCreateOptions) run(cmd *cobra.Command, _ []string) (err error) {
 	const prefix = "wallet create"
@@ -291,57 +263,31 @@ func (o *walletCreateOptions) run(cmd *cobra.Command, _ []string) (err error) {
 	if err := f.checkGaps(prefix); err != nil {
 		return err
 	}
-	w, err := wallet.Create(f.datadir, f.createConfig())
+	w, err := wallet.Create(f.datadir, f.spec().CreateConfig())
 	if err != nil {
 		return walletErr(prefix, err)
 	}
 	defer closeWallet(w, &err)
-	accounts, err := w.Accounts()
+	out, err := w.Overview()
 	if err != nil {
 		return fmt.Errorf("%s: %w", prefix, err)
-	}
-	addrs, err := w.Addresses()
-	if err != nil {
-		return fmt.Errorf("%s: %w", prefix, err)
-	}
-	var imported []wallet.AddressInfo
-	for _, a := range addrs {
-		if a.Imported {
-			imported = append(imported, a)
-		}
-	}
-	st, err := w.Stats()
-	if err != nil {
-		return fmt.Errorf("%s: %w", prefix, err)
-	}
-	descs, err := w.Descriptors()
-	if err != nil {
-		return fmt.Errorf("%s: %w", prefix, err)
-	}
-	if descs == nil {
-		descs = []wallet.DescriptorInfo{}
-	}
-	ext, in := w.GapLimits()
-	out := walletCreateJSON{
-		Datadir: f.datadir, Network: w.Network(), Birthday: w.Birthday(), GapExternal: ext, GapInternal: in,
-		Accounts: accounts, Descriptors: descs, Addresses: imported, Elements: st.Elements,
 	}
 	if o.asJSON {
 		return writeJSON(cmd, out)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "created %s wallet in %s (birthday %d, gap limits %d/%d, %d filter elements)\n",
-		out.Network, out.Datadir, out.Birthday, ext, in, out.Elements)
-	for _, a := range accounts {
+		out.Network, out.Datadir, out.Birthday, out.GapExternal, out.GapInternal, out.Elements)
+	for _, a := range out.Accounts {
 		fmt.Fprintf(&b, "account %s %s %s\n", a.Scope, a.Name, a.Kind)
 		if a.Depth != accountDepth {
 			fmt.Fprintf(&b, "  note: key depth %d, not %d (an account key): addresses are derived as key/0/i and key/1/i\n", a.Depth, accountDepth)
 		}
 	}
-	for _, d := range descs {
+	for _, d := range out.Descriptors {
 		fmt.Fprintf(&b, "descriptor %s %s\n", d.Descriptor, d.Kind)
 	}
-	for _, a := range imported {
+	for _, a := range out.Imported {
 		fmt.Fprintf(&b, "address %s %s\n", a.Address, a.Kind)
 	}
 	_, err = fmt.Fprint(cmd.OutOrStdout(), b.String())
@@ -363,7 +309,7 @@ func (o *walletAddOptions) run(cmd *cobra.Command, _ []string) (err error) {
 	if given != 1 {
 		return usagef("%s: give exactly one of --xpub, --taproot-xpub, --descriptor and --address/--addresses-file", prefix)
 	}
-	var list []listedAddress
+	var list []wallet.ListedAddress
 	if len(o.addresses) > 1 || o.addrFile != "" {
 		if list, err = o.addressList(cmd); err != nil {
 			return err
@@ -400,7 +346,7 @@ func (o *walletAddOptions) run(cmd *cobra.Command, _ []string) (err error) {
 		result, rescan = info, info.Rescan
 		line = fmt.Sprintf("added descriptor %s (%s)", info.Descriptor, info.Kind)
 	case list != nil:
-		infos, err := addAddressList(w, list)
+		infos, err := w.AddAddressList(list)
 		if err != nil {
 			return walletErr(prefix, err)
 		}
@@ -437,24 +383,15 @@ type walletAddAddressesJSON struct {
 	Rescan    bool                 `json:"rescan"`
 }
 
-// listedAddress is one address of a bulk import and where it was given
-// ("--address #2", "FILE line 17"), for error messages.
-type listedAddress struct {
-	address string
-	where   string
-}
-
-// maxAddressLine bounds a line of an addresses file.
-const maxAddressLine = 1 << 16
-
 // addressList collects the addresses of --address and --addresses-file, in
 // that order, before the wallet is opened: a file that cannot be read or
-// holds a malformed line is refused with its line named.
-func (o *walletAddOptions) addressList(cmd *cobra.Command) ([]listedAddress, error) {
+// holds a malformed line (wallet.ReadAddressList) is refused with its line
+// named.
+func (o *walletAddOptions) addressList(cmd *cobra.Command) ([]wallet.ListedAddress, error) {
 	const prefix = "wallet add"
-	var list []listedAddress
+	var list []wallet.ListedAddress
 	for i, a := range o.addresses {
-		list = append(list, listedAddress{address: a, where: fmt.Sprintf("--address #%d", i+1)})
+		list = append(list, wallet.ListedAddress{Address: a, Where: fmt.Sprintf("--address #%d", i+1)})
 	}
 	if o.addrFile == "" {
 		return list, nil
@@ -470,71 +407,17 @@ func (o *walletAddOptions) addressList(cmd *cobra.Command) ([]listedAddress, err
 		defer f.Close()
 		in = f
 	}
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 0, 4096), maxAddressLine)
-	n, found := 0, 0
-	for sc.Scan() {
-		n++
-		text := sc.Text()
-		if i := strings.IndexByte(text, '#'); i >= 0 {
-			text = text[:i]
-		}
-		fields := strings.Fields(text)
-		switch len(fields) {
-		case 0:
-			continue
-		case 1:
-			found++
-			list = append(list, listedAddress{address: fields[0], where: fmt.Sprintf("%s line %d", name, n)})
-		default:
-			return nil, usagef("%s: %s line %d: one address per line, found %d words; nothing was imported", prefix, name, n, len(fields))
-		}
-	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, usagef("%s: %s line %d: longer than %d bytes; nothing was imported", prefix, name, n+1, maxAddressLine)
-		}
+	file, err := wallet.ReadAddressList(in, name)
+	switch {
+	case errors.Is(err, wallet.ErrBadAddressList):
+		return nil, usagef("%s: %w; nothing was imported", prefix, err)
+	case errors.Is(err, wallet.ErrEmptyAddressList):
+		return nil, usagef("%s: %w", prefix, err)
+	case err != nil:
 		return nil, usageError{fmt.Errorf("%s: --addresses-file %s: %w", prefix, name, err)}
 	}
-	if found == 0 {
-		return nil, usagef("%s: %s holds no address", prefix, name)
-	}
-	return list, nil
+	return append(list, file...), nil
 }
-
-// addAddressList imports list in one commit (wallet.AddAddresses): all or
-// nothing, an error naming the line of the address that refused it.
-func addAddressList(w *wallet.Wallet, list []listedAddress) ([]*wallet.ImportInfo, error) {
-	addrs := make([]string, len(list))
-	for i, a := range list {
-		addrs[i] = a.address
-	}
-	infos, err := w.AddAddresses(addrs)
-	var le *wallet.ListError
-	if !errors.As(err, &le) || le.Index < 0 || le.Index >= len(list) {
-		return infos, err
-	}
-	at := list[le.Index].where
-	if le.Same >= 0 && le.Same < len(list) {
-		return nil, &listEntryError{msg: fmt.Sprintf("%s: address %s repeats %s; nothing was imported",
-			at, list[le.Index].address, list[le.Same].where), err: le.Err}
-	}
-	return nil, &listEntryError{msg: fmt.Sprintf("%s: %v; nothing was imported", at, le.Err), err: le.Err}
-}
-
-// listEntryError names the entry of an address list that refused it, in
-// the user's terms (file and line), and wraps the wallet's error so
-// walletErr still classes it as bad input.
-type listEntryError struct {
-	msg string
-	err error
-}
-
-// Error implements error.
-func (e *listEntryError) Error() string { return e.msg }
-
-// Unwrap returns the wallet's error.
-func (e *listEntryError) Unwrap() error { return e.err }
 
 // countKinds summarizes imported addresses by kind ("p2wpkh 9, p2tr 1").
 func countKinds(infos []*wallet.ImportInfo) string {
