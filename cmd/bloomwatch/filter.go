@@ -3,12 +3,10 @@ package main
 import (
 	"encoding/hex"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/privacy/experiments"
-	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spf13/cobra"
 )
@@ -20,15 +18,10 @@ import (
 // see privacy-literature.md).
 const defaultFilterFPRate = experiments.BitcoinjFPRate
 
-// Other defaults and constants of the filter commands.
+// Other defaults of the filter commands.
 const (
 	defaultFlags = "all"
 	defaultTweak = "0"
-	hexPrefix    = "0x"
-	hexBase      = 16
-	decimalBase  = 10
-	uint32Bits   = 32
-	txidHexLen   = 2 * chainhash.HashSize
 )
 
 // newFilterCmd returns `bloomwatch filter`, which groups the bloom filter
@@ -119,9 +112,9 @@ func (o *filterBuildOptions) run(cmd *cobra.Command, args []string) error {
 	if n == 0 {
 		return usagef("filter build: --n must be at least 1 (give it or at least one HEX element)")
 	}
-	tweak, err := parseTweak(o.tweak)
+	tweak, err := bip37.ParseTweak(o.tweak)
 	if err != nil {
-		return err
+		return usagef("--tweak %w", err)
 	}
 	flags, err := bip37.ParseUpdateFlag(o.flags)
 	if err != nil {
@@ -172,9 +165,9 @@ func (o *filterMatchOptions) run(cmd *cobra.Command, args []string) error {
 	}
 	outpoints := make([]wire.OutPoint, len(o.outpoints))
 	for i, s := range o.outpoints {
-		op, err := parseOutPoint(s)
+		op, err := bip37.ParseOutPoint(s)
 		if err != nil {
-			return err
+			return usagef("--outpoint %w", err)
 		}
 		outpoints[i] = op
 	}
@@ -241,38 +234,4 @@ func decodeElements(args []string) ([][]byte, error) {
 		out[i] = b
 	}
 	return out, nil
-}
-
-// parseTweak accepts a decimal or 0x-prefixed hexadecimal uint32 (and no
-// other base, so a leading zero is not read as octal).
-func parseTweak(s string) (uint32, error) {
-	digits, base := s, decimalBase
-	if strings.HasPrefix(strings.ToLower(s), hexPrefix) {
-		digits, base = s[len(hexPrefix):], hexBase
-	}
-	v, err := strconv.ParseUint(digits, base, uint32Bits)
-	if err != nil {
-		return 0, usagef("--tweak %q: want a decimal or 0x-hex uint32", s)
-	}
-	return uint32(v), nil
-}
-
-// parseOutPoint parses TXID:INDEX with a 64-hex-digit txid in display order.
-func parseOutPoint(s string) (wire.OutPoint, error) {
-	txid, index, ok := strings.Cut(s, ":")
-	if !ok || len(txid) != txidHexLen {
-		return wire.OutPoint{}, usagef("--outpoint %q: want TXID:INDEX with a 64-digit hex txid", s)
-	}
-	if _, err := hex.DecodeString(txid); err != nil {
-		return wire.OutPoint{}, usagef("--outpoint %q: bad txid: %w", s, err)
-	}
-	h, err := chainhash.NewHashFromStr(txid)
-	if err != nil {
-		return wire.OutPoint{}, usagef("--outpoint %q: bad txid: %w", s, err)
-	}
-	i, err := strconv.ParseUint(index, decimalBase, uint32Bits)
-	if err != nil {
-		return wire.OutPoint{}, usagef("--outpoint %q: bad index: want a decimal uint32", s)
-	}
-	return wire.OutPoint{Hash: *h, Index: uint32(i)}, nil
 }

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
-	"github.com/btcsuite/btcd/wire"
 	"github.com/spf13/cobra"
 )
 
@@ -66,15 +64,11 @@ func (o *merkleblockVerifyOptions) run(cmd *cobra.Command, args []string) error 
 	if err != nil {
 		return usagef("merkleblock verify: %w", err)
 	}
-	var mb wire.MsgMerkleBlock
-	r := bytes.NewReader(raw)
-	if err := mb.BtcDecode(r, wire.ProtocolVersion, wire.LatestEncoding); err != nil {
-		return usagef("merkleblock verify: decode: %w", err)
+	mb, err := bip37.DecodeMerkleBlock(raw)
+	if err != nil {
+		return usagef("merkleblock verify: %w", err)
 	}
-	if r.Len() != 0 {
-		return usagef("merkleblock verify: %d trailing bytes after the message", r.Len())
-	}
-	matches, indexes, err := bip37.VerifyMerkleBlock(&mb)
+	matches, indexes, err := bip37.VerifyMerkleBlock(mb)
 	if err != nil {
 		return fmt.Errorf("merkleblock verify: %w", err)
 	}
