@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/bloomwatch/bloomwatch/internal/atomicfile"
+	"github.com/bloomwatch/bloomwatch/internal/progress"
 	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/privacy/btcdrpc"
 	"github.com/bloomwatch/bloomwatch/privacy/plot"
@@ -334,7 +335,7 @@ func newPrivacyExportCmd() *cobra.Command {
 	f.IntVar(&o.partitions, "partitions", btcdrpc.DefaultPartitions, "spill files (memory is about the chain's outputs / partitions)")
 	f.StringVar(&o.tmp, "tmp", "", "directory of the spill files (default: the system's)")
 	f.BoolVar(&o.asJSON, "json", false, "print the counts as JSON")
-	f.StringVar(&o.progress, "progress", progressAuto, "progress on stderr: auto, bar, lines or none")
+	f.StringVar(&o.progress, "progress", progress.Auto, "progress on stderr: auto, bar, lines or none")
 	return cmd
 }
 
@@ -362,13 +363,11 @@ func (o *privacyExportOptions) run(cmd *cobra.Command, _ []string) error {
 	case o.height < -1:
 		return usagef("privacy export-universe: --height %d: want a height, or -1 for the tip", o.height)
 	}
-	switch o.progress {
-	case progressAuto, progressBar, progressLines, progressNone:
-	default:
-		return usagef("privacy export-universe: --progress %q: want auto, bar, lines or none", o.progress)
+	if err := progress.CheckMode(o.progress); err != nil {
+		return usagef("privacy export-universe: --progress %w", err)
 	}
-	prog := newProgress(cmd.ErrOrStderr(), o.progress)
-	defer prog.done()
+	prog := progress.New(cmd.ErrOrStderr(), o.progress)
+	defer prog.Done()
 	// Written beside the target and renamed over it when complete. A
 	// universe is public chain data: readable like any output file.
 	tmp, err := atomicfile.Create(o.out, universeFileMode)
@@ -378,7 +377,7 @@ func (o *privacyExportOptions) run(cmd *cobra.Command, _ []string) error {
 	defer tmp.Abort()
 	var stats btcdrpc.ExportStats
 	if o.synthetic > 0 {
-		err = btcdrpc.ExportSynthetic(tmp, o.seed, o.synthetic, o.pubKeys, func(d, n int) { prog.report("candidates", d, n) })
+		err = btcdrpc.ExportSynthetic(tmp, o.seed, o.synthetic, o.pubKeys, func(d, n int) { prog.Report("candidates", d, n) })
 		stats.Candidates = o.synthetic
 		if o.pubKeys {
 			stats.MultiForm = o.synthetic
@@ -391,7 +390,7 @@ func (o *privacyExportOptions) run(cmd *cobra.Command, _ []string) error {
 		defer chain.Close()
 		chain.SetCaching(false)
 		stats, err = btcdrpc.ExportUniverse(cmd.Context(), chain, btcdrpc.ExportConfig{
-			UpTo: o.height, Outpoints: o.outpoints, TempDir: o.tmp, Partitions: o.partitions, Progress: prog.report,
+			UpTo: o.height, Outpoints: o.outpoints, TempDir: o.tmp, Partitions: o.partitions, Progress: prog.Report,
 		}, tmp)
 	}
 	if err == nil {
@@ -400,7 +399,7 @@ func (o *privacyExportOptions) run(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return fmt.Errorf("privacy export-universe: %w", err)
 	}
-	prog.done()
+	prog.Done()
 	if o.asJSON {
 		return writeJSON(cmd, stats)
 	}

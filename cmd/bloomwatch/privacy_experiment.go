@@ -3,14 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/internal/atomicfile"
+	"github.com/bloomwatch/bloomwatch/internal/progress"
 	"github.com/bloomwatch/bloomwatch/privacy/experiments"
 	"github.com/bloomwatch/bloomwatch/privacy/plot"
 	"github.com/spf13/cobra"
@@ -37,14 +36,6 @@ type privacyExperimentOptions struct {
 	transcripts string
 	progress    string
 }
-
-// Values of --progress.
-const (
-	progressAuto  = "auto"
-	progressBar   = "bar"
-	progressLines = "lines"
-	progressNone  = "none"
-)
 
 // newPrivacyExperimentCmd returns `privacy experiment`, which runs one
 // experiment.
@@ -81,7 +72,7 @@ func newPrivacyExperimentCmd() *cobra.Command {
 	f.StringVar(&o.png, "png", "", "draw the experiment's charts to this PNG file")
 	f.StringVar(&o.svg, "svg", "", "draw the experiment's charts to this SVG file")
 	f.StringVar(&o.transcripts, "transcripts", "", "write one transcript per wallet session into this directory (population)")
-	f.StringVar(&o.progress, "progress", progressAuto, "progress on stderr: auto (bar on a terminal, lines otherwise), bar, lines or none")
+	f.StringVar(&o.progress, "progress", progress.Auto, "progress on stderr: auto (bar on a terminal, lines otherwise), bar, lines or none")
 	return cmd
 }
 
@@ -107,10 +98,8 @@ func (o *privacyExperimentOptions) check(cmd *cobra.Command) error {
 	case o.hashFuncs > bip37.MaxHashFuncs:
 		return usagef("privacy experiment: --hash-funcs %d: BIP37 allows at most %d hash functions", o.hashFuncs, bip37.MaxHashFuncs)
 	}
-	switch o.progress {
-	case progressAuto, progressBar, progressLines, progressNone:
-	default:
-		return usagef("privacy experiment: --progress %q: want auto, bar, lines or none", o.progress)
+	if err := progress.CheckMode(o.progress); err != nil {
+		return usagef("privacy experiment: --progress %w", err)
 	}
 	return nil
 }
@@ -126,17 +115,17 @@ func (o *privacyExperimentOptions) run(cmd *cobra.Command, args []string) error 
 	if _, err := experiments.Find(args[0]); err != nil {
 		return usagef("privacy experiment: %w", err)
 	}
-	prog := newProgress(cmd.ErrOrStderr(), o.progress)
+	prog := progress.New(cmd.ErrOrStderr(), o.progress)
 	cfg := experiments.Config{Seed: o.seed, Universe: o.universe, Trials: o.trials, Blocks: o.blocks, Workers: o.workers,
 		Keys: o.keys, Filters: o.filters, KeyStep: o.keyStep, FPRate: o.fpRate, Wallets: o.wallets, Peers: o.peers,
-		HashFuncs: o.hashFuncs, Progress: prog.report}
+		HashFuncs: o.hashFuncs, Progress: prog.Report}
 	var sessions []*experiments.Session
 	if o.transcripts != "" {
 		cfg.Sessions = func(s *experiments.Session) { sessions = append(sessions, s) }
 	}
 	start := time.Now()
 	res, err := experiments.Run(cmd.Context(), args[0], cfg)
-	prog.done()
+	prog.Done()
 	if errors.Is(err, experiments.ErrBadConfig) {
 		return usagef("privacy experiment %s: %w", args[0], err)
 	}
@@ -193,79 +182,3 @@ func (o *privacyExperimentOptions) flagsNote(cmd *cobra.Command) string {
 	})
 	return b.String()
 }
-
-// progress draws a run's advance on stderr: a bar redrawn in place on a
-// terminal, plain lines (at most one per progressLineStep of a stage, and
-// its end) otherwise.
-type progress struct {
-	w      io.Writer
-	bar    bool
-	off    bool
-	stage  string
-	last   time.Time
-	lastPc int
-	drawn  bool
-}
-
-// Progress drawing.
-const (
-	progressBarWidth = 30
-	// progressRedraw is the shortest time between two bar redraws.
-	progressRedraw = 100 * time.Millisecond
-	// progressLineStep is the percentage between two plain lines.
-	progressLineStep = 10
-	percent          = 100
-)
-
-// newProgress returns the progress drawer for mode on w.
-func newProgress(w io.Writer, mode string) *progress {
-	p := &progress{w: w, off: mode == progressNone, bar: mode == progressBar}
-	if mode == progressAuto {
-		if f, ok := w.(*os.File); ok {
-			if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-				p.bar = true
-			}
-		}
-	}
-	return p
-}
-
-// report implements experiments.ProgressFunc.
-func (p *progress) report(stage string, done, total int) {
-	if p.off || total <= 0 {
-		return
-	}
-	pc := done * percent / total
-	if stage != p.stage {
-		p.finishBar()
-		p.stage, p.lastPc, p.last = stage, -progressLineStep, time.Time{}
-	}
-	if p.bar {
-		if done < total && time.Since(p.last) < progressRedraw {
-			return
-		}
-		p.last = time.Now()
-		fill := done * progressBarWidth / total
-		fmt.Fprintf(p.w, "\r%-8s [%s%s] %3d%% %d/%d", stage, strings.Repeat("=", fill), strings.Repeat(" ", progressBarWidth-fill), pc, done, total)
-		p.drawn = true
-		return
-	}
-	if pc >= p.lastPc+progressLineStep || done == total {
-		if done == total && p.lastPc == percent {
-			return
-		}
-		p.lastPc = pc
-		fmt.Fprintf(p.w, "%s: %d/%d (%d%%)\n", stage, done, total, pc)
-	}
-}
-
-// finishBar ends a drawn bar's line.
-func (p *progress) finishBar() {
-	if p.bar && p.drawn {
-		fmt.Fprintln(p.w)
-		p.drawn = false
-	}
-}
-
-// done ends the progress display.
-func (p *progress) done() { p.finishBar() }
