@@ -1,14 +1,13 @@
 package privacy
 
 import (
-	"bytes"
-
-	"github.com/btcsuite/btcd/btcutil"
+	"github.com/bloomwatch/bloomwatch/decoy"
 	"github.com/btcsuite/btcd/wire"
 )
 
 // Graph-near decoys: the noise policy `bloomwatch privacy experiment
-// noise` found worth offering (docs/RESEARCH.md, "Noise"). A light client
+// noise` found worth offering (docs/RESEARCH.md, "Noise"), and the one
+// `bloomwatch sync --decoys N` uses (package spv). A light client
 // inserts, beside its own scripts, the scripts of its counterparties read
 // from its own transactions: the keys that paid it (revealed by their
 // inputs) and the other outputs of its transactions (the payer's change,
@@ -29,33 +28,8 @@ import (
 // of txs' counterparties in transaction order: each input's revealed key
 // as its hash160, then each output's push, skipping the wallet's own
 // (own reports a push the wallet watches) and repeats. It never returns
-// more than n, nor drops a decoy of have.
+// more than n, nor drops a decoy of have. It is decoy.GraphNear, which
+// the light client (package spv) uses without importing the analyzer.
 func GraphNearDecoys(txs []*wire.MsgTx, own func(push []byte) bool, have [][]byte, n int) [][]byte {
-	out := append([][]byte(nil), have...)
-	seen := func(p []byte) bool {
-		for _, d := range out {
-			if bytes.Equal(d, p) {
-				return true
-			}
-		}
-		return false
-	}
-	add := func(p []byte) {
-		if len(out) < n && len(p) > 0 && !own(p) && !seen(p) {
-			out = append(out, bytes.Clone(p))
-		}
-	}
-	for _, tx := range txs {
-		for _, in := range tx.TxIn {
-			if pk := revealedPubKey(in); pk != nil {
-				add(btcutil.Hash160(pk))
-			}
-		}
-		for _, o := range tx.TxOut {
-			for _, c := range outputCandidates(o.PkScript) {
-				add(c.Forms[0])
-			}
-		}
-	}
-	return out
+	return decoy.GraphNear(txs, own, have, n)
 }

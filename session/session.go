@@ -77,6 +77,10 @@ type Config struct {
 	// (spv.Config.SpotCheckEvery and FullBlockEvery: a block in n is
 	// checked, 1 every block, negative never, 0 the default).
 	CheckEvery, FullBlockEvery int
+	// Decoys is how many graph-near decoys every filter holds beside the
+	// wallet's elements (spv.Config.Decoys: 0, the default, none; at most
+	// spv.MaxDecoys). They are persisted in the light node's directory.
+	Decoys int
 
 	// LogFile is where the log goes; empty means Stderr, or LogPath of
 	// the wallet's data dir when Dashboard is set (the dashboard owns
@@ -166,7 +170,7 @@ func New(cfg Config) (*Session, error) {
 		Network: network, DataDir: nodeDir, Connect: cfg.Connect, MaxPeers: cfg.MaxPeers,
 		Watcher: s.w, FPRate: cfg.FPRate, Log: s.log,
 		SpotCheckEvery: cfg.CheckEvery, FullBlockEvery: cfg.FullBlockEvery,
-		Proxy: cfg.Proxy, NoProxyIsolation: cfg.NoProxyIsolation,
+		Proxy: cfg.Proxy, NoProxyIsolation: cfg.NoProxyIsolation, Decoys: cfg.Decoys,
 	})
 	if err != nil {
 		_ = s.closeLg()

@@ -33,19 +33,23 @@ type Summary struct {
 	// them, Unchecked blocks no due check could cover (no second peer),
 	// ChecksInFlight checks unanswered or waiting at the end; Omissions
 	// the checks that caught a peer hiding a matched transaction.
-	SpotChecks      int              `json:"spot_checks"`
-	FullBlockChecks int              `json:"full_block_checks"`
-	Unchecked       int              `json:"unchecked_blocks"`
-	ChecksInFlight  int              `json:"checks_in_flight"`
-	Omissions       int              `json:"omissions"`
-	ObservedFPRate  float64          `json:"observed_fp_rate"`
-	BytesReceived   uint64           `json:"bytes_received"`
-	Filter          Filter           `json:"filter"`
-	Peers           []Peer           `json:"peers"`
-	Bans            []Ban            `json:"bans"`
-	Privacy         *privacy.Reading `json:"privacy,omitempty"`
-	Addresses       AddressCount     `json:"addresses"`
-	Timing          Timing           `json:"timing"`
+	SpotChecks      int `json:"spot_checks"`
+	FullBlockChecks int `json:"full_block_checks"`
+	Unchecked       int `json:"unchecked_blocks"`
+	ChecksInFlight  int `json:"checks_in_flight"`
+	Omissions       int `json:"omissions"`
+	// Decoys counts the decoys the filters hold (Config.Decoys),
+	// DecoyMatches the false positives that matched one: their cost.
+	Decoys         int              `json:"decoys"`
+	DecoyMatches   int              `json:"decoy_matches"`
+	ObservedFPRate float64          `json:"observed_fp_rate"`
+	BytesReceived  uint64           `json:"bytes_received"`
+	Filter         Filter           `json:"filter"`
+	Peers          []Peer           `json:"peers"`
+	Bans           []Ban            `json:"bans"`
+	Privacy        *privacy.Reading `json:"privacy,omitempty"`
+	Addresses      AddressCount     `json:"addresses"`
+	Timing         Timing           `json:"timing"`
 }
 
 // Tx is one wallet transaction.
@@ -129,6 +133,8 @@ func (s *Session) Summary() (*Summary, error) {
 		ChecksInFlight:  st.ChecksInFlight,
 		Omissions:       st.Omissions,
 		ObservedFPRate:  st.ObservedFPRate,
+		Decoys:          st.Decoys,
+		DecoyMatches:    st.DecoyMatches,
 		BytesReceived:   st.BytesReceived,
 		Filter: Filter{
 			Bytes: st.Filter.Bytes, HashFuncs: st.Filter.HashFuncs, Elements: st.Filter.Elements,

@@ -355,7 +355,50 @@ func (m *manager) deliver() {
 		m.synced = SyncPoint{Height: fb.Height, Hash: fb.Hash}
 		m.next++
 		m.report(fb, res, s.why, m.startCheck(s.plan, fb))
+		m.topUpDecoys(fb, res) // first: a reload for new keys carries them
 		m.elementsChanged(fb.Height, res.Delta)
+	}
+}
+
+// topUpDecoys chooses new decoys (Config.Decoys) from the watcher's
+// transactions of a delivered block and persists them. No peer is
+// reloaded for them: they join the next filter sent (each reload is one
+// more filter for an adversary to intersect, and a decoy's purpose is to
+// be in every filter from then on).
+func (m *manager) topUpDecoys(fb *FilteredBlock, res BlockResult) {
+	d := m.n.decoys
+	if d.max == 0 || len(res.Relevant) == 0 || m.fatal != nil {
+		return
+	}
+	relevant := make(map[chainhash.Hash]bool, len(res.Relevant))
+	for _, id := range res.Relevant {
+		relevant[id] = true
+	}
+	var txs []*wire.MsgTx
+	for _, tx := range fb.Txs {
+		if relevant[tx.TxHash()] {
+			txs = append(txs, tx)
+		}
+	}
+	// The watcher's elements, with those this block adds (its delta is
+	// applied after).
+	added := make(map[string]bool, len(res.Delta.Data))
+	for _, e := range res.Delta.Data {
+		added[string(e)] = true
+	}
+	own := func(p []byte) bool {
+		_, ok := m.els.seen[string(p)]
+		return ok || added[string(p)]
+	}
+	grew, err := d.topUp(txs, own)
+	if err != nil {
+		m.fail(fmt.Errorf("decoys of block %d: %w", fb.Height, err))
+		return
+	}
+	if grew {
+		m.filter = nil
+		m.st.Decoys = len(d.active())
+		m.n.log.Info("decoys chosen", "height", fb.Height, "decoys", m.st.Decoys, "max", d.max)
 	}
 }
 
@@ -389,11 +432,17 @@ func (m *manager) report(fb *FilteredBlock, res BlockResult, why map[chainhash.H
 		}
 		m.lastSeen[id] = true
 		nMatched++
+		// Relevant transactions are remembered too: the server matched
+		// the decoy outputs among theirs, and the spends of those match.
+		decoyHit := m.n.decoys.matches(tx, id)
 		switch {
 		case relevant[id]:
 			nRelevant++
 		case fps[id]:
 			nFP++
+			if decoyHit {
+				st.DecoyMatches++
+			}
 		}
 		m.n.publish(matchedTx(now, tx, id, fb.Height, relevant[id], fps[id], res.Amounts[id], why[id]))
 	}

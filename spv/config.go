@@ -99,7 +99,8 @@ type Config struct {
 	// Network selects the chain, its seeds and checkpoints.
 	Network *netparams.Network
 	// DataDir holds the header store, the privacy transcript
-	// (transcript.jsonl), the ban list and the persistent filter tweak.
+	// (transcript.jsonl), the ban list, the persistent filter tweak and,
+	// with Decoys, the persisted decoys.
 	DataDir string
 	// Connect lists explicit peers (host:port). When empty the node asks
 	// the network's DNS seeds for NODE_BLOOM peers (mainnet and testnets
@@ -189,6 +190,13 @@ type Config struct {
 	// headers.DefaultMaxSideHeaders when 0); a peer sending headers past
 	// the bounds is scored (MisbehaviorLowWorkHeaders).
 	SideBranchMargin, MaxSideHeaders int
+	// Decoys, from 0 (the default: none) to MaxDecoys, is how many
+	// graph-near decoys every filter holds beside the watcher's elements:
+	// the scripts of the watcher's counterparties, chosen from its
+	// transactions as they arrive and persisted in DecoyFile (decoys.go).
+	// They cost the false positives of the counterparties' later
+	// transactions (Status.DecoyMatches).
+	Decoys int
 }
 
 // withDefaults returns c with zero fields filled and checks it.
@@ -204,6 +212,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxPeers < 0 || c.BatchSize < 0 || c.Window < 0 {
 		return c, fmt.Errorf("%w: negative peer, batch or window count", ErrBadConfig)
+	}
+	if c.Decoys < 0 || c.Decoys > MaxDecoys {
+		return c, fmt.Errorf("%w: Decoys %d not in [0, %d]", ErrBadConfig, c.Decoys, MaxDecoys)
 	}
 	if c.MaxPeers == 0 {
 		c.MaxPeers = DefaultMaxPeers

@@ -199,13 +199,22 @@ func (m *manager) currentFilter() (*bip37.Filter, error) {
 	if m.filter != nil {
 		return m.filter, nil
 	}
-	f, err := BuildFilter(m.els.snapshot(), m.n.cfg.FPRate, m.n.tweak)
+	els := m.els.snapshot()
+	if ds := m.n.decoys.active(); len(ds) > 0 {
+		// A fresh slice: snapshot shares the element set's.
+		els.Data = append(append(make([][]byte, 0, len(els.Data)+len(ds)), els.Data...), ds...)
+	}
+	f, err := BuildFilter(els, m.n.cfg.FPRate, m.n.tweak)
 	if err != nil {
 		return nil, err
 	}
 	m.filter = f
 	return f, nil
 }
+
+// filterLen returns the number of elements a filter holds: the
+// watcher's and the decoys.
+func (m *manager) filterLen() int { return m.els.len() + len(m.n.decoys.active()) }
 
 // mirrorHolds reports whether a peer's filter (its mirror f) matches every
 // element of the whole set: every data element, and every outpoint too
@@ -479,24 +488,25 @@ func (m *manager) loadFilter(ps *peerState, reason string) {
 		}
 	}
 	m.loads++
-	fp := f.FPRate(float64(m.els.len()))
-	capacity := FilterCapacity(m.els.len())
+	nEls := m.filterLen()
+	fp := f.FPRate(float64(nEls))
+	capacity := FilterCapacity(nEls)
 	ps.loadRate = f.FPRate(float64(capacity))
 	capped := filterCapped(capacity, m.n.cfg.FPRate)
 	m.st.Filter = FilterInfo{
-		Elements: m.els.len(), Capacity: capacity, Bytes: f.Size(),
+		Elements: nEls, Capacity: capacity, Bytes: f.Size(),
 		HashFuncs: f.HashFuncs(), Tweak: f.Tweak(), Flags: f.Flags().String(),
 		FPRate: fp, TargetFPRate: m.n.cfg.FPRate, Capped: capped, Loads: m.loads,
 	}
 	if capped {
 		m.n.log.Warn("filter capped at BIP37's 36,000 bytes: it cannot reach the false-positive target",
-			"elements", m.els.len(), "capacity", capacity, "target", m.n.cfg.FPRate,
+			"elements", nEls, "capacity", capacity, "target", m.n.cfg.FPRate,
 			"rate_now", fp, "rate_at_capacity", ps.loadRate)
 	}
-	m.n.log.Info("filterload", "peer", ps.addr, "reason", reason, "elements", m.els.len(),
+	m.n.log.Info("filterload", "peer", ps.addr, "reason", reason, "elements", nEls,
 		"bytes", f.Size(), "k", f.HashFuncs(), "height", height)
 	m.n.publish(FilterLoaded{
-		At: m.n.at(), Peer: ps.addr, Reason: reason, Elements: m.els.len(), Bytes: f.Size(),
+		At: m.n.at(), Peer: ps.addr, Reason: reason, Elements: nEls, Bytes: f.Size(),
 		HashFuncs: f.HashFuncs(), Tweak: f.Tweak(), Flags: f.Flags().String(), FPRate: fp, Loads: m.loads,
 		TargetFPRate: m.n.cfg.FPRate, Capped: capped, Record: rec,
 	})

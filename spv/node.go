@@ -28,9 +28,12 @@ type Node struct {
 	// history holds the transcript's records from earlier runs.
 	history []transcript.Record
 	tweak   uint32
-	addrs   *addrSource
-	dial    *dialer
-	bcast   *broadcaster
+	// decoys are the persisted decoys (Config.Decoys); the manager
+	// owns them once started.
+	decoys *decoys
+	addrs  *addrSource
+	dial   *dialer
+	bcast  *broadcaster
 
 	msgs    chan any
 	quit    chan struct{}
@@ -84,6 +87,9 @@ func New(cfg Config) (*Node, error) {
 	if n.tweak, err = loadOrCreateTweak(cfg.DataDir); err != nil {
 		return nil, err
 	}
+	if n.decoys, err = loadDecoys(cfg.DataDir, cfg.Decoys); err != nil {
+		return nil, err
+	}
 	if n.bans, err = OpenBanManager(cfg.DataDir, cfg.Clock, cfg.BanDuration); err != nil {
 		return nil, err
 	}
@@ -96,7 +102,7 @@ func New(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	hash, height := n.store.Tip()
-	n.status = Status{HeaderHeight: height, HeaderHash: hash, WatcherHeight: -1}
+	n.status = Status{HeaderHeight: height, HeaderHash: hash, WatcherHeight: -1, Decoys: len(n.decoys.active())}
 	return n, nil
 }
 
@@ -298,6 +304,11 @@ type Status struct {
 	DriftDropped int
 	// MempoolTxs counts unconfirmed transactions offered to the watcher.
 	MempoolTxs int
+	// Decoys counts the decoys the filters hold (Config.Decoys);
+	// DecoyMatches the delivered false positives that matched a decoy
+	// (an output or scriptSig push, or a spend of a decoy-matched
+	// transaction's output): what the decoys cost.
+	Decoys, DecoyMatches int
 }
 
 // FilterInfo describes a loaded filter.

@@ -45,6 +45,7 @@ type syncOptions struct {
 	fullEvery   int
 	proxy       string
 	isolation   bool
+	decoys      int
 }
 
 // newSyncCmd returns `bloomwatch sync`, which syncs the wallet from BIP37
@@ -83,6 +84,7 @@ DATADIR/spv.`,
 	f.IntVar(&o.checkEvery, "check-every", 0, fmt.Sprintf("ask blocks again from a second peer to catch hidden transactions: N checks one block in N at random, -1 never (default %d: every block, when a second peer is connected)", spv.DefaultSpotCheckEvery))
 	f.StringVar(&o.proxy, "proxy", "", "SOCKS5 proxy IP:PORT for every peer connection, as Core's -proxy (Tor: 127.0.0.1:9050); no local DNS lookup while set")
 	f.BoolVar(&o.isolation, "proxy-isolation", true, "a SOCKS username of its own per connection, so Tor gives each peer its own circuit")
+	f.IntVar(&o.decoys, "decoys", 0, fmt.Sprintf("put N graph-near decoys (scripts of the wallet's counterparties, kept in DATADIR/spv/%s) in every filter; they cost the false positives of those counterparties' later transactions (0 to %d, 0: none)", spv.DecoyFile, spv.MaxDecoys))
 	f.IntVar(&o.fullEvery, "full-block-every", 0, "ask one block in N whole from the peer that filtered it (omission check with one peer; costs the full block; -1 or 0: never)")
 	return cmd
 }
@@ -123,6 +125,9 @@ func (o *syncOptions) run(cmd *cobra.Command, _ []string) (err error) {
 			return usagef("%s: %s has no DNS seeds: give --connect HOST:PORT", prefix, n.Name)
 		}
 	}
+	if o.decoys < 0 || o.decoys > spv.MaxDecoys {
+		return usagef("%s: --decoys must be in [0, %d]", prefix, spv.MaxDecoys)
+	}
 	if o.checkEvery < -1 || o.fullEvery < -1 {
 		return usagef("%s: --check-every and --full-block-every take N >= 1, or -1 for never", prefix)
 	}
@@ -152,6 +157,7 @@ func (o *syncOptions) run(cmd *cobra.Command, _ []string) (err error) {
 		Proxy:            o.proxy,
 		NoProxyIsolation: !o.isolation,
 		FullBlockEvery:   o.fullEvery,
+		Decoys:           o.decoys,
 		ResetHeaders:     o.resetHdrs,
 		Stderr:           cmd.ErrOrStderr(),
 	}

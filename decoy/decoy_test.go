@@ -1,0 +1,75 @@
+package decoy
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/btcsuite/btcd/btcec/v2"
+	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/txscript"
+	"github.com/btcsuite/btcd/wire"
+)
+
+// key returns a deterministic public key and its hash160.
+func key(t *testing.T, b byte) ([]byte, []byte) {
+	t.Helper()
+	var seed [32]byte
+	seed[31] = b
+	_, pub := btcec.PrivKeyFromBytes(seed[:])
+	pk := pub.SerializeCompressed()
+	return pk, btcutil.Hash160(pk)
+}
+
+// p2pkh returns the P2PKH script of hash.
+func p2pkh(t *testing.T, hash []byte) []byte {
+	t.Helper()
+	s, err := txscript.NewScriptBuilder().AddOp(txscript.OP_DUP).AddOp(txscript.OP_HASH160).
+		AddData(hash).AddOp(txscript.OP_EQUALVERIFY).AddOp(txscript.OP_CHECKSIG).Script()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestGraphNear checks the choice of decoys: the counterparties' keys and
+// outputs, never the wallet's, no repeats, the earlier decoys kept first,
+// at most n.
+func TestGraphNear(t *testing.T) {
+	payerPK, payerHash := key(t, 1)
+	_, changeHash := key(t, 2)
+	_, mine := key(t, 3)
+	_, old := key(t, 4)
+	wpkPK, wpkHash := key(t, 5)
+	sig := bytes.Repeat([]byte{0x30}, 71)
+	spend, err := txscript.NewScriptBuilder().AddData(sig).AddData(payerPK).Script()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx := wire.NewMsgTx(wire.TxVersion)
+	tx.AddTxIn(wire.NewTxIn(&wire.OutPoint{Hash: chainhash.Hash{1}}, spend, nil))
+	tx.AddTxIn(wire.NewTxIn(&wire.OutPoint{Hash: chainhash.Hash{2}}, nil, wire.TxWitness{sig, wpkPK}))
+	tx.AddTxOut(wire.NewTxOut(1, p2pkh(t, mine)))
+	tx.AddTxOut(wire.NewTxOut(1, p2pkh(t, changeHash)))
+	tx.AddTxOut(wire.NewTxOut(0, []byte{txscript.OP_RETURN, 1, 7}))
+	own := func(p []byte) bool { return bytes.Equal(p, mine) }
+	got := GraphNear([]*wire.MsgTx{tx, tx}, own, [][]byte{old}, 5)
+	want := [][]byte{old, payerHash, wpkHash, changeHash}
+	if len(got) != len(want) {
+		t.Fatalf("%d decoys %x, want %d", len(got), got, len(want))
+	}
+	for i := range want {
+		if !bytes.Equal(got[i], want[i]) {
+			t.Errorf("decoy %d = %x, want %x", i, got[i], want[i])
+		}
+	}
+	if got := GraphNear([]*wire.MsgTx{tx}, own, [][]byte{old}, 2); len(got) != 2 || !bytes.Equal(got[0], old) {
+		t.Errorf("n = 2: %x", got)
+	}
+	if got := GraphNear([]*wire.MsgTx{tx}, own, [][]byte{old}, 0); len(got) != 1 {
+		t.Errorf("n below the decoys held drops one: %x", got)
+	}
+	if got := GraphNear(nil, nil, nil, 3); len(got) != 0 {
+		t.Errorf("no transactions: %x", got)
+	}
+}
