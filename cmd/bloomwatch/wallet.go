@@ -6,12 +6,10 @@ import (
 	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/bloomwatch/bloomwatch/internal/table"
 	"github.com/bloomwatch/bloomwatch/session"
 	"github.com/bloomwatch/bloomwatch/wallet"
 )
@@ -24,10 +22,10 @@ func newWalletCmd() *cobra.Command {
 		Short: "Create and inspect the watch-only wallet",
 	}
 	cmd.AddCommand(newWalletCreateCmd(), newWalletAddCmd(),
-		newWalletReadCmd("balance --datadir D", "Print the confirmed, unconfirmed, immature and pending-spent balance and the worst-case total", showBalance),
-		newWalletReadCmd("txs --datadir D", "Print the wallet's transactions with their net amounts (unconfirmed: expiry and conflicts)", showTxs),
-		newWalletReadCmd("utxos --datadir D", "Print the unspent outputs and the unconfirmed spends of each", showUTXOs),
-		newWalletReadCmd("addresses --datadir D", "Print every watched address with its derivation path and use", showAddresses),
+		newWalletReadCmd("balance --datadir D", "Print the confirmed, unconfirmed, immature and pending-spent balance and the worst-case total", readBalance),
+		newWalletReadCmd("txs --datadir D", "Print the wallet's transactions with their net amounts (unconfirmed: expiry and conflicts)", readTxs),
+		newWalletReadCmd("utxos --datadir D", "Print the unspent outputs and the unconfirmed spends of each", readUTXOs),
+		newWalletReadCmd("addresses --datadir D", "Print every watched address with its derivation path and use", readAddresses),
 		newWalletStatsCmd())
 	return cmd
 }
@@ -203,8 +201,9 @@ type walletReadOptions struct {
 	fps     int // wallet stats only
 }
 
-// walletReader prints what a read command reads from the open wallet.
-type walletReader func(cmd *cobra.Command, w *wallet.Wallet, o *walletReadOptions) error
+// walletReader reads what a read command prints from the open wallet: the
+// value --json prints, and the writer of its text otherwise.
+type walletReader func(w *wallet.Wallet, o *walletReadOptions) (any, func(io.Writer) error, error)
 
 // newWalletReadCmd returns a wallet subcommand that opens the wallet of
 // --datadir, hands it to read and closes it.
@@ -228,7 +227,7 @@ func (o *walletReadOptions) command(use, short string, read walletReader) *cobra
 // newWalletStatsCmd returns `wallet stats`.
 func newWalletStatsCmd() *cobra.Command {
 	o := &walletReadOptions{}
-	cmd := o.command("stats --datadir D [--fps N]", "Print match statistics: relevant transactions and false positives", showStats)
+	cmd := o.command("stats --datadir D [--fps N]", "Print match statistics: relevant transactions and false positives", readStats)
 	cmd.Flags().IntVar(&o.fps, "fps", 0, "also list up to N false-positive txids, newest first")
 	return cmd
 }
@@ -244,7 +243,15 @@ func (o *walletReadOptions) run(cmd *cobra.Command, read walletReader) (err erro
 		return err
 	}
 	defer closeWallet(w, &err)
-	if err := read(cmd, w, o); err != nil {
+	out, text, err := read(w, o)
+	switch {
+	case err != nil:
+	case o.asJSON:
+		err = writeJSON(cmd, out)
+	default:
+		err = text(cmd.OutOrStdout())
+	}
+	if err != nil {
 		return fmt.Errorf("%s: %w", prefix, err)
 	}
 	return nil
@@ -436,240 +443,40 @@ func countKinds(infos []*wallet.ImportInfo) string {
 	return strings.Join(parts, ", ")
 }
 
-// walletBalanceJSON is the --json output of `wallet balance`.
-type walletBalanceJSON struct {
-	wallet.Balance
-	Total        int64  `json:"total"`
-	SyncedHeight int32  `json:"synced_height"`
-	SyncedHash   string `json:"synced_hash,omitempty"`
+// readBalance implements `wallet balance`.
+func readBalance(w *wallet.Wallet, _ *walletReadOptions) (any, func(io.Writer) error, error) {
+	r, err := w.BalanceReport()
+	return r, r.WriteTable, err
 }
 
-// showBalance implements `wallet balance`.
-func showBalance(cmd *cobra.Command, w *wallet.Wallet, o *walletReadOptions) error {
-	bal, err := w.Balance()
-	if err != nil {
-		return err
-	}
-	sp, err := w.SyncedTo()
-	if err != nil {
-		return err
-	}
-	out := walletBalanceJSON{Balance: bal, Total: int64(bal.Total()), SyncedHeight: sp.Height}
-	if sp.Height >= 0 {
-		out.SyncedHash = sp.Hash.String()
-	}
-	if o.asJSON {
-		return writeJSON(cmd, out)
-	}
-	tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', tabwriter.AlignRight)
-	for _, row := range []struct {
-		name string
-		sat  int64
-	}{{"confirmed", int64(bal.Confirmed)}, {"unconfirmed", int64(bal.Unconfirmed)},
-		{"immature", int64(bal.Immature)}, {"pending spent", int64(bal.PendingSpent)}, {"total", out.Total}} {
-		fmt.Fprintf(tw, "%s\t%d sat\t%s\t\n", row.name, row.sat, formatBTC(row.sat))
-	}
-	fmt.Fprintf(tw, "conflicts\t%d tx\t\t\n", bal.Conflicts)
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	_, err = fmt.Fprintln(cmd.OutOrStdout(), balanceNote+"\n"+syncedLine(out.SyncedHeight))
-	return err
-}
-
-// balanceNote explains the balance rows under the table.
-const balanceNote = "confirmed ignores unconfirmed spends (they are pending spent until a block confirms them);\n" +
-	"total is the worst case: confirmed + immature + unconfirmed - pending spent, without the\n" +
-	"outputs of conflicting unconfirmed transactions (conflicts: at most one of each set confirms)"
-
-// formatBTC formats satoshis as BTC with eight decimals.
-func formatBTC(sat int64) string {
-	const satPerBTC = 100_000_000
-	sign := ""
-	if sat < 0 {
-		sign, sat = "-", -sat
-	}
-	return fmt.Sprintf("%s%d.%08d BTC", sign, sat/satPerBTC, sat%satPerBTC)
-}
-
-// syncedLine describes a sync point.
-func syncedLine(height int32) string {
-	if height < 0 {
-		return "not synced yet"
-	}
-	return fmt.Sprintf("synced to height %d", height)
-}
-
-// showTxs implements `wallet txs`.
-func showTxs(cmd *cobra.Command, w *wallet.Wallet, o *walletReadOptions) error {
+// readTxs implements `wallet txs`.
+func readTxs(w *wallet.Wallet, _ *walletReadOptions) (any, func(io.Writer) error, error) {
 	txs, err := w.Txs()
-	if err != nil {
-		return err
-	}
-	if o.asJSON {
-		if txs == nil {
-			txs = []wallet.TxSummary{}
-		}
-		return writeJSON(cmd, txs)
-	}
-	tw := table.New(cmd.OutOrStdout())
-	fmt.Fprintln(tw, "HEIGHT\tTXID\tDELTA (sat)\tCONFIRMATIONS\tEXPIRES\tCONFLICTS")
-	for _, t := range txs {
-		height, expires, conflicts := fmt.Sprint(t.Height), "-", "-"
-		if t.Height < 0 {
-			height = "mempool"
-			if t.Expires != nil {
-				expires = t.Expires.UTC().Format(expiryLayout)
-			}
-			conflicts = conflictsCell(t)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%+d\t%d\t%s\t%s\n", height, t.Txid, t.Delta, t.Confirmations, expires, conflicts)
-	}
-	return tw.Flush()
+	return nonNil(txs), func(out io.Writer) error { return wallet.WriteTxTable(out, txs) }, err
 }
 
-// expiryLayout formats when an unconfirmed transaction expires.
-const expiryLayout = "2006-01-02 15:04 UTC"
-
-// conflictsCell describes an unconfirmed transaction's conflicts: the
-// transactions spending the same coins, or a conflicted parent.
-func conflictsCell(t wallet.TxSummary) string {
-	switch {
-	case len(t.Conflicts) > 0:
-		ids := make([]string, len(t.Conflicts))
-		for i, c := range t.Conflicts {
-			ids[i] = c.String()
-		}
-		return strings.Join(ids, ",")
-	case t.Conflicted:
-		return "via a conflicted parent"
-	default:
-		return "-"
-	}
-}
-
-// showUTXOs implements `wallet utxos`.
-func showUTXOs(cmd *cobra.Command, w *wallet.Wallet, o *walletReadOptions) error {
+// readUTXOs implements `wallet utxos`.
+func readUTXOs(w *wallet.Wallet, _ *walletReadOptions) (any, func(io.Writer) error, error) {
 	utxos, err := w.UTXOs()
-	if err != nil {
-		return err
-	}
-	if o.asJSON {
-		if utxos == nil {
-			utxos = []wallet.UTXO{}
-		}
-		return writeJSON(cmd, utxos)
-	}
-	tw := table.New(cmd.OutOrStdout())
-	fmt.Fprintln(tw, "OUTPOINT\tAMOUNT (sat)\tHEIGHT\tCONFIRMATIONS\tADDRESS\tPENDING")
-	for _, u := range utxos {
-		fmt.Fprintf(tw, "%s:%d\t%d\t%d\t%d\t%s\t%s\n", u.Txid, u.Index, int64(u.Amount), u.Height, u.Confirmations, u.Address, pendingCell(u))
-	}
-	return tw.Flush()
+	return nonNil(utxos), func(out io.Writer) error { return wallet.WriteUTXOTable(out, utxos) }, err
 }
 
-// pendingCell describes what unconfirmed transactions do to an output: the
-// first that spends it (and how many more conflict over it), and whether
-// it is an output of a conflicted unconfirmed transaction.
-func pendingCell(u wallet.UTXO) string {
-	var parts []string
-	if u.Conflicted {
-		parts = append(parts, "conflicted")
-	}
-	if len(u.SpentBy) > 0 {
-		p := "spent by " + u.SpentBy[0].String()
-		if n := len(u.SpentBy) - 1; n > 0 {
-			p += fmt.Sprintf(" (+%d conflicting)", n)
-		}
-		parts = append(parts, p)
-	} else if u.PendingSpend {
-		parts = append(parts, "spent")
-	}
-	if len(parts) == 0 {
-		return "-"
-	}
-	return strings.Join(parts, "; ")
-}
-
-// showAddresses implements `wallet addresses`.
-func showAddresses(cmd *cobra.Command, w *wallet.Wallet, o *walletReadOptions) error {
+// readAddresses implements `wallet addresses`.
+func readAddresses(w *wallet.Wallet, _ *walletReadOptions) (any, func(io.Writer) error, error) {
 	addrs, err := w.Addresses()
-	if err != nil {
-		return err
-	}
-	if o.asJSON {
-		if addrs == nil {
-			addrs = []wallet.AddressInfo{}
-		}
-		return writeJSON(cmd, addrs)
-	}
-	tw := table.New(cmd.OutOrStdout())
-	fmt.Fprintln(tw, "ADDRESS\tKIND\tPATH\tUSED\tDESCRIPTOR")
-	for _, a := range addrs {
-		path := "imported"
-		if !a.Imported {
-			path = a.Path
-		}
-		shown := a.Address
-		if shown == "" {
-			shown = "script:" + a.Element
-		}
-		desc := "-"
-		if a.Descriptor != "" {
-			desc = "#" + a.Descriptor
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%t\t%s\n", shown, a.Kind, path, a.Used, desc)
-	}
-	return tw.Flush()
+	return nonNil(addrs), func(out io.Writer) error { return wallet.WriteAddressTable(out, addrs) }, err
 }
 
-// walletStatsJSON is the --json output of `wallet stats`.
-type walletStatsJSON struct {
-	wallet.Stats
-	Addresses        wallet.AddressCounts    `json:"addresses"`
-	Descriptors      []wallet.DescriptorInfo `json:"descriptors"`
-	FalsePositiveTxs []wallet.FalsePositive  `json:"false_positive_txs,omitempty"`
+// readStats implements `wallet stats`.
+func readStats(w *wallet.Wallet, o *walletReadOptions) (any, func(io.Writer) error, error) {
+	r, err := w.StatsReport(o.fps)
+	return r, r.WriteText, err
 }
 
-// showStats implements `wallet stats`.
-func showStats(cmd *cobra.Command, w *wallet.Wallet, o *walletReadOptions) error {
-	st, err := w.Stats()
-	if err != nil {
-		return err
+// nonNil returns s, or an empty slice for nil, so that JSON prints [].
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
 	}
-	descs, err := w.Descriptors()
-	if err != nil {
-		return err
-	}
-	counts, err := w.AddressCounts()
-	if err != nil {
-		return err
-	}
-	out := walletStatsJSON{Stats: st, Addresses: counts, Descriptors: descs}
-	if out.Descriptors == nil {
-		out.Descriptors = []wallet.DescriptorInfo{}
-	}
-	if o.fps > 0 {
-		if out.FalsePositiveTxs, err = w.FalsePositives(o.fps); err != nil {
-			return err
-		}
-	}
-	if o.asJSON {
-		return writeJSON(cmd, out)
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "blocks applied %d\n", st.BlocksApplied)
-	fmt.Fprintf(&b, "block matches %d: relevant %d, false positives %d\n", st.Matched, st.Relevant, st.FalsePositives)
-	fmt.Fprintf(&b, "mempool matches %d: relevant %d, false positives %d\n", st.MempoolMatched, st.MempoolRelevant, st.MempoolFalsePositives)
-	fmt.Fprintf(&b, "filter elements %d data + %d outpoints, %d watched scripts\n", st.Elements, st.OutPoints, st.Scripts)
-	fmt.Fprintf(&b, "addresses %d derived (%d used), %d imported (%d used)\n",
-		counts.Derived, counts.DerivedUsed, counts.Imported, counts.ImportedUsed)
-	for _, d := range descs {
-		fmt.Fprintf(&b, "descriptor %s checksum %s (%s)\n", d.Descriptor, d.Checksum, d.Kind)
-	}
-	for _, fp := range out.FalsePositiveTxs {
-		fmt.Fprintf(&b, "false positive %s height %d\n", fp.Txid, fp.Height)
-	}
-	_, err = fmt.Fprint(cmd.OutOrStdout(), b.String())
-	return err
+	return s
 }

@@ -1,0 +1,241 @@
+package wallet
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/bloomwatch/bloomwatch/internal/table"
+)
+
+// This file gathers what `bloomwatch wallet balance`, `txs`, `utxos`,
+// `addresses` and `stats` show, and writes it as text, so that a Go
+// program prints a wallet as the command line does.
+
+// FormatBTC formats satoshis as BTC with eight decimals ("-0.00012000
+// BTC"), exactly, without going through a float.
+func FormatBTC(sat int64) string {
+	const satPerBTC = 100_000_000
+	sign := ""
+	if sat < 0 {
+		sign, sat = "-", -sat
+	}
+	return fmt.Sprintf("%s%d.%08d BTC", sign, sat/satPerBTC, sat%satPerBTC)
+}
+
+// BalanceReport is the balance with its worst-case total and the height
+// the wallet is synced to.
+type BalanceReport struct {
+	Balance
+	Total int64 `json:"total"`
+	// SyncedHeight is -1 before the first block; SyncedHash is then
+	// empty.
+	SyncedHeight int32  `json:"synced_height"`
+	SyncedHash   string `json:"synced_hash,omitempty"`
+}
+
+// BalanceReport returns the balance and the sync point.
+func (w *Wallet) BalanceReport() (BalanceReport, error) {
+	bal, err := w.Balance()
+	if err != nil {
+		return BalanceReport{}, err
+	}
+	sp, err := w.SyncedTo()
+	if err != nil {
+		return BalanceReport{}, err
+	}
+	r := BalanceReport{Balance: bal, Total: int64(bal.Total()), SyncedHeight: sp.Height}
+	if sp.Height >= 0 {
+		r.SyncedHash = sp.Hash.String()
+	}
+	return r, nil
+}
+
+// balanceNote explains the balance rows under the table.
+const balanceNote = "confirmed ignores unconfirmed spends (they are pending spent until a block confirms them);\n" +
+	"total is the worst case: confirmed + immature + unconfirmed - pending spent, without the\n" +
+	"outputs of conflicting unconfirmed transactions (conflicts: at most one of each set confirms)"
+
+// WriteTable writes the balance as a right-aligned table, in satoshis and
+// BTC, with a note on what the rows mean and the sync height.
+func (r BalanceReport) WriteTable(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	for _, row := range []struct {
+		name string
+		sat  int64
+	}{{"confirmed", int64(r.Confirmed)}, {"unconfirmed", int64(r.Unconfirmed)},
+		{"immature", int64(r.Immature)}, {"pending spent", int64(r.PendingSpent)}, {"total", r.Total}} {
+		fmt.Fprintf(tw, "%s\t%d sat\t%s\t\n", row.name, row.sat, FormatBTC(row.sat))
+	}
+	fmt.Fprintf(tw, "conflicts\t%d tx\t\t\n", r.Conflicts)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	synced := "not synced yet"
+	if r.SyncedHeight >= 0 {
+		synced = fmt.Sprintf("synced to height %d", r.SyncedHeight)
+	}
+	_, err := fmt.Fprintln(w, balanceNote+"\n"+synced)
+	return err
+}
+
+// ExpiryLayout is the time layout WriteTxTable writes an unconfirmed
+// transaction's expiry in.
+const ExpiryLayout = "2006-01-02 15:04 UTC"
+
+// WriteTxTable writes transactions as a table: height ("mempool" when
+// unconfirmed), txid, the wallet's net amount in satoshis, confirmations,
+// and for an unconfirmed transaction when it expires and its conflicts
+// (ConflictsNote).
+func WriteTxTable(w io.Writer, txs []TxSummary) error {
+	tw := table.New(w)
+	fmt.Fprintln(tw, "HEIGHT\tTXID\tDELTA (sat)\tCONFIRMATIONS\tEXPIRES\tCONFLICTS")
+	for _, t := range txs {
+		height, expires, conflicts := fmt.Sprint(t.Height), table.NotKnown, table.NotKnown
+		if t.Height < 0 {
+			height = "mempool"
+			if t.Expires != nil {
+				expires = t.Expires.UTC().Format(ExpiryLayout)
+			}
+			conflicts = t.ConflictsNote()
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%+d\t%d\t%s\t%s\n", height, t.Txid, t.Delta, t.Confirmations, expires, conflicts)
+	}
+	return tw.Flush()
+}
+
+// ConflictsNote describes an unconfirmed transaction's conflicts: the
+// transactions spending the same coins (txids joined by commas), "via a
+// conflicted parent", or "-" for none.
+func (t TxSummary) ConflictsNote() string {
+	switch {
+	case len(t.Conflicts) > 0:
+		ids := make([]string, len(t.Conflicts))
+		for i, c := range t.Conflicts {
+			ids[i] = c.String()
+		}
+		return strings.Join(ids, ",")
+	case t.Conflicted:
+		return "via a conflicted parent"
+	default:
+		return table.NotKnown
+	}
+}
+
+// WriteUTXOTable writes unspent outputs as a table: outpoint, amount in
+// satoshis, height, confirmations, address and what unconfirmed
+// transactions do to it (PendingNote).
+func WriteUTXOTable(w io.Writer, utxos []UTXO) error {
+	tw := table.New(w)
+	fmt.Fprintln(tw, "OUTPOINT\tAMOUNT (sat)\tHEIGHT\tCONFIRMATIONS\tADDRESS\tPENDING")
+	for _, u := range utxos {
+		fmt.Fprintf(tw, "%s:%d\t%d\t%d\t%d\t%s\t%s\n", u.Txid, u.Index, int64(u.Amount), u.Height, u.Confirmations, u.Address, u.PendingNote())
+	}
+	return tw.Flush()
+}
+
+// PendingNote describes what unconfirmed transactions do to the output:
+// "spent by TXID" for the first that spends it (with "(+N conflicting)"
+// when more do), "spent", and "conflicted" for an output of a conflicted
+// unconfirmed transaction, joined by "; "; "-" for none.
+func (u UTXO) PendingNote() string {
+	var parts []string
+	if u.Conflicted {
+		parts = append(parts, "conflicted")
+	}
+	if len(u.SpentBy) > 0 {
+		p := "spent by " + u.SpentBy[0].String()
+		if n := len(u.SpentBy) - 1; n > 0 {
+			p += fmt.Sprintf(" (+%d conflicting)", n)
+		}
+		parts = append(parts, p)
+	} else if u.PendingSpend {
+		parts = append(parts, "spent")
+	}
+	if len(parts) == 0 {
+		return table.NotKnown
+	}
+	return strings.Join(parts, "; ")
+}
+
+// WriteAddressTable writes watched addresses as a table: the address (or
+// "script:" and the element of a script without one), kind, derivation
+// path ("imported" for a single address), whether it is used, and the
+// checksum of the descriptor it comes from.
+func WriteAddressTable(w io.Writer, addrs []AddressInfo) error {
+	tw := table.New(w)
+	fmt.Fprintln(tw, "ADDRESS\tKIND\tPATH\tUSED\tDESCRIPTOR")
+	for _, a := range addrs {
+		path := "imported"
+		if !a.Imported {
+			path = a.Path
+		}
+		shown := a.Address
+		if shown == "" {
+			shown = "script:" + a.Element
+		}
+		desc := table.NotKnown
+		if a.Descriptor != "" {
+			desc = "#" + a.Descriptor
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%t\t%s\n", shown, a.Kind, path, a.Used, desc)
+	}
+	return tw.Flush()
+}
+
+// StatsReport is the match statistics with the address counts, the
+// descriptors and the newest false positives.
+type StatsReport struct {
+	Stats
+	Addresses AddressCounts `json:"addresses"`
+	// Descriptors is never nil, so it prints as [] when empty.
+	Descriptors      []DescriptorInfo `json:"descriptors"`
+	FalsePositiveTxs []FalsePositive  `json:"false_positive_txs,omitempty"`
+}
+
+// StatsReport returns the statistics, with up to fps false-positive
+// transactions, newest first (none when fps is 0).
+func (w *Wallet) StatsReport(fps int) (StatsReport, error) {
+	st, err := w.Stats()
+	if err != nil {
+		return StatsReport{}, err
+	}
+	descs, err := w.Descriptors()
+	if err != nil {
+		return StatsReport{}, err
+	}
+	counts, err := w.AddressCounts()
+	if err != nil {
+		return StatsReport{}, err
+	}
+	r := StatsReport{Stats: st, Addresses: counts, Descriptors: descs}
+	if r.Descriptors == nil {
+		r.Descriptors = []DescriptorInfo{}
+	}
+	if fps > 0 {
+		if r.FalsePositiveTxs, err = w.FalsePositives(fps); err != nil {
+			return StatsReport{}, err
+		}
+	}
+	return r, nil
+}
+
+// WriteText writes the statistics, one figure per line.
+func (r StatsReport) WriteText(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "blocks applied %d\n", r.BlocksApplied)
+	fmt.Fprintf(&b, "block matches %d: relevant %d, false positives %d\n", r.Matched, r.Relevant, r.FalsePositives)
+	fmt.Fprintf(&b, "mempool matches %d: relevant %d, false positives %d\n", r.MempoolMatched, r.MempoolRelevant, r.MempoolFalsePositives)
+	fmt.Fprintf(&b, "filter elements %d data + %d outpoints, %d watched scripts\n", r.Elements, r.OutPoints, r.Scripts)
+	fmt.Fprintf(&b, "addresses %d derived (%d used), %d imported (%d used)\n",
+		r.Addresses.Derived, r.Addresses.DerivedUsed, r.Addresses.Imported, r.Addresses.ImportedUsed)
+	for _, d := range r.Descriptors {
+		fmt.Fprintf(&b, "descriptor %s checksum %s (%s)\n", d.Descriptor, d.Checksum, d.Kind)
+	}
+	for _, fp := range r.FalsePositiveTxs {
+		fmt.Fprintf(&b, "false positive %s height %d\n", fp.Txid, fp.Height)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
