@@ -2,10 +2,8 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
-	"github.com/bloomwatch/bloomwatch/internal/table"
 	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/spf13/cobra"
 )
@@ -78,21 +76,7 @@ func (o *privacyScanOptions) run(cmd *cobra.Command, _ []string) error {
 	if o.asJSON {
 		return writeJSON(cmd, rep)
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "scanned %d synthetic candidates through %d filter(s) in %.2f s (%.2f s CPU): %.1f M/s (%.1f M/s per core, %d workers)\n",
-		rep.Candidates, len(filters), rep.Seconds, rep.CPUSeconds, rep.PerSec/1e6, rep.PerSecPerCore/1e6, rep.Workers)
-	for j, f := range rep.Filters {
-		fmt.Fprintf(&b, "filter %d: %d bytes, k=%d, fp rate %s: %d matched, expected %.1f +- %.1f\n",
-			j, f.Bytes, f.HashFuncs, table.Num(f.FPRate), f.Matched, f.Expected, f.Sigma)
-	}
-	if bl := rep.Baseline; bl != nil {
-		fmt.Fprintf(&b, "baseline, one core, first %d candidates through filter 0, alternated: scan %.1f M/s, bip37 Matches %.1f M/s, btcutil/bloom %.1f M/s; scan/btcutil ratio %.2f, Matches/btcutil ratio %.2f (same matches: %v)\n",
-			bl.Candidates, bl.ScanPerSec/1e6, bl.Bip37PerSec/1e6, bl.BtcutilPerSec/1e6, bl.ScanRatio, bl.Ratio, bl.Agree)
-		fmt.Fprintf(&b, "btcutil/bloom at its rate on %d cores: %.2f s for these %d candidates (scan: %.2f s)\n",
-			rep.Workers, float64(rep.Candidates)/bl.BtcutilPerSec/float64(rep.Workers), rep.Candidates, rep.Seconds)
-	}
-	_, err = fmt.Fprint(cmd.OutOrStdout(), b.String())
-	return err
+	return rep.WriteText(cmd.OutOrStdout())
 }
 
 // scanFilters returns the filter of --filter, or every generation's last
