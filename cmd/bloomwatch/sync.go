@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,22 +9,18 @@ import (
 	"runtime/pprof"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
 	"github.com/spf13/cobra"
 
 	"github.com/bloomwatch/bloomwatch/session"
+	"github.com/bloomwatch/bloomwatch/session/dashboard"
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/spv/headers"
 	"github.com/bloomwatch/bloomwatch/spv/netparams"
-	"github.com/bloomwatch/bloomwatch/tui"
 )
 
 // defaultPeerTimeout is how long sync waits for a first usable peer
 // before it gives up with "no reachable peer".
 const defaultPeerTimeout = 30 * time.Second
-
-// logSinkLines is how many log lines wait for the dashboard's log pane.
-const logSinkLines = 512
 
 // syncOptions are the flags of `bloomwatch sync`.
 type syncOptions struct {
@@ -189,9 +184,11 @@ func isTerminal(w io.Writer) bool {
 func runSession(cmd *cobra.Command, prefix string, cfg session.Config, asJSON bool, drive session.Driver) error {
 	var ui session.UI
 	if cfg.Dashboard {
-		sink := tui.NewLogSink(logSinkLines)
-		cfg.LogTee = sink
-		ui = dashboard(cmd, sink)
+		out, ok := cmd.OutOrStdout().(*os.File)
+		if !ok {
+			out = os.Stdout
+		}
+		ui = dashboard.Attach(&cfg, out, os.Stdin)
 	}
 	s, err := session.Run(cmd.Context(), cfg, drive, ui)
 	switch {
@@ -213,26 +210,6 @@ func runSession(cmd *cobra.Command, prefix string, cfg session.Config, asJSON bo
 			st.WatcherHeight, st.Blocks, st.Matched, st.Relevant, st.FalsePositives, st.BytesReceived)
 	}
 	return nil
-}
-
-// dashboard returns the session UI that runs the terminal dashboard on the
-// command's stdout, with the log lines of sink in its log pane.
-func dashboard(cmd *cobra.Command, sink *tui.LogSink) session.UI {
-	return func(ctx context.Context, s *session.Session, cancel context.CancelFunc) error {
-		model := tui.New(tui.Config{
-			Network: s.Network().Name, Events: s.Events(), Privacy: s.Readings(), Wallet: s.Wallet(),
-			Reload: s.Node().ReloadFilter, Quit: cancel, Finished: s.Done(), Log: sink.Lines(),
-		})
-		out, ok := cmd.OutOrStdout().(*os.File)
-		if !ok {
-			out = os.Stdout
-		}
-		p := tea.NewProgram(model, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithOutput(out), tea.WithInput(os.Stdin))
-		if _, err := p.Run(); err != nil && !errors.Is(err, tea.ErrProgramKilled) && !errors.Is(err, context.Canceled) {
-			return fmt.Errorf("dashboard: %w", err)
-		}
-		return nil
-	}
 }
 
 // startCPUProfile starts a CPU profile into path and returns its stop.
