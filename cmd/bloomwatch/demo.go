@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bloomwatch/bloomwatch/demo"
+	"github.com/bloomwatch/bloomwatch/internal/progress"
 	"github.com/bloomwatch/bloomwatch/session"
 )
 
@@ -103,7 +104,7 @@ func (o *demoOptions) run(cmd *cobra.Command, _ []string) (err error) {
 		MaxPeers:    2,
 		FPRate:      o.fpRate,
 		UntilSynced: o.untilSynced,
-		Dashboard:   !o.asJSON && !o.noTUI && isTerminal(cmd.OutOrStdout()),
+		Dashboard:   !o.asJSON && !o.noTUI && progress.IsTerminal(cmd.OutOrStdout()),
 		LogLevel:    level,
 		PeerTimeout: defaultPeerTimeout,
 		Stderr:      cmd.ErrOrStderr(),

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"runtime/pprof"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bloomwatch/bloomwatch/internal/progress"
 	"github.com/bloomwatch/bloomwatch/session"
 	"github.com/bloomwatch/bloomwatch/session/dashboard"
 	"github.com/bloomwatch/bloomwatch/spv"
@@ -144,7 +144,7 @@ func (o *syncOptions) run(cmd *cobra.Command, _ []string) (err error) {
 		MaxPeers:         o.maxPeers,
 		FPRate:           o.fpRate,
 		UntilSynced:      o.untilSynced,
-		Dashboard:        !o.asJSON && !o.noTUI && isTerminal(cmd.OutOrStdout()),
+		Dashboard:        !o.asJSON && !o.noTUI && progress.IsTerminal(cmd.OutOrStdout()),
 		LogFile:          o.logFile,
 		LogLevel:         level,
 		PeerTimeout:      o.peerTimeout,
@@ -166,16 +166,6 @@ func parseLogLevel(s string) (slog.Level, error) {
 		return 0, fmt.Errorf("--log-level %q: want debug, info, warn or error", s)
 	}
 	return l, nil
-}
-
-// isTerminal reports whether w is a character device (a terminal).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 // runSession runs a sync (session.Run): headless, or under the dashboard

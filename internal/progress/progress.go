@@ -41,7 +41,8 @@ func CheckMode(mode string) error {
 	return fmt.Errorf("%q: want auto, bar, lines or none", mode)
 }
 
-// IsTerminal reports whether w is a character device (a terminal).
+// IsTerminal reports whether w is a character device (a terminal): where
+// Auto draws a bar, and where bloomwatch sync and demo open the dashboard.
 func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {
