@@ -255,10 +255,16 @@ func readTranscriptFile(path string) ([]transcript.Record, error) {
 	return recs, nil
 }
 
-// outputFileMode is the permission of the files --csv, --png, --svg and
-// --transcripts write (atomicfile.WriteAll: each whole or not at all, and
-// none of them when one fails).
+// outputFileMode is the permission of the files privacy analyze's --csv
+// and --png write (atomicfile.WriteAll: each whole or not at all, and none
+// of them when one fails): an analysis of a real transcript, with --truth,
+// names the wallet's addresses, so only its owner reads it.
 const outputFileMode = 0o600
+
+// experimentFileMode is the permission of the figures and transcripts an
+// experiment writes: synthetic data made to be shared, readable by all
+// like any other build output.
+const experimentFileMode = 0o644
 
 // readElementFile reads an element file.
 func readElementFile(flag, path string) ([]privacy.Candidate, error) {

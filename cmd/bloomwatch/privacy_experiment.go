@@ -151,11 +151,11 @@ func (o *privacyExperimentOptions) run(cmd *cobra.Command, args []string) error 
 		}
 		outs = append(outs, atomicfile.Data{Path: fig.path, Data: data})
 	}
-	if err := atomicfile.WriteAll(outs, outputFileMode); err != nil {
+	if err := atomicfile.WriteAll(outs, experimentFileMode); err != nil {
 		return fmt.Errorf("privacy experiment %s: %w", args[0], err)
 	}
 	if o.transcripts != "" {
-		if err := experiments.WriteTranscripts(o.transcripts, sessions, outputFileMode); err != nil {
+		if err := experiments.WriteTranscripts(o.transcripts, sessions, experimentFileMode); err != nil {
 			return fmt.Errorf("privacy experiment %s: --transcripts: %w", args[0], err)
 		}
 	}
