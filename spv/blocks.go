@@ -221,7 +221,7 @@ func (m *manager) retryBlock(pb *pendingBlock, why string) {
 		if !m.mirrorHolds(other.mirror, true) {
 			m.loadFilter(other, ReasonOutPoints) // or it misses spends
 		}
-		r := &blockReq{hash: s.hash, height: req.height, gen: other.filterGen}
+		r := &blockReq{hash: s.hash, height: req.height, gen: other.filterGen, refetch: true}
 		s.req = r
 		s.attempts++
 		m.st.Rerequested++

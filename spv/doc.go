@@ -152,7 +152,13 @@
 // bits for the same elements: a fresh tweak per reload would hand the
 // adversary independent filters to intersect. Every filterload is
 // recorded, per peer with time, height and reason, in the privacy
-// transcript (transcript.jsonl). filteradd is never sent: it reveals the
+// transcript (transcript.jsonl), and so is every getdata of filtered
+// blocks, as runs of consecutive heights with their reason (sync, live,
+// refetch, check): the request pattern shows a peer the wallet's birthday
+// and the blocks asked again after a reload. A filter record is synced to
+// disk before its filterload goes out; a getdata record is written before
+// its message and made durable by the next filter record or the close.
+// filteradd is never sent: it reveals the
 // added element in clear. A filter that would match everything (no bits
 // or no hash functions) is refused (ErrFilterMatchesAll).
 //

@@ -484,6 +484,9 @@ func (m *manager) checkSynced() {
 			return
 		}
 	}
+	if m.liveFrom == 0 {
+		m.liveFrom = tip
+	}
 	m.n.log.Info("synced", "height", tip, "hash", hash)
 	m.n.publish(SyncDone{At: m.n.at(), Height: tip, Hash: hash})
 	for ps := range m.peers {

@@ -35,6 +35,22 @@ const (
 	ReasonOutPoints = "outpoints"
 )
 
+// Reasons of the transcript's getdata records (transcript.KindGetData):
+// why the node asked a peer for a run of filtered blocks.
+const (
+	// ReasonSync is a request while catching up with the header tip.
+	ReasonSync = "sync"
+	// ReasonLive is a request for a block above the height the node
+	// first synced to in this run: the live chain.
+	ReasonLive = "live"
+	// ReasonRefetch is a request for a block asked before: its answer
+	// was filtered with an older filter, or left transactions out.
+	ReasonRefetch = "refetch"
+	// ReasonCheck is an omission check: a block asked again from a
+	// second peer.
+	ReasonCheck = "check"
+)
+
 // blockReq is one filtered-block request sent to a peer.
 type blockReq struct {
 	hash   chainhash.Hash
@@ -46,6 +62,8 @@ type blockReq struct {
 	stale bool
 	// check requests are cross-peer omission checks, not for delivery.
 	check *spotCheck
+	// refetch marks a block asked before (the transcript's reason).
+	refetch bool
 }
 
 // pendingBlock is a verified merkle block collecting its transactions.
@@ -128,6 +146,9 @@ type manager struct {
 	retry   bool  // some slot at or above next lacks a request
 
 	isSynced bool
+	// liveFrom is the tip of the first SyncDone of this run: blocks above
+	// it are the live chain (the transcript's getdata reason).
+	liveFrom int32
 	// uncheckedRun is set while delivered blocks go unchecked for want
 	// of a second peer (the first of a run is logged).
 	uncheckedRun bool
@@ -609,7 +630,7 @@ func (m *manager) requestBlocks(ps *peerState, tip int32) {
 		if s.block != nil || s.req != nil {
 			continue
 		}
-		r := &blockReq{hash: s.hash, height: h, gen: ps.filterGen}
+		r := &blockReq{hash: s.hash, height: h, gen: ps.filterGen, refetch: s.attempts > 0}
 		s.req = r
 		s.attempts++
 		batch = append(batch, r)
@@ -626,6 +647,9 @@ func (m *manager) requestBlocks(ps *peerState, tip int32) {
 // sendBatch sends one getdata of filtered blocks followed by a ping whose
 // pong marks the end of the answers.
 func (m *manager) sendBatch(ps *peerState, reqs []*blockReq) {
+	if !m.recordRequests(ps, reqs) {
+		return
+	}
 	if !ps.busy() {
 		ps.lastAnswer = m.n.clock.Now()
 	}
@@ -651,4 +675,44 @@ func (m *manager) sendPing(ps *peerState) {
 func (m *manager) nonce() uint64 {
 	m.nonces++
 	return uint64(m.n.clock.Now().UnixNano())<<16 ^ m.nonces
+}
+
+// recordRequests writes what a getdata of reqs shows ps to the transcript
+// before it is sent, as the filterload records are: one getdata record
+// per run of consecutive heights with one reason (what the serving peer
+// learns from the request pattern: the birthday, the blocks asked again
+// after a reload). When the record cannot be written the sync stops and
+// nothing is sent; the requests stay on the slots, unanswered.
+func (m *manager) recordRequests(ps *peerState, reqs []*blockReq) bool {
+	for i := 0; i < len(reqs); {
+		reason := m.requestReason(reqs[i])
+		j := i + 1
+		for j < len(reqs) && reqs[j].height == reqs[j-1].height+1 && m.requestReason(reqs[j]) == reason {
+			j++
+		}
+		_, err := m.n.trans.Append(transcript.Record{
+			Time: m.n.clock.Now(), Peer: ps.addr, Height: reqs[i].height, Kind: transcript.KindGetData,
+			Count: int64(j - i), Reason: reason, Via: ps.via,
+		})
+		if err != nil {
+			m.fail(fmt.Errorf("%w: getdata to %s not sent: %w", ErrTranscriptWrite, ps.addr, err))
+			return false
+		}
+		i = j
+	}
+	return true
+}
+
+// requestReason is why r is asked: a check, a block asked before, or a
+// block of the catch-up sync or of the live chain.
+func (m *manager) requestReason(r *blockReq) string {
+	switch {
+	case r.check != nil:
+		return ReasonCheck
+	case r.refetch:
+		return ReasonRefetch
+	case m.liveFrom > 0 && r.height > m.liveFrom:
+		return ReasonLive
+	}
+	return ReasonSync
 }

@@ -72,9 +72,14 @@ func Open(dir string) (*File, []Record, error) {
 // Path returns the file's path.
 func (t *File) Path() string { return t.path }
 
-// Append assigns the next sequence number (and VersionFor its kind) to r, appends it
-// and syncs it to disk. It returns the record as written. On error nothing
-// may be assumed recorded: the caller must not send the message.
+// Append assigns the next sequence number (and VersionFor its kind) to r,
+// appends it and, for a filter record, syncs the file to disk. It returns
+// the record as written. On error nothing may be assumed recorded: the
+// caller must not send the message. A getdata record is written but not
+// synced on its own (an omission check asks one block at a time: a sync
+// per block would cost more than the check): the next filter record's
+// sync, or Close, makes it durable, so a crash can lose the requests
+// since the last filter, never a filter.
 func (t *File) Append(r Record) (Record, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -86,7 +91,7 @@ func (t *File) Append(r Record) (Record, error) {
 		return r, fmt.Errorf("transcript record: %w", err)
 	}
 	err := Write(t.f, r)
-	if err == nil {
+	if err == nil && r.Kind != KindGetData {
 		if err = t.f.Sync(); err != nil {
 			err = fmt.Errorf("sync transcript: %w", err)
 		}

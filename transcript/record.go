@@ -210,3 +210,16 @@ func (h *HexBytes) UnmarshalJSON(b []byte) error {
 	*h = d
 	return nil
 }
+
+// FilterRecords returns the records of recs that concern a filter
+// (filterload, filteradd, filterclear), in order, without the getdata
+// records: what a peer learned from the filters alone.
+func FilterRecords(recs []Record) []Record {
+	out := make([]Record, 0, len(recs))
+	for _, r := range recs {
+		if r.Kind != KindGetData {
+			out = append(out, r)
+		}
+	}
+	return out
+}

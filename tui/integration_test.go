@@ -91,8 +91,9 @@ func TestDashboardOnRealNode(t *testing.T) {
 	// sent, against a universe of two candidates per chain output so far
 	raw, err := os.ReadFile(filepath.Join(dataDir, transcript.FileName))
 	require.NoError(t, err)
-	recs, err := transcript.Read(bytes.NewReader(raw))
+	all, err := transcript.Read(bytes.NewReader(raw))
 	require.NoError(t, err)
+	recs := transcript.FilterRecords(all)
 	require.NotEmpty(t, recs)
 	meter := privacy.NewMeter(privacy.MeterConfig{})
 	meter.SetCandidates(uint64(2 * 3 * 12 * 3))
