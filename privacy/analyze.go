@@ -124,6 +124,9 @@ type Report struct {
 	// both-forms, intersection or graph), truncated to MaxListed.
 	Final          []Listed `json:"final"`
 	FinalTruncated bool     `json:"final_truncated"`
+	// Requests is what the getdata records show the serving peers (nil
+	// for a transcript without them).
+	Requests *RequestSummary `json:"requests,omitempty"`
 }
 
 // Curve returns the curve of stage, or nil.
@@ -199,6 +202,7 @@ func Analyze(ctx context.Context, in Input) (*Report, error) {
 		HasTruth:       a.hasTruth,
 		Attacks:        in.Attacks,
 		Events:         len(tl.Events),
+		Requests:       SummarizeRequests(tl.Requests),
 		Revealed:       a.revealed.Len(),
 		Filters:        a.filterSummaries(),
 		Reloads:        a.reloadEstimates(),

@@ -27,7 +27,15 @@ func (r *Report) WriteTable(w io.Writer) error {
 	} else {
 		b.WriteString("wallet: unknown (no --truth): wallet size estimated from the filters\n")
 	}
-	fmt.Fprintf(&b, "transcript: %d events, %d filterloads, %d elements revealed by filteradd\n\n", r.Events, len(r.Filters), r.Revealed)
+	fmt.Fprintf(&b, "transcript: %d events, %d filterloads, %d elements revealed by filteradd\n", r.Events, len(r.Filters), r.Revealed)
+	if q := r.Requests; q != nil {
+		fmt.Fprintf(&b, "requests: %d getdata records asked %d peer(s) for %d blocks from height %d (the birthday a peer sees)", q.Records, q.Peers, q.Blocks, q.FirstHeight)
+		if q.ReAskedBlocks > 0 {
+			fmt.Fprintf(&b, "; %d blocks asked again of the same peer, from heights %s (they point at the blocks that made the wallet reload)", q.ReAskedBlocks, heights(q.ReAsked))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
 	t := table.New(&b)
 	fmt.Fprintln(t, "gen\tpeer\theight\treason\tbytes\tk\ttweak\tflags\tbits set\tm^\tfp rate\tmatched")
 	for _, f := range r.Filters {

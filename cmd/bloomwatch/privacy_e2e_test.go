@@ -115,6 +115,15 @@ func TestPrivacyOfARealSync(t *testing.T) {
 	if bound := 4*math.Sqrt(last.ExpectedFP) + 3; math.Abs(float64(last.FalsePositives)-last.ExpectedFP) > bound {
 		t.Errorf("false positives %d, expected %.2f: outside +-%.1f", last.FalsePositives, last.ExpectedFP, bound)
 	}
+	// The requests are in the transcript too (version 3 getdata
+	// records): the first block asked is the birthday, and every block
+	// from it to the tip was asked.
+	q := rep.Requests
+	if q == nil || q.FirstHeight != truth.StartHeight+1 || q.Blocks < int64(truth.TipHeight-truth.StartHeight) {
+		t.Errorf("requests %+v: want blocks %d..%d", q, truth.StartHeight+1, truth.TipHeight)
+	} else {
+		t.Logf("requests: %d records, %d blocks from %d; %d blocks asked again from %v", q.Records, q.Blocks, q.FirstHeight, q.ReAskedBlocks, q.ReAsked)
+	}
 }
 
 // modelCheckLevel is the Poisson level the end-to-end checks of the
