@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/privacy"
@@ -152,24 +153,19 @@ func (s *Session) Summary() (*Summary, error) {
 	if sp.Height >= 0 {
 		out.TipHash = sp.Hash.String()
 	}
-	bal, err := s.w.Balance()
+	h, err := s.w.Holdings()
 	if err != nil {
 		return nil, fmt.Errorf("summary: %w", err)
 	}
+	bal := h.Balance
 	out.BalanceSat, out.UnconfirmedSat, out.ImmatureSat = int64(bal.Confirmed), int64(bal.Unconfirmed), int64(bal.Immature)
-	txs, err := s.w.Txs()
-	if err != nil {
-		return nil, fmt.Errorf("summary: %w", err)
-	}
-	for _, t := range txs {
+	out.Txs = make([]Tx, 0, len(h.Txs))
+	for _, t := range h.Txs {
 		out.Txs = append(out.Txs, Tx{Txid: t.Txid.String(), Height: t.Height, DeltaSat: t.Delta, Confirmations: t.Confirmations})
 	}
-	utxos, err := s.w.UTXOs()
-	if err != nil {
-		return nil, fmt.Errorf("summary: %w", err)
-	}
-	for _, u := range utxos {
-		out.UTXOs = append(out.UTXOs, UTXO{Outpoint: fmt.Sprintf("%s:%d", u.Txid, u.Index),
+	out.UTXOs = make([]UTXO, 0, len(h.UTXOs))
+	for _, u := range h.UTXOs {
+		out.UTXOs = append(out.UTXOs, UTXO{Outpoint: u.Txid.String() + ":" + strconv.FormatUint(uint64(u.Index), 10),
 			ValueSat: int64(u.Amount), Height: u.Height, Address: u.Address})
 	}
 	fps, err := s.w.FalsePositives(0)

@@ -185,13 +185,32 @@ func (w *Wallet) applyBlockIn(bk buckets, b *spv.FilteredBlock, reapply bool) (s
 			}
 		}
 		bm := &wtxmgr.BlockMeta{Block: blockID, Time: b.Header.Timestamp}
+		// The net amount of a new transaction that spends no wallet
+		// output is what storeTx credited; the others' are read back
+		// from wtxmgr, which found their debits (as is every one of a
+		// block restored whole, or one wtxmgr already held, confirmed
+		// or not).
+		known := make(map[chainhash.Hash]int64, len(toStore))
+		stored := make(map[chainhash.Hash]struct{}, len(toStore))
 		for _, c := range toStore {
-			if err := w.storeTx(bk, c.tx, bm, b.Header.Timestamp); err != nil {
+			spendsNone := !full && w.spendsNothing(c.tx, stored)
+			_, wasPending := before[c.txid]
+			credited, existed, err := w.storeTx(bk, c.tx, bm, b.Header.Timestamp)
+			if err != nil {
 				return res, err
+			}
+			stored[c.txid] = struct{}{}
+			if spendsNone && !existed && !wasPending {
+				known[c.txid] = credited
 			}
 		}
 		res.Amounts = make(map[chainhash.Hash]int64, len(newRel))
 		for _, c := range newRel {
+			if n, ok := known[c.txid]; ok {
+				res.Relevant = append(res.Relevant, c.txid)
+				res.Amounts[c.txid] = n
+				continue
+			}
 			d, err := w.txStore.UniqueTxDetails(bk.tm, &c.txid, &blockID)
 			if err != nil || d == nil {
 				return res, fmt.Errorf("details of %v: %w", c.txid, errOrMissing(err))
@@ -365,14 +384,17 @@ func (w *Wallet) touches(tx *wire.MsgTx, extra map[wire.OutPoint]struct{}) bool 
 // storeTx records a wallet transaction in wtxmgr (mined when bm is set),
 // marks each output paying a watched script as a credit (change when it
 // pays the internal branch), and flags those addresses used. wtxmgr finds
-// the debits itself from its unspent outputs.
-func (w *Wallet) storeTx(bk buckets, tx *wire.MsgTx, bm *wtxmgr.BlockMeta, received time.Time) error {
+// the debits itself from its unspent outputs. It returns the sum of the
+// outputs it credited and whether wtxmgr already held the transaction
+// (then its credits may include earlier ones).
+func (w *Wallet) storeTx(bk buckets, tx *wire.MsgTx, bm *wtxmgr.BlockMeta, received time.Time) (credited int64, existed bool, err error) {
 	rec, err := wtxmgr.NewTxRecordFromMsgTx(tx, received)
 	if err != nil {
-		return fmt.Errorf("record %v: %w", tx.TxHash(), err)
+		return 0, false, fmt.Errorf("record %v: %w", tx.TxHash(), err)
 	}
-	if err := w.txStore.InsertTx(bk.tm, rec, bm); err != nil {
-		return fmt.Errorf("insert %v: %w", rec.Hash, err)
+	existed, err = w.txStore.InsertTxCheckIfExists(bk.tm, rec, bm)
+	if err != nil {
+		return 0, false, fmt.Errorf("insert %v: %w", rec.Hash, err)
 	}
 	for i, out := range tx.TxOut {
 		e := w.watch.lookup(out.PkScript)
@@ -381,13 +403,32 @@ func (w *Wallet) storeTx(bk buckets, tx *wire.MsgTx, bm *wtxmgr.BlockMeta, recei
 		}
 		change := !e.ref.imported && e.ref.branch == waddrmgr.InternalBranch
 		if err := w.txStore.AddCredit(bk.tm, rec, bm, uint32(i), change); err != nil {
-			return fmt.Errorf("credit %v:%d: %w", rec.Hash, i, err)
+			return 0, false, fmt.Errorf("credit %v:%d: %w", rec.Hash, i, err)
 		}
+		credited += out.Value
 		if err := w.markUsed(bk, e); err != nil {
-			return err
+			return 0, false, err
 		}
 	}
-	return nil
+	return credited, existed, nil
+}
+
+// spendsNothing reports whether wtxmgr can have recorded no debit for tx,
+// stored as a new mined transaction of this block: none of its inputs
+// spends a wallet outpoint (w.watch.outpoints holds every unspent output
+// wtxmgr has, as of before the block) or an output of a transaction
+// stored from this block (in stored). Its net amount is then its
+// credits, which spares reading its details back from wtxmgr.
+func (w *Wallet) spendsNothing(tx *wire.MsgTx, stored map[chainhash.Hash]struct{}) bool {
+	for _, in := range tx.TxIn {
+		if _, ok := w.watch.outpoints[in.PreviousOutPoint]; ok {
+			return false
+		}
+		if _, ok := stored[in.PreviousOutPoint.Hash]; ok {
+			return false
+		}
+	}
+	return true
 }
 
 // netAmount is a transaction's net effect on the wallet: credits minus

@@ -18,6 +18,33 @@ import (
 // blocks and no time bound (one op is the whole sync, committed at the
 // end), and reports the commits.
 func BenchmarkFirstSyncBatch(b *testing.B) {
+	const blocks = 2300
+	addresses, fbs := firstSyncChain(b)
+	for _, batch := range []int{1, 20, 50, 500, blocks} {
+		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
+			for range b.N {
+				b.StopTimer()
+				w, err := Create(b.TempDir(), CreateConfig{Network: "regtest", Addresses: addresses},
+					WithBatch(batch, 0), WithClock(time.Now))
+				require.NoError(b, err)
+				b.StartTimer()
+				for _, fb := range fbs {
+					if _, err := w.ApplyBlock(fb); err != nil {
+						b.Fatal(err)
+					}
+				}
+				require.NoError(b, w.Flush())
+				b.StopTimer()
+				require.NoError(b, w.Close())
+			}
+			b.ReportMetric(float64((blocks+batch-1)/batch), "commits")
+		})
+	}
+}
+
+// firstSyncChain builds the chain BenchmarkFirstSyncBatch applies and
+// returns its 2,000 imported addresses and its 2,300 filtered blocks.
+func firstSyncChain(b *testing.B) ([]string, []*spv.FilteredBlock) {
 	const blocks, addrs = 2300, 2000
 	addresses := benchAddresses(b, addrs)
 	f := &txFactory{}
@@ -49,24 +76,5 @@ func BenchmarkFirstSyncBatch(b *testing.B) {
 		fbs = append(fbs, chain.add(txs...).filtered())
 		chain.blocks = nil
 	}
-	for _, batch := range []int{1, 20, 50, 500, blocks} {
-		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
-			for range b.N {
-				b.StopTimer()
-				w, err := Create(b.TempDir(), CreateConfig{Network: "regtest", Addresses: addresses},
-					WithBatch(batch, 0), WithClock(time.Now))
-				require.NoError(b, err)
-				b.StartTimer()
-				for _, fb := range fbs {
-					if _, err := w.ApplyBlock(fb); err != nil {
-						b.Fatal(err)
-					}
-				}
-				require.NoError(b, w.Flush())
-				b.StopTimer()
-				require.NoError(b, w.Close())
-			}
-			b.ReportMetric(float64((blocks+batch-1)/batch), "commits")
-		})
-	}
+	return addresses, fbs
 }

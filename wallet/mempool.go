@@ -94,7 +94,7 @@ func (w *Wallet) applyMempoolIn(bk buckets, tx *wire.MsgTx) (spv.MempoolResult, 
 		return res, err
 	}
 	now := w.now()
-	if err := w.storeTx(bk, tx, nil, now); err != nil {
+	if _, _, err := w.storeTx(bk, tx, nil, now); err != nil {
 		return res, err
 	}
 	d, err := w.txStore.TxDetails(bk.tm, &txid)

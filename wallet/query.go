@@ -75,8 +75,6 @@ func (w *Wallet) Balance() (Balance, error) {
 	if err := w.usable(); err != nil {
 		return Balance{}, err
 	}
-	tip := w.synced.Height
-	maturity := int32(w.net.params.CoinbaseMaturity)
 	var bal Balance
 	err := w.view(func(b readBuckets) error {
 		ps, err := w.readPending(b.tm)
@@ -87,33 +85,43 @@ func (w *Wallet) Balance() (Balance, error) {
 		if err != nil {
 			return err
 		}
-		for _, c := range coins {
-			switch {
-			case c.height < 0:
-				if len(c.spentBy) == 0 && !c.conflicted {
-					bal.Unconfirmed += c.amount
-				}
-				continue
-			case c.coinbase && confirmations(c.height, tip) < maturity:
-				bal.Immature += c.amount
-			default:
-				bal.Confirmed += c.amount
-			}
-			if len(c.spentBy) > 0 {
-				bal.PendingSpent += c.amount
-			}
-		}
-		for _, p := range ps.txs {
-			if p.conflicted {
-				bal.Conflicts++
-			}
-		}
+		bal = w.balanceOf(ps, coins)
 		return nil
 	})
 	if err != nil {
 		return Balance{}, fmt.Errorf("balance: %w", err)
 	}
 	return bal, nil
+}
+
+// balanceOf sums the coins readCoins returned into the balances at the
+// sync point; ps is the unconfirmed set they were read with.
+func (w *Wallet) balanceOf(ps *pendingSet, coins []coin) Balance {
+	tip := w.synced.Height
+	maturity := int32(w.net.params.CoinbaseMaturity)
+	var bal Balance
+	for _, c := range coins {
+		switch {
+		case c.height < 0:
+			if len(c.spentBy) == 0 && !c.conflicted {
+				bal.Unconfirmed += c.amount
+			}
+			continue
+		case c.coinbase && confirmations(c.height, tip) < maturity:
+			bal.Immature += c.amount
+		default:
+			bal.Confirmed += c.amount
+		}
+		if len(c.spentBy) > 0 {
+			bal.PendingSpent += c.amount
+		}
+	}
+	for _, p := range ps.txs {
+		if p.conflicted {
+			bal.Conflicts++
+		}
+	}
+	return bal
 }
 
 // TxSummary is one wallet transaction.
@@ -153,45 +161,54 @@ func (w *Wallet) Txs() ([]TxSummary, error) {
 	if err := w.usable(); err != nil {
 		return nil, err
 	}
-	tip := w.synced.Height
 	var out []TxSummary
 	err := w.view(func(b readBuckets) error {
 		ps, err := w.readPending(b.tm)
 		if err != nil {
 			return err
 		}
-		return w.txStore.RangeTransactions(b.tm, 0, noHeight, func(details []wtxmgr.TxDetails) (bool, error) {
-			for i := range details {
-				d := &details[i]
-				s := TxSummary{
-					Txid:          d.Hash,
-					Height:        d.Block.Height,
-					Time:          d.Block.Time,
-					Delta:         netAmount(d),
-					Confirmations: confirmations(d.Block.Height, tip),
-				}
-				if d.Block.Height >= 0 {
-					s.BlockHash = d.Block.Hash
-				} else {
-					s.Time = d.Received
-					if seen, ok := w.pending[d.Hash]; ok {
-						s.Time = seen
-					}
-					exp := s.Time.Add(MempoolExpiry)
-					s.Expires = &exp
-					if p, ok := ps.txs[d.Hash]; ok {
-						s.Conflicts, s.Conflicted = p.conflicts, p.conflicted
-					}
-				}
-				out = append(out, s)
-			}
-			return false, nil
-		})
+		out, err = w.txsIn(b, ps)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("transactions: %w", err)
 	}
 	return out, nil
+}
+
+// txsIn lists the wallet's history for Txs; ps is the unconfirmed set
+// read in the same view.
+func (w *Wallet) txsIn(b readBuckets, ps *pendingSet) ([]TxSummary, error) {
+	tip := w.synced.Height
+	var out []TxSummary
+	err := w.txStore.RangeTransactions(b.tm, 0, noHeight, func(details []wtxmgr.TxDetails) (bool, error) {
+		for i := range details {
+			d := &details[i]
+			s := TxSummary{
+				Txid:          d.Hash,
+				Height:        d.Block.Height,
+				Time:          d.Block.Time,
+				Delta:         netAmount(d),
+				Confirmations: confirmations(d.Block.Height, tip),
+			}
+			if d.Block.Height >= 0 {
+				s.BlockHash = d.Block.Hash
+			} else {
+				s.Time = d.Received
+				if seen, ok := w.pending[d.Hash]; ok {
+					s.Time = seen
+				}
+				exp := s.Time.Add(MempoolExpiry)
+				s.Expires = &exp
+				if p, ok := ps.txs[d.Hash]; ok {
+					s.Conflicts, s.Conflicted = p.conflicts, p.conflicted
+				}
+			}
+			out = append(out, s)
+		}
+		return false, nil
+	})
+	return out, err
 }
 
 // UTXO is one wallet output that no confirmed transaction spends.
@@ -227,7 +244,6 @@ func (w *Wallet) UTXOs() ([]UTXO, error) {
 	if err := w.usable(); err != nil {
 		return nil, err
 	}
-	tip := w.synced.Height
 	var out []UTXO
 	err := w.view(func(b readBuckets) error {
 		ps, err := w.readPending(b.tm)
@@ -238,28 +254,40 @@ func (w *Wallet) UTXOs() ([]UTXO, error) {
 		if err != nil {
 			return err
 		}
-		for _, c := range coins {
-			u := UTXO{
-				Txid:          c.op.Hash,
-				Index:         c.op.Index,
-				Amount:        c.amount,
-				Height:        c.height,
-				Confirmations: confirmations(c.height, tip),
-				Script:        fmt.Sprintf("%x", c.pkScript),
-				Coinbase:      c.coinbase,
-				PendingSpend:  len(c.spentBy) > 0,
-				SpentBy:       c.spentBy,
-				Conflicted:    c.conflicted,
-			}
-			if _, addrs, _, err := txscript.ExtractPkScriptAddrs(c.pkScript, w.net.params); err == nil && len(addrs) == 1 {
-				u.Address = addrs[0].EncodeAddress()
-			}
-			out = append(out, u)
-		}
+		out = w.utxosOf(coins)
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("unspent outputs: %w", err)
+	}
+	return out, nil
+}
+
+// utxosOf turns the coins readCoins returned into UTXOs, in the order
+// UTXOs documents.
+func (w *Wallet) utxosOf(coins []coin) []UTXO {
+	tip := w.synced.Height
+	var out []UTXO // nil without coins, as before
+	if len(coins) > 0 {
+		out = make([]UTXO, 0, len(coins))
+	}
+	for _, c := range coins {
+		u := UTXO{
+			Txid:          c.op.Hash,
+			Index:         c.op.Index,
+			Amount:        c.amount,
+			Height:        c.height,
+			Confirmations: confirmations(c.height, tip),
+			Script:        hex.EncodeToString(c.pkScript),
+			Coinbase:      c.coinbase,
+			PendingSpend:  len(c.spentBy) > 0,
+			SpentBy:       c.spentBy,
+			Conflicted:    c.conflicted,
+		}
+		if _, addrs, _, err := txscript.ExtractPkScriptAddrs(c.pkScript, w.net.params); err == nil && len(addrs) == 1 {
+			u.Address = addrs[0].EncodeAddress()
+		}
+		out = append(out, u)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		hi, hj := out[i].Height, out[j].Height
@@ -274,7 +302,47 @@ func (w *Wallet) UTXOs() ([]UTXO, error) {
 		}
 		return out[i].Index < out[j].Index
 	})
-	return out, nil
+	return out
+}
+
+// Holdings is what Balance, Txs and UTXOs return, read together.
+type Holdings struct {
+	Balance Balance
+	Txs     []TxSummary
+	UTXOs   []UTXO
+}
+
+// Holdings returns Balance, Txs and UTXOs from one read of the wallet:
+// the unconfirmed set and the unspent outputs are read once for the
+// three (the sync summary shows them all; three calls read the
+// unconfirmed set three times and the unspent outputs twice).
+func (w *Wallet) Holdings() (Holdings, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.usable(); err != nil {
+		return Holdings{}, err
+	}
+	var h Holdings
+	err := w.view(func(b readBuckets) error {
+		ps, err := w.readPending(b.tm)
+		if err != nil {
+			return err
+		}
+		coins, err := w.readCoins(b.tm, ps)
+		if err != nil {
+			return fmt.Errorf("unspent outputs: %w", err)
+		}
+		h.Balance = w.balanceOf(ps, coins)
+		h.UTXOs = w.utxosOf(coins)
+		if h.Txs, err = w.txsIn(b, ps); err != nil {
+			return fmt.Errorf("transactions: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return Holdings{}, fmt.Errorf("holdings: %w", err)
+	}
+	return h, nil
 }
 
 // AddressInfo is one watched address or script.
