@@ -111,8 +111,24 @@ func parseAddress(s string, params *chaincfg.Params) (*watchedScript, error) {
 		pkScript: pkScript,
 		element:  addr.ScriptAddress(),
 		kind:     kind,
-		address:  addr.EncodeAddress(),
+		address:  canonicalAddress(s, kind),
 	}, nil
+}
+
+// canonicalAddress returns the text addr.EncodeAddress() gives for an
+// address of kind that btcutil.DecodeAddress accepted as s, without
+// encoding it again (a quarter of importing a long address list): base58
+// check text decodes only from its one encoding, and a bech32 or bech32m
+// address only from its one encoding, in lower or upper case (mixed case
+// is refused, BIP 173), whose lower case is what EncodeAddress writes.
+// TestCanonicalAddress checks it against EncodeAddress.
+func canonicalAddress(s string, kind Kind) string {
+	switch kind {
+	case KindP2WPKH, KindP2WSH, KindP2TR:
+		return strings.ToLower(s)
+	default:
+		return s
+	}
 }
 
 // addressNetwork returns the name of a known network s is a valid address
