@@ -17,7 +17,9 @@
 //     divides by zero and panics when it has hash functions;
 //   - script pushes are read op by op and a parse failure keeps the pushes
 //     before it; btcutil discards the whole script;
-//   - empty pushes (OP_0) are never tested; btcutil tests them;
+//   - empty pushes (OP_0) are never tested; btcutil tests them (a filter
+//     can be given btcd's rules, SetRules(RulesBtcd), to mirror what a
+//     btcd server matches);
 //   - BLOOM_UPDATE_P2PUBKEY_ONLY uses Core's Solver classification of
 //     pay-to-pubkey and bare multisig outputs, which is stricter than
 //     txscript.GetScriptClass in several ways (see isBareMultisig).

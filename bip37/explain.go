@@ -74,6 +74,9 @@ func (f *Filter) match(kind MatchKind, index int, data []byte) Match {
 // firstPush returns the first non-empty push of script that matches f,
 // reading the script as scriptMatches does.
 func (f *Filter) firstPush(script []byte) ([]byte, bool) {
+	if f.rules == RulesBtcd {
+		return f.firstPushBtcd(script)
+	}
 	for len(script) > 0 {
 		_, data, rest, ok := scriptOp(script)
 		if !ok {

@@ -35,6 +35,7 @@ type Filter struct {
 	set       uint32 // bits set, kept by setBit (BitsSet is O(1))
 	mod       fastMod
 	seeds     [MaxHashFuncs]uint32
+	rules     Rules
 }
 
 // NewFilter returns an empty filter sized by Params for the given number of

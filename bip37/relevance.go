@@ -66,8 +66,13 @@ func (f *Filter) relevant(tx *wire.MsgTx, txid *chainhash.Hash, update bool) boo
 }
 
 // scriptMatches reports whether any non-empty push of script, read up to
-// its first parse failure, matches the filter.
+// its first parse failure, matches the filter (under RulesBtcd: any push,
+// empty ones too, of a script that parses whole).
 func (f *Filter) scriptMatches(script []byte) bool {
+	if f.rules == RulesBtcd {
+		_, ok := f.firstPushBtcd(script)
+		return ok
+	}
 	for len(script) > 0 {
 		_, data, rest, ok := scriptOp(script)
 		if !ok {

@@ -142,7 +142,9 @@
 // elements, a power of two, at least 64). The node keeps a local mirror
 // of every server's filter (MatchTxAndUpdate replayed on the transactions
 // the peer delivered, in the order it filtered them; the mirror is always
-// a subset of the server's filter) so it knows the fill and predicted
+// a subset of the server's filter; it tests transactions with the
+// server's own relevance rules, bip37.RulesFor its user agent: btcd tests
+// empty pushes, Core and bcoin do not) so it knows the fill and predicted
 // false-positive rate, and reloads the download peer when the prediction
 // passes Config.ReloadFPRatio times Config.FPRate. Transactions a peer
 // sends that do not match the mirror are dropped and scored (bitcoinj

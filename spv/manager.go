@@ -319,6 +319,9 @@ func (m *manager) onPeerReady(ps *peerState) {
 	}
 	ps.ready = true
 	ps.lastBlock = ps.p.StartingHeight()
+	if ps.rules == bip37.RulesCore {
+		ps.rules = bip37.RulesFor(ps.p.UserAgent())
+	}
 	ps.pings = make(map[uint64]uint64)
 	ps.txReqs = make(map[chainhash.Hash]*txReq)
 	ps.lastAnswer = m.n.clock.Now()
@@ -331,7 +334,7 @@ func (m *manager) onPeerReady(ps *peerState) {
 		reason = ReasonInitial
 	}
 	m.loadFilter(ps, reason)
-	m.n.log.Info("peer connected", "addr", ps.addr, "agent", ps.p.UserAgent(), "height", ps.lastBlock)
+	m.n.log.Info("peer connected", "addr", ps.addr, "agent", ps.p.UserAgent(), "height", ps.lastBlock, "filter_rules", ps.rules)
 	m.n.publish(PeerConnected{At: m.n.at(), Peer: ps.info(m.n, false)})
 	if m.isSynced {
 		m.sendMempool(ps)
@@ -494,6 +497,7 @@ func (m *manager) loadFilter(ps *peerState, reason string) {
 	}
 	ps.send(f.MsgFilterLoad())
 	ps.mirror = f.Clone()
+	ps.mirror.SetRules(ps.rules)
 	ps.filterSeq = rec.Seq
 	ps.resetDrift()
 	ps.filterGen++

@@ -81,10 +81,20 @@ type simServer struct {
 	tamper func(mb *wire.MsgMerkleBlock, txs []*wire.MsgTx) (*wire.MsgMerkleBlock, []*wire.MsgTx)
 	// noFullBlocks answers full-block requests with notfound.
 	noFullBlocks bool
+	// rules are the relevance rules the simulated server applies.
+	rules bip37.Rules
 }
 
 // addSimPeer connects a simulated peer serving chain to m.
 func addSimPeer(t testing.TB, m *manager, addr string, chain []*wire.MsgBlock, slot int) *simServer {
+	t.Helper()
+	s := newSimPeer(t, m, addr, chain, slot)
+	s.connect()
+	return s
+}
+
+// newSimPeer builds a simulated peer serving chain, not yet connected.
+func newSimPeer(t testing.TB, m *manager, addr string, chain []*wire.MsgBlock, slot int) *simServer {
 	t.Helper()
 	p, err := peer.NewOutboundPeer(&peer.Config{ChainParams: m.n.cfg.Network.Params}, addr)
 	if err != nil {
@@ -94,10 +104,14 @@ func addSimPeer(t testing.TB, m *manager, addr string, chain []*wire.MsgBlock, s
 	s.ps = &peerState{addr: addr, p: p, slot: slot}
 	s.ps.sendHook = func(msg wire.Message) { s.queue = append(s.queue, msg); s.sent = append(s.sent, msg) }
 	s.setChain(chain)
-	m.handle(peerReadyMsg{ps: s.ps})
-	// The height a version message would have announced.
-	s.ps.lastBlock = max(s.ps.lastBlock, int32(len(chain)))
 	return s
+}
+
+// connect hands the peer to the manager as a completed handshake would.
+func (s *simServer) connect() {
+	s.m.handle(peerReadyMsg{ps: s.ps})
+	// The height a version message would have announced.
+	s.ps.lastBlock = max(s.ps.lastBlock, int32(len(s.chain)))
 }
 
 // setChain replaces the served best chain (blocks stay known).
@@ -127,6 +141,7 @@ func (s *simServer) run() {
 			if err != nil {
 				s.t.Fatal(err)
 			}
+			f.SetRules(s.rules)
 			s.filter = f
 		case *wire.MsgGetHeaders:
 			s.deliver(s.headersAfter(msg.BlockLocatorHashes))

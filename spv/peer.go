@@ -42,8 +42,12 @@ type peerState struct {
 	ready     bool
 	lastBlock int32
 	mirror    *bip37.Filter // the server's filter as far as we know
-	filterSeq uint64        // transcript sequence number of its filterload
-	loadRate  float64       // its filter's rate at capacity when loaded
+	// rules are the server's relevance rules, which the mirror applies
+	// (bip37.RulesFor its user agent: btcd tests empty pushes, Core and
+	// bcoin do not).
+	rules     bip37.Rules
+	filterSeq uint64  // transcript sequence number of its filterload
+	loadRate  float64 // its filter's rate at capacity when loaded
 	// unmatchedRelays counts announced txs its filter did not match.
 	unmatchedRelays int
 	// unknown holds txids the server may have matched under its current
