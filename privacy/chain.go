@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/bloomwatch/bloomwatch/decoy"
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
@@ -57,27 +58,6 @@ func walkChain(ctx context.Context, ch Chain, from, to int32, fn func(height int
 }
 
 // Sizes of public keys as pushed in scripts.
-const (
-	compressedPubKeySize   = 33
-	uncompressedPubKeySize = 65
-	uncompressedPrefix     = 0x04
-	// compressedEven is the prefix of a compressed public key with an
-	// even Y; compressedEven|1 is the odd one.
-	compressedEven     = 0x02
-	p2wpkhWitnessItems = 2
-)
-
-// isPubKey reports whether b looks like a serialized secp256k1 public key.
-func isPubKey(b []byte) bool {
-	switch len(b) {
-	case compressedPubKeySize:
-		return b[0] == compressedEven || b[0] == compressedEven|1
-	case uncompressedPubKeySize:
-		return b[0] == uncompressedPrefix
-	}
-	return false
-}
-
 // outputCandidates returns the candidates an output script pays: its data
 // push for hash-based scripts, and [hash160(key), key] for every key of a
 // bare pubkey or multisig script. Null-data and non-standard scripts pay
@@ -98,28 +78,11 @@ func outputCandidates(pkScript []byte) []Candidate {
 		}
 		var out []Candidate
 		for _, p := range pushes {
-			if isPubKey(p) {
+			if decoy.IsPubKey(p) {
 				out = append(out, Candidate{Forms: [][]byte{btcutil.Hash160(p), p}})
 			}
 		}
 		return out
-	}
-	return nil
-}
-
-// revealedPubKey returns the public key an input reveals when it spends a
-// key-hash output: the last push of a P2PKH scriptSig or the second item of
-// a P2WPKH witness.
-func revealedPubKey(in *wire.TxIn) []byte {
-	if len(in.Witness) == p2wpkhWitnessItems && isPubKey(in.Witness[1]) {
-		return in.Witness[1]
-	}
-	pushes, err := txscript.PushedData(in.SignatureScript)
-	if err != nil || len(pushes) == 0 {
-		return nil
-	}
-	if last := pushes[len(pushes)-1]; isPubKey(last) {
-		return last
 	}
 	return nil
 }
@@ -158,7 +121,7 @@ func ChainUniverse(ctx context.Context, ch Chain, upTo int32) (SliceUniverse, er
 	err = walkChain(ctx, ch, 0, upTo, func(h int32, b *wire.MsgBlock) error {
 		for _, tx := range b.Transactions {
 			for _, in := range tx.TxIn {
-				pk := revealedPubKey(in)
+				pk := decoy.RevealedPubKey(in)
 				if pk == nil {
 					continue
 				}

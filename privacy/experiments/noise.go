@@ -4,8 +4,8 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"github.com/btcsuite/btcd/btcutil"
-	"github.com/btcsuite/btcd/txscript"
+	"github.com/bloomwatch/bloomwatch/decoy"
+	"github.com/btcsuite/btcd/wire"
 )
 
 // Noise from RAPPOR's idea (issue 20, item 3). RAPPOR's permanent
@@ -69,6 +69,7 @@ const noiseStream = 3000
 // decoys) lives in the closure: use one source per simulation.
 func (p *Population) DecoySource(kind NoiseKind, count int, seed uint64) func(w *PopWallet, h int32) [][]byte {
 	persisted := map[int][]int32{}
+	near := map[int][][]byte{}
 	rngs := map[int]*rand.Rand{}
 	rng := func(w int) *rand.Rand {
 		if rngs[w] == nil {
@@ -88,18 +89,21 @@ func (p *Population) DecoySource(kind NoiseKind, count int, seed uint64) func(w 
 		case NoiseFreshRandom:
 			ids = p.randomKeys(rng(w.ID), count, h)
 		case NoisePersistedNear:
-			ids = persisted[w.ID]
+			// The client's own chooser (package decoy, sync --decoys)
+			// over the wallet's transactions up to h.
+			var mine []*wire.MsgTx
 			for _, ref := range txs[w.ID] {
-				if len(ids) >= count || ref.height > h {
+				if ref.height > h {
 					break
 				}
-				for _, k := range p.txKeys(ref) {
-					if len(ids) < count && p.Keys[k].Owner != int32(w.ID) && !slices.Contains(ids, k) {
-						ids = append(ids, k)
-					}
-				}
+				mine = append(mine, p.Chain[ref.height].Transactions[ref.index])
 			}
-			persisted[w.ID] = ids
+			own := func(push []byte) bool {
+				k := p.keyOfPush(push)
+				return k >= 0 && p.Keys[k].Owner == int32(w.ID)
+			}
+			near[w.ID] = decoy.GraphNear(mine, own, near[w.ID], count)
+			return near[w.ID]
 		}
 		out := make([][]byte, len(ids))
 		for i, k := range ids {
@@ -149,26 +153,5 @@ func (p *Population) walletTxRefs() [][]txRef {
 		}
 	}
 	p.txRefs = out
-	return out
-}
-
-// txKeys returns the keys a transaction spends from and pays.
-func (p *Population) txKeys(ref txRef) []int32 {
-	tx := p.Chain[ref.height].Transactions[ref.index]
-	var out []int32
-	for _, in := range tx.TxIn {
-		pushes, err := txscript.PushedData(in.SignatureScript)
-		if err != nil || len(pushes) == 0 {
-			continue
-		}
-		if k := p.keyOfPush(btcutil.Hash160(pushes[len(pushes)-1])); k >= 0 {
-			out = append(out, k)
-		}
-	}
-	for _, o := range tx.TxOut {
-		if k := p.keyOfPush(p2pkhHash(o.PkScript)); k >= 0 {
-			out = append(out, k)
-		}
-	}
 	return out
 }
