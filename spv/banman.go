@@ -1,11 +1,8 @@
 package spv
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -65,19 +62,16 @@ func OpenBanManager(dir string, clock Clock, duration time.Duration) (*BanManage
 		scores:   make(map[string]uint32),
 		bans:     make(map[string]Ban),
 	}
-	raw, err := os.ReadFile(b.path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return b, nil
-	case err != nil:
-		return nil, fmt.Errorf("read ban list: %w", err)
-	}
 	var list banList
-	if err := json.Unmarshal(raw, &list); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v (delete the file to start without bans)", ErrCorruptBanList, b.path, err)
+	found, err := readState(b.path, "ban list", &list, &list.Version, banListVersion, ErrCorruptBanList)
+	if err != nil {
+		if errors.Is(err, ErrCorruptBanList) {
+			err = fmt.Errorf("%w (delete the file to start without bans)", err)
+		}
+		return nil, err
 	}
-	if list.Version != banListVersion {
-		return nil, fmt.Errorf("%w: %s: version %d, want %d", ErrCorruptBanList, b.path, list.Version, banListVersion)
+	if !found {
+		return b, nil
 	}
 	now := clock.Now()
 	for _, ban := range list.Bans {
@@ -196,12 +190,5 @@ func (b *BanManager) saveLocked() error {
 		}
 	}
 	sort.Slice(list.Bans, func(i, j int) bool { return list.Bans[i].Addr < list.Bans[j].Addr })
-	raw, err := json.MarshalIndent(list, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode ban list: %w", err)
-	}
-	if err := writeFileAtomic(b.path, append(raw, '\n')); err != nil {
-		return fmt.Errorf("save ban list: %w", err)
-	}
-	return nil
+	return writeState(b.path, "ban list", list)
 }

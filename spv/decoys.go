@@ -2,11 +2,8 @@ package spv
 
 import (
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/bloomwatch/bloomwatch/decoy"
@@ -57,19 +54,9 @@ type decoyState struct {
 // ErrCorruptDecoys and naming the file when it cannot be parsed.
 func ReadDecoys(dir string) ([][]byte, error) {
 	path := filepath.Join(dir, DecoyFile)
-	raw, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, nil
-	case err != nil:
-		return nil, fmt.Errorf("read decoys: %w", err)
-	}
 	var st decoyState
-	if err := json.Unmarshal(raw, &st); err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrCorruptDecoys, path, err)
-	}
-	if st.Version != decoyFileVersion {
-		return nil, fmt.Errorf("%w: %s: version %d, want %d", ErrCorruptDecoys, path, st.Version, decoyFileVersion)
+	if found, err := readState(path, "decoys", &st, &st.Version, decoyFileVersion, ErrCorruptDecoys); err != nil || !found {
+		return nil, err
 	}
 	out := make([][]byte, 0, len(st.Decoys))
 	seen := make(map[string]struct{}, len(st.Decoys))
@@ -93,14 +80,7 @@ func writeDecoys(dir string, decoys [][]byte) error {
 	for i, d := range decoys {
 		st.Decoys[i] = hex.EncodeToString(d)
 	}
-	raw, err := json.MarshalIndent(st, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode decoys: %w", err)
-	}
-	if err := writeFileAtomic(filepath.Join(dir, DecoyFile), append(raw, '\n')); err != nil {
-		return fmt.Errorf("save decoys: %w", err)
-	}
-	return nil
+	return writeState(filepath.Join(dir, DecoyFile), "decoys", st)
 }
 
 // decoys is the manager's decoy state: the persisted decoys (at most

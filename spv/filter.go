@@ -3,12 +3,9 @@ package spv
 import (
 	"crypto/rand"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"math/bits"
-	"os"
 	"path/filepath"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
@@ -122,31 +119,17 @@ type filterState struct {
 // alone.
 func loadOrCreateTweak(dir string) (uint32, error) {
 	path := filepath.Join(dir, FilterStateFile)
-	raw, err := os.ReadFile(path)
-	switch {
-	case err == nil:
-		var st filterState
-		if err := json.Unmarshal(raw, &st); err != nil {
-			return 0, fmt.Errorf("%w: %s: %v", ErrCorruptFilterState, path, err)
-		}
-		if st.Version != filterStateVersion {
-			return 0, fmt.Errorf("%w: %s: version %d, want %d", ErrCorruptFilterState, path, st.Version, filterStateVersion)
-		}
-		return st.Tweak, nil
-	case !errors.Is(err, fs.ErrNotExist):
-		return 0, fmt.Errorf("read filter state: %w", err)
+	var st filterState
+	if found, err := readState(path, "filter state", &st, &st.Version, filterStateVersion, ErrCorruptFilterState); err != nil || found {
+		return st.Tweak, err
 	}
 	var b [4]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return 0, fmt.Errorf("random tweak: %w", err)
 	}
-	st := filterState{Version: filterStateVersion, Tweak: binary.LittleEndian.Uint32(b[:])}
-	out, err := json.Marshal(st)
-	if err != nil {
-		return 0, fmt.Errorf("encode filter state: %w", err)
-	}
-	if err := writeFileAtomic(path, append(out, '\n')); err != nil {
-		return 0, fmt.Errorf("save filter state: %w", err)
+	st = filterState{Version: filterStateVersion, Tweak: binary.LittleEndian.Uint32(b[:])}
+	if err := writeState(path, "filter state", st); err != nil {
+		return 0, err
 	}
 	return st.Tweak, nil
 }
