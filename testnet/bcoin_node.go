@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -52,25 +51,14 @@ type BcoinConfig struct {
 // the wallet use chaincfg.RegressionNetParams with it; only addresses
 // given to its RPCs differ (BcoinAddress).
 type BcoinNode struct {
-	proc        *os.Process
-	pid         int
-	p2p         string
-	rpcAddr     string
-	apiKey      string
-	client      *http.Client
-	scratch     string // temporary directory: the process's cwd and output
-	outPath     string
-	out         *os.File
-	log         io.Writer
-	liveLog     bool
-	stopTimeout time.Duration
-	cfg         BcoinConfig
-
-	mu      sync.Mutex
-	exited  bool
-	status  syscall.WaitStatus
-	stopped bool
-	stopErr error
+	// child is the process; its scratch directory is the process's cwd
+	// and holds its output.
+	child
+	p2p     string
+	rpcAddr string
+	apiKey  string
+	client  *http.Client
+	cfg     BcoinConfig
 }
 
 // launcherConfig is the JSON the launcher takes in argv[2].
@@ -127,7 +115,13 @@ func startBcoinOnce(ctx context.Context, nodeBin, dir string, cfg BcoinConfig) (
 	if err != nil {
 		return nil, false, fmt.Errorf("testnet: temp dir: %w", err)
 	}
-	n = &BcoinNode{scratch: scratch, log: cfg.Log, stopTimeout: cfg.StopTimeout, apiKey: randomHex(16)}
+	n = &BcoinNode{apiKey: randomHex(16),
+		child: child{name: "bcoin", killed: ErrBcoinKilled, scratch: scratch, log: cfg.Log, stopTimeout: cfg.StopTimeout}}
+	n.closeClients = func() {
+		if n.client != nil {
+			n.client.CloseIdleConnections()
+		}
+	}
 	if n.stopTimeout <= 0 {
 		n.stopTimeout = StopTimeout
 	}
@@ -231,107 +225,6 @@ func (n *BcoinNode) LogPath() string { return n.outPath }
 
 // Tail returns the last couple of kilobytes of bcoin's output.
 func (n *BcoinNode) Tail() string { return tailOf(n.outPath) }
-
-// reap collects the process if it has exited, blocking until it does when
-// block is set. It reports whether the process is gone.
-func (n *BcoinNode) reap(block bool) bool {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.reapLocked(block)
-}
-
-func (n *BcoinNode) reapLocked(block bool) bool {
-	if n.exited || n.proc == nil {
-		return true
-	}
-	opts := syscall.WNOHANG
-	if block {
-		opts = 0
-	}
-	for {
-		var ws syscall.WaitStatus
-		wpid, err := syscall.Wait4(n.pid, &ws, opts, nil)
-		if errors.Is(err, syscall.EINTR) {
-			continue
-		}
-		if errors.Is(err, syscall.ECHILD) {
-			n.exited = true
-			return true
-		}
-		if err != nil || wpid != n.pid {
-			return false
-		}
-		n.exited, n.status = true, ws
-		_ = n.proc.Release()
-		return true
-	}
-}
-
-// Exited reports whether the bcoin process has exited (and reaps it).
-func (n *BcoinNode) Exited() bool { return n.reap(false) }
-
-// Stop stops bcoin: SIGINT (the launcher closes the node), then SIGKILL by
-// PID after the stop timeout (the error then wraps ErrBcoinKilled); it
-// reaps the process, hands bcoin's output to Config.Log and removes the
-// temporary directory. It is idempotent and returns the first call's
-// result.
-func (n *BcoinNode) Stop() error {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.stopped {
-		return n.stopErr
-	}
-	n.stopped = true
-	n.stopErr = n.stopLocked()
-	return n.stopErr
-}
-
-// stopNow is Stop for a node that failed to start.
-func (n *BcoinNode) stopNow() {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.stopped = true
-	n.stopErr = n.stopLocked()
-}
-
-func (n *BcoinNode) stopLocked() error {
-	var errs []error
-	if n.proc != nil && !n.reapLocked(false) {
-		_ = n.proc.Signal(syscall.SIGINT)
-		deadline := time.Now().Add(n.stopTimeout)
-		for !n.reapLocked(false) && time.Now().Before(deadline) {
-			time.Sleep(pollInterval)
-		}
-		if !n.reapLocked(false) {
-			errs = append(errs, fmt.Errorf("%w: bcoin pid %d ignored SIGINT for %s, killed", ErrBcoinKilled, n.pid, n.stopTimeout))
-			if err := syscall.Kill(n.pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-				errs = append(errs, fmt.Errorf("testnet: kill bcoin pid %d: %w", n.pid, err))
-			}
-			n.reapLocked(true)
-		}
-	}
-	if n.client != nil {
-		n.client.CloseIdleConnections()
-	}
-	if n.out != nil {
-		_ = n.out.Close()
-		if n.log != nil && !n.liveLog {
-			if f, err := os.Open(n.outPath); err == nil {
-				_, err = io.Copy(n.log, f)
-				_ = f.Close()
-				if err != nil {
-					errs = append(errs, fmt.Errorf("testnet: copy bcoin log: %w", err))
-				}
-			}
-		}
-	}
-	if n.scratch != "" {
-		if err := os.RemoveAll(n.scratch); err != nil {
-			errs = append(errs, fmt.Errorf("testnet: remove %s: %w", n.scratch, err))
-		}
-	}
-	return errors.Join(errs...)
-}
 
 // alive returns ErrStopped or ErrBcoinExited when the node cannot serve.
 func (n *BcoinNode) alive() error {

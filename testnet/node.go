@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -83,31 +82,20 @@ type Config struct {
 
 // Node is a running btcd process on 127.0.0.1.
 type Node struct {
+	// child is the process: its scratch directory holds the logs, the
+	// output and the default datadir; stopTimeout is Config.StopTimeout
+	// or StopTimeout; liveLog is set when btcd's stdout goes straight to
+	// Config.Log (an *os.File).
+	child
 	params  *chaincfg.Params
-	proc    *os.Process
-	pid     int
 	p2p     string
 	rpcAddr string
 	rpc     *rpcclient.Client
 	dataDir string
-	scratch string // temporary directory: logs, output, and the default datadir
-	outPath string
-	out     *os.File
-	log     io.Writer
-	// stopTimeout is Config.StopTimeout or StopTimeout.
-	stopTimeout time.Duration
 	// cfg is the effective configuration (ports and mining address set).
 	cfg Config
-	// liveLog is set when btcd's stdout goes straight to Config.Log (an
-	// *os.File); logFile is then btcd's own log file, for Tail.
-	liveLog bool
+	// logFile is btcd's own log file, for Tail when liveLog is set.
 	logFile string
-
-	mu      sync.Mutex
-	exited  bool
-	status  syscall.WaitStatus
-	stopped bool
-	stopErr error
 }
 
 // paramsFor maps a network name to its parameters and btcd flag.
@@ -178,7 +166,14 @@ func startOnce(ctx context.Context, bin, netFlag string, params *chaincfg.Params
 	if err != nil {
 		return nil, false, fmt.Errorf("testnet: temp dir: %w", err)
 	}
-	n = &Node{params: params, scratch: scratch, log: cfg.Log, dataDir: cfg.DataDir, stopTimeout: cfg.StopTimeout}
+	n = &Node{params: params, dataDir: cfg.DataDir,
+		child: child{name: "btcd", killed: ErrKilled, scratch: scratch, log: cfg.Log, stopTimeout: cfg.StopTimeout}}
+	n.closeClients = func() {
+		if n.rpc != nil {
+			n.rpc.Shutdown()
+			n.rpc.WaitForShutdown()
+		}
+	}
 	if n.stopTimeout <= 0 {
 		n.stopTimeout = StopTimeout
 	}
@@ -366,110 +361,6 @@ func tailOf(path string) string {
 		}
 	}
 	return strings.TrimSpace(string(buf))
-}
-
-// reap collects the btcd process if it has exited, blocking until it does
-// when block is set. It reports whether the process is gone.
-func (n *Node) reap(block bool) bool {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.reapLocked(block)
-}
-
-func (n *Node) reapLocked(block bool) bool {
-	if n.exited || n.proc == nil {
-		return true
-	}
-	opts := syscall.WNOHANG
-	if block {
-		opts = 0
-	}
-	for {
-		var ws syscall.WaitStatus
-		wpid, err := syscall.Wait4(n.pid, &ws, opts, nil)
-		if errors.Is(err, syscall.EINTR) {
-			continue
-		}
-		if errors.Is(err, syscall.ECHILD) {
-			n.exited = true
-			return true
-		}
-		if err != nil || wpid != n.pid {
-			return false
-		}
-		n.exited, n.status = true, ws
-		_ = n.proc.Release()
-		return true
-	}
-}
-
-// Exited reports whether the btcd process has exited (and reaps it).
-func (n *Node) Exited() bool { return n.reap(false) }
-
-// Stop stops btcd: SIGINT (btcd's graceful shutdown), then SIGKILL by PID
-// after the stop timeout (the error then wraps ErrKilled); it reaps the process, hands btcd's output to Config.Log and
-// removes the temporary directories. It is idempotent and returns the
-// first call's result.
-func (n *Node) Stop() error {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.stopped {
-		return n.stopErr
-	}
-	n.stopped = true
-	n.stopErr = n.stopLocked()
-	return n.stopErr
-}
-
-// stopNow is Stop for a node that failed to start.
-func (n *Node) stopNow() {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.stopped = true
-	n.stopErr = n.stopLocked()
-}
-
-func (n *Node) stopLocked() error {
-	var errs []error
-	if n.proc != nil && !n.reapLocked(false) {
-		// SIGINT, not the stop RPC: rpcclient has no request timeout, so
-		// a wedged btcd would hang the RPC; btcd shuts down the same way
-		// on either.
-		_ = n.proc.Signal(syscall.SIGINT)
-		deadline := time.Now().Add(n.stopTimeout)
-		for !n.reapLocked(false) && time.Now().Before(deadline) {
-			time.Sleep(pollInterval)
-		}
-		if !n.reapLocked(false) {
-			errs = append(errs, fmt.Errorf("%w: btcd pid %d ignored SIGINT for %s, killed", ErrKilled, n.pid, n.stopTimeout))
-			if err := syscall.Kill(n.pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-				errs = append(errs, fmt.Errorf("testnet: kill btcd pid %d: %w", n.pid, err))
-			}
-			n.reapLocked(true)
-		}
-	}
-	if n.rpc != nil {
-		n.rpc.Shutdown()
-		n.rpc.WaitForShutdown()
-	}
-	if n.out != nil {
-		_ = n.out.Close()
-		if n.log != nil && !n.liveLog {
-			if f, err := os.Open(n.outPath); err == nil {
-				_, err = io.Copy(n.log, f)
-				_ = f.Close()
-				if err != nil {
-					errs = append(errs, fmt.Errorf("testnet: copy btcd log: %w", err))
-				}
-			}
-		}
-	}
-	if n.scratch != "" {
-		if err := os.RemoveAll(n.scratch); err != nil {
-			errs = append(errs, fmt.Errorf("testnet: remove %s: %w", n.scratch, err))
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // alive returns ErrStopped or ErrNodeExited when the node cannot serve.
