@@ -145,25 +145,9 @@ func (b *bcoinBuilder) block(ctx context.Context, height int32, pays, spends []*
 		return nil
 	}
 	for _, p := range pays {
-		script, err := spec.Keyring.PkScript(spec.Purpose, BranchExternal, p.addr)
+		tx, err := payTx(h.f, spec, b.r, p)
 		if err != nil {
 			return err
-		}
-		outs := []*wire.TxOut{wire.NewTxOut(p.amount, script)}
-		if p.extra {
-			outs = append(outs, noiseOutputs(b.r)[0])
-			if b.r.Intn(2) == 0 {
-				outs[0], outs[1] = outs[1], outs[0]
-			}
-		}
-		tx, err := h.f.build(outs)
-		if err != nil {
-			return err
-		}
-		for i, o := range tx.TxOut {
-			if o.Value == p.amount && string(o.PkScript) == string(script) {
-				p.op = wire.OutPoint{Hash: tx.TxHash(), Index: uint32(i)}
-			}
 		}
 		if err := send(tx); err != nil {
 			return err
@@ -307,72 +291,6 @@ func (h *BcoinHarness) scanTruthLocked(ctx context.Context, key *Keyring, purpos
 		return nil, err
 	}
 	return scanBlocks(ctx, h.Params().Name, key, purpose, from, tip, *tipHash, h.node.BlockAt)
-}
-
-// scanBlocks is ScanTruth's walk over blocks from..tip fetched by blockAt
-// (the same rules as scan.go's, for any node).
-func scanBlocks(ctx context.Context, network string, key *Keyring, purpose uint32, from, tip int32, tipHash chainhash.Hash,
-	blockAt func(int32) (*chainhash.Hash, *wire.MsgBlock, error)) (*Truth, error) {
-
-	if purpose == 0 {
-		purpose = PurposeBIP84
-	}
-	from = max(from, 1)
-	t := &Truth{Network: network, Purpose: purpose, StartHeight: from - 1, TipHeight: tip, TipHash: tipHash}
-	addrs := make(map[string]*TruthAddress)
-	utxos := make(map[wire.OutPoint]TruthUTXO)
-	for height := from; height <= tip; height++ {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("testnet: scan truth: %w", err)
-		}
-		hash, blk, err := blockAt(height)
-		if err != nil {
-			return nil, err
-		}
-		for _, tx := range blk.Transactions {
-			txid := tx.TxHash()
-			var delta int64
-			mine, spends := false, false
-			for _, in := range tx.TxIn {
-				if u, ok := utxos[in.PreviousOutPoint]; ok {
-					addrs[u.Address].Spent += u.Value
-					delta -= u.Value
-					mine, spends = true, true
-					delete(utxos, in.PreviousOutPoint)
-				}
-			}
-			for i, o := range tx.TxOut {
-				path, ok := key.Lookup(o.PkScript)
-				if !ok || path.Purpose != purpose {
-					continue
-				}
-				addr, err := key.Address(path.Purpose, path.Branch, path.Index)
-				if err != nil {
-					return nil, err
-				}
-				a := addrs[addr.EncodeAddress()]
-				if a == nil {
-					a = &TruthAddress{Address: addr.EncodeAddress(), Branch: path.Branch, Index: path.Index, FirstHeight: height}
-					addrs[a.Address] = a
-				}
-				a.Received += o.Value
-				a.Payments++
-				delta += o.Value
-				mine = true
-				utxos[wire.OutPoint{Hash: txid, Index: uint32(i)}] = TruthUTXO{Txid: txid, Vout: uint32(i), Value: o.Value, Address: a.Address, Height: height}
-			}
-			if !mine {
-				continue
-			}
-			kind := TxPayment
-			if spends {
-				kind = TxSpend
-			}
-			t.Txs = append(t.Txs, TruthTx{Txid: txid, Height: height, BlockHash: *hash, Delta: delta, Kind: kind})
-		}
-	}
-	t.settle(addrs, utxos)
-	return t, nil
 }
 
 // BcoinReorg is what BcoinHarness.Reorg did.

@@ -260,43 +260,15 @@ func (h *BcoinHarness) Spend(key *Keyring, outpoints []wire.OutPoint, to []*wire
 	if err := h.usable(); err != nil {
 		return nil, err
 	}
-	if len(outpoints) == 0 {
-		return nil, fmt.Errorf("%w: no outpoints to spend", ErrBadSpec)
-	}
-	tx := wire.NewMsgTx(wire.TxVersion)
-	ins := make([]prevOut, 0, len(outpoints))
-	var sum, paid int64
-	for _, op := range outpoints {
+	tx, err := buildSpend(func(op wire.OutPoint) (*wire.TxOut, error) {
 		prev, err := h.node.Tx(&op.Hash)
 		if err != nil {
 			return nil, err
 		}
-		if int(op.Index) >= len(prev.TxOut) {
-			return nil, fmt.Errorf("%w: outpoint %v: transaction has %d outputs", ErrBadSpec, op, len(prev.TxOut))
-		}
-		out := prev.TxOut[op.Index]
-		path, ok := key.Lookup(out.PkScript)
-		if !ok {
-			return nil, fmt.Errorf("%w: %v pays %x", ErrUnknownKey, op, out.PkScript)
-		}
-		priv, err := key.PrivKey(path.Purpose, path.Branch, path.Index)
-		if err != nil {
-			return nil, err
-		}
-		ins = append(ins, prevOut{op: op, value: out.Value, script: out.PkScript, key: priv})
-		tx.AddTxIn(wire.NewTxIn(&op, nil, nil))
-		sum += out.Value
-	}
-	for _, o := range to {
-		tx.AddTxOut(o)
-		paid += o.Value
-	}
-	if err := signTx(tx, ins); err != nil {
+		return outputOf(prev, op)
+	}, key, outpoints, to)
+	if err != nil {
 		return nil, err
-	}
-	if fee, need := sum-paid, vsize(tx); fee < need {
-		return nil, fmt.Errorf("%w: inputs %d, outputs %d, fee %d < %d for %d vbytes",
-			ErrFeeTooLow, sum, paid, fee, need, need)
 	}
 	if err := h.node.SendTx(tx); err != nil {
 		return nil, err

@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg"
@@ -122,9 +121,6 @@ func startBcoinOnce(ctx context.Context, nodeBin, dir string, cfg BcoinConfig) (
 			n.client.CloseIdleConnections()
 		}
 	}
-	if n.stopTimeout <= 0 {
-		n.stopTimeout = StopTimeout
-	}
 	defer func() {
 		if err != nil {
 			n.stopNow()
@@ -158,25 +154,11 @@ func startBcoinOnce(ctx context.Context, nodeBin, dir string, cfg BcoinConfig) (
 	if err != nil {
 		return n, false, fmt.Errorf("testnet: bcoin config: %w", err)
 	}
-	n.outPath = filepath.Join(scratch, "bcoin.out")
-	if n.out, err = os.Create(n.outPath); err != nil {
-		return n, false, fmt.Errorf("testnet: bcoin output file: %w", err)
-	}
 	cmd := exec.Command(nodeBin, filepath.Join(dir, bcoinLauncher), string(arg))
-	cmd.Dir = scratch
 	cmd.Env = append(os.Environ(), "NODE_BACKEND=js")
-	cmd.Stdout, cmd.Stderr = n.out, n.out
-	if f, ok := cfg.Log.(*os.File); ok {
-		cmd.Stdout, n.liveLog = f, true
+	if err := n.start(cmd, "bcoin.out"); err != nil {
+		return n, false, err
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Setpgid:   true,            // a terminal's ^C goes to us, and we stop bcoin in order
-		Pdeathsig: syscall.SIGKILL, // never outlive a killed test binary
-	}
-	if err := cmd.Start(); err != nil {
-		return n, false, fmt.Errorf("testnet: start bcoin: %w", err)
-	}
-	n.proc, n.pid = cmd.Process, cmd.Process.Pid
 	for {
 		if n.reap(false) {
 			tail := n.Tail()

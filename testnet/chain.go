@@ -343,26 +343,9 @@ func (b *chainBuilder) block(height int32, pays, spends []*plannedPay) error {
 		return nil
 	}
 	for _, p := range pays {
-		script, err := spec.Keyring.PkScript(spec.Purpose, BranchExternal, p.addr)
+		tx, err := payTx(h.f, spec, b.r, p)
 		if err != nil {
 			return err
-		}
-		outs := []*wire.TxOut{wire.NewTxOut(p.amount, script)}
-		if p.extra {
-			outs = append(outs, noiseOutputs(b.r)[0])
-			// Shuffle so the wallet's output is not always first.
-			if b.r.Intn(2) == 0 {
-				outs[0], outs[1] = outs[1], outs[0]
-			}
-		}
-		tx, err := h.f.build(outs)
-		if err != nil {
-			return err
-		}
-		for i, o := range tx.TxOut {
-			if o.Value == p.amount && string(o.PkScript) == string(script) {
-				p.op = wire.OutPoint{Hash: tx.TxHash(), Index: uint32(i)}
-			}
 		}
 		if err := send(pending{tx, TxPayment, p.amount}); err != nil {
 			return err
@@ -406,6 +389,34 @@ func (b *chainBuilder) block(height int32, pays, spends []*plannedPay) error {
 		b.record(pt, height, *hashes[0])
 	}
 	return nil
+}
+
+// payTx builds the funder's payment p to its external address of spec's
+// keyring (with, when p.extra, a noise output in random order, so the
+// wallet's output is not always first) and sets p.op to the wallet's
+// output.
+func payTx(f *funder, spec *ChainSpec, r *rand.Rand, p *plannedPay) (*wire.MsgTx, error) {
+	script, err := spec.Keyring.PkScript(spec.Purpose, BranchExternal, p.addr)
+	if err != nil {
+		return nil, err
+	}
+	outs := []*wire.TxOut{wire.NewTxOut(p.amount, script)}
+	if p.extra {
+		outs = append(outs, noiseOutputs(r)[0])
+		if r.Intn(2) == 0 {
+			outs[0], outs[1] = outs[1], outs[0]
+		}
+	}
+	tx, err := f.build(outs)
+	if err != nil {
+		return nil, err
+	}
+	for i, o := range tx.TxOut {
+		if o.Value == p.amount && string(o.PkScript) == string(script) {
+			p.op = wire.OutPoint{Hash: tx.TxHash(), Index: uint32(i)}
+		}
+	}
+	return tx, nil
 }
 
 // spend signs the keyring's spend of p's output: half to a foreign

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -36,6 +38,34 @@ type child struct {
 	status  syscall.WaitStatus
 	stopped bool
 	stopErr error
+}
+
+// start runs cmd in the scratch directory, its output captured in
+// outName there (stdout straight to the log instead when the log is an
+// *os.File: liveLog), in its own process group (a terminal's ^C goes to
+// the test, which stops the node in order) and killed if the test binary
+// dies.
+func (c *child) start(cmd *exec.Cmd, outName string) error {
+	if c.stopTimeout <= 0 {
+		c.stopTimeout = StopTimeout
+	}
+	c.outPath = filepath.Join(c.scratch, outName)
+	out, err := os.Create(c.outPath)
+	if err != nil {
+		return fmt.Errorf("testnet: %s output file: %w", c.name, err)
+	}
+	c.out = out
+	cmd.Dir = c.scratch
+	cmd.Stdout, cmd.Stderr = out, out
+	if f, ok := c.log.(*os.File); ok {
+		cmd.Stdout, c.liveLog = f, true
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("testnet: start %s: %w", c.name, err)
+	}
+	c.proc, c.pid = cmd.Process, cmd.Process.Pid
+	return nil
 }
 
 // reap collects the process if it has exited, blocking until it does

@@ -568,7 +568,12 @@ func prevOutput(node *Node, op wire.OutPoint) (*wire.TxOut, error) {
 	if err != nil {
 		return nil, fmt.Errorf("testnet: getrawtransaction %s: %w", op.Hash, err)
 	}
-	outs := tx.MsgTx().TxOut
+	return outputOf(tx.MsgTx(), op)
+}
+
+// outputOf returns the output op names in tx, its transaction.
+func outputOf(tx *wire.MsgTx, op wire.OutPoint) (*wire.TxOut, error) {
+	outs := tx.TxOut
 	if int(op.Index) >= len(outs) {
 		return nil, fmt.Errorf("%w: outpoint %v: transaction has %d outputs", ErrBadSpec, op, len(outs))
 	}
@@ -585,10 +590,15 @@ func (h *Harness) BuildSpend(key *Keyring, outpoints []wire.OutPoint, to []*wire
 	if err := h.usable(); err != nil {
 		return nil, err
 	}
-	return buildSpend(h.node, key, outpoints, to)
+	return buildSpend(h.prevOutput, key, outpoints, to)
 }
 
-func buildSpend(node *Node, key *Keyring, outpoints []wire.OutPoint, to []*wire.TxOut) (*wire.MsgTx, error) {
+// prevOutput returns the output op names, from btcd's transaction index.
+func (h *Harness) prevOutput(op wire.OutPoint) (*wire.TxOut, error) { return prevOutput(h.node, op) }
+
+// buildSpend signs a transaction spending outpoints, whose outputs
+// prev looks up on the node, to the outputs to (see BuildSpend).
+func buildSpend(prev func(wire.OutPoint) (*wire.TxOut, error), key *Keyring, outpoints []wire.OutPoint, to []*wire.TxOut) (*wire.MsgTx, error) {
 	if len(outpoints) == 0 {
 		return nil, fmt.Errorf("%w: no outpoints to spend", ErrBadSpec)
 	}
@@ -596,7 +606,7 @@ func buildSpend(node *Node, key *Keyring, outpoints []wire.OutPoint, to []*wire.
 	ins := make([]prevOut, 0, len(outpoints))
 	var sum, paid int64
 	for _, op := range outpoints {
-		out, err := prevOutput(node, op)
+		out, err := prev(op)
 		if err != nil {
 			return nil, err
 		}
@@ -634,7 +644,7 @@ func (h *Harness) Spend(key *Keyring, outpoints []wire.OutPoint, to []*wire.TxOu
 	if err := h.usable(); err != nil {
 		return nil, err
 	}
-	tx, err := buildSpend(h.node, key, outpoints, to)
+	tx, err := buildSpend(h.prevOutput, key, outpoints, to)
 	if err != nil {
 		return nil, err
 	}

@@ -174,9 +174,6 @@ func startOnce(ctx context.Context, bin, netFlag string, params *chaincfg.Params
 			n.rpc.WaitForShutdown()
 		}
 	}
-	if n.stopTimeout <= 0 {
-		n.stopTimeout = StopTimeout
-	}
 	if n.dataDir == "" {
 		n.dataDir = filepath.Join(scratch, "data")
 	}
@@ -218,27 +215,14 @@ func startOnce(ctx context.Context, bin, netFlag string, params *chaincfg.Params
 		"--debuglevel=info",
 	}
 	args = append(args, cfg.Args...)
-	n.outPath = filepath.Join(scratch, "btcd.out")
-	if n.out, err = os.Create(n.outPath); err != nil {
-		return n, false, fmt.Errorf("testnet: btcd output file: %w", err)
+	if err := n.start(exec.Command(bin, args...), "btcd.out"); err != nil {
+		return n, false, err
 	}
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = scratch
-	cmd.Stdout, cmd.Stderr = n.out, n.out
-	if f, ok := cfg.Log.(*os.File); ok {
-		// A file gets btcd's log live; stderr (flag errors, panics)
-		// stays in our file for Tail, with btcd's own log file.
-		cmd.Stdout, n.liveLog = f, true
+	if n.liveLog {
+		// btcd's log goes live to the file; stderr (flag errors,
+		// panics) stays in our file for Tail, with btcd's own log file.
 		n.logFile = filepath.Join(scratch, "logs", params.Name, "btcd.log")
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Setpgid:   true,            // a terminal's ^C goes to us, and we stop btcd in order
-		Pdeathsig: syscall.SIGKILL, // never outlive a killed test binary
-	}
-	if err := cmd.Start(); err != nil {
-		return n, false, fmt.Errorf("testnet: start btcd: %w", err)
-	}
-	n.proc, n.pid = cmd.Process, cmd.Process.Pid
 	n.rpc, err = rpcclient.New(&rpcclient.ConnConfig{
 		Host:         n.rpcAddr,
 		User:         user,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 )
 
@@ -14,31 +15,44 @@ import (
 // of any chain, e.g. after a Reorg. Xpub, Seed and NoiseTxs are left
 // zero; StartHeight is from-1.
 func ScanTruth(ctx context.Context, node *Node, key *Keyring, purpose uint32, from int32) (*Truth, error) {
-	if purpose == 0 {
-		purpose = PurposeBIP84
-	}
-	if from < 1 {
-		from = 1
-	}
 	tipHash, tip, err := node.BestBlock()
 	if err != nil {
 		return nil, err
 	}
-	t := &Truth{Network: node.Params().Name, Purpose: purpose, StartHeight: from - 1, TipHeight: tip, TipHash: *tipHash}
+	rpc := node.RPC()
+	return scanBlocks(ctx, node.Params().Name, key, purpose, from, tip, *tipHash, func(height int32) (*chainhash.Hash, *wire.MsgBlock, error) {
+		hash, err := rpc.GetBlockHash(int64(height))
+		if err != nil {
+			return nil, nil, fmt.Errorf("testnet: getblockhash %d: %w", height, err)
+		}
+		blk, err := rpc.GetBlock(hash)
+		if err != nil {
+			return nil, nil, fmt.Errorf("testnet: getblock %s: %w", hash, err)
+		}
+		return hash, blk, nil
+	})
+}
+
+// scanBlocks walks blocks from..tip fetched by blockAt (any node: btcd
+// over RPC, bcoin over its API) and computes the truth ScanTruth
+// describes.
+func scanBlocks(ctx context.Context, network string, key *Keyring, purpose uint32, from, tip int32, tipHash chainhash.Hash,
+	blockAt func(int32) (*chainhash.Hash, *wire.MsgBlock, error)) (*Truth, error) {
+
+	if purpose == 0 {
+		purpose = PurposeBIP84
+	}
+	from = max(from, 1)
+	t := &Truth{Network: network, Purpose: purpose, StartHeight: from - 1, TipHeight: tip, TipHash: tipHash}
 	addrs := make(map[string]*TruthAddress)
 	utxos := make(map[wire.OutPoint]TruthUTXO)
-	rpc := node.RPC()
 	for height := from; height <= tip; height++ {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("testnet: scan truth: %w", err)
 		}
-		hash, err := rpc.GetBlockHash(int64(height))
+		hash, blk, err := blockAt(height)
 		if err != nil {
-			return nil, fmt.Errorf("testnet: getblockhash %d: %w", height, err)
-		}
-		blk, err := rpc.GetBlock(hash)
-		if err != nil {
-			return nil, fmt.Errorf("testnet: getblock %s: %w", hash, err)
+			return nil, err
 		}
 		for _, tx := range blk.Transactions {
 			txid := tx.TxHash()
