@@ -2,7 +2,6 @@ package hostile
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand"
@@ -144,21 +143,14 @@ type Stats struct {
 
 // Peer is a running hostile peer listening on 127.0.0.1.
 type Peer struct {
-	cfg   Config
-	ln    net.Listener
-	chain *chain
-
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	server // its mu guards stats and rng too
+	cfg    Config
+	chain  *chain
 
 	logMu sync.Mutex
 
-	mu    sync.Mutex
 	stats Stats
-	conns map[net.Conn]struct{}
 	rng   *rand.Rand
-	once  sync.Once
 }
 
 // Start listens on 127.0.0.1 on a free port and serves every connection
@@ -168,35 +160,21 @@ func Start(ctx context.Context, cfg Config) (*Peer, error) {
 	if err != nil {
 		return nil, err
 	}
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("hostile: listen: %w", err)
-	}
-	pctx, cancel := context.WithCancel(ctx)
 	p := &Peer{
-		cfg:    cfg,
-		ln:     ln,
-		chain:  newChain(cfg.Upstream),
-		ctx:    pctx,
-		cancel: cancel,
-		stats:  Stats{Received: map[string]int{}, Sent: map[string]int{}},
-		conns:  make(map[net.Conn]struct{}),
-		rng:    rand.New(rand.NewSource(cfg.Seed)),
+		cfg:   cfg,
+		chain: newChain(cfg.Upstream),
+		stats: Stats{Received: map[string]int{}, Sent: map[string]int{}},
+		rng:   rand.New(rand.NewSource(cfg.Seed)),
 	}
-	p.wg.Add(2)
-	go p.acceptLoop()
-	go func() {
-		defer p.wg.Done()
-		<-pctx.Done()
-		p.shutdown()
-	}()
-	p.logf("listening on %s, scenario %s", ln.Addr(), cfg.Scenario)
+	p.accepted = func() { p.stats.Connections++ }
+	p.handle, p.server.logf = p.serve, p.logf
+	if err := p.listen(ctx, "peer"); err != nil {
+		return nil, err
+	}
+	p.serveAll()
+	p.logf("listening on %s, scenario %s", p.Addr(), cfg.Scenario)
 	return p, nil
 }
-
-// Addr returns the "127.0.0.1:port" address to connect to.
-func (p *Peer) Addr() string { return p.ln.Addr().String() }
 
 // Scenario returns the peer's scenario.
 func (p *Peer) Scenario() Scenario { return p.cfg.Scenario }
@@ -219,54 +197,8 @@ func (p *Peer) Stats() Stats {
 	return s
 }
 
-// Close stops listening, closes every connection and waits for the
-// peer's goroutines. It is idempotent.
-func (p *Peer) Close() error {
-	p.cancel()
-	p.wg.Wait()
-	return nil
-}
-
-// shutdown closes the listener and the connections once.
-func (p *Peer) shutdown() {
-	p.once.Do(func() {
-		_ = p.ln.Close()
-		p.mu.Lock()
-		for c := range p.conns {
-			_ = c.Close()
-		}
-		p.mu.Unlock()
-	})
-}
-
-// acceptLoop accepts connections until the listener closes.
-func (p *Peer) acceptLoop() {
-	defer p.wg.Done()
-	for {
-		conn, err := p.ln.Accept()
-		if err != nil {
-			if p.ctx.Err() == nil && !errors.Is(err, net.ErrClosed) {
-				p.logf("accept: %v", err)
-			}
-			return
-		}
-		p.mu.Lock()
-		if p.ctx.Err() != nil {
-			p.mu.Unlock()
-			_ = conn.Close()
-			return
-		}
-		p.conns[conn] = struct{}{}
-		p.stats.Connections++
-		p.mu.Unlock()
-		p.wg.Add(1)
-		go p.serve(conn)
-	}
-}
-
 // serve runs one connection's session and accounts for how it ended.
 func (p *Peer) serve(conn net.Conn) {
-	defer p.wg.Done()
 	s := newSession(p, conn)
 	byUs, err := s.run()
 	_ = conn.Close()

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
-	"sync"
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg"
@@ -47,17 +46,9 @@ type SilentStats struct {
 // node closes them or Close. A node must never call itself synced on the
 // word of a SilentPeer that announces more than the node's tip.
 type SilentPeer struct {
-	cfg SilentConfig
-	ln  net.Listener
-
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-
-	mu    sync.Mutex
-	stats SilentStats
-	conns map[net.Conn]struct{}
-	once  sync.Once
+	server // its mu guards stats too
+	cfg    SilentConfig
+	stats  SilentStats
 }
 
 // StartSilent listens on 127.0.0.1 on a free port and serves every
@@ -69,37 +60,16 @@ func StartSilent(ctx context.Context, cfg SilentConfig) (*SilentPeer, error) {
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("hostile: silent peer: listen: %w", err)
+	p := &SilentPeer{cfg: cfg, stats: SilentStats{Received: map[string]int{}}}
+	p.accepted = func() { p.stats.Connections++ }
+	p.handle, p.server.logf = p.serve, p.logf
+	if err := p.listen(ctx, "silent peer"); err != nil {
+		return nil, err
 	}
-	pctx, cancel := context.WithCancel(ctx)
-	p := &SilentPeer{
-		cfg: cfg, ln: ln, ctx: pctx, cancel: cancel,
-		stats: SilentStats{Received: map[string]int{}},
-		conns: make(map[net.Conn]struct{}),
-	}
-	p.wg.Add(2)
-	go p.acceptLoop()
-	go func() {
-		defer p.wg.Done()
-		<-pctx.Done()
-		p.once.Do(func() {
-			_ = p.ln.Close()
-			p.mu.Lock()
-			for c := range p.conns {
-				_ = c.Close()
-			}
-			p.mu.Unlock()
-		})
-	}()
-	p.logf("listening on %s, announcing height %d", ln.Addr(), cfg.Height)
+	p.serveAll()
+	p.logf("listening on %s, announcing height %d", p.Addr(), cfg.Height)
 	return p, nil
 }
-
-// Addr returns the "127.0.0.1:port" address to connect to.
-func (p *SilentPeer) Addr() string { return p.ln.Addr().String() }
 
 // Stats returns a snapshot of what the peer did so far.
 func (p *SilentPeer) Stats() SilentStats {
@@ -114,43 +84,9 @@ func (p *SilentPeer) Stats() SilentStats {
 	return s
 }
 
-// Close stops listening, closes every connection and waits for the
-// peer's goroutines. It is idempotent.
-func (p *SilentPeer) Close() error {
-	p.cancel()
-	p.wg.Wait()
-	return nil
-}
-
-// acceptLoop accepts connections until the listener closes.
-func (p *SilentPeer) acceptLoop() {
-	defer p.wg.Done()
-	for {
-		conn, err := p.ln.Accept()
-		if err != nil {
-			if p.ctx.Err() == nil && !errors.Is(err, net.ErrClosed) {
-				p.logf("accept: %v", err)
-			}
-			return
-		}
-		p.mu.Lock()
-		if p.ctx.Err() != nil {
-			p.mu.Unlock()
-			_ = conn.Close()
-			return
-		}
-		p.conns[conn] = struct{}{}
-		p.stats.Connections++
-		p.mu.Unlock()
-		p.wg.Add(1)
-		go p.serve(conn)
-	}
-}
-
 // serve runs one connection: the handshake, then one message at a time
 // until the connection ends.
 func (p *SilentPeer) serve(conn net.Conn) {
-	defer p.wg.Done()
 	err := p.session(conn)
 	_ = conn.Close()
 	p.mu.Lock()
