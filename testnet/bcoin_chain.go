@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"math/rand"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -28,21 +27,11 @@ func (h *BcoinHarness) BuildChain(ctx context.Context, spec ChainSpec) (*Truth, 
 	if err := h.usable(); err != nil {
 		return nil, err
 	}
-	if spec.Purpose == 0 {
-		spec.Purpose = PurposeBIP84
-	}
-	if spec.PaymentsPerAddr <= 0 {
-		spec.PaymentsPerAddr = 1
-	}
-	switch {
-	case spec.Blocks < 1 || spec.TxsPerBlock < 0 || spec.WatchAddrs < 0:
-		return nil, fmt.Errorf("%w: blocks %d, txs per block %d, addresses %d", ErrBadSpec, spec.Blocks, spec.TxsPerBlock, spec.WatchAddrs)
-	case spec.SpendFraction < 0 || spec.SpendFraction > 1 || math.IsNaN(spec.SpendFraction):
-		return nil, fmt.Errorf("%w: spend fraction %v not in [0, 1]", ErrBadSpec, spec.SpendFraction)
-	case spec.Keyring == nil:
+	if spec.Keyring == nil {
 		return nil, fmt.Errorf("%w: a bcoin chain needs a keyring", ErrBadSpec)
-	case spec.Keyring.Params().Net != h.Params().Net:
-		return nil, fmt.Errorf("%w: keyring is for %s, node for %s", ErrBadSpec, spec.Keyring.Params().Name, h.Params().Name)
+	}
+	if err := spec.check(h.Params()); err != nil {
+		return nil, err
 	}
 	_, start, err := h.node.BestBlock()
 	if err != nil {

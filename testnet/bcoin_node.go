@@ -127,15 +127,9 @@ func startBcoinOnce(ctx context.Context, nodeBin, dir string, cfg BcoinConfig) (
 			n = nil
 		}
 	}()
-	ports, err := freePorts(2)
+	ports, err := nodePorts(cfg.P2PPort, cfg.RPCPort)
 	if err != nil {
 		return n, false, err
-	}
-	if cfg.P2PPort != 0 {
-		ports[0] = cfg.P2PPort
-	}
-	if cfg.RPCPort != 0 {
-		ports[1] = cfg.RPCPort
 	}
 	n.cfg = cfg
 	n.cfg.P2PPort, n.cfg.RPCPort = ports[0], ports[1]

@@ -9,6 +9,7 @@ import (
 	"os"
 	"sort"
 
+	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 )
@@ -235,21 +236,8 @@ func (h *Harness) BuildChain(ctx context.Context, spec ChainSpec) (*Truth, error
 	if err := h.usable(); err != nil {
 		return nil, err
 	}
-	if spec.Purpose == 0 {
-		spec.Purpose = PurposeBIP84
-	}
-	if spec.PaymentsPerAddr <= 0 {
-		spec.PaymentsPerAddr = 1
-	}
-	switch {
-	case spec.Blocks < 1 || spec.TxsPerBlock < 0 || spec.WatchAddrs < 0:
-		return nil, fmt.Errorf("%w: blocks %d, txs per block %d, addresses %d", ErrBadSpec, spec.Blocks, spec.TxsPerBlock, spec.WatchAddrs)
-	case spec.SpendFraction < 0 || spec.SpendFraction > 1 || math.IsNaN(spec.SpendFraction):
-		return nil, fmt.Errorf("%w: spend fraction %v not in [0, 1]", ErrBadSpec, spec.SpendFraction)
-	case spec.WatchAddrs > 0 && spec.Keyring == nil:
-		return nil, fmt.Errorf("%w: watched addresses need a keyring", ErrBadSpec)
-	case spec.Keyring != nil && spec.Keyring.Params().Net != h.Params().Net:
-		return nil, fmt.Errorf("%w: keyring is for %s, node for %s", ErrBadSpec, spec.Keyring.Params().Name, h.Params().Name)
+	if err := spec.check(h.Params()); err != nil {
+		return nil, err
 	}
 	_, start, err := h.node.BestBlock()
 	if err != nil {
@@ -387,6 +375,28 @@ func (b *chainBuilder) block(height int32, pays, spends []*plannedPay) error {
 			continue
 		}
 		b.record(pt, height, *hashes[0])
+	}
+	return nil
+}
+
+// check fills in spec's defaults (BIP84, one payment per address) and
+// refuses a spec a chain on a node of params cannot be built from.
+func (spec *ChainSpec) check(params *chaincfg.Params) error {
+	if spec.Purpose == 0 {
+		spec.Purpose = PurposeBIP84
+	}
+	if spec.PaymentsPerAddr <= 0 {
+		spec.PaymentsPerAddr = 1
+	}
+	switch {
+	case spec.Blocks < 1 || spec.TxsPerBlock < 0 || spec.WatchAddrs < 0:
+		return fmt.Errorf("%w: blocks %d, txs per block %d, addresses %d", ErrBadSpec, spec.Blocks, spec.TxsPerBlock, spec.WatchAddrs)
+	case spec.SpendFraction < 0 || spec.SpendFraction > 1 || math.IsNaN(spec.SpendFraction):
+		return fmt.Errorf("%w: spend fraction %v not in [0, 1]", ErrBadSpec, spec.SpendFraction)
+	case spec.WatchAddrs > 0 && spec.Keyring == nil:
+		return fmt.Errorf("%w: watched addresses need a keyring", ErrBadSpec)
+	case spec.Keyring != nil && spec.Keyring.Params().Net != params.Net:
+		return fmt.Errorf("%w: keyring is for %s, node for %s", ErrBadSpec, spec.Keyring.Params().Name, params.Name)
 	}
 	return nil
 }

@@ -157,6 +157,22 @@ func StartNode(ctx context.Context, cfg Config) (*Node, error) {
 	return nil, lastErr
 }
 
+// nodePorts returns a node's P2P and RPC ports: the ones asked for, free
+// 127.0.0.1 ports for those left 0.
+func nodePorts(p2p, rpc int) ([]int, error) {
+	ports, err := freePorts(2)
+	if err != nil {
+		return nil, err
+	}
+	if p2p != 0 {
+		ports[0] = p2p
+	}
+	if rpc != 0 {
+		ports[1] = rpc
+	}
+	return ports, nil
+}
+
 // startOnce launches btcd once on a fresh pair of ports. retry reports a
 // bind failure worth another attempt.
 func startOnce(ctx context.Context, bin, netFlag string, params *chaincfg.Params,
@@ -183,15 +199,9 @@ func startOnce(ctx context.Context, bin, netFlag string, params *chaincfg.Params
 			n = nil
 		}
 	}()
-	ports, err := freePorts(2)
+	ports, err := nodePorts(cfg.P2PPort, cfg.RPCPort)
 	if err != nil {
 		return n, false, err
-	}
-	if cfg.P2PPort != 0 {
-		ports[0] = cfg.P2PPort
-	}
-	if cfg.RPCPort != 0 {
-		ports[1] = cfg.RPCPort
 	}
 	n.p2p = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
 	n.rpcAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1]))
