@@ -208,6 +208,9 @@ type Reorg struct {
 }
 
 // SyncDone reports that the watcher is applied up to the best peer's tip.
+// It comes once per tip: the node is briefly not synced while a getheaders
+// or an omission check is out, and coming back to the same tip says
+// nothing again.
 type SyncDone struct {
 	At
 	Height int32

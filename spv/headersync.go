@@ -487,8 +487,11 @@ func (m *manager) checkSynced() {
 	if m.liveFrom == 0 {
 		m.liveFrom = tip
 	}
-	m.n.log.Info("synced", "height", tip, "hash", hash)
-	m.n.publish(SyncDone{At: m.n.at(), Height: tip, Hash: hash})
+	if hash != m.syncDoneAt {
+		m.syncDoneAt = hash
+		m.n.log.Info("synced", "height", tip, "hash", hash)
+		m.n.publish(SyncDone{At: m.n.at(), Height: tip, Hash: hash})
+	}
 	for ps := range m.peers {
 		m.sendMempool(ps)
 	}

@@ -146,6 +146,10 @@ type manager struct {
 	retry   bool  // some slot at or above next lacks a request
 
 	isSynced bool
+	// syncDoneAt is the tip of the last SyncDone: the node leaves
+	// "synced" for a moment whenever a getheaders or an omission check
+	// is out, and coming back to the same tip is not news.
+	syncDoneAt chainhash.Hash
 	// liveFrom is the tip of the first SyncDone of this run: blocks above
 	// it are the live chain (the transcript's getdata reason).
 	liveFrom int32

@@ -205,8 +205,8 @@ func (s *state) apply(e spv.Event, hideFP bool) (added int, walletChanged bool) 
 		s.synced = true
 		s.blockHeight = max(s.blockHeight, e.Height)
 		s.headerHeight = max(s.headerHeight, e.Height)
-		// The node may say synced twice at one height (an omission
-		// check in flight holds it back for a moment): log it once.
+		// The node says synced once per tip; a reorg back to a tip of
+		// the same height says it again: log each height once.
 		if e.Height != s.syncedLogged {
 			s.syncedLogged = e.Height
 			s.logf(e.Time, "synced to height %d", e.Height)
