@@ -92,6 +92,19 @@ func TestSessionDecoys(t *testing.T) {
 	if len(decoys) != 3 || sum.Decoys != 3 {
 		t.Fatalf("%d decoys persisted, summary %d; want 3", len(decoys), sum.Decoys)
 	}
+	// The funder pays from one reused address: chosen as a decoy, it
+	// brings the funder's traffic until it is retired (it brought
+	// 104-120 false positives before decoys were retired).
+	retired, err := spv.ReadRetiredDecoys(session.NodePath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(retired) != sum.DecoysRetired {
+		t.Fatalf("%d decoys retired on disk, summary %d", len(retired), sum.DecoysRetired)
+	}
+	if limit := (sum.Decoys + sum.DecoysRetired) * (spv.DecoyBusyLimit + 5); sum.DecoyMatches > limit {
+		t.Fatalf("decoy matches %d above %d for %d decoys (%d retired)", sum.DecoyMatches, limit, sum.Decoys, sum.DecoysRetired)
+	}
 	firstRecs := readRecords(t, dir)
 
 	// Pay the last decoy (a counterparty's script), mine it, restart.
@@ -151,12 +164,17 @@ func TestSessionDecoys(t *testing.T) {
 				t.Errorf("filterload %d (%s) lacks decoy %x", r.Seq, r.Reason, d)
 			}
 		}
+		for _, d := range retired {
+			if f.Matches(d) {
+				t.Errorf("filterload %d (%s) holds retired decoy %x", r.Seq, r.Reason, d)
+			}
+		}
 	}
 	if n == 0 {
 		t.Fatal("the restart sent no filter")
 	}
-	t.Logf("decoys %x; first sync %d false positives (%d decoy matches); restart %d (%d)",
-		decoys, sum.FalsePositives, sum.DecoyMatches, again.FalsePositives, again.DecoyMatches)
+	t.Logf("decoys %x, retired %x; first sync %d false positives (%d decoy matches); restart %d (%d)",
+		decoys, retired, sum.FalsePositives, sum.DecoyMatches, again.FalsePositives, again.DecoyMatches)
 }
 
 // checkTruth compares a summary with the truth of a built chain.

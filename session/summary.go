@@ -40,9 +40,11 @@ type Summary struct {
 	ChecksInFlight  int `json:"checks_in_flight"`
 	Omissions       int `json:"omissions"`
 	// Decoys counts the decoys the filters hold (Config.Decoys),
-	// DecoyMatches the false positives that matched one: their cost.
+	// DecoyMatches the false positives that matched one: their cost;
+	// DecoysRetired the busy decoys taken out of the filters this run.
 	Decoys         int              `json:"decoys"`
 	DecoyMatches   int              `json:"decoy_matches"`
+	DecoysRetired  int              `json:"decoys_retired"`
 	ObservedFPRate float64          `json:"observed_fp_rate"`
 	BytesReceived  uint64           `json:"bytes_received"`
 	Filter         Filter           `json:"filter"`
@@ -136,6 +138,7 @@ func (s *Session) Summary() (*Summary, error) {
 		ObservedFPRate:  st.ObservedFPRate,
 		Decoys:          st.Decoys,
 		DecoyMatches:    st.DecoyMatches,
+		DecoysRetired:   st.DecoysRetired,
 		BytesReceived:   st.BytesReceived,
 		Filter: Filter{
 			Bytes: st.Filter.Bytes, HashFuncs: st.Filter.HashFuncs, Elements: st.Filter.Elements,

@@ -2,6 +2,7 @@ package spv
 
 import (
 	"cmp"
+	"encoding/hex"
 	"fmt"
 	"time"
 
@@ -425,6 +426,7 @@ func (m *manager) report(fb *FilteredBlock, res BlockResult, why map[chainhash.H
 	}
 	now := m.n.at()
 	var nMatched, nRelevant, nFP int
+	var busy []string // decoys that became busy in this block
 	for _, tx := range fb.Txs {
 		id := tx.TxHash()
 		if m.lastSeen[id] {
@@ -440,8 +442,11 @@ func (m *manager) report(fb *FilteredBlock, res BlockResult, why map[chainhash.H
 			nRelevant++
 		case fps[id]:
 			nFP++
-			if decoyHit {
+			if decoyHit != "" {
 				st.DecoyMatches++
+				if m.n.decoys.falsePositive(decoyHit) {
+					busy = append(busy, decoyHit)
+				}
 			}
 		}
 		m.n.publish(matchedTx(now, tx, id, fb.Height, relevant[id], fps[id], res.Amounts[id], why[id]))
@@ -458,10 +463,36 @@ func (m *manager) report(fb *FilteredBlock, res BlockResult, why map[chainhash.H
 		ObservedFPRate: st.ObservedFPRate, TheoreticalFPRate: st.Filter.FPRate,
 		PeerHeight: st.PeerHeight,
 	})
+	if len(busy) > 0 {
+		m.retireDecoys(fb.Height, busy)
+		return // every peer was reloaded
+	}
 	if m.dl != nil && m.dl.mirror != nil &&
 		m.dl.mirror.CurrentFPRate() > m.reloadThreshold(m.dl) {
 		m.loadFilter(m.dl, ReasonFPDrift)
 	}
+}
+
+// retireDecoys takes busy decoys out of the filters (see Config.Decoys):
+// persisted as retired, then every peer is reloaded without them.
+func (m *manager) retireDecoys(h int32, busy []string) {
+	d := m.n.decoys
+	for _, k := range busy {
+		retired, err := d.retire(k)
+		if err != nil {
+			m.fail(fmt.Errorf("retire decoy at block %d: %w", h, err))
+			return
+		}
+		if !retired {
+			continue
+		}
+		m.st.DecoysRetired++
+		m.n.log.Info("busy decoy retired", "height", h, "decoy", hex.EncodeToString([]byte(k)),
+			"false_positives", DecoyBusyLimit)
+	}
+	m.st.Decoys = len(d.active())
+	m.filter = nil
+	m.reloadAll(ReasonDecoyBusy)
 }
 
 // elementsChanged applies a watcher's delta from block h (h = -1 for a

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	"github.com/bloomwatch/bloomwatch/decoy"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -24,6 +25,15 @@ import (
 // false positive (Status.DecoyMatches counts them: the bandwidth the
 // decoys cost). Peers are never reloaded to add a decoy: a decoy joins
 // the next filter the node sends for another reason.
+//
+// A busy decoy is retired: one that brought DecoyBusyLimit false-positive
+// transactions in a run (a counterparty's reused script, an exchange's
+// hot wallet) leaves the active set at once, every peer is reloaded
+// without it (ReasonDecoyBusy), and it is kept in DecoyFile's retired
+// list so that it is never chosen again. An adversary who intersects the
+// filters sees it leave and learns it was a decoy (a wallet element
+// never leaves): the cost of the cover it gave, against a bandwidth
+// bill without bound.
 
 // DecoyFile is the name of the persisted decoys in the data dir.
 const DecoyFile = "decoys.json"
@@ -34,6 +44,12 @@ const decoyFileVersion = 1
 // MaxDecoys is the largest Config.Decoys.
 const MaxDecoys = 1000
 
+// DecoyBusyLimit is the number of false-positive transactions one decoy
+// may bring in a run before it is retired (blocks already asked for may
+// bring a few more before the peers hold the filter without it). A counterparty's script that
+// is used once brings one or two (the payment and its spend).
+const DecoyBusyLimit = 10
+
 // maxDecoyTxs bounds the remembered decoy-matched txids (whose spends
 // count as decoy matches too).
 const maxDecoyTxs = 100_000
@@ -43,42 +59,77 @@ const maxDecoyTxs = 100_000
 // of the old filters with the new ones would remove both.
 var ErrCorruptDecoys = errors.New("spv: corrupt decoy file")
 
-// decoyState is the on-disk form of DecoyFile.
+// decoyState is the on-disk form of DecoyFile. Retired was added within
+// version 1: an older reader ignores it (and may choose a retired decoy
+// again), a newer one reads a file without it as none retired.
 type decoyState struct {
 	Version int      `json:"version"`
 	Decoys  []string `json:"decoys"` // hex data pushes, in the order chosen
+	// Retired are busy decoys taken out of the filters, never chosen again.
+	Retired []string `json:"retired,omitempty"`
 }
 
 // ReadDecoys returns the decoys persisted in dir, in the order they were
 // chosen: none when DecoyFile does not exist, an error wrapping
 // ErrCorruptDecoys and naming the file when it cannot be parsed.
 func ReadDecoys(dir string) ([][]byte, error) {
+	list, _, err := readDecoyFile(dir)
+	return list, err
+}
+
+// ReadRetiredDecoys returns the busy decoys retired in dir, in the order
+// they were retired (none when DecoyFile does not exist).
+func ReadRetiredDecoys(dir string) ([][]byte, error) {
+	_, retired, err := readDecoyFile(dir)
+	return retired, err
+}
+
+// readDecoyFile reads DecoyFile in dir: the decoys and the retired ones.
+// A push may not repeat across the two lists.
+func readDecoyFile(dir string) (list, retired [][]byte, err error) {
 	path := filepath.Join(dir, DecoyFile)
 	var st decoyState
 	if found, err := readState(path, "decoys", &st, &st.Version, decoyFileVersion, ErrCorruptDecoys); err != nil || !found {
-		return nil, err
+		return nil, nil, err
 	}
-	out := make([][]byte, 0, len(st.Decoys))
-	seen := make(map[string]struct{}, len(st.Decoys))
-	for i, h := range st.Decoys {
-		b, err := hex.DecodeString(h)
-		if err != nil || len(b) == 0 || len(b) > txscript.MaxScriptElementSize {
-			return nil, fmt.Errorf("%w: %s: decoy %d %q is not a hex data push", ErrCorruptDecoys, path, i, h)
+	seen := make(map[string]struct{}, len(st.Decoys)+len(st.Retired))
+	decode := func(what string, hexes []string) ([][]byte, error) {
+		out := make([][]byte, 0, len(hexes))
+		for i, h := range hexes {
+			b, err := hex.DecodeString(h)
+			if err != nil || len(b) == 0 || len(b) > txscript.MaxScriptElementSize {
+				return nil, fmt.Errorf("%w: %s: %s %d %q is not a hex data push", ErrCorruptDecoys, path, what, i, h)
+			}
+			if _, dup := seen[string(b)]; dup {
+				return nil, fmt.Errorf("%w: %s: %s %d %s repeated", ErrCorruptDecoys, path, what, i, h)
+			}
+			seen[string(b)] = struct{}{}
+			out = append(out, b)
 		}
-		if _, dup := seen[string(b)]; dup {
-			return nil, fmt.Errorf("%w: %s: decoy %d %s repeated", ErrCorruptDecoys, path, i, h)
-		}
-		seen[string(b)] = struct{}{}
-		out = append(out, b)
+		return out, nil
 	}
-	return out, nil
+	if list, err = decode("decoy", st.Decoys); err != nil {
+		return nil, nil, err
+	}
+	if retired, err = decode("retired decoy", st.Retired); err != nil {
+		return nil, nil, err
+	}
+	return list, retired, nil
 }
 
-// writeDecoys replaces DecoyFile in dir with decoys, atomically.
-func writeDecoys(dir string, decoys [][]byte) error {
-	st := decoyState{Version: decoyFileVersion, Decoys: make([]string, len(decoys))}
-	for i, d := range decoys {
-		st.Decoys[i] = hex.EncodeToString(d)
+// writeDecoys replaces DecoyFile in dir with decoys and the retired
+// ones, atomically.
+func writeDecoys(dir string, decoys, retired [][]byte) error {
+	hexes := func(bs [][]byte) []string {
+		out := make([]string, len(bs))
+		for i, b := range bs {
+			out[i] = hex.EncodeToString(b)
+		}
+		return out
+	}
+	st := decoyState{Version: decoyFileVersion, Decoys: hexes(decoys)}
+	if len(retired) > 0 {
+		st.Retired = hexes(retired)
 	}
 	return writeState(filepath.Join(dir, DecoyFile), "decoys", st)
 }
@@ -86,30 +137,39 @@ func writeDecoys(dir string, decoys [][]byte) error {
 // decoys is the manager's decoy state: the persisted decoys (at most
 // Config.Decoys of them go into filters) and what their matches cost.
 type decoys struct {
-	dir  string
-	max  int
-	list [][]byte            // persisted, in order
-	set  map[string]struct{} // the active ones (list[:max])
-	// txs are decoy-matched txids: a spend of their outputs matched
-	// through the outpoint the server inserted (BLOOM_UPDATE_ALL) is a
-	// decoy match too.
-	txs map[chainhash.Hash]struct{}
+	dir     string
+	max     int
+	list    [][]byte            // persisted, in order
+	set     map[string]struct{} // the active ones (list[:max])
+	retired [][]byte            // persisted, never chosen again
+	gone    map[string]struct{} // retired, as a set
+	// txs are decoy-matched txids, with the decoy that matched: a spend
+	// of their outputs matched through the outpoint the server inserted
+	// (BLOOM_UPDATE_ALL) is a match of that decoy too.
+	txs map[chainhash.Hash]string
+	// hits counts each active decoy's false-positive transactions in
+	// this run.
+	hits map[string]int
 }
 
 // loadDecoys reads the decoys of dir for a node with max decoys (none
 // read, no file touched, when max is 0).
 func loadDecoys(dir string, max int) (*decoys, error) {
-	d := &decoys{dir: dir, max: max, set: map[string]struct{}{}, txs: map[chainhash.Hash]struct{}{}}
+	d := &decoys{dir: dir, max: max, set: map[string]struct{}{}, gone: map[string]struct{}{},
+		txs: map[chainhash.Hash]string{}, hits: map[string]int{}}
 	if max == 0 {
 		return d, nil
 	}
-	list, err := ReadDecoys(dir)
+	list, retired, err := readDecoyFile(dir)
 	if err != nil {
 		return nil, err
 	}
-	d.list = list
+	d.list, d.retired = list, retired
 	for _, b := range d.active() {
 		d.set[string(b)] = struct{}{}
+	}
+	for _, b := range retired {
+		d.gone[string(b)] = struct{}{}
 	}
 	return d, nil
 }
@@ -128,11 +188,15 @@ func (d *decoys) topUp(txs []*wire.MsgTx, own func([]byte) bool) (bool, error) {
 	if len(d.list) >= d.max || len(txs) == 0 {
 		return false, nil
 	}
-	next := decoy.GraphNear(txs, own, d.list, d.max)
+	mine := func(p []byte) bool {
+		_, gone := d.gone[string(p)]
+		return gone || (own != nil && own(p))
+	}
+	next := decoy.GraphNear(txs, mine, d.list, d.max)
 	if len(next) == len(d.list) {
 		return false, nil
 	}
-	if err := writeDecoys(d.dir, next); err != nil {
+	if err := writeDecoys(d.dir, next, d.retired); err != nil {
 		return false, err
 	}
 	for _, b := range next[len(d.list):] {
@@ -142,39 +206,81 @@ func (d *decoys) topUp(txs []*wire.MsgTx, own func([]byte) bool) (bool, error) {
 	return true, nil
 }
 
-// matches reports whether tx matched a decoy: an output or scriptSig push
-// is one, or an input spends an output of a decoy-matched transaction.
-// A match is remembered for the spends that follow.
-func (d *decoys) matches(tx *wire.MsgTx, txid chainhash.Hash) bool {
-	if len(d.set) == 0 {
-		return false
+// matches returns the decoy tx matched ("" for none): an output or
+// scriptSig push that is an active decoy, or an input that spends an
+// output of a decoy-matched transaction. A match is remembered for the
+// spends that follow.
+func (d *decoys) matches(tx *wire.MsgTx, txid chainhash.Hash) string {
+	if len(d.set) == 0 && len(d.txs) == 0 {
+		return ""
 	}
-	hit := false
+	hit := ""
 	for _, o := range tx.TxOut {
-		hit = hit || d.scriptHit(o.PkScript)
+		if hit == "" {
+			hit = d.scriptHit(o.PkScript)
+		}
 	}
 	for _, in := range tx.TxIn {
-		if _, ok := d.txs[in.PreviousOutPoint.Hash]; ok {
-			hit = true
+		if hit != "" {
+			break
 		}
-		hit = hit || d.scriptHit(in.SignatureScript)
+		if k, ok := d.txs[in.PreviousOutPoint.Hash]; ok {
+			hit = k
+		} else {
+			hit = d.scriptHit(in.SignatureScript)
+		}
 	}
-	if hit && len(d.txs) < maxDecoyTxs {
-		d.txs[txid] = struct{}{}
+	if hit != "" && len(d.txs) < maxDecoyTxs {
+		d.txs[txid] = hit
 	}
 	return hit
 }
 
-// scriptHit reports whether a data push of script is an active decoy.
-func (d *decoys) scriptHit(script []byte) bool {
+// scriptHit returns the active decoy among script's data pushes ("" for
+// none).
+func (d *decoys) scriptHit(script []byte) string {
 	pushes, err := txscript.PushedData(script)
 	if err != nil {
-		return false
+		return ""
 	}
 	for _, p := range pushes {
 		if _, ok := d.set[string(p)]; ok {
-			return true
+			return string(p)
 		}
 	}
-	return false
+	return ""
+}
+
+// falsePositive counts a false-positive transaction decoy k brought and
+// reports whether k has just become busy: it is active and this is its
+// DecoyBusyLimit-th.
+func (d *decoys) falsePositive(k string) bool {
+	if _, active := d.set[k]; !active {
+		return false
+	}
+	d.hits[k]++
+	return d.hits[k] == DecoyBusyLimit
+}
+
+// retire takes the busy decoy k out of the active set for good and
+// persists the change; the next persisted decoy beyond max, if any,
+// becomes active. It reports whether k was a decoy to retire.
+func (d *decoys) retire(k string) (bool, error) {
+	i := slices.IndexFunc(d.list, func(b []byte) bool { return string(b) == k })
+	if i < 0 {
+		return false, nil
+	}
+	list := slices.Delete(slices.Clone(d.list), i, i+1)
+	retired := append(slices.Clone(d.retired), d.list[i])
+	if err := writeDecoys(d.dir, list, retired); err != nil {
+		return false, err
+	}
+	d.list, d.retired = list, retired
+	d.gone[k] = struct{}{}
+	delete(d.hits, k)
+	clear(d.set)
+	for _, b := range d.active() {
+		d.set[string(b)] = struct{}{}
+	}
+	return true, nil
 }

@@ -3,6 +3,7 @@ package spv
 import (
 	"bytes"
 	"errors"
+	"github.com/bloomwatch/bloomwatch/bip37"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,7 +23,7 @@ func TestDecoyFileRoundTrip(t *testing.T) {
 		t.Fatalf("no file: %x, %v", got, err)
 	}
 	want := [][]byte{bytes.Repeat([]byte{1}, 20), bytes.Repeat([]byte{2}, 32), {3}}
-	if err := writeDecoys(dir, want); err != nil {
+	if err := writeDecoys(dir, want, nil); err != nil {
 		t.Fatal(err)
 	}
 	got, err = ReadDecoys(dir)
@@ -151,20 +152,20 @@ func TestDecoysTopUpAndMatch(t *testing.T) {
 	pay := wire.NewMsgTx(wire.TxVersion)
 	pay.AddTxIn(wire.NewTxIn(&wire.OutPoint{Hash: chainhash.Hash{8}}, nil, nil))
 	pay.AddTxOut(wire.NewTxOut(5, p2wpkh(3)))
-	if !d.matches(pay, pay.TxHash()) {
-		t.Error("payment to a decoy not matched")
+	if got := d.matches(pay, pay.TxHash()); got != string(want[1]) {
+		t.Errorf("payment to a decoy matched %x, want %x", got, want[1])
 	}
 	spend := wire.NewMsgTx(wire.TxVersion)
 	spend.AddTxIn(wire.NewTxIn(&wire.OutPoint{Hash: pay.TxHash()}, nil, nil))
 	spend.AddTxOut(wire.NewTxOut(4, p2wpkh(7)))
-	if !d.matches(spend, spend.TxHash()) {
-		t.Error("spend of a decoy-matched output not matched")
+	if got := d.matches(spend, spend.TxHash()); got != string(want[1]) {
+		t.Errorf("spend of a decoy-matched output matched %x, want %x", got, want[1])
 	}
 	other := wire.NewMsgTx(wire.TxVersion)
 	other.AddTxIn(wire.NewTxIn(&wire.OutPoint{Hash: chainhash.Hash{7}}, nil, nil))
 	other.AddTxOut(wire.NewTxOut(4, p2wpkh(4)))
-	if d.matches(other, other.TxHash()) {
-		t.Error("a stranger's tx matched")
+	if got := d.matches(other, other.TxHash()); got != "" {
+		t.Errorf("a stranger's tx matched %x", got)
 	}
 	// Off: no file read or written.
 	off, err := loadDecoys(t.TempDir(), 0)
@@ -173,5 +174,143 @@ func TestDecoysTopUpAndMatch(t *testing.T) {
 	}
 	if added, err := off.topUp([]*wire.MsgTx{tx}, own); added || err != nil {
 		t.Fatalf("off: added %v, %v", added, err)
+	}
+}
+
+// TestBusyDecoyRetired: a decoy that brings DecoyBusyLimit false
+// positives is retired: out of the active set, persisted as retired, the
+// next persisted decoy takes its place, it is never chosen again (also
+// after a restart), and a file that repeats a push across its two lists
+// is corrupt.
+func TestBusyDecoyRetired(t *testing.T) {
+	dir := t.TempDir()
+	d, err := loadDecoys(dir, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	busy, spare := p2wpkh(2)[2:], p2wpkh(3)[2:]
+	if err := writeDecoys(dir, [][]byte{busy, spare}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if d, err = loadDecoys(dir, 1); err != nil || len(d.active()) != 1 || !bytes.Equal(d.active()[0], busy) {
+		t.Fatalf("active %x, %v", d.active(), err)
+	}
+	for i := 1; i < DecoyBusyLimit; i++ {
+		if d.falsePositive(string(busy)) {
+			t.Fatalf("busy after %d false positives, limit %d", i, DecoyBusyLimit)
+		}
+	}
+	if !d.falsePositive(string(busy)) {
+		t.Fatalf("not busy after %d false positives", DecoyBusyLimit)
+	}
+	if ok, err := d.retire(string(busy)); !ok || err != nil {
+		t.Fatalf("retire: %v, %v", ok, err)
+	}
+	if ok, err := d.retire(string(busy)); ok || err != nil {
+		t.Fatalf("retired twice: %v, %v", ok, err)
+	}
+	if len(d.active()) != 1 || !bytes.Equal(d.active()[0], spare) {
+		t.Fatalf("after retiring: active %x, want the spare %x", d.active(), spare)
+	}
+	if d.falsePositive(string(busy)) {
+		t.Error("a retired decoy counted as busy again")
+	}
+	pay := wire.NewMsgTx(wire.TxVersion)
+	pay.AddTxIn(wire.NewTxIn(&wire.OutPoint{Hash: chainhash.Hash{8}}, nil, nil))
+	pay.AddTxOut(wire.NewTxOut(5, p2wpkh(2)))
+	if got := d.matches(pay, pay.TxHash()); got != "" {
+		t.Errorf("a retired decoy still matches: %x", got)
+	}
+	// Never chosen again, after a restart too.
+	d2, err := loadDecoys(dir, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	retired, err := ReadRetiredDecoys(dir)
+	if err != nil || len(retired) != 1 || !bytes.Equal(retired[0], busy) {
+		t.Fatalf("retired on disk %x, %v", retired, err)
+	}
+	if _, err := d2.topUp([]*wire.MsgTx{pay}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range d2.active() {
+		if bytes.Equal(a, busy) {
+			t.Fatalf("retired decoy chosen again: %x", d2.active())
+		}
+	}
+	if err := writeDecoys(dir, [][]byte{busy}, [][]byte{busy}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadDecoys(dir); !errors.Is(err, ErrCorruptDecoys) {
+		t.Fatalf("a push both active and retired: %v, want ErrCorruptDecoys", err)
+	}
+}
+
+// TestBusyDecoyReloadsEveryPeer: a node whose one decoy is a script
+// paid in every block, with every block checked against a second peer:
+// after DecoyBusyLimit false positives the decoy is retired and both
+// peers get a filter without it (ReasonDecoyBusy), so the rest of the
+// chain brings no more of its traffic; nobody is scored and the watcher
+// equals the chain.
+func TestBusyDecoyReloadsEveryPeer(t *testing.T) {
+	w := NewMemWatcher(1, p2wpkh(1))
+	n, m := newTestManager(t, w, Config{SpotCheckEvery: 1, Decoys: 1})
+	busy := p2wpkh(0x50)
+	if err := writeDecoys(n.cfg.DataDir, [][]byte{busy[2:]}, nil); err != nil {
+		t.Fatal(err)
+	}
+	d, err := loadDecoys(n.cfg.DataDir, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.decoys, m.filter = d, nil
+	const blocks = 3 * DecoyBusyLimit
+	chain := mineBlocks(t, n.cfg.Network, genesis(n), blocks, func(i int) []*wire.MsgTx {
+		txs := []*wire.MsgTx{payTo(byte(i), 1000, busy)}
+		if i == 0 {
+			txs = append(txs, payTo(0xee, 5000, p2wpkh(1)))
+		}
+		return txs
+	})
+	a := addSimPeer(t, m, "sim:1", chain, 0)
+	b := addSimPeer(t, m, "sim:2", chain, 1)
+	for range 2 * blocks {
+		a.run()
+		b.run()
+	}
+	if m.synced.Height != blocks {
+		t.Fatalf("synced %d of %d", m.synced.Height, blocks)
+	}
+	if m.st.DecoysRetired != 1 || m.st.Decoys != 0 {
+		t.Fatalf("retired %d, active %d; want 1, 0", m.st.DecoysRetired, m.st.Decoys)
+	}
+	if m.st.DecoyMatches != DecoyBusyLimit || m.st.FalsePositives != DecoyBusyLimit {
+		t.Errorf("decoy matches %d, false positives %d; want %d each (none after the retirement)",
+			m.st.DecoyMatches, m.st.FalsePositives, DecoyBusyLimit)
+	}
+	for _, s := range []*simServer{a, b} {
+		var last *wire.MsgFilterLoad
+		for _, msg := range s.sent {
+			if fl, ok := msg.(*wire.MsgFilterLoad); ok {
+				last = fl
+			}
+		}
+		f, err := bip37.LoadFilter(last)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Matches(busy[2:]) {
+			t.Errorf("%s: the last filter still holds the retired decoy", s.ps.addr)
+		}
+		if score := n.bans.Score(s.ps.addr); score != 0 {
+			t.Errorf("%s scored %d", s.ps.addr, score)
+		}
+	}
+	if w.Balance() != 5000 || len(w.Txs()) != 1 {
+		t.Errorf("watcher balance %d, %d txs; want 5000, 1", w.Balance(), len(w.Txs()))
+	}
+	retired, err := ReadRetiredDecoys(n.cfg.DataDir)
+	if err != nil || len(retired) != 1 || !bytes.Equal(retired[0], busy[2:]) {
+		t.Errorf("retired on disk %x, %v", retired, err)
 	}
 }

@@ -182,6 +182,11 @@
 // any other filter element, so an honest peer that sends decoy matches is
 // never scored, and a decoy match the second peer reports is judged
 // against the first peer's filter as it was, not as a wallet transaction.
+// A busy decoy (DecoyBusyLimit false positives in a run, such as a
+// counterparty's reused address) is retired: every peer is reloaded
+// without it (reason "decoy-busy") and decoys.json keeps it as retired,
+// never chosen again; an adversary sees it leave the filters and learns
+// it was a decoy, which bounds what it costs.
 // `bloomwatch privacy experiment noise` measured (40 transactions a block,
 // after filter intersection and transaction-graph pruning) an adversary's
 // precision of 0.88 / 0.74 / 0.56 with 3 / 10 / 30 decoys, for 1.1 / 2.3 /

@@ -29,6 +29,9 @@ const (
 	ReasonFPDrift = "fp-drift"
 	// ReasonManual is a reload the user asked for.
 	ReasonManual = "manual"
+	// ReasonDecoyBusy is a reload without a decoy that brought too many
+	// false positives (Config.Decoys).
+	ReasonDecoyBusy = "decoy-busy"
 	// ReasonOutPoints is a reload of a peer that becomes the download
 	// peer while its filter lacks some of the watcher's outpoints (it did
 	// not see the blocks that created them, so spends would be missed).

@@ -307,8 +307,9 @@ type Status struct {
 	// Decoys counts the decoys the filters hold (Config.Decoys);
 	// DecoyMatches the delivered false positives that matched a decoy
 	// (an output or scriptSig push, or a spend of a decoy-matched
-	// transaction's output): what the decoys cost.
-	Decoys, DecoyMatches int
+	// transaction's output): what the decoys cost; DecoysRetired the
+	// busy decoys taken out of the filters in this run.
+	Decoys, DecoyMatches, DecoysRetired int
 }
 
 // FilterInfo describes a loaded filter.
