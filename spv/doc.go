@@ -56,12 +56,17 @@
 // have nothing new, bcoin sends nothing. "Nothing" means "at our tip" only
 // when the peer claims no more than our tip: its version's start height
 // (until a short headers reply showed where its chain ends) is not above
-// it and it announced no block we lack. A peer that claims more and gives
+// it and it announced no block we lack. An explicit empty headers reply
+// from a peer that claims no more than our tip forgets a block it
+// announced that we lack: the block is off its best chain (it reorganized
+// away from it; Core does not announce blocks in initial block download).
+// A peer that claims more and gives
 // nothing is lagging (in initial block download, or lying): it serves no
 // filtered block, hands the download role to another peer when there is
 // one, is asked again every 30 s (at once when it announces a block), is
 // disconnected without a score after 5 minutes, and its word never makes
-// the node synced. Synced means: the download peer answered our last
+// the node synced; an omission check may still wait for it to catch up
+// (spotcheck.go). Synced means: the download peer answered our last
 // getheaders and is not lagging, the watcher is at the header tip, no
 // omission check is in flight, and the chain has the network's minimum
 // work. The stall timeout (Config.StallTimeout) is the last resort, for a

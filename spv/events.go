@@ -29,7 +29,8 @@ type PeerInfo struct {
 	Services  wire.ServiceFlag
 	Version   int32
 	// StartHeight is the height the peer announced; LastBlock the best it
-	// has shown since.
+	// has shown since (announced, or served as headers, or our tip when
+	// it said nothing follows it).
 	StartHeight int32
 	LastBlock   int32
 	PingTime    time.Duration

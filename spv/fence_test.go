@@ -320,3 +320,54 @@ func serveOne(s *simServer, msg wire.Message) {
 	s.ps.sendHook = hook
 	s.queue = append(rest, out...)
 }
+
+func TestStaleAnnouncementIsNotLagging(t *testing.T) {
+	// A peer announces a block we never get (it reorganized away from
+	// it) and then answers our getheaders: by an explicit empty headers
+	// message (btcd, Core: nothing on its best chain follows our tip),
+	// the announcement is stale and the peer is caught up, so it can
+	// check the next block; by silence (bcoin's way, also a peer in
+	// initial block download) it stays lagging, as before.
+	for _, tc := range []struct {
+		name    string
+		policy  headersPolicy
+		lagging bool
+	}{
+		{"empty headers (btcd, Core)", answerAll, false},
+		{"no headers message (bcoin)", silentWhenNothingNew, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := NewMemWatcher(1, p2wpkh(1))
+			n, m := newTestManager(t, w, Config{SpotCheckEvery: 1})
+			chain := mineBlocks(t, n.cfg.Network, genesis(n), 5, func(i int) []*wire.MsgTx {
+				return []*wire.MsgTx{payTo(byte(i), 5, p2wpkh(1))}
+			})
+			dl := addSimPeer(t, m, "a:1", chain, 0)
+			other := addSimPeer(t, m, "b:1", chain, 1)
+			for range 5 {
+				dl.run()
+				serveWith(other, tc.policy)
+			}
+			if m.synced.Height != 5 {
+				t.Fatalf("synced %d of 5", m.synced.Height)
+			}
+			stale := chainhash.Hash{0x5a, 0x1e}
+			inv := wire.NewMsgInv()
+			_ = inv.AddInvVect(wire.NewInvVect(wire.InvTypeBlock, &stale))
+			other.deliver(inv)
+			for range 3 {
+				serveWith(other, tc.policy)
+				dl.run()
+			}
+			if got := !other.ps.lagSince.IsZero(); got != tc.lagging {
+				t.Fatalf("lagging %v, want %v", got, tc.lagging)
+			}
+			if !tc.lagging && (other.ps.lastBlock != 5 || m.secondPeer(dl.ps, 5) != other.ps) {
+				t.Fatalf("caught-up peer: last block %d, second peer for block 5 %v", other.ps.lastBlock, m.secondPeer(dl.ps, 5))
+			}
+			if score := n.bans.Score("b:1"); score != 0 {
+				t.Fatalf("scored %d", score)
+			}
+		})
+	}
+}

@@ -27,7 +27,7 @@ func (m *manager) onHeaders(ps *peerState, msg *wire.MsgHeaders) {
 		// Nothing after our locator (Core and btcd send an empty
 		// reply; Core also while below its minimum chain work): the
 		// same as the fence's pong with no headers before it.
-		m.noHeaders(ps, "empty headers")
+		m.noHeaders(ps, emptyHeaders)
 		return
 	}
 	hdrs := make([]wire.BlockHeader, len(msg.Headers))
@@ -327,6 +327,8 @@ const (
 	// it is asked for headers again (an announcement of a block we
 	// lack asks it at once).
 	lagRetryInterval = 30 * time.Second
+	// emptyHeaders names an explicit empty headers reply (noHeaders).
+	emptyHeaders = "empty headers"
 	// lagDropAfter is how long a peer may stay lagging before it is
 	// disconnected, without a score: being behind is no misbehaviour,
 	// and a new connection brings a new version message (a new start
@@ -347,10 +349,25 @@ const (
 // its headers showed) is not above our tip and that announced no block
 // we lack is caught up with us, and may make the node synced; any other
 // is lagging (lagging) and never does.
+//
+// An explicit empty headers message is stronger than the pong alone: Core
+// and btcd send it only when synced, and it says that nothing on the
+// peer's best chain follows our locator. A block the peer announced that
+// we lack is then not on its best chain any more (it reorganized away
+// from it, as the demo's follower btcd does after a reorg, whose stale
+// announcement made it lagging and left blocks unchecked): the
+// announcement is forgotten, and the peer is lagging only if its claimed
+// height is above our tip.
 func (m *manager) noHeaders(ps *peerState, how string) {
 	ps.headersReq = timeZero
 	_, tip := m.n.store.Tip()
-	if claim := ps.claim(); claim > tip || m.announcedUnknown(ps) {
+	claim := ps.claim()
+	if how == emptyHeaders && claim <= tip && m.announcedUnknown(ps) {
+		m.n.log.Info("stale announcement: the peer's best chain has nothing after our tip", "peer", ps.addr,
+			"announced", ps.announced, "tip", tip)
+		ps.announced = chainhash.Hash{}
+	}
+	if claim > tip || m.announcedUnknown(ps) {
 		m.lagging(ps, claim, tip, how)
 		return
 	}
@@ -362,7 +379,10 @@ func (m *manager) noHeaders(ps *peerState, how string) {
 	// Take it to have our chain; a notfound lowers that (without
 	// penalty) if it is behind.
 	ps.headersDone = true
-	ps.lastBlock = tip
+	if ps.lastBlock != tip {
+		ps.lastBlock = tip
+		m.refreshPeers()
+	}
 }
 
 // claim returns the height ps claims to have: its version's start height

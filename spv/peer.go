@@ -116,7 +116,7 @@ func (ps *peerState) info(n *Node, download bool) PeerInfo {
 		Services:      p.Services(),
 		Version:       int32(p.ProtocolVersion()),
 		StartHeight:   p.StartingHeight(),
-		LastBlock:     p.LastBlock(),
+		LastBlock:     max(p.LastBlock(), ps.lastBlock),
 		PingTime:      ping,
 		BanScore:      n.bans.Score(ps.addr),
 		Download:      download,
