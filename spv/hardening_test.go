@@ -527,3 +527,43 @@ func TestCheckAskedAgainWhenSecondPeerLeaves(t *testing.T) {
 		t.Fatalf("spot checks %d (want 3 + 3 again), in flight %d, unchecked %d", m.st.SpotChecks, m.checksInFlight(), m.st.Unchecked)
 	}
 }
+
+func TestCheckWaitsForALaggingSecondPeer(t *testing.T) {
+	// The second peer is lagging (it claimed more than our tip and gave
+	// no headers: mid-reorg, as the demo's follower btcd is after a
+	// reorg) while the download peer serves new blocks: their checks
+	// wait for it instead of being unchecked at once, and are sent when
+	// it catches up.
+	w := NewMemWatcher(1, p2wpkh(1))
+	clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	n, m := newTestManager(t, w, Config{SpotCheckEvery: 1, Clock: clk})
+	chain := mineBlocks(t, n.cfg.Network, genesis(n), 5, func(i int) []*wire.MsgTx {
+		return []*wire.MsgTx{payTo(byte(i), 5, p2wpkh(1))}
+	})
+	dl := addSimPeer(t, m, "a:1", chain, 0)
+	other := addSimPeer(t, m, "b:1", chain[:2], 1)
+	other.ps.lagSince, other.ps.lagRetry = clk.now, clk.now.Add(time.Hour)
+	for range 5 {
+		dl.run()
+	}
+	if m.synced.Height != 5 {
+		t.Fatalf("synced %d of 5", m.synced.Height)
+	}
+	if m.st.Unchecked != 0 || len(m.waiting) != 5 {
+		t.Fatalf("unchecked %d, waiting %d; want 0 and 5 checks waiting for the lagging peer", m.st.Unchecked, len(m.waiting))
+	}
+	// It catches up: its headers clear the lag and the checks go out.
+	other.setChain(chain)
+	hs := wire.NewMsgHeaders()
+	for _, b := range chain {
+		_ = hs.AddBlockHeader(&b.Header)
+	}
+	other.deliver(hs)
+	for range 3 {
+		other.run()
+		dl.run()
+	}
+	if len(m.waiting) != 0 || m.st.SpotChecks != 5 || m.st.Unchecked != 0 || m.st.Omissions != 0 {
+		t.Fatalf("after it caught up: waiting %d, spot checks %d, unchecked %d, omissions %d", len(m.waiting), m.st.SpotChecks, m.st.Unchecked, m.st.Omissions)
+	}
+}

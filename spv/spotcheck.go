@@ -128,14 +128,18 @@ func (m *manager) secondPeer(ps *peerState, height int32) *peerState {
 
 // mayWait reports whether a check of a block at height may wait for a
 // second peer: the block is near the header tip and a peer other than ps
-// with a filter is connected and not lagging (it will likely announce
-// the block soon).
+// with a filter is connected (it will likely announce the block soon).
+// A lagging peer counts: it claimed a chain longer than ours and has not
+// given it yet, which is what a peer in the middle of a reorg looks like
+// (the demo's follower btcd after a reorg gave 3 blocks unchecked at
+// once); if it does not catch up the check ends unchecked after
+// checkWait, as for any peer.
 func (m *manager) mayWait(ps *peerState, height int32) bool {
 	if _, tip := m.n.store.Tip(); height < tip-checkWaitDepth {
 		return false
 	}
 	for p := range m.peers {
-		if p != ps && p.mirror != nil && p.lagSince.IsZero() {
+		if p != ps && p.mirror != nil {
 			return true
 		}
 	}
