@@ -45,9 +45,9 @@ const decoyFileVersion = 1
 const MaxDecoys = 1000
 
 // DecoyBusyLimit is the number of false-positive transactions one decoy
-// may bring in a run before it is retired (blocks already asked for may
-// bring a few more before the peers hold the filter without it). A counterparty's script that
-// is used once brings one or two (the payment and its spend).
+// may bring in a run before it is retired (the block that crosses it may
+// bring a few more). A counterparty's script that is used once brings
+// one or two (the payment and its spend).
 const DecoyBusyLimit = 10
 
 // maxDecoyTxs bounds the remembered decoy-matched txids (whose spends
@@ -214,26 +214,30 @@ func (d *decoys) matches(tx *wire.MsgTx, txid chainhash.Hash) string {
 	if len(d.set) == 0 && len(d.txs) == 0 {
 		return ""
 	}
-	hit := ""
-	for _, o := range tx.TxOut {
-		if hit == "" {
-			hit = d.scriptHit(o.PkScript)
-		}
-	}
-	for _, in := range tx.TxIn {
-		if hit != "" {
-			break
-		}
-		if k, ok := d.txs[in.PreviousOutPoint.Hash]; ok {
-			hit = k
-		} else {
-			hit = d.scriptHit(in.SignatureScript)
-		}
-	}
+	hit := d.firstHit(tx)
 	if hit != "" && len(d.txs) < maxDecoyTxs {
 		d.txs[txid] = hit
 	}
 	return hit
+}
+
+// firstHit returns the first decoy tx matches, outputs first ("" for
+// none).
+func (d *decoys) firstHit(tx *wire.MsgTx) string {
+	for _, o := range tx.TxOut {
+		if k := d.scriptHit(o.PkScript); k != "" {
+			return k
+		}
+	}
+	for _, in := range tx.TxIn {
+		if k, ok := d.txs[in.PreviousOutPoint.Hash]; ok {
+			return k
+		}
+		if k := d.scriptHit(in.SignatureScript); k != "" {
+			return k
+		}
+	}
+	return ""
 }
 
 // scriptHit returns the active decoy among script's data pushes ("" for

@@ -365,6 +365,11 @@ func TestStaleAnnouncementIsNotLagging(t *testing.T) {
 			if !tc.lagging && (other.ps.lastBlock != 5 || m.secondPeer(dl.ps, 5) != other.ps) {
 				t.Fatalf("caught-up peer: last block %d, second peer for block 5 %v", other.ps.lastBlock, m.secondPeer(dl.ps, 5))
 			}
+			// The peers table shows what the node knows the peer has,
+			// not the version's start height (0 here).
+			if got := other.ps.info(n, false).LastBlock; !tc.lagging && got != 5 {
+				t.Fatalf("caught-up peer shown at height %d, want 5", got)
+			}
 			if score := n.bans.Score("b:1"); score != 0 {
 				t.Fatalf("scored %d", score)
 			}

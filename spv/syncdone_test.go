@@ -7,18 +7,28 @@ import (
 	"github.com/btcsuite/btcd/wire"
 )
 
-// syncDones drains sub's queued events and returns the SyncDone heights.
-func syncDones(t *testing.T, sub *Subscription) []int32 {
+// syncDones returns the heights of the SyncDone events n published so
+// far: it publishes a fence event and reads sub up to it (the queue keeps
+// the order), so no timing decides what is counted.
+func syncDones(t *testing.T, n *Node, sub *Subscription) []int32 {
 	t.Helper()
+	const fence = "syncDones fence"
+	n.publish(PeerDisconnected{Reason: fence})
 	var out []int32
+	timeout := time.After(10 * time.Second)
 	for {
 		select {
 		case e := <-sub.Events():
-			if sd, ok := e.(SyncDone); ok {
-				out = append(out, sd.Height)
+			switch e := e.(type) {
+			case SyncDone:
+				out = append(out, e.Height)
+			case PeerDisconnected:
+				if e.Reason == fence {
+					return out
+				}
 			}
-		case <-time.After(200 * time.Millisecond):
-			return out
+		case <-timeout:
+			t.Fatalf("the fence event never came (SyncDone heights so far %v)", out)
 		}
 	}
 }
@@ -56,7 +66,7 @@ func TestSyncDoneOncePerTip(t *testing.T) {
 		}
 		runAll()
 	}
-	if got := syncDones(t, sub); len(got) != 1 || got[0] != 5 {
+	if got := syncDones(t, n, sub); len(got) != 1 || got[0] != 5 {
 		t.Fatalf("SyncDone heights %v, want [5]", got)
 	}
 	a.setChain(chain)
@@ -68,7 +78,7 @@ func TestSyncDoneOncePerTip(t *testing.T) {
 		s.deliver(inv)
 	}
 	runAll()
-	if got := syncDones(t, sub); len(got) != 1 || got[0] != 6 {
+	if got := syncDones(t, n, sub); len(got) != 1 || got[0] != 6 {
 		t.Fatalf("after a new block: SyncDone heights %v, want [6]", got)
 	}
 }
