@@ -134,6 +134,7 @@ func parseInts(s string) ([]int, error) {
 type benchEnv struct {
 	self       string
 	spawn      string
+	neutrino   string
 	bloomwatch string
 	log        io.Writer
 	tmp        string
@@ -196,6 +197,11 @@ func runBench(ctx context.Context, args []string) error {
 	env := &benchEnv{self: self, log: logf, tmp: tmp, cfg: cfg}
 	if env.spawn, err = buildSpawn(ctx, tmp); err != nil {
 		return err
+	}
+	if strings.Contains(cfg.Clients+","+cfg.ScaleCli+","+cfg.HeadersCli, kindNeutrino) {
+		if env.neutrino, err = buildNeutrino(ctx, tmp); err != nil {
+			return err
+		}
 	}
 	needBW := len(cfg.Scenarios) > 0 || (cfg.Scale && strings.Contains(cfg.ScaleCli, "bloomwatch")) ||
 		(cfg.HeadersP2P > 0 && strings.Contains(cfg.HeadersCli, "bloomwatch")) ||
@@ -353,6 +359,23 @@ func buildSpawn(ctx context.Context, dir string) (string, error) {
 	build.Dir = strings.TrimSpace(string(b))
 	if b, err := build.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build ./spawn: %w\n%s", err, b)
+	}
+	return out, nil
+}
+
+// buildNeutrino builds the neutrino client (bench/neutrino, a module of its
+// own on btcd v0.24.2) into dir.
+func buildNeutrino(ctx context.Context, dir string) (string, error) {
+	cmd := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}")
+	b, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("locate the bench module (run the bench from bench/): %w", err)
+	}
+	out := filepath.Join(dir, "neutrino")
+	build := exec.CommandContext(ctx, "go", "build", "-o", out, ".")
+	build.Dir = filepath.Join(strings.TrimSpace(string(b)), "neutrino")
+	if b, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build bench/neutrino: %w\n%s", err, b)
 	}
 	return out, nil
 }

@@ -10,12 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/btcsuite/btcd/btcec/v2"
-	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg"
-	"github.com/btcsuite/btcd/chaincfg/chainhash"
-	"github.com/btcsuite/btcd/txscript"
-	"github.com/btcsuite/btcd/wire"
 )
 
 func TestCompareTruth(t *testing.T) {
@@ -63,7 +58,7 @@ func TestParseBloomwatchJSON(t *testing.T) {
 	if got := run.phases["p2p sync"]; got != 283 {
 		t.Fatalf("p2p sync %v ms, want 283", got)
 	}
-	if r.TipHeight != 12 || r.FalsePositives != 2 || r.BytesReceived != 999 || len(r.Txs) != 1 || r.Txs[0] != (FoundTx{"ab", 3}) {
+	if r.TipHeight != 12 || r.FalsePositives != 2 || r.BytesReceived != 999 || len(r.Txs) != 1 || r.Txs[0] != (FoundTx{Txid: "ab", Height: 3}) {
 		t.Fatalf("parsed %+v", r)
 	}
 	if _, err := parseBloomwatchJSON([]byte("no json")); !errors.Is(err, errNoSummary) {
@@ -71,48 +66,6 @@ func TestParseBloomwatchJSON(t *testing.T) {
 	}
 	if _, err := parseBloomwatchJSON([]byte(`{"tip_height": 1, "txs": []}`)); !errors.Is(err, errNoSummary) {
 		t.Fatalf("fields absent: %v", err)
-	}
-}
-
-func TestWatchSetApply(t *testing.T) {
-	params := &chaincfg.SimNetParams
-	key, err := btcec.NewPrivateKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr, err := btcutil.NewAddressWitnessPubKeyHash(btcutil.Hash160(key.PubKey().SerializeCompressed()), params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws, err := newWatchSet([]string{addr.EncodeAddress(), addr.EncodeAddress()}, params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ws.pushes) != 1 || len(ws.pushes[0]) != 20 {
-		t.Fatalf("pushes %x", ws.pushes)
-	}
-	pk, _ := txscript.PayToAddrScript(addr)
-	other := []byte{txscript.OP_0, 20, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20}
-
-	pay := wire.NewMsgTx(2)
-	pay.AddTxIn(wire.NewTxIn(&wire.OutPoint{Hash: chainhash.Hash{1}}, nil, nil))
-	pay.AddTxOut(wire.NewTxOut(1, other))
-	pay.AddTxOut(wire.NewTxOut(2, pk))
-	spend := wire.NewMsgTx(2)
-	spend.AddTxIn(wire.NewTxIn(&wire.OutPoint{Hash: pay.TxHash(), Index: 1}, nil, nil))
-	spend.AddTxOut(wire.NewTxOut(2, other))
-	unrelated := wire.NewMsgTx(2)
-	unrelated.AddTxIn(wire.NewTxIn(&wire.OutPoint{Hash: pay.TxHash(), Index: 0}, nil, nil))
-	unrelated.AddTxOut(wire.NewTxOut(1, other))
-
-	if ws.apply(spend) {
-		t.Fatal("spend before its payment matched")
-	}
-	if !ws.apply(pay) || !ws.apply(spend) || ws.apply(unrelated) {
-		t.Fatal("classification wrong")
-	}
-	if _, err := newWatchSet([]string{"notanaddress"}, params); err == nil {
-		t.Fatal("bad address accepted")
 	}
 }
 

@@ -17,7 +17,8 @@ const (
 // is started.
 type clientSpec struct {
 	// kind is the program: kindBloomwatch (the real binary), kindMinimal
-	// or kindNeutrino (this bench re-executed as a child).
+	// (this bench re-executed as a child) or kindNeutrino (bench/neutrino,
+	// built by the bench).
 	kind string
 	// xpub gives bloomwatch the BIP84 account key (gap-limit discovery)
 	// instead of the address list.

@@ -2,15 +2,18 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/bloomwatch/bloomwatch/bench/clientjob"
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/testnet"
 	"github.com/bloomwatch/bloomwatch/testnet/hostile"
@@ -56,6 +59,26 @@ func TestClientsFindTheTruth(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	neutrinoBin, err := buildNeutrino(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// runNeutrino runs the neutrino client as the bench does: its own
+	// program (bench/neutrino) given a job file.
+	runNeutrino := func(ctx context.Context, job *ClientJob) (*ClientResult, error) {
+		path := filepath.Join(t.TempDir(), "job.json")
+		if err := clientjob.WriteJob(path, job); err != nil {
+			return nil, err
+		}
+		cmd := exec.CommandContext(ctx, neutrinoBin, path)
+		cmd.Stderr = os.Stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return nil, fmt.Errorf("neutrino: %w", err)
+		}
+		res := &ClientResult{}
+		return res, json.Unmarshal(out, res)
+	}
 	for name, run := range map[string]func(context.Context, *ClientJob) (*ClientResult, error){
 		"minimal": runMinimal, "neutrino": runNeutrino,
 	} {

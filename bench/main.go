@@ -1,5 +1,6 @@
 // Command bench measures bloomwatch's sync side by side with a minimal BIP37
-// loop on btcd's raw libraries and with lightninglabs/neutrino (BIP157/158),
+// loop on btcd's raw libraries and with lightninglabs/neutrino (BIP157/158,
+// built from bench/neutrino),
 // each as a separate process against the same simnet chain served by one
 // btcd on 127.0.0.1.
 package main
@@ -11,6 +12,8 @@ import (
 	"os/signal"
 	"runtime/pprof"
 	"syscall"
+
+	"github.com/bloomwatch/bloomwatch/bench/clientjob"
 )
 
 func main() {
@@ -26,7 +29,7 @@ func main() {
 func run(ctx context.Context, args []string) error {
 	if len(args) > 0 {
 		switch args[0] {
-		case "minimal", "neutrino":
+		case "minimal":
 			return runClient(ctx, args[0], args[1:])
 		case "serve":
 			return runServe(ctx, args[1:])
@@ -39,12 +42,13 @@ func run(ctx context.Context, args []string) error {
 	return runBench(ctx, args)
 }
 
-// runClient runs one client child: bench minimal|neutrino JOBFILE.
+// runClient runs one client child: bench minimal JOBFILE (the neutrino
+// client is its own program, bench/neutrino).
 func runClient(ctx context.Context, name string, args []string) error {
 	if len(args) != 1 {
 		return fmt.Errorf("usage: bench %s JOBFILE", name)
 	}
-	job, err := readJob(args[0])
+	job, err := clientjob.ReadJob(args[0])
 	if err != nil {
 		return err
 	}
@@ -60,15 +64,9 @@ func runClient(ctx context.Context, name string, args []string) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	var res *ClientResult
-	switch name {
-	case "minimal":
-		res, err = runMinimal(ctx, job)
-	case "neutrino":
-		res, err = runNeutrino(ctx, job)
-	}
+	res, err := runMinimal(ctx, job)
 	if err != nil {
 		return err
 	}
-	return printResult(res)
+	return clientjob.PrintResult(res)
 }

@@ -19,6 +19,8 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/peer"
 	"github.com/btcsuite/btcd/wire"
+
+	"github.com/bloomwatch/bloomwatch/bench/clientjob"
 )
 
 // Minimal-loop tuning. A batch of filtered-block requests is followed by a
@@ -50,11 +52,11 @@ type peerMsg struct {
 // (bip37.VerifyMerkleBlock, Bitcoin Core's checks) and the matched txs
 // collected and classified against the exact watch set.
 func runMinimal(ctx context.Context, job *ClientJob) (*ClientResult, error) {
-	params, err := paramsFor(job.Network)
+	params, err := clientjob.ParamsFor(job.Network)
 	if err != nil {
 		return nil, err
 	}
-	ws, err := newWatchSet(job.Addresses, params)
+	ws, err := clientjob.NewWatchSet(job.Addresses, params)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +102,7 @@ func runMinimal(ctx context.Context, job *ClientJob) (*ClientResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("minimal: dial: %w", err)
 	}
-	p.AssociateConnection(countConn{Conn: conn, n: &received})
+	p.AssociateConnection(clientjob.CountConn{Conn: conn, N: &received})
 	defer func() {
 		p.Disconnect()
 		p.WaitForDisconnect()
@@ -116,7 +118,7 @@ func runMinimal(ctx context.Context, job *ClientJob) (*ClientResult, error) {
 
 	capacity := job.Capacity
 	if capacity == 0 {
-		capacity = uint32(len(ws.pushes) * minimalHeadroom)
+		capacity = uint32(len(ws.Pushes) * minimalHeadroom)
 		if capacity < minimalMinCapacity {
 			capacity = minimalMinCapacity
 		}
@@ -126,7 +128,7 @@ func runMinimal(ctx context.Context, job *ClientJob) (*ClientResult, error) {
 		fpRate = 0.0001
 	}
 	filter := bloom.NewFilter(capacity, rand.Uint32(), fpRate, wire.BloomUpdateAll)
-	for _, e := range ws.pushes {
+	for _, e := range ws.Pushes {
 		filter.Add(e)
 	}
 	// The message sent gets its own copy of the bits: filter stays the
@@ -165,7 +167,7 @@ func runMinimal(ctx context.Context, job *ClientJob) (*ClientResult, error) {
 	m.res.Phases = map[string]float64{"headers": ms(m.headersAt.Sub(start)), "p2p sync": ms(time.Since(start))}
 	m.res.TipHeight = int32(len(m.hashes) - 1)
 	m.res.BytesReceived = received.Load()
-	m.res.Filter = minimalFilterReport(filter, capacity, fpRate, len(ws.pushes))
+	m.res.Filter = minimalFilterReport(filter, capacity, fpRate, len(ws.Pushes))
 	return m.res, nil
 }
 
@@ -190,7 +192,7 @@ func minimalFilterReport(f *bloom.Filter, capacity uint32, fpRate float64, eleme
 type minimalLoop struct {
 	p      *peer.Peer
 	params *chaincfg.Params
-	ws     *watchSet
+	ws     *clientjob.WatchSet
 	res    *ClientResult
 	powLim *big.Int
 	// filter mirrors the server's copy of the filter: the server adds
@@ -318,7 +320,7 @@ func (m *minimalLoop) onTx(tx *wire.MsgTx) error {
 	}
 	delete(m.pending, txid)
 	m.filter.MatchTxAndUpdate(btcutil.NewTx(tx))
-	if m.ws.apply(tx) {
+	if m.ws.Apply(tx) {
 		m.res.Txs = append(m.res.Txs, FoundTx{Txid: txid.String(), Height: int32(m.cur)})
 	} else {
 		m.res.FalsePositives++

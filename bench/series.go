@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/spv"
+
+	"github.com/bloomwatch/bloomwatch/bench/clientjob"
 )
 
 // RunRecord is one measured client run.
@@ -197,10 +199,14 @@ func runClientOnce(ctx context.Context, env *benchEnv, fx *chainFixture, srv *se
 			job.Capacity = spv.FilterCapacity(len(fx.addresses))
 		}
 		jobPath := filepath.Join(dir, "job.json")
-		if err := writeJob(jobPath, job); err != nil {
+		if err := clientjob.WriteJob(jobPath, job); err != nil {
 			return RunRecord{}, err
 		}
-		m, out, err = runMeasured(ctx, env, srv.pids(), nil, env.self, spec.kind, jobPath)
+		if spec.kind == kindNeutrino {
+			m, out, err = runMeasured(ctx, env, srv.pids(), nil, env.neutrino, jobPath)
+		} else {
+			m, out, err = runMeasured(ctx, env, srv.pids(), nil, env.self, spec.kind, jobPath)
+		}
 	}
 	if err != nil {
 		return RunRecord{}, fmt.Errorf("%s round %d: %w (see the log)", client, round, err)

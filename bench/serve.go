@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/bloomwatch/bloomwatch/bench/clientjob"
 )
 
 // runServe is the "serve" subcommand: it serves a cached benchmark chain
@@ -45,7 +47,7 @@ func runServe(ctx context.Context, args []string) error {
 	}
 	defer srv.stop()
 	jobPath := filepath.Join(tmp, "job.json")
-	if err := writeJob(jobPath, &ClientJob{Network: "simnet", Connect: srv.p2p, Addresses: fx.addresses,
+	if err := clientjob.WriteJob(jobPath, &ClientJob{Network: "simnet", Connect: srv.p2p, Addresses: fx.addresses,
 		DataDir: filepath.Join(tmp, "client"), FPRate: 0.0001}); err != nil {
 		return err
 	}

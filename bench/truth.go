@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/bloomwatch/bloomwatch/testnet"
+
+	"github.com/bloomwatch/bloomwatch/bench/clientjob"
 )
 
 // truthOf turns testnet's ground truth into what the clients are checked
@@ -16,7 +18,7 @@ func truthOf(t *testnet.Truth, kr *testnet.Keyring, p chainParams) ([]FoundTx, [
 	for _, tx := range t.Txs {
 		txs = append(txs, FoundTx{Txid: tx.Txid.String(), Height: tx.Height})
 	}
-	sortTxs(txs)
+	clientjob.SortTxs(txs)
 	var addrs []string
 	seen := make(map[string]bool)
 	for i := 0; i < p.Addrs; i++ {

@@ -75,7 +75,7 @@
 //
 // # Servers: assumptions reviewed
 //
-// The tests sync against btcd v0.24.2 and bcoin 1.0.2 (the scenario table
+// The tests sync against btcd v0.25.0 and bcoin 1.0.2 (the scenario table
 // in impl_scenarios_test.go); Bitcoin Core cannot run here and is read
 // from its source (docs/CORE.md). What each server does where they
 // differ, and what the node does about it:

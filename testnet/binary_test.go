@@ -17,15 +17,15 @@ func TestBtcdBinary(t *testing.T) {
 	require.NoError(t, err)
 	require.NotZero(t, fi.Mode()&0o111, "executable")
 	if v := buildInfoVersion(); v != "" { // test binaries carry no module dependencies
-		require.Equal(t, "v0.24.2", v)
+		require.Equal(t, "v0.25.0", v)
 	}
-	require.True(t, strings.HasSuffix(path, filepath.Join("bloomwatch", "btcd-v0.24.2", "btcd")), path)
+	require.True(t, strings.HasSuffix(path, filepath.Join("bloomwatch", "btcd-v0.25.0", "btcd")), path)
 
 	root, err := moduleRoot()
 	require.NoError(t, err)
 	v, err := btcdVersion(t.Context(), root)
 	require.NoError(t, err)
-	require.Equal(t, "v0.24.2", v)
+	require.Equal(t, "v0.25.0", v)
 
 	t.Setenv(BtcdEnv, path)
 	got, err := BtcdBinary(t.Context())
@@ -59,7 +59,7 @@ func TestBtcdBinaryBuilds(t *testing.T) {
 	})
 	path, err := BtcdBinary(t.Context())
 	require.NoError(t, err)
-	require.Equal(t, filepath.Join(cache, "bloomwatch", "btcd-v0.24.2", "btcd"), path)
+	require.Equal(t, filepath.Join(cache, "bloomwatch", "btcd-v0.25.0", "btcd"), path)
 	entries, err := os.ReadDir(filepath.Dir(path))
 	require.NoError(t, err)
 	require.Len(t, entries, 1, "no temporary build file left")

@@ -18,13 +18,13 @@
 // package starts no goroutines of its own: processes are reaped by
 // polling wait4 and btcd's output goes to a file.
 //
-// btcd quirks the harness works around (v0.24.2): gettxout does not see
+// btcd quirks the harness works around (v0.24.2, still so in v0.25.0): gettxout does not see
 // mempool spends; a reorg delivered over P2P leaves the losing branch's
 // double-spent transactions in the mempool (Reorg submits the winning
 // blocks over RPC instead, see ReorgOptions.P2P); segwit activates only
 // after three BIP9 windows (SegwitHeight), which New mines.
 //
-// btcd v0.24.2 deletes its regtest database at every start, so a chain
+// btcd (v0.24.2 and v0.25.0) deletes its regtest database at every start, so a chain
 // that must survive a restart has to use simnet.
 //
 // A second, independent BIP37 server: bcoin 1.0.2 (Node.js), installed

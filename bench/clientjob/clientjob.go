@@ -1,4 +1,10 @@
-package main
+// Package clientjob is the contract between the bench and the client
+// processes it measures (the minimal loop and neutrino): the job a client
+// reads, the result it prints, and the one wallet view every client uses to
+// tell its transactions from false positives. It is a module of its own so
+// that the neutrino client, which needs an older btcd than bloomwatch, can
+// share it without the bloomwatch module.
+package clientjob
 
 import (
 	"encoding/json"
@@ -103,7 +109,8 @@ type FilterReport struct {
 	Loads int `json:"loads"`
 }
 
-func readJob(path string) (*ClientJob, error) {
+// ReadJob reads and checks a job file.
+func ReadJob(path string) (*ClientJob, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read job: %w", err)
@@ -118,7 +125,8 @@ func readJob(path string) (*ClientJob, error) {
 	return &j, nil
 }
 
-func writeJob(path string, j *ClientJob) error {
+// WriteJob writes j to path (mode 0600).
+func WriteJob(path string, j *ClientJob) error {
 	b, err := json.MarshalIndent(j, "", " ")
 	if err != nil {
 		return fmt.Errorf("encode job: %w", err)
@@ -129,8 +137,8 @@ func writeJob(path string, j *ClientJob) error {
 	return nil
 }
 
-// paramsFor maps a network name to btcd's parameters.
-func paramsFor(network string) (*chaincfg.Params, error) {
+// ParamsFor maps a network name to btcd's parameters.
+func ParamsFor(network string) (*chaincfg.Params, error) {
 	switch network {
 	case "simnet":
 		return &chaincfg.SimNetParams, nil
@@ -141,18 +149,21 @@ func paramsFor(network string) (*chaincfg.Params, error) {
 	}
 }
 
-// watchSet is the exact wallet view every client uses to tell its own
+// WatchSet is the exact wallet view every client uses to tell its own
 // transactions from false positives: the watched output scripts and the
 // outpoints they have received.
-type watchSet struct {
-	scripts   map[string]struct{}
-	pkScripts [][]byte
-	pushes    [][]byte // data pushes to put in a BIP37 filter
+type WatchSet struct {
+	scripts map[string]struct{}
+	// PkScripts are the watched output scripts, without duplicates.
+	PkScripts [][]byte
+	// Pushes are the scripts' data pushes, the elements a BIP37 filter needs.
+	Pushes    [][]byte
 	outpoints map[wire.OutPoint]struct{}
 }
 
-func newWatchSet(addrs []string, params *chaincfg.Params) (*watchSet, error) {
-	w := &watchSet{
+// NewWatchSet decodes addrs for params into a watch set.
+func NewWatchSet(addrs []string, params *chaincfg.Params) (*WatchSet, error) {
+	w := &WatchSet{
 		scripts:   make(map[string]struct{}, len(addrs)),
 		outpoints: make(map[wire.OutPoint]struct{}),
 	}
@@ -169,18 +180,18 @@ func newWatchSet(addrs []string, params *chaincfg.Params) (*watchSet, error) {
 			continue
 		}
 		w.scripts[string(pk)] = struct{}{}
-		w.pkScripts = append(w.pkScripts, pk)
+		w.PkScripts = append(w.PkScripts, pk)
 		// The element a BIP37 filter needs is the script's data push:
 		// the 20- or 32-byte hash (P2PKH, P2WPKH, P2SH, P2WSH, P2TR).
-		w.pushes = append(w.pushes, a.ScriptAddress())
+		w.Pushes = append(w.Pushes, a.ScriptAddress())
 	}
 	return w, nil
 }
 
-// apply classifies tx (in chain order): it is the wallet's when it pays a
+// Apply classifies tx (in chain order): it is the wallet's when it pays a
 // watched script or spends a watched outpoint. Received outpoints are
 // remembered so later spends are recognised.
-func (w *watchSet) apply(tx *wire.MsgTx) bool {
+func (w *WatchSet) Apply(tx *wire.MsgTx) bool {
 	mine := false
 	for _, in := range tx.TxIn {
 		if _, ok := w.outpoints[in.PreviousOutPoint]; ok {
@@ -201,7 +212,8 @@ func (w *watchSet) apply(tx *wire.MsgTx) bool {
 	return mine
 }
 
-func sortTxs(txs []FoundTx) {
+// SortTxs sorts txs by height, then txid.
+func SortTxs(txs []FoundTx) {
 	sort.Slice(txs, func(i, j int) bool {
 		if txs[i].Height != txs[j].Height {
 			return txs[i].Height < txs[j].Height
@@ -210,8 +222,9 @@ func sortTxs(txs []FoundTx) {
 	})
 }
 
-func printResult(r *ClientResult) error {
-	sortTxs(r.Txs)
+// PrintResult writes r, its transactions sorted, as JSON on stdout.
+func PrintResult(r *ClientResult) error {
+	SortTxs(r.Txs)
 	enc := json.NewEncoder(os.Stdout)
 	if err := enc.Encode(r); err != nil {
 		return fmt.Errorf("write result: %w", err)

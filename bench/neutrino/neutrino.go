@@ -1,3 +1,8 @@
+// Command neutrino is the bench's BIP157/158 comparator: lightninglabs/neutrino
+// syncing the job's chain from one btcd on 127.0.0.1 (usage: neutrino
+// JOBFILE; the result is printed as JSON). It is a module of its own because
+// neutrino at the only version served here needs btcd v0.24.2's peer API
+// (MessageListeners.OnAlert), which bloomwatch's btcd v0.25.0 removed.
 package main
 
 import (
@@ -5,8 +10,11 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/btcsuite/btcd/btcutil/gcs/builder"
@@ -15,7 +23,48 @@ import (
 	"github.com/btcsuite/btcwallet/walletdb"
 	_ "github.com/btcsuite/btcwallet/walletdb/bdb" // neutrino's header/filter database
 	"github.com/lightninglabs/neutrino"
+
+	"github.com/bloomwatch/bloomwatch/bench/clientjob"
 )
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "neutrino:", err)
+		stop()
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("usage: neutrino JOBFILE")
+	}
+	job, err := clientjob.ReadJob(args[0])
+	if err != nil {
+		return err
+	}
+	if path := os.Getenv("BENCH_CPUPROFILE"); path != "" {
+		// Diagnostics: a CPU profile of this client run.
+		f, err := os.Create(path)
+		if err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	res, err := runNeutrino(ctx, job)
+	if err != nil {
+		return err
+	}
+	return clientjob.PrintResult(res)
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 const (
 	neutrinoTimeout = 10 * time.Minute
@@ -28,12 +77,12 @@ const (
 // of up to 1,000 per getcfilters), matches the watched output scripts
 // (basic filters hold every output script and every spent prevout script,
 // so both payments and spends match) and downloads each matching block.
-func runNeutrino(ctx context.Context, job *ClientJob) (*ClientResult, error) {
-	params, err := paramsFor(job.Network)
+func runNeutrino(ctx context.Context, job *clientjob.ClientJob) (*clientjob.ClientResult, error) {
+	params, err := clientjob.ParamsFor(job.Network)
 	if err != nil {
 		return nil, err
 	}
-	ws, err := newWatchSet(job.Addresses, params)
+	ws, err := clientjob.NewWatchSet(job.Addresses, params)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +118,7 @@ func runNeutrino(ctx context.Context, job *ClientJob) (*ClientResult, error) {
 			if err != nil {
 				return nil, err
 			}
-			return countConn{Conn: c, n: &received}, nil
+			return clientjob.CountConn{Conn: c, N: &received}, nil
 		},
 		NameResolver: func(host string) ([]net.IP, error) {
 			ip := net.ParseIP(host)
@@ -113,7 +162,7 @@ func runNeutrino(ctx context.Context, job *ClientJob) (*ClientResult, error) {
 		}
 	}
 
-	res := &ClientResult{Client: "neutrino", FPUnit: "block", TipHeight: tip,
+	res := &clientjob.ClientResult{Client: "neutrino", FPUnit: "block", TipHeight: tip,
 		Phases: map[string]float64{"headers": ms(time.Since(start))}}
 	scan := time.Now()
 	for h := max(job.Birthday, 1); h <= tip; h++ {
@@ -135,7 +184,7 @@ func runNeutrino(ctx context.Context, job *ClientJob) (*ClientResult, error) {
 		if err == nil {
 			res.FilterBytes += len(nb)
 		}
-		match, err := f.MatchAny(builder.DeriveKey(hash), ws.pkScripts)
+		match, err := f.MatchAny(builder.DeriveKey(hash), ws.PkScripts)
 		if err != nil {
 			return nil, fmt.Errorf("neutrino: match at %d: %w", h, err)
 		}
@@ -149,9 +198,9 @@ func runNeutrino(ctx context.Context, job *ClientJob) (*ClientResult, error) {
 		res.BlocksFetched++
 		mine := false
 		for _, tx := range blk.Transactions() {
-			if ws.apply(tx.MsgTx()) {
+			if ws.Apply(tx.MsgTx()) {
 				mine = true
-				res.Txs = append(res.Txs, FoundTx{Txid: tx.Hash().String(), Height: h})
+				res.Txs = append(res.Txs, clientjob.FoundTx{Txid: tx.Hash().String(), Height: h})
 			}
 		}
 		if !mine {

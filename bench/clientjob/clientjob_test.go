@@ -1,0 +1,54 @@
+package clientjob
+
+import (
+	"testing"
+
+	"github.com/btcsuite/btcd/btcec/v2"
+	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/txscript"
+	"github.com/btcsuite/btcd/wire"
+)
+
+func TestWatchSetApply(t *testing.T) {
+	params := &chaincfg.SimNetParams
+	key, err := btcec.NewPrivateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, err := btcutil.NewAddressWitnessPubKeyHash(btcutil.Hash160(key.PubKey().SerializeCompressed()), params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := NewWatchSet([]string{addr.EncodeAddress(), addr.EncodeAddress()}, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ws.Pushes) != 1 || len(ws.Pushes[0]) != 20 {
+		t.Fatalf("pushes %x", ws.Pushes)
+	}
+	pk, _ := txscript.PayToAddrScript(addr)
+	other := []byte{txscript.OP_0, 20, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20}
+
+	pay := wire.NewMsgTx(2)
+	pay.AddTxIn(wire.NewTxIn(&wire.OutPoint{Hash: chainhash.Hash{1}}, nil, nil))
+	pay.AddTxOut(wire.NewTxOut(1, other))
+	pay.AddTxOut(wire.NewTxOut(2, pk))
+	spend := wire.NewMsgTx(2)
+	spend.AddTxIn(wire.NewTxIn(&wire.OutPoint{Hash: pay.TxHash(), Index: 1}, nil, nil))
+	spend.AddTxOut(wire.NewTxOut(2, other))
+	unrelated := wire.NewMsgTx(2)
+	unrelated.AddTxIn(wire.NewTxIn(&wire.OutPoint{Hash: pay.TxHash(), Index: 0}, nil, nil))
+	unrelated.AddTxOut(wire.NewTxOut(1, other))
+
+	if ws.Apply(spend) {
+		t.Fatal("spend before its payment matched")
+	}
+	if !ws.Apply(pay) || !ws.Apply(spend) || ws.Apply(unrelated) {
+		t.Fatal("classification wrong")
+	}
+	if _, err := NewWatchSet([]string{"notanaddress"}, params); err == nil {
+		t.Fatal("bad address accepted")
+	}
+}
