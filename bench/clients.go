@@ -29,7 +29,7 @@ type clientSpec struct {
 	// args are extra `bloomwatch sync` flags.
 	args []string
 	// bwCapacity sizes the minimal loop's filter as bloomwatch does
-	// (spv.FilterCapacity of the element count) instead of its own
+	// (filterpolicy.FilterCapacity of the element count) instead of its own
 	// max(1000, 10 x addresses).
 	bwCapacity bool
 	// doc says what the variant is, for --help and the README.

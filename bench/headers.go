@@ -13,8 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bloomwatch/bloomwatch/netparams"
 	"github.com/bloomwatch/bloomwatch/spv/headers"
-	"github.com/bloomwatch/bloomwatch/spv/netparams"
 	"github.com/btcsuite/btcd/blockchain"
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"math/big"
 	"math/rand"
 	"net"
@@ -178,8 +177,9 @@ func minimalFilterReport(f *bloom.Filter, capacity uint32, fpRate float64, eleme
 	msg := f.MsgFilterLoad()
 	r := &FilterReport{Bytes: len(msg.Filter), HashFuncs: msg.HashFuncs, Capacity: capacity, Elements: elements,
 		TargetFPRate: fpRate, Loads: 1,
-		// btcutil/bloom sizes min(-capacity ln p / ln^2 2 / 8, cap).
-		Capped: -float64(capacity)*math.Log(fpRate)/(math.Ln2*math.Ln2)/8 > float64(wire.MaxFilterLoadFilterSize)}
+		// btcutil/bloom sizes min(-capacity ln p / ln^2 2 / 8, cap): it
+		// caps where bip37.Capped does (bip37's TestCappedAgreesOnGrid).
+		Capped: bip37.Capped(capacity, fpRate)}
 	bf, err := bip37.NewFilterFromBits(msg.Filter, msg.HashFuncs, msg.Tweak, bip37.UpdateAll)
 	if err == nil {
 		r.LoadFPRate = bf.FPRate(float64(elements))

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bloomwatch/bloomwatch/spv"
+	"github.com/bloomwatch/bloomwatch/filterpolicy"
 
 	"github.com/bloomwatch/bloomwatch/bench/clientjob"
 )
@@ -196,7 +196,7 @@ func runClientOnce(ctx context.Context, env *benchEnv, fx *chainFixture, srv *se
 		job := &ClientJob{Network: "simnet", Connect: srv.p2p, Addresses: fx.addresses,
 			DataDir: filepath.Join(dir, "data"), FPRate: env.cfg.FPRate, Birthday: birthday}
 		if spec.bwCapacity {
-			job.Capacity = spv.FilterCapacity(len(fx.addresses))
+			job.Capacity = filterpolicy.FilterCapacity(len(fx.addresses))
 		}
 		jobPath := filepath.Join(dir, "job.json")
 		if err := clientjob.WriteJob(jobPath, job); err != nil {

@@ -48,7 +48,7 @@ func Params(elements uint32, fpRate float64) (sizeBytes uint32, hashFuncs uint32
 	if validateParams(elements, fpRate) != nil {
 		return 0, 0
 	}
-	bitsF := -1 / ln2Squared * float64(elements) * math.Log(fpRate)
+	bitsF := filterBits(elements, fpRate)
 	nBits := uint32(maxFilterBits)
 	if bitsF < maxFilterBits {
 		nBits = uint32(bitsF)
@@ -57,6 +57,27 @@ func Params(elements uint32, fpRate float64) (sizeBytes uint32, hashFuncs uint32
 	perElement := sizeBytes * bitsPerByte / elements // integer division, as Core
 	hashFuncs = uint32(float64(perElement) * ln2)
 	return sizeBytes, min(hashFuncs, MaxHashFuncs)
+}
+
+// filterBits is Core's unbounded filter size in bits for elements at
+// fpRate, evaluated in Core's order (see Params).
+func filterBits(elements uint32, fpRate float64) float64 {
+	return -1 / ln2Squared * float64(elements) * math.Log(fpRate)
+}
+
+// Capped reports whether the filter Params sizes for elements at fpRate is
+// cut to MaxFilterSize: BIP37's formula asks for more bits than the cap
+// allows, so the filter at its capacity cannot reach fpRate. A filter whose
+// formula size is exactly the cap is not capped (it reaches the target).
+// This is the one "capped" rule of the module: the light node reports it
+// (FilterInfo.Capped), the bench reports it for its minimal client, and the
+// simulators size with Params, which caps at the same point. It returns
+// false for inputs Params rejects.
+func Capped(elements uint32, fpRate float64) bool {
+	if validateParams(elements, fpRate) != nil {
+		return false
+	}
+	return filterBits(elements, fpRate) > maxFilterBits
 }
 
 // validateParams checks the sizing inputs Params and NewFilter accept.

@@ -13,7 +13,7 @@ import (
 
 // The two-form test for outpoints (issue 14). Under BLOOM_UPDATE_ALL a
 // wallet that inserts its scripts' data pushes also inserts the outpoint
-// of each of its unspent outputs (bloomwatch does: spv.BuildFilter), so
+// of each of its unspent outputs (bloomwatch does: filterpolicy.BuildFilter), so
 // that the spends match. For an address holding a coin at the filter's
 // load both forms are then in the filter, and an adversary that knows the
 // chain can require both, as it requires a public key and its hash

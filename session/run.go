@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/bloomwatch/bloomwatch/netparams"
 	"github.com/bloomwatch/bloomwatch/spv"
-	"github.com/bloomwatch/bloomwatch/spv/netparams"
 	"github.com/bloomwatch/bloomwatch/wallet"
 )
 

@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/internal/atomicfile"
+	"github.com/bloomwatch/bloomwatch/netparams"
 	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/spv/headers"
-	"github.com/bloomwatch/bloomwatch/spv/netparams"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/bloomwatch/bloomwatch/wallet"
 )
@@ -53,7 +53,7 @@ type Config struct {
 	// 0).
 	MaxPeers int
 	// FPRate is the filter's false-positive target at capacity
-	// (spv.DefaultFPRate when 0).
+	// (filterpolicy.DefaultFPRate when 0).
 	FPRate float64
 	// UntilSynced ends the session when the wallet reaches the best
 	// peer's tip.

@@ -9,8 +9,8 @@ import (
 	"time"
 )
 
-// BanListFile is the name of the ban list in the data dir.
-const BanListFile = "bans.json"
+// banListFile is the name of the ban list in the data dir.
+const banListFile = "bans.json"
 
 // banListVersion is the format version written to the ban list.
 const banListVersion = 1
@@ -32,10 +32,10 @@ type banList struct {
 	Bans    []Ban `json:"bans"`
 }
 
-// BanManager keeps ban scores of connected peers (in memory) and bans
+// banManager keeps ban scores of connected peers (in memory) and bans
 // (persisted in the data dir with their expiry). It is safe for concurrent
 // use.
-type BanManager struct {
+type banManager struct {
 	path     string
 	clock    Clock
 	duration time.Duration
@@ -45,18 +45,18 @@ type BanManager struct {
 	bans   map[string]Ban
 }
 
-// OpenBanManager loads the ban list in dir (none yet is fine) and drops
+// openBanManager loads the ban list in dir (none yet is fine) and drops
 // expired bans. A file that cannot be parsed is an ErrCorruptBanList error
 // and is left untouched.
-func OpenBanManager(dir string, clock Clock, duration time.Duration) (*BanManager, error) {
+func openBanManager(dir string, clock Clock, duration time.Duration) (*banManager, error) {
 	if clock == nil {
 		clock = systemClock{}
 	}
 	if duration <= 0 {
 		return nil, fmt.Errorf("%w: ban duration %v", ErrBadConfig, duration)
 	}
-	b := &BanManager{
-		path:     filepath.Join(dir, BanListFile),
+	b := &banManager{
+		path:     filepath.Join(dir, banListFile),
 		clock:    clock,
 		duration: duration,
 		scores:   make(map[string]uint32),
@@ -86,7 +86,7 @@ func OpenBanManager(dir string, clock Clock, duration time.Duration) (*BanManage
 }
 
 // IsBanned reports whether addr is banned now, with the ban.
-func (b *BanManager) IsBanned(addr string) (Ban, bool) {
+func (b *banManager) IsBanned(addr string) (Ban, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	ban, ok := b.bans[addr]
@@ -101,7 +101,7 @@ func (b *BanManager) IsBanned(addr string) (Ban, bool) {
 }
 
 // Score returns addr's current ban score.
-func (b *BanManager) Score(addr string) uint32 {
+func (b *banManager) Score(addr string) uint32 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.scores[addr]
@@ -110,7 +110,7 @@ func (b *BanManager) Score(addr string) uint32 {
 // Misbehaving adds m's score to addr. When the score reaches BanThreshold
 // the address is banned (and the list saved); the ban is returned with
 // banned true. A save error is returned but the ban holds in memory.
-func (b *BanManager) Misbehaving(addr string, m Misbehavior, detail string) (score uint32, ban Ban, banned bool, err error) {
+func (b *banManager) Misbehaving(addr string, m Misbehavior, detail string) (score uint32, ban Ban, banned bool, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	score = b.scores[addr] + m.Score()
@@ -128,7 +128,7 @@ func (b *BanManager) Misbehaving(addr string, m Misbehavior, detail string) (sco
 
 // Ban bans addr for d (the manager's duration when d <= 0) and saves the
 // list.
-func (b *BanManager) Ban(addr, reason string, d time.Duration) (Ban, error) {
+func (b *banManager) Ban(addr, reason string, d time.Duration) (Ban, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if d <= 0 {
@@ -139,7 +139,7 @@ func (b *BanManager) Ban(addr, reason string, d time.Duration) (Ban, error) {
 }
 
 // banLocked records a ban and resets the score.
-func (b *BanManager) banLocked(addr, reason string, score uint32, d time.Duration) Ban {
+func (b *banManager) banLocked(addr, reason string, score uint32, d time.Duration) Ban {
 	now := b.clock.Now()
 	ban := Ban{Addr: addr, Reason: reason, Score: score, Since: now, Until: now.Add(d)}
 	b.bans[addr] = ban
@@ -148,7 +148,7 @@ func (b *BanManager) banLocked(addr, reason string, score uint32, d time.Duratio
 }
 
 // Unban lifts a ban and saves the list.
-func (b *BanManager) Unban(addr string) error {
+func (b *banManager) Unban(addr string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	delete(b.bans, addr)
@@ -156,14 +156,14 @@ func (b *BanManager) Unban(addr string) error {
 }
 
 // ForgetScore clears addr's score (a reconnect starts clean).
-func (b *BanManager) ForgetScore(addr string) {
+func (b *banManager) ForgetScore(addr string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	delete(b.scores, addr)
 }
 
 // Bans returns the bans in force, sorted by address.
-func (b *BanManager) Bans() []Ban {
+func (b *banManager) Bans() []Ban {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.clock.Now()
@@ -181,7 +181,7 @@ func (b *BanManager) Bans() []Ban {
 
 // saveLocked writes the bans in force atomically: a temp file, fsync,
 // rename, fsync of the directory.
-func (b *BanManager) saveLocked() error {
+func (b *banManager) saveLocked() error {
 	now := b.clock.Now()
 	list := banList{Version: banListVersion, Bans: make([]Ban, 0, len(b.bans))}
 	for _, ban := range b.bans {

@@ -9,8 +9,11 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/filterpolicy"
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/testnet"
+	"github.com/bloomwatch/bloomwatch/watch"
+	"github.com/bloomwatch/bloomwatch/watch/watchtest"
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/peer"
@@ -26,9 +29,9 @@ const benchGap = 40
 
 // benchWatcher returns a gap-limit watcher over the keyring's P2WPKH
 // receive and change branches, interleaved.
-func benchWatcher(b testing.TB, k *testnet.Keyring, birthday int32) *spv.MemWatcher {
+func benchWatcher(b testing.TB, k *testnet.Keyring, birthday int32) *watchtest.MemWatcher {
 	b.Helper()
-	w, err := spv.NewMemWatcherGap(birthday, benchGap, func(i uint32) ([]byte, error) {
+	w, err := watchtest.NewMemWatcherGap(birthday, benchGap, func(i uint32) ([]byte, error) {
 		return k.PkScript(testnet.PurposeBIP84, i%2, i/2)
 	})
 	if err != nil {
@@ -90,7 +93,7 @@ func BenchmarkSync(b *testing.B) {
 			b.Run(name, func(b *testing.B) {
 				var bytes uint64
 				for i := 0; i < b.N; i++ {
-					w := spv.NewMemWatcher(birthday, fixedScripts...)
+					w := watchtest.NewMemWatcher(birthday, fixedScripts...)
 					switch mode {
 					case "gap":
 						w = benchWatcher(b, k, birthday)
@@ -123,7 +126,7 @@ func BenchmarkSync(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					if final, err = spv.BuildFilter(els, spv.DefaultFPRate, 7); err != nil {
+					if final, err = filterpolicy.BuildFilter(els, filterpolicy.DefaultFPRate, 7); err != nil {
 						b.Fatal(err)
 					}
 					b.ReportMetric(float64(st.Filter.Loads), "loads/op")
@@ -161,7 +164,7 @@ func BenchmarkSync(b *testing.B) {
 		var nodeB, baseB uint64
 		for i := 0; i < b.N; i++ {
 			t0 := time.Now()
-			w := spv.NewMemWatcher(birthday, fixedScripts...)
+			w := watchtest.NewMemWatcher(birthday, fixedScripts...)
 			nb := syncOnce(b, addr, w, tip, 0)
 			t1 := time.Now()
 			got, _, err := baselineSync(h.Params(), addr, final, birthday)
@@ -181,7 +184,7 @@ func BenchmarkSync(b *testing.B) {
 
 // syncOnce cold-syncs w from addr to tip with a fresh data dir and returns
 // the bytes received.
-func syncOnce(b *testing.B, addr string, w spv.Watcher, tip int32, window int) uint64 {
+func syncOnce(b *testing.B, addr string, w watch.Watcher, tip int32, window int) uint64 {
 	n, err := spv.New(spv.Config{Network: regtest(b), DataDir: b.TempDir(), Connect: []string{addr}, Watcher: w, Window: window})
 	if err != nil {
 		b.Fatal(err)

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/transcript"
+	"github.com/bloomwatch/bloomwatch/watch"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 )
@@ -140,7 +142,7 @@ func (m *manager) completeBlock(pb *pendingBlock) {
 	}
 	// Replay the server's UPDATE_ALL insertions in block order and drop
 	// what does not match: a peer cannot inflate our false positives.
-	fb := &FilteredBlock{Height: req.height, Hash: req.hash, Header: pb.header, TotalTxs: pb.total}
+	fb := &watch.FilteredBlock{Height: req.height, Hash: req.hash, Header: pb.header, TotalTxs: pb.total}
 	why := make(map[chainhash.Hash]txWhy, len(pb.matches))
 	for i, txid := range pb.matches {
 		tx := pb.txs[txid]
@@ -220,7 +222,7 @@ func (m *manager) retryBlock(pb *pendingBlock, why string) {
 			continue
 		}
 		if !m.mirrorHolds(other.mirror, true) {
-			m.loadFilter(other, ReasonOutPoints) // or it misses spends
+			m.loadFilter(other, transcript.ReasonOutPoints) // or it misses spends
 		}
 		r := &blockReq{hash: s.hash, height: req.height, gen: other.filterGen, refetch: true}
 		s.req = r
@@ -353,7 +355,7 @@ func (m *manager) deliver() {
 			return
 		}
 		delete(m.slots, m.next)
-		m.synced = SyncPoint{Height: fb.Height, Hash: fb.Hash}
+		m.synced = watch.SyncPoint{Height: fb.Height, Hash: fb.Hash}
 		m.next++
 		m.report(fb, res, s.why, m.startCheck(s.plan, fb))
 		m.topUpDecoys(fb, res) // first: a reload for new keys carries them
@@ -366,7 +368,7 @@ func (m *manager) deliver() {
 // reloaded for them: they join the next filter sent (each reload is one
 // more filter for an adversary to intersect, and a decoy's purpose is to
 // be in every filter from then on).
-func (m *manager) topUpDecoys(fb *FilteredBlock, res BlockResult) {
+func (m *manager) topUpDecoys(fb *watch.FilteredBlock, res watch.BlockResult) {
 	d := m.n.decoys
 	if d.max == 0 || len(res.Relevant) == 0 || m.fatal != nil {
 		return
@@ -404,7 +406,7 @@ func (m *manager) topUpDecoys(fb *FilteredBlock, res BlockResult) {
 }
 
 // report counts a delivered block and publishes its events.
-func (m *manager) report(fb *FilteredBlock, res BlockResult, why map[chainhash.Hash]txWhy, checks BlockChecks) {
+func (m *manager) report(fb *watch.FilteredBlock, res watch.BlockResult, why map[chainhash.Hash]txWhy, checks BlockChecks) {
 	// A block delivered again after a filter change reports only the
 	// transactions it did not report the first time.
 	again := m.lastHash == fb.Hash && m.lastSeen != nil
@@ -469,7 +471,7 @@ func (m *manager) report(fb *FilteredBlock, res BlockResult, why map[chainhash.H
 	}
 	if m.dl != nil && m.dl.mirror != nil &&
 		m.dl.mirror.CurrentFPRate() > m.reloadThreshold(m.dl) {
-		m.loadFilter(m.dl, ReasonFPDrift)
+		m.loadFilter(m.dl, transcript.ReasonFPDrift)
 	}
 }
 
@@ -492,7 +494,7 @@ func (m *manager) retireDecoys(h int32, busy []string) {
 	}
 	m.st.Decoys = len(d.active())
 	m.filter = nil
-	m.reloadAll(ReasonDecoyBusy)
+	m.reloadAll(transcript.ReasonDecoyBusy)
 }
 
 // elementsChanged applies a watcher's delta from block h (h = -1 for a
@@ -503,7 +505,7 @@ func (m *manager) retireDecoys(h int32, busy []string) {
 // the added elements are tested: the download peer holds every earlier
 // one (it was reloaded when it did not, and checked whole when it became
 // the download peer).
-func (m *manager) elementsChanged(h int32, d ElementDelta) {
+func (m *manager) elementsChanged(h int32, d watch.ElementDelta) {
 	if d.Empty() {
 		return
 	}
@@ -525,7 +527,7 @@ func (m *manager) elementsChanged(h int32, d ElementDelta) {
 		if ps == m.dl {
 			invalidate = true
 		}
-		m.loadFilter(ps, ReasonNewKey)
+		m.loadFilter(ps, transcript.ReasonNewKey)
 	}
 	if !invalidate {
 		return
@@ -551,7 +553,7 @@ func (m *manager) elementsChanged(h int32, d ElementDelta) {
 // and its outpoints too when outpoints is set. Outpoints of outputs a
 // BLOOM_UPDATE_ALL server matched are already in its filter (and in the
 // mirror, which replays the insertions), so most payments need nothing.
-func deltaHeld(f *bip37.Filter, d ElementDelta, outpoints bool) bool {
+func deltaHeld(f *bip37.Filter, d watch.ElementDelta, outpoints bool) bool {
 	for _, e := range d.Data {
 		if !f.Matches(e) {
 			return false

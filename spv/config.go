@@ -10,7 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bloomwatch/bloomwatch/spv/netparams"
+	"github.com/bloomwatch/bloomwatch/filterpolicy"
+	"github.com/bloomwatch/bloomwatch/netparams"
+	"github.com/bloomwatch/bloomwatch/watch"
 )
 
 // Defaults for the Config fields left zero.
@@ -18,31 +20,9 @@ const (
 	// DefaultMaxPeers is the number of outbound connections.
 	DefaultMaxPeers = 3
 
-	// DefaultFPRate is the filter's false-positive target at its
-	// capacity. The capacity is at least twice the element count (see
-	// FilterCapacity), so at the load the real rate is far lower (about
-	// 1e-7 at half capacity with the k that 1e-4 gives). 1e-4 keeps the
-	// false positives of a 1,000-block, 10,000-transaction sync in single
-	// digits (below 5 % of a 20-address wallet's matches) at a few hundred
-	// bytes; a privacy-minded user raises it (more cover, more bandwidth),
-	// which the privacy meter quantifies.
-	DefaultFPRate = 0.0001
-
-	// DefaultReloadFPRatio is the factor over DefaultFPRate at which the
-	// predicted rate of a peer's filter (the local mirror of the server's
-	// UPDATE_ALL insertions) triggers a reload.
-	DefaultReloadFPRatio = 10
-
 	// DefaultBatchSize is the number of filtered blocks requested in one
 	// getdata, closed by a ping.
 	DefaultBatchSize = 250
-
-	// DefaultWindow is the number of blocks in flight or waiting for
-	// delivery ahead of the watcher: two batches. Enough to keep a
-	// remote peer busy across a round trip (a merkle block costs a
-	// server about a millisecond), small enough to bound what a filter
-	// reload throws away (every block in flight is fetched again).
-	DefaultWindow = 500
 
 	// DefaultStallTimeout is how long a peer may leave a request without
 	// any answer before it is disconnected.
@@ -109,13 +89,13 @@ type Config struct {
 	// MaxPeers is the number of outbound connections (DefaultMaxPeers).
 	MaxPeers int
 	// Watcher is what the node syncs.
-	Watcher Watcher
+	Watcher watch.Watcher
 	// FPRate is the filter's false-positive target at its capacity
-	// (DefaultFPRate).
+	// (filterpolicy.DefaultFPRate).
 	FPRate float64
 	// ReloadFPRatio reloads a peer's filter when its predicted
 	// false-positive rate exceeds ReloadFPRatio*FPRate
-	// (DefaultReloadFPRatio).
+	// (filterpolicy.DefaultReloadFPRatio).
 	ReloadFPRatio float64
 	// Log receives the node's log; nil discards it. Never stdout while a
 	// TUI runs.
@@ -127,7 +107,7 @@ type Config struct {
 	// (DefaultBatchSize).
 	BatchSize int
 	// Window is the number of blocks requested ahead of the watcher
-	// (DefaultWindow).
+	// (filterpolicy.DefaultWindow).
 	Window int
 	// StallTimeout disconnects a peer that leaves a request unanswered
 	// this long (DefaultStallTimeout).
@@ -220,13 +200,13 @@ func (c Config) withDefaults() (Config, error) {
 		c.MaxPeers = DefaultMaxPeers
 	}
 	if c.FPRate == 0 {
-		c.FPRate = DefaultFPRate
+		c.FPRate = filterpolicy.DefaultFPRate
 	}
 	if !(c.FPRate > 0 && c.FPRate < 1) {
 		return c, fmt.Errorf("%w: FPRate %v not in (0, 1)", ErrBadConfig, c.FPRate)
 	}
 	if c.ReloadFPRatio == 0 {
-		c.ReloadFPRatio = DefaultReloadFPRatio
+		c.ReloadFPRatio = filterpolicy.DefaultReloadFPRatio
 	}
 	if c.ReloadFPRatio < 1 {
 		return c, fmt.Errorf("%w: ReloadFPRatio %v below 1", ErrBadConfig, c.ReloadFPRatio)
@@ -241,7 +221,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.BatchSize = DefaultBatchSize
 	}
 	if c.Window == 0 {
-		c.Window = DefaultWindow
+		c.Window = filterpolicy.DefaultWindow
 	}
 	if c.Window < c.BatchSize {
 		c.Window = c.BatchSize

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"errors"
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/filterpolicy"
+	"github.com/bloomwatch/bloomwatch/watch"
+	"github.com/bloomwatch/bloomwatch/watch/watchtest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/bloomwatch/bloomwatch/spv/netparams"
+	"github.com/bloomwatch/bloomwatch/netparams"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 )
@@ -67,14 +70,14 @@ func TestDecoyFileCorrupt(t *testing.T) {
 			if !errors.Is(err, ErrCorruptDecoys) || !strings.Contains(err.Error(), path) {
 				t.Fatalf("read: %v", err)
 			}
-			_, err = New(Config{Network: net, DataDir: dir, Watcher: NewMemWatcher(0, p2wpkh(1)), Decoys: 3})
+			_, err = New(Config{Network: net, DataDir: dir, Watcher: watchtest.NewMemWatcher(0, p2wpkh(1)), Decoys: 3})
 			if !errors.Is(err, ErrCorruptDecoys) || !strings.Contains(err.Error(), path) {
 				t.Fatalf("New: %v", err)
 			}
 			if raw, _ := os.ReadFile(path); string(raw) != content {
 				t.Fatalf("file changed to %q", raw)
 			}
-			n, err := New(Config{Network: net, DataDir: dir, Watcher: NewMemWatcher(0, p2wpkh(1))})
+			n, err := New(Config{Network: net, DataDir: dir, Watcher: watchtest.NewMemWatcher(0, p2wpkh(1))})
 			if err != nil {
 				t.Fatalf("New without decoys: %v", err)
 			}
@@ -92,7 +95,7 @@ func TestConfigDecoysRange(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, d := range []int{-1, MaxDecoys + 1} {
-		_, err := New(Config{Network: net, DataDir: t.TempDir(), Watcher: NewMemWatcher(0, p2wpkh(1)), Decoys: d})
+		_, err := New(Config{Network: net, DataDir: t.TempDir(), Watcher: watchtest.NewMemWatcher(0, p2wpkh(1)), Decoys: d})
 		if !errors.Is(err, ErrBadConfig) {
 			t.Errorf("Decoys %d: %v", d, err)
 		}
@@ -139,7 +142,7 @@ func TestDecoysTopUpAndMatch(t *testing.T) {
 		t.Fatalf("lowering the maximum rewrote the file: %x", got)
 	}
 	// A filter built with them holds them.
-	f, err := BuildFilter(Elements{Data: append([][]byte{mine[2:]}, d.active()...)}, DefaultFPRate, 7)
+	f, err := filterpolicy.BuildFilter(watch.Elements{Data: append([][]byte{mine[2:]}, d.active()...)}, filterpolicy.DefaultFPRate, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +256,7 @@ func TestBusyDecoyRetired(t *testing.T) {
 // chain brings no more of its traffic; nobody is scored and the watcher
 // equals the chain.
 func TestBusyDecoyReloadsEveryPeer(t *testing.T) {
-	w := NewMemWatcher(1, p2wpkh(1))
+	w := watchtest.NewMemWatcher(1, p2wpkh(1))
 	n, m := newTestManager(t, w, Config{SpotCheckEvery: 1, Decoys: 1})
 	busy := p2wpkh(0x50)
 	if err := writeDecoys(n.cfg.DataDir, [][]byte{busy[2:]}, nil); err != nil {

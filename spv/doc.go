@@ -8,6 +8,13 @@
 // announcements, and on a reorg it rolls the Watcher back to the fork
 // point and applies the new branch.
 //
+// The vocabulary the node shares with others lives beside it: the Watcher
+// contract and its values in package watch (and an in-memory Watcher for
+// tests in watch/watchtest), the networks in netparams, the filter's
+// sizing and defaults in filterpolicy (shared with the simulators and the
+// bench), the transcript's reason words in transcript. This package keeps
+// the node, its manager and its peers.
+//
 // # Goroutines
 //
 // The node runs ONE manager goroutine (manager.go) that owns all sync
@@ -138,12 +145,12 @@
 //
 // # Filter choices
 //
-// The filter (filter.go) uses BLOOM_UPDATE_ALL: a P2WPKH spend can only be
+// The filter (filterpolicy.BuildFilter) uses BLOOM_UPDATE_ALL: a P2WPKH spend can only be
 // matched through the outpoint it spends (servers never read witnesses),
 // and with UPDATE_ALL the server inserts the outpoints of every output
 // that matched, so spends of coins received since the load match without
 // a reload. Because the server also inserts the outpoints of false
-// positives, the filter is sized with headroom (FilterCapacity: twice the
+// positives, the filter is sized with headroom (filterpolicy.FilterCapacity: twice the
 // elements, a power of two, at least 64). The node keeps a local mirror
 // of every server's filter (MatchTxAndUpdate replayed on the transactions
 // the peer delivered, in the order it filtered them; the mirror is always
@@ -167,7 +174,7 @@
 // its message and made durable by the next filter record or the close.
 // filteradd is never sent: it reveals the
 // added element in clear. A filter that would match everything (no bits
-// or no hash functions) is refused (ErrFilterMatchesAll).
+// or no hash functions) is refused (filterpolicy.ErrFilterMatchesAll).
 //
 // # Decoys
 //

@@ -7,9 +7,10 @@ import (
 	"os"
 	"time"
 
+	"github.com/bloomwatch/bloomwatch/netparams"
 	"github.com/bloomwatch/bloomwatch/spv"
-	"github.com/bloomwatch/bloomwatch/spv/netparams"
 	"github.com/bloomwatch/bloomwatch/testnet"
+	"github.com/bloomwatch/bloomwatch/watch/watchtest"
 )
 
 // exampleAddrs is how many receive addresses the example chain pays; the
@@ -52,7 +53,7 @@ func Example() {
 			scripts = append(scripts, s)
 		}
 	}
-	w := spv.NewMemWatcher(truth.StartHeight+1, scripts...)
+	w := watchtest.NewMemWatcher(truth.StartHeight+1, scripts...)
 
 	dir, err := os.MkdirTemp("", "spv-example-")
 	if err != nil {

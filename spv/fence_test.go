@@ -4,7 +4,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bloomwatch/bloomwatch/spv/netparams"
+	"github.com/bloomwatch/bloomwatch/netparams"
+	"github.com/bloomwatch/bloomwatch/watch"
+	"github.com/bloomwatch/bloomwatch/watch/watchtest"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 )
@@ -65,7 +67,7 @@ func (s *simServer) claim(h int32) { s.ps.p.UpdateLastBlockHeight(h) }
 
 // newFenceManager returns a node and manager on dir with a settable
 // clock.
-func newFenceManager(t *testing.T, w Watcher, dir string, clk *fakeClock) (*Node, *manager) {
+func newFenceManager(t *testing.T, w watch.Watcher, dir string, clk *fakeClock) (*Node, *manager) {
 	t.Helper()
 	n, err := New(Config{Network: regtestNet(t), DataDir: dir, Watcher: w, Clock: clk, SpotCheckEvery: -1})
 	if err != nil {
@@ -106,7 +108,7 @@ func TestFenceRestartAtTip(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
 			dir := t.TempDir()
-			w := NewMemWatcher(1, p2wpkh(1))
+			w := watchtest.NewMemWatcher(1, p2wpkh(1))
 			n1, m1 := newFenceManager(t, w, dir, clk)
 			chain := mineBlocks(t, n1.cfg.Network, genesis(n1), 4, func(i int) []*wire.MsgTx {
 				return []*wire.MsgTx{payTo(byte(i), 1000, p2wpkh(1))}
@@ -160,7 +162,7 @@ func TestFenceLaggingPeerNeverSynced(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-			w := NewMemWatcher(1, p2wpkh(1))
+			w := watchtest.NewMemWatcher(1, p2wpkh(1))
 			n, m := newFenceManager(t, w, t.TempDir(), clk)
 			s := addSimPeer(t, m, "ibd:1", nil, 0) // serves no header
 			s.claim(50)
@@ -200,7 +202,7 @@ func TestFenceLaggingPeerNeverSynced(t *testing.T) {
 // is synced; the lagging one stays connected, unscored.
 func TestFenceSwitchesFromLaggingDownloadPeer(t *testing.T) {
 	clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	w := NewMemWatcher(1, p2wpkh(1))
+	w := watchtest.NewMemWatcher(1, p2wpkh(1))
 	n, m := newFenceManager(t, w, t.TempDir(), clk)
 	chain := mineBlocks(t, n.cfg.Network, genesis(n), 6, func(i int) []*wire.MsgTx {
 		return []*wire.MsgTx{payTo(byte(i), 1000, p2wpkh(1))}
@@ -240,7 +242,7 @@ func TestFenceSwitchesFromLaggingDownloadPeer(t *testing.T) {
 // finally serves the block (at its retry), the node syncs again.
 func TestFenceAnnouncedBlockWithheld(t *testing.T) {
 	clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	w := NewMemWatcher(1, p2wpkh(1))
+	w := watchtest.NewMemWatcher(1, p2wpkh(1))
 	n, m := newFenceManager(t, w, t.TempDir(), clk)
 	chain := mineBlocks(t, n.cfg.Network, genesis(n), 4, func(int) []*wire.MsgTx { return nil })
 	s := addSimPeer(t, m, "sim:1", chain, 0)
@@ -279,7 +281,7 @@ func TestFenceAnnouncedBlockWithheld(t *testing.T) {
 // answered by headers) closes no batch.
 func TestFencePongsAreNotBatchPongs(t *testing.T) {
 	clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	w := NewMemWatcher(1, p2wpkh(1))
+	w := watchtest.NewMemWatcher(1, p2wpkh(1))
 	n, m := newFenceManager(t, w, t.TempDir(), clk)
 	m.n.cfg.BatchSize, m.n.cfg.Window = 3, 6
 	chain := mineBlocks(t, n.cfg.Network, genesis(n), 20, func(i int) []*wire.MsgTx {
@@ -337,7 +339,7 @@ func TestStaleAnnouncementIsNotLagging(t *testing.T) {
 		{"no headers message (bcoin)", silentWhenNothingNew, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := NewMemWatcher(1, p2wpkh(1))
+			w := watchtest.NewMemWatcher(1, p2wpkh(1))
 			n, m := newTestManager(t, w, Config{SpotCheckEvery: 1})
 			chain := mineBlocks(t, n.cfg.Network, genesis(n), 5, func(i int) []*wire.MsgTx {
 				return []*wire.MsgTx{payTo(byte(i), 5, p2wpkh(1))}

@@ -1,10 +1,6 @@
 package spv
 
-import (
-	"math"
-
-	"github.com/bloomwatch/bloomwatch/bip37"
-)
+import "math"
 
 // BIP37 caps a filter at 36,000 bytes (bip37.MaxFilterSize). A wallet whose
 // capacity needs more at the false-positive target gets the largest filter
@@ -13,16 +9,8 @@ import (
 // Capped and the rate really reached, the log says it at every such load,
 // and the fill-driven reload compares a peer's filter with the rate that
 // filter could reach when loaded, not with the target (else a capped
-// filter would be reloaded after every block, forever).
-
-// ln2Squared is (ln 2)^2, BIP37's sizing constant.
-const ln2Squared = math.Ln2 * math.Ln2
-
-// filterCapped reports whether a filter for capacity elements at fpRate
-// would exceed bip37.MaxFilterSize (and so is built at the cap).
-func filterCapped(capacity uint32, fpRate float64) bool {
-	return -float64(capacity)*math.Log(fpRate)/ln2Squared > bip37.MaxFilterSize*8
-}
+// filter would be reloaded after every block, forever). bip37.Capped is the
+// rule.
 
 // reloadThreshold returns the predicted rate of ps's filter above which
 // the download peer is reloaded: ReloadFPRatio times the rate the filter

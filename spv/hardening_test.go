@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/filterpolicy"
+	"github.com/bloomwatch/bloomwatch/watch/watchtest"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 )
@@ -63,7 +65,7 @@ func TestCheckEveryBlockCatchesEveryOmission(t *testing.T) {
 	misses := 0
 	for run := range runs {
 		r := rand.New(rand.NewSource(int64(run)))
-		w := NewMemWatcher(1, p2wpkh(1))
+		w := watchtest.NewMemWatcher(1, p2wpkh(1))
 		n, m := newTestManager(t, w, Config{SpotCheckEvery: 1})
 		chain := walletChain(t, n, 8)
 		target := 1 + r.Intn(len(chain)-1) // the block whose answer lies
@@ -95,7 +97,7 @@ func TestCheckEveryBlockCatchesEveryOmission(t *testing.T) {
 }
 
 func TestFullBlockCheckCatchesOmissionWithOnePeer(t *testing.T) {
-	w := NewMemWatcher(1, p2wpkh(1))
+	w := watchtest.NewMemWatcher(1, p2wpkh(1))
 	n, m := newTestManager(t, w, Config{FullBlockEvery: 1})
 	chain := walletChain(t, n, 4)
 	liar := addSimPeer(t, m, "liar:1", chain, 0)
@@ -123,7 +125,7 @@ func TestFullBlockCheckCatchesUnderstatedCount(t *testing.T) {
 	// merkleblock claiming one transaction whose only hash is the root
 	// verifies with no match at all, hiding every wallet transaction of
 	// the block. The full block shows the real count.
-	w := NewMemWatcher(1, p2wpkh(1))
+	w := watchtest.NewMemWatcher(1, p2wpkh(1))
 	n, m := newTestManager(t, w, Config{FullBlockEvery: 1})
 	chain := walletChain(t, n, 2)
 	liar := addSimPeer(t, m, "liar:1", chain, 0)
@@ -138,7 +140,7 @@ func TestFullBlockCheckCatchesUnderstatedCount(t *testing.T) {
 }
 
 func TestFullBlockNotServedIsInconclusive(t *testing.T) {
-	w := NewMemWatcher(1, p2wpkh(1))
+	w := watchtest.NewMemWatcher(1, p2wpkh(1))
 	n, m := newTestManager(t, w, Config{FullBlockEvery: 1})
 	chain := walletChain(t, n, 3)
 	s := addSimPeer(t, m, "sim:1", chain, 0)
@@ -158,7 +160,7 @@ func TestDriftFromRelayedTxIsNotBanned(t *testing.T) {
 	// node could not fetch it (notfound: mined meanwhile). A block then
 	// holds S spending T's output: the server sends S, the mirror does
 	// not match it. That is drift, not a lie: never a ban, however often.
-	w := NewMemWatcher(1, p2wpkh(1))
+	w := watchtest.NewMemWatcher(1, p2wpkh(1))
 	n, m := newTestManager(t, w, Config{})
 	var relayed []*wire.MsgTx
 	chain := mineBlocks(t, n.cfg.Network, genesis(n), 8, func(i int) []*wire.MsgTx {
@@ -195,7 +197,7 @@ func TestDriftFromRelayedTxIsNotBanned(t *testing.T) {
 func TestUnexplainedUnmatchedTxIsScored(t *testing.T) {
 	// The same blocks with insertions nothing announced: nothing
 	// explains S, so it is the bitcoinj 876 injection and is scored.
-	w := NewMemWatcher(1, p2wpkh(1))
+	w := watchtest.NewMemWatcher(1, p2wpkh(1))
 	n, m := newTestManager(t, w, Config{})
 	var hidden []chainhash.Hash
 	chain := mineBlocks(t, n.cfg.Network, genesis(n), 2, func(i int) []*wire.MsgTx {
@@ -233,7 +235,7 @@ func TestCappedFilterIsShownAndNotReloadedForever(t *testing.T) {
 		scripts[i] = p2wpkh(byte(i))
 		scripts[i][3] = byte(i >> 8)
 	}
-	w := NewMemWatcher(1, scripts...)
+	w := watchtest.NewMemWatcher(1, scripts...)
 	n, m := newTestManager(t, w, Config{})
 	sub := n.Subscribe()
 	defer sub.Cancel()
@@ -259,7 +261,7 @@ func TestCappedFilterIsShownAndNotReloadedForever(t *testing.T) {
 			break
 		}
 	}
-	if !ev.Capped || ev.TargetFPRate != DefaultFPRate {
+	if !ev.Capped || ev.TargetFPRate != filterpolicy.DefaultFPRate {
 		t.Fatalf("FilterLoaded %+v does not say the filter is capped", ev)
 	}
 }
@@ -272,7 +274,7 @@ func TestDriftFromAMatchNeverReceivedIsNotBanned(t *testing.T) {
 	// peer. Block 3 holds S spending T's output: the first server matches
 	// it (it holds T:0), its mirror does not. That is drift: S is dropped,
 	// never scored, and the watcher ends with the truth.
-	w := NewMemWatcher(1, p2wpkh(1))
+	w := watchtest.NewMemWatcher(1, p2wpkh(1))
 	n, m := newTestManager(t, w, Config{})
 	opReturn := append([]byte{0x6a, 0x14}, p2wpkh(1)[2:]...)
 	tx := wire.NewMsgTx(2)
@@ -321,7 +323,7 @@ func TestUnfilteredRelaysAreDroppedThenIgnored(t *testing.T) {
 	// whole-mempool answer to BIP35, or a flood) is never scored for it;
 	// after maxUnmatchedRelays of them the node stops fetching its
 	// announcements until its next filterload.
-	w := NewMemWatcher(1, p2wpkh(1))
+	w := watchtest.NewMemWatcher(1, p2wpkh(1))
 	n, m := newTestManager(t, w, Config{})
 	chain := mineBlocks(t, n.cfg.Network, genesis(n), 2, func(int) []*wire.MsgTx { return nil })
 	s := addSimPeer(t, m, "sim:1", chain, 0)
@@ -366,7 +368,7 @@ func TestCheckUsesTheFilterTheBlockWasServedWith(t *testing.T) {
 	// learns that script (a new key) and reloads. The second peer's
 	// answer holds the tx: the primary did not omit it and must stay.
 	newKey := p2wpkh(2)
-	w := NewMemWatcher(1, p2wpkh(1))
+	w := watchtest.NewMemWatcher(1, p2wpkh(1))
 	n, m := newTestManager(t, w, Config{})
 	chain := mineBlocks(t, n.cfg.Network, genesis(n), 2, func(i int) []*wire.MsgTx {
 		return []*wire.MsgTx{payTo(byte(i), 5, p2wpkh(1)), payTo(byte(100+i), 7, newKey)}
@@ -408,7 +410,7 @@ func TestBlocksWithoutSecondPeerAreUnchecked(t *testing.T) {
 	// says so in its BlockProcessed event and in Stats.Unchecked. With a
 	// second peer every block is checked and none is unchecked.
 	for _, peers := range []int{1, 2} {
-		w := NewMemWatcher(1, p2wpkh(1))
+		w := watchtest.NewMemWatcher(1, p2wpkh(1))
 		n, m := newTestManager(t, w, Config{SpotCheckEvery: 1})
 		sub := n.Subscribe()
 		chain := mineBlocks(t, n.cfg.Network, genesis(n), 5, func(i int) []*wire.MsgTx {
@@ -458,7 +460,7 @@ func TestCheckWaitsForSecondPeerToHaveTheBlock(t *testing.T) {
 	// sent when the second peer announces the block. If it never does,
 	// the block is unchecked after checkWait.
 	for _, announce := range []bool{true, false} {
-		w := NewMemWatcher(1, p2wpkh(1))
+		w := watchtest.NewMemWatcher(1, p2wpkh(1))
 		clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
 		n, m := newTestManager(t, w, Config{SpotCheckEvery: 1, Clock: clk})
 		chain := mineBlocks(t, n.cfg.Network, genesis(n), 5, func(i int) []*wire.MsgTx {
@@ -505,7 +507,7 @@ func TestCheckWaitsForSecondPeerToHaveTheBlock(t *testing.T) {
 func TestCheckAskedAgainWhenSecondPeerLeaves(t *testing.T) {
 	// The second peer goes away before answering a check: the check goes
 	// to a third peer instead of being lost.
-	w := NewMemWatcher(1, p2wpkh(1))
+	w := watchtest.NewMemWatcher(1, p2wpkh(1))
 	n, m := newTestManager(t, w, Config{SpotCheckEvery: 1})
 	chain := mineBlocks(t, n.cfg.Network, genesis(n), 3, func(i int) []*wire.MsgTx {
 		return []*wire.MsgTx{payTo(byte(i), 5, p2wpkh(1))}
@@ -534,7 +536,7 @@ func TestCheckWaitsForALaggingSecondPeer(t *testing.T) {
 	// reorg) while the download peer serves new blocks: their checks
 	// wait for it instead of being unchecked at once, and are sent when
 	// it catches up.
-	w := NewMemWatcher(1, p2wpkh(1))
+	w := watchtest.NewMemWatcher(1, p2wpkh(1))
 	clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
 	n, m := newTestManager(t, w, Config{SpotCheckEvery: 1, Clock: clk})
 	chain := mineBlocks(t, n.cfg.Network, genesis(n), 5, func(i int) []*wire.MsgTx {

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/spv/headers"
+	"github.com/bloomwatch/bloomwatch/transcript"
+	"github.com/bloomwatch/bloomwatch/watch"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 )
@@ -132,7 +134,7 @@ func (m *manager) onReorg(r *headers.Reorg) {
 			m.fail(fmt.Errorf("%w: rollback to %d: %w", ErrWatcher, fork, err))
 			return
 		}
-		m.synced = SyncPoint{Height: fork, Hash: r.ForkHash}
+		m.synced = watch.SyncPoint{Height: fork, Hash: r.ForkHash}
 		m.next = m.firstWanted(fork + 1)
 		m.reqHigh = m.next - 1
 		// A rollback changes the watcher's elements (its transactions
@@ -189,7 +191,7 @@ func (m *manager) reconcile() {
 		return
 	}
 	forkHash, _ := m.n.store.HashByHeight(fork)
-	m.synced = SyncPoint{Height: fork, Hash: forkHash}
+	m.synced = watch.SyncPoint{Height: fork, Hash: forkHash}
 	m.dropFrom(0)
 	m.next = m.firstWanted(fork + 1)
 	m.reqHigh = m.next - 1
@@ -448,7 +450,7 @@ func (m *manager) replaceDownloadPeer(ps *peerState) {
 	}
 	m.dl = best
 	if best.mirror != nil && !m.mirrorHolds(best.mirror, true) {
-		m.loadFilter(best, ReasonOutPoints)
+		m.loadFilter(best, transcript.ReasonOutPoints)
 	}
 	m.n.log.Info("download peer", "addr", best.addr, "height", best.lastBlock, "replaces", ps.addr, "why", "lagging")
 	m.refreshPeers()
@@ -498,7 +500,7 @@ func (m *manager) checkSynced() {
 	if !caughtUp {
 		return
 	}
-	if f, ok := m.w.(Flusher); ok {
+	if f, ok := m.w.(watch.Flusher); ok {
 		if err := f.Flush(); err != nil {
 			m.fail(fmt.Errorf("%w: flush: %w", ErrWatcher, err))
 			return

@@ -7,6 +7,8 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/testnet/hostile"
+	"github.com/bloomwatch/bloomwatch/transcript"
+	"github.com/bloomwatch/bloomwatch/watch/watchtest"
 )
 
 // TestHostilePeers syncs with a hostile peer listed first (so it serves
@@ -32,7 +34,7 @@ func TestHostilePeers(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer hp.Close()
-			w := spv.NewMemWatcher(start+1, scripts...)
+			w := watchtest.NewMemWatcher(start+1, scripts...)
 			dir := t.TempDir()
 			n, err := spv.New(spv.Config{
 				Network: regtest(t), DataDir: dir, Connect: []string{hp.Addr(), h.Node().P2PAddr()},
@@ -61,7 +63,7 @@ func TestHostilePeers(t *testing.T) {
 				t.Errorf("honest peer banned: %+v", n.Bans())
 			}
 			for _, r := range readTranscript(t, dir) {
-				if r.Reason == spv.ReasonFPDrift {
+				if r.Reason == transcript.ReasonFPDrift {
 					t.Errorf("%s: filter reloaded for FP drift: %+v", sc, r)
 				}
 			}
@@ -89,7 +91,7 @@ func TestSideBranchFloodIsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer hp.Close()
-	w := spv.NewMemWatcher(start+1, scripts...)
+	w := watchtest.NewMemWatcher(start+1, scripts...)
 	n, err := spv.New(spv.Config{
 		Network: regtest(t), DataDir: t.TempDir(), Connect: []string{hp.Addr(), h.Node().P2PAddr()},
 		Watcher: w, Log: testLogger(), RetryMin: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond,

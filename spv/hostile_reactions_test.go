@@ -13,8 +13,8 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
+	"github.com/bloomwatch/bloomwatch/netparams"
 	"github.com/bloomwatch/bloomwatch/spv"
-	"github.com/bloomwatch/bloomwatch/spv/netparams"
 	"github.com/bloomwatch/bloomwatch/testnet"
 	"github.com/bloomwatch/bloomwatch/testnet/hostile"
 	"github.com/bloomwatch/bloomwatch/transcript"
@@ -287,7 +287,7 @@ func hrFPReloads(t *testing.T, dir string) int {
 	}
 	n := 0
 	for _, r := range recs {
-		if r.Reason == spv.ReasonFPDrift {
+		if r.Reason == transcript.ReasonFPDrift {
 			n++
 		}
 	}

@@ -16,11 +16,14 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 
+	"github.com/bloomwatch/bloomwatch/netparams"
 	"github.com/bloomwatch/bloomwatch/spv"
-	"github.com/bloomwatch/bloomwatch/spv/netparams"
 	"github.com/bloomwatch/bloomwatch/testnet"
 	"github.com/bloomwatch/bloomwatch/testnet/hostile"
+	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/bloomwatch/bloomwatch/wallet"
+	"github.com/bloomwatch/bloomwatch/watch"
+	"github.com/bloomwatch/bloomwatch/watch/watchtest"
 )
 
 // The scenario table of issue 16: the same scenarios, with the real
@@ -452,7 +455,7 @@ func scenarioReloadMidSync(t *testing.T, e *implEnv) {
 		case ev := <-sub.Events():
 			switch ev := ev.(type) {
 			case spv.FilterLoaded:
-				if ev.Reason == spv.ReasonNewKey {
+				if ev.Reason == transcript.ReasonNewKey {
 					newKey++
 				}
 			case spv.SyncDone:
@@ -471,7 +474,7 @@ func scenarioReloadMidSync(t *testing.T, e *implEnv) {
 
 // implConfig is the node configuration of the scenarios: a stall timeout
 // far above the 5 s a restart may take, fast reconnects.
-func implConfig(dir string, w spv.Watcher, peers ...string) spv.Config {
+func implConfig(dir string, w watch.Watcher, peers ...string) spv.Config {
 	return spv.Config{
 		Network: regtestNetwork(), DataDir: dir, Connect: peers, Watcher: w, Log: testLogger(),
 		RetryMin: 100 * time.Millisecond, RetryMax: time.Second, StallTimeout: time.Minute,
@@ -491,7 +494,7 @@ func regtestNetwork() *netparams.Network {
 
 // implNode starts a node on w syncing from peers; it stops at owner's
 // cleanup (owner: the test the node outlives rows for, or t itself).
-func implNode(t, owner *testing.T, dir string, w spv.Watcher, peers ...string) *spv.Node {
+func implNode(t, owner *testing.T, dir string, w watch.Watcher, peers ...string) *spv.Node {
 	t.Helper()
 	n, err := spv.New(implConfig(dir, w, peers...))
 	if err != nil {
@@ -682,7 +685,7 @@ var errNoSync = errors.New("synced on a lagging peer's word")
 // synced within 5 s).
 func TestSilentPeerClaimingMoreNeverSynced(t *testing.T) {
 	silent := implSilent(t, 500)
-	w := spv.NewMemWatcher(1, append([]byte{0x00, 0x14}, bytes.Repeat([]byte{1}, 20)...))
+	w := watchtest.NewMemWatcher(1, append([]byte{0x00, 0x14}, bytes.Repeat([]byte{1}, 20)...))
 	n := implNode(t, t, t.TempDir(), w, silent.Addr())
 	ctx, cancel := context.WithTimeout(t.Context(), 6*time.Second)
 	defer cancel()

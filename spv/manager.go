@@ -6,52 +6,11 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/filterpolicy"
 	"github.com/bloomwatch/bloomwatch/transcript"
+	"github.com/bloomwatch/bloomwatch/watch"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
-)
-
-// Reasons recorded with every filterload in the privacy transcript and in
-// FilterLoaded events (the privacy package's simulator uses the same
-// words).
-const (
-	// ReasonInitial is the first filter of a node with an empty
-	// transcript.
-	ReasonInitial = "initial"
-	// ReasonRestart is the first filter after a restart.
-	ReasonRestart = "restart"
-	// ReasonNewPeer is the first filter sent to another peer.
-	ReasonNewPeer = "new-peer"
-	// ReasonNewKey is a reload because the watcher's elements grew
-	// beyond what the peer's filter holds.
-	ReasonNewKey = "new-key"
-	// ReasonFPDrift is a reload because the peer's filter filled up.
-	ReasonFPDrift = "fp-drift"
-	// ReasonManual is a reload the user asked for.
-	ReasonManual = "manual"
-	// ReasonDecoyBusy is a reload without a decoy that brought too many
-	// false positives (Config.Decoys).
-	ReasonDecoyBusy = "decoy-busy"
-	// ReasonOutPoints is a reload of a peer that becomes the download
-	// peer while its filter lacks some of the watcher's outpoints (it did
-	// not see the blocks that created them, so spends would be missed).
-	ReasonOutPoints = "outpoints"
-)
-
-// Reasons of the transcript's getdata records (transcript.KindGetData):
-// why the node asked a peer for a run of filtered blocks.
-const (
-	// ReasonSync is a request while catching up with the header tip.
-	ReasonSync = "sync"
-	// ReasonLive is a request for a block above the height the node
-	// first synced to in this run: the live chain.
-	ReasonLive = "live"
-	// ReasonRefetch is a request for a block asked before: its answer
-	// was filtered with an older filter, or left transactions out.
-	ReasonRefetch = "refetch"
-	// ReasonCheck is an omission check: a block asked again from a
-	// second peer.
-	ReasonCheck = "check"
 )
 
 // blockReq is one filtered-block request sent to a peer.
@@ -105,7 +64,7 @@ func (pb *pendingBlock) missing() []chainhash.Hash {
 type slot struct {
 	hash     chainhash.Hash
 	req      *blockReq
-	block    *FilteredBlock
+	block    *watch.FilteredBlock
 	attempts int
 	// why explains each delivered tx's match; plan is the omission
 	// check decided for the block, sent at delivery.
@@ -131,7 +90,7 @@ type txReq struct {
 // manager owns all sync state; only its goroutine touches it.
 type manager struct {
 	n *Node
-	w Watcher
+	w watch.Watcher
 
 	peers map[*peerState]struct{}
 	dl    *peerState
@@ -142,7 +101,7 @@ type manager struct {
 	restart  bool
 	birthday int32
 
-	synced  SyncPoint
+	synced  watch.SyncPoint
 	next    int32
 	slots   map[int32]*slot
 	reqHigh int32 // highest height with a slot
@@ -232,7 +191,7 @@ func (m *manager) currentFilter() (*bip37.Filter, error) {
 		// A fresh slice: snapshot shares the element set's.
 		els.Data = append(append(make([][]byte, 0, len(els.Data)+len(ds)), els.Data...), ds...)
 	}
-	f, err := BuildFilter(els, m.n.cfg.FPRate, m.n.tweak)
+	f, err := filterpolicy.BuildFilter(els, m.n.cfg.FPRate, m.n.tweak)
 	if err != nil {
 		return nil, err
 	}
@@ -333,12 +292,12 @@ func (m *manager) onPeerReady(ps *peerState) {
 	ps.txReqs = make(map[chainhash.Hash]*txReq)
 	ps.lastAnswer = m.n.clock.Now()
 	m.peers[ps] = struct{}{}
-	reason := ReasonNewPeer
+	reason := transcript.ReasonNewPeer
 	switch {
 	case m.loads == 0 && m.restart:
-		reason = ReasonRestart
+		reason = transcript.ReasonRestart
 	case m.loads == 0:
-		reason = ReasonInitial
+		reason = transcript.ReasonInitial
 	}
 	m.loadFilter(ps, reason)
 	m.n.log.Info("peer connected", "addr", ps.addr, "agent", ps.p.UserAgent(), "height", ps.lastBlock, "filter_rules", ps.rules)
@@ -522,9 +481,9 @@ func (m *manager) loadFilter(ps *peerState, reason string) {
 	m.loads++
 	nEls := m.filterLen()
 	fp := f.FPRate(float64(nEls))
-	capacity := FilterCapacity(nEls)
+	capacity := filterpolicy.FilterCapacity(nEls)
 	ps.loadRate = f.FPRate(float64(capacity))
-	capped := filterCapped(capacity, m.n.cfg.FPRate)
+	capped := bip37.Capped(capacity, m.n.cfg.FPRate)
 	m.st.Filter = FilterInfo{
 		Elements: nEls, Capacity: capacity, Bytes: f.Size(),
 		HashFuncs: f.HashFuncs(), Tweak: f.Tweak(), Flags: f.Flags().String(),
@@ -583,7 +542,7 @@ func (m *manager) pickDownloadPeer() {
 	if best != nil {
 		m.begun = true
 		if best.mirror != nil && !m.mirrorHolds(best.mirror, true) {
-			m.loadFilter(best, ReasonOutPoints)
+			m.loadFilter(best, transcript.ReasonOutPoints)
 		}
 		m.n.log.Info("download peer", "addr", best.addr, "height", best.lastBlock)
 		m.refreshPeers()
@@ -719,11 +678,11 @@ func (m *manager) recordRequests(ps *peerState, reqs []*blockReq) bool {
 func (m *manager) requestReason(r *blockReq) string {
 	switch {
 	case r.check != nil:
-		return ReasonCheck
+		return transcript.ReasonCheck
 	case r.refetch:
-		return ReasonRefetch
+		return transcript.ReasonRefetch
 	case m.liveFrom > 0 && r.height > m.liveFrom:
-		return ReasonLive
+		return transcript.ReasonLive
 	}
-	return ReasonSync
+	return transcript.ReasonSync
 }

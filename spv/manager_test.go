@@ -7,8 +7,11 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
-	"github.com/bloomwatch/bloomwatch/spv/netparams"
+	"github.com/bloomwatch/bloomwatch/filterpolicy"
+	"github.com/bloomwatch/bloomwatch/netparams"
 	"github.com/bloomwatch/bloomwatch/transcript"
+	"github.com/bloomwatch/bloomwatch/watch"
+	"github.com/bloomwatch/bloomwatch/watch/watchtest"
 	"github.com/btcsuite/btcd/blockchain"
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -230,7 +233,7 @@ func (s *simServer) filterLoads() int {
 }
 
 // newTestManager returns a node (not started) and its manager for w.
-func newTestManager(t testing.TB, w Watcher, cfg Config) (*Node, *manager) {
+func newTestManager(t testing.TB, w watch.Watcher, cfg Config) (*Node, *manager) {
 	t.Helper()
 	net, err := netparams.Lookup("regtest")
 	if err != nil {
@@ -257,7 +260,7 @@ func genesis(n *Node) *wire.BlockHeader { return &n.cfg.Network.Params.GenesisBl
 
 func TestManagerGapRaceRefetches(t *testing.T) {
 	script := func(i uint32) []byte { return p2wpkh(byte(0x40 + i)) }
-	w, err := NewMemWatcherGap(1, 2, func(i uint32) ([]byte, error) { return script(i), nil })
+	w, err := watchtest.NewMemWatcherGap(1, 2, func(i uint32) ([]byte, error) { return script(i), nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +297,7 @@ func TestManagerGapRaceRefetches(t *testing.T) {
 }
 
 func TestManagerNoReloadWhenServerHoldsOutpoints(t *testing.T) {
-	w := NewMemWatcher(1, p2wpkh(1))
+	w := watchtest.NewMemWatcher(1, p2wpkh(1))
 	n, m := newTestManager(t, w, Config{})
 	pay := payTo(1, 5000, p2wpkh(1))
 	spend := wire.NewMsgTx(2)
@@ -320,7 +323,7 @@ func TestManagerNoReloadWhenServerHoldsOutpoints(t *testing.T) {
 }
 
 func TestManagerDropsUnmatchedTxs(t *testing.T) {
-	w := NewMemWatcher(1, p2wpkh(1))
+	w := watchtest.NewMemWatcher(1, p2wpkh(1))
 	n, m := newTestManager(t, w, Config{})
 	chain := mineBlocks(t, n.cfg.Network, genesis(n), 3, func(i int) []*wire.MsgTx {
 		return []*wire.MsgTx{payTo(byte(i), 5, p2wpkh(0x55)), payTo(byte(i+50), 6, p2wpkh(0x56))}
@@ -374,7 +377,7 @@ func TestManagerBansForgedAnswers(t *testing.T) {
 		}, MisbehaviorUnrequestedBlock},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := NewMemWatcher(1, p2wpkh(1))
+			w := watchtest.NewMemWatcher(1, p2wpkh(1))
 			n, m := newTestManager(t, w, Config{})
 			chain := mineBlocks(t, n.cfg.Network, genesis(n), 3, func(i int) []*wire.MsgTx {
 				return []*wire.MsgTx{payTo(byte(i), 5, p2wpkh(1)), payTo(byte(i+50), 6, p2wpkh(0x56))}
@@ -396,7 +399,7 @@ func TestManagerBansForgedAnswers(t *testing.T) {
 }
 
 func TestManagerOmissionSpotCheck(t *testing.T) {
-	w := NewMemWatcher(1, p2wpkh(1))
+	w := watchtest.NewMemWatcher(1, p2wpkh(1))
 	n, m := newTestManager(t, w, Config{SpotCheckEvery: 1})
 	chain := mineBlocks(t, n.cfg.Network, genesis(n), 3, func(i int) []*wire.MsgTx {
 		return []*wire.MsgTx{payTo(byte(i), 5, p2wpkh(1))}
@@ -421,7 +424,7 @@ func TestManagerOmissionSpotCheck(t *testing.T) {
 }
 
 func TestManagerReorgRollsBack(t *testing.T) {
-	w := NewMemWatcher(1, p2wpkh(1))
+	w := watchtest.NewMemWatcher(1, p2wpkh(1))
 	n, m := newTestManager(t, w, Config{})
 	base := mineBlocks(t, n.cfg.Network, genesis(n), 3, func(int) []*wire.MsgTx { return nil })
 	lose := mineBlocks(t, n.cfg.Network, &base[2].Header, 2, func(i int) []*wire.MsgTx {
@@ -457,7 +460,7 @@ func TestManagerReorgRollsBack(t *testing.T) {
 }
 
 func TestManagerNotServedAndMissingTxs(t *testing.T) {
-	w := NewMemWatcher(1, p2wpkh(1))
+	w := watchtest.NewMemWatcher(1, p2wpkh(1))
 	n, m := newTestManager(t, w, Config{})
 	chain := mineBlocks(t, n.cfg.Network, genesis(n), 2, func(i int) []*wire.MsgTx {
 		return []*wire.MsgTx{payTo(byte(i), 5, p2wpkh(1))}
@@ -488,26 +491,26 @@ func TestManagerNotServedAndMissingTxs(t *testing.T) {
 }
 
 func TestManagerTranscriptRecordsLoads(t *testing.T) {
-	w := NewMemWatcher(5, p2wpkh(1))
+	w := watchtest.NewMemWatcher(5, p2wpkh(1))
 	n, m := newTestManager(t, w, Config{})
 	chain := mineBlocks(t, n.cfg.Network, genesis(n), 6, func(int) []*wire.MsgTx { return nil })
 	s := addSimPeer(t, m, "sim:1", chain, 0)
 	s.run()
-	m.handle(reloadMsg{reason: ReasonManual})
+	m.handle(reloadMsg{reason: transcript.ReasonManual})
 	s.run()
 	all, err := transcript.Read(openFile(t, n.cfg.DataDir+"/"+transcript.FileName))
 	if err != nil {
 		t.Fatal(err)
 	}
 	recs := transcript.FilterRecords(all)
-	if len(recs) != 2 || recs[0].Reason != ReasonInitial || recs[1].Reason != ReasonManual {
+	if len(recs) != 2 || recs[0].Reason != transcript.ReasonInitial || recs[1].Reason != transcript.ReasonManual {
 		t.Fatalf("records %+v", recs)
 	}
 	if recs[0].Height != 4 || recs[1].Height != 6 || recs[0].Peer != "sim:1" {
 		t.Fatalf("heights %d, %d (birthday 5, tip 6)", recs[0].Height, recs[1].Height)
 	}
 	f, err := bip37.Deserialize(recs[0].Filter)
-	if err != nil || f.Flags() != FilterFlags || !f.Matches(p2wpkh(1)[2:]) {
+	if err != nil || f.Flags() != filterpolicy.FilterFlags || !f.Matches(p2wpkh(1)[2:]) {
 		t.Fatalf("recorded filter %v: %v", f, err)
 	}
 }
@@ -524,7 +527,7 @@ func openFile(t testing.TB, path string) *os.File {
 }
 
 func TestManagerReloadsSaturatedFilter(t *testing.T) {
-	w := NewMemWatcher(1, p2wpkh(1))
+	w := watchtest.NewMemWatcher(1, p2wpkh(1))
 	n, m := newTestManager(t, w, Config{FPRate: 0.001, ReloadFPRatio: 2})
 	// Every block pays the watcher 30 outputs: the server inserts 30
 	// outpoints per block into a filter sized for 64 elements.
@@ -543,7 +546,7 @@ func TestManagerReloadsSaturatedFilter(t *testing.T) {
 	}
 	var drift []transcript.Record
 	for _, r := range recs {
-		if r.Reason == ReasonFPDrift {
+		if r.Reason == transcript.ReasonFPDrift {
 			drift = append(drift, r)
 		}
 	}
@@ -617,7 +620,7 @@ func randomMessage(r *rand.Rand, chain []*wire.MsgBlock) wire.Message {
 
 // mustFilter returns a filter matching the test scripts.
 func mustFilter() *bip37.Filter {
-	f, err := BuildFilter(Elements{Data: [][]byte{p2wpkh(1)[2:]}}, DefaultFPRate, 0)
+	f, err := filterpolicy.BuildFilter(watch.Elements{Data: [][]byte{p2wpkh(1)[2:]}}, filterpolicy.DefaultFPRate, 0)
 	if err != nil {
 		panic(err)
 	}
@@ -627,7 +630,7 @@ func mustFilter() *bip37.Filter {
 func TestManagerSurvivesRandomMessages(t *testing.T) {
 	for seed := int64(1); seed <= 20; seed++ {
 		r := rand.New(rand.NewSource(seed))
-		w := NewMemWatcher(1, p2wpkh(1))
+		w := watchtest.NewMemWatcher(1, p2wpkh(1))
 		n, m := newTestManager(t, w, Config{BatchSize: 5, Window: 10, SpotCheckEvery: 2})
 		chain := mineBlocks(t, n.cfg.Network, genesis(n), 12, func(i int) []*wire.MsgTx {
 			return []*wire.MsgTx{payTo(byte(i), 5, p2wpkh(byte(i%3))), payTo(byte(i+100), 6, p2wpkh(0x56))}
@@ -657,7 +660,7 @@ func TestManagerWatcherOnStaleBranchAtStart(t *testing.T) {
 	// The watcher applied a branch that lost while the node was away, and
 	// the node's header store is new (it never saw that branch): the
 	// watcher is rolled back and the best chain applied.
-	w := NewMemWatcher(1, p2wpkh(1))
+	w := watchtest.NewMemWatcher(1, p2wpkh(1))
 	n, m := newTestManager(t, w, Config{})
 	base := mineBlocks(t, n.cfg.Network, genesis(n), 2, func(int) []*wire.MsgTx { return nil })
 	lose := mineBlocks(t, n.cfg.Network, &base[1].Header, 2, func(i int) []*wire.MsgTx {
@@ -681,7 +684,7 @@ func TestManagerWatcherOnStaleBranchAtStart(t *testing.T) {
 }
 
 func TestManagerMempool(t *testing.T) {
-	w := NewMemWatcher(1, p2wpkh(1))
+	w := watchtest.NewMemWatcher(1, p2wpkh(1))
 	n, m := newTestManager(t, w, Config{})
 	chain := mineBlocks(t, n.cfg.Network, genesis(n), 2, func(int) []*wire.MsgTx { return nil })
 	s := addSimPeer(t, m, "sim:1", chain, 0)
@@ -722,7 +725,7 @@ func TestManagerMempool(t *testing.T) {
 // headers that never connect is answered with getheaders up to
 // maxUnconnectingHeaders times, then scored and dropped.
 func TestManagerDropsUnconnectingAnnouncer(t *testing.T) {
-	w := NewMemWatcher(1, p2wpkh(1))
+	w := watchtest.NewMemWatcher(1, p2wpkh(1))
 	n, m := newTestManager(t, w, Config{})
 	none := func(int) []*wire.MsgTx { return nil }
 	chain := mineBlocks(t, n.cfg.Network, genesis(n), 3, none)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/spv/headers"
 	"github.com/bloomwatch/bloomwatch/transcript"
+	"github.com/bloomwatch/bloomwatch/watch"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 )
 
@@ -23,7 +24,7 @@ type Node struct {
 	clock Clock
 
 	store *headers.Store
-	bans  *BanManager
+	bans  *banManager
 	trans transcriptLog
 	// history holds the transcript's records from earlier runs.
 	history []transcript.Record
@@ -90,7 +91,7 @@ func New(cfg Config) (*Node, error) {
 	if n.decoys, err = loadDecoys(cfg.DataDir, cfg.Decoys); err != nil {
 		return nil, err
 	}
-	if n.bans, err = OpenBanManager(cfg.DataDir, cfg.Clock, cfg.BanDuration); err != nil {
+	if n.bans, err = openBanManager(cfg.DataDir, cfg.Clock, cfg.BanDuration); err != nil {
 		return nil, err
 	}
 	if n.store, err = headers.Open(cfg.DataDir, cfg.Network,
@@ -167,7 +168,7 @@ func (n *Node) Stop() error {
 	n.disconnectAll()
 	n.wg.Wait()
 	var errs []error
-	if f, ok := n.cfg.Watcher.(Flusher); ok && n.started {
+	if f, ok := n.cfg.Watcher.(watch.Flusher); ok && n.started {
 		if err := f.Flush(); err != nil {
 			errs = append(errs, fmt.Errorf("%w: flush: %w", ErrWatcher, err))
 		}

@@ -8,10 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bloomwatch/bloomwatch/netparams"
 	"github.com/bloomwatch/bloomwatch/spv"
-	"github.com/bloomwatch/bloomwatch/spv/netparams"
 	"github.com/bloomwatch/bloomwatch/testnet"
 	"github.com/bloomwatch/bloomwatch/transcript"
+	"github.com/bloomwatch/bloomwatch/watch"
+	"github.com/bloomwatch/bloomwatch/watch/watchtest"
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -133,7 +135,7 @@ func buildChain(t testing.TB, h *testnet.Harness, k *testnet.Keyring, scripts []
 }
 
 // startNode starts a node on w with peers and stops it at cleanup.
-func startNode(t testing.TB, dir string, w spv.Watcher, peers ...string) *spv.Node {
+func startNode(t testing.TB, dir string, w watch.Watcher, peers ...string) *spv.Node {
 	t.Helper()
 	n, err := spv.New(spv.Config{
 		Network: regtest(t), DataDir: dir, Connect: peers, Watcher: w, Log: testLogger(),
@@ -175,7 +177,7 @@ func waitSynced(t testing.TB, n *spv.Node, height int32) {
 }
 
 // checkTruth compares the watcher with the chain's truth.
-func checkTruth(t testing.TB, w *spv.MemWatcher, truth *chainTruth) {
+func checkTruth(t testing.TB, w *watchtest.MemWatcher, truth *chainTruth) {
 	t.Helper()
 	got := w.Txs()
 	for id, h := range truth.txs {
@@ -217,7 +219,7 @@ func TestSyncMatchesTruth(t *testing.T) {
 	truth := buildChain(t, h, k, scripts, 60, 4, 1)
 	_, tip, _ := h.Node().BestBlock()
 
-	w := spv.NewMemWatcher(start+1, scripts...)
+	w := watchtest.NewMemWatcher(start+1, scripts...)
 	n := startNode(t, t.TempDir(), w, h.Node().P2PAddr())
 	waitSynced(t, n, tip)
 	checkTruth(t, w, truth)
@@ -273,7 +275,7 @@ func TestSyncGapLimitRerequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, tip, _ := h.Node().BestBlock()
-	w, err := spv.NewMemWatcherGap(start+1, 3, derive)
+	w, err := watchtest.NewMemWatcherGap(start+1, 3, derive)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +310,7 @@ func TestSyncFollowsReorgs(t *testing.T) {
 	_, start, _ := h.Node().BestBlock()
 	truth := buildChain(t, h, k, scripts, 10, 2, 7)
 	_, tip, _ := h.Node().BestBlock()
-	w := spv.NewMemWatcher(start+1, scripts...)
+	w := watchtest.NewMemWatcher(start+1, scripts...)
 	n := startNode(t, t.TempDir(), w, h.Node().P2PAddr())
 	sub := n.Subscribe()
 	defer sub.Cancel()
@@ -379,7 +381,7 @@ func TestSyncRestartAndMempool(t *testing.T) {
 	_, start, _ := h.Node().BestBlock()
 	truth := buildChain(t, h, k, scripts, 20, 2, 3)
 	_, tip, _ := h.Node().BestBlock()
-	w := spv.NewMemWatcher(start+1, scripts...)
+	w := watchtest.NewMemWatcher(start+1, scripts...)
 	dir := t.TempDir()
 	cfg := spv.Config{
 		Network: regtest(t), DataDir: dir, Connect: []string{h.Node().P2PAddr()}, Watcher: w, Log: testLogger(),
@@ -464,12 +466,12 @@ func TestSyncRestartAndMempool(t *testing.T) {
 	}
 
 	recs := readTranscript(t, dir)
-	if len(recs) < 2 || recs[0].Reason != spv.ReasonInitial {
+	if len(recs) < 2 || recs[0].Reason != transcript.ReasonInitial {
 		t.Fatalf("transcript %+v", recs)
 	}
 	sawRestart := false
 	for _, r := range transcript.FilterRecords(recs) {
-		sawRestart = sawRestart || r.Reason == spv.ReasonRestart
+		sawRestart = sawRestart || r.Reason == transcript.ReasonRestart
 		if r.Peer != h.Node().P2PAddr() || len(r.Filter) == 0 {
 			t.Errorf("record %+v", r)
 		}
@@ -503,7 +505,7 @@ func TestSyncSurvivesPeerLoss(t *testing.T) {
 	}
 	nodes := map[string]*testnet.Node{h.Node().P2PAddr(): h.Node(), second.P2PAddr(): second}
 
-	w := spv.NewMemWatcher(start+1, scripts...)
+	w := watchtest.NewMemWatcher(start+1, scripts...)
 	gate := &gateWatcher{MemWatcher: w, at: start + 20, reached: make(chan struct{}), release: make(chan struct{})}
 	n, err := spv.New(spv.Config{
 		Network: regtest(t), DataDir: t.TempDir(), Connect: []string{h.Node().P2PAddr(), second.P2PAddr()},
@@ -552,14 +554,14 @@ func TestSyncSurvivesPeerLoss(t *testing.T) {
 // gateWatcher holds ApplyBlock at one height until released, so a test
 // can act in the middle of a sync.
 type gateWatcher struct {
-	*spv.MemWatcher
+	*watchtest.MemWatcher
 	at      int32
 	reached chan struct{}
 	release chan struct{}
 	passed  bool
 }
 
-func (g *gateWatcher) ApplyBlock(b *spv.FilteredBlock) (spv.BlockResult, error) {
+func (g *gateWatcher) ApplyBlock(b *watch.FilteredBlock) (watch.BlockResult, error) {
 	if b.Height == g.at && !g.passed {
 		g.passed = true
 		close(g.reached)
@@ -605,7 +607,7 @@ func TestSyncThousandBlocks(t *testing.T) {
 			}
 		}
 	}
-	w := spv.NewMemWatcher(truths[0].StartHeight+1, scripts...)
+	w := watchtest.NewMemWatcher(truths[0].StartHeight+1, scripts...)
 	n := startNode(t, t.TempDir(), w, h.Node().P2PAddr())
 	waitSynced(t, n, tip)
 	got := w.Txs()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/testnet/hostile"
+	"github.com/bloomwatch/bloomwatch/watch/watchtest"
 	"github.com/btcsuite/btcd/chaincfg"
 )
 
@@ -143,7 +144,7 @@ func omissionSync(t *testing.T, up hostile.Upstream, params *chaincfg.Params, ho
 		t.Fatal(err)
 	}
 	defer hp.Close()
-	w := spv.NewMemWatcher(start+1, scripts...)
+	w := watchtest.NewMemWatcher(start+1, scripts...)
 	n, err := spv.New(spv.Config{
 		Network: regtest(t), DataDir: t.TempDir(), Connect: []string{hp.Addr(), honest}, Watcher: w, Log: testLogger(),
 		RetryMin: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond, StallTimeout: 2 * time.Second,
@@ -174,7 +175,7 @@ func omissionSync(t *testing.T, up hostile.Upstream, params *chaincfg.Params, ho
 
 // sameAsTruth reports whether the watcher holds exactly the chain's wallet
 // transactions and coins.
-func sameAsTruth(w *spv.MemWatcher, truth *chainTruth) bool {
+func sameAsTruth(w *watchtest.MemWatcher, truth *chainTruth) bool {
 	got := w.Txs()
 	if len(got) != len(truth.txs) {
 		return false
@@ -215,7 +216,7 @@ func TestOmissionCheckCost(t *testing.T) {
 	}
 	defer honest.Close()
 	sync := func(cross, full int) uint64 {
-		w := spv.NewMemWatcher(start+1, scripts...)
+		w := watchtest.NewMemWatcher(start+1, scripts...)
 		n, err := spv.New(spv.Config{
 			Network: regtest(t), DataDir: t.TempDir(), Connect: []string{honest.Addr(), h.Node().P2PAddr()}, Watcher: w,
 			Log: testLogger(), SpotCheckEvery: cross, FullBlockEvery: full, MinPeers: 2, MinPeersWait: 5 * time.Second,

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/bloomwatch/bloomwatch/transcript"
+	"github.com/bloomwatch/bloomwatch/watch/watchtest"
 	"github.com/btcsuite/btcd/wire"
 )
 
@@ -39,7 +40,7 @@ func filteredAsked(s *simServer) int {
 // consecutive heights (version 3 getdata records), with the reason: the
 // initial sync from the birthday, then a live block once synced.
 func TestManagerTranscriptRecordsRequests(t *testing.T) {
-	w := NewMemWatcher(5, p2wpkh(1))
+	w := watchtest.NewMemWatcher(5, p2wpkh(1))
 	n, m := newTestManager(t, w, Config{})
 	chain := mineBlocks(t, n.cfg.Network, genesis(n), 12, func(int) []*wire.MsgTx { return nil })
 	s := addSimPeer(t, m, "sim:1", chain[:10], 0)
@@ -78,9 +79,9 @@ func TestManagerTranscriptRecordsRequests(t *testing.T) {
 		total += int(r.Count)
 	}
 	for h := int32(5); h <= 12; h++ {
-		want := ReasonSync
+		want := transcript.ReasonSync
 		if h > 10 {
-			want = ReasonLive
+			want = transcript.ReasonLive
 		}
 		if asked[h] != want {
 			t.Errorf("height %d: reason %q, want %q (records %+v)", h, asked[h], want, recs)
@@ -94,7 +95,7 @@ func TestManagerTranscriptRecordsRequests(t *testing.T) {
 // TestManagerTranscriptRecordsRefetch: a block a peer served without its
 // transactions is asked from another peer, and the transcript says so.
 func TestManagerTranscriptRecordsRefetch(t *testing.T) {
-	w := NewMemWatcher(1, p2wpkh(1))
+	w := watchtest.NewMemWatcher(1, p2wpkh(1))
 	n, m := newTestManager(t, w, Config{})
 	chain := mineBlocks(t, n.cfg.Network, genesis(n), 2, func(i int) []*wire.MsgTx {
 		return []*wire.MsgTx{payTo(byte(i), 5, p2wpkh(1))}
@@ -113,7 +114,7 @@ func TestManagerTranscriptRecordsRefetch(t *testing.T) {
 	}
 	refetched := 0
 	for _, r := range readRecords(t, m) {
-		if r.Kind == transcript.KindGetData && r.Peer == "other:1" && r.Reason == ReasonRefetch {
+		if r.Kind == transcript.KindGetData && r.Peer == "other:1" && r.Reason == transcript.ReasonRefetch {
 			refetched += int(r.Count)
 		}
 	}
@@ -140,7 +141,7 @@ func (f *failAfterLog) Close() error { return f.log.Close() }
 // TestRequestNotSentWhenTranscriptFails: a getdata the transcript cannot
 // hold is not sent, and the sync stops.
 func TestRequestNotSentWhenTranscriptFails(t *testing.T) {
-	w := NewMemWatcher(1, p2wpkh(1))
+	w := watchtest.NewMemWatcher(1, p2wpkh(1))
 	n, m := newTestManager(t, w, Config{})
 	n.trans = &failAfterLog{ok: 1, log: n.trans} // the filterload only
 	chain := mineBlocks(t, n.cfg.Network, genesis(n), 3, func(int) []*wire.MsgTx { return nil })

@@ -4,6 +4,9 @@ import (
 	"testing"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/filterpolicy"
+	"github.com/bloomwatch/bloomwatch/watch"
+	"github.com/bloomwatch/bloomwatch/watch/watchtest"
 	"github.com/btcsuite/btcd/wire"
 )
 
@@ -29,7 +32,7 @@ func TestMirrorFollowsBtcdRules(t *testing.T) {
 			// (the server's copy only grows from there as matched
 			// outpoints are added); searched by computation so the test
 			// never depends on a lucky data dir.
-			w := NewMemWatcher(1, p2wpkh(1), p2wpkh(2))
+			w := watchtest.NewMemWatcher(1, p2wpkh(1), p2wpkh(2))
 			n, m := newTestManager(t, w, Config{FPRate: 0.3})
 			n.tweak = tweakCoveringEmpty(t, m.els.snapshot(), n.cfg.FPRate)
 			m.filter = nil // built by newManager with the data dir's tweak
@@ -63,10 +66,10 @@ func TestMirrorFollowsBtcdRules(t *testing.T) {
 
 // tweakCoveringEmpty returns the smallest tweak whose filter over els
 // covers the empty element.
-func tweakCoveringEmpty(t *testing.T, els Elements, fpRate float64) uint32 {
+func tweakCoveringEmpty(t *testing.T, els watch.Elements, fpRate float64) uint32 {
 	t.Helper()
 	for tweak := uint32(0); tweak < 1<<16; tweak++ {
-		f, err := BuildFilter(els, fpRate, tweak)
+		f, err := filterpolicy.BuildFilter(els, fpRate, tweak)
 		if err != nil {
 			t.Fatal(err)
 		}

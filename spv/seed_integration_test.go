@@ -10,10 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bloomwatch/bloomwatch/netparams"
 	"github.com/bloomwatch/bloomwatch/spv"
-	"github.com/bloomwatch/bloomwatch/spv/netparams"
 	"github.com/bloomwatch/bloomwatch/testnet"
 	"github.com/bloomwatch/bloomwatch/transcript"
+	"github.com/bloomwatch/bloomwatch/watch/watchtest"
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/wire"
 )
@@ -120,7 +121,7 @@ func TestSyncFromDNSSeed(t *testing.T) {
 	seed.SetAnswer(seedName, testnet.SeedAnswer{IPs: []net.IP{net.ParseIP("127.0.0.1")}})
 
 	dir := t.TempDir()
-	w := spv.NewMemWatcher(start+1, scripts...)
+	w := watchtest.NewMemWatcher(start+1, scripts...)
 	n := startSpv(t, spv.Config{
 		Network: seededNetwork(t, port), DataDir: dir, Watcher: w, Log: testLogger(),
 		Resolver: seed.Resolver(), SeedTimeout: 2 * time.Second,
@@ -212,7 +213,7 @@ func TestSyncThroughProxyFromSeedNode(t *testing.T) {
 	t.Cleanup(func() { _ = proxy.Close() })
 
 	dir := t.TempDir()
-	w := spv.NewMemWatcher(start+1, scripts...)
+	w := watchtest.NewMemWatcher(start+1, scripts...)
 	n := startSpv(t, spv.Config{
 		Network: seededNetwork(t, seedPort), DataDir: dir, Watcher: w, Log: testLogger(),
 		Proxy: proxy.Addr(), Resolver: noLookups{t}, SeedTimeout: 5 * time.Second,

@@ -13,8 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bloomwatch/bloomwatch/spv/netparams"
+	"github.com/bloomwatch/bloomwatch/netparams"
 	"github.com/bloomwatch/bloomwatch/testnet"
+	"github.com/bloomwatch/bloomwatch/watch/watchtest"
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/miekg/dns"
 )
@@ -92,7 +93,7 @@ func seedTestNode(t testing.TB, network *netparams.Network, cfg Config) *Node {
 	t.Helper()
 	cfg.Network = network
 	cfg.DataDir = t.TempDir()
-	cfg.Watcher = NewMemWatcher(0)
+	cfg.Watcher = watchtest.NewMemWatcher(0)
 	if cfg.RetryMin == 0 {
 		cfg.RetryMin, cfg.RetryMax = 20*time.Millisecond, 200*time.Millisecond
 	}
@@ -286,12 +287,12 @@ func TestCheckProxy(t *testing.T) {
 			t.Errorf("CheckProxy(%q): %v, want ErrBadConfig", in, err)
 		}
 	}
-	cfg, err := Config{Network: seededRegtest(t, "1"), DataDir: "x", Watcher: NewMemWatcher(0), Proxy: "localhost:9050"}.withDefaults()
+	cfg, err := Config{Network: seededRegtest(t, "1"), DataDir: "x", Watcher: watchtest.NewMemWatcher(0), Proxy: "localhost:9050"}.withDefaults()
 	if err != nil || cfg.Proxy != "127.0.0.1:9050" || cfg.Resolver != net.DefaultResolver || cfg.SeedTimeout != DefaultSeedTimeout ||
 		cfg.DialTimeout != DefaultProxyDialTimeout {
 		t.Errorf("defaults: proxy %q resolver %v timeouts %v %v err %v", cfg.Proxy, cfg.Resolver, cfg.SeedTimeout, cfg.DialTimeout, err)
 	}
-	if cfg, _ := (Config{Network: seededRegtest(t, "1"), DataDir: "x", Watcher: NewMemWatcher(0)}).withDefaults(); cfg.DialTimeout != DefaultDialTimeout {
+	if cfg, _ := (Config{Network: seededRegtest(t, "1"), DataDir: "x", Watcher: watchtest.NewMemWatcher(0)}).withDefaults(); cfg.DialTimeout != DefaultDialTimeout {
 		t.Errorf("direct dial timeout %v", cfg.DialTimeout)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/watch"
 	"github.com/btcsuite/btcd/blockchain"
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -152,7 +153,7 @@ func (m *manager) mayWait(ps *peerState, height int32) bool {
 // queues behind those already waiting.
 //
 // It returns the checks sent or queued.
-func (m *manager) startCheck(p *checkPlan, fb *FilteredBlock) (sent BlockChecks) {
+func (m *manager) startCheck(p *checkPlan, fb *watch.FilteredBlock) (sent BlockChecks) {
 	if p == nil {
 		return 0
 	}
@@ -412,7 +413,7 @@ func (m *manager) omission(p *checkPlan, detail string) {
 		return
 	}
 	hash, _ := m.n.store.HashByHeight(back)
-	m.synced = SyncPoint{Height: back, Hash: hash}
+	m.synced = watch.SyncPoint{Height: back, Hash: hash}
 	m.st.Rerequested += int(m.next - p.height)
 	m.dropFrom(p.height)
 	m.next = p.height

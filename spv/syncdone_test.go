@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bloomwatch/bloomwatch/watch/watchtest"
 	"github.com/btcsuite/btcd/wire"
 )
 
@@ -37,7 +38,7 @@ func TestSyncDoneOncePerTip(t *testing.T) {
 	// A peer announcing the block the node already has makes it ask for
 	// headers, and "synced" waits for the answer; the tip did not move,
 	// so the node must not say synced again. A new block does.
-	w := NewMemWatcher(1, p2wpkh(1))
+	w := watchtest.NewMemWatcher(1, p2wpkh(1))
 	n, m := newTestManager(t, w, Config{SpotCheckEvery: 1})
 	sub := n.Subscribe()
 	defer sub.Cancel()

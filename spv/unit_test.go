@@ -3,8 +3,6 @@ package spv
 import (
 	"context"
 	"errors"
-	"math"
-	"math/rand/v2"
 	gonet "net"
 	"os"
 	"path/filepath"
@@ -13,13 +11,24 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
-	"github.com/bloomwatch/bloomwatch/privacy"
-	"github.com/bloomwatch/bloomwatch/spv/netparams"
+	"github.com/bloomwatch/bloomwatch/filterpolicy"
+	"github.com/bloomwatch/bloomwatch/netparams"
 	"github.com/bloomwatch/bloomwatch/transcript"
+	"github.com/bloomwatch/bloomwatch/watch"
+	"github.com/bloomwatch/bloomwatch/watch/watchtest"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/peer"
 	"github.com/btcsuite/btcd/wire"
 )
+
+// p2wpkh returns a P2WPKH script for a 20-byte program filled with b.
+func p2wpkh(b byte) []byte {
+	s := []byte{0x00, 0x14}
+	for range 20 {
+		s = append(s, b)
+	}
+	return s
+}
 
 // fakeClock is a settable Clock.
 type fakeClock struct{ now time.Time }
@@ -81,7 +90,7 @@ func TestEventQueueCompacts(t *testing.T) {
 func TestBanManagerScoresBansAndPersists(t *testing.T) {
 	dir := t.TempDir()
 	clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	bm, err := OpenBanManager(dir, clk, time.Hour)
+	bm, err := openBanManager(dir, clk, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +107,7 @@ func TestBanManagerScoresBansAndPersists(t *testing.T) {
 	if _, _, banned, _ := bm.Misbehaving("127.0.0.1:2", MisbehaviorInvalidMerkleTree, ""); !banned {
 		t.Fatal("invalid merkle tree must ban at once")
 	}
-	bm2, err := OpenBanManager(dir, clk, time.Hour)
+	bm2, err := openBanManager(dir, clk, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,13 +118,13 @@ func TestBanManagerScoresBansAndPersists(t *testing.T) {
 	if _, ok := bm2.IsBanned(a); ok {
 		t.Fatal("ban did not expire")
 	}
-	if err := os.WriteFile(filepath.Join(dir, BanListFile), []byte("{nope"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, banListFile), []byte("{nope"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := OpenBanManager(dir, clk, time.Hour); !errors.Is(err, ErrCorruptBanList) {
+	if _, err := openBanManager(dir, clk, time.Hour); !errors.Is(err, ErrCorruptBanList) {
 		t.Fatalf("corrupt list: %v", err)
 	}
-	if _, err := OpenBanManager(dir, clk, 0); !errors.Is(err, ErrBadConfig) {
+	if _, err := openBanManager(dir, clk, 0); !errors.Is(err, ErrBadConfig) {
 		t.Fatalf("zero duration: %v", err)
 	}
 }
@@ -131,176 +140,30 @@ func TestMisbehaviorNames(t *testing.T) {
 	}
 }
 
-func TestFilterCapacity(t *testing.T) {
-	for _, c := range []struct {
-		n    int
-		want uint32
-	}{{0, 64}, {1, 64}, {32, 64}, {33, 128}, {64, 128}, {65, 256}, {1000, 2048}} {
-		if got := FilterCapacity(c.n); got != c.want {
-			t.Errorf("FilterCapacity(%d) = %d, want %d", c.n, got, c.want)
-		}
-	}
-}
-
-// TestFilterSizeNests pins the capacity steps at the default rate: every
-// size is the smallest times a power of two with the same k, so each
-// divides the next, up to the one capped step to 36,000 bytes.
-func TestFilterSizeNests(t *testing.T) {
-	want := []int{153, 306, 612, 1224, 2448, 4896, 9792, 19584, 36000}
-	n := 1
-	for i, w := range want {
-		size, k := FilterSize(n, DefaultFPRate)
-		if size != w || (i < len(want)-1 && k != 13) {
-			t.Errorf("FilterSize(%d) = %d bytes, k %d; want %d bytes, k 13", n, size, k, w)
-		}
-		n = int(FilterCapacity(n)) // the next capacity step
-	}
-	for _, p := range []float64{1e-6, 1e-5, 1e-4, 1e-3, 0.02, 0.05} {
-		prev, prevK := 0, uint32(0)
-		for n := 1; n <= 1<<16; n *= 2 {
-			size, k := FilterSize(n, p)
-			if size == 0 || k == 0 {
-				t.Fatalf("p=%g n=%d: %d bytes, k %d", p, n, size, k)
-			}
-			if prev != 0 && size != prev && size < bip37.MaxFilterSize && (size%prev != 0 || k != prevK) {
-				t.Errorf("p=%g: %d bytes (k %d) after %d (k %d) does not nest", p, size, k, prev, prevK)
-			}
-			prev, prevK = size, k
-		}
-	}
-	if size, k := FilterSize(10, 0); size != 0 || k != 0 {
-		t.Errorf("FilterSize at rate 0 = %d, %d", size, k)
-	}
-}
-
-// TestFilterSizeBandwidth bounds what nesting costs: at every element
-// count the nested filter's false-positive rate, to which the expected
-// false-positive transactions per block are proportional, stays within
-// 10 % of the rate of BIP37's own sizing for the same capacity (measured
-// here: at most 2.9 % above at 1e-4, 5.2 % at 1e-5, 1 % at 0.02).
-func TestFilterSizeBandwidth(t *testing.T) {
-	for _, p := range []float64{1e-5, 1e-4, 1e-3, 0.02} {
-		worst := 0.0
-		for n := 1; n <= 20000; n++ {
-			size, k := FilterSize(n, p)
-			bipSize, bipK := bip37.Params(FilterCapacity(n), p)
-			nested := bip37.FalsePositiveRate(uint64(size)*8, k, float64(n))
-			bip := bip37.FalsePositiveRate(uint64(bipSize)*8, bipK, float64(n))
-			worst = max(worst, nested/bip)
-		}
-		if worst > 1.10 {
-			t.Errorf("p=%g: nested sizing's rate up to %.3fx BIP37's", p, worst)
-		}
-		t.Logf("p=%g: nested rate at most %.4fx BIP37's sizing", p, worst)
-	}
-}
-
-// TestCapacityStepsLeak measures what each reload of one wallet leaks
-// under the nested sizing (FilterSize) and under BIP37's own sizing of the
-// same capacities (153, 306, 613, 1226, 2453, ... bytes at 1e-4): a wallet
-// growing from 20 to 2,000 elements by 10 to 29 per reload, every reload
-// one more filter of the tweak. For the oldest candidates, which face
-// every filter, the adversary's joint rate (privacy.Joint) falls at each
-// size step by about 2^10 when the sizes nest and by 2^30 to 2^35 when
-// they do not (same-size reloads cost nothing: the older filter's bits
-// are a subset); the estimator attack reads the added elements to about
-// ±1 at every nested step, where a step that does not nest leaves only
-// the difference of two element counts (±1 to ±5). Run with -v for the
-// table (docs/PRIVACY-MODEL.md quotes it).
-func TestCapacityStepsLeak(t *testing.T) {
-	bip37Sized := func(n int) (int, uint32) {
-		b, k := bip37.Params(FilterCapacity(n), DefaultFPRate)
-		return int(b), k
-	}
-	nested := func(n int) (int, uint32) { return FilterSize(n, DefaultFPRate) }
-	for _, pol := range []struct {
-		name   string
-		size   func(int) (int, uint32)
-		maxOne float64 // most bits one size step may cost
-	}{{"nested", nested, 12}, {"bip37", bip37Sized, 40}} {
-		rng := rand.New(rand.NewPCG(7, 8))
-		var els [][]byte
-		grow := func(n int) {
-			for range n {
-				e := make([]byte, 20)
-				for i := range e {
-					e[i] = byte(rng.Uint32())
-				}
-				els = append(els, e)
-			}
-		}
-		grow(20)
-		j := privacy.NewJoint()
-		var prev *bip37.Filter
-		prevRate := 1.0
-		var lost, sameLost, worst float64
-		steps, reloads := 0, 0
-		for len(els) < 2000 {
-			size, k := pol.size(len(els))
-			f, err := bip37.NewFilterFromBits(make([]byte, size), k, 42, FilterFlags)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, e := range els {
-				f.Add(e)
-			}
-			j.Add(f)
-			rate := j.Rate()
-			if prev != nil {
-				reloads++
-				bits := math.Log2(prevRate / rate)
-				r, err := privacy.EstimateReload(prev, f)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if prev.Size() == f.Size() {
-					sameLost += bits
-				} else {
-					steps++
-					lost += bits
-					worst = max(worst, bits)
-					t.Logf("%s: %5d -> %5d bytes: joint rate %.3g -> %.3g, %.1f bits lost; added %.1f ± %.2f (nested %v), net change %.1f ± %.2f",
-						pol.name, prev.Size(), f.Size(), prevRate, rate, bits, r.Added, r.AddedStdErr, r.Nested, r.NetChange, r.NetStdErr)
-				}
-			}
-			prev, prevRate = f, rate
-			grow(10 + rng.IntN(20))
-		}
-		t.Logf("%s: %d reloads, %d size steps losing %.1f bits, same-size reloads %.2f bits; final joint rate %.3g",
-			pol.name, reloads, steps, lost, sameLost, prevRate)
-		if sameLost > 0.01 || worst > pol.maxOne {
-			t.Errorf("%s: same-size reloads lost %.2f bits, a size step up to %.1f (want at most %.0f)", pol.name, sameLost, worst, pol.maxOne)
-		}
-		if pol.name == "bip37" && worst < 25 {
-			t.Errorf("bip37 sizing's worst step lost only %.1f bits: the comparison has no contrast", worst)
-		}
-	}
-}
-
 func TestBuildFilterPolicy(t *testing.T) {
 	op := wire.OutPoint{Hash: chainhash.Hash{1}, Index: 3}
-	els := Elements{Data: [][]byte{{1, 2, 3}, {4, 5, 6}}, OutPoints: []wire.OutPoint{op}}
-	f, err := BuildFilter(els, DefaultFPRate, 42)
+	els := watch.Elements{Data: [][]byte{{1, 2, 3}, {4, 5, 6}}, OutPoints: []wire.OutPoint{op}}
+	f, err := filterpolicy.BuildFilter(els, filterpolicy.DefaultFPRate, 42)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if f.Flags() != bip37.UpdateAll || f.Tweak() != 42 || f.HashFuncs() == 0 {
 		t.Fatalf("filter flags %v tweak %d k %d", f.Flags(), f.Tweak(), f.HashFuncs())
 	}
-	if d := (ElementDelta{Data: els.Data, OutPoints: els.OutPoints}); !deltaHeld(f, d, true) || !deltaHeld(f, d, false) {
+	if d := (watch.ElementDelta{Data: els.Data, OutPoints: els.OutPoints}); !deltaHeld(f, d, true) || !deltaHeld(f, d, false) {
 		t.Fatal("filter does not hold its elements")
 	}
 	more := els
 	more.Data = append(more.Data, []byte{9, 9, 9, 9, 9, 9})
-	if d := (ElementDelta{Data: more.Data}); deltaHeld(f, d, true) || deltaHeld(f, d, false) {
+	if d := (watch.ElementDelta{Data: more.Data}); deltaHeld(f, d, true) || deltaHeld(f, d, false) {
 		t.Fatal("filter holds an element it lacks")
 	}
-	if deltaHeld(f, ElementDelta{OutPoints: []wire.OutPoint{{Hash: chainhash.Hash{2}}}}, true) {
+	if deltaHeld(f, watch.ElementDelta{OutPoints: []wire.OutPoint{{Hash: chainhash.Hash{2}}}}, true) {
 		t.Fatal("filter holds an outpoint it lacks")
 	}
 	// Same capacity bucket, same tweak: the bits of the smaller set are
 	// a subset of the larger one's (reloads add bits, never move them).
-	g, err := BuildFilter(more, DefaultFPRate, 42)
+	g, err := filterpolicy.BuildFilter(more, filterpolicy.DefaultFPRate, 42)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,12 +177,12 @@ func TestBuildFilterPolicy(t *testing.T) {
 	}
 	// An empty element set still gives a match-nothing filter, not a
 	// match-everything one.
-	e, err := BuildFilter(Elements{}, DefaultFPRate, 1)
+	e, err := filterpolicy.BuildFilter(watch.Elements{}, filterpolicy.DefaultFPRate, 1)
 	if err != nil || e.Size() == 0 || e.MatchTx(wire.NewMsgTx(1)) {
 		t.Fatalf("empty filter: %v size %d", err, e.Size())
 	}
 	// Rates that give k = 0 are refused.
-	if _, err := BuildFilter(els, 0.9, 1); !errors.Is(err, ErrFilterMatchesAll) {
+	if _, err := filterpolicy.BuildFilter(els, 0.9, 1); !errors.Is(err, filterpolicy.ErrFilterMatchesAll) {
 		t.Fatalf("k=0 filter: %v", err)
 	}
 }
@@ -334,7 +197,7 @@ func TestTweakPersists(t *testing.T) {
 	if err != nil || a != b {
 		t.Fatalf("tweak %d then %d (%v)", a, b, err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, FilterStateFile), []byte(`{"version":9}`), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, filterStateFile), []byte(`{"version":9}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := loadOrCreateTweak(dir); !errors.Is(err, ErrCorruptFilterState) {
@@ -352,7 +215,7 @@ func TestNewRefusesCorruptTranscript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = New(Config{Network: net, DataDir: dir, Watcher: NewMemWatcher(0, p2wpkh(1))})
+	_, err = New(Config{Network: net, DataDir: dir, Watcher: watchtest.NewMemWatcher(0, p2wpkh(1))})
 	if !errors.Is(err, ErrCorruptTranscript) || !errors.Is(err, transcript.ErrBad) {
 		t.Fatalf("corrupt transcript: %v", err)
 	}
@@ -368,7 +231,7 @@ func (failingLog) Append(r transcript.Record) (transcript.Record, error) {
 func (failingLog) Close() error { return nil }
 
 func TestFilterNotSentWhenTranscriptFails(t *testing.T) {
-	w := NewMemWatcher(1, p2wpkh(1))
+	w := watchtest.NewMemWatcher(1, p2wpkh(1))
 	n, m := newTestManager(t, w, Config{})
 	n.trans = failingLog{}
 	var sent []wire.Message
@@ -400,12 +263,12 @@ func TestConfigDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := Config{Network: net, DataDir: t.TempDir(), Watcher: NewMemWatcher(0)}
+	base := Config{Network: net, DataDir: t.TempDir(), Watcher: watchtest.NewMemWatcher(0)}
 	c, err := base.withDefaults()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.MaxPeers != DefaultMaxPeers || c.FPRate != DefaultFPRate || c.Window < c.BatchSize || c.Log == nil || c.Clock == nil {
+	if c.MaxPeers != DefaultMaxPeers || c.FPRate != filterpolicy.DefaultFPRate || c.Window < c.BatchSize || c.Log == nil || c.Clock == nil {
 		t.Fatalf("defaults %+v", c)
 	}
 	for _, bad := range []func(*Config){
@@ -454,12 +317,12 @@ func TestNodeLifecycleWithoutPeers(t *testing.T) {
 	ln.Close()
 	before := runtime.NumGoroutine()
 	dir := t.TempDir()
-	n, err := New(Config{Network: net, DataDir: dir, Connect: []string{addr}, Watcher: NewMemWatcher(1),
+	n, err := New(Config{Network: net, DataDir: dir, Connect: []string{addr}, Watcher: watchtest.NewMemWatcher(1),
 		RetryMin: 10 * time.Millisecond, RetryMax: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := New(Config{Network: net, DataDir: dir, Watcher: NewMemWatcher(1)}); err == nil {
+	if _, err := New(Config{Network: net, DataDir: dir, Watcher: watchtest.NewMemWatcher(1)}); err == nil {
 		t.Fatal("second node on the same data dir opened")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -506,14 +369,14 @@ func TestNodeLifecycleWithoutPeers(t *testing.T) {
 		t.Fatalf("%d goroutines after stop, %d before", g, before)
 	}
 	// The data dir can be opened again.
-	n2, err := New(Config{Network: net, DataDir: dir, Watcher: NewMemWatcher(1)})
+	n2, err := New(Config{Network: net, DataDir: dir, Watcher: watchtest.NewMemWatcher(1)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := n2.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	n3, err := New(Config{Network: net, DataDir: dir, Watcher: NewMemWatcher(1)})
+	n3, err := New(Config{Network: net, DataDir: dir, Watcher: watchtest.NewMemWatcher(1)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -527,7 +390,7 @@ func TestStartWithoutPeerSource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := New(Config{Network: net, DataDir: t.TempDir(), Watcher: NewMemWatcher(1)})
+	n, err := New(Config{Network: net, DataDir: t.TempDir(), Watcher: watchtest.NewMemWatcher(1)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,8 @@ import (
 	"github.com/btcsuite/btcd/wire"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/wallet"
+	"github.com/bloomwatch/bloomwatch/watch"
 )
 
 // TestTruthMatchesWallet feeds every block of a built chain, with all its
@@ -37,7 +37,7 @@ func TestTruthMatchesWallet(t *testing.T) {
 		require.NoError(t, err)
 		blk, err := rpc.GetBlock(hash)
 		require.NoError(t, err)
-		fb := &spv.FilteredBlock{Height: height, Hash: *hash, Header: blk.Header, Txs: blk.Transactions,
+		fb := &watch.FilteredBlock{Height: height, Hash: *hash, Header: blk.Header, Txs: blk.Transactions,
 			TotalTxs: uint32(len(blk.Transactions))}
 		for i := range blk.Transactions {
 			fb.TxIndexes = append(fb.TxIndexes, uint32(i))

@@ -81,7 +81,7 @@ type Record struct {
 	// Count is the number of consecutive blocks a getdata record
 	// requested from Height on (version 3); 0 for the other kinds.
 	Count int64 `json:"count,omitempty"`
-	// Reason says why the client sent it (initial, restart, new-peer,
+	// Reason says why the client sent it (the Reason constants: initial, restart, new-peer,
 	// new-key, fp-drift, manual, outpoints; for a getdata: sync, live,
 	// refetch): ground truth the adversary does not have, kept for the
 	// analyzer's labels.

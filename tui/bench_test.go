@@ -12,6 +12,7 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/spv"
+	"github.com/bloomwatch/bloomwatch/transcript"
 )
 
 // benchModel is a 160x48 dashboard holding rows matched transactions
@@ -131,7 +132,7 @@ func BenchmarkViewOverlays(b *testing.B) {
 	for i := 0; i < 30_000; i++ {
 		f.Add([]byte(fmt.Sprint("element", i)))
 	}
-	m = feed(b, m, eventsMsg{events: []spv.Event{filterLoaded(spv.At{Time: t0}, f, 9, 1, spv.ReasonManual, 30_000, 3)}})
+	m = feed(b, m, eventsMsg{events: []spv.Event{filterLoaded(spv.At{Time: t0}, f, 9, 1, transcript.ReasonManual, 30_000, 3)}})
 	for _, c := range []struct {
 		name  string
 		press string
@@ -160,7 +161,7 @@ func BenchmarkFilterLoaded36000(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ev := eventsMsg{events: []spv.Event{filterLoaded(spv.At{Time: t0}, f, 9, 1, spv.ReasonManual, 30_000, 3)}}
+	ev := eventsMsg{events: []spv.Event{filterLoaded(spv.At{Time: t0}, f, 9, 1, transcript.ReasonManual, 30_000, 3)}}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

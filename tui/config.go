@@ -55,7 +55,7 @@ type Config struct {
 	// a batch of events that processed or rolled back a block or matched
 	// a wallet transaction.
 	Wallet WalletView
-	// Reload is called with spv.ReasonManual when the user presses r
+	// Reload is called with transcript.ReasonManual when the user presses r
 	// (spv.Node.ReloadFilter fits); it runs in a tea.Cmd goroutine, so it
 	// may block briefly.
 	Reload func(reason string)

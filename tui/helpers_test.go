@@ -20,6 +20,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/bloomwatch/bloomwatch/wallet"
+	"github.com/bloomwatch/bloomwatch/watch"
 )
 
 // Compile-time check: the real wallet is a WalletView.
@@ -152,7 +153,7 @@ func buildScript() []spv.Event {
 		spv.PeerConnected{At: at(0), Peer: spv.PeerInfo{Addr: "127.0.0.1:18445", UserAgent: "/btcd:0.24.2/",
 			Services: wire.SFNodeNetwork | wire.SFNodeBloom, StartHeight: 119, PingTime: 41 * time.Millisecond, BanScore: 10}},
 		spv.HeadersProgress{At: at(0), Height: 120, PeerHeight: 120},
-		filterLoaded(at(0), f, seq, 0, spv.ReasonInitial, 40, 1),
+		filterLoaded(at(0), f, seq, 0, transcript.ReasonInitial, 40, 1),
 	}
 	mirror := f.Clone() // the peer's copy: UPDATE_ALL adds matched outpoints
 	next, elems := 0, 40
@@ -193,9 +194,9 @@ func buildScript() []spv.Event {
 			FalsePositives: fps, ObservedFPRate: float64(fpsSoFar(h)) / float64(h*4), TheoreticalFPRate: mirror.FPRate(float64(elems)),
 			PeerHeight: 120})
 		if h%10 == 0 && h < 100 {
-			reason := spv.ReasonNewKey
+			reason := transcript.ReasonNewKey
 			if h == 60 {
-				reason = spv.ReasonFPDrift
+				reason = transcript.ReasonFPDrift
 			}
 			elems++
 			f = scriptFilter(elems)
@@ -269,7 +270,7 @@ func newTestWallet(t testing.TB) *wallet.Wallet {
 		return tx
 	}
 	hdr := wire.BlockHeader{Version: 4, PrevBlock: chainhash.Hash{0x01}, Timestamp: t0, Bits: 0x207fffff}
-	b := &spv.FilteredBlock{Height: 1, Hash: hdr.BlockHash(), Header: hdr,
+	b := &watch.FilteredBlock{Height: 1, Hash: hdr.BlockHash(), Header: hdr,
 		Txs: []*wire.MsgTx{pay(s1, 50_000_000, 1), pay(other, 7_000, 2)}, TxIndexes: []uint32{1, 2}, TotalTxs: 3}
 	res, err := w.ApplyBlock(b)
 	require.NoError(t, err)

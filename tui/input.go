@@ -9,6 +9,7 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/spv"
+	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/bloomwatch/bloomwatch/wallet"
 )
 
@@ -177,7 +178,7 @@ func pollWallet(w WalletView) tea.Cmd {
 // reload calls Config.Reload off the Update path.
 func reload(f func(string)) tea.Cmd {
 	return func() tea.Msg {
-		f(spv.ReasonManual)
+		f(transcript.ReasonManual)
 		return reloadDoneMsg{}
 	}
 }

@@ -17,9 +17,9 @@ import (
 	"github.com/charmbracelet/x/exp/teatest"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bloomwatch/bloomwatch/netparams"
 	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/spv"
-	"github.com/bloomwatch/bloomwatch/spv/netparams"
 	"github.com/bloomwatch/bloomwatch/testnet"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/bloomwatch/bloomwatch/wallet"
@@ -118,7 +118,7 @@ func TestDashboardOnRealNode(t *testing.T) {
 	require.Equal(t, tip, fm.st.blockHeight)
 	require.Len(t, fm.st.peerList, 1)
 	require.Equal(t, h.Node().P2PAddr(), fm.st.downloadPeer())
-	require.Equal(t, spv.ReasonManual, fm.st.lastReason)
+	require.Equal(t, transcript.ReasonManual, fm.st.lastReason)
 	require.GreaterOrEqual(t, fm.st.filter.Loads, 2)
 	require.Error(t, ctx.Err(), "q cancelled the context")
 	// the wallet panel shows the wallet's own figures (polled after the

@@ -178,7 +178,7 @@ func (s *state) apply(e spv.Event, hideFP bool) (added int, walletChanged bool) 
 	case spv.FilterLoaded:
 		e.Peer, e.Reason, e.Flags = clean(e.Peer), clean(e.Reason), clean(e.Flags)
 		switch e.Reason {
-		case spv.ReasonInitial, spv.ReasonRestart, spv.ReasonNewPeer:
+		case transcript.ReasonInitial, transcript.ReasonRestart, transcript.ReasonNewPeer:
 			// a first filter for a node or a peer, not a reload
 		default:
 			s.reloads++

@@ -375,12 +375,12 @@ func TestReloadCounting(t *testing.T) {
 	m := New(Config{Now: fixedNow})
 	load := func(reason string) spv.Event { return spv.FilterLoaded{Peer: "p", Reason: reason, Elements: 3} }
 	m = feed(t, m, eventsMsg{events: []spv.Event{
-		load(spv.ReasonInitial), load(spv.ReasonNewPeer), load(spv.ReasonRestart),
+		load(transcript.ReasonInitial), load(transcript.ReasonNewPeer), load(transcript.ReasonRestart),
 	}})
 	require.Equal(t, 0, m.st.reloads)
-	m = feed(t, m, eventsMsg{events: []spv.Event{load(spv.ReasonNewKey), load(spv.ReasonManual)}})
+	m = feed(t, m, eventsMsg{events: []spv.Event{load(transcript.ReasonNewKey), load(transcript.ReasonManual)}})
 	require.Equal(t, 2, m.st.reloads)
-	require.Equal(t, spv.ReasonManual, m.st.lastReason)
+	require.Equal(t, transcript.ReasonManual, m.st.lastReason)
 }
 
 func TestWalletPollsDoNotOverlap(t *testing.T) {

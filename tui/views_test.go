@@ -14,6 +14,7 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/spv"
+	"github.com/bloomwatch/bloomwatch/transcript"
 )
 
 // goldenSizes are the terminal sizes every view's golden file is kept at.
@@ -174,7 +175,7 @@ func TestFilterPictureHeatmap(t *testing.T) {
 	}
 	for _, sz := range goldenSizes {
 		m := scriptedModel(t, sz[0], sz[1], nil)
-		m = feed(t, m, eventsMsg{events: []spv.Event{filterLoaded(spv.At{Time: t0}, f, 10, 100, spv.ReasonManual, 20_000, 11)}})
+		m = feed(t, m, eventsMsg{events: []spv.Event{filterLoaded(spv.At{Time: t0}, f, 10, 100, transcript.ReasonManual, 20_000, 11)}})
 		m = feed(t, m, keys("b")...)
 		v := m.View()
 		checkFrame(t, v, sz[0], sz[1])

@@ -11,12 +11,12 @@ import (
 	"github.com/btcsuite/btcwallet/waddrmgr"
 	"github.com/btcsuite/btcwallet/wtxmgr"
 
-	"github.com/bloomwatch/bloomwatch/spv"
+	"github.com/bloomwatch/bloomwatch/watch"
 )
 
 // checkBlock rejects a FilteredBlock that contradicts itself. A peer's
 // data is untrusted: this runs before anything is written.
-func checkBlock(b *spv.FilteredBlock) error {
+func checkBlock(b *watch.FilteredBlock) error {
 	if b == nil {
 		return fmt.Errorf("%w: nil block", ErrBadBlock)
 	}
@@ -60,23 +60,23 @@ func checkBlock(b *spv.FilteredBlock) error {
 // If an error is returned, nothing of this block was applied; a storage
 // error also discards the uncommitted batch, and SyncedTo then reports the
 // last committed block, from which the caller resumes.
-func (w *Wallet) ApplyBlock(b *spv.FilteredBlock) (spv.BlockResult, error) {
+func (w *Wallet) ApplyBlock(b *watch.FilteredBlock) (watch.BlockResult, error) {
 	if err := checkBlock(b); err != nil {
-		return spv.BlockResult{}, err
+		return watch.BlockResult{}, err
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.usable(); err != nil {
-		return spv.BlockResult{}, err
+		return watch.BlockResult{}, err
 	}
 	reapply := w.meta.firstApplied != noHeight && w.synced.Height == b.Height && w.synced.Hash == b.Hash
 	if !reapply && w.meta.firstApplied != noHeight {
 		if b.Height != w.synced.Height+1 || b.Header.PrevBlock != w.synced.Hash {
-			return spv.BlockResult{}, fmt.Errorf("%w: block %d (%v, parent %v) on sync point %d (%v)",
+			return watch.BlockResult{}, fmt.Errorf("%w: block %d (%v, parent %v) on sync point %d (%v)",
 				ErrNotNext, b.Height, b.Hash, b.Header.PrevBlock, w.synced.Height, w.synced.Hash)
 		}
 	}
-	var res spv.BlockResult
+	var res watch.BlockResult
 	err := w.update(func(bk buckets) error {
 		var err error
 		if res, err = w.applyBlockIn(bk, b, reapply); err != nil {
@@ -92,14 +92,14 @@ func (w *Wallet) ApplyBlock(b *spv.FilteredBlock) (spv.BlockResult, error) {
 		return err
 	})
 	if err != nil {
-		return spv.BlockResult{}, err
+		return watch.BlockResult{}, err
 	}
 	if !reapply {
 		w.batch.blocks++
 	}
 	if w.batchDue() {
 		if err := w.commitLocked(); err != nil {
-			return spv.BlockResult{}, err
+			return watch.BlockResult{}, err
 		}
 	}
 	res.Delta = w.watch.log.Take()
@@ -115,7 +115,7 @@ type candidate struct {
 }
 
 // applyBlockIn does ApplyBlock's work inside a write.
-func (w *Wallet) applyBlockIn(bk buckets, b *spv.FilteredBlock, reapply bool) (spv.BlockResult, error) {
+func (w *Wallet) applyBlockIn(bk buckets, b *watch.FilteredBlock, reapply bool) (watch.BlockResult, error) {
 	blockID := wtxmgr.Block{Hash: b.Hash, Height: b.Height}
 	blocks := bk.own.NestedReadWriteBucket(bktBlocks)
 	prev := &blockRecord{hash: b.Hash}
@@ -123,14 +123,14 @@ func (w *Wallet) applyBlockIn(bk buckets, b *spv.FilteredBlock, reapply bool) (s
 		if v := blocks.Get(heightKey(b.Height)); v != nil {
 			r, err := decodeBlockRecord(v)
 			if err != nil {
-				return spv.BlockResult{}, err
+				return watch.BlockResult{}, err
 			}
 			prev = r
 		}
 	}
 	cands, err := w.candidates(bk, b, prev, &blockID)
 	if err != nil {
-		return spv.BlockResult{}, err
+		return watch.BlockResult{}, err
 	}
 	prevVerdict := make(map[chainhash.Hash]verdict, len(prev.entries))
 	for _, e := range prev.entries {
@@ -139,9 +139,9 @@ func (w *Wallet) applyBlockIn(bk buckets, b *spv.FilteredBlock, reapply bool) (s
 
 	relevant, _, err := w.judge(bk, cands, prevVerdict)
 	if err != nil {
-		return spv.BlockResult{}, err
+		return watch.BlockResult{}, err
 	}
-	var res spv.BlockResult
+	var res watch.BlockResult
 
 	// Store the newly relevant transactions in block order. If one of
 	// them comes before a transaction stored by an earlier pass over
@@ -266,7 +266,7 @@ func (w *Wallet) applyBlockIn(bk buckets, b *spv.FilteredBlock, reapply bool) (s
 		if w.meta.firstApplied == noHeight {
 			w.meta.firstApplied = b.Height
 		}
-		w.synced = spv.SyncPoint{Height: b.Height, Hash: b.Hash}
+		w.synced = watch.SyncPoint{Height: b.Height, Hash: b.Hash}
 	}
 	if err := writeProgress(bk.own, w.meta); err != nil {
 		return res, err
@@ -279,7 +279,7 @@ func (w *Wallet) applyBlockIn(bk buckets, b *spv.FilteredBlock, reapply bool) (s
 // their watched outpoints are spent), in block order, each txid once.
 // False positives of earlier passes are not stored, so they are not
 // candidates unless delivered again; their records are kept by the caller.
-func (w *Wallet) candidates(bk buckets, b *spv.FilteredBlock, prev *blockRecord, blockID *wtxmgr.Block) ([]*candidate, error) {
+func (w *Wallet) candidates(bk buckets, b *watch.FilteredBlock, prev *blockRecord, blockID *wtxmgr.Block) ([]*candidate, error) {
 	byID := make(map[chainhash.Hash]*candidate, len(b.Txs)+len(prev.entries))
 	var out []*candidate
 	for i, tx := range b.Txs {

@@ -11,7 +11,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bloomwatch/bloomwatch/spv"
+	"github.com/bloomwatch/bloomwatch/watch"
 )
 
 const (
@@ -56,7 +56,7 @@ func TestReceiveThenSpendWithChange(t *testing.T) {
 
 	sp, err := w.SyncedTo()
 	require.NoError(t, err)
-	require.Equal(t, spv.SyncPoint{Height: 101, Hash: b101.header.BlockHash()}, sp)
+	require.Equal(t, watch.SyncPoint{Height: 101, Hash: b101.header.BlockHash()}, sp)
 
 	utxos, err := w.UTXOs()
 	require.NoError(t, err)
@@ -277,7 +277,7 @@ func TestApplyBlockRejectsBadBlocks(t *testing.T) {
 	mustApply(t, w, good.filtered())
 	next := chain.add(f.tx(nil, output{keys.p2wpkh(extBranch, 1), 2_000}), f.tx(nil, output{foreignScript(1), 1}))
 
-	mutate := func(m func(fb *spv.FilteredBlock)) *spv.FilteredBlock {
+	mutate := func(m func(fb *watch.FilteredBlock)) *watch.FilteredBlock {
 		fb := next.filtered()
 		m(fb)
 		return fb
@@ -285,17 +285,17 @@ func TestApplyBlockRejectsBadBlocks(t *testing.T) {
 	other := newTestChain(&txFactory{n: 999}, 51).add()
 	tests := []struct {
 		name    string
-		block   *spv.FilteredBlock
+		block   *watch.FilteredBlock
 		wantErr error
 	}{
 		{"nil", nil, ErrBadBlock},
-		{"negative height", mutate(func(fb *spv.FilteredBlock) { fb.Height = -5 }), ErrBadBlock},
-		{"hash not of header", mutate(func(fb *spv.FilteredBlock) { fb.Hash[0] ^= 1 }), ErrBadBlock},
-		{"indexes missing", mutate(func(fb *spv.FilteredBlock) { fb.TxIndexes = fb.TxIndexes[:1] }), ErrBadBlock},
-		{"index out of range", mutate(func(fb *spv.FilteredBlock) { fb.TxIndexes[1] = fb.TotalTxs }), ErrBadBlock},
-		{"indexes not increasing", mutate(func(fb *spv.FilteredBlock) { fb.TxIndexes[0], fb.TxIndexes[1] = 2, 1 }), ErrBadBlock},
-		{"nil transaction", mutate(func(fb *spv.FilteredBlock) { fb.Txs[0] = nil }), ErrBadBlock},
-		{"skips a height", mutate(func(fb *spv.FilteredBlock) {
+		{"negative height", mutate(func(fb *watch.FilteredBlock) { fb.Height = -5 }), ErrBadBlock},
+		{"hash not of header", mutate(func(fb *watch.FilteredBlock) { fb.Hash[0] ^= 1 }), ErrBadBlock},
+		{"indexes missing", mutate(func(fb *watch.FilteredBlock) { fb.TxIndexes = fb.TxIndexes[:1] }), ErrBadBlock},
+		{"index out of range", mutate(func(fb *watch.FilteredBlock) { fb.TxIndexes[1] = fb.TotalTxs }), ErrBadBlock},
+		{"indexes not increasing", mutate(func(fb *watch.FilteredBlock) { fb.TxIndexes[0], fb.TxIndexes[1] = 2, 1 }), ErrBadBlock},
+		{"nil transaction", mutate(func(fb *watch.FilteredBlock) { fb.Txs[0] = nil }), ErrBadBlock},
+		{"skips a height", mutate(func(fb *watch.FilteredBlock) {
 			fb.Height = 53
 		}), ErrNotNext},
 		{"other parent", other.filtered(), ErrNotNext},

@@ -8,7 +8,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bloomwatch/bloomwatch/spv"
+	"github.com/bloomwatch/bloomwatch/watch"
 )
 
 // BenchmarkFirstSyncBatch applies the first sync of a bench-like chain
@@ -44,13 +44,13 @@ func BenchmarkFirstSyncBatch(b *testing.B) {
 
 // firstSyncChain builds the chain BenchmarkFirstSyncBatch applies and
 // returns its 2,000 imported addresses and its 2,300 filtered blocks.
-func firstSyncChain(b *testing.B) ([]string, []*spv.FilteredBlock) {
+func firstSyncChain(b *testing.B) ([]string, []*watch.FilteredBlock) {
 	const blocks, addrs = 2300, 2000
 	addresses := benchAddresses(b, addrs)
 	f := &txFactory{}
 	chain := newTestChain(f, 1)
 	var coins []wire.OutPoint
-	var fbs []*spv.FilteredBlock
+	var fbs []*watch.FilteredBlock
 	for i := range blocks {
 		var txs []*wire.MsgTx
 		if i < addrs {

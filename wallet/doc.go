@@ -1,5 +1,5 @@
 // Package wallet is bloomwatch's watch-only wallet, built on btcwallet's
-// storage packages and synced by the spv node through the spv.Watcher
+// storage packages and synced by the spv node through the watch.Watcher
 // interface.
 //
 // # Storage

@@ -3,7 +3,7 @@ package wallet
 import (
 	"slices"
 
-	"github.com/bloomwatch/bloomwatch/spv"
+	"github.com/bloomwatch/bloomwatch/watch"
 )
 
 // FilterElements returns what the BIP37 filter must match now: one data
@@ -16,16 +16,16 @@ import (
 // imports); outpoints come in no particular order. From then on the
 // changes are reported as deltas by ApplyBlock, ApplyMempoolTx and
 // Rollback.
-func (w *Wallet) FilterElements() (spv.Elements, error) {
+func (w *Wallet) FilterElements() (watch.Elements, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.usable(); err != nil {
-		return spv.Elements{}, err
+		return watch.Elements{}, err
 	}
 	// The elements themselves are never modified once watched, so the
-	// caller shares them (spv.Elements says it must not modify them).
+	// caller shares them (watch.Elements says it must not modify them).
 	w.watch.log.Reset()
-	return spv.Elements{
+	return watch.Elements{
 		Data:      slices.Clip(w.watch.data),
 		OutPoints: slices.Clone(w.watch.outpointList()),
 	}, nil

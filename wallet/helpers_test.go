@@ -16,7 +16,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bloomwatch/bloomwatch/spv"
+	"github.com/bloomwatch/bloomwatch/watch"
 )
 
 // testMnemonic is the BIP39 mnemonic of the BIP44/49/84 test vectors.
@@ -220,13 +220,13 @@ func (c *testChain) fork(height int32) *testChain {
 
 // filtered delivers the block's transactions at the given positions (all
 // but the coinbase when none are given), as a peer's merkleblock would.
-func (b *fullBlock) filtered(positions ...int) *spv.FilteredBlock {
+func (b *fullBlock) filtered(positions ...int) *watch.FilteredBlock {
 	if len(positions) == 0 {
 		for i := 1; i < len(b.txs); i++ {
 			positions = append(positions, i)
 		}
 	}
-	fb := &spv.FilteredBlock{
+	fb := &watch.FilteredBlock{
 		Height:   b.height,
 		Hash:     b.header.BlockHash(),
 		Header:   b.header,
@@ -253,7 +253,7 @@ func newRegtestWallet(t testing.TB, opts ...Option) (*Wallet, *testKeys) {
 }
 
 // mustApply applies a block and fails the test on error.
-func mustApply(t testing.TB, w *Wallet, fb *spv.FilteredBlock) spv.BlockResult {
+func mustApply(t testing.TB, w *Wallet, fb *watch.FilteredBlock) watch.BlockResult {
 	t.Helper()
 	res, err := w.ApplyBlock(fb)
 	require.NoError(t, err)
@@ -283,12 +283,12 @@ func newDeltaTracker(t testing.TB, w *Wallet) *deltaTracker {
 	els, err := w.FilterElements()
 	require.NoError(t, err)
 	d := &deltaTracker{t: t, w: w, data: map[string]bool{}, ops: map[wire.OutPoint]bool{}}
-	d.apply(spv.ElementDelta{Data: els.Data, OutPoints: els.OutPoints})
+	d.apply(watch.ElementDelta{Data: els.Data, OutPoints: els.OutPoints})
 	return d
 }
 
 // apply applies one delta.
-func (d *deltaTracker) apply(delta spv.ElementDelta) {
+func (d *deltaTracker) apply(delta watch.ElementDelta) {
 	for _, e := range delta.Data {
 		d.data[string(e)] = true
 	}
@@ -337,7 +337,7 @@ func requireOutpointsMatchStore(t testing.TB, w *Wallet) {
 }
 
 // mustRollback rolls w back to height and returns the delta.
-func mustRollback(t testing.TB, w *Wallet, height int32) spv.ElementDelta {
+func mustRollback(t testing.TB, w *Wallet, height int32) watch.ElementDelta {
 	t.Helper()
 	d, err := w.Rollback(height)
 	require.NoError(t, err)

@@ -7,7 +7,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 	"github.com/btcsuite/btcwallet/wtxmgr"
 
-	"github.com/bloomwatch/bloomwatch/spv"
+	"github.com/bloomwatch/bloomwatch/watch"
 )
 
 // ApplyMempoolTx judges one unconfirmed transaction a peer sent and
@@ -24,16 +24,16 @@ import (
 // reported again but counted and stored once. Transactions past
 // MempoolExpiry are removed first; the delta reports what they take out
 // of the filter too.
-func (w *Wallet) ApplyMempoolTx(tx *wire.MsgTx) (spv.MempoolResult, error) {
+func (w *Wallet) ApplyMempoolTx(tx *wire.MsgTx) (watch.MempoolResult, error) {
 	if tx == nil || (len(tx.TxIn) == 0 && len(tx.TxOut) == 0) {
-		return spv.MempoolResult{}, ErrBadTx
+		return watch.MempoolResult{}, ErrBadTx
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.usable(); err != nil {
-		return spv.MempoolResult{}, err
+		return watch.MempoolResult{}, err
 	}
-	var res spv.MempoolResult
+	var res watch.MempoolResult
 	err := w.updateNow(func(bk buckets) error {
 		if _, err := w.expireIn(bk); err != nil {
 			return err
@@ -43,21 +43,21 @@ func (w *Wallet) ApplyMempoolTx(tx *wire.MsgTx) (spv.MempoolResult, error) {
 		return err
 	})
 	if err != nil {
-		return spv.MempoolResult{}, err
+		return watch.MempoolResult{}, err
 	}
 	res.Delta = w.watch.log.Take()
 	return res, nil
 }
 
-func (w *Wallet) applyMempoolIn(bk buckets, tx *wire.MsgTx) (spv.MempoolResult, error) {
-	var res spv.MempoolResult
+func (w *Wallet) applyMempoolIn(bk buckets, tx *wire.MsgTx) (watch.MempoolResult, error) {
+	var res watch.MempoolResult
 	txid := tx.TxHash()
 	known, err := w.txStore.TxDetails(bk.tm, &txid)
 	if err != nil {
 		return res, fmt.Errorf("look up %v: %w", txid, err)
 	}
 	if known != nil {
-		return spv.MempoolResult{Relevant: true, Amount: netAmount(known)}, nil
+		return watch.MempoolResult{Relevant: true, Amount: netAmount(known)}, nil
 	}
 	fps := bk.own.NestedReadWriteBucket(bktMempoolFP)
 	wasFP := fps.Get(txid[:]) != nil

@@ -9,7 +9,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bloomwatch/bloomwatch/spv"
+	"github.com/bloomwatch/bloomwatch/watch"
 )
 
 // fixedClock is a test clock.
@@ -56,13 +56,13 @@ func TestMempoolTxThenConfirmation(t *testing.T) {
 	// Offered again: reported, not stored or counted twice.
 	res, err = w.ApplyMempoolTx(spend)
 	require.NoError(t, err)
-	require.Equal(t, spv.MempoolResult{Relevant: true, Amount: -61_000}, res)
+	require.Equal(t, watch.MempoolResult{Relevant: true, Amount: -61_000}, res)
 
 	fp := f.tx(nil, output{foreignScript(2), 5})
 	for range 2 {
 		res, err = w.ApplyMempoolTx(fp)
 		require.NoError(t, err)
-		require.Equal(t, spv.MempoolResult{}, res)
+		require.Equal(t, watch.MempoolResult{}, res)
 	}
 	st, err := w.Stats()
 	require.NoError(t, err)

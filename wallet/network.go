@@ -7,7 +7,7 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg"
 
-	"github.com/bloomwatch/bloomwatch/spv/netparams"
+	"github.com/bloomwatch/bloomwatch/netparams"
 )
 
 // network is one chain a wallet can belong to.
@@ -18,8 +18,8 @@ type network struct {
 }
 
 // resolveNetwork returns the network called name (case-insensitive, with
-// the aliases spv/netparams accepts: testnet -> testnet3, main -> mainnet).
-// spv/netparams owns the list, so the wallet and the light node always
+// the aliases netparams accepts: testnet -> testnet3, main -> mainnet).
+// netparams owns the list, so the wallet and the light node always
 // agree on what a network is (testnet4 included).
 func resolveNetwork(name string) (network, error) {
 	n, err := netparams.Lookup(strings.ToLower(strings.TrimSpace(name)))

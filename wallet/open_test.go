@@ -12,12 +12,12 @@ import (
 	"github.com/btcsuite/btcwallet/walletdb"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bloomwatch/bloomwatch/spv"
+	"github.com/bloomwatch/bloomwatch/watch"
 )
 
 // snapshot is everything a caller can read from a wallet.
 type snapshot struct {
-	Synced    spv.SyncPoint
+	Synced    watch.SyncPoint
 	Birthday  int32
 	Network   string
 	Balance   Balance

@@ -6,7 +6,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcwallet/waddrmgr"
 
-	"github.com/bloomwatch/bloomwatch/spv"
+	"github.com/bloomwatch/bloomwatch/watch"
 )
 
 // Rollback removes every block above height, for a reorg whose fork point
@@ -28,17 +28,17 @@ import (
 //
 // It returns how the filter elements changed: coins the removed blocks
 // spent are watched again, coins they created are not.
-func (w *Wallet) Rollback(height int32) (spv.ElementDelta, error) {
+func (w *Wallet) Rollback(height int32) (watch.ElementDelta, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.usable(); err != nil {
-		return spv.ElementDelta{}, err
+		return watch.ElementDelta{}, err
 	}
 	if w.meta.firstApplied == noHeight || height >= w.synced.Height {
-		return spv.ElementDelta{}, nil
+		return watch.ElementDelta{}, nil
 	}
 	if err := w.updateNow(func(b buckets) error { return w.rollbackIn(b, height) }); err != nil {
-		return spv.ElementDelta{}, err
+		return watch.ElementDelta{}, err
 	}
 	return w.watch.log.Take(), nil
 }
@@ -77,12 +77,12 @@ func (w *Wallet) rollbackIn(b buckets, height int32) error {
 		if err := w.addrMgr.SetSyncedTo(b.am, nil); err != nil {
 			return fmt.Errorf("reset sync point: %w", err)
 		}
-		w.synced = spv.SyncPoint{Height: noHeight}
+		w.synced = watch.SyncPoint{Height: noHeight}
 	} else {
 		if err := w.addrMgr.SetSyncedTo(b.am, blockStamp(height, forkHash, nil)); err != nil {
 			return fmt.Errorf("set sync point %d: %w", height, err)
 		}
-		w.synced = spv.SyncPoint{Height: height, Hash: forkHash}
+		w.synced = watch.SyncPoint{Height: height, Hash: forkHash}
 	}
 	if err := writeProgress(b.own, w.meta); err != nil {
 		return err

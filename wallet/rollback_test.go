@@ -7,7 +7,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bloomwatch/bloomwatch/spv"
+	"github.com/bloomwatch/bloomwatch/watch"
 )
 
 func TestRollbackReorg(t *testing.T) {
@@ -34,7 +34,7 @@ func TestRollbackReorg(t *testing.T) {
 	mustRollback(t, w, 100)
 	sp, err := w.SyncedTo()
 	require.NoError(t, err)
-	require.Equal(t, spv.SyncPoint{Height: 100, Hash: b100.header.BlockHash()}, sp)
+	require.Equal(t, watch.SyncPoint{Height: 100, Hash: b100.header.BlockHash()}, sp)
 	require.Equal(t, map[chainhash.Hash]int32{fund.TxHash(): 100, spend.TxHash(): -1, pay.TxHash(): -1}, txids(t, w))
 	require.Equal(t, Balance{Confirmed: 100_000, Unconfirmed: 46_000, PendingSpent: 100_000}, mustBalance(t, w),
 		"fund's spend is unconfirmed again: fund counts as confirmed, its spend as pending")
@@ -62,7 +62,7 @@ func TestRollbackReorg(t *testing.T) {
 	mustRollback(t, w, 42)
 	sp, err = w.SyncedTo()
 	require.NoError(t, err)
-	require.Equal(t, spv.SyncPoint{Height: -1}, sp)
+	require.Equal(t, watch.SyncPoint{Height: -1}, sp)
 	st, err = w.Stats()
 	require.NoError(t, err)
 	require.Equal(t, int64(0), st.BlocksApplied)

@@ -17,7 +17,7 @@ import (
 	"github.com/btcsuite/btcwallet/waddrmgr"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bloomwatch/bloomwatch/spv"
+	"github.com/bloomwatch/bloomwatch/watch"
 )
 
 // benchAddress returns the i-th of a family of distinct regtest P2WPKH
@@ -294,7 +294,7 @@ func BenchmarkApplyBlockScale(b *testing.B) {
 			}
 			coins := append([]wire.OutPoint(nil), fx.coins...)
 			next := fx.nextExt
-			blocks := make([]*spv.FilteredBlock, b.N)
+			blocks := make([]*watch.FilteredBlock, b.N)
 			for i := range blocks {
 				txs := make([]*wire.MsgTx, 0, scaleBlockTxs)
 				for range scalePayments {

@@ -16,7 +16,7 @@ import (
 	"github.com/btcsuite/btcwallet/wtxmgr"
 	"go.etcd.io/bbolt"
 
-	"github.com/bloomwatch/bloomwatch/spv"
+	"github.com/bloomwatch/bloomwatch/watch"
 )
 
 // openDB opens an existing wallet file, translating bbolt's failures.
@@ -119,10 +119,10 @@ func (w *Wallet) loadFrom(tx walletdb.ReadTx) error {
 		// number the node may have seen with another set.
 		ws.version = w.watch.version + 1
 	}
-	synced := spv.SyncPoint{Height: noHeight}
+	synced := watch.SyncPoint{Height: noHeight}
 	if m.firstApplied != noHeight {
 		bs := mgr.SyncedTo()
-		synced = spv.SyncPoint{Height: bs.Height, Hash: bs.Hash}
+		synced = watch.SyncPoint{Height: bs.Height, Hash: bs.Hash}
 	}
 	// The set as loaded is what a node reads with FilterElements; the
 	// log reports changes from here on.

@@ -14,7 +14,7 @@ import (
 	_ "github.com/btcsuite/btcwallet/walletdb/bdb" // registers the bbolt driver
 	"github.com/btcsuite/btcwallet/wtxmgr"
 
-	"github.com/bloomwatch/bloomwatch/spv"
+	"github.com/bloomwatch/bloomwatch/watch"
 )
 
 // dbDriver is the walletdb driver name of the bbolt backend.
@@ -27,8 +27,8 @@ const noFreelistSync = true
 
 // Compile-time checks that the wallet is what the node syncs.
 var (
-	_ spv.Watcher = (*Wallet)(nil)
-	_ spv.Flusher = (*Wallet)(nil)
+	_ watch.Watcher = (*Wallet)(nil)
+	_ watch.Flusher = (*Wallet)(nil)
 )
 
 // Wallet is a watch-only wallet stored in one bbolt file through walletdb:
@@ -36,7 +36,7 @@ var (
 // transactions, credits, debits and balances, and bloomwatch's own bucket
 // the imported scripts, the per-block match records and the counters.
 //
-// All methods are safe for concurrent use. The node calls the spv.Watcher
+// All methods are safe for concurrent use. The node calls the watch.Watcher
 // methods from its sync goroutine; readers (Balance, Txs, ...) may run at
 // the same time from others and see the applied state, batch included.
 type Wallet struct {
@@ -50,7 +50,7 @@ type Wallet struct {
 	txStore *wtxmgr.Store
 	meta    *meta
 	watch   *watchSet
-	synced  spv.SyncPoint
+	synced  watch.SyncPoint
 	batch   *batch
 	// pending maps each unconfirmed wallet transaction to when it
 	// entered the unconfirmed set (bktPendingSeen); pendingDirty is set
@@ -502,11 +502,11 @@ func (w *Wallet) Birthday() int32 {
 
 // SyncedTo returns the last block applied: while a batch is open, the
 // last block of the batch; after a crash, the last block committed.
-func (w *Wallet) SyncedTo() (spv.SyncPoint, error) {
+func (w *Wallet) SyncedTo() (watch.SyncPoint, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.usable(); err != nil {
-		return spv.SyncPoint{Height: noHeight}, err
+		return watch.SyncPoint{Height: noHeight}, err
 	}
 	return w.synced, nil
 }

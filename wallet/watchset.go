@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"sort"
 
-	"github.com/bloomwatch/bloomwatch/spv"
+	"github.com/bloomwatch/bloomwatch/watch"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -71,7 +71,7 @@ type watchSet struct {
 	opList        []wire.OutPoint
 	opListVersion uint64
 	// log records the element changes since the node last took them.
-	log spv.DeltaLog
+	log watch.DeltaLog
 }
 
 func newWatchSet() *watchSet {

@@ -10,12 +10,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bloomwatch/bloomwatch/filterpolicy"
 	"github.com/bloomwatch/bloomwatch/internal/progress"
+	"github.com/bloomwatch/bloomwatch/netparams"
 	"github.com/bloomwatch/bloomwatch/session"
 	"github.com/bloomwatch/bloomwatch/session/dashboard"
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/spv/headers"
-	"github.com/bloomwatch/bloomwatch/spv/netparams"
 )
 
 // defaultPeerTimeout is how long sync waits for a first usable peer
@@ -67,7 +68,7 @@ DATADIR/spv.`,
 	o.registerCreate(f)
 	f.StringArrayVar(&o.connect, "connect", nil, "peer HOST:PORT to sync from (repeatable; required on regtest and simnet)")
 	f.IntVar(&o.maxPeers, "max-peers", spv.DefaultMaxPeers, "outbound peers")
-	f.Float64Var(&o.fpRate, "fp-rate", spv.DefaultFPRate, "bloom filter false-positive target at its capacity")
+	f.Float64Var(&o.fpRate, "fp-rate", filterpolicy.DefaultFPRate, "bloom filter false-positive target at its capacity")
 	f.BoolVar(&o.untilSynced, "until-synced", false, "exit once the wallet is at the best peer's tip")
 	f.BoolVar(&o.asJSON, "json", false, "headless; print a JSON summary on stdout at the end")
 	f.BoolVar(&o.noTUI, "no-tui", false, "headless even on a terminal")

@@ -17,8 +17,8 @@ import (
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
 
-	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/wallet"
+	"github.com/bloomwatch/bloomwatch/watch"
 )
 
 // Keys and addresses of the BIP84 test mnemonic's account 0 on test
@@ -147,7 +147,7 @@ func fundWallet(t *testing.T, dir string) (chainhash.Hash, chainhash.Hash) {
 	}
 	confirmed, pending := pay(5_000, 1), pay(700, 2)
 	header := wire.BlockHeader{Version: 4, Timestamp: time.Unix(1_700_000_000, 0), Bits: 0x207fffff}
-	fb := &spv.FilteredBlock{Height: 7, Hash: header.BlockHash(), Header: header,
+	fb := &watch.FilteredBlock{Height: 7, Hash: header.BlockHash(), Header: header,
 		Txs: []*wire.MsgTx{confirmed}, TxIndexes: []uint32{1}, TotalTxs: 2}
 	if _, err := w.ApplyBlock(fb); err != nil {
 		t.Fatal(err)

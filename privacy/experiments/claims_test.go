@@ -5,8 +5,8 @@ import (
 	"math"
 	"testing"
 
+	"github.com/bloomwatch/bloomwatch/filterpolicy"
 	"github.com/bloomwatch/bloomwatch/privacy"
-	"github.com/bloomwatch/bloomwatch/spv"
 )
 
 // The claims docs/RESEARCH.md and the README make, each asserted here on a
@@ -144,8 +144,8 @@ func TestClaimRequests(t *testing.T) {
 		}
 		return o
 	}
-	exact := run(RequestPolicy{InFlight: spvWindow})
-	mitigated := run(RequestPolicy{InFlight: spvWindow, RoundBirthday: requestsRound, RefetchWindow: requestsRound, ReloadDelay: requestsDelay})
+	exact := run(RequestPolicy{InFlight: filterpolicy.DefaultWindow})
+	mitigated := run(RequestPolicy{InFlight: filterpolicy.DefaultWindow, RoundBirthday: requestsRound, RefetchWindow: requestsRound, ReloadDelay: requestsDelay})
 	pe, pm, pf := ratio(exact.pointedWallet, exact.pointed), ratio(mitigated.pointedWallet, mitigated.pointed), ratio(exact.filterOwned, exact.filterOnly)
 	t.Logf("precision: pointed exact %.3g, mitigated %.3g, filter alone %.3g; birthday sharing %.3g -> %.3g", pe, pm, pf, exact.sameBirthday, mitigated.sameBirthday)
 	if exact.refetches == 0 || exact.refetchHit != exact.refetches {
@@ -169,7 +169,7 @@ func TestClaimTweakPolicy(t *testing.T) {
 		t.Skip("scans a synthetic universe")
 	}
 	cfg := Config{Seed: 5, Workers: 2}
-	def, err := tweakSetting(context.Background(), cfg, spv.DefaultFPRate, 10, 6, 6, 100_000)
+	def, err := tweakSetting(context.Background(), cfg, filterpolicy.DefaultFPRate, 10, 6, 6, 100_000)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,8 @@ import (
 	"math/rand/v2"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/filterpolicy"
 	"github.com/bloomwatch/bloomwatch/privacy"
-	"github.com/bloomwatch/bloomwatch/spv"
 )
 
 // The peers experiment (issue 20, item 5): a wallet connected to several
@@ -35,10 +35,10 @@ const (
 	policySharded = "elements sharded over the peers"
 )
 
-// bloomwatchFilter builds bloomwatch's filter (spv.FilterSize) for the
+// bloomwatchFilter builds bloomwatch's filter (filterpolicy.FilterSize) for the
 // elements at rate, with tweak, and k hash functions when k > 0.
 func bloomwatchFilter(els [][]byte, rate float64, tweak uint32, k int) (*bip37.Filter, error) {
-	size, hk := spv.FilterSize(len(els), rate)
+	size, hk := filterpolicy.FilterSize(len(els), rate)
 	if k > 0 {
 		hk = uint32(k)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/filterpolicy"
 	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
@@ -37,15 +38,11 @@ var requestPolicies = []struct {
 	name, short string
 	rp          RequestPolicy
 }{
-	{"bloomwatch (exact birthday, re-fetch from the block)", "bloomwatch today", RequestPolicy{InFlight: spvWindow}},
-	{"rounded birthday", "rounded birthday", RequestPolicy{InFlight: spvWindow, RoundBirthday: requestsRound}},
-	{"aligned re-fetch window and delayed reload", "window + delay", RequestPolicy{InFlight: spvWindow, RefetchWindow: requestsRound, ReloadDelay: requestsDelay}},
-	{"both mitigations", "both", RequestPolicy{InFlight: spvWindow, RoundBirthday: requestsRound, RefetchWindow: requestsRound, ReloadDelay: requestsDelay}},
+	{"bloomwatch (exact birthday, re-fetch from the block)", "bloomwatch today", RequestPolicy{InFlight: filterpolicy.DefaultWindow}},
+	{"rounded birthday", "rounded birthday", RequestPolicy{InFlight: filterpolicy.DefaultWindow, RoundBirthday: requestsRound}},
+	{"aligned re-fetch window and delayed reload", "window + delay", RequestPolicy{InFlight: filterpolicy.DefaultWindow, RefetchWindow: requestsRound, ReloadDelay: requestsDelay}},
+	{"both mitigations", "both", RequestPolicy{InFlight: filterpolicy.DefaultWindow, RoundBirthday: requestsRound, RefetchWindow: requestsRound, ReloadDelay: requestsDelay}},
 }
-
-// spvWindow is spv.DefaultWindow: the blocks in flight a catch-up
-// re-fetch covers.
-const spvWindow = 500
 
 // requestOutcome is what the adversary learned under one policy.
 type requestOutcome struct {

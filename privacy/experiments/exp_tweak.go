@@ -7,8 +7,8 @@ import (
 	"math/rand/v2"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/filterpolicy"
 	"github.com/bloomwatch/bloomwatch/privacy"
-	"github.com/bloomwatch/bloomwatch/spv"
 )
 
 // The tweak-policy experiment (issue 19, item 3): a wallet behind a proxy
@@ -33,7 +33,7 @@ const (
 // those of mainnet at moderate rates (the overlap test's power depends on
 // the shared keys against sqrt(|A| f^2) only), small and larger wallets.
 var (
-	tweakRates = []float64{spv.DefaultFPRate, 1e-2, 0.1, 0.3}
+	tweakRates = []float64{filterpolicy.DefaultFPRate, 1e-2, 0.1, 0.3}
 	tweakKeys  = []int{10, 50}
 )
 
@@ -259,7 +259,7 @@ var mainnetUniverse = float64(privacy.MainnetChainTxData.Candidates())
 // (its capacity is at least twice the elements).
 func tweakMainnet(out *Result, peers int) {
 	const n = 20
-	size, k := spv.FilterSize(n, spv.DefaultFPRate)
+	size, k := filterpolicy.FilterSize(n, filterpolicy.DefaultFPRate)
 	f := bip37.FalsePositiveRate(uint64(size)*bitsPerByte, k, n)
 	chance := mainnetUniverse * f * f
 	out.Rows = append(out.Rows,
@@ -278,7 +278,7 @@ func tweakCharts(cases []tweakCase, peers int, u uint64) []privacy.Chart {
 		Title:  "tweak per peer: a wallet's filters linked by match-set overlap alone (measured here)",
 		XLabel: "chance overlap per shared key, sqrt(|A| f^2) / keys", YLabel: "share of a wallet's filter pairs linked", LogX: true,
 		Notes: []string{fmt.Sprintf("significant overlap at P < 1e-6; %d synthetic candidates; on mainnet bloomwatch's 20-key filter at 1e-4 sits at x = %.2g",
-			u, mainnetLinkX(spv.DefaultFPRate, 20, 0))},
+			u, mainnetLinkX(filterpolicy.DefaultFPRate, 20, 0))},
 	}
 	fp := privacy.Chart{
 		Title:  fmt.Sprintf("false positives left when %d colluding peers link and intersect the filters (measured here)", peers),
@@ -318,7 +318,7 @@ func tweakCharts(cases []tweakCase, peers int, u uint64) []privacy.Chart {
 // of bloomwatch's filter of n keys at rate (k hash functions when k > 0)
 // over the mainnet universe, with the rate the formula gives as loaded.
 func mainnetLinkX(rate float64, n, k int) float64 {
-	size, hk := spv.FilterSize(n, rate)
+	size, hk := filterpolicy.FilterSize(n, rate)
 	if k > 0 {
 		hk = uint32(k)
 	}

@@ -34,7 +34,7 @@ const (
 	// outpoint, sized like bitcoinj's, a fresh tweak for every filter,
 	// BLOOM_UPDATE_ALL, the same 10x reset.
 	KindBreadwallet
-	// KindBloomwatch is bloomwatch's policy (spv/filter.go): hash160s and
+	// KindBloomwatch is bloomwatch's policy (filterpolicy/filterpolicy.go): hash160s and
 	// unspent outpoints, BLOOM_UPDATE_ALL, nested capacity steps at
 	// 1e-4, one tweak persisted for the wallet's life, a reload when the
 	// server's copy passes 10 times its rate, and a re-fetch of the

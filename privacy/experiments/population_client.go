@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
-	"github.com/bloomwatch/bloomwatch/spv"
+	"github.com/bloomwatch/bloomwatch/filterpolicy"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/btcsuite/btcd/wire"
 )
@@ -19,19 +19,6 @@ import (
 // positives of a long session saturate it and trigger the kinds' resets),
 // and every session's filterloads and block requests are recorded as the
 // serving peer sees them: one transcript per session.
-
-// Request reasons written in getdata records.
-const (
-	// ReasonSync is the catch-up of blocks mined while the client was
-	// offline (from the birthday in a wallet's first session).
-	ReasonSync = "sync"
-	// ReasonLive is a block requested as it was announced.
-	ReasonLive = "live"
-	// ReasonRefetch is a re-fetch after a filterload for new keys.
-	ReasonRefetch = "refetch"
-	// ReasonFPDrift is a reload because the false-positive rate grew.
-	ReasonFPDrift = "fp-drift"
-)
 
 // Client behaviour constants.
 const (
@@ -44,7 +31,7 @@ const (
 	// trigger a reset.
 	bitcoinjResetMinTested = 200
 	// resetFactor is the reset threshold over the target rate (bitcoinj's
-	// MAX_FP_RATE_INCREASE, breadwallet's, spv.DefaultReloadFPRatio).
+	// MAX_FP_RATE_INCREASE, breadwallet's, filterpolicy.DefaultReloadFPRatio).
 	resetFactor = 10
 	// bitcoinjThresholdDiv: bitcoinj derives more keys when fewer than
 	// lookahead/bitcoinjThresholdDiv remain unused.
@@ -73,7 +60,7 @@ type RequestPolicy struct {
 	// missed (a wallet would then re-fetch from the aligned window).
 	ReloadDelay int32
 	// InFlight is how many blocks past the one being applied a client
-	// has requested during a catch-up (spv.DefaultWindow); a re-fetch
+	// has requested during a catch-up (filterpolicy.DefaultWindow); a re-fetch
 	// covers them.
 	InFlight int32
 }
@@ -299,7 +286,7 @@ func (c *client) targetRate() float64 {
 		scale = c.opts.RateScale
 	}
 	if c.w.Kind == KindBloomwatch {
-		return spv.DefaultFPRate * scale
+		return filterpolicy.DefaultFPRate * scale
 	}
 	return BitcoinjFPRate * scale
 }
@@ -338,19 +325,19 @@ func (c *client) session(i int, start, end int32) (*Session, error) {
 	if c.w.Kind != KindBloomwatch && !c.opts.PersistTweak {
 		c.tweak = c.rng.Uint32() // a fresh tweak at every start
 	}
-	reason := ReasonRestart
+	reason := transcript.ReasonRestart
 	if i == 0 {
-		reason = ReasonInitial
+		reason = transcript.ReasonInitial
 	}
 	if err := c.load(start, reason); err != nil {
 		return nil, err
 	}
 	if from := c.synced + 1; from <= start {
-		c.request(start, from, int64(start-from+1), ReasonSync)
+		c.request(start, from, int64(start-from+1), transcript.ReasonSync)
 	}
 	for h := c.synced + 1; h <= end; h++ {
 		if h > start {
-			c.request(h, h, 1, ReasonLive)
+			c.request(h, h, 1, transcript.ReasonLive)
 		}
 		if err := c.block(h, start); err != nil {
 			return nil, err
@@ -384,7 +371,7 @@ func (c *client) elements(h int32) (els [][]byte, ops []wire.OutPoint) {
 // newFilter sizes a filter for n elements by the kind's policy.
 func (c *client) newFilter(n int) (*bip37.Filter, error) {
 	if c.w.Kind == KindBloomwatch {
-		size, k := spv.FilterSize(n, c.rate)
+		size, k := filterpolicy.FilterSize(n, c.rate)
 		return bip37.NewFilterFromBits(make([]byte, size), k, c.tweak, bip37.UpdateAll)
 	}
 	return bip37.NewFilter(uint32(n+BitcoinjHeadroom), c.rate, c.tweak, bip37.UpdateAll)
@@ -393,7 +380,7 @@ func (c *client) newFilter(n int) (*bip37.Filter, error) {
 // load builds and sends a filter at height h: one per peer when the
 // elements are sharded, each holding every shards-th element.
 func (c *client) load(h int32, reason string) error {
-	if c.w.Kind == KindBreadwallet && !c.opts.PersistTweak && reason != ReasonInitial && reason != ReasonRestart {
+	if c.w.Kind == KindBreadwallet && !c.opts.PersistTweak && reason != transcript.ReasonInitial && reason != transcript.ReasonRestart {
 		c.tweak = c.rng.Uint32() // breadwallet draws a tweak for every filter
 	}
 	els, ops := c.elements(h)
@@ -493,14 +480,14 @@ func (c *client) block(h, start int32) error {
 	if c.pending >= 0 && h >= c.pending {
 		c.pending = -1
 		c.watched = used + c.lookahead
-		if err := c.load(h, ReasonNewKey); err != nil {
+		if err := c.load(h, transcript.ReasonNewKey); err != nil {
 			return err
 		}
 		c.refetch(h, start)
 		return nil
 	}
 	if c.drifted() {
-		return c.load(h, ReasonFPDrift)
+		return c.load(h, transcript.ReasonFPDrift)
 	}
 	return nil
 }
@@ -549,7 +536,7 @@ func (c *client) refetch(h, start int32) {
 	}
 	n := int64(to - from + 1)
 	c.sess.Refetches = append(c.sess.Refetches, Refetch{Trigger: c.trigger, From: from, Count: n, LoadedAfter: h})
-	c.record(h, transcript.Record{Height: from, Kind: transcript.KindGetData, Count: n, Reason: ReasonRefetch})
+	c.record(h, transcript.Record{Height: from, Kind: transcript.KindGetData, Count: n, Reason: transcript.ReasonRefetch})
 }
 
 // walletKey returns wallet w's key i, deriving it if needed (keys beyond

@@ -14,15 +14,6 @@ import (
 // colluding set of full nodes would record. The experiments feed these
 // transcripts to privacy.Analyze exactly as a real node's transcript.
 
-// Reasons the simulator writes in Record.Reason.
-const (
-	ReasonInitial = "initial"
-	ReasonNewKey  = "new-key"
-	ReasonResize  = "resize"
-	ReasonRestart = "restart"
-	ReasonNewPeer = "new-peer"
-)
-
 // BitcoinjHeadroom is the capacity bitcoinj adds to the element count
 // when it sizes a filter (M = 2N + 100; Gervais et al. 2014).
 const BitcoinjHeadroom = 100
@@ -122,7 +113,7 @@ func Simulate(p Policy, sc Scenario, keys []Key) ([]transcript.Record, error) {
 	for range sc.Peers {
 		c.addPeer()
 	}
-	if err := c.reload(ReasonInitial, true); err != nil {
+	if err := c.reload(transcript.ReasonInitial, true); err != nil {
 		return nil, err
 	}
 	for _, s := range sc.Steps {
@@ -135,10 +126,10 @@ func Simulate(p Policy, sc Scenario, keys []Key) ([]transcript.Record, error) {
 			if !p.PersistentTweak {
 				c.tweak = c.rng.Uint32()
 			}
-			err = c.reload(ReasonRestart, !p.PersistentTweak)
+			err = c.reload(transcript.ReasonRestart, !p.PersistentTweak)
 		case StepNewPeer:
 			c.addPeer()
-			c.send(c.peers[len(c.peers)-1], transcript.Record{Kind: transcript.KindFilterLoad, Filter: c.filter.Serialize(), Reason: ReasonNewPeer})
+			c.send(c.peers[len(c.peers)-1], transcript.Record{Kind: transcript.KindFilterLoad, Filter: c.filter.Serialize(), Reason: transcript.ReasonNewPeer})
 		default:
 			err = fmt.Errorf("%w: unknown step kind %d", ErrBadConfig, s.Kind)
 		}
@@ -180,7 +171,7 @@ func (c *simClient) reload(reason string, resize bool) error {
 	elems := c.elements()
 	need := uint32(len(elems))
 	if c.capacity != 0 && c.capacity < need {
-		reason, resize = ReasonResize, true
+		reason, resize = transcript.ReasonResize, true
 	}
 	if resize {
 		c.capacity = need + c.p.Headroom
@@ -208,14 +199,14 @@ func (c *simClient) newKeys(n int) error {
 		for _, e := range elems[before:] {
 			c.filter.Add(e)
 			for _, peer := range c.peers {
-				c.send(peer, transcript.Record{Kind: transcript.KindFilterAdd, Data: e, Reason: ReasonNewKey})
+				c.send(peer, transcript.Record{Kind: transcript.KindFilterAdd, Data: e, Reason: transcript.ReasonNewKey})
 			}
 		}
 		return nil
 	}
 	// A reload within a session keeps the tweak; bitcoinj-like clients
 	// re-derive the capacity, persistent ones keep it while it fits.
-	return c.reload(ReasonNewKey, !c.p.PersistentTweak)
+	return c.reload(transcript.ReasonNewKey, !c.p.PersistentTweak)
 }
 
 // send appends a record for peer.

@@ -40,10 +40,10 @@ func TestSimulate(t *testing.T) {
 		// initial on 2 peers; 1 key x 2 forms x 2 peers via filteradd;
 		// restart reload on 2 peers; new peer; 2 keys = 4 elements exceed
 		// the headroom of 2: resize on 3 peers.
-		{"bitcoinj-like", base, "ll" + "aaaa" + "ll" + "l" + "lll", 2, []string{ReasonInitial, ReasonNewKey, ReasonRestart, ReasonNewPeer, ReasonResize}},
-		{"persistent", persistent, "ll" + "aaaa" + "ll" + "l" + "aaaaaaaaaaaa", 1, []string{ReasonInitial, ReasonNewKey, ReasonRestart, ReasonNewPeer}},
-		{"no filteradd", noAdd, "ll" + "ll" + "ll" + "l" + "lll", 2, []string{ReasonInitial, ReasonNewKey, ReasonRestart, ReasonNewPeer}},
-		{"one form with a decoy", oneForm, "ll" + "aa" + "ll" + "l" + "aaaaaa", 2, []string{ReasonInitial, ReasonNewKey, ReasonRestart, ReasonNewPeer}},
+		{"bitcoinj-like", base, "ll" + "aaaa" + "ll" + "l" + "lll", 2, []string{transcript.ReasonInitial, transcript.ReasonNewKey, transcript.ReasonRestart, transcript.ReasonNewPeer, transcript.ReasonResize}},
+		{"persistent", persistent, "ll" + "aaaa" + "ll" + "l" + "aaaaaaaaaaaa", 1, []string{transcript.ReasonInitial, transcript.ReasonNewKey, transcript.ReasonRestart, transcript.ReasonNewPeer}},
+		{"no filteradd", noAdd, "ll" + "ll" + "ll" + "l" + "lll", 2, []string{transcript.ReasonInitial, transcript.ReasonNewKey, transcript.ReasonRestart, transcript.ReasonNewPeer}},
+		{"one form with a decoy", oneForm, "ll" + "aa" + "ll" + "l" + "aaaaaa", 2, []string{transcript.ReasonInitial, transcript.ReasonNewKey, transcript.ReasonRestart, transcript.ReasonNewPeer}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

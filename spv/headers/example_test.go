@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/bloomwatch/bloomwatch/netparams"
 	"github.com/bloomwatch/bloomwatch/spv/headers"
-	"github.com/bloomwatch/bloomwatch/spv/netparams"
 	"github.com/btcsuite/btcd/wire"
 )
 

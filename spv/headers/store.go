@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bloomwatch/bloomwatch/spv/netparams"
+	"github.com/bloomwatch/bloomwatch/netparams"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 )

@@ -1,22 +1,13 @@
-package spv
+package filterpolicy
 
 import (
-	"crypto/rand"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/bits"
-	"path/filepath"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/watch"
 )
-
-// FilterStateFile is the name of the persistent filter state (the tweak)
-// in the data dir.
-const FilterStateFile = "filter.json"
-
-// filterStateVersion is the format version of FilterStateFile.
-const filterStateVersion = 1
 
 // MinFilterCapacity is the smallest capacity a filter is sized for, so
 // that a new wallet's first outputs and the server's UPDATE_ALL insertions
@@ -32,7 +23,7 @@ const FilterFlags = bip37.UpdateAll
 // ErrFilterMatchesAll is returned when a filter would match every
 // transaction (zero length or zero hash functions): sending it would hand
 // the peer the whole chain's cost and no privacy.
-var ErrFilterMatchesAll = errors.New("spv: filter would match everything")
+var ErrFilterMatchesAll = errors.New("filterpolicy: filter would match everything")
 
 // FilterCapacity returns the element capacity a filter for n elements is
 // sized with: twice n rounded up to a power of two, at least
@@ -86,7 +77,7 @@ func FilterSize(n int, fpRate float64) (sizeBytes int, hashFuncs uint32) {
 // outpoint. It returns ErrFilterMatchesAll when the sizing rules give a
 // filter that matches everything, and an error wrapping
 // bip37.ErrFPRateRange for an fpRate outside (0, 1).
-func BuildFilter(els Elements, fpRate float64, tweak uint32) (*bip37.Filter, error) {
+func BuildFilter(els watch.Elements, fpRate float64, tweak uint32) (*bip37.Filter, error) {
 	if !(fpRate > 0 && fpRate < 1) {
 		return nil, fmt.Errorf("build filter: %w: got %v", bip37.ErrFPRateRange, fpRate)
 	}
@@ -106,30 +97,4 @@ func BuildFilter(els Elements, fpRate float64, tweak uint32) (*bip37.Filter, err
 		f.AddOutPoint(&els.OutPoints[i])
 	}
 	return f, nil
-}
-
-// filterState is the on-disk form of FilterStateFile.
-type filterState struct {
-	Version int    `json:"version"`
-	Tweak   uint32 `json:"tweak"`
-}
-
-// loadOrCreateTweak returns the persistent tweak in dir, creating a random
-// one on first use. A malformed file is ErrCorruptFilterState and is left
-// alone.
-func loadOrCreateTweak(dir string) (uint32, error) {
-	path := filepath.Join(dir, FilterStateFile)
-	var st filterState
-	if found, err := readState(path, "filter state", &st, &st.Version, filterStateVersion, ErrCorruptFilterState); err != nil || found {
-		return st.Tweak, err
-	}
-	var b [4]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return 0, fmt.Errorf("random tweak: %w", err)
-	}
-	st = filterState{Version: filterStateVersion, Tweak: binary.LittleEndian.Uint32(b[:])}
-	if err := writeState(path, "filter state", st); err != nil {
-		return 0, err
-	}
-	return st.Tweak, nil
 }

@@ -1,9 +1,10 @@
-package spv
+package watchtest
 
 import (
 	"errors"
 	"testing"
 
+	"github.com/bloomwatch/bloomwatch/watch"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 )
@@ -38,10 +39,10 @@ type memChain struct {
 	height int32
 }
 
-func (c *memChain) block(txs ...*wire.MsgTx) *FilteredBlock {
+func (c *memChain) block(txs ...*wire.MsgTx) *watch.FilteredBlock {
 	c.height++
 	hdr := wire.BlockHeader{Version: 4, PrevBlock: c.prev, Nonce: uint32(c.height)}
-	fb := &FilteredBlock{Height: c.height, Hash: hdr.BlockHash(), Header: hdr, Txs: txs, TotalTxs: uint32(len(txs) + 1)}
+	fb := &watch.FilteredBlock{Height: c.height, Hash: hdr.BlockHash(), Header: hdr, Txs: txs, TotalTxs: uint32(len(txs) + 1)}
 	for i := range txs {
 		fb.TxIndexes = append(fb.TxIndexes, uint32(i+1))
 	}

@@ -1,4 +1,4 @@
-package spv
+package watchtest
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/bloomwatch/bloomwatch/watch"
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/txscript"
@@ -16,7 +17,11 @@ import (
 
 // ErrNotNext is returned by MemWatcher.ApplyBlock for a block that does not
 // extend its sync point.
-var ErrNotNext = errors.New("spv: block does not extend the watcher's sync point")
+var ErrNotNext = errors.New("watchtest: block does not extend the watcher's sync point")
+
+// ErrBadConfig is returned by NewMemWatcherGap for a gap below 1 or a nil
+// derive function.
+var ErrBadConfig = errors.New("watchtest: bad configuration")
 
 // MemTx is one transaction a MemWatcher found relevant.
 type MemTx struct {
@@ -62,13 +67,13 @@ type MemWatcher struct {
 	txs     map[chainhash.Hash]MemTx
 	mempool map[chainhash.Hash]MemTx
 	undo    []memUndo
-	synced  SyncPoint
-	log     DeltaLog
+	synced  watch.SyncPoint
+	log     watch.DeltaLog
 	applied int
 	reapply int
 }
 
-var _ Watcher = (*MemWatcher)(nil)
+var _ watch.Watcher = (*MemWatcher)(nil)
 
 // NewMemWatcher returns a watcher for fixed scripts whose transactions
 // start at birthday.
@@ -79,7 +84,7 @@ func NewMemWatcher(birthday int32, scripts ...[]byte) *MemWatcher {
 		coins:    make(map[wire.OutPoint]memCoin),
 		txs:      make(map[chainhash.Hash]MemTx),
 		mempool:  make(map[chainhash.Hash]MemTx),
-		synced:   SyncPoint{Height: -1},
+		synced:   watch.SyncPoint{Height: -1},
 	}
 	for _, s := range scripts {
 		w.addScriptLocked(s)
@@ -190,11 +195,11 @@ func (w *MemWatcher) Scripts() [][]byte {
 
 // FilterElements implements Watcher: every data push of every script and
 // every unspent outpoint. Changes from then on are reported as deltas.
-func (w *MemWatcher) FilterElements() (Elements, error) {
+func (w *MemWatcher) FilterElements() (watch.Elements, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.log.Reset()
-	var els Elements
+	var els watch.Elements
 	for _, s := range w.ordered {
 		els.Data = append(els.Data, scriptElements(s)...)
 	}
@@ -211,7 +216,7 @@ func (w *MemWatcher) FilterElements() (Elements, error) {
 func (w *MemWatcher) Birthday() int32 { return w.birthday }
 
 // SyncedTo implements Watcher.
-func (w *MemWatcher) SyncedTo() (SyncPoint, error) {
+func (w *MemWatcher) SyncedTo() (watch.SyncPoint, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.synced, nil
@@ -219,15 +224,15 @@ func (w *MemWatcher) SyncedTo() (SyncPoint, error) {
 
 // ApplyBlock implements Watcher. A block equal to the sync point is
 // applied again: only transactions not yet recorded count.
-func (w *MemWatcher) ApplyBlock(b *FilteredBlock) (BlockResult, error) {
+func (w *MemWatcher) ApplyBlock(b *watch.FilteredBlock) (watch.BlockResult, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if b == nil || len(b.Txs) != len(b.TxIndexes) {
-		return BlockResult{}, fmt.Errorf("memwatcher: malformed filtered block")
+		return watch.BlockResult{}, fmt.Errorf("memwatcher: malformed filtered block")
 	}
 	again := w.synced.Height == b.Height && w.synced.Hash == b.Hash && len(w.undo) > 0
 	if !again && w.synced.Height >= 0 && (b.Height != w.synced.Height+1 || b.Header.PrevBlock != w.synced.Hash) {
-		return BlockResult{}, fmt.Errorf("%w: block %d (parent %v) on %d (%v)", ErrNotNext, b.Height, b.Header.PrevBlock, w.synced.Height, w.synced.Hash)
+		return watch.BlockResult{}, fmt.Errorf("%w: block %d (parent %v) on %d (%v)", ErrNotNext, b.Height, b.Header.PrevBlock, w.synced.Height, w.synced.Hash)
 	}
 	var u *memUndo
 	if again {
@@ -238,7 +243,7 @@ func (w *MemWatcher) ApplyBlock(b *FilteredBlock) (BlockResult, error) {
 		u = &w.undo[len(w.undo)-1]
 		w.applied++
 	}
-	res := BlockResult{Amounts: make(map[chainhash.Hash]int64)}
+	res := watch.BlockResult{Amounts: make(map[chainhash.Hash]int64)}
 	for _, tx := range b.Txs {
 		txid := tx.TxHash()
 		if _, known := w.txs[txid]; known && again {
@@ -258,9 +263,9 @@ func (w *MemWatcher) ApplyBlock(b *FilteredBlock) (BlockResult, error) {
 		res.Amounts[txid] = amount
 	}
 	if err := w.extendLocked(); err != nil {
-		return BlockResult{}, err
+		return watch.BlockResult{}, err
 	}
-	w.synced = SyncPoint{Height: b.Height, Hash: b.Hash}
+	w.synced = watch.SyncPoint{Height: b.Height, Hash: b.Hash}
 	res.Delta = w.log.Take()
 	return res, nil
 }
@@ -300,12 +305,12 @@ func (w *MemWatcher) applyTxLocked(tx *wire.MsgTx, txid chainhash.Hash, u *memUn
 
 // ApplyMempoolTx implements Watcher: relevant unconfirmed transactions are
 // remembered until a block confirms them.
-func (w *MemWatcher) ApplyMempoolTx(tx *wire.MsgTx) (MempoolResult, error) {
+func (w *MemWatcher) ApplyMempoolTx(tx *wire.MsgTx) (watch.MempoolResult, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	txid := tx.TxHash()
 	if t, ok := w.txs[txid]; ok {
-		return MempoolResult{Relevant: true, Amount: t.Amount}, nil
+		return watch.MempoolResult{Relevant: true, Amount: t.Amount}, nil
 	}
 	var amount int64
 	relevant := false
@@ -324,11 +329,11 @@ func (w *MemWatcher) ApplyMempoolTx(tx *wire.MsgTx) (MempoolResult, error) {
 	if relevant {
 		w.mempool[txid] = MemTx{Txid: txid, Height: -1, Amount: amount}
 	}
-	return MempoolResult{Relevant: relevant, Amount: amount}, nil
+	return watch.MempoolResult{Relevant: relevant, Amount: amount}, nil
 }
 
 // Rollback implements Watcher.
-func (w *MemWatcher) Rollback(height int32) (ElementDelta, error) {
+func (w *MemWatcher) Rollback(height int32) (watch.ElementDelta, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for len(w.undo) > 0 && w.undo[len(w.undo)-1].height > height {
@@ -347,10 +352,10 @@ func (w *MemWatcher) Rollback(height int32) (ElementDelta, error) {
 		}
 	}
 	if len(w.undo) == 0 {
-		w.synced = SyncPoint{Height: -1}
+		w.synced = watch.SyncPoint{Height: -1}
 	} else {
 		last := w.undo[len(w.undo)-1]
-		w.synced = SyncPoint{Height: last.height, Hash: last.hash}
+		w.synced = watch.SyncPoint{Height: last.height, Hash: last.hash}
 	}
 	return w.log.Take(), nil
 }

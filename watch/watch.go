@@ -1,4 +1,4 @@
-package spv
+package watch
 
 import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"

@@ -1,4 +1,4 @@
-package spv
+package watch
 
 import "github.com/btcsuite/btcd/wire"
 
@@ -77,49 +77,3 @@ func (l *DeltaLog) Take() ElementDelta {
 
 // Reset forgets the recorded changes (the whole set was just handed over).
 func (l *DeltaLog) Reset() { *l = DeltaLog{} }
-
-// elementSet is the node's copy of the watcher's elements, read once with
-// FilterElements and kept current with the deltas of ApplyBlock,
-// ApplyMempoolTx and Rollback.
-type elementSet struct {
-	data [][]byte
-	seen map[string]struct{}
-	ops  map[wire.OutPoint]struct{}
-}
-
-// newElementSet copies els.
-func newElementSet(els Elements) *elementSet {
-	s := &elementSet{seen: make(map[string]struct{}, len(els.Data)), ops: make(map[wire.OutPoint]struct{}, len(els.OutPoints))}
-	s.apply(ElementDelta{Data: els.Data, OutPoints: els.OutPoints})
-	return s
-}
-
-// apply adds and removes what d says. A data element already held is not
-// added twice.
-func (s *elementSet) apply(d ElementDelta) {
-	for _, b := range d.Data {
-		if _, ok := s.seen[string(b)]; ok {
-			continue
-		}
-		s.seen[string(b)] = struct{}{}
-		s.data = append(s.data, b)
-	}
-	for _, op := range d.OutPoints {
-		s.ops[op] = struct{}{}
-	}
-	for _, op := range d.Spent {
-		delete(s.ops, op)
-	}
-}
-
-// len returns the number of elements a filter must hold.
-func (s *elementSet) len() int { return len(s.data) + len(s.ops) }
-
-// snapshot returns the set as Elements (outpoints in no particular order).
-func (s *elementSet) snapshot() Elements {
-	els := Elements{Data: s.data, OutPoints: make([]wire.OutPoint, 0, len(s.ops))}
-	for op := range s.ops {
-		els.OutPoints = append(els.OutPoints, op)
-	}
-	return els
-}
