@@ -26,6 +26,7 @@ require (
 	go.etcd.io/bbolt v1.3.7
 	golang.org/x/net v0.43.0
 	golang.org/x/sys v0.38.0
+	gonum.org/v1/gonum v0.16.0
 	gonum.org/v1/plot v0.17.0
 	pgregory.net/rapid v1.3.0
 )

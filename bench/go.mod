@@ -15,6 +15,7 @@ require (
 require (
 	github.com/btcsuite/btclog v0.0.0-20170628155309-84c8d2346e9f // indirect
 	github.com/btcsuite/btcwallet/walletdb v1.4.2 // indirect
+	gonum.org/v1/gonum v0.16.0 // indirect
 )
 
 require (
