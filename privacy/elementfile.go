@@ -106,27 +106,73 @@ func parseCandidateLine(s string) (Candidate, bool, error) {
 func WriteCandidates(w io.Writer, cands []Candidate) error {
 	bw := bufio.NewWriter(w)
 	for _, c := range cands {
-		for i, f := range c.Forms {
-			if i > 0 {
-				if err := bw.WriteByte(' '); err != nil {
-					return fmt.Errorf("write candidates: %w", err)
-				}
-			}
-			if _, err := bw.WriteString(hex.EncodeToString(f)); err != nil {
-				return fmt.Errorf("write candidates: %w", err)
-			}
-		}
-		if c.FirstSeen > 0 {
-			if _, err := bw.WriteString(" " + heightMark + strconv.Itoa(int(c.FirstSeen))); err != nil {
-				return fmt.Errorf("write candidates: %w", err)
-			}
-		}
-		if err := bw.WriteByte('\n'); err != nil {
-			return fmt.Errorf("write candidates: %w", err)
+		if err := writeCandidateLine(bw, c, ""); err != nil {
+			return err
 		}
 	}
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("write candidates: %w", err)
+	}
+	return nil
+}
+
+// writeCandidateLine writes one candidate's line, with note as a
+// trailing comment when it is not empty.
+func writeCandidateLine(bw *bufio.Writer, c Candidate, note string) error {
+	var line strings.Builder
+	for i, f := range c.Forms {
+		if i > 0 {
+			line.WriteByte(' ')
+		}
+		line.WriteString(hex.EncodeToString(f))
+	}
+	if c.FirstSeen > 0 {
+		line.WriteString(" " + heightMark + strconv.Itoa(int(c.FirstSeen)))
+	}
+	if note = strings.TrimSpace(strings.ReplaceAll(note, "\n", " ")); note != "" {
+		line.WriteString("  " + commentMark + " " + note)
+	}
+	line.WriteByte('\n')
+	if _, err := bw.WriteString(line.String()); err != nil {
+		return fmt.Errorf("write candidates: %w", err)
+	}
+	return nil
+}
+
+// TruthFormat is the first line of a truth file (WriteTruthFile): the
+// file is an element file (ReadCandidates), which is all `privacy
+// analyze --truth` needs; the line names the format so that a reader
+// can tell a truth file and its version from any other element file.
+const TruthFormat = "# bloomwatch truth file, format 1: an element file of the wallet's candidates on chain"
+
+// WriteTruthFile writes a truth file for `privacy analyze --truth`: the
+// TruthFormat line, the header lines as comments, then one line per
+// candidate as WriteCandidates writes it (its forms in hex, "@HEIGHT"
+// when its first-seen height is known), followed by notes[i] as a
+// comment when notes has one (the address, for a reader). Comments are
+// ignored by ReadCandidates: a truth file reads as the candidates alone.
+func WriteTruthFile(w io.Writer, header []string, cands []Candidate, notes []string) error {
+	bw := bufio.NewWriter(w)
+	lines := append([]string{TruthFormat}, header...)
+	for i, h := range lines {
+		if i > 0 {
+			h = commentMark + " " + h
+		}
+		if _, err := bw.WriteString(strings.ReplaceAll(h, "\n", " ") + "\n"); err != nil {
+			return fmt.Errorf("write truth file: %w", err)
+		}
+	}
+	for i, c := range cands {
+		note := ""
+		if i < len(notes) {
+			note = notes[i]
+		}
+		if err := writeCandidateLine(bw, c, note); err != nil {
+			return err
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("write truth file: %w", err)
 	}
 	return nil
 }

@@ -71,3 +71,22 @@ func TestReadCandidatesLineTooLong(t *testing.T) {
 		t.Fatalf("err = %v, want ErrBadElementFile", err)
 	}
 }
+
+// TestTruthFileRoundTrip checks that a truth file reads back as its
+// candidates (heights kept, the format line, header and address notes
+// ignored), and that its first line names the format.
+func TestTruthFileRoundTrip(t *testing.T) {
+	cands := []Candidate{{Forms: [][]byte{{0xaa, 0xbb}}, FirstSeen: 440}, {Forms: [][]byte{{0xcc}}}}
+	var b bytes.Buffer
+	if err := WriteTruthFile(&b, []string{"wallet /tmp/w: 2 used of 40", "two\nlines"}, cands, []string{"bcrt1qaddress", ""}); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	if !strings.HasPrefix(text, TruthFormat+"\n# wallet /tmp/w") || !strings.Contains(text, "aabb @440  # bcrt1qaddress\ncc\n") {
+		t.Errorf("truth file:\n%s", text)
+	}
+	got, err := ReadCandidates(strings.NewReader(text))
+	if err != nil || len(got) != 2 || !got[0].Equal(cands[0]) || !got[1].Equal(cands[1]) {
+		t.Errorf("read back %+v, %v", got, err)
+	}
+}

@@ -215,6 +215,13 @@ func (fx badFixture) badCases() []badCase {
 		{"add addresses file wallet missing", []string{"wallet", "add", "--datadir", fx.missing, "--addresses-file", fx.addrs}, 2, "no wallet"},
 		{"add repeated address", []string{"wallet", "add", "--datadir", fx.wallet, "--address", testTestP2PKH, "--address", testTestP2PKH}, 2, "--address #2: address " + testTestP2PKH + " repeats --address #1"},
 
+		// wallet export-truth
+		{"export-truth no datadir", []string{"wallet", "export-truth"}, 2, "--datadir is required"},
+		{"export-truth missing datadir", []string{"wallet", "export-truth", "--datadir", fx.missing}, 2, "no wallet"},
+		{"export-truth corrupt wallet", []string{"wallet", "export-truth", "--datadir", fx.corrupt}, 1, "wallet"},
+		{"export-truth out in a missing dir", []string{"wallet", "export-truth", "--datadir", fx.wallet, "--out", filepath.Join(fx.missing, "t.txt")}, 1, "export-truth"},
+		{"export-truth stray argument", []string{"wallet", "export-truth", "--datadir", fx.wallet, "extra"}, 2, "unknown command"},
+
 		// wallet stats
 		{"stats fps negative", []string{"wallet", "stats", "--datadir", fx.wallet, "--fps", "-1"}, 2, "--fps"},
 		{"stats fps overflow", []string{"wallet", "stats", "--datadir", fx.wallet, "--fps", "99999999999999999999"}, 2, "out of range"},

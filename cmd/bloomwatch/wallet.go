@@ -26,7 +26,7 @@ func newWalletCmd() *cobra.Command {
 		newWalletReadCmd("txs --datadir D", "Print the wallet's transactions with their net amounts (unconfirmed: expiry and conflicts)", readTxs),
 		newWalletReadCmd("utxos --datadir D", "Print the unspent outputs and the unconfirmed spends of each", readUTXOs),
 		newWalletReadCmd("addresses --datadir D", "Print every watched address with its derivation path and use", readAddresses),
-		newWalletStatsCmd())
+		newWalletStatsCmd(), newWalletExportTruthCmd())
 	return cmd
 }
 
