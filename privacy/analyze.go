@@ -85,8 +85,14 @@ type FilterSummary struct {
 	Flags       string  `json:"flags"`
 	BitsSet     uint64  `json:"bits_set"`
 	EstElements float64 `json:"est_elements"`
-	FPRate      float64 `json:"fp_rate"`
-	// Matched counts the candidates matching it through any form.
+	// EstElementsCI is the 95 % interval of EstElements (normal, from its
+	// standard error; nil when every bit is set).
+	EstElementsCI *Interval `json:"est_elements_ci,omitempty"`
+	// FPRate is the filter's exact rate (X/n)^k: deterministic given
+	// its bits.
+	FPRate float64 `json:"fp_rate"`
+	// Matched counts the candidates matching it through any form: a
+	// count over the whole universe, deterministic given it.
 	Matched uint64 `json:"matched"`
 }
 
@@ -404,8 +410,8 @@ func (a *analysis) filterSummaries() []FilterSummary {
 		fs := FilterSummary{
 			Generation: i, Peer: g.Peer, Seq: r.Seq, Height: r.Height, Reason: r.Reason,
 			Bytes: f.Size(), HashFuncs: f.HashFuncs(), Tweak: f.Tweak(), Flags: f.Flags().String(),
-			BitsSet: f.BitsSet(), EstElements: f.EstimatedElements(), FPRate: f.CurrentFPRate(),
-			Matched: a.res.Scanned,
+			BitsSet: f.BitsSet(), EstElements: f.EstimatedElements(), EstElementsCI: estElementsInterval(f),
+			FPRate: f.CurrentFPRate(), Matched: a.res.Scanned,
 		}
 		if j, ok := a.finalIdx[g.Latest]; ok {
 			fs.Matched = a.res.AnyCounts[j]

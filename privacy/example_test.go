@@ -35,7 +35,8 @@ func ExampleMeter() {
 
 	m := privacy.NewMeter(privacy.MeterConfig{})
 	m.SetCandidates(1_000_000) // addresses on chain so far
-	m.SetMembers(float64(len(wallet)))
+	// The client knows its wallet: all 20 addresses have been paid.
+	m.SetWallet(privacy.WalletCounts{OnChain: len(wallet), Watched: len(wallet), Elements: len(wallet)})
 	for _, r := range []transcript.Record{
 		filterload(0, "127.0.0.1:18444", 1),
 		filterload(1, "127.0.0.1:18445", 2), // restart: fresh tweak
@@ -49,5 +50,5 @@ func ExampleMeter() {
 	}
 	// Output:
 	// filterload 127.0.0.1:18444: 1 filter(s), latest alone 8425 false positives, all intersected 8425 (precision 0.002)
-	// filterload 127.0.0.1:18445: 2 filter(s), latest alone 7278 false positives, all intersected 61 (precision 0.246)
+	// filterload 127.0.0.1:18445: 2 filter(s), latest alone 7278 false positives, all intersected 61 (precision 0.248)
 }

@@ -1,6 +1,7 @@
 package privacy
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"time"
@@ -44,19 +45,40 @@ type Reading struct {
 	Peer   string          `json:"peer"`
 	Kind   transcript.Kind `json:"kind"`
 	Reason string          `json:"reason,omitempty"`
-	// Candidates is the universe size |A| the estimate uses; see
-	// UniverseSource.
+	// Candidates is the universe size |A| the estimate uses: scripts on
+	// chain (see UniverseSource).
 	Candidates uint64 `json:"candidates"`
-	// Members is the wallet size N: the caller's figure, or the latest
-	// filter's estimated element count m^.
-	Members float64 `json:"members"`
-	// EstElements is m^ for the latest filter (-1 when every bit is set).
-	EstElements float64 `json:"est_elements"`
+	// WalletKnown reports that the client handed the meter its wallet's
+	// counts (SetWallet). Without them the meter knows no N: the
+	// expected false positives are every candidate's chance match
+	// (f * |A|), and Members, the precision and the entropy are zero and
+	// left out of the JSON.
+	WalletKnown bool `json:"wallet_known"`
+	// Members is the wallet size N the precision and entropy use: the
+	// wallet's addresses and scripts that received a payment
+	// (WalletCounts.OnChain), its candidates in the script universe.
+	// Watched counts every address and script watched (unused lookahead
+	// included: in the filter, on no chain), Elements what the filter
+	// holds for the wallet (one push per watched script and the
+	// unspent outpoints), Decoys the decoys beside them
+	// (WalletCounts).
+	Members  int `json:"members"`
+	Watched  int `json:"watched"`
+	Elements int `json:"elements"`
+	Decoys   int `json:"decoys"`
+	// EstElements is m^ for the latest filter (-1 when every bit is set):
+	// what an observer estimates the filter holds, elements of every
+	// kind, not N. EstElementsCI is its 95 % interval (normal, from its
+	// standard error; nil with -1).
+	EstElements   float64   `json:"est_elements"`
+	EstElementsCI *Interval `json:"est_elements_ci,omitempty"`
 	// FPRate is the latest filter's exact rate (X/n)^k: the probability
 	// that one element that is not the wallet's matches it.
 	FPRate float64 `json:"fp_rate"`
 	// ExpectedFP is the false-positive anonymity set of the latest filter
-	// alone: f * (|A| - N).
+	// alone: the decoys, which match for certain, plus f times the other
+	// candidates, D + f * (|A| - N - D) (f * |A| without the wallet's
+	// counts).
 	ExpectedFP float64 `json:"expected_fp"`
 	// Filters counts the distinct filters sent so far (by content: the
 	// same filter sent to several peers counts once; a filter grown by
@@ -68,11 +90,15 @@ type Reading struct {
 	// not multiplied.
 	IntersectionRate float64 `json:"intersection_rate"`
 	// IntersectionFP is the set left to colluding peers that intersect
-	// every filter sent so far: (|A| - N) * IntersectionRate.
+	// every filter sent so far: D + (|A| - N - D) * IntersectionRate
+	// (persisted decoys are in every filter).
 	IntersectionFP float64 `json:"intersection_fp"`
-	// Precision and Entropy are the expected precision N/(N+F) and
-	// log2 C(N+F, N) for the intersection (the worst case);
-	// SinglePrecision and SingleEntropy for the latest filter alone.
+	// Precision and Entropy are the expected precision E[N/(N+F)] and
+	// entropy E[log2 C(N+F, N)] for the intersection (the worst case),
+	// over the false-positive count F ~ D + Poisson(IntersectionFP - D)
+	// (ExpectedPrecision, ExpectedEntropy); SinglePrecision and
+	// SingleEntropy for the latest filter alone. Only with the wallet's
+	// counts (WalletKnown).
 	Precision       float64 `json:"precision"`
 	Entropy         float64 `json:"entropy_bits"`
 	SinglePrecision float64 `json:"single_precision"`
@@ -100,12 +126,67 @@ type Reading struct {
 	// transactions per non-wallet transaction for the latest filter as
 	// sent: 1 - (1 - FPRate)^e, with e elements tested per transaction
 	// (MeterConfig.ElementsPerTx, DefaultElementsPerTx = 5 by
-	// assumption). It is the unit of spv's observed false-positive rate
-	// (false positives over the non-wallet transactions tested), so the
-	// two compare side by side; FPRate is per element. The server's copy
-	// of the filter only gains bits under BLOOM_UPDATE_ALL, so the
-	// observed rate runs at or above this figure.
+	// assumption). It is the unit of the observed rate below; FPRate is
+	// per element.
 	ExpectedTxFPRate float64 `json:"expected_tx_fp_rate"`
+	// ObservedTxFP and ObservedTxTested are the false-positive
+	// transactions the client received and the transactions it tested
+	// that were not its own (SetObserved): ObservedTxFPRate is their
+	// ratio, a sample, with ObservedTxFPCI its 95 % interval (binomial,
+	// Clopper-Pearson; nil before a transaction was tested). The
+	// expectation can fall on either side of it: the sample is small
+	// early on, a transaction offers more or fewer elements than
+	// ElementsPerTx assumes, and under BLOOM_UPDATE_ALL the peer's copy
+	// of the filter gains bits the expectation does not count.
+	ObservedTxFP     uint64    `json:"observed_tx_fp"`
+	ObservedTxTested uint64    `json:"observed_tx_tested"`
+	ObservedTxFPRate float64   `json:"observed_tx_fp_rate"`
+	ObservedTxFPCI   *Interval `json:"observed_tx_fp_ci,omitempty"`
+}
+
+// MarshalJSON writes the reading, leaving out the figures that need the
+// wallet's counts when the meter had none (WalletKnown false).
+func (rd Reading) MarshalJSON() ([]byte, error) {
+	type plain Reading
+	if rd.WalletKnown {
+		return json.Marshal(plain(rd))
+	}
+	return json.Marshal(struct {
+		plain
+		Members         *int     `json:"members,omitempty"`
+		Watched         *int     `json:"watched,omitempty"`
+		Elements        *int     `json:"elements,omitempty"`
+		Decoys          *int     `json:"decoys,omitempty"`
+		Precision       *float64 `json:"precision,omitempty"`
+		Entropy         *float64 `json:"entropy_bits,omitempty"`
+		SinglePrecision *float64 `json:"single_precision,omitempty"`
+		SingleEntropy   *float64 `json:"single_entropy_bits,omitempty"`
+	}{plain: plain(rd)})
+}
+
+// WalletCounts is what the client knows of its own wallet (SetWallet).
+// The meter's universe |A| counts scripts on chain, so the wallet's size
+// in it, N, is the number of its addresses and scripts that received a
+// payment: an unused lookahead address is in the filter (Elements) but
+// on no chain, and no observer can find it; outpoints are filter
+// elements, not candidate scripts. The filter's own element estimate m^
+// counts every element inserted (on the demo: 69 for a wallet of 21 used
+// addresses, 62 watched and 13 unspent outputs), and is what an observer
+// without the truth would guess, not N.
+type WalletCounts struct {
+	// OnChain is N: the watched addresses and scripts that received a
+	// payment (wallet.AddressCounts.Used).
+	OnChain int
+	// Watched counts every watched address and script, derived (gap
+	// included) and imported.
+	Watched int
+	// Elements counts what the filter holds for the wallet: one push per
+	// watched script and every unspent outpoint (spv.Elements.Len).
+	Elements int
+	// Decoys counts the decoys the filters hold beside the wallet's
+	// elements (sync --decoys): scripts on chain in every filter, which
+	// an observer finds as false positives for certain.
+	Decoys int
 }
 
 // Meter is the live privacy meter: fed every transcript record as it is
@@ -120,7 +201,10 @@ type Meter struct {
 	elementsPerTx float64
 	candidates    uint64
 	source        string
-	members       float64
+	wallet        WalletCounts
+	walletKnown   bool
+	obsFP         uint64
+	obsTested     uint64
 	peers         map[string]*meterEntry
 	joint         *Joint
 	entries       []*meterEntry
@@ -177,10 +261,21 @@ func (m *Meter) SetUniverse(n uint64, source string) Reading {
 	return m.Current()
 }
 
-// SetMembers sets the wallet size N when the caller knows it (0 returns to
-// estimating it from the latest filter).
-func (m *Meter) SetMembers(n float64) {
-	m.members = n
+// SetWallet hands the meter the wallet's own counts (the client knows
+// them exactly; see WalletCounts for which count is N) and returns the
+// updated reading (without adding it to the history). It is cheap: the
+// rates are cached.
+func (m *Meter) SetWallet(c WalletCounts) Reading {
+	m.wallet, m.walletKnown = c, true
+	return m.Current()
+}
+
+// SetObserved sets the false-positive transactions the client received
+// and the transactions that were not its own it tested, so far, and
+// returns the updated reading (without adding it to the history).
+func (m *Meter) SetObserved(falsePositives, tested uint64) Reading {
+	m.obsFP, m.obsTested = falsePositives, tested
+	return m.Current()
 }
 
 // Observe feeds one record, as sent, and returns the new reading, which is
@@ -303,26 +398,43 @@ func (m *Meter) Current() Reading {
 		Seq: r.Seq, Time: r.Time, Height: r.Height, Peer: r.Peer, Kind: r.Kind, Reason: r.Reason,
 		Candidates: m.candidates, UniverseSource: m.source, Filters: len(m.entries), Revealed: len(m.revealed),
 		AddedElements: m.added, AddedStdErr: m.addedErr, IntersectionRate: m.rate,
+		ObservedTxFP: m.obsFP, ObservedTxTested: m.obsTested,
+	}
+	if m.walletKnown {
+		rd.WalletKnown = true
+		rd.Members, rd.Watched, rd.Elements, rd.Decoys = m.wallet.OnChain, m.wallet.Watched, m.wallet.Elements, m.wallet.Decoys
+	}
+	if m.obsTested > 0 {
+		rd.ObservedTxFPRate = float64(m.obsFP) / float64(m.obsTested)
+		ci := BinomialInterval(min(m.obsFP, m.obsTested), m.obsTested, ConfidenceLevel)
+		rd.ObservedTxFPCI = &ci
 	}
 	if m.latest == nil {
 		return rd
 	}
 	f := m.latest.filter
 	rd.EstElements = finiteOr(f.EstimatedElements(), -1)
+	rd.EstElementsCI = estElementsInterval(f)
 	rd.FPRate = f.CurrentFPRate()
 	rd.ExpectedTxFPRate = -math.Expm1(m.elementsPerTx * math.Log1p(-math.Min(rd.FPRate, 1)))
-	rd.Members = m.members
-	if rd.Members <= 0 {
-		rd.Members = math.Max(rd.EstElements, 0)
+	// Candidates not known to be the wallet's or a decoy: each matches
+	// by chance.
+	others := float64(m.candidates)
+	decoys := 0.0
+	if m.walletKnown {
+		decoys = float64(min(uint64(m.wallet.Decoys), m.candidates))
+		others = math.Max(others-float64(m.wallet.OnChain)-decoys, 0)
 	}
-	nonMembers := math.Max(float64(m.candidates)-rd.Members, 0)
-	rd.ExpectedFP = rd.FPRate * nonMembers
-	rd.IntersectionFP = m.rate * nonMembers
-	rd.IndependentFP = m.independent * nonMembers
-	rd.SinglePrecision = Precision(rd.Members, rd.ExpectedFP)
-	rd.SingleEntropy = Entropy(rd.Members, rd.ExpectedFP)
-	rd.Precision = Precision(rd.Members, rd.IntersectionFP)
-	rd.Entropy = Entropy(rd.Members, rd.IntersectionFP)
+	rd.ExpectedFP = decoys + rd.FPRate*others
+	rd.IntersectionFP = decoys + m.rate*others
+	rd.IndependentFP = decoys + m.independent*others
+	if m.walletKnown {
+		n := float64(m.wallet.OnChain)
+		rd.SinglePrecision = ExpectedPrecision(n, decoys, rd.FPRate*others)
+		rd.SingleEntropy = ExpectedEntropy(n, decoys, rd.FPRate*others)
+		rd.Precision = ExpectedPrecision(n, decoys, m.rate*others)
+		rd.Entropy = ExpectedEntropy(n, decoys, m.rate*others)
+	}
 	return rd
 }
 

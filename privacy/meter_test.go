@@ -1,8 +1,11 @@
 package privacy
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
@@ -23,7 +26,7 @@ func TestMeter(t *testing.T) {
 		name        string
 		rec         transcript.Record
 		wantFilters int
-		wantSingle  float64 // expected FP of the latest filter, with N = m^
+		wantSingle  float64 // rate of the latest filter
 		wantInter   float64 // rate product of the intersection
 	}{
 		{"first load", loadRecord(0, "a", 1, f1), 1, f1.CurrentFPRate(), f1.CurrentFPRate()},
@@ -35,26 +38,53 @@ func TestMeter(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n := r.Members
-		if !near(n, finiteOr(bip37.EstimateElements(f1.NumBits(), f1.HashFuncs(), f1.BitsSet()), 0), 0.5) {
-			t.Errorf("%s: members %v", s.name, n)
+		// Without the wallet's counts the meter knows no N: not m^ (it
+		// took N = m^ before issue 27), no precision or entropy, and
+		// every candidate a chance match.
+		if r.WalletKnown || r.Members != 0 || r.Precision != 0 || r.SingleEntropy != 0 {
+			t.Errorf("%s: wallet figures without the wallet: %+v", s.name, r)
 		}
-		if r.Filters != s.wantFilters || !near(r.ExpectedFP, s.wantSingle*(u-n), 1e-9) || !near(r.IntersectionFP, s.wantInter*(u-n), 1e-9) {
+		if r.Filters != s.wantFilters || !near(r.ExpectedFP, s.wantSingle*u, 1e-9) || !near(r.IntersectionFP, s.wantInter*u, 1e-9) {
 			t.Errorf("%s: %+v", s.name, r)
 		}
-		if !near(r.Precision, Precision(n, r.IntersectionFP), 1e-12) || !near(r.SingleEntropy, Entropy(n, r.ExpectedFP), 1e-12) {
-			t.Errorf("%s: precision/entropy %+v", s.name, r)
+		if r.EstElementsCI == nil || !r.EstElementsCI.Contains(r.EstElements) {
+			t.Errorf("%s: m^ %v, interval %+v", s.name, r.EstElements, r.EstElementsCI)
 		}
 	}
-	m.SetMembers(10)
+	raw, err := json.Marshal(m.Current())
+	if err != nil || bytes.Contains(raw, []byte(`"precision"`)) || bytes.Contains(raw, []byte(`"members"`)) {
+		t.Errorf("JSON without the wallet's counts: %s (%v)", raw, err)
+	}
+	// The client's counts: N is the addresses on chain, not the watched
+	// ones or the elements.
+	r := m.SetWallet(WalletCounts{OnChain: 10, Watched: 40, Elements: 47})
+	fi := f1.CurrentFPRate() * f2.CurrentFPRate()
+	if !r.WalletKnown || r.Members != 10 || r.Watched != 40 || r.Elements != 47 ||
+		!near(r.IntersectionFP, fi*(u-10), 1e-9) || !near(r.ExpectedFP, f2.CurrentFPRate()*(u-10), 1e-9) {
+		t.Errorf("with the wallet: %+v", r)
+	}
+	if !near(r.Precision, ExpectedPrecision(10, 0, fi*(u-10)), 1e-12) || !near(r.SingleEntropy, ExpectedEntropy(10, 0, f2.CurrentFPRate()*(u-10)), 1e-12) {
+		t.Errorf("precision/entropy %+v", r)
+	}
+	// Decoys match for certain and are not the wallet's.
+	r = m.SetWallet(WalletCounts{OnChain: 10, Watched: 40, Elements: 47, Decoys: 3})
+	if !near(r.IntersectionFP, 3+fi*(u-13), 1e-9) || !near(r.Precision, ExpectedPrecision(10, 3, fi*(u-13)), 1e-12) || r.Precision > 10.0/13 {
+		t.Errorf("with 3 decoys: %+v", r)
+	}
+	m.SetWallet(WalletCounts{OnChain: 10, Watched: 40, Elements: 47})
+	// The observed per-transaction rate is a sample, with its interval.
+	if r := m.SetObserved(7, 10_000); r.ObservedTxFPRate != 7e-4 || r.ObservedTxFPCI == nil ||
+		!r.ObservedTxFPCI.Contains(7e-4) || r.ObservedTxFPCI.Method != MethodBinomial || r.ObservedTxFPCI.Hi > 2e-3 {
+		t.Errorf("observed: %+v (%+v)", r, r.ObservedTxFPCI)
+	}
 	added := []byte("a new address hash")
-	r, err := m.Observe(transcript.Record{Seq: 3, Kind: transcript.KindFilterAdd, Peer: "b", Data: added})
+	r, err = m.Observe(transcript.Record{Seq: 3, Kind: transcript.KindFilterAdd, Peer: "b", Data: added})
 	if err != nil {
 		t.Fatal(err)
 	}
 	g := f1.Clone()
 	g.Add(added)
-	if r.Members != 10 || r.Revealed != 1 || r.FPRate != g.CurrentFPRate() {
+	if r.Members != 10 || r.Revealed != 1 || r.FPRate != g.CurrentFPRate() || r.ObservedTxFP != 7 {
 		t.Errorf("after filteradd: %+v", r)
 	}
 	// Peer b's grown filter and peer a's old f1 share tweak and size: their
@@ -69,7 +99,7 @@ func TestMeter(t *testing.T) {
 	if _, err := m.Observe(transcript.Record{Seq: 9, Kind: transcript.KindFilterLoad, Peer: "c", Filter: []byte{1}}); !errors.Is(err, ErrBadFilterRecord) {
 		t.Errorf("err = %v", err)
 	}
-	if m.Current() != before || len(m.History()) != 3 {
+	if !reflect.DeepEqual(m.Current(), before) || len(m.History()) != 3 {
 		t.Error("a bad record changed the meter")
 	}
 	if _, err := m.Observe(transcript.Record{Kind: transcript.KindFilterClear, Peer: "a"}); err != nil {
@@ -88,14 +118,14 @@ func TestMeterAgreesWithAnalyze(t *testing.T) {
 	rep := analyze(t, Input{Records: recs, Universe: Stream(SliceUniverse(fx.universe)), Truth: fx.wallet, Attacks: Attacks{Intersection: true}})
 	m := NewMeter(MeterConfig{})
 	m.SetCandidates(uint64(len(fx.universe)))
-	m.SetMembers(10)
+	m.SetWallet(WalletCounts{OnChain: 10, Watched: 10, Elements: 10})
 	for i, r := range recs {
 		rd, err := m.Observe(r)
 		if err != nil {
 			t.Fatal(err)
 		}
 		p := rep.Curve(StageIntersection).Points[i]
-		if !near(rd.IntersectionFP, p.ExpectedFP, 1e-9) || !near(rd.Entropy, p.ExpectedEntropy, 1e-9) {
+		if !near(rd.IntersectionFP, p.ExpectedFP, 1e-9) || !near(rd.Entropy, p.ExpectedEntropy, 1e-9) || !near(rd.Precision, p.ExpectedPrecision, 1e-9) {
 			t.Errorf("record %d: meter %v/%v, analyzer %v/%v", i, rd.IntersectionFP, rd.Entropy, p.ExpectedFP, p.ExpectedEntropy)
 		}
 	}

@@ -23,9 +23,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 		fmt.Fprintf(&b, "universe source: %s; every expected figure below assumes this universe\n", r.UniverseSource)
 	}
 	if r.HasTruth {
-		fmt.Fprintf(&b, "wallet: %d of its candidates are in the universe\n", r.Members)
+		fmt.Fprintf(&b, "wallet: %d of its candidates are in the universe (N, from --truth)\n", r.Members)
 	} else {
-		b.WriteString("wallet: unknown (no --truth): wallet size estimated from the filters\n")
+		b.WriteString(NoTruthNote + "\n")
 	}
 	fmt.Fprintf(&b, "transcript: %d events, %d filterloads, %d elements revealed by filteradd\n", r.Events, len(r.Filters), r.Revealed)
 	if q := r.Requests; q != nil {
@@ -35,12 +35,16 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("\n")
+	if r.HasTruth {
+		b.WriteString(IntervalsNote + "\n\n")
+	} else {
+		b.WriteString(IntervalsNoteNoTruth + "\n\n")
+	}
 	t := table.New(&b)
-	fmt.Fprintln(t, "gen\tpeer\theight\treason\tbytes\tk\ttweak\tflags\tbits set\tm^\tfp rate\tmatched")
+	fmt.Fprintln(t, "gen\tpeer\theight\treason\tbytes\tk\ttweak\tflags\tbits set\tm^\t95 %\tfp rate\tmatched")
 	for _, f := range r.Filters {
-		fmt.Fprintf(t, "%d\t%s\t%d\t%s\t%d\t%d\t%#x\t%s\t%d\t%s\t%s\t%d\n", f.Generation, f.Peer, f.Height, f.Reason,
-			f.Bytes, f.HashFuncs, f.Tweak, f.Flags, f.BitsSet, table.Num(f.EstElements), table.Num(f.FPRate), f.Matched)
+		fmt.Fprintf(t, "%d\t%s\t%d\t%s\t%d\t%d\t%#x\t%s\t%d\t%s\t%s\t%s\t%d\n", f.Generation, f.Peer, f.Height, f.Reason,
+			f.Bytes, f.HashFuncs, f.Tweak, f.Flags, f.BitsSet, table.Num(f.EstElements), interval(f.EstElementsCI), table.Num(f.FPRate), f.Matched)
 	}
 	if err := t.Flush(); err != nil {
 		return err
@@ -52,7 +56,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		fmt.Fprintf(&b, "\n%s:\n", c.Stage)
 		t := table.New(&b)
 		if c.Stage == StageSaturation {
-			writeSaturationRows(t, c.Points)
+			writeSaturationRows(t, c.Points, r.HasTruth)
 		} else {
 			writeCurveRows(t, c.Points, r.HasTruth)
 		}
@@ -64,56 +68,118 @@ func (r *Report) WriteTable(w io.Writer) error {
 	return err
 }
 
+// Notes the text report prints.
+const (
+	// NoTruthNote replaces the wallet line without the truth: what is
+	// not printed, why, and what to pass.
+	NoTruthNote = "wallet: unknown (no --truth): precision, recall and entropy need the wallet's elements and are not printed;\n" +
+		"  pass --truth FILE (bloomwatch wallet export-truth --datadir D --out FILE writes it). The expected false\n" +
+		"  positives below are f x |A|, every candidate's chance match: the wallet's own are not subtracted."
+	// IntervalsNote says what the intervals are.
+	IntervalsNote = "95 % intervals: false positives Poisson (Garwood); precision and recall binomial (Clopper-Pearson);\n" +
+		"entropy at the ends of the false-positive interval; m^ and reload estimates normal (1.96 s.e.). Matched counts\n" +
+		"cover the whole universe and expected counts are the model's: neither has an interval. \"in 95 %?\" says whether\n" +
+		"the expected count lies in the measured count's interval, where that comparison has at least 50 % power\n" +
+		"against a model wrong by a factor of 2 (\"-\" elsewhere)."
+	// IntervalsNoteNoTruth is IntervalsNote for a report without the
+	// truth, which measures no false positive.
+	IntervalsNoteNoTruth = "95 % intervals: m^ and reload estimates normal (1.96 s.e.). Matched counts cover the whole\n" +
+		"universe and expected counts are the model's: neither has an interval."
+)
+
+// interval formats a 95 % interval as [lo, hi], or "-" for none.
+func interval(iv *Interval) string {
+	if iv == nil {
+		return table.NotKnown
+	}
+	return "[" + table.Num(iv.Lo) + ", " + table.Num(iv.Hi) + "]"
+}
+
 // writeReloads writes the estimator attack: what the observer infers
 // each reload of one tweak added.
 func writeReloads(b *strings.Builder, rs []ReloadEstimate, truth bool) {
 	b.WriteString("\nreloads of one tweak: elements the observer estimates each added and dropped (fold of the\n" +
 		"larger filter onto the smaller size when one divides the other; net change of the two estimates always)\n")
 	t := table.New(b)
-	fmt.Fprintln(t, "gen\tafter\theight\treason\tbytes\tnested\tadded\t± s.e.\tdropped\t± s.e.\tnet change\t± s.e.\ttrue added\ttrue dropped")
+	fmt.Fprintln(t, "gen\tafter\theight\treason\tbytes\tnested\tadded\t95 %\tdropped\t95 %\tnet change\t95 %\ttrue added\ttrue dropped")
 	num, notKnown := table.Num, table.NotKnown
 	for _, r := range rs {
-		added, addErr, dropped, dropErr := notKnown, notKnown, notKnown, notKnown
+		added, dropped := notKnown, notKnown
 		if r.Added >= 0 || r.AddedStdErr >= 0 {
-			added, addErr, dropped, dropErr = num(r.Added), num(r.AddedStdErr), num(r.Dropped), num(r.DroppedStdErr)
+			added, dropped = num(r.Added), num(r.Dropped)
+		}
+		net := notKnown
+		if r.NetStdErr >= 0 {
+			net = num(r.NetChange)
 		}
 		trueAdded, trueDropped := notKnown, notKnown
 		if truth && r.TrueAdded >= 0 {
 			trueAdded, trueDropped = strconv.Itoa(r.TrueAdded), strconv.Itoa(r.TrueDropped)
 		}
 		fmt.Fprintf(t, "%d\t%d\t%d\t%s\t%d->%d\t%t\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Generation, r.PrevGeneration,
-			r.Height, r.Reason, r.PrevBytes, r.Bytes, r.Nested, added, addErr, dropped, dropErr,
-			num(r.NetChange), num(r.NetStdErr), trueAdded, trueDropped)
+			r.Height, r.Reason, r.PrevBytes, r.Bytes, r.Nested, added, interval(r.AddedCI), dropped, interval(r.DroppedCI),
+			net, interval(r.NetChangeCI), trueAdded, trueDropped)
 	}
 	_ = t.Flush() // a strings.Builder does not fail
 }
 
 // writeCurveRows writes a set stage's points. "expected" is the joint
 // model's count (a range lo..hi when it is only bounded), "independent"
-// the reference product of independent filters.
+// the reference product of independent filters. The measured columns,
+// with their intervals, and the expected precision and entropy come
+// with the truth only.
 func writeCurveRows(w io.Writer, pts []Point, truth bool) {
-	fmt.Fprintln(w, "step\theight\tevent\tfilters\tmatched\tfalse pos\texpected\tindependent\tprecision\texp prec\trecall\tentropy\texp entropy")
 	num, notKnown := table.Num, table.NotKnown
+	if !truth {
+		fmt.Fprintln(w, "step\theight\tevent\tfilters\tmatched\texpected fp\tindependent")
+		for _, p := range pts {
+			fmt.Fprintf(w, "%d\t%d\t%s\t%d\t%d\t%s\t%s\n", p.Step, p.Height, table.Truncate(p.Label, maxLabel),
+				p.Filters, p.Matched, expectedText(p), num(p.IndependentFP))
+		}
+		return
+	}
+	fmt.Fprintln(w, "step\theight\tevent\tfilters\tmatched\tfalse pos\t95 %\texpected\tin 95 %?\tindependent\tprecision\t95 %\texp prec\trecall\t95 %\tentropy\t95 %\texp entropy")
 	for _, p := range pts {
-		fp, prec, rec, ent := notKnown, notKnown, notKnown, notKnown
-		if truth {
-			fp, prec, rec, ent = strconv.FormatUint(p.FalsePositives, 10), num(p.Precision), num(p.Recall), num(p.Entropy)
+		fp, prec, expPrec, rec, ent, expEnt := notKnown, notKnown, notKnown, notKnown, notKnown, notKnown
+		if p.Scored {
+			fp, prec, expPrec = strconv.FormatUint(p.FalsePositives, 10), num(p.Precision), num(p.ExpectedPrecision)
+			rec, ent, expEnt = num(p.Recall), num(p.Entropy), num(p.ExpectedEntropy)
 		}
-		expected := num(p.ExpectedFP)
-		if p.ExpectedFPLower < p.ExpectedFP {
-			expected = num(p.ExpectedFPLower) + ".." + expected
+		verdict := notKnown
+		switch p.Comparison {
+		case ComparisonInside:
+			verdict = "yes"
+		case ComparisonOutside:
+			verdict = "NO"
 		}
-		fmt.Fprintf(w, "%d\t%d\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Step, p.Height, table.Truncate(p.Label, maxLabel),
-			p.Filters, p.Matched, fp, expected, num(p.IndependentFP), prec, num(p.ExpectedPrecision), rec, ent, num(p.ExpectedEntropy))
+		fmt.Fprintf(w, "%d\t%d\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Step, p.Height,
+			table.Truncate(p.Label, maxLabel), p.Filters, p.Matched, fp, interval(p.FalsePositivesCI), expectedText(p), verdict,
+			num(p.IndependentFP), prec, interval(p.PrecisionCI), expPrec, rec, interval(p.RecallCI), ent, interval(p.EntropyCI), expEnt)
 	}
 }
 
-// writeSaturationRows writes the saturation points.
-func writeSaturationRows(w io.Writer, pts []Point) {
-	fmt.Fprintln(w, "step\theight\tpeer\tfill\tfp rate\tm^\ttx matched\ttx wallet\texpected fp set")
+// expectedText is a point's expected count, or its range lo..hi when
+// the model only bounds it.
+func expectedText(p Point) string {
+	if p.ExpectedFPLower < p.ExpectedFP {
+		return table.Num(p.ExpectedFPLower) + ".." + table.Num(p.ExpectedFP)
+	}
+	return table.Num(p.ExpectedFP)
+}
+
+// writeSaturationRows writes the saturation points: the server's copy of
+// the filter block by block (fill, rate and m^ with its interval, counts
+// of the replay: deterministic), the wallet's transactions with the
+// truth only.
+func writeSaturationRows(w io.Writer, pts []Point, truth bool) {
+	fmt.Fprintln(w, "step\theight\tpeer\tfill\tfp rate\tm^\t95 %\ttx matched\ttx wallet\texpected fp set")
 	num := table.Num
 	for _, p := range pts {
-		fmt.Fprintf(w, "%d\t%d\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", p.Step, p.Height, p.Peer, num(p.Fill), num(p.FPRate),
-			num(p.EstElements), p.TxMatched, p.TxWallet, num(p.ExpectedFP))
+		wallet := table.NotKnown
+		if truth && p.Scored {
+			wallet = strconv.FormatUint(p.TxWallet, 10)
+		}
+		fmt.Fprintf(w, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", p.Step, p.Height, p.Peer, num(p.Fill), num(p.FPRate),
+			num(p.EstElements), interval(p.EstElementsCI), p.TxMatched, wallet, num(p.ExpectedFP))
 	}
 }

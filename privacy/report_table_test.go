@@ -41,25 +41,38 @@ func TestReportWriteTable(t *testing.T) {
 			t.Errorf("missing %q in:\n%s", want, out)
 		}
 	}
-	// Without the truth, the measured columns are not known; with it,
-	// they are filled.
-	falsePos := func(out string) string {
+	// Without the truth, no measured column: the note says what to pass.
+	header := func(out string) string {
 		for _, line := range strings.Split(out, "\n") {
-			if f := strings.Fields(line); len(f) > 5 && strings.HasSuffix(f[2], "...") {
-				return f[5]
+			if strings.HasPrefix(line, "step") && strings.Contains(line, "event") {
+				return strings.Join(strings.Fields(line), " ")
 			}
 		}
 		return ""
 	}
-	if strings.Contains(out, "\t") || falsePos(out) != "-" {
-		t.Errorf("tabs or a false-positive count without the truth:\n%s", out)
+	if strings.Contains(out, "\t") || header(out) != "step height event filters matched expected fp independent" {
+		t.Errorf("tabs or a measured column without the truth:\n%s", out)
+	}
+	if !strings.Contains(out, "export-truth") || !strings.Contains(out, "95 % intervals") {
+		t.Errorf("no note on the truth or the intervals:\n%s", out)
+	}
+	// With it, the measured columns are filled, with their intervals.
+	falsePos := func(out string) string {
+		for _, line := range strings.Split(out, "\n") {
+			if f := strings.Fields(line); len(f) > 7 && strings.HasSuffix(f[2], "...") {
+				return strings.Join(f[5:8], " ")
+			}
+		}
+		return ""
 	}
 	rep.HasTruth, rep.Members = true, 5
+	p := &rep.Curves[0].Points[0]
+	p.score(5, true)
 	b.Reset()
 	if err := rep.WriteTable(&b); err != nil {
 		t.Fatal(err)
 	}
-	if out := b.String(); !strings.Contains(out, "wallet: 5 of its candidates are in the universe") || falsePos(out) != "9" {
-		t.Errorf("with the truth:\n%s", out)
+	if out := b.String(); !strings.Contains(out, "wallet: 5 of its candidates are in the universe") || falsePos(out) != "9 [4.115, 17.08]" {
+		t.Errorf("with the truth (%q):\n%s", falsePos(out), out)
 	}
 }

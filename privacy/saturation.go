@@ -3,7 +3,6 @@ package privacy
 import (
 	"context"
 	"fmt"
-	"math"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/transcript"
@@ -178,32 +177,28 @@ func paysWallet(truth *ElementSet, pkScript []byte) bool {
 }
 
 // saturationPoint reports one generation's server filter after block h.
+// The wallet's transactions (TxWallet) and the precision and entropy
+// need the truth (Point.Scored).
 func (a *analysis) saturationPoint(step int, h int32, g *satGen) Point {
 	f := g.filter
-	members := float64(a.res.Truth())
-	est := f.EstimatedElements()
-	if !a.hasTruth {
-		members = est
-		if math.IsInf(est, 0) || math.IsNaN(est) {
-			members = 0
-		}
-	}
 	rate := f.CurrentFPRate()
 	p := Point{
 		Step: step, Kind: KindBlock, Height: h, Peer: g.gen.Peer, Filters: 1,
-		Label:   fmt.Sprintf("block %d (generation %d, %s)", h, g.gen.Index, g.gen.Peer),
-		Members: members, EstElements: est, FPRate: rate,
+		Label:       fmt.Sprintf("block %d (generation %d, %s)", h, g.gen.Index, g.gen.Peer),
+		EstElements: f.EstimatedElements(), EstElementsCI: estElementsInterval(f), FPRate: rate,
 		Fill:      float64(f.BitsSet()) / float64(max(f.NumBits(), 1)),
 		TxMatched: g.matched, TxWallet: g.wallet,
 	}
 	je := &jointEval{joint: NewJoint(), everyForm: []bool{false}, single: []float64{rate}, rate: rate, forms: map[int]RateBounds{}}
 	je.joint.Add(f)
-	e := a.expectedFP(je, a.res.FormCounts, a.res.TruthCounts, members, float64(a.res.Scanned))
+	e := a.expectedFP(je, a.res.FormCounts, a.res.TruthCounts)
 	p.ExpectedFP, p.ExpectedFPLower, p.IndependentFP = e.upper, e.lower, e.independent
-	p.ExpectedPrecision = Precision(members, p.ExpectedFP)
-	p.ExpectedEntropy = Entropy(members, p.ExpectedFP)
-	if math.IsInf(p.EstElements, 0) || math.IsNaN(p.EstElements) {
-		p.EstElements = -1
+	if a.hasTruth {
+		members := float64(a.res.Truth())
+		p.Scored, p.Members = true, members
+		p.ExpectedPrecision = ExpectedPrecision(members, 0, p.ExpectedFP)
+		p.ExpectedEntropy = ExpectedEntropy(members, 0, p.ExpectedFP)
 	}
+	p.EstElements = finiteOr(p.EstElements, -1)
 	return p
 }

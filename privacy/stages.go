@@ -2,9 +2,10 @@ package privacy
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"sort"
+
+	"github.com/bloomwatch/bloomwatch/bip37"
 )
 
 // The set stages: after each event, which candidates the adversary still
@@ -225,14 +226,29 @@ func (a *analysis) allMatchAll(states []int) bool {
 	return true
 }
 
-// point measures a set and computes the formulas for it.
+// point measures a set and computes the formulas for it. The formulas
+// need the wallet size N only for precision and entropy, which are
+// computed with the truth alone: without it the expected false positives
+// are every candidate's chance match (f * |A|, the wallet's own few not
+// subtracted, since nothing measured says how many they are).
 func (a *analysis) point(step int, v view, st setStage, bks []bucket, res setResult) Point {
 	r := v.event.Record
 	latest := a.tl.States[v.latest]
 	p := Point{
 		Step: step, Kind: r.Kind, Label: eventLabel(v.event), Seq: r.Seq, Height: r.Height, Peer: r.Peer,
 		Filters: len(bks[0].constraints), EstElements: latest.EstimatedElements(),
-		Matched: uint64(len(res.hits)) + res.extra,
+		EstElementsCI: estElementsInterval(latest),
+		Matched:       uint64(len(res.hits)) + res.extra,
+	}
+	for j, b := range bks {
+		je := a.jointOf(b.constraints, st.allForms)
+		if j == 0 {
+			p.FPRate = je.rate
+		}
+		e := a.expectedFP(je, b.forms, b.truth)
+		p.ExpectedFP += e.upper
+		p.ExpectedFPLower += e.lower
+		p.IndependentFP += e.independent
 	}
 	if a.hasTruth {
 		p.TruePositives = res.extraTruth
@@ -241,33 +257,49 @@ func (a *analysis) point(step int, v view, st setStage, bks []bucket, res setRes
 				p.TruePositives++
 			}
 		}
-	}
-	members := float64(a.res.Truth())
-	if !a.hasTruth {
-		members = math.Min(float64(p.Matched), finiteOr(p.EstElements, float64(p.Matched)))
-	}
-	p.Members = members
-	total := float64(a.res.Scanned)
-	for j, b := range bks {
-		je := a.jointOf(b.constraints, st.allForms)
-		if j == 0 {
-			p.FPRate = je.rate
-		}
-		e := a.expectedFP(je, b.forms, b.truth, members, total)
-		p.ExpectedFP += e.upper
-		p.ExpectedFPLower += e.lower
-		p.IndependentFP += e.independent
-	}
-	p.ExpectedPrecision = Precision(members, p.ExpectedFP)
-	p.ExpectedEntropy = Entropy(members, p.ExpectedFP)
-	if a.hasTruth {
 		p.FalsePositives = p.Matched - p.TruePositives
-		p.Precision = Precision(float64(p.TruePositives), float64(p.FalsePositives))
-		p.Recall = Recall(float64(p.TruePositives), members)
-		p.Entropy = Entropy(float64(p.TruePositives), float64(p.FalsePositives))
+		// The graph stage prunes by the transaction graph, which the
+		// joint model does not: its expectation is the intersection's,
+		// an upper bound, not a prediction to test.
+		p.score(float64(a.res.Truth()), !st.graph)
 	}
 	p.EstElements = finiteOr(p.EstElements, -1)
 	return p
+}
+
+// score fills the figures that need the truth: N (members), the measured
+// precision, recall and entropy with their 95 % intervals, the expected
+// precision and entropy over the false-positive count, and, when compare
+// is set and the comparison has the power to fail, whether the
+// expectation lies inside the measured count's interval.
+func (p *Point) score(members float64, compare bool) {
+	p.Scored, p.Members = true, members
+	tp, fp := float64(p.TruePositives), float64(p.FalsePositives)
+	fpCI := PoissonInterval(p.FalsePositives, ConfidenceLevel)
+	p.FalsePositivesCI = &fpCI
+	p.Precision = Precision(tp, fp)
+	prec := BinomialInterval(p.TruePositives, p.Matched, ConfidenceLevel)
+	p.PrecisionCI = &prec
+	p.Recall = Recall(tp, members)
+	if members > 0 {
+		rec := BinomialInterval(p.TruePositives, uint64(members), ConfidenceLevel)
+		p.RecallCI = &rec
+	}
+	p.Entropy = Entropy(tp, fp)
+	p.EntropyCI = &Interval{Lo: Entropy(tp, fpCI.Lo), Hi: Entropy(tp, fpCI.Hi), Method: MethodPoissonMapped}
+	p.ExpectedPrecision = ExpectedPrecision(members, 0, p.ExpectedFP)
+	p.ExpectedEntropy = ExpectedEntropy(members, 0, p.ExpectedFP)
+	if compare {
+		p.Comparison, p.ComparisonPower = CompareCount(p.FalsePositives, p.ExpectedFPLower, p.ExpectedFP)
+	}
+}
+
+// estElementsInterval returns the 95 % interval of a filter's element
+// estimate m^ (its standard error, elementStdErr), or nil when m^ is not
+// finite (every bit set) or the filter matches everything.
+func estElementsInterval(f *bip37.Filter) *Interval {
+	m := f.EstimatedElements()
+	return NormalInterval(m, elementStdErr(f.NumBits(), f.HashFuncs(), m), 0)
 }
 
 // eventLabel names an event for tables and charts.
@@ -361,11 +393,11 @@ type expectation struct {
 }
 
 // expectedFP returns the model's false-positive count among candidates
-// counted by forms (truth: the wallet's among them) that must survive
-// every constraint filter of je: per form count F, non-members times
-// Joint.FormsRate(F, everyForm). Without the truth, members is spread
-// over the universe of total candidates.
-func (a *analysis) expectedFP(je *jointEval, forms, truth []uint64, members, total float64) expectation {
+// counted by forms (truth: the wallet's among them, all zero without the
+// truth) that must survive every constraint filter of je: per form count
+// F, the candidates that are not known to be the wallet's times
+// Joint.FormsRate(F, everyForm).
+func (a *analysis) expectedFP(je *jointEval, forms, truth []uint64) expectation {
 	var e expectation
 	for nf := 1; nf < len(forms); nf++ {
 		n := float64(forms[nf])
@@ -373,9 +405,6 @@ func (a *analysis) expectedFP(je *jointEval, forms, truth []uint64, members, tot
 			continue
 		}
 		nonMembers := n - float64(truth[nf])
-		if !a.hasTruth && total > 0 {
-			nonMembers = n * math.Max(0, 1-members/total)
-		}
 		b := je.formsRate(nf)
 		e.upper += b.Upper * nonMembers
 		e.lower += b.Lower * nonMembers

@@ -92,6 +92,12 @@ func TestSessionDecoys(t *testing.T) {
 	if len(decoys) != 3 || sum.Decoys != 3 {
 		t.Fatalf("%d decoys persisted, summary %d; want 3", len(decoys), sum.Decoys)
 	}
+	// The meter counts the decoys as certain false positives: they cap
+	// the expected precision at N/(N+3).
+	if p := sum.Privacy; p == nil || p.Decoys != 3 || p.IntersectionFP < 3 || p.Members == 0 ||
+		p.Precision > float64(p.Members)/float64(p.Members+3)+1e-9 {
+		t.Fatalf("meter with 3 decoys: %+v", p)
+	}
 	// The funder pays from one reused address: chosen as a decoy, it
 	// brings the funder's traffic until it is retired (it brought
 	// 104-120 false positives before decoys were retired).

@@ -61,9 +61,6 @@ type Config struct {
 	// PeerTimeout ends the session with ErrNoPeer when no peer has been
 	// usable for this long (0: wait forever).
 	PeerTimeout time.Duration
-	// Members, when positive, is the wallet size the privacy meter uses
-	// instead of the filter's estimate.
-	Members float64
 	// ResetHeaders deletes the header store before the node opens it.
 	ResetHeaders bool
 	// Proxy is a SOCKS5 proxy (IP:port) for every peer connection, with
@@ -149,9 +146,6 @@ func New(cfg Config) (*Session, error) {
 		bridgeDone: make(chan struct{}),
 		done:       make(chan struct{}),
 	}
-	if cfg.Members > 0 {
-		s.meter.SetMembers(cfg.Members)
-	}
 	if cfg.Dashboard {
 		s.events = make(chan spv.Event, dashboardBuffer)
 		s.readings = make(chan privacy.Reading, readingBuffer)
@@ -182,6 +176,7 @@ func New(cfg Config) (*Session, error) {
 	s.node = node
 	s.universe = loadUniverse(nodeDir, network.Name, s.log)
 	s.meter.SetUniverse(s.universe.size())
+	s.meter.SetWallet(s.walletCounts())
 	// The adversary keeps every filter it ever received: earlier runs'
 	// filters count before this run adds to them.
 	for _, r := range node.Transcript() {
@@ -331,12 +326,25 @@ func (s *Session) handleEvent(ctx context.Context, ev spv.Event) {
 			s.firstFilter = ev.Time
 		}
 		s.mu.Unlock()
+		// A new filter: the wallet may have grown (a new key, an
+		// outpoint); the reading the record gives counts it.
+		s.meter.SetWallet(s.walletCounts())
 		s.publish(s.observe(ev.Record))
 	case spv.BlockProcessed:
 		st := s.node.Status()
 		s.universe.block(ev.Height, ev.Again)
 		s.universe.update(st.Tested, max(st.WatcherHeight, ev.Height))
+		if ev.Relevant > 0 {
+			// A payment may have used an address: N may have grown.
+			s.meter.SetWallet(s.walletCounts())
+		}
+		s.meter.SetObserved(uint64(max(st.FalsePositives, 0)), st.Tested-min(st.Tested, uint64(max(st.Relevant, 0))))
 		s.publish(s.meter.SetUniverse(s.universe.size()))
+	case spv.MatchedTx:
+		if ev.Relevant && ev.Height < 0 {
+			// An unconfirmed payment marks its address used too.
+			s.publish(s.meter.SetWallet(s.walletCounts()))
+		}
 	case spv.SyncDone:
 		s.mu.Lock()
 		if s.syncedAt.IsZero() {
@@ -356,6 +364,26 @@ func (s *Session) handleEvent(ctx context.Context, ev spv.Event) {
 	select {
 	case s.events <- ev:
 	case <-ctx.Done():
+	}
+}
+
+// walletCounts returns the wallet's own counts for the privacy meter
+// (privacy.WalletCounts says which is N): its used and watched addresses
+// from the wallet's watch set in memory (no key derived, nothing read
+// from disk), and the elements and decoys of the filter last loaded from
+// the node's status. A wallet that cannot be read (closed, broken) is
+// logged and leaves the counts at zero for this reading.
+func (s *Session) walletCounts() privacy.WalletCounts {
+	c, err := s.w.AddressCounts()
+	if err != nil {
+		s.log.Warn("privacy meter: wallet counts", "err", err)
+	}
+	st := s.node.Status()
+	return privacy.WalletCounts{
+		OnChain:  c.Used(),
+		Watched:  c.Derived + c.Imported,
+		Elements: max(st.Filter.Elements-st.Decoys, 0),
+		Decoys:   st.Decoys,
 	}
 }
 

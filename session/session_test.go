@@ -81,6 +81,20 @@ func TestSessionSyncsAndFeedsTheMeter(t *testing.T) {
 	if sum.Privacy == nil || sum.Privacy.Seq != recs[len(recs)-1].Seq || sum.Privacy.Candidates == 0 {
 		t.Fatalf("privacy reading %+v, last filter record seq %d", sum.Privacy, recs[len(recs)-1].Seq)
 	}
+	// The meter's wallet size is the wallet's own count, not the filter's
+	// estimate m^ (issue 27): N = the addresses on chain (used), beside
+	// the addresses watched and the filter's elements.
+	p := sum.Privacy
+	if !p.WalletKnown || p.Members != sum.Addresses.Used || p.Members == 0 || p.Watched != sum.Addresses.Derived ||
+		p.Elements != sum.Filter.Elements-sum.Decoys || p.Elements < p.Watched {
+		t.Fatalf("meter wallet: N %d, watched %d, elements %d; wallet: used %d of %d derived, %d utxos, filter elements %d",
+			p.Members, p.Watched, p.Elements, sum.Addresses.Used, sum.Addresses.Derived, len(sum.UTXOs), sum.Filter.Elements)
+	}
+	if p.ObservedTxTested == 0 || p.ObservedTxFPCI == nil || !p.ObservedTxFPCI.Contains(p.ObservedTxFPRate) {
+		t.Fatalf("observed rate %v of %d tested, interval %+v", p.ObservedTxFPRate, p.ObservedTxTested, p.ObservedTxFPCI)
+	}
+	t.Logf("meter: N %d on chain of %d watched, %d elements (m^ %.1f); precision %.3f, entropy %.2f bits",
+		p.Members, p.Watched, p.Elements, p.EstElements, p.Precision, p.Entropy)
 	// A restart with nothing new: the meter starts from the earlier
 	// filters (read once, by the node) and adds the new one.
 	again := syncOnce(t, ctx, dir, h.Node().P2PAddr(), spec)

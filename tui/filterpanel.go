@@ -31,9 +31,15 @@ func (filterPanel) render(m *Model, w, h int) []string {
 	if st.haveBlockFP {
 		theory = st.theoryFP
 	}
-	observed := "--"
+	// The observed rate is a sample: with the meter's reading it comes
+	// with its 95 % interval.
+	observed, ci := "--", ""
 	if st.haveBlockFP {
 		observed = fmtRate(st.observedFP)
+	}
+	if x := m.extra(); x.haveObserved {
+		observed = fmtRate(x.observedTxFP)
+		ci = fmtSci(x.observedLo, 1) + ", " + fmtSci(x.observedHi, 1)
 	}
 	last := st.lastReason
 	if last == "" {
@@ -61,11 +67,7 @@ func (filterPanel) render(m *Model, w, h int) []string {
 		if f.Capped {
 			l4 = joinFit(w, "  ", k("fp now ")+fmtRate(theory), k("at load ")+fmtRate(f.FPRate), capped)
 		}
-		l5 := joinFit(w, "  ", k("fp per tx tested (observed) ")+observed)
-		if x := m.extra(); x.ok {
-			l5 = joinFit(w, "  ", k("fp per tx tested: expected ")+m.expectedTxFP()+k("  observed ")+observed)
-		}
-		return []string{l1, l2, l3, l4, l5}
+		return []string{l1, l2, l3, l4, m.perTxLine(w, observed, ci)}
 	}
 	fill := "--"
 	if p.ok {
@@ -78,12 +80,45 @@ func (filterPanel) render(m *Model, w, h int) []string {
 		if m.extra().ok {
 			perTx = k("per tx ") + m.expectedTxFP() + k(" expected, ") + observed + k(" seen")
 		}
+		if ci != "" {
+			perTx += k(" [") + ci + k("]")
+		}
 		l2 := joinFit(w, "  ", k("fill ")+fill+estText(p), k("fp ")+fmtRate(theory)+k(" per element"), capped, perTx)
 		return []string{l1, l2}
 	}
 	return []string{joinFit(w, "  ", fmt.Sprint(f.Elements)+k(" elements"), fmtInt(int64(f.Bytes))+k(" B"),
 		k("k ")+fmt.Sprint(f.HashFuncs), k("fill ")+fill, k("fp ")+fmtRate(theory)+k("/element"),
 		observed+k("/tx seen"), k("reloads ")+fmt.Sprint(st.reloads))}
+}
+
+// perTxLine is the Filter panel's line of false positives per
+// transaction tested: expected and observed, the observed one a sample
+// with its 95 % interval ci ("lo, hi"; empty before the meter has one),
+// in the longest wording that fits w.
+func (m *Model) perTxLine(w int, observed, ci string) string {
+	k := m.label
+	expected := m.extra().ok
+	var forms []string
+	switch {
+	case expected && ci != "":
+		forms = []string{
+			k("fp per tx tested: expected ") + m.expectedTxFP() + k("  observed ") + observed + k(" (95 % ") + ci + k(")"),
+			k("fp per tx: expected ") + m.expectedTxFP() + k("  observed ") + observed + k(" [") + ci + k("]"),
+			k("fp/tx exp ") + m.expectedTxFP() + k(" obs ") + observed + k(" [") + ci + k("]"),
+		}
+	case expected:
+		forms = []string{k("fp per tx tested: expected ") + m.expectedTxFP() + k("  observed ") + observed}
+	case ci != "":
+		forms = []string{k("fp per tx tested (observed) ") + observed + k(" (95 % ") + ci + k(")")}
+	default:
+		forms = []string{k("fp per tx tested (observed) ") + observed}
+	}
+	for _, f := range forms {
+		if width(f) <= w {
+			return f
+		}
+	}
+	return joinFit(w, "", forms[len(forms)-1])
 }
 
 // expectedTxFP is the privacy meter's expected false-positive rate per

@@ -23,15 +23,19 @@ func glossary(x meterExtra) []string {
 			"the independent-filters reference). The last reload's added elements: what an observer estimates by " +
 			"comparing it with the previous filter of the same tweak."
 		perTx = "fp per tx tested: false positives per transaction that is not yours, expected (the meter assumes " +
-			"a typical number of elements per transaction) and observed by the watcher: the same unit, side by " +
-			"side; under flags all the peer's copy only gains bits, so observed runs at or above expected."
+			"a typical number of elements per transaction) and observed by the watcher, in the same unit. The " +
+			"observed rate is a sample, shown with its 95 % interval; the expected one may fall on either side: " +
+			"few transactions tested early on, transactions with more or fewer elements than assumed, and, under " +
+			"flags all, bits the peer's copy of the filter gains from matched outputs (they push observed up)."
 	}
 	return []string{
 		"Privacy. Expected false positives: addresses that are not yours but match your filter, as many as an " +
 			"observer expects (the formulas, no scan): your cover, more is better. Latest filter: that filter " +
 			"alone. All combined: " + combined + " Candidate addresses: the universe an observer picks from.",
-		"Precision: the share of the matches that is yours (1.000: an observer knows your wallet). Entropy: bits " +
-			"of doubt left about which matches are yours (0: none). " + chart,
+		"Wallet: your addresses on chain (paid at least once): the N the precision counts; the addresses watched " +
+			"ahead are in the filter but on no chain, so no observer can find them. Precision: the share of the " +
+			"matches that is yours, expected over the chance matches (1.000: an observer knows your wallet). " +
+			"Entropy: bits of doubt left about which matches are yours (0: none), expected likewise. " + chart,
 		"Filter. Fill: the share of bits set. Est. elements (m^): what an observer infers from the fill alone. " +
 			"fp per element: the chance one element that is not yours matches (fill^k). " + perTx,
 		"Matched txs. wallet: pays or spends a watched address. false pos: matched the filter by chance. seen: a " +

@@ -14,11 +14,21 @@ type meterExtra struct {
 	added          float64 // -1: not estimable
 	addedErr       float64
 	expectedTxFP   float64
+	// observed is the client's observed false-positive rate per
+	// non-wallet transaction with its 95 % interval (haveObserved false
+	// before a transaction was tested).
+	haveObserved           bool
+	observedTxFP           float64
+	observedLo, observedHi float64
 }
 
 // extraOf reads a reading's corrected-model figures (the source cleaned:
 // it is drawn).
 func extraOf(r privacy.Reading) meterExtra {
-	return meterExtra{ok: true, independentFP: r.IndependentFP, universeSource: clean(r.UniverseSource),
+	x := meterExtra{ok: true, independentFP: r.IndependentFP, universeSource: clean(r.UniverseSource),
 		added: r.AddedElements, addedErr: r.AddedStdErr, expectedTxFP: r.ExpectedTxFPRate}
+	if ci := r.ObservedTxFPCI; ci != nil && r.ObservedTxTested > 0 {
+		x.haveObserved, x.observedTxFP, x.observedLo, x.observedHi = true, r.ObservedTxFPRate, ci.Lo, ci.Hi
+	}
+	return x
 }

@@ -54,13 +54,32 @@ func (privacyPanel) render(m *Model, w, h int) []string {
 	}
 	universe := k("among ") + fmtUint(r.Candidates) + k(" candidate addresses")
 	x := extraOf(r)
+	tagged := universe
 	if tag := sourceTag(x.universeSource); tag != "" {
-		universe += k(" (" + tag + ")")
+		tagged += k(" (" + tag + ")")
 	}
 	if r.Candidates == 0 {
-		universe = k("candidate count not known yet")
+		universe, tagged = k("candidate count not known yet"), k("candidate count not known yet")
 	}
-	members := k("wallet ≈ ") + fmt.Sprintf("%.0f", r.Members)
+	// The wallet's size N (its addresses on chain, of those it watches)
+	// in the longest form that fits beside the universe; the universe's
+	// source tag goes first (the help view gives it whole).
+	walletLine := joinFit(w, k(" · "), tagged, k("wallet size not known"))
+	if r.WalletKnown {
+		decoys := ""
+		if r.Decoys > 0 {
+			decoys = k(" +") + fmt.Sprint(r.Decoys) + k(" decoys")
+		}
+		long := k("wallet ") + fmt.Sprint(r.Members) + k(" on chain of ") + fmt.Sprint(r.Watched) + k(" watched") + decoys
+		short := k("wallet ") + fmt.Sprint(r.Members) + k("/") + fmt.Sprint(r.Watched) + k(" on chain") + decoys
+		walletLine = tagged
+		for _, c := range [][2]string{{tagged, long}, {tagged, short}, {universe, long}, {universe, short}} {
+			if width(c[0])+width(k(" · "))+width(c[1]) <= w {
+				walletLine = c[0] + k(" · ") + c[1]
+				break
+			}
+		}
+	}
 	sent := k(fmt.Sprintf("%d distinct filters of %d sent", r.Filters, st.readingsSeen))
 	last := k("last ") + r.Reason + k(" at height ") + fmt.Sprint(r.Height)
 	revealed := ""
@@ -69,19 +88,24 @@ func (privacyPanel) render(m *Model, w, h int) []string {
 	}
 	added := k("observer: no earlier filter of this tweak to compare")
 	if x.added >= 0 {
-		added = k("observer: last reload added ") + fmt.Sprintf("%.1f ± %.1f", x.added, x.addedErr) + k(" elements")
+		added = k("observer: last reload added ") + fmt.Sprintf("%.1f ± %.1f", x.added, 1.96*x.addedErr) + k(" elements (95 %)")
 	}
 	out := []string{
-		joinFit(w, k(" · "), universe, members),
+		joinFit(w, "", walletLine),
 		m.paint(&s.TableHeader, fit("", labelW)+padLeft("latest filter", colW-2)+"  "+padLeft("all combined", colW-2)),
 		row("expected false positives", formatCount(r.ExpectedFP), formatCount(r.IntersectionFP)),
 	}
 	if x.ok {
 		out = append(out, row("  if filters were independent", "", formatCount(x.independentFP)))
 	}
+	prec, ent := [2]string{"--", "--"}, [2]string{"--", "--"}
+	if r.WalletKnown {
+		prec = [2]string{fmt.Sprintf("%.3f", r.SinglePrecision), fmt.Sprintf("%.3f", r.Precision)}
+		ent = [2]string{fmt.Sprintf("%.1f", r.SingleEntropy), fmt.Sprintf("%.1f", r.Entropy)}
+	}
 	out = append(out,
-		row("precision (your share)", fmt.Sprintf("%.3f", r.SinglePrecision), fmt.Sprintf("%.3f", r.Precision)),
-		row("entropy (bits of doubt)", fmt.Sprintf("%.1f", r.SingleEntropy), fmt.Sprintf("%.1f", r.Entropy)),
+		row("precision (your share)", prec[0], prec[1]),
+		row("entropy (bits of doubt)", ent[0], ent[1]),
 		joinFit(w, k(" · "), sent, last, revealed))
 	caption := "after each filter sent, log scale"
 	if x.ok {

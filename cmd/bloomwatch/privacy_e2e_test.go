@@ -226,6 +226,86 @@ func TestPrivacyModelOnDemoTranscript(t *testing.T) {
 		t.Fatalf("privacy block %+v: want at least two filters and the universe's source", sum.Privacy)
 	}
 	checkModelAgainstScan(t, records, sum.Privacy)
+	// Issue 27: the meter's N is the wallet's count (21 used addresses on
+	// the demo, where it took m^ = 69), not the filter's estimate.
+	if p := sum.Privacy; !p.WalletKnown || p.Members != sum.Addresses.Used || p.Watched != sum.Addresses.Derived {
+		t.Errorf("meter: N %d of %d watched; wallet: %d used of %d derived", p.Members, p.Watched, sum.Addresses.Used, sum.Addresses.Derived)
+	}
+	checkDemoAnalyze(t, dir, sum)
+}
+
+// demoUniverse is the synthetic universe the demo's analyses use.
+const demoUniverse = "1000000"
+
+// checkDemoAnalyze runs `privacy analyze` on the demo's transcript as a
+// user would (issue 27's "done when"): without --truth it prints no
+// precision, recall or entropy and says what to pass; with the truth
+// `wallet export-truth` writes, N is the wallet's used addresses and the
+// precision never falls when the adversary learns more (single filter,
+// both forms, intersection), measured or expected.
+func checkDemoAnalyze(t *testing.T, dir string, sum session.Summary) {
+	t.Helper()
+	tr := session.TranscriptPath(dir)
+	code, out, errOut := runCLI(t, []string{"privacy", "analyze", "--transcript", tr, "--synthetic", demoUniverse})
+	if code != 0 {
+		t.Fatalf("analyze without --truth: exit %d: %s", code, errOut)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "step") && (strings.Contains(line, "prec") || strings.Contains(line, "entropy") || strings.Contains(line, "recall")) {
+			t.Errorf("analyze without --truth prints %q", line)
+		}
+	}
+	if !strings.Contains(out, "pass --truth FILE (bloomwatch wallet export-truth") {
+		t.Errorf("analyze without --truth does not say what to pass:\n%s", out)
+	}
+	code, out, errOut = runCLI(t, []string{"privacy", "analyze", "--transcript", tr, "--synthetic", demoUniverse, "--json"})
+	if code != 0 || strings.Contains(out, `"precision"`) || strings.Contains(out, `"entropy_bits"`) {
+		t.Errorf("analyze --json without --truth: exit %d (%s), precision or entropy printed", code, errOut)
+	}
+
+	truthPath := filepath.Join(t.TempDir(), "truth.txt")
+	code, out, errOut = runCLI(t, []string{"wallet", "export-truth", "--datadir", dir, "--out", truthPath})
+	if code != 0 {
+		t.Fatalf("export-truth: exit %d: %s", code, errOut)
+	}
+	t.Log(strings.TrimSpace(out))
+	if st, err := os.Stat(truthPath); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("truth file %v %v: it names the wallet's addresses, want 0600", st, err)
+	}
+	code, out, errOut = runCLI(t, []string{"privacy", "analyze", "--transcript", tr, "--synthetic", demoUniverse,
+		"--truth", truthPath, "--json"})
+	if code != 0 {
+		t.Fatalf("analyze --truth: exit %d: %s", code, errOut)
+	}
+	var rep privacy.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if !rep.HasTruth || rep.Members != uint64(sum.Addresses.Used) {
+		t.Fatalf("analyze --truth: N %d, want the wallet's %d used addresses", rep.Members, sum.Addresses.Used)
+	}
+	single := rep.Curve(privacy.StageSingle)
+	for _, stage := range []string{privacy.StageBothForms, privacy.StageIntersection} {
+		c := rep.Curve(stage)
+		if c == nil || len(c.Points) != len(single.Points) {
+			t.Fatalf("no %s curve", stage)
+		}
+		for i, p := range c.Points {
+			s := single.Points[i]
+			if !p.Scored || p.Precision < s.Precision || p.ExpectedPrecision < s.ExpectedPrecision-1e-12 || p.PrecisionCI == nil {
+				t.Errorf("event %d: %s precision %.4f (expected %.4f) below the single filter's %.4f (%.4f)",
+					i, stage, p.Precision, p.ExpectedPrecision, s.Precision, s.ExpectedPrecision)
+			}
+		}
+	}
+	last := func(st string) privacy.Point { c := rep.Curve(st); return c.Points[len(c.Points)-1] }
+	ls, li := last(privacy.StageSingle), last(privacy.StageIntersection)
+	if li.Recall != 1 {
+		t.Errorf("intersection recall %v: the exported first-seen heights keep every wallet address", li.Recall)
+	}
+	t.Logf("demo, %s synthetic candidates, N = %d: precision single %.3f %v (expected %.3f), intersection %.3f %v (expected %.3f); false positives %d and %d (expected %.3g and %.3g)",
+		demoUniverse, rep.Members, ls.Precision, *ls.PrecisionCI, ls.ExpectedPrecision, li.Precision, *li.PrecisionCI, li.ExpectedPrecision,
+		ls.FalsePositives, li.FalsePositives, ls.ExpectedFP, li.ExpectedFP)
 }
 
 // TestPrivacyModelOnRealSyncWithReloads syncs, from a real btcd, a wallet
