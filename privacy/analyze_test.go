@@ -337,20 +337,46 @@ func TestWriteCSV(t *testing.T) {
 	}
 }
 
+// TestReportCharts checks the analyze figures: identical stages merged
+// into one named group (two identical filters make the intersection the
+// single filter's curve: it was drawn twice, with six legend entries on
+// the demo), one colour (group) per stage for its markers, band and
+// line, the measured count's band, and no precision chart without the
+// truth.
 func TestReportCharts(t *testing.T) {
 	fx := newFixture(37, 5, 2000, 1)
 	f := mustFilter(t, 5, 0.01, 1, bip37.UpdateNone, fx.wallet...)
-	rep := analyze(t, Input{
-		Records: []transcript.Record{loadRecord(0, "a", 0, f), loadRecord(1, "b", 0, f)}, Universe: Stream(SliceUniverse(fx.universe)),
-		Truth: fx.wallet, Attacks: Attacks{Intersection: true},
-	})
-	charts := rep.Charts()
-	if len(charts) != 2 || !charts[0].LogY || len(charts[0].Series) != 4 || len(charts[1].Series) != 2 {
-		t.Fatalf("charts %+v", charts)
+	g := mustFilter(t, 5, 0.01, 2, bip37.UpdateNone, fx.wallet...)
+	run := func(second *bip37.Filter, truth []Candidate) []Chart {
+		return analyze(t, Input{
+			Records: []transcript.Record{loadRecord(0, "a", 0, f), loadRecord(1, "b", 0, second)}, Universe: Stream(SliceUniverse(fx.universe)),
+			Truth: truth, Attacks: Attacks{Intersection: true},
+		}).Charts()
 	}
-	s := charts[0].Series[0]
-	if s.Y[0] != float64(rep.Curves[0].Points[0].FalsePositives) || len(s.X) != 2 {
-		t.Errorf("series %+v", s)
+	charts := run(f, fx.wallet)
+	if len(charts) != 2 || !charts[0].LogY || len(charts[0].Series) != 2 || len(charts[1].Series) != 2 {
+		t.Fatalf("identical stages: want one merged group per chart: %+v", charts)
+	}
+	m, e := charts[0].Series[0], charts[0].Series[1]
+	if m.Name != "single = intersection: measured" || m.Group != e.Group || m.Group == "" || !m.Band || !m.Points || e.Points {
+		t.Errorf("merged group: %+v / %+v", m, e)
+	}
+	if len(m.YLo) != 2 || m.YLo[0] > m.Y[0] || m.YHi[0] < m.Y[0] || m.YHi[0] <= m.YLo[0] {
+		t.Errorf("band %v..%v around %v", m.YLo, m.YHi, m.Y)
+	}
+	if len(charts[0].XTicks) != 2 || charts[0].XTicks[1].Label != "1 initial" {
+		t.Errorf("event ticks %+v", charts[0].XTicks)
+	}
+	charts = run(g, fx.wallet)
+	if len(charts[0].Series) != 4 || len(charts[1].Series) != 4 || charts[0].Series[0].Group == charts[0].Series[2].Group {
+		t.Errorf("distinct stages: want a group each: %+v", charts[0].Series)
+	}
+	charts = run(g, nil)
+	if len(charts) != 1 || charts[0].Series[0].Band || charts[0].Series[0].YLo != nil {
+		t.Fatalf("without the truth: want the collapse chart only, no band: %+v", charts)
+	}
+	if s := charts[0].Series[0]; s.Name != "single: matched (wallet included)" || s.Y[0] == 0 {
+		t.Errorf("without the truth: %+v", s)
 	}
 }
 

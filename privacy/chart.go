@@ -16,6 +16,10 @@ type Series struct {
 	// error bars. They are absolute values, not offsets.
 	YLo []float64 `json:"y_lo,omitempty"`
 	YHi []float64 `json:"y_hi,omitempty"`
+	// Band draws YLo..YHi as a shaded band in the series' colour instead
+	// of error bars; on a log axis a lower bound of 0 is drawn at the
+	// axis floor (it does not turn the axis symmetric-logarithmic).
+	Band bool `json:"band,omitempty"`
 	// Reference marks a published figure: drawn as a large hollow
 	// marker, never joined by a line, with Source in the legend.
 	Reference bool   `json:"reference,omitempty"`

@@ -258,12 +258,15 @@ const (
 func chooseYScale(c privacy.Chart) (yScale, float64) {
 	minPos, nonPos := math.Inf(1), false
 	for _, s := range c.Series {
-		for _, vals := range [][]float64{s.Y, s.YLo, s.YHi} {
+		for k, vals := range [][]float64{s.Y, s.YLo, s.YHi} {
 			for _, v := range vals {
 				switch {
 				case math.IsNaN(v) || math.IsInf(v, 0):
 				case v > 0:
 					minPos = math.Min(minPos, v)
+				case k == 1 && s.Band:
+					// A band's lower bound of 0 is drawn at the
+					// axis floor.
 				default:
 					nonPos = true
 				}
@@ -349,6 +352,10 @@ func chartPanel(c privacy.Chart) (panel, error) {
 	}
 	color := 0
 	groupColor := map[string]int{}
+	// Bands go under every line and marker: they are added first, the
+	// series after them (pending), in order.
+	var bands []gplot.Plotter
+	var pending []func() error
 	for _, s := range c.Series {
 		if len(s.X) != len(s.Y) || (s.YLo != nil && len(s.YLo) != len(s.Y)) || (s.YHi != nil && len(s.YHi) != len(s.Y)) {
 			return panel{}, fmt.Errorf("%w: %q: %d x, %d y, %d lo, %d hi", ErrBadSeries, s.Name, len(s.X), len(s.Y), len(s.YLo), len(s.YHi))
@@ -365,6 +372,9 @@ func chartPanel(c privacy.Chart) (panel, error) {
 				allZero = false
 			}
 			xys = append(xys, plotter.XY{X: s.X[j], Y: s.Y[j]})
+			if s.Band && s.YLo != nil && s.YHi != nil {
+				continue
+			}
 			if s.YLo != nil && s.YHi != nil {
 				lo, hi := s.YLo[j], s.YHi[j]
 				if scale == scaleLog {
@@ -401,11 +411,28 @@ func chartPanel(c privacy.Chart) (panel, error) {
 				groupColor[s.Group] = ci
 			}
 		}
-		thumb, err := addSeries(p, s, xys, errs, ci)
-		if err != nil {
+		if s.Band && s.YLo != nil && s.YHi != nil {
+			band, err := bandPolygon(s, scale, minPos, drawable, ci)
+			if err != nil {
+				return panel{}, err
+			}
+			if band != nil {
+				bands = append(bands, band)
+			}
+		}
+		entry := len(pn.entries)
+		pn.entries = append(pn.entries, legendEntry{text: name})
+		pending = append(pending, func() error {
+			thumb, err := addSeries(p, s, xys, errs, ci)
+			pn.entries[entry].thumb = thumb
+			return err
+		})
+	}
+	p.Add(bands...)
+	for _, add := range pending {
+		if err := add(); err != nil {
 			return panel{}, err
 		}
-		pn.entries = append(pn.entries, legendEntry{text: name, thumb: thumb})
 	}
 	for _, n := range c.Notes {
 		pn.notes = append(pn.notes, wrap(n, legendWrap))
@@ -413,6 +440,44 @@ func chartPanel(c privacy.Chart) (panel, error) {
 	setYAxis(p, scale, thresh)
 	setXAxis(p, c, xScale, xThresh)
 	return pn, nil
+}
+
+// bandAlpha is the opacity of an interval band.
+const bandAlpha = 0x40
+
+// bandPolygon returns the shaded band of a series' YLo..YHi over its
+// drawable points, in colour i, or nil when fewer than two points can be
+// drawn. On a log axis a lower bound at or below 0 is drawn at the
+// decade of the smallest positive value (the axis floor).
+func bandPolygon(s privacy.Series, scale yScale, minPos float64, drawable func(x, y float64) bool, i int) (*plotter.Polygon, error) {
+	floor := math.Pow(10, math.Floor(math.Log10(minPos)))
+	var upper, lower plotter.XYs
+	for j := range s.X {
+		lo, hi := s.YLo[j], s.YHi[j]
+		if !drawable(s.X[j], s.Y[j]) || math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(hi, 0) {
+			continue
+		}
+		if scale == scaleLog && lo <= 0 {
+			lo = floor
+		}
+		upper = append(upper, plotter.XY{X: s.X[j], Y: hi})
+		lower = append(lower, plotter.XY{X: s.X[j], Y: lo})
+	}
+	if len(upper) < 2 {
+		return nil, nil
+	}
+	ring := append(plotter.XYs{}, upper...)
+	for j := len(lower) - 1; j >= 0; j-- {
+		ring = append(ring, lower[j])
+	}
+	poly, err := plotter.NewPolygon(ring)
+	if err != nil {
+		return nil, err
+	}
+	r, g, b, _ := plotutil.Color(i).RGBA()
+	poly.Color = color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: bandAlpha}
+	poly.LineStyle.Width = 0
+	return poly, nil
 }
 
 // addSeries adds one series' plotters and returns its legend thumbnail.

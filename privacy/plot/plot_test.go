@@ -189,3 +189,37 @@ func TestSymLogScale(t *testing.T) {
 		t.Errorf("symlog labels %q", got)
 	}
 }
+
+// TestBandOnLogAxis checks an interval drawn as a band: a lower bound of
+// 0 (the interval of a count of 0) keeps the log axis logarithmic, with
+// decade ticks, and the band is added under its series in the series'
+// colour; an error-bar series with the same zero still turns the axis
+// symmetric-logarithmic.
+func TestBandOnLogAxis(t *testing.T) {
+	band := privacy.Series{Name: "measured", X: []float64{0, 1, 2}, Y: []float64{700, 60, 2},
+		YLo: []float64{650, 45, 0}, YHi: []float64{760, 77, 7.2}, Band: true, Points: true, Group: "g"}
+	line := privacy.Series{Name: "expected", X: []float64{0, 1, 2}, Y: []float64{710, 66, 3.9}, Group: "g"}
+	c := privacy.Chart{Title: "t", LogY: true, Series: []privacy.Series{band, line}}
+	if scale, _ := chooseYScale(c); scale != scaleLog {
+		t.Fatalf("a band's zero lower bound made the scale %v, want log", scale)
+	}
+	p, err := chartPanel(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := p.plot.Y.Scale.(gplot.LogScale); !ok || p.plot.Y.Min != 1 || p.plot.Y.Max != 1000 {
+		t.Errorf("y axis %T %v..%v, want log 1..1000", p.plot.Y.Scale, p.plot.Y.Min, p.plot.Y.Max)
+	}
+	if len(p.entries) != 2 || p.entries[0].thumb == nil || p.entries[1].thumb == nil {
+		t.Errorf("legend %+v: want one entry per series", p.entries)
+	}
+	bars := band
+	bars.Band = false
+	if scale, _ := chooseYScale(privacy.Chart{LogY: true, Series: []privacy.Series{bars}}); scale != scaleSymLog {
+		t.Errorf("error bars down to 0: scale %v, want symmetric-log", scale)
+	}
+	var b bytes.Buffer
+	if err := WritePNG(&b, []privacy.Chart{c}); err != nil || b.Len() == 0 {
+		t.Fatalf("png: %v", err)
+	}
+}
