@@ -60,17 +60,35 @@ func FilterCapacity(n int) uint32 {
 // sizing at 1e-4, measured here). A size past bip37.MaxFilterSize takes
 // BIP37's capped size and hash count instead (36,000 bytes: one step that
 // does not nest, for wallets of more than about 4,096 elements at 1e-4).
-// It returns (0, 0) for an fpRate outside (0, 1).
+// Past MaxFilterElements BIP37's formula gives the capped filter no hash
+// function at all (288,000 bits over a capacity of 262,144 or more) and
+// a filter without one matches everything: the capped filter keeps one
+// hash function instead, the most it can use (see MaxFilterElements). It
+// returns (0, 0) for an fpRate outside (0, 1).
 func FilterSize(n int, fpRate float64) (sizeBytes int, hashFuncs uint32) {
 	c := FilterCapacity(n)
 	base, k := bip37.Params(MinFilterCapacity, fpRate)
 	size := uint64(base) * uint64(c/MinFilterCapacity)
 	if base == 0 || size > bip37.MaxFilterSize {
 		b, kc := bip37.Params(c, fpRate)
+		if b == bip37.MaxFilterSize && kc == 0 {
+			kc = 1
+		}
 		return int(b), kc
 	}
 	return int(size), k
 }
+
+// MaxFilterElements is the most elements for which BIP37's sizing gives
+// a 36,000-byte filter a hash function: a capacity of 131,072 (twice the
+// elements, rounded up to a power of two) leaves 2 bits per element, a
+// larger one 1, which BIP37's integer formula turns into none. A wallet
+// watching more (tens of thousands of its own confirmed coins) still gets
+// a filter, of one hash function, whose false-positive rate at load the
+// node logs (about 1 - e^(-n/288,000): 22 % at 70,000 elements): the node
+// keeps running and says so. Nothing a peer relays unconfirmed can take a
+// wallet there (wallet.MaxPendingElements).
+const MaxFilterElements = 65_536
 
 // BuildFilter builds the filter for els: sized by FilterSize at fpRate,
 // with the given tweak and FilterFlags, holding every data element and

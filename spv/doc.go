@@ -174,7 +174,10 @@
 // its message and made durable by the next filter record or the close.
 // filteradd is never sent: it reveals the
 // added element in clear. A filter that would match everything (no bits
-// or no hash functions) is refused (filterpolicy.ErrFilterMatchesAll).
+// or no hash functions, as a loose Config.FPRate gives) is refused
+// (filterpolicy.ErrFilterMatchesAll); a wallet of more than
+// filterpolicy.MaxFilterElements elements gets the capped filter with one
+// hash function, and a warning.
 //
 // # Decoys
 //

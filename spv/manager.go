@@ -489,7 +489,12 @@ func (m *manager) loadFilter(ps *peerState, reason string) {
 		HashFuncs: f.HashFuncs(), Tweak: f.Tweak(), Flags: f.Flags().String(),
 		FPRate: fp, TargetFPRate: m.n.cfg.FPRate, Capped: capped, Loads: m.loads,
 	}
-	if capped {
+	switch {
+	case nEls > filterpolicy.MaxFilterElements:
+		m.n.log.Warn("the wallet watches more elements than a BIP37 filter can tell apart: "+
+			"the filter is capped at 36,000 bytes and one hash function, and matches many transactions",
+			"elements", nEls, "max_elements", filterpolicy.MaxFilterElements, "rate_now", fp, "target", m.n.cfg.FPRate)
+	case capped:
 		m.n.log.Warn("filter capped at BIP37's 36,000 bytes: it cannot reach the false-positive target",
 			"elements", nEls, "capacity", capacity, "target", m.n.cfg.FPRate,
 			"rate_now", fp, "rate_at_capacity", ps.loadRate)
