@@ -3,12 +3,15 @@ package spv
 import (
 	"cmp"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/bloomwatch/bloomwatch/watch"
+	"github.com/btcsuite/btcd/blockchain"
+	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 )
@@ -149,6 +152,11 @@ func (m *manager) completeBlock(pb *pendingBlock) {
 		if tx.SerializeSizeStripped() == 64 {
 			m.abandon(req)
 			m.misbehave(ps, MisbehaviorSixtyFourByteTx, txid.String())
+			return
+		}
+		if err := checkTx(tx); err != nil {
+			m.abandon(req)
+			m.misbehave(ps, MisbehaviorInvalidTx, fmt.Sprintf("tx %v in block %v: %v", txid, req.hash, err))
 			return
 		}
 		match, matched := ps.mirror.Explain(tx)
@@ -577,6 +585,10 @@ func (m *manager) onMempoolTx(ps *peerState, tx *wire.MsgTx) {
 	if ps.mirror == nil {
 		return
 	}
+	if err := checkTx(tx); err != nil {
+		m.misbehave(ps, MisbehaviorInvalidTx, fmt.Sprintf("unconfirmed tx %v: %v", txid, err))
+		return
+	}
 	match, matched := ps.mirror.Explain(tx)
 	why := txWhy{peer: ps.addr, seq: ps.filterSeq, match: match, fpRate: ps.mirror.CurrentFPRate()}
 	if !ps.mirror.MatchTxAndUpdate(tx) {
@@ -601,6 +613,11 @@ func (m *manager) onMempoolTx(ps *peerState, tx *wire.MsgTx) {
 	}
 	m.mempoolSeen[txid] = struct{}{}
 	res, err := m.w.ApplyMempoolTx(tx)
+	var refused *watch.TxRefusal
+	if errors.As(err, &refused) {
+		m.refusedTx(ps, txid, refused)
+		return
+	}
 	if err != nil {
 		m.fail(fmt.Errorf("%w: mempool tx %v: %w", ErrWatcher, txid, err))
 		return
@@ -611,4 +628,30 @@ func (m *manager) onMempoolTx(ps *peerState, tx *wire.MsgTx) {
 	}
 	m.n.publish(matchedTx(m.n.at(), tx, txid, -1, res.Relevant, !res.Relevant, res.Amount, why))
 	m.elementsChanged(-1, res.Delta)
+}
+
+// refusedTx reports an unconfirmed transaction the watcher would not keep
+// (over one of its budgets, or invalid): one log line naming the peer and
+// the reason, and a score when the transaction alone is the reason. A full
+// pending set is not the relaying peer's fault: a genuine payment meets it
+// too when another peer filled the set, and scoring it would let that
+// peer get an honest one banned.
+func (m *manager) refusedTx(ps *peerState, txid chainhash.Hash, r *watch.TxRefusal) {
+	m.st.MempoolRefused++
+	if r.PeerAtFault {
+		m.misbehave(ps, MisbehaviorRefusedTx, fmt.Sprintf("unconfirmed tx %v: %v", txid, r.Err))
+		return
+	}
+	m.n.log.Warn("unconfirmed transaction not kept: the wallet's pending budget is full",
+		"peer", ps.addr, "tx", txid, "reason", r.Err)
+}
+
+// checkTx applies the consensus rules a transaction must meet whatever
+// the chain holds (btcd's CheckTransactionSanity): at least one input and
+// one output, each output value in [0, 21e6 BTC] and their sum too (so no
+// sum of them overflows), no input twice, at most 1,000,000 bytes without
+// witness, no null previous outpoint outside a coinbase. No honest peer
+// sends a transaction that fails them, in a block or unconfirmed.
+func checkTx(tx *wire.MsgTx) error {
+	return blockchain.CheckTransactionSanity(btcutil.NewTx(tx))
 }

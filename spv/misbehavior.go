@@ -52,6 +52,18 @@ const (
 	// side-branch headers (spv/headers): cheap to make on networks with
 	// minimum-difficulty blocks, useless to the node.
 	MisbehaviorLowWorkHeaders
+	// MisbehaviorInvalidTx: a transaction no valid block can hold (btcd's
+	// CheckTransactionSanity: no inputs or outputs, an output value
+	// outside [0, 21e6 BTC] or outputs summing above it, a duplicated
+	// input, more than 1,000,000 bytes without witness, a null previous
+	// outpoint outside a coinbase), in a block or relayed unconfirmed.
+	MisbehaviorInvalidTx
+	// MisbehaviorRefusedTx: an unconfirmed transaction the watcher
+	// refused as over one of its per-transaction budgets (a TxRefusal
+	// with PeerAtFault), such as one larger than any standard
+	// transaction or paying the wallet more outputs than it watches
+	// from one unconfirmed transaction.
+	MisbehaviorRefusedTx
 )
 
 // BanThreshold is the ban score at which a peer is disconnected and banned
@@ -62,13 +74,14 @@ const BanThreshold = 100
 func (m Misbehavior) Score() uint32 {
 	switch m {
 	case MisbehaviorBadHeader, MisbehaviorInvalidMerkleTree, MisbehaviorUnrequestedBlock,
-		MisbehaviorTxNotInBlock, MisbehaviorSixtyFourByteTx, MisbehaviorBadBlock, MisbehaviorOmittedTx:
+		MisbehaviorTxNotInBlock, MisbehaviorSixtyFourByteTx, MisbehaviorBadBlock, MisbehaviorOmittedTx,
+		MisbehaviorInvalidTx:
 		return BanThreshold
 	case MisbehaviorOrphanHeaders, MisbehaviorUnrequestedTx:
 		return BanThreshold / 2
 	case MisbehaviorUnmatchedTx, MisbehaviorStall:
 		return BanThreshold / 5
-	case MisbehaviorNotServed, MisbehaviorLowWorkHeaders:
+	case MisbehaviorNotServed, MisbehaviorLowWorkHeaders, MisbehaviorRefusedTx:
 		return BanThreshold / 10
 	default:
 		return 0
@@ -104,6 +117,10 @@ func (m Misbehavior) String() string {
 		return "omitted a matched tx"
 	case MisbehaviorLowWorkHeaders:
 		return "low-work side-branch headers"
+	case MisbehaviorInvalidTx:
+		return "invalid transaction"
+	case MisbehaviorRefusedTx:
+		return "unconfirmed transaction over budget"
 	default:
 		return fmt.Sprintf("misbehavior(%d)", uint8(m))
 	}

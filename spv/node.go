@@ -305,6 +305,8 @@ type Status struct {
 	DriftDropped int
 	// MempoolTxs counts unconfirmed transactions offered to the watcher.
 	MempoolTxs int
+	// MempoolRefused counts those it refused (see TxRefusal).
+	MempoolRefused int
 	// Decoys counts the decoys the filters hold (Config.Decoys);
 	// DecoyMatches the delivered false positives that matched a decoy
 	// (an output or scriptSig push, or a spend of a decoy-matched

@@ -65,6 +65,29 @@ type MempoolResult struct {
 	Amount int64
 }
 
+// TxRefusal is the error a Watcher's ApplyMempoolTx returns when it will
+// not keep an unconfirmed transaction and changed nothing: the transaction
+// is invalid, or over one of the watcher's budgets. The node logs it with
+// the peer that relayed the transaction and keeps syncing; when
+// PeerAtFault it scores that peer (spv.MisbehaviorRefusedTx).
+type TxRefusal struct {
+	// PeerAtFault is set when the transaction alone is the reason: it
+	// is invalid, larger than any standard transaction, or over a
+	// budget of one transaction. It is clear when a budget of
+	// everything pending is full, which a genuine relay can meet too.
+	PeerAtFault bool
+	// Err is the reason.
+	Err error
+}
+
+// Error implements error.
+func (r *TxRefusal) Error() string {
+	return "unconfirmed transaction refused: " + r.Err.Error()
+}
+
+// Unwrap returns the reason.
+func (r *TxRefusal) Unwrap() error { return r.Err }
+
 // SyncPoint is the last block a Watcher has fully applied.
 type SyncPoint struct {
 	Height int32
@@ -95,7 +118,10 @@ type Watcher interface {
 	ApplyBlock(b *FilteredBlock) (BlockResult, error)
 
 	// ApplyMempoolTx offers one unconfirmed transaction that matched the
-	// filter.
+	// filter. It is only the relaying peer's word: a watcher that will
+	// not keep it (invalid, or over one of its budgets) returns a
+	// *TxRefusal, having changed nothing; the node logs the refusal and
+	// goes on. Any other error stops the sync.
 	ApplyMempoolTx(tx *wire.MsgTx) (MempoolResult, error)
 
 	// Rollback removes every block above height (a reorg's fork point),
