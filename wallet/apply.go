@@ -274,8 +274,9 @@ func (w *Wallet) applyBlockIn(bk buckets, b *watch.FilteredBlock, reapply bool) 
 	return res, nil
 }
 
-// candidates merges the delivered transactions with those an earlier pass
-// over the same block stored (which the new filter may not match again:
+// candidates merges the delivered transactions (without their content
+// when they are invalid, see checkTx) with those an earlier pass over the
+// same block stored (which the new filter may not match again:
 // their watched outpoints are spent), in block order, each txid once.
 // False positives of earlier passes are not stored, so they are not
 // candidates unless delivered again; their records are kept by the caller.
@@ -288,6 +289,11 @@ func (w *Wallet) candidates(bk buckets, b *watch.FilteredBlock, prev *blockRecor
 			continue
 		}
 		c := &candidate{pos: b.TxIndexes[i], txid: txid, tx: tx, delivered: true}
+		if checkTx(tx) != nil {
+			// Invalid (checkTx): never the wallet's, stored or
+			// evicting anything; recorded as sent, a false positive.
+			c.tx = nil
+		}
 		byID[txid] = c
 		out = append(out, c)
 	}
@@ -382,13 +388,14 @@ func (w *Wallet) touches(tx *wire.MsgTx, extra map[wire.OutPoint]struct{}) bool 
 }
 
 // storeTx records a wallet transaction in wtxmgr (mined when bm is set),
+// without its witness (see stripWitness),
 // marks each output paying a watched script as a credit (change when it
 // pays the internal branch), and flags those addresses used. wtxmgr finds
 // the debits itself from its unspent outputs. It returns the sum of the
 // outputs it credited and whether wtxmgr already held the transaction
 // (then its credits may include earlier ones).
 func (w *Wallet) storeTx(bk buckets, tx *wire.MsgTx, bm *wtxmgr.BlockMeta, received time.Time) (credited int64, existed bool, err error) {
-	rec, err := wtxmgr.NewTxRecordFromMsgTx(tx, received)
+	rec, err := wtxmgr.NewTxRecordFromMsgTx(stripWitness(tx), received)
 	if err != nil {
 		return 0, false, fmt.Errorf("record %v: %w", tx.TxHash(), err)
 	}
@@ -405,7 +412,7 @@ func (w *Wallet) storeTx(bk buckets, tx *wire.MsgTx, bm *wtxmgr.BlockMeta, recei
 		if err := w.txStore.AddCredit(bk.tm, rec, bm, uint32(i), change); err != nil {
 			return 0, false, fmt.Errorf("credit %v:%d: %w", rec.Hash, i, err)
 		}
-		credited += out.Value
+		credited = addSat(credited, out.Value)
 		if err := w.markUsed(bk, e); err != nil {
 			return 0, false, err
 		}
@@ -432,14 +439,14 @@ func (w *Wallet) spendsNothing(tx *wire.MsgTx, stored map[chainhash.Hash]struct{
 }
 
 // netAmount is a transaction's net effect on the wallet: credits minus
-// debits, in satoshis.
+// debits, in satoshis, without wrapping around (addSat).
 func netAmount(d *wtxmgr.TxDetails) int64 {
 	var n int64
 	for _, c := range d.Credits {
-		n += int64(c.Amount)
+		n = addSat(n, int64(c.Amount))
 	}
 	for _, db := range d.Debits {
-		n -= int64(db.Amount)
+		n = subSat(n, int64(db.Amount))
 	}
 	return n
 }

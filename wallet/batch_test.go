@@ -56,9 +56,14 @@ func TestBatchCommitsAtItsLimits(t *testing.T) {
 		{"flush with nothing open", func() { require.NoError(t, w.Flush()) }, 5, 5},
 		{"block then mempool tx commits", func() {
 			apply()
-			_, err := w.ApplyMempoolTx(f.tx(nil, output{foreignScript(1), 1}))
+			_, err := w.ApplyMempoolTx(f.tx(nil, output{keys.p2wpkh(extBranch, 1), 1}))
 			require.NoError(t, err)
 		}, 6, 6},
+		{"a mempool false positive writes nothing", func() {
+			apply()
+			_, err := w.ApplyMempoolTx(f.tx(nil, output{foreignScript(1), 1}))
+			require.NoError(t, err)
+		}, 7, 6},
 		{"block then rollback commits", func() { apply(); mustRollback(t, w, 5) }, 5, 5},
 	}
 	for _, tc := range tests {

@@ -20,8 +20,7 @@
 //     and raw scripts (waddrmgr imports an address only with its public
 //     key or redeem script, which a watch-only user rarely has), the
 //     per-block record of every transaction peers sent with its verdict
-//     (relevant or false positive), the unconfirmed false positives, the
-//     counters, the gap limits, the birthday, and the imported output
+//     (relevant or false positive), the counters, the gap limits, the birthday, and the imported output
 //     descriptors as given, with their checksums.
 //
 // # Descriptors
@@ -40,8 +39,9 @@
 //
 // ApplyBlock judges each transaction a peer sent: it is the wallet's when
 // it pays a watched script or spends a watched outpoint (unconfirmed
-// outputs included); anything else is a false positive, counted and kept
-// by txid but never stored as a wallet transaction. Addresses are derived
+// outputs included); anything else (an invalid transaction too, see
+// checkTx) is a false positive, counted and kept by txid but never stored
+// as a wallet transaction. Addresses are derived
 // as payments use them, within the same block: a payment to index i makes
 // at least i+gap watched, and a branch of D derived addresses that must
 // grow is derived through i + gap + max(gap, min(D/2, MaxStride)), so it
@@ -60,9 +60,26 @@
 //
 // A transaction a peer relays from its mempool is only that peer's word:
 // an SPV node has no UTXO set to check its inputs, so a peer can relay a
-// spend of a wallet coin that will never confirm. ApplyMempoolTx keeps
-// every relevant one in wtxmgr's unconfirmed set (see pending.go):
+// spend of a wallet coin that will never confirm, or a payment from a
+// made-up input with 70,000 outputs. ApplyMempoolTx keeps a relevant one
+// in wtxmgr's unconfirmed set (see pending.go) within budgets (budget.go):
 //
+//   - An invalid transaction (an output value outside [0, 21e6 BTC] or a
+//     sum above it, a duplicated input, ...; checkTx) is refused, and is
+//     never the wallet's in a block either; every sum of amounts holds at
+//     the int64 bounds instead of wrapping around.
+//   - A transaction larger than any standard one (MaxPendingTxSize) or
+//     adding more than MaxPendingTxElements filter elements is refused
+//     (the relaying peer is scored), and so is one that would take the
+//     unconfirmed set past MaxPendingTxs, MaxPendingBytes or
+//     MaxPendingElements (no one is scored: a genuine payment meets a
+//     full set too). A refused transaction is applied when a block
+//     confirms it.
+//   - Transactions are stored without their witness (stripWitness): the
+//     txid does not commit to it, a peer can pad any transaction with
+//     megabytes of it, and nothing the wallet computes reads it.
+//   - Unconfirmed false positives are counted once each and never
+//     stored.
 //   - Only blocks move Balance.Confirmed and Balance.Immature; the coins
 //     unconfirmed transactions spend are shown as Balance.PendingSpent and
 //     stay listed by UTXOs (flagged PendingSpend), and incoming outputs as

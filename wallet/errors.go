@@ -86,6 +86,17 @@ var (
 	// ErrBadTx is returned for a nil or empty unconfirmed transaction.
 	ErrBadTx = errors.New("wallet: malformed transaction")
 
+	// ErrInvalidTx is the reason ApplyMempoolTx refuses a transaction no
+	// valid block can hold (an output value outside [0, 21e6 BTC] or a
+	// sum above it, a duplicated input, ...; see checkTx), and why
+	// ApplyBlock never counts one as the wallet's.
+	ErrInvalidTx = errors.New("wallet: invalid transaction")
+
+	// ErrMempoolBudget is the reason ApplyMempoolTx refuses an
+	// unconfirmed transaction over a budget (MaxPendingTxSize and the
+	// limits after it). It arrives inside a *watch.TxRefusal.
+	ErrMempoolBudget = errors.New("wallet: over the budget of unconfirmed transactions")
+
 	// ErrNotNext is returned when a block does not connect to the
 	// wallet's sync point (wrong height or previous hash). Nothing is
 	// applied; the caller must Rollback first on a reorg.

@@ -5,25 +5,32 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/btcsuite/btcwallet/walletdb"
 	"github.com/btcsuite/btcwallet/wtxmgr"
 
 	"github.com/bloomwatch/bloomwatch/watch"
 )
 
-// ApplyMempoolTx judges one unconfirmed transaction a peer sent and
-// commits at once. A wallet transaction joins wtxmgr's unconfirmed set,
-// seen now (the wallet clock), until a block confirms it or a conflicting
-// transaction, or until MempoolExpiry. An unconfirmed transaction is only
-// the relaying peer's word, so it never evicts another: one that spends
-// an outpoint a pending wallet transaction spends joins it, both are
-// reported as conflicted (Balance.Conflicts, TxSummary.Conflicts) and the
-// block that confirms one evicts the other. One that spends a wallet
-// output a confirmed transaction already spent can never confirm and is
-// dropped (reported not relevant, not counted). Anything else is a false
-// positive, counted once per txid. A transaction offered again is
-// reported again but counted and stored once. Transactions past
-// MempoolExpiry are removed first; the delta reports what they take out
-// of the filter too.
+// ApplyMempoolTx judges one unconfirmed transaction a peer sent. A wallet
+// transaction joins wtxmgr's unconfirmed set, seen now (the wallet clock),
+// stored without its witness (stripWitness), until a block confirms it or
+// a conflicting transaction, or until MempoolExpiry. An unconfirmed
+// transaction is only the relaying peer's word, so it never evicts
+// another: one that spends an outpoint a pending wallet transaction spends
+// joins it, both are reported as conflicted (Balance.Conflicts,
+// TxSummary.Conflicts) and the block that confirms one evicts the other.
+// One that spends a wallet output a confirmed transaction already spent
+// can never confirm and is dropped (reported not relevant, not counted).
+// Anything else is a false positive, counted once per txid and not stored.
+// A transaction offered again is reported again but counted and stored
+// once. Transactions past MempoolExpiry are removed first; the delta
+// reports what they take out of the filter too.
+//
+// It refuses, with a *watch.TxRefusal and without changing anything, an
+// invalid transaction (ErrInvalidTx: see checkTx) and a wallet
+// transaction over a budget (ErrMempoolBudget: MaxPendingTxSize and the
+// limits after it). A wallet transaction costs time and memory in
+// proportion to its own size, not to the unconfirmed set's.
 func (w *Wallet) ApplyMempoolTx(tx *wire.MsgTx) (watch.MempoolResult, error) {
 	if tx == nil || (len(tx.TxIn) == 0 && len(tx.TxOut) == 0) {
 		return watch.MempoolResult{}, ErrBadTx
@@ -33,53 +40,83 @@ func (w *Wallet) ApplyMempoolTx(tx *wire.MsgTx) (watch.MempoolResult, error) {
 	if err := w.usable(); err != nil {
 		return watch.MempoolResult{}, err
 	}
-	var res watch.MempoolResult
-	err := w.updateNow(func(bk buckets) error {
-		if _, err := w.expireIn(bk); err != nil {
+	if err := w.checkMempoolTx(tx); err != nil {
+		return watch.MempoolResult{}, err
+	}
+	if w.expiryDue() {
+		if err := w.updateNow(func(bk buckets) error {
+			_, err := w.expireIn(bk)
 			return err
+		}); err != nil {
+			return watch.MempoolResult{}, err
 		}
-		var err error
-		res, err = w.applyMempoolIn(bk, tx)
-		return err
-	})
+	}
+	res, store, err := w.judgeMempoolTx(tx)
 	if err != nil {
 		return watch.MempoolResult{}, err
+	}
+	if store {
+		if err := w.updateNow(func(bk buckets) error {
+			var err error
+			res, err = w.storeMempoolTx(bk, tx)
+			return err
+		}); err != nil {
+			return watch.MempoolResult{}, err
+		}
 	}
 	res.Delta = w.watch.log.Take()
 	return res, nil
 }
 
-func (w *Wallet) applyMempoolIn(bk buckets, tx *wire.MsgTx) (watch.MempoolResult, error) {
+// judgeMempoolTx decides, reading only, what ApplyMempoolTx does with tx:
+// report a transaction the wallet holds, count a false positive, drop a
+// spend of a spent coin, refuse one over a budget, or store it (store
+// set). The caller holds w.mu.
+func (w *Wallet) judgeMempoolTx(tx *wire.MsgTx) (res watch.MempoolResult, store bool, err error) {
+	txid := tx.TxHash()
+	var known *wtxmgr.TxDetails
+	err = w.view(func(b readBuckets) error {
+		var err error
+		if known, err = w.txStore.TxDetails(b.tm, &txid); err != nil {
+			return fmt.Errorf("look up %v: %w", txid, err)
+		}
+		return nil
+	})
+	if err != nil || known != nil {
+		if known != nil {
+			res = watch.MempoolResult{Relevant: true, Amount: netAmount(known)}
+		}
+		return res, false, err
+	}
+	if !w.touches(tx, nil) {
+		if w.mempoolFP.add(txid) {
+			// In memory until the next write: an unconfirmed false
+			// positive is never stored.
+			w.meta.counters.MempoolFalsePositives++
+		}
+		return res, false, nil
+	}
+	var spent bool
+	if err := w.view(func(b readBuckets) error {
+		spent, err = w.spendsConfirmedSpent(b.tm, tx)
+		return err
+	}); err != nil || spent {
+		return res, false, err
+	}
+	if err := w.checkBudget(tx); err != nil {
+		return res, false, err
+	}
+	return res, true, nil
+}
+
+// storeMempoolTx stores an unconfirmed wallet transaction that passed
+// judgeMempoolTx, inside a write.
+func (w *Wallet) storeMempoolTx(bk buckets, tx *wire.MsgTx) (watch.MempoolResult, error) {
 	var res watch.MempoolResult
 	txid := tx.TxHash()
-	known, err := w.txStore.TxDetails(bk.tm, &txid)
-	if err != nil {
-		return res, fmt.Errorf("look up %v: %w", txid, err)
-	}
-	if known != nil {
-		return watch.MempoolResult{Relevant: true, Amount: netAmount(known)}, nil
-	}
-	fps := bk.own.NestedReadWriteBucket(bktMempoolFP)
-	wasFP := fps.Get(txid[:]) != nil
-	if !w.touches(tx, nil) {
-		if wasFP {
-			return res, nil
-		}
-		if err := fps.Put(txid[:], []byte{}); err != nil {
-			return res, fmt.Errorf("store mempool false positive: %w", err)
-		}
-		w.meta.counters.MempoolFalsePositives++
-		return res, writeProgress(bk.own, w.meta)
-	}
-	spent, err := w.spendsConfirmedSpent(bk, tx)
-	if err != nil || spent {
-		return res, err
-	}
-	if wasFP {
+	if _, ok := w.mempoolFP[txid]; ok {
 		// Relevant now through an address derived since.
-		if err := fps.Delete(txid[:]); err != nil {
-			return res, fmt.Errorf("delete mempool false positive: %w", err)
-		}
+		delete(w.mempoolFP, txid)
 		w.meta.counters.MempoolFalsePositives--
 	}
 	for _, out := range tx.TxOut {
@@ -89,23 +126,17 @@ func (w *Wallet) applyMempoolIn(bk buckets, tx *wire.MsgTx) (watch.MempoolResult
 			}
 		}
 	}
-	before, err := w.unminedSet(bk.tm)
-	if err != nil {
-		return res, err
-	}
 	now := w.now()
 	if _, _, err := w.storeTx(bk, tx, nil, now); err != nil {
 		return res, err
 	}
-	d, err := w.txStore.TxDetails(bk.tm, &txid)
+	d, err := w.txStore.UniqueTxDetails(bk.tm, &txid, nil)
 	if err != nil || d == nil {
 		return res, fmt.Errorf("details of %v: %w", txid, errOrMissing(err))
 	}
 	res.Relevant, res.Amount = true, netAmount(d)
-	if err := w.reconcilePending(bk, now); err != nil {
-		return res, err
-	}
-	if _, err := w.refreshPending(bk.tm, before, nil); err != nil {
+	w.watch.addUnconfirmed(tx, txid)
+	if err := w.addPending(bk, txid, costOf(d), now); err != nil {
 		return res, err
 	}
 	w.meta.counters.MempoolRelevant++
@@ -114,24 +145,31 @@ func (w *Wallet) applyMempoolIn(bk buckets, tx *wire.MsgTx) (watch.MempoolResult
 
 // spendsConfirmedSpent reports whether tx spends a wallet output that a
 // confirmed transaction already spends: such a transaction can never
-// confirm, whatever the peer that relayed it says.
-func (w *Wallet) spendsConfirmedSpent(bk buckets, tx *wire.MsgTx) (bool, error) {
+// confirm, whatever the peer that relayed it says. Each wallet transaction
+// its inputs name is read once.
+func (w *Wallet) spendsConfirmedSpent(tm walletdb.ReadBucket, tx *wire.MsgTx) (bool, error) {
+	spentOuts := make(map[chainhash.Hash]map[uint32]bool)
 	for _, in := range tx.TxIn {
 		prev := in.PreviousOutPoint
 		if _, watched := w.watch.outpoints[prev]; watched {
 			continue // unspent on chain as far as the wallet knows
 		}
-		d, err := w.txStore.TxDetails(bk.tm, &prev.Hash)
-		if err != nil {
-			return false, fmt.Errorf("look up %v: %w", prev.Hash, err)
-		}
-		if d == nil || d.Block.Height < 0 {
-			continue
-		}
-		for _, c := range d.Credits {
-			if c.Index == prev.Index && c.Spent {
-				return true, nil
+		spent, ok := spentOuts[prev.Hash]
+		if !ok {
+			d, err := w.txStore.TxDetails(tm, &prev.Hash)
+			if err != nil {
+				return false, fmt.Errorf("look up %v: %w", prev.Hash, err)
 			}
+			if d != nil && d.Block.Height >= 0 {
+				spent = make(map[uint32]bool, len(d.Credits))
+				for _, c := range d.Credits {
+					spent[c.Index] = c.Spent
+				}
+			}
+			spentOuts[prev.Hash] = spent
+		}
+		if spent[prev.Index] {
+			return true, nil
 		}
 	}
 	return false, nil
@@ -175,4 +213,30 @@ func (w *Wallet) removeConflicts(bk buckets, tx *wire.MsgTx, txid chainhash.Hash
 		}
 	}
 	return nil
+}
+
+// forgetMempoolFPs empties the record of unconfirmed false positives that
+// wallets written before mempoolFPs kept for good (one txid per false
+// positive a peer relayed, never deleted). It writes only when there is
+// something to delete.
+func (w *Wallet) forgetMempoolFPs() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var stored bool
+	if err := w.view(func(b readBuckets) error {
+		if bkt := b.own.NestedReadBucket(bktMempoolFP); bkt != nil {
+			k, _ := bkt.ReadCursor().First()
+			stored = k != nil
+		}
+		return nil
+	}); err != nil || !stored {
+		return err
+	}
+	return w.updateNow(func(bk buckets) error {
+		if err := bk.own.DeleteNestedBucket(bktMempoolFP); err != nil {
+			return fmt.Errorf("forget unconfirmed false positives: %w", err)
+		}
+		_, err := bk.own.CreateBucket(bktMempoolFP)
+		return err
+	})
 }

@@ -17,14 +17,17 @@ var (
 
 // Keys and nested buckets inside ownNS.
 var (
-	keyFormat    = []byte("format")
-	keyNetwork   = []byte("network")
-	keyBirthday  = []byte("birthday")
-	keyGaps      = []byte("gaps")
-	keyFirst     = []byte("first-applied")
-	keyCounters  = []byte("counters")
-	bktImported  = []byte("imported")
-	bktBlocks    = []byte("blocks")
+	keyFormat   = []byte("format")
+	keyNetwork  = []byte("network")
+	keyBirthday = []byte("birthday")
+	keyGaps     = []byte("gaps")
+	keyFirst    = []byte("first-applied")
+	keyCounters = []byte("counters")
+	bktImported = []byte("imported")
+	bktBlocks   = []byte("blocks")
+	// bktMempoolFP held the txid of every unconfirmed false positive,
+	// for good. They are no longer stored (see mempoolFPs); the bucket
+	// stays, emptied at Open, for older versions that require it.
 	bktMempoolFP = []byte("mempool-fp")
 )
 

@@ -11,6 +11,7 @@ type options struct {
 	batchInterval time.Duration
 	now           func() time.Time
 	network       string
+	mempool       MempoolLimits
 }
 
 func defaultOptions() options {
@@ -18,6 +19,7 @@ func defaultOptions() options {
 		batchBlocks:   DefaultBatchBlocks,
 		batchInterval: DefaultBatchInterval,
 		now:           time.Now,
+		mempool:       DefaultMempoolLimits(),
 	}
 }
 

@@ -67,8 +67,8 @@ func decodePendingTime(b []byte) (time.Time, error) {
 // for a transaction a reorg returned to the set, and expire it at once.
 // It reports whether the records differ from the unconfirmed set, so the
 // caller writes them.
-func loadPending(tm, own walletdb.ReadBucket, store *wtxmgr.Store, now time.Time) (map[chainhash.Hash]time.Time, bool, error) {
-	seen := make(map[chainhash.Hash]time.Time)
+func loadPending(tm, own walletdb.ReadBucket, store *wtxmgr.Store, now time.Time) (map[chainhash.Hash]pendingEntry, bool, error) {
+	seen := make(map[chainhash.Hash]pendingEntry)
 	dirty := false
 	bkt := own.NestedReadBucket(bktPendingSeen)
 	recs := 0
@@ -87,15 +87,16 @@ func loadPending(tm, own walletdb.ReadBucket, store *wtxmgr.Store, now time.Time
 			if bkt != nil {
 				v = bkt.Get(d.Hash[:])
 			}
+			cost := costOf(d)
 			if v == nil {
-				seen[d.Hash], dirty = now, true
+				seen[d.Hash], dirty = pendingEntry{seen: now, pendingCost: cost}, true
 				continue
 			}
 			t, err := decodePendingTime(v)
 			if err != nil {
 				return false, err
 			}
-			seen[d.Hash] = t
+			seen[d.Hash] = pendingEntry{seen: t, pendingCost: cost}
 		}
 		return false, nil
 	})
@@ -128,13 +129,17 @@ func (w *Wallet) reconcilePending(bk buckets, at time.Time) error {
 	live := make(map[chainhash.Hash]struct{}, len(hashes))
 	for _, h := range hashes {
 		live[*h] = struct{}{}
-		t, ok := w.pending[*h]
+		e, ok := w.pending[*h]
 		if !ok {
-			t = at
-			w.pending[*h] = t
+			d, err := w.txStore.UniqueTxDetails(bk.tm, h, nil)
+			if err != nil || d == nil {
+				return fmt.Errorf("unconfirmed transaction %v: %w", h, errOrMissing(err))
+			}
+			e = pendingEntry{seen: at, pendingCost: costOf(d)}
+			w.pending[*h] = e
 		}
 		if bkt.Get(h[:]) == nil {
-			if err := bkt.Put(h[:], encodePendingTime(t)); err != nil {
+			if err := bkt.Put(h[:], encodePendingTime(e.seen)); err != nil {
 				return fmt.Errorf("store pending-seen record: %w", err)
 			}
 		}
@@ -144,6 +149,7 @@ func (w *Wallet) reconcilePending(bk buckets, at time.Time) error {
 			delete(w.pending, h)
 		}
 	}
+	w.recountPending()
 	// Delete after the walk: deleting under a bbolt cursor skips keys.
 	var stale [][]byte
 	if err := bkt.ForEach(func(k, _ []byte) error {
@@ -172,13 +178,48 @@ func (w *Wallet) expiryDue() bool {
 	if w.pendingDirty {
 		return true
 	}
-	now := w.now()
-	for _, t := range w.pending {
-		if now.Sub(t) >= MempoolExpiry {
-			return true
-		}
+	return len(w.pending) > 0 && w.now().Sub(w.pendingOldest) >= MempoolExpiry
+}
+
+// recountPending recomputes the sums the budgets and the expiry check
+// read (pendingTotal, pendingOldest) from w.pending, after entries left
+// it. The caller holds w.mu.
+func (w *Wallet) recountPending() {
+	w.pendingTotal, w.pendingOldest = pendingCost{}, time.Time{}
+	for _, e := range w.pending {
+		w.notePending(e)
 	}
-	return false
+}
+
+// notePending adds one entry of w.pending to its sums. The caller holds
+// w.mu.
+func (w *Wallet) notePending(e pendingEntry) {
+	w.pendingTotal.size += e.size
+	w.pendingTotal.outs += e.outs
+	if w.pendingOldest.IsZero() || e.seen.Before(w.pendingOldest) {
+		w.pendingOldest = e.seen
+	}
+}
+
+// costOf is what a stored unconfirmed transaction takes of the budgets.
+func costOf(d *wtxmgr.TxDetails) pendingCost {
+	return pendingCost{size: d.MsgTx.SerializeSize(), outs: len(d.Credits)}
+}
+
+// addPending records, inside a write, that the unconfirmed transaction
+// txid (cost) entered the unconfirmed set at t. The caller holds w.mu.
+func (w *Wallet) addPending(bk buckets, txid chainhash.Hash, cost pendingCost, t time.Time) error {
+	bkt, err := bk.own.CreateBucketIfNotExists(bktPendingSeen)
+	if err != nil {
+		return fmt.Errorf("pending-seen records: %w", err)
+	}
+	if err := bkt.Put(txid[:], encodePendingTime(t)); err != nil {
+		return fmt.Errorf("store pending-seen record: %w", err)
+	}
+	e := pendingEntry{seen: t, pendingCost: cost}
+	w.pending[txid] = e
+	w.notePending(e)
+	return nil
 }
 
 // expireIn removes, inside a write, every unconfirmed wallet transaction
@@ -192,8 +233,8 @@ func (w *Wallet) expireIn(bk buckets) ([]chainhash.Hash, error) {
 	}
 	now := w.now()
 	var due []chainhash.Hash
-	for h, t := range w.pending {
-		if now.Sub(t) >= MempoolExpiry {
+	for h, e := range w.pending {
+		if now.Sub(e.seen) >= MempoolExpiry {
 			due = append(due, h)
 		}
 	}

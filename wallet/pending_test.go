@@ -299,7 +299,7 @@ func TestUnconfirmedExpiresDuringSync(t *testing.T) {
 	res, err = w.ApplyMempoolTx(late)
 	require.NoError(t, err)
 	require.True(t, res.Relevant)
-	require.Equal(t, clock.now(), w.pending[late.TxHash()])
+	require.Equal(t, clock.now(), w.pending[late.TxHash()].seen)
 }
 
 // TestUnconfirmedExpiresAtRestart: a wallet reopened after MempoolExpiry
@@ -375,7 +375,7 @@ func TestRollbackRestartsExpiry(t *testing.T) {
 	reorgAt := clock.now().Add(1000 * time.Hour)
 	clock.set(reorgAt)
 	mustRollback(t, w, 100)
-	require.Equal(t, reorgAt, w.pending[pay.TxHash()])
+	require.Equal(t, reorgAt, w.pending[pay.TxHash()].seen)
 	require.Equal(t, Balance{Unconfirmed: 7_000}, mustBalance(t, w))
 
 	clock.set(reorgAt.Add(MempoolExpiry - time.Minute))
@@ -408,7 +408,7 @@ func TestPendingRecordsOfOldWallet(t *testing.T) {
 	w, err = Open(dir, WithClock(clock.now))
 	require.NoError(t, err)
 	require.Contains(t, txids(t, w), pay.TxHash(), "wtxmgr's receive time (1000 h ago) is not used")
-	require.Equal(t, t0.Add(1000*time.Hour), w.pending[pay.TxHash()])
+	require.Equal(t, t0.Add(1000*time.Hour), w.pending[pay.TxHash()].seen)
 	require.False(t, w.pendingDirty, "written at open")
 	require.NoError(t, w.Close())
 

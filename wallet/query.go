@@ -53,9 +53,12 @@ type Balance struct {
 // Total returns the worst-case balance once the pending transactions are
 // settled: Confirmed + Immature + Unconfirmed - PendingSpent (every
 // pending spend confirms, only unconflicted incoming outputs arrive).
-// With nothing pending it is Confirmed + Immature.
+// With nothing pending it is Confirmed + Immature. Like every sum of
+// amounts in the wallet it holds at the int64 bounds instead of wrapping
+// around.
 func (b Balance) Total() btcutil.Amount {
-	return b.Confirmed + b.Immature + b.Unconfirmed - b.PendingSpent
+	t := addSat(addSat(int64(b.Confirmed), int64(b.Immature)), int64(b.Unconfirmed))
+	return btcutil.Amount(subSat(t, int64(b.PendingSpent)))
 }
 
 // confirmations returns how many confirmations a block at height has with
@@ -100,20 +103,21 @@ func (w *Wallet) balanceOf(ps *pendingSet, coins []coin) Balance {
 	tip := w.synced.Height
 	maturity := int32(w.net.params.CoinbaseMaturity)
 	var bal Balance
+	add := func(sum *btcutil.Amount, a btcutil.Amount) { *sum = btcutil.Amount(addSat(int64(*sum), int64(a))) }
 	for _, c := range coins {
 		switch {
 		case c.height < 0:
 			if len(c.spentBy) == 0 && !c.conflicted {
-				bal.Unconfirmed += c.amount
+				add(&bal.Unconfirmed, c.amount)
 			}
 			continue
 		case c.coinbase && confirmations(c.height, tip) < maturity:
-			bal.Immature += c.amount
+			add(&bal.Immature, c.amount)
 		default:
-			bal.Confirmed += c.amount
+			add(&bal.Confirmed, c.amount)
 		}
 		if len(c.spentBy) > 0 {
-			bal.PendingSpent += c.amount
+			add(&bal.PendingSpent, c.amount)
 		}
 	}
 	for _, p := range ps.txs {
@@ -195,8 +199,8 @@ func (w *Wallet) txsIn(b readBuckets, ps *pendingSet) ([]TxSummary, error) {
 				s.BlockHash = d.Block.Hash
 			} else {
 				s.Time = d.Received
-				if seen, ok := w.pending[d.Hash]; ok {
-					s.Time = seen
+				if e, ok := w.pending[d.Hash]; ok {
+					s.Time = e.seen
 				}
 				exp := s.Time.Add(MempoolExpiry)
 				s.Expires = &exp

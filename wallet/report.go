@@ -17,11 +17,11 @@ import (
 // BTC"), exactly, without going through a float.
 func FormatBTC(sat int64) string {
 	const satPerBTC = 100_000_000
-	sign := ""
+	sign, mag := "", uint64(sat)
 	if sat < 0 {
-		sign, sat = "-", -sat
+		sign, mag = "-", -uint64(sat) // also right for math.MinInt64
 	}
-	return fmt.Sprintf("%s%d.%08d BTC", sign, sat/satPerBTC, sat%satPerBTC)
+	return fmt.Sprintf("%s%d.%08d BTC", sign, mag/satPerBTC, mag%satPerBTC)
 }
 
 // BalanceReport is the balance with its worst-case total and the height

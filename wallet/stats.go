@@ -60,7 +60,8 @@ type FalsePositive struct {
 }
 
 // FalsePositives returns up to limit false positives (limit <= 0: up to
-// an internal cap): unconfirmed ones first, then by block, newest first.
+// an internal cap): the unconfirmed ones this process was sent first
+// (they are not stored), then by block, newest first.
 func (w *Wallet) FalsePositives(limit int) ([]FalsePositive, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -72,12 +73,15 @@ func (w *Wallet) FalsePositives(limit int) ([]FalsePositive, error) {
 	}
 	var out []FalsePositive
 	err := w.view(func(b readBuckets) error {
-		c := b.own.NestedReadBucket(bktMempoolFP).ReadCursor()
-		for k, _ := c.First(); k != nil && len(out) < limit; k, _ = c.Next() {
-			var fp FalsePositive
-			copy(fp.Txid[:], k)
-			fp.Height = noHeight
-			out = append(out, fp)
+		mempool := make([]chainhash.Hash, 0, len(w.mempoolFP))
+		for h := range w.mempoolFP {
+			mempool = append(mempool, h)
+		}
+		sortHashes(mempool)
+		for _, h := range mempool {
+			if len(out) < limit {
+				out = append(out, FalsePositive{Txid: h, Height: noHeight})
+			}
 		}
 		bc := b.own.NestedReadBucket(bktBlocks).ReadCursor()
 		for k, v := bc.Last(); k != nil && len(out) < limit; k, v = bc.Prev() {

@@ -130,6 +130,7 @@ func (w *Wallet) loadFrom(tx walletdb.ReadTx) error {
 	w.closeManagers()
 	w.net, w.meta, w.addrMgr, w.txStore, w.watch, w.synced = net, m, mgr, store, ws, synced
 	w.pending, w.pendingDirty = pending, pendingDirty
+	w.recountPending()
 	return nil
 }
 

@@ -55,9 +55,18 @@ type Wallet struct {
 	// pending maps each unconfirmed wallet transaction to when it
 	// entered the unconfirmed set (bktPendingSeen); pendingDirty is set
 	// when those records must be written (a wallet from before them).
-	pending      map[chainhash.Hash]time.Time
+	pending      map[chainhash.Hash]pendingEntry
 	pendingDirty bool
-	closed       bool
+	// pendingTotal sums the costs of w.pending and pendingOldest is its
+	// earliest seen time (zero when empty): what the budgets and the
+	// expiry check read at each relay, kept by notePending and
+	// recountPending.
+	pendingTotal  pendingCost
+	pendingOldest time.Time
+	// mempoolFP are the unconfirmed false positives this process has
+	// counted (never stored).
+	mempoolFP mempoolFPs
+	closed    bool
 	// broken holds the error that left the in-memory state unusable (a
 	// failed reload after a failed write); every call returns it.
 	broken error
@@ -423,6 +432,11 @@ func Open(dir string, opts ...Option) (*Wallet, error) {
 			_ = db.Close()
 			return nil, fmt.Errorf("%w: wallet in %s is %s, not %s", ErrWrongNetwork, dir, w.net.name, want.name)
 		}
+	}
+	if err := w.forgetMempoolFPs(); err != nil {
+		w.closeManagers()
+		_ = db.Close()
+		return nil, fmt.Errorf("open wallet: %w", err)
 	}
 	if err := w.expireAtOpen(); err != nil {
 		w.closeManagers()

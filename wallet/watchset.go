@@ -193,6 +193,49 @@ func (s *watchSet) spendAndCredit(tx *wire.MsgTx, txid chainhash.Hash) bool {
 	return changed
 }
 
+// addUnconfirmed updates the outpoint set and guards for an unconfirmed
+// wallet transaction just stored, when nothing else in the unconfirmed set
+// changed: its outputs paying watched scripts join the outpoints, its
+// inputs that spend no wallet coin join the guards. An outpoint it creates
+// that was a guard (a child relayed before its parent) becomes a wallet
+// coin, which the child now debits. It logs what enters the filter. This
+// is refreshPending's result for that one transaction, at the cost of the
+// transaction alone.
+func (s *watchSet) addUnconfirmed(tx *wire.MsgTx, txid chainhash.Hash) {
+	changed := false
+	for i, out := range tx.TxOut {
+		if s.lookup(out.PkScript) == nil {
+			continue
+		}
+		op := wire.OutPoint{Hash: txid, Index: uint32(i)}
+		if _, ok := s.outpoints[op]; ok {
+			continue
+		}
+		s.outpoints[op] = struct{}{}
+		if _, guard := s.guards[op]; guard {
+			delete(s.guards, op) // still in the filter, now as a coin
+		} else {
+			s.log.AddOutPoint(op)
+		}
+		changed = true
+	}
+	for _, in := range tx.TxIn {
+		prev := in.PreviousOutPoint
+		if _, coin := s.outpoints[prev]; coin {
+			continue
+		}
+		if _, guard := s.guards[prev]; guard {
+			continue
+		}
+		s.guards[prev] = struct{}{}
+		s.log.AddOutPoint(prev)
+		changed = true
+	}
+	if changed {
+		s.version++
+	}
+}
+
 // outpointList returns the watched outpoints and guards, in no particular
 // order (a bloom filter does not depend on the order of its insertions);
 // the list is kept until the set changes.
