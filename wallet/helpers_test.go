@@ -4,6 +4,7 @@ import (
 	"crypto/pbkdf2"
 	"crypto/sha512"
 	"encoding/binary"
+	"fmt"
 	"testing"
 	"time"
 
@@ -14,6 +15,8 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/btcsuite/btcwallet/walletdb"
+	"github.com/btcsuite/btcwallet/wtxmgr"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bloomwatch/bloomwatch/watch"
@@ -321,19 +324,139 @@ func (d *deltaTracker) check() {
 }
 
 // requireOutpointsMatchStore requires the wallet's outpoint set and guards,
-// however it maintained them, to equal what a full read of wtxmgr gives.
+// however it maintained them, to equal what a full read of wtxmgr through
+// its public API gives (UnspentOutputs, which decodes a transaction per
+// output), and so does the walk of wtxmgr's unspent index Open uses; and
+// the coins Balance and UTXOs read to equal those read through
+// UnspentOutputs.
 func requireOutpointsMatchStore(t testing.TB, w *Wallet) {
 	t.Helper()
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var ops, guards map[wire.OutPoint]struct{}
+	var ops, guards, walked, walkedGuards map[wire.OutPoint]struct{}
+	var coins, want []coin
 	require.NoError(t, w.view(func(b readBuckets) error {
 		var err error
-		ops, guards, err = unspentOutpoints(b.tm, w.txStore)
-		return err
+		if ops, guards, err = referenceOutpoints(b.tm, w.txStore); err != nil {
+			return err
+		}
+		if walked, walkedGuards, err = unspentOutpoints(b.tm, w.txStore); err != nil {
+			return err
+		}
+		ps, err := w.readPending(b.tm)
+		if err != nil {
+			return err
+		}
+		if coins, err = w.readCoins(b.tm, ps); err != nil {
+			return err
+		}
+		if want, err = referenceCoins(w, b.tm, ps); err != nil {
+			return err
+		}
+		fresh, _, err := loadPending(b.tm, b.own, w.txStore, w.now())
+		if err != nil {
+			return err
+		}
+		require.Len(t, w.pending, len(fresh), "pending entries = the unconfirmed set")
+		for h, e := range fresh {
+			require.Contains(t, w.pending, h)
+			require.Equal(t, e.pendingCost, w.pending[h].pendingCost, "budget cost of %v", h)
+		}
+		return nil
 	}))
 	require.Equal(t, ops, w.watch.outpoints, "watched outpoints = wtxmgr's unspent outputs and pending spends")
 	require.Equal(t, guards, w.watch.guards, "guards = other inputs of pending transactions")
+	require.Equal(t, ops, walked, "the unspent index walk = UnspentOutputs")
+	require.Equal(t, guards, walkedGuards)
+	byOp := func(cs []coin) map[wire.OutPoint]coin {
+		m := make(map[wire.OutPoint]coin, len(cs))
+		for _, c := range cs {
+			m[c.op] = c
+		}
+		return m
+	}
+	require.Equal(t, byOp(want), byOp(coins), "coins read once per transaction = coins read through UnspentOutputs")
+}
+
+// referenceOutpoints is unspentOutpoints through wtxmgr's public API
+// (UnspentOutputs): what the wallet did before it walked the unspent
+// index.
+func referenceOutpoints(tm walletdb.ReadBucket, store *wtxmgr.Store) (ops, guards map[wire.OutPoint]struct{}, err error) {
+	credits, err := store.UnspentOutputs(tm)
+	if err != nil {
+		return nil, nil, err
+	}
+	ops = make(map[wire.OutPoint]struct{}, len(credits))
+	for _, c := range credits {
+		ops[c.OutPoint] = struct{}{}
+	}
+	guards = make(map[wire.OutPoint]struct{})
+	err = store.RangeTransactions(tm, noHeight, noHeight, func(details []wtxmgr.TxDetails) (bool, error) {
+		for i := range details {
+			d := &details[i]
+			debit := make(map[uint32]bool, len(d.Debits))
+			for _, deb := range d.Debits {
+				ops[d.MsgTx.TxIn[deb.Index].PreviousOutPoint] = struct{}{}
+				debit[deb.Index] = true
+			}
+			for j, in := range d.MsgTx.TxIn {
+				if !debit[uint32(j)] {
+					guards[in.PreviousOutPoint] = struct{}{}
+				}
+			}
+		}
+		return false, nil
+	})
+	return ops, guards, err
+}
+
+// referenceCoins is readCoins through wtxmgr's UnspentOutputs and the
+// unconfirmed debits: what the wallet did before it read each
+// transaction once.
+func referenceCoins(w *Wallet, tm walletdb.ReadBucket, ps *pendingSet) ([]coin, error) {
+	credits, err := w.txStore.UnspentOutputs(tm)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]coin, 0, len(credits))
+	have := make(map[wire.OutPoint]struct{}, len(credits))
+	for _, c := range credits {
+		out = append(out, coin{op: c.OutPoint, amount: c.Amount, height: c.Height, pkScript: c.PkScript, coinbase: c.FromCoinBase})
+		have[c.OutPoint] = struct{}{}
+	}
+	for _, p := range ps.txs {
+		d := p.details
+		for _, deb := range d.Debits {
+			prev := d.MsgTx.TxIn[deb.Index].PreviousOutPoint
+			if _, ok := have[prev]; ok {
+				continue
+			}
+			c := coin{op: prev, amount: deb.Amount, height: noHeight}
+			if parent, ok := ps.txs[prev.Hash]; ok {
+				c.pkScript = parent.details.MsgTx.TxOut[prev.Index].PkScript
+			} else {
+				md, err := w.txStore.TxDetails(tm, &prev.Hash)
+				if err != nil || md == nil {
+					return nil, fmt.Errorf("credit %v: %v", prev, errOrMissing(err))
+				}
+				c.height = md.Block.Height
+				c.pkScript = md.MsgTx.TxOut[prev.Index].PkScript
+				c.coinbase = blockchain.IsCoinBaseTx(&md.MsgTx)
+			}
+			have[prev] = struct{}{}
+			out = append(out, c)
+		}
+	}
+	for i := range out {
+		c := &out[i]
+		c.spentBy = ps.spenders[c.op]
+		if c.height < 0 {
+			if p, ok := ps.txs[c.op.Hash]; ok {
+				c.conflicted = p.conflicted
+			}
+		}
+	}
+	return out, nil
 }
 
 // mustRollback rolls w back to height and returns the delta.

@@ -223,23 +223,52 @@ func loadImported(own walletdb.ReadBucket, ws *watchSet) error {
 	})
 }
 
+// wtxmgrUnspent is wtxmgr's index of the mined wallet outputs no mined
+// transaction spends (spent or not by an unmined one), a bucket of its
+// namespace keyed by the canonical outpoint: the 32-byte txid, then the
+// output index in 4 bytes big-endian (wtxmgr/db.go, "The unspent index").
+// Walking its keys reads no transaction; wtxmgr's UnspentOutputs decodes
+// the whole transaction again for each output. TestUnspentIndexMatches
+// compares the two, so a wtxmgr whose layout differs fails it.
+var wtxmgrUnspent = []byte("u")
+
+// canonicalOutPointSize is the size of a key of wtxmgrUnspent.
+const canonicalOutPointSize = chainhash.HashSize + 4
+
 // unspentOutpoints returns the outpoints whose spends the filter must
 // match: wtxmgr's unspent outputs (mined and unmined) plus the outputs
 // unconfirmed transactions spend, which wtxmgr leaves out of
-// UnspentOutputs but which stay unspent on chain until the spend confirms.
+// UnspentOutputs but which stay unspent on chain until the spend confirms;
+// and the guards, the other inputs of unconfirmed transactions. It reads
+// the keys of wtxmgr's unspent index and the unconfirmed transactions
+// (bounded by MaxPendingTxs and MaxPendingBytes), each once: linear in the
+// wallet's outputs.
 func unspentOutpoints(tm walletdb.ReadBucket, store *wtxmgr.Store) (ops, guards map[wire.OutPoint]struct{}, err error) {
-	credits, err := store.UnspentOutputs(tm)
+	idx := tm.NestedReadBucket(wtxmgrUnspent)
+	if idx == nil {
+		return nil, nil, fmt.Errorf("%w: transaction store has no unspent index", ErrCorrupt)
+	}
+	ops = make(map[wire.OutPoint]struct{})
+	err = idx.ForEach(func(k, _ []byte) error {
+		if len(k) != canonicalOutPointSize {
+			return fmt.Errorf("%w: unspent index key of %d bytes", ErrCorrupt, len(k))
+		}
+		var op wire.OutPoint
+		copy(op.Hash[:], k)
+		op.Index = binary.BigEndian.Uint32(k[chainhash.HashSize:])
+		ops[op] = struct{}{}
+		return nil
+	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("unspent outputs: %w", err)
-	}
-	ops = make(map[wire.OutPoint]struct{}, len(credits))
-	for _, c := range credits {
-		ops[c.OutPoint] = struct{}{}
 	}
 	guards = make(map[wire.OutPoint]struct{})
 	err = store.RangeTransactions(tm, noHeight, noHeight, func(details []wtxmgr.TxDetails) (bool, error) {
 		for i := range details {
 			d := &details[i]
+			for _, c := range d.Credits {
+				ops[wire.OutPoint{Hash: d.Hash, Index: c.Index}] = struct{}{}
+			}
 			debit := make(map[uint32]bool, len(d.Debits))
 			for _, deb := range d.Debits {
 				ops[d.MsgTx.TxIn[deb.Index].PreviousOutPoint] = struct{}{}
