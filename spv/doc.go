@@ -126,7 +126,13 @@
 //     when none match (Core at its next trickle); bcoin announces its
 //     whole mempool. The node waits for no answer; an announced tx the
 //     filter does not match is dropped unscored, and a peer's relays are
-//     no longer fetched after 100 of them.
+//     no longer fetched after 100 of them. A relayed tx is only the
+//     peer's word: one no valid block can hold (btcd's
+//     CheckTransactionSanity; in a block too) bans the peer
+//     (MisbehaviorInvalidTx), and one the Watcher refuses over its
+//     budgets (a watch.TxRefusal: the wallet's per-transaction and
+//     pending-set bounds) is logged, and scored (MisbehaviorRefusedTx)
+//     when the tx alone is over a budget; the sync goes on.
 //   - btcd's peer package has a stall handler of its own, made for a full
 //     node: after a mempool request it expects an inv within 30 s, after
 //     a getheaders a headers message within 90 s, after a getdata a
