@@ -148,10 +148,9 @@ func (s *Session) Summary() (*Summary, error) {
 		},
 		Txs: []Tx{}, UTXOs: []UTXO{}, Peers: []Peer{}, Bans: []Ban{}, FalsePosTxids: []string{},
 	}
-	sp, err := s.w.SyncedTo()
-	if err != nil {
-		return nil, fmt.Errorf("summary: %w", err)
-	}
+	// The block the balance and the transactions below reflect (with a
+	// rescan pending that did not start, the kept history's).
+	sp := s.w.HistoryPoint()
 	out.TipHeight = sp.Height
 	if sp.Height >= 0 {
 		out.TipHash = sp.Hash.String()

@@ -69,8 +69,11 @@ func (w *Wallet) ApplyBlock(b *watch.FilteredBlock) (watch.BlockResult, error) {
 	if err := w.usable(); err != nil {
 		return watch.BlockResult{}, err
 	}
-	reapply := w.meta.firstApplied != noHeight && w.synced.Height == b.Height && w.synced.Hash == b.Hash
-	if !reapply && w.meta.firstApplied != noHeight {
+	// A pending rescan starts with this block: the node syncs from the
+	// birthday, since SyncedTo reported nothing applied.
+	rescan := w.meta.rescanPending
+	reapply := !rescan && w.meta.firstApplied != noHeight && w.synced.Height == b.Height && w.synced.Hash == b.Hash
+	if !reapply && !rescan && w.meta.firstApplied != noHeight {
 		if b.Height != w.synced.Height+1 || b.Header.PrevBlock != w.synced.Hash {
 			return watch.BlockResult{}, fmt.Errorf("%w: block %d (%v, parent %v) on sync point %d (%v)",
 				ErrNotNext, b.Height, b.Hash, b.Header.PrevBlock, w.synced.Height, w.synced.Hash)
@@ -78,6 +81,11 @@ func (w *Wallet) ApplyBlock(b *watch.FilteredBlock) (watch.BlockResult, error) {
 	}
 	var res watch.BlockResult
 	err := w.update(func(bk buckets) error {
+		if rescan {
+			if err := w.beginRescanIn(bk); err != nil {
+				return err
+			}
+		}
 		var err error
 		if res, err = w.applyBlockIn(bk, b, reapply); err != nil {
 			return err

@@ -39,8 +39,8 @@ import (
 // A ranged descriptor whose account key (and scope) is already watched
 // adds the branches not watched yet; one adding nothing, or a non-ranged
 // one whose script is watched, gives ErrDuplicate. If the wallet had
-// applied blocks it is rolled back to rescan from its birthday, as
-// AddXpub does.
+// applied blocks, the next sync rescans from its birthday, as after
+// AddXpub.
 func (w *Wallet) AddDescriptor(desc string) (*DescriptorInfo, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()

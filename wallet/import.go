@@ -25,8 +25,9 @@ type AccountInfo struct {
 	Depth uint8 `json:"depth"`
 	// Key is the extended public key as imported.
 	Key string `json:"key"`
-	// Rescan reports that the wallet had applied blocks and was rolled
-	// back to its birthday, so the next sync finds the key's history.
+	// Rescan reports that the wallet had applied blocks: the next sync
+	// rescans from the birthday to find the key's history. Until then
+	// the wallet keeps what it found, and RescanPending reports it.
 	Rescan bool `json:"rescan,omitempty"`
 }
 
@@ -172,18 +173,31 @@ func (w *Wallet) importScripts(own walletdb.ReadWriteBucket, scripts []*watchedS
 	return nil
 }
 
-// rescanIfSynced rolls an already synced wallet back to before its first
-// block, so the next sync looks for the new key's or address's history.
+// rescanIfSynced marks an already synced wallet for a rescan, so the next
+// sync looks for the new key's or address's history from the birthday. It
+// changes nothing else: the transactions the wallet found stay confirmed
+// at their heights, and the balance stays what those blocks made it, until
+// the sync applies the rescan's first block (beginRescanIn). Rolling the
+// wallet back here, as it once did, ran wtxmgr's reorg rollback, which
+// returns every transaction of the removed blocks to the unconfirmed set:
+// history confirmed for months then read as mempool transactions with 0
+// confirmations, and the confirmed balance as 0, until the next sync. It
+// reports whether a rescan is pending (also when an earlier import left
+// one).
 func (w *Wallet) rescanIfSynced(b buckets) (bool, error) {
 	if w.meta.firstApplied == noHeight {
 		return false, nil
 	}
-	return true, w.rollbackIn(b, noHeight)
+	if w.meta.rescanPending {
+		return true, nil
+	}
+	w.meta.rescanPending = true
+	return true, writeProgress(b.own, w.meta)
 }
 
 // AddXpub imports an account extended public key (see CreateConfig.Xpubs)
-// and commits. If the wallet had applied blocks it is rolled back to
-// rescan from its birthday.
+// and commits. If the wallet had applied blocks, the next sync rescans
+// from its birthday (see RescanPending).
 func (w *Wallet) AddXpub(xpub string) (*AccountInfo, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -202,8 +216,8 @@ func (w *Wallet) AddXpub(xpub string) (*AccountInfo, error) {
 // scope with gap limits like any account, and commits. The key carries
 // the network's plain version (xpub, tpub): SLIP-132 has none for
 // taproot. The same account can be given as the descriptor
-// tr(KEY/<0;1>/*). If the wallet had applied blocks it is rolled back to
-// rescan from its birthday.
+// tr(KEY/<0;1>/*). If the wallet had applied blocks, the next sync rescans
+// from its birthday (see RescanPending).
 func (w *Wallet) AddTaprootXpub(xpub string) (*AccountInfo, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -236,7 +250,7 @@ func (w *Wallet) addAccountLocked(k *accountKey) (*AccountInfo, error) {
 }
 
 // AddAddress watches one more single address and commits. If the wallet
-// had applied blocks it is rolled back to rescan from its birthday.
+// had applied blocks, the next sync rescans from its birthday.
 func (w *Wallet) AddAddress(address string) (*ImportInfo, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -251,7 +265,7 @@ func (w *Wallet) AddAddress(address string) (*ImportInfo, error) {
 }
 
 // AddScript watches one more raw output script and commits. If the wallet
-// had applied blocks it is rolled back to rescan from its birthday.
+// had applied blocks, the next sync rescans from its birthday.
 func (w *Wallet) AddScript(script []byte) (*ImportInfo, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -272,8 +286,8 @@ func (w *Wallet) AddScript(script []byte) (*ImportInfo, error) {
 // does not decode, belongs to another network, is repeated in the list
 // or already watched, nothing is imported and the error, a *ListError
 // wrapping the *InputError, names it and its position in the list. If
-// the wallet had applied blocks it is rolled back once to rescan from
-// its birthday.
+// the wallet had applied blocks, the next sync rescans from its
+// birthday.
 func (w *Wallet) AddAddresses(addresses []string) ([]*ImportInfo, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -23,6 +23,7 @@ var (
 	keyGaps     = []byte("gaps")
 	keyFirst    = []byte("first-applied")
 	keyCounters = []byte("counters")
+	keyRescan   = []byte("rescan-pending")
 	bktImported = []byte("imported")
 	bktBlocks   = []byte("blocks")
 	// bktMempoolFP held the txid of every unconfirmed false positive,
@@ -83,6 +84,11 @@ type meta struct {
 	gapInternal  uint32
 	firstApplied int32
 	counters     counters
+	// rescanPending is set when scripts were imported into a wallet
+	// that had applied blocks: the history it holds stays as it was
+	// (confirmed at its heights) until the next sync applies the first
+	// block of the rescan (see beginRescanIn).
+	rescanPending bool
 }
 
 func putUint32(b walletdb.ReadWriteBucket, key []byte, v uint32) error {
@@ -119,10 +125,21 @@ func writeMeta(own walletdb.ReadWriteBucket, m *meta) error {
 	return writeProgress(own, m)
 }
 
-// writeProgress stores the fields that change as blocks are applied.
+// writeProgress stores the fields that change as blocks are applied. The
+// rescan mark is a key present only while a rescan is pending, so a wallet
+// written before it existed reads as having none.
 func writeProgress(own walletdb.ReadWriteBucket, m *meta) error {
 	if err := putUint32(own, keyFirst, uint32(m.firstApplied)); err != nil {
 		return err
+	}
+	if m.rescanPending {
+		if err := own.Put(keyRescan, []byte{1}); err != nil {
+			return err
+		}
+	} else if own.Get(keyRescan) != nil {
+		if err := own.Delete(keyRescan); err != nil {
+			return err
+		}
 	}
 	return own.Put(keyCounters, m.counters.encode())
 }
@@ -153,6 +170,13 @@ func readMeta(own walletdb.ReadBucket) (*meta, error) {
 		return nil, err
 	}
 	m.firstApplied = int32(first)
+	switch v := own.Get(keyRescan); {
+	case v == nil:
+	case len(v) == 1 && v[0] == 1:
+		m.rescanPending = m.firstApplied != noHeight
+	default:
+		return nil, fmt.Errorf("%w: rescan record malformed", ErrCorrupt)
+	}
 	if m.counters, err = decodeCounters(own.Get(keyCounters)); err != nil {
 		return nil, err
 	}

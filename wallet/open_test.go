@@ -273,7 +273,7 @@ func TestAddAfterSyncRescans(t *testing.T) {
 	require.ErrorIs(t, err, ErrPrivateKey)
 	acct, err := w.AddXpub(accountXpub(t, purposeBIP49, 1, versionUpub))
 	require.NoError(t, err)
-	require.False(t, acct.Rescan, "nothing applied since the last rescan")
+	require.True(t, acct.Rescan, "the pending rescan covers it too")
 	require.Equal(t, "m/49'/1'", acct.Scope)
 }
 

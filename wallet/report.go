@@ -29,27 +29,58 @@ func FormatBTC(sat int64) string {
 type BalanceReport struct {
 	Balance
 	Total int64 `json:"total"`
-	// SyncedHeight is -1 before the first block; SyncedHash is then
-	// empty.
+	// SyncedHeight is the last block the balance reflects, -1 before
+	// the first block; SyncedHash is then empty.
 	SyncedHeight int32  `json:"synced_height"`
 	SyncedHash   string `json:"synced_hash,omitempty"`
+	// RescanPending is set when keys or addresses were added after the
+	// last sync (Wallet.RescanPending): the balance is as of
+	// SyncedHeight without their history, which the next sync finds.
+	RescanPending bool `json:"rescan_pending,omitempty"`
+	// Birthday is where that rescan starts.
+	Birthday int32 `json:"birthday"`
 }
 
-// BalanceReport returns the balance and the sync point.
+// BalanceReport returns the balance and the block it reflects.
 func (w *Wallet) BalanceReport() (BalanceReport, error) {
 	bal, err := w.Balance()
 	if err != nil {
 		return BalanceReport{}, err
 	}
-	sp, err := w.SyncedTo()
-	if err != nil {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.usable(); err != nil {
 		return BalanceReport{}, err
 	}
-	r := BalanceReport{Balance: bal, Total: int64(bal.Total()), SyncedHeight: sp.Height}
-	if sp.Height >= 0 {
-		r.SyncedHash = sp.Hash.String()
+	r := BalanceReport{Balance: bal, Total: int64(bal.Total()), SyncedHeight: w.synced.Height,
+		RescanPending: w.meta.rescanPending, Birthday: w.meta.birthday}
+	if w.synced.Height >= 0 {
+		r.SyncedHash = w.synced.Hash.String()
 	}
 	return r, nil
+}
+
+// RescanNote is the one line that says a rescan is pending (see
+// Wallet.RescanPending) and what the wallet shows until it is done, or ""
+// when none is.
+func RescanNote(pending bool, birthday, height int32) string {
+	if !pending {
+		return ""
+	}
+	return fmt.Sprintf("rescan pending: keys or addresses were added after the last sync; the next sync looks for their "+
+		"history from the birthday (height %d). Until then the wallet shows what it found up to height %d, without it.",
+		birthday, height)
+}
+
+// RescanNote returns the wallet's RescanNote ("" when no rescan is
+// pending).
+func (w *Wallet) RescanNote() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.meta == nil {
+		return ""
+	}
+	return RescanNote(w.meta.rescanPending, w.meta.birthday, w.synced.Height)
 }
 
 // balanceNote explains the balance rows under the table.
@@ -75,6 +106,9 @@ func (r BalanceReport) WriteTable(w io.Writer) error {
 	synced := "not synced yet"
 	if r.SyncedHeight >= 0 {
 		synced = fmt.Sprintf("synced to height %d", r.SyncedHeight)
+	}
+	if note := RescanNote(r.RescanPending, r.Birthday, r.SyncedHeight); note != "" {
+		synced += "\n" + note
 	}
 	_, err := fmt.Fprintln(w, balanceNote+"\n"+synced)
 	return err

@@ -34,17 +34,23 @@ func (w *Wallet) Rollback(height int32) (watch.ElementDelta, error) {
 	if err := w.usable(); err != nil {
 		return watch.ElementDelta{}, err
 	}
-	if w.meta.firstApplied == noHeight || height >= w.synced.Height {
+	if w.meta.firstApplied == noHeight || w.meta.rescanPending || height >= w.synced.Height {
+		// With a rescan pending the node was told nothing is applied
+		// (SyncedTo): there is nothing of its chain to roll back.
 		return watch.ElementDelta{}, nil
 	}
-	if err := w.updateNow(func(b buckets) error { return w.rollbackIn(b, height) }); err != nil {
+	if err := w.updateNow(func(b buckets) error { return w.rollbackIn(b, height, false) }); err != nil {
 		return watch.ElementDelta{}, err
 	}
 	return w.watch.log.Take(), nil
 }
 
-// rollbackIn removes the blocks above height inside a write.
-func (w *Wallet) rollbackIn(b buckets, height int32) error {
+// rollbackIn removes the blocks above height inside a write. With forget
+// set (a rescan, see beginRescanIn) the transactions of the removed blocks
+// are deleted instead of returned to the unconfirmed set: the blocks are
+// still on the chain and the rescan applies them again, so they are
+// neither unconfirmed nor conflicted, only not re-read yet.
+func (w *Wallet) rollbackIn(b buckets, height int32, forget bool) error {
 	if w.meta.firstApplied == noHeight || height >= w.synced.Height {
 		return nil
 	}
@@ -66,14 +72,27 @@ func (w *Wallet) rollbackIn(b buckets, height int32) error {
 	if reset {
 		removeFrom = w.meta.firstApplied
 	}
+	var unmined map[chainhash.Hash]struct{}
+	if forget {
+		var err error
+		if unmined, err = w.unminedSet(b.tm); err != nil {
+			return err
+		}
+	}
 	if err := w.txStore.Rollback(b.tm, removeFrom); err != nil {
 		return fmt.Errorf("transaction store rollback to %d: %w", height, err)
+	}
+	if forget {
+		if err := w.forgetReturned(b, unmined); err != nil {
+			return err
+		}
 	}
 	if err := w.dropBlockRecords(b, removeFrom); err != nil {
 		return err
 	}
 	if reset {
 		w.meta.firstApplied = noHeight
+		w.meta.rescanPending = false
 		if err := w.addrMgr.SetSyncedTo(b.am, nil); err != nil {
 			return fmt.Errorf("reset sync point: %w", err)
 		}
@@ -118,4 +137,42 @@ func (w *Wallet) dropBlockRecords(b buckets, from int32) error {
 		}
 	}
 	return nil
+}
+
+// forgetReturned deletes from wtxmgr the unconfirmed transactions that are
+// not in before: those its Rollback just returned from removed blocks.
+// wtxmgr removes with each one the unconfirmed transactions that spend its
+// outputs; a pending spend of a coin from a removed block goes with it and
+// comes back from a peer's mempool once the rescan has found the coin again.
+func (w *Wallet) forgetReturned(b buckets, before map[chainhash.Hash]struct{}) error {
+	hashes, err := w.txStore.UnminedTxHashes(b.tm)
+	if err != nil {
+		return fmt.Errorf("unconfirmed transactions: %w", err)
+	}
+	for _, h := range hashes {
+		if _, ok := before[*h]; ok {
+			continue
+		}
+		d, err := w.txStore.UniqueTxDetails(b.tm, h, nil)
+		if err != nil {
+			return fmt.Errorf("details of %v: %w", h, err)
+		}
+		if d == nil {
+			continue // removed with a transaction it spends
+		}
+		if err := w.txStore.RemoveUnminedTx(b.tm, &d.TxRecord); err != nil {
+			return fmt.Errorf("forget %v: %w", h, err)
+		}
+	}
+	return nil
+}
+
+// beginRescanIn starts a pending rescan inside the write of the rescan's
+// first block: everything the wallet applied is removed (its transactions
+// forgotten, see rollbackIn) and the block is then applied as the first.
+// From here the wallet is an ordinary wallet syncing up again: its history
+// reaches as far as the rescan has, with no transaction shown unconfirmed
+// that a block confirmed.
+func (w *Wallet) beginRescanIn(b buckets) error {
+	return w.rollbackIn(b, noHeight, true)
 }

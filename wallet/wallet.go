@@ -515,14 +515,40 @@ func (w *Wallet) Birthday() int32 {
 }
 
 // SyncedTo returns the last block applied: while a batch is open, the
-// last block of the batch; after a crash, the last block committed.
+// last block of the batch; after a crash, the last block committed. With a
+// rescan pending (RescanPending) it reports none applied (height -1), so
+// the node syncs from the birthday; the wallet's readers still count
+// confirmations from the block the kept history reaches (HistoryPoint).
 func (w *Wallet) SyncedTo() (watch.SyncPoint, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.usable(); err != nil {
 		return watch.SyncPoint{Height: noHeight}, err
 	}
+	if w.meta.rescanPending {
+		return watch.SyncPoint{Height: noHeight}, nil
+	}
 	return w.synced, nil
+}
+
+// RescanPending reports whether keys, descriptors or addresses were added
+// after the wallet had applied blocks and the next sync has not started
+// their rescan yet. Until it does, the wallet shows what it found before
+// (transactions confirmed at their heights, the balance they make, as of
+// HistoryPoint) and nothing of the history of what was added.
+func (w *Wallet) RescanPending() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.meta != nil && w.meta.rescanPending
+}
+
+// HistoryPoint returns the last block the wallet's transactions and
+// balance reflect: SyncedTo's, or with a rescan pending the block the
+// kept history reaches (height -1 when none was applied).
+func (w *Wallet) HistoryPoint() watch.SyncPoint {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.synced
 }
 
 // GapLimits returns the external and internal gap limits.

@@ -376,7 +376,8 @@ func (o *walletAddOptions) run(cmd *cobra.Command, _ []string) (err error) {
 		return writeJSON(cmd, result)
 	}
 	if rescan {
-		line += fmt.Sprintf("; the next sync rescans from the birthday (%d)", w.Birthday())
+		line += fmt.Sprintf("; the next sync rescans from the birthday (%d); until then the wallet shows what it found up to height %d",
+			w.Birthday(), w.HistoryPoint().Height)
 	}
 	_, err = fmt.Fprintln(cmd.OutOrStdout(), line)
 	return err
@@ -452,13 +453,25 @@ func readBalance(w *wallet.Wallet, _ *walletReadOptions) (any, func(io.Writer) e
 // readTxs implements `wallet txs`.
 func readTxs(w *wallet.Wallet, _ *walletReadOptions) (any, func(io.Writer) error, error) {
 	txs, err := w.Txs()
-	return nonNil(txs), func(out io.Writer) error { return wallet.WriteTxTable(out, txs) }, err
+	note := w.RescanNote()
+	return nonNil(txs), func(out io.Writer) error { return withNote(out, note, wallet.WriteTxTable(out, txs)) }, err
 }
 
 // readUTXOs implements `wallet utxos`.
 func readUTXOs(w *wallet.Wallet, _ *walletReadOptions) (any, func(io.Writer) error, error) {
 	utxos, err := w.UTXOs()
-	return nonNil(utxos), func(out io.Writer) error { return wallet.WriteUTXOTable(out, utxos) }, err
+	note := w.RescanNote()
+	return nonNil(utxos), func(out io.Writer) error { return withNote(out, note, wallet.WriteUTXOTable(out, utxos)) }, err
+}
+
+// withNote writes note (wallet.RescanNote) under a table that was written
+// without error; an empty note writes nothing.
+func withNote(out io.Writer, note string, err error) error {
+	if err != nil || note == "" {
+		return err
+	}
+	_, err = fmt.Fprintln(out, note)
+	return err
 }
 
 // readAddresses implements `wallet addresses`.

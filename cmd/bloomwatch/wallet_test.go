@@ -234,11 +234,28 @@ func TestWalletAddAfterSyncRescans(t *testing.T) {
 	if code, _, errOut := runCLI(t, createArgs(dir, "--birthday", "7")); code != 0 {
 		t.Fatalf("create: %s", errOut)
 	}
-	fundWallet(t, dir)
+	confirmed, _ := fundWallet(t, dir)
 	checkCLI(t, []cliCase{
 		{name: "add address", args: []string{"wallet", "add", "--datadir", dir, "--address", testTestP2PKH},
-			wantOutSub: []string{"added address " + testTestP2PKH + " p2pkh", "rescans from the birthday (7)"}},
+			wantOutSub: []string{"added address " + testTestP2PKH + " p2pkh", "rescans from the birthday (7)", "up to height 7"}},
+		// The history found before stays confirmed at its height (it
+		// read "mempool ... 0" and a confirmed balance of 0 before),
+		// and each read says once that a rescan is pending.
+		{name: "txs", args: []string{"wallet", "txs", "--datadir", dir},
+			wantOutSub: []string{"7        " + confirmed.String() + "  +5000        1 ", "rescan pending", "up to height 7"}},
+		{name: "balance", args: []string{"wallet", "balance", "--datadir", dir},
+			wantOutSub: []string{"confirmed  5000 sat", "synced to height 7", "rescan pending"}},
+		{name: "utxos", args: []string{"wallet", "utxos", "--datadir", dir},
+			wantOutSub: []string{confirmed.String() + ":0", "rescan pending"}},
 	})
+	code, out, _ := runCLI(t, []string{"wallet", "txs", "--datadir", dir})
+	if code != 0 || strings.Count(out, "rescan pending") != 1 {
+		t.Fatalf("txs: %d %q", code, out)
+	}
+	code, out, _ = runCLI(t, []string{"wallet", "balance", "--datadir", dir, "--json"})
+	if code != 0 || !strings.Contains(out, `"rescan_pending": true`) || !strings.Contains(out, `"confirmed": 5000`) {
+		t.Fatalf("balance --json: %d %q", code, out)
+	}
 }
 
 func TestOpenOrCreateWallet(t *testing.T) {
