@@ -43,6 +43,8 @@ type badFixture struct {
 	junk    string // a file of invalid JSON
 	addrs   string // an addresses file whose line 4 is not an address
 	filter  string // a valid serialized filter, hex
+	// transcript is a valid transcript of one filterload
+	transcript string
 }
 
 // newBadFixture builds the fixture.
@@ -59,6 +61,8 @@ func newBadFixture(t *testing.T) badFixture {
 		empty:   filepath.Join(root, "empty"),
 		junk:    filepath.Join(root, "junk.jsonl"),
 		addrs:   filepath.Join(root, "addresses.txt"),
+		// transcript: written below, once the filter is built
+		transcript: filepath.Join(root, "transcript.jsonl"),
 	}
 	if code, out, errOut := runCLI(t, createArgs(fx.wallet)); code != 0 {
 		t.Fatalf("create fixture wallet: %d %s %s", code, out, errOut)
@@ -89,6 +93,17 @@ func newBadFixture(t *testing.T) badFixture {
 		t.Fatalf("build fixture filter: %d %s", code, errOut)
 	}
 	fx.filter = strings.TrimSpace(out)
+	raw, err := hex.DecodeString(fx.filter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tb bytes.Buffer
+	if err := transcript.Write(&tb, transcript.Record{V: 2, Seq: 1, Peer: "127.0.0.1:1", Kind: transcript.KindFilterLoad, Filter: raw}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(fx.transcript, tb.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	return fx
 }
 
@@ -222,6 +237,9 @@ func (fx badFixture) badCases() []badCase {
 		{"export-truth out in a missing dir", []string{"wallet", "export-truth", "--datadir", fx.wallet, "--out", filepath.Join(fx.missing, "t.txt")}, 1, "export-truth"},
 		{"export-truth stray argument", []string{"wallet", "export-truth", "--datadir", fx.wallet, "extra"}, 2, "unknown command"},
 
+		// wallet txs
+		{"txs limit negative", []string{"wallet", "txs", "--datadir", fx.wallet, "--limit", "-1"}, 2, "--limit"},
+
 		// wallet stats
 		{"stats fps negative", []string{"wallet", "stats", "--datadir", fx.wallet, "--fps", "-1"}, 2, "--fps"},
 		{"stats fps overflow", []string{"wallet", "stats", "--datadir", fx.wallet, "--fps", "99999999999999999999"}, 2, "out of range"},
@@ -276,12 +294,16 @@ func (fx badFixture) badCases() []badCase {
 		{"analyze workers negative", []string{"privacy", "analyze", "--transcript", fx.junk, "--synthetic", "10", "--workers", "-1"}, 2, "--workers"},
 		{"analyze bad attack", []string{"privacy", "analyze", "--transcript", fx.junk, "--synthetic", "10", "--attacks", "bogus"}, 2, "unknown attack"},
 		{"analyze rpc without credentials", []string{"privacy", "analyze", "--transcript", fx.junk, "--btcd-rpc", "127.0.0.1:1"}, 2, "--rpcuser"},
-		{"analyze missing transcript", []string{"privacy", "analyze", "--transcript", fx.missing, "--synthetic", "10"}, 0, "no such file"},
-		{"analyze transcript is a dir", []string{"privacy", "analyze", "--transcript", fx.empty, "--synthetic", "10"}, 0, "directory"},
-		{"analyze junk transcript", []string{"privacy", "analyze", "--transcript", fx.junk, "--synthetic", "10"}, 0, "transcript"},
+		{"analyze missing transcript", []string{"privacy", "analyze", "--transcript", fx.missing, "--synthetic", "10"}, 2, "no such file"},
+		{"analyze transcript is a dir", []string{"privacy", "analyze", "--transcript", fx.empty, "--synthetic", "10"}, 2, "directory"},
+		{"analyze junk transcript", []string{"privacy", "analyze", "--transcript", fx.junk, "--synthetic", "10"}, 2, "transcript"},
+		{"analyze missing universe", []string{"privacy", "analyze", "--transcript", fx.transcript, "--universe", fx.missing}, 2, "--universe"},
+		{"analyze missing truth", []string{"privacy", "analyze", "--transcript", fx.transcript, "--synthetic", "10", "--truth", fx.missing}, 2, "--truth"},
+		{"analyze junk truth", []string{"privacy", "analyze", "--transcript", fx.transcript, "--synthetic", "10", "--truth", fx.junk}, 2, "--truth"},
 
 		// privacy experiment
-		{"experiment none", []string{"privacy", "experiment"}, 2, "arg(s)"},
+		{"experiment none", []string{"privacy", "experiment"}, 2, "give one experiment NAME: bitcoinj-sizing, single-filter,"},
+		{"experiment two", []string{"privacy", "experiment", "peers", "noise"}, 2, "not 2: bitcoinj-sizing"},
 		{"experiment unknown", []string{"privacy", "experiment", "nosuch"}, 2, "unknown experiment"},
 		{"experiment trials negative", []string{"privacy", "experiment", "bitcoinj-sizing", "--trials", "-1"}, 2, "--trials"},
 		{"experiment universe negative", []string{"privacy", "experiment", "bitcoinj-sizing", "--universe", "-1"}, 2, "--universe"},
@@ -301,7 +323,7 @@ func (fx badFixture) badCases() []badCase {
 		{"scan bad filter hex", []string{"privacy", "scan", "--synthetic", "10", "--filter", "zz"}, 2, "bad hex"},
 		{"scan truncated filter", []string{"privacy", "scan", "--synthetic", "10", "--filter", "00"}, 2, "malformed"},
 		{"scan workers negative", []string{"privacy", "scan", "--synthetic", "10", "--filter", fx.filter, "--workers", "-2"}, 2, "--workers"},
-		{"scan missing transcript", []string{"privacy", "scan", "--synthetic", "10", "--transcript", fx.missing}, 0, "no such file"},
+		{"scan missing transcript", []string{"privacy", "scan", "--synthetic", "10", "--transcript", fx.missing}, 2, "no such file"},
 	}
 	for _, c := range []string{"balance", "txs", "utxos", "addresses", "stats"} {
 		cases = append(cases,

@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -26,9 +27,11 @@ func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "bloomwatch",
 		Short:         "BIP37 SPV light client and bloom filter privacy analyzer",
+		Version:       version(debug.ReadBuildInfo()),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetVersionTemplate("bloomwatch {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return usageError{err}
 	})
@@ -62,17 +65,72 @@ func run(args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return 0
 	}
-	msg := strings.ReplaceAll(err.Error(), "\n", " ")
-	fmt.Fprintf(stderr, "bloomwatch: %s\n", msg)
+	fmt.Fprintln(stderr, errorLine(cmd, err))
 	var ue usageError
 	if errors.As(err, &ue) || isCobraUsageError(err) {
 		return 2
 	}
 	return 1
+}
+
+// errorLine is the one line an error prints: "bloomwatch: " and the
+// command's name ("filter build: ..."), whatever the path that made the
+// error named, so every error of a command starts the same way (some
+// named only a flag: "bloomwatch: element 1: bad hex"), on one line.
+func errorLine(cmd *cobra.Command, err error) string {
+	msg := strings.ReplaceAll(err.Error(), "\n", " ")
+	if cmd != nil && cmd.HasParent() {
+		name := strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+		if !strings.HasPrefix(msg, name+":") {
+			msg = name + ": " + msg
+		}
+	}
+	return "bloomwatch: " + msg
+}
+
+// version describes the running binary from its build information: the
+// module version (a tag, a pseudo-version, or "(devel)" for a build in
+// the source tree) and, when the build recorded it, the VCS revision, its
+// time and whether the tree had uncommitted changes.
+func version(bi *debug.BuildInfo, ok bool) string {
+	if !ok || bi == nil {
+		return "(unknown: no build information)"
+	}
+	v := bi.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	var rev, at string
+	modified := false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	if rev != "" {
+		v += " revision " + rev
+		if modified {
+			v += " (modified)"
+		}
+		if at != "" {
+			v += " of " + at
+		}
+	} else {
+		v += " (no VCS revision recorded: go run and go test record none, go build in a git clone does)"
+	}
+	if bi.GoVersion != "" {
+		v += ", " + bi.GoVersion
+	}
+	return v
 }
 
 // isCobraUsageError recognises cobra's own argument errors, which it

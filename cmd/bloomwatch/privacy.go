@@ -124,9 +124,9 @@ func (o *privacyAnalyzeOptions) run(cmd *cobra.Command, _ []string) error {
 	case o.universe != "":
 		// Streamed, never held: a mainnet universe does not fit in
 		// memory. A malformed line fails the scan, naming the line.
-		f, err := os.Open(o.universe)
+		f, err := openInput("--universe", o.universe)
 		if err != nil {
-			return fmt.Errorf("--universe: %w", err)
+			return err
 		}
 		defer f.Close()
 		in.Universe = privacy.NewFileUniverse(f)
@@ -233,16 +233,34 @@ func analyzeErr(err error, transcriptPath string) error {
 		return fmt.Errorf("privacy analyze: interrupted: %w", err)
 	case errors.Is(err, privacy.ErrNoFilters), errors.Is(err, privacy.ErrBadFilterRecord), errors.Is(err, transcript.ErrBad):
 		return usagef("privacy analyze: --transcript %s: %w", transcriptPath, err)
+	case errors.Is(err, privacy.ErrBadElementFile):
+		return usagef("privacy analyze: --universe: %w", err)
 	}
 	return fmt.Errorf("privacy analyze: %w", err)
 }
 
-// readTranscriptFile reads a transcript. A malformed one (transcript.Read
-// names its line and sequence number) is a usage error: exit 2.
-func readTranscriptFile(path string) ([]transcript.Record, error) {
+// openInput opens an input file the user named with flag. One that cannot
+// be opened (missing, a directory, unreadable) is bad input: exit 2, as a
+// missing --datadir is.
+func openInput(flag, path string) (*os.File, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("--transcript: %w", err)
+		return nil, usagef("%s: %w", flag, err)
+	}
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		f.Close()
+		return nil, usagef("%s %s: is a directory, not a file", flag, path)
+	}
+	return f, nil
+}
+
+// readTranscriptFile reads a transcript. A missing or malformed one
+// (transcript.Read names its line and sequence number) is a usage error:
+// exit 2.
+func readTranscriptFile(path string) ([]transcript.Record, error) {
+	f, err := openInput("--transcript", path)
+	if err != nil {
+		return nil, err
 	}
 	defer f.Close()
 	recs, err := transcript.Read(f)
@@ -266,14 +284,18 @@ const outputFileMode = 0o600
 // like any other build output.
 const experimentFileMode = 0o644
 
-// readElementFile reads an element file.
+// readElementFile reads an element file. A missing or malformed one is a
+// usage error: exit 2.
 func readElementFile(flag, path string) ([]privacy.Candidate, error) {
-	f, err := os.Open(path)
+	f, err := openInput(flag, path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", flag, err)
+		return nil, err
 	}
 	defer f.Close()
 	cands, err := privacy.ReadCandidates(f)
+	if errors.Is(err, privacy.ErrBadElementFile) {
+		return nil, usagef("%s %s: %w", flag, path, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", flag, path, err)
 	}

@@ -52,7 +52,7 @@ func newPrivacyExperimentCmd() *cobra.Command {
 			"  bloomwatch privacy experiment restart-intersection --keys 3070 --key-step 50 --filters 5 --fp-rate 0.0005 --universe 33000000\n" +
 			"Long runs report progress on stderr: a bar on a terminal, plain lines otherwise (--progress).\n" +
 			"Experiments:\n" + experimentList(),
-		Args: cobra.ExactArgs(1),
+		Args: experimentArgs,
 		RunE: o.run,
 	}
 	f := cmd.Flags()
@@ -74,6 +74,23 @@ func newPrivacyExperimentCmd() *cobra.Command {
 	f.StringVar(&o.transcripts, "transcripts", "", "write one transcript per wallet session into this directory (population)")
 	f.StringVar(&o.progress, "progress", progress.Auto, "progress on stderr: auto (bar on a terminal, lines otherwise), bar, lines or none")
 	return cmd
+}
+
+// experimentArgs requires one experiment name; without one the error
+// line lists them (cobra's "accepts 1 arg(s)" named none).
+func experimentArgs(_ *cobra.Command, args []string) error {
+	if len(args) == 1 {
+		return nil
+	}
+	names := make([]string, 0, len(experiments.List()))
+	for _, e := range experiments.List() {
+		names = append(names, e.Name)
+	}
+	what := "give one experiment NAME"
+	if len(args) > 1 {
+		what = fmt.Sprintf("give one experiment NAME, not %d", len(args))
+	}
+	return usagef("privacy experiment: %s: %s (bloomwatch privacy experiment --help says what each does)", what, strings.Join(names, ", "))
 }
 
 // experimentList names the experiments, one per line.

@@ -149,12 +149,12 @@ func TestPrivacyAnalyzeCLI(t *testing.T) {
 		{name: "unknown attack", args: with("--universe", fx.universe, "--attacks", "both-forms,magic"), wantCode: 2, wantErrSub: `unknown attack "magic"`},
 		{name: "graph needs a chain", args: with("--universe", fx.universe, "--attacks", "graph"), wantCode: 2, wantErrSub: "need the chain"},
 		{name: "missing transcript file", args: []string{"privacy", "analyze", "--transcript", filepath.Join(fx.dir, "nope"), "--universe", fx.universe},
-			wantCode: 1, wantErrSub: "--transcript"},
+			wantCode: 2, wantErrSub: "--transcript"},
 		{name: "corrupt transcript", args: []string{"privacy", "analyze", "--transcript", corrupt, "--universe", fx.universe},
 			wantCode: 2, wantErrSub: "bad transcript: line 1"},
 		{name: "transcript without filterload", args: []string{"privacy", "analyze", "--transcript", noLoad, "--universe", fx.universe},
 			wantCode: 2, wantErrSub: "no filterload"},
-		{name: "bad universe file", args: with("--universe", badUniverse), wantCode: 1, wantErrSub: "line 2"},
+		{name: "bad universe file", args: with("--universe", badUniverse), wantCode: 2, wantErrSub: "line 2"},
 		{name: "unknown flag", args: with("--universe", fx.universe, "--colour"), wantCode: 2, wantErrSub: "unknown flag"},
 		{name: "stray argument", args: with("--universe", fx.universe, "extra"), wantCode: 2, wantErrSub: "unknown command"},
 	})
@@ -222,7 +222,7 @@ func TestPrivacyExperimentCLI(t *testing.T) {
 		{name: "bad rate", args: []string{"privacy", "experiment", "restart-intersection", "--fp-rate", "1.5"}, wantCode: 2, wantErrSub: "--fp-rate"},
 		{name: "negative filters", args: []string{"privacy", "experiment", "restart-intersection", "--filters", "-1"}, wantCode: 2, wantErrSub: "must not be negative"},
 		{name: "unknown", args: []string{"privacy", "experiment", "bogus"}, wantCode: 2, wantErrSub: "want one of bitcoinj-sizing"},
-		{name: "no name", args: []string{"privacy", "experiment"}, wantCode: 2, wantErrSub: "accepts 1 arg(s)"},
+		{name: "no name", args: []string{"privacy", "experiment"}, wantCode: 2, wantErrSub: "give one experiment NAME: bitcoinj-sizing"},
 		{name: "negative trials", args: []string{"privacy", "experiment", "single-filter", "--trials", "-1"}, wantCode: 2, wantErrSub: "must not be negative"},
 	})
 	// An experiment's figure is synthetic, made to be shared: readable by

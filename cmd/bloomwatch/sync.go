@@ -3,9 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,6 +20,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/session/dashboard"
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/spv/headers"
+	"github.com/bloomwatch/bloomwatch/wallet"
 )
 
 // defaultPeerTimeout is how long sync waits for a first usable peer
@@ -134,7 +138,8 @@ func (o *syncOptions) run(cmd *cobra.Command, _ []string) (err error) {
 		}
 		defer stop()
 	}
-	w, _, err := openOrCreateWallet(prefix, &o.walletFlags)
+	before := snapshotDir(o.datadir)
+	w, created, err := openOrCreateWallet(prefix, &o.walletFlags)
 	if err != nil {
 		return err
 	}
@@ -157,7 +162,89 @@ func (o *syncOptions) run(cmd *cobra.Command, _ []string) (err error) {
 		ResetHeaders:     o.resetHdrs,
 		Stderr:           cmd.ErrOrStderr(),
 	}
-	return runSession(cmd, prefix, cfg, o.asJSON, nil)
+	err = runSession(cmd, prefix, cfg, o.asJSON, nil)
+	if err != nil && created {
+		return o.afterFailedFirstSync(w, before, err)
+	}
+	return err
+}
+
+// afterFailedFirstSync handles a sync that created its wallet and failed
+// (no reachable peer, a refused connection, an interruption): when no
+// block was applied, everything the run created in the data dir is removed
+// (the directory too when the run created it), so the data dir is as the
+// user left it; otherwise the wallet is kept. Either way the one error
+// line says which.
+func (o *syncOptions) afterFailedFirstSync(w *wallet.Wallet, before dirState, err error) error {
+	if h := w.HistoryPoint().Height; h >= 0 {
+		return fmt.Errorf("%w; the new wallet is kept in %s (synced to height %d): sync again to continue", err, o.datadir, h)
+	}
+	if cerr := w.Close(); cerr != nil {
+		return fmt.Errorf("%w; the new wallet in %s could not be closed (%v) and was kept", err, o.datadir, cerr)
+	}
+	if rerr := before.restore(o.datadir, o.logFile, o.cpuProfile); rerr != nil {
+		return fmt.Errorf("%w; removing the new wallet from %s failed: %v", err, o.datadir, rerr)
+	}
+	if !before.existed {
+		return fmt.Errorf("%w; nothing was synced, so the new wallet was removed and %s not kept", err, o.datadir)
+	}
+	return fmt.Errorf("%w; nothing was synced, so the new wallet was removed and %s is as it was", err, o.datadir)
+}
+
+// dirState is what a data dir held before a run created a wallet in it.
+type dirState struct {
+	existed bool
+	names   map[string]bool
+}
+
+// snapshotDir records whether dir exists and the names it holds.
+func snapshotDir(dir string) dirState {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return dirState{existed: !errors.Is(err, fs.ErrNotExist)}
+	}
+	s := dirState{existed: true, names: make(map[string]bool, len(entries))}
+	for _, e := range entries {
+		s.names[e.Name()] = true
+	}
+	return s
+}
+
+// restore removes what was created in dir since the snapshot: dir itself
+// when it did not exist, else the entries it did not hold, except the
+// files named in keep (a --log-file or --cpuprofile the user asked for).
+func (s dirState) restore(dir string, keep ...string) error {
+	kept := func(path string) bool {
+		for _, k := range keep {
+			k = filepath.Clean(k)
+			if k != "." && (k == path || strings.HasPrefix(k, path+string(filepath.Separator))) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, k := range keep {
+		if k != "" && strings.HasPrefix(filepath.Clean(k), filepath.Clean(dir)+string(filepath.Separator)) {
+			// A file the user named lives in it: remove around it.
+			s.existed = true
+		}
+	}
+	if !s.existed {
+		return os.RemoveAll(dir)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range entries {
+		path := filepath.Clean(filepath.Join(dir, e.Name()))
+		if s.names[e.Name()] || kept(path) {
+			continue
+		}
+		errs = append(errs, os.RemoveAll(path))
+	}
+	return errors.Join(errs...)
 }
 
 // parseLogLevel parses --log-level.

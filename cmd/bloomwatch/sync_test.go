@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -184,20 +186,56 @@ func TestSyncEndToEnd(t *testing.T) {
 }
 
 // TestSyncNoPeer checks the one-line error and exit code when no peer can
-// be reached, and that the new wallet's directory is still usable.
+// be reached, and that a first sync that failed takes back the wallet it
+// created: a new data dir is removed, an existing one keeps only what it
+// held (and a --log-file the user named), and the error line says so.
+// Before, the new wallet.db and spv/ stayed behind unannounced.
 func TestSyncNoPeer(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "w")
-	var out, errb bytes.Buffer
-	code := run([]string{"sync", "--datadir", dir, "--network", "regtest", "--address", "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080",
-		"--connect", "127.0.0.1:1", "--until-synced", "--json", "--peer-timeout", "2s", "--log-level", "error"}, &out, &errb)
-	if code != 1 {
-		t.Fatalf("exit %d, want 1; stderr %q", code, errb.String())
+	root := t.TempDir()
+	existing := filepath.Join(root, "existing")
+	if err := os.MkdirAll(existing, 0o700); err != nil {
+		t.Fatal(err)
 	}
-	if lines := strings.Count(strings.TrimSpace(errb.String()), "\n"); lines != 0 || !strings.Contains(errb.String(), "no reachable peer") {
-		t.Errorf("stderr %q: want one line naming no reachable peer", errb.String())
+	if err := os.WriteFile(filepath.Join(existing, "notes.txt"), []byte("mine\n"), 0o600); err != nil {
+		t.Fatal(err)
 	}
-	if out.Len() != 0 {
-		t.Errorf("stdout %q, want nothing", out.String())
+	logFile := filepath.Join(existing, "sync.log")
+	for _, tc := range []struct {
+		dir, want string
+		extra     []string
+		left      []string // what the directory holds afterwards; nil: it is gone
+	}{
+		{dir: filepath.Join(root, "new"), want: "removed and " + filepath.Join(root, "new") + " not kept"},
+		{dir: existing, want: "is as it was", extra: []string{"--log-file", logFile}, left: []string{"notes.txt", "sync.log"}},
+	} {
+		var out, errb bytes.Buffer
+		args := append([]string{"sync", "--datadir", tc.dir, "--network", "regtest", "--address", "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080",
+			"--connect", "127.0.0.1:1", "--until-synced", "--json", "--peer-timeout", "2s", "--log-level", "error"}, tc.extra...)
+		code := run(args, &out, &errb)
+		if code != 1 {
+			t.Fatalf("exit %d, want 1; stderr %q", code, errb.String())
+		}
+		if lines := strings.Count(strings.TrimSpace(errb.String()), "\n"); lines != 0 || !strings.Contains(errb.String(), "no reachable peer") ||
+			!strings.Contains(errb.String(), tc.want) {
+			t.Errorf("stderr %q: want one line naming no reachable peer and %q", errb.String(), tc.want)
+		}
+		if out.Len() != 0 {
+			t.Errorf("stdout %q, want nothing", out.String())
+		}
+		entries, err := os.ReadDir(tc.dir)
+		if tc.left == nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("%s: %v, want it gone", tc.dir, err)
+			}
+			continue
+		}
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		if strings.Join(names, " ") != strings.Join(tc.left, " ") {
+			t.Errorf("%s holds %q, want %q", tc.dir, names, tc.left)
+		}
 	}
 }
 

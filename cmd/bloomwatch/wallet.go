@@ -23,7 +23,7 @@ func newWalletCmd() *cobra.Command {
 	}
 	cmd.AddCommand(newWalletCreateCmd(), newWalletAddCmd(),
 		newWalletReadCmd("balance --datadir D", "Print the confirmed, unconfirmed, immature and pending-spent balance and the worst-case total", readBalance),
-		newWalletReadCmd("txs --datadir D", "Print the wallet's transactions with their net amounts (unconfirmed: expiry and conflicts)", readTxs),
+		newWalletTxsCmd(),
 		newWalletReadCmd("utxos --datadir D", "Print the unspent outputs and the unconfirmed spends of each", readUTXOs),
 		newWalletReadCmd("addresses --datadir D", "Print every watched address with its derivation path and use", readAddresses),
 		newWalletStatsCmd(), newWalletExportTruthCmd())
@@ -199,6 +199,7 @@ type walletReadOptions struct {
 	datadir string
 	asJSON  bool
 	fps     int // wallet stats only
+	limit   int // wallet txs only
 }
 
 // walletReader reads what a read command prints from the open wallet: the
@@ -232,11 +233,22 @@ func newWalletStatsCmd() *cobra.Command {
 	return cmd
 }
 
+// newWalletTxsCmd returns `wallet txs`.
+func newWalletTxsCmd() *cobra.Command {
+	o := &walletReadOptions{}
+	cmd := o.command("txs --datadir D [--limit N]", "Print the wallet's transactions with their net amounts (unconfirmed: expiry and conflicts)", readTxs)
+	cmd.Flags().IntVar(&o.limit, "limit", 0, "print only the newest N transactions (unconfirmed ones are the newest); 0: all")
+	return cmd
+}
+
 // run opens the wallet, reads it with read and closes it.
 func (o *walletReadOptions) run(cmd *cobra.Command, read walletReader) (err error) {
 	prefix := "wallet " + cmd.Name()
 	if o.fps < 0 {
 		return usagef("%s: --fps must not be negative", prefix)
+	}
+	if o.limit < 0 {
+		return usagef("%s: --limit must not be negative", prefix)
 	}
 	w, err := openWallet(prefix, o.datadir)
 	if err != nil {
@@ -450,10 +462,21 @@ func readBalance(w *wallet.Wallet, _ *walletReadOptions) (any, func(io.Writer) e
 	return r, r.WriteTable, err
 }
 
-// readTxs implements `wallet txs`.
-func readTxs(w *wallet.Wallet, _ *walletReadOptions) (any, func(io.Writer) error, error) {
+// readTxs implements `wallet txs`: every transaction, or the newest
+// --limit (the end of the list: confirmed by height, then unconfirmed),
+// in the same order, with a line saying how many were left out.
+func readTxs(w *wallet.Wallet, o *walletReadOptions) (any, func(io.Writer) error, error) {
 	txs, err := w.Txs()
 	note := w.RescanNote()
+	total := len(txs)
+	if o.limit > 0 && total > o.limit {
+		txs = txs[total-o.limit:]
+		more := fmt.Sprintf("the newest %d of %d transactions; --limit 0 prints all", o.limit, total)
+		if note != "" {
+			more += "\n" + note
+		}
+		note = more
+	}
 	return nonNil(txs), func(out io.Writer) error { return withNote(out, note, wallet.WriteTxTable(out, txs)) }, err
 }
 

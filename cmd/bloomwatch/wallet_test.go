@@ -252,6 +252,16 @@ func TestWalletAddAfterSyncRescans(t *testing.T) {
 	if code != 0 || strings.Count(out, "rescan pending") != 1 {
 		t.Fatalf("txs: %d %q", code, out)
 	}
+	// --limit: the newest (the unconfirmed payment), then the note once.
+	code, out, _ = runCLI(t, []string{"wallet", "txs", "--datadir", dir, "--limit", "1"})
+	if code != 0 || strings.Contains(out, confirmed.String()) || !strings.Contains(out, "mempool") ||
+		!strings.Contains(out, "the newest 1 of 2 transactions") || strings.Count(out, "rescan pending") != 1 {
+		t.Fatalf("txs --limit 1: %d %q", code, out)
+	}
+	code, out, _ = runCLI(t, []string{"wallet", "txs", "--datadir", dir, "--limit", "1", "--json"})
+	if code != 0 || strings.Count(out, `"txid"`) != 1 {
+		t.Fatalf("txs --limit 1 --json: %d %q", code, out)
+	}
 	code, out, _ = runCLI(t, []string{"wallet", "balance", "--datadir", dir, "--json"})
 	if code != 0 || !strings.Contains(out, `"rescan_pending": true`) || !strings.Contains(out, `"confirmed": 5000`) {
 		t.Fatalf("balance --json: %d %q", code, out)

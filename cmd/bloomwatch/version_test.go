@@ -1,0 +1,55 @@
+package main
+
+import (
+	"runtime/debug"
+	"strings"
+	"testing"
+)
+
+// TestVersion: --version prints the module version and the VCS revision
+// from the build information, and says so when none was recorded (there
+// was no --version before).
+func TestVersion(t *testing.T) {
+	bi := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "github.com/bloomwatch/bloomwatch", Version: "v0.3.0"},
+		Settings: []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "15eb73b484fb720d78614c251b9cd9e52dfade4d"},
+			{Key: "vcs.time", Value: "2026-11-28T02:07:53Z"}, {Key: "vcs.modified", Value: "true"}}}
+	if got, want := version(bi, true), "v0.3.0 revision 15eb73b484fb720d78614c251b9cd9e52dfade4d (modified) of 2026-11-28T02:07:53Z, go1.26.8"; got != want {
+		t.Errorf("version %q, want %q", got, want)
+	}
+	dev := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}}
+	if got := version(dev, true); !strings.HasPrefix(got, "(devel) (no VCS revision recorded") {
+		t.Errorf("devel version %q", got)
+	}
+	if got := version(nil, false); !strings.Contains(got, "no build information") {
+		t.Errorf("no build info: %q", got)
+	}
+	code, out, errOut := runCLI(t, []string{"--version"})
+	if code != 0 || errOut != "" || !strings.HasPrefix(out, "bloomwatch ") || strings.Count(out, "\n") != 1 {
+		t.Fatalf("--version: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	bi, ok := debug.ReadBuildInfo()
+	if want := version(bi, ok); out != "bloomwatch "+want+"\n" {
+		t.Errorf("--version %q, want %q", out, want)
+	}
+}
+
+// TestErrorLinesNameTheCommand: every bad-input line starts with
+// "bloomwatch: " and the command's name (a bad hex element of filter build
+// printed "bloomwatch: element 1: bad hex" before).
+func TestErrorLinesNameTheCommand(t *testing.T) {
+	fx := newBadFixture(t)
+	root := newRootCmd()
+	for _, tc := range fx.badCases() {
+		cmd, _, err := root.Find(tc.args)
+		if err != nil || !cmd.HasParent() {
+			continue // an unknown command of the root names none
+		}
+		name := strings.TrimPrefix(cmd.CommandPath(), "bloomwatch ")
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, errOut := runCLI(t, tc.args)
+			if !strings.HasPrefix(errOut, "bloomwatch: "+name+": ") {
+				t.Errorf("stderr %q does not start with %q", errOut, "bloomwatch: "+name+": ")
+			}
+		})
+	}
+}
