@@ -44,10 +44,16 @@ const (
 // demo builds a fresh chain, which an old wallet would not be on.
 var ErrDirHasWallet = errors.New("already holds a wallet; the demo builds a fresh chain, so give an empty directory")
 
+// TempPattern names the data dir the demo creates when Options.Dir is
+// empty (os.MkdirTemp's pattern, in the system's temporary directory).
+const TempPattern = "bloomwatch-demo-*"
+
 // Options configures the demo.
 type Options struct {
-	// Dir is the wallet's data dir; empty means a temporary one, removed
-	// by Close.
+	// Dir is the wallet's data dir; empty means a new one in the
+	// system's temporary directory (TempPattern). Either way it is kept
+	// after Close, with the wallet, the headers, the privacy transcript
+	// and both btcd logs, for `privacy analyze` and for reading the logs.
 	Dir string
 	// Blocks of history, other users' transactions per block, and wallet
 	// addresses paid in the history.
@@ -63,7 +69,6 @@ type Options struct {
 // Demo is a running demo world.
 type Demo struct {
 	opts  Options
-	tmp   string
 	dir   string
 	btcd  *os.File
 	btcd2 *os.File
@@ -78,7 +83,8 @@ type Demo struct {
 }
 
 // Start starts btcd on regtest, builds the chain and creates the wallet.
-// On error everything started is stopped again.
+// On error everything started is stopped again; the data dir stays, with
+// the btcd logs that tell why.
 func Start(ctx context.Context, o Options) (_ *Demo, err error) {
 	if o.Say == nil {
 		o.Say = func(string, ...any) {}
@@ -90,10 +96,9 @@ func Start(ctx context.Context, o Options) (_ *Demo, err error) {
 		}
 	}()
 	if d.dir == "" {
-		if d.tmp, err = os.MkdirTemp("", "bloomwatch-demo-"); err != nil {
+		if d.dir, err = os.MkdirTemp("", TempPattern); err != nil {
 			return nil, err
 		}
-		d.dir = filepath.Join(d.tmp, "wallet")
 	} else if wallet.Exists(d.dir) {
 		return nil, fmt.Errorf("%s %w", d.dir, ErrDirHasWallet)
 	}
@@ -146,12 +151,17 @@ func Start(ctx context.Context, o Options) (_ *Demo, err error) {
 // Wallet returns the demo's watch-only wallet (Close closes it).
 func (d *Demo) Wallet() *wallet.Wallet { return d.w }
 
-// Dir returns the wallet's data dir.
+// Dir returns the wallet's data dir, which outlives Close.
 func (d *Demo) Dir() string { return d.dir }
 
-// Kept reports whether the data dir outlives Close (Options.Dir was
-// given).
-func (d *Demo) Kept() bool { return d.tmp == "" }
+// RPC returns the JSON-RPC address (127.0.0.1) and credentials of the
+// btcd that mines the demo chain, valid until Close, so that `privacy
+// analyze --btcd-rpc` and `privacy export-universe` can read the chain
+// while the demo runs.
+func (d *Demo) RPC() (addr, user, pass string) {
+	user, pass = d.h.Node().RPCCredentials()
+	return d.h.Node().RPCAddr(), user, pass
+}
 
 // PeerAddrs returns the P2P addresses on 127.0.0.1 of the btcd that
 // mines the chain and of the one that follows it.
@@ -178,8 +188,8 @@ func (d *Demo) Drive(ctx context.Context, s *session.Session) error {
 	return err
 }
 
-// Close stops the live chain, closes the wallet, stops btcd and removes a
-// temporary data dir. It returns the first error.
+// Close stops the live chain, closes the wallet and stops btcd; the data
+// dir stays. It returns the errors joined.
 func (d *Demo) Close() error {
 	var errs []error
 	if d.driver != nil {
@@ -207,9 +217,6 @@ func (d *Demo) Close() error {
 			errs = append(errs, (*f).Close())
 			*f = nil
 		}
-	}
-	if d.tmp != "" {
-		errs = append(errs, os.RemoveAll(d.tmp))
 	}
 	return errors.Join(errs...)
 }

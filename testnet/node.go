@@ -96,6 +96,8 @@ type Node struct {
 	cfg Config
 	// logFile is btcd's own log file, for Tail when liveLog is set.
 	logFile string
+	// rpcUser and rpcPass are the RPC credentials, random per start.
+	rpcUser, rpcPass string
 }
 
 // paramsFor maps a network name to its parameters and btcd flag.
@@ -208,6 +210,7 @@ func startOnce(ctx context.Context, bin, netFlag string, params *chaincfg.Params
 	n.cfg = cfg
 	n.cfg.P2PPort, n.cfg.RPCPort, n.cfg.MiningAddr = ports[0], ports[1], miningAddr
 	user, pass := randomHex(8), randomHex(16)
+	n.rpcUser, n.rpcPass = user, pass
 	args := []string{
 		netFlag,
 		"--datadir=" + n.dataDir,
@@ -304,6 +307,11 @@ func (n *Node) P2PAddr() string { return n.p2p }
 
 // RPCAddr returns the node's JSON-RPC address (HTTP, no TLS).
 func (n *Node) RPCAddr() string { return n.rpcAddr }
+
+// RPCCredentials returns the user and password of the node's JSON-RPC
+// server: random for each start, valid while it runs, for a client on
+// 127.0.0.1 only (RPCAddr).
+func (n *Node) RPCCredentials() (user, pass string) { return n.rpcUser, n.rpcPass }
 
 // RPC returns the node's JSON-RPC client (HTTP POST mode).
 func (n *Node) RPC() *rpcclient.Client { return n.rpc }

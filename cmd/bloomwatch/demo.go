@@ -1,9 +1,14 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -42,12 +47,20 @@ the dashboard open. Then it keeps the chain alive: a block every --interval,
 payments to and from the wallet, now and then a reorg and a filter reload, so
 every panel moves. q quits and stops btcd.
 
+While it runs, the demo's btcd answers JSON-RPC on 127.0.0.1 (the address,
+user and password are printed at the start and in the log pane), so that
+privacy analyze --btcd-rpc and privacy export-universe can read its chain.
+The data dir (--datadir, or a new one in the system's temporary directory)
+is kept after the demo: the wallet, the headers, the privacy transcript and
+the btcd logs; the last lines say where, and the privacy analyze command to
+run on it.
+
 The first run builds btcd (about a minute); later runs reuse the cached binary.`,
 		Args: cobra.NoArgs,
 		RunE: o.run,
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.datadir, "datadir", "", "wallet data directory (default: a temporary one, removed at exit)")
+	f.StringVar(&o.datadir, "datadir", "", "data directory for the wallet, headers, transcript and btcd logs, kept after the demo (default: a new one in the system's temporary directory, also kept)")
 	f.IntVar(&o.blocks, "blocks", demo.DefaultBlocks, "blocks of history to build before syncing")
 	f.IntVar(&o.txs, "txs", demo.DefaultTxs, "other users' transactions per block")
 	f.IntVar(&o.addrs, "addrs", demo.DefaultAddrs, "wallet addresses paid in the history")
@@ -93,9 +106,18 @@ func (o *demoOptions) run(cmd *cobra.Command, _ []string) (err error) {
 	if err != nil {
 		return fmt.Errorf("%s: %w", prefix, err)
 	}
+	inv := invocation()
+	say("data dir %s (kept after the demo; btcd logs btcd.log and btcd2.log in it)", d.Dir())
+	try := tryLines(inv, d)
+	for _, l := range try {
+		say("%s", l)
+	}
 	defer func() {
 		if cerr := d.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("%s: %w", prefix, cerr)
+		}
+		if err == nil {
+			writeDemoEnd(cmd.ErrOrStderr(), inv, d.Dir())
 		}
 	}()
 	cfg := session.Config{
@@ -111,21 +133,100 @@ func (o *demoOptions) run(cmd *cobra.Command, _ []string) (err error) {
 	}
 	var drive session.Driver
 	if !o.untilSynced {
-		drive = d.Drive
+		drive = func(ctx context.Context, s *session.Session) error {
+			// The dashboard's log pane shows them while the demo runs:
+			// the lines above are hidden under it.
+			for _, l := range try {
+				s.Log().Info(l)
+			}
+			return d.Drive(ctx, s)
+		}
 	}
-	if err := runSession(cmd, prefix, cfg, o.asJSON, drive); err != nil {
-		return err
-	}
-	if !o.asJSON {
-		writeDemoEnd(cmd.ErrOrStderr(), d.Dir(), d.Kept())
-	}
-	return nil
+	return runSession(cmd, prefix, cfg, o.asJSON, drive)
 }
 
-// writeDemoEnd tells the user where the demo's state is.
-func writeDemoEnd(w io.Writer, dir string, kept bool) {
-	if kept {
-		fmt.Fprintf(w, "demo: wallet, headers and privacy transcript kept in %s (try: bloomwatch wallet balance --datadir %s; bloomwatch privacy analyze --transcript %s --synthetic 1000000)\n",
-			dir, dir, session.TranscriptPath(dir))
+// tryLines are the commands that read the running demo's chain over its
+// btcd's JSON-RPC (loopback only, until the demo ends), as the user can
+// paste them: inv is how bloomwatch was invoked.
+func tryLines(inv string, d *demo.Demo) []string {
+	addr, user, pass := d.RPC()
+	rpc := fmt.Sprintf("--btcd-rpc %s --rpcuser %s --rpcpass %s", addr, user, pass)
+	return []string{
+		fmt.Sprintf("while the demo runs, its btcd answers JSON-RPC on %s (user %s, password %s; 127.0.0.1 only, until the demo ends)", addr, user, pass),
+		fmt.Sprintf("try, in another terminal: %s privacy analyze --transcript %s %s --outpoints",
+			inv, shellQuote(session.TranscriptPath(d.Dir())), rpc),
+		fmt.Sprintf("or write the chain's candidates to a file: %s privacy export-universe --out %s %s",
+			inv, shellQuote(filepath.Join(d.Dir(), "universe.txt")), rpc),
 	}
+}
+
+// writeDemoEnd tells the user, after the demo, that its data dir is kept,
+// what it holds, how to remove it, and the privacy analyze command to run
+// on it (inv is how bloomwatch was invoked, so that the command works as
+// printed).
+func writeDemoEnd(w io.Writer, inv, dir string) {
+	size := ""
+	if n, err := dirSize(dir); err == nil {
+		size = fmt.Sprintf(", %.1f MB", float64(n)/1e6)
+	}
+	q := shellQuote(dir)
+	fmt.Fprintf(w, "demo: btcd stopped; the data dir is kept: %s (wallet, headers, privacy transcript, btcd logs%s; rm -r %s removes it)\n",
+		dir, size, q)
+	fmt.Fprintf(w, "demo: what your filters told the peers: %s privacy analyze --transcript %s --synthetic 1000000\n",
+		inv, shellQuote(session.TranscriptPath(dir)))
+	fmt.Fprintf(w, "demo: the wallet: %s wallet balance --datadir %s\n", inv, q)
+}
+
+// dirSize sums the sizes of the regular files under dir.
+func dirSize(dir string) (int64, error) {
+	var n int64
+	err := filepath.WalkDir(dir, func(_ string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if e.Type().IsRegular() {
+			info, err := e.Info()
+			if err != nil {
+				return err
+			}
+			n += info.Size()
+		}
+		return nil
+	})
+	return n, err
+}
+
+// invocation is how the user ran bloomwatch, for the commands the demo
+// prints: "go run ./cmd/bloomwatch" (or the module path, outside the
+// source tree) under go run, whose binary lives in a temporary build
+// directory; the path as typed when it has a directory part; else
+// "bloomwatch", found on PATH.
+func invocation() string {
+	exe := os.Args[0]
+	if strings.Contains(filepath.ToSlash(exe), "/go-build") {
+		if _, err := os.Stat(filepath.Join("cmd", "bloomwatch", "main.go")); err == nil {
+			return "go run ./cmd/bloomwatch"
+		}
+		return "go run github.com/bloomwatch/bloomwatch/cmd/bloomwatch"
+	}
+	if strings.ContainsRune(exe, filepath.Separator) {
+		return shellQuote(exe)
+	}
+	return "bloomwatch"
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but
+// letters, digits and /._-+:@=,%.
+func shellQuote(s string) string {
+	safe := s != ""
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+:@=,%", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
