@@ -17,6 +17,15 @@
 // gets the earlier records from the node (spv.Node.Transcript) and each new
 // one from its FilterLoaded event.
 //
+// Events: Session.Events is the node's event stream (FilterLoaded with the
+// transcript record, MatchedTx with why it matched, BlockProcessed,
+// SyncDone, Reorg, PeerBanned, ...). Without a dashboard it is a
+// subscription queued without bound, made at the first call: take it
+// between New and Start to miss nothing (Example_events); session.Run
+// starts the session itself, so a Driver that takes it sees only what
+// follows. Readings (the meter's) go to a dashboard only; Summary and
+// Reading give the latest.
+//
 // A data dir holds the wallet (wallet.db), the light node's state in
 // NodeDir (headers, transcript.jsonl, bans.json, filter.json) and, under a
 // dashboard, the log (LogFile).

@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/btcutil/hdkeychain"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
 	"github.com/bloomwatch/bloomwatch/session"
+	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/testnet"
 )
 
@@ -99,3 +101,90 @@ func Example() {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// Example_events is how a program follows a sync as it happens: take
+// Session.Events between New and Start (every event from the first on),
+// read them, and stop at the tip. Without a dashboard the channel is a
+// subscription to the light node that queues without bound, so a slow
+// reader never stalls the sync.
+func Example_events() {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	// A local btcd on 127.0.0.1 with a chain paying a BIP84 account.
+	h, err := testnet.New(ctx, testnet.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer h.Close()
+	key, err := testnet.NewKeyring(testnet.DemoSeed, h.Params())
+	if err != nil {
+		log.Fatal(err)
+	}
+	truth, err := h.BuildChain(ctx, testnet.ChainSpec{
+		Blocks: 20, TxsPerBlock: 4, Keyring: key, Purpose: testnet.PurposeBIP84,
+		WatchAddrs: 5, SpendFraction: 0.3, Seed: 11,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	vpub, err := key.Xpub(testnet.PurposeBIP84)
+	if err != nil {
+		log.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "session-events-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	w, _, err := session.OpenWallet(session.WalletSpec{
+		Dir: dir, Network: "regtest", Birthday: truth.StartHeight + 1, Xpubs: []string{vpub},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer w.Close()
+
+	s, err := session.New(session.Config{Wallet: w, Connect: []string{h.Node().P2PAddr()}, Stderr: discard{}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	events := s.Events() // before Start: no event is missed
+	if err := s.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
+	filters, blocks := 0, 0
+	ours := map[chainhash.Hash]bool{}
+follow:
+	for {
+		select {
+		case ev := <-events:
+			switch ev := ev.(type) {
+			case spv.FilterLoaded: // the filter a peer received, with its transcript record
+				filters++
+			case spv.BlockProcessed:
+				blocks++
+			case spv.MatchedTx:
+				if ev.Relevant {
+					ours[ev.Txid] = true
+				}
+			case spv.SyncDone:
+				if ev.Height == truth.TipHeight {
+					break follow
+				}
+			}
+		case <-ctx.Done():
+			log.Fatal(ctx.Err())
+		}
+	}
+	if err := s.Stop(); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("filters sent:", filters > 0)
+	fmt.Println("blocks processed:", blocks >= int(truth.TipHeight-truth.StartHeight))
+	fmt.Println("wallet transactions seen = truth:", len(ours) == len(truth.Txs))
+	// Output:
+	// filters sent: true
+	// blocks processed: true
+	// wallet transactions seen = truth: true
+}

@@ -91,7 +91,10 @@ type Config struct {
 	// log pane).
 	LogTee io.Writer
 	// Dashboard makes the session forward events and privacy readings
-	// to Events and Readings for a dashboard to read.
+	// to Events and Readings for a dashboard, which must read them (the
+	// bridge waits for it). Without it, Events is a subscription of its
+	// own and Readings is nil (Summary and LastReading give the meter's
+	// reading).
 	Dashboard bool
 }
 
@@ -121,6 +124,9 @@ type Session struct {
 	bridgeDone chan struct{}
 	events     chan spv.Event
 	readings   chan privacy.Reading
+	// userSub is the subscription Events hands a program without a
+	// dashboard (made at its first call; guarded by mu).
+	userSub *spv.Subscription
 
 	doneOnce sync.Once
 	done     chan struct{}
@@ -194,9 +200,25 @@ func (s *Session) Node() *spv.Node { return s.node }
 // Log returns the session's logger.
 func (s *Session) Log() *slog.Logger { return s.log }
 
-// Events returns the node's events for a dashboard (nil without
-// Config.Dashboard). It is closed when the bridge ends.
-func (s *Session) Events() <-chan spv.Event { return s.events }
+// Events returns the node's events (spv.FilterLoaded, MatchedTx,
+// BlockProcessed, SyncDone, ...). Without Config.Dashboard it is a
+// subscription to the light node made at the first call, queued without
+// bound so a slow reader never stalls the sync: call it between New and
+// Start to see every event (with Run, a Driver calls it after Start and
+// misses the first ones); every call returns the same channel, closed when
+// the session stops. With Config.Dashboard it is the dashboard's feed,
+// which the session forwards from its bridge and the dashboard must drain.
+func (s *Session) Events() <-chan spv.Event {
+	if s.cfg.Dashboard {
+		return s.events
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.userSub == nil {
+		s.userSub = s.node.Subscribe()
+	}
+	return s.userSub.Events()
+}
 
 // Readings returns the privacy meter's readings for a dashboard (nil
 // without Config.Dashboard).
@@ -249,6 +271,11 @@ func (s *Session) Wait(ctx context.Context) error {
 // and closes the log. It is safe to call once after New or Start.
 func (s *Session) Stop() error {
 	err := s.node.Stop()
+	s.mu.Lock()
+	if s.userSub != nil {
+		s.userSub.Cancel()
+	}
+	s.mu.Unlock()
 	if s.sub != nil {
 		<-s.bridgeDone
 		st := s.node.Status()

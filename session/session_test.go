@@ -135,6 +135,44 @@ func TestSessionGivesUpWithoutPeers(t *testing.T) {
 	}
 }
 
+// TestEventsWithoutDashboard: a session without a dashboard hands its
+// events to the program that asks (Events was nil unless Config.Dashboard
+// was set): the same channel at every call, closed when the session stops.
+func TestEventsWithoutDashboard(t *testing.T) {
+	w, _, err := session.OpenWallet(session.WalletSpec{Dir: t.TempDir(), Network: "regtest",
+		Addresses: []string{"bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080"}, GapExternal: 1, GapInternal: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	s, err := session.New(session.Config{Wallet: w, Connect: []string{"127.0.0.1:1"}, Stderr: testWriter{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := s.Events()
+	if events == nil || s.Events() != events {
+		t.Fatalf("Events() = %v, then %v: want one channel", events, s.Events())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		select {
+		case _, ok := <-events:
+			if !ok {
+				return
+			}
+		case <-ctx.Done():
+			t.Fatal("the events channel was not closed at Stop")
+		}
+	}
+}
+
 func TestOpenWalletNeedsANetwork(t *testing.T) {
 	dir := t.TempDir()
 	if _, _, err := session.OpenWallet(session.WalletSpec{Dir: dir}); !errors.Is(err, session.ErrNeedNetwork) {
