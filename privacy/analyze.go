@@ -72,9 +72,11 @@ type Input struct {
 }
 
 // FilterSummary describes one generation's filter as the adversary saw it
-// last.
+// last. Seq, its filterload's transcript record number, is the number a
+// filter has everywhere (the table, the dashboard's "Filter #", the log,
+// transcript.jsonl); Generation is its index in Report.Filters.
 type FilterSummary struct {
-	Generation  int     `json:"generation"`
+	Generation  int     `json:"-"`
 	Peer        string  `json:"peer"`
 	Seq         uint64  `json:"seq"`
 	Height      int32   `json:"height"`

@@ -18,10 +18,12 @@ import (
 type ReloadEstimate struct {
 	// Generation and PrevGeneration index Report.Filters: the reload and
 	// the most recent earlier generation of the same tweak and hash count
-	// holding a different filter.
-	Generation     int    `json:"generation"`
-	PrevGeneration int    `json:"prev_generation"`
+	// holding a different filter; Seq and PrevSeq are their filterloads'
+	// transcript record numbers, the numbers the filters go by.
+	Generation     int    `json:"-"`
+	PrevGeneration int    `json:"-"`
 	Seq            uint64 `json:"seq"`
+	PrevSeq        uint64 `json:"prev_seq"`
 	Height         int32  `json:"height"`
 	Peer           string `json:"peer"`
 	Reason         string `json:"reason,omitempty"`
@@ -144,6 +146,7 @@ func (a *analysis) reloadEstimates() []ReloadEstimate {
 		}
 		rec := a.tl.Events[g.Load].Record
 		r.Generation, r.PrevGeneration = i, prev
+		r.PrevSeq = a.tl.Events[a.tl.Generations[prev].Load].Record.Seq
 		r.Seq, r.Height, r.Peer, r.Reason = rec.Seq, rec.Height, rec.Peer, rec.Reason
 		if a.hasTruth {
 			r.TrueAdded, r.TrueDropped = 0, 0

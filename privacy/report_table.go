@@ -15,7 +15,9 @@ const maxLabel = 48
 // WriteTable writes the report as plain-text tables (what `bloomwatch
 // privacy analyze` prints): the universe and the wallet, every filter as
 // the adversary saw it last, the reloads of one tweak, and each stage's
-// curve. Figures that need the truth show "-" without it.
+// curve. Figures that need the truth show "-" without it. A filter is
+// named by its filterload's transcript record number ("#183"), as the
+// dashboard, the log and transcript.jsonl name it.
 func (r *Report) WriteTable(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "universe: %d candidates (%d with more than one form: a public key, or unspent outpoints)\n", r.Universe, r.MultiForm)
@@ -41,9 +43,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 		b.WriteString(IntervalsNoteNoTruth + "\n\n")
 	}
 	t := table.New(&b)
-	fmt.Fprintln(t, "gen\tpeer\theight\treason\tbytes\tk\ttweak\tflags\tbits set\tm^\t95 %\tfp rate\tmatched")
+	fmt.Fprintln(t, "filter\tpeer\theight\treason\tbytes\tk\ttweak\tflags\tbits set\tm^\t95 %\tfp rate\tmatched")
 	for _, f := range r.Filters {
-		fmt.Fprintf(t, "%d\t%s\t%d\t%s\t%d\t%d\t%#x\t%s\t%d\t%s\t%s\t%s\t%d\n", f.Generation, f.Peer, f.Height, f.Reason,
+		fmt.Fprintf(t, "#%d\t%s\t%d\t%s\t%d\t%d\t%#x\t%s\t%d\t%s\t%s\t%s\t%d\n", f.Seq, f.Peer, f.Height, f.Reason,
 			f.Bytes, f.HashFuncs, f.Tweak, f.Flags, f.BitsSet, table.Num(f.EstElements), interval(f.EstElementsCI), table.Num(f.FPRate), f.Matched)
 	}
 	if err := t.Flush(); err != nil {
@@ -101,7 +103,7 @@ func writeReloads(b *strings.Builder, rs []ReloadEstimate, truth bool) {
 	b.WriteString("\nreloads of one tweak: elements the observer estimates each added and dropped (fold of the\n" +
 		"larger filter onto the smaller size when one divides the other; net change of the two estimates always)\n")
 	t := table.New(b)
-	fmt.Fprintln(t, "gen\tafter\theight\treason\tbytes\tnested\tadded\t95 %\tdropped\t95 %\tnet change\t95 %\ttrue added\ttrue dropped")
+	fmt.Fprintln(t, "filter\tafter\theight\treason\tbytes\tnested\tadded\t95 %\tdropped\t95 %\tnet change\t95 %\ttrue added\ttrue dropped")
 	num, notKnown := table.Num, table.NotKnown
 	for _, r := range rs {
 		added, dropped := notKnown, notKnown
@@ -116,7 +118,7 @@ func writeReloads(b *strings.Builder, rs []ReloadEstimate, truth bool) {
 		if truth && r.TrueAdded >= 0 {
 			trueAdded, trueDropped = strconv.Itoa(r.TrueAdded), strconv.Itoa(r.TrueDropped)
 		}
-		fmt.Fprintf(t, "%d\t%d\t%d\t%s\t%d->%d\t%t\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Generation, r.PrevGeneration,
+		fmt.Fprintf(t, "#%d\t#%d\t%d\t%s\t%d->%d\t%t\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Seq, r.PrevSeq,
 			r.Height, r.Reason, r.PrevBytes, r.Bytes, r.Nested, added, interval(r.AddedCI), dropped, interval(r.DroppedCI),
 			net, interval(r.NetChangeCI), trueAdded, trueDropped)
 	}

@@ -11,9 +11,9 @@ import (
 func TestReportWriteTable(t *testing.T) {
 	rep := &Report{
 		Universe: 1000, MultiForm: 10, UniverseSource: "synthetic, seed 1", Events: 3, Revealed: 1,
-		Filters: []FilterSummary{{Generation: 0, Peer: "127.0.0.1:1", Height: 7, Bytes: 64, HashFuncs: 5, Tweak: 0x2a,
+		Filters: []FilterSummary{{Generation: 0, Seq: 7, Peer: "127.0.0.1:1", Height: 7, Bytes: 64, HashFuncs: 5, Tweak: 0x2a,
 			Flags: "all", BitsSet: 100, EstElements: 20.5, FPRate: 0.001234567, Matched: 12}},
-		Reloads: []ReloadEstimate{{Generation: 1, PrevGeneration: 0, Height: 9, PrevBytes: 64, Bytes: 128,
+		Reloads: []ReloadEstimate{{Generation: 1, PrevGeneration: 0, Seq: 12, PrevSeq: 7, Height: 9, PrevBytes: 64, Bytes: 128,
 			Added: -1, AddedStdErr: -1, NetChange: 3, NetStdErr: 1.5, TrueAdded: 2, TrueDropped: 0}},
 		Curves: []Curve{
 			{Stage: StageSingle, Points: []Point{{Step: 1, Height: 7, Label: strings.Repeat("x", 60), Filters: 1, Matched: 12,
@@ -33,6 +33,9 @@ func TestReportWriteTable(t *testing.T) {
 		"transcript: 3 events, 1 filterloads, 1 elements revealed by filteradd",
 		"0x2a", "20.5", "0.001235",
 		"64->128",
+		// a filter is named by its transcript record number, as the
+		// dashboard and the log name it (the table said "gen 0")
+		"\n#7 ", "\n#12 ", " #7 ",
 		strings.Repeat("x", 45) + "...",
 		"8..10",
 		"\nsaturation:\n", "expected fp set",

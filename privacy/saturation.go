@@ -22,6 +22,7 @@ import (
 // satGen is one generation's server-side filter during the replay.
 type satGen struct {
 	gen      Generation
+	seq      uint64 // its filterload's transcript record number
 	filter   *bip37.Filter
 	from     int32 // first block filtered
 	to       int32 // last block filtered
@@ -78,9 +79,9 @@ func (a *analysis) saturationGens(tip int32) ([]*satGen, error) {
 		load := a.tl.Events[g.Load]
 		f, err := bip37.Deserialize(load.Record.Filter)
 		if err != nil {
-			return nil, fmt.Errorf("%w: generation %d: %w", ErrBadFilterRecord, g.Index, err)
+			return nil, fmt.Errorf("%w: filter #%d: %w", ErrBadFilterRecord, load.Record.Seq, err)
 		}
-		sg := &satGen{gen: g, filter: f, from: load.Record.Height + 1, to: tip}
+		sg := &satGen{gen: g, seq: load.Record.Seq, filter: f, from: load.Record.Height + 1, to: tip}
 		for _, e := range a.tl.Events[g.Load+1:] {
 			if e.Record.Peer != g.Peer {
 				continue
@@ -184,7 +185,7 @@ func (a *analysis) saturationPoint(step int, h int32, g *satGen) Point {
 	rate := f.CurrentFPRate()
 	p := Point{
 		Step: step, Kind: KindBlock, Height: h, Peer: g.gen.Peer, Filters: 1,
-		Label:       fmt.Sprintf("block %d (generation %d, %s)", h, g.gen.Index, g.gen.Peer),
+		Label:       fmt.Sprintf("block %d (filter #%d, %s)", h, g.seq, g.gen.Peer),
 		EstElements: f.EstimatedElements(), EstElementsCI: estElementsInterval(f), FPRate: rate,
 		Fill:      float64(f.BitsSet()) / float64(max(f.NumBits(), 1)),
 		TxMatched: g.matched, TxWallet: g.wallet,

@@ -305,7 +305,7 @@ func estElementsInterval(f *bip37.Filter) *Interval {
 // eventLabel names an event for tables and charts.
 func eventLabel(e Event) string {
 	r := e.Record
-	s := fmt.Sprintf("%s %s", r.Kind, r.Peer)
+	s := fmt.Sprintf("#%d %s %s", r.Seq, r.Kind, r.Peer)
 	if r.Reason != "" {
 		s += " (" + r.Reason + ")"
 	}

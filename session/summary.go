@@ -84,6 +84,9 @@ type Filter struct {
 	Tweak           uint32  `json:"tweak"`
 	Flags           string  `json:"flags"`
 	Loads           int     `json:"loads"`
+	// Seq is the last filterload's transcript record number, the number
+	// the dashboard ("Filter #"), the log and privacy analyze give it.
+	Seq uint64 `json:"seq"`
 }
 
 // Peer is one connected peer at the end.
@@ -144,7 +147,7 @@ func (s *Session) Summary() (*Summary, error) {
 			Bytes: st.Filter.Bytes, HashFuncs: st.Filter.HashFuncs, Elements: st.Filter.Elements,
 			Capacity: st.Filter.Capacity, FPRate: st.Filter.FPRate, PredictedFPRate: st.Filter.PredictedFPRate,
 			TargetFPRate: st.Filter.TargetFPRate, Capped: st.Filter.Capped,
-			Tweak: st.Filter.Tweak, Flags: st.Filter.Flags, Loads: st.Filter.Loads,
+			Tweak: st.Filter.Tweak, Flags: st.Filter.Flags, Loads: st.Filter.Loads, Seq: st.Filter.Seq,
 		},
 		Txs: []Tx{}, UTXOs: []UTXO{}, Peers: []Peer{}, Bans: []Ban{}, FalsePosTxids: []string{},
 	}

@@ -487,7 +487,7 @@ func (m *manager) loadFilter(ps *peerState, reason string) {
 	m.st.Filter = FilterInfo{
 		Elements: nEls, Capacity: capacity, Bytes: f.Size(),
 		HashFuncs: f.HashFuncs(), Tweak: f.Tweak(), Flags: f.Flags().String(),
-		FPRate: fp, TargetFPRate: m.n.cfg.FPRate, Capped: capped, Loads: m.loads,
+		FPRate: fp, TargetFPRate: m.n.cfg.FPRate, Capped: capped, Loads: m.loads, Seq: rec.Seq,
 	}
 	switch {
 	case nEls > filterpolicy.MaxFilterElements:
@@ -499,7 +499,7 @@ func (m *manager) loadFilter(ps *peerState, reason string) {
 			"elements", nEls, "capacity", capacity, "target", m.n.cfg.FPRate,
 			"rate_now", fp, "rate_at_capacity", ps.loadRate)
 	}
-	m.n.log.Info("filterload", "peer", ps.addr, "reason", reason, "elements", nEls,
+	m.n.log.Info("filterload", "seq", rec.Seq, "peer", ps.addr, "reason", reason, "elements", nEls,
 		"bytes", f.Size(), "k", f.HashFuncs(), "height", height)
 	m.n.publish(FilterLoaded{
 		At: m.n.at(), Peer: ps.addr, Reason: reason, Elements: nEls, Bytes: f.Size(),

@@ -335,6 +335,10 @@ type FilterInfo struct {
 	Capped bool
 	// Loads counts filterload messages sent to any peer.
 	Loads int
+	// Seq is the transcript record number of the last filterload: the
+	// one number a filter has everywhere (the dashboard's "Filter #",
+	// the log, privacy analyze, transcript.jsonl).
+	Seq uint64
 }
 
 // setStatus changes the status under its lock and wakes WaitSynced.

@@ -36,7 +36,10 @@ func glossary(x meterExtra) []string {
 			"ahead are in the filter but on no chain, so no observer can find them. Precision: the share of the " +
 			"matches that is yours, expected over the chance matches (1.000: an observer knows your wallet). " +
 			"Entropy: bits of doubt left about which matches are yours (0: none), expected likewise. " + chart,
-		"Filter. Fill: the share of bits set. Est. elements (m^): what an observer infers from the fill alone. " +
+		"Filter. #N is its number everywhere: the record number (seq) of its filterload in the transcript " +
+			"(DATADIR/spv/transcript.jsonl), as the log, privacy analyze and sync --json give it; the transcript's " +
+			"getdata records share the sequence, so the numbers of filters skip. Fill: the share of bits set. " +
+			"Est. elements (m^): what an observer infers from the fill alone. " +
 			"fp per element: the chance one element that is not yours matches (fill^k). " + perTx,
 		"Matched txs. wallet: pays or spends a watched address. false pos: matched the filter by chance. seen: a " +
 			"transaction judged before (a block fetched again). enter explains one: what matched, its bit positions " +

@@ -242,7 +242,7 @@ func scriptedLog() []string {
 		`time=03:04:05.001 level=INFO msg="peer connected" addr=127.0.0.1:18444 agent=/btcd:0.24.2/ height=120`,
 		"03:04:05 INF spv: handshake done, services NODE_BLOOM",
 		`time=03:04:06.250 level=INFO msg="download peer" addr=127.0.0.1:18444 height=120`,
-		`time=03:04:11.000 level=INFO msg=filterload peer=127.0.0.1:18444 reason=fp-drift elements=46`,
+		`time=03:04:11.000 level=INFO msg=filterload seq=8 peer=127.0.0.1:18444 reason=fp-drift elements=46`,
 		`time=03:04:12.500 level=WARN msg="peer misbehaved" addr=127.0.0.1:18445 kind=unsolicited score=10`,
 		"03:04:15 WRN spv: filter fp rate drifted past 10x target\x1b[2J",
 	}

@@ -186,7 +186,7 @@ func (s *state) apply(e spv.Event, hideFP bool) (added int, walletChanged bool) 
 		}
 		s.filter, s.haveFilter = e, true
 		s.noteFilter(e)
-		s.logf(e.Time, "filterload %s: %d elements, %d B, k %d to %s", e.Reason, e.Elements, e.Bytes, e.HashFuncs, e.Peer)
+		s.logf(e.Time, "filterload #%d %s: %d elements, %d B, k %d to %s", e.Record.Seq, e.Reason, e.Elements, e.Bytes, e.HashFuncs, e.Peer)
 	case spv.MatchedTx:
 		return s.applyMatch(e, hideFP), e.Relevant && !e.FalsePositive
 	case spv.BlockProcessed:

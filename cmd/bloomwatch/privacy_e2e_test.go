@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -52,8 +53,9 @@ func TestPrivacyOfARealSync(t *testing.T) {
 	}
 	h, truth := syncChain(t, testnet.ChainSpec{Blocks: 150, TxsPerBlock: 10, WatchAddrs: 10, SpendFraction: 0.3, Seed: 11})
 	dir := filepath.Join(t.TempDir(), "w")
-	runSyncJSON(t, "--datadir", dir, "--network", "regtest", "--xpub", truth.Xpub, "--fp-rate", "0.05",
+	sum := runSyncJSON(t, "--datadir", dir, "--network", "regtest", "--xpub", truth.Xpub, "--fp-rate", "0.05",
 		"--birthday", itoa(truth.StartHeight+1), "--connect", h.Node().P2PAddr())
+	checkOneFilterNumber(t, dir, sum)
 
 	f, err := os.Open(session.TranscriptPath(dir))
 	if err != nil {
@@ -123,6 +125,49 @@ func TestPrivacyOfARealSync(t *testing.T) {
 		t.Errorf("requests %+v: want blocks %d..%d", q, truth.StartHeight+1, truth.TipHeight)
 	} else {
 		t.Logf("requests: %d records, %d blocks from %d; %d blocks asked again from %v", q.Records, q.Blocks, q.FirstHeight, q.ReAskedBlocks, q.ReAsked)
+	}
+}
+
+// checkOneFilterNumber checks that a filter has one number everywhere: its
+// filterload's transcript record number (seq) is sync --json's filter.seq
+// for the last one, and privacy analyze's number for each, in the text
+// table ("#183") and the JSON (the table said "gen 11" for the dashboard's
+// "Filter #183" before).
+func checkOneFilterNumber(t *testing.T, dir string, sum *session.Summary) {
+	t.Helper()
+	var loads []uint64
+	for _, r := range readTranscript(t, dir) {
+		if r.Kind == transcript.KindFilterLoad {
+			loads = append(loads, r.Seq)
+		}
+	}
+	if len(loads) == 0 || sum.Filter.Seq != loads[len(loads)-1] {
+		t.Fatalf("sync --json filter.seq %d, last filterload record %v", sum.Filter.Seq, loads)
+	}
+	args := []string{"privacy", "analyze", "--transcript", session.TranscriptPath(dir), "--synthetic", "1000"}
+	code, out, errOut := runCLI(t, append(args, "--json"))
+	var rep struct {
+		Filters []map[string]any `json:"filters"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || len(rep.Filters) != len(loads) {
+		t.Fatalf("privacy analyze --json: exit %d, %d filters for %d filterloads: %s", code, len(rep.Filters), len(loads), errOut)
+	}
+	for i, f := range rep.Filters {
+		if seq, _ := f["seq"].(float64); uint64(seq) != loads[i] {
+			t.Errorf("analyze JSON filter %d: seq %v, want %d", i, f["seq"], loads[i])
+		}
+		if _, ok := f["generation"]; ok {
+			t.Errorf("analyze JSON filter %d has a second number, generation", i)
+		}
+	}
+	code, out, errOut = runCLI(t, args)
+	if code != 0 {
+		t.Fatalf("privacy analyze: exit %d: %s", code, errOut)
+	}
+	for _, seq := range loads {
+		if !strings.Contains(out, fmt.Sprintf("\n#%d ", seq)) {
+			t.Errorf("privacy analyze's filter table lacks #%d:\n%s", seq, out)
+		}
 	}
 }
 
