@@ -16,7 +16,8 @@
 // overlays that replace the panels: detail.go (enter on a matched row:
 // the transaction, its verdict and why, what matched the filter with its
 // bit positions and the chance of such a match), bitspanel.go (b: the
-// filter as sent, a braille dot per bit, and the bits a reload set).
+// filter as sent, a braille dot per bit, and the bits a reload set), and
+// the log line view (enter on the focused log: its bottom line whole).
 //
 // # Keys
 //
@@ -62,7 +63,13 @@
 //
 // Below GridWidth columns the panels are stacked, the focused scrollable
 // panel (tab: matched, peers, log) taking the spare rows and each panel
-// its shortest form (80x24 keeps the header, one line each of filter,
-// wallet and privacy, and the table); from GridWidth columns up they form
-// a grid. Every frame has exactly the terminal's size.
+// its shortest form (80x24 keeps the header, one line each of filter and
+// wallet, two of privacy figures, and the table); from GridWidth columns
+// up they form a grid. Every frame has exactly the terminal's size, and
+// every size from 80x24 up keeps: the footer's "? help" and "q quit"
+// (other keys are dropped first), the download peer as the Peers panel's
+// first row with "+N more" for the rows it has no room for, the privacy
+// figures (expected false positives, precision and entropy, latest filter
+// and all combined) before any chart, a caption above every chart, and
+// log lines whole (wrapped, or enter on the focused log).
 package tui

@@ -76,19 +76,38 @@ func (filterPanel) render(m *Model, w, h int) []string {
 	if h >= 2 {
 		l1 := joinFit(w, "  ", k("elements ")+fmt.Sprint(f.Elements), k("size ")+size, k("k ")+fmt.Sprint(f.HashFuncs),
 			k("flags ")+f.Flags, k("reloads ")+fmt.Sprintf("%d (%s)", st.reloads, last), k("tweak ")+fmt.Sprintf("%#08x", f.Tweak))
-		perTx := observed + k(" per tx seen")
+		est := ""
+		if p.ok && p.est >= 0 && !math.IsInf(p.est, 0) && !math.IsNaN(p.est) {
+			est = fmt.Sprintf(" (est. %.0f)", p.est)
+		}
+		// "per tx tested" is the unit the help view (?) explains; the
+		// longest form that fits: with the expected rate and the observed
+		// one's 95 % interval, then without the interval, then alone.
+		base := joinFit(w, "  ", k("fill ")+fill+est, k("fp ")+fmtRate(theory)+k("/element"), capped)
+		var forms []string
 		if m.extra().ok {
-			perTx = k("per tx ") + m.expectedTxFP() + k(" expected, ") + observed + k(" seen")
+			if ci != "" {
+				forms = append(forms, observed+k("/tx tested (expected ")+m.expectedTxFP()+k(") [")+ci+k("]"))
+			}
+			forms = append(forms, observed+k("/tx tested (expected ")+m.expectedTxFP()+k(")"))
+		} else if ci != "" {
+			forms = append(forms, observed+k("/tx tested [")+ci+k("]"))
 		}
-		if ci != "" {
-			perTx += k(" [") + ci + k("]")
+		forms = append(forms, observed+k("/tx tested"))
+		l2 := base
+		for _, f := range forms {
+			if width(base)+2+width(f) <= w {
+				l2 = base + "  " + f
+				break
+			}
 		}
-		l2 := joinFit(w, "  ", k("fill ")+fill+estText(p), k("fp ")+fmtRate(theory)+k(" per element"), capped, perTx)
 		return []string{l1, l2}
 	}
+	// "per tx tested" is the unit the help view (?) explains: false
+	// positives per transaction the watcher tested (the observed rate).
 	return []string{joinFit(w, "  ", fmt.Sprint(f.Elements)+k(" elements"), fmtInt(int64(f.Bytes))+k(" B"),
-		k("k ")+fmt.Sprint(f.HashFuncs), k("fill ")+fill, k("fp ")+fmtRate(theory)+k("/element"),
-		observed+k("/tx seen"), k("reloads ")+fmt.Sprint(st.reloads))}
+		k("k ")+fmt.Sprint(f.HashFuncs), k("fill ")+fill, k("fp ")+fmtRate(theory)+k("/element, ")+observed+k("/tx tested"),
+		k("reloads ")+fmt.Sprint(st.reloads))}
 }
 
 // perTxLine is the Filter panel's line of false positives per
@@ -103,8 +122,8 @@ func (m *Model) perTxLine(w int, observed, ci string) string {
 	case expected && ci != "":
 		forms = []string{
 			k("fp per tx tested: expected ") + m.expectedTxFP() + k("  observed ") + observed + k(" (95 % ") + ci + k(")"),
-			k("fp per tx: expected ") + m.expectedTxFP() + k("  observed ") + observed + k(" [") + ci + k("]"),
-			k("fp/tx exp ") + m.expectedTxFP() + k(" obs ") + observed + k(" [") + ci + k("]"),
+			k("fp per tx tested: exp ") + m.expectedTxFP() + k("  obs ") + observed + k(" [") + ci + k("]"),
+			k("fp/tx tested: exp ") + m.expectedTxFP() + k(" obs ") + observed + k(" [") + ci + k("]"),
 		}
 	case expected:
 		forms = []string{k("fp per tx tested: expected ") + m.expectedTxFP() + k("  observed ") + observed}

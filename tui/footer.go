@@ -64,8 +64,8 @@ func (m *Model) footerLines(w int) []string {
 		return []string{l}
 	}
 	h := m.help
-	h.ShowAll, h.Width = false, w
-	l := h.View(m.helpKeys())
+	h.ShowAll, h.Width = false, 0 // fitted drops keys; help would cut "q quit" off
+	l := h.ShortHelpView(m.helpKeys().fitted(w, h.ShortHelpView))
 	if len(m.helpLine) >= 64 {
 		clear(m.helpLine)
 	}

@@ -69,7 +69,7 @@ func DefaultKeyMap() KeyMap {
 
 // ShortHelp implements help.KeyMap: the main view's keys.
 func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Open, k.Search, k.Bits, k.Sort, k.FP, k.Reload, k.Focus, k.Help, k.Quit}
+	return []key.Binding{k.Open, k.Search, k.Focus, k.Bits, k.Sort, k.FP, k.Reload, k.Help, k.Quit}
 }
 
 // FullHelp implements help.KeyMap.
@@ -83,10 +83,13 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	}
 }
 
-// keyHelp is the help line's key map for one view.
+// keyHelp is the help line's key map for one view. must are the keys of
+// short the help line keeps at any width (the way out and the help):
+// the others are dropped, last first, when the line does not fit.
 type keyHelp struct {
 	short []key.Binding
 	full  [][]key.Binding
+	must  []key.Binding
 }
 
 // ShortHelp implements help.KeyMap.
@@ -101,16 +104,51 @@ func (m *Model) helpKeys() keyHelp {
 	switch {
 	case m.searching:
 		b := []key.Binding{k.Apply, k.Close, k.Up, k.Down}
-		return keyHelp{short: b, full: [][]key.Binding{b}}
+		return keyHelp{short: b, full: [][]key.Binding{b}, must: b[:2]}
 	case m.overlay == overlayDetail:
 		b := []key.Binding{k.Close, k.Up, k.Down, k.PageUp, k.PageDown, k.Bits, k.Quit}
-		return keyHelp{short: b, full: [][]key.Binding{b[:3], b[3:]}}
+		return keyHelp{short: b, full: [][]key.Binding{b[:3], b[3:]}, must: []key.Binding{k.Close, k.Quit}}
 	case m.overlay == overlayBits:
 		b := []key.Binding{k.Close, k.Reload, k.Quit}
-		return keyHelp{short: b, full: [][]key.Binding{b}}
-	case m.overlay == overlayHelp:
+		return keyHelp{short: b, full: [][]key.Binding{b}, must: []key.Binding{k.Close, k.Quit}}
+	case m.overlay == overlayHelp, m.overlay == overlayLogLine:
 		b := []key.Binding{k.Close, k.Up, k.Down, k.Quit}
-		return keyHelp{short: b, full: [][]key.Binding{b}}
+		return keyHelp{short: b, full: [][]key.Binding{b}, must: []key.Binding{k.Close, k.Quit}}
 	}
-	return keyHelp{short: k.ShortHelp(), full: k.FullHelp()}
+	return keyHelp{short: k.ShortHelp(), full: k.FullHelp(), must: []key.Binding{k.Help, k.Quit}}
+}
+
+// fitted returns the keys of h's short help that fit w cells once drawn
+// by view: every key of must, and of the others as many as fit, in
+// order, so that a narrow terminal loses "sort" before "? help" and
+// "q quit".
+func (h keyHelp) fitted(w int, view func([]key.Binding) string) []key.Binding {
+	isMust := func(b key.Binding) bool {
+		for _, x := range h.must {
+			if x.Help() == b.Help() {
+				return true
+			}
+		}
+		return false
+	}
+	keep := make([]bool, len(h.short))
+	pick := func() []key.Binding {
+		var out []key.Binding
+		for i, b := range h.short {
+			if keep[i] || isMust(b) {
+				out = append(out, b)
+			}
+		}
+		return out
+	}
+	for i, b := range h.short {
+		if isMust(b) {
+			continue
+		}
+		keep[i] = true
+		if width(view(pick())) > w {
+			keep[i] = false
+		}
+	}
+	return pick()
 }

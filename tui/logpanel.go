@@ -12,31 +12,133 @@ import (
 // bottom.
 type logPanel struct{}
 
-// title implements panel.
+// title implements panel: how many lines are below the view when it is
+// scrolled, and while the log has the focus, that enter shows its bottom
+// line whole.
 func (logPanel) title(m *Model, w int) string {
 	t := "Log"
 	if off := m.offset[PanelLog]; off > 0 {
 		t += fmt.Sprintf("  (%d newer below)", off)
 	}
-	return t
+	if m.focus == PanelLog && m.overlay == overlayNone {
+		t += "  (enter: the bottom line whole; ↑/↓ scroll)"
+	}
+	return joinFit(w, "", t)
 }
 
-// render implements panel: the h lines ending offset lines before the
-// newest; warnings and errors in the Bad style.
-func (logPanel) render(m *Model, _, h int) []string {
+// bottomLogLine returns the log line at the bottom of the pane (the
+// newest, or the one offset lines above it).
+func (m *Model) bottomLogLine() (string, bool) {
 	lg := m.st.log
-	off := min(m.offset[PanelLog], max(lg.len()-h, 0))
-	end := lg.len() - off
-	start := max(end-h, 0)
-	out := make([]string, 0, h)
-	for i := start; i < end; i++ {
-		l := lg.at(i)
-		if isWarning(l) {
-			l = m.paint(&m.styles.Bad, l)
+	if lg.len() == 0 {
+		return "", false
+	}
+	return lg.at(lg.len() - 1 - min(m.offset[PanelLog], lg.len()-1)), true
+}
+
+// logLinePanel is one log line read whole (enter on the log), wrapped to
+// the width and scrolled like the detail view.
+type logLinePanel struct{}
+
+// title implements panel.
+func (logLinePanel) title(m *Model, w int) string {
+	return joinFit(w, "", "Log line")
+}
+
+// render implements panel.
+func (logLinePanel) render(m *Model, w, h int) []string {
+	lines := logLineLines(m.logLine, w)
+	off := min(m.ovOff, max(len(lines)-h, 0))
+	return lines[off:min(off+h, len(lines))]
+}
+
+// logLineLines wraps a log line for the log line view: at word
+// boundaries, a word longer than the width split.
+func logLineLines(l string, w int) []string {
+	return wrap(l, max(w, 20))
+}
+
+// render implements panel: the log lines ending offset lines before the
+// newest, each wrapped whole at word boundaries (the continuation rows
+// indented under the message), as many as fit h rows; warnings and errors
+// in the Bad style. When even the newest does not fit (a one-row pane),
+// its first rows show, the last one ending in "…": tab gives the log the
+// room to read it.
+func (logPanel) render(m *Model, w, h int) []string {
+	lg := m.st.log
+	end := lg.len() - min(m.offset[PanelLog], max(lg.len()-1, 0))
+	var rows [][]string // newest first
+	n := 0
+	for i := end - 1; i >= 0 && n < h; i-- {
+		r := logRows(lg.at(i), w)
+		if n+len(r) > h {
+			if n == 0 {
+				r = r[:h]
+				r[h-1] = fit(r[h-1]+" …", w)
+				rows = append(rows, r)
+			}
+			break
 		}
-		out = append(out, l)
+		rows = append(rows, r)
+		n += len(r)
+	}
+	out := make([]string, 0, h)
+	for i := len(rows) - 1; i >= 0; i-- {
+		warn := isWarning(rows[i][0])
+		for _, l := range rows[i] {
+			if warn {
+				l = m.paint(&m.styles.Bad, l)
+			}
+			out = append(out, l)
+		}
 	}
 	return out
+}
+
+// logIndent is the continuation rows' indent: the width of the time stamp
+// and its space ("15:04:05 ").
+const logIndent = 9
+
+// logRows wraps one log line to w cells at word boundaries, the rows after
+// the first indented by logIndent (a word longer than a row is split).
+func logRows(l string, w int) []string {
+	if w <= logIndent+8 || width(l) <= w {
+		return []string{l}
+	}
+	l = strings.Join(strings.Fields(l), " ")
+	first := wrap(l, w)
+	if len(first) == 1 {
+		return first
+	}
+	rest := strings.TrimSpace(strings.TrimPrefix(l, first[0]))
+	out := []string{first[0]}
+	pad := strings.Repeat(" ", logIndent)
+	for _, r := range wrap(rest, w-logIndent) {
+		out = append(out, pad+r)
+	}
+	return out
+}
+
+// logWidth is the log pane's body width in layout l.
+func (m *Model) logWidth(l layout) int {
+	if l.grid {
+		return l.rightW - 2
+	}
+	return m.width
+}
+
+// logMaxOffset is the log pane's largest scroll offset at w x h: the one
+// that shows the oldest line at the top.
+func (m *Model) logMaxOffset(w, h int) int {
+	lg := m.st.log
+	n := 0
+	for i := 0; i < lg.len(); i++ {
+		n += len(logRows(lg.at(i), w))
+		if n > h {
+			return max(lg.len()-i, 0)
+		}
+	}
+	return 0
 }
 
 // isWarning reports a pane line of level WARN or ERROR.

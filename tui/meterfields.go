@@ -25,7 +25,7 @@ type meterExtra struct {
 // extraOf reads a reading's corrected-model figures (the source cleaned:
 // it is drawn).
 func extraOf(r privacy.Reading) meterExtra {
-	x := meterExtra{ok: true, independentFP: r.IndependentFP, universeSource: clean(r.UniverseSource),
+	x := meterExtra{ok: true, independentFP: r.IndependentFP, universeSource: cleanUpTo(r.UniverseSource, maxLogLen),
 		added: r.AddedElements, addedErr: r.AddedStdErr, expectedTxFP: r.ExpectedTxFPRate}
 	if ci := r.ObservedTxFPCI; ci != nil && r.ObservedTxTested > 0 {
 		x.haveObserved, x.observedTxFP, x.observedLo, x.observedHi = true, r.ObservedTxFPRate, ci.Lo, ci.Hi

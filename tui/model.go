@@ -81,6 +81,7 @@ type Model struct {
 	// filter picture or the help, scrolled by ovOff
 	overlay overlay
 	detail  *matchRow
+	logLine string // the log line overlayLogLine shows
 	ovOff   int
 
 	wallet     walletSnapshot
@@ -248,7 +249,7 @@ func (m *Model) refresh() {
 	}
 	l := m.layout()
 	switch m.overlay {
-	case overlayDetail, overlayHelp:
+	case overlayDetail, overlayHelp, overlayLogLine:
 		m.clampOverlay()
 	case overlayBits:
 		w, h := m.width, max(l.bodyH-1, 0)
@@ -318,6 +319,9 @@ func (m Model) handleKey(msg tea.KeyMsg) (Model, tea.Cmd) {
 	case key.Matches(msg, k.Open):
 		if r := m.selected(); r != nil && m.focus == PanelMatched {
 			m.overlay, m.detail, m.ovOff = overlayDetail, r, 0
+		}
+		if l, ok := m.bottomLogLine(); ok && m.focus == PanelLog {
+			m.overlay, m.logLine, m.ovOff = overlayLogLine, l, 0
 		}
 	case key.Matches(msg, k.Close):
 		if m.query != "" {
@@ -447,6 +451,8 @@ func (m *Model) overlayLines() int {
 		return len(m.detailLines(m.detailWidth()))
 	case m.overlay == overlayHelp:
 		return len(m.helpLines(m.detailWidth()))
+	case m.overlay == overlayLogLine:
+		return len(logLineLines(m.logLine, m.detailWidth()))
 	}
 	return 0
 }
@@ -495,8 +501,13 @@ func (m *Model) quit() {
 func (m *Model) scroll(delta int) {
 	p := m.focus
 	n := m.rowCount(p)
-	vis := m.layout().rows[p]
+	l := m.layout()
+	vis := l.rows[p]
 	maxOff := max(n-vis, 0)
+	if p == PanelLog {
+		// lines are wrapped: a page holds fewer lines than rows
+		maxOff = m.logMaxOffset(m.logWidth(l), vis)
+	}
 	off := m.offset[p]
 	if delta > 0 && off+delta > maxOff {
 		off = maxOff

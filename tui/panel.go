@@ -32,18 +32,20 @@ var (
 	detailP  panel = detailPanel{}
 	bitsP    panel = bitsPanel{}
 	helpP    panel = helpPanel{}
+	logLineP panel = logLinePanel{}
 )
 
 // overlay names what replaces the panels' body.
 type overlay uint8
 
 // The overlays: none (the panels), a matched transaction's detail, the
-// filter picture, the help.
+// filter picture, the help, one log line read whole.
 const (
 	overlayNone overlay = iota
 	overlayDetail
 	overlayBits
 	overlayHelp
+	overlayLogLine
 )
 
 // layout is where the panels go at the current size.
@@ -67,8 +69,11 @@ const (
 	walletLinesGrid = 2
 	// stackedChartMinRows is the spare rows a stacked layout needs before
 	// it draws the collapse chart (below that the table gets them).
-	stackedChartMinRows = 12
+	stackedChartMinRows = 16
 	maxStackedChart     = 8
+	// stackedPrivacyLines are the privacy figures' lines when stacked:
+	// expected false positives, then precision and entropy.
+	stackedPrivacyLines = 2
 	// tallStacked is the height from which a stacked filter panel takes
 	// two lines.
 	tallStacked = 30
@@ -94,16 +99,18 @@ func (m *Model) layout() layout {
 		return l
 	}
 	// stacked: six title rules, the filter's lines, the wallet's line,
-	// the privacy line, the table and peer headers
+	// the privacy figures, the table and peer headers
 	l.filterH = 1
 	if m.height >= tallStacked {
 		l.filterH = 2
 	}
-	l.privacyH = 1
+	l.privacyH = stackedPrivacyLines
 	fixed := 6 + l.filterH + 1 + l.privacyH + 2
 	rem := max(l.bodyH-fixed, 0)
 	if rem >= stackedChartMinRows {
-		chart := min(rem/4, maxStackedChart)
+		// the chart with its caption and axis (privacyPanel draws one
+		// only when it has chartMinLines)
+		chart := min(max(rem/4, chartMinLines), maxStackedChart)
 		l.privacyH += chart
 		rem -= chart
 	}
@@ -133,6 +140,8 @@ func (m Model) View() string {
 		lines = append(lines, m.overlayView(l, bitsP)...)
 	case m.overlay == overlayHelp:
 		lines = append(lines, m.overlayView(l, helpP)...)
+	case m.overlay == overlayLogLine:
+		lines = append(lines, m.overlayView(l, logLineP)...)
 	case l.grid:
 		lines = append(lines, m.gridView(l)...)
 	default:

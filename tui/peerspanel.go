@@ -11,13 +11,18 @@ import (
 // score and user agent; * marks the download peer.
 type peersPanel struct{}
 
-// title implements panel: the peer count, and the blocks that went
-// without an omission check for want of a second peer.
+// title implements panel: the peer count, the rows the panel has no room
+// for ("+1 more": the download peer is always the first row), and the
+// blocks that went without an omission check for want of a second peer.
 func (peersPanel) title(m *Model, w int) string {
-	if m.st.unchecked > 0 {
-		return fmt.Sprintf("Peers %d · %d blocks unchecked", len(m.st.peerList), m.st.unchecked)
+	t := fmt.Sprintf("Peers %d", len(m.st.peerList))
+	if hidden := len(m.st.peerList) - m.layout().rows[PanelPeers]; hidden > 0 {
+		t += fmt.Sprintf("  +%d more (tab, ↓)", hidden)
 	}
-	return fmt.Sprintf("Peers %d", len(m.st.peerList))
+	if m.st.unchecked > 0 {
+		t += fmt.Sprintf(" · %d blocks unchecked", m.st.unchecked)
+	}
+	return t
 }
 
 // render implements panel: the header and h-1 peers from the panel's

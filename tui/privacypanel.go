@@ -21,32 +21,68 @@ func (privacyPanel) title(m *Model, w int) string {
 	return "Privacy"
 }
 
-// privacyTableLines is the lines render needs for the full form (the
-// figures, the chart caption and two chart rows and the axis).
-const privacyTableLines = 12
+// chartMinLines is the room a chart needs: its caption, two rows of
+// curve and the x axis. A chart never comes without its caption, and never
+// before the figures it draws.
+const chartMinLines = 4
 
-// render implements panel: the figures as a table with the chart under
-// them when it has the room, else one line (and the chart under it when
-// h allows).
+// render implements panel: the figures first, then the collapse chart
+// with its caption when the lines left can hold one. The figures are the
+// table in the grid when it fits h, else two lines (one when h is 1); the
+// stacked layout budgets two lines and the chart (panel.go).
 func (privacyPanel) render(m *Model, w, h int) []string {
 	s, st := m.styles, m.st
-	k := m.label
 	if !st.haveReading {
 		if m.cfg.Privacy == nil {
 			return []string{m.paint(&s.Dim, "privacy meter not connected")}
 		}
 		return []string{m.paint(&s.Dim, "no privacy readings yet")}
 	}
-	r := st.reading
-	if h < privacyTableLines || w < 50 {
-		out := []string{joinFit(w, "  ", k("expected false positives ")+formatCount(r.ExpectedFP)+k(" latest filter"),
-			formatCount(r.IntersectionFP)+k(" all combined"), k("of ")+fmtUint(r.Candidates)+k(" candidates"))}
-		if h >= 4 {
-			out = append(out, m.chartLines(w, h-2)...)
-			out = append(out, m.paint(&s.Dim, m.axisLine(w)))
-		}
-		return out
+	out := m.privacyTable(w)
+	if len(out) > h || w < 50 || !m.layout().grid {
+		out = m.privacyShort(w, h)
 	}
+	if room := h - len(out); room >= chartMinLines {
+		out = append(out, m.paint(&s.Dim, chartCaption(w, extraOf(st.reading).ok)))
+		out = append(out, m.chartLines(w, room-2)...)
+		out = append(out, m.paint(&s.Dim, m.axisLine(w)))
+	}
+	return out
+}
+
+// chartCaption says what the collapse chart draws, in the longest words
+// that fit w cells; dotted adds the independent-filters reference.
+func chartCaption(w int, dotted bool) string {
+	captions := []string{
+		"expected false positives, all combined, after each filter sent (log scale)",
+		"expected false positives, all filters combined (log scale)",
+		"expected fp, all combined (log)",
+	}
+	if dotted {
+		captions = []string{
+			"expected false positives, all combined, after each filter sent (log scale; dotted: if filters were independent)",
+			"expected false positives, all combined (log scale; dotted: if filters were independent)",
+			"expected false positives, all combined (log; dotted: if independent)",
+			"expected fp, all filters combined (log; dotted: independent)",
+			"expected fp, all combined (log; dotted: independent)",
+			"expected fp, all combined (log)",
+		}
+	}
+	for _, c := range captions {
+		if width(c) <= w {
+			return c
+		}
+	}
+	return fit(captions[len(captions)-1], w)
+}
+
+// privacyTable is the figures as a table: the universe and the wallet's
+// size, expected false positives, precision and entropy for the latest
+// filter and all combined, the filters sent and the observer's estimate
+// of the last reload.
+func (m *Model) privacyTable(w int) []string {
+	s, st, k := m.styles, m.st, m.label
+	r := st.reading
 	const labelW = 30
 	colW := max((w-labelW)/2, 12)
 	row := func(label, a, b string) string {
@@ -107,14 +143,54 @@ func (privacyPanel) render(m *Model, w, h int) []string {
 		row("precision (your share)", prec[0], prec[1]),
 		row("entropy (bits of doubt)", ent[0], ent[1]),
 		joinFit(w, k(" · "), sent, last, revealed))
-	caption := "after each filter sent, log scale"
 	if x.ok {
 		out = append(out, joinFit(w, "", added))
-		caption += "; dotted: independent"
 	}
-	out = append(out, m.paint(&s.Dim, fit(caption, w)))
-	out = append(out, m.chartLines(w, h-len(out)-1)...)
-	return append(out, m.paint(&s.Dim, m.axisLine(w)))
+	return out
+}
+
+// privacyShort is the figures in two lines (one when h is 1): expected
+// false positives, precision and entropy, each for the latest filter and
+// all combined ("--" while the wallet's size is not known), and the
+// candidates they are counted among.
+func (m *Model) privacyShort(w, h int) []string {
+	k := m.label
+	r := m.st.reading
+	p1, p2, e1, e2 := "--", "--", "--", "--"
+	if r.WalletKnown {
+		p1, p2 = fmt.Sprintf("%.3f", r.SinglePrecision), fmt.Sprintf("%.3f", r.Precision)
+		e1, e2 = fmt.Sprintf("%.1f", r.SingleEntropy), fmt.Sprintf("%.1f", r.Entropy)
+	}
+	latest, all := formatCount(r.ExpectedFP), formatCount(r.IntersectionFP)
+	if h < 2 {
+		return []string{joinFit(w, "  ", k("fp ")+latest+k(" / ")+all,
+			k("precision ")+p1+k(" / ")+p2, k("entropy ")+e1+k(" / ")+e2, k("(latest / all combined)"))}
+	}
+	l1 := [][2]string{
+		{k("expected false positives ") + latest + k(" latest filter"), all + k(" all combined")},
+		{k("expected false positives ") + latest + k(" latest"), all + k(" all combined")},
+		{k("expected fp ") + latest + k(" latest"), all + k(" all combined")},
+	}
+	l2 := [][2]string{
+		{k("precision ") + p1 + k(" / ") + p2 + "  " + k("entropy ") + e1 + k(" / ") + e2 + k(" bits"), k("(latest / all combined)")},
+		{k("precision ") + p1 + k("/") + p2 + "  " + k("entropy ") + e1 + k("/") + e2 + k(" bits"), k("(latest/all combined)")},
+		{k("precision ") + p1 + k("/") + p2 + "  " + k("entropy ") + e1 + k("/") + e2, k("(latest/all)")},
+	}
+	// the first wording whose two parts fit: a figure never loses the
+	// words that say which filter it is for
+	pick := func(vs [][2]string) [2]string {
+		for _, v := range vs {
+			if width(v[0])+2+width(v[1]) <= w {
+				return v
+			}
+		}
+		return vs[len(vs)-1]
+	}
+	a, b := pick(l1), pick(l2)
+	return []string{
+		joinFit(w, "  ", a[0], a[1], k("of ")+fmtUint(r.Candidates)+k(" candidates")),
+		joinFit(w, "  ", b[0], b[1]),
+	}
 }
 
 // sourceTag shortens Reading.UniverseSource to its first words (up to a

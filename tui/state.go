@@ -99,7 +99,7 @@ type state struct {
 	rowsGen  uint64 // bumped when rows are added or change (derived view key)
 	reorgs   int
 	peers    map[string]spv.PeerInfo
-	peerList []spv.PeerInfo // sorted by address; rebuilt on change
+	peerList []spv.PeerInfo // the download peer first, then by address; rebuilt on change
 
 	// privacy
 	readings     *ring[privacy.Reading]
@@ -227,13 +227,21 @@ func (s *state) notePeerHeight(h int32) {
 	s.peerHeight = max(s.peerHeight, h)
 }
 
-// rebuildPeers refreshes the sorted peer list.
+// rebuildPeers refreshes the peer list: the download peer first (a panel
+// that has room for one row shows the peer that serves the blocks), then
+// the others by address.
 func (s *state) rebuildPeers() {
 	s.peerList = s.peerList[:0]
 	for _, p := range s.peers {
 		s.peerList = append(s.peerList, p)
 	}
-	sort.Slice(s.peerList, func(i, j int) bool { return s.peerList[i].Addr < s.peerList[j].Addr })
+	sort.Slice(s.peerList, func(i, j int) bool {
+		a, b := s.peerList[i], s.peerList[j]
+		if a.Download != b.Download {
+			return a.Download
+		}
+		return a.Addr < b.Addr
+	})
 }
 
 // downloadPeer returns the download peer's address, or "".
@@ -438,11 +446,16 @@ const maxFieldLen = 120
 // clean makes a string that may come from a peer safe to draw: control
 // characters (escape sequences included) become spaces, invalid UTF-8
 // becomes U+FFFD, and it is capped at maxFieldLen runes.
-func clean(s string) string {
+func clean(s string) string { return cleanUpTo(s, maxFieldLen) }
+
+// cleanUpTo is clean with a cap of n runes: a sentence written to be read
+// whole (the universe's source in the help view) gets more room than a
+// field from the network.
+func cleanUpTo(s string, n int) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	s = sanitize(s)
-	if utf8.RuneCountInString(s) > maxFieldLen {
-		s = string([]rune(s)[:maxFieldLen-1]) + "…"
+	if utf8.RuneCountInString(s) > n {
+		s = string([]rune(s)[:n-1]) + "…"
 	}
 	return s
 }

@@ -18,7 +18,7 @@ import (
 )
 
 // goldenSizes are the terminal sizes every view's golden file is kept at.
-var goldenSizes = [][2]int{{80, 24}, {120, 40}, {160, 48}}
+var goldenSizes = [][2]int{{80, 24}, {120, 30}, {120, 40}, {160, 48}}
 
 // keys turns a string into key presses: one rune each, with "\n" for
 // enter and "\x1b" for esc.

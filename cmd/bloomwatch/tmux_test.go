@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // The captures TestDemoInTmux writes for the README when
@@ -32,8 +33,12 @@ var (
 // chain) in a tmux pane at 160x48, waits for the dashboard to show matched
 // wallet transactions, opens the detail view of a false positive (/fp,
 // enter; the newest row when none came) and comes back (esc), opens the
-// filter picture (b) and comes back, presses f, r and ?, then q, and
-// checks the process exits cleanly. It needs tmux (.ci/run installs it).
+// filter picture (b) and comes back, resizes the pane to 80x24 and 120x30
+// and back (checkPane at each size: the footer, the download peer first,
+// the privacy figures before any chart, a caption on every chart, no log
+// row cut), presses f, r and ?, then q, checks the process exits cleanly
+// and runs the privacy analyze command its last lines print, as printed.
+// It needs tmux (.ci/run installs it).
 func TestDemoInTmux(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts btcd and tmux")
@@ -67,6 +72,14 @@ func TestDemoInTmux(t *testing.T) {
 	capture := func() string {
 		out, _ := tm("capture-pane", "-p", "-t", session)
 		return out
+	}
+	if v, err := exec.Command(bin, "--version").Output(); err != nil || !strings.HasPrefix(string(v), "bloomwatch ") {
+		t.Errorf("--version: %v %q", err, v)
+	} else if rev, err := exec.Command("git", "rev-parse", "HEAD").Output(); err == nil && dirExists("../../.git") &&
+		!strings.Contains(string(v), strings.TrimSpace(string(rev))) && os.Getenv("GOFLAGS") == "" {
+		// a clone (not a worktree, whose .git is a file the go command
+		// does not read) stamps the revision into a go build
+		t.Errorf("--version %q lacks the revision %s", v, rev)
 	}
 	var screen string
 	deadline := time.Now().Add(4 * time.Minute)
@@ -171,6 +184,15 @@ func TestDemoInTmux(t *testing.T) {
 	send("Escape")
 	waitFor("back from the picture", "Matched txs")
 
+	// Every size from 80x24 up shows what it must (issue 28).
+	for _, sz := range [][2]int{{80, 24}, {120, 30}, {160, 48}} {
+		if out, err := tm("resize-window", "-t", session, "-x", strconv.Itoa(sz[0]), "-y", strconv.Itoa(sz[1])); err != nil {
+			t.Fatalf("resize to %dx%d: %v: %s", sz[0], sz[1], err, out)
+		}
+		screen := waitForSize(t, capture, sz[0], sz[1])
+		checkPane(t, screen, sz[0], sz[1])
+	}
+
 	send("f", "r", "?")
 	if s := capture(); !strings.Contains(s, "reload filter") || !strings.Contains(s, "What the figures mean") {
 		t.Errorf("help not shown after ?:\n%s", s)
@@ -190,5 +212,115 @@ func TestDemoInTmux(t *testing.T) {
 			t.Fatalf("demo did not exit after q:\n%s", capture())
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+	// After q the terminal shows where the data dir is and what to run on
+	// it: run it as printed (the lines wrapped by the pane joined).
+	joined, _ := tm("capture-pane", "-p", "-J", "-t", session)
+	const marker = "demo: what your filters told the peers: "
+	i := strings.Index(joined, marker)
+	if i < 0 || !strings.Contains(joined, "demo: btcd stopped; the data dir is kept: ") {
+		t.Fatalf("no kept-data-dir lines after q:\n%s", joined)
+	}
+	line := strings.TrimSpace(strings.SplitN(joined[i+len(marker):], "\n", 2)[0])
+	if out, err := exec.Command("sh", "-c", line).CombinedOutput(); err != nil || !strings.Contains(string(out), "universe source: synthetic") {
+		t.Fatalf("%s: %v\n%s", line, err, out)
+	}
+}
+
+// dirExists reports whether path is a directory.
+func dirExists(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
+}
+
+// waitForSize polls the pane until the dashboard has redrawn at w x h: its
+// footer on the last row and no row wider than w.
+func waitForSize(t *testing.T, capture func() string, w, h int) string {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		s := capture()
+		lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+		if len(lines) == h && strings.Contains(lines[h-1], "quit") && strings.Contains(s, "Peers") {
+			wide := false
+			for _, l := range lines {
+				wide = wide || utf8.RuneCountInString(l) > w
+			}
+			if !wide {
+				return s
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the dashboard did not redraw at %dx%d:\n%s", w, h, s)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// downloadPeer finds the header's download peer.
+var downloadPeer = regexp.MustCompile(`download (127\.0\.0\.1:\d+)`)
+
+// checkPane checks the dashboard at w x h as the user sees it: the footer
+// with "? help" and "q quit"; the download peer (named in the header) on
+// the Peers panel's first row, "+N more" when a peer has no row; the
+// privacy figures (all combined, precision, entropy) before any chart and
+// a caption ("expected f...") above every chart; no log row cut with "…"
+// (lines wrap). At 80x24 the footer was cut before "? help", the Peers
+// panel showed the other peer alone; at 120x30 the Privacy panel dropped
+// "all combined", precision and entropy for a chart without caption; at
+// 160x48 log lines were cut mid-word.
+func checkPane(t *testing.T, screen string, w, h int) {
+	t.Helper()
+	lines := strings.Split(strings.TrimRight(screen, "\n"), "\n")
+	if f := lines[len(lines)-1]; !strings.Contains(f, "? help") || !strings.Contains(f, "q quit") {
+		t.Errorf("%dx%d: footer %q lacks ? help or q quit", w, h, f)
+	}
+	dl := downloadPeer.FindStringSubmatch(screen)
+	if dl == nil {
+		t.Fatalf("%dx%d: no download peer in the header:\n%s", w, h, screen)
+	}
+	for i, l := range lines {
+		if !strings.Contains(l, "Peers 2") {
+			continue
+		}
+		if i+2 >= len(lines) || !strings.Contains(lines[i+1], "address") || !strings.Contains(lines[i+2], "* "+dl[1]) {
+			t.Errorf("%dx%d: the Peers panel's first row is not the download peer %s:\n%s", w, h, dl[1], screen)
+		}
+		if strings.Count(screen, "NBW") < 2 && !strings.Contains(l, "+1 more") {
+			t.Errorf("%dx%d: one of 2 peers shown without +1 more:\n%s", w, h, screen)
+		}
+	}
+	figures := 0
+	for _, want := range []string{"all combined", "precision", "entropy"} {
+		i := strings.Index(screen, want)
+		if i < 0 {
+			t.Errorf("%dx%d: privacy figure %q missing:\n%s", w, h, want, screen)
+		}
+		figures = max(figures, i)
+	}
+	braille := func(l string) bool {
+		return strings.ContainsFunc(l, func(r rune) bool { return r >= 0x2800 && r <= 0x28ff })
+	}
+	for i, l := range lines {
+		if !braille(l) || i > 0 && braille(lines[i-1]) {
+			continue
+		}
+		if i == 0 || !strings.Contains(lines[i-1], "expected f") || strings.Index(screen, lines[i-1]) < figures {
+			t.Errorf("%dx%d: a chart without its caption under the figures:\n%s", w, h, screen)
+		}
+	}
+	if w < 160 {
+		return // the log pane has too few rows for some lines: enter on it shows one whole
+	}
+	inLog := false
+	for _, l := range lines {
+		if strings.Contains(l, "─ Log") {
+			inLog = true
+			continue
+		}
+		// the log is the right column: a cut row ends in "…" at its border
+		if inLog && strings.HasSuffix(strings.TrimRight(l, " "), "…│") {
+			t.Errorf("%dx%d: a log row cut: %q", w, h, l)
+		}
 	}
 }
