@@ -386,3 +386,87 @@ func syncReorgCase(t *testing.T, visible bool) {
 		}
 	}
 }
+
+// TestAddressAddedAfterSyncRescans adds, to a synced wallet, an address
+// that other users' transactions paid in its history: until the next sync
+// the wallet keeps its history confirmed (wallet txs showed it as mempool
+// with 0 confirmations, and the confirmed balance as 0, before) and says a
+// rescan is pending; the next sync rescans and ends equal to a wallet
+// created with that address from the start.
+func TestAddressAddedAfterSyncRescans(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts btcd")
+	}
+	h, truth := syncChain(t, testnet.ChainSpec{Blocks: 40, TxsPerBlock: 4, WatchAddrs: 5, SpendFraction: 0.3, Seed: 13})
+	peer, birthday := h.Node().P2PAddr(), itoa(truth.StartHeight+1)
+	addr := foreignAddressOnChain(t, h, truth)
+	a, b := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
+	first := runSyncJSON(t, "--datadir", a, "--network", "regtest", "--xpub", truth.Xpub, "--birthday", birthday, "--connect", peer)
+	checkAgainstTruth(t, first, truth)
+
+	code, out, errOut := runCLI(t, []string{"wallet", "add", "--datadir", a, "--address", addr})
+	if code != 0 || !strings.Contains(out, "rescans from the birthday") {
+		t.Fatalf("wallet add: %d %q %q", code, out, errOut)
+	}
+	code, out, _ = runCLI(t, []string{"wallet", "txs", "--datadir", a})
+	if code != 0 || strings.Contains(out, "mempool") || strings.Count(out, "rescan pending") != 1 ||
+		strings.Count(out, "\n") != len(truth.Txs)+2 {
+		t.Fatalf("wallet txs after the import: %d\n%s", code, out)
+	}
+	code, out, _ = runCLI(t, []string{"wallet", "balance", "--datadir", a, "--json"})
+	if code != 0 || !strings.Contains(out, fmt.Sprintf(`"confirmed": %d`, truth.Balance)) {
+		t.Fatalf("wallet balance after the import: %d\n%s", code, out)
+	}
+
+	again := runSyncJSON(t, "--datadir", a, "--connect", peer)
+	ref := runSyncJSON(t, "--datadir", b, "--network", "regtest", "--xpub", truth.Xpub, "--address", addr, "--birthday", birthday, "--connect", peer)
+	if len(again.Txs) <= len(truth.Txs) {
+		t.Errorf("the rescan found %d transactions, the xpub alone has %d: none of %s's", len(again.Txs), len(truth.Txs), addr)
+	}
+	if again.TipHeight != ref.TipHeight || again.BalanceSat != ref.BalanceSat || again.UnconfirmedSat != ref.UnconfirmedSat {
+		t.Errorf("after the rescan tip %d balance %d+%d, from the start %d %d+%d", again.TipHeight, again.BalanceSat,
+			again.UnconfirmedSat, ref.TipHeight, ref.BalanceSat, ref.UnconfirmedSat)
+	}
+	if fmt.Sprint(again.Txs) != fmt.Sprint(ref.Txs) || fmt.Sprint(again.UTXOs) != fmt.Sprint(ref.UTXOs) {
+		t.Errorf("after the rescan:\n%v\n%v\nfrom the start:\n%v\n%v", again.Txs, again.UTXOs, ref.Txs, ref.UTXOs)
+	}
+	code, out, _ = runCLI(t, []string{"wallet", "txs", "--datadir", a})
+	if code != 0 || strings.Contains(out, "rescan pending") {
+		t.Errorf("wallet txs after the rescan: %d\n%s", code, out)
+	}
+}
+
+// foreignAddressOnChain returns the address of an output of a transaction
+// above the wallet's birthday that is not the wallet's, and is spent later
+// or not: another user's address with history.
+func foreignAddressOnChain(t *testing.T, h *testnet.Harness, truth *testnet.Truth) string {
+	t.Helper()
+	ours := map[string]bool{}
+	for _, tx := range truth.Txs {
+		ours[tx.Txid.String()] = true
+	}
+	rpc := h.Node().RPC()
+	for height := truth.StartHeight + 2; height <= truth.TipHeight; height++ {
+		hash, err := rpc.GetBlockHash(int64(height))
+		if err != nil {
+			t.Fatal(err)
+		}
+		blk, err := rpc.GetBlock(hash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tx := range blk.Transactions[1:] {
+			if ours[tx.TxHash().String()] {
+				continue
+			}
+			for _, out := range tx.TxOut {
+				_, addrs, _, err := txscript.ExtractPkScriptAddrs(out.PkScript, h.Params())
+				if err == nil && len(addrs) == 1 {
+					return addrs[0].EncodeAddress()
+				}
+			}
+		}
+	}
+	t.Fatal("no foreign address on the chain")
+	return ""
+}
