@@ -167,8 +167,12 @@ type Config struct {
 	MinPeersWait time.Duration
 	// SideBranchMargin and MaxSideHeaders bound the side-branch headers
 	// the header store keeps (headers.DefaultSideBranchMargin and
-	// headers.DefaultMaxSideHeaders when 0); a peer sending headers past
-	// the bounds is scored (MisbehaviorLowWorkHeaders).
+	// headers.DefaultMaxSideHeaders when 0): a branch trailing by more
+	// than the margin is refused, and past MaxSideHeaders the branches
+	// with the least work are evicted, never the one that becomes best. A
+	// peer sending branches past the margin, whose branches are evicted
+	// or that holds more than a quarter of MaxSideHeaders is scored
+	// (MisbehaviorLowWorkHeaders).
 	SideBranchMargin, MaxSideHeaders int
 	// Decoys, from 0 (the default: none) to MaxDecoys, is how many
 	// graph-near decoys every filter holds beside the watcher's elements:

@@ -259,5 +259,11 @@
 // that are not in the merkleblock they follow, 64-byte txs and omissions
 // ban at once; headers that do not connect and unrequested txs cost half
 // the threshold; unmatched txs and stalls a fifth; unanswered batch
-// entries a tenth (misbehavior.go, banman.go). Bans persist in bans.json.
+// entries a tenth, and so do valid side branches that never become the
+// best chain: trailing by more than the side-branch margin, evicted by
+// the store's bound on side-branch headers (the least work goes first,
+// the branch that becomes best always gets in), or held beyond a quarter
+// of that bound by one peer (headersync.go). A branch that becomes best
+// never costs its sender anything (misbehavior.go, banman.go). Bans
+// persist in bans.json.
 package spv

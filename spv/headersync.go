@@ -1,8 +1,10 @@
 package spv
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/spv/headers"
@@ -45,6 +47,9 @@ func (m *manager) onHeaders(ps *peerState, msg *wire.MsgHeaders) {
 		hash, height := m.n.store.Tip()
 		m.n.publish(HeadersProgress{At: m.n.at(), Height: height, Hash: hash, PeerHeight: m.st.PeerHeight})
 	}
+	if m.noteSideBranch(ps, hdrs, res); !ps.ready {
+		return // banned for its side branches
+	}
 	last := hdrs[len(hdrs)-1].BlockHash()
 	lastHeight, herr := m.n.store.HeightByHash(last)
 	if herr == nil && !m.n.store.IsBest(last) {
@@ -62,7 +67,7 @@ func (m *manager) onHeaders(ps *peerState, msg *wire.MsgHeaders) {
 		switch {
 		case !errors.As(err, &ve):
 			m.fail(fmt.Errorf("%w: connect: %w", ErrHeaderStore, err))
-		case errors.Is(ve.Err, headers.ErrLowWorkBranch), errors.Is(ve.Err, headers.ErrSideBranchLimit):
+		case errors.Is(ve.Err, headers.ErrLowWorkBranch):
 			// Valid but useless: not stored, the peer scored, the
 			// sync goes on.
 			m.misbehave(ps, MisbehaviorLowWorkHeaders, ve.Error())
@@ -98,7 +103,10 @@ func (m *manager) onHeaders(ps *peerState, msg *wire.MsgHeaders) {
 	// Headers came: whatever the peer claimed, it serves them.
 	ps.lagSince, ps.lagRetry = timeZero, timeZero
 	if len(msg.Headers) == wire.MaxBlockHeadersPerMsg {
-		m.sendGetHeaders(ps)
+		// More follow: ask from the last one, as Core does. A locator
+		// from our best tip would get the same batch again when it is a
+		// side branch longer than one message (a deep reorg).
+		m.sendGetHeadersFrom(ps, last)
 		return
 	}
 	// A short reply ends the peer's chain: its height is now known, not
@@ -107,6 +115,109 @@ func (m *manager) onHeaders(ps *peerState, msg *wire.MsgHeaders) {
 	if herr == nil {
 		ps.lastBlock = lastHeight
 		ps.claimed, ps.claimSet = lastHeight, true
+	}
+}
+
+// Side branches a peer serves. A valid side-branch header is stored (a
+// reorg may need it) and costs its sender nothing at first: an honest peer
+// still on a competing tip serves one now and then. What is judged is
+// whether a peer's branches ever become the best chain: each peer's side
+// tips are kept (the last header of each batch it got stored off the best
+// chain; a batch that extends one replaces it) until they become best
+// (never scored) or are evicted by the store's bound (spv/headers
+// evict.go: the branches with the least work go first). The peer is
+// scored MisbehaviorLowWorkHeaders for every branch of its evicted,
+// later or at once, and for every batch that leaves it holding more than
+// a quarter of the bound in side-branch headers: one peer cannot fill the
+// bound for free, and no peer is scored for the branch that wins.
+const (
+	// maxSideTips bounds the side tips remembered per peer (the oldest
+	// is forgotten, unscored).
+	maxSideTips = 64
+)
+
+// noteSideBranch records the side branch a headers batch from ps left in
+// the store and scores what the bound evicted.
+func (m *manager) noteSideBranch(ps *peerState, hdrs []wire.BlockHeader, res headers.ConnectResult) {
+	if res.Dropped > 0 {
+		m.misbehave(ps, MisbehaviorLowWorkHeaders, fmt.Sprintf("side branch of %d headers evicted at once: less work than every stored side branch", res.Dropped))
+	}
+	if res.Accepted > 0 && ps.ready {
+		// The last stored header of the batch: a side tip unless on the
+		// best chain.
+		var tip chainhash.Hash
+		for i := len(hdrs) - 1; i >= 0; i-- {
+			if h := hdrs[i].BlockHash(); m.n.store.IsBest(h) {
+				break
+			} else if _, err := m.n.store.HeightByHash(h); err == nil {
+				tip = h
+				break
+			}
+		}
+		if tip != (chainhash.Hash{}) {
+			m.addSideTip(ps, tip, hdrs)
+		}
+	}
+	if res.Evicted > 0 || res.NewTip {
+		m.reviewSideTips()
+	}
+}
+
+// addSideTip records tip as one of ps's side tips, replacing those the
+// batch hdrs extends, and scores ps when its side tips hold more than a
+// quarter of the bound.
+func (m *manager) addSideTip(ps *peerState, tip chainhash.Hash, hdrs []wire.BlockHeader) {
+	inBatch := make(map[chainhash.Hash]bool, len(hdrs))
+	for i := range hdrs {
+		inBatch[hdrs[i].BlockHash()] = true
+	}
+	ps.sideTips = slices.DeleteFunc(ps.sideTips, func(h chainhash.Hash) bool { return inBatch[h] })
+	if len(ps.sideTips) == maxSideTips {
+		ps.sideTips = slices.Delete(ps.sideTips, 0, 1)
+	}
+	ps.sideTips = append(ps.sideTips, tip)
+	held := 0
+	for _, h := range ps.sideTips {
+		height, err := m.n.store.HeightByHash(h)
+		if err != nil {
+			continue
+		}
+		if fork, _, err := m.n.store.ForkPoint(h); err == nil {
+			held += int(height - fork)
+		}
+	}
+	if share := m.sideShare(); held > share {
+		m.misbehave(ps, MisbehaviorLowWorkHeaders, fmt.Sprintf("%d side-branch headers in %d branches, none the best chain (share %d)", held, len(ps.sideTips), share))
+	}
+}
+
+// sideShare is how many side-branch headers one peer's branches may hold
+// before each further batch scores it: a quarter of the store's bound.
+func (m *manager) sideShare() int {
+	return cmp.Or(m.n.cfg.MaxSideHeaders, headers.DefaultMaxSideHeaders) / 4
+}
+
+// reviewSideTips forgets the peers' side tips that became best (unscored)
+// and scores the peers whose tips the store evicted.
+func (m *manager) reviewSideTips() {
+	for ps := range m.peers {
+		evicted := 0
+		ps.sideTips = slices.DeleteFunc(ps.sideTips, func(h chainhash.Hash) bool {
+			if m.n.store.IsBest(h) {
+				return true
+			}
+			if _, err := m.n.store.HeightByHash(h); err != nil {
+				evicted++
+				return true
+			}
+			return false
+		})
+		for range evicted {
+			if !ps.ready {
+				break
+			}
+			m.misbehave(ps, MisbehaviorLowWorkHeaders, "side branch evicted for want of work: it never became the best chain")
+		}
 	}
 }
 
@@ -283,12 +394,25 @@ func (m *manager) onInv(ps *peerState, msg *wire.MsgInv) {
 // after an announcement). A lagging peer is asked again only from its
 // lagRetry on (reviewLagging).
 func (m *manager) sendGetHeaders(ps *peerState) {
+	m.sendGetHeadersFrom(ps, chainhash.Hash{})
+}
+
+// sendGetHeadersFrom is sendGetHeaders with a locator from the stored
+// header from (of any branch) instead of the best tip; a zero or unknown
+// hash means the best tip.
+func (m *manager) sendGetHeadersFrom(ps *peerState, from chainhash.Hash) {
 	now := m.n.clock.Now()
 	if !ps.lagSince.IsZero() && now.Before(ps.lagRetry) {
 		return
 	}
+	loc := m.n.store.Locator()
+	if from != (chainhash.Hash{}) {
+		if l, err := m.n.store.LocatorFrom(from); err == nil {
+			loc = l
+		}
+	}
 	msg := wire.NewMsgGetHeaders()
-	for _, h := range m.n.store.Locator() {
+	for _, h := range loc {
 		if err := msg.AddBlockLocatorHash(h); err != nil {
 			break // the locator is bounded well below the limit
 		}

@@ -2,13 +2,16 @@ package spv_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/spv"
+	"github.com/bloomwatch/bloomwatch/testnet"
 	"github.com/bloomwatch/bloomwatch/testnet/hostile"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/bloomwatch/bloomwatch/watch/watchtest"
+	"github.com/btcsuite/btcd/wire"
 )
 
 // TestHostilePeers syncs with a hostile peer listed first (so it serves
@@ -119,4 +122,135 @@ func TestSideBranchFloodIsBounded(t *testing.T) {
 	if count, tipH := n.Headers().Count(), tip; count > int(tipH)+1+10*15 {
 		t.Fatalf("%d headers stored for a %d-block chain: the flood was not bounded", count, tipH)
 	}
+}
+
+// TestHonestReorgAfterSideBranchFlood fills the side-branch bound (scaled
+// down to 2,000 headers) with a hostile peer's valid side branches, then
+// has the honest btcd reorganise one block deep, double-spending a wallet
+// payment the node had already applied: the node must follow the reorg
+// (the payment gone, its double spend in), ban no honest peer, and do the
+// same again after a restart on the full store. Before eviction the store
+// refused the honest branch ("too many side-branch headers"), also after
+// the restart, left the double-spent payment confirmed and scored btcd
+// for "low-work side-branch headers".
+func TestHonestReorgAfterSideBranchFlood(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts btcd")
+	}
+	const bound = 2000
+	h, k := demoHarness(t)
+	scripts := keyScripts(t, k, 4)
+	_, start, _ := h.Node().BestBlock()
+	truth := buildChain(t, h, k, scripts, 10, 1, 14)
+	_, tip, _ := h.Node().BestBlock()
+	hp, err := hostile.Start(context.Background(), hostile.Config{
+		Upstream: h.Node().RPC(), Params: h.Params(), Scenario: hostile.SideBranchFlood, FloodMessages: 8,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hp.Close()
+	btcd := h.Node().P2PAddr()
+	w := watchtest.NewMemWatcher(start+1, scripts...)
+	dir := t.TempDir()
+	cfg := spv.Config{
+		Network: regtest(t), DataDir: dir, Connect: []string{hp.Addr(), btcd},
+		Watcher: w, Log: testLogger(), RetryMin: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond,
+		MinPeers: 2, MinPeersWait: 5 * time.Second, MaxSideHeaders: bound,
+	}
+	n, err := spv.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	waitSynced(t, n, tip)
+	checkTruth(t, w, truth)
+	waitFor(t, func() bool { return n.Headers().SideHeaders() >= bound-bound/8 })
+	t.Logf("flood: %+v; %d side headers stored", hp.Stats(), n.Headers().SideHeaders())
+
+	reorg := func(n *spv.Node, round int) {
+		t.Helper()
+		orphan, err := h.NewTx([]*wire.TxOut{wire.NewTxOut(400_000, scripts[0])})
+		if err != nil {
+			t.Fatal(err)
+		}
+		winner, err := h.DoubleSpend(orphan, []*wire.TxOut{wire.NewTxOut(350_000, scripts[1])})
+		if err != nil {
+			t.Fatal(err)
+		}
+		main := h.Node()
+		res, err := h.Reorg(context.Background(), 1, testnet.ReorgOptions{
+			OrphanTxs: []*wire.MsgTx{orphan}, WinnerTxs: []*wire.MsgTx{winner},
+			AfterLosing: func() error {
+				losing, _, err := main.BestBlock()
+				if err != nil {
+					return err
+				}
+				deadline := time.Now().Add(20 * time.Second)
+				for n.Status().WatcherHash != *losing {
+					if time.Now().After(deadline) {
+						return fmt.Errorf("the node never applied the losing block: %+v", n.Status())
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+				if _, ok := w.Txs()[orphan.TxHash()]; !ok {
+					return fmt.Errorf("the payment of the losing block was not applied")
+				}
+				return nil
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		newTip := *res.New[len(res.New)-1]
+		deadline := time.Now().Add(30 * time.Second)
+		for n.Status().WatcherHash != newTip {
+			if time.Now().After(deadline) {
+				st := n.Status()
+				t.Fatalf("round %d: the node did not follow the honest reorg: watcher %d %v, headers %d, want %v at %d; bans %+v",
+					round, st.WatcherHeight, st.WatcherHash, st.HeaderHeight, newTip, res.TipHeight, n.Bans())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		got := w.Txs()
+		if _, ok := got[orphan.TxHash()]; ok {
+			t.Errorf("round %d: the double-spent payment is still confirmed", round)
+		}
+		if g, ok := got[winner.TxHash()]; !ok || g.Height != res.ForkHeight+1 {
+			t.Errorf("round %d: the double spend is missing or misplaced: %+v", round, g)
+		}
+		for _, b := range n.Bans() {
+			if b.Addr == btcd {
+				t.Errorf("round %d: the honest btcd was banned: %+v", round, b)
+			}
+		}
+		if side := n.Headers().SideHeaders(); side > bound {
+			t.Errorf("round %d: %d side headers stored, bound %d", round, side, bound)
+		}
+	}
+	reorg(n, 1)
+	if err := n.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	// A restart on the full store, the honest btcd alone.
+	cfg.Connect, cfg.MinPeers = []string{btcd}, 1
+	n2, err := spv.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n2.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer n2.Stop()
+	t.Logf("after the restart: %d side headers", n2.Headers().SideHeaders())
+	_, tip, _ = h.Node().BestBlock()
+	waitSynced(t, n2, tip)
+	reorg(n2, 2)
+	flooder := false
+	for _, b := range n2.Bans() {
+		flooder = flooder || b.Addr == hp.Addr()
+	}
+	t.Logf("flooding peer banned: %v (bans %+v)", flooder, n2.Bans())
 }

@@ -136,65 +136,70 @@ func (s *simServer) deliver(msg wire.Message) {
 // run answers queued requests until there are none.
 func (s *simServer) run() {
 	for len(s.queue) > 0 {
-		msg := s.queue[0]
-		s.queue = s.queue[1:]
-		switch msg := msg.(type) {
-		case *wire.MsgFilterLoad:
-			f, err := bip37.LoadFilter(msg)
-			if err != nil {
-				s.t.Fatal(err)
+		s.runOne()
+	}
+}
+
+// runOne answers the first queued request.
+func (s *simServer) runOne() {
+	msg := s.queue[0]
+	s.queue = s.queue[1:]
+	switch msg := msg.(type) {
+	case *wire.MsgFilterLoad:
+		f, err := bip37.LoadFilter(msg)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		f.SetRules(s.rules)
+		s.filter = f
+	case *wire.MsgGetHeaders:
+		s.deliver(s.headersAfter(msg.BlockLocatorHashes))
+	case *wire.MsgGetData:
+		var nf *wire.MsgNotFound
+		for _, iv := range msg.InvList {
+			if tx := s.mempool[iv.Hash]; tx != nil && iv.Type == wire.InvTypeTx {
+				s.deliver(tx)
+				continue
 			}
-			f.SetRules(s.rules)
-			s.filter = f
-		case *wire.MsgGetHeaders:
-			s.deliver(s.headersAfter(msg.BlockLocatorHashes))
-		case *wire.MsgGetData:
-			var nf *wire.MsgNotFound
-			for _, iv := range msg.InvList {
-				if tx := s.mempool[iv.Hash]; tx != nil && iv.Type == wire.InvTypeTx {
-					s.deliver(tx)
-					continue
-				}
-				b := s.blocks[iv.Hash]
-				if iv.Type == wire.InvTypeBlock && b != nil && !s.noFullBlocks {
-					s.deliver(b)
-					continue
-				}
-				if iv.Type != wire.InvTypeFilteredBlock || b == nil {
-					if nf == nil {
-						nf = wire.NewMsgNotFound()
-					}
-					_ = nf.AddInvVect(iv)
-					continue
-				}
-				mb, idx := bip37.FilterBlock(s.filter, b)
-				txs := make([]*wire.MsgTx, len(idx))
-				for i, j := range idx {
-					txs[i] = b.Transactions[j]
-				}
-				if s.tamper != nil {
-					mb, txs = s.tamper(mb, txs)
-				}
-				s.deliver(mb)
-				for _, tx := range txs {
-					s.deliver(tx)
-				}
+			b := s.blocks[iv.Hash]
+			if iv.Type == wire.InvTypeBlock && b != nil && !s.noFullBlocks {
+				s.deliver(b)
+				continue
 			}
-			if nf != nil {
-				s.deliver(nf)
-			}
-		case *wire.MsgPing:
-			s.deliver(wire.NewMsgPong(msg.Nonce))
-		case *wire.MsgMemPool:
-			inv := wire.NewMsgInv()
-			for id, tx := range s.mempool {
-				if s.filter.MatchTxAndUpdate(tx) {
-					_ = inv.AddInvVect(wire.NewInvVect(wire.InvTypeTx, &id))
+			if iv.Type != wire.InvTypeFilteredBlock || b == nil {
+				if nf == nil {
+					nf = wire.NewMsgNotFound()
 				}
+				_ = nf.AddInvVect(iv)
+				continue
 			}
-			if len(inv.InvList) > 0 {
-				s.deliver(inv)
+			mb, idx := bip37.FilterBlock(s.filter, b)
+			txs := make([]*wire.MsgTx, len(idx))
+			for i, j := range idx {
+				txs[i] = b.Transactions[j]
 			}
+			if s.tamper != nil {
+				mb, txs = s.tamper(mb, txs)
+			}
+			s.deliver(mb)
+			for _, tx := range txs {
+				s.deliver(tx)
+			}
+		}
+		if nf != nil {
+			s.deliver(nf)
+		}
+	case *wire.MsgPing:
+		s.deliver(wire.NewMsgPong(msg.Nonce))
+	case *wire.MsgMemPool:
+		inv := wire.NewMsgInv()
+		for id, tx := range s.mempool {
+			if s.filter.MatchTxAndUpdate(tx) {
+				_ = inv.AddInvVect(wire.NewInvVect(wire.InvTypeTx, &id))
+			}
+		}
+		if len(inv.InvList) > 0 {
+			s.deliver(inv)
 		}
 	}
 }

@@ -48,9 +48,11 @@ const (
 	// transaction matching its filter out of a merkle block.
 	MisbehaviorOmittedTx
 	// MisbehaviorLowWorkHeaders: valid headers of a side branch too far
-	// below the best chain's work to be stored, or past the bound on
-	// side-branch headers (spv/headers): cheap to make on networks with
-	// minimum-difficulty blocks, useless to the node.
+	// below the best chain's work to be stored, or side branches that
+	// never became the best chain: evicted by the bound on side-branch
+	// headers (spv/headers), or more of them than a peer's share
+	// (headersync.go): cheap to make on networks with minimum-difficulty
+	// blocks, useless to the node.
 	MisbehaviorLowWorkHeaders
 	// MisbehaviorInvalidTx: a transaction no valid block can hold (btcd's
 	// CheckTransactionSanity: no inputs or outputs, an output value

@@ -81,6 +81,9 @@ type peerState struct {
 	// announced is the last block the peer announced by inv while the
 	// header store did not know it (zero: none).
 	announced chainhash.Hash
+	// sideTips are the tips of the side branches the peer got stored
+	// that have not become best (headersync.go, noteSideBranch).
+	sideTips []chainhash.Hash
 	// lagSince is when the peer, claiming more than our tip, gave no
 	// headers (zero: not lagging); lagRetry is when it is asked again.
 	lagSince, lagRetry time.Time

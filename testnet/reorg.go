@@ -28,6 +28,12 @@ type ReorgOptions struct {
 	// transactions). The default (submitblock, no sync peer) leaves a
 	// clean mempool.
 	P2P bool
+	// AfterLosing, when set, is called once the losing branch is mined on
+	// the main node and before the winning branch reaches it: a test
+	// waits there until its client has followed the losing branch (a
+	// client that never saw it has no reorg to follow). It must not call
+	// the Harness (its lock is held); an error ends the Reorg.
+	AfterLosing func() error
 }
 
 // ReorgResult describes a finished reorganisation of the main node.
@@ -78,6 +84,11 @@ func (h *Harness) Reorg(ctx context.Context, depth int, opts ReorgOptions) (Reor
 	orphanBlocks, err := h.mineBranch(n1, depth, opts.OrphanTxs)
 	if err != nil {
 		return res, fmt.Errorf("testnet: reorg losing branch: %w", err)
+	}
+	if opts.AfterLosing != nil {
+		if err := opts.AfterLosing(); err != nil {
+			return res, fmt.Errorf("testnet: reorg after the losing branch: %w", err)
+		}
 	}
 	winBlocks, err := h.mineBranch(n2, depth+1, opts.WinnerTxs)
 	if err != nil {

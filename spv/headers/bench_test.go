@@ -468,3 +468,54 @@ func childRSS(b *testing.B, dir string) (grow, total int64, count int) {
 	b.Fatalf("child printed no RSS: %s", out)
 	return 0, 0, 0
 }
+
+// BenchmarkSideBranchEviction connects 500-header side branches (forking
+// 600 blocks below the tip) into a 100,000-header store. "append" has a
+// bound no branch reaches (the baseline: validation, one append and an
+// fsync); "evict" a bound of 2,000, so that every branch evicts the one
+// before it (or itself) and headers.dat is rewritten (evict.go). Both report
+// ms/batch; the ratio is what an eviction costs over a plain batch.
+func BenchmarkSideBranchEviction(b *testing.B) {
+	const n = 100_000
+	chain := benchChain("regtest", n)
+	net := mustNetNoT("regtest")
+	for _, c := range []struct {
+		name  string
+		bound int
+	}{{"append", 10_000_000}, {"evict", 2000}} {
+		b.Run(c.name, func(b *testing.B) {
+			s, err := Open(b.TempDir(), net, WithClock(fixedClock), WithSideBranchLimits(0, c.bound))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			connectAll(b, s, chain)
+			fork, _ := s.HashByHeight(n - 600)
+			branch := uint32(0)
+			// Four branches fill the bound of 2,000: from then on each
+			// batch evicts.
+			for range 4 {
+				branch++
+				if _, err := s.Connect(mineOn(b, s, fork, 500, 600, 1000+branch)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			evicted := 0
+			for b.Loop() {
+				b.StopTimer()
+				branch++
+				hs := mineOn(b, s, fork, 500, 600, 1000+branch)
+				b.StartTimer()
+				res, err := s.Connect(hs)
+				if err != nil {
+					b.Fatal(err)
+				}
+				evicted += res.Evicted
+			}
+			if c.bound == 2000 && evicted < b.N {
+				b.Fatalf("%d evicted in %d batches", evicted, b.N)
+			}
+			b.ReportMetric(b.Elapsed().Seconds()*1000/float64(b.N), "ms/batch")
+		})
+	}
+}

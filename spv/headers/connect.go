@@ -123,7 +123,6 @@ func (s *Store) Connect(hdrs []wire.BlockHeader) (ConnectResult, error) {
 				verr = &ValidationError{Index: i, Hash: hash, Height: n.height, Err: err, Detail: detail}
 				break
 			}
-			s.side++
 		}
 		idx := s.nodes.push(n)
 		if int(idx)-s.index.count >= indexBehind {
@@ -138,7 +137,24 @@ func (s *Store) Connect(hdrs []wire.BlockHeader) (ConnectResult, error) {
 
 	s.indexNew()
 	res := ConnectResult{Accepted: s.nodes.len() - int(firstNew)}
-	if res.Accepted > 0 {
+	var storeErr error
+	switch {
+	case res.Accepted > 0 && s.overBudget(bestNew):
+		remap, evicted, err := s.evictSide(firstNew, bestNew)
+		if remap == nil {
+			s.dropBatch(firstNew)
+			return ConnectResult{}, err
+		}
+		storeErr = err
+		res.Evicted = evicted
+		for _, j := range remap[firstNew:] {
+			if j < 0 {
+				res.Accepted--
+				res.Dropped++
+			}
+		}
+		bestNew, oldTip = remap[bestNew], remap[oldTip]
+	case res.Accepted > 0:
 		if err := s.flush(firstNew); err != nil {
 			return ConnectResult{}, err
 		}
@@ -147,6 +163,9 @@ func (s *Store) Connect(hdrs []wire.BlockHeader) (ConnectResult, error) {
 		res.NewTip = true
 		res.Reorg = s.setBest(bestNew, oldTip)
 		s.tipHdr = hdrs[bestHdr]
+	}
+	if storeErr != nil {
+		return res, fmt.Errorf("headers: sync dir after evicting side branches: %w", storeErr)
 	}
 	if verr != nil {
 		return res, verr
@@ -185,8 +204,9 @@ func (s *Store) indexNew() {
 //     (ErrLowWorkBranch): on testnets the 20-minute rule and the two-hour
 //     future limit then bound each such branch to about half the margin in
 //     minimum-difficulty headers;
-//   - at most DefaultMaxSideHeaders side-branch headers are stored in all
-//     (ErrSideBranchLimit).
+//   - at most DefaultMaxSideHeaders side-branch headers stay stored: past
+//     that the side branches with the least work are evicted (evict.go),
+//     never the branch that becomes the best chain.
 //
 // A deep reorg delivered from further back than the margin is refused: the
 // price of the bound, and about two weeks of a real network's work.
@@ -210,9 +230,6 @@ func (s *Store) admitSide(w work, best int32) (string, error) {
 	if w.cmp(floor) < 0 {
 		return fmt.Sprintf("branch work %v, best chain %v minus %d blocks at the tip's difficulty", w.big(), b.work.big(), s.sideMargin), ErrLowWorkBranch
 	}
-	if s.side >= s.maxSide {
-		return fmt.Sprintf("%d side-branch headers stored", s.side), ErrSideBranchLimit
-	}
 	return "", nil
 }
 
@@ -230,12 +247,7 @@ func (s *Store) flush(firstNew int32) error {
 	s.mu.Lock()
 	if err != nil {
 		_ = s.f.Truncate(s.size) // best effort; Open drops a torn tail anyway
-		for i := int32(s.nodes.len()) - 1; i >= firstNew; i-- {
-			s.index.remove(&s.nodes, i)
-		}
-		s.nodes.truncate(firstNew)
-		s.pending = s.pending[:0]
-		s.memo = walkMemo{} // it may name a removed index
+		s.dropBatch(firstNew)
 		return fmt.Errorf("headers: append to %s: %w", s.path, err)
 	}
 	s.size += int64(len(s.pending))
@@ -245,6 +257,17 @@ func (s *Store) flush(firstNew int32) error {
 		s.pending = s.pending[:0]
 	}
 	return nil
+}
+
+// dropBatch removes the nodes from firstNew on (a batch that could not be
+// written) from memory.
+func (s *Store) dropBatch(firstNew int32) {
+	for i := int32(s.nodes.len()) - 1; i >= firstNew; i-- {
+		s.index.remove(&s.nodes, i)
+	}
+	s.nodes.truncate(firstNew)
+	s.pending = s.pending[:0]
+	s.memo = walkMemo{} // it may name a removed index
 }
 
 // setBest makes node newTip the best tip and returns the reorganization, or

@@ -26,9 +26,10 @@
 // format version, the network's wire magic and its genesis hash. Records of
 // 84 bytes follow, one per accepted header in the order accepted (a parent is
 // always before its children): the 80-byte wire header and a CRC-32C of it.
-// Records are only ever appended, and fsynced at the end of every Connect
-// batch; a reorganization writes nothing (the best chain is recomputed from
-// the cumulative work when the file is opened). A partial last record (a
+// Records are appended and fsynced at the end of every Connect batch; a
+// reorganization writes nothing (the best chain is recomputed from the
+// cumulative work when the file is opened). When side-branch headers are
+// evicted (evict.go) the file is rewritten without them, atomically. A partial last record (a
 // crash during an append) is truncated on open and reported; anything else
 // that does not parse, link or carry valid proof of work is ErrCorrupt.
 //

@@ -49,10 +49,6 @@ var (
 	// plausibly become the best one, and that costs an attacker little on
 	// networks with minimum-difficulty blocks. It is not stored.
 	ErrLowWorkBranch = errors.New("headers: side branch far below the best chain's work")
-
-	// ErrSideBranchLimit means the store already holds MaxSideHeaders
-	// headers off the best chain; the header is not stored.
-	ErrSideBranchLimit = errors.New("headers: too many side-branch headers")
 )
 
 // Store-level errors.

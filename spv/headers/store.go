@@ -36,8 +36,8 @@ func WithClock(clock func() time.Time) Option {
 
 // WithSideBranchLimits sets how many blocks' work a side branch may trail
 // the best chain by (DefaultSideBranchMargin) and how many side-branch
-// headers are stored at most (DefaultMaxSideHeaders); values below 1 keep
-// the defaults.
+// headers stay stored at most (DefaultMaxSideHeaders; those with the least
+// work are evicted past it); values below 1 keep the defaults.
 func WithSideBranchLimits(margin, maxSide int) Option {
 	return func(c *config) {
 		if margin > 0 {
@@ -79,8 +79,7 @@ type Store struct {
 	closed  bool
 	pending []byte // records of the batch being connected
 	memo    walkMemo
-	side    int // headers stored off the best chain when stored
-	// sideMargin and maxSide bound side branches (connect.go).
+	// sideMargin and maxSide bound side branches (connect.go, evict.go).
 	sideMargin, maxSide int
 }
 
@@ -106,6 +105,13 @@ type ConnectResult struct {
 	// Reorg is set when the best chain moved to another branch (not a
 	// plain extension of the old tip).
 	Reorg *Reorg
+	// Evicted is the number of side-branch headers evicted to keep the
+	// bound (evict.go), of this batch or earlier ones.
+	Evicted int
+	// Dropped is the number of this batch's new headers that were valid
+	// but evicted at once (their side branch had the least work of all);
+	// Accepted does not count them.
+	Dropped int
 }
 
 // Open opens (creating it if needed) the header store of net in dir. The
@@ -181,9 +187,29 @@ func open(dir string, net *netparams.Network, r *rules, cfg config, lock *os.Fil
 	for i := tip; i != noParent; i = s.nodes.at(i).parent {
 		s.best[s.nodes.at(i).height] = i
 	}
-	s.side = s.nodes.len() - len(s.best)
+	if s.overBudget(tip) {
+		// More side-branch headers than the bound (a lower bound than
+		// the file was written with): evict as Connect would have.
+		oldSize := s.size
+		remap, evicted, err := s.evictSide(int32(s.nodes.len()), tip)
+		if remap == nil {
+			f.Close()
+			return nil, err
+		}
+		tip = remap[tip]
+		if err != nil {
+			s.f.Close()
+			return nil, err
+		}
+		rp := Repair{Path: path, OldSize: oldSize, NewSize: s.size, Dropped: evicted,
+			Reason: fmt.Sprintf("side-branch headers above the bound of %d evicted, least work first", s.maxSide)}
+		s.repairs = append(s.repairs, rp)
+		if cfg.repair != nil {
+			cfg.repair(rp)
+		}
+	}
 	if s.tipHdr, err = s.readHeader(tip); err != nil {
-		f.Close()
+		s.f.Close()
 		return nil, err
 	}
 	return s, nil
