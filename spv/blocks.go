@@ -75,8 +75,8 @@ func (m *manager) endStream(ps *peerState) {
 // asked for, or a violation.
 func (m *manager) onTx(ps *peerState, tx *wire.MsgTx) {
 	txid := tx.TxHash()
-	ps.lastAnswer = m.n.clock.Now()
 	if pb := ps.cur; pb != nil && pb.want(txid) {
+		ps.lastAnswer = m.n.clock.Now()
 		pb.txs[txid] = tx
 		if len(pb.txs) == len(pb.matches) {
 			ps.cur, ps.after = nil, pb
@@ -85,6 +85,7 @@ func (m *manager) onTx(ps *peerState, tx *wire.MsgTx) {
 		return
 	}
 	if tr, ok := ps.txReqs[txid]; ok {
+		ps.lastAnswer = m.n.clock.Now()
 		delete(ps.txReqs, txid)
 		if tr.block == nil {
 			m.onMempoolTx(ps, tx)
@@ -244,7 +245,6 @@ func (m *manager) retryBlock(pb *pendingBlock, why string) {
 // onNotFound handles blocks or txs the peer says it does not have.
 func (m *manager) onNotFound(ps *peerState, msg *wire.MsgNotFound) {
 	m.endStream(ps)
-	ps.lastAnswer = m.n.clock.Now()
 	for _, iv := range msg.InvList {
 		switch iv.Type {
 		case wire.InvTypeFilteredBlock, wire.InvTypeFilteredWitnessBlock:
@@ -252,6 +252,7 @@ func (m *manager) onNotFound(ps *peerState, msg *wire.MsgNotFound) {
 				if r.hash != iv.Hash {
 					continue
 				}
+				ps.lastAnswer = m.n.clock.Now()
 				ps.reqs = append(ps.reqs[:j], ps.reqs[j+1:]...)
 				wanted := !r.stale && r.check == nil
 				liveCheck := !r.stale && r.check != nil
@@ -272,6 +273,7 @@ func (m *manager) onNotFound(ps *peerState, msg *wire.MsgNotFound) {
 			}
 		case wire.InvTypeBlock, wire.InvTypeWitnessBlock:
 			if _, ok := ps.fullReqs[iv.Hash]; ok {
+				ps.lastAnswer = m.n.clock.Now()
 				delete(ps.fullReqs, iv.Hash)
 				// Inconclusive: a peer that serves filtered blocks
 				// but not the block itself is scored as not serving.
@@ -282,6 +284,7 @@ func (m *manager) onNotFound(ps *peerState, msg *wire.MsgNotFound) {
 			if !ok {
 				continue
 			}
+			ps.lastAnswer = m.n.clock.Now()
 			delete(ps.txReqs, iv.Hash)
 			if tr.block != nil {
 				m.retryBlock(tr.block, fmt.Sprintf("matched tx %v not found", iv.Hash))

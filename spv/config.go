@@ -109,8 +109,11 @@ type Config struct {
 	// Window is the number of blocks requested ahead of the watcher
 	// (filterpolicy.DefaultWindow).
 	Window int
-	// StallTimeout disconnects a peer that leaves a request unanswered
-	// this long (DefaultStallTimeout).
+	// StallTimeout disconnects a peer that makes no progress on what it
+	// owes (filtered blocks, transactions, full blocks, a batch's pong)
+	// or leaves a getheaders unanswered this long (DefaultStallTimeout).
+	// Progress is an answer to a request: other messages, such as an
+	// unsolicited empty headers, do not count.
 	StallTimeout time.Duration
 	// RetryMin and RetryMax bound the reconnect backoff.
 	RetryMin, RetryMax time.Duration

@@ -77,7 +77,12 @@
 // getheaders and is not lagging, the watcher is at the header tip, no
 // omission check is in flight, and the chain has the network's minimum
 // work. The stall timeout (Config.StallTimeout) is the last resort, for a
-// peer that answers not even the ping. The fence's nonce is unique within
+// peer that answers not even the ping. It measures progress, not traffic:
+// the time since the peer last answered the data it owes (a merkleblock,
+// tx, block or notfound for a request, a batch's pong) and the age of an
+// unanswered getheaders; a download peer that stops answering its batch
+// and sends empty headers messages instead is dropped all the same and
+// another peer takes over. The fence's nonce is unique within
 // the node, so it is never mistaken for a batch's ping (ps.pings).
 //
 // # Servers: assumptions reviewed

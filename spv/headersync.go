@@ -26,7 +26,6 @@ const maxUnconnectingHeaders = 10
 func (m *manager) onHeaders(ps *peerState, msg *wire.MsgHeaders) {
 	solicited := !ps.headersReq.IsZero()
 	ps.headersReq = timeZero
-	ps.lastAnswer = m.n.clock.Now()
 	if len(msg.Headers) == 0 {
 		// Nothing after our locator (Core and btcd send an empty
 		// reply; Core also while below its minimum chain work): the
@@ -365,7 +364,7 @@ func (m *manager) onInv(ps *peerState, msg *wire.MsgInv) {
 		}
 	}
 	if gd != nil {
-		if !ps.busy() {
+		if !ps.owesData() {
 			ps.lastAnswer = m.n.clock.Now()
 		}
 		ps.send(gd)
@@ -417,9 +416,6 @@ func (m *manager) sendGetHeadersFrom(ps *peerState, from chainhash.Hash) {
 			break // the locator is bounded well below the limit
 		}
 	}
-	if !ps.busy() {
-		ps.lastAnswer = now
-	}
 	ps.send(msg)
 	ps.headersReq = now
 	// The fence's nonce is unique within the node, so it never names a
@@ -438,7 +434,6 @@ func (m *manager) onFencePong(ps *peerState, nonce uint64) bool {
 		return false
 	}
 	ps.fence = 0
-	ps.lastAnswer = m.n.clock.Now()
 	m.endStream(ps)
 	if !ps.headersReq.IsZero() {
 		m.noHeaders(ps, "no headers before the fence's pong")

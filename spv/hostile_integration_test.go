@@ -254,3 +254,59 @@ func TestHonestReorgAfterSideBranchFlood(t *testing.T) {
 	}
 	t.Logf("flooding peer banned: %v (bans %+v)", flooder, n2.Bans())
 }
+
+// TestKeepAliveStallIsReplaced syncs from a download peer that stops
+// answering its batch half-way and then sends an empty headers message
+// every second (hostile StallKeepAlive), with an idle honest btcd beside
+// it: messages that make no progress must not reset the stall timer, so
+// the peer is dropped as stalled after StallTimeout and btcd finishes the
+// sync. Before, every headers message reset the timer and the sync stayed
+// stuck half-way for as long as the peer kept it up.
+func TestKeepAliveStallIsReplaced(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts btcd")
+	}
+	h, k := demoHarness(t)
+	scripts := keyScripts(t, k, 4)
+	_, start, _ := h.Node().BestBlock()
+	truth := buildChain(t, h, k, scripts, 40, 1, 15)
+	_, tip, _ := h.Node().BestBlock()
+	hp, err := hostile.Start(context.Background(), hostile.Config{
+		Upstream: h.Node().RPC(), Params: h.Params(), Scenario: hostile.StallKeepAlive, KeepAliveInterval: time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hp.Close()
+	w := watchtest.NewMemWatcher(start+1, scripts...)
+	n, err := spv.New(spv.Config{
+		Network: regtest(t), DataDir: t.TempDir(), Connect: []string{hp.Addr(), h.Node().P2PAddr()},
+		Watcher: w, Log: testLogger(), RetryMin: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond,
+		StallTimeout: 3 * time.Second, TickInterval: 200 * time.Millisecond, MinPeers: 2, MinPeersWait: 5 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := n.Subscribe()
+	defer sub.Cancel()
+	if err := n.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer n.Stop()
+	waitSynced(t, n, tip)
+	checkTruth(t, w, truth)
+	if st := hp.Stats(); st.Applied == 0 || st.Sent["headers"] < 2 {
+		t.Fatalf("the stall with keep-alive never happened: %+v", st)
+	}
+	deadline := time.After(10 * time.Second)
+	for stalled := false; !stalled; {
+		select {
+		case ev := <-sub.Events():
+			if d, ok := ev.(spv.PeerDisconnected); ok && d.Addr == hp.Addr() && d.Reason == "stalled" {
+				stalled = true
+			}
+		case <-deadline:
+			t.Fatalf("the stalling peer was not dropped as stalled")
+		}
+	}
+}

@@ -369,18 +369,29 @@ func (m *manager) misbehave(ps *peerState, kind Misbehavior, detail string) {
 	ps.p.Disconnect()
 }
 
-// onTick runs housekeeping: stall detection and peer snapshots.
+// onTick runs housekeeping: stall detection and peer snapshots. A peer
+// stalls when it owes data and made no progress on it (lastAnswer) for
+// StallTimeout, or left a getheaders unanswered that long. Progress is an
+// answer to a request, never any message: a download peer that stopped
+// answering its batch and sends empty headers messages (which reset a
+// message timer) is dropped all the same, and another takes over.
 func (m *manager) onTick(now time.Time) {
+	timeout := m.n.cfg.StallTimeout
 	for ps := range m.peers {
-		if !ps.busy() {
+		if !ps.owesData() {
 			ps.lastAnswer = now
-			continue
 		}
-		if now.Sub(ps.lastAnswer) < m.n.cfg.StallTimeout {
+		var why string
+		switch {
+		case ps.owesData() && now.Sub(ps.lastAnswer) >= timeout:
+			why = fmt.Sprintf("no block, transaction or pong it owes for %v", timeout)
+		case !ps.headersReq.IsZero() && now.Sub(ps.headersReq) >= timeout:
+			why = fmt.Sprintf("no answer to getheaders for %v", timeout)
+		default:
 			continue
 		}
 		ps.lastAnswer = now
-		m.misbehave(ps, MisbehaviorStall, fmt.Sprintf("no answer for %v", m.n.cfg.StallTimeout))
+		m.misbehave(ps, MisbehaviorStall, why)
 		if ps.ready {
 			m.dropPeer(ps, "stalled")
 			ps.p.Disconnect()
@@ -625,7 +636,7 @@ func (m *manager) sendBatch(ps *peerState, reqs []*blockReq) {
 	if !m.recordRequests(ps, reqs) {
 		return
 	}
-	if !ps.busy() {
+	if !ps.owesData() {
 		ps.lastAnswer = m.n.clock.Now()
 	}
 	ps.batch++

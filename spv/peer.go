@@ -66,9 +66,15 @@ type peerState struct {
 	batch        uint64        // batch counter; a ping nonce names a batch
 	pings        map[uint64]uint64
 	txReqs       map[chainhash.Hash]*txReq
-	lastAnswer   time.Time // last message that answered a request
-	mempoolSent  bool
-	misbehaved   bool
+	// lastAnswer is when the peer last made progress on the data it owes
+	// (owesData): a merkleblock, tx, block or notfound answering a
+	// request, or the pong closing a batch; or when it began to owe
+	// some. Other messages (an unsolicited headers or inv, a notfound
+	// for nothing asked) never move it. A getheaders is timed from
+	// headersReq.
+	lastAnswer  time.Time
+	mempoolSent bool
+	misbehaved  bool
 	// fence is the nonce of the ping sent right after the outstanding
 	// getheaders (0: none): its pong with no headers before it means
 	// the peer gave nothing (headersync.go, onFencePong).
@@ -103,7 +109,13 @@ func (ps *peerState) send(msg wire.Message) {
 
 // busy reports whether the peer owes us an answer.
 func (ps *peerState) busy() bool {
-	return len(ps.reqs) > 0 || !ps.headersReq.IsZero() || len(ps.txReqs) > 0 || len(ps.pings) > 0 || len(ps.fullReqs) > 0
+	return ps.owesData() || !ps.headersReq.IsZero()
+}
+
+// owesData reports whether the peer owes us blocks, transactions or a
+// batch's pong.
+func (ps *peerState) owesData() bool {
+	return len(ps.reqs) > 0 || len(ps.txReqs) > 0 || len(ps.pings) > 0 || len(ps.fullReqs) > 0
 }
 
 // info returns the peer's public description.

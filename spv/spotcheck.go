@@ -252,7 +252,7 @@ func (m *manager) unchecked(p *checkPlan, why string) {
 
 // sendFullBlockReq asks ps for a whole block, closed by a ping.
 func (m *manager) sendFullBlockReq(ps *peerState, c *spotCheck) {
-	if !ps.busy() {
+	if !ps.owesData() {
 		ps.lastAnswer = m.n.clock.Now()
 	}
 	ps.batch++

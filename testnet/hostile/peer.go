@@ -27,6 +27,9 @@ const (
 	// DefaultOmitRate is the share of blocks with matches in which
 	// OmitRandomMatch lies.
 	DefaultOmitRate = 0.2
+	// DefaultKeepAliveInterval is how often StallKeepAlive sends its
+	// empty headers message.
+	DefaultKeepAliveInterval = 2 * time.Second
 	// handshakeTimeout bounds the wait for the node's version message.
 	handshakeTimeout = 10 * time.Second
 	// writeTimeout bounds each write, so a node that stops reading cannot
@@ -72,6 +75,9 @@ type Config struct {
 	Seed int64
 	// Now is the clock of HeaderTimeTooNew (default time.Now).
 	Now func() time.Time
+	// KeepAliveInterval is how often StallKeepAlive sends an empty
+	// headers message once stalled (default DefaultKeepAliveInterval).
+	KeepAliveInterval time.Duration
 }
 
 // withDefaults validates cfg and fills its defaults.
@@ -112,6 +118,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.KeepAliveInterval <= 0 {
+		cfg.KeepAliveInterval = DefaultKeepAliveInterval
 	}
 	return cfg, nil
 }

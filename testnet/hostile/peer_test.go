@@ -612,18 +612,27 @@ func TestInvFlood(t *testing.T) {
 }
 
 func TestMidBatch(t *testing.T) {
-	for _, s := range []Scenario{StallMidBatch, DisconnectMidBatch} {
+	for _, s := range []Scenario{StallMidBatch, StallKeepAlive, DisconnectMidBatch} {
 		t.Run(string(s), func(t *testing.T) {
-			p := startPeer(t, s, nil)
+			p := startPeer(t, s, func(c *Config) { c.KeepAliveInterval = 200 * time.Millisecond })
 			c := dial(t, p)
-			blocks, _, pong, disc := loadAndFetch(t, c, 3*time.Second)
+			blocks, loose, pong, disc := loadAndFetch(t, c, 3*time.Second)
 			if pong || len(blocks) != testBlocks/2 {
 				t.Fatalf("pong %v, %d merkleblocks, want %d and no pong", pong, len(blocks), testBlocks/2)
+			}
+			keepAlives := 0
+			for _, m := range loose {
+				if h, ok := m.(*wire.MsgHeaders); ok && len(h.Headers) == 0 {
+					keepAlives++
+				}
+			}
+			if (keepAlives >= 3) != (s == StallKeepAlive) {
+				t.Errorf("%d empty headers messages in 3 s", keepAlives)
 			}
 			if disc != (s == DisconnectMidBatch) {
 				t.Errorf("disconnected %v", disc)
 			}
-			if s == StallMidBatch && !c.p.Connected() {
+			if s != DisconnectMidBatch && !c.p.Connected() {
 				t.Error("stalling peer dropped the connection")
 			}
 		})

@@ -87,6 +87,10 @@ const (
 	// getdata batch and then stops answering anything (no pong), keeping
 	// the connection open.
 	StallMidBatch Scenario = "stall-mid-batch"
+	// StallKeepAlive is StallMidBatch with a keep-alive: after it stops
+	// answering, it sends an empty headers message every
+	// Config.KeepAliveInterval, which makes no progress.
+	StallKeepAlive Scenario = "stall-keep-alive"
 	// DisconnectMidBatch answers the first half of the first
 	// filtered-block getdata batch and then closes the connection.
 	DisconnectMidBatch Scenario = "disconnect-mid-batch"
@@ -161,6 +165,7 @@ var scenarios = map[Scenario]info{
 	Garbage:              {ReactDisconnect, "a well-framed message whose payload is random bytes"},
 	InvFlood:             {ReactIgnore, "a flood of invs for unknown transactions"},
 	StallMidBatch:        {ReactRetry, "stops answering in the middle of a getdata batch"},
+	StallKeepAlive:       {ReactRetry, "stops answering in the middle of a getdata batch, sends an empty headers message every few seconds"},
 	DisconnectMidBatch:   {ReactRetry, "closes the connection in the middle of a getdata batch"},
 	OmitMatchedTx:        {ReactBan, "hides a matched transaction behind a valid proof"},
 	OmitRandomMatch:      {ReactBan, "hides one matched transaction of a random block behind a valid proof"},

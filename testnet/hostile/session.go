@@ -35,6 +35,9 @@ type session struct {
 	sideSent  bool
 	requested map[chainhash.Hash]bool
 	recentTxs map[chainhash.Hash]*wire.MsgTx
+	// done is closed when the session ends (it stops the keep-alive of
+	// StallKeepAlive, the only writer besides the message loop).
+	done chan struct{}
 }
 
 // newSession prepares a session on conn.
@@ -46,6 +49,7 @@ func newSession(p *Peer, conn net.Conn) *session {
 		pver:      p.cfg.ProtocolVersion,
 		requested: make(map[chainhash.Hash]bool),
 		recentTxs: make(map[chainhash.Hash]*wire.MsgTx),
+		done:      make(chan struct{}),
 	}
 }
 
@@ -55,6 +59,7 @@ var errClosedByUs = errors.New("closed by the hostile peer")
 // run performs the handshake and the message loop. It returns whether the
 // peer itself decided to close, and the error that ended the session.
 func (s *session) run() (bool, error) {
+	defer close(s.done)
 	if err := s.handshake(); err != nil {
 		return false, err
 	}
@@ -421,7 +426,7 @@ func (s *session) getData(m *wire.MsgGetData) error {
 		}
 	}
 	cut := -1 // index in filtered at which to stall or disconnect
-	if (s.cfg.Scenario == StallMidBatch || s.cfg.Scenario == DisconnectMidBatch) &&
+	if (s.cfg.Scenario == StallMidBatch || s.cfg.Scenario == StallKeepAlive || s.cfg.Scenario == DisconnectMidBatch) &&
 		len(filtered) > 0 && !s.batchDone && s.canApply() {
 		s.batchDone = true
 		cut = len(filtered) / 2
@@ -492,7 +497,28 @@ func (s *session) cutBatch(served, total int) error {
 		return fmt.Errorf("%w: disconnect %s", errClosedByUs, what)
 	}
 	s.stalled = true
+	if s.cfg.Scenario == StallKeepAlive {
+		go s.keepAlive()
+	}
 	return nil
+}
+
+// keepAlive sends an empty headers message every KeepAliveInterval until
+// the session ends. The message loop writes nothing once stalled, so it is
+// the only writer.
+func (s *session) keepAlive() {
+	t := time.NewTicker(s.cfg.KeepAliveInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-t.C:
+			if err := s.writeHeaders(nil); err != nil {
+				return
+			}
+		}
+	}
 }
 
 // sendUnrequested sends a valid merkleblock for the lowest block of the
