@@ -138,7 +138,8 @@ func (m *manager) completeBlock(pb *pendingBlock) {
 		return
 	}
 	if req.stale && req.gen != ps.filterGen {
-		return // filtered with a filter the peer no longer holds
+		m.requeueCheck(req) // a check answered with an old filter: ask again
+		return              // filtered with a filter the peer no longer holds
 	}
 	var plan *checkPlan
 	if req.check == nil && !req.stale {
@@ -146,6 +147,10 @@ func (m *manager) completeBlock(pb *pendingBlock) {
 	}
 	// Replay the server's UPDATE_ALL insertions in block order and drop
 	// what does not match: a peer cannot inflate our false positives.
+	var snap *bip37.Filter // a second peer's filter before the block
+	if req.check != nil {
+		snap = ps.mirror.Clone()
+	}
 	fb := &watch.FilteredBlock{Height: req.height, Hash: req.hash, Header: pb.header, TotalTxs: pb.total}
 	why := make(map[chainhash.Hash]txWhy, len(pb.matches))
 	for i, txid := range pb.matches {
@@ -176,8 +181,13 @@ func (m *manager) completeBlock(pb *pendingBlock) {
 		m.abandon(req) // banned while we re-tested: ask someone else
 		return
 	}
-	if req.check != nil {
-		m.finishCheck(req.check.plan, fb.Txs, fb.TxIndexes)
+	if c := req.check; c != nil {
+		if !c.settled {
+			c.settled = true
+			c.plan.outstanding--
+			c.plan.answered++
+			m.finishCheck(c.plan, ps, snap, fb.Txs, fb.TxIndexes)
+		}
 		return
 	}
 	if req.stale {
@@ -213,7 +223,11 @@ func (m *manager) retryBlock(pb *pendingBlock, why string) {
 			delete(ps.txReqs, id)
 		}
 	}
-	if req.check != nil || req.stale {
+	if req.check != nil {
+		m.requeueCheck(req) // a second peer that did not send its matches
+		return
+	}
+	if req.stale {
 		return
 	}
 	s := m.slots[req.height]
@@ -255,7 +269,7 @@ func (m *manager) onNotFound(ps *peerState, msg *wire.MsgNotFound) {
 				ps.lastAnswer = m.n.clock.Now()
 				ps.reqs = append(ps.reqs[:j], ps.reqs[j+1:]...)
 				wanted := !r.stale && r.check == nil
-				liveCheck := !r.stale && r.check != nil
+				liveCheck := r.check != nil
 				m.abandon(r)
 				if liveCheck {
 					// A second peer lacks a block it was asked to check:
@@ -313,9 +327,8 @@ func (m *manager) onPong(ps *peerState, msg *wire.MsgPong) {
 			keep = append(keep, r)
 			continue
 		}
-		liveCheck := !r.stale && r.check != nil
 		m.abandon(r)
-		if liveCheck {
+		if r.check != nil {
 			m.requeueCheck(r) // unanswered check: ask again
 		}
 		if r.height > ps.lastBlock {
@@ -520,7 +533,7 @@ func (m *manager) elementsChanged(h int32, d watch.ElementDelta) {
 	if d.Empty() {
 		return
 	}
-	m.els.apply(d)
+	m.els.apply(d, h)
 	m.filter = nil
 	if !d.Added() {
 		return // removals: the next filter simply leaves them out

@@ -158,6 +158,12 @@ type Config struct {
 	// filter (omission detection with one peer, at the cost of the full
 	// block); negative disables it (DefaultFullBlockEvery when 0).
 	FullBlockEvery int
+	// CheckPeers is how many second peers are asked about each block a
+	// cross-peer check covers, when that many can answer (drawn afresh
+	// for each block, other network groups first: checkers.go); each
+	// costs one more filtered block (DefaultCheckPeers when 0, at most
+	// MaxCheckPeers).
+	CheckPeers int
 	// UserAgent is sent in the version message ("bloomwatch" when empty).
 	UserAgent string
 	// MinPeers is the number of ready peers the node waits for, at most
@@ -275,6 +281,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.FullBlockEvery == 0 {
 		c.FullBlockEvery = DefaultFullBlockEvery
+	}
+	switch {
+	case c.CheckPeers == 0:
+		c.CheckPeers = DefaultCheckPeers
+	case c.CheckPeers < 0 || c.CheckPeers > MaxCheckPeers:
+		return c, fmt.Errorf("%w: CheckPeers %d outside 1..%d", ErrBadConfig, c.CheckPeers, MaxCheckPeers)
 	}
 	if c.MinPeers <= 0 {
 		c.MinPeers = 1

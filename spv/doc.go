@@ -252,11 +252,18 @@
 // A peer can hide a matched transaction behind a valid proof by clearing
 // its match flag, or hide all of a block's matches by understating its
 // transaction count (the merkle root does not commit to it). Each delivered
-// block is asked again from a second peer when one is connected: every
-// block by default, or with probability 1/Config.SpotCheckEvery drawn at
-// random; a transaction the second peer sends, that the
-// first left out and that matches the first peer's filter, bans the first
-// peer and rolls the Watcher back to re-fetch the block (spotcheck.go).
+// block is asked again from Config.CheckPeers (2) second peers when
+// connected, drawn afresh for each block with a cryptographic generator,
+// peers in other network groups (IPv4 /16, IPv6 /32) than the download
+// peer's first (checkers.go): every block by default, or with probability
+// 1/Config.SpotCheckEvery drawn at random. Every answer is proven to be in
+// the block; each peer that answered is judged by replaying all of them
+// through its own filter as it was when it filtered the block: a
+// transaction it matches and did not send bans it, and when it is the
+// download peer the Watcher is rolled back to re-fetch the block
+// (spotcheck.go). A second peer whose filter lacks one of the Watcher's
+// outpoints (it filtered neither the block that created it nor a filter
+// with it since) gets a new filter before it is asked.
 //
 // # Misbehaviour
 //

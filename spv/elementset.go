@@ -12,18 +12,28 @@ type elementSet struct {
 	data [][]byte
 	seen map[string]struct{}
 	ops  map[wire.OutPoint]struct{}
+	// opsLog lists every outpoint added, in order, with the height of
+	// the block that added it (-1: none; append-only: a peer's opsHeld
+	// is an index into it, checkers.go).
+	opsLog []loggedOutPoint
+}
+
+// loggedOutPoint is an entry of elementSet.opsLog.
+type loggedOutPoint struct {
+	op     wire.OutPoint
+	height int32
 }
 
 // newElementSet copies els.
 func newElementSet(els watch.Elements) *elementSet {
 	s := &elementSet{seen: make(map[string]struct{}, len(els.Data)), ops: make(map[wire.OutPoint]struct{}, len(els.OutPoints))}
-	s.apply(watch.ElementDelta{Data: els.Data, OutPoints: els.OutPoints})
+	s.apply(watch.ElementDelta{Data: els.Data, OutPoints: els.OutPoints}, -1)
 	return s
 }
 
-// apply adds and removes what d says. A data element already held is not
-// added twice.
-func (s *elementSet) apply(d watch.ElementDelta) {
+// apply adds and removes what d, from the block at height h (-1: no
+// block), says. A data element already held is not added twice.
+func (s *elementSet) apply(d watch.ElementDelta, h int32) {
 	for _, b := range d.Data {
 		if _, ok := s.seen[string(b)]; ok {
 			continue
@@ -33,6 +43,7 @@ func (s *elementSet) apply(d watch.ElementDelta) {
 	}
 	for _, op := range d.OutPoints {
 		s.ops[op] = struct{}{}
+		s.opsLog = append(s.opsLog, loggedOutPoint{op: op, height: h})
 	}
 	for _, op := range d.Spent {
 		delete(s.ops, op)

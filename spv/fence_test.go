@@ -364,8 +364,8 @@ func TestStaleAnnouncementIsNotLagging(t *testing.T) {
 			if got := !other.ps.lagSince.IsZero(); got != tc.lagging {
 				t.Fatalf("lagging %v, want %v", got, tc.lagging)
 			}
-			if !tc.lagging && (other.ps.lastBlock != 5 || m.secondPeer(dl.ps, 5) != other.ps) {
-				t.Fatalf("caught-up peer: last block %d, second peer for block 5 %v", other.ps.lastBlock, m.secondPeer(dl.ps, 5))
+			if cands := m.checkCandidates(dl.ps, 5, nil); !tc.lagging && (other.ps.lastBlock != 5 || len(cands) != 1 || cands[0] != other.ps) {
+				t.Fatalf("caught-up peer: last block %d, second peers for block 5 %v", other.ps.lastBlock, cands)
 			}
 			// The peers table shows what the node knows the peer has,
 			// not the version's start height (0 here).

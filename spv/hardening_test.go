@@ -393,13 +393,15 @@ func TestCheckUsesTheFilterTheBlockWasServedWith(t *testing.T) {
 	// A new key: the primary's mirror (and its real filter) holds it now.
 	w.AddScript(newKey)
 	primary.ps.mirror.Add(newKey[2:])
-	m.finishCheck(plan, []*wire.MsgTx{b.Transactions[1], paysNewKey}, []uint32{1, 2})
+	m.finishCheck(plan, nil, nil, []*wire.MsgTx{b.Transactions[1], paysNewKey}, []uint32{1, 2})
 	if _, banned := n.bans.IsBanned("primary:1"); banned || m.st.Omissions != 0 {
 		t.Fatalf("the primary was blamed for a tx its filter did not match when it served the block: omissions %d, bans %+v", m.st.Omissions, n.bans.Bans())
 	}
 	// The same answer against a snapshot that held the key is an omission.
-	plan.snap = primary.ps.mirror.Clone()
-	m.finishCheck(plan, []*wire.MsgTx{b.Transactions[1], paysNewKey}, []uint32{1, 2})
+	plan = &checkPlan{height: 2, hash: b.BlockHash(), primary: primary.ps, snap: primary.ps.mirror.Clone(),
+		total: uint32(len(b.Transactions)), cross: true,
+		sent: []*wire.MsgTx{b.Transactions[1]}, indexes: []uint32{1}}
+	m.finishCheck(plan, nil, nil, []*wire.MsgTx{b.Transactions[1], paysNewKey}, []uint32{1, 2})
 	if m.st.Omissions != 1 {
 		t.Fatalf("omissions %d, want 1 when the served filter matched the tx", m.st.Omissions)
 	}
@@ -505,8 +507,9 @@ func TestCheckWaitsForSecondPeerToHaveTheBlock(t *testing.T) {
 }
 
 func TestCheckAskedAgainWhenSecondPeerLeaves(t *testing.T) {
-	// The second peer goes away before answering a check: the check goes
-	// to a third peer instead of being lost.
+	// The second peers go away before answering a check: the check goes
+	// to a peer that remains instead of being lost. One of two leaving is
+	// no loss: the other answers.
 	w := watchtest.NewMemWatcher(1, p2wpkh(1))
 	n, m := newTestManager(t, w, Config{SpotCheckEvery: 1})
 	chain := mineBlocks(t, n.cfg.Network, genesis(n), 3, func(i int) []*wire.MsgTx {
@@ -515,18 +518,37 @@ func TestCheckAskedAgainWhenSecondPeerLeaves(t *testing.T) {
 	dl := addSimPeer(t, m, "a:1", chain, 0)
 	second := addSimPeer(t, m, "b:1", chain, 1)
 	third := addSimPeer(t, m, "c:1", chain, 2)
-	dl.run() // the second peer gets the checks and never answers them
-	if m.synced.Height != 3 || m.st.SpotChecks != 3 {
+	dl.run() // both others get the checks and never answer them
+	if m.synced.Height != 3 || m.st.SpotChecks != 3 || second.count(wire.CmdGetData) == 0 || third.count(wire.CmdGetData) == 0 {
 		t.Fatalf("synced %d, spot checks %d", m.synced.Height, m.st.SpotChecks)
 	}
-	second.queue = nil
+	second.queue, third.queue = nil, nil
+	fourth := addSimPeer(t, m, "d:1", chain, 3)
+	fourth.run()
 	m.handle(peerDoneMsg{ps: second.ps})
+	m.handle(peerDoneMsg{ps: third.ps})
 	for range 3 {
-		third.run()
+		fourth.run()
 		dl.run()
 	}
 	if m.st.SpotChecks != 6 || m.checksInFlight() != 0 || m.st.Unchecked != 0 {
 		t.Fatalf("spot checks %d (want 3 + 3 again), in flight %d, unchecked %d", m.st.SpotChecks, m.checksInFlight(), m.st.Unchecked)
+	}
+	// One of two second peers leaving: the other's answer checks it.
+	w2 := watchtest.NewMemWatcher(1, p2wpkh(1))
+	n2, m2 := newTestManager(t, w2, Config{SpotCheckEvery: 1})
+	dl2 := addSimPeer(t, m2, "a:1", chain, 0)
+	gone := addSimPeer(t, m2, "b:1", chain, 1)
+	stays := addSimPeer(t, m2, "c:1", chain, 2)
+	dl2.run()
+	gone.queue = nil
+	m2.handle(peerDoneMsg{ps: gone.ps})
+	for range 3 {
+		stays.run()
+		dl2.run()
+	}
+	if m2.st.SpotChecks != 3 || m2.checksInFlight() != 0 || m2.st.Unchecked != 0 || n2.Status().Omissions != 0 {
+		t.Fatalf("one of two gone: spot checks %d, in flight %d, unchecked %d", m2.st.SpotChecks, m2.checksInFlight(), m2.st.Unchecked)
 	}
 }
 

@@ -310,3 +310,70 @@ func TestKeepAliveStallIsReplaced(t *testing.T) {
 		}
 	}
 }
+
+// TestTwoLiarsOfThreeCannotHide syncs from a lying download peer, a second
+// liar whose address sorts below the honest btcd's (the old rule always
+// asked the lowest address, so the liar checked every block and agreed
+// with the primary) and an honest btcd. Both liars hide the last wallet
+// transaction of every block (hostile OmitMatchedTx). Each block is asked
+// from two second peers now, so btcd's answer shows both lies: the wallet
+// must end equal to the chain and both liars must be banned, btcd not.
+// Before: the wallet missed most transactions, every block counted as
+// checked, no omission, no ban.
+func TestTwoLiarsOfThreeCannotHide(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts btcd")
+	}
+	h, k := demoHarness(t)
+	scripts := keyScripts(t, k, 6)
+	_, start, _ := h.Node().BestBlock()
+	truth := buildChain(t, h, k, scripts, 40, 1, 16)
+	_, tip, _ := h.Node().BestBlock()
+	btcd := h.Node().P2PAddr()
+	liar := func() *hostile.Peer {
+		hp, err := hostile.Start(context.Background(), hostile.Config{
+			Upstream: h.Node().RPC(), Params: h.Params(), Scenario: hostile.OmitMatchedTx,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { hp.Close() })
+		return hp
+	}
+	primary := liar()
+	var low *hostile.Peer
+	for range 40 {
+		if hp := liar(); hp.Addr() < btcd {
+			low = hp
+			break
+		}
+	}
+	if low == nil {
+		t.Fatalf("no listening port sorts below btcd's %s", btcd)
+	}
+	w := watchtest.NewMemWatcher(start+1, scripts...)
+	n, err := spv.New(spv.Config{
+		Network: regtest(t), DataDir: t.TempDir(), Connect: []string{primary.Addr(), low.Addr(), btcd},
+		Watcher: w, Log: testLogger(), RetryMin: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond,
+		MinPeers: 3, MinPeersWait: 5 * time.Second, SpotCheckEvery: 1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer n.Stop()
+	waitSynced(t, n, tip)
+	got := len(w.Txs())
+	checkTruth(t, w, truth)
+	banned := map[string]bool{}
+	for _, b := range n.Bans() {
+		banned[b.Addr] = true
+	}
+	st := n.Status()
+	t.Logf("wallet %d of %d txs; omissions %d, unchecked %d, bans %+v", got, len(truth.txs), st.Omissions, st.Unchecked, n.Bans())
+	if !banned[primary.Addr()] || !banned[low.Addr()] || banned[btcd] {
+		t.Errorf("bans: primary %v, low liar %v, btcd %v; want the two liars and not btcd", banned[primary.Addr()], banned[low.Addr()], banned[btcd])
+	}
+}

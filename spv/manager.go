@@ -2,6 +2,7 @@ package spv
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -127,6 +128,8 @@ type manager struct {
 
 	mempoolSeen map[chainhash.Hash]struct{}
 	nonces      uint64 // pings sent, for unique nonces
+	// checkRNG draws the second peers of omission checks (checkers.go).
+	checkRNG *rand.Rand
 
 	// lastHash and lastSeen are the last block delivered and the txids
 	// reported with it (a re-delivery reports only new ones).
@@ -153,6 +156,9 @@ func newManager(n *Node) (*manager, error) {
 		restart:     len(n.history) > 0,
 		mempoolSeen: make(map[chainhash.Hash]struct{}),
 		startAt:     n.clock.Now(),
+	}
+	if m.checkRNG, err = newCheckRNG(); err != nil {
+		return nil, err
 	}
 	m.next = m.firstWanted(sp.Height + 1)
 	m.reqHigh = m.next - 1
@@ -473,6 +479,7 @@ func (m *manager) loadFilter(ps *peerState, reason string) {
 		return
 	}
 	ps.send(f.MsgFilterLoad())
+	ps.opsHeld = m.els.opsLogged()
 	ps.mirror = f.Clone()
 	ps.mirror.SetRules(ps.rules)
 	ps.filterSeq = rec.Seq

@@ -215,11 +215,17 @@ func TestOmissionCheckCost(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer honest.Close()
-	sync := func(cross, full int) uint64 {
+	honest2, err := hostile.Start(context.Background(), hostile.Config{Upstream: h.Node().RPC(), Params: h.Params()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer honest2.Close()
+	two := []string{honest.Addr(), h.Node().P2PAddr()}
+	sync := func(cross, full int, peers []string) uint64 {
 		w := watchtest.NewMemWatcher(start+1, scripts...)
 		n, err := spv.New(spv.Config{
-			Network: regtest(t), DataDir: t.TempDir(), Connect: []string{honest.Addr(), h.Node().P2PAddr()}, Watcher: w,
-			Log: testLogger(), SpotCheckEvery: cross, FullBlockEvery: full, MinPeers: 2, MinPeersWait: 5 * time.Second,
+			Network: regtest(t), DataDir: t.TempDir(), Connect: peers, Watcher: w,
+			Log: testLogger(), SpotCheckEvery: cross, FullBlockEvery: full, MinPeers: len(peers), MinPeersWait: 5 * time.Second,
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -233,13 +239,14 @@ func TestOmissionCheckCost(t *testing.T) {
 			t.Errorf("honest peers banned: %+v", bans)
 		}
 		st := n.Status()
-		t.Logf("cross %d full %d: spot checks %d, full-block checks %d, omissions %d, dropped %d", cross, full, st.SpotChecks, st.FullBlockChecks, st.Omissions, st.Dropped)
+		t.Logf("%d peers, cross %d full %d: spot checks %d, full-block checks %d, omissions %d, dropped %d", len(peers), cross, full, st.SpotChecks, st.FullBlockChecks, st.Omissions, st.Dropped)
 		return st.BytesReceived
 	}
-	none, cross, full := sync(-1, -1), sync(1, -1), sync(-1, 1)
-	t.Logf("bytes received, %d blocks: no check %d; every block from a second peer %d (%.2fx); every block whole %d (%.2fx)",
-		tip-start, none, cross, float64(cross)/float64(none), full, float64(full)/float64(none))
-	if cross <= none || full <= none {
-		t.Fatalf("checks cost nothing? none %d, cross %d, full %d", none, cross, full)
+	none, cross, full := sync(-1, -1, two), sync(1, -1, two), sync(-1, 1, two)
+	cross2 := sync(1, -1, append(two, honest2.Addr()))
+	t.Logf("bytes received, %d blocks: no check %d; every block from a second peer %d (%.2fx); from two second peers (3 peers) %d (%.2fx); every block whole %d (%.2fx)",
+		tip-start, none, cross, float64(cross)/float64(none), cross2, float64(cross2)/float64(none), full, float64(full)/float64(none))
+	if cross <= none || full <= none || cross2 <= cross {
+		t.Fatalf("checks cost nothing? none %d, cross %d, two second peers %d, full %d", none, cross, cross2, full)
 	}
 }

@@ -90,6 +90,9 @@ type peerState struct {
 	// sideTips are the tips of the side branches the peer got stored
 	// that have not become best (headersync.go, noteSideBranch).
 	sideTips []chainhash.Hash
+	// opsHeld is how many outpoints of the element set's log its filter
+	// is known to hold (checkers.go, holdsOutpoints).
+	opsHeld int
 	// lagSince is when the peer, claiming more than our tip, gave no
 	// headers (zero: not lagging); lagRetry is when it is asked again.
 	lagSince, lagRetry time.Time
@@ -398,15 +401,28 @@ func (a *addrSource) next(ctx context.Context, slot, attempt int) (string, error
 }
 
 // pick takes an unused, unbanned address from the pool, at random (the
-// pool mixes the answers of several seeds).
+// pool mixes the answers of several seeds), from a network group no
+// address in use has when there is one (Bitcoin Core keeps one outbound
+// connection per netgroup: many addresses of one /16 cannot take every
+// slot; netGroup in checkers.go).
 func (a *addrSource) pick() (string, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	var eligible []int
+	used := make(map[string]bool, len(a.inUse))
+	for addr := range a.inUse {
+		used[netGroup(addr)] = true
+	}
+	var eligible, fresh []int
 	for i, addr := range a.pool {
 		if _, banned := a.n.bans.IsBanned(addr); !banned && !a.inUse[addr] {
 			eligible = append(eligible, i)
+			if !used[netGroup(addr)] {
+				fresh = append(fresh, i)
+			}
 		}
+	}
+	if len(fresh) > 0 {
+		eligible = fresh
 	}
 	if len(eligible) == 0 {
 		return "", false

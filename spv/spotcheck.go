@@ -22,25 +22,33 @@ import (
 // tamper with unseen):
 //
 //   - cross-peer (Config.SpotCheckEvery): the block is asked again, as a
-//     filtered block, from a second peer;
+//     filtered block, from Config.CheckPeers other peers (checkers.go:
+//     drawn afresh for every block with a cryptographic generator, peers
+//     in other network groups than the download peer's first);
 //   - full block (Config.FullBlockEvery): the whole block is asked from
 //     the same peer, which has already committed to its filtered answer.
 //
-// Either answer is replayed, in block order, through the primary's filter
-// as it was when the primary filtered the block (a copy of the mirror
-// taken then: a lower bound of the server's real filter, so an honest
-// primary is never blamed for an insertion that came later or that the
-// node never saw). A transaction that filter matches and the primary did
-// not send is an omission: the primary is banned and the watcher rolled
-// back to re-fetch the block from the others. A full block whose
-// transaction count differs from the one the primary claimed is an
-// omission too.
+// Every answer is proven to be in the block (each transaction is a match
+// of a verified partial merkle tree, or of a full block whose merkle root
+// was checked); the node keeps the union of all of them. Each peer that
+// answered, the primary and every second peer, is judged by replaying that
+// union, in block order, through its own filter as it was when it
+// filtered the block (a copy of its mirror taken then: a lower bound of
+// the server's real filter, so an honest peer is never blamed for an
+// insertion that came later or that the node never saw). A transaction
+// that filter matches and the peer did not send is an omission: the peer
+// is banned; when it is the primary, the watcher is rolled back to
+// re-fetch the block from the others. A full block whose transaction count
+// differs from the one the primary claimed is an omission too. A second
+// peer that lies along with the primary is thus caught by any honest one
+// asked about the same block.
 
 // A due second-peer check of a block no second peer has yet (a new block
 // the download peer announced first) waits for one, in height order, up
-// to checkWait; a check whose second peer goes away or answers notfound
-// waits again, up to maxCheckAttempts sends. A block no check covers in
-// the end is unchecked (Status.Unchecked, BlockUnchecked).
+// to checkWait; a check whose second peers all go away or answer notfound
+// before any answered waits again, up to maxCheckAttempts rounds of sends.
+// A block no check covers in the end is unchecked (Status.Unchecked,
+// BlockUnchecked).
 const (
 	checkWait        = 30 * time.Second
 	maxCheckAttempts = 3
@@ -62,22 +70,43 @@ type checkPlan struct {
 	sent    []*wire.MsgTx
 	indexes []uint32
 	total   uint32
-	cross   bool // ask a second peer
+	cross   bool // ask second peers
 	full    bool // ask the primary for the full block
 	// noSecond marks a block whose second-peer check was due while no
 	// peer could answer it or wait for it: it goes unchecked unless full
 	// is set.
 	noSecond bool
 	// waitSince is when the cross check started waiting for a second
-	// peer; attempts counts its sends.
+	// peer; attempts counts its rounds of sends.
 	waitSince time.Time
 	attempts  int
+	// asked are the second peers asked; outstanding counts their
+	// requests not answered yet, answered those answered.
+	asked       map[*peerState]bool
+	outstanding int
+	answered    int
+	// txs is every transaction an answer proved to be in the block, by
+	// index; answers are the peers judged against it, the primary's
+	// first (both built at the first answer).
+	txs     map[uint32]*wire.MsgTx
+	answers []*checkAnswer
+}
+
+// checkAnswer is one peer's answer about a checked block: its filter
+// before the block and the indexes of the transactions it sent.
+type checkAnswer struct {
+	peer   *peerState
+	snap   *bip37.Filter
+	sent   map[uint32]bool
+	caught bool // already found omitting
 }
 
 // spotCheck is one check in flight: a plan and the peer asked.
 type spotCheck struct {
 	plan *checkPlan
 	full bool
+	// settled: answered, or given up on (requeueCheck); it counts once.
+	settled bool
 }
 
 // planCheck decides, when a block from ps completes, whether it will be
@@ -85,7 +114,7 @@ type spotCheck struct {
 // transactions are replayed into ps's mirror.
 func (m *manager) planCheck(ps *peerState, req *blockReq, total uint32) *checkPlan {
 	crossDue := due(m.n.cfg.SpotCheckEvery)
-	cross := crossDue && (m.secondPeer(ps, req.height) != nil || m.mayWait(ps, req.height))
+	cross := crossDue && (len(m.checkCandidates(ps, req.height, nil)) > 0 || m.mayWait(&checkPlan{height: req.height, primary: ps}))
 	full := due(m.n.cfg.FullBlockEvery)
 	if !cross && !full {
 		if crossDue {
@@ -109,24 +138,6 @@ func due(every int) bool {
 	return rand.IntN(every) == 0
 }
 
-// secondPeer returns the peer that answers cross-peer checks for blocks of
-// ps: the ready peer with a filter other than ps, not lagging and with the
-// chain up to height, the lowest address first (always the same one, so
-// its filter follows every checked block, as the server's UPDATE_ALL
-// insertions require to match spends).
-func (m *manager) secondPeer(ps *peerState, height int32) *peerState {
-	var other *peerState
-	for p := range m.peers {
-		if p == ps || p.mirror == nil || !p.lagSince.IsZero() || p.lastBlock < height {
-			continue
-		}
-		if other == nil || p.addr < other.addr {
-			other = p
-		}
-	}
-	return other
-}
-
 // mayWait reports whether a check of a block at height may wait for a
 // second peer: the block is near the header tip and a peer other than ps
 // with a filter is connected (it will likely announce the block soon).
@@ -135,12 +146,12 @@ func (m *manager) secondPeer(ps *peerState, height int32) *peerState {
 // (the demo's follower btcd after a reorg gave 3 blocks unchecked at
 // once); if it does not catch up the check ends unchecked after
 // checkWait, as for any peer.
-func (m *manager) mayWait(ps *peerState, height int32) bool {
-	if _, tip := m.n.store.Tip(); height < tip-checkWaitDepth {
+func (m *manager) mayWait(pl *checkPlan) bool {
+	if _, tip := m.n.store.Tip(); pl.height < tip-checkWaitDepth {
 		return false
 	}
 	for p := range m.peers {
-		if p != ps && p.mirror != nil {
+		if p != pl.primary && p.mirror != nil && !pl.asked[p] {
 			return true
 		}
 	}
@@ -182,9 +193,12 @@ func (m *manager) startCheck(p *checkPlan, fb *watch.FilteredBlock) (sent BlockC
 	return sent
 }
 
-// runWaitingChecks sends the waiting cross checks a second peer can
-// answer now, in height order, and gives up on those that waited
-// checkWait or can no longer wait.
+// runWaitingChecks sends the waiting cross checks to the second peers
+// that can answer now, in height order, and gives up on those that waited
+// checkWait or can no longer wait. A check asked of fewer than
+// Config.CheckPeers peers keeps waiting, near the tip, for more to get
+// the block (a colluder that has a new block first must not be the only
+// one asked); it counts as checked once one answers.
 func (m *manager) runWaitingChecks() {
 	if len(m.waiting) == 0 {
 		return
@@ -197,18 +211,27 @@ func (m *manager) runWaitingChecks() {
 			continue // reorged away: nothing left to check
 		}
 		if !blocked {
-			if other := m.secondPeer(p.primary, p.height); other != nil {
-				p.attempts++
-				m.st.SpotChecks++
-				m.sendBatch(other, []*blockReq{{hash: p.hash, height: p.height, gen: other.filterGen, check: &spotCheck{plan: p}}})
+			if checkers := m.pickCheckers(p); len(checkers) > 0 {
+				if len(p.asked) == 0 {
+					p.attempts++
+					m.st.SpotChecks++
+				}
+				for _, other := range checkers {
+					m.sendCheck(p, other)
+				}
 				m.uncheckedRun = false
+			}
+			if len(p.asked) >= m.n.cfg.CheckPeers {
 				continue
 			}
 		}
-		if now.Sub(p.waitSince) < checkWait && m.mayWait(p.primary, p.height) {
+		if now.Sub(p.waitSince) < checkWait && m.mayWait(p) {
 			blocked = true // later blocks wait behind it
 			keep = append(keep, p)
 			continue
+		}
+		if p.answered > 0 || p.outstanding > 0 {
+			continue // asked of fewer peers than wanted: no more came
 		}
 		p.cross = false
 		if !p.full {
@@ -221,12 +244,22 @@ func (m *manager) runWaitingChecks() {
 
 // requeueCheck puts the cross check of an abandoned request (its second
 // peer went away, or said it lacks the block) back in line, up to
-// maxCheckAttempts sends.
+// maxCheckAttempts rounds, unless another second peer answered or may
+// still answer.
 func (m *manager) requeueCheck(r *blockReq) {
 	if r == nil || r.check == nil || r.check.full {
 		return
 	}
+	if r.check.settled {
+		return
+	}
+	r.check.settled = true
 	p := r.check.plan
+	p.outstanding--
+	if p.answered > 0 || p.outstanding > 0 || slices.Contains(m.waiting, p) {
+		return
+	}
+	clear(p.asked) // a new round may ask them again
 	if p.attempts >= maxCheckAttempts || slices.Contains(m.waiting, p) {
 		if !p.full && p.attempts >= maxCheckAttempts {
 			m.unchecked(p, fmt.Sprintf("%d second peers did not answer", p.attempts))
@@ -321,7 +354,7 @@ func (m *manager) onBlock(ps *peerState, b *wire.MsgBlock) {
 	for i := range idx {
 		idx[i] = uint32(i)
 	}
-	m.finishCheck(p, b.Transactions, idx)
+	m.finishCheck(p, nil, nil, b.Transactions, idx)
 }
 
 // checkFullBlock verifies a full block against its own header: the merkle
@@ -347,41 +380,80 @@ func checkFullBlock(b *wire.MsgBlock) error {
 	return nil
 }
 
-// finishCheck replays the other answer (txs at their block indexes) with
-// what the primary sent, in block order, through the primary's filter as
-// it was before the block, and reports the transactions that filter
-// matches and the primary did not send.
-func (m *manager) finishCheck(p *checkPlan, txs []*wire.MsgTx, indexes []uint32) {
+// finishCheck takes an answer about a checked block: txs at their block
+// indexes, sent by peer by with its filter snap as it was before the block
+// (by nil: the primary's full block, whose sender is already judged). The
+// transactions join those every answer proved to be in the block, and
+// every peer that answered is judged again against all of them: a
+// transaction its filter matches that it did not send is an omission.
+func (m *manager) finishCheck(p *checkPlan, by *peerState, snap *bip37.Filter, txs []*wire.MsgTx, indexes []uint32) {
 	if !m.n.store.IsBest(p.hash) {
 		return
 	}
-	type item struct {
-		idx  uint32
-		tx   *wire.MsgTx
-		sent bool
+	if p.txs == nil {
+		p.txs = make(map[uint32]*wire.MsgTx, len(p.sent)+len(txs))
+		primary := &checkAnswer{peer: p.primary, snap: p.snap, sent: make(map[uint32]bool, len(p.sent))}
+		for i, tx := range p.sent {
+			p.txs[p.indexes[i]] = tx
+			primary.sent[p.indexes[i]] = true
+		}
+		p.answers = append(p.answers, primary)
 	}
-	byIdx := make(map[uint32]item, len(txs)+len(p.sent))
+	var a *checkAnswer
+	if by != nil {
+		a = &checkAnswer{peer: by, snap: snap, sent: make(map[uint32]bool, len(txs))}
+		p.answers = append(p.answers, a)
+	}
 	for i, tx := range txs {
-		byIdx[indexes[i]] = item{idx: indexes[i], tx: tx}
+		if _, ok := p.txs[indexes[i]]; !ok {
+			p.txs[indexes[i]] = tx
+		}
+		if a != nil {
+			a.sent[indexes[i]] = true
+		}
 	}
-	for i, tx := range p.sent {
-		byIdx[p.indexes[i]] = item{idx: p.indexes[i], tx: tx, sent: true}
-	}
-	order := make([]uint32, 0, len(byIdx))
-	for k := range byIdx {
+	order := make([]uint32, 0, len(p.txs))
+	for k := range p.txs {
 		order = append(order, k)
 	}
 	slices.Sort(order)
-	f := p.snap.Clone()
-	var omitted []chainhash.Hash
-	for _, k := range order {
-		it := byIdx[k]
-		if f.MatchTxAndUpdate(it.tx) && !it.sent {
-			omitted = append(omitted, it.tx.TxHash())
+	for _, a := range p.answers {
+		if a.caught || a.snap == nil {
+			continue
+		}
+		f := a.snap.Clone()
+		var omitted []chainhash.Hash
+		for _, k := range order {
+			if f.MatchTxAndUpdate(p.txs[k]) && !a.sent[k] {
+				omitted = append(omitted, p.txs[k].TxHash())
+			}
+		}
+		if len(omitted) == 0 {
+			continue
+		}
+		a.caught = true
+		detail := fmt.Sprintf("%d matched txs of block %d %v, first %v", len(omitted), p.height, p.hash, omitted[0])
+		if a.peer == p.primary {
+			m.omission(p, detail)
+		} else {
+			m.checkerOmission(a.peer, p, detail)
 		}
 	}
-	if len(omitted) > 0 {
-		m.omission(p, fmt.Sprintf("%d matched txs of block %d %v, first %v", len(omitted), p.height, p.hash, omitted[0]))
+}
+
+// checkerOmission bans a second peer whose answer about a checked block
+// left out a transaction its own filter matched (another answer proved
+// the transaction is in the block). The watcher is not touched: the
+// second peer delivered nothing to it.
+func (m *manager) checkerOmission(ps *peerState, p *checkPlan, detail string) {
+	m.st.Omissions++
+	m.n.log.Warn("omission detected in a check answer", "peer", ps.addr, "block", p.hash, "height", p.height, "detail", detail)
+	if ps.ready {
+		m.misbehave(ps, MisbehaviorOmittedTx, detail)
+		if ps.ready {
+			m.dropPeer(ps, "omitted matched txs")
+			ps.p.Disconnect()
+		}
 	}
 }
 
