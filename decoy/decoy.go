@@ -16,6 +16,13 @@
 // wallet holds both. One-sided noise gives no differential-privacy
 // guarantee.
 //
+// Only data a transaction's txid commits to is read: its outputs and its
+// inputs' scriptSigs. A witness is not covered by the txid (nor by the
+// merkle proof a light client checks), so the peer that sent the
+// transaction could have written any key into it and would then know
+// which filter element is a decoy; a P2WPKH or P2TR payer's key is not
+// used (its change output, in the same transaction, usually is).
+//
 // The package is pure (no I/O, no state): package spv persists the
 // decoys it chooses, package privacy's experiments simulate them.
 package decoy
@@ -39,12 +46,12 @@ const (
 
 // GraphNear returns up to n decoy elements: have (the decoys chosen
 // before, kept first and in order, so they persist), then the data pushes
-// of txs' counterparties in transaction order: each input's revealed key
-// as its hash160, then each output's push (the hash of a hash-based
-// script, the hash160 of each key of a bare-key or multisig script),
-// skipping the wallet's own (own reports a push the wallet watches; nil
-// means none) and repeats. It never returns more than n, nor drops a
-// decoy of have.
+// of txs' counterparties in transaction order: what each input's scriptSig
+// reveals of the output it spends (CommittedInputPush), then each output's
+// push (the hash of a hash-based script, the hash160 of each key of a
+// bare-key or multisig script), skipping the wallet's own (own reports a
+// push the wallet watches; nil means none) and repeats. Witnesses are
+// never read. It never returns more than n, nor drops a decoy of have.
 func GraphNear(txs []*wire.MsgTx, own func(push []byte) bool, have [][]byte, n int) [][]byte {
 	out := append([][]byte(nil), have...)
 	seen := make(map[string]struct{}, len(out))
@@ -63,9 +70,7 @@ func GraphNear(txs []*wire.MsgTx, own func(push []byte) bool, have [][]byte, n i
 	}
 	for _, tx := range txs {
 		for _, in := range tx.TxIn {
-			if pk := RevealedPubKey(in); pk != nil {
-				add(btcutil.Hash160(pk))
-			}
+			add(CommittedInputPush(in))
 		}
 		for _, o := range tx.TxOut {
 			for _, p := range OutputPushes(o.PkScript) {
@@ -105,9 +110,41 @@ func OutputPushes(pkScript []byte) [][]byte {
 	return nil
 }
 
+// CommittedInputPush returns the element of the output an input spends
+// that its scriptSig reveals, in the form that output's wallet watches:
+// the hash160 of the key of a P2PKH spend (the scriptSig's last push, a
+// public key), or the hash160 of the redeem script of a P2SH-wrapped
+// segwit spend (a scriptSig of one push, 0x0014 or 0x0020 and a program:
+// the P2SH script hash). The scriptSig is in the data the txid commits
+// to; the witness is not, and is never read. Nil for anything else.
+func CommittedInputPush(in *wire.TxIn) []byte {
+	pushes, err := txscript.PushedData(in.SignatureScript)
+	if err != nil || len(pushes) == 0 {
+		return nil
+	}
+	last := pushes[len(pushes)-1]
+	switch {
+	case IsPubKey(last):
+		return btcutil.Hash160(last)
+	case len(pushes) == 1 && isNestedWitnessProgram(last):
+		return btcutil.Hash160(last)
+	}
+	return nil
+}
+
+// isNestedWitnessProgram reports whether b is the redeem script of a
+// P2SH-P2WPKH or P2SH-P2WSH output: version 0 and a 20- or 32-byte
+// program.
+func isNestedWitnessProgram(b []byte) bool {
+	return (len(b) == 22 && b[0] == txscript.OP_0 && b[1] == 20) ||
+		(len(b) == 34 && b[0] == txscript.OP_0 && b[1] == 32)
+}
+
 // RevealedPubKey returns the public key an input reveals when it spends a
 // key-hash output: the last push of a P2PKH scriptSig or the second item
-// of a P2WPKH witness; nil otherwise.
+// of a P2WPKH witness; nil otherwise. The witness is not covered by the
+// txid: use it only on transactions read from a source that validated
+// them (a full node's chain), never to choose decoys (CommittedInputPush).
 func RevealedPubKey(in *wire.TxIn) []byte {
 	if len(in.Witness) == p2wpkhWitnessItems && IsPubKey(in.Witness[1]) {
 		return in.Witness[1]

@@ -34,27 +34,41 @@ func p2pkh(t *testing.T, hash []byte) []byte {
 
 // TestGraphNear checks the choice of decoys: the counterparties' keys and
 // outputs, never the wallet's, no repeats, the earlier decoys kept first,
-// at most n.
+// at most n; a P2PKH payer's key and a nested-segwit payer's script hash
+// (scriptSig: committed by the txid) are used, a P2WPKH witness's key
+// never (a peer can rewrite it without changing the txid).
 func TestGraphNear(t *testing.T) {
 	payerPK, payerHash := key(t, 1)
 	_, changeHash := key(t, 2)
 	_, mine := key(t, 3)
 	_, old := key(t, 4)
 	wpkPK, wpkHash := key(t, 5)
+	_, nestedKeyHash := key(t, 6)
 	sig := bytes.Repeat([]byte{0x30}, 71)
 	spend, err := txscript.NewScriptBuilder().AddData(sig).AddData(payerPK).Script()
+	if err != nil {
+		t.Fatal(err)
+	}
+	redeem := append([]byte{txscript.OP_0, 20}, nestedKeyHash...)
+	nested, err := txscript.NewScriptBuilder().AddData(redeem).Script()
 	if err != nil {
 		t.Fatal(err)
 	}
 	tx := wire.NewMsgTx(wire.TxVersion)
 	tx.AddTxIn(wire.NewTxIn(&wire.OutPoint{Hash: chainhash.Hash{1}}, spend, nil))
 	tx.AddTxIn(wire.NewTxIn(&wire.OutPoint{Hash: chainhash.Hash{2}}, nil, wire.TxWitness{sig, wpkPK}))
+	tx.AddTxIn(wire.NewTxIn(&wire.OutPoint{Hash: chainhash.Hash{3}}, nested, wire.TxWitness{sig, wpkPK}))
 	tx.AddTxOut(wire.NewTxOut(1, p2pkh(t, mine)))
 	tx.AddTxOut(wire.NewTxOut(1, p2pkh(t, changeHash)))
 	tx.AddTxOut(wire.NewTxOut(0, []byte{txscript.OP_RETURN, 1, 7}))
 	own := func(p []byte) bool { return bytes.Equal(p, mine) }
 	got := GraphNear([]*wire.MsgTx{tx, tx}, own, [][]byte{old}, 5)
-	want := [][]byte{old, payerHash, wpkHash, changeHash}
+	want := [][]byte{old, payerHash, btcutil.Hash160(redeem), changeHash}
+	for _, d := range got {
+		if bytes.Equal(d, wpkHash) {
+			t.Fatalf("the witness's key %x was chosen: a peer can rewrite it", wpkHash)
+		}
+	}
 	if len(got) != len(want) {
 		t.Fatalf("%d decoys %x, want %d", len(got), got, len(want))
 	}

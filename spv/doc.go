@@ -196,7 +196,9 @@
 // them off) every filter holds up to N graph-near decoys beside the
 // Watcher's elements (decoys.go, package decoy): the scripts of the
 // Watcher's counterparties (the keys that paid it, revealed by their
-// inputs; the payer's change; the payees), chosen from the Watcher's own
+// scriptSigs; the payer's change; the payees; never a witness, which the
+// txid does not cover and the sending peer could rewrite to choose a
+// decoy it knows), chosen from the Watcher's own
 // transactions as they are delivered and persisted in decoys.json in the
 // data dir, so every later filter, after restarts and resizes, holds the
 // same ones and intersecting filters does not remove them. A corrupt

@@ -1,6 +1,7 @@
 package spv_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/testnet/hostile"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/bloomwatch/bloomwatch/watch/watchtest"
+	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/wire"
 )
 
@@ -377,3 +379,66 @@ func TestTwoLiarsOfThreeCannotHide(t *testing.T) {
 		t.Errorf("bans: primary %v, low liar %v, btcd %v; want the two liars and not btcd", banned[primary.Addr()], banned[low.Addr()], banned[btcd])
 	}
 }
+
+// TestWitnessCannotChooseDecoys syncs with decoys on from a download peer
+// that rewrites the witness of every transaction it sends (hostile
+// RewriteWitness: its own key where a P2WPKH spend reveals the payer's;
+// the txid does not cover the witness). Decoys must come from data the
+// txid commits to, so the peer's key is never one. Before, the payer's key
+// was read from the witness and the peer's key was the first decoy in
+// decoys.json: the peer knew which filter element was fake.
+func TestWitnessCannotChooseDecoys(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts btcd")
+	}
+	h, k := demoHarness(t)
+	scripts := keyScripts(t, k, 6)
+	_, start, _ := h.Node().BestBlock()
+	truth := buildChain(t, h, k, scripts, 30, 1, 17)
+	_, tip, _ := h.Node().BestBlock()
+	hp, err := hostile.Start(context.Background(), hostile.Config{
+		Upstream: h.Node().RPC(), Params: h.Params(), Scenario: hostile.RewriteWitness,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hp.Close()
+	w := watchtest.NewMemWatcher(start+1, scripts...)
+	dir := t.TempDir()
+	n, err := spv.New(spv.Config{
+		Network: regtest(t), DataDir: dir, Connect: []string{hp.Addr(), h.Node().P2PAddr()},
+		Watcher: w, Log: testLogger(), RetryMin: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond,
+		MinPeers: 2, MinPeersWait: 5 * time.Second, Decoys: 5,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer n.Stop()
+	waitSynced(t, n, tip)
+	checkTruth(t, w, truth)
+	if hp.Stats().Applied == 0 {
+		t.Fatalf("no witness was rewritten: %+v", hp.Stats())
+	}
+	decoys, err := spv.ReadDecoys(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	retired, err := spv.ReadRetiredDecoys(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(decoys) == 0 {
+		t.Fatal("no decoy chosen: the test shows nothing")
+	}
+	peerKey := btcutil.Hash160(hostile.WitnessPubKey)
+	for i, d := range append(decoys, retired...) {
+		if bytes.Equal(d, peerKey) {
+			t.Fatalf("decoy %d of %d is the download peer's key hash %x: the peer chose it", i, len(decoys), d)
+		}
+	}
+	t.Logf("%d decoys, %d retired, none the peer's", len(decoys), len(retired))
+}
+

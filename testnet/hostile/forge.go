@@ -144,6 +144,19 @@ func forgeFork(chain []wire.BlockHeader, forkHeight int32, n int, lieBits bool) 
 	return out, nil
 }
 
+// rewriteWitness returns a copy of tx whose every input carries the
+// witness of a P2WPKH spend by WitnessPubKey (a dummy DER-shaped
+// signature and the key); the txid is unchanged.
+func rewriteWitness(tx *wire.MsgTx) *wire.MsgTx {
+	out := tx.Copy()
+	sig := append([]byte{0x30, 0x44}, make([]byte, 0x44)...)
+	sig = append(sig, 0x01) // SIGHASH_ALL
+	for _, in := range out.TxIn {
+		in.Witness = wire.TxWitness{sig, WitnessPubKey}
+	}
+	return out
+}
+
 // flipFirstHash corrupts one bit of the first hash of mb's tree, so the
 // root it computes no longer matches the header.
 func flipFirstHash(mb *wire.MsgMerkleBlock) error {

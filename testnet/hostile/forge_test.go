@@ -1,11 +1,13 @@
 package hostile
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"testing"
 	"time"
 
+	"github.com/btcsuite/btcd/btcec/v2"
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -251,5 +253,29 @@ func TestScenarios(t *testing.T) {
 	}
 	if _, err := ParseScenario("nice"); !errors.Is(err, ErrUnknownScenario) {
 		t.Errorf("ParseScenario(nice) = %v, want ErrUnknownScenario", err)
+	}
+}
+
+// TestRewriteWitness: the rewritten transaction keeps its txid and carries
+// WitnessPubKey, a valid compressed key, on every input.
+func TestRewriteWitness(t *testing.T) {
+	tx := wire.NewMsgTx(2)
+	tx.AddTxIn(wire.NewTxIn(&wire.OutPoint{Index: 1}, []byte{0x51}, nil))
+	tx.AddTxIn(wire.NewTxIn(&wire.OutPoint{Index: 2}, nil, wire.TxWitness{{1}, {2}}))
+	tx.AddTxOut(wire.NewTxOut(5, []byte{0x51}))
+	got := rewriteWitness(tx)
+	if got.TxHash() != tx.TxHash() || got.WitnessHash() == tx.WitnessHash() {
+		t.Fatalf("txid %v (was %v), wtxid changed %v", got.TxHash(), tx.TxHash(), got.WitnessHash() != tx.WitnessHash())
+	}
+	if _, err := btcec.ParsePubKey(WitnessPubKey); err != nil {
+		t.Fatalf("WitnessPubKey: %v", err)
+	}
+	for i, in := range got.TxIn {
+		if len(in.Witness) != 2 || !bytes.Equal(in.Witness[1], WitnessPubKey) {
+			t.Fatalf("input %d witness %x", i, in.Witness)
+		}
+	}
+	if len(tx.TxIn[1].Witness[1]) != 1 {
+		t.Fatal("the original was changed")
 	}
 }

@@ -114,7 +114,20 @@ const (
 	// IgnoreFilter ignores filterload/filteradd and matches every
 	// transaction of every block, sending them all.
 	IgnoreFilter Scenario = "ignore-filter"
+	// RewriteWitness sends every matched transaction with a witness of
+	// its own on every input: a dummy signature and WitnessPubKey, as a
+	// P2WPKH spend by that key would carry. The txid does not cover the
+	// witness, so the proof and the txid stay valid; a client that reads
+	// the payer's key from the witness takes the peer's key instead.
+	RewriteWitness Scenario = "rewrite-witness"
 )
+
+// WitnessPubKey is the compressed public key RewriteWitness puts in every
+// witness it rewrites (the key of the private key 1, the generator point).
+var WitnessPubKey = []byte{
+	0x02, 0x79, 0xbe, 0x66, 0x7e, 0xf9, 0xdc, 0xbb, 0xac, 0x55, 0xa0, 0x62, 0x95, 0xce, 0x87, 0x0b, 0x07,
+	0x02, 0x9b, 0xfc, 0xdb, 0x2d, 0xce, 0x28, 0xd9, 0x59, 0xf2, 0x81, 0x5b, 0x16, 0xf8, 0x17, 0x98,
+}
 
 // Reaction is what a correct SPV node does when it meets a scenario.
 type Reaction string
@@ -172,6 +185,7 @@ var scenarios = map[Scenario]info{
 	InflateFP:            {ReactIgnore, "sends unmatched transactions as matches: dropped, scored, no reload"},
 	NoBloom:              {ReactDisconnect, "does not advertise NODE_BLOOM"},
 	IgnoreFilter:         {ReactIgnore, "ignores the filter and sends every transaction: dropped, scored, no reload"},
+	RewriteWitness:       {ReactIgnore, "rewrites the witness of every matched transaction (same txid): it chooses no decoy"},
 }
 
 // Scenarios returns every scenario, Honest first, the rest sorted by name.

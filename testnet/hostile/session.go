@@ -571,7 +571,12 @@ func (s *session) serveFiltered(hash chainhash.Hash) (bool, error) {
 	}
 	for _, tx := range txs {
 		s.remember(tx)
-		if err := s.write(tx, wire.BaseEncoding); err != nil {
+		enc := wire.BaseEncoding
+		if s.cfg.Scenario == RewriteWitness && s.canApply() {
+			tx, enc = rewriteWitness(tx), wire.WitnessEncoding
+			s.markApplied(fmt.Sprintf("witness of tx %v rewritten", tx.TxHash()))
+		}
+		if err := s.write(tx, enc); err != nil {
 			return true, err
 		}
 	}
