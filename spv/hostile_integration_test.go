@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -442,3 +444,52 @@ func TestWitnessCannotChooseDecoys(t *testing.T) {
 	t.Logf("%d decoys, %d retired, none the peer's", len(decoys), len(retired))
 }
 
+// TestDeletedFilterStateKeepsTheTweak syncs, deletes filter.json (the
+// persistent tweak) and syncs again: the next filters must carry the
+// tweak the transcript recorded, not a new random one (which would hand
+// the peer a filter independent of the one it holds, and make the
+// transcript describe two wallets). Before, a new tweak was drawn silently.
+func TestDeletedFilterStateKeepsTheTweak(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts btcd")
+	}
+	h, k := demoHarness(t)
+	scripts := keyScripts(t, k, 4)
+	_, start, _ := h.Node().BestBlock()
+	buildChain(t, h, k, scripts, 5, 1, 18)
+	_, tip, _ := h.Node().BestBlock()
+	dir := t.TempDir()
+	w := watchtest.NewMemWatcher(start+1, scripts...)
+	sync := func() {
+		n, err := spv.New(spv.Config{Network: regtest(t), DataDir: dir, Connect: []string{h.Node().P2PAddr()}, Watcher: w, Log: testLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := n.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		waitSynced(t, n, tip)
+		if err := n.Stop(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sync()
+	if err := os.Remove(filepath.Join(dir, "filter.json")); err != nil {
+		t.Fatal(err)
+	}
+	sync()
+	tweaks := map[uint32]int{}
+	for _, r := range readTranscript(t, dir) {
+		if r.Kind != transcript.KindFilterLoad {
+			continue
+		}
+		var msg wire.MsgFilterLoad
+		if err := msg.BtcDecode(bytes.NewReader(r.Filter), wire.ProtocolVersion, wire.BaseEncoding); err != nil {
+			t.Fatal(err)
+		}
+		tweaks[msg.Tweak]++
+	}
+	if len(tweaks) != 1 {
+		t.Fatalf("filterloads with %d tweaks %v: filter.json's loss changed the tweak", len(tweaks), tweaks)
+	}
+}

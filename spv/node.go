@@ -85,8 +85,13 @@ func New(cfg Config) (*Node, error) {
 	}
 	n.addrs = newAddrSource(n, slots)
 	n.dial = newDialer(n.cfg)
-	if n.tweak, err = loadOrCreateTweak(cfg.DataDir); err != nil {
+	var recovered bool
+	if n.tweak, recovered, err = loadOrCreateTweak(cfg.DataDir); err != nil {
 		return nil, err
+	}
+	if recovered {
+		n.log.Warn("filter state was missing: the tweak is taken back from the transcript's last filterload",
+			"file", filterStateFile, "tweak", n.tweak)
 	}
 	if n.decoys, err = loadDecoys(cfg.DataDir, cfg.Decoys); err != nil {
 		return nil, err

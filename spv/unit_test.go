@@ -189,19 +189,63 @@ func TestBuildFilterPolicy(t *testing.T) {
 
 func TestTweakPersists(t *testing.T) {
 	dir := t.TempDir()
-	a, err := loadOrCreateTweak(dir)
-	if err != nil {
-		t.Fatal(err)
+	a, rec, err := loadOrCreateTweak(dir)
+	if err != nil || rec {
+		t.Fatal(err, rec)
 	}
-	b, err := loadOrCreateTweak(dir)
-	if err != nil || a != b {
-		t.Fatalf("tweak %d then %d (%v)", a, b, err)
+	b, rec, err := loadOrCreateTweak(dir)
+	if err != nil || a != b || rec {
+		t.Fatalf("tweak %d then %d (%v, recovered %v)", a, b, err, rec)
 	}
 	if err := os.WriteFile(filepath.Join(dir, filterStateFile), []byte(`{"version":9}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := loadOrCreateTweak(dir); !errors.Is(err, ErrCorruptFilterState) {
+	if _, _, err := loadOrCreateTweak(dir); !errors.Is(err, ErrCorruptFilterState) {
 		t.Fatalf("bad version: %v", err)
+	}
+}
+
+// TestTweakRecoveredFromTranscript: filter.json deleted beside a
+// transcript that recorded filters: the tweak of the last filterload comes
+// back (a fresh random one would make the next filter independent of the
+// ones the peers hold); a transcript that cannot be read stops it without
+// writing anything.
+func TestTweakRecoveredFromTranscript(t *testing.T) {
+	dir := t.TempDir()
+	tr, _, err := transcript.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tweak := range []uint32{7, 0xdeadbeef} {
+		f, err := bip37.NewFilter(20, 0.001, tweak, bip37.UpdateAll)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tr.Append(transcript.Record{Time: time.Unix(1_700_000_000, 0), Peer: "127.0.0.1:1", Kind: transcript.KindFilterLoad,
+			Filter: f.Serialize(), Reason: transcript.ReasonInitial}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tr.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, rec, err := loadOrCreateTweak(dir)
+	if err != nil || !rec || got != 0xdeadbeef {
+		t.Fatalf("tweak %#x, recovered %v, %v; want the last filterload's 0xdeadbeef", got, rec, err)
+	}
+	if again, rec, err := loadOrCreateTweak(dir); err != nil || rec || again != got {
+		t.Fatalf("not written back: %#x %v %v", again, rec, err)
+	}
+	// A transcript that cannot be read: an error, no filter.json.
+	bad := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bad, transcript.FileName), []byte("{not json}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := loadOrCreateTweak(bad); err == nil {
+		t.Fatal("an unreadable transcript gave a tweak")
+	}
+	if _, err := os.Stat(filepath.Join(bad, filterStateFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("filter.json written after a failure: %v", err)
 	}
 }
 

@@ -309,8 +309,12 @@ func isHex(s string) bool {
 	return true
 }
 
-// shorten truncates s for an error message.
+// shorten truncates s for an error message; a private key is not shown
+// at all.
 func shorten(s string) string {
+	if kind := secretIn(s); kind != "" {
+		return "(" + kind + ", not shown)"
+	}
 	if len(s) > maxShownInput {
 		return s[:maxShownInput] + "..."
 	}

@@ -113,8 +113,12 @@ var (
 type InputError struct {
 	// What names the input ("xpub", "address", "network", ...).
 	What string
-	// Value is the offending input, shortened for display.
+	// Value is the offending input, shortened for display; empty when it
+	// holds a private key (Secret).
 	Value string
+	// Secret says what private key the input held ("a WIF private key"),
+	// which is neither kept nor shown (secret.go).
+	Secret string
 	// Err is the underlying reason, usually one of the sentinels.
 	Err error
 }
@@ -127,6 +131,9 @@ func (e *InputError) Error() string {
 	v := e.Value
 	if len(v) > maxShownInput {
 		v = v[:maxShownInput] + "..."
+	}
+	if e.Secret != "" {
+		return fmt.Sprintf("%s (%s, not shown: bloomwatch never holds private keys): %v", e.What, e.Secret, e.Err)
 	}
 	if v == "" {
 		return fmt.Sprintf("%s: %v", e.What, e.Err)
@@ -159,8 +166,13 @@ func (e *ListError) Error() string {
 // Unwrap returns the entry's error.
 func (e *ListError) Unwrap() error { return e.Err }
 
-// inputErr builds an *InputError.
+// inputErr builds an *InputError. A value that is, or holds, what looks
+// like a private key is neither kept nor shown (secret.go): the error says
+// what it is instead.
 func inputErr(what, value string, err error) error {
+	if kind := secretIn(value); kind != "" {
+		return &InputError{What: what, Secret: kind, Err: err}
+	}
 	return &InputError{What: what, Value: value, Err: err}
 }
 

@@ -102,6 +102,14 @@ type CreateConfig struct {
 	GapInternal uint32
 }
 
+// MaxBirthday is the highest birthday a wallet accepts: 50,000,000
+// blocks, 950 years of mainnet's ten-minute blocks and ten times
+// testnet3's height (below 5 million in 2026, the highest of the public
+// networks). A birthday beyond the chain makes the sync scan nothing and
+// report the wallet synced and empty; a typo or an overflow
+// (2147483647) is far above this.
+const MaxBirthday = 50_000_000
+
 // plan is a CreateConfig with every input decoded and checked.
 type plan struct {
 	net      network
@@ -122,6 +130,9 @@ func (cfg *CreateConfig) validate() (*plan, error) {
 	p := &plan{net: net, birthday: cfg.Birthday, gapExt: cfg.GapExternal, gapInt: cfg.GapInternal}
 	if p.birthday < 0 {
 		return nil, inputErr("birthday", fmt.Sprint(cfg.Birthday), fmt.Errorf("%w: negative height", ErrInvalidConfig))
+	}
+	if p.birthday > MaxBirthday {
+		return nil, inputErr("birthday", fmt.Sprint(cfg.Birthday), fmt.Errorf("%w: at most %d", ErrInvalidConfig, MaxBirthday))
 	}
 	if p.gapExt == 0 {
 		p.gapExt = DefaultGapExternal

@@ -1,0 +1,42 @@
+package wallet
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestPrivateKeyShape: private keys, valid or mistyped, are recognized;
+// addresses, extended public keys and hex keys are not.
+func TestPrivateKeyShape(t *testing.T) {
+	secrets := []string{
+		bip380WIFC, bip380WIFU, bip380Xprv, vectorZprv84,
+		bip380WIFC[:10] + "1" + bip380WIFC[11:], // mistyped: bad checksum
+		vectorZprv84[:50] + "1" + vectorZprv84[51:],
+		" " + bip380WIFC + "\n",
+	}
+	for _, s := range secrets {
+		if privateKeyShape(s) == "" {
+			t.Errorf("%.12s... not recognized as a private key", s)
+		}
+		bad := errors.New("bad")
+		err := inputErr("address", s, bad)
+		if !errors.Is(err, bad) || !strings.Contains(err.Error(), "private key") || strings.Contains(err.Error(), strings.TrimSpace(s)[:8]) {
+			t.Errorf("%.12s...: %v", s, err)
+		}
+		if err := inputErr("descriptor", "wpkh("+s+"/0/*)", bad); strings.Contains(err.Error(), strings.TrimSpace(s)[:8]) || !strings.Contains(err.Error(), "private key") {
+			t.Errorf("descriptor holding %.12s...: %v", s, err)
+		}
+	}
+	public := []string{
+		"1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2", "3J98t1WpEZ73CNmQviecrnyiWrnqRhWNLy",
+		"mkpZhYtJu2r87Js3pDiWJDmPte2NRZ8bJV", "bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4",
+		"bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080", bip380Xpub, vectorZpub84,
+		"03a34b99f22c790c4e36b2b3c2c35a36db06226e41c692fc82b8b56ac1c540c5bd", "", "notanaddress",
+	}
+	for _, s := range public {
+		if k := privateKeyShape(s); k != "" {
+			t.Errorf("%q taken for %s", s, k)
+		}
+	}
+}
