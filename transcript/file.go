@@ -72,7 +72,7 @@ func Open(dir string) (*File, []Record, error) {
 // Path returns the file's path.
 func (t *File) Path() string { return t.path }
 
-// Append assigns the next sequence number (and VersionFor its kind) to r,
+// Append assigns the next sequence number (and VersionOf r) to r,
 // appends it and, for a filter record, syncs the file to disk. It returns
 // the record as written. On error nothing may be assumed recorded: the
 // caller must not send the message. A getdata record is written but not
@@ -86,7 +86,7 @@ func (t *File) Append(r Record) (Record, error) {
 	if t.f == nil {
 		return r, ErrClosed
 	}
-	r.Seq, r.V = t.next, VersionFor(r.Kind)
+	r.Seq, r.V = t.next, VersionOf(r)
 	if err := r.Validate(); err != nil {
 		return r, fmt.Errorf("transcript record: %w", err)
 	}

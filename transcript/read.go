@@ -35,10 +35,10 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() []error { return []error{ErrBad, e.Err} }
 
 // Write appends one record to w as a JSON line. A record without a
-// version gets VersionFor its kind.
+// version gets VersionOf it.
 func Write(w io.Writer, r Record) error {
 	if r.V == 0 {
-		r.V = VersionFor(r.Kind)
+		r.V = VersionOf(r)
 	}
 	b, err := json.Marshal(r)
 	if err != nil {

@@ -23,7 +23,18 @@ import (
 // after a reload. Records of the other kinds are unchanged, so version 1
 // and 2 transcripts read as before; a reader that predates version 3
 // refuses version 3 records by their "v".
-const Version = 3
+//
+// Version 4 adds the transport a record's message left on (Transport:
+// TransportV1, plaintext, or TransportV2, BIP324's encrypted transport)
+// and the bytes an on-path observer saw for it (Wire). With v1 an
+// observer on the path reads the record's message as the peer does; with
+// v2 it sees only Wire and the time. A record that carries either field
+// is written as version 4; one that carries neither keeps the version of
+// its kind, so older readers still read it.
+const Version = 4
+
+// minTransportVersion is the first version with Transport and Wire.
+const minTransportVersion = 4
 
 // minGetDataVersion is the first version with getdata records.
 const minGetDataVersion = 3
@@ -33,13 +44,24 @@ const minGetDataVersion = 3
 // still reads a transcript without getdata records.
 const filterVersion = 2
 
-// VersionFor returns the version a record of kind k is written with: the
-// lowest version that can carry it.
+// VersionFor returns the version a record of kind k without Transport
+// and Wire is written with: the lowest version that can carry it.
 func VersionFor(k Kind) int {
 	if k == KindGetData {
 		return minGetDataVersion
 	}
 	return filterVersion
+}
+
+// VersionOf returns the version r is written with: the lowest that
+// carries its kind and its fields (version 4 once it names a Transport
+// or a Wire length).
+func VersionOf(r Record) int {
+	v := VersionFor(r.Kind)
+	if r.Transport != "" || r.Wire != 0 {
+		v = max(v, minTransportVersion)
+	}
+	return v
 }
 
 // Kind names a BIP37 message a client sent to a peer.
@@ -96,7 +118,31 @@ type Record struct {
 	// did not share a circuit. The id is an isolation label, never a
 	// secret. Empty in records written before the field existed.
 	Via string `json:"via,omitempty"`
+	// Transport is the P2P transport of the connection the message left
+	// on (version 4): TransportV1 (plaintext: an on-path observer reads
+	// the message as the peer does) or TransportV2 (BIP324: the observer
+	// sees only Wire and Time). Empty in records written before the
+	// field existed, which all left on v1.
+	Transport string `json:"transport,omitempty"`
+	// Wire is the number of bytes an on-path observer saw for the
+	// message (version 4): the v1 frame (24-byte header and payload), or
+	// the v2 packet with its 20 bytes of framing and, when the client
+	// padded it, the decoy packet sent with it in the same write. 0 when
+	// unknown (a getdata record covers part of a message).
+	Wire int `json:"wire,omitempty"`
 }
+
+// Values of Record.Transport.
+const (
+	// TransportV1 is the original plaintext P2P transport.
+	TransportV1 = "v1"
+	// TransportV2 is BIP324's encrypted transport.
+	TransportV2 = "v2"
+)
+
+// MaxWire bounds Record.Wire: a BIP324 packet holds at most 2^24-1 bytes
+// of content, and a padded filterload is one packet and one decoy.
+const MaxWire = 2 << 24
 
 // Values of Record.Via.
 const (
@@ -160,6 +206,9 @@ func (r Record) Validate() error {
 	if err := checkVia(r.Via); err != nil {
 		return err
 	}
+	if err := r.checkTransport(); err != nil {
+		return err
+	}
 	switch r.Kind {
 	case KindFilterLoad:
 		if len(r.Filter) == 0 {
@@ -185,6 +234,27 @@ func (r Record) Validate() error {
 		}
 	default:
 		return fmt.Errorf("unknown kind %q", r.Kind)
+	}
+	return nil
+}
+
+// checkTransport accepts a Transport this package defines and a Wire
+// length in range, both only in records of version 4 or later (or
+// unversioned ones being written).
+func (r Record) checkTransport() error {
+	switch r.Transport {
+	case "", TransportV1, TransportV2:
+	default:
+		return fmt.Errorf("unknown transport %q", r.Transport)
+	}
+	if r.Wire < 0 || r.Wire > MaxWire {
+		return fmt.Errorf("wire length %d not in [0, %d]", r.Wire, MaxWire)
+	}
+	if r.Wire != 0 && r.Transport == "" {
+		return fmt.Errorf("wire length without a transport")
+	}
+	if (r.Transport != "" || r.Wire != 0) && r.V != 0 && r.V < minTransportVersion {
+		return fmt.Errorf("transport in a version %d record (transport starts at version %d)", r.V, minTransportVersion)
 	}
 	return nil
 }
