@@ -71,6 +71,7 @@ func (n *Node) addrFetch(ctx context.Context, hostport string) (addrs []string, 
 			if a, ok := usableAnnounced(na, n.dial.proxied()); ok && !seen[a] && len(got) < maxSeedAddrs {
 				seen[a] = true
 				got = append(got, a)
+				n.transports.learn(a, na.Services) // NODE_P2P_V2: v2 first
 			}
 		}
 		heard = true

@@ -55,6 +55,13 @@ const (
 	// 30 s on average).
 	DefaultSeedTimeout = time.Minute
 
+	// DefaultHandshakeTimeout bounds a connection's handshake: the
+	// BIP324 key exchange when there is one, the version messages and
+	// the veracks. A v2 attempt to a peer that stays silent (a v1 peer
+	// that neither answers nor hangs up) costs this much before the v1
+	// one. btcd's peer package gives up after 30 s whatever this says.
+	DefaultHandshakeTimeout = 20 * time.Second
+
 	// DefaultMinPeersWait bounds the wait for Config.MinPeers.
 	DefaultMinPeersWait = 10 * time.Second
 
@@ -183,6 +190,20 @@ type Config struct {
 	// or that holds more than a quarter of MaxSideHeaders is scored
 	// (MisbehaviorLowWorkHeaders).
 	SideBranchMargin, MaxSideHeaders int
+	// Transport is the P2P transport policy: TransportAuto (the
+	// default, "" too), TransportV2 or TransportV1 (see Transport).
+	Transport Transport
+	// HandshakeTimeout bounds each connection's handshake
+	// (DefaultHandshakeTimeout).
+	HandshakeTimeout time.Duration
+	// FilterPadding is how filterloads sent over v2 are padded (PadSteps
+	// when empty).
+	FilterPadding FilterPadding
+	// WireTap, when set, receives every write of the node and every
+	// message of its peers as an on-path observer sees them: length and
+	// time (WirePacket). It is called on the connections' goroutines
+	// and must not block.
+	WireTap func(WirePacket)
 	// Decoys, from 0 (the default: none) to MaxDecoys, is how many
 	// graph-near decoys every filter holds beside the watcher's elements:
 	// the scripts of the watcher's counterparties, chosen from its
@@ -290,6 +311,17 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MinPeers <= 0 {
 		c.MinPeers = 1
+	}
+	t, err := ParseTransport(string(c.Transport))
+	if err != nil {
+		return c, err
+	}
+	c.Transport = t
+	if c.FilterPadding, err = ParseFilterPadding(string(c.FilterPadding)); err != nil {
+		return c, err
+	}
+	if c.HandshakeTimeout <= 0 {
+		c.HandshakeTimeout = DefaultHandshakeTimeout
 	}
 	if c.MinPeersWait <= 0 {
 		c.MinPeersWait = DefaultMinPeersWait

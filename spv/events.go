@@ -41,8 +41,17 @@ type PeerInfo struct {
 	// headers (behind, or in its initial block download): it serves
 	// nothing until it catches up.
 	Lagging bool
-	// BytesReceived counts every byte read from the peer.
+	// BytesReceived counts every byte read from the peer (btcd's count:
+	// v1 frames, or v2 packets' decrypted contents).
 	BytesReceived uint64
+	// Transport is the connection's P2P transport: "v2" (BIP324,
+	// encrypted: an on-path observer sees lengths and times) or "v1"
+	// (plaintext: it reads every message, the filter included).
+	Transport string
+	// WireSent and WireReceived count the bytes on the network each
+	// way, handshake and v2 framing included: what an on-path observer
+	// counts.
+	WireSent, WireReceived uint64
 }
 
 // PeerConnected reports a completed handshake with a BIP37-capable peer.

@@ -470,9 +470,11 @@ func (m *manager) loadFilter(ps *peerState, reason string) {
 		return
 	}
 	height := m.next - 1
+	payload := f.Serialize()
 	rec, err := m.n.trans.Append(transcript.Record{
 		Time: m.n.clock.Now(), Peer: ps.addr, Height: height,
-		Kind: transcript.KindFilterLoad, Filter: f.Serialize(), Reason: reason, Via: ps.via,
+		Kind: transcript.KindFilterLoad, Filter: payload, Reason: reason, Via: ps.via,
+		Transport: ps.transport, Wire: m.n.filterLoadWire(ps, len(payload)),
 	})
 	if err != nil {
 		m.fail(fmt.Errorf("%w: filterload to %s not sent: %w", ErrTranscriptWrite, ps.addr, err))
@@ -685,7 +687,7 @@ func (m *manager) recordRequests(ps *peerState, reqs []*blockReq) bool {
 		}
 		_, err := m.n.trans.Append(transcript.Record{
 			Time: m.n.clock.Now(), Peer: ps.addr, Height: reqs[i].height, Kind: transcript.KindGetData,
-			Count: int64(j - i), Reason: reason, Via: ps.via,
+			Count: int64(j - i), Reason: reason, Via: ps.via, Transport: ps.transport,
 		})
 		if err != nil {
 			m.fail(fmt.Errorf("%w: getdata to %s not sent: %w", ErrTranscriptWrite, ps.addr, err))

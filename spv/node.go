@@ -34,7 +34,9 @@ type Node struct {
 	decoys *decoys
 	addrs  *addrSource
 	dial   *dialer
-	bcast  *broadcaster
+	// transports is what the node learned of its peers' transports.
+	transports *transportMemory
+	bcast      *broadcaster
 
 	msgs    chan any
 	quit    chan struct{}
@@ -84,6 +86,7 @@ func New(cfg Config) (*Node, error) {
 		slots = min(slots, len(n.cfg.Connect))
 	}
 	n.addrs = newAddrSource(n, slots)
+	n.transports = newTransportMemory(n.cfg.Connect)
 	n.dial = newDialer(n.cfg)
 	var recovered bool
 	if n.tweak, recovered, err = loadOrCreateTweak(cfg.DataDir); err != nil {

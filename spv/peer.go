@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/peer"
@@ -35,8 +36,19 @@ type peerState struct {
 	// Record.Via: transcript.ViaDirect, ViaProxy or ViaIsolated(id).
 	via string
 	p   *peer.Peer
+	// transport is the connection's transport (transcript.TransportV1 or
+	// TransportV2); wc its wire (byte counts, the v2 handshake's garbage
+	// held back, writes gathered per message).
+	transport wireTransport
+	wc        *wireConn
 	// refused holds the handshake refusal (ErrPeerNoBloom, ErrPeerTooOld).
 	refused atomic.Value // error
+	// handshook is set at the verack: the handshake completed.
+	handshook atomic.Bool
+	// upgrade is set when a v1 peer's version advertised NODE_P2P_V2
+	// under TransportAuto: the connection ends at the verack, before any
+	// filter, and the peer is reached again over v2.
+	upgrade atomic.Bool
 
 	// --- manager only ---
 	ready     bool
@@ -140,7 +152,27 @@ func (ps *peerState) info(n *Node, download bool) PeerInfo {
 		Download:      download,
 		Lagging:       !ps.lagSince.IsZero(),
 		BytesReceived: p.BytesReceived(),
+		Transport:     ps.transport,
+		WireSent:      ps.wireSent(),
+		WireReceived:  ps.wireReceived(),
 	}
+}
+
+// wireSent and wireReceived are the bytes sent and received on the
+// network (what an on-path observer counts), 0 without a connection.
+func (ps *peerState) wireSent() uint64 {
+	if ps.wc == nil {
+		return 0
+	}
+	return ps.wc.sent()
+}
+
+// wireReceived: see wireSent.
+func (ps *peerState) wireReceived() uint64 {
+	if ps.wc == nil {
+		return 0
+	}
+	return ps.wc.received()
 }
 
 // peer lifecycle messages for the manager.
@@ -175,25 +207,44 @@ func (n *Node) peerConfig(ps *peerState) *peer.Config {
 		// every request it makes (onTick, busy).
 		DisableStallHandler: true,
 		Listeners: peer.MessageListeners{
-			// A malformed message ends the connection on every network:
-			// btcd's peer package forgives it from 127.0.0.1 on regtest
-			// (isAllowedReadError), which would make a local test peer
-			// unlike a real one.
-			OnRead: func(p *peer.Peer, _ int, _ wire.Message, err error) {
-				var me *wire.MessageError
-				if errors.As(err, &me) {
-					n.log.Warn("malformed message: disconnecting", "peer", ps.addr, "err", err)
-					p.Disconnect()
-				}
-			},
 			OnVersion: func(p *peer.Peer, msg *wire.MsgVersion) *wire.MsgReject {
 				if err := checkVersion(msg); err != nil {
 					ps.refused.Store(err)
 					return wire.NewMsgReject(msg.Command(), wire.RejectObsolete, err.Error())
 				}
+				n.transports.learn(ps.addr, msg.Services)
+				if ps.transport == transcript.TransportV1 && msg.Services&wire.SFNodeP2PV2 != 0 &&
+					n.transports.upgradable(n.cfg.Transport, ps.addr) {
+					ps.upgrade.Store(true)
+				}
 				return nil
 			},
-			OnVerAck:      func(p *peer.Peer, msg *wire.MsgVerAck) { n.post(peerReadyMsg{ps: ps}) },
+			OnVerAck: func(p *peer.Peer, msg *wire.MsgVerAck) {
+				if ps.wc != nil {
+					_ = ps.wc.SetDeadline(time.Time{})
+				}
+				if ps.upgrade.Load() {
+					p.Disconnect() // before any filter: reached again over v2
+					return
+				}
+				ps.handshook.Store(true)
+				n.post(peerReadyMsg{ps: ps})
+			},
+			OnWrite: func(p *peer.Peer, bytes int, msg wire.Message, err error) {
+				n.onWrite(ps, p, bytes, msg, err)
+			},
+			OnRead: func(p *peer.Peer, bytes int, msg wire.Message, err error) {
+				// A malformed message ends the connection on every
+				// network: btcd's peer package forgives it from
+				// 127.0.0.1 on regtest (isAllowedReadError), which
+				// would make a local test peer unlike a real one.
+				var me *wire.MessageError
+				if errors.As(err, &me) {
+					n.log.Warn("malformed message: disconnecting", "peer", ps.addr, "err", err)
+					p.Disconnect()
+				}
+				n.onRead(ps, bytes, msg, err)
+			},
 			OnHeaders:     func(p *peer.Peer, msg *wire.MsgHeaders) { fwd(p, msg) },
 			OnMerkleBlock: func(p *peer.Peer, msg *wire.MsgMerkleBlock) { fwd(p, msg) },
 			OnTx:          func(p *peer.Peer, msg *wire.MsgTx) { fwd(p, msg) },
@@ -267,13 +318,31 @@ const (
 	connEnded
 )
 
-// connectOnce dials addr (directly or through the proxy), runs the peer
-// until it disconnects and reports how the attempt ended.
+// connectOnce connects to addr over the transport the policy and what
+// the node learned give it (transportMemory.first), runs the peer until it
+// disconnects and reports how the attempt ended. A v2 attempt that shows
+// a v1 peer is followed at once by a v1 one under TransportAuto, and a v1
+// connection left for v2 (its version advertised NODE_P2P_V2) by a v2
+// one: at most two connections per attempt.
 func (n *Node) connectOnce(ctx context.Context, addr string, slot int) connOutcome {
 	if ban, ok := n.bans.IsBanned(addr); ok {
 		n.log.Debug("skip banned peer", "addr", addr, "until", ban.Until)
 		return connRefused
 	}
+	t := n.transports.first(n.cfg.Transport, addr)
+	for try := 0; ; try++ {
+		out, next := n.connectVia(ctx, addr, slot, t)
+		if next == "" || try > 0 || ctx.Err() != nil {
+			return out
+		}
+		t = next
+	}
+}
+
+// connectVia makes one connection to addr over transport t and reports
+// how it ended, and the transport to try at once when the handshake
+// showed another one is due ("" for none).
+func (n *Node) connectVia(ctx context.Context, addr string, slot int, t wireTransport) (connOutcome, wireTransport) {
 	dctx, cancel := context.WithTimeout(ctx, n.cfg.DialTimeout)
 	conn, via, err := n.dial.dial(dctx, addr)
 	cancel()
@@ -284,33 +353,78 @@ func (n *Node) connectOnce(ctx context.Context, addr string, slot int) connOutco
 		} else {
 			n.log.Debug("dial failed", "addr", addr, "err", err)
 		}
-		return connFailed
+		return connFailed, ""
 	}
-	ps := &peerState{addr: addr, slot: slot, via: via}
+	v2 := t == transcript.TransportV2
+	wc := newWireConn(conn, n.cfg.Network.Params.Net, v2)
+	wc.tap = n.outboundTap(addr, t)
+	ps := &peerState{addr: addr, slot: slot, via: via, transport: t, wc: wc}
 	pcfg := n.peerConfig(ps)
 	pcfg.HostToNetAddress = hostToNetAddress
+	if v2 {
+		// btcd's peer speaks v2 only when its own services say so.
+		pcfg.UsingV2Conn = true
+		pcfg.Services |= wire.SFNodeP2PV2
+	}
 	p, err := peer.NewOutboundPeer(pcfg, addr)
 	if err != nil {
 		_ = conn.Close()
 		n.log.Warn("bad peer address", "addr", addr, "err", err)
-		return connRefused
+		return connRefused, ""
 	}
 	ps.p = p
 	if !n.trackPeer(ps) {
 		_ = conn.Close()
-		return connFailed
+		return connFailed, ""
 	}
-	n.log.Debug("connected", "addr", addr, "via", via)
-	p.AssociateConnection(conn)
+	n.log.Debug("connected", "addr", addr, "via", via, "transport", t)
+	// The whole handshake (v2 key exchange, version, verack) must end
+	// within HandshakeTimeout: a peer that stalls it costs no more.
+	_ = wc.SetDeadline(time.Now().Add(n.cfg.HandshakeTimeout))
+	p.AssociateConnection(wc)
 	p.WaitForDisconnect()
 	n.untrackPeer(ps)
 	n.post(peerDoneMsg{ps: ps})
 	if v := ps.refused.Load(); v != nil {
 		n.log.Info("peer refused", "addr", addr, "err", v)
 		n.publish(PeerDisconnected{At: n.at(), Addr: addr, Reason: fmt.Sprint(v)})
-		return connRefused
+		return connRefused, ""
 	}
-	return connEnded
+	switch {
+	case ps.upgrade.Load():
+		n.log.Info("peer offers v2 (NODE_P2P_V2): reconnecting over v2 before sending a filter", "addr", addr)
+		return connEnded, transcript.TransportV2
+	case v2 && !ps.handshook.Load():
+		return n.v2Failed(addr, wc)
+	}
+	return connEnded, ""
+}
+
+// v2Failed judges a v2 connection that ended before its handshake did. A
+// peer that sent nothing (it hung up or stayed silent after our key) or
+// answered in v1 speaks only v1 (Bitcoin Core's ShouldReconnectV1, plus
+// the v1 answer): under TransportAuto it is reached again over v1 at
+// once, under TransportV2 it is refused. Any other failure (garbage, a
+// key that derives other secrets, a packet that does not decrypt) is a
+// broken v2 peer, not retried over v1: it costs a failed attempt.
+func (n *Node) v2Failed(addr string, wc *wireConn) (connOutcome, wireTransport) {
+	if !wc.answeredV1() && wc.received() > 0 {
+		n.log.Warn("v2 handshake failed", "addr", addr, "err", ErrV2Handshake, "received", wc.received())
+		n.publish(PeerDisconnected{At: n.at(), Addr: addr, Reason: ErrV2Handshake.Error()})
+		return connFailed, ""
+	}
+	n.transports.plaintext(addr)
+	how := "sent nothing"
+	if wc.answeredV1() {
+		how = "answered in v1"
+	}
+	if n.cfg.Transport == TransportV2 {
+		n.log.Warn("peer refused", "addr", addr, "err", ErrPeerPlaintext, "v2_handshake", how)
+		n.publish(PeerDisconnected{At: n.at(), Addr: addr, Reason: ErrPeerPlaintext.Error()})
+		return connRefused, ""
+	}
+	n.log.Info("peer speaks only v1: reconnecting over v1", "addr", addr, "v2_handshake", how)
+	return connFailed, transcript.TransportV1
 }
 
 // trackPeer registers a live connection so Stop can disconnect it; it

@@ -38,6 +38,8 @@ type Options struct {
 	Bare bool
 	// Args are extra btcd flags for the node (and the reorg node).
 	Args []string
+	// V2Transport starts the node with --v2transport (Config.V2Transport).
+	V2Transport bool
 }
 
 // SegwitHeight returns the height from which segwit (and taproot) rules
@@ -83,7 +85,7 @@ func New(ctx context.Context, opts Options) (*Harness, error) {
 		}
 		ownDir, opts.DataDir = dir, filepath.Join(dir, "data")
 	}
-	node, err := StartNode(ctx, Config{Network: opts.Network, DataDir: opts.DataDir, Log: opts.Log, Args: opts.Args})
+	node, err := StartNode(ctx, Config{Network: opts.Network, DataDir: opts.DataDir, Log: opts.Log, Args: opts.Args, V2Transport: opts.V2Transport})
 	if err != nil {
 		if ownDir != "" {
 			err = errors.Join(err, os.RemoveAll(ownDir))

@@ -78,6 +78,9 @@ type Config struct {
 	// to restart a node where its peers expect it.
 	P2PPort int
 	RPCPort int
+	// V2Transport starts btcd with --v2transport: it accepts BIP324
+	// encrypted connections (v1 ones too) and advertises NODE_P2P_V2.
+	V2Transport bool
 }
 
 // Node is a running btcd process on 127.0.0.1.
@@ -226,6 +229,9 @@ func startOnce(ctx context.Context, bin, netFlag string, params *chaincfg.Params
 		"--trickleinterval=100ms",
 		"--miningaddr=" + miningAddr.EncodeAddress(),
 		"--debuglevel=info",
+	}
+	if cfg.V2Transport {
+		args = append(args, "--v2transport")
 	}
 	args = append(args, cfg.Args...)
 	if err := n.start(exec.Command(bin, args...), "btcd.out"); err != nil {

@@ -130,7 +130,7 @@ func (h *Harness) Reorg(ctx context.Context, depth int, opts ReorgOptions) (Reor
 // main node.
 func (h *Harness) ensureNode2(ctx context.Context) error {
 	if h.node2 == nil {
-		n2, err := StartNode(ctx, Config{Network: h.opts.Network, Log: h.opts.Log, Args: h.opts.Args})
+		n2, err := StartNode(ctx, Config{Network: h.opts.Network, Log: h.opts.Log, Args: h.opts.Args, V2Transport: h.opts.V2Transport})
 		if err != nil {
 			return fmt.Errorf("testnet: reorg node: %w", err)
 		}

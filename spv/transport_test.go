@@ -1,0 +1,188 @@
+package spv
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/bloomwatch/bloomwatch/transcript"
+	"github.com/btcsuite/btcd/wire"
+)
+
+func TestParseTransportAndPadding(t *testing.T) {
+	for in, want := range map[string]Transport{"": TransportAuto, "auto": TransportAuto, "v2": TransportV2, "v1": TransportV1} {
+		if got, err := ParseTransport(in); err != nil || got != want {
+			t.Errorf("ParseTransport(%q) = %q, %v", in, got, err)
+		}
+	}
+	for _, bad := range []string{"v3", "V2", "encrypted"} {
+		if _, err := ParseTransport(bad); !errors.Is(err, ErrBadConfig) {
+			t.Errorf("ParseTransport(%q): %v", bad, err)
+		}
+	}
+	if _, err := ParseFilterPadding("some"); !errors.Is(err, ErrBadConfig) {
+		t.Errorf("ParseFilterPadding(some): %v", err)
+	}
+	if p, err := ParseFilterPadding(""); err != nil || p != PadSteps {
+		t.Errorf("ParseFilterPadding(\"\") = %q, %v", p, err)
+	}
+}
+
+// TestPadFilterLoad checks the padded bursts: the smallest class with room
+// for a decoy packet, the class itself when the filterload fills it
+// exactly, the largest filterload for PadMax, nothing for PadNone.
+func TestPadFilterLoad(t *testing.T) {
+	cases := []struct {
+		p             FilterPadding
+		packet        int
+		burst, decoys int
+	}{
+		{PadSteps, 187, 4096, 4096 - 187 - V2PacketOverhead},
+		{PadSteps, 4096 - V2PacketOverhead, 4096, 0},
+		{PadSteps, 4096 - V2PacketOverhead + 1, 16384, 16384 - (4096 - V2PacketOverhead + 1) - V2PacketOverhead},
+		{PadSteps, 4096, 4096, -1},
+		{PadSteps, 9849, 16384, 16384 - 9849 - V2PacketOverhead},
+		{PadSteps, MaxFilterLoadWire, MaxFilterLoadWire, -1},
+		{PadMax, 187, MaxFilterLoadWire, MaxFilterLoadWire - 187 - V2PacketOverhead},
+		{PadNone, 187, 187, -1},
+	}
+	for _, c := range cases {
+		burst, decoy := padFilterLoad(c.p, c.packet)
+		if burst != c.burst || decoy != c.decoys {
+			t.Errorf("padFilterLoad(%s, %d) = %d, %d; want %d, %d", c.p, c.packet, burst, decoy, c.burst, c.decoys)
+		}
+	}
+	if got := messageWire(transcript.TransportV2, 37); got != 37+21 {
+		t.Errorf("v2 wire of a 37-byte payload: %d", got)
+	}
+	if got := messageWire(transcript.TransportV1, 37); got != 37+24 {
+		t.Errorf("v1 wire of a 37-byte payload: %d", got)
+	}
+}
+
+// tcpPair returns the two ends of a loopback TCP connection.
+func tcpPair(t *testing.T) (client, server net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, _ := ln.Accept()
+		accepted <- c
+	}()
+	client, err = net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	server = <-accepted
+	if server == nil {
+		t.Fatal("accept failed")
+	}
+	t.Cleanup(func() {
+		_ = client.Close()
+		_ = server.Close()
+	})
+	return client, server
+}
+
+// readFor reads what server receives within d.
+func readFor(t *testing.T, server net.Conn, d time.Duration) []byte {
+	t.Helper()
+	_ = server.SetReadDeadline(time.Now().Add(d))
+	var got []byte
+	buf := make([]byte, 8192)
+	for {
+		n, err := server.Read(buf)
+		got = append(got, buf[:n]...)
+		if err != nil {
+			return got
+		}
+	}
+}
+
+// TestWireConnHoldsGarbage checks the v2 handshake's first flight: the
+// 64-byte key alone, the garbage only once the peer's first bytes came
+// and were not a v1 message; and a v1 answer (the network magic) ends the
+// handshake with errV1Answer, the garbage never sent.
+func TestWireConnHoldsGarbage(t *testing.T) {
+	magic := binary.LittleEndian.AppendUint32(nil, uint32(wire.TestNet))
+	first := bytes.Repeat([]byte{0xa5}, v2KeyLen+300)
+
+	t.Run("v2 answer", func(t *testing.T) {
+		client, server := tcpPair(t)
+		c := newWireConn(client, wire.TestNet, true)
+		if n, err := c.Write(first); err != nil || n != len(first) {
+			t.Fatalf("write: %d %v", n, err)
+		}
+		if got := readFor(t, server, 200*time.Millisecond); len(got) != v2KeyLen {
+			t.Fatalf("the peer got %d bytes before answering, want the %d-byte key", len(got), v2KeyLen)
+		}
+		if _, err := server.Write([]byte{1, 2, 3, 4, 5}); err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 64)
+		n, err := io.ReadAtLeast(c, buf, 5)
+		if err != nil || !bytes.Equal(buf[:n], []byte{1, 2, 3, 4, 5}) {
+			t.Fatalf("read %x %v", buf[:n], err)
+		}
+		if got := readFor(t, server, 200*time.Millisecond); len(got) != 300 {
+			t.Fatalf("the peer got %d garbage bytes after answering, want 300", len(got))
+		}
+		if c.answeredV1() || c.received() != 5 || c.sent() != uint64(len(first)) {
+			t.Fatalf("v1 %v, received %d, sent %d", c.answeredV1(), c.received(), c.sent())
+		}
+	})
+	t.Run("v1 answer", func(t *testing.T) {
+		client, server := tcpPair(t)
+		c := newWireConn(client, wire.TestNet, true)
+		if _, err := c.Write(first); err != nil {
+			t.Fatal(err)
+		}
+		readFor(t, server, 100*time.Millisecond)
+		// A reject message's header, cut after the magic and 2 bytes.
+		for _, part := range [][]byte{magic[:2], append(magic[2:], 'r', 'e')} {
+			if _, err := server.Write(part); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if n, err := c.Read(make([]byte, 64)); n != 0 || !errors.Is(err, errV1Answer) {
+			t.Fatalf("read %d, %v; want errV1Answer", n, err)
+		}
+		if !c.answeredV1() {
+			t.Fatal("not marked as a v1 answer")
+		}
+		if got := readFor(t, server, 200*time.Millisecond); len(got) != 0 {
+			t.Fatalf("%d garbage bytes went to a v1 peer", len(got))
+		}
+	})
+	t.Run("messages coalesce", func(t *testing.T) {
+		client, server := tcpPair(t)
+		c := newWireConn(client, wire.TestNet, false)
+		var taps []int
+		c.tap = func(n int, _ string) { taps = append(taps, n) }
+		for _, msg := range [][]byte{[]byte("version"), []byte("header"), []byte("payload"), []byte("decoy")} {
+			if _, err := c.Write(msg); err != nil {
+				t.Fatal(err)
+			}
+			if string(msg) == "version" || string(msg) == "decoy" {
+				if err := c.flush("x"); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if got := readFor(t, server, 200*time.Millisecond); string(got) != "versionheaderpayloaddecoy" {
+			t.Fatalf("got %q", got)
+		}
+		if len(taps) != 2 || taps[0] != 7 || taps[1] != len("headerpayloaddecoy") {
+			t.Fatalf("writes %v, want the first message alone, then the next three in one", taps)
+		}
+	})
+}

@@ -1,0 +1,179 @@
+package spv
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+
+	"github.com/btcsuite/btcd/wire"
+)
+
+// v2KeyLen is the length of a BIP324 ElligatorSwift public key, the first
+// thing an initiator sends.
+const v2KeyLen = 64
+
+// errV1Answer ends a v2 handshake whose peer answered with a v1 message
+// (its first bytes are the network magic): the peer speaks only v1.
+var errV1Answer = errors.New("peer answered the v2 key in v1")
+
+// wireConn is a peer connection as the node's side of the wire sees it.
+// It counts the bytes each way and the first bytes received (to tell,
+// after a failed v2 handshake, a v1 peer from a broken v2 one), and:
+//
+//   - in a v2 handshake it sends the 64-byte key at once and holds the
+//     garbage that btcd's peer writes with it until the peer's first
+//     bytes came: a v1 peer that does not hang up at once (bcoin 1.0.2
+//     answers every 24 bytes it cannot parse with a reject message and
+//     +10 ban score, and bans at 100) then sees 64 bytes, not up to
+//     4,159, and the node answers its v1 reply by reconnecting over v1;
+//   - after the first message (flush's first call), it holds each write
+//     until flush, called once per message (peer.Config OnWrite), so a
+//     message and the decoy packet that pads it leave in one write:
+//     what an on-path observer sees as one burst.
+//
+// Reads run on one goroutine at a time (btcd's negotiation, then its
+// input handler); writes on one at a time (negotiation, then the output
+// handler); the two may run concurrently.
+type wireConn struct {
+	net.Conn
+	magic [4]byte
+	// tap, when set, receives the size of every write to the network
+	// and the command it carried ("" for handshake bytes).
+	tap func(n int, cmd string)
+
+	read, written atomic.Uint64
+	v1Answer      atomic.Bool
+
+	// --- reader only ---
+	judging bool   // v2: the peer's first bytes are still to judge
+	peek    []byte // bytes read while judging, not yet handed out
+
+	wmu      sync.Mutex
+	holding  bool   // v2: garbage held until the peer's first bytes
+	keySent  bool   // v2: the key went out
+	held     []byte // v2 handshake bytes held after the key
+	coalesce bool   // after the first message: writes wait for flush
+	pending  []byte
+}
+
+// newWireConn wraps conn; v2 marks a connection that starts with a v2
+// handshake on network net.
+func newWireConn(conn net.Conn, net wire.BitcoinNet, v2 bool) *wireConn {
+	c := &wireConn{Conn: conn, judging: v2, holding: v2}
+	binary.LittleEndian.PutUint32(c.magic[:], uint32(net))
+	return c
+}
+
+// received returns the number of bytes read from the peer so far.
+func (c *wireConn) received() uint64 { return c.read.Load() }
+
+// sent returns the number of bytes written to the peer so far.
+func (c *wireConn) sent() uint64 { return c.written.Load() }
+
+// answeredV1 reports whether the peer answered the v2 key with a v1
+// message.
+func (c *wireConn) answeredV1() bool { return c.v1Answer.Load() }
+
+// Read implements net.Conn. While a v2 handshake waits for the peer's
+// first bytes it reads at least four of them: the network magic means a
+// v1 answer (Read then fails with errV1Answer, handing btcd nothing);
+// anything else releases the held garbage.
+func (c *wireConn) Read(p []byte) (int, error) {
+	if c.judging {
+		if err := c.judge(); err != nil {
+			return 0, err
+		}
+	}
+	if len(c.peek) > 0 {
+		n := copy(p, c.peek)
+		c.peek = c.peek[n:]
+		return n, nil
+	}
+	n, err := c.Conn.Read(p)
+	c.read.Add(uint64(n))
+	return n, err
+}
+
+// judge reads the peer's first four bytes of a v2 handshake into peek and
+// decides: a v1 answer, or the release of the held garbage.
+func (c *wireConn) judge() error {
+	var buf [v2KeyLen]byte
+	for len(c.peek) < len(c.magic) {
+		n, err := c.Conn.Read(buf[:])
+		c.read.Add(uint64(n))
+		c.peek = append(c.peek, buf[:n]...)
+		if err != nil {
+			return err
+		}
+	}
+	c.judging = false
+	if bytes.Equal(c.peek[:len(c.magic)], c.magic[:]) {
+		c.v1Answer.Store(true)
+		return errV1Answer
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.holding = false
+	if len(c.held) == 0 {
+		return nil
+	}
+	held := c.held
+	c.held = nil
+	_, err := c.writeRaw(held, "")
+	return err
+}
+
+// Write implements net.Conn: see wireConn for what it holds back.
+func (c *wireConn) Write(p []byte) (int, error) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	switch {
+	case c.holding && !c.keySent:
+		c.keySent = true
+		k := min(v2KeyLen, len(p))
+		if _, err := c.writeRaw(p[:k], ""); err != nil {
+			return 0, err
+		}
+		c.held = append(c.held, p[k:]...)
+		return len(p), nil
+	case c.holding:
+		c.held = append(c.held, p...)
+		return len(p), nil
+	case c.coalesce:
+		c.pending = append(c.pending, p...)
+		return len(p), nil
+	}
+	return c.writeRaw(p, "")
+}
+
+// flush writes what waits since the last flush in one write, as the
+// message cmd, and from the first call on makes writes wait for it.
+func (c *wireConn) flush(cmd string) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.coalesce = true
+	if len(c.pending) == 0 {
+		return nil
+	}
+	p := c.pending
+	c.pending = c.pending[:0]
+	_, err := c.writeRaw(p, cmd)
+	if cap(c.pending) > 1<<16 {
+		c.pending = nil // a filterload's 36 kB: do not keep it
+	}
+	return err
+}
+
+// writeRaw writes p to the network, counting and tapping it. The caller
+// holds wmu.
+func (c *wireConn) writeRaw(p []byte, cmd string) (int, error) {
+	n, err := c.Conn.Write(p)
+	c.written.Add(uint64(n))
+	if c.tap != nil && n > 0 {
+		c.tap(n, cmd)
+	}
+	return n, err
+}
