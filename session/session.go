@@ -78,6 +78,11 @@ type Config struct {
 	// wallet's elements (spv.Config.Decoys: 0, the default, none; at most
 	// spv.MaxDecoys). They are persisted in the light node's directory.
 	Decoys int
+	// Transport is the P2P transport policy (spv.Config.Transport:
+	// auto, the default, v2 or v1); FilterPadding how filterloads sent
+	// over v2 are padded (spv.Config.FilterPadding).
+	Transport     spv.Transport
+	FilterPadding spv.FilterPadding
 
 	// LogFile is where the log goes; empty means Stderr, or LogPath of
 	// the wallet's data dir when Dashboard is set (the dashboard owns
@@ -171,6 +176,7 @@ func New(cfg Config) (*Session, error) {
 		Watcher: s.w, FPRate: cfg.FPRate, Log: s.log,
 		SpotCheckEvery: cfg.CheckEvery, FullBlockEvery: cfg.FullBlockEvery,
 		Proxy: cfg.Proxy, NoProxyIsolation: cfg.NoProxyIsolation, Decoys: cfg.Decoys,
+		Transport: cfg.Transport, FilterPadding: cfg.FilterPadding,
 	})
 	if err != nil {
 		_ = s.closeLg()

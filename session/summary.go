@@ -95,6 +95,13 @@ type Peer struct {
 	UserAgent string `json:"user_agent"`
 	Height    int32  `json:"height"`
 	BanScore  uint32 `json:"ban_score"`
+	// Transport is the connection's P2P transport: "v2" (BIP324,
+	// encrypted) or "v1" (plaintext).
+	Transport string `json:"transport"`
+	// WireSent and WireReceived are the bytes on the network each way,
+	// what an on-path observer counts.
+	WireSent     uint64 `json:"wire_sent"`
+	WireReceived uint64 `json:"wire_received"`
 }
 
 // Ban is one ban in force.
@@ -186,7 +193,8 @@ func (s *Session) Summary() (*Summary, error) {
 	}
 	out.Addresses = AddressCount{Derived: counts.Derived, Used: counts.Used()}
 	for _, p := range st.Peers {
-		out.Peers = append(out.Peers, Peer{Addr: p.Addr, UserAgent: p.UserAgent, Height: p.LastBlock, BanScore: p.BanScore})
+		out.Peers = append(out.Peers, Peer{Addr: p.Addr, UserAgent: p.UserAgent, Height: p.LastBlock, BanScore: p.BanScore,
+			Transport: p.Transport, WireSent: p.WireSent, WireReceived: p.WireReceived})
 	}
 	for _, b := range s.node.Bans() {
 		out.Bans = append(out.Bans, Ban{Addr: b.Addr, Reason: b.Reason})

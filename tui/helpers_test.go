@@ -149,9 +149,9 @@ func buildScript() []spv.Event {
 	ev := []spv.Event{
 		spv.PeerConnected{At: at(0), Peer: spv.PeerInfo{Addr: scriptPeer, UserAgent: "/btcd:0.24.2/",
 			Services: wire.SFNodeNetwork | wire.SFNodeBloom | wire.SFNodeWitness, StartHeight: 120, LastBlock: 120,
-			PingTime: 3 * time.Millisecond, Download: true}},
+			PingTime: 3 * time.Millisecond, Download: true, Transport: "v2"}},
 		spv.PeerConnected{At: at(0), Peer: spv.PeerInfo{Addr: "127.0.0.1:18445", UserAgent: "/btcd:0.24.2/",
-			Services: wire.SFNodeNetwork | wire.SFNodeBloom, StartHeight: 119, PingTime: 41 * time.Millisecond, BanScore: 10}},
+			Services: wire.SFNodeNetwork | wire.SFNodeBloom, StartHeight: 119, PingTime: 41 * time.Millisecond, BanScore: 10, Transport: "v1"}},
 		spv.HeadersProgress{At: at(0), Height: 120, PeerHeight: 120},
 		filterLoaded(at(0), f, seq, 0, transcript.ReasonInitial, 40, 1),
 	}

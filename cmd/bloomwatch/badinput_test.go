@@ -265,6 +265,8 @@ func (fx badFixture) badCases() []badCase {
 		{"sync negative decoys", syncArgs(fx.wallet, "--decoys", "-1"), 2, "--decoys"},
 		{"sync too many decoys", syncArgs(fx.wallet, "--decoys", "1001"), 2, "--decoys"},
 		{"sync decoys not a number", syncArgs(fx.wallet, "--decoys", "three"), 2, "--decoys"},
+		{"sync unknown transport", syncArgs(fx.wallet, "--transport", "v3"), 2, "--transport"},
+		{"sync unknown filter padding", syncArgs(fx.wallet, "--pad-filters", "some"), 2, "--pad-filters"},
 		{"sync bad log level", syncArgs(fx.wallet, "--log-level", "loud"), 2, "--log-level"},
 		{"sync negative peer timeout", syncArgs(fx.wallet, "--peer-timeout", "-1s"), 2, "--peer-timeout"},
 		{"sync bad peer timeout", syncArgs(fx.wallet, "--peer-timeout", "soon"), 2, "--peer-timeout"},

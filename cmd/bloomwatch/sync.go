@@ -46,6 +46,8 @@ type syncOptions struct {
 	proxy       string
 	isolation   bool
 	decoys      int
+	transport   string
+	padFilters  string
 }
 
 // newSyncCmd returns `bloomwatch sync`, which syncs the wallet from BIP37
@@ -85,6 +87,8 @@ DATADIR/spv.`,
 	f.StringVar(&o.proxy, "proxy", "", "SOCKS5 proxy IP:PORT for every peer connection, as Core's -proxy (Tor: 127.0.0.1:9050); no local DNS lookup while set")
 	f.BoolVar(&o.isolation, "proxy-isolation", true, "a SOCKS username of its own per connection, so Tor gives each peer its own circuit")
 	f.IntVar(&o.decoys, "decoys", 0, fmt.Sprintf("put N graph-near decoys (scripts of the wallet's counterparties, kept in DATADIR/spv/%s) in every filter; they cost the false positives of those counterparties' later transactions (0 to %d, 0: none)", spv.DecoyFile, spv.MaxDecoys))
+	f.StringVar(&o.transport, "transport", string(spv.TransportAuto), "P2P transport: auto (BIP324 v2 first with --connect peers and peers advertising NODE_P2P_V2, v1 when the peer speaks only v1), v2 (encrypted only: plaintext peers are refused) or v1 (plaintext only)")
+	f.StringVar(&o.padFilters, "pad-filters", string(spv.PadSteps), "pad each filterload sent over v2 with a decoy packet so an on-path observer sees a size class: steps (4 KiB, 16 KiB or the largest filterload), max (always the largest) or none")
 	f.IntVar(&o.fullEvery, "full-block-every", 0, "ask one block in N whole from the peer that filtered it (omission check with one peer; costs the full block; -1 or 0: never)")
 	return cmd
 }
@@ -125,6 +129,14 @@ func (o *syncOptions) run(cmd *cobra.Command, _ []string) (err error) {
 			return usagef("%s: %s has no DNS seeds: give --connect HOST:PORT", prefix, n.Name)
 		}
 	}
+	transport, err := spv.ParseTransport(o.transport)
+	if err != nil {
+		return usagef("%s: --transport %q: want auto, v2 or v1", prefix, o.transport)
+	}
+	padding, err := spv.ParseFilterPadding(o.padFilters)
+	if err != nil {
+		return usagef("%s: --pad-filters %q: want steps, max or none", prefix, o.padFilters)
+	}
 	if o.decoys < 0 || o.decoys > spv.MaxDecoys {
 		return usagef("%s: --decoys must be in [0, %d]", prefix, spv.MaxDecoys)
 	}
@@ -159,6 +171,8 @@ func (o *syncOptions) run(cmd *cobra.Command, _ []string) (err error) {
 		NoProxyIsolation: !o.isolation,
 		FullBlockEvery:   o.fullEvery,
 		Decoys:           o.decoys,
+		Transport:        transport,
+		FilterPadding:    padding,
 		ResetHeaders:     o.resetHdrs,
 		Stderr:           cmd.ErrOrStderr(),
 	}
