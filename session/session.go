@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bloomwatch/bloomwatch/filterpolicy"
 	"github.com/bloomwatch/bloomwatch/internal/atomicfile"
 	"github.com/bloomwatch/bloomwatch/netparams"
 	"github.com/bloomwatch/bloomwatch/privacy"
@@ -82,7 +83,7 @@ type Config struct {
 	// auto, the default, v2 or v1); FilterPadding how filterloads sent
 	// over v2 are padded (spv.Config.FilterPadding).
 	Transport     spv.Transport
-	FilterPadding spv.FilterPadding
+	FilterPadding filterpolicy.FilterPadding
 
 	// LogFile is where the log goes; empty means Stderr, or LogPath of
 	// the wallet's data dir when Dashboard is set (the dashboard owns

@@ -196,9 +196,9 @@ type Config struct {
 	// HandshakeTimeout bounds each connection's handshake
 	// (DefaultHandshakeTimeout).
 	HandshakeTimeout time.Duration
-	// FilterPadding is how filterloads sent over v2 are padded (PadSteps
-	// when empty).
-	FilterPadding FilterPadding
+	// FilterPadding is how filterloads sent over v2 are padded
+	// (filterpolicy.PadSteps when empty).
+	FilterPadding filterpolicy.FilterPadding
 	// WireTap, when set, receives every write of the node and every
 	// message of its peers as an on-path observer sees them: length and
 	// time (WirePacket). It is called on the connections' goroutines
@@ -317,8 +317,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, err
 	}
 	c.Transport = t
-	if c.FilterPadding, err = ParseFilterPadding(string(c.FilterPadding)); err != nil {
-		return c, err
+	if c.FilterPadding, err = filterpolicy.ParseFilterPadding(string(c.FilterPadding)); err != nil {
+		return c, fmt.Errorf("%w: %w", ErrBadConfig, err)
 	}
 	if c.HandshakeTimeout <= 0 {
 		c.HandshakeTimeout = DefaultHandshakeTimeout

@@ -1,95 +1,13 @@
 package spv
 
 import (
-	"fmt"
 	"time"
 
-	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/filterpolicy"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/btcsuite/btcd/peer"
 	"github.com/btcsuite/btcd/wire"
 )
-
-// FilterPadding is how a filterload sent over v2 is padded, with a BIP324
-// decoy packet (the ignore bit set: the peer drops it) written together
-// with it, so that an on-path observer, who sees the length of what is
-// written at once and not the encrypted lengths inside, learns a size
-// class instead of the filter's size. Over v1 nothing is padded: the
-// observer reads the filter itself.
-type FilterPadding string
-
-// The filterload paddings.
-const (
-	// PadSteps (the default) pads a filterload to the smallest of
-	// PadClasses that holds it and a decoy packet: an observer learns
-	// whether the filter's capacity is at most 1,024 elements (about 500
-	// addresses' elements at the default rate), at most 4,096, or more.
-	PadSteps FilterPadding = "steps"
-	// PadMax pads every filterload to the largest one BIP37 allows
-	// (MaxFilterLoadWire): the observer learns nothing from its size.
-	PadMax FilterPadding = "max"
-	// PadNone sends filterloads as they are: the observer reads the
-	// filter's byte size, hence its capacity step.
-	PadNone FilterPadding = "none"
-)
-
-// V2PacketOverhead is what a BIP324 packet adds to its contents: the
-// 3-byte encrypted length, the header byte and the 16-byte tag.
-const V2PacketOverhead = 3 + 1 + 16
-
-// MaxFilterLoadWire is the v2 packet of the largest filterload: the
-// 1-byte message type, a 36,000-byte filter with its 3-byte length,
-// nHashFuncs, nTweak and nFlags.
-const MaxFilterLoadWire = V2PacketOverhead + 1 + 3 + bip37.MaxFilterSize + 4 + 4 + 1
-
-// PadClasses are PadSteps' burst sizes, in bytes on the wire.
-var PadClasses = []int{4096, 16384, MaxFilterLoadWire}
-
-// ParseFilterPadding returns the padding named by s ("" is PadSteps), or
-// an error wrapping ErrBadConfig.
-func ParseFilterPadding(s string) (FilterPadding, error) {
-	switch FilterPadding(s) {
-	case "", PadSteps:
-		return PadSteps, nil
-	case PadMax, PadNone:
-		return FilterPadding(s), nil
-	}
-	return "", fmt.Errorf("%w: filter padding %q: want steps, max or none", ErrBadConfig, s)
-}
-
-// messageWire returns the bytes a message whose payload is payload bytes
-// long takes on the wire over transport t: the v1 frame's 24-byte header,
-// or the v2 packet's framing and 1-byte short message type (every message
-// the node sends has one).
-func messageWire(t wireTransport, payload int) int {
-	if t == transcript.TransportV2 {
-		return V2PacketOverhead + 1 + payload
-	}
-	return wire.MessageHeaderSize + payload
-}
-
-// padFilterLoad returns the burst a v2 filterload packet of packet bytes
-// is padded to under p, and the contents of the decoy packet that pads
-// it (-1: none). A decoy needs V2PacketOverhead bytes itself, so a class
-// too close above the packet is passed for the next.
-func padFilterLoad(p FilterPadding, packet int) (burst, decoy int) {
-	classes := PadClasses
-	switch p {
-	case PadNone:
-		return packet, -1
-	case PadMax:
-		classes = PadClasses[len(PadClasses)-1:]
-	}
-	for _, c := range classes {
-		switch {
-		case c == packet:
-			return packet, -1
-		case c-packet >= V2PacketOverhead:
-			return c, c - packet - V2PacketOverhead
-		}
-	}
-	return packet, -1
-}
 
 // filterLoadWire returns the bytes an on-path observer sees for a
 // filterload of payload bytes to ps: the padded burst over v2, the frame
@@ -98,9 +16,10 @@ func (n *Node) filterLoadWire(ps *peerState, payload int) int {
 	if ps.transport == "" {
 		return 0
 	}
-	w := messageWire(ps.transport, payload)
-	if ps.transport == transcript.TransportV2 {
-		w, _ = padFilterLoad(n.cfg.FilterPadding, w)
+	v2 := ps.transport == transcript.TransportV2
+	w := filterpolicy.MessageWire(v2, payload)
+	if v2 {
+		w, _ = filterpolicy.PadFilterLoad(n.cfg.FilterPadding, w)
 	}
 	return w
 }
@@ -140,7 +59,7 @@ func (n *Node) outboundTap(addr string, t wireTransport) func(int, string) {
 func (n *Node) onWrite(ps *peerState, p *peer.Peer, packet int, msg wire.Message, err error) {
 	if err == nil && ps.transport == transcript.TransportV2 && p.V2Transport != nil {
 		if _, ok := msg.(*wire.MsgFilterLoad); ok {
-			if _, decoy := padFilterLoad(n.cfg.FilterPadding, packet); decoy >= 0 {
+			if _, decoy := filterpolicy.PadFilterLoad(n.cfg.FilterPadding, packet); decoy >= 0 {
 				if _, _, derr := p.V2Transport.V2EncPacket(make([]byte, decoy), nil, true); derr != nil {
 					n.log.Warn("filterload padding failed: disconnecting", "peer", ps.addr, "err", derr)
 					p.Disconnect()
@@ -161,7 +80,7 @@ func (n *Node) onRead(ps *peerState, bytes int, msg wire.Message, err error) {
 		return
 	}
 	if ps.transport == transcript.TransportV2 {
-		bytes += V2PacketOverhead // btcd counts the decrypted contents
+		bytes += filterpolicy.V2PacketOverhead // btcd counts the decrypted contents
 	}
 	tap(WirePacket{Time: time.Now(), Peer: ps.addr, Transport: ps.transport, Bytes: bytes, Cmd: msg.Command()})
 }

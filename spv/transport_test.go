@@ -9,11 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/btcsuite/btcd/wire"
 )
 
-func TestParseTransportAndPadding(t *testing.T) {
+func TestParseTransport(t *testing.T) {
 	for in, want := range map[string]Transport{"": TransportAuto, "auto": TransportAuto, "v2": TransportV2, "v1": TransportV1} {
 		if got, err := ParseTransport(in); err != nil || got != want {
 			t.Errorf("ParseTransport(%q) = %q, %v", in, got, err)
@@ -23,44 +22,6 @@ func TestParseTransportAndPadding(t *testing.T) {
 		if _, err := ParseTransport(bad); !errors.Is(err, ErrBadConfig) {
 			t.Errorf("ParseTransport(%q): %v", bad, err)
 		}
-	}
-	if _, err := ParseFilterPadding("some"); !errors.Is(err, ErrBadConfig) {
-		t.Errorf("ParseFilterPadding(some): %v", err)
-	}
-	if p, err := ParseFilterPadding(""); err != nil || p != PadSteps {
-		t.Errorf("ParseFilterPadding(\"\") = %q, %v", p, err)
-	}
-}
-
-// TestPadFilterLoad checks the padded bursts: the smallest class with room
-// for a decoy packet, the class itself when the filterload fills it
-// exactly, the largest filterload for PadMax, nothing for PadNone.
-func TestPadFilterLoad(t *testing.T) {
-	cases := []struct {
-		p             FilterPadding
-		packet        int
-		burst, decoys int
-	}{
-		{PadSteps, 187, 4096, 4096 - 187 - V2PacketOverhead},
-		{PadSteps, 4096 - V2PacketOverhead, 4096, 0},
-		{PadSteps, 4096 - V2PacketOverhead + 1, 16384, 16384 - (4096 - V2PacketOverhead + 1) - V2PacketOverhead},
-		{PadSteps, 4096, 4096, -1},
-		{PadSteps, 9849, 16384, 16384 - 9849 - V2PacketOverhead},
-		{PadSteps, MaxFilterLoadWire, MaxFilterLoadWire, -1},
-		{PadMax, 187, MaxFilterLoadWire, MaxFilterLoadWire - 187 - V2PacketOverhead},
-		{PadNone, 187, 187, -1},
-	}
-	for _, c := range cases {
-		burst, decoy := padFilterLoad(c.p, c.packet)
-		if burst != c.burst || decoy != c.decoys {
-			t.Errorf("padFilterLoad(%s, %d) = %d, %d; want %d, %d", c.p, c.packet, burst, decoy, c.burst, c.decoys)
-		}
-	}
-	if got := messageWire(transcript.TransportV2, 37); got != 37+21 {
-		t.Errorf("v2 wire of a 37-byte payload: %d", got)
-	}
-	if got := messageWire(transcript.TransportV1, 37); got != 37+24 {
-		t.Errorf("v1 wire of a 37-byte payload: %d", got)
 	}
 }
 

@@ -88,7 +88,7 @@ DATADIR/spv.`,
 	f.BoolVar(&o.isolation, "proxy-isolation", true, "a SOCKS username of its own per connection, so Tor gives each peer its own circuit")
 	f.IntVar(&o.decoys, "decoys", 0, fmt.Sprintf("put N graph-near decoys (scripts of the wallet's counterparties, kept in DATADIR/spv/%s) in every filter; they cost the false positives of those counterparties' later transactions (0 to %d, 0: none)", spv.DecoyFile, spv.MaxDecoys))
 	f.StringVar(&o.transport, "transport", string(spv.TransportAuto), "P2P transport: auto (BIP324 v2 first with --connect peers and peers advertising NODE_P2P_V2, v1 when the peer speaks only v1), v2 (encrypted only: plaintext peers are refused) or v1 (plaintext only)")
-	f.StringVar(&o.padFilters, "pad-filters", string(spv.PadSteps), "pad each filterload sent over v2 with a decoy packet so an on-path observer sees a size class: steps (4 KiB, 16 KiB or the largest filterload), max (always the largest) or none")
+	f.StringVar(&o.padFilters, "pad-filters", string(filterpolicy.PadSteps), "pad each filterload sent over v2 with a decoy packet so an on-path observer sees a size class: steps (4 KiB, 16 KiB or the largest filterload), max (always the largest) or none")
 	f.IntVar(&o.fullEvery, "full-block-every", 0, "ask one block in N whole from the peer that filtered it (omission check with one peer; costs the full block; -1 or 0: never)")
 	return cmd
 }
@@ -133,7 +133,7 @@ func (o *syncOptions) run(cmd *cobra.Command, _ []string) (err error) {
 	if err != nil {
 		return usagef("%s: --transport %q: want auto, v2 or v1", prefix, o.transport)
 	}
-	padding, err := spv.ParseFilterPadding(o.padFilters)
+	padding, err := filterpolicy.ParseFilterPadding(o.padFilters)
 	if err != nil {
 		return usagef("%s: --pad-filters %q: want steps, max or none", prefix, o.padFilters)
 	}
