@@ -167,13 +167,14 @@ func (c *wireConn) flush(cmd string) error {
 	return err
 }
 
-// writeRaw writes p to the network, counting and tapping it. The caller
+// writeRaw writes p to the network, counting it. It is tapped before it
+// is written, so that the tap sees it before any answer to it. The caller
 // holds wmu.
 func (c *wireConn) writeRaw(p []byte, cmd string) (int, error) {
+	if c.tap != nil && len(p) > 0 {
+		c.tap(len(p), cmd)
+	}
 	n, err := c.Conn.Write(p)
 	c.written.Add(uint64(n))
-	if c.tap != nil && n > 0 {
-		c.tap(n, cmd)
-	}
 	return n, err
 }
