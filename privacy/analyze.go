@@ -69,6 +69,9 @@ type Input struct {
 	SaturationEvery int32
 	// MaxListed bounds Report.Final (0: DefaultMaxListed).
 	MaxListed int
+	// FPRate is the client's false-positive target, which the on-path
+	// observer is assumed to know (0: filterpolicy.DefaultFPRate).
+	FPRate float64
 }
 
 // FilterSummary describes one generation's filter as the adversary saw it
@@ -135,6 +138,10 @@ type Report struct {
 	// Requests is what the getdata records show the serving peers (nil
 	// for a transcript without them).
 	Requests *RequestSummary `json:"requests,omitempty"`
+	// OnPath is what an observer on the path of every connection read
+	// from the same records (onPathOf): the filters sent over v1, the
+	// sizes of those sent over v2.
+	OnPath *OnPathReading `json:"on_path,omitempty"`
 }
 
 // Curve returns the curve of stage, or nil.
@@ -215,6 +222,7 @@ func Analyze(ctx context.Context, in Input) (*Report, error) {
 		Filters:        a.filterSummaries(),
 		Reloads:        a.reloadEstimates(),
 	}
+	rep.OnPath = onPathOf(in, rep)
 	var last setResult
 	for _, st := range a.stages() {
 		var c Curve

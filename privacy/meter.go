@@ -33,6 +33,9 @@ type MeterConfig struct {
 	// ElementsPerTx is the number of elements tested per transaction
 	// that ExpectedTxFPRate assumes (0: DefaultElementsPerTx).
 	ElementsPerTx float64
+	// FPRate is the client's false-positive target, which the on-path
+	// observer is assumed to know (0: filterpolicy.DefaultFPRate).
+	FPRate float64
 }
 
 // Reading is the meter's estimate after one transcript record: what the
@@ -142,6 +145,10 @@ type Reading struct {
 	ObservedTxTested uint64    `json:"observed_tx_tested"`
 	ObservedTxFPRate float64   `json:"observed_tx_fp_rate"`
 	ObservedTxFPCI   *Interval `json:"observed_tx_fp_ci,omitempty"`
+	// OnPath is what an observer on the path of every connection (an
+	// ISP, a Wi-Fi operator) learned so far, beside the peers' figures
+	// above: every filter sent over v1, only sizes over v2 (OnPath).
+	OnPath OnPathReading `json:"on_path"`
 }
 
 // MarshalJSON writes the reading, leaving out the figures that need the
@@ -213,6 +220,7 @@ type Meter struct {
 	latest        *meterEntry
 	last          transcript.Record
 	readings      []Reading
+	onPath        *OnPath
 
 	// The cache Current reads, refreshed by Observe.
 	rate, independent float64
@@ -241,7 +249,8 @@ func NewMeter(cfg MeterConfig) *Meter {
 	}
 	return &Meter{
 		history: h, elementsPerTx: e, joint: NewJoint(), rate: 1, independent: 1, added: -1, addedErr: -1,
-		peers: map[string]*meterEntry{}, byContent: map[string]*meterEntry{}, revealed: map[string]bool{},
+		onPath: NewOnPath(cfg.FPRate),
+		peers:  map[string]*meterEntry{}, byContent: map[string]*meterEntry{}, revealed: map[string]bool{},
 	}
 }
 
@@ -284,6 +293,7 @@ func (m *Meter) SetObserved(falsePositives, tested uint64) Reading {
 // an unknown kind returns an error wrapping transcript.ErrBad. A getdata
 // record changes nothing and adds no reading.
 func (m *Meter) Observe(r transcript.Record) (Reading, error) {
+	m.onPath.Observe(r)
 	switch r.Kind {
 	case transcript.KindGetData:
 		// A request changes no filter: the reading stands.
@@ -409,6 +419,7 @@ func (m *Meter) Current() Reading {
 		ci := BinomialInterval(min(m.obsFP, m.obsTested), m.obsTested, ConfidenceLevel)
 		rd.ObservedTxFPCI = &ci
 	}
+	rd.OnPath = m.onPath.Reading(m.candidates, m.walletKnown, m.wallet.OnChain, m.wallet.Decoys)
 	if m.latest == nil {
 		return rd
 	}

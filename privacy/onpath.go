@@ -1,7 +1,10 @@
 package privacy
 
 import (
+	"fmt"
 	"math"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
@@ -35,12 +38,14 @@ type OnPathReading struct {
 	Encrypted int `json:"encrypted"`
 	// Rate is the joint model's probability that a random non-member
 	// matches every filter it read (1 when it read none);
-	// ExpectedFP the false-positive anonymity set it leaves,
-	// (|A| - N) * Rate; Precision and Entropy as the meter's.
-	Rate       float64 `json:"rate"`
-	ExpectedFP float64 `json:"expected_fp"`
-	Precision  float64 `json:"precision"`
-	Entropy    float64 `json:"entropy_bits"`
+	// ExpectedFP the false-positive anonymity set it leaves (the
+	// decoys, found for certain, and Rate times the other candidates);
+	// Precision and Entropy are the expected ones, as the meter's for
+	// the peers (nil when the wallet's counts are unknown).
+	Rate       float64  `json:"rate"`
+	ExpectedFP float64  `json:"expected_fp"`
+	Precision  *float64 `json:"precision,omitempty"`
+	Entropy    *float64 `json:"entropy_bits,omitempty"`
 	// MinElements and MaxElements are the element range the latest
 	// encrypted filterload's burst gives an observer who knows the
 	// client's sizing, rate and padding (filterpolicy.ElementsForWire);
@@ -133,20 +138,74 @@ func (o *OnPath) ObserveBlock(matched, relevant int) {
 	}
 }
 
-// Reading returns the reading for a universe of candidates addresses and
-// a wallet of members.
-func (o *OnPath) Reading(candidates uint64, members float64) OnPathReading {
+// Reading returns the reading for a universe of candidates scripts. When
+// the wallet's counts are known (known: onChain of its scripts on chain,
+// decoys the decoys every filter holds) the expected false positives
+// leave them out and count the decoys as found, and precision and entropy
+// are given, as the meter does for the peers; otherwise they are not.
+func (o *OnPath) Reading(candidates uint64, known bool, onChain, decoys int) OnPathReading {
 	rd := o.rd
-	non := math.Max(float64(candidates)-members, 0)
-	rd.ExpectedFP = rd.Rate * non
-	rd.Precision = Precision(members, rd.ExpectedFP)
-	rd.Entropy = Entropy(members, rd.ExpectedFP)
+	others, found := float64(candidates), 0.0
+	if known {
+		found = float64(min(uint64(max(decoys, 0)), candidates))
+		others = math.Max(others-float64(onChain)-found, 0)
+	}
+	rd.ExpectedFP = found + rd.Rate*others
+	rd.Precision, rd.Entropy = nil, nil
+	if known {
+		n := float64(onChain)
+		p, e := ExpectedPrecision(n, found, rd.Rate*others), ExpectedEntropy(n, found, rd.Rate*others)
+		rd.Precision, rd.Entropy = &p, &e
+	}
 	rd.Blocks, rd.WalletBlocks = o.blocks, o.walletBlocks
 	rd.BlockPrecision = 1
 	if o.blocks > 0 {
 		rd.BlockPrecision = float64(o.walletBlocks) / float64(o.blocks)
 	}
 	return rd
+}
+
+// onPathOf runs the on-path observer over a report's records; the wallet
+// size is the truth's when there is one.
+func onPathOf(in Input, rep *Report) *OnPathReading {
+	o := NewOnPath(in.FPRate)
+	for _, r := range in.Records {
+		o.Observe(r)
+	}
+	rd := o.Reading(rep.Universe, rep.HasTruth, int(rep.Members), 0)
+	return &rd
+}
+
+// writeOnPath writes the report's on-path line: what an observer on the
+// path read, beside the peers' figures the report's tables give.
+func writeOnPath(b *strings.Builder, op *OnPathReading) {
+	if op == nil || op.Loads == 0 {
+		return
+	}
+	switch {
+	case op.Clear == op.Loads:
+		fmt.Fprintf(b, "on-path observer: read all %d filterloads (v1, plaintext): it learns what the peers together learn (the curves below)\n", op.Loads)
+	case op.Clear > 0:
+		fmt.Fprintf(b, "on-path observer: read %d of %d filterloads (v1); %s expected false positives left by those alone; the %d sent over v2 showed only their sizes\n",
+			op.Clear, op.Loads, strconv.FormatFloat(op.ExpectedFP, 'g', 4, 64), op.Encrypted)
+	default:
+		fmt.Fprintf(b, "on-path observer: all %d filterloads went over v2 (BIP324): it read none, only sizes", op.Loads)
+		if op.MinElements >= 0 {
+			hi := strconv.Itoa(op.MaxElements)
+			if op.MaxElements >= 1<<31-1 {
+				hi = "any"
+			}
+			fmt.Fprintf(b, "; the last one's %d-byte burst gives a wallet of %d to %s elements", op.Wire, op.MinElements, hi)
+		}
+		b.WriteString("; the getdata sizes show it the block counts the peers see\n")
+	}
+}
+
+// ObserveBlock feeds the on-path observer one delivered filtered block:
+// matched transactions (false positives included) and the wallet's among
+// them. The reading stands; the next Current has it.
+func (m *Meter) ObserveBlock(matched, relevant int) {
+	m.onPath.ObserveBlock(matched, relevant)
 }
 
 // Sizes of BIP324 packets an observer tells apart in a filtered-block

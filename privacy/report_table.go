@@ -37,6 +37,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 		b.WriteString("\n")
 	}
+	writeOnPath(&b, r.OnPath)
 	if r.HasTruth {
 		b.WriteString(IntervalsNote + "\n\n")
 	} else {

@@ -154,7 +154,7 @@ func New(cfg Config) (*Session, error) {
 	}
 	s := &Session{
 		cfg: cfg, w: cfg.Wallet, network: network,
-		meter:      privacy.NewMeter(privacy.MeterConfig{}),
+		meter:      privacy.NewMeter(privacy.MeterConfig{FPRate: cfg.FPRate}),
 		bridgeDone: make(chan struct{}),
 		done:       make(chan struct{}),
 	}
@@ -365,6 +365,9 @@ func (s *Session) handleEvent(ctx context.Context, ev spv.Event) {
 		s.meter.SetWallet(s.walletCounts())
 		s.publish(s.observe(ev.Record))
 	case spv.BlockProcessed:
+		if !ev.Again {
+			s.meter.ObserveBlock(ev.Matched, ev.Relevant) // the on-path observer
+		}
 		st := s.node.Status()
 		s.universe.block(ev.Height, ev.Again)
 		s.universe.update(st.Tested, max(st.WatcherHeight, ev.Height))

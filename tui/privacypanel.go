@@ -143,6 +143,9 @@ func (m *Model) privacyTable(w int) []string {
 		row("precision (your share)", prec[0], prec[1]),
 		row("entropy (bits of doubt)", ent[0], ent[1]),
 		joinFit(w, k(" · "), sent, last, revealed))
+	if line := onPathLine(m, r, w); line != "" {
+		out = append(out, line)
+	}
 	if x.ok {
 		out = append(out, joinFit(w, "", added))
 	}
