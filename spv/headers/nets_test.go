@@ -32,3 +32,10 @@ func easyNet(name string, family netparams.Rules, interval int, minDiff bool,
 		Checkpoints: checkpoints,
 	}
 }
+
+// bip94Net turns on btcd's EnforceBIP94 in an easy network's params, so
+// btcd's checks apply BIP94 as the RulesTestnet4 family does.
+func bip94Net(n *netparams.Network) *netparams.Network {
+	n.Params.EnforceBIP94 = true
+	return n
+}

@@ -300,9 +300,12 @@ func TestBIP94Retarget(t *testing.T) {
 	if got := t4.requiredBits(v, tip, ts); got != real {
 		t.Errorf("testnet4 retarget %08x, want %08x", got, real)
 	}
-	// btcd (no BIP94) agrees with testnet3.
+	// btcd agrees with both: v0.25.0 implements BIP94 for testnet4.
 	if got := t3.requiredBits(v, tip, ts); got != btcdRequired(t, t3, v, tip, ts) {
 		t.Errorf("testnet3 differs from btcd")
+	}
+	if got := t4.requiredBits(v, tip, ts); got != btcdRequired(t, t4, v, tip, ts) {
+		t.Errorf("testnet4 differs from btcd's BIP94")
 	}
 }
 
@@ -324,13 +327,17 @@ func btcdRequired(t *testing.T, r *rules, v chainView, parent int32, ts int64) u
 // every position, compares this package's verdict with btcd's
 // CheckBlockHeaderSanity + CheckBlockHeaderContext on the real header and on
 // mutations of it (other bits, a timestamp at or below the median time past,
-// an old version, a future timestamp, an unsolved nonce).
+// an old version, a future timestamp, an unsolved nonce, a timestamp 600
+// and 601 s before the parent's). btcd v0.25.0 implements BIP94
+// (EnforceBIP94: the retarget from the period's first block, the timewarp
+// bound), so testnet4's rules are compared too.
 func TestDifferentialBtcd(t *testing.T) {
 	nets := []*netparams.Network{
 		mustNet(t, "regtest"),
 		mustNet(t, "simnet"),
 		easyNet("retarget", netparams.RulesMainnet, 16, false, 0x7e570001, nil),
 		easyNet("mindiff", netparams.RulesTestnet3, 16, true, 0x7e570002, nil),
+		bip94Net(easyNet("bip94", netparams.RulesTestnet4, 16, true, 0x7e570003, nil)),
 	}
 	for _, net := range nets {
 		t.Run(net.Name, func(t *testing.T) {
@@ -376,6 +383,9 @@ func TestDifferentialBtcd(t *testing.T) {
 			}
 			if net.Params.BIP0034Height == 0 && verdicts["ErrBadVersion"] == 0 {
 				t.Error("no verdict ErrBadVersion")
+			}
+			if net.Params.EnforceBIP94 && verdicts["ErrTimewarp"] == 0 {
+				t.Error("no verdict ErrTimewarp")
 			}
 			s.mu.RLock()
 			distinct := map[uint32]bool{}
@@ -443,6 +453,11 @@ func mutations(h *wire.BlockHeader, v chainView, parent int32) []wire.BlockHeade
 	add(func(m *wire.BlockHeader) { m.Timestamp = testNow.Add(2*time.Hour + time.Second) }, true)
 	add(func(m *wire.BlockHeader) { m.Timestamp = testNow.Add(2 * time.Hour) }, true)
 	add(func(m *wire.BlockHeader) { unsolve(m) }, false)
+	// BIP94's bound on a period's first block: 600 s before its parent
+	// is the earliest allowed.
+	pt := int64(v.node(parent).time)
+	add(func(m *wire.BlockHeader) { m.Timestamp = time.Unix(pt-601, 0) }, true)
+	add(func(m *wire.BlockHeader) { m.Timestamp = time.Unix(pt-600, 0) }, true)
 	return out
 }
 
