@@ -108,8 +108,8 @@ func Start(ctx context.Context, o Options) (_ *Demo, err error) {
 	if d.btcd, err = os.Create(filepath.Join(d.dir, "btcd.log")); err != nil {
 		return nil, err
 	}
-	o.Say("building or finding btcd and starting it on regtest, 127.0.0.1 only (btcd log: %s)", d.btcd.Name())
-	if d.h, err = testnet.New(ctx, testnet.Options{Log: d.btcd}); err != nil {
+	o.Say("building or finding btcd and starting it on regtest with --v2transport (BIP324), 127.0.0.1 only (btcd log: %s)", d.btcd.Name())
+	if d.h, err = testnet.New(ctx, testnet.Options{Log: d.btcd, V2Transport: true}); err != nil {
 		return nil, fmt.Errorf("start btcd: %w", err)
 	}
 	if d.key, err = testnet.NewKeyring(testnet.DemoSeed, d.h.Params()); err != nil {
@@ -126,7 +126,7 @@ func Start(ctx context.Context, o Options) (_ *Demo, err error) {
 	if d.btcd2, err = os.Create(filepath.Join(d.dir, "btcd2.log")); err != nil {
 		return nil, err
 	}
-	o.Say("starting a second btcd that follows the first, so that every block is checked against a second peer (log: %s)", d.btcd2.Name())
+	o.Say("starting a second btcd, v1 only (plaintext), that follows the first, so that every block is checked against a second peer (log: %s)", d.btcd2.Name())
 	if d.second, err = testnet.StartNode(ctx, testnet.Config{Network: "regtest", Log: d.btcd2}); err != nil {
 		return nil, fmt.Errorf("start the second btcd: %w", err)
 	}

@@ -39,7 +39,7 @@ func glossary(x meterExtra) []string {
 		"On path: an observer between you and your peers (ISP, Wi-Fi). Over v1 (plaintext) it reads every " +
 			"filter, as the peers; over v2 (BIP324) it sees sizes and times only: the filterload's size gives a " +
 			"range of element counts (padding widens it), and each block's merkleblock length shows whether it " +
-			"held matches (matched blocks; wallet: those that held yours).",
+			"held matches (blocks matched; yours: those that held your transactions).",
 		"Filter. #N is its number everywhere: the record number (seq) of its filterload in the transcript " +
 			"(DATADIR/spv/transcript.jsonl), as the log, privacy analyze and sync --json give it; the transcript's " +
 			"getdata records share the sequence, so the numbers of filters skip. Fill: the share of bits set. " +

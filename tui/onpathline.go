@@ -9,8 +9,9 @@ import (
 // onPathLine is the privacy panel's line for the on-path observer (an
 // ISP, a Wi-Fi operator) beside the peers' figures: over v1 it reads
 // every filter (its expected false positives are those of the filters it
-// read), over v2 only sizes (the element range of the last filterload's
-// burst); and the blocks it saw carry matches, the wallet's among them.
+// read; the help and sync --json give its expected false positives), over
+// v2 only sizes (the element range of the last filterload's burst); and
+// the blocks it saw carry matches, the wallet's among them.
 func onPathLine(m *Model, r privacy.Reading, w int) string {
 	k := m.label
 	op := r.OnPath
@@ -20,20 +21,19 @@ func onPathLine(m *Model, r privacy.Reading, w int) string {
 	var what string
 	switch {
 	case op.Clear > 0:
-		what = k(fmt.Sprintf("on path: read %d/%d filters (v1), ", op.Clear, op.Loads)) +
-			formatCount(op.ExpectedFP) + k(" fp left")
+		what = k(fmt.Sprintf("on path: %d/%d filters read", op.Clear, op.Loads))
 		if op.Clear == op.Loads {
-			what = k("on path (v1): reads as the peers")
+			what = k("on path (v1): as the peers")
 		}
 	default:
-		what = k("on path (v2): sizes only, ")
+		what = k("on path (v2): ")
 		if op.MinElements >= 0 {
 			what += fmt.Sprint(op.MinElements) + "-" + upToText(op.MaxElements) + k(" elements")
 		} else {
 			what += k("no element range")
 		}
 	}
-	blocks := k("matched blocks ") + fmt.Sprint(op.Blocks) + k(" (") + fmt.Sprint(op.WalletBlocks) + k(" wallet)")
+	blocks := fmt.Sprint(op.Blocks) + k(" blocks matched (") + fmt.Sprint(op.WalletBlocks) + k(" yours)")
 	return joinFit(w, k(" · "), what, blocks)
 }
 

@@ -34,7 +34,7 @@ func (peersPanel) render(m *Model, _, h int) []string {
 	s := m.styles
 	n := h - 1
 	row := func(mark, addr, tr, svc, height, ping, ban, agent string) string {
-		return mark + " " + fit(addr, 21) + " " + tr + " " + fit(svc, 5) + " " + padLeft(height, 7) + " " +
+		return mark + " " + fit(addr, 21) + " " + tr + " " + fit(svc, 6) + " " + padLeft(height, 7) + " " +
 			padLeft(ping, 7) + " " + padLeft(ban, 4) + " " + agent
 	}
 	out := []string{m.paint(&s.TableHeader, row(" ", "address", "tr", "svc", "height", "ping", "ban", "agent"))}
