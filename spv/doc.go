@@ -53,6 +53,32 @@
 // With more explicit addresses than slots, a slot whose peer fails moves
 // on to a spare address.
 //
+// # Transport
+//
+// Each connection speaks BIP324's encrypted v2 transport or the plaintext
+// v1 one (transport.go), through btcd's peer package (UsingV2Conn, which
+// needs NODE_P2P_V2 in our own services) over a wire wrapper
+// (wireconn.go). Config.Transport auto (the default) tries v2 first with
+// explicit peers and peers that advertised NODE_P2P_V2 (addr messages;
+// DNS answers carry only the bits asked for), and reaches the others over
+// v1; a v1 peer whose version advertises NODE_P2P_V2 is left at the
+// verack, before any filter, and reached again over v2. A v2 attempt that
+// got nothing back (the peer hung up, or the handshake bound passed) or a
+// v1 answer (the network magic: bcoin 1.0.2 answers bytes it cannot parse
+// with reject messages) is followed at once by a v1 one, and the address
+// is reached over v1 from then on; a handshake that failed after other
+// bytes (garbage, a key deriving other secrets, a broken packet) is a
+// failed attempt, never a v1 fallback (Core's ShouldReconnectV1).
+// TransportV2 refuses plaintext peers (ErrPeerPlaintext). The wrapper
+// sends the 64-byte key alone and holds the garbage btcd writes with it
+// until the peer's first bytes (a v1 peer then sees 64 bytes, not up to
+// 4,159), bounds the whole handshake (Config.HandshakeTimeout), and
+// writes each message in one write, so a filterload and the decoy packet
+// that pads it to a size class (Config.FilterPadding, filterpolicy) leave
+// as one burst. The transcript records each message's transport and a
+// filterload's burst; Config.WireTap reports every write and received
+// packet as an on-path observer sees them.
+//
 // # Header sync and "synced"
 //
 // Every getheaders is followed by a ping, the fence (headersync.go). Peers
@@ -87,8 +113,9 @@
 //
 // # Servers: assumptions reviewed
 //
-// The tests sync against btcd v0.25.0 and bcoin 1.0.2 (the scenario table
-// in impl_scenarios_test.go); Bitcoin Core cannot run here and is read
+// The tests sync against btcd v0.25.0, with and without --v2transport,
+// and bcoin 1.0.2 (the scenario table in impl_scenarios_test.go; the
+// transport cases in transport_integration_test.go); Bitcoin Core cannot run here and is read
 // from its source (docs/CORE.md). What each server does where they
 // differ, and what the node does about it:
 //
