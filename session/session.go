@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -119,8 +120,11 @@ type Session struct {
 	// meter, universe and lastReading's writer belong to the bridge
 	// goroutine once Start ran; mu guards lastReading and the timing
 	// marks.
-	meter       *privacy.Meter
-	universe    universeFeed
+	meter    *privacy.Meter
+	universe universeFeed
+	// lastGone is each peer's last disconnection reason (bridge only),
+	// for the error that ends a session without a usable peer.
+	lastGone    map[string]string
 	mu          sync.Mutex
 	lastReading *privacy.Reading
 	started     time.Time
@@ -339,7 +343,7 @@ func (s *Session) bridge(ctx context.Context) {
 			if len(st.Peers) > 0 || st.Synced {
 				peerDeadline = time.Now().Add(s.cfg.PeerTimeout)
 			} else if s.cfg.PeerTimeout > 0 && time.Now().After(peerDeadline) {
-				s.finish(fmt.Errorf("%w for %s (tried %v)", ErrNoPeer, s.cfg.PeerTimeout, s.peerList()))
+				s.finish(fmt.Errorf("%w for %s (tried %v%s)", ErrNoPeer, s.cfg.PeerTimeout, s.peerList(), s.goneReasons()))
 			}
 			if !s.cfg.Dashboard && time.Since(lastProgress) >= progressEvery {
 				lastProgress = time.Now()
@@ -354,6 +358,11 @@ func (s *Session) bridge(ctx context.Context) {
 // handleEvent updates the meter and forwards ev to the dashboard.
 func (s *Session) handleEvent(ctx context.Context, ev spv.Event) {
 	switch ev := ev.(type) {
+	case spv.PeerDisconnected:
+		if s.lastGone == nil {
+			s.lastGone = map[string]string{}
+		}
+		s.lastGone[ev.Addr] = ev.Reason
 	case spv.FilterLoaded:
 		s.mu.Lock()
 		if s.firstFilter.IsZero() {
@@ -461,6 +470,19 @@ func (s *Session) Reading() *privacy.Reading {
 	}
 	r := *s.lastReading
 	return &r
+}
+
+// goneReasons returns, for the explicit peers that were refused or
+// disconnected, "; addr: reason" each (the transport refusal of
+// --transport v2, a peer without NODE_BLOOM): what the no-peer error adds.
+func (s *Session) goneReasons() string {
+	var b strings.Builder
+	for _, addr := range s.cfg.Connect {
+		if r := s.lastGone[addr]; r != "" {
+			fmt.Fprintf(&b, "; %s: %s", addr, r)
+		}
+	}
+	return b.String()
 }
 
 // peerList names the peers the session tries.

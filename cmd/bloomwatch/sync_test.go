@@ -239,6 +239,40 @@ func TestSyncNoPeer(t *testing.T) {
 	}
 }
 
+// TestSyncV2RefusesPlaintextPeer runs sync --transport v2 against a btcd
+// without --v2transport: it never sends a filter, and ends with one line
+// saying why the peer was refused.
+func TestSyncV2RefusesPlaintextPeer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts btcd")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	n, err := testnet.StartNode(ctx, testnet.Config{Network: "regtest"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = n.Stop() })
+	dir := filepath.Join(t.TempDir(), "w")
+	var out, errb bytes.Buffer
+	code := run([]string{"sync", "--datadir", dir, "--network", "regtest", "--address", "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080",
+		"--connect", n.P2PAddr(), "--transport", "v2", "--until-synced", "--json", "--peer-timeout", "3s", "--log-level", "error"}, &out, &errb)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1; stderr %q", code, errb.String())
+	}
+	line := strings.TrimSpace(errb.String())
+	if strings.Count(line, "\n") != 0 || !strings.Contains(line, "no reachable peer") || !strings.Contains(line, n.P2PAddr()+": spv: peer speaks only the plaintext v1 transport") {
+		t.Errorf("stderr %q: want one line naming the refusal", errb.String())
+	}
+	recs, err := os.ReadFile(filepath.Join(dir, "spv", "transcript.jsonl"))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	if len(recs) != 0 {
+		t.Errorf("a record was written under --transport v2 to a v1 peer: %s", recs)
+	}
+}
+
 // itoa formats an int32.
 func itoa(v int32) string {
 	b, _ := json.Marshal(v)
