@@ -77,7 +77,8 @@
 // that pads it to a size class (Config.FilterPadding, filterpolicy) leave
 // as one burst. The transcript records each message's transport and a
 // filterload's burst; Config.WireTap reports every write and received
-// packet as an on-path observer sees them.
+// packet as an on-path observer sees them. The address fetch from a DNS
+// seed's node through a proxy (getaddr, no filter) stays on v1.
 //
 // # Header sync and "synced"
 //
