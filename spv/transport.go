@@ -82,6 +82,12 @@ func newTransportMemory(explicit []string) *transportMemory {
 	return m
 }
 
+// maxTransportMemory bounds each of transportMemory's sets: addresses
+// come from untrusted addr messages, a few hundred per seed round. Past
+// it an address is simply not remembered (it is reached over v1 first
+// and moved to v2 by its version message, or tried over v2 again).
+const maxTransportMemory = 4096
+
 // learn records the services an address was advertised with (an addr
 // message, a version message).
 func (m *transportMemory) learn(addr string, services wire.ServiceFlag) {
@@ -89,14 +95,18 @@ func (m *transportMemory) learn(addr string, services wire.ServiceFlag) {
 		return
 	}
 	m.mu.Lock()
-	m.v2[addr] = true
+	if len(m.v2) < maxTransportMemory {
+		m.v2[addr] = true
+	}
 	m.mu.Unlock()
 }
 
 // plaintext records that addr answered a v2 attempt as a v1 peer.
 func (m *transportMemory) plaintext(addr string) {
 	m.mu.Lock()
-	m.v1Only[addr] = true
+	if len(m.v1Only) < maxTransportMemory {
+		m.v1Only[addr] = true
+	}
 	m.mu.Unlock()
 }
 

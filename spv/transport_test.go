@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"testing"
@@ -146,4 +147,39 @@ func TestWireConnHoldsGarbage(t *testing.T) {
 			t.Fatalf("writes %v, want the first message alone, then the next three in one", taps)
 		}
 	})
+}
+
+// TestTransportMemory checks the first transport of each kind of address
+// under each policy, what a v1 answer and a NODE_P2P_V2 advertisement
+// change, and the memory's bound.
+func TestTransportMemory(t *testing.T) {
+	m := newTransportMemory([]string{"explicit:1"})
+	m.learn("seen:1", wire.SFNodeNetwork|wire.SFNodeBloom|wire.SFNodeP2PV2)
+	m.learn("plain:1", wire.SFNodeNetwork|wire.SFNodeBloom)
+	want := map[string][3]string{ // auto, v2, v1
+		"explicit:1": {"v2", "v2", "v1"},
+		"seen:1":     {"v2", "v2", "v1"},
+		"plain:1":    {"v1", "v2", "v1"},
+		"unknown:1":  {"v1", "v2", "v1"},
+	}
+	for addr, w := range want {
+		for i, p := range []Transport{TransportAuto, TransportV2, TransportV1} {
+			if got := m.first(p, addr); got != w[i] {
+				t.Errorf("first(%s, %s) = %s, want %s", p, addr, got, w[i])
+			}
+		}
+	}
+	if !m.upgradable(TransportAuto, "plain:1") || m.upgradable(TransportV1, "plain:1") {
+		t.Error("upgradable")
+	}
+	m.plaintext("explicit:1")
+	if m.first(TransportAuto, "explicit:1") != "v1" || m.upgradable(TransportAuto, "explicit:1") {
+		t.Error("a peer that answered in v1 is still tried over v2")
+	}
+	for i := range maxTransportMemory + 10 {
+		m.learn(fmt.Sprintf("flood:%d", i), wire.SFNodeP2PV2)
+	}
+	if len(m.v2) != maxTransportMemory {
+		t.Errorf("%d addresses remembered, bound %d", len(m.v2), maxTransportMemory)
+	}
 }
