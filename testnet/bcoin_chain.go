@@ -53,7 +53,7 @@ func (h *BcoinHarness) BuildChain(ctx context.Context, spec ChainSpec) (*Truth, 
 		return nil, err
 	}
 	truth.Seed, truth.NoiseTxs = spec.Seed, b.noise
-	if truth.Xpub, err = spec.Keyring.Xpub(spec.Purpose); err != nil {
+	if err := truth.setKeys(spec); err != nil {
 		return nil, err
 	}
 	received := 0
@@ -189,29 +189,20 @@ func (b *bcoinBuilder) spend(p *plannedPay) (*wire.MsgTx, error) {
 	if !ok {
 		return nil, fmt.Errorf("testnet: planned spend of unknown output %v", p.op)
 	}
-	in, err := spec.Keyring.PkScript(spec.Purpose, BranchExternal, p.addr)
+	first, err := spec.Keyring.prevOutFor(p.op, value, KeyPath{spec.Purpose, BranchExternal, p.addr})
 	if err != nil {
 		return nil, err
 	}
-	priv, err := spec.Keyring.PrivKey(spec.Purpose, BranchExternal, p.addr)
-	if err != nil {
-		return nil, err
-	}
-	ins := []prevOut{{op: p.op, value: value, script: in, key: priv}}
+	ins := []prevOut{first}
 	total := value
 	if len(b.oldestChange) > 0 && b.r.Intn(3) == 0 {
 		op := b.oldestChange[0]
 		b.oldestChange = b.oldestChange[1:]
-		idx := b.changes[op]
-		script, err := spec.Keyring.PkScript(spec.Purpose, BranchInternal, idx)
+		in, err := spec.Keyring.prevOutFor(op, b.values[op], KeyPath{spec.Purpose, BranchInternal, b.changes[op]})
 		if err != nil {
 			return nil, err
 		}
-		key, err := spec.Keyring.PrivKey(spec.Purpose, BranchInternal, idx)
-		if err != nil {
-			return nil, err
-		}
-		ins = append(ins, prevOut{op: op, value: b.values[op], script: script, key: key})
+		ins = append(ins, in)
 		total += b.values[op]
 	}
 	change, err := spec.Keyring.PkScript(spec.Purpose, BranchInternal, b.change)

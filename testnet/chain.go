@@ -92,8 +92,9 @@ type Truth struct {
 	Seed    int64  `json:"seed"`
 	Purpose uint32 `json:"purpose"`
 	// Xpub is the keyring's account key for Purpose, as the wallet takes
-	// it.
-	Xpub string `json:"xpub"`
+	// it; empty for PurposeMultisig, whose wallet is Descriptor.
+	Xpub       string `json:"xpub"`
+	Descriptor string `json:"descriptor,omitempty"`
 	// StartHeight is the tip before BuildChain; the wallet's transactions
 	// are all above it (a birthday of StartHeight+1 is safe).
 	StartHeight int32          `json:"start_height"`
@@ -110,6 +111,20 @@ type Truth struct {
 	UTXOs []TruthUTXO `json:"utxos"`
 	// Balance is the sum of UTXOs (all confirmed, none coinbase).
 	Balance int64 `json:"balance"`
+}
+
+// setKeys sets what a watch-only wallet of spec's keyring takes: Xpub,
+// or Descriptor for the multisig wallet.
+func (t *Truth) setKeys(spec ChainSpec) error {
+	var err error
+	switch {
+	case spec.Keyring == nil:
+	case spec.Purpose == PurposeMultisig:
+		t.Descriptor, err = spec.Keyring.MultisigDescriptor()
+	default:
+		t.Xpub, err = spec.Keyring.Xpub(spec.Purpose)
+	}
+	return err
 }
 
 // WriteFile saves the truth as indented JSON.
@@ -256,10 +271,8 @@ func (h *Harness) BuildChain(ctx context.Context, spec ChainSpec) (*Truth, error
 
 		changeIndex: make(map[wire.OutPoint]uint32),
 	}
-	if spec.Keyring != nil {
-		if b.truth.Xpub, err = spec.Keyring.Xpub(spec.Purpose); err != nil {
-			return nil, err
-		}
+	if err := b.truth.setKeys(spec); err != nil {
+		return nil, err
 	}
 	if err := b.run(ctx, start); err != nil {
 		return nil, err
@@ -442,15 +455,11 @@ func (b *chainBuilder) spend(p *plannedPay) (*wire.MsgTx, int64, error) {
 		return nil, 0, err
 	}
 	b.change++
-	in, err := spec.Keyring.PkScript(spec.Purpose, BranchExternal, p.addr)
+	first, err := spec.Keyring.prevOutFor(p.op, prev.Value, KeyPath{spec.Purpose, BranchExternal, p.addr})
 	if err != nil {
 		return nil, 0, err
 	}
-	priv, err := spec.Keyring.PrivKey(spec.Purpose, BranchExternal, p.addr)
-	if err != nil {
-		return nil, 0, err
-	}
-	ins := []prevOut{{op: p.op, value: prev.Value, script: in, key: priv}}
+	ins := []prevOut{first}
 	total := prev.Value
 	// A third of the spends also sweep the oldest unspent change output:
 	// multi-input transactions, the common-input-ownership pattern.
@@ -458,15 +467,11 @@ func (b *chainBuilder) spend(p *plannedPay) (*wire.MsgTx, int64, error) {
 		op := b.changeOuts[0]
 		b.changeOuts = b.changeOuts[1:]
 		c := b.utxos[op]
-		script, err := spec.Keyring.PkScript(spec.Purpose, BranchInternal, b.changeIndex[op])
+		in, err := spec.Keyring.prevOutFor(op, c.Value, KeyPath{spec.Purpose, BranchInternal, b.changeIndex[op]})
 		if err != nil {
 			return nil, 0, err
 		}
-		key, err := spec.Keyring.PrivKey(spec.Purpose, BranchInternal, b.changeIndex[op])
-		if err != nil {
-			return nil, 0, err
-		}
-		ins = append(ins, prevOut{op: op, value: c.Value, script: script, key: key})
+		ins = append(ins, in)
 		total += c.Value
 	}
 	foreign := noiseOutputs(b.r)[0]

@@ -41,8 +41,9 @@ var (
 	// the minimum fee.
 	ErrFeeTooLow = errors.New("testnet: outputs leave too little fee")
 
-	// ErrBadPurpose is returned for a BIP43 purpose other than 44, 49 or 84.
-	ErrBadPurpose = errors.New("testnet: purpose must be 44, 49 or 84")
+	// ErrBadPurpose is returned for a BIP43 purpose the keyring does not
+	// derive: 44, 49, 84 and 86, and 48 (PurposeMultisig) for addresses.
+	ErrBadPurpose = errors.New("testnet: purpose must be 44, 49, 84, 86 or (the multisig wallet's addresses) 48")
 
 	// ErrBadSpec is returned by BuildChain and Reorg for invalid
 	// parameters.

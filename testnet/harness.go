@@ -583,7 +583,8 @@ func outputOf(tx *wire.MsgTx, op wire.OutPoint) (*wire.TxOut, error) {
 }
 
 // BuildSpend signs (without broadcasting) a transaction spending
-// outpoints, which pay P2PKH, P2WPKH or P2SH-P2WPKH scripts of key, to the
+// outpoints, which pay P2PKH, P2WPKH, P2SH-P2WPKH, P2TR or (the multisig
+// wallet's, 2 of its 3 cosigners signing) P2WSH scripts of key, to the
 // outputs to. What the outputs leave is the fee; it must be at least 1
 // sat/vbyte (ErrFeeTooLow).
 func (h *Harness) BuildSpend(key *Keyring, outpoints []wire.OutPoint, to []*wire.TxOut) (*wire.MsgTx, error) {
@@ -616,11 +617,11 @@ func buildSpend(prev func(wire.OutPoint) (*wire.TxOut, error), key *Keyring, out
 		if !ok {
 			return nil, fmt.Errorf("%w: %v pays %x", ErrUnknownKey, op, out.PkScript)
 		}
-		priv, err := key.PrivKey(path.Purpose, path.Branch, path.Index)
+		in, err := key.prevOutFor(op, out.Value, path)
 		if err != nil {
 			return nil, err
 		}
-		ins = append(ins, prevOut{op: op, value: out.Value, script: out.PkScript, key: priv})
+		ins = append(ins, in)
 		tx.AddTxIn(wire.NewTxIn(&op, nil, nil))
 		sum += out.Value
 	}

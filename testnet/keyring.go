@@ -57,14 +57,20 @@ type Keyring struct {
 	params   *chaincfg.Params
 	accounts map[uint32]*hdkeychain.ExtendedKey // private account keys by purpose
 
+	// cosigners are the multisig wallet's (PurposeMultisig).
+	cosigners []cosigner
+
 	mu       sync.Mutex
 	scripts  map[string]KeyPath
 	scanned  map[[2]uint32]uint32                  // (purpose, branch) -> indexes derived into scripts
 	branches map[[2]uint32]*hdkeychain.ExtendedKey // (purpose, branch) -> branch key
+	// msBranches caches the cosigners' branch keys: (cosigner, branch).
+	msBranches map[[2]uint32]*hdkeychain.ExtendedKey
 }
 
 // NewKeyring derives the BIP44, BIP49, BIP84 and BIP86 account-0 keys of
-// seed for params (coin type params.HDCoinType).
+// seed for params (coin type params.HDCoinType), and the multisig
+// wallet's three cosigners (PurposeMultisig).
 func NewKeyring(seed []byte, params *chaincfg.Params) (*Keyring, error) {
 	master, err := hdkeychain.NewMaster(seed, params)
 	if err != nil {
@@ -76,6 +82,11 @@ func NewKeyring(seed []byte, params *chaincfg.Params) (*Keyring, error) {
 		scripts:  make(map[string]KeyPath),
 		scanned:  make(map[[2]uint32]uint32),
 		branches: make(map[[2]uint32]*hdkeychain.ExtendedKey),
+
+		msBranches: make(map[[2]uint32]*hdkeychain.ExtendedKey),
+	}
+	if k.cosigners, err = newCosigners(seed, params); err != nil {
+		return nil, err
 	}
 	for _, purpose := range keyringPurposes {
 		key := master
@@ -232,15 +243,23 @@ func p2wpkhScript(hash []byte) ([]byte, error) {
 }
 
 // Address returns the address at (purpose, branch, index): P2PKH for 44,
-// P2SH-P2WPKH for 49, P2WPKH for 84, P2TR (BIP86) for 86.
+// P2SH-P2WPKH for 49, P2WPKH for 84, P2TR (BIP86) for 86, the 2-of-3
+// P2WSH for 48 (PurposeMultisig).
 func (k *Keyring) Address(purpose, branch, index uint32) (btcutil.Address, error) {
-	priv, err := k.PrivKey(purpose, branch, index)
-	if err != nil {
-		return nil, err
-	}
-	addr, err := addressFor(purpose, priv.PubKey(), k.params)
-	if err != nil {
-		return nil, err
+	var addr btcutil.Address
+	if purpose == PurposeMultisig {
+		var err error
+		if addr, err = k.multisigAddress(branch, index); err != nil {
+			return nil, err
+		}
+	} else {
+		priv, err := k.PrivKey(purpose, branch, index)
+		if err != nil {
+			return nil, err
+		}
+		if addr, err = addressFor(purpose, priv.PubKey(), k.params); err != nil {
+			return nil, err
+		}
 	}
 	script, err := txscript.PayToAddrScript(addr)
 	if err != nil {
@@ -276,7 +295,7 @@ func (k *Keyring) Lookup(pkScript []byte) (KeyPath, bool) {
 	if ok {
 		return p, true
 	}
-	for _, purpose := range keyringPurposes {
+	for _, purpose := range append(keyringPurposes[:len(keyringPurposes):len(keyringPurposes)], PurposeMultisig) {
 		for _, branch := range []uint32{BranchExternal, BranchInternal} {
 			if err := k.scan(purpose, branch, keyringScan); err != nil {
 				return KeyPath{}, false

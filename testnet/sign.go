@@ -9,18 +9,24 @@ import (
 	"github.com/btcsuite/btcd/wire"
 )
 
-// prevOut is an output being spent: its value, script and signing key.
+// prevOut is an output being spent: its value, script and signing key,
+// or for a P2WSH multisig output the signing keys in script order and
+// the witness script.
 type prevOut struct {
 	op     wire.OutPoint
 	value  int64
 	script []byte
 	key    *btcec.PrivateKey
+
+	keys          []*btcec.PrivateKey
+	witnessScript []byte
 }
 
 // signTx signs every input of tx; ins[i] describes input i. It supports
 // P2PKH, P2WPKH, P2SH-P2WPKH and BIP86 P2TR outputs of the keys given
 // (P2TR by the key path: a BIP341 Schnorr signature with the key tweaked
-// by its BIP86 commitment, SIGHASH_DEFAULT).
+// by its BIP86 commitment, SIGHASH_DEFAULT), and P2WSH multisig outputs
+// (one BIP143 signature per key given, in script order).
 func signTx(tx *wire.MsgTx, ins []prevOut) error {
 	fetcher := txscript.NewMultiPrevOutFetcher(nil)
 	for _, in := range ins {
@@ -28,6 +34,18 @@ func signTx(tx *wire.MsgTx, ins []prevOut) error {
 	}
 	hashes := txscript.NewTxSigHashes(tx, fetcher)
 	for i, in := range ins {
+		if txscript.GetScriptClass(in.script) == txscript.WitnessV0ScriptHashTy {
+			wit := wire.TxWitness{nil}
+			for _, key := range in.keys {
+				sig, err := txscript.RawTxInWitnessSignature(tx, hashes, i, in.value, in.witnessScript, txscript.SigHashAll, key)
+				if err != nil {
+					return fmt.Errorf("testnet: sign p2wsh input %d: %w", i, err)
+				}
+				wit = append(wit, sig)
+			}
+			tx.TxIn[i].Witness = append(wit, in.witnessScript)
+			continue
+		}
 		pub := in.key.PubKey().SerializeCompressed()
 		hash := btcutil.Hash160(pub)
 		switch txscript.GetScriptClass(in.script) {
@@ -95,6 +113,9 @@ func estimateVsize(inScripts [][]byte, outs []*wire.TxOut) int64 {
 		case txscript.WitnessV1TaprootTy: // key path, SIGHASH_DEFAULT
 			weight += 4 * (32 + 4 + 4 + 1)
 			weight += 1 + 1 + 64
+		case txscript.WitnessV0ScriptHashTy: // the 2-of-3 multisig
+			weight += 4 * (32 + 4 + 4 + 1)
+			weight += 1 + 1 + MultisigThreshold*(1+73) + 1 + 1 + MultisigCosigners*34 + 2
 		default: // P2WPKH
 			weight += 4 * (32 + 4 + 4 + 1)
 			weight += 1 + 1 + 73 + 1 + 33

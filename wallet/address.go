@@ -28,6 +28,8 @@ const (
 	KindP2SH Kind = "p2sh"
 	// KindP2WSH is segwit v0 pay-to-witness-script-hash.
 	KindP2WSH Kind = "p2wsh"
+	// KindP2SHP2WSH is P2WSH nested in P2SH (sh(wsh()) descriptors).
+	KindP2SHP2WSH Kind = "p2sh-p2wsh"
 	// KindP2TR is segwit v1 pay-to-taproot.
 	KindP2TR Kind = "p2tr"
 	// KindP2PK is a bare public key output script.

@@ -363,7 +363,7 @@ func (w *Wallet) judge(bk buckets, cands []*candidate, prev map[chainhash.Hash]v
 					created[op] = struct{}{}
 					progress = true
 				}
-				added, err := w.ensureGap(bk.am, e.ref)
+				added, err := w.ensureGapOf(bk, e.ref)
 				if err != nil {
 					return nil, false, err
 				}

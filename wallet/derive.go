@@ -173,11 +173,28 @@ func (w *Wallet) branchExtKey(am walletdb.ReadBucket, sm *waddrmgr.ScopedKeyMana
 	return bk, nil
 }
 
+// ensureGapOf is ensureGap for any watched script: an HD address's
+// account branch (ensureGap), a multisig descriptor's branch
+// (msigEnsureGap), nothing for an imported script.
+func (w *Wallet) ensureGapOf(b buckets, ref addrRef) (bool, error) {
+	if ref.msig {
+		return w.msigEnsureGap(b.own, ref)
+	}
+	return w.ensureGap(b.am, ref)
+}
+
 // markUsed flags a watched script as used: in waddrmgr for an HD address,
-// in the imported bucket otherwise, and in the watch set. A script already
-// flagged is not written again.
+// in the multisig or imported bucket otherwise, and in the watch set. A
+// script already flagged is not written again.
 func (w *Wallet) markUsed(b buckets, e *watchEntry) error {
 	if e.used {
+		return nil
+	}
+	if e.ref.msig {
+		if err := msigMarkUsed(b.own, e); err != nil {
+			return err
+		}
+		e.used = true
 		return nil
 	}
 	if e.ref.imported {

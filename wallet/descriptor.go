@@ -33,8 +33,9 @@ type DescriptorInfo struct {
 	// checksum.
 	Expanded []string `json:"expanded,omitempty"`
 	// Scope and Account locate the waddrmgr account of a ranged
-	// descriptor ("m/86'/1'", account 0); ParseDescriptor fills only
-	// Scope.
+	// single-key descriptor ("m/86'/1'", account 0); ParseDescriptor
+	// fills only Scope. A ranged multisig descriptor has no scope: its
+	// Account is the wallet's number for it (its import order).
 	Scope   string `json:"scope,omitempty"`
 	Account uint32 `json:"account"`
 	// Branches are the account branches a ranged descriptor covers: 0
@@ -44,6 +45,10 @@ type DescriptorInfo struct {
 	// descriptor; an address is empty for a script no address encodes.
 	Scripts   []string `json:"scripts,omitempty"`
 	Addresses []string `json:"addresses,omitempty"`
+	// Threshold and Keys are a multisig descriptor's k and n (k of n
+	// signatures); zero otherwise.
+	Threshold int `json:"threshold,omitempty"`
+	Keys      int `json:"keys,omitempty"`
 	// Rescan: as in AccountInfo.
 	Rescan bool `json:"rescan,omitempty"`
 }
@@ -54,9 +59,11 @@ type descriptor struct {
 	body     string
 	checksum string
 	kind     Kind
-	// key is the key expression of pkh, sh(wpkh), wpkh and tr; nil for
-	// addr and raw, which have script.
+	// key is the key expression of pkh, sh(wpkh), wpkh and tr; multi
+	// the multisig expression of multi, sortedmulti and sh(), wsh() and
+	// sh(wsh()) of them; both nil for addr and raw, which have script.
 	key    *keyExpr
+	multi  *multiExpr
 	script *watchedScript
 	// expanded are the bodies of the single-path descriptors of a
 	// multipath one.
@@ -67,7 +74,9 @@ type descriptor struct {
 func (d *descriptor) String() string { return d.body + "#" + d.checksum }
 
 // ranged reports whether d derives a script per index.
-func (d *descriptor) ranged() bool { return d.key != nil && d.key.ranged }
+func (d *descriptor) ranged() bool {
+	return d.key != nil && d.key.ranged || d.multi != nil && d.multi.ranged()
+}
 
 // ParseDescriptor checks an output descriptor for a network without a
 // wallet, exactly as CreateConfig.Descriptors and AddDescriptor do, and
@@ -76,7 +85,11 @@ func (d *descriptor) ranged() bool { return d.key != nil && d.key.ranged }
 //   - pkh(KEY), sh(wpkh(KEY)), wpkh(KEY): P2PKH, P2SH-P2WPKH, P2WPKH;
 //   - tr(KEY): P2TR with the BIP86 key-path-only tweak (a script tree
 //     tr(KEY,TREE) is refused);
-//   - addr(ADDRESS) and raw(HEX): one address or output script.
+//   - addr(ADDRESS) and raw(HEX): one address or output script;
+//   - sh(multi(k,KEY,...)), wsh(multi(...)) and sh(wsh(multi(...))), and
+//     the same of sortedmulti() (BIP383): P2SH, P2WSH and P2SH-P2WSH
+//     multisig, k of at most 15 keys in sh() and 20 in wsh(); bare
+//     multi() parses but is not watched (ErrUnsupportedDescriptor).
 //
 // KEY is an extended public key in the network's plain BIP32 version
 // (xpub on mainnet, tpub on the test networks and regtest, spub on
@@ -86,11 +99,12 @@ func (d *descriptor) ranged() bool { return d.key != nil && d.key.ranged }
 // one step may be a BIP389 multipath tuple <a;b>. A non-ranged KEY may
 // also be a hex public key (x-only in tr(), uncompressed in pkh() only).
 //
-// A ranged descriptor is watched as an HD account, so its key must end in
-// /0/* (receive branch), /1/* (change branch) or /<0;1>/* (both, receive
-// first as BIP389 says): anything else (/*, /5/*, /<0;1>/0/*) is refused
-// with ErrUnsupportedDescriptor. Steps before the branch are derived into
-// the account key.
+// A ranged descriptor is watched as an HD account (a multisig one as
+// branches of its own, see descriptor_msig.go), so its key (every ranged
+// key of a multisig one) must end in /0/* (receive branch), /1/* (change
+// branch) or /<0;1>/* (both, receive first as BIP389 says): anything else
+// (/*, /5/*, /<0;1>/0/*) is refused with ErrUnsupportedDescriptor. Steps
+// before the branch are derived into the account key.
 //
 // The checksum is verified when present and computed when absent. Every
 // refusal is an *InputError naming the problem, wrapping one of
@@ -139,12 +153,48 @@ func parseDescriptor(s string, params *chaincfg.Params) (*descriptor, error) {
 	if err := d.parseTop(params); err != nil {
 		return nil, descErr(body, err)
 	}
-	if d.ranged() {
-		if _, err := d.accountShape(); err != nil {
-			return nil, descErr(body, err)
-		}
+	if d.kind == KindMultisig {
+		return nil, descErr(body, fmt.Errorf("%w: bare %s() (an output script of the keys themselves, non-standard beyond 3 keys); watch it in wsh() or sh(); %s",
+			ErrUnsupportedDescriptor, d.multi.name(), watchedFuncs))
+	}
+	if err := d.checkShape(); err != nil {
+		return nil, descErr(body, err)
 	}
 	return d, nil
+}
+
+// parseAnyDescriptor parses and checks s for params as parseDescriptor
+// does, but keeps what the wallet cannot watch and parseDescriptor
+// refuses for it: bare multi(), and ranged shapes that are no HD
+// account's. The BIP383 test vectors are run through it.
+func parseAnyDescriptor(s string, params *chaincfg.Params) (*descriptor, error) {
+	body, sum, err := splitChecksum(s)
+	if err != nil {
+		return nil, descErr(body, err)
+	}
+	d := &descriptor{body: body, checksum: sum}
+	if d.expanded, err = expandMultipath(body); err != nil {
+		return nil, descErr(body, err)
+	}
+	if err := d.parseTop(params); err != nil {
+		return nil, descErr(body, err)
+	}
+	return d, nil
+}
+
+// checkShape checks that a ranged descriptor maps onto what the wallet
+// derives: an HD account's branches (accountShape) or a multisig
+// descriptor's (multiShape).
+func (d *descriptor) checkShape() error {
+	if !d.ranged() {
+		return nil
+	}
+	if d.multi != nil {
+		_, _, err := d.multiShape()
+		return err
+	}
+	_, err := d.accountShape()
+	return err
 }
 
 // splitChecksum trims s, splits off its "#checksum", verifies it when
@@ -171,9 +221,6 @@ func splitChecksum(s string) (body, sum string, err error) {
 var unsupportedFuncs = map[string]string{
 	"pk":            "bare P2PK outputs",
 	"combo":         "combo() (several script types per key)",
-	"multi":         "bare multisig",
-	"sortedmulti":   "bare multisig",
-	"wsh":           "P2WSH scripts",
 	"multi_a":       "tapscript multisig",
 	"sortedmulti_a": "tapscript multisig",
 	"rawtr":         "rawtr() (an untweaked output key)",
@@ -184,6 +231,9 @@ var unsupportedFuncs = map[string]string{
 func (d *descriptor) parseTop(params *chaincfg.Params) error {
 	name, args, err := splitCall(d.body)
 	if err != nil {
+		return err
+	}
+	if handled, err := d.parseMultiTop(name, args, params); handled {
 		return err
 	}
 	switch name {
@@ -205,6 +255,8 @@ func (d *descriptor) parseTop(params *chaincfg.Params) error {
 			return err
 		case "tr", "sh", "addr", "raw":
 			return fmt.Errorf("%w: %s() is only valid at the top level, not inside sh()", ErrInvalidDescriptor, inner)
+		case "pk":
+			return fmt.Errorf("%w: sh(pk(...)) (P2SH-wrapped P2PK); %s", ErrUnsupportedDescriptor, watchedFuncs)
 		}
 		return unsupportedFunc("sh(" + inner + "(...))")
 	case "tr":
@@ -235,16 +287,22 @@ func (d *descriptor) parseTop(params *chaincfg.Params) error {
 	return err
 }
 
+// watchedFuncs names what the wallet watches, for refusals.
+const watchedFuncs = "the wallet watches pkh, sh(wpkh), wpkh, tr (key path), sh/wsh/sh(wsh) of multi and sortedmulti, addr and raw"
+
 // unsupportedFunc names a function the wallet does not watch, or one no
 // BIP defines.
 func unsupportedFunc(call string) error {
-	const watched = "the wallet watches pkh, sh(wpkh), wpkh, tr (key path), addr and raw"
-	name, _, _ := strings.Cut(strings.TrimPrefix(call, "sh("), "(")
+	inner := call
+	for _, wrap := range []string{"sh(", "wsh("} {
+		inner = strings.TrimPrefix(inner, wrap)
+	}
+	name, _, _ := strings.Cut(inner, "(")
 	if why, ok := unsupportedFuncs[name]; ok {
-		return fmt.Errorf("%w: %s (%s); %s", ErrUnsupportedDescriptor, call, why, watched)
+		return fmt.Errorf("%w: %s (%s); %s", ErrUnsupportedDescriptor, call, why, watchedFuncs)
 	}
 	if name == "pkh" {
-		return fmt.Errorf("%w: %s (P2SH-wrapped P2PKH); %s", ErrUnsupportedDescriptor, call, watched)
+		return fmt.Errorf("%w: %s (P2SH-wrapped P2PKH); %s", ErrUnsupportedDescriptor, call, watchedFuncs)
 	}
 	return fmt.Errorf("%w: unknown script function %s", ErrInvalidDescriptor, call)
 }
@@ -392,6 +450,17 @@ func (d *descriptor) accountPathOf(acct *descAccount) string {
 // path of its key (two for a multipath key), or its address or raw
 // script.
 func (d *descriptor) scripts(params *chaincfg.Params) ([]*watchedScript, error) {
+	if d.multi != nil {
+		out := make([]*watchedScript, 0, d.multi.paths())
+		for p := range d.multi.paths() {
+			set, err := d.multiScriptAt(p, 0, params)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, set.ws)
+		}
+		return out, nil
+	}
 	if d.key == nil {
 		return []*watchedScript{d.script}, nil
 	}
@@ -413,6 +482,13 @@ func (d *descriptor) scripts(params *chaincfg.Params) ([]*watchedScript, error) 
 // scriptAt returns the output script of a ranged descriptor's path p at
 // child index.
 func (d *descriptor) scriptAt(p int, index uint32, params *chaincfg.Params) (*watchedScript, error) {
+	if d.multi != nil {
+		set, err := d.multiScriptAt(p, index, params)
+		if err != nil {
+			return nil, err
+		}
+		return set.ws, nil
+	}
 	pub, err := d.key.pubKey(p, index)
 	if err != nil {
 		return nil, err
@@ -473,6 +549,17 @@ func (d *descriptor) info(params *chaincfg.Params) (*DescriptorInfo, error) {
 			return nil, err
 		}
 		info.Expanded = append(info.Expanded, e+"#"+sum)
+	}
+	if d.multi != nil {
+		info.Threshold, info.Keys = d.multi.k, len(d.multi.keys)
+	}
+	if d.ranged() && d.multi != nil {
+		branches, _, err := d.multiShape()
+		if err != nil {
+			return nil, err
+		}
+		info.Branches = branches
+		return info, nil
 	}
 	if d.ranged() {
 		acct, err := d.accountShape()

@@ -31,7 +31,19 @@ const (
 	ctxWPKH   keyContext = "wpkh"
 	ctxSHWPKH keyContext = "sh(wpkh)"
 	ctxTR     keyContext = "tr"
+	// The keys of multi() and sortedmulti() (BIP383), bare, inside sh()
+	// and inside wsh() (also sh(wsh())).
+	ctxMulti    keyContext = "multi"
+	ctxSHMulti  keyContext = "sh(multi)"
+	ctxWSHMulti keyContext = "wsh(multi)"
 )
+
+// allowsUncompressed reports whether a key expression in ctx may be an
+// uncompressed public key: in pkh() (BIP381), bare multi() and
+// sh(multi()) (BIP383), never in a segwit script (BIP382: wpkh(), wsh()).
+func (ctx keyContext) allowsUncompressed() bool {
+	return ctx == ctxPKH || ctx == ctxMulti || ctx == ctxSHMulti
+}
 
 // keyExpr is a parsed BIP380 key expression with its BIP389 multipath
 // step: an extended public key with its derivation, or a hex public key.
@@ -44,7 +56,7 @@ type keyExpr struct {
 	// ext is the extended public key; nil for a hex key.
 	ext *hdkeychain.ExtendedKey
 	// pub is the hex public key (nil for an extended key);
-	// uncompressed tells its serialization (pkh() only).
+	// uncompressed tells its serialization (pkh(), bare and P2SH multi()).
 	pub          *btcec.PublicKey
 	uncompressed bool
 	// steps are the unhardened derivation steps after ext; a multipath
@@ -249,8 +261,8 @@ func (k *keyExpr) parseHexKey(s string, ctx keyContext) error {
 		}
 		k.pub, err = btcec.ParsePubKey(b)
 	case hexUncompressedLen:
-		if ctx != ctxPKH {
-			return fmt.Errorf("%w: uncompressed public key in %s() (only pkh() takes them, BIP381/382/386)", ErrInvalidDescriptor, ctx)
+		if !ctx.allowsUncompressed() {
+			return fmt.Errorf("%w: uncompressed public key in %s() (only pkh(), bare multi() and sh(multi()) take them, BIP381-383, 386)", ErrInvalidDescriptor, ctx)
 		}
 		if b[0] != 0x04 {
 			return fmt.Errorf("%w: uncompressed public key must start with 04", ErrInvalidKey)

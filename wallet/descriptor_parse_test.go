@@ -177,7 +177,7 @@ func TestTrDescriptorBIP386(t *testing.T) {
 		{"script tree (valid)", "tr(a34b99f22c790c4e36b2b3c2c35a36db06226e41c692fc82b8b56ac1c540c5bd,pk(669b8afcec803a0d323e9a17f3ea8e68e8abe5a278020a929adbec52421adbd0))", ErrUnsupportedDescriptor},
 		{"uncompressed private key", "tr(" + bip380WIFU + ")", ErrPrivateKey},
 		{"uncompressed public key", "tr(" + bip380Unc + ")", ErrInvalidDescriptor},
-		{"tr() nested in wsh", "wsh(tr(a34b99f22c790c4e36b2b3c2c35a36db06226e41c692fc82b8b56ac1c540c5bd))", ErrUnsupportedDescriptor},
+		{"tr() nested in wsh", "wsh(tr(a34b99f22c790c4e36b2b3c2c35a36db06226e41c692fc82b8b56ac1c540c5bd))", ErrInvalidDescriptor},
 		{"tr() nested in sh", "sh(tr(a34b99f22c790c4e36b2b3c2c35a36db06226e41c692fc82b8b56ac1c540c5bd))", ErrInvalidDescriptor},
 		{"pkh() nested in tr", "tr(a34b99f22c790c4e36b2b3c2c35a36db06226e41c692fc82b8b56ac1c540c5bd, pkh(" + bip380WIFC + "))", ErrUnsupportedDescriptor},
 	}

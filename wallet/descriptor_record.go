@@ -34,13 +34,22 @@ type descriptorRecord struct {
 	path     string
 	// scripts are a non-ranged descriptor's output scripts.
 	scripts [][]byte
+	// multisig marks a multi() or sortedmulti() descriptor; a ranged one
+	// is watched by the wallet's own derivation (descriptor_msig.go), its
+	// scope is msigScope and its account its own number.
+	multisig bool
+	// id is the record's key, its number in import order (not encoded).
+	id uint32
 }
 
 // descriptorRecordVersion is the layout of an encoded descriptorRecord.
 const descriptorRecordVersion = 1
 
 // Flags of an encoded descriptorRecord.
-const descFlagRanged = 1
+const (
+	descFlagRanged   = 1
+	descFlagMultisig = 2
+)
 
 // encode serializes r: version, flags, descriptor and kind
 // (length-prefixed), then for a ranged record the scope, account,
@@ -49,6 +58,9 @@ func (r *descriptorRecord) encode() []byte {
 	b := []byte{descriptorRecordVersion, 0}
 	if r.ranged {
 		b[1] |= descFlagRanged
+	}
+	if r.multisig {
+		b[1] |= descFlagMultisig
 	}
 	b = appendBytes16(b, []byte(r.desc))
 	b = append(b, byte(len(r.kind)))
@@ -128,7 +140,8 @@ func decodeDescriptorRecord(v []byte) (*descriptorRecord, error) {
 		return nil, fmt.Errorf("%w: descriptor record of an unknown layout", ErrCorrupt)
 	}
 	r := &descriptorRecord{}
-	r.ranged = rr.u8()&descFlagRanged != 0
+	flags := rr.u8()
+	r.ranged, r.multisig = flags&descFlagRanged != 0, flags&descFlagMultisig != 0
 	r.desc = string(rr.bytes16())
 	r.kind = Kind(rr.take(rr.u8()))
 	if r.ranged {
@@ -151,6 +164,22 @@ func decodeDescriptorRecord(v []byte) (*descriptorRecord, error) {
 	return r, nil
 }
 
+// nextDescriptorID returns the number the next descriptor record gets.
+func nextDescriptorID(own walletdb.ReadBucket) (uint32, error) {
+	bkt := own.NestedReadBucket(bktDescriptors)
+	if bkt == nil {
+		return 0, nil
+	}
+	k, _ := bkt.ReadCursor().Last()
+	if k == nil {
+		return 0, nil
+	}
+	if len(k) != 4 {
+		return 0, fmt.Errorf("%w: descriptor key of %d bytes", ErrCorrupt, len(k))
+	}
+	return binary.BigEndian.Uint32(k) + 1, nil
+}
+
 // putDescriptorRecord appends r to the descriptors bucket, creating it in
 // a wallet that has none yet.
 func putDescriptorRecord(own walletdb.ReadWriteBucket, r *descriptorRecord) error {
@@ -158,12 +187,9 @@ func putDescriptorRecord(own walletdb.ReadWriteBucket, r *descriptorRecord) erro
 	if err != nil {
 		return fmt.Errorf("descriptors bucket: %w", err)
 	}
-	var next uint32
-	if k, _ := bkt.ReadCursor().Last(); k != nil {
-		if len(k) != 4 {
-			return fmt.Errorf("%w: descriptor key of %d bytes", ErrCorrupt, len(k))
-		}
-		next = binary.BigEndian.Uint32(k) + 1
+	next, err := nextDescriptorID(own)
+	if err != nil {
+		return err
 	}
 	key := binary.BigEndian.AppendUint32(nil, next)
 	if err := bkt.Put(key, r.encode()); err != nil {
@@ -179,11 +205,15 @@ func readDescriptorRecords(own walletdb.ReadBucket) ([]*descriptorRecord, error)
 		return nil, nil
 	}
 	var out []*descriptorRecord
-	err := bkt.ForEach(func(_, v []byte) error {
+	err := bkt.ForEach(func(k, v []byte) error {
 		r, err := decodeDescriptorRecord(v)
 		if err != nil {
 			return err
 		}
+		if len(k) != 4 {
+			return fmt.Errorf("%w: descriptor key of %d bytes", ErrCorrupt, len(k))
+		}
+		r.id = binary.BigEndian.Uint32(k)
 		out = append(out, r)
 		return nil
 	})

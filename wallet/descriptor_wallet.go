@@ -27,6 +27,11 @@ import (
 // persistence rules. Bitcoin Core (/0/* and /1/* pairs), Sparrow, Specter
 // and BDK (/<0;1>/*) all export that shape.
 //
+// A ranged multisig descriptor cannot be a waddrmgr account (one key per
+// address): it is derived by the wallet itself with the same gap limits
+// and strides, its addresses stored in a bucket of their own
+// (descriptor_msig.go).
+//
 // Core's pair wpkh(K/0/*) and wpkh(K/1/*) lands on one account: the
 // first creates it with its receive branch only, the second adds the
 // change branch. A non-ranged descriptor (a hex key, an xpub with a fixed
@@ -73,8 +78,22 @@ func (w *Wallet) importDescriptor(b buckets, d *descriptor) (*DescriptorInfo, er
 	if err != nil {
 		return nil, descErr(d.body, err)
 	}
-	rec := &descriptorRecord{desc: d.String(), kind: d.kind, ranged: d.ranged()}
-	if d.ranged() {
+	rec := &descriptorRecord{desc: d.String(), kind: d.kind, ranged: d.ranged(), multisig: d.multi != nil}
+	if d.ranged() && d.multi != nil {
+		id, err := nextDescriptorID(b.own)
+		if err != nil {
+			return nil, err
+		}
+		branches, err := w.importMultisig(b.own, d, id)
+		if errors.Is(err, ErrDuplicate) {
+			return nil, descErr(d.body, fmt.Errorf("%w: its first addresses are already watched", ErrDuplicate))
+		}
+		if err != nil {
+			return nil, err
+		}
+		rec.scope, rec.account, rec.branches = msigScope, id, branches
+		info.Account = id
+	} else if d.ranged() {
 		acct, err := d.accountShape()
 		if err != nil {
 			return nil, descErr(d.body, err)
@@ -163,6 +182,13 @@ func (w *Wallet) Descriptors() ([]DescriptorInfo, error) {
 func (w *Wallet) recordInfo(r *descriptorRecord) (*DescriptorInfo, error) {
 	body, sum, _ := cutChecksum(r.desc)
 	info := &DescriptorInfo{Descriptor: r.desc, Checksum: sum, Kind: r.kind, Ranged: r.ranged}
+	if r.multisig {
+		d, err := parseAnyDescriptor(r.desc, w.net.params)
+		if err != nil || d.multi == nil {
+			return nil, fmt.Errorf("%w: stored descriptor %d: %v", ErrCorrupt, r.id, err)
+		}
+		info.Threshold, info.Keys = d.multi.k, len(d.multi.keys)
+	}
 	expanded, err := expandMultipath(body)
 	if err != nil {
 		return nil, fmt.Errorf("%w: stored descriptor: %v", ErrCorrupt, err)
@@ -176,6 +202,9 @@ func (w *Wallet) recordInfo(r *descriptorRecord) (*DescriptorInfo, error) {
 	}
 	if r.ranged {
 		info.Scope, info.Account = scopeString(r.scope), r.account
+		if r.multisig {
+			info.Scope = ""
+		}
 		info.Branches = append([]uint32(nil), r.branches...)
 		return info, nil
 	}

@@ -358,7 +358,10 @@ type AddressInfo struct {
 	// below are zero then.
 	Imported bool `json:"imported"`
 	// Scope is the HD account's scope ("m/84'/1'"), Account waddrmgr's
-	// account number, Branch 0 (receive) or 1 (change).
+	// account number, Branch 0 (receive) or 1 (change). An address of a
+	// ranged multisig descriptor has no Scope and no Path (it has a key
+	// per cosigner): Account is the descriptor's number (Descriptors'
+	// order), Descriptor its checksum.
 	Scope   string `json:"scope,omitempty"`
 	Account uint32 `json:"account"`
 	Branch  uint32 `json:"branch"`
@@ -425,9 +428,13 @@ func (w *Wallet) Addresses() ([]AddressInfo, error) {
 				Used:     e.used,
 				Element:  hex.EncodeToString(e.ws.element),
 			}
-			if e.ref.imported {
+			switch {
+			case e.ref.imported:
 				info.Descriptor = owners.scripts[string(e.ws.pkScript)]
-			} else {
+			case e.ref.msig:
+				info.Descriptor = owners.branches[branchKey{e.ref.scope, e.ref.account, e.ref.branch}]
+				info.Account, info.Branch, info.Index = e.ref.account, e.ref.branch, e.ref.index
+			default:
 				info.Descriptor = owners.branches[branchKey{e.ref.scope, e.ref.account, e.ref.branch}]
 				info.Scope = scopeString(e.ref.scope)
 				info.Account, info.Branch, info.Index = e.ref.account, e.ref.branch, e.ref.index

@@ -99,6 +99,10 @@ func (w *Wallet) loadFrom(tx walletdb.ReadTx) error {
 		mgr.Close()
 		return err
 	}
+	if err := loadMultisig(own, net.params, ws); err != nil {
+		mgr.Close()
+		return err
+	}
 	if err := loadImported(own, ws); err != nil {
 		mgr.Close()
 		return err

@@ -15,10 +15,13 @@ import (
 // branch and index, or an imported address or script.
 type addrRef struct {
 	imported bool
-	scope    waddrmgr.KeyScope
-	account  uint32
-	branch   uint32
-	index    uint32
+	// msig marks an address of a ranged multisig descriptor: scope is
+	// msigScope, account the descriptor's number.
+	msig    bool
+	scope   waddrmgr.KeyScope
+	account uint32
+	branch  uint32
+	index   uint32
 }
 
 // branchKey names one branch of one HD account.
@@ -64,6 +67,11 @@ type watchSet struct {
 	// branches caches the extended key of each HD branch derivation
 	// has used (see branchExtKey).
 	branches map[branchKey]*branchExt
+	// msig are the branches of the ranged multisig descriptors, and
+	// msigDescs caches their parsed descriptors by number
+	// (descriptor_msig.go).
+	msig      map[branchKey]*msigBranch
+	msigDescs map[uint32]*descriptor
 	// version changes whenever data or outpoints change.
 	version uint64
 	// opList caches outpointList for opListVersion (callers get a
@@ -82,6 +90,8 @@ func newWatchSet() *watchSet {
 		guards:    make(map[wire.OutPoint]struct{}),
 		derived:   make(map[branchKey]uint32),
 		branches:  make(map[branchKey]*branchExt),
+		msig:      make(map[branchKey]*msigBranch),
+		msigDescs: make(map[uint32]*descriptor),
 		version:   1,
 	}
 }
@@ -293,6 +303,7 @@ func (s *watchSet) counts() AddressCounts {
 }
 
 // entries returns every watched script: HD addresses by scope, account,
+// branch and index, then the multisig descriptors' by descriptor,
 // branch and index, then imported scripts by script bytes.
 func (s *watchSet) entries() []*watchEntry {
 	out := make([]*watchEntry, 0, len(s.scripts))
@@ -304,6 +315,8 @@ func (s *watchSet) entries() []*watchEntry {
 		switch {
 		case a.imported != b.imported:
 			return b.imported
+		case a.msig != b.msig:
+			return b.msig
 		case a.imported:
 			return bytes.Compare(out[i].ws.pkScript, out[j].ws.pkScript) < 0
 		case a.scope.Purpose != b.scope.Purpose:

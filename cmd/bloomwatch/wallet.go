@@ -55,7 +55,7 @@ func (f *walletFlags) registerCreate(fs *pflag.FlagSet) {
 	fs.StringVar(&f.network, "network", "", "network: mainnet, testnet3, testnet4, signet, regtest or simnet (required)")
 	fs.StringArrayVar(&f.xpubs, "xpub", nil, "account extended public key: xpub/ypub/zpub, tpub/upub/vpub, spub (repeatable)")
 	fs.StringArrayVar(&f.taproot, "taproot-xpub", nil, "BIP86 taproot account key, plain xpub/tpub (repeatable)")
-	fs.StringArrayVar(&f.descriptors, "descriptor", nil, "output descriptor: pkh, sh(wpkh), wpkh, tr (key path), addr, raw; ranged /0/* or /<0;1>/*; #checksum verified (repeatable)")
+	fs.StringArrayVar(&f.descriptors, "descriptor", nil, "output descriptor: pkh, sh(wpkh), wpkh, tr (key path), sh/wsh/sh(wsh) of multi and sortedmulti, addr, raw; ranged /0/* or /<0;1>/*; #checksum verified (repeatable)")
 	fs.StringArrayVar(&f.addresses, "address", nil, "single address to watch (repeatable)")
 	fs.Int32Var(&f.birthday, "birthday", 0, "first block height that can hold the wallet's transactions")
 	fs.Uint32Var(&f.gapExternal, "gap-external", wallet.DefaultGapExternal, "gap limit of the receive branch")
