@@ -1,6 +1,7 @@
 package wallet
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 
@@ -123,7 +124,10 @@ func loadMultisig(own walletdb.ReadBucket, params *chaincfg.Params, ws *watchSet
 		if !ok || b == nil {
 			return fmt.Errorf("%w: multisig address of descriptor %d branch %d, which the wallet does not watch", ErrCorrupt, ref.account, ref.branch)
 		}
-		s, err := parseScript(k, params)
+		// k lives in the database's memory map only while the
+		// transaction is open; parseScript keeps slices of what it is
+		// given.
+		s, err := parseScript(bytes.Clone(k), params)
 		if err != nil {
 			return fmt.Errorf("%w: multisig address %x: %v", ErrCorrupt, k, err)
 		}

@@ -37,6 +37,10 @@
 // hash; descriptor_multi.go says why no public key); its spends match
 // through their outpoints.
 //
+// Receive hands out the next unused receive address of an account or
+// descriptor and records it (getnewaddress), refusing past the gap limit
+// unless asked (receive.go); the filter covers what it hands out.
+//
 // The public passphrase and scrypt parameters of the watch-only manager
 // are discussed at publicPassphrase and scryptOptions: they protect
 // nothing, on purpose, and Open stays fast.

@@ -367,6 +367,9 @@ type AddressInfo struct {
 	Branch  uint32 `json:"branch"`
 	Index   uint32 `json:"index"`
 	Used    bool   `json:"used"`
+	// HandedOut marks a receive address Receive handed out that no
+	// payment used yet.
+	HandedOut bool `json:"handed_out,omitempty"`
 	// Path is the full derivation path when the account key's own index
 	// is known ("m/84'/1'/0'/0/5"): from the key origin of a descriptor
 	// that has one, else from the scope and the key's child number at
@@ -394,6 +397,10 @@ func (w *Wallet) Addresses() ([]AddressInfo, error) {
 	var out []AddressInfo
 	err := w.view(func(b readBuckets) error {
 		owners, err := readDescriptorOwners(b)
+		if err != nil {
+			return err
+		}
+		handed, err := handedOutAll(b.own)
 		if err != nil {
 			return err
 		}
@@ -427,6 +434,10 @@ func (w *Wallet) Addresses() ([]AddressInfo, error) {
 				Imported: e.ref.imported,
 				Used:     e.used,
 				Element:  hex.EncodeToString(e.ws.element),
+			}
+			if !e.used && !e.ref.imported {
+				bk := branchKey{e.ref.scope, e.ref.account, e.ref.branch}
+				info.HandedOut = e.ref.index < handed[string(handedKey(bk, e.ref.msig))]
 			}
 			switch {
 			case e.ref.imported:

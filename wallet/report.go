@@ -202,8 +202,15 @@ func WriteAddressTable(w io.Writer, addrs []AddressInfo) error {
 	fmt.Fprintln(tw, "ADDRESS\tKIND\tPATH\tUSED\tDESCRIPTOR")
 	for _, a := range addrs {
 		path := "imported"
-		if !a.Imported {
+		switch {
+		case !a.Imported && a.Path != "":
 			path = a.Path
+		case !a.Imported:
+			path = fmt.Sprintf("%d/%d", a.Branch, a.Index) // a multisig descriptor's
+		}
+		used := fmt.Sprint(a.Used)
+		if a.HandedOut {
+			used = "handed out"
 		}
 		shown := a.Address
 		if shown == "" {
@@ -213,7 +220,7 @@ func WriteAddressTable(w io.Writer, addrs []AddressInfo) error {
 		if a.Descriptor != "" {
 			desc = "#" + a.Descriptor
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%t\t%s\n", shown, a.Kind, path, a.Used, desc)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", shown, a.Kind, path, used, desc)
 	}
 	return tw.Flush()
 }

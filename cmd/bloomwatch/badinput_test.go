@@ -45,6 +45,8 @@ type badFixture struct {
 	filter  string // a valid serialized filter, hex
 	// transcript is a valid transcript of one filterload
 	transcript string
+	gapped     string // a regtest wallet of gap limit 1 whose one receive address is handed out
+	addrOnly   string // a regtest wallet of one address, no key
 }
 
 // newBadFixture builds the fixture.
@@ -63,9 +65,20 @@ func newBadFixture(t *testing.T) badFixture {
 		addrs:   filepath.Join(root, "addresses.txt"),
 		// transcript: written below, once the filter is built
 		transcript: filepath.Join(root, "transcript.jsonl"),
+		gapped:     filepath.Join(root, "gapped"),
+		addrOnly:   filepath.Join(root, "addronly"),
+	}
+	if code, out, errOut := runCLI(t, createArgsAt(fx.addrOnly, "--address", testTestP2PKH)); code != 0 {
+		t.Fatalf("create address-only fixture wallet: %d %s %s", code, out, errOut)
 	}
 	if code, out, errOut := runCLI(t, createArgs(fx.wallet)); code != 0 {
 		t.Fatalf("create fixture wallet: %d %s %s", code, out, errOut)
+	}
+	if code, out, errOut := runCLI(t, createArgs(fx.gapped, "--gap-external", "1")); code != 0 {
+		t.Fatalf("create gapped fixture wallet: %d %s %s", code, out, errOut)
+	}
+	if code, out, errOut := runCLI(t, []string{"wallet", "receive", "--datadir", fx.gapped}); code != 0 {
+		t.Fatalf("hand out the gapped wallet's address: %d %s %s", code, out, errOut)
 	}
 	db, err := os.ReadFile(filepath.Join(fx.wallet, "wallet.db"))
 	if err != nil {
@@ -229,6 +242,16 @@ func (fx badFixture) badCases() []badCase {
 		{"add addresses file is a directory", []string{"wallet", "add", "--datadir", fx.wallet, "--addresses-file", fx.empty}, 2, "--addresses-file"},
 		{"add addresses file wallet missing", []string{"wallet", "add", "--datadir", fx.missing, "--addresses-file", fx.addrs}, 2, "no wallet"},
 		{"add repeated address", []string{"wallet", "add", "--datadir", fx.wallet, "--address", testTestP2PKH, "--address", testTestP2PKH}, 2, "--address #2: address " + testTestP2PKH + " repeats --address #1"},
+
+		// wallet receive
+		{"receive no datadir", []string{"wallet", "receive"}, 2, "--datadir is required"},
+		{"receive missing datadir", []string{"wallet", "receive", "--datadir", fx.missing}, 2, "no wallet"},
+		{"receive corrupt wallet", []string{"wallet", "receive", "--datadir", fx.corrupt}, 1, "wallet"},
+		{"receive past the gap limit", []string{"wallet", "receive", "--datadir", fx.gapped}, 2, "past the gap limit of 1"},
+		{"receive from an unknown account", []string{"wallet", "receive", "--datadir", fx.wallet, "--from", "m/44'/1'/7"}, 2, "no receive branch"},
+		{"receive from a wallet of addresses", []string{"wallet", "receive", "--datadir", fx.addrOnly}, 2, "no receive branch"},
+		{"receive stray argument", []string{"wallet", "receive", "--datadir", fx.wallet, "extra"}, 2, "unknown command"},
+		{"addresses unused stray argument", []string{"wallet", "addresses", "--unused", "--datadir", fx.wallet, "extra"}, 2, "unknown command"},
 
 		// wallet export-truth
 		{"export-truth no datadir", []string{"wallet", "export-truth"}, 2, "--datadir is required"},

@@ -25,7 +25,7 @@ func newWalletCmd() *cobra.Command {
 		newWalletReadCmd("balance --datadir D", "Print the confirmed, unconfirmed, immature and pending-spent balance and the worst-case total", readBalance),
 		newWalletTxsCmd(),
 		newWalletReadCmd("utxos --datadir D", "Print the unspent outputs and the unconfirmed spends of each", readUTXOs),
-		newWalletReadCmd("addresses --datadir D", "Print every watched address with its derivation path and use", readAddresses),
+		newWalletAddressesCmd(), newWalletReceiveCmd(),
 		newWalletStatsCmd(), newWalletExportTruthCmd())
 	return cmd
 }
@@ -198,8 +198,9 @@ func newWalletAddCmd() *cobra.Command {
 type walletReadOptions struct {
 	datadir string
 	asJSON  bool
-	fps     int // wallet stats only
-	limit   int // wallet txs only
+	fps     int  // wallet stats only
+	limit   int  // wallet txs only
+	unused  bool // wallet addresses only
 }
 
 // walletReader reads what a read command prints from the open wallet: the
@@ -495,12 +496,6 @@ func withNote(out io.Writer, note string, err error) error {
 	}
 	_, err = fmt.Fprintln(out, note)
 	return err
-}
-
-// readAddresses implements `wallet addresses`.
-func readAddresses(w *wallet.Wallet, _ *walletReadOptions) (any, func(io.Writer) error, error) {
-	addrs, err := w.Addresses()
-	return nonNil(addrs), func(out io.Writer) error { return wallet.WriteAddressTable(out, addrs) }, err
 }
 
 // readStats implements `wallet stats`.

@@ -1,0 +1,162 @@
+package wallet
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/txscript"
+	"github.com/stretchr/testify/require"
+)
+
+// addressOf encodes an output script's address on regtest.
+func addressOf(t testing.TB, script []byte) string {
+	t.Helper()
+	_, addrs, _, err := txscript.ExtractPkScriptAddrs(script, &chaincfg.RegressionNetParams)
+	require.NoError(t, err)
+	require.Len(t, addrs, 1)
+	return addrs[0].EncodeAddress()
+}
+
+// hasElement reports whether the filter's data holds e.
+func hasElement(t testing.TB, w *Wallet, e []byte) bool {
+	t.Helper()
+	els, err := w.FilterElements()
+	require.NoError(t, err)
+	for _, d := range els.Data {
+		if bytes.Equal(d, e) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestReceiveHandsOutInOrderUpToTheGap(t *testing.T) {
+	dir := t.TempDir()
+	w, err := Create(dir, CreateConfig{Network: "regtest", Xpubs: []string{accountXpub(t, purposeBIP84, 1, versionVpub)}})
+	require.NoError(t, err)
+	keys := newTestKeys(t, purposeBIP84, 1, &chaincfg.RegressionNetParams)
+	for i := range uint32(DefaultGapExternal) {
+		info, err := w.Receive(ReceiveOptions{})
+		require.NoError(t, err)
+		require.Equal(t, i, info.Index)
+		require.Equal(t, addressOf(t, keys.p2wpkh(0, i)), info.Address)
+		require.Equal(t, KindP2WPKH, info.Kind)
+		require.Equal(t, "m/84'/1'/0", info.From)
+		require.Equal(t, i+1, info.Unpaid)
+		require.False(t, info.BeyondGap)
+		require.True(t, strings.HasSuffix(info.Path, "/0/"+strconv.Itoa(int(i))), info.Path)
+		// The filter holds a gap's worth of addresses beyond it.
+		require.True(t, hasElement(t, w, keys.p2wpkh(0, i+DefaultGapExternal)[2:]))
+	}
+	// The 21st, with 20 handed out and none paid, is past the gap: the
+	// refusal writes nothing, the next call refuses again.
+	before, err := w.Addresses()
+	require.NoError(t, err)
+	for range 2 {
+		_, err = w.Receive(ReceiveOptions{})
+		require.ErrorIs(t, err, ErrGapLimit)
+		require.True(t, IsInputError(err))
+		require.NotContains(t, err.Error(), "\n")
+	}
+	after, err := w.Addresses()
+	require.NoError(t, err)
+	require.Equal(t, before, after)
+	handed := 0
+	for _, a := range after {
+		if a.HandedOut {
+			handed++
+			require.False(t, a.Used)
+			require.Equal(t, uint32(0), a.Branch)
+		}
+	}
+	require.Equal(t, DefaultGapExternal, handed)
+
+	// Beyond the gap on purpose: index 20, watched.
+	info, err := w.Receive(ReceiveOptions{BeyondGap: true})
+	require.NoError(t, err)
+	require.Equal(t, uint32(DefaultGapExternal), info.Index)
+	require.True(t, info.BeyondGap)
+	require.True(t, hasElement(t, w, keys.p2wpkh(0, info.Index)[2:]))
+
+	// A payment to handed-out index 5 does not move the next index
+	// back; one to index 30, beyond what was handed out (and watched
+	// because of it), moves it past 30.
+	f := &txFactory{}
+	chain := newTestChain(f, 10)
+	mustApply(t, w, chain.add(f.tx(nil, output{keys.p2wpkh(0, 5), 1_000})).filtered())
+	info, err = w.Receive(ReceiveOptions{})
+	require.NoError(t, err)
+	require.Equal(t, uint32(DefaultGapExternal+1), info.Index)
+	require.Equal(t, uint32(DefaultGapExternal+1-5), info.Unpaid)
+	require.True(t, hasElement(t, w, keys.p2wpkh(0, 30)[2:]))
+	mustApply(t, w, chain.add(f.tx(nil, output{keys.p2wpkh(0, 30), 2_000})).filtered())
+	require.NoError(t, w.Close())
+
+	// The marks survive a restart.
+	w, err = Open(dir)
+	require.NoError(t, err)
+	defer w.Close()
+	info, err = w.Receive(ReceiveOptions{})
+	require.NoError(t, err)
+	require.Equal(t, uint32(31), info.Index)
+	require.Equal(t, uint32(1), info.Unpaid)
+}
+
+func TestReceiveChoosesTheSource(t *testing.T) {
+	c := newTestCosigners(t)
+	w, err := Create(t.TempDir(), CreateConfig{
+		Network:     "regtest",
+		Xpubs:       []string{accountXpub(t, purposeBIP84, 1, versionVpub)},
+		Descriptors: []string{c.descriptor()},
+	})
+	require.NoError(t, err)
+	defer w.Close()
+	descs, err := w.Descriptors()
+	require.NoError(t, err)
+	sum := descs[0].Checksum
+
+	_, err = w.Receive(ReceiveOptions{})
+	require.ErrorIs(t, err, ErrAmbiguousSource)
+	require.Contains(t, err.Error(), sum)
+	require.Contains(t, err.Error(), "m/84'/1'/0")
+	_, err = w.Receive(ReceiveOptions{From: "nosuch"})
+	require.ErrorIs(t, err, ErrNoReceiveBranch)
+	require.True(t, IsInputError(err))
+
+	for i := range uint32(3) {
+		info, err := w.Receive(ReceiveOptions{From: "#" + sum})
+		require.NoError(t, err)
+		require.Equal(t, i, info.Index)
+		require.Equal(t, sum, info.From)
+		require.Equal(t, KindP2WSH, info.Kind)
+		want, err := btcutil.NewAddressWitnessScriptHash(c.p2wsh(t, 0, i)[2:], c.params)
+		require.NoError(t, err)
+		require.Equal(t, want.EncodeAddress(), info.Address)
+	}
+	info, err := w.Receive(ReceiveOptions{From: "m/84'/1'/0"})
+	require.NoError(t, err)
+	require.Equal(t, uint32(0), info.Index, "each branch counts on its own")
+	addrs := msigAddrs(t, w)
+	for i, a := range addrs[0] {
+		require.Equal(t, i < 3, a.HandedOut, "index %d", i)
+	}
+	require.True(t, hasElement(t, w, c.p2wsh(t, 0, 2+DefaultGapExternal)[2:]), "the multisig filter covers what was handed out")
+}
+
+func TestReceiveNeedsAReceiveBranch(t *testing.T) {
+	w, err := Create(t.TempDir(), CreateConfig{Network: "regtest", Addresses: []string{addressOf(t, foreignScript(7))}})
+	require.NoError(t, err)
+	defer w.Close()
+	_, err = w.Receive(ReceiveOptions{})
+	require.ErrorIs(t, err, ErrNoReceiveBranch)
+	require.True(t, IsInputError(err))
+	// A change-only descriptor has no receive branch either.
+	_, err = w.AddDescriptor("wpkh(" + tpub(t, purposeBIP84) + "/1/*)")
+	require.NoError(t, err)
+	_, err = w.Receive(ReceiveOptions{})
+	require.ErrorIs(t, err, ErrNoReceiveBranch)
+}
