@@ -22,7 +22,19 @@ import (
 // linkGraph holds the links between hits found on chain.
 type linkGraph struct {
 	edges [][2]int32
+	// kinds holds, per edge, the kinds of link that made it
+	// (linkCoSpend, linkChange).
+	kinds []uint8
 }
+
+// Kinds of link between two hits.
+const (
+	// linkCoSpend: a transaction spends from both (common-input
+	// ownership).
+	linkCoSpend = 1 << iota
+	// linkChange: a transaction spends from one and pays the other.
+	linkChange
+)
 
 // buildLinkGraph walks the whole chain and records every co-spend and
 // change link between two hits. Only outputs paying a hit are indexed, so
@@ -39,17 +51,20 @@ func buildLinkGraph(ctx context.Context, ch Chain, hits []Hit) (*linkGraph, erro
 		return nil, err
 	}
 	owner := map[wire.OutPoint]int32{}
-	seen := map[[2]int32]bool{}
+	seen := map[[2]int32]int{}
 	g := &linkGraph{}
-	link := func(x, y int32) {
+	link := func(x, y int32, kind uint8) {
 		if x == y {
 			return
 		}
 		e := [2]int32{min(x, y), max(x, y)}
-		if !seen[e] {
-			seen[e] = true
-			g.edges = append(g.edges, e)
+		if i, ok := seen[e]; ok {
+			g.kinds[i] |= kind
+			return
 		}
+		seen[e] = len(g.edges)
+		g.edges = append(g.edges, e)
+		g.kinds = append(g.kinds, kind)
 	}
 	err = walkChain(ctx, ch, 0, tip, func(_ int32, b *wire.MsgBlock) error {
 		for _, tx := range b.Transactions {
@@ -77,11 +92,11 @@ func buildLinkGraph(ctx context.Context, ch Chain, hits []Hit) (*linkGraph, erro
 				}
 				owner[wire.OutPoint{Hash: txid, Index: uint32(vout)}] = payee
 				if len(owners) > 0 {
-					link(owners[0], payee)
+					link(owners[0], payee, linkChange)
 				}
 			}
 			for _, o := range owners[min(1, len(owners)):] {
-				link(owners[0], o)
+				link(owners[0], o, linkCoSpend)
 			}
 		}
 		return nil

@@ -55,6 +55,7 @@ type KeyPath struct {
 // for concurrent use.
 type Keyring struct {
 	params   *chaincfg.Params
+	seed     []byte
 	accounts map[uint32]*hdkeychain.ExtendedKey // private account keys by purpose
 
 	// cosigners are the multisig wallet's (PurposeMultisig).
@@ -78,6 +79,7 @@ func NewKeyring(seed []byte, params *chaincfg.Params) (*Keyring, error) {
 	}
 	k := &Keyring{
 		params:   params,
+		seed:     append([]byte(nil), seed...),
 		accounts: make(map[uint32]*hdkeychain.ExtendedKey, len(keyringPurposes)),
 		scripts:  make(map[string]KeyPath),
 		scanned:  make(map[[2]uint32]uint32),

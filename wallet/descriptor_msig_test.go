@@ -22,6 +22,8 @@ import (
 type testCosigners struct {
 	params *chaincfg.Params
 	accts  []*hdkeychain.ExtendedKey // account xpubs
+	privs  []*hdkeychain.ExtendedKey // account xprvs
+	fps    []uint32                  // master key fingerprints
 	keys   []string                  // [fingerprint/48h/1h/0h/2h]tpub
 }
 
@@ -43,6 +45,8 @@ func newTestCosigners(t testing.TB) *testCosigners {
 		pub, err := k.Neuter()
 		require.NoError(t, err)
 		c.accts = append(c.accts, pub)
+		c.privs = append(c.privs, k)
+		c.fps = append(c.fps, uint32(fp[0])<<24|uint32(fp[1])<<16|uint32(fp[2])<<8|uint32(fp[3]))
 		c.keys = append(c.keys, fmt.Sprintf("[%x/48h/1h/0h/2h]%s", fp, pub.String()))
 	}
 	return c

@@ -25,7 +25,7 @@ func newWalletCmd() *cobra.Command {
 		newWalletReadCmd("balance --datadir D", "Print the confirmed, unconfirmed, immature and pending-spent balance and the worst-case total", readBalance),
 		newWalletTxsCmd(),
 		newWalletReadCmd("utxos --datadir D", "Print the unspent outputs and the unconfirmed spends of each", readUTXOs),
-		newWalletAddressesCmd(), newWalletReceiveCmd(),
+		newWalletAddressesCmd(), newWalletReceiveCmd(), newWalletPSBTCmd(),
 		newWalletStatsCmd(), newWalletExportTruthCmd())
 	return cmd
 }
