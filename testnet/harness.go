@@ -61,7 +61,8 @@ type Harness struct {
 	opts   Options
 	params *chaincfg.Params
 	node   *Node
-	node2  *Node // the reorg partner, started by the first Reorg
+	node2  *Node   // the reorg partner, started by the first Reorg
+	extra  []*Node // started by StartPeer
 	f      *funder
 	rng    *rand.Rand
 	ownDir string // temporary simnet data directory, removed by Close
@@ -673,6 +674,9 @@ func (h *Harness) Close() error {
 	}
 	h.closed = true
 	var errs []error
+	for _, n := range h.extra {
+		errs = append(errs, n.Stop())
+	}
 	if h.node2 != nil {
 		errs = append(errs, h.node2.Stop())
 	}

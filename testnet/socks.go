@@ -43,7 +43,14 @@ type SOCKSOptions struct {
 	// DNSSeed.Resolver()); nil refuses names ("host unreachable"). The
 	// system's resolver is never used.
 	Resolver *net.Resolver
+	// Record keeps what each client sent to its destination
+	// (SOCKSConn.Sent, up to MaxRecorded bytes), so a test can read the
+	// messages a client sent to each peer.
+	Record bool
 }
+
+// MaxRecorded bounds SOCKSConn.Sent.
+const MaxRecorded = 16 << 20
 
 // SOCKSProxy is a SOCKS5 server on 127.0.0.1 built on
 // github.com/armon/go-socks5. It accepts any credentials, connects only
@@ -81,6 +88,9 @@ type SOCKSConn struct {
 	Local string
 	// Err says why the request failed; empty on success.
 	Err string
+	// Sent is what the client sent to the destination, with
+	// SOCKSOptions.Record.
+	Sent []byte
 }
 
 // socksConnKey is the context key of the *SOCKSConn being handled.
@@ -132,6 +142,7 @@ func (p *SOCKSProxy) Conns() []SOCKSConn {
 	out := make([]SOCKSConn, len(p.conns))
 	for i, c := range p.conns {
 		out[i] = *c
+		out[i].Sent = append([]byte(nil), c.Sent...)
 	}
 	return out
 }
@@ -237,14 +248,28 @@ func (p *SOCKSProxy) dial(ctx context.Context, network, addr string) (net.Conn, 
 		rec.Dialed, rec.Local = addr, c.LocalAddr().String()
 		p.mu.Unlock()
 	}
-	return &socksTarget{Conn: c, p: p}, nil
+	return &socksTarget{Conn: c, p: p, rec: rec}, nil
 }
 
-// socksTarget is an outbound connection that untracks itself on Close.
+// socksTarget is an outbound connection that untracks itself on Close
+// and, with SOCKSOptions.Record, records what it writes.
 type socksTarget struct {
 	net.Conn
 	p    *SOCKSProxy
+	rec  *SOCKSConn
 	once sync.Once
+}
+
+// Write sends b to the destination, recording it.
+func (t *socksTarget) Write(b []byte) (int, error) {
+	if t.p.opts.Record && t.rec != nil {
+		t.p.mu.Lock()
+		if room := MaxRecorded - len(t.rec.Sent); room > 0 {
+			t.rec.Sent = append(t.rec.Sent, b[:min(len(b), room)]...)
+		}
+		t.p.mu.Unlock()
+	}
+	return t.Conn.Write(b)
 }
 
 // Close closes the connection and forgets it.

@@ -319,3 +319,28 @@ func TestCreatePSBTSweep(t *testing.T) {
 	require.Equal(t, btcutil.Amount(520_000)-res.Fee, res.Outputs[0].Amount)
 	signAndVerify(t, k, res.Packet)
 }
+
+func TestCheckSpend(t *testing.T) {
+	w, k, coins := psbtWallet(t)
+	res, err := w.CreatePSBT(PSBTRequest{Outputs: []PSBTOutput{{addressOf(t, foreignScript(1)), 100_000}}, FeeRate: 2})
+	require.NoError(t, err)
+	unsigned := res.Packet.UnsignedTx.Copy()
+	tx := signAndVerify(t, k, res.Packet)
+	require.NoError(t, w.CheckSpend(tx))
+
+	err = w.CheckSpend(unsigned)
+	require.ErrorIs(t, err, ErrTxNotFinal)
+	require.True(t, IsInputError(err))
+
+	forged := tx.Copy()
+	sig := forged.TxIn[0].Witness[0]
+	sig[10] ^= 1
+	err = w.CheckSpend(forged)
+	require.ErrorIs(t, err, ErrTxInvalid)
+
+	foreign := tx.Copy()
+	foreign.TxIn[0].PreviousOutPoint.Index = 7
+	err = w.CheckSpend(foreign)
+	require.ErrorIs(t, err, ErrNotWalletCoin)
+	_ = coins
+}

@@ -47,6 +47,7 @@ type badFixture struct {
 	transcript string
 	gapped     string // a regtest wallet of gap limit 1 whose one receive address is handed out
 	addrOnly   string // a regtest wallet of one address, no key
+	spend      spendFixture
 }
 
 // newBadFixture builds the fixture.
@@ -68,6 +69,7 @@ func newBadFixture(t *testing.T) badFixture {
 		gapped:     filepath.Join(root, "gapped"),
 		addrOnly:   filepath.Join(root, "addronly"),
 	}
+	fx.spend = newSpendFixture(t, root)
 	if code, out, errOut := runCLI(t, createArgsAt(fx.addrOnly, "--address", testTestP2PKH)); code != 0 {
 		t.Fatalf("create address-only fixture wallet: %d %s %s", code, out, errOut)
 	}
@@ -275,6 +277,33 @@ func (fx badFixture) badCases() []badCase {
 		{"psbt missing datadir", []string{"wallet", "psbt", "--datadir", fx.missing, "--to", testTestP2PKH + ":0.001", "--feerate", "2"}, 2, "no wallet"},
 		{"psbt corrupt wallet", []string{"wallet", "psbt", "--datadir", fx.corrupt, "--to", testTestP2PKH + ":0.001", "--feerate", "2"}, 1, "wallet"},
 		{"psbt stray argument", []string{"wallet", "psbt", "--datadir", fx.wallet, "extra"}, 2, "unknown command"},
+
+		// broadcast (checked before the light node opens; 127.0.0.1:1 is
+		// a closed loopback port)
+		{"broadcast no datadir", []string{"broadcast", "--tx", "00", "--connect", "127.0.0.1:1"}, 2, "--datadir is required"},
+		{"broadcast nothing to send", []string{"broadcast", "--datadir", fx.spend.dir, "--connect", "127.0.0.1:1"}, 2, "exactly one of --tx and --psbt"},
+		{"broadcast tx and psbt", []string{"broadcast", "--datadir", fx.spend.dir, "--tx", fx.spend.signed, "--psbt", fx.spend.unsigned, "--connect", "127.0.0.1:1"}, 2, "exactly one"},
+		{"broadcast bad hex", []string{"broadcast", "--datadir", fx.spend.dir, "--tx", "zz", "--connect", "127.0.0.1:1"}, 2, "bad hex"},
+		{"broadcast not a transaction", []string{"broadcast", "--datadir", fx.spend.dir, "--tx", "0200", "--connect", "127.0.0.1:1"}, 2, "not a transaction"},
+		{"broadcast not a PSBT", []string{"broadcast", "--datadir", fx.spend.dir, "--psbt", "bm90IGEgcHNidA==", "--connect", "127.0.0.1:1"}, 2, "not a PSBT"},
+		{"broadcast PSBT not final", []string{"broadcast", "--datadir", fx.spend.dir, "--psbt", fx.spend.unsigned, "--connect", "127.0.0.1:1"}, 2, "not final"},
+		{"broadcast spends coins the wallet does not watch", []string{"broadcast", "--datadir", fx.spend.dir, "--tx", fx.spend.foreign, "--connect", "127.0.0.1:1"}, 2, "does not watch"},
+		{"broadcast signature that does not verify", []string{"broadcast", "--datadir", fx.spend.dir, "--tx", fx.spend.forged, "--connect", "127.0.0.1:1"}, 2, "does not verify"},
+		{"broadcast another wallet's spend", []string{"broadcast", "--datadir", fx.wallet, "--tx", fx.spend.signed, "--connect", "127.0.0.1:1"}, 2, "does not watch"},
+		{"broadcast no peer reachable", []string{"broadcast", "--datadir", fx.spend.dir, "--tx", fx.spend.signed, "--connect", "127.0.0.1:1"}, 1, "no peer reachable, nothing sent"},
+		{"broadcast regtest without connect", []string{"broadcast", "--datadir", fx.spend.dir, "--tx", fx.spend.signed}, 2, "no DNS seeds"},
+		{"broadcast bad connect", []string{"broadcast", "--datadir", fx.spend.dir, "--tx", fx.spend.signed, "--connect", "localhost"}, 2, "--connect"},
+		{"broadcast bad broadcast-to", []string{"broadcast", "--datadir", fx.spend.dir, "--tx", fx.spend.signed, "--connect", "127.0.0.1:1", "--broadcast-to", "127.0.0.1:99999"}, 2, "--broadcast-to"},
+		{"broadcast proxy by name", []string{"broadcast", "--datadir", fx.spend.dir, "--tx", fx.spend.signed, "--connect", "127.0.0.1:1", "--proxy", "tor.example:9050"}, 2, "--proxy"},
+		{"broadcast zero timeout", []string{"broadcast", "--datadir", fx.spend.dir, "--tx", fx.spend.signed, "--connect", "127.0.0.1:1", "--timeout", "0s"}, 2, "--timeout"},
+		{"broadcast bad transport", []string{"broadcast", "--datadir", fx.spend.dir, "--tx", fx.spend.signed, "--connect", "127.0.0.1:1", "--transport", "v3"}, 2, "--transport"},
+		{"broadcast bad log level", []string{"broadcast", "--datadir", fx.spend.dir, "--tx", fx.spend.signed, "--connect", "127.0.0.1:1", "--log-level", "loud"}, 2, "--log-level"},
+		{"broadcast missing datadir", []string{"broadcast", "--datadir", fx.missing, "--tx", fx.spend.signed, "--connect", "127.0.0.1:1"}, 2, "no wallet"},
+		{"broadcast corrupt wallet", []string{"broadcast", "--datadir", fx.corrupt, "--tx", fx.spend.signed, "--connect", "127.0.0.1:1"}, 1, "wallet"},
+		{"broadcast stray argument", []string{"broadcast", "--datadir", fx.spend.dir, "extra"}, 2, "unknown command"},
+
+		// wallet psbt on a wallet with a coin
+		{"psbt above the balance of a funded wallet", []string{"wallet", "psbt", "--datadir", fx.spend.dir, "--to", testTestP2PKH + ":0.01", "--feerate", "2"}, 2, "insufficient funds"},
 
 		// wallet export-truth
 		{"export-truth no datadir", []string{"wallet", "export-truth"}, 2, "--datadir is required"},

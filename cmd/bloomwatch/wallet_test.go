@@ -334,8 +334,8 @@ func TestWalletDescriptors(t *testing.T) {
 			wantCode: 2, wantErrSub: "only public keys"},
 		{name: "hardened step after the xpub", args: []string{"wallet", "create", "--datadir", bad, "--network", "regtest", "--descriptor", "wpkh(" + tpub + "/0h/*)"},
 			wantCode: 2, wantErrSub: "hardened"},
-		{name: "unsupported function", args: []string{"wallet", "create", "--datadir", bad, "--network", "regtest", "--descriptor", "sh(multi(1," + tpub + "/0/*))"},
-			wantCode: 2, wantErrSub: "descriptor"},
+		{name: "unsupported function", args: []string{"wallet", "create", "--datadir", bad, "--network", "regtest", "--descriptor", "multi(1," + tpub + "/0/*)"},
+			wantCode: 2, wantErrSub: "bare multi()"},
 	})
 	if names := dirEntries(t, parent); len(names) != 0 {
 		t.Fatalf("refused descriptors left %v", names)

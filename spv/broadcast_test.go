@@ -1,0 +1,238 @@
+package spv
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+
+	"github.com/bloomwatch/bloomwatch/netparams"
+	"github.com/bloomwatch/bloomwatch/watch/watchtest"
+)
+
+// targetBehaviour is how a fake broadcast target behaves after the
+// handshake.
+type targetBehaviour int
+
+const (
+	targetHonest targetBehaviour = iota // asks for the tx
+	targetReject                        // asks, then rejects it
+	targetFlood                         // sends addr messages without end
+	targetSilent                        // never asks
+	targetHangUp                        // disconnects at the inv
+)
+
+// fakeTarget is a full node on 127.0.0.1 speaking the wire protocol by
+// hand (btcd's peer package refuses a peer of the same process as a
+// connection to itself), for the broadcast connection.
+type fakeTarget struct {
+	ln  net.Listener
+	got chan *wire.MsgTx
+	wg  sync.WaitGroup
+}
+
+// startTarget listens and serves one connection with behaviour b.
+func startTarget(t *testing.T, nw *netparams.Network, b targetBehaviour) *fakeTarget {
+	t.Helper()
+	ln, err := listenLoopback()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ft := &fakeTarget{ln: ln, got: make(chan *wire.MsgTx, 4)}
+	ft.wg.Add(1)
+	go func() {
+		defer ft.wg.Done()
+		conn, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		pver, id := uint32(wire.ProtocolVersion), nw.Params.Net
+		read := func() (wire.Message, error) {
+			_, m, _, err := wire.ReadMessageWithEncodingN(conn, pver, id, wire.WitnessEncoding)
+			return m, err
+		}
+		write := func(m wire.Message) error {
+			_, err := wire.WriteMessageWithEncodingN(conn, m, pver, id, wire.WitnessEncoding)
+			return err
+		}
+		if _, err := read(); err != nil { // version
+			return
+		}
+		me := wire.NewNetAddressIPPort(net.IPv4(127, 0, 0, 1), 18444, wire.SFNodeNetwork)
+		ver := wire.NewMsgVersion(me, me, 42, 0)
+		ver.Services = wire.SFNodeNetwork | wire.SFNodeBloom | wire.SFNodeWitness
+		if write(ver) != nil || write(wire.NewMsgVerAck()) != nil {
+			return
+		}
+		for {
+			m, err := read()
+			if err != nil {
+				return
+			}
+			switch m := m.(type) {
+			case *wire.MsgVerAck:
+				if b == targetFlood {
+					addr := wire.NewMsgAddr()
+					for i := range wire.MaxAddrPerMsg {
+						_ = addr.AddAddress(wire.NewNetAddressIPPort(net4(i), 8333, wire.SFNodeNetwork))
+					}
+					for write(addr) == nil {
+					}
+					return
+				}
+			case *wire.MsgInv:
+				switch b {
+				case targetSilent:
+					continue
+				case targetHangUp:
+					return
+				}
+				gd := wire.NewMsgGetData()
+				for _, iv := range m.InvList {
+					_ = gd.AddInvVect(wire.NewInvVect(wire.InvTypeWitnessTx, &iv.Hash))
+				}
+				if write(gd) != nil {
+					return
+				}
+			case *wire.MsgTx:
+				ft.got <- m
+				if b == targetReject {
+					rej := wire.NewMsgReject(wire.CmdTx, wire.RejectInsufficientFee, "fee too low")
+					rej.Hash = m.TxHash()
+					if write(rej) != nil {
+						return
+					}
+				}
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		_ = ln.Close()
+		ft.wg.Wait()
+	})
+	return ft
+}
+
+// net4 is a routable-looking IPv4 address.
+func net4(i int) net.IP { return net.IPv4(11, byte(i>>16), byte(i>>8), byte(i)) }
+
+// listenLoopback listens on a free port of 127.0.0.1.
+func listenLoopback() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") }
+
+// broadcastTx is a segwit transaction (its witness must arrive whole).
+func broadcastTx() *wire.MsgTx {
+	tx := wire.NewMsgTx(2)
+	in := wire.NewTxIn(&wire.OutPoint{Hash: chainhash.Hash{7}, Index: 1}, nil, wire.TxWitness{{0x30, 0x44, 0x02}, {0x02, 0x03}})
+	tx.AddTxIn(in)
+	tx.AddTxOut(wire.NewTxOut(50_000, p2wpkh(9)))
+	return tx
+}
+
+// broadcastNode is a node that never starts, for the broadcast
+// connection alone.
+func broadcastNode(t *testing.T) (*Node, *netparams.Network) {
+	t.Helper()
+	nw, err := netparams.Lookup("regtest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := New(Config{Network: nw, DataDir: t.TempDir(), Watcher: watchtest.NewMemWatcher(0, p2wpkh(1))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = n.store.Close() })
+	return n, nw
+}
+
+// TestBroadcastConnection runs the broadcast connection against fake
+// targets: an honest one gets the transaction with its witness and the
+// wait ends at a relay by another peer (not at the target's own); a
+// rejection, a flood past MaxBroadcastBytes, a target that never asks
+// and one that hangs up each end it with their error.
+func TestBroadcastConnection(t *testing.T) {
+	tx := broadcastTx()
+	txid := tx.TxHash()
+	tests := []struct {
+		name    string
+		b       targetBehaviour
+		relayBy string // the peer whose MatchedTx is published, "" none
+		wantErr error
+	}{
+		{"honest, relayed back by another peer", targetHonest, "127.0.0.1:2", nil},
+		{"rejected", targetReject, "", ErrTxRejected},
+		{"flood", targetFlood, "", ErrBroadcastBudget},
+		{"never asks", targetSilent, "", ErrBroadcastUnconfirmed},
+		{"hangs up", targetHangUp, "", errFetchDisconnected},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			n, nw := broadcastNode(t)
+			ft := startTarget(t, nw, tc.b)
+			target := ft.ln.Addr().String()
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			defer cancel()
+			sub := n.Subscribe()
+			defer sub.Cancel()
+			bc, err := n.openBroadcast(ctx, target, tx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer bc.close()
+			if tc.relayBy != "" {
+				go func() {
+					sent := <-ft.got
+					if len(sent.TxIn[0].Witness) != 2 {
+						t.Errorf("the target got the transaction without its witness")
+					}
+					// The target's own relay does not confirm; another
+					// peer's does.
+					n.publish(MatchedTx{Txid: txid, Height: -1, Peer: target})
+					n.publish(MatchedTx{Txid: txid, Height: -1, Peer: tc.relayBy})
+				}()
+			}
+			res := &BroadcastResult{Txid: txid, SentTo: target}
+			err = bc.await(ctx, sub, res)
+			if tc.wantErr == nil {
+				if err != nil || res.ConfirmedBy != tc.relayBy {
+					t.Fatalf("await: %v, confirmed by %q", err, res.ConfirmedBy)
+				}
+				return
+			}
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("await: %v, want %v", err, tc.wantErr)
+			}
+			if tc.b == targetFlood && bc.p.BytesReceived() > MaxBroadcastBytes+64<<10 {
+				t.Errorf("read %d bytes past the budget of %d", bc.p.BytesReceived(), MaxBroadcastBytes)
+			}
+		})
+	}
+}
+
+func TestBroadcastTarget(t *testing.T) {
+	n, _ := broadcastNode(t)
+	n.cfg.Connect = []string{"127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"}
+	st := Status{Peers: []PeerInfo{{Addr: "127.0.0.1:1", Download: true}, {Addr: "127.0.0.1:2"}}}
+	for range 20 {
+		got, shared, err := n.broadcastTarget(st, "")
+		if err != nil || got != "127.0.0.1:3" || shared {
+			t.Fatalf("target %q (shared %v, %v): want the address no filter peer uses", got, shared, err)
+		}
+	}
+	n.cfg.Connect = n.cfg.Connect[:2]
+	if got, shared, err := n.broadcastTarget(st, ""); err != nil || got != "127.0.0.1:2" || !shared {
+		t.Fatalf("target %q (shared %v, %v): want the filter peer that does not download", got, shared, err)
+	}
+	n.cfg.Connect = n.cfg.Connect[:1]
+	if _, _, err := n.broadcastTarget(st, ""); !errors.Is(err, ErrBroadcastTarget) {
+		t.Fatalf("only the download peer: %v", err)
+	}
+	if _, _, err := n.broadcastTarget(st, "127.0.0.1:1"); !errors.Is(err, ErrBroadcastTarget) {
+		t.Fatalf("asked for the download peer: %v", err)
+	}
+}
