@@ -26,6 +26,19 @@
 // goroutine draining its unbounded queue (queue.go). Every channel send
 // selects on quit. The exported methods read snapshots under a mutex.
 //
+// # Broadcast
+//
+// Node.Broadcast (broadcast.go) sends a signed transaction over a fresh,
+// short-lived connection that never loads a filter (its own SOCKS
+// username through the proxy), to a peer that is not the download peer,
+// answers that peer's getdata for it alone, and waits until a filter peer
+// other than that one relays it back (then it is in another mempool, and
+// the watcher gets it as any relayed match) or a block confirms it.
+// Everything the target sends is budgeted: DefaultBroadcastTimeout,
+// MaxBroadcastBytes, three getdata answered; the rest is ignored. The
+// broadcast runs on the caller's goroutine; btcd's peer package runs the
+// connection's own.
+//
 // # Peers
 //
 // Explicit peers (Config.Connect) or DNS seeds (seeds.go), asked for the
