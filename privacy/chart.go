@@ -27,6 +27,10 @@ type Series struct {
 	// Group, when set, gives every series of the same group one colour
 	// (a measurement and its formula).
 	Group string `json:"group,omitempty"`
+	// Span draws a Reference as a segment between its points: a
+	// published figure given for a range of X ("fewer than 15"), not at
+	// one X.
+	Span bool `json:"span,omitempty"`
 }
 
 // Tick is a named position on an axis: an event ("restart", "new peer")

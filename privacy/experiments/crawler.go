@@ -337,5 +337,5 @@ func poissonTail(c uint64, lambda float64) float64 {
 	if c == 0 {
 		return 1
 	}
-	return 1 - poissonCDF(c-1, lambda)
+	return poissonSF(float64(c), lambda)
 }

@@ -4,22 +4,22 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
 
-// The noise experiment (issue 20, item 3): RAPPOR's two kinds of noise as
-// BIP37 allows them (noise.go), beside a looser target rate, graph-near
-// decoys, one form per key, a persisted tweak, per-peer sharding and
-// Tor-style unlinkable sessions, each measured on the same population
-// against the single-filter, intersection, linking and graph attacks,
-// with the bandwidth it costs. The decision rule of the issue: a noise
-// policy is worth offering only if it leaves the adversary a lower
-// precision after graph pruning than a looser target rate of equal
-// bandwidth does.
+// The noise experiment (issue 20, item 3): decoys in the filter (random
+// ones persisted or drawn fresh per filter, and graph-near ones persisted,
+// noise.go) beside a looser target rate, one form per key, a persisted
+// tweak, per-peer sharding and Tor-style unlinkable sessions, each
+// measured on the same population against the single-filter,
+// intersection, linking and graph attacks, with the bandwidth it costs.
+// (RAPPOR's own responses on BIP37 filters are experiment rappor.) The
+// decision rule of the issue: a noise policy is worth offering only if it
+// leaves the adversary a lower precision after graph pruning than a
+// looser target rate of equal bandwidth does: a paired test per wallet.
 const (
 	noiseWallets = 25
 	noiseBlocks  = 300
@@ -66,22 +66,60 @@ type noiseVariant struct {
 	view   adversaryView
 }
 
-// noiseOutcome is one variant's measurements, per wallet.
-type noiseOutcome struct {
-	bandwidth                   float64 // FP txs per 1,000 blocks
-	single, inter, graph, recal []float64
-	linked, pairs               int
-	// emptyX counts the analyses whose stage X left an empty set.
-	emptySingle, emptyInter, emptyGraph int
+// walletOutcome is one wallet's figures under one variant: sums and
+// counts of its analyses' precisions (one analysis, or one per session
+// when sessions are unlinkable).
+type walletOutcome struct {
+	single, inter, graph, recall [2]float64 // sum, analyses
+	linked, pairs                int
+	fpTxs, blocks                int
+	// empty counts the analyses whose stage left an empty set (no
+	// precision).
+	emptyGraph int
 }
 
-// addPrecision appends a point's precision, or counts an empty set.
-func addPrecision(vals *[]float64, empty *int, p privacy.Point) {
+// noiseOutcome is one variant's measurements, per wallet.
+type noiseOutcome struct {
+	wallets []walletOutcome
+}
+
+// addPrecision adds a point's precision, or counts an empty set.
+func addPrecision(acc *[2]float64, empty *int, p privacy.Point) {
 	if p.Matched == 0 {
-		*empty++
+		if empty != nil {
+			*empty++
+		}
 		return
 	}
-	*vals = append(*vals, p.Precision)
+	acc[0] += p.Precision
+	acc[1]++
+}
+
+// bandwidth returns the variant's false-positive transactions per 1,000
+// blocks, pooled.
+func (o noiseOutcome) bandwidth() float64 {
+	var fp, blocks int
+	for _, w := range o.wallets {
+		fp, blocks = fp+w.fpTxs, blocks+w.blocks
+	}
+	return 1000 * float64(fp) / float64(max(blocks, 1))
+}
+
+// perWallet returns, for a stage, each wallet's mean precision and 1 (or
+// nothing for a wallet whose analyses all left an empty set).
+func (o noiseOutcome) perWallet(get func(walletOutcome) [2]float64) (num, den []float64) {
+	for _, w := range o.wallets {
+		if v := get(w); v[1] > 0 {
+			num, den = append(num, v[0]/v[1]), append(den, 1)
+		}
+	}
+	return num, den
+}
+
+// meanOf returns a stage's mean over wallets.
+func (o noiseOutcome) meanOf(get func(walletOutcome) [2]float64) float64 {
+	num, den := o.perWallet(get)
+	return sumOf(num) / math.Max(1, sumOf(den))
 }
 
 // noiseVariants lists the variants.
@@ -123,10 +161,10 @@ func runNoise(ctx context.Context, cfg Config) (*Result, error) {
 	variants := noiseVariants(rate)
 	out := &Result{
 		Name:  "noise",
-		Title: "noise (RAPPOR's permanent and instantaneous responses as BIP37 allows them) vs other mitigations, at equal bandwidth",
+		Title: "decoy noise (persisted and fresh) vs a looser rate of equal bandwidth and other mitigations",
 		Params: []Param{
 			param("wallets_per_kind", pc.WalletsPerKind), param("blocks", len(pop.Chain)), param("universe", "the chain's keys"),
-			param("candidates", len(universe)), param("noise_rate", rate), param("seed", cfg.Seed),
+			param("candidates", len(universe)), param("noise_rate", rate),
 		},
 	}
 	outcomes := make([]noiseOutcome, len(variants))
@@ -155,45 +193,47 @@ func runNoiseVariant(ctx context.Context, pop *Population, universe privacy.Slic
 	if err != nil {
 		return noiseOutcome{}, err
 	}
-	var o noiseOutcome
-	var fp, blocks int
 	byWallet := map[int][]*Session{}
 	var order []int
 	for _, s := range sessions {
-		fp += s.FPTxs
-		blocks += s.Blocks
 		if byWallet[s.Wallet] == nil {
 			order = append(order, s.Wallet)
 		}
 		byWallet[s.Wallet] = append(byWallet[s.Wallet], s)
 	}
-	o.bandwidth = 1000 * float64(fp) / float64(max(blocks, 1))
 	view, err := Crawl(ctx, pop, sessions, 0, cfg.Seed, cfg.Workers)
 	if err != nil {
-		return o, err
+		return noiseOutcome{}, err
 	}
 	groups := view.Link(sessions, view.Overlaps(sessions), LinkSignificant)
-	for a := range sessions {
-		for b := a + 1; b < len(sessions); b++ {
-			if sessions[a].Wallet == sessions[b].Wallet {
-				o.pairs++
-				if groups[a] == groups[b] {
-					o.linked++
+	index := map[*Session]int{}
+	for i, s := range sessions {
+		index[s] = i
+	}
+	var o noiseOutcome
+	for _, w := range order {
+		var wo walletOutcome
+		ss := byWallet[w]
+		for a := range ss {
+			wo.fpTxs += ss[a].FPTxs
+			wo.blocks += ss[a].Blocks
+			for b := a + 1; b < len(ss); b++ {
+				wo.pairs++
+				if groups[index[ss[a]]] == groups[index[ss[b]]] {
+					wo.linked++
 				}
 			}
 		}
-	}
-	for _, w := range order {
 		truth := walletTruth(pop, pop.Wallets[w])
 		var views [][]transcript.Record
 		switch v.view {
 		case viewSession:
-			for _, s := range byWallet[w] {
+			for _, s := range ss {
 				views = append(views, s.Records)
 			}
 		default:
 			var recs []transcript.Record
-			for _, s := range byWallet[w] {
+			for _, s := range ss {
 				for _, r := range s.Records {
 					if v.view == viewOnePeer && r.Peer != popPeer {
 						continue
@@ -222,12 +262,14 @@ func runNoiseVariant(ctx context.Context, pop *Population, universe privacy.Slic
 			}
 			// A stage that leaves an empty set has no precision: it
 			// is counted apart, not averaged as 0.
-			addPrecision(&o.single, &o.emptySingle, single)
-			addPrecision(&o.inter, &o.emptyInter, last(privacy.StageIntersection))
+			addPrecision(&wo.single, nil, single)
+			addPrecision(&wo.inter, nil, last(privacy.StageIntersection))
 			g := last(privacy.StageGraph)
-			addPrecision(&o.graph, &o.emptyGraph, g)
-			o.recal = append(o.recal, g.Recall)
+			addPrecision(&wo.graph, &wo.emptyGraph, g)
+			wo.recall[0] += g.Recall
+			wo.recall[1]++
 		}
+		o.wallets = append(o.wallets, wo)
 	}
 	return o, nil
 }
@@ -243,101 +285,112 @@ func walletTruth(pop *Population, w *PopWallet) []privacy.Candidate {
 	return out
 }
 
+// Stage getters of a wallet's outcome.
+var (
+	getSingle = func(w walletOutcome) [2]float64 { return w.single }
+	getInter  = func(w walletOutcome) [2]float64 { return w.inter }
+	getGraph  = func(w walletOutcome) [2]float64 { return w.graph }
+	getRecall = func(w walletOutcome) [2]float64 { return w.recall }
+)
+
+// noiseUnit names the clusters of the noise experiment's intervals.
+const noiseUnit = "wallets"
+
 // noiseRows writes each variant's figures and the equal-bandwidth
 // comparison with the looser-rate family.
 func noiseRows(out *Result, variants []noiseVariant, outcomes []noiseOutcome) {
 	for i, v := range variants {
 		o := outcomes[i]
 		pre := v.name + ": "
-		l, h := WilsonInterval(o.linked, o.pairs, Z95)
+		var fp, kblocks, linked, pairs []float64
+		emptyGraph := 0
+		for _, w := range o.wallets {
+			fp, kblocks = append(fp, float64(w.fpTxs)), append(kblocks, float64(w.blocks)/1000)
+			linked, pairs = append(linked, float64(w.linked)), append(pairs, float64(w.pairs))
+			emptyGraph += w.emptyGraph
+		}
+		stage := func(q string, get func(walletOutcome) [2]float64) Comparison {
+			num, den := o.perWallet(get)
+			return clusterPropRow(pre+q, num, den, noiseUnit)
+		}
 		out.Rows = append(out.Rows,
-			measuredOnly(pre+"bandwidth, false-positive transactions per 1,000 blocks", o.bandwidth, nil, "").
+			clusterMeanRow(pre+"bandwidth, false-positive transactions per 1,000 blocks", fp, kblocks, true, noiseUnit).
 				withNote("decoys' own transactions included"),
-			meanRowOf(pre+"precision, latest filter alone", o.single),
-			meanRowOf(pre+"precision, intersection of every filter seen", o.inter),
-			measuredOnly(pre+"sessions of one wallet linked by significant overlap", ratio(o.linked, o.pairs), nil, "").
-				withInterval(l, h).withNote(fmt.Sprintf("%d of %d pairs", o.linked, o.pairs)),
-			meanRowOf(pre+"precision after intersection and graph pruning", o.graph).
-				withNote(fmt.Sprintf("mean over %d analyses, 95 %% interval of the mean; %d left an empty set (no precision)", len(o.graph), o.emptyGraph)),
-			meanRowOf(pre+"recall after intersection and graph pruning", o.recal),
+			stage("precision, latest filter alone (mean over wallets)", getSingle),
+			stage("precision, intersection of every filter seen (mean over wallets)", getInter),
+			clusterPropRow(pre+"sessions of one wallet linked by significant overlap", linked, pairs, noiseUnit),
+			stage("precision after intersection and graph pruning (mean over wallets)", getGraph).
+				withNote(fmt.Sprintf("%d analyses left an empty set (no precision)", emptyGraph)),
+			stage("recall after intersection and graph pruning (mean over wallets)", getRecall),
 		)
 	}
 	// The decision: each noise point against the looser-rate family at
-	// the same bandwidth (linear interpolation between its points).
-	var lb, lp []float64
+	// the same bandwidth (linear interpolation between its two nearest
+	// points), wallet by wallet (the same wallets play every variant).
+	var loose []int
+	var lb []float64
 	for i, v := range variants {
 		if v.family == familyLoose {
-			m, _, _ := meanInterval(outcomes[i].graph)
-			lb, lp = append(lb, outcomes[i].bandwidth), append(lp, m)
+			loose, lb = append(loose, i), append(lb, outcomes[i].bandwidth())
 		}
 	}
 	for i, v := range variants {
 		if v.noise == 0 {
 			continue
 		}
-		m, lo, hi := meanInterval(outcomes[i].graph)
-		ref, ok := interpolate(lb, lp, outcomes[i].bandwidth)
-		note := "bandwidth beyond the looser rates measured: no comparison"
-		verdict := "no comparison"
-		if ok {
-			switch {
-			case hi < ref:
-				verdict = "beats the looser rate"
-			case lo > ref:
-				verdict = "loses to the looser rate"
-			default:
-				verdict = "no difference at this size"
+		bw := outcomes[i].bandwidth()
+		a, b, t, ok := bracket(lb, bw)
+		q := v.name + ": precision after graph pruning minus a looser rate's of equal bandwidth (paired by wallet)"
+		if !ok {
+			out.Rows = append(out.Rows, Comparison{Quantity: q, Measured: math.NaN(), IntervalKind: KindComputed,
+				Display: "no looser rate measured at this bandwidth"})
+			continue
+		}
+		oa, ob := outcomes[loose[a]], outcomes[loose[b]]
+		var d []float64
+		var ref float64
+		for w := range outcomes[i].wallets {
+			pn, pa, pb := outcomes[i].wallets[w].graph, oa.wallets[w].graph, ob.wallets[w].graph
+			if pn[1] == 0 || pa[1] == 0 || pb[1] == 0 {
+				continue
 			}
-			note = fmt.Sprintf("looser rate of equal bandwidth leaves precision %.3g: %s", ref, verdict)
+			l := (1-t)*pa[0]/pa[1] + t*pb[0]/pb[1]
+			d = append(d, pn[0]/pn[1]-l)
+			ref += l
 		}
-		row := measuredOnly(v.name+": precision after graph pruning vs a looser rate of equal bandwidth", m, nil, "").
-			withInterval(lo, hi).withNote(note)
-		row.Verdict = verdict
-		if ok {
-			row.Formula = &ref
-			row.Source = "looser rate, interpolated (measured here)"
-		}
+		ref /= math.Max(1, float64(len(d)))
+		row := diffRow(q, d, noiseUnit).withFormula(0).
+			testLabeled("a looser rate of equal bandwidth", altDiff(0.1)).
+			withNote(fmt.Sprintf("bandwidth %.3g; the looser rate interpolated between %s and %s leaves %.3g; negative: the noise leaves the adversary less",
+				bw, variants[loose[a]].name, variants[loose[b]].name, ref))
 		out.Rows = append(out.Rows, row)
 	}
 }
 
-// meanRowOf is meanRow with a note on what was averaged.
-func meanRowOf(q string, vals []float64) Comparison {
-	m, lo, hi := meanInterval(vals)
-	return measuredOnly(q, m, nil, "").withInterval(lo, hi).withNote(fmt.Sprintf("mean over %d analyses, 95 %% interval of the mean", len(vals)))
-}
-
-// interpolate returns y at x on the piecewise-linear curve through the
-// points (xs sorted or not), and false outside their range.
-func interpolate(xs, ys []float64, x float64) (float64, bool) {
-	idx := make([]int, len(xs))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortFunc(idx, func(a, b int) int {
-		switch {
-		case xs[a] < xs[b]:
-			return -1
-		case xs[a] > xs[b]:
-			return 1
+// bracket finds the two points of xs (any order) around x: indexes a and
+// b (xs[a] <= x <= xs[b]) and x's position t between them, false when x
+// is outside their range.
+func bracket(xs []float64, x float64) (a, b int, t float64, ok bool) {
+	a, b = -1, -1
+	for i, v := range xs {
+		if v <= x && (a < 0 || v > xs[a]) {
+			a = i
 		}
-		return 0
-	})
-	for k := 1; k < len(idx); k++ {
-		a, b := idx[k-1], idx[k]
-		if x >= xs[a] && x <= xs[b] {
-			if xs[b] == xs[a] {
-				return ys[a], true
-			}
-			t := (x - xs[a]) / (xs[b] - xs[a])
-			return ys[a] + t*(ys[b]-ys[a]), true
+		if v >= x && (b < 0 || v < xs[b]) {
+			b = i
 		}
 	}
-	return math.NaN(), false
+	if a < 0 || b < 0 {
+		return 0, 0, 0, false
+	}
+	if xs[b] > xs[a] {
+		t = (x - xs[a]) / (xs[b] - xs[a])
+	}
+	return a, b, t, true
 }
 
 // noiseCharts draws precision after graph pruning against bandwidth, one
-// curve per family, and the attacks' precision per variant.
+// colour per family, and the attacks' precision per variant.
 func noiseCharts(variants []noiseVariant, outcomes []noiseOutcome) []privacy.Chart {
 	families := []string{familyLoose}
 	for _, nk := range []NoiseKind{NoisePersistedRandom, NoiseFreshRandom, NoisePersistedNear} {
@@ -347,41 +400,50 @@ func noiseCharts(variants []noiseVariant, outcomes []noiseOutcome) []privacy.Cha
 		LogX:   true,
 		Title:  "precision left after intersection and graph pruning vs bandwidth (measured here)",
 		XLabel: "false-positive transactions per 1,000 blocks (this chain: 40 background txs per block)",
-		YLabel: "adversary's precision", Notes: []string{"lower is better for the wallet; decoy counts 3, 10, 30 per wallet; looser rates 1e-4 to 0.03"},
+		YLabel: "adversary's precision", Notes: []string{"lower is better for the wallet; decoy counts 3, 10, 30 per wallet; looser rates 1e-4 to 0.03; 95 % intervals over wallets"},
 	}
 	for _, fam := range families {
-		s := privacy.Series{Name: fam, Points: fam != familyLoose}
+		s := privacy.Series{Name: fam, Points: true, Group: fam}
 		for i, v := range variants {
 			if v.family != fam {
 				continue
 			}
-			m, lo, hi := meanInterval(outcomes[i].graph)
-			s.X, s.Y = append(s.X, outcomes[i].bandwidth), append(s.Y, m)
-			s.YLo, s.YHi = append(s.YLo, lo), append(s.YHi, hi)
+			num, den := outcomes[i].perWallet(getGraph)
+			r := clusterPropRow(v.name, num, den, noiseUnit)
+			if r.Interval == nil {
+				continue
+			}
+			s.X, s.Y = append(s.X, outcomes[i].bandwidth()), append(s.Y, r.Measured)
+			s.YLo, s.YHi = append(s.YLo, r.Interval[0]), append(s.YHi, r.Interval[1])
 		}
 		eq.Series = append(eq.Series, s)
 	}
 	attacks := privacy.Chart{Title: "adversary's precision after each attack, per policy (measured here)", YLabel: "precision"}
-	var xs []float64
+	var xs []int
 	for i, v := range variants {
 		if v.family == familyLoose && i > 0 {
 			continue
 		}
 		attacks.XTicks = append(attacks.XTicks, privacy.Tick{Value: float64(len(xs)), Label: shortName(v.name)})
-		xs = append(xs, float64(i))
+		xs = append(xs, i)
 	}
-	for _, a := range []struct {
+	for k, a := range []struct {
 		name string
-		get  func(noiseOutcome) []float64
+		get  func(walletOutcome) [2]float64
 	}{
-		{"latest filter alone", func(o noiseOutcome) []float64 { return o.single }},
-		{"intersection", func(o noiseOutcome) []float64 { return o.inter }},
-		{"intersection + graph", func(o noiseOutcome) []float64 { return o.graph }},
+		{"latest filter alone", getSingle},
+		{"intersection", getInter},
+		{"intersection + graph", getGraph},
 	} {
 		s := privacy.Series{Name: a.name, Points: true}
 		for j, vi := range xs {
-			m, lo, hi := meanInterval(a.get(outcomes[int(vi)]))
-			s.X, s.Y, s.YLo, s.YHi = append(s.X, float64(j)), append(s.Y, m), append(s.YLo, lo), append(s.YHi, hi)
+			num, den := outcomes[vi].perWallet(a.get)
+			r := clusterPropRow(a.name, num, den, noiseUnit)
+			if r.Interval == nil {
+				continue
+			}
+			s.X, s.Y = append(s.X, float64(j)+0.15*float64(k-1)), append(s.Y, r.Measured)
+			s.YLo, s.YHi = append(s.YLo, r.Interval[0]), append(s.YHi, r.Interval[1])
 		}
 		attacks.Series = append(attacks.Series, s)
 	}

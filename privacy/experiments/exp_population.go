@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 
 	"github.com/bloomwatch/bloomwatch/privacy"
@@ -21,15 +22,17 @@ import (
 const (
 	populationBackground = 300_000
 	// nickFilters, nickUniverse and nickLegacy* are Nick's published
-	// counts (thesis, 2015): the filters kept, the revealed keys, and the
-	// legacy wallets with the public keys they matched.
+	// counts (thesis, 2015): the filters kept (p. 14), the |P| = 60e6 his
+	// wrong-merge figure was computed with (p. 15; his data set held
+	// 60.88 M pubkeys, p. 13), and the legacy wallets with the public
+	// keys they matched (Table 5.1, p. 18; p. 20).
 	nickFilters       = 37_585
-	nickUniverse      = 60.88e6
+	nickUniverse      = 60e6
 	nickLegacyWallets = 8_124
 	nickLegacyMatched = 41_079
-	// nickFP is Nick's effective bitcoinj rate 0.0001472 (thesis).
+	// nickFP is Nick's effective bitcoinj rate 0.0001472 (thesis p. 15).
 	nickFP = 0.0001472
-	// nickWrongMerge is his wrong-merge probability per pair.
+	// nickWrongMerge is his wrong-merge probability per pair (p. 15).
 	nickWrongMerge = 2.66e-8
 	// progress stages
 	stageChain   = "chain"
@@ -37,9 +40,9 @@ const (
 	stageCrawl   = "crawl"
 )
 
-// Nick's published clustering figures (thesis, Table 5.2 and section
-// 5.3): legacy wallets with the multi-input heuristic, and the modern
-// wallets' mean corrected recall, baseline and multi-input.
+// Nick's published clustering figures: the modern wallets' (bitcoinj
+// 0.12 and later, which the bitcoinj-like kind models) mean corrected
+// recall, baseline, multi-input and best (Table 5.2, p. 26).
 const (
 	litModernBaseline   = 0.6627
 	litModernMultiInput = 0.6859
@@ -58,6 +61,11 @@ type kindStats struct {
 	setSize, fp                    float64
 	fpExpected                     float64
 	sameLinked, samePairs          int
+	// per wallet: sessions, first-filter bytes and rates, false-positive
+	// transactions and blocks, match-set false positives, own-pair links
+	wallets                                               map[int]int
+	wSessions, wBytes, wRate, wFPTxs, wKBlocks, wFP, wExp []float64
+	wSame, wPairs                                         []float64
 	// Nick-style clustering over linked match sets, and the truth.
 	rhoM, precM, base []float64
 	sizes             []int
@@ -97,7 +105,7 @@ func runPopulation(ctx context.Context, cfg Config) (*Result, error) {
 			param("wallets", len(pop.Wallets)), param("blocks", len(pop.Chain)), param("sessions", len(sessions)),
 			param("chain_keys", len(pop.Keys)), param("background_candidates", bg),
 			param("universe_2_forms", view.FormCounts[2]), param("universe_1_form", view.FormCounts[1]),
-			param("join_share", pop.Config.JoinShare), param("seed", cfg.Seed),
+			param("join_share", pop.Config.JoinShare),
 		},
 	}
 	stats := map[WalletKind]*kindStats{}
@@ -113,27 +121,37 @@ func runPopulation(ctx context.Context, cfg Config) (*Result, error) {
 		st.bytes += float64(view.Filters[j].Size())
 		st.rate += view.Filters[j].CurrentFPRate()
 		st.setSize += float64(len(view.Sets[j]))
+		var fp float64
 		for _, c := range view.Sets[j] {
 			if view.Owner[c] != int32(s.Wallet) {
-				st.fp++
+				fp++
 			}
 		}
+		st.fp += fp
 		st.fpExpected += view.ExpectedFP(j)
+		w := st.walletIndex(s.Wallet)
+		st.wSessions[w]++
+		st.wBytes[w] += float64(view.Filters[j].Size())
+		st.wRate[w] += view.Filters[j].CurrentFPRate()
+		st.wFPTxs[w] += float64(s.FPTxs)
+		st.wKBlocks[w] += float64(s.Blocks) / 1000
+		st.wFP[w] += fp
+		st.wExp[w] += view.ExpectedFP(j)
 	}
 	wrong := linkingRows(out, view, sessions, overlaps, stats)
 	clusterRows(out, pop, view, sessions, overlaps, stats, cfg.Seed)
+	const unit = "wallets"
 	for _, k := range Kinds {
 		st := stats[k]
-		n := float64(st.sessions)
 		out.Rows = append(out.Rows,
-			measuredOnly(k.String()+": sessions (one transcript each)", n, nil, "").
+			deterministicRow(k.String()+": sessions (one transcript each)", float64(st.sessions)).
 				withNote(fmt.Sprintf("%d filterloads; crawler keeps the first of each session", st.loads)),
-			measuredOnly(k.String()+": first filter, mean bytes", st.bytes/n, nil, ""),
-			measuredOnly(k.String()+": first filter, mean rate (X/n)^k", st.rate/n, nil, ""),
-			measuredOnly(k.String()+": false-positive transactions per 1,000 blocks filtered", 1000*float64(st.fpTxs)/float64(max(1, st.blocks)), nil, "").
+			clusterMeanRow(k.String()+": first filter, mean bytes", st.wBytes, st.wSessions, false, unit),
+			clusterMeanRow(k.String()+": first filter, mean rate (X/n)^k", st.wRate, st.wSessions, false, unit),
+			clusterMeanRow(k.String()+": false-positive transactions per 1,000 blocks filtered", st.wFPTxs, st.wKBlocks, true, unit).
 				withNote("the serving peer's UPDATE_ALL copy, this chain's "+fmt.Sprint(pop.Config.TxsPerBlock)+" background txs per block"),
-			compare(k.String()+": match set, false positives per session", st.fp/n, st.fpExpected/n, nil, srcFormula).
-				withInterval(poissonMeanInterval(uint64(st.fp), n)),
+			clusterMeanRow(k.String()+": match set, false positives per session", st.wFP, st.wSessions, true, unit).
+				withFormula(sumOf(st.wExp)/math.Max(1, sumOf(st.wSessions))).withSource(srcFormula).test(altFactor(2)),
 		)
 	}
 	out.Charts = populationCharts(stats, wrong)
@@ -142,10 +160,52 @@ func runPopulation(ctx context.Context, cfg Config) (*Result, error) {
 
 // wrongMerges is the linking outcome the charts draw.
 type wrongMerges struct {
-	measured          int
-	nick, own, both   float64
-	measuredOwn       int
-	sameLinked, pairs int
+	measured, measuredOwn Comparison
+	nick, own, both       float64
+}
+
+// dyadRow is a count over pairs of wallets (count[[a, b]] for a < b, n
+// wallets): its interval resamples wallets (each pair counted with both
+// wallets' multiplicities, pairs of a wallet with itself left out), since
+// pairs that share a wallet or a matching candidate are not independent,
+// widened to the Poisson interval of the count.
+func dyadRow(q string, count map[[2]int]float64, n int) Comparison {
+	var total float64
+	type pair struct {
+		a, b int
+		c    float64
+	}
+	var pairs []pair
+	for k, c := range count {
+		total += c
+		pairs = append(pairs, pair{k[0], k[1], c})
+	}
+	slices.SortFunc(pairs, func(x, y pair) int {
+		if x.a != y.a {
+			return x.a - y.a
+		}
+		return x.b - y.b
+	})
+	rng := rand.New(rand.NewPCG(rowSeed(q), uint64(n)))
+	mult := make([]float64, n)
+	boot := make([]float64, bootstrapResamples)
+	for i := range boot {
+		clear(mult)
+		for range n {
+			mult[rng.IntN(n)]++
+		}
+		var t float64
+		for _, p := range pairs {
+			t += mult[p.a] * mult[p.b] * p.c
+		}
+		boot[i] = t
+	}
+	slices.Sort(boot)
+	lo, hi := percentile(boot, Alpha95/2), percentile(boot, 1-Alpha95/2)
+	pl, ph := garwood(total, Alpha95)
+	return Comparison{Quantity: q, Measured: total, IntervalKind: KindClusterBootstrap,
+		ev:   evidence{kind: KindClusterBootstrap, x: total, n: 1, boot: boot, counts: true},
+		Note: fmt.Sprintf("%d wallets resampled (pairs of wallets)", n)}.withInterval(math.Min(lo, pl), math.Max(hi, ph))
 }
 
 // linkingRows adds the crawler's linking figures.
@@ -155,14 +215,22 @@ func linkingRows(out *Result, v *CrawlerView, sessions []*Session, overlaps []Ov
 	for _, o := range overlaps {
 		overlapping[[2]int{o.I, o.J}] = o
 	}
+	wrong, wrongOwn := map[[2]int]float64{}, map[[2]int]float64{}
+	nWallets := 0
+	for _, s := range sessions {
+		nWallets = max(nWallets, s.Wallet+1)
+	}
 	for i := range sessions {
 		for j := i + 1; j < len(sessions); j++ {
 			o, ok := overlapping[[2]int{i, j}]
-			if sessions[i].Wallet == sessions[j].Wallet {
+			if a, b := sessions[i].Wallet, sessions[j].Wallet; a == b {
 				st := stats[sessions[i].Kind]
+				k := st.walletIndex(a)
 				st.samePairs++
+				st.wPairs[k]++
 				if ok {
 					st.sameLinked++
+					st.wSame[k]++
 				}
 				continue
 			}
@@ -171,46 +239,66 @@ func linkingRows(out *Result, v *CrawlerView, sessions []*Session, overlaps []Ov
 			w.own += e.Own
 			w.both += e.Both
 			if ok {
-				w.measured++
+				key := [2]int{min(sessions[i].Wallet, sessions[j].Wallet), max(sessions[i].Wallet, sessions[j].Wallet)}
+				wrong[key]++
 				if o.OwnCause > 0 {
-					w.measuredOwn++
+					wrongOwn[key]++
 				}
 			}
 		}
 	}
-	lo, hi := PoissonInterval(uint64(w.measured), Z95)
-	out.Rows = append(out.Rows,
-		compare("wrong merges (sessions of different wallets whose match sets overlap): every term", float64(w.measured), w.both, nil, srcFormula).
-			withInterval(lo, hi).withNote(fmt.Sprintf("Nick's term alone expects %.3g; the left-out own-key term %.3g", w.nick, w.own)),
-		compare("wrong merges caused by one wallet's own key matching the other's filter", float64(w.measuredOwn), w.own, nil, "term left out of Nick's formula").
-			withInterval(PoissonInterval(uint64(w.measuredOwn), Z95)),
-	)
+	w.measured = dyadRow("wrong merges (sessions of different wallets whose match sets overlap)", wrong, nWallets).
+		withFormula(w.both).withSource("expectation, every term").test(altFactor(2)).
+		withNote(fmt.Sprintf("Nick's term alone expects %.3g; the left-out own-key term %.3g", w.nick, w.own))
+	w.measuredOwn = dyadRow("wrong merges caused by one wallet's own key matching the other's filter", wrongOwn, nWallets).
+		withFormula(w.own).withSource("the term Nick's formula leaves out").test(altFactor(2))
+	out.Rows = append(out.Rows, w.measured, w.measuredOwn)
 	for _, k := range Kinds {
 		st := stats[k]
-		l, h := WilsonInterval(st.sameLinked, st.samePairs, Z95)
-		out.Rows = append(out.Rows, measuredOnly(k.String()+": sessions of one wallet linked by overlap (share of pairs)",
-			ratio(st.sameLinked, st.samePairs), nil, "").withInterval(l, h).withNote(fmt.Sprintf("%d of %d pairs", st.sameLinked, st.samePairs)))
-		w.sameLinked += st.sameLinked
-		w.pairs += st.samePairs
+		out.Rows = append(out.Rows, clusterPropRow(k.String()+": sessions of one wallet linked by overlap (share of pairs)",
+			st.wSame, st.wPairs, "wallets"))
 	}
 	// Nick's setting, computed from his published counts: the mean
 	// legacy match set (41,079 keys over 8,124 wallets) stands for |w|.
-	phi := nickFP * nickFP
+	// His formula does not give his 2.66e-8 under either reading of phi.
+	f2 := nickFP * nickFP
 	mean := float64(nickLegacyMatched) / nickLegacyWallets
 	pairs := float64(nickFilters) * (nickFilters - 1) / 2
-	pNick := -math.Expm1(-(nickUniverse - 2*mean) * phi * phi)
-	pOwn := -math.Expm1(-2 * mean * phi)
+	rest := nickUniverse - 2*mean
+	pPrinted := -math.Expm1(rest * math.Log1p(-nickFP*nickFP))
+	pNick := -math.Expm1(rest * math.Log1p(-f2*f2))
+	pOwn := -math.Expm1(-2 * mean * f2)
+	notRepro := srcNickPage("p. 15") + ": 2.66e-8 for |P| about 60e6 and phi = 0.0001472, reproduced by neither reading"
 	out.Rows = append(out.Rows,
-		compare("Nick's setting: wrong-merge probability per pair, his formula", pNick, pNick, literature(nickWrongMerge), srcNick).
-			withNote("computed here from |P| = 60.88 M, phi = 0.0001472^2, |w| = 41,079/8,124 matched keys per legacy wallet"),
-		measuredOnly("Nick's setting: wrong-merge probability per pair with the own-key term", pNick+pOwn, nil, "").
+		computedRow("Nick's setting: his formula as printed, phi = 0.0001472 (one form), |P| = 60e6", pPrinted).
+			withPublished(nickWrongMerge, notRepro),
+		computedRow("Nick's setting: his formula with phi = 0.0001472^2 (both forms), |P| = 60e6", pNick).
+			withPublished(nickWrongMerge, notRepro).
+			withNote(fmt.Sprintf("%.3g at his data set's 60.88 M pubkeys (p. 13); |w| = 41,079/8,124 matched keys per legacy wallet (p. 20)",
+				-math.Expm1((60.88e6-2*mean)*math.Log1p(-f2*f2)))),
+		computedRow("Nick's setting: wrong-merge probability per pair with the own-key term", pNick+pOwn).
 			withNote(fmt.Sprintf("computed here, not measured: the own-key term %.3g is %.0fx his", pOwn, pOwn/pNick)),
-		measuredOnly("Nick's setting: expected wrong merges over all pairs of 37,585 filters, his formula", pairs*pNick, nil, "").
-			withNote("computed here"),
-		measuredOnly("Nick's setting: expected wrong merges over all pairs, with the own-key term", pairs*(pNick+pOwn), nil, "").
-			withNote("computed here; an upper estimate, every filter taken as one wallet's legacy bitcoinj filter"),
+		computedRow("Nick's setting: expected wrong merges over all pairs of 37,585 filters, his formula", pairs*pNick),
+		computedRow("Nick's setting: expected wrong merges over all pairs, with the own-key term", pairs*(pNick+pOwn)).
+			withNote("an upper estimate, every filter taken as one wallet's legacy bitcoinj filter"),
 	)
 	return w
+}
+
+// walletIndex returns wallet w's index in the kind's per-wallet columns.
+func (st *kindStats) walletIndex(w int) int {
+	if st.wallets == nil {
+		st.wallets = map[int]int{}
+	}
+	i, ok := st.wallets[w]
+	if !ok {
+		i = len(st.wSessions)
+		st.wallets[w] = i
+		st.wSessions, st.wBytes, st.wRate = append(st.wSessions, 0), append(st.wBytes, 0), append(st.wRate, 0)
+		st.wFPTxs, st.wKBlocks, st.wFP, st.wExp = append(st.wFPTxs, 0), append(st.wKBlocks, 0), append(st.wFP, 0), append(st.wExp, 0)
+		st.wSame, st.wPairs = append(st.wSame, 0), append(st.wPairs, 0)
+	}
+	return i
 }
 
 // ratio returns a/b, or 0 when b is 0.
@@ -304,27 +392,45 @@ func clusterRows(out *Result, pop *Population, v *CrawlerView, sessions []*Sessi
 		st.cluPrec = append(st.cluPrec, float64(own)/float64(max(1, clustered)))
 		st.cluRec = append(st.cluRec, float64(own)/float64(max(1, walletKeys[wallet])))
 	}
-	for ki, k := range Kinds {
+	const unit = "linked wallets"
+	for _, k := range Kinds {
 		st := stats[k]
-		var precLit, recLit, baseLit *float64
-		src := ""
-		if k == KindBitcoinj {
-			precLit, recLit, baseLit = literature(litClusterPrecision), literature(litClusterRecall), literature(litModernBaseline)
-			src = srcNick + " (37,585 real filters; compare in form only)"
+		ones := make([]float64, len(st.rhoM))
+		corrected := make([]float64, len(st.rhoM))
+		for i := range ones {
+			ones[i] = 1
+			c := CorrectedRecall(st.rhoM[i], st.sizes[i], min(int(math.Round(st.expFP[i])), st.sizes[i]-1))
+			if math.IsNaN(c) {
+				c = st.rhoM[i]
+			}
+			corrected[i] = math.Max(0, math.Min(1, c))
 		}
-		corr, lo, hi := ClusterCorrection(seed+uint64(ki), st.rhoM, st.sizes, st.expFP)
-		out.Rows = append(out.Rows,
-			meanRow(k.String()+": multi-input precision on linked match sets (Nick's method)", st.precM, precLit, src),
-			meanRow(k.String()+": multi-input recall on linked match sets, uncorrected", st.rhoM, recLit, src),
-			measuredOnly(k.String()+": multi-input recall, Nick's false-positive correction", corr, nil, "").
-				withInterval(lo, hi).withNote("99 % range of 1,000 Monte Carlo draws, as Nick"),
-			meanRow(k.String()+": multi-input recall against the truth", st.recTrue, nil, ""),
-			meanRow(k.String()+": multi-input precision against the truth (every key of the wallet)", st.precTrue, nil, ""),
-			meanRow(k.String()+": baseline recall 1/|m|", st.base, baseLit, src),
-			meanRow(k.String()+": adversary's wallet = linked match sets: precision", st.advPrec, nil, ""),
-			meanRow(k.String()+": adversary's wallet = linked match sets: recall of the wallet's keys on chain", st.advRec, nil, ""),
-			meanRow(k.String()+": adversary's wallet = their multi-input clusters: precision", st.cluPrec, nil, ""),
-			meanRow(k.String()+": adversary's wallet = their multi-input clusters: recall", st.cluRec, nil, ""),
+		mc, mcLo, mcHi := ClusterCorrection(seed+uint64(k), st.rhoM, st.sizes, st.expFP)
+		prop := func(q string, vals []float64) Comparison {
+			o := make([]float64, len(vals))
+			for i := range o {
+				o[i] = 1
+			}
+			return clusterPropRow(k.String()+": "+q, vals, o, unit)
+		}
+		prec := prop("multi-input precision on linked match sets (Nick's method)", st.precM)
+		recU := prop("multi-input recall on linked match sets, uncorrected", st.rhoM)
+		recC := prop("multi-input recall, Nick's false-positive correction", corrected).
+			withNote(fmt.Sprintf("each wallet corrected at its expected false positives; Nick's Monte Carlo (1,000 draws): %.3g, 99 %% range [%.3g, %.3g]", mc, mcLo, mcHi))
+		base := prop("baseline recall 1/|m|", st.base)
+		if k == KindBitcoinj {
+			prec = prec.withPublished(litClusterPrecision, srcNickPage("p. 20")+": legacy wallets (bitcoinj < 0.12); no precision is published for modern ones").formOnly()
+			recC = recC.withPublished(litModernMultiInput, srcNickPage("Table 5.2, p. 26")+": modern wallets, multi-input, 99 % CI [68.17, 69.05] %").formOnly()
+			base = base.withPublished(litModernBaseline, srcNickPage("Table 5.2, p. 26")+": modern wallets, 1/(wallet size), 99 % CI [65.83, 66.80] %").formOnly()
+		}
+		out.Rows = append(out.Rows, prec, recU, recC,
+			prop("multi-input recall against the truth", st.recTrue),
+			prop("multi-input precision against the truth (every key of the wallet)", st.precTrue),
+			base,
+			prop("adversary's wallet = linked match sets: precision", st.advPrec),
+			prop("adversary's wallet = linked match sets: recall of the wallet's keys on chain", st.advRec),
+			prop("adversary's wallet = their multi-input clusters: precision", st.cluPrec),
+			prop("adversary's wallet = their multi-input clusters: recall", st.cluRec),
 		)
 	}
 }
@@ -343,85 +449,67 @@ func majorityWallet(sessions []*Session, js []int) int {
 	return best
 }
 
-// meanRow is the mean of per-wallet values with its 95 % normal interval.
-func meanRow(q string, vals []float64, lit *float64, src string) Comparison {
-	m, lo, hi := meanInterval(vals)
-	c := measuredOnly(q, m, lit, src).withInterval(lo, hi).withNote(fmt.Sprintf("mean over %d linked wallets, 95 %% interval of the mean", len(vals)))
-	if lit != nil {
-		c = c.formOnly()
-	}
-	return c
-}
-
-// meanInterval returns the mean of vals and its 95 % normal interval.
-func meanInterval(vals []float64) (mean, lo, hi float64) {
-	if len(vals) == 0 {
-		return math.NaN(), math.NaN(), math.NaN()
-	}
-	for _, v := range vals {
-		mean += v
-	}
-	mean /= float64(len(vals))
-	var ss float64
-	for _, v := range vals {
-		ss += (v - mean) * (v - mean)
-	}
-	half := 0.0
-	if len(vals) > 1 {
-		half = Z95 * math.Sqrt(ss/float64(len(vals)-1)/float64(len(vals)))
-	}
-	return mean, mean - half, mean + half
-}
-
-// populationCharts draws precision and recall per kind, with Nick's
-// figures as reference markers, and the wrong merges.
+// populationCharts draws precision and recall per kind, Nick's published
+// figures in categories of their own (his wallets are not these), and the
+// wrong merges.
 func populationCharts(stats map[WalletKind]*kindStats, w wrongMerges) []privacy.Chart {
 	var ticks []privacy.Tick
 	for i, k := range Kinds {
 		ticks = append(ticks, privacy.Tick{Value: float64(i), Label: k.String()})
 	}
-	metric := func(name string, get func(*kindStats) []float64, offset float64) privacy.Series {
-		s := privacy.Series{Name: name, Points: true}
+	legacyX, modernX := float64(len(Kinds)), float64(len(Kinds)+1)
+	ticks = append(ticks, privacy.Tick{Value: legacyX, Label: "Nick 2015: legacy"}, privacy.Tick{Value: modernX, Label: "Nick 2015: modern"})
+	metric := func(name, group string, get func(*kindStats) []float64, offset float64) privacy.Series {
+		s := privacy.Series{Name: name, Points: true, Group: group}
 		for i, k := range Kinds {
-			m, lo, hi := meanInterval(get(stats[k]))
-			s.X, s.Y = append(s.X, float64(i)+offset), append(s.Y, m)
-			s.YLo, s.YHi = append(s.YLo, lo), append(s.YHi, hi)
+			vals := get(stats[k])
+			ones := make([]float64, len(vals))
+			for j := range ones {
+				ones[j] = 1
+			}
+			r := clusterPropRow(name, vals, ones, "wallets")
+			if r.Interval == nil {
+				continue
+			}
+			s.X, s.Y = append(s.X, float64(i)+offset), append(s.Y, r.Measured)
+			s.YLo, s.YHi = append(s.YLo, r.Interval[0]), append(s.YHi, r.Interval[1])
 		}
 		return s
 	}
-	const off = 0.08
+	const off = 0.1
 	clus := privacy.Chart{
 		Title: "multi-input clustering over the crawler's linked match sets (measured here)", XLabel: "wallet kind",
 		YLabel: "mean over wallets", XTicks: ticks,
 		Series: []privacy.Series{
-			metric("precision (Nick's method)", func(s *kindStats) []float64 { return s.precM }, -2*off),
-			metric("recall (Nick's method, uncorrected)", func(s *kindStats) []float64 { return s.rhoM }, -off),
-			metric("recall against the truth", func(s *kindStats) []float64 { return s.recTrue }, 0),
-			metric("precision against the truth", func(s *kindStats) []float64 { return s.precTrue }, off),
-			metric("baseline recall 1/|m|", func(s *kindStats) []float64 { return s.base }, 2*off),
-			{Name: "legacy precision 90.79 %", X: []float64{-2 * off}, Y: []float64{litClusterPrecision}, Reference: true, Source: srcNick},
-			{Name: "legacy recall 79.76 %", X: []float64{-off}, Y: []float64{litClusterRecall}, Reference: true, Source: srcNick},
-			{Name: "modern recall 66.27 % (baseline) to 70.94 %", X: []float64{2 * off, 0}, Y: []float64{litModernBaseline, litModernBest}, Reference: true, Source: srcNick},
+			metric("precision (Nick's method)", "prec", func(s *kindStats) []float64 { return s.precM }, -2*off),
+			metric("recall (Nick's method, uncorrected)", "rec", func(s *kindStats) []float64 { return s.rhoM }, -off),
+			metric("recall against the truth", "truth", func(s *kindStats) []float64 { return s.recTrue }, 0),
+			metric("precision against the truth", "ptruth", func(s *kindStats) []float64 { return s.precTrue }, off),
+			metric("baseline recall 1/|m|", "base", func(s *kindStats) []float64 { return s.base }, 2*off),
+			{Name: "legacy precision 90.79 % (p. 20)", X: []float64{legacyX - 2*off}, Y: []float64{litClusterPrecision}, Reference: true, Group: "prec", Source: "Nick 2015"},
+			{Name: "legacy recall 79.76 % (p. 20)", X: []float64{legacyX - off}, Y: []float64{litClusterRecall}, Reference: true, Group: "rec", Source: "Nick 2015"},
+			{Name: "modern multi-input recall 68.59 % (Table 5.2)", X: []float64{modernX - off}, Y: []float64{litModernMultiInput}, Reference: true, Group: "rec", Source: "Nick 2015"},
+			{Name: "modern baseline 66.27 % (Table 5.2)", X: []float64{modernX + 2*off}, Y: []float64{litModernBaseline}, Reference: true, Group: "base", Source: "Nick 2015"},
 		},
-		Notes: []string{"Nick's figures: 37,585 real 2015 filters; these: a synthetic chain with 5 % of wallet spends joined by another party's input. Compare in form only."},
+		Notes: []string{"Nick's figures: 37,585 real 2015 filters, legacy = bitcoinj before 0.12, modern = 0.12 and later (the bitcoinj-like kind models modern ones); these: a synthetic chain with 5 % of wallet spends joined by another party's input. Compare in form only."},
 	}
 	adv := privacy.Chart{
 		Title: "what the crawler learns of each wallet (measured here)", XLabel: "wallet kind", YLabel: "mean over wallets",
-		XTicks: ticks,
+		XTicks: ticks[:len(Kinds)],
 		Series: []privacy.Series{
-			metric("match sets: precision", func(s *kindStats) []float64 { return s.advPrec }, -off),
-			metric("match sets: recall of keys on chain", func(s *kindStats) []float64 { return s.advRec }, -off/2),
-			metric("+ multi-input clusters: precision", func(s *kindStats) []float64 { return s.cluPrec }, off/2),
-			metric("+ multi-input clusters: recall", func(s *kindStats) []float64 { return s.cluRec }, off),
+			metric("match sets: precision", "a", func(s *kindStats) []float64 { return s.advPrec }, -1.5*off),
+			metric("match sets: recall of keys on chain", "b", func(s *kindStats) []float64 { return s.advRec }, -off/2),
+			metric("+ multi-input clusters: precision", "c", func(s *kindStats) []float64 { return s.cluPrec }, off/2),
+			metric("+ multi-input clusters: recall", "d", func(s *kindStats) []float64 { return s.cluRec }, 1.5*off),
 		},
 	}
-	lo, hi := PoissonInterval(uint64(w.measured), Z95)
+	m := w.measured
 	merges := privacy.Chart{
 		Title: "wrong merges among all pairs of sessions of different wallets", XLabel: "", YLabel: "pairs", LogY: true,
 		XTicks: []privacy.Tick{{Value: 0, Label: "Nick's formula"}, {Value: 1, Label: "own-key term"}, {Value: 2, Label: "every term"}, {Value: 3, Label: "measured"}},
 		Series: []privacy.Series{
 			{Name: "expected", X: []float64{0, 1, 2}, Y: []float64{w.nick, w.own, w.both}, Points: true},
-			{Name: "measured (95 % Poisson interval)", X: []float64{3}, Y: []float64{float64(w.measured)}, YLo: []float64{lo}, YHi: []float64{hi}, Points: true},
+			{Name: "measured (95 % wallet bootstrap and Poisson)", X: []float64{3}, Y: []float64{m.Measured}, YLo: []float64{m.Interval[0]}, YHi: []float64{m.Interval[1]}, Points: true},
 		},
 	}
 	return []privacy.Chart{clus, adv, merges}

@@ -44,7 +44,8 @@ var requestPolicies = []struct {
 	{"both mitigations", "both", RequestPolicy{InFlight: filterpolicy.DefaultWindow, RoundBirthday: requestsRound, RefetchWindow: requestsRound, ReloadDelay: requestsDelay}},
 }
 
-// requestOutcome is what the adversary learned under one policy.
+// requestOutcome is what the adversary learned under one policy, in all
+// and per wallet (the clusters of the intervals).
 type requestOutcome struct {
 	wallets, firstTxRight   int
 	birthdayErr             float64
@@ -54,6 +55,38 @@ type requestOutcome struct {
 	filterOnly, filterOwned int
 	blocksRefetched         int64
 	pointedBlocks           int64
+	per                     map[int]*requestWallet
+	order                   []int
+}
+
+// requestWallet is one wallet's share of a requestOutcome.
+type requestWallet struct {
+	firstTxRight, first     int
+	birthdayErr, sharing    float64
+	refetches, refetchHit   int
+	pointed, pointedWallet  int
+	filterOnly, filterOwned int
+}
+
+// wallet returns wallet w's tally, made on first use.
+func (o *requestOutcome) wallet(w int) *requestWallet {
+	if o.per == nil {
+		o.per = map[int]*requestWallet{}
+	}
+	if o.per[w] == nil {
+		o.per[w] = &requestWallet{}
+		o.order = append(o.order, w)
+	}
+	return o.per[w]
+}
+
+// columns returns a per-wallet pair of columns.
+func (o *requestOutcome) columns(get func(*requestWallet) (float64, float64)) (num, den []float64) {
+	for _, w := range o.order {
+		a, b := get(o.per[w])
+		num, den = append(num, a), append(den, b)
+	}
+	return num, den
 }
 
 // runRequests measures each policy at bloomwatch's rate and at a loose
@@ -76,18 +109,18 @@ func runRequests(ctx context.Context, cfg Config) (*Result, error) {
 		Title: "what the request pattern leaks: the birthday and the re-fetched blocks, with and without mitigations",
 		Params: []Param{
 			param("wallets", len(pop.Wallets)), param("blocks", len(pop.Chain)), param("rounding_blocks", requestsRound),
-			param("reload_delay_max", requestsDelay), param("seed", cfg.Seed),
+			param("reload_delay_max", requestsDelay),
 		},
 	}
 	ix := pop.indexChain()
 	var charts, birth []privacy.Series
 	step := 0
-	for _, rate := range rates {
+	for ri, rate := range rates {
 		rateName := "bloomwatch's 1e-4"
 		if rate != 0 {
 			rateName = fmt.Sprint(rate)
 		}
-		var xs, prec, lo, hi, base, first, firstLo, firstHi []float64
+		var xs, prec, lo, hi, base, baseLo, baseHi, first, firstLo, firstHi []float64
 		for pi, pol := range requestPolicies {
 			cfg.progress("policies", step, len(rates)*len(requestPolicies))
 			step++
@@ -99,18 +132,18 @@ func runRequests(ctx context.Context, cfg Config) (*Result, error) {
 			if err != nil {
 				return nil, err
 			}
-			requestRows(out, fmt.Sprintf("rate %s, %s: ", rateName, pol.name), o)
-			p := ratio(o.pointedWallet, o.pointed)
-			l, h := WilsonInterval(o.pointedWallet, o.pointed, Z95)
-			xs, prec, lo, hi = append(xs, float64(pi)), append(prec, p), append(lo, l), append(hi, h)
-			base = append(base, ratio(o.filterOwned, o.filterOnly))
-			fl, fh := WilsonInterval(o.firstTxRight, o.wallets, Z95)
-			first, firstLo, firstHi = append(first, ratio(o.firstTxRight, o.wallets)), append(firstLo, fl), append(firstHi, fh)
+			n := len(out.Rows)
+			requestRows(out, fmt.Sprintf("rate %s, %s: ", rateName, pol.name), o, pol.rp.RoundBirthday > 1)
+			firstRow, pointRow, baseRow := out.Rows[n+2], out.Rows[n+4], out.Rows[n+5]
+			off := 0.1 * float64(ri)
+			xs, prec, lo, hi = append(xs, float64(pi)+off), append(prec, pointRow.Measured), append(lo, pointRow.Interval[0]), append(hi, pointRow.Interval[1])
+			base, baseLo, baseHi = append(base, baseRow.Measured), append(baseLo, baseRow.Interval[0]), append(baseHi, baseRow.Interval[1])
+			first, firstLo, firstHi = append(first, firstRow.Measured), append(firstLo, firstRow.Interval[0]), append(firstHi, firstRow.Interval[1])
 		}
 		birth = append(birth, privacy.Series{Name: "rate " + rateName, X: xs, Y: first, YLo: firstLo, YHi: firstHi, Points: true})
 		charts = append(charts,
-			privacy.Series{Name: "rate " + rateName + ": matched txs in the re-fetched blocks", X: xs, Y: prec, YLo: lo, YHi: hi, Points: true},
-			privacy.Series{Name: "rate " + rateName + ": matched txs, filter alone", X: xs, Y: base})
+			privacy.Series{Name: "rate " + rateName + ": matched txs in the re-fetched blocks", X: xs, Y: prec, YLo: lo, YHi: hi, Points: true, Group: rateName},
+			privacy.Series{Name: "rate " + rateName + ": matched txs, filter alone", X: xs, Y: base, YLo: baseLo, YHi: baseHi, Points: true, Group: rateName + " base"})
 	}
 	cfg.progress("policies", step, step)
 	var ticks []privacy.Tick
@@ -131,24 +164,37 @@ func runRequests(ctx context.Context, cfg Config) (*Result, error) {
 	return out, nil
 }
 
-// requestRows writes one policy's figures.
-func requestRows(out *Result, pre string, o requestOutcome) {
-	bl, bh := WilsonInterval(o.firstTxRight, o.wallets, Z95)
-	rl, rh := WilsonInterval(o.refetchHit, o.refetches, Z95)
-	pl, ph := WilsonInterval(o.pointedWallet, o.pointed, Z95)
-	fl, fh := WilsonInterval(o.filterOwned, o.filterOnly, Z95)
+// requestUnit names the clusters of the requests experiment.
+const requestUnit = "wallets"
+
+// requestRows writes one policy's figures: proportions of re-fetches and
+// transactions clustered in wallets, and per-wallet means.
+func requestRows(out *Result, pre string, o requestOutcome, rounded bool) {
+	birth := func(r *requestWallet) (float64, float64) { return r.birthdayErr, float64(r.first) }
+	var errRow Comparison
+	if rounded {
+		num, den := o.columns(birth)
+		errRow = clusterMeanRow(pre+"birthday: blocks between the first request and the birthday (mean)", num, den, false, requestUnit)
+	} else {
+		errRow = deterministicRow(pre+"birthday: blocks between the first request and the birthday", o.birthdayErr/float64(max(o.wallets, 1))).
+			withNote("the first request is the birthday by construction")
+	}
+	shareNum, shareDen := o.columns(func(r *requestWallet) (float64, float64) { return r.sharing, float64(min(r.first, 1)) })
+	firstNum, firstDen := o.columns(func(r *requestWallet) (float64, float64) { return float64(r.firstTxRight), float64(r.first) })
+	hitNum, hitDen := o.columns(func(r *requestWallet) (float64, float64) { return float64(r.refetchHit), float64(r.refetches) })
+	ptNum, ptDen := o.columns(func(r *requestWallet) (float64, float64) { return float64(r.pointedWallet), float64(r.pointed) })
+	flNum, flDen := o.columns(func(r *requestWallet) (float64, float64) { return float64(r.filterOwned), float64(r.filterOnly) })
 	out.Rows = append(out.Rows,
-		measuredOnly(pre+"birthday: blocks between the first request and the birthday (mean)", o.birthdayErr/float64(max(o.wallets, 1)), nil, ""),
-		measuredOnly(pre+"birthday: wallets sharing a wallet's first requested height (mean)", o.sameBirthday, nil, ""),
-		measuredOnly(pre+"birthday: first matched tx after the first request is the wallet's first", ratio(o.firstTxRight, o.wallets), nil, "").
-			withInterval(bl, bh).withNote(fmt.Sprintf("%d of %d wallets", o.firstTxRight, o.wallets)),
-		measuredOnly(pre+"re-fetches that point at the block which made the wallet derive keys", ratio(o.refetchHit, o.refetches), nil, "").
-			withInterval(rl, rh).withNote(fmt.Sprintf("%d re-fetches; %.3g blocks re-fetched, %.3g pointed at, per re-fetch",
-			o.refetches, float64(o.blocksRefetched)/float64(max(o.refetches, 1)), float64(o.pointedBlocks)/float64(max(o.refetches, 1)))),
-		measuredOnly(pre+"precision: wallet txs among the matched txs of the blocks pointed at", ratio(o.pointedWallet, o.pointed), nil, "").
-			withInterval(pl, ph).withNote(fmt.Sprintf("%d matched txs", o.pointed)),
-		measuredOnly(pre+"precision: wallet txs among all matched txs (the filter alone)", ratio(o.filterOwned, o.filterOnly), nil, "").
-			withInterval(fl, fh).withNote(fmt.Sprintf("%d matched txs", o.filterOnly)),
+		errRow,
+		clusterMeanRow(pre+"birthday: wallets sharing a wallet's first requested height (mean)", shareNum, shareDen, false, requestUnit).
+			withNote("a wallet resampled keeps its count: the interval is over the wallets' values"),
+		binomialRow(pre+"birthday: first matched tx after the first request is the wallet's first", int(sumOf(firstNum)), int(sumOf(firstDen))).
+			withNote("one guess per wallet: independent trials"),
+		clusterPropRow(pre+"re-fetches that point at the block which made the wallet derive keys", hitNum, hitDen, requestUnit).
+			withNote(fmt.Sprintf("%d re-fetches; %.3g blocks re-fetched, %.3g pointed at, per re-fetch",
+				o.refetches, float64(o.blocksRefetched)/float64(max(o.refetches, 1)), float64(o.pointedBlocks)/float64(max(o.refetches, 1)))),
+		clusterPropRow(pre+"precision: wallet txs among the matched txs of the blocks pointed at", ptNum, ptDen, requestUnit),
+		clusterPropRow(pre+"precision: wallet txs among all matched txs (the filter alone)", flNum, flDen, requestUnit),
 	)
 }
 
@@ -163,6 +209,7 @@ func requestLeak(pop *Population, ix *chainIndex, sessions []*Session) (requestO
 	heights := map[int32]int{}
 	for _, s := range sessions {
 		w := pop.Wallets[s.Wallet]
+		pw := o.wallet(w.ID)
 		var filter *bip37.Filter
 		var loadH int32
 		served := int32(-1)
@@ -184,24 +231,31 @@ func requestLeak(pop *Population, ix *chainIndex, sessions []*Session) (requestO
 					heights[from]++
 					o.wallets++
 					o.birthdayErr += float64(w.Birthday - from)
+					pw.first++
+					pw.birthdayErr += float64(w.Birthday - from)
 					if guessFirstTx(pop, ix, filter, from, w) {
 						o.firstTxRight++
+						pw.firstTxRight++
 					}
 				}
 				if from <= served && refetch < len(s.Refetches) {
 					trig := s.Refetches[refetch].Trigger
 					refetch++
 					o.refetches++
+					pw.refetches++
 					o.blocksRefetched += r.Count
 					end := max(loadH, from)
 					o.pointedBlocks += int64(end - from + 1)
 					if trig >= from && trig <= end {
 						o.refetchHit++
+						pw.refetchHit++
 					}
 					for h := from; h <= end; h++ {
 						n, own := matchedTxs(pop, ix, filter, h, w.ID)
 						o.pointed += n
 						o.pointedWallet += own
+						pw.pointed += n
+						pw.pointedWallet += own
 					}
 				}
 				served = max(served, to)
@@ -212,12 +266,15 @@ func requestLeak(pop *Population, ix *chainIndex, sessions []*Session) (requestO
 				n, own := matchedTxs(pop, ix, f, h, w.ID)
 				o.filterOnly += n
 				o.filterOwned += own
+				pw.filterOnly += n
+				pw.filterOwned += own
 			}
 		}
 	}
 	var share float64
-	for _, h := range firstReq {
+	for w, h := range firstReq {
 		share += float64(heights[h])
+		o.wallet(w).sharing = float64(heights[h])
 	}
 	o.sameBirthday = share / float64(max(len(firstReq), 1))
 	return o, nil

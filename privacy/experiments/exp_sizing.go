@@ -12,20 +12,36 @@ import (
 // The bitcoinj sizing check (Nick 2015, blog and thesis): a fresh
 // bitcoinj wallet of 271 keys, each inserted as public key and hash160,
 // in a filter sized for M = 642 elements at p = 0.0005. Nick published
-// the effective rate f = 0.000146, f^2 = 0.0000000213 for the both-forms
-// test, 1.19 expected false positives over 56 M pubkeys (blog) and 1.27
-// over 60.88 M (thesis). The filter's 1,269 bytes and k = 10 are computed
-// from BIP37's formulas, not published.
+// the effective rate f = 0.000146 and f^2 = 0.0000000213 for the
+// both-forms test with 1.19 expected false positives over 56 M pubkeys
+// (blog), and 0.0146 % and 1.27 over |P| = 60e6 (thesis, pp. 10-11). The
+// filter's 1,269 bytes and k = 10 are computed from BIP37's formulas, not
+// published.
+//
+// Measured: the rate of sizingTrials filters (one per tweak and key set)
+// as built, (X/n)^k, against the formula f(542); the first filter's rate
+// over synthetic candidates against its own (X/n)^k (the hashes behave as
+// the model assumes), and its both-forms rate against (X/n)^2k.
 const (
 	sizingKeys     = 271
 	sizingCapacity = 642
 	sizingElements = 2 * sizingKeys
 	sizingFPRate   = BitcoinjFPRate
-	// sizingUniverse is the default number of synthetic pubkeys: the
-	// thesis's 60.88 M pubkeys revealed on chain.
-	sizingUniverse = 60_880_000
+	// sizingUniverse is the default number of synthetic hash160s the
+	// first filter's single-form rate is measured over.
+	sizingUniverse = 60_000_000
+	// sizingBothUniverse is the default number of synthetic pubkeys
+	// (two forms each) the both-forms rate is measured over: the test
+	// tells f^2 (about 1.3 expected matches) from f (the two forms
+	// matching together: about 9,000).
+	sizingBothUniverse = 60_000_000
+	// sizingTrials is the filters whose rates as built are averaged.
+	sizingTrials = 200
+	// nickThesisUniverse is the |P| = 60e6 Nick computed 8,760 and 1.27
+	// with (thesis p. 11); his data set held 60.88 M pubkeys (p. 13).
+	nickThesisUniverse = 60e6
 	// sizingBlogUniverse is the blog's 56 M pubkeys.
-	sizingBlogUniverse = 56_000_000
+	sizingBlogUniverse = 56e6
 	// sizingChartStep is the fill step of the f(m) chart.
 	sizingChartStep = 6
 	// key streams of the experiments, so their wallets never collide.
@@ -34,95 +50,123 @@ const (
 
 // Published figures of the sizing check (Nick 2015).
 const (
-	litSizingF  = 1.46e-4 // blog: fp = 0.000146
-	litSizingF2 = 2.13e-8 // blog: fp' = 0.0000000213
-	// litSizingExpectedThesis is the thesis's 1.27 expected both-forms
-	// false positives over 60.88 M pubkeys; litSizingExpectedBlog the
+	litSizingF      = 1.46e-4 // blog: fp = 0.000146; thesis p. 10: 0.0146 %
+	litSizingF2     = 2.13e-8 // blog: fp' = 0.0000000213
+	litSizingFP8760 = 8760    // thesis p. 11: 0.0146 % x 60e6
+	// litSizingExpectedThesis is the thesis's 1.27 both-forms false
+	// positives over |P| = 60e6 (p. 11); litSizingExpectedBlog the
 	// blog's 1.19 over 56 M.
 	litSizingExpectedThesis = 1.27
 	litSizingExpectedBlog   = 1.19
 )
 
-// runSizing builds the bitcoinj filter and measures its false-positive
-// rates by streaming synthetic candidates through it.
+// sizingFilter builds trial t's bitcoinj filter of 271 keys.
+func sizingFilter(seed uint64, t int, tweak uint32) (*bip37.Filter, error) {
+	f, err := bip37.NewFilter(sizingCapacity, sizingFPRate, tweak, bip37.UpdateNone)
+	if err != nil {
+		return nil, err
+	}
+	for i := range sizingKeys {
+		key := sizingKey(seed, t, i)
+		f.Add(key.PubKey)
+		f.Add(key.Hash160)
+	}
+	return f, nil
+}
+
+// sizingKey is key i of trial t's wallet.
+func sizingKey(seed uint64, t, i int) Key {
+	return synthKey(seed, sizingKeyStream<<32|uint64(t), uint64(i))
+}
+
+// runSizing builds the bitcoinj filters and measures their rates.
 func runSizing(ctx context.Context, cfg Config) (*Result, error) {
 	u := orDefault(cfg.Universe, sizingUniverse)
+	u2 := uint64(sizingBothUniverse)
+	if cfg.Universe != 0 {
+		u2 = cfg.Universe
+	}
+	trials := orDefault(cfg.Trials, sizingTrials)
 	rng := rand.New(rand.NewPCG(cfg.Seed, sizingKeyStream))
 	size, k := bip37.Params(sizingCapacity, sizingFPRate)
 	nBits := uint64(size) * bitsPerByte
-	f, err := bip37.NewFilter(sizingCapacity, sizingFPRate, rng.Uint32(), bip37.UpdateNone)
+	fFormula := bip37.FalsePositiveRate(nBits, k, sizingElements)
+	var filters []*bip37.Filter
+	rates, mhat, ones := make([]float64, trials), make([]float64, trials), make([]float64, trials)
+	for t := range trials {
+		f, err := sizingFilter(cfg.Seed, t, rng.Uint32())
+		if err != nil {
+			return nil, err
+		}
+		filters = append(filters, f)
+		rates[t], mhat[t], ones[t] = f.CurrentFPRate(), f.EstimatedElements(), 1
+	}
+	first := filters[0]
+	// The chart follows the first filter's exact rate as it fills.
+	chartFilter, err := bip37.NewFilter(sizingCapacity, sizingFPRate, first.Tweak(), bip37.UpdateNone)
 	if err != nil {
 		return nil, err
 	}
-	// The chart follows the filter's exact rate as it fills.
 	var fillX, exactY, formulaY []float64
 	for i := range sizingKeys {
-		key := synthKey(cfg.Seed, sizingKeyStream, uint64(i))
-		f.Add(key.PubKey)
-		f.Add(key.Hash160)
+		key := sizingKey(cfg.Seed, 0, i)
+		chartFilter.Add(key.PubKey)
+		chartFilter.Add(key.Hash160)
 		if m := 2 * (i + 1); m%sizingChartStep == 0 || i == sizingKeys-1 {
 			fillX = append(fillX, float64(m))
-			exactY = append(exactY, f.CurrentFPRate())
+			exactY = append(exactY, chartFilter.CurrentFPRate())
 			formulaY = append(formulaY, bip37.FalsePositiveRate(nBits, k, float64(m)))
 		}
 	}
-	fFormula := bip37.FalsePositiveRate(nBits, k, sizingElements)
-
-	single, err := privacy.Scan(ctx, privacy.Stream(privacy.Synthetic{Seed: cfg.Seed, Count: u}), privacy.ScanConfig{Filters: []*bip37.Filter{f}, Workers: cfg.Workers})
+	single, err := privacy.Scan(ctx, privacy.Stream(privacy.Synthetic{Seed: cfg.Seed, Count: u}), privacy.ScanConfig{Filters: []*bip37.Filter{first}, Workers: cfg.Workers})
 	if err != nil {
 		return nil, err
 	}
-	both, err := privacy.Scan(ctx, privacy.Stream(privacy.Synthetic{Seed: cfg.Seed + 1, Count: u, PubKeys: true}), privacy.ScanConfig{Filters: []*bip37.Filter{f}, Workers: cfg.Workers})
+	both, err := privacy.Scan(ctx, privacy.Stream(privacy.Synthetic{Seed: cfg.Seed + 1, Count: u2, PubKeys: true}), privacy.ScanConfig{Filters: []*bip37.Filter{first}, Workers: cfg.Workers})
 	if err != nil {
 		return nil, err
 	}
-	uf := float64(u)
 	c1, c2 := single.AnyCounts[0], both.AllCounts[0]
-	lo1, hi1 := PoissonInterval(c1, Z95)
-	lo2, hi2 := PoissonInterval(c2, Z95)
+	f0 := first.CurrentFPRate()
 	res := &Result{
 		Name:  "bitcoinj-sizing",
 		Title: "bitcoinj filter sizing and the both-forms test",
 		Params: []Param{
 			param("keys", sizingKeys), param("elements", sizingElements), param("capacity", sizingCapacity),
-			param("fp_target", sizingFPRate), param("universe", u), param("seed", cfg.Seed),
+			param("fp_target", sizingFPRate), param("filters", trials), param("universe_hash160", u), param("universe_pubkeys", u2),
 		},
 		Rows: []Comparison{
-			compare("filter bytes", float64(f.Size()), float64(size), nil, srcBIP37),
-			compare("hash functions k", float64(f.HashFuncs()), float64(k), nil, srcBIP37),
-			compare("estimated elements m^ (from bits set)", f.EstimatedElements(), sizingElements, nil, srcFormula).
-				withNote("what an observer infers from the filter alone"),
-			compare("exact rate (X/n)^k of this filter", f.CurrentFPRate(), fFormula, literature(litSizingF), srcNickBlog),
-			compare("f(542) measured over synthetic candidates", float64(c1)/uf, fFormula, literature(litSizingF), srcNickBlog).
-				withInterval(lo1/uf, hi1/uf).withNote(fmt.Sprintf("%d of %d candidates matched", c1, u)),
-			compare("f^2 measured (pubkey AND hash160 match)", float64(c2)/uf, fFormula*fFormula, literature(litSizingF2), srcNickBlog).
-				withInterval(lo2/uf, hi2/uf).withNote(fmt.Sprintf("the formula's f^2 is %.3g", fFormula*fFormula)),
-			bothFormsRow(c2, u, fFormula, lo2, hi2),
-			compare("both-forms false positives over 56 M pubkeys (measured f^2 x 56 M)", float64(c2)/uf*sizingBlogUniverse,
-				fFormula*fFormula*sizingBlogUniverse, literature(litSizingExpectedBlog), srcNickBlog).
-				withNote("the measured rate scaled to the blog's universe"),
+			deterministicRow("filter bytes", float64(first.Size())).withFormula(float64(size)).withSource(srcBIP37),
+			deterministicRow("hash functions k", float64(first.HashFuncs())).withFormula(float64(k)).withSource(srcBIP37),
+			clusterMeanRow(fmt.Sprintf("rate as built (X/n)^k, mean over %d filters", trials), rates, ones, false, "filters (a tweak and key set each)").
+				withFormula(fFormula).withPublished(litSizingF, srcNickBlog+"; 0.0146 % in "+srcNickPage("p. 10")).
+				test(altFactor(1.1)),
+			clusterMeanRow(fmt.Sprintf("elements m^ estimated from the bits, mean over %d filters", trials), mhat, ones, false, "filters").
+				withFormula(sizingElements).withNote("what an observer infers from the filter alone").test(altFactor(1.1)),
+			binomialRow("first filter: single-form rate over synthetic hash160s", int(c1), int(u)).withFormula(f0).
+				withNote(fmt.Sprintf("%d of %d matched; formula: this filter's own (X/n)^k", c1, u)).test(altFactor(1.1)),
+			binomialRow("first filter: both-forms rate (pubkey AND hash160) over synthetic pubkeys", int(c2), int(u2)).withFormula(f0 * f0).
+				withNote(fmt.Sprintf("%d of %d matched; formula: this filter's (X/n)^2k", c2, u2)).
+				test(altValue(f0, "the two forms matching together (rate f, not f^2)")),
+			computedRow("formula f(542)", fFormula).withPublished(litSizingF, srcNickBlog),
+			computedRow("formula f(542)^2", fFormula*fFormula).withPublished(litSizingF2, srcNickBlog).
+				withNote("Nick squared the rounded 0.000146"),
+			computedRow("formula f(542) x 60e6 single-form false positives", fFormula*nickThesisUniverse).
+				withPublished(litSizingFP8760, srcNickPage("p. 11")+" (0.0146 % x 60e6)"),
+			computedRow("formula f(542)^2 x 60e6 both-forms false positives", fFormula*fFormula*nickThesisUniverse).
+				withPublished(litSizingExpectedThesis, srcNickPage("p. 11")+" (|P| = 60e6; his data set held 60.88 M pubkeys, p. 13)"),
+			computedRow("formula f(542)^2 x 56e6 both-forms false positives", fFormula*fFormula*sizingBlogUniverse).
+				withPublished(litSizingExpectedBlog, srcNickBlog+" (56 M pubkeys)"),
 		},
 		Charts: []privacy.Chart{{
 			Title: "bitcoinj filter (1,269 bytes, k=10): false-positive rate as it fills", XLabel: "elements inserted m",
 			YLabel: "false-positive rate", LogY: true,
 			Series: []privacy.Series{
-				{Name: "formula f(m)", X: fillX, Y: formulaY},
-				{Name: "measured (X/n)^k", X: fillX, Y: exactY, Points: true},
+				{Name: "formula f(m)", X: fillX, Y: formulaY, Group: "f"},
+				{Name: "one filter as built, (X/n)^k", X: fillX, Y: exactY, Points: true, Group: "f"},
+				{Name: "published f(542) = 0.000146", X: []float64{sizingElements}, Y: []float64{litSizingF}, Reference: true, Source: "Nick 2015, blog"},
 			},
 		}},
 	}
 	return res, nil
-}
-
-// bothFormsRow compares the both-forms false positives among u synthetic
-// pubkeys with the formula, and with Nick's thesis figure when u is the
-// thesis's 60.88 M.
-func bothFormsRow(c2, u uint64, f, lo, hi float64) Comparison {
-	var lit *float64
-	source := srcFormula
-	if u == sizingUniverse {
-		lit, source = literature(litSizingExpectedThesis), srcNick+" (1.27 over 60.88 M pubkeys)"
-	}
-	return compare(fmt.Sprintf("both-forms false positives among %d pubkeys", u), float64(c2), f*f*float64(u), lit, source).
-		withInterval(lo, hi).withNote("a Poisson count")
 }

@@ -48,6 +48,9 @@ type tweakCase struct {
 	oneFP, perFP             uint64  // false positives left, summed over wallets
 	oneExpected, perExpected float64
 	equalTweaks, tweakPairs  int
+	// sameByWallet and pairsByWallet split sameLinked and samePairs by
+	// wallet (the clusters of their interval).
+	sameByWallet, pairsByWallet []float64
 }
 
 // runTweakPolicy measures both policies at every setting.
@@ -70,7 +73,7 @@ func runTweakPolicy(ctx context.Context, cfg Config) (*Result, error) {
 		Title: "one persisted tweak vs a tweak per peer behind a proxy: linking by tweak and by overlap, and intersection",
 		Params: []Param{
 			param("wallets", wallets), param("peers", peers), param("universe", u), param("rates", fmt.Sprint(rates)),
-			param("keys", fmt.Sprint(keys)), param("seed", cfg.Seed),
+			param("keys", fmt.Sprint(keys)),
 		},
 	}
 	var cases []tweakCase
@@ -189,17 +192,20 @@ func tweakSetting(ctx context.Context, cfg Config, rate float64, n, wallets, pee
 		}
 	}
 	var chanceSum float64
+	tc.sameByWallet, tc.pairsByWallet = make([]float64, wallets), make([]float64, wallets)
 	for a := range all {
 		for b := a + 1; b < len(all); b++ {
 			i, j := all[a], all[b]
 			fi, fj := rateOf(i), rateOf(j)
 			lambda := total*fi*fj + walletSize(filters[i], size[i])*fj + walletSize(filters[j], size[j])*fi
 			linked := poissonTail(uint64(common[[2]int{i, j}]), lambda) < LinkAlpha
-			if walletOf[i] == walletOf[j] {
+			if w := walletOf[i]; w == walletOf[j] {
 				tc.samePairs++
+				tc.pairsByWallet[w]++
 				chanceSum += total * fi * fj
 				if linked {
 					tc.sameLinked++
+					tc.sameByWallet[w]++
 				}
 				continue
 			}
@@ -232,21 +238,21 @@ func walletSize(f *bip37.Filter, matched int) float64 {
 func tweakRows(out *Result, tc tweakCase, peers int, u uint64, k int) {
 	pre := fmt.Sprintf("rate %g, %d keys: ", tc.rate, tc.keys)
 	wallets := float64(tc.samePairs) / float64(peers*(peers-1)/2)
-	sl, sh := WilsonInterval(tc.sameLinked, tc.samePairs, Z95)
-	ol, oh := PoissonInterval(tc.oneFP, Z95)
-	pl, ph := PoissonInterval(tc.perFP, Z95)
 	out.Rows = append(out.Rows,
-		measuredOnly(pre+"one tweak: a wallet's filters linked by their tweak", 1, nil, "").
+		deterministicRow(pre+"one tweak: a wallet's filters linked by their tweak", 1).
 			withNote(fmt.Sprintf("the tweak is in clear in every filterload; %d of %d pairs of different wallets' filters share a tweak (2^-32 each)", tc.equalTweaks, tc.tweakPairs)),
-		measuredOnly(pre+"tweak per peer: a wallet's filter pairs linked by significant overlap", ratio(tc.sameLinked, tc.samePairs), nil, "").
-			withInterval(sl, sh).withNote(fmt.Sprintf("%d of %d pairs; chance overlap |A| f^2 = %.3g vs the %d shared keys", tc.sameLinked, tc.samePairs, tc.chance, tc.keys)),
-		compare(pre+"tweak per peer: different wallets' filter pairs linked by overlap", float64(tc.wrongLinked), tc.wrongExpected, nil, "at most the test's level 1e-6 per pair").
-			withInterval(PoissonInterval(uint64(tc.wrongLinked), Z95)).withNote(fmt.Sprintf("%d pairs", tc.wrongPairs)),
-		compare(pre+fmt.Sprintf("one tweak: false positives left to %d colluding peers (per wallet)", peers), float64(tc.oneFP)/wallets,
-			tc.oneExpected/wallets, nil, srcFormula).withInterval(ol/wallets, oh/wallets).withNote("identical filters: the intersection is one filter's match set"),
-		compare(pre+fmt.Sprintf("tweak per peer: false positives left to %d colluding peers that linked them (per wallet)", peers), float64(tc.perFP)/wallets,
-			tc.perExpected/wallets, nil, "joint model").withInterval(pl/wallets, ph/wallets).withNote(fmt.Sprintf("universe %d synthetic candidates", u)),
-		measuredOnly(pre+"mainnet (computed): chance overlap per shared key, sqrt(|A| f^2) / keys", mainnetLinkX(tc.rate, tc.keys, k), nil, "").
+		clusterPropRow(pre+"tweak per peer: a wallet's filter pairs linked by significant overlap", tc.sameByWallet, tc.pairsByWallet, "wallets").
+			withNote(fmt.Sprintf("chance overlap |A| f^2 = %.3g vs the %d shared keys", tc.chance, tc.keys)),
+		poissonRow(pre+"tweak per peer: different wallets' filter pairs linked by overlap", uint64(tc.wrongLinked), 1).
+			withFormula(tc.wrongExpected).withSource("at most the test's level 1e-6 per pair").
+			withNote(fmt.Sprintf("%d pairs", tc.wrongPairs)),
+		poissonRow(pre+fmt.Sprintf("one tweak: false positives left to %d colluding peers (per wallet)", peers), tc.oneFP, wallets).
+			withFormula(tc.oneExpected/wallets).withSource(srcFormula).test(altFactor(2)).
+			withNote("identical filters: the intersection is one filter's match set"),
+		poissonRow(pre+fmt.Sprintf("tweak per peer: false positives left to %d colluding peers that linked them (per wallet)", peers), tc.perFP, wallets).
+			withFormula(tc.perExpected/wallets).withSource("joint model").test(altFactor(2)).
+			withNote(fmt.Sprintf("universe %d synthetic candidates", u)),
+		computedRow(pre+"mainnet: chance overlap per shared key, sqrt(|A| f^2) / keys", mainnetLinkX(tc.rate, tc.keys, k)).
 			withNote("below about 0.2 an overlap of the shared keys stands out at P < 1e-6 (measured above at the same x)"),
 	)
 }
@@ -263,11 +269,11 @@ func tweakMainnet(out *Result, peers int) {
 	f := bip37.FalsePositiveRate(uint64(size)*bitsPerByte, k, n)
 	chance := mainnetUniverse * f * f
 	out.Rows = append(out.Rows,
-		measuredOnly("mainnet (computed): bloomwatch's 20-key filter at 1e-4, its rate as loaded", f, nil, "").withNote(fmt.Sprintf("%d bytes, k = %d", size, k)),
-		measuredOnly("mainnet (computed): chance overlap of two such filters, |A| f^2", chance, nil, "").
+		computedRow("mainnet: bloomwatch's 20-key filter at 1e-4, its rate as loaded", f).withNote(fmt.Sprintf("%d bytes, k = %d", size, k)),
+		computedRow("mainnet: chance overlap of two such filters, |A| f^2", chance).
 			withNote(fmt.Sprintf("|A| = %.4g (%s); the wallet's filters share its 20 keys: overlap links them", mainnetUniverse, privacy.MainnetChainTxData.Source)),
-		measuredOnly("mainnet (computed): one tweak, false positives left to every peer (|A| f)", mainnetUniverse*f, nil, ""),
-		measuredOnly(fmt.Sprintf("mainnet (computed): tweak per peer, false positives left to %d peers that link them (|A| f^%d)", peers, peers), mainnetUniverse*math.Pow(f, float64(peers)), nil, ""),
+		computedRow("mainnet: one tweak, false positives left to every peer (|A| f)", mainnetUniverse*f),
+		computedRow(fmt.Sprintf("mainnet: tweak per peer, false positives left to %d peers that link them (|A| f^%d)", peers, peers), mainnetUniverse*math.Pow(f, float64(peers))),
 	)
 }
 
@@ -295,9 +301,9 @@ func tweakCharts(cases []tweakCase, peers int, u uint64) []privacy.Chart {
 			byKeys[tc.keys] = s
 			order = append(order, tc.keys)
 		}
-		l, h := WilsonInterval(tc.sameLinked, tc.samePairs, Z95)
+		r := clusterPropRow("linked", tc.sameByWallet, tc.pairsByWallet, "wallets")
 		s.X = append(s.X, math.Max(math.Sqrt(tc.chance)/float64(tc.keys), 1e-12))
-		s.Y, s.YLo, s.YHi = append(s.Y, ratio(tc.sameLinked, tc.samePairs)), append(s.YLo, l), append(s.YHi, h)
+		s.Y, s.YLo, s.YHi = append(s.Y, r.Measured), append(s.YLo, r.Interval[0]), append(s.YHi, r.Interval[1])
 		wallets := float64(tc.samePairs) / float64(peers*(peers-1)/2)
 		ol, oh := PoissonInterval(tc.oneFP, Z95)
 		pl, ph := PoissonInterval(tc.perFP, Z95)

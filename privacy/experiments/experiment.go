@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -69,75 +70,80 @@ func (cfg Config) progress(stage string, done, total int) {
 	}
 }
 
-// Comparison is one quantity: measured, predicted by the formula, and
-// published.
+// Comparison is one quantity: measured, with the interval its kind of
+// measurement calls for, beside the formula's and the published figure,
+// and a verdict where a test of the two can fail (verdict.go).
 type Comparison struct {
-	Quantity string  `json:"quantity"`
+	Quantity string `json:"quantity"`
+	// Measured is the measurement (null in JSON when it is not finite:
+	// Display then says why, e.g. a saturated filter's infinite m^).
 	Measured float64 `json:"measured"`
+	Display  string  `json:"display,omitempty"`
 	// Formula is the model's prediction, when there is one.
 	Formula *float64 `json:"formula,omitempty"`
 	// Literature is the published figure, when there is one.
 	Literature *float64 `json:"literature,omitempty"`
 	// RelDiff is (measured - literature) / literature, or against the
 	// formula when there is no published figure; absent when there is
-	// neither or the reference is 0.
+	// neither, either is near 0, or the row is a measurement with an
+	// interval (the interval and the test compare it).
 	RelDiff *float64 `json:"rel_diff,omitempty"`
-	// Interval is a 95 % interval for a Monte Carlo measurement, when
-	// one applies.
-	Interval *[2]float64 `json:"interval,omitempty"`
-	Source   string      `json:"source,omitempty"`
-	Note     string      `json:"note,omitempty"`
-	// Verdict says how the measurement stands against its reference:
-	// whether the formula's (or the published) figure lies inside the
-	// measurement's 95 % interval, or the relative difference when
-	// there is no interval and both figures are far from 0. A relative
-	// difference is never given for a measured 0 or a reference of 0.
+	// Interval is the 95 % interval of a measurement; IntervalKind says
+	// how it was computed (IntervalKinds), or why there is none.
+	Interval     *[2]float64 `json:"interval,omitempty"`
+	IntervalKind string      `json:"interval_kind"`
+	Source       string      `json:"source,omitempty"`
+	Note         string      `json:"note,omitempty"`
+	// Test is the verdict's test, when the row asked for one.
+	Test *Test `json:"test,omitempty"`
+	// Verdict is the test's outcome when its power allowed one
+	// ("agrees with formula (Holm p 0.41)"), or VerdictFormOnly for a
+	// published figure of another setting.
 	Verdict string `json:"verdict,omitempty"`
 	// FormOnly marks a published figure from another setting (other
 	// wallets, another chain, another scale): set beside the measurement
 	// to compare in form, not to be reproduced.
 	FormOnly bool `json:"form_only,omitempty"`
+
+	ev      evidence
+	alt     *Alternative
+	against string
 }
 
-// Verdicts of Comparison.Verdict.
-const (
-	VerdictInside = "inside the 95 % interval"
-	VerdictAbove  = "above the 95 % interval"
-	VerdictBelow  = "below the 95 % interval"
-	// VerdictFormOnly is the verdict of a published figure from another
-	// setting.
-	VerdictFormOnly = "another setting: compare in form"
-	// verdictTiny is a relative difference's smallest reference: under
-	// it, figures are compared by their interval or not at all.
-	verdictTiny = 1e-9
-)
-
-// verdict fills c.Verdict from its figures.
-func (c *Comparison) verdict() {
-	ref := c.Formula
-	who := "formula"
-	if c.Literature != nil {
-		ref, who = c.Literature, "published"
+// MarshalJSON writes a non-finite measurement as null.
+func (c Comparison) MarshalJSON() ([]byte, error) {
+	type plain Comparison
+	out := struct {
+		plain
+		Measured *float64 `json:"measured"`
+	}{plain: plain(c)}
+	if !math.IsNaN(c.Measured) && !math.IsInf(c.Measured, 0) {
+		out.Measured = &c.Measured
 	}
-	switch {
-	case c.Verdict != "":
-		// set by the experiment
-	case ref == nil:
-	case c.FormOnly && c.Literature != nil:
-		c.Verdict = VerdictFormOnly
-	case c.Interval != nil && !math.IsNaN(c.Interval[0]):
-		switch r := *ref; {
-		case r < c.Interval[0]*(1-1e-12):
-			c.Verdict = who + " " + VerdictBelow
-		case r > c.Interval[1]*(1+1e-12):
-			c.Verdict = who + " " + VerdictAbove
-		default:
-			c.Verdict = who + " " + VerdictInside
-		}
-	case c.RelDiff != nil:
-		c.Verdict = fmt.Sprintf("%+.1f%% vs %s", 100**c.RelDiff, who)
-	}
+	return json.Marshal(out)
 }
+
+// UnmarshalJSON reads what MarshalJSON writes (a null measurement as
+// NaN).
+func (c *Comparison) UnmarshalJSON(b []byte) error {
+	type plain Comparison
+	in := struct {
+		*plain
+		Measured *float64 `json:"measured"`
+	}{plain: (*plain)(c)}
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	c.Measured = math.NaN()
+	if in.Measured != nil {
+		c.Measured = *in.Measured
+	}
+	return nil
+}
+
+// verdictTiny is a relative difference's smallest reference: under it
+// no relative difference is given.
+const verdictTiny = 1e-9
 
 // Param is one setting an experiment ran with.
 type Param struct {
@@ -148,11 +154,15 @@ type Param struct {
 // Result is an experiment's output. Its charts use privacy's chart model,
 // which package privacy/plot draws.
 type Result struct {
-	Name   string          `json:"name"`
-	Title  string          `json:"title"`
-	Params []Param         `json:"params"`
-	Rows   []Comparison    `json:"rows"`
-	Charts []privacy.Chart `json:"charts"`
+	Name  string `json:"name"`
+	Title string `json:"title"`
+	// Seed is the seed every random choice of the run derives from.
+	Seed   uint64       `json:"seed"`
+	Params []Param      `json:"params"`
+	Rows   []Comparison `json:"rows"`
+	// Verdicts states how the rows' verdicts were decided.
+	Verdicts VerdictPolicy   `json:"verdicts"`
+	Charts   []privacy.Chart `json:"charts"`
 }
 
 // experimentFunc runs one experiment.
@@ -200,34 +210,13 @@ func Run(ctx context.Context, name string, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	for i := range r.Rows {
-		r.Rows[i].verdict()
-	}
+	r.Seed = cfg.Seed
+	r.finish()
 	return r, nil
 }
 
 // literature returns a pointer to a published figure.
 func literature(v float64) *float64 { return &v }
-
-// compare builds a comparison row, taking the relative difference against
-// the literature when given, else against the formula.
-func compare(quantity string, measured, formula float64, lit *float64, source string) Comparison {
-	c := measuredOnly(quantity, measured, lit, source)
-	c.Formula = &formula
-	if lit == nil {
-		c.RelDiff = finiteRelDiff(measured, formula)
-	}
-	return c
-}
-
-// measuredOnly builds a row with no formula.
-func measuredOnly(quantity string, measured float64, lit *float64, source string) Comparison {
-	c := Comparison{Quantity: quantity, Measured: measured, Literature: lit, Source: source}
-	if lit != nil {
-		c.RelDiff = finiteRelDiff(measured, *lit)
-	}
-	return c
-}
 
 // finiteRelDiff returns RelDiff when it means something: both figures
 // finite and away from 0 (a measured 0 against an expected 1e-22 is no
@@ -264,9 +253,34 @@ func (cfg Config) sizes() map[string]int {
 		"filters": cfg.Filters, "key_step": cfg.KeyStep, "wallets": cfg.Wallets, "peers": cfg.Peers, "hash_funcs": cfg.HashFuncs}
 }
 
-// withInterval attaches a 95 % interval.
+// withInterval attaches a 95 % interval; the relative difference then
+// gives way to it.
 func (c Comparison) withInterval(lo, hi float64) Comparison {
 	c.Interval = &[2]float64{lo, hi}
+	return c
+}
+
+// withFormula sets the formula's figure.
+func (c Comparison) withFormula(v float64) Comparison {
+	c.Formula = &v
+	if c.Literature == nil && c.Interval == nil {
+		c.RelDiff = finiteRelDiff(c.Measured, v)
+	}
+	return c
+}
+
+// withPublished sets the published figure and its source.
+func (c Comparison) withPublished(v float64, source string) Comparison {
+	c.Literature, c.Source = &v, source
+	if c.Interval == nil {
+		c.RelDiff = finiteRelDiff(c.Measured, v)
+	}
+	return c
+}
+
+// withSource sets the row's source.
+func (c Comparison) withSource(s string) Comparison {
+	c.Source = s
 	return c
 }
 
@@ -276,18 +290,15 @@ func (c Comparison) formOnly() Comparison {
 	return c
 }
 
-// formOnlyIf marks a row's published figure, when it has one, as
-// another setting's.
-func formOnlyIf(c Comparison) Comparison {
-	if c.Literature != nil {
-		c.FormOnly = true
-	}
+// withNote appends a note.
+func (c Comparison) withNote(note string) Comparison {
+	c.Note = joinNote(c.Note, note)
 	return c
 }
 
-// withNote attaches a note.
-func (c Comparison) withNote(note string) Comparison {
-	c.Note = note
+// withDisplay sets the text shown instead of the measurement.
+func (c Comparison) withDisplay(d string) Comparison {
+	c.Display = d
 	return c
 }
 
@@ -311,18 +322,26 @@ func finiteOr(v, alt float64) float64 {
 // param formats a setting.
 func param(name string, v any) Param { return Param{Name: name, Value: fmt.Sprint(v)} }
 
-// Sources of the figures in the published column, and the labels of
-// figures that are not published. A figure this project measured is
-// never a published one: it is labelled "measured here" and kept out of
+// Sources of the figures in the published column, with the page,
+// section or table they were read at (issue 27, item 3), and the labels of
+// figures that are not published. A figure this project measured is never
+// a published one: it is labelled "measured here" and kept out of
 // Comparison.Literature.
 const (
-	srcGervais    = "Gervais et al., ACSAC 2014"
-	srcNick       = "Nick, ETH thesis 2015"
-	srcNickBlog   = "Nick, blog \"Privacy in BitcoinJ\", 2015"
-	srcFormula    = "formula"
-	srcBIP37      = "computed from BIP37's sizing formulas (not a published figure)"
-	srcHereSimnet = "measured here earlier (bloomwatch on simnet, GUIDE section 4)"
+	// srcGervais: the paper's PDF was not read; its figures were read in
+	// a chapter two of its authors wrote about it
+	// (../shared/privacy-literature.md, section 1).
+	srcGervais = "Gervais et al., ACSAC 2014, as summarized in Karame & Androulaki, Bitcoin and Blockchain Security (2016), ch. 6 (ebrary.net 88242-88250; the paper itself not read)"
+	// srcNick is the thesis; srcNickPage names its printed page.
+	srcNick = "Nick, Data-Driven De-Anonymization in Bitcoin, ETH thesis 2015"
+	// srcNickBlog: the post's section "A Simple Attack".
+	srcNickBlog = "Nick, blog \"Privacy in BitcoinJ\", 12 Feb 2015, section \"A Simple Attack\""
+	srcFormula  = "formula"
+	srcBIP37    = "computed from BIP37's sizing formulas (not a published figure)"
 )
+
+// srcNickPage is the thesis at a printed page or table.
+func srcNickPage(where string) string { return srcNick + ", " + where }
 
 // Unit conversions.
 const (

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -53,6 +54,25 @@ func TestExperimentsDeterministic(t *testing.T) {
 			if string(jc) == string(ja) {
 				t.Error("another seed gives the same result")
 			}
+			// Issue 27: every row's interval and verdict, with two seeds,
+			// and through JSON; the published column holds publications.
+			for _, r := range []*Result{a, c} {
+				checkRows(t, r)
+				checkPublished(t, r)
+				var back Result
+				j, _ := json.Marshal(r)
+				if err := json.Unmarshal(j, &back); err != nil {
+					t.Fatal(err)
+				}
+				if back.Seed != r.Seed || len(back.Rows) != len(r.Rows) {
+					t.Errorf("JSON: seed %d, %d rows", back.Seed, len(back.Rows))
+				}
+				for i, row := range back.Rows {
+					if row.IntervalKind != r.Rows[i].IntervalKind || (row.Interval == nil) != (r.Rows[i].Interval == nil) || row.Verdict != r.Rows[i].Verdict {
+						t.Errorf("JSON row %q differs", row.Quantity)
+					}
+				}
+			}
 		})
 	}
 	if _, err := Run(context.Background(), "nope", smallExperiment); !errors.Is(err, ErrUnknown) {
@@ -81,22 +101,24 @@ func TestSizingReproducesPublishedFigures(t *testing.T) {
 		quantity string
 		tol      float64 // relative tolerance of the formula against Nick's published figure
 	}{
-		{"f(542) measured over synthetic candidates", 0.01},
+		{"formula f(542)", 0.01},
 		// Nick squared the rounded 0.000146 (2.13e-8); the formula's f^2
 		// is 2.154e-8.
-		{"f^2 measured (pubkey AND hash160 match)", 0.015},
-		{"both-forms false positives over 56 M pubkeys (measured f^2 x 56 M)", 0.02},
+		{"formula f(542)^2", 0.015},
+		{"formula f(542)^2 x 56e6 both-forms false positives", 0.02},
+		// Nick's 1.27 was computed with |P| = 60e6 (thesis p. 11).
+		{"formula f(542)^2 x 60e6 both-forms false positives", 0.02},
 	}
 	for _, tc := range tests {
 		row := rowByName(t, r, tc.quantity)
-		if !near(*row.Formula, *row.Literature, tc.tol) || !strings.HasPrefix(row.Source, "Nick") {
-			t.Errorf("%s: formula %v vs published %v (%s)", tc.quantity, *row.Formula, *row.Literature, row.Source)
+		if !near(row.Measured, *row.Literature, tc.tol) || !strings.HasPrefix(row.Source, "Nick") || row.IntervalKind != KindComputed {
+			t.Errorf("%s: formula %v vs published %v (%s)", tc.quantity, row.Measured, *row.Literature, row.Source)
 		}
 	}
 	// 1,269 bytes and k = 10 are computed from BIP37, not published: the
 	// built filter has them, and no published figure is claimed.
 	for q, want := range map[string]float64{"filter bytes": 1269, "hash functions k": 10} {
-		if row := rowByName(t, r, q); row.Measured != want || *row.Formula != want || row.Literature != nil {
+		if row := rowByName(t, r, q); row.Measured != want || *row.Formula != want || row.Literature != nil || row.Interval != nil {
 			t.Errorf("%s: %+v", q, row)
 		}
 	}
@@ -108,25 +130,19 @@ func TestSizingReproducesPublishedFigures(t *testing.T) {
 	}
 }
 
-// TestPublishedColumnHoldsOnlyPublications checks the labels: every
-// figure in the published column names a publication, and no project
-// measurement sits there.
-func TestPublishedColumnHoldsOnlyPublications(t *testing.T) {
-	for _, e := range List() {
-		r, err := Run(context.Background(), e.Name, smallExperiment)
-		if err != nil {
-			t.Fatal(err)
+// checkPublished checks the labels: every figure in the published
+// column names a publication, and no project measurement sits there.
+func checkPublished(t *testing.T, r *Result) {
+	t.Helper()
+	for _, row := range r.Rows {
+		if row.Literature == nil {
+			continue
 		}
-		for _, row := range r.Rows {
-			if row.Literature == nil {
-				continue
-			}
-			if !strings.HasPrefix(row.Source, srcGervais) && !strings.HasPrefix(row.Source, "Nick") {
-				t.Errorf("%s / %s: published %v attributed to %q", e.Name, row.Quantity, *row.Literature, row.Source)
-			}
-			if strings.Contains(row.Source, "measured here") || strings.Contains(row.Source, "bloomwatch") {
-				t.Errorf("%s / %s: a project figure in the published column", e.Name, row.Quantity)
-			}
+		if !strings.HasPrefix(row.Source, srcGervais) && !strings.HasPrefix(row.Source, "Nick") {
+			t.Errorf("%s / %s: published %v attributed to %q", r.Name, row.Quantity, *row.Literature, row.Source)
+		}
+		if strings.Contains(row.Source, "measured here") || strings.Contains(row.Source, "bloomwatch") {
+			t.Errorf("%s / %s: a project figure in the published column", r.Name, row.Quantity)
 		}
 	}
 }
@@ -144,7 +160,7 @@ func TestRestartIntersectionWalletFlags(t *testing.T) {
 	if len(r.Rows) != 3*len(restartFPRates) {
 		t.Fatalf("%d rows, want %d", len(r.Rows), 3*len(restartFPRates))
 	}
-	row := rowByName(t, r, "p=0.05 r=3 (N=40): false positives")
+	row := rowByName(t, r, "p=0.05 r=3 (N=40): false positives per wallet")
 	if row.Interval == nil || *row.Formula < row.Interval[0]/2 || *row.Formula > 2*row.Interval[1]+1 {
 		t.Errorf("r=3: measured %v in %v, joint model %v", row.Measured, row.Interval, *row.Formula)
 	}
@@ -174,5 +190,62 @@ func TestSingleFilterFormulaShape(t *testing.T) {
 	}
 	if p := privacy.ProbNoFalsePositive(bitcoinjRate(100), singleUniverse); p > 0.01 {
 		t.Errorf("N=100: P = %v, a full filter should hide the wallet", p)
+	}
+}
+
+// checkRows asserts the interval and verdict rules on every row of r: an
+// interval kind on each; an interval around each measurement of a
+// measured kind, inside [0, 1] for a proportion, none on a deterministic
+// or computed figure; a verdict only where a test with power was made,
+// and no verdict where the test lacked power.
+func checkRows(t *testing.T, r *Result) {
+	t.Helper()
+	for _, row := range r.Rows {
+		q := r.Name + " / " + row.Quantity
+		if _, ok := IntervalKinds[row.IntervalKind]; !ok {
+			t.Errorf("%s: interval kind %q", q, row.IntervalKind)
+			continue
+		}
+		finiteM := !math.IsNaN(row.Measured) && !math.IsInf(row.Measured, 0)
+		switch row.IntervalKind {
+		case KindDeterministic, KindComputed:
+			if row.Interval != nil {
+				t.Errorf("%s: a %s figure has an interval %v", q, row.IntervalKind, *row.Interval)
+			}
+		default:
+			if !finiteM {
+				if row.Display == "" {
+					t.Errorf("%s: no measurement and nothing displayed", q)
+				}
+				continue
+			}
+			if row.Interval == nil {
+				t.Errorf("%s: measured %v without an interval", q, row.Measured)
+				continue
+			}
+			lo, hi := row.Interval[0], row.Interval[1]
+			slack := 1e-9 * math.Max(1, math.Abs(row.Measured))
+			if lo > row.Measured+slack || hi < row.Measured-slack {
+				t.Errorf("%s: measured %v outside its interval [%v, %v]", q, row.Measured, lo, hi)
+			}
+			if (row.IntervalKind == KindBinomial || row.IntervalKind == KindClusterBinomial) && (lo < 0 || hi > 1) {
+				t.Errorf("%s: proportion interval [%v, %v] leaves [0, 1]", q, lo, hi)
+			}
+			if row.IntervalKind != KindPoisson && row.IntervalKind != KindClusterBootstrap && lo == hi {
+				t.Errorf("%s: a point interval [%v, %v]", q, lo, hi)
+			}
+		}
+		decided := strings.HasPrefix(row.Verdict, VerdictAgrees) || strings.HasPrefix(row.Verdict, VerdictDiffers)
+		switch {
+		case decided && (row.Test == nil || !row.Test.Printed || row.Test.Power < MinPower):
+			t.Errorf("%s: verdict %q without a test of power: %+v", q, row.Verdict, row.Test)
+		case !decided && row.Test != nil && row.Test.Printed:
+			t.Errorf("%s: a printed test without a verdict", q)
+		case row.Test != nil && !row.Test.Printed && row.Verdict != "" && row.Verdict != VerdictFormOnly:
+			t.Errorf("%s: verdict %q though the test lacked power", q, row.Verdict)
+		}
+	}
+	if r.Verdicts.Correction != "Holm" || r.Verdicts.Printed > r.Verdicts.Candidates {
+		t.Errorf("%s: verdict policy %+v", r.Name, r.Verdicts)
 	}
 }

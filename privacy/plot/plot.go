@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/bloomwatch/bloomwatch/privacy"
@@ -65,19 +66,24 @@ const (
 	// labels are turned to fit.
 	rotateNamedTicks = 5
 	namedTickAngle   = math.Pi / 6
-	// maxSymLogDecades is the most decades a symmetric-log axis shows
-	// above its linear part.
-	maxSymLogDecades = 12
 	// logMargin widens a log axis spanning less than a decade.
 	logMargin = 1.15
+	// maxLogDecades is the most decades a log axis spans: a formula line
+	// below its bottom is clipped there, never drawn at 0.
+	maxLogDecades = 12
+	// maxMarkers is the most markers a series draws: a longer one marks
+	// every n-th point, so markers never hide its line.
+	maxMarkers = 40
 )
 
-// Legend suffixes for what a log axis cannot place.
+// Legend suffixes for what an axis cannot place.
 const (
 	allZeroNote   = " (all 0)"
 	undefinedNote = " (%d undefined points not drawn)"
-	symlogNote    = "Y axis: logarithmic above %s, linear from 0 to %s (zeros drawn at 0)"
-	symlogXNote   = "X axis: logarithmic above %s, linear from 0 to %s (zeros drawn at 0)"
+	belowNote     = " (continues below the axis)"
+	thinnedNote   = " (one point in %d marked)"
+	zeroLimitNote = "a measured 0 on a log axis: its bar runs from the axis bottom to its upper bound"
+	zeroXNote     = "x = 0 on the log X axis: drawn at its left edge"
 	noPositive    = "no positive value: linear Y axis"
 )
 
@@ -243,334 +249,537 @@ func wrap(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// yScale is how a chart's Y axis maps values.
-type yScale int
+// axisScale is an axis's scale.
+type axisScale int
 
 const (
-	scaleLinear yScale = iota
+	scaleLinear axisScale = iota
 	scaleLog
-	scaleSymLog
 )
 
-// chooseYScale picks the Y scale: log when asked and every value is
-// positive, symmetric-log when asked and some values are zero or less,
-// linear otherwise. It returns the smallest positive value.
-func chooseYScale(c privacy.Chart) (yScale, float64) {
-	minPos, nonPos := math.Inf(1), false
-	for _, s := range c.Series {
-		for k, vals := range [][]float64{s.Y, s.YLo, s.YHi} {
-			for _, v := range vals {
-				switch {
-				case math.IsNaN(v) || math.IsInf(v, 0):
-				case v > 0:
-					minPos = math.Min(minPos, v)
-				case k == 1 && s.Band:
-					// A band's lower bound of 0 is drawn at the
-					// axis floor.
-				default:
-					nonPos = true
+// merged is a series drawn once for every series with the same points
+// (their names joined in one legend entry).
+type merged struct {
+	s     privacy.Series
+	names []string
+}
+
+// sameSeries reports whether a and b draw the same thing.
+func sameSeries(a, b privacy.Series) bool {
+	return a.Points == b.Points && a.Reference == b.Reference && a.Span == b.Span && a.Band == b.Band &&
+		slices.Equal(a.X, b.X) && slices.Equal(a.Y, b.Y) && slices.Equal(a.YLo, b.YLo) && slices.Equal(a.YHi, b.YHi)
+}
+
+// mergeIdentical folds series with the same points into one.
+func mergeIdentical(in []privacy.Series) []merged {
+	var out []merged
+next:
+	for _, s := range in {
+		for i := range out {
+			if sameSeries(out[i].s, s) {
+				out[i].names = append(out[i].names, s.Name)
+				continue next
+			}
+		}
+		out = append(out, merged{s: s, names: []string{s.Name}})
+	}
+	return out
+}
+
+// finite reports whether v is a number.
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// yRange returns the Y range to show: on a log axis from the smallest
+// positive measurement, bound or published figure (a line alone sets it
+// only in a chart without any), at most maxLogDecades below the largest
+// value; on a linear axis every finite value.
+func yRange(series []merged, logY bool) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	lineLo := math.Inf(1)
+	for _, m := range series {
+		s := m.s
+		for j := range s.Y {
+			for _, v := range []float64{s.Y[j], at(s.YLo, j), at(s.YHi, j)} {
+				if !finite(v) || (logY && v <= 0) {
+					continue
+				}
+				hi = math.Max(hi, v)
+				if !logY || s.Points || s.Reference {
+					lo = math.Min(lo, v)
+				} else {
+					lineLo = math.Min(lineLo, v)
 				}
 			}
 		}
 	}
-	switch {
-	case !c.LogY:
-		return scaleLinear, minPos
-	case math.IsInf(minPos, 1):
-		return scaleLinear, minPos
-	case nonPos:
-		return scaleSymLog, minPos
+	if math.IsInf(lo, 1) {
+		lo = lineLo
 	}
-	return scaleLog, minPos
+	if logY && finite(hi) && finite(lo) {
+		lo = math.Max(lo, hi/math.Pow(10, maxLogDecades))
+	}
+	return lo, hi
 }
 
-// chooseXScale picks the X scale: log when asked and every x is
-// positive, symmetric-log (threshold: the smallest positive x's decade)
-// when asked and some x is 0 or less.
-func chooseXScale(c privacy.Chart) (yScale, float64) {
-	if !c.LogX {
-		return scaleLinear, 0
+// at returns v[i], or NaN when v is shorter.
+func at(v []float64, i int) float64 {
+	if i < len(v) {
+		return v[i]
 	}
-	minPos, nonPos := math.Inf(1), false
+	return math.NaN()
+}
+
+// anyPositive reports whether a chart has a positive value in get.
+func anyPositive(c privacy.Chart, get func(privacy.Series) []float64) bool {
 	for _, s := range c.Series {
-		for _, x := range s.X {
-			switch {
-			case math.IsNaN(x) || math.IsInf(x, 0):
-			case x > 0:
-				minPos = math.Min(minPos, x)
-			default:
-				nonPos = true
+		for _, v := range get(s) {
+			if finite(v) && v > 0 {
+				return true
 			}
 		}
 	}
-	switch {
-	case math.IsInf(minPos, 1):
-		return scaleLinear, 0
-	case nonPos:
-		return scaleSymLog, math.Pow(10, math.Floor(math.Log10(minPos)))
-	}
-	return scaleLog, 0
+	return false
 }
+
+// palette returns colour i of the series palette.
+func palette(i int) color.Color { return plotutil.Color(i) }
+
+// refGlyphs are the hollow glyphs of published figures, one per
+// reference of a chart, so that two references never look alike.
+var refGlyphs = []draw.GlyphDrawer{draw.RingGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{}}
 
 // chartPanel builds one panel: every series drawn, the legend and notes
 // collected.
 func chartPanel(c privacy.Chart) (panel, error) {
+	for _, s := range c.Series {
+		if len(s.X) != len(s.Y) || (s.YLo != nil && len(s.YLo) != len(s.Y)) || (s.YHi != nil && len(s.YHi) != len(s.Y)) {
+			return panel{}, fmt.Errorf("%w: %q: %d x, %d y, %d lo, %d hi", ErrBadSeries, s.Name, len(s.X), len(s.Y), len(s.YLo), len(s.YHi))
+		}
+	}
 	p := gplot.New()
 	p.Title.Text = c.Title
 	p.Title.Padding = vg.Points(6)
 	p.X.Label.Text = c.XLabel
 	p.Y.Label.Text = c.YLabel
 	pn := panel{plot: p}
-	scale, minPos := chooseYScale(c)
-	var thresh float64
-	switch scale {
-	case scaleLog:
-		p.Y.Scale = gplot.LogScale{}
-	case scaleSymLog:
-		thresh = symLogThreshold(c, minPos)
-		p.Y.Scale = symLogScale{thresh: thresh}
-		t := cleanNumber(thresh)
-		pn.notes = append(pn.notes, wrap(fmt.Sprintf(symlogNote, t, t), legendWrap))
-	}
-	if c.LogY && scale == scaleLinear {
-		pn.notes = append(pn.notes, noPositive)
-	}
-	xScale, xThresh := chooseXScale(c)
-	switch xScale {
-	case scaleLog:
-		p.X.Scale = gplot.LogScale{}
-	case scaleSymLog:
-		p.X.Scale = symLogScale{thresh: xThresh}
-		t := cleanNumber(xThresh)
-		pn.notes = append(pn.notes, wrap(fmt.Sprintf(symlogXNote, t, t), legendWrap))
-	}
-	drawable := func(x, y float64) bool {
-		if math.IsNaN(y) || math.IsInf(y, 0) || math.IsNaN(x) || math.IsInf(x, 0) {
-			return false
+	series := mergeIdentical(c.Series)
+	yScale, xScale := scaleLinear, scaleLinear
+	if c.LogY {
+		if anyPositive(c, func(s privacy.Series) []float64 { return s.Y }) {
+			yScale = scaleLog
+		} else {
+			pn.notes = append(pn.notes, noPositive)
 		}
-		return (scale != scaleLog || y > 0) && (xScale != scaleLog || x > 0)
 	}
-	color := 0
-	groupColor := map[string]int{}
-	// Bands go under every line and marker: they are added first, the
-	// series after them (pending), in order.
-	var bands []gplot.Plotter
-	var pending []func() error
-	for _, s := range c.Series {
-		if len(s.X) != len(s.Y) || (s.YLo != nil && len(s.YLo) != len(s.Y)) || (s.YHi != nil && len(s.YHi) != len(s.Y)) {
-			return panel{}, fmt.Errorf("%w: %q: %d x, %d y, %d lo, %d hi", ErrBadSeries, s.Name, len(s.X), len(s.Y), len(s.YLo), len(s.YHi))
-		}
-		var xys plotter.XYs
-		var errs plotter.YErrors
-		undefined, allZero := 0, len(s.Y) > 0
-		for j := range s.X {
-			if !drawable(s.X[j], s.Y[j]) {
-				undefined++
-				continue
-			}
-			if s.Y[j] != 0 {
-				allZero = false
-			}
-			xys = append(xys, plotter.XY{X: s.X[j], Y: s.Y[j]})
-			if s.Band && s.YLo != nil && s.YHi != nil {
-				continue
-			}
-			if s.YLo != nil && s.YHi != nil {
-				lo, hi := s.YLo[j], s.YHi[j]
-				if scale == scaleLog {
-					lo = math.Max(lo, minPos)
+	if c.LogX && anyPositive(c, func(s privacy.Series) []float64 { return s.X }) {
+		xScale = scaleLog
+	}
+	yLo, yHi := yRange(series, yScale == scaleLog)
+	if yScale == scaleLog {
+		yLo, yHi = logBounds(yLo, yHi)
+	}
+	xLo := math.Inf(1)
+	if xScale == scaleLog {
+		for _, m := range series {
+			for _, x := range m.s.X {
+				if finite(x) && x > 0 {
+					xLo = math.Min(xLo, x)
 				}
-				errs = append(errs, struct{ Low, High float64 }{math.Max(0, s.Y[j]-lo), math.Max(0, hi-s.Y[j])})
 			}
 		}
-		name := s.Name
+		xLo = math.Pow(10, math.Floor(math.Log10(xLo)))
+	}
+	d := drawer{p: p, yScale: yScale, xScale: xScale, yLo: yLo, yHi: yHi, xLo: xLo}
+	colour := 0
+	groupColour := map[string]int{}
+	refs := 0
+	var zeroX, zeroY bool
+	// Colours first: one per group, or per series without one; published
+	// figures without a group are grey.
+	colours := make([]int, len(series))
+	for i, m := range series {
+		s := m.s
+		ci, ok := groupColour[s.Group]
+		if !ok || s.Group == "" {
+			ci = colour
+			if !s.Reference || s.Group != "" {
+				colour++
+			}
+			if s.Group != "" {
+				groupColour[s.Group] = ci
+			}
+		}
+		colours[i] = ci
+	}
+	// Bands go under every line and marker: they are drawn first.
+	for i, m := range series {
+		if m.s.Band && len(m.s.YLo) > 0 {
+			if err := d.bandOf(m.s, palette(colours[i])); err != nil {
+				return panel{}, err
+			}
+		}
+	}
+	for i, m := range series {
+		s := m.s
+		ci := colours[i]
+		col := palette(ci)
+		if s.Reference && s.Group == "" {
+			col = refColor
+		}
+		var glyph draw.GlyphDrawer = plotutil.Shape(ci)
+		if s.Reference {
+			glyph = refGlyphs[refs%len(refGlyphs)]
+			refs++
+		}
+		name := strings.Join(m.names, "; ")
+		if len(m.names) > 1 {
+			name = strings.Join(m.names, " = ")
+		}
 		if s.Reference {
 			name = "published: " + name
 			if s.Source != "" {
 				name += " (" + s.Source + ")"
 			}
 		}
-		if allZero && scale != scaleLinear {
-			name += allZeroNote
-		}
-		if undefined > 0 {
-			name += fmt.Sprintf(undefinedNote, undefined)
-		}
-		name = wrap(name, legendWrap)
-		if len(xys) == 0 {
-			pn.entries = append(pn.entries, legendEntry{text: name})
-			continue
-		}
-		ci, grouped := groupColor[s.Group]
-		if !grouped || s.Group == "" {
-			ci = color
-			if !s.Reference {
-				color++
-			}
-			if s.Group != "" {
-				groupColor[s.Group] = ci
-			}
-		}
-		if s.Band && s.YLo != nil && s.YHi != nil {
-			band, err := bandPolygon(s, scale, minPos, drawable, ci)
-			if err != nil {
-				return panel{}, err
-			}
-			if band != nil {
-				bands = append(bands, band)
-			}
-		}
-		entry := len(pn.entries)
-		pn.entries = append(pn.entries, legendEntry{text: name})
-		pending = append(pending, func() error {
-			thumb, err := addSeries(p, s, xys, errs, ci)
-			pn.entries[entry].thumb = thumb
-			return err
-		})
-	}
-	p.Add(bands...)
-	for _, add := range pending {
-		if err := add(); err != nil {
+		res, err := d.add(s, col, glyph)
+		if err != nil {
 			return panel{}, err
 		}
+		zeroX, zeroY = zeroX || res.zeroX, zeroY || res.zeroY
+		if res.allZero && yScale == scaleLog {
+			name += allZeroNote
+		}
+		if res.undefined > 0 {
+			name += fmt.Sprintf(undefinedNote, res.undefined)
+		}
+		if res.below {
+			name += belowNote
+		}
+		if res.every > 1 {
+			name += fmt.Sprintf(thinnedNote, res.every)
+		}
+		pn.entries = append(pn.entries, legendEntry{text: wrap(name, legendWrap), thumb: res.thumb})
+	}
+	if zeroY {
+		pn.notes = append(pn.notes, wrap(zeroLimitNote, legendWrap))
+	}
+	if zeroX {
+		pn.notes = append(pn.notes, wrap(zeroXNote, legendWrap))
 	}
 	for _, n := range c.Notes {
 		pn.notes = append(pn.notes, wrap(n, legendWrap))
 	}
-	setYAxis(p, scale, thresh)
-	setXAxis(p, c, xScale, xThresh)
+	setYAxis(p, yScale, yLo, yHi)
+	setXAxis(p, c, xScale, xLo)
 	return pn, nil
+}
+
+// logBounds widens [lo, hi] to whole decades (a margin when they span
+// less than one).
+func logBounds(lo, hi float64) (float64, float64) {
+	if !finite(lo) || !finite(hi) {
+		return 1, 10
+	}
+	if lo == hi {
+		return lo / 2, hi * 2
+	}
+	if math.Log10(hi/lo) < 1 {
+		return lo / logMargin, hi * logMargin
+	}
+	return math.Pow(10, math.Floor(math.Log10(lo))), math.Pow(10, math.Ceil(math.Log10(hi)))
+}
+
+// drawer adds series to a plot whose axes are fixed in advance.
+type drawer struct {
+	p              *gplot.Plot
+	yScale, xScale axisScale
+	yLo, yHi, xLo  float64
+}
+
+// added is what drawing a series found.
+type added struct {
+	thumb            gplot.Thumbnailer
+	undefined, every int
+	allZero, below   bool
+	zeroX, zeroY     bool
+}
+
+// thumbs draws several thumbnails in one legend entry.
+type thumbs []gplot.Thumbnailer
+
+// Thumbnail implements gplot.Thumbnailer.
+func (t thumbs) Thumbnail(c *draw.Canvas) {
+	for _, x := range t {
+		x.Thumbnail(c)
+	}
+}
+
+// add draws one series in colour col: a line (clipped at a log axis's
+// bottom), a shaded band, markers with error bars, or a published
+// figure; a measured 0 on a log axis as a bar from the bottom to its
+// upper bound.
+func (d *drawer) add(s privacy.Series, col color.Color, glyph draw.GlyphDrawer) (added, error) {
+	var r added
+	var xys plotter.XYs
+	var lo, hi []float64
+	r.allZero = len(s.Y) > 0
+	for j := range s.X {
+		x, y := s.X[j], s.Y[j]
+		if !finite(x) || !finite(y) {
+			r.undefined++
+			continue
+		}
+		if y != 0 {
+			r.allZero = false
+		}
+		if d.xScale == scaleLog && x <= 0 {
+			x, r.zeroX = d.xLo, true
+		}
+		if d.yScale == scaleLog && y <= 0 {
+			if !s.Points && !s.Reference {
+				r.undefined++
+				continue
+			}
+		}
+		if d.yScale == scaleLog && y > 0 && y < d.yLo {
+			r.below = true
+		}
+		xys = append(xys, plotter.XY{X: x, Y: y})
+		lo, hi = append(lo, at(s.YLo, j)), append(hi, at(s.YHi, j))
+	}
+	if len(xys) == 0 {
+		return r, nil
+	}
+	width := vg.Points(lineWidth)
+	var th thumbs
+	if s.Band && len(s.YLo) > 0 {
+		// The band itself was drawn under every series (bandOf); its
+		// legend shows it, and no error bars are drawn.
+		th = append(th, bandThumb{col})
+		lo, hi = make([]float64, len(lo)), make([]float64, len(hi))
+		for i := range lo {
+			lo[i], hi[i] = math.NaN(), math.NaN()
+		}
+	}
+	switch {
+	case s.Reference && s.Span:
+		l, err := plotter.NewLine(xys)
+		if err != nil {
+			return r, err
+		}
+		l.LineStyle = draw.LineStyle{Color: col, Width: vg.Points(2 * refLineWidth), Dashes: []vg.Length{vg.Points(6), vg.Points(3)}}
+		d.p.Add(l)
+		th = append(th, l)
+	case s.Points || s.Reference:
+		if err := d.errorBars(xys, lo, hi, col, &r); err != nil {
+			return r, err
+		}
+		marks, every := thin(xys, maxMarkers)
+		r.every = every
+		var pos plotter.XYs
+		for _, pt := range marks {
+			if d.yScale == scaleLog && pt.Y <= 0 {
+				continue // drawn as a bar from the bottom (errorBars)
+			}
+			pos = append(pos, pt)
+		}
+		sc, err := plotter.NewScatter(pos)
+		if err != nil && len(pos) > 0 {
+			return r, err
+		}
+		if sc == nil {
+			sc = &plotter.Scatter{}
+		}
+		sc.GlyphStyle = draw.GlyphStyle{Color: col, Shape: glyph, Radius: vg.Points(pointRadius)}
+		if s.Reference {
+			sc.GlyphStyle.Radius = vg.Points(refRadius)
+		}
+		if len(pos) > 0 {
+			d.p.Add(sc)
+		}
+		th = append(th, sc)
+	default:
+		l, err := plotter.NewLine(xys)
+		if err != nil {
+			return r, err
+		}
+		l.LineStyle = draw.LineStyle{Color: col, Width: width}
+		d.p.Add(l)
+		th = append(th, l)
+	}
+	r.thumb = th
+	return r, nil
+}
+
+// thin returns at most n of pts, evenly spaced, and the step taken.
+func thin(pts plotter.XYs, n int) (plotter.XYs, int) {
+	if len(pts) <= n {
+		return pts, 1
+	}
+	every := (len(pts) + n - 1) / n
+	var out plotter.XYs
+	for i := 0; i < len(pts); i += every {
+		out = append(out, pts[i])
+	}
+	return out, every
+}
+
+// clampY keeps an interval bound inside the Y axis.
+func (d *drawer) clampY(v float64) float64 {
+	if d.yScale == scaleLog {
+		return math.Min(math.Max(v, d.yLo), d.yHi)
+	}
+	return v
+}
+
+// errorBars draws each point's interval in col; a measured 0 on a log
+// axis becomes a bar from the axis bottom to its upper bound, capped by
+// a downward triangle.
+func (d *drawer) errorBars(xys plotter.XYs, lo, hi []float64, col color.Color, r *added) error {
+	var bars plotter.XYs
+	var errs plotter.YErrors
+	var limits plotter.XYs
+	for i, pt := range xys {
+		l, h := lo[i], hi[i]
+		if !finite(l) || !finite(h) {
+			continue
+		}
+		y := pt.Y
+		if d.yScale == scaleLog && y <= 0 {
+			if h <= 0 {
+				continue
+			}
+			r.zeroY = true
+			y = d.yLo
+			limits = append(limits, plotter.XY{X: pt.X, Y: d.clampY(h)})
+		}
+		l, h = d.clampY(l), d.clampY(h)
+		bars = append(bars, plotter.XY{X: pt.X, Y: y})
+		errs = append(errs, struct{ Low, High float64 }{math.Max(0, y-l), math.Max(0, h-y)})
+	}
+	if len(bars) > 0 {
+		eb, err := plotter.NewYErrorBars(struct {
+			plotter.XYs
+			plotter.YErrors
+		}{bars, errs})
+		if err != nil {
+			return err
+		}
+		eb.LineStyle.Color = col
+		eb.CapWidth = vg.Points(capWidth)
+		d.p.Add(eb)
+	}
+	if len(limits) > 0 {
+		sc, err := plotter.NewScatter(limits)
+		if err != nil {
+			return err
+		}
+		sc.GlyphStyle = draw.GlyphStyle{Color: col, Shape: downTriangle{}, Radius: vg.Points(pointRadius + 1)}
+		d.p.Add(sc)
+	}
+	return nil
+}
+
+// bandOf shades the series' YLo..YHi along its drawable points.
+func (d *drawer) bandOf(s privacy.Series, col color.Color) error {
+	var xys plotter.XYs
+	var lo, hi []float64
+	for j := range s.X {
+		x, y := s.X[j], s.Y[j]
+		if !finite(x) || !finite(y) || (d.xScale == scaleLog && x <= 0) {
+			continue
+		}
+		xys, lo, hi = append(xys, plotter.XY{X: x, Y: y}), append(lo, at(s.YLo, j)), append(hi, at(s.YHi, j))
+	}
+	if len(xys) < 2 {
+		return nil
+	}
+	_, err := d.band(xys, lo, hi, col)
+	return err
+}
+
+// bandThumb is a band's legend thumbnail: a light box.
+type bandThumb struct{ col color.Color }
+
+// Thumbnail implements gplot.Thumbnailer.
+func (b bandThumb) Thumbnail(c *draw.Canvas) {
+	r, g, bl, _ := b.col.RGBA()
+	c.SetColor(color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(bl >> 8), A: bandAlpha})
+	var p vg.Path
+	p.Move(vg.Point{X: c.Min.X, Y: c.Min.Y})
+	p.Line(vg.Point{X: c.Max.X, Y: c.Min.Y})
+	p.Line(vg.Point{X: c.Max.X, Y: c.Max.Y})
+	p.Line(vg.Point{X: c.Min.X, Y: c.Max.Y})
+	p.Close()
+	c.Fill(p)
+}
+
+// band shades the area between lo and hi along xys in a light col.
+func (d *drawer) band(xys plotter.XYs, lo, hi []float64, col color.Color) (gplot.Thumbnailer, error) {
+	var poly plotter.XYs
+	for i, pt := range xys {
+		if finite(lo[i]) {
+			poly = append(poly, plotter.XY{X: pt.X, Y: d.clampY(lo[i])})
+		}
+	}
+	for i := len(xys) - 1; i >= 0; i-- {
+		if finite(hi[i]) {
+			poly = append(poly, plotter.XY{X: xys[i].X, Y: d.clampY(hi[i])})
+		}
+	}
+	pg, err := plotter.NewPolygon(poly)
+	if err != nil {
+		return nil, err
+	}
+	r, g, b, _ := col.RGBA()
+	pg.Color = color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: bandAlpha}
+	pg.LineStyle.Width = 0
+	d.p.Add(pg)
+	return pg, nil
 }
 
 // bandAlpha is the opacity of an interval band.
 const bandAlpha = 0x40
 
-// bandPolygon returns the shaded band of a series' YLo..YHi over its
-// drawable points, in colour i, or nil when fewer than two points can be
-// drawn. On a log axis a lower bound at or below 0 is drawn at the
-// decade of the smallest positive value (the axis floor).
-func bandPolygon(s privacy.Series, scale yScale, minPos float64, drawable func(x, y float64) bool, i int) (*plotter.Polygon, error) {
-	floor := math.Pow(10, math.Floor(math.Log10(minPos)))
-	var upper, lower plotter.XYs
-	for j := range s.X {
-		lo, hi := s.YLo[j], s.YHi[j]
-		if !drawable(s.X[j], s.Y[j]) || math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(hi, 0) {
-			continue
-		}
-		if scale == scaleLog && lo <= 0 {
-			lo = floor
-		}
-		upper = append(upper, plotter.XY{X: s.X[j], Y: hi})
-		lower = append(lower, plotter.XY{X: s.X[j], Y: lo})
-	}
-	if len(upper) < 2 {
-		return nil, nil
-	}
-	ring := append(plotter.XYs{}, upper...)
-	for j := len(lower) - 1; j >= 0; j-- {
-		ring = append(ring, lower[j])
-	}
-	poly, err := plotter.NewPolygon(ring)
-	if err != nil {
-		return nil, err
-	}
-	r, g, b, _ := plotutil.Color(i).RGBA()
-	poly.Color = color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: bandAlpha}
-	poly.LineStyle.Width = 0
-	return poly, nil
-}
+// downTriangle is a triangle pointing down: an upper limit.
+type downTriangle struct{}
 
-// addSeries adds one series' plotters and returns its legend thumbnail.
-func addSeries(p *gplot.Plot, s privacy.Series, xys plotter.XYs, errs plotter.YErrors, i int) (gplot.Thumbnailer, error) {
-	if len(errs) == len(xys) && len(errs) > 0 {
-		eb, err := plotter.NewYErrorBars(struct {
-			plotter.XYs
-			plotter.YErrors
-		}{xys, errs})
-		if err != nil {
-			return nil, err
-		}
-		eb.LineStyle.Color = plotutil.Color(i)
-		if s.Reference {
-			eb.LineStyle.Color = refColor
-		}
-		eb.CapWidth = vg.Points(capWidth)
-		p.Add(eb)
-	}
-	if s.Points || s.Reference {
-		sc, err := plotter.NewScatter(xys)
-		if err != nil {
-			return nil, err
-		}
-		sc.GlyphStyle.Color = plotutil.Color(i)
-		sc.GlyphStyle.Shape = plotutil.Shape(i)
-		sc.GlyphStyle.Radius = vg.Points(pointRadius)
-		if s.Reference {
-			sc.GlyphStyle.Color = refColor
-			sc.GlyphStyle.Shape = draw.RingGlyph{}
-			sc.GlyphStyle.Radius = vg.Points(refRadius)
-		}
-		p.Add(sc)
-		return sc, nil
-	}
-	l, err := plotter.NewLine(xys)
-	if err != nil {
-		return nil, err
-	}
-	l.LineStyle.Color = plotutil.Color(i)
-	l.LineStyle.Dashes = plotutil.Dashes(i)
-	l.LineStyle.Width = vg.Points(lineWidth)
-	p.Add(l)
-	return l, nil
-}
-
-// symLogThreshold returns the decade where a symmetric-log axis turns
-// linear: the smallest positive value's, or maxSymLogDecades below the
-// largest value's when that is higher (values under it are drawn in the
-// linear part, next to 0).
-func symLogThreshold(c privacy.Chart, minPos float64) float64 {
-	maxV := minPos
-	for _, s := range c.Series {
-		for _, vals := range [][]float64{s.Y, s.YHi} {
-			for _, v := range vals {
-				if !math.IsInf(v, 0) && !math.IsNaN(v) {
-					maxV = math.Max(maxV, v)
-				}
-			}
-		}
-	}
-	lo := math.Floor(math.Log10(minPos))
-	return math.Pow(10, math.Max(lo, math.Ceil(math.Log10(maxV))-maxSymLogDecades))
+// DrawGlyph implements draw.GlyphDrawer.
+func (downTriangle) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	c.SetLineStyle(draw.LineStyle{Color: sty.Color, Width: vg.Points(1)})
+	r := sty.Radius
+	var p vg.Path
+	p.Move(vg.Point{X: pt.X - r, Y: pt.Y + r/2})
+	p.Line(vg.Point{X: pt.X + r, Y: pt.Y + r/2})
+	p.Line(vg.Point{X: pt.X, Y: pt.Y - r})
+	p.Close()
+	c.Stroke(p)
 }
 
 // setYAxis sets the Y range and ticks for the scale.
-func setYAxis(p *gplot.Plot, scale yScale, thresh float64) {
-	widenFlatAxis(p, scale == scaleLog)
-	switch scale {
-	case scaleLog:
-		if math.Log10(p.Y.Max/p.Y.Min) < 1 {
-			// Less than a decade: a margin, not whole decades, which
-			// would squeeze the data into a corner.
-			p.Y.Min, p.Y.Max = p.Y.Min/logMargin, p.Y.Max*logMargin
-		} else {
-			p.Y.Min = math.Pow(10, math.Floor(math.Log10(p.Y.Min)))
-			p.Y.Max = math.Pow(10, math.Ceil(math.Log10(p.Y.Max)))
-		}
-		p.Y.Tick.Marker = logTicks{}
-	case scaleSymLog:
-		p.Y.Min = math.Min(0, p.Y.Min)
-		p.Y.Max = math.Max(p.Y.Max, thresh)
-		p.Y.Max = math.Pow(10, math.Ceil(math.Log10(p.Y.Max)))
-		p.Y.Tick.Marker = symLogTicks{thresh: thresh}
-	default:
-		lo, hi := niceRange(p.Y.Min, p.Y.Max)
+func setYAxis(p *gplot.Plot, scale axisScale, lo, hi float64) {
+	if scale == scaleLog {
+		p.Y.Scale = gplot.LogScale{}
 		p.Y.Min, p.Y.Max = lo, hi
-		p.Y.Tick.Marker = linearTicks{}
+		p.Y.Tick.Marker = logTicks{}
+		return
 	}
+	widenFlatAxis(p)
+	l, h := niceRange(p.Y.Min, p.Y.Max)
+	p.Y.Min, p.Y.Max = l, h
+	p.Y.Tick.Marker = linearTicks{}
 }
 
 // setXAxis sets the X ticks: named events, decades or round numbers.
-func setXAxis(p *gplot.Plot, c privacy.Chart, scale yScale, thresh float64) {
+func setXAxis(p *gplot.Plot, c privacy.Chart, scale axisScale, lo float64) {
+	if scale == scaleLog {
+		p.X.Scale = gplot.LogScale{}
+		p.X.Min = math.Min(p.X.Min, lo)
+		if p.X.Min <= 0 {
+			p.X.Min = lo
+		}
+		p.X.Min, p.X.Max = logBounds(p.X.Min, p.X.Max)
+	}
 	switch {
 	case len(c.XTicks) > 0:
 		var ticks []gplot.Tick
@@ -593,10 +802,6 @@ func setXAxis(p *gplot.Plot, c privacy.Chart, scale yScale, thresh float64) {
 			p.X.Tick.Label.XAlign = draw.XRight
 			p.X.Tick.Label.YAlign = draw.YCenter
 		}
-	case scale == scaleSymLog:
-		p.X.Min = math.Min(0, p.X.Min)
-		p.X.Max = math.Pow(10, math.Ceil(math.Log10(math.Max(p.X.Max, thresh))))
-		p.X.Tick.Marker = symLogTicks{thresh: thresh}
 	case scale == scaleLog:
 		p.X.Tick.Marker = logTicks{}
 	default:
@@ -610,17 +815,14 @@ func setXAxis(p *gplot.Plot, c privacy.Chart, scale yScale, thresh float64) {
 // widenFlatAxis gives a Y axis whose data is one value a range around it,
 // so a flat curve is drawn with labelled ticks instead of on a zero-width
 // axis.
-func widenFlatAxis(p *gplot.Plot, logY bool) {
+func widenFlatAxis(p *gplot.Plot) {
 	if p.Y.Min != p.Y.Max {
 		return
 	}
 	v := p.Y.Min
-	switch {
-	case logY:
-		p.Y.Min, p.Y.Max = v/2, v*2
-	case v == 0:
+	if v == 0 {
 		p.Y.Min, p.Y.Max = -1, 1
-	default:
-		p.Y.Min, p.Y.Max = v-math.Abs(v)/2, v+math.Abs(v)/2
+		return
 	}
+	p.Y.Min, p.Y.Max = v-math.Abs(v)/2, v+math.Abs(v)/2
 }

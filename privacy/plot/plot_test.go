@@ -140,25 +140,30 @@ func TestWrite(t *testing.T) {
 	}
 }
 
-// TestNoSeriesDropped checks that zeros on a log axis turn it
-// symmetric-logarithmic and are drawn, that an all-zero series and
-// undefined points are named in the legend, that the published figure is
-// labelled with its source, and that a chart with nothing positive stays
-// linear with a note.
+// legendOf returns a panel's legend entries on one line each.
+func legendOf(p panel) string {
+	var legend []string
+	for _, e := range p.entries {
+		legend = append(legend, strings.ReplaceAll(e.text, "\n", " "))
+	}
+	return strings.Join(legend, " | ")
+}
+
+// TestNoSeriesDropped checks that zeros keep a log axis logarithmic (a
+// measured 0 drawn as a bar from the bottom, noted), that an all-zero
+// series and undefined points are named in the legend, that the published
+// figure is labelled with its source, and that a chart with nothing
+// positive stays linear with a note.
 func TestNoSeriesDropped(t *testing.T) {
 	p, err := chartPanel(testCharts()[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := p.plot.Y.Scale.(symLogScale); !ok {
-		t.Errorf("Y scale %T, want the symmetric-log scale", p.plot.Y.Scale)
+	if _, ok := p.plot.Y.Scale.(gplot.LogScale); !ok {
+		t.Errorf("Y scale %T, want logarithmic", p.plot.Y.Scale)
 	}
-	var legend []string
-	for _, e := range p.entries {
-		legend = append(legend, strings.ReplaceAll(e.text, "\n", " "))
-	}
-	joined := strings.Join(legend, " | ")
-	for _, want := range []string{"line (1 undefined points not drawn)", "zeros (all 0)", "published: Nick 1.27 (Nick, ETH thesis 2015)"} {
+	joined := legendOf(p)
+	for _, want := range []string{"line (2 undefined points not drawn)", "zeros (all 0)", "published: Nick 1.27 (Nick, ETH thesis 2015)"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("legend %q lacks %q", joined, want)
 		}
@@ -175,34 +180,82 @@ func TestNoSeriesDropped(t *testing.T) {
 	}
 }
 
-// TestSymLogScale checks the symmetric-log mapping: 0 at the bottom,
-// the threshold one step up, each decade one more.
-func TestSymLogScale(t *testing.T) {
-	s := symLogScale{thresh: 0.01}
-	for _, tc := range []struct{ x, want float64 }{{0, 0}, {0.01, 1.0 / 5}, {1, 3.0 / 5}, {100, 1}} {
-		if got := s.Normalize(0, 100, tc.x); math.Abs(got-tc.want) > 1e-12 {
-			t.Errorf("Normalize(%g) = %g, want %g", tc.x, got, tc.want)
-		}
+// TestLogAxisClipsFormula checks that a formula line falling to 1e-300
+// does not stretch the axis: its bottom is set by the measurements and
+// their bounds, whole decades, and the line is said to continue below.
+func TestLogAxisClipsFormula(t *testing.T) {
+	c := privacy.Chart{LogY: true, Series: []privacy.Series{
+		{Name: "formula", X: []float64{1, 2, 3}, Y: []float64{100, 1e-10, 1e-300}},
+		{Name: "measured", X: []float64{1, 2, 3}, Y: []float64{90, 0, 0}, YLo: []float64{80, 0, 0}, YHi: []float64{100, 3.7, 3.7}, Points: true},
+	}}
+	p, err := chartPanel(c)
+	if err != nil {
+		t.Fatal(err)
 	}
-	got := strings.Join(labels(symLogTicks{thresh: 0.01}, 0, 100), " ")
-	if got != "0 0.01 0.1 1 10 100" {
-		t.Errorf("symlog labels %q", got)
+	if p.plot.Y.Min != 1 || p.plot.Y.Max != 100 {
+		t.Errorf("Y range [%g, %g], want [1, 100]", p.plot.Y.Min, p.plot.Y.Max)
+	}
+	if joined := legendOf(p); !strings.Contains(joined, "formula"+belowNote) {
+		t.Errorf("legend %q does not say the formula continues below", joined)
+	}
+	if !strings.Contains(strings.Join(p.notes, " "), "axis bottom") {
+		t.Errorf("notes %v do not explain the measured zeros", p.notes)
+	}
+}
+
+// TestIdenticalSeriesMerged checks that two series with the same points
+// give one legend entry naming both, and that references get distinct
+// glyphs.
+func TestIdenticalSeriesMerged(t *testing.T) {
+	c := privacy.Chart{Series: []privacy.Series{
+		{Name: "a", X: []float64{1, 2}, Y: []float64{1, 1}, Points: true},
+		{Name: "b", X: []float64{1, 2}, Y: []float64{1, 1}, Points: true},
+		{Name: "c", X: []float64{1, 2}, Y: []float64{0.5, 1}, Points: true},
+	}}
+	p, err := chartPanel(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := legendOf(p); len(p.entries) != 2 || !strings.Contains(got, "a = b") {
+		t.Errorf("legend %q: want a = b merged and c", got)
+	}
+}
+
+// TestMarkersThinned checks that a long measured series marks at most
+// maxMarkers points and says so.
+func TestMarkersThinned(t *testing.T) {
+	var x, y []float64
+	for i := range 2120 {
+		x, y = append(x, float64(i)), append(y, float64(i))
+	}
+	p, err := chartPanel(privacy.Chart{Series: []privacy.Series{{Name: "m", X: x, Y: y, Points: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := legendOf(p); !strings.Contains(got, "one point in 53 marked") {
+		t.Errorf("legend %q", got)
+	}
+}
+
+// TestConsistentLabels checks that one axis prints its labels alike.
+func TestConsistentLabels(t *testing.T) {
+	got := strings.Join(labels(logTicks{}, 1e-4, 100), " ")
+	if got != "1e-4 1e-3 1e-2 1e-1 1e0 1e1 1e2" {
+		t.Errorf("1e-4..100: %q", got)
+	}
+	if got := strings.Join(labels(logTicks{}, 0.01, 100), " "); got != "0.01 0.1 1 10 100" {
+		t.Errorf("0.01..100: %q", got)
 	}
 }
 
 // TestBandOnLogAxis checks an interval drawn as a band: a lower bound of
 // 0 (the interval of a count of 0) keeps the log axis logarithmic, with
-// decade ticks, and the band is added under its series in the series'
-// colour; an error-bar series with the same zero still turns the axis
-// symmetric-logarithmic.
+// decade ticks, and the band has a legend entry with its series.
 func TestBandOnLogAxis(t *testing.T) {
 	band := privacy.Series{Name: "measured", X: []float64{0, 1, 2}, Y: []float64{700, 60, 2},
 		YLo: []float64{650, 45, 0}, YHi: []float64{760, 77, 7.2}, Band: true, Points: true, Group: "g"}
 	line := privacy.Series{Name: "expected", X: []float64{0, 1, 2}, Y: []float64{710, 66, 3.9}, Group: "g"}
 	c := privacy.Chart{Title: "t", LogY: true, Series: []privacy.Series{band, line}}
-	if scale, _ := chooseYScale(c); scale != scaleLog {
-		t.Fatalf("a band's zero lower bound made the scale %v, want log", scale)
-	}
 	p, err := chartPanel(c)
 	if err != nil {
 		t.Fatal(err)
@@ -212,11 +265,6 @@ func TestBandOnLogAxis(t *testing.T) {
 	}
 	if len(p.entries) != 2 || p.entries[0].thumb == nil || p.entries[1].thumb == nil {
 		t.Errorf("legend %+v: want one entry per series", p.entries)
-	}
-	bars := band
-	bars.Band = false
-	if scale, _ := chooseYScale(privacy.Chart{LogY: true, Series: []privacy.Series{bars}}); scale != scaleSymLog {
-		t.Errorf("error bars down to 0: scale %v, want symmetric-log", scale)
 	}
 	var b bytes.Buffer
 	if err := WritePNG(&b, []privacy.Chart{c}); err != nil || b.Len() == 0 {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	gplot "gonum.org/v1/plot"
 )
@@ -77,7 +78,7 @@ type linearTicks struct{}
 
 // Ticks implements gplot.Ticker.
 func (linearTicks) Ticks(lo, hi float64) []gplot.Tick {
-	return roundTicks(lo, hi)
+	return consistentLabels(roundTicks(lo, hi))
 }
 
 // roundTicks returns labelled ticks at round values in [lo, hi].
@@ -134,47 +135,36 @@ func (logTicks) Ticks(min, max float64) []gplot.Tick {
 		}
 	}
 	if labelled >= 2 {
+		return consistentLabels(ticks)
+	}
+	return consistentLabels(roundTicks(min, max))
+}
+
+// consistentLabels prints every label of an axis alike: when one needs a
+// power of ten (1e-4), all do (1e-2, 1e0, 1e2), never 100 beside 1e-4.
+func consistentLabels(ticks []gplot.Tick) []gplot.Tick {
+	exp := false
+	for _, t := range ticks {
+		if strings.Contains(t.Label, "e") {
+			exp = true
+		}
+	}
+	if !exp {
 		return ticks
 	}
-	return roundTicks(min, max)
-}
-
-// symLogScale is a symmetric-log scale: linear between -thresh and
-// thresh, logarithmic beyond, so zeros have a place on a log-like axis.
-type symLogScale struct {
-	thresh float64
-}
-
-var _ gplot.Normalizer = symLogScale{}
-
-// transform maps v to the scale's linear coordinate: thresh is 1, each
-// decade above it one more.
-func (s symLogScale) transform(v float64) float64 {
-	a := math.Abs(v)
-	if a < s.thresh {
-		return v / s.thresh
+	for i, t := range ticks {
+		if t.Label == "" || t.Value == 0 {
+			continue
+		}
+		ticks[i].Label = expNumber(t.Value)
 	}
-	return math.Copysign(1+math.Log10(a/s.thresh), v)
+	return ticks
 }
 
-// Normalize implements gplot.Normalizer.
-func (s symLogScale) Normalize(min, max, x float64) float64 {
-	lo, hi := s.transform(min), s.transform(max)
-	if hi == lo {
-		return 0.5
-	}
-	return (s.transform(x) - lo) / (hi - lo)
-}
-
-// symLogTicks labels 0 and the decades from the threshold up.
-type symLogTicks struct {
-	thresh float64
-}
-
-// Ticks implements gplot.Ticker.
-func (t symLogTicks) Ticks(min, max float64) []gplot.Tick {
-	out := []gplot.Tick{{Value: 0, Label: "0"}}
-	lo := int(math.Round(math.Log10(t.thresh)))
-	hi := int(math.Floor(math.Log10(max) + decadeSlack))
-	return append(out, decadeTicks(lo, hi, t.thresh, max)...)
+// expNumber prints v as a power-of-ten number: 1e-4, 2.5e3, 1e0.
+func expNumber(v float64) string {
+	v, _ = strconv.ParseFloat(strconv.FormatFloat(v, 'g', sigDigits, 64), 64)
+	e := math.Floor(math.Log10(math.Abs(v)) + decadeSlack)
+	m, _ := strconv.ParseFloat(strconv.FormatFloat(v/math.Pow(10, e), 'g', sigDigits, 64), 64)
+	return strconv.FormatFloat(m, 'f', -1, 64) + "e" + strconv.Itoa(int(e))
 }
