@@ -41,6 +41,9 @@ const (
 	// Poisson interval of the pooled count (which keeps a measured 0
 	// from an empty interval).
 	KindClusterBootstrap = "cluster-bootstrap"
+	// KindNormal: a least-squares estimate, plus or minus 1.96 standard
+	// errors.
+	KindNormal = "normal"
 	// KindDeterministic: a count the setting fixes (a filter's size,
 	// the decoys a policy inserts): no interval.
 	KindDeterministic = "deterministic"
@@ -56,6 +59,7 @@ var IntervalKinds = map[string]string{
 	KindPoisson:          "exact Poisson (Garwood) over independent events",
 	KindClusterBinomial:  "Wilson at the effective n of a cluster bootstrap (2,000 resamples) over the clusters named in the note",
 	KindClusterBootstrap: "cluster bootstrap (2,000 resamples, percentile) over the clusters named in the note, widened to the exact Poisson interval of the pooled count when it is a count",
+	KindNormal:           "normal: a least-squares estimate +- 1.96 standard errors",
 	KindDeterministic:    "none: fixed by the setting",
 	KindComputed:         "none: computed, not measured",
 }
@@ -170,6 +174,12 @@ func poissonRow(q string, count uint64, units float64) Comparison {
 	lo, hi := PoissonInterval(count, Z95)
 	return Comparison{Quantity: q, Measured: float64(count) / units, IntervalKind: KindPoisson,
 		ev: evidence{kind: KindPoisson, x: float64(count), n: units}}.withInterval(lo/units, hi/units)
+}
+
+// normalRow is an estimate with its standard error.
+func normalRow(q string, est, se float64) Comparison {
+	return Comparison{Quantity: q, Measured: est, IntervalKind: KindNormal,
+		ev: evidence{kind: KindNormal, x: est, n: se}}.withInterval(est-Z95*se, est+Z95*se)
 }
 
 // deterministicRow is a figure the setting fixes.
@@ -345,6 +355,11 @@ func (e evidence) pValue(ref float64) float64 {
 			return 0
 		}
 		return 2 * normalCDF(-math.Abs(p-ref)/sd)
+	case KindNormal:
+		if e.n <= 0 {
+			return math.NaN()
+		}
+		return 2 * normalCDF(-math.Abs(e.x-ref)/e.n)
 	case KindClusterBootstrap:
 		b := float64(len(e.boot))
 		below := float64(sort.SearchFloat64s(e.boot, math.Nextafter(ref, math.Inf(1))))
@@ -385,6 +400,13 @@ func (e evidence) power(ref, alt, level float64) float64 {
 			return 0
 		}
 		return normalCDF((d-z*s0)/s1) + normalCDF((-d-z*s0)/s1)
+	case KindNormal:
+		if e.n <= 0 {
+			return 0
+		}
+		z := normalQuantile(1 - level/2)
+		d := math.Abs(alt - ref)
+		return normalCDF(d/e.n-z) + normalCDF(-d/e.n-z)
 	case KindClusterBootstrap:
 		z := normalQuantile(1 - level/2)
 		se := math.Sqrt(spread(e.boot))
