@@ -188,6 +188,7 @@ var registry = []Info{
 	{"peers", "several peers: same filter to all vs a tweak per peer vs sharded elements, c colluding (--peers, --keys)", runPeers},
 	{"tweak-policy", "one persisted tweak vs a tweak per peer behind a proxy: linking and intersection (--peers, --keys)", runTweakPolicy},
 	{"rappor", "RAPPOR's responses on BIP37 filters: missed payments, epsilon, one-sided noise, the aggregator's regression (--wallets, --filters reloads)", runRappor},
+	{"frequency", "the PPRL frequency-alignment attack on a crawl of filters, per tweak policy, beside the direct test (--wallets)", runFrequency},
 	{PopulationName, "wallets of three kinds on one chain: crawler linking (Nick's wrong merges) and multi-input clustering (--wallets)", runPopulation},
 }
 
