@@ -189,6 +189,7 @@ var registry = []Info{
 	{"tweak-policy", "one persisted tweak vs a tweak per peer behind a proxy: linking and intersection (--peers, --keys)", runTweakPolicy},
 	{"rappor", "RAPPOR's responses on BIP37 filters: missed payments, epsilon, one-sided noise, the aggregator's regression (--wallets, --filters reloads)", runRappor},
 	{"frequency", "the PPRL frequency-alignment attack on a crawl of filters, per tweak policy, beside the direct test (--wallets)", runFrequency},
+	{"bip158", "BIP37 beside BIP157/158 on the same chain and wallets: what the serving peer learns, at equal bandwidth (--wallets, --blocks)", runBIP158},
 	{PopulationName, "wallets of three kinds on one chain: crawler linking (Nick's wrong merges) and multi-input clustering (--wallets)", runPopulation},
 }
 
