@@ -3,6 +3,7 @@ package experiments
 import (
 	"fmt"
 	"math/rand/v2"
+	"time"
 
 	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/privacy/internal/synth"
@@ -332,6 +333,10 @@ func (b *popBuilder) walletKey(w *PopWallet) int32 {
 func (b *popBuilder) block(h int, prev chainhash.Hash) *wire.MsgBlock {
 	b.height = int32(h)
 	blk := wire.NewMsgBlock(wire.NewBlockHeader(1, &prev, &chainhash.Hash{}, 0, uint32(h)))
+	// wire.NewBlockHeader stamps the wall clock: a synthetic chain's
+	// headers (its block hashes, BIP158's filter keys) must not depend on
+	// when it was built.
+	blk.Header.Timestamp = simEpoch.Add(time.Duration(h) * blockInterval)
 	miner := b.rng.IntN(b.cfg.Users)
 	cb := wire.NewMsgTx(wire.TxVersion)
 	cb.AddTxIn(&wire.TxIn{PreviousOutPoint: wire.OutPoint{Index: wire.MaxPrevOutIndex}, SignatureScript: synth.HeightScript(h)})
