@@ -144,7 +144,7 @@ func runLinking(ctx context.Context, cfg Config) (*Result, error) {
 				{Name: "left-out term (a wallet's own key)", X: xs, Y: ownY},
 				{Name: "every term", X: xs, Y: bothY, Group: "any"},
 				{Name: "measured, any overlap", X: xs, Y: measY, YLo: measLo, YHi: measHi, Points: true, Group: "any"},
-				{Name: "measured, significant overlap only", X: xs, Y: sigY, YLo: sigLo, YHi: sigHi, Points: true},
+				{Name: "measured, significant overlap only (drawn 8 % to the right)", X: scaled(xs, 1.08), Y: sigY, YLo: sigLo, YHi: sigHi, Points: true},
 			},
 		},
 		{
@@ -157,6 +157,16 @@ func runLinking(ctx context.Context, cfg Config) (*Result, error) {
 		},
 	}
 	return out, nil
+}
+
+// scaled returns v times f, to set two series' markers apart on a log
+// axis.
+func scaled(v []float64, f float64) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = x * f
+	}
+	return out
 }
 
 // countLinks links the sessions by rule and counts the pairs of sessions

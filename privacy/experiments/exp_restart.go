@@ -24,7 +24,7 @@ import (
 // KeyStep 50, Filters 5 (N = 3070, 3120, 3170, 3220, 3270) at bitcoinj's
 // rate (FPRate 0.0005), with their universe of about 33 M (Universe
 // 33000000); the table's values were not
-// read (../shared/privacy-literature.md), so no published figure is
+// read (docs/RESEARCH.md, "Sources"), so no published figure is
 // compared.
 //
 // Each (rate, r) point pools restartTrials wallets; given the filters,

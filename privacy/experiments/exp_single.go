@@ -18,7 +18,7 @@ import (
 // The published figures (N = 10: 0.99; fewer than 15 addresses: about
 // 0.80) are shown beside, not tested: whether P(no false positive) is
 // Gervais et al.'s Ph is the project's reading, not theirs
-// (../shared/privacy-literature.md, section 1).
+// (docs/RESEARCH.md, "Sources").
 const (
 	singleUniverse  = 30_000_000
 	singleTrials    = 100
@@ -144,8 +144,8 @@ func runSingleFilter(ctx context.Context, cfg Config) (*Result, error) {
 			Series: []privacy.Series{
 				{Name: "formula e^-E[F]", X: fx, Y: fP, Group: "p"},
 				{Name: "measured (95 % Clopper-Pearson)", X: mx, Y: mP, YLo: mPLo, YHi: mPHi, Points: true, Group: "p"},
-				{Name: "published: N = 10 gives 0.99", X: []float64{10}, Y: []float64{litSingleN10}, Reference: true, Source: "Gervais et al. 2014"},
-				{Name: "published: fewer than 15 addresses, about 0.80 (no N given)", X: []float64{1, singleBelow15 - 1}, Y: []float64{litSingleBelow15, litSingleBelow15}, Reference: true, Span: true, Source: "Gervais et al. 2014"},
+				{Name: "N = 10 gives 0.99", X: []float64{10}, Y: []float64{litSingleN10}, Reference: true, Source: "Gervais et al. 2014"},
+				{Name: "fewer than 15 addresses, about 0.80 (no N given)", X: []float64{1, singleBelow15 - 1}, Y: []float64{litSingleBelow15, litSingleBelow15}, Reference: true, Span: true, Source: "Gervais et al. 2014"},
 			},
 		},
 		{

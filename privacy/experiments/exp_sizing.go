@@ -164,7 +164,7 @@ func runSizing(ctx context.Context, cfg Config) (*Result, error) {
 			Series: []privacy.Series{
 				{Name: "formula f(m)", X: fillX, Y: formulaY, Group: "f"},
 				{Name: "one filter as built, (X/n)^k", X: fillX, Y: exactY, Points: true, Group: "f"},
-				{Name: "published f(542) = 0.000146", X: []float64{sizingElements}, Y: []float64{litSizingF}, Reference: true, Source: "Nick 2015, blog"},
+				{Name: "f(542) = 0.000146", X: []float64{sizingElements}, Y: []float64{litSizingF}, Reference: true, Source: "Nick 2015, blog"},
 			},
 		}},
 	}

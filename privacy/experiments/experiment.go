@@ -333,7 +333,7 @@ func param(name string, v any) Param { return Param{Name: name, Value: fmt.Sprin
 const (
 	// srcGervais: the paper's PDF was not read; its figures were read in
 	// a chapter two of its authors wrote about it
-	// (../shared/privacy-literature.md, section 1).
+	// (docs/RESEARCH.md, "Sources").
 	srcGervais = "Gervais et al., ACSAC 2014, as summarized in Karame & Androulaki, Bitcoin and Blockchain Security (2016), ch. 6 (ebrary.net 88242-88250; the paper itself not read)"
 	// srcNick is the thesis; srcNickPage names its printed page.
 	srcNick = "Nick, Data-Driven De-Anonymization in Bitcoin, ETH thesis 2015"

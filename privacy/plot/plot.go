@@ -80,6 +80,7 @@ const (
 const (
 	allZeroNote   = " (all 0)"
 	undefinedNote = " (%d undefined points not drawn)"
+	zerosNote     = " (%d zeros not drawn on the log axis)"
 	belowNote     = " (continues below the axis)"
 	thinnedNote   = " (one point in %d marked)"
 	zeroLimitNote = "a measured 0 on a log axis: its bar runs from the axis bottom to its upper bound"
@@ -452,6 +453,9 @@ func chartPanel(c privacy.Chart) (panel, error) {
 		if res.undefined > 0 {
 			name += fmt.Sprintf(undefinedNote, res.undefined)
 		}
+		if res.zeros > 0 && !res.allZero {
+			name += fmt.Sprintf(zerosNote, res.zeros)
+		}
 		if res.below {
 			name += belowNote
 		}
@@ -498,10 +502,10 @@ type drawer struct {
 
 // added is what drawing a series found.
 type added struct {
-	thumb            gplot.Thumbnailer
-	undefined, every int
-	allZero, below   bool
-	zeroX, zeroY     bool
+	thumb                   gplot.Thumbnailer
+	undefined, zeros, every int
+	allZero, below          bool
+	zeroX, zeroY            bool
 }
 
 // thumbs draws several thumbnails in one legend entry.
@@ -537,7 +541,7 @@ func (d *drawer) add(s privacy.Series, col color.Color, glyph draw.GlyphDrawer) 
 		}
 		if d.yScale == scaleLog && y <= 0 {
 			if !s.Points && !s.Reference {
-				r.undefined++
+				r.zeros++
 				continue
 			}
 		}

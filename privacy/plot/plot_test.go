@@ -163,7 +163,7 @@ func TestNoSeriesDropped(t *testing.T) {
 		t.Errorf("Y scale %T, want logarithmic", p.plot.Y.Scale)
 	}
 	joined := legendOf(p)
-	for _, want := range []string{"line (2 undefined points not drawn)", "zeros (all 0)", "published: Nick 1.27 (Nick, ETH thesis 2015)"} {
+	for _, want := range []string{"line (1 undefined points not drawn) (1 zeros not drawn on the log axis)", "zeros (all 0)", "published: Nick 1.27 (Nick, ETH thesis 2015)"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("legend %q lacks %q", joined, want)
 		}
