@@ -270,7 +270,7 @@ func bip158Result(pop *Population, outs []bip158Wallet) *Result {
 		blo, bhi = append(blo, p.Interval[0]), append(bhi, p.Interval[1])
 	}
 	// Equal bandwidth, wallet by wallet.
-	var d, eqPrec []float64
+	var gcsP, eqPrec []float64
 	for _, o := range outs {
 		logs := make([]float64, len(o.bip37Bytes))
 		for i, v := range o.bip37Bytes {
@@ -282,7 +282,7 @@ func bip158Result(pop *Population, outs []bip158Wallet) *Result {
 		}
 		p := (1-t)*o.bip37Prec[a] + t*o.bip37Prec[b]
 		eqPrec = append(eqPrec, p)
-		d = append(d, o.gcsPrec-p)
+		gcsP = append(gcsP, o.gcsPrec)
 	}
 	eqOnes := make([]float64, len(eqPrec))
 	for i := range eqOnes {
@@ -291,7 +291,7 @@ func bip158Result(pop *Population, outs []bip158Wallet) *Result {
 	out.Rows = append(out.Rows,
 		clusterPropRow("BIP37 at BIP158's bandwidth (interpolated per wallet): the peer's precision", eqPrec, eqOnes, unit).
 			withNote(fmt.Sprintf("%d of %d wallets within the rates swept; linear in log bytes between the two rates around BIP158's bytes", len(eqPrec), len(outs))),
-		diffRow("BIP158 minus BIP37 at equal bandwidth: precision (paired by wallet)", d, unit).withFormula(0).
+		diffRow("BIP158 minus BIP37 at equal bandwidth: precision (paired by wallet)", gcsP, eqPrec, unit).withFormula(0).
 			testLabeled("no difference", altDiff(0.1)).withNote("negative: the BIP158 server learns less per byte"),
 	)
 	out.Charts = []privacy.Chart{{

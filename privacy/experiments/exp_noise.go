@@ -347,19 +347,19 @@ func noiseRows(out *Result, variants []noiseVariant, outcomes []noiseOutcome) {
 			continue
 		}
 		oa, ob := outcomes[loose[a]], outcomes[loose[b]]
-		var d []float64
+		var pn, pl []float64
 		var ref float64
 		for w := range outcomes[i].wallets {
-			pn, pa, pb := outcomes[i].wallets[w].graph, oa.wallets[w].graph, ob.wallets[w].graph
-			if pn[1] == 0 || pa[1] == 0 || pb[1] == 0 {
+			p, pa, pb := outcomes[i].wallets[w].graph, oa.wallets[w].graph, ob.wallets[w].graph
+			if p[1] == 0 || pa[1] == 0 || pb[1] == 0 {
 				continue
 			}
 			l := (1-t)*pa[0]/pa[1] + t*pb[0]/pb[1]
-			d = append(d, pn[0]/pn[1]-l)
+			pn, pl = append(pn, p[0]/p[1]), append(pl, l)
 			ref += l
 		}
-		ref /= math.Max(1, float64(len(d)))
-		row := diffRow(q, d, noiseUnit).withFormula(0).
+		ref /= math.Max(1, float64(len(pl)))
+		row := diffRow(q, pn, pl, noiseUnit).withFormula(0).
 			testLabeled("a looser rate of equal bandwidth", altDiff(0.1)).
 			withNote(fmt.Sprintf("bandwidth %.3g; the looser rate interpolated between %s and %s leaves %.3g; negative: the noise leaves the adversary less",
 				bw, variants[loose[a]].name, variants[loose[b]].name, ref))

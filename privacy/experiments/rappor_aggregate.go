@@ -95,7 +95,7 @@ func rapporAggregate(ctx context.Context, cfg Config) ([]Comparison, []privacy.C
 	var rows []Comparison
 	recallChart := privacy.Chart{Title: "the aggregator's regression: scripts detected by how many wallets watch them", XLabel: "wallets watching the script",
 		YLabel: "estimated watchers",
-		Notes: []string{fmt.Sprintf("%d wallets, %d candidates of which %d watched; each wallet's filter %d bytes, k = %d", wallets, aggCandidates, aggPopular, size, k)}}
+		Notes:  []string{fmt.Sprintf("%d wallets, %d candidates of which %d watched; each wallet's filter %d bytes, k = %d", wallets, aggCandidates, aggPopular, size, k)}}
 	for _, pol := range aggPolicies() {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err

@@ -271,17 +271,25 @@ func clusterMeanRow(q string, num, den []float64, counts bool, unit string) Comp
 		Note: clusterNote(len(num), unit, n)}.withInterval(lo, hi)
 }
 
-// diffRow is the mean over clusters of per-cluster differences d[i]
-// (paired: both sides measured on the same wallets), with the cluster
-// bootstrap's percentile interval; tested against 0 it asks whether the
+// diffRow is the mean over clusters of the paired differences a[i] -
+// b[i] of two [0, 1] measurements on the same clusters (wallets), with
+// the cluster bootstrap's percentile interval; when every difference is
+// the same (no spread), the interval is the widest the two sides'
+// intervals allow, never a point. Tested against 0 it asks whether the
 // two sides differ.
-func diffRow(q string, d []float64, unit string) Comparison {
-	ones := make([]float64, len(d))
+func diffRow(q string, a, b []float64, unit string) Comparison {
+	ones := make([]float64, len(a))
+	d := make([]float64, len(a))
 	for i := range ones {
-		ones[i] = 1
+		ones[i], d[i] = 1, a[i]-b[i]
 	}
 	c := clusterMeanRow(q, d, ones, false, unit)
 	c.ev.signed = true
+	if c.Interval != nil && spread(c.ev.boot) == 0 {
+		ra, rb := clusterPropRow(q+" a", a, ones, unit), clusterPropRow(q+" b", b, ones, unit)
+		c.Interval = &[2]float64{ra.Interval[0] - rb.Interval[1], ra.Interval[1] - rb.Interval[0]}
+		c.Note = joinNote(c.Note, "no spread across wallets: the interval is the two sides' intervals combined")
+	}
 	return c
 }
 
