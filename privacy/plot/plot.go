@@ -347,7 +347,7 @@ func palette(i int) color.Color { return plotutil.Color(i) }
 
 // refGlyphs are the hollow glyphs of published figures, one per
 // reference of a chart, so that two references never look alike.
-var refGlyphs = []draw.GlyphDrawer{draw.RingGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{}}
+var refGlyphs = []draw.GlyphDrawer{draw.RingGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{}}
 
 // chartPanel builds one panel: every series drawn, the legend and notes
 // collected.
