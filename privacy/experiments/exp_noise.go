@@ -73,6 +73,9 @@ type walletOutcome struct {
 	single, inter, graph, recall [2]float64 // sum, analyses
 	linked, pairs                int
 	fpTxs, blocks                int
+	// rate sums the rates as loaded, (X/n)^k, of the wallet's first
+	// filters, one per session.
+	rate, sessions float64
 	// empty counts the analyses whose stage left an empty set (no
 	// precision).
 	emptyGraph int
@@ -217,6 +220,10 @@ func runNoiseVariant(ctx context.Context, pop *Population, universe privacy.Slic
 		for a := range ss {
 			wo.fpTxs += ss[a].FPTxs
 			wo.blocks += ss[a].Blocks
+			if len(ss[a].Loads) > 0 {
+				wo.rate += ss[a].Loads[0].Filter.CurrentFPRate()
+				wo.sessions++
+			}
 			for b := a + 1; b < len(ss); b++ {
 				wo.pairs++
 				if groups[index[ss[a]]] == groups[index[ss[b]]] {
@@ -302,9 +309,10 @@ func noiseRows(out *Result, variants []noiseVariant, outcomes []noiseOutcome) {
 	for i, v := range variants {
 		o := outcomes[i]
 		pre := v.name + ": "
-		var fp, kblocks, linked, pairs []float64
+		var fp, kblocks, linked, pairs, rate, sessions []float64
 		emptyGraph := 0
 		for _, w := range o.wallets {
+			rate, sessions = append(rate, w.rate), append(sessions, w.sessions)
 			fp, kblocks = append(fp, float64(w.fpTxs)), append(kblocks, float64(w.blocks)/1000)
 			linked, pairs = append(linked, float64(w.linked)), append(pairs, float64(w.pairs))
 			emptyGraph += w.emptyGraph
@@ -314,6 +322,8 @@ func noiseRows(out *Result, variants []noiseVariant, outcomes []noiseOutcome) {
 			return clusterPropRow(pre+q, num, den, noiseUnit)
 		}
 		out.Rows = append(out.Rows,
+			clusterMeanRow(pre+"rate as loaded (X/n)^k of each session's first filter (mean)", rate, sessions, false, noiseUnit).
+				withNote("beside the policy's target: bloomwatch sizes for twice its elements, rounded up to a power of two"),
 			clusterMeanRow(pre+"bandwidth, false-positive transactions per 1,000 blocks", fp, kblocks, true, noiseUnit).
 				withNote("decoys' own transactions included"),
 			stage("precision, latest filter alone (mean over wallets)", getSingle),
