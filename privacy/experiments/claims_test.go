@@ -246,3 +246,54 @@ func TestPopulationTranscriptsAnalyze(t *testing.T) {
 		t.Errorf("kinds simulated: %v", kinds)
 	}
 }
+
+// TestClaimRappor: RAPPOR's two-sided responses make a wallet miss almost
+// all its own elements at f = 0.5, p = 0.5, q = 0.75; the one-sided
+// variant misses none, and memoized one-sided noise survives the
+// intersection of reloads where noise drawn fresh per filter does not.
+func TestClaimRappor(t *testing.T) {
+	r, err := Run(context.Background(), "rappor", Config{Seed: 8, Workers: 2, Wallets: 10, Universe: 50_000, Filters: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	miss := rowByName(t, r, "two-sided f=0.5 p=0.5 q=0.75: the wallet's own elements missed (false negatives)")
+	one := rowByName(t, r, "one-sided f=1: the wallet's own elements missed")
+	memo := rowByName(t, r, "one-sided f=1: false positives left after intersecting the 3 reloads, memoized noise (per wallet)")
+	fresh := rowByName(t, r, "one-sided f=1: false positives left after intersecting the 3 reloads, noise fresh per filterload (per wallet)")
+	if miss.Measured < 0.95 || one.Measured != 0 || !(memo.Interval[0] > fresh.Interval[1]) {
+		t.Errorf("missed %v (two-sided), %v (one-sided); after intersection memoized %v, fresh %v", miss.Measured, one.Measured, *memo.Interval, *fresh.Interval)
+	}
+}
+
+// TestClaimFrequency: the frequency-alignment attack re-identifies
+// popular scripts under one shared tweak and not under a tweak per
+// client, while the direct test finds them under every policy.
+func TestClaimFrequency(t *testing.T) {
+	r, err := Run(context.Background(), "frequency", Config{Seed: 9, Wallets: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared := rowByName(t, r, "one shared tweak: alignment attack: precision of its re-identifications")
+	per := rowByName(t, r, "a tweak per client, kept: alignment attack: precision of its re-identifications")
+	direct := rowByName(t, r, "a tweak per client, kept: direct test (the tweak is in clear): recall")
+	if !(shared.Interval[0] > 0.1 && per.Measured < 0.05 && direct.Measured > 0.95) {
+		t.Errorf("alignment precision: shared %v %v, per client %v; direct recall %v", shared.Measured, *shared.Interval, per.Measured, direct.Measured)
+	}
+}
+
+// TestClaimBIP158: BIP158's block server is left a lower precision than a
+// BIP37 peer of the same bandwidth.
+func TestClaimBIP158(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a chain's basic filters")
+	}
+	r, err := Run(context.Background(), "bip158", Config{Seed: 10, Wallets: 15, Blocks: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gcs := rowByName(t, r, "BIP158: the block server's precision (wallet scripts among its candidates)")
+	d := rowByName(t, r, "BIP158 minus BIP37 at equal bandwidth: precision (paired by wallet)")
+	if !(gcs.Measured < 0.2 && d.Interval[1] < -0.2) {
+		t.Errorf("BIP158 precision %v; minus BIP37 at equal bandwidth %v %v", gcs.Measured, d.Measured, *d.Interval)
+	}
+}
