@@ -563,6 +563,7 @@ func (r *Result) finish() {
 		if t.Power >= MinPower {
 			t.Printed = true
 			printed = append(printed, i)
+			c.Note = joinNote(c.Note, fmt.Sprintf("power %.2f against %s", t.Power, c.alt.Desc))
 		} else {
 			c.Note = joinNote(c.Note, fmt.Sprintf("no verdict: power %.2f against %s", t.Power, c.alt.Desc))
 		}
