@@ -146,7 +146,19 @@ func runRappor(ctx context.Context, cfg Config) (*Result, error) {
 		baseRates[w] = ws[w].base.CurrentFPRate()
 	}
 	nBits := float64(base.NumBits())
-	fillB := float64(base.BitsSet()) / nBits
+	// The formulas average over the wallets' own fills: one wallet's
+	// fill, raised to the k-th power, is no estimate of another's rate.
+	fills := make([]float64, wallets)
+	for w := range ws {
+		fills[w] = float64(ws[w].base.BitsSet()) / nBits
+	}
+	meanPow := func(fill func(b float64) float64) float64 {
+		var s float64
+		for _, b := range fills {
+			s += math.Pow(fill(b), float64(k))
+		}
+		return s / float64(len(fills))
+	}
 	var filters []*bip37.Filter
 	add := func(bits []byte, tweak uint32) (int, error) {
 		f, err := bip37.NewFilterFromBits(bits, k, tweak, bip37.UpdateAll)
@@ -199,8 +211,8 @@ func runRappor(ctx context.Context, cfg Config) (*Result, error) {
 	one := make([]oneSided, len(rapporOneSided))
 	for oi, f := range rapporOneSided {
 		o := &one[oi]
-		fillOne := 1 - (1-fillB)*(1-f/2)
-		o.decoys = int(math.Round(float64(u) * (math.Pow(fillOne, float64(k)) - math.Pow(fillB, float64(k)))))
+		o.decoys = int(math.Round(float64(u) * (meanPow(func(b float64) float64 { return 1 - (1-b)*(1-f/2) }) -
+			meanPow(func(b float64) float64 { return b }))))
 		for w := range ws {
 			mask := noisy(rng, ws[w].base.Bits(), f/2, 0)
 			var memo, fresh, dec []int
@@ -285,8 +297,9 @@ func runRappor(ctx context.Context, cfg Config) (*Result, error) {
 			}
 			fp = append(fp, s)
 		}
-		fillS := fillB*((1-st.f/2)*st.q+st.f/2*st.p) + (1-fillB)*(st.f/2*st.q+(1-st.f/2)*st.p)
-		fpr := math.Pow(fillS, float64(k))
+		fpr := meanPow(func(b float64) float64 {
+			return b*((1-st.f/2)*st.q+st.f/2*st.p) + (1-b)*(st.f/2*st.q+(1-st.f/2)*st.p)
+		})
 		reloadsU := make([]float64, wallets)
 		for w := range reloadsU {
 			reloadsU[w] = float64(reloads) * uf
@@ -298,7 +311,7 @@ func runRappor(ctx context.Context, cfg Config) (*Result, error) {
 				withNote("the seeds' formula for h hash functions"),
 			miss,
 			clusterPropRow(pre+"false-positive rate of the filters sent", fp, reloadsU, unit).
-				withFormula(fpr).withSource("fill^k, fill = P(S = 1)").test(altFactor(1.5)),
+				withFormula(fpr).withSource("mean over wallets of fill^k, fill = P(S = 1)").test(altFactor(1.5)),
 			computedRow(pre+"bandwidth: false-positive transactions per 1,000", 1000*privacy.AnyFormRate(fpr, elementsPerTx)).
 				withNote(fmt.Sprintf("%d elements tested per transaction", elementsPerTx)),
 		)
@@ -316,8 +329,7 @@ func runRappor(ctx context.Context, cfg Config) (*Result, error) {
 	for oi, f := range rapporOneSided {
 		o := one[oi]
 		pre := fmt.Sprintf("one-sided f=%g: ", f)
-		fillOne := 1 - (1-fillB)*(1-f/2)
-		fpr := math.Pow(fillOne, float64(k))
+		fpr := meanPow(func(b float64) float64 { return 1 - (1-b)*(1-f/2) })
 		var fp, fpMemo, fpFresh, fpDecoy, prec, precFresh, precDecoy []float64
 		n := float64(rapporKeys)
 		for w := range ws {
@@ -326,7 +338,7 @@ func runRappor(ctx context.Context, cfg Config) (*Result, error) {
 			fpMemo, fpFresh, fpDecoy = append(fpMemo, m), append(fpFresh, f), append(fpDecoy, d)
 			prec, precFresh, precDecoy = append(prec, n/(n+m)), append(precFresh, n/(n+f)), append(precDecoy, n/(n+d))
 		}
-		interFresh := math.Pow(fillB+(1-fillB)*math.Pow(f/2, float64(reloads)), float64(k))
+		interFresh := meanPow(func(b float64) float64 { return b + (1-b)*math.Pow(f/2, float64(reloads)) })
 		inter := fmt.Sprintf("left after intersecting the %d reloads", reloads)
 		pm := clusterPropRow(pre+"precision "+inter+", memoized noise", prec, ones, unit)
 		pf := clusterPropRow(pre+"precision "+inter+", noise fresh per filterload", precFresh, ones, unit)
@@ -334,10 +346,10 @@ func runRappor(ctx context.Context, cfg Config) (*Result, error) {
 		out.Rows = append(out.Rows,
 			Comparison{Quantity: pre + "epsilon", Measured: math.Inf(1), Display: "unbounded: a set bit of B is never cleared", IntervalKind: KindComputed},
 			binomialRow(pre+"the wallet's own elements missed", 0, wallets*reloads*rapporKeys).withNote("bits are only ever set: none can be missed"),
-			clusterPropRow(pre+"false-positive rate of one filter sent", fp, uw, unit).withFormula(fpr).withSource("fill^k, fill = 1 - (1 - fill_B)(1 - f/2)").test(altFactor(1.5)),
+			clusterPropRow(pre+"false-positive rate of one filter sent", fp, uw, unit).withFormula(fpr).withSource("mean over wallets of fill^k, fill = 1 - (1 - fill_B)(1 - f/2)").test(altFactor(1.5)),
 			computedRow(pre+"bandwidth: false-positive transactions per 1,000", 1000*privacy.AnyFormRate(fpr, elementsPerTx)),
 			clusterMeanRow(pre+"false positives "+inter+", memoized noise (per wallet)", fpMemo, ones, true, unit).
-				withFormula(uf*fpr).withSource("|A| fill^k: the reloads repeat one filter").test(altFactor(1.5)),
+				withFormula(uf*fpr).withSource("|A| fill^k, mean over wallets: the reloads repeat one filter").test(altFactor(1.5)),
 			clusterMeanRow(pre+"false positives "+inter+", noise fresh per filterload (per wallet)", fpFresh, ones, true, unit).
 				withFormula(uf*interFresh).withSource("|A| (fill_B + (1 - fill_B)(f/2)^r)^k").test(altFactor(2)),
 			clusterMeanRow(pre+fmt.Sprintf("false positives %s, %d persisted decoys (per wallet)", inter, o.decoys), fpDecoy, ones, true, unit).
