@@ -152,10 +152,16 @@ func runRappor(ctx context.Context, cfg Config) (*Result, error) {
 	for w := range ws {
 		fills[w] = float64(ws[w].base.BitsSet()) / nBits
 	}
-	meanPow := func(fill func(b float64) float64) float64 {
+	// meanRate is the mean over wallets of E[(X/n)^k], X the bits set
+	// when each of the wallet's set bits is reported 1 with probability
+	// a and each clear bit with probability b: exact given the wallets'
+	// filters (the rate at the mean fill misses the noise's own spread,
+	// 7 % at k = 13).
+	meanRate := func(a, b float64) float64 {
 		var s float64
-		for _, b := range fills {
-			s += math.Pow(fill(b), float64(k))
+		for _, fill := range fills {
+			n1 := int(math.Round(fill * nBits))
+			s += expectedPowFill(n1, int(nBits)-n1, a, b, int(k))
 		}
 		return s / float64(len(fills))
 	}
@@ -211,8 +217,7 @@ func runRappor(ctx context.Context, cfg Config) (*Result, error) {
 	one := make([]oneSided, len(rapporOneSided))
 	for oi, f := range rapporOneSided {
 		o := &one[oi]
-		o.decoys = int(math.Round(float64(u) * (meanPow(func(b float64) float64 { return 1 - (1-b)*(1-f/2) }) -
-			meanPow(func(b float64) float64 { return b }))))
+		o.decoys = int(math.Round(float64(u) * (meanRate(1, f/2) - meanRate(1, 0))))
 		for w := range ws {
 			mask := noisy(rng, ws[w].base.Bits(), f/2, 0)
 			var memo, fresh, dec []int
@@ -297,9 +302,7 @@ func runRappor(ctx context.Context, cfg Config) (*Result, error) {
 			}
 			fp = append(fp, s)
 		}
-		fpr := meanPow(func(b float64) float64 {
-			return b*((1-st.f/2)*st.q+st.f/2*st.p) + (1-b)*(st.f/2*st.q+(1-st.f/2)*st.p)
-		})
+		fpr := meanRate((1-st.f/2)*st.q+st.f/2*st.p, st.f/2*st.q+(1-st.f/2)*st.p)
 		reloadsU := make([]float64, wallets)
 		for w := range reloadsU {
 			reloadsU[w] = float64(reloads) * uf
@@ -311,7 +314,7 @@ func runRappor(ctx context.Context, cfg Config) (*Result, error) {
 				withNote("the seeds' formula for h hash functions"),
 			miss,
 			clusterPropRow(pre+"false-positive rate of the filters sent", fp, reloadsU, unit).
-				withFormula(fpr).withSource("mean over wallets of fill^k, fill = P(S = 1)").test(altFactor(1.5)),
+				withFormula(fpr).withSource("mean over wallets of E[(X/n)^k], each bit reported as S reports it").test(altFactor(1.5)),
 			computedRow(pre+"bandwidth: false-positive transactions per 1,000", 1000*privacy.AnyFormRate(fpr, elementsPerTx)).
 				withNote(fmt.Sprintf("%d elements tested per transaction", elementsPerTx)),
 		)
@@ -329,7 +332,7 @@ func runRappor(ctx context.Context, cfg Config) (*Result, error) {
 	for oi, f := range rapporOneSided {
 		o := one[oi]
 		pre := fmt.Sprintf("one-sided f=%g: ", f)
-		fpr := meanPow(func(b float64) float64 { return 1 - (1-b)*(1-f/2) })
+		fpr := meanRate(1, f/2)
 		var fp, fpMemo, fpFresh, fpDecoy, prec, precFresh, precDecoy []float64
 		n := float64(rapporKeys)
 		for w := range ws {
@@ -338,7 +341,7 @@ func runRappor(ctx context.Context, cfg Config) (*Result, error) {
 			fpMemo, fpFresh, fpDecoy = append(fpMemo, m), append(fpFresh, f), append(fpDecoy, d)
 			prec, precFresh, precDecoy = append(prec, n/(n+m)), append(precFresh, n/(n+f)), append(precDecoy, n/(n+d))
 		}
-		interFresh := meanPow(func(b float64) float64 { return b + (1-b)*math.Pow(f/2, float64(reloads)) })
+		interFresh := meanRate(1, math.Pow(f/2, float64(reloads)))
 		inter := fmt.Sprintf("left after intersecting the %d reloads", reloads)
 		pm := clusterPropRow(pre+"precision "+inter+", memoized noise", prec, ones, unit)
 		pf := clusterPropRow(pre+"precision "+inter+", noise fresh per filterload", precFresh, ones, unit)
@@ -346,12 +349,12 @@ func runRappor(ctx context.Context, cfg Config) (*Result, error) {
 		out.Rows = append(out.Rows,
 			Comparison{Quantity: pre + "epsilon", Measured: math.Inf(1), Display: "unbounded: a set bit of B is never cleared", IntervalKind: KindComputed},
 			binomialRow(pre+"the wallet's own elements missed", 0, wallets*reloads*rapporKeys).withNote("bits are only ever set: none can be missed"),
-			clusterPropRow(pre+"false-positive rate of one filter sent", fp, uw, unit).withFormula(fpr).withSource("mean over wallets of fill^k, fill = 1 - (1 - fill_B)(1 - f/2)").test(altFactor(1.5)),
+			clusterPropRow(pre+"false-positive rate of one filter sent", fp, uw, unit).withFormula(fpr).withSource("mean over wallets of E[(X/n)^k], X the bits of B OR M").test(altFactor(1.5)),
 			computedRow(pre+"bandwidth: false-positive transactions per 1,000", 1000*privacy.AnyFormRate(fpr, elementsPerTx)),
 			clusterMeanRow(pre+"false positives "+inter+", memoized noise (per wallet)", fpMemo, ones, true, unit).
-				withFormula(uf*fpr).withSource("|A| fill^k, mean over wallets: the reloads repeat one filter").test(altFactor(1.5)),
+				withFormula(uf*fpr).withSource("|A| E[(X/n)^k], mean over wallets: the reloads repeat one filter").test(altFactor(1.5)),
 			clusterMeanRow(pre+"false positives "+inter+", noise fresh per filterload (per wallet)", fpFresh, ones, true, unit).
-				withFormula(uf*interFresh).withSource("|A| (fill_B + (1 - fill_B)(f/2)^r)^k").test(altFactor(2)),
+				withFormula(uf*interFresh).withSource("|A| E[(X/n)^k], X the bits of B and of all r masks").test(altFactor(2)),
 			clusterMeanRow(pre+fmt.Sprintf("false positives %s, %d persisted decoys (per wallet)", inter, o.decoys), fpDecoy, ones, true, unit).
 				withFormula(float64(o.decoys)).withSource("the decoys: persisted, they survive").test(altFactor(1.5)),
 			pm.withNote("N/(N+F) per wallet"), pf, pd,
@@ -378,6 +381,48 @@ func runRappor(ctx context.Context, cfg Config) (*Result, error) {
 		}}
 	out.Charts = append([]privacy.Chart{missChart, precChart}, aggCharts...)
 	return out, nil
+}
+
+// expectedPowFill returns E[(X/n)^k] for X = Bin(n1, a) + Bin(n0, b), n
+// = n1 + n0: the expected rate of a filter whose n1 set bits are kept
+// with probability a and n0 clear bits set with probability b.
+func expectedPowFill(n1, n0 int, a, b float64, k int) float64 {
+	pmf := func(n int, p float64) []float64 {
+		out := make([]float64, n+1)
+		for x := range out {
+			lg1, _ := math.Lgamma(float64(n + 1))
+			lg2, _ := math.Lgamma(float64(x + 1))
+			lg3, _ := math.Lgamma(float64(n - x + 1))
+			switch {
+			case p <= 0:
+				if x == 0 {
+					out[x] = 1
+				}
+			case p >= 1:
+				if x == n {
+					out[x] = 1
+				}
+			default:
+				out[x] = math.Exp(lg1 - lg2 - lg3 + float64(x)*math.Log(p) + float64(n-x)*math.Log1p(-p))
+			}
+		}
+		return out
+	}
+	p1, p0 := pmf(n1, a), pmf(n0, b)
+	n := float64(n1 + n0)
+	var e float64
+	for x1, q1 := range p1 {
+		if q1 < 1e-300 {
+			continue
+		}
+		for x0, q0 := range p0 {
+			if q0 < 1e-300 {
+				continue
+			}
+			e += q1 * q0 * math.Pow(float64(x1+x0)/n, float64(k))
+		}
+	}
+	return e
 }
 
 // epsList formats f and epsilon pairs.
