@@ -224,6 +224,9 @@ func TestPrivacyExperimentCLI(t *testing.T) {
 		{name: "unknown", args: []string{"privacy", "experiment", "bogus"}, wantCode: 2, wantErrSub: "want one of bitcoinj-sizing"},
 		{name: "no name", args: []string{"privacy", "experiment"}, wantCode: 2, wantErrSub: "give one experiment NAME: bitcoinj-sizing"},
 		{name: "negative trials", args: []string{"privacy", "experiment", "single-filter", "--trials", "-1"}, wantCode: 2, wantErrSub: "must not be negative"},
+		{name: "csv", args: append([]string{"privacy", "experiment", "bitcoinj-sizing", "--csv", "--seed", "4"}, small...),
+			wantOutSub: []string{"experiment,seed,quantity,measured", "bitcoinj-sizing,4,filter bytes,1269", ",binomial,"}},
+		{name: "json and csv", args: []string{"privacy", "experiment", "bitcoinj-sizing", "--json", "--csv"}, wantCode: 2, wantErrSub: "choose one"},
 	})
 	// An experiment's figure is synthetic, made to be shared: readable by
 	// all (an analysis of a real transcript stays 0600:
