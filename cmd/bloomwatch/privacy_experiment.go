@@ -75,7 +75,7 @@ func newPrivacyExperimentCmd() *cobra.Command {
 	f.BoolVar(&o.asCSV, "csv", false, "print the rows as CSV (one line per row, the seed on each)")
 	f.StringVar(&o.png, "png", "", "draw the experiment's charts to this PNG file")
 	f.StringVar(&o.svg, "svg", "", "draw the experiment's charts to this SVG file")
-	f.StringVar(&o.transcripts, "transcripts", "", "write one transcript per wallet session into this directory (population)")
+	f.StringVar(&o.transcripts, "transcripts", "", "write one transcript per wallet session, and the chain's candidates ("+experiments.UniverseFileName+"), into this directory (population)")
 	f.StringVar(&o.progress, "progress", progress.Auto, "progress on stderr: auto (bar on a terminal, lines otherwise), bar, lines or none")
 	return cmd
 }
@@ -144,8 +144,10 @@ func (o *privacyExperimentOptions) run(cmd *cobra.Command, args []string) error 
 		Keys: o.keys, Filters: o.filters, KeyStep: o.keyStep, FPRate: o.fpRate, Wallets: o.wallets, Peers: o.peers,
 		HashFuncs: o.hashFuncs, Progress: prog.Report}
 	var sessions []*experiments.Session
+	var pop *experiments.Population
 	if o.transcripts != "" {
 		cfg.Sessions = func(s *experiments.Session) { sessions = append(sessions, s) }
+		cfg.Population = func(p *experiments.Population) { pop = p }
 	}
 	start := time.Now()
 	res, err := experiments.Run(cmd.Context(), args[0], cfg)
@@ -180,6 +182,9 @@ func (o *privacyExperimentOptions) run(cmd *cobra.Command, args []string) error 
 	}
 	if o.transcripts != "" {
 		if err := experiments.WriteTranscripts(o.transcripts, sessions, experimentFileMode); err != nil {
+			return fmt.Errorf("privacy experiment %s: --transcripts: %w", args[0], err)
+		}
+		if err := experiments.WriteUniverse(o.transcripts, pop, experimentFileMode); err != nil {
 			return fmt.Errorf("privacy experiment %s: --transcripts: %w", args[0], err)
 		}
 	}

@@ -307,6 +307,10 @@ func TestPrivacyResearchExperimentsCLI(t *testing.T) {
 	if err != nil || len(recs) < 2 || recs[0].Kind != transcript.KindFilterLoad {
 		t.Fatalf("transcript %s: %d records, %v", files[0], len(recs), err)
 	}
+	// The chain's candidates beside them, for a crawl elsewhere (beam/).
+	if chain, err := readElementFile("universe", filepath.Join(tr, experiments.UniverseFileName)); err != nil || len(chain) < 1000 {
+		t.Errorf("%s: %d candidates, %v", experiments.UniverseFileName, len(chain), err)
+	}
 	// A session transcript, getdata records and all, goes through the
 	// analyzer.
 	code, out, errOut := runCLI(t, []string{"privacy", "analyze", "--transcript", files[0], "--synthetic", "1000", "--attacks", "none"})

@@ -94,17 +94,9 @@ func CrawlProgress(ctx context.Context, p *Population, sessions []*Session, back
 		v.Chain = append(v.Chain, key >= 0)
 		v.KeyID = append(v.KeyID, key)
 		for j, s := range sessions {
-			if !h.Any.Has(j) {
-				continue
+			if CrawlTest(v.Filters[j], s.BothForms, &h, j) {
+				v.Sets[j] = append(v.Sets[j], id)
 			}
-			if s.BothForms {
-				if len(h.Candidate.Forms) < 2 || !h.All.Has(j) {
-					continue
-				}
-			} else if !v.Filters[j].Matches(h.Candidate.Forms[0]) {
-				continue
-			}
-			v.Sets[j] = append(v.Sets[j], id)
 		}
 	}
 	v.Rate = make([][3]float64, len(sessions))
@@ -112,12 +104,7 @@ func CrawlProgress(ctx context.Context, p *Population, sessions []*Session, back
 	v.BothForms = make([]bool, len(sessions))
 	for j, s := range sessions {
 		v.BothForms[j] = s.BothForms
-		f := v.Filters[j].CurrentFPRate()
-		if s.BothForms {
-			v.Rate[j] = [3]float64{0, 0, f * f}
-		} else {
-			v.Rate[j] = [3]float64{0, f, f}
-		}
+		v.Rate[j] = CrawlRates(v.Filters[j], s.BothForms)
 		w := p.Wallets[s.Wallet]
 		for i := range s.Loads[0].Keys {
 			if i >= len(w.KeyIDs) || w.KeyIDs[i] < 0 {
@@ -133,6 +120,33 @@ func CrawlProgress(ctx context.Context, p *Population, sessions []*Session, back
 		}
 	}
 	return v, nil
+}
+
+// CrawlTest is the crawler's test of a scanned candidate against filter
+// f, the scan's filter j: with the both-forms test (bothForms) the hit
+// must carry two forms and match f through every one (h.All), otherwise
+// its primary form must match f. A hit of a scan that did not hold f as
+// filter j gives a meaningless answer.
+func CrawlTest(f *bip37.Filter, bothForms bool, h *privacy.Hit, j int) bool {
+	if !h.Any.Has(j) {
+		return false
+	}
+	if bothForms {
+		return len(h.Candidate.Forms) >= 2 && h.All.Has(j)
+	}
+	return f.Matches(h.Candidate.Forms[0])
+}
+
+// CrawlRates returns the crawler's test rate of filter f for a
+// candidate of F forms that is not its wallet's, by F: f^2 for the
+// both-forms test (which a one-form candidate never passes), f for the
+// primary form alone, with f = f.CurrentFPRate().
+func CrawlRates(f *bip37.Filter, bothForms bool) [3]float64 {
+	r := f.CurrentFPRate()
+	if bothForms {
+		return [3]float64{0, 0, r * r}
+	}
+	return [3]float64{0, r, r}
 }
 
 // scanChunkMin is the smallest chunk scanChunks scans at once.
@@ -277,7 +291,16 @@ func (r LinkRule) String() string {
 // Link groups the sessions into wallets by rule: group[j] is the group of
 // session j (the smallest session index in it).
 func (v *CrawlerView) Link(sessions []*Session, overlaps []Overlap, rule LinkRule) []int {
-	parent := make([]int, len(sessions))
+	return LinkGroups(len(sessions), overlaps, func(o Overlap) bool {
+		return rule != LinkSignificant || v.significant(o)
+	})
+}
+
+// LinkGroups groups n sessions by the overlaps merge accepts (the
+// union of every accepted pair, transitively): group[j] is the group of
+// session j, the smallest session index in it.
+func LinkGroups(n int, overlaps []Overlap, merge func(Overlap) bool) []int {
+	parent := make([]int, n)
 	for i := range parent {
 		parent[i] = i
 	}
@@ -289,7 +312,7 @@ func (v *CrawlerView) Link(sessions []*Session, overlaps []Overlap, rule LinkRul
 		return x
 	}
 	for _, o := range overlaps {
-		if rule == LinkSignificant && !v.significant(o) {
+		if !merge(o) {
 			continue
 		}
 		a, b := find(o.I), find(o.J)
@@ -297,7 +320,7 @@ func (v *CrawlerView) Link(sessions []*Session, overlaps []Overlap, rule LinkRul
 			parent[max(a, b)] = min(a, b)
 		}
 	}
-	out := make([]int, len(sessions))
+	out := make([]int, n)
 	for i := range out {
 		out[i] = find(i)
 	}
@@ -305,31 +328,48 @@ func (v *CrawlerView) Link(sessions []*Session, overlaps []Overlap, rule LinkRul
 }
 
 // significant reports whether an overlap is improbable by chance, using
-// only what the crawler knows: the filters' rates, each wallet's size
-// estimated from its filter (WalletSize), and the universe.
+// only what the crawler knows (SignificantOverlap).
 func (v *CrawlerView) significant(o Overlap) bool {
+	return SignificantOverlap(o.Common, v.FormCounts, v.Rate[o.I], v.Rate[o.J], v.WalletSize(o.I), v.WalletSize(o.J))
+}
+
+// SignificantOverlap is LinkSignificant's test of an overlap of common
+// candidates between the match sets of two filters, from what the
+// crawler knows: the universe's candidates by form count, the filters'
+// test rates (CrawlRates) and their wallets' sizes estimated from the
+// filters (CrawlWalletSize). It reports P(Poisson(lambda) >= common) <
+// LinkAlpha, lambda the overlap expected by chance: candidates of
+// neither wallet matching both filters, and each wallet's own matching
+// the other's filter.
+func SignificantOverlap(common int, formCounts [3]uint64, rateI, rateJ [3]float64, sizeI, sizeJ float64) bool {
 	var lambda float64
-	mi, mj := v.WalletSize(o.I), v.WalletSize(o.J)
-	for f := 1; f < len(v.FormCounts); f++ {
-		ri, rj := v.Rate[o.I][f], v.Rate[o.J][f]
-		lambda += float64(v.FormCounts[f]) * ri * rj
-		lambda += mi*rj + mj*ri
+	for f := 1; f < len(formCounts); f++ {
+		ri, rj := rateI[f], rateJ[f]
+		lambda += float64(formCounts[f]) * ri * rj
+		lambda += sizeI*rj + sizeJ*ri
 	}
-	return poissonTail(uint64(o.Common), lambda) < LinkAlpha
+	return poissonTail(uint64(common), lambda) < LinkAlpha
 }
 
 // WalletSize is the crawler's estimate of the candidates filter j's
-// wallet holds: the elements the filter's bits imply (bip37's m^, halved
-// for a filter of public keys and hashes), at most its match set's size.
+// wallet holds (CrawlWalletSize).
 func (v *CrawlerView) WalletSize(j int) float64 {
-	est := v.Filters[j].EstimatedElements()
-	if v.BothForms[j] {
+	return CrawlWalletSize(v.Filters[j], v.BothForms[j], len(v.Sets[j]))
+}
+
+// CrawlWalletSize is the crawler's estimate of the candidates filter f's
+// wallet holds: the elements the filter's bits imply (bip37's m^, halved
+// for a filter of public keys and hashes, bothForms), at most matches,
+// the size of its match set.
+func CrawlWalletSize(f *bip37.Filter, bothForms bool, matches int) float64 {
+	est := f.EstimatedElements()
+	if bothForms {
 		est /= 2
 	}
 	if math.IsNaN(est) || math.IsInf(est, 0) {
 		est = math.Inf(1)
 	}
-	return math.Min(est, float64(len(v.Sets[j])))
+	return math.Min(est, float64(matches))
 }
 
 // poissonTail returns P(X >= c) for X ~ Poisson(lambda).

@@ -84,6 +84,9 @@ func runPopulation(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	cfg.progress(stageChain, 1, 1)
+	if cfg.Population != nil {
+		cfg.Population(pop)
+	}
 	sessions, err := pop.SimulateProgress(ClientOptions{}, cfg.progress)
 	if err != nil {
 		return nil, err

@@ -56,6 +56,9 @@ type Config struct {
 	// Sessions, when set, is given every client session a population
 	// experiment simulated, with its transcript, in order.
 	Sessions func(*Session)
+	// Population, when set, is given the population a population
+	// experiment built, once, before its sessions.
+	Population func(*Population)
 }
 
 // ProgressFunc is told that a run's stage has done done of total units
