@@ -172,18 +172,39 @@ func scaled(v []float64, f float64) []float64 {
 // countLinks links the sessions by rule and counts the pairs of sessions
 // merged into one group: of different wallets (wrong) and of one wallet.
 func countLinks(v *CrawlerView, sessions []*Session, overlaps []Overlap, rule LinkRule) linkCount {
-	groups := v.Link(sessions, overlaps, rule)
-	var c linkCount
-	for a := range sessions {
-		for b := a + 1; b < len(sessions); b++ {
+	wallets := make([]int, len(sessions))
+	for j, s := range sessions {
+		wallets[j] = s.Wallet
+	}
+	c := CountLinks(v.Link(sessions, overlaps, rule), wallets, overlaps)
+	return linkCount{wrong: c.Wrong, sameLinked: c.SameLinked, samePairs: c.SamePairs}
+}
+
+// LinkCounts is what a linking did to the pairs of sessions, scored
+// against their wallets.
+type LinkCounts struct {
+	// Wrong counts the pairs of sessions of different wallets that the
+	// linking put in one group and whose match sets overlap (the wrong
+	// merges); SameLinked the pairs of sessions of one wallet it put in
+	// one group, of SamePairs such pairs.
+	Wrong, SameLinked, SamePairs int
+}
+
+// CountLinks scores a linking: groups[j] is session j's group (Link,
+// LinkGroups), wallets[j] its wallet, overlaps every overlapping pair
+// ordered by (I, J).
+func CountLinks(groups, wallets []int, overlaps []Overlap) LinkCounts {
+	var c LinkCounts
+	for a := range groups {
+		for b := a + 1; b < len(groups); b++ {
 			same := groups[a] == groups[b]
-			if sessions[a].Wallet == sessions[b].Wallet {
-				c.samePairs++
+			if wallets[a] == wallets[b] {
+				c.SamePairs++
 				if same {
-					c.sameLinked++
+					c.SameLinked++
 				}
 			} else if same && directlyOverlap(overlaps, a, b) {
-				c.wrong++
+				c.Wrong++
 			}
 		}
 	}
