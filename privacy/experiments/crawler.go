@@ -29,6 +29,9 @@ type CrawlerView struct {
 	Filters []*bip37.Filter
 	// Sets[j] lists the candidate ids matching filter j, sorted.
 	Sets [][]int32
+	// Candidates[c] is candidate c: every candidate some filter's scan
+	// hit, in the order the scan returned them.
+	Candidates []privacy.Candidate
 	// Owner[c] is the owner of candidate c: a wallet index, or -1 for a
 	// background user or a synthetic candidate.
 	Owner []int32
@@ -89,6 +92,7 @@ func CrawlProgress(ctx context.Context, p *Population, sessions []*Session, back
 		if key >= 0 {
 			owner = max(p.Keys[key].Owner, -1)
 		}
+		v.Candidates = append(v.Candidates, h.Candidate)
 		v.Owner = append(v.Owner, owner)
 		v.Forms = append(v.Forms, uint8(len(h.Candidate.Forms)))
 		v.Chain = append(v.Chain, key >= 0)
