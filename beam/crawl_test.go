@@ -1,0 +1,392 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/experiments"
+	"github.com/bloomwatch/bloomwatch/transcript"
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	beam.Init()
+	os.Exit(m.Run())
+}
+
+// population writes a population's transcripts and chain universe into
+// a new directory and returns it with the population and its sessions.
+func population(t *testing.T, cfg experiments.PopulationConfig) (string, *experiments.Population, []*experiments.Session) {
+	t.Helper()
+	pop, err := experiments.NewPopulation(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessions, err := pop.Simulate(experiments.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := experiments.WriteTranscripts(dir, sessions, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := experiments.WriteUniverse(dir, pop, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir, pop, sessions
+}
+
+// crawlOutput is what a crawl wrote, by session name.
+type crawlOutput struct {
+	sets     map[string][]string
+	overlaps map[[2]string]int
+	// groups lists each rule's groups as sorted names, sorted.
+	anyGroups, sigGroups [][]string
+	sum                  summary
+	stderr               string
+}
+
+// runCrawl runs the crawl with o and reads its outputs back.
+func runCrawl(t *testing.T, o *options) *crawlOutput {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if err := crawl(context.Background(), o, &stdout, &stderr); err != nil {
+		t.Fatalf("crawl: %v\n%s", err, stderr.String())
+	}
+	t.Logf("%s%s", stderr.String(), stdout.String())
+	ctx := context.Background()
+	ss, err := readLines[session](ctx, sessionsPath(joinPath(o.out, planSubdir)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := &crawlOutput{sets: map[string][]string{}, overlaps: map[[2]string]int{}, stderr: stderr.String()}
+	lines, err := readLines[matchSetLine](ctx, joinPath(o.out, matchesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range lines {
+		name := ss[l.Session].Name
+		if _, dup := out.sets[name]; dup {
+			t.Fatalf("%s: two match-set lines", name)
+		}
+		out.sets[name] = l.Matches
+	}
+	ols, err := readLines[overlapLine](ctx, joinPath(o.out, overlapsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ol := range ols {
+		out.overlaps[[2]string{ss[ol.I].Name, ss[ol.J].Name}] = ol.Common
+	}
+	links, err := readLines[linkLine](ctx, joinPath(o.out, linkingFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	anyG, sigG := make([]int, len(links)), make([]int, len(links))
+	names := make([]string, len(links))
+	for i, l := range links {
+		if l.Session != i {
+			t.Fatalf("linking line %d is session %d", i, l.Session)
+		}
+		anyG[i], sigG[i], names[i] = l.AnyGroup, l.SigGroup, l.Name
+	}
+	out.anyGroups, out.sigGroups = partition(names, anyG), partition(names, sigG)
+	sums, err := readLines[summary](ctx, joinPath(o.out, summaryFile))
+	if err != nil || len(sums) != 1 {
+		t.Fatalf("summary: %v", err)
+	}
+	out.sum = sums[0]
+	return out
+}
+
+// partition returns the groups of names as sorted lists, sorted.
+func partition(names []string, groups []int) [][]string {
+	by := map[int][]string{}
+	for i, g := range groups {
+		by[g] = append(by[g], names[i])
+	}
+	var out [][]string
+	for _, ns := range by {
+		slices.Sort(ns)
+		out = append(out, ns)
+	}
+	slices.SortFunc(out, func(a, b []string) int { return strings.Compare(a[0], b[0]) })
+	return out
+}
+
+// inProcessCrawl is the population experiment's crawl of the same
+// population, in this process, as the output of runCrawl.
+func inProcessCrawl(t *testing.T, pop *experiments.Population, sessions []*experiments.Session, background, seed uint64) (*crawlOutput, *experiments.CrawlerView) {
+	t.Helper()
+	v, err := experiments.Crawl(context.Background(), pop, sessions, background, seed, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := &crawlOutput{sets: map[string][]string{}, overlaps: map[[2]string]int{}}
+	names := make([]string, len(sessions))
+	for j, s := range sessions {
+		names[j] = s.TranscriptName()
+		if len(v.Sets[j]) == 0 {
+			continue
+		}
+		var set []string
+		for _, c := range v.Sets[j] {
+			set = append(set, candKey(v.Candidates[c]))
+		}
+		slices.Sort(set)
+		out.sets[names[j]] = set
+	}
+	overlaps := v.Overlaps(sessions)
+	for _, o := range overlaps {
+		a, b := names[o.I], names[o.J]
+		if a > b {
+			a, b = b, a
+		}
+		out.overlaps[[2]string{a, b}] = o.Common
+	}
+	out.anyGroups = partition(names, v.Link(sessions, overlaps, experiments.LinkAnyOverlap))
+	out.sigGroups = partition(names, v.Link(sessions, overlaps, experiments.LinkSignificant))
+	return out, v
+}
+
+// compareCrawls fails the test where the two crawls differ.
+func compareCrawls(t *testing.T, what string, got, want *crawlOutput) {
+	t.Helper()
+	if len(got.sets) != len(want.sets) {
+		t.Errorf("%s: %d sessions with a match, want %d", what, len(got.sets), len(want.sets))
+	}
+	matches := 0
+	for name, w := range want.sets {
+		matches += len(w)
+		if g := got.sets[name]; !slices.Equal(g, w) {
+			t.Errorf("%s: %s: %d matches, want %d (first difference in %v vs %v)", what, name, len(g), len(w), head(g), head(w))
+		}
+	}
+	if len(got.overlaps) != len(want.overlaps) {
+		t.Errorf("%s: %d overlapping pairs, want %d", what, len(got.overlaps), len(want.overlaps))
+	}
+	for k, w := range want.overlaps {
+		if g, ok := got.overlaps[k]; !ok || g != w {
+			t.Errorf("%s: overlap %v: %d common, want %d", what, k, g, w)
+		}
+	}
+	if !slices.EqualFunc(got.anyGroups, want.anyGroups, slices.Equal) {
+		t.Errorf("%s: groups by any overlap differ: %d vs %d groups", what, len(got.anyGroups), len(want.anyGroups))
+	}
+	if !slices.EqualFunc(got.sigGroups, want.sigGroups, slices.Equal) {
+		t.Errorf("%s: groups by significant overlap differ: %d vs %d groups", what, len(got.sigGroups), len(want.sigGroups))
+	}
+	t.Logf("%s: %d matches in %d sets, %d overlapping pairs, %d / %d groups", what, matches, len(want.sets), len(want.overlaps),
+		len(want.anyGroups), len(want.sigGroups))
+}
+
+// head returns the first elements of xs.
+func head(xs []string) []string { return xs[:min(2, len(xs))] }
+
+// TestPipelineEqualsExperiment (issue 31 item 3): the pipeline on Prism,
+// embedded, over a population of 102 wallets and 10^7 + its chain's
+// candidates, cut into several groups of filters and ranges of both the
+// element file and the synthetic candidates, finds exactly the match
+// sets, overlaps and wallet groups (both rules) of the population
+// experiment's crawler run in this process, and its summary scores them
+// as the experiment's CountLinks does.
+func TestPipelineEqualsExperiment(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scans 10^7 candidates twice")
+	}
+	const background, seed = 10_000_000, 7
+	dir, pop, sessions := population(t, experiments.PopulationConfig{Seed: 3, WalletsPerKind: 34, Blocks: 120})
+	if len(pop.Wallets) < 100 {
+		t.Fatalf("%d wallets", len(pop.Wallets))
+	}
+	want, v := inProcessCrawl(t, pop, sessions, background, seed)
+	o := &options{transcripts: dir, universe: filepath.Join(dir, experiments.UniverseFileName), synthetic: background, seed: seed,
+		pubKeys: true, out: t.TempDir(), bothForms: bothAuto, groupBytes: 32 << 10, rangeN: 2_500_000, rangeBytes: 300 << 10,
+		maxHits: privacy.DefaultMaxHits, every: 200 * time.Millisecond}
+	start := time.Now()
+	got := runCrawl(t, o)
+	elapsed := time.Since(start)
+	compareCrawls(t, "prism vs experiment", got, want)
+	if len(want.overlaps) == 0 || len(want.anyGroups) == len(sessions) {
+		t.Error("no session overlaps another: the comparison of groups says nothing")
+	}
+	if got.sum.Candidates < background || got.sum.OneForm != v.FormCounts[1] || got.sum.TwoForms != v.FormCounts[2] {
+		t.Errorf("summary counts %d candidates (%d + %d), the experiment %v", got.sum.Candidates, got.sum.OneForm, got.sum.TwoForms, v.FormCounts)
+	}
+	wallets := make([]int, len(sessions))
+	for j, s := range sessions {
+		wallets[j] = s.Wallet
+	}
+	overlaps := v.Overlaps(sessions)
+	for i, rule := range []experiments.LinkRule{experiments.LinkAnyOverlap, experiments.LinkSignificant} {
+		c := experiments.CountLinks(v.Link(sessions, overlaps, rule), wallets, overlaps)
+		r := got.sum.Rules[i]
+		if r.Rule != rule.String() || r.Wrong == nil || *r.Wrong != c.Wrong || *r.SameLinked != c.SameLinked || *r.SamePairs != c.SamePairs {
+			t.Errorf("summary %s: %+v, the experiment %+v", rule, r, c)
+		}
+	}
+	seen := map[int]bool{}
+	for _, s := range sessions {
+		seen[s.Wallet] = true
+	}
+	if got.sum.Wallets != len(seen) || got.sum.Sessions != len(sessions) {
+		t.Errorf("summary: %d wallets, %d sessions; the population's sessions: %d wallets, %d sessions",
+			got.sum.Wallets, got.sum.Sessions, len(seen), len(sessions))
+	}
+	if !strings.Contains(got.stderr, "on Beam runner prism") || !strings.Contains(got.stderr, "probes in") {
+		t.Errorf("stderr %q", got.stderr)
+	}
+	if elapsed > 10*o.every && !strings.Contains(got.stderr, "shards scanned") {
+		t.Errorf("no progress line in %s at one every %s: %q", elapsed, o.every, got.stderr)
+	}
+}
+
+// TestInProcessEqualsPipeline: --in-process, the baseline the pipeline
+// is timed against, writes what the pipeline writes.
+func TestInProcessEqualsPipeline(t *testing.T) {
+	dir, _, _ := population(t, experiments.PopulationConfig{Seed: 4, WalletsPerKind: 4, Blocks: 100})
+	base := options{transcripts: dir, universe: filepath.Join(dir, experiments.UniverseFileName), synthetic: 200_000, seed: 2,
+		pubKeys: true, bothForms: bothAuto, groupBytes: 4 << 10, rangeN: 70_000, rangeBytes: 100 << 10, maxHits: privacy.DefaultMaxHits}
+	pipe, local := base, base
+	pipe.out, local.out, local.inProcess = t.TempDir(), t.TempDir(), true
+	got, want := runCrawl(t, &pipe), runCrawl(t, &local)
+	compareCrawls(t, "prism vs in-process", got, want)
+	if g, w := jsonOf(t, got.sum), jsonOf(t, want.sum); g != w {
+		t.Errorf("summaries differ:\n%s\n%s", g, w)
+	}
+	if !strings.Contains(want.stderr, "this process, without Beam") {
+		t.Errorf("in-process stderr %q", want.stderr)
+	}
+}
+
+// TestLineRanges: the byte ranges of an element file read each line
+// exactly once, whatever the cuts (at a line's start, inside it, at its
+// newline, past the end).
+func TestLineRanges(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var lines []string
+	var b strings.Builder
+	for i := range 500 {
+		l := strings.Repeat(fmt.Sprintf("%x", i), 1+rng.IntN(30))
+		if i%17 == 0 {
+			l = "# a comment"
+		}
+		lines = append(lines, l)
+		b.WriteString(l + "\n")
+	}
+	b.WriteString("last-line-without-newline")
+	lines = append(lines, "last-line-without-newline")
+	path := filepath.Join(t.TempDir(), "u")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	size := int64(b.Len())
+	for _, step := range []int64{1, 2, 7, 40, 333, size - 1, size, size + 10} {
+		var got []string
+		for lo := int64(0); lo < size; lo += step {
+			r, err := openLineRange(context.Background(), path, lo, min(size, lo+step))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if _, err := buf.ReadFrom(r); err != nil {
+				t.Fatal(err)
+			}
+			_ = r.Close()
+			if s := buf.String(); s != "" {
+				got = append(got, strings.Split(strings.TrimSuffix(s, "\n"), "\n")...)
+			}
+		}
+		if !slices.Equal(got, lines) {
+			t.Fatalf("ranges of %d bytes: %d lines, want %d", step, len(got), len(lines))
+		}
+	}
+}
+
+// TestBadInput: bad options and transcripts are usage errors (exit 2)
+// that write nothing.
+func TestBadInput(t *testing.T) {
+	good := func() *options {
+		return &options{transcripts: t.TempDir(), out: filepath.Join(t.TempDir(), "out"), synthetic: 10, bothForms: bothAuto,
+			groupBytes: 1, rangeN: 1, rangeBytes: 1}
+	}
+	bad := filepath.Join(t.TempDir(), "bad")
+	if err := os.MkdirAll(bad, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bad, "x.jsonl"), []byte("{not json\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	noLoad := filepath.Join(t.TempDir(), "noload")
+	if err := os.MkdirAll(noLoad, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(noLoad, "x.jsonl"), []byte(`{"v":2,"seq":1,"time":"2026-01-01T00:00:00Z","peer":"p","height":1,"kind":"filterclear"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ok := filepath.Join(t.TempDir(), "ok")
+	f, err := bip37.NewFilter(10, 0.001, 1, bip37.UpdateNone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := experiments.WriteTranscripts(ok, []*experiments.Session{{Wallet: 1, Kind: experiments.KindBloomwatch,
+		Records: []transcript.Record{{Seq: 1, Peer: "p", Kind: transcript.KindFilterLoad, Filter: f.Serialize()}}}}, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		edit func(*options)
+		want string
+	}{
+		{"no transcripts flag", func(o *options) { o.transcripts = "" }, "--transcripts is required"},
+		{"no out", func(o *options) { o.out = "" }, "--out is required"},
+		{"no universe", func(o *options) { o.synthetic = 0 }, "give --universe"},
+		{"seed without synthetic", func(o *options) { o.synthetic, o.universe, o.seedSet = 0, "u", true }, "go with --synthetic"},
+		{"both forms", func(o *options) { o.bothForms = "some" }, "--both-forms"},
+		{"zero range", func(o *options) { o.rangeN = 0 }, "must be positive"},
+		{"negative workers", func(o *options) { o.workers = -1 }, "must not be negative"},
+		{"empty transcripts", func(*options) {}, "no *.jsonl transcript"},
+		{"malformed transcript", func(o *options) { o.transcripts = bad }, "x.jsonl"},
+		{"no filterload", func(o *options) { o.transcripts = noLoad }, "x.jsonl"},
+		{"missing universe", func(o *options) { o.transcripts, o.universe = ok, filepath.Join(bad, "none") }, "--universe"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			o := good()
+			tc.edit(o)
+			err := o.check()
+			if err == nil {
+				err = crawl(context.Background(), o, &bytes.Buffer{}, &bytes.Buffer{})
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), ErrUsage.Error()) {
+				t.Fatalf("err %v, want a usage error with %q", err, tc.want)
+			}
+			if _, err := os.Stat(o.out); err == nil {
+				t.Errorf("%s written", o.out)
+			}
+		})
+	}
+}
+
+// jsonOf returns v as JSON.
+func jsonOf(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
