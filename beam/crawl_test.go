@@ -7,7 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -67,13 +69,21 @@ func runCrawl(t *testing.T, o *options) *crawlOutput {
 		t.Fatalf("crawl: %v\n%s", err, stderr.String())
 	}
 	t.Logf("%s%s", stderr.String(), stdout.String())
+	out := readCrawl(t, o.out)
+	out.stderr = stderr.String()
+	return out
+}
+
+// readCrawl reads the outputs of a crawl under dir.
+func readCrawl(t *testing.T, dir string) *crawlOutput {
+	t.Helper()
 	ctx := context.Background()
-	ss, err := readLines[session](ctx, sessionsPath(joinPath(o.out, planSubdir)))
+	ss, err := readLines[session](ctx, sessionsPath(joinPath(dir, planSubdir)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := &crawlOutput{sets: map[string][]string{}, overlaps: map[[2]string]int{}, stderr: stderr.String()}
-	lines, err := readLines[matchSetLine](ctx, joinPath(o.out, matchesFile))
+	out := &crawlOutput{sets: map[string][]string{}, overlaps: map[[2]string]int{}}
+	lines, err := readLines[matchSetLine](ctx, joinPath(dir, matchesFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,14 +94,14 @@ func runCrawl(t *testing.T, o *options) *crawlOutput {
 		}
 		out.sets[name] = l.Matches
 	}
-	ols, err := readLines[overlapLine](ctx, joinPath(o.out, overlapsFile))
+	ols, err := readLines[overlapLine](ctx, joinPath(dir, overlapsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, ol := range ols {
 		out.overlaps[[2]string{ss[ol.I].Name, ss[ol.J].Name}] = ol.Common
 	}
-	links, err := readLines[linkLine](ctx, joinPath(o.out, linkingFile))
+	links, err := readLines[linkLine](ctx, joinPath(dir, linkingFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +114,7 @@ func runCrawl(t *testing.T, o *options) *crawlOutput {
 		anyG[i], sigG[i], names[i] = l.AnyGroup, l.SigGroup, l.Name
 	}
 	out.anyGroups, out.sigGroups = partition(names, anyG), partition(names, sigG)
-	sums, err := readLines[summary](ctx, joinPath(o.out, summaryFile))
+	sums, err := readLines[summary](ctx, joinPath(dir, summaryFile))
 	if err != nil || len(sums) != 1 {
 		t.Fatalf("summary: %v", err)
 	}
@@ -389,4 +399,148 @@ func jsonOf(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// onlyLoopback reports whether every network interface up is a loopback
+// one (the loopback-only namespace).
+func onlyLoopback(t *testing.T) bool {
+	t.Helper()
+	ifs, err := net.Interfaces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range ifs {
+		if i.Flags&net.FlagUp != 0 && i.Flags&net.FlagLoopback == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// freePort returns a TCP port free on 127.0.0.1 a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// waitPort waits until 127.0.0.1:port accepts a connection or the
+// deadline passes.
+func waitPort(t *testing.T, port int, deadline time.Duration, what string) {
+	t.Helper()
+	end := time.Now().Add(deadline)
+	for {
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
+		if err == nil {
+			_ = c.Close()
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatalf("%s does not listen on 127.0.0.1:%d after %s: %v", what, port, deadline, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// startServer starts a long-running child that the test stops at its
+// end, its output in dir/name.log.
+func startServer(t *testing.T, dir, name string, args ...string) {
+	t.Helper()
+	log, err := os.Create(filepath.Join(dir, name+".log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		_ = log.Close()
+		if t.Failed() {
+			b, _ := os.ReadFile(log.Name())
+			t.Logf("%s's log:\n%s", name, b)
+		}
+	})
+}
+
+// workerPoolPort is the port the Go SDK's boot loader serves its worker
+// pool on (container/boot.go: pool.New(ctx, 50000, ...)): fixed, on
+// every interface.
+const workerPoolPort = 50000
+
+// TestJobServer (issue 31 item 2) sends the crawl the way it goes to a
+// Flink or Spark job server: the runner "universal" with --endpoint, to
+// a job server of its own process (Beam's Prism, built from the module
+// cache: no Flink or Spark job server can be had here), whose workers run
+// in a worker pool of another process (the Go SDK's boot loader with
+// --worker_pool, the EXTERNAL environment Flink's Beam deployments use),
+// which fetches the staged worker binary (this crawl, --worker_binary
+// defaulted to itself) from the job server and runs it. The outputs
+// equal --in-process's. Prism and the worker pool listen on every
+// interface: the test runs only in a network namespace with nothing but
+// loopback (.ci/run's, or /work/shared/tools/loopback-only).
+func TestJobServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds three binaries")
+	}
+	if !onlyLoopback(t) {
+		t.Skip("Prism and the worker pool listen on every interface: run inside the loopback-only namespace")
+	}
+	bin := t.TempDir()
+	build := exec.Command("go", "build", "-o", bin+string(filepath.Separator), ".",
+		"github.com/apache/beam/sdks/v2/go/cmd/prism", "github.com/apache/beam/sdks/v2/go/container")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	work := t.TempDir()
+	jobPort := freePort(t)
+	startServer(t, work, "prism", filepath.Join(bin, "prism"), "--job_port", fmt.Sprint(jobPort), "--serve_http=false")
+	startServer(t, work, "pool", filepath.Join(bin, "container"), "--worker_pool")
+	waitPort(t, jobPort, 2*time.Minute, "the Prism job server")
+	waitPort(t, workerPoolPort, 2*time.Minute, "the worker pool")
+
+	dir, _, _ := population(t, experiments.PopulationConfig{Seed: 6, WalletsPerKind: 4, Blocks: 100})
+	args := []string{"--transcripts", dir, "--universe", filepath.Join(dir, experiments.UniverseFileName), "--synthetic", "200000",
+		"--seed", "2", "--pubkeys", "--group-bytes", "4096", "--range", "70000", "--range-bytes", "102400"}
+	remote := filepath.Join(t.TempDir(), "out")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(bin, "beam"), append(args, "--out", remote, "--runner", "universal",
+		"--endpoint", fmt.Sprintf("localhost:%d", jobPort), "--environment_type", "EXTERNAL",
+		"--environment_config", fmt.Sprintf("localhost:%d", workerPoolPort))...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("crawl on the job server: %v\n%s%s", err, stderr.String(), stdout.String())
+	}
+	t.Logf("%s%s", stderr.String(), stdout.String())
+	for _, want := range []string{fmt.Sprintf("on Beam runner universal at localhost:%d", jobPort), "the runner's counter bloomwatch/probes: ",
+		"the runner's counter bloomwatch/shards: "} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q", want)
+		}
+	}
+	if strings.Contains(stderr.String(), "shards scanned") {
+		t.Error("progress lines printed by the submitter, whose process scans nothing")
+	}
+	got := readCrawl(t, remote)
+	local := options{transcripts: dir, universe: filepath.Join(dir, experiments.UniverseFileName), synthetic: 200_000, seed: 2,
+		pubKeys: true, bothForms: bothAuto, groupBytes: 4096, rangeN: 70_000, rangeBytes: 100 << 10, maxHits: privacy.DefaultMaxHits,
+		out: t.TempDir(), inProcess: true}
+	want := runCrawl(t, &local)
+	compareCrawls(t, "job server vs in-process", got, want)
+	if g, w := jsonOf(t, got.sum), jsonOf(t, want.sum); g != w {
+		t.Errorf("summaries differ:\n%s\n%s", g, w)
+	}
+	probes := fmt.Sprintf("the runner's counter bloomwatch/probes: %d\n", want.sum.Probes)
+	if !strings.Contains(stderr.String(), probes) {
+		t.Errorf("stderr lacks %q", probes)
+	}
 }

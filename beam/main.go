@@ -31,6 +31,8 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -144,7 +146,19 @@ func main() {
 	if !o.verbose {
 		quietLogs()
 	}
+	if path := os.Getenv("CRAWL_CPUPROFILE"); path != "" {
+		// Diagnostics: a CPU profile of this process.
+		f, err := os.Create(path)
+		if err != nil {
+			fail(fmt.Errorf("cpu profile: %w", err))
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fail(fmt.Errorf("cpu profile: %w", err))
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if err := crawl(ctx, o, os.Stdout, os.Stderr); err != nil {
+		pprof.StopCPUProfile()
 		stop()
 		fail(err)
 	}
@@ -215,7 +229,17 @@ func crawl(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 	if o.inProcess {
 		_, err = runInProcess(ctx, cfg, shards, ss, fs, o.out)
 	} else {
-		err = beamx.Run(ctx, buildPipeline(cfg, shards, len(ss), plan, o.out))
+		useSelfAsWorker()
+		var res beam.PipelineResult
+		res, err = beamx.RunWithMetrics(ctx, buildPipeline(cfg, shards, len(ss), plan, o.out))
+		if err == nil && res != nil {
+			// What the workers counted, wherever they ran.
+			for _, c := range res.Metrics().AllMetrics().Counters() {
+				if c.Namespace() == counterNamespace {
+					fmt.Fprintf(stderr, "crawl: the runner's counter %s/%s: %d\n", c.Namespace(), c.Name(), c.Result())
+				}
+			}
+		}
 	}
 	stopProgress()
 	<-done
@@ -238,6 +262,22 @@ func crawl(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 	}
 	_, err = fmt.Fprintf(stdout, "\noutputs in %s: %s, %s, %s, %s\n", o.out, matchesFile, linkingFile, overlapsFile, summaryFile)
 	return err
+}
+
+// useSelfAsWorker makes this binary the worker the runner stages, unless
+// --worker_binary names one or the workers run in this process: Beam
+// v2.77.0 otherwise compiles the main package from source at submission
+// (runnerlib.IsWorkerCompatibleBinary is always false), which needs the
+// source tree and a Go toolchain where the job is submitted. Runners'
+// workers are linux/amd64: a submitter on another platform leaves the
+// compile to Beam.
+func useSelfAsWorker() {
+	if *jobopts.WorkerBinary != "" || runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		return
+	}
+	if exe, err := os.Executable(); err == nil {
+		*jobopts.WorkerBinary = exe
+	}
 }
 
 // runnerName is the runner the pipeline goes to.

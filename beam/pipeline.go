@@ -49,9 +49,12 @@ func init() {
 // Counters a runner shows while the crawl runs (Flink's and Dataflow's
 // web interfaces; Prism's at the end).
 var (
-	probesCounter = beam.NewCounter("bloomwatch", "probes")
-	shardsCounter = beam.NewCounter("bloomwatch", "shards")
+	probesCounter = beam.NewCounter(counterNamespace, "probes")
+	shardsCounter = beam.NewCounter(counterNamespace, "shards")
 )
+
+// counterNamespace is the namespace of the crawl's counters.
+const counterNamespace = "bloomwatch"
 
 // buildPipeline returns the crawl of shards over n sessions, its plan
 // under planDir and its outputs under outDir.
