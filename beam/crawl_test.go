@@ -483,7 +483,8 @@ const workerPoolPort = 50000
 // --worker_pool, the EXTERNAL environment Flink's Beam deployments use),
 // which fetches the staged worker binary (this crawl, --worker_binary
 // defaulted to itself) from the job server and runs it. The outputs
-// equal --in-process's. Prism and the worker pool listen on every
+// equal --in-process's. Then Dataflow's --dry_run translates the same
+// pipeline into a Dataflow job, offline. Prism and the worker pool listen on every
 // interface: the test runs only in a network namespace with nothing but
 // loopback (.ci/run's, or /work/shared/tools/loopback-only).
 func TestJobServer(t *testing.T) {
@@ -542,5 +543,17 @@ func TestJobServer(t *testing.T) {
 	probes := fmt.Sprintf("the runner's counter bloomwatch/probes: %d\n", want.sum.Probes)
 	if !strings.Contains(stderr.String(), probes) {
 		t.Errorf("stderr lacks %q", probes)
+	}
+
+	// Dataflow cannot be reached from here: its --dry_run translates the
+	// same pipeline into a Dataflow job and prints it, submitting
+	// nothing.
+	dry := exec.CommandContext(ctx, filepath.Join(bin, "beam"), append(args, "--out", t.TempDir(), "--runner", "dataflow",
+		"--project", "example-project", "--region", "us-central1", "--staging_location", "gs://example-bucket/staging",
+		"--dry_run", "--verbose")...)
+	out, err := dry.CombinedOutput()
+	if err != nil || !bytes.Contains(out, []byte("Dry-run: not submitting job!")) || !bytes.Contains(out, []byte("use_runner_v2")) ||
+		!bytes.Contains(out, []byte("not waited for")) {
+		t.Errorf("Dataflow dry run: %v\n%s", err, out)
 	}
 }

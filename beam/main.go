@@ -226,11 +226,11 @@ func crawl(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 	if !o.scansHere() {
 		fmt.Fprintln(stderr, "crawl: the shards run on the runner's workers: its interface shows the counters bloomwatch/probes and bloomwatch/shards")
 	}
+	var res beam.PipelineResult
 	if o.inProcess {
 		_, err = runInProcess(ctx, cfg, shards, ss, fs, o.out)
 	} else {
 		useSelfAsWorker()
-		var res beam.PipelineResult
 		res, err = beamx.RunWithMetrics(ctx, buildPipeline(cfg, shards, len(ss), plan, o.out))
 		if err == nil && res != nil {
 			// What the workers counted, wherever they ran.
@@ -245,6 +245,11 @@ func crawl(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 	<-done
 	if err != nil {
 		return fmt.Errorf("crawl: %w", err)
+	}
+	if !o.inProcess && (*jobopts.Async || res == nil) {
+		// --async, or Dataflow's --dry_run: nothing ran here.
+		_, err := fmt.Fprintf(stdout, "crawl: not waited for (--async or --dry_run): the outputs appear in %s when the job ends\n", o.out)
+		return err
 	}
 	elapsed := time.Since(start)
 	sums, err := readLines[summary](ctx, joinPath(o.out, summaryFile))
