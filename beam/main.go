@@ -209,6 +209,7 @@ func crawl(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 		return err
 	}
 	cfg := scanConfig{Universe: u, Workers: o.workers, MaxHits: o.maxHits}
+	crawlProgress.reset()
 	start := time.Now()
 	where := "Beam runner " + runnerName()
 	if o.inProcess {
@@ -230,7 +231,9 @@ func crawl(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 	if o.inProcess {
 		_, err = runInProcess(ctx, cfg, shards, ss, fs, o.out)
 	} else {
-		useSelfAsWorker()
+		if !o.scansHere() {
+			useSelfAsWorker()
+		}
 		res, err = beamx.RunWithMetrics(ctx, buildPipeline(cfg, shards, len(ss), plan, o.out))
 		if err == nil && res != nil {
 			// What the workers counted, wherever they ran.

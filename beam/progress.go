@@ -26,6 +26,12 @@ func (m *progressMeter) add(probes uint64) {
 	m.probes.Add(probes)
 }
 
+// reset starts the count again, for a new crawl.
+func (m *progressMeter) reset() {
+	m.shards.Store(0)
+	m.probes.Store(0)
+}
+
 // crawlProgress is this process's meter.
 var crawlProgress progressMeter
 

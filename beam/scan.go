@@ -150,7 +150,8 @@ func openLineRange(ctx context.Context, path string, lo, hi int64) (io.ReadClose
 			return nil, fmt.Errorf("universe %s: %w", path, err)
 		}
 	}
-	r.br = bufio.NewReaderSize(f, 1<<20)
+	// A buffer of about the range, within [4 KiB, 1 MiB].
+	r.br = bufio.NewReaderSize(f, int(min(max(hi-lo, 4<<10), 1<<20)))
 	if _, ok := f.(io.Seeker); !ok {
 		if _, err := r.br.Discard(int(skip)); err != nil {
 			_ = r.Close()
