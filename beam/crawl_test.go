@@ -236,6 +236,19 @@ func TestPipelineEqualsExperiment(t *testing.T) {
 	if got.sum.Candidates < background || got.sum.OneForm != v.FormCounts[1] || got.sum.TwoForms != v.FormCounts[2] {
 		t.Errorf("summary counts %d candidates (%d + %d), the experiment %v", got.sum.Candidates, got.sum.OneForm, got.sum.TwoForms, v.FormCounts)
 	}
+	// The chance matches the summary expects are the experiment's
+	// expected false positives plus the members' own rate terms, which
+	// the crawl cannot tell from the rest.
+	var expFP, members float64
+	for j := range sessions {
+		expFP += v.ExpectedFP(j)
+		for f := 1; f < 3; f++ {
+			members += float64(v.Members[j][f]) * v.Rate[j][f]
+		}
+	}
+	if d := got.sum.ChanceMatches - expFP; d < -1e-9 || d > members+1e-9 {
+		t.Errorf("summary expects %.6g chance matches; the experiment %.6g false positives (+ at most %.3g)", got.sum.ChanceMatches, expFP, members)
+	}
 	wallets := make([]int, len(sessions))
 	for j, s := range sessions {
 		wallets[j] = s.Wallet

@@ -64,13 +64,19 @@ type kindSummary struct {
 
 // summary is the crawl's summary.json.
 type summary struct {
-	Sessions         int           `json:"sessions"`
-	Wallets          int           `json:"wallets,omitempty"`
-	Candidates       uint64        `json:"candidates"`
-	OneForm          uint64        `json:"candidates_1_form"`
-	TwoForms         uint64        `json:"candidates_2_forms"`
-	Probes           uint64        `json:"probes"`
-	Matches          uint64        `json:"matches"`
+	Sessions   int    `json:"sessions"`
+	Wallets    int    `json:"wallets,omitempty"`
+	Candidates uint64 `json:"candidates"`
+	OneForm    uint64 `json:"candidates_1_form"`
+	TwoForms   uint64 `json:"candidates_2_forms"`
+	Probes     uint64 `json:"probes"`
+	Matches    uint64 `json:"matches"`
+	// ChanceMatches is the matches the filters' rates (CrawlRates)
+	// expect by chance: the universe's candidates by forms times each
+	// filter's rate, summed (every candidate counted as none of the
+	// wallets', so slightly above the chance matches of a crawl whose
+	// universe holds its wallets' keys).
+	ChanceMatches    float64       `json:"expected_chance_matches"`
 	OverlappingPairs int           `json:"overlapping_pairs"`
 	Rules            []ruleSummary `json:"rules"`
 	Kinds            []kindSummary `json:"kinds"`
@@ -122,6 +128,11 @@ func finish(ss []session, fs []*bip37.Filter, sizes []int, overlaps []experiment
 	sum.OverlappingPairs = len(overlaps)
 	for _, n := range sizes {
 		sum.Matches += uint64(n)
+	}
+	for j := range ss {
+		for f := 1; f < len(formCounts); f++ {
+			sum.ChanceMatches += float64(formCounts[f]) * rates[j][f]
+		}
 	}
 	known := walletsKnown(ss)
 	wallets := make([]int, len(ss))
@@ -191,7 +202,7 @@ func (s *summary) writeText(w io.Writer) error {
 	}
 	p("candidates (1 form / 2 forms)\t%d (%d / %d)", s.Candidates, s.OneForm, s.TwoForms)
 	p("probes (candidates x filters)\t%.4g", float64(s.Probes))
-	p("matches (sum of the match sets)\t%d", s.Matches)
+	p("matches (sum of the match sets)\t%d (by chance, the filters' rates expect %.3g)", s.Matches, s.ChanceMatches)
 	p("pairs of sessions whose match sets overlap\t%d", s.OverlappingPairs)
 	for _, r := range s.Rules {
 		line := fmt.Sprintf("linked by %s: wallets found\t%d", r.Rule, r.Groups)
