@@ -32,14 +32,17 @@ func newElementSet(els watch.Elements) *elementSet {
 }
 
 // apply adds and removes what d, from the block at height h (-1: no
-// block), says. A data element already held is not added twice.
+// block), says: Data and Reserve join the data elements. A data element
+// already held is not added twice.
 func (s *elementSet) apply(d watch.ElementDelta, h int32) {
-	for _, b := range d.Data {
-		if _, ok := s.seen[string(b)]; ok {
-			continue
+	for _, list := range [][][]byte{d.Data, d.Reserve} {
+		for _, b := range list {
+			if _, ok := s.seen[string(b)]; ok {
+				continue
+			}
+			s.seen[string(b)] = struct{}{}
+			s.data = append(s.data, b)
 		}
-		s.seen[string(b)] = struct{}{}
-		s.data = append(s.data, b)
 	}
 	for _, op := range d.OutPoints {
 		s.ops[op] = struct{}{}

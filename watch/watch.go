@@ -47,9 +47,11 @@ type BlockResult struct {
 	FalsePositives []chainhash.Hash
 	// Delta is how applying the block changed the watcher's elements
 	// (addresses derived past the gap limit, outputs received, coins
-	// spent). When it adds an element the download peer's filter lacks,
-	// the node reloads the filter and fetches this block and every later
-	// one again with the new filter.
+	// spent). When the download peer's filter lacks an element the
+	// watcher needs now (Data, Due, or an outpoint), the node reloads the
+	// filters and fetches this block and every later one again with the
+	// new filter; Reserve elements wait for the node's next scheduled
+	// reload.
 	Delta ElementDelta
 	// Amounts gives the net satoshi change to the watcher of each relevant
 	// transaction (negative when it spends more than it receives).

@@ -60,8 +60,11 @@ type MemWatcher struct {
 	ordered  [][]byte
 	derive   func(index uint32) ([]byte, error)
 	gap      int
-	extra    int // lookahead derived beyond the gap at each refill
+	extra    int // the lookahead reserve beyond the gap
 	usedHigh int // highest used index + 1
+	// dueHigh is the end of the scripts reported as needed (Data or
+	// Due); those derived beyond it are the reserve.
+	dueHigh int
 
 	coins   map[wire.OutPoint]memCoin
 	txs     map[chainhash.Hash]MemTx
@@ -87,7 +90,7 @@ func NewMemWatcher(birthday int32, scripts ...[]byte) *MemWatcher {
 		synced:   watch.SyncPoint{Height: -1},
 	}
 	for _, s := range scripts {
-		w.addScriptLocked(s)
+		w.addScriptLocked(s, false)
 	}
 	w.log.Reset() // the set as built is what FilterElements returns
 	return w
@@ -124,19 +127,23 @@ func (w *MemWatcher) AddAddress(addr btcutil.Address) error {
 func (w *MemWatcher) AddScript(script []byte) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.addScriptLocked(script)
+	w.addScriptLocked(script, false)
 }
 
-// addScriptLocked adds a script and logs its elements; it reports whether
-// the script was new.
-func (w *MemWatcher) addScriptLocked(script []byte) bool {
+// addScriptLocked adds a script and logs its elements, as reserve ones
+// when reserve is set; it reports whether the script was new.
+func (w *MemWatcher) addScriptLocked(script []byte, reserve bool) bool {
 	if _, ok := w.scripts[string(script)]; ok {
 		return false
 	}
 	w.scripts[string(script)] = len(w.ordered)
 	w.ordered = append(w.ordered, bytes.Clone(script))
 	for _, e := range scriptElements(script) {
-		w.log.AddData(e)
+		if reserve {
+			w.log.AddReserve(e)
+		} else {
+			w.log.AddData(e)
+		}
 	}
 	return true
 }
@@ -157,31 +164,70 @@ func scriptElements(s []byte) [][]byte {
 	return out
 }
 
-// SetLookahead makes a gap-limit watcher derive extra scripts beyond the
-// gap whenever it has to derive at all (bitcoinj's lookahead threshold):
-// the element set then changes once per extra+1 new addresses instead of
-// at every one, and every change costs the node a filter reload and the
-// re-download of the blocks in flight. It returns w.
+// SetLookahead gives a gap-limit watcher a lookahead reserve of extra
+// scripts beyond the gap (bitcoinj's lookahead): whenever fewer than
+// two thirds of it remain unused it derives the reserve whole again and
+// reports the new scripts as ElementDelta.Reserve, and the scripts a
+// payment brings within the gap as ElementDelta.Due. A payment then
+// never needs a filter reload to stay safe, and the element set grows in
+// batches of at least a third of the reserve. It is meant to be called
+// before the node starts (FilterElements then includes the reserve) and
+// returns w.
 func (w *MemWatcher) SetLookahead(extra int) *MemWatcher {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.extra = max(extra, 0)
+	if err := w.extendLocked(); err != nil {
+		// derive failed for a script the gap already needed: the
+		// next ApplyBlock reports it.
+		return w
+	}
 	return w
 }
 
+// reserveLow is how few unused scripts beyond the gap make the watcher
+// derive its reserve again: fewer than two thirds of it (bitcoinj tops
+// its lookahead up in batches of at least a third).
+func reserveLow(extra int) int { return extra - extra/3 }
+
 // extendLocked derives scripts until gap unused ones follow the highest
-// used (plus the lookahead when it derives); it reports an error from
-// derive.
+// used, reporting the ones already derived that this brings within the
+// gap as due, and tops the reserve up when it runs low; it reports an
+// error from derive.
 func (w *MemWatcher) extendLocked() error {
-	if w.derive == nil || len(w.ordered) >= w.usedHigh+w.gap {
+	if w.derive == nil {
 		return nil
 	}
-	for len(w.ordered) < w.usedHigh+w.gap+w.extra {
-		s, err := w.derive(uint32(len(w.ordered)))
-		if err != nil {
-			return fmt.Errorf("memwatcher: derive %d: %w", len(w.ordered), err)
+	need := w.usedHigh + w.gap
+	for i := w.dueHigh; i < min(need, len(w.ordered)); i++ {
+		for _, e := range scriptElements(w.ordered[i]) {
+			w.log.AddDue(e)
 		}
-		w.addScriptLocked(s)
+	}
+	for len(w.ordered) < need {
+		if err := w.deriveLocked(false); err != nil {
+			return err
+		}
+	}
+	w.dueHigh = max(w.dueHigh, need)
+	if w.extra > 0 && len(w.ordered)-need < reserveLow(w.extra) {
+		for len(w.ordered) < need+w.extra {
+			if err := w.deriveLocked(true); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// deriveLocked derives the next script.
+func (w *MemWatcher) deriveLocked(reserve bool) error {
+	s, err := w.derive(uint32(len(w.ordered)))
+	if err != nil {
+		return fmt.Errorf("memwatcher: derive %d: %w", len(w.ordered), err)
+	}
+	if !w.addScriptLocked(s, reserve) {
+		return fmt.Errorf("memwatcher: derive %d: script already watched", len(w.ordered))
 	}
 	return nil
 }
