@@ -120,7 +120,7 @@ func (m *manager) completeBlock(pb *pendingBlock) {
 		if req.gen == ps.filterGen {
 			ps.noteUnknown(miss...)
 		}
-		if req.stale && req.check == nil {
+		if (req.stale || req.cover) && req.check == nil {
 			return
 		}
 		if pb.asked || !ps.ready {
@@ -142,7 +142,7 @@ func (m *manager) completeBlock(pb *pendingBlock) {
 		return              // filtered with a filter the peer no longer holds
 	}
 	var plan *checkPlan
-	if req.check == nil && !req.stale {
+	if req.check == nil && !req.stale && !req.cover {
 		plan = m.planCheck(ps, req, pb.total)
 	}
 	// Replay the server's UPDATE_ALL insertions in block order and drop
@@ -190,8 +190,8 @@ func (m *manager) completeBlock(pb *pendingBlock) {
 		}
 		return
 	}
-	if req.stale {
-		return
+	if req.stale || req.cover {
+		return // a cover block: replayed into the mirror, not delivered
 	}
 	s := m.slots[req.height]
 	if s == nil || s.req != req {
@@ -244,8 +244,14 @@ func (m *manager) retryBlock(pb *pendingBlock, why string) {
 		if other == ps || other.mirror == nil || other.lastBlock < req.height {
 			continue
 		}
-		if !m.mirrorHolds(other.mirror, true) {
-			m.loadFilter(other, transcript.ReasonOutPoints) // or it misses spends
+		if !m.outpointsHeld(other.mirror) {
+			// Or it misses spends.
+			f, err := m.currentFilter()
+			if err != nil {
+				m.fail(err)
+				return
+			}
+			m.loadFilter(other, transcript.ReasonOutPoints, f)
 		}
 		r := &blockReq{hash: s.hash, height: req.height, gen: other.filterGen, refetch: true}
 		s.req = r
@@ -361,6 +367,9 @@ func (m *manager) onPong(ps *peerState, msg *wire.MsgPong) {
 // deliver applies the ready blocks to the watcher in height order.
 func (m *manager) deliver() {
 	for m.fatal == nil {
+		if m.rl.race >= 0 {
+			return // the filter may have missed payments: re-fetch first
+		}
 		s := m.slots[m.next]
 		if s == nil || s.block == nil {
 			return
@@ -381,9 +390,11 @@ func (m *manager) deliver() {
 		delete(m.slots, m.next)
 		m.synced = watch.SyncPoint{Height: fb.Height, Hash: fb.Hash}
 		m.next++
+		m.rl.delivered++
 		m.report(fb, res, s.why, m.startCheck(s.plan, fb))
 		m.topUpDecoys(fb, res) // first: a reload for new keys carries them
-		m.elementsChanged(fb.Height, res.Delta)
+		m.elementsChanged(fb.Height, res.Delta, true)
+		m.catchUpDrift()
 	}
 }
 
@@ -477,6 +488,9 @@ func (m *manager) report(fb *watch.FilteredBlock, res watch.BlockResult, why map
 		}
 		m.n.publish(matchedTx(now, tx, id, fb.Height, relevant[id], fps[id], res.Amounts[id], why[id]))
 	}
+	if nRelevant > 0 {
+		m.noteWalletTx(true)
+	}
 	st.Matched += nMatched
 	st.Relevant += nRelevant
 	st.FalsePositives += nFP
@@ -491,16 +505,15 @@ func (m *manager) report(fb *watch.FilteredBlock, res watch.BlockResult, why map
 	})
 	if len(busy) > 0 {
 		m.retireDecoys(fb.Height, busy)
-		return // every peer was reloaded
 	}
-	if m.dl != nil && m.dl.mirror != nil &&
-		m.dl.mirror.CurrentFPRate() > m.reloadThreshold(m.dl) {
-		m.loadFilter(m.dl, transcript.ReasonFPDrift)
-	}
+	// A filter past its reload threshold is reloaded at the next reload
+	// point (reload.go), not now: the block that pushed it there holds a
+	// match.
 }
 
 // retireDecoys takes busy decoys out of the filters (see Config.Decoys):
-// persisted as retired, then every peer is reloaded without them.
+// persisted as retired, then every peer is reloaded without them at the
+// next reload point.
 func (m *manager) retireDecoys(h int32, busy []string) {
 	d := m.n.decoys
 	for _, k := range busy {
@@ -518,69 +531,68 @@ func (m *manager) retireDecoys(h int32, busy []string) {
 	}
 	m.st.Decoys = len(d.active())
 	m.filter = nil
-	m.reloadAll(transcript.ReasonDecoyBusy)
+	m.rl.decoyBusy = true
 }
 
 // elementsChanged applies a watcher's delta from block h (h = -1 for a
-// mempool tx or a rollback) to the node's element set. Peers whose filter
-// does not hold an added element get a new one; when the download peer's
-// did not, every block from h on may lack matches and is fetched again
-// (the BIP37 gap-limit race): the watcher re-applies h, then the rest. Only
-// the added elements are tested: the download peer holds every earlier
-// one (it was reloaded when it did not, and checked whole when it became
-// the download peer).
-func (m *manager) elementsChanged(h int32, d watch.ElementDelta) {
+// mempool tx or a rollback) to the node's element set. It never sends a
+// filter: new elements join the filters at the next reload point
+// (reload.go). When the download peer's filter lacks an element the
+// watcher needs now (Data or Due: its lookahead reserve ran out; or, when
+// outpoints is set, an outpoint the server did not insert), the blocks
+// from h on (from the next one after a mempool tx or a rollback) may lack
+// matches: that is the gap-limit race (gapRace), which stops delivery,
+// reloads every peer and fetches those blocks again from an aligned
+// boundary. Only what the delta adds is tested: the download peer holds
+// every earlier element (or a race is pending for it).
+//
+// Outpoints are tested for a block (its wallet outputs the server matched
+// are in its filter; one it did not is a coin whose spends it would
+// miss) and for a rollback (the guards of the transactions a reorg made
+// pending again: a double spend of their inputs on the new branch must
+// match), not for a mempool transaction: its own outputs the server
+// inserts when it filters the block that confirms it (BLOOM_UPDATE_ALL),
+// before any spend in a later block. What waits for the next reload point
+// are the guards of a pending payment (the payer's inputs, which no
+// server inserts): a double spend confirmed before then is not matched,
+// and the payment stays pending until it expires (wallet.MempoolExpiry).
+func (m *manager) elementsChanged(h int32, d watch.ElementDelta, outpoints bool) {
 	if d.Empty() {
 		return
 	}
 	m.els.apply(d, h)
-	m.filter = nil
-	if !d.Added() {
-		return // removals: the next filter simply leaves them out
+	if d.Added() {
+		m.filter = nil
 	}
-	// The download peer must hold every element. The others only serve
-	// spot checks and mempool relays: they are reloaded for new keys, not
-	// for outpoints (each reload is one more filter for an adversary to
-	// intersect), and get the outpoints when they become the download
-	// peer (pickDownloadPeer).
-	invalidate := false
-	for ps := range m.peers {
-		if ps.mirror == nil || deltaHeld(ps.mirror, d, ps == m.dl) {
-			continue
+	for _, list := range [][][]byte{d.Data, d.Reserve} {
+		for _, e := range list {
+			if m.rl.sent == nil || !m.rl.sent.Matches(e) {
+				m.rl.pendingKeys++
+			}
 		}
-		if ps == m.dl {
-			invalidate = true
-		}
-		m.loadFilter(ps, transcript.ReasonNewKey)
 	}
-	if !invalidate {
+	dl := m.dl
+	if dl == nil || dl.mirror == nil || deltaHeld(dl.mirror, d, outpoints) {
 		return
 	}
 	from := m.next
 	if h >= 0 {
 		from = h
 	}
-	for height, s := range m.slots {
-		if height >= from && s.block != nil {
-			m.st.Rerequested++
-		}
-	}
-	if h >= 0 && h < m.next {
-		m.st.Rerequested++
-	}
-	m.dropFrom(from)
-	m.next = min(m.next, from)
-	m.reqHigh = m.next - 1
+	m.gapRace(from)
 }
 
-// deltaHeld reports whether filter f matches every data element d adds,
-// and its outpoints too when outpoints is set. Outpoints of outputs a
-// BLOOM_UPDATE_ALL server matched are already in its filter (and in the
-// mirror, which replays the insertions), so most payments need nothing.
+// deltaHeld reports whether filter f matches every element d needs now
+// (Data and Due), and its outpoints too when outpoints is set. Outpoints
+// of outputs a BLOOM_UPDATE_ALL server matched are already in its filter
+// (and in the mirror, which replays the insertions), so most payments
+// need nothing.
 func deltaHeld(f *bip37.Filter, d watch.ElementDelta, outpoints bool) bool {
-	for _, e := range d.Data {
-		if !f.Matches(e) {
-			return false
+	for _, list := range [][][]byte{d.Data, d.Due} {
+		for _, e := range list {
+			if !f.Matches(e) {
+				return false
+			}
 		}
 	}
 	if outpoints {
@@ -639,11 +651,14 @@ func (m *manager) onMempoolTx(ps *peerState, tx *wire.MsgTx) {
 		return
 	}
 	m.st.MempoolTxs++
+	if res.Relevant {
+		m.noteWalletTx(false)
+	}
 	if !matched {
 		why = txWhy{}
 	}
 	m.n.publish(matchedTx(m.n.at(), tx, txid, -1, res.Relevant, !res.Relevant, res.Amount, why))
-	m.elementsChanged(-1, res.Delta)
+	m.elementsChanged(-1, res.Delta, false)
 }
 
 // refusedTx reports an unconfirmed transaction the watcher would not keep

@@ -8,7 +8,6 @@ import (
 	"net"
 	"strings"
 
-	"github.com/bloomwatch/bloomwatch/transcript"
 )
 
 // Choosing the second peers of an omission check. The peers asked about a
@@ -87,7 +86,9 @@ func (m *manager) checkCandidates(ps *peerState, height int32, skip map[*peerSta
 
 // pickCheckers draws more second peers for plan p: up to Config.CheckPeers
 // in all with those already asked, other network groups first (see
-// above).
+// above), and among them peers whose filter holds the watcher's
+// outpoints first (holdsOutpoints): only such a peer sends a hidden spend
+// of them.
 func (m *manager) pickCheckers(p *checkPlan) []*peerState {
 	cands := m.checkCandidates(p.primary, p.height, p.asked)
 	k := min(m.n.cfg.CheckPeers-len(p.asked), len(cands))
@@ -95,38 +96,48 @@ func (m *manager) pickCheckers(p *checkPlan) []*peerState {
 		return nil
 	}
 	m.checkRNG.Shuffle(len(cands), func(i, j int) { cands[i], cands[j] = cands[j], cands[i] })
+	var holders, others []*peerState
+	for _, c := range cands {
+		if m.holdsOutpoints(c) {
+			holders = append(holders, c)
+		} else {
+			others = append(others, c)
+		}
+	}
 	primary := netGroup(p.primary.addr)
 	taken := map[string]bool{primary: true}
 	for a := range p.asked {
 		taken[netGroup(a.addr)] = true
 	}
 	picked := make([]*peerState, 0, k)
-	used := make([]bool, len(cands))
-	for pass := 0; pass < 3 && len(picked) < k; pass++ {
-		for i, c := range cands {
-			if used[i] || len(picked) == k {
-				continue
+	for _, group := range [][]*peerState{holders, others} {
+		used := make([]bool, len(group))
+		for pass := 0; pass < 3 && len(picked) < k; pass++ {
+			for i, c := range group {
+				if used[i] || len(picked) == k {
+					continue
+				}
+				g := netGroup(c.addr)
+				if (pass == 0 && taken[g]) || (pass == 1 && g == primary) {
+					continue
+				}
+				used[i], taken[g] = true, true
+				picked = append(picked, c)
 			}
-			g := netGroup(c.addr)
-			if (pass == 0 && taken[g]) || (pass == 1 && g == primary) {
-				continue
-			}
-			used[i], taken[g] = true, true
-			picked = append(picked, c)
 		}
 	}
 	return picked
 }
 
 // sendCheck asks ps about plan p's block. A second peer's filter must hold
-// the watcher's outpoints, or it would not send a hidden spend of one: it
-// gets them in a new filter when it lacks any (it filtered neither the
-// block that paid it nor a filter with it since, so its server never
-// inserted it).
+// the watcher's outpoints, or it would not send a hidden spend of one:
+// pickCheckers prefers peers that do. One that does not (no peer that
+// filtered the block that created the coin can answer) is asked anyway,
+// for what its filter does hold, and gets the outpoints at the next
+// reload point with every peer (reload.go, outpointsLacking), not now: a
+// filter sent to it right before a check would follow the wallet's
+// payment (issue 24).
 func (m *manager) sendCheck(p *checkPlan, ps *peerState) {
-	if !m.holdsOutpoints(ps) {
-		m.loadFilter(ps, transcript.ReasonOutPoints)
-	}
 	if p.asked == nil {
 		p.asked = make(map[*peerState]bool)
 	}

@@ -74,6 +74,37 @@ const (
 	// (TestOmissionCheckCost, bench --scenarios checks).
 	DefaultSpotCheckEvery = 1
 
+	// DefaultReloadEvery is the mean number of delivered blocks between
+	// two scheduled reload points; each interval is drawn uniformly from
+	// half to one and a half times it (reload.go). During a catch-up it
+	// paces the reloads for new keys: a reserve must cover about this
+	// many blocks (and the window in flight) of payments.
+	DefaultReloadEvery = 100
+
+	// DefaultReloadInterval is the mean time between two scheduled
+	// reload points (drawn like DefaultReloadEvery): what paces reloads
+	// once the node follows the live chain.
+	DefaultReloadInterval = 30 * time.Minute
+
+	// DefaultQuietBlocks and DefaultQuietTime are the window after a
+	// wallet match in which a live node sends no filter: a scheduled
+	// reload waits until this many blocks were delivered since the last
+	// block holding a wallet transaction and this long has passed since
+	// the last wallet transaction (in a block or the mempool), so that
+	// the transactions and blocks a peer sent just before a filterload
+	// are not the wallet's.
+	DefaultQuietBlocks = 3
+	// DefaultQuietTime is the time half of the window (see
+	// DefaultQuietBlocks).
+	DefaultQuietTime = 20 * time.Minute
+
+	// DefaultRefetchWindow aligns re-fetches: blocks fetched again after
+	// a gap-limit reload start at a multiple of this many blocks (a day
+	// of blocks), not at the block whose payment made the wallet need
+	// new keys. The blocks between the boundary and that block are
+	// fetched as cover and discarded.
+	DefaultRefetchWindow = 144
+
 	// DefaultFullBlockEvery makes each block, with probability 1/n, be
 	// asked whole from the peer that filtered it (omission detection
 	// without a second peer). 0 in Config means this default.
@@ -204,6 +235,23 @@ type Config struct {
 	// time (WirePacket). It is called on the connections' goroutines
 	// and must not block.
 	WireTap func(WirePacket)
+	// ReloadEvery and ReloadInterval are the mean spacing, in delivered
+	// blocks and in time, of the scheduled reload points at which the
+	// filters of every peer are reloaded together when the watcher's
+	// elements grew, a filter drifted or a decoy retired
+	// (DefaultReloadEvery, DefaultReloadInterval); nothing else reloads
+	// a filter but a new peer, a download peer that lacks outpoints, the
+	// gap-limit race and the user.
+	ReloadEvery    int
+	ReloadInterval time.Duration
+	// QuietBlocks and QuietTime are the window after a wallet match in
+	// which a live node sends no filter (DefaultQuietBlocks,
+	// DefaultQuietTime); negative: none.
+	QuietBlocks int
+	QuietTime   time.Duration
+	// RefetchWindow aligns re-fetches to multiples of this many blocks
+	// (DefaultRefetchWindow); 1 re-fetches from the block itself.
+	RefetchWindow int
 	// Decoys, from 0 (the default: none) to MaxDecoys, is how many
 	// graph-near decoys every filter holds beside the watcher's elements:
 	// the scripts of the watcher's counterparties, chosen from its
@@ -322,6 +370,30 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.HandshakeTimeout <= 0 {
 		c.HandshakeTimeout = DefaultHandshakeTimeout
+	}
+	if c.ReloadEvery < 0 || c.ReloadInterval < 0 || c.RefetchWindow < 0 {
+		return c, fmt.Errorf("%w: negative reload spacing or refetch window", ErrBadConfig)
+	}
+	if c.ReloadEvery == 0 {
+		c.ReloadEvery = DefaultReloadEvery
+	}
+	if c.ReloadInterval == 0 {
+		c.ReloadInterval = DefaultReloadInterval
+	}
+	if c.QuietBlocks == 0 {
+		c.QuietBlocks = DefaultQuietBlocks
+	}
+	if c.QuietBlocks < 0 {
+		c.QuietBlocks = 0
+	}
+	if c.QuietTime == 0 {
+		c.QuietTime = DefaultQuietTime
+	}
+	if c.QuietTime < 0 {
+		c.QuietTime = 0
+	}
+	if c.RefetchWindow == 0 {
+		c.RefetchWindow = DefaultRefetchWindow
 	}
 	if c.MinPeersWait <= 0 {
 		c.MinPeersWait = DefaultMinPeersWait

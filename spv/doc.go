@@ -209,8 +209,9 @@
 // a subset of the server's filter; it tests transactions with the
 // server's own relevance rules, bip37.RulesFor its user agent: btcd tests
 // empty pushes, Core and bcoin do not) so it knows the fill and predicted
-// false-positive rate, and reloads the download peer when the prediction
-// passes Config.ReloadFPRatio times Config.FPRate. Transactions a peer
+// false-positive rate, and reloads every peer when a prediction passes
+// Config.ReloadFPRatio times Config.FPRate (at once during a catch-up, at
+// the next reload point on the live chain: see Reloads). Transactions a peer
 // sends that do not match the mirror are dropped and scored (bitcoinj
 // issue 876): they never count as false positives and never cause a
 // reload. The tweak is persistent (filter.json in the data dir) and the
@@ -253,7 +254,8 @@
 // against the first peer's filter as it was, not as a wallet transaction.
 // A busy decoy (DecoyBusyLimit false positives in a run, such as a
 // counterparty's reused address) is retired: every peer is reloaded
-// without it (reason "decoy-busy") and decoys.json keeps it as retired,
+// without it at the next reload point (reason "decoy-busy"; the blocks
+// asked before then still bring its traffic) and decoys.json keeps it as retired,
 // never chosen again; an adversary sees it leave the filters and learns
 // it was a decoy, which bounds what it costs.
 // `bloomwatch privacy experiment noise` measured (40 transactions a block,
@@ -264,19 +266,59 @@
 // which side of a transaction is the wallet, not which transactions
 // involve it; one-sided noise gives no differential-privacy guarantee.
 //
+// # Reloads
+//
+// No match makes the node send a filter (reload.go; issue 24: a reload
+// right after a payment told the peer that relayed or served it that it
+// was the wallet's). The Watcher keeps a lookahead reserve of keys beyond
+// its gap limit that every filter holds (watch.ElementDelta.Reserve and
+// Due; the wallet's DefaultReserve and CatchUpReserve), so a payment
+// never needs a new filter to stay safe. Filters change only at reload
+// points, every Config.ReloadEvery delivered blocks or
+// Config.ReloadInterval, each interval drawn from half to one and a half
+// times its mean, and only when something is pending: elements the last
+// filter lacks (the reserve was topped up: "new-key"), a drifted filter
+// ("fp-drift"), a decoy to retire ("decoy-busy"), outpoints a peer's
+// filter lacks ("outpoints"). Every peer then gets the same filter, after
+// answering what it was asked (the drain: nothing in flight is thrown
+// away or filtered twice), and on the live chain only after the quiet
+// window: Config.QuietBlocks delivered blocks and Config.QuietTime since
+// the last wallet transaction (block or mempool), at most three
+// QuietTimes past the point. A new peer gets the filter the others got
+// at the last reload. After a reload on the live chain each peer's
+// mempool is asked again (within btcd's ban score for mempool requests:
+// peer.go). During a catch-up a drifted filter is reloaded at once, to
+// every peer: the filterload comes while the peer still serves the
+// window asked before it, and the fill it reacts to is the server's own.
+// What a reload still shows a peer: that something changed since the
+// previous one (new keys, after payments somewhere in the interval),
+// and, as every filter does, which outpoints the wallet watches.
+//
 // # Re-requests (the gap-limit race)
 //
 // When the Watcher's elements change while it applies block h (an address
-// derived past the gap limit, a received output) the node checks them
-// against each peer's mirror. The download peer must hold every element:
-// if it lacks one, it gets a new filter and block h and every later block
-// (all filtered, or in flight, with the old filter) are fetched again; the
-// Watcher re-applies h (same height and hash) and goes on. Elements the
-// server already inserted itself (UPDATE_ALL outpoints) cost nothing.
-// Other peers are reloaded only for new scripts, and for outpoints when
-// they become the download peer. Requests answered after a filterload
-// are matched to it by order (btcd answers getdata in order): answers to
-// requests sent before it are discarded.
+// derived past the reserve, a received output) the node checks what the
+// delta needs now (Data, Due, and for a block or a rollback its
+// outpoints) against the download peer's mirror. Elements the server
+// already inserted itself (UPDATE_ALL outpoints) cost nothing. When the
+// mirror lacks one (the reserve ran out between two reload points: a deep
+// first sync of a busy wallet, an import; a reorg that makes a payment
+// pending again, whose inputs the filter must then watch), delivery stops
+// after h, every peer gets a new filter (at once during a catch-up, after
+// the quiet window on the live chain, the blocks still fetched
+// meanwhile) and the blocks from h on are fetched again, starting at the
+// aligned boundary below h (a multiple of Config.RefetchWindow): the
+// blocks between the boundary and h come in the same getdata, as cover,
+// and are discarded, so the first block of a re-fetch is not the paying
+// block. The Watcher re-applies h (same height and hash) and goes on.
+// Outpoints a mempool transaction adds are not checked: the server
+// inserts them when it filters the block that confirms it. The guards of
+// a pending payment (the payer's inputs, which no server inserts) wait
+// for the next reload point: a double spend of them confirmed before
+// then is not matched, and the payment stays pending until it expires.
+// Requests answered after a filterload are matched to it by order (btcd
+// answers getdata in order): answers to requests sent before it are
+// discarded.
 //
 // # Filtered blocks
 //

@@ -251,7 +251,7 @@ func (m *manager) onReorg(r *headers.Reorg) {
 		// of the removed blocks are pending again, and a wallet then
 		// watches their inputs for double spends): the new branch must
 		// be filtered with them.
-		m.elementsChanged(-1, d)
+		m.elementsChanged(-1, d, true)
 	}
 	m.isSynced = false
 	m.n.publish(ev)
@@ -305,7 +305,7 @@ func (m *manager) reconcile() {
 	m.dropFrom(0)
 	m.next = m.firstWanted(fork + 1)
 	m.reqHigh = m.next - 1
-	m.elementsChanged(-1, d)
+	m.elementsChanged(-1, d, true)
 }
 
 // forkPoint walks a side branch down from hash (at height h) to the best
@@ -568,8 +568,8 @@ func (m *manager) replaceDownloadPeer(ps *peerState) {
 		return
 	}
 	m.dl = best
-	if best.mirror != nil && !m.mirrorHolds(best.mirror, true) {
-		m.loadFilter(best, transcript.ReasonOutPoints)
+	if best.mirror != nil && !m.outpointsHeld(best.mirror) {
+		m.reloadAll(transcript.ReasonOutPoints)
 	}
 	m.n.log.Info("download peer", "addr", best.addr, "height", best.lastBlock, "replaces", ps.addr, "why", "lagging")
 	m.refreshPeers()
@@ -611,7 +611,7 @@ func (m *manager) checkSynced() {
 	// checked (checks waiting for a second peer to have the block do
 	// not: spotcheck.go).
 	caughtUp := dl != nil && dl.headersDone && dl.headersReq.IsZero() && dl.lagSince.IsZero() &&
-		m.next > tip && m.checksSent() == 0 && m.enoughWork()
+		m.next > tip && m.checksSent() == 0 && m.enoughWork() && m.rl.race < 0
 	if caughtUp == m.isSynced {
 		return
 	}
@@ -638,12 +638,19 @@ func (m *manager) checkSynced() {
 	}
 }
 
-// sendMempool asks ps once for the matching txs of its mempool (BIP35).
+// sendMempool asks ps once per filter for the matching txs of its mempool
+// (BIP35), when the server's ban score allows it (mempoolAllowed);
+// otherwise the housekeeping tick asks later.
 func (m *manager) sendMempool(ps *peerState) {
 	if ps.mempoolSent || ps.mirror == nil {
 		return
 	}
+	now := m.n.clock.Now()
+	if !ps.mempoolAllowed(now) {
+		return
+	}
 	ps.mempoolSent = true
+	ps.noteMempool(now)
 	ps.send(wire.NewMsgMemPool())
 }
 

@@ -27,6 +27,10 @@ type blockReq struct {
 	check *spotCheck
 	// refetch marks a block asked before (the transcript's reason).
 	refetch bool
+	// cover marks a block of an aligned re-fetch asked only so that the
+	// re-fetch does not start at the block it is for: its answer is
+	// checked and replayed into the mirror, never delivered.
+	cover bool
 }
 
 // pendingBlock is a verified merkle block collecting its transactions.
@@ -96,8 +100,12 @@ type manager struct {
 	peers map[*peerState]struct{}
 	dl    *peerState
 
-	els      *elementSet
-	filter   *bip37.Filter
+	els    *elementSet
+	filter *bip37.Filter
+	// filterEls is the number of elements filter holds.
+	filterEls int
+	// rl is the reload schedule (reload.go).
+	rl       reloadState
 	loads    int
 	restart  bool
 	birthday int32
@@ -160,6 +168,8 @@ func newManager(n *Node) (*manager, error) {
 	if m.checkRNG, err = newCheckRNG(); err != nil {
 		return nil, err
 	}
+	m.rl.race, m.rl.coverFrom, m.rl.refetchTo, m.rl.walletBlocks = -1, -1, -1, -1
+	m.drawSchedule(m.startAt)
 	m.next = m.firstWanted(sp.Height + 1)
 	m.reqHigh = m.next - 1
 	els, err := w.FilterElements()
@@ -201,29 +211,20 @@ func (m *manager) currentFilter() (*bip37.Filter, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.filter = f
+	m.filter, m.filterEls = f, els.Len()
 	return f, nil
 }
 
-// filterLen returns the number of elements a filter holds: the
-// watcher's and the decoys.
-func (m *manager) filterLen() int { return m.els.len() + len(m.n.decoys.active()) }
-
-// mirrorHolds reports whether a peer's filter (its mirror f) matches every
-// element of the whole set: every data element, and every outpoint too
-// when outpoints is set. It is the full check a peer gets when it becomes
-// the download peer; elementsChanged tests only what a delta adds.
-func (m *manager) mirrorHolds(f *bip37.Filter, outpoints bool) bool {
-	for _, d := range m.els.data {
-		if !f.Matches(d) {
+// outpointsHeld reports whether a peer's filter (its mirror f) matches
+// every outpoint of the set: the check a peer gets when it becomes the
+// download peer (it did not filter the blocks that created the others,
+// so their spends would be missed). Data elements need no check: every
+// peer holds those of the last reload, and the gap-limit race covers
+// those it lacks (elementsChanged).
+func (m *manager) outpointsHeld(f *bip37.Filter) bool {
+	for op := range m.els.ops {
+		if !f.MatchesOutPoint(&op) {
 			return false
-		}
-	}
-	if outpoints {
-		for op := range m.els.ops {
-			if !f.MatchesOutPoint(&op) {
-				return false
-			}
 		}
 	}
 	return true
@@ -255,7 +256,7 @@ func (m *manager) handle(msg any) {
 	case peerDoneMsg:
 		m.dropPeer(msg.ps, "disconnected")
 	case reloadMsg:
-		m.reloadAll(msg.reason)
+		m.reloadAll(msg.reason) // the user asked: at once
 	case peerWireMsg:
 		ps := msg.ps
 		if !ps.ready {
@@ -305,7 +306,14 @@ func (m *manager) onPeerReady(ps *peerState) {
 	case m.loads == 0:
 		reason = transcript.ReasonInitial
 	}
-	m.loadFilter(ps, reason)
+	// The filter the other peers hold: elements added since wait for
+	// the next reload point, when every peer gets them together.
+	f, err := m.sentFilter()
+	if err != nil {
+		m.fail(err)
+		return
+	}
+	m.loadFilter(ps, reason, f)
 	m.n.log.Info("peer connected", "addr", ps.addr, "agent", ps.p.UserAgent(), "height", ps.lastBlock, "filter_rules", ps.rules)
 	m.n.publish(PeerConnected{At: m.n.at(), Peer: ps.info(m.n, false)})
 	if m.isSynced {
@@ -403,6 +411,11 @@ func (m *manager) onTick(now time.Time) {
 			ps.p.Disconnect()
 		}
 	}
+	if m.isSynced {
+		for ps := range m.peers {
+			m.sendMempool(ps) // one a reload asked for and the ban score held back
+		}
+	}
 	m.refreshPeers()
 	if len(m.st.Peers) > 0 {
 		m.n.publish(PeersUpdated{At: m.n.at(), Peers: m.st.Peers})
@@ -458,17 +471,13 @@ func (m *manager) fail(err error) {
 	}
 }
 
-// loadFilter records the current filter in the transcript, then sends it
-// to ps. A filter that cannot be recorded is not sent, and the sync stops:
+// loadFilter records filter f in the transcript, then sends it to ps. A
+// filter that cannot be recorded is not sent, and the sync stops:
 // bloomwatch never sends a peer a filter its user cannot account for.
 // Requests the peer has not answered yet were filtered with its old
-// filter: they turn stale and are asked again.
-func (m *manager) loadFilter(ps *peerState, reason string) {
-	f, err := m.currentFilter()
-	if err != nil {
-		m.fail(err)
-		return
-	}
+// filter: they turn stale and are asked again (a scheduled reload drains
+// first, so there are none).
+func (m *manager) loadFilter(ps *peerState, reason string, f *bip37.Filter) {
 	height := m.next - 1
 	payload := f.Serialize()
 	rec, err := m.n.trans.Append(transcript.Record{
@@ -499,7 +508,10 @@ func (m *manager) loadFilter(ps *peerState, reason string) {
 		}
 	}
 	m.loads++
-	nEls := m.filterLen()
+	nEls := m.filterEls
+	if f == m.rl.sent {
+		nEls = m.rl.sentEls
+	}
 	fp := f.FPRate(float64(nEls))
 	capacity := filterpolicy.FilterCapacity(nEls)
 	ps.loadRate = f.FPRate(float64(capacity))
@@ -526,13 +538,6 @@ func (m *manager) loadFilter(ps *peerState, reason string) {
 		HashFuncs: f.HashFuncs(), Tweak: f.Tweak(), Flags: f.Flags().String(), FPRate: fp, Loads: m.loads,
 		TargetFPRate: m.n.cfg.FPRate, Capped: capped, Record: rec,
 	})
-}
-
-// reloadAll loads the current filter into every peer.
-func (m *manager) reloadAll(reason string) {
-	for ps := range m.peers {
-		m.loadFilter(ps, reason)
-	}
 }
 
 // pickDownloadPeer chooses the ready peer with the best chain; among
@@ -566,8 +571,10 @@ func (m *manager) pickDownloadPeer() {
 	m.dl = best
 	if best != nil {
 		m.begun = true
-		if best.mirror != nil && !m.mirrorHolds(best.mirror, true) {
-			m.loadFilter(best, transcript.ReasonOutPoints)
+		if best.mirror != nil && !m.outpointsHeld(best.mirror) {
+			// Not a match: the peer changed. Every peer gets the same
+			// filter.
+			m.reloadAll(transcript.ReasonOutPoints)
 		}
 		m.n.log.Info("download peer", "addr", best.addr, "height", best.lastBlock)
 		m.refreshPeers()
@@ -580,6 +587,7 @@ func (m *manager) schedule() {
 	if m.fatal != nil {
 		return
 	}
+	m.reviewReload()
 	m.runWaitingChecks()
 	m.pickDownloadPeer()
 	dl := m.dl
@@ -598,8 +606,14 @@ func (m *manager) schedule() {
 // header tip, or the peer's height when lower) with getdata batches to
 // ps, each closed by a ping.
 func (m *manager) requestBlocks(ps *peerState, tip int32) {
+	if m.holding() || m.fatal != nil {
+		return // a reload waits for the peers to drain
+	}
 	limit := min(tip, m.next+int32(m.n.cfg.Window)-1)
-	if !m.retry && limit < tip && limit-m.reqHigh < int32(m.n.cfg.BatchSize) {
+	// An aligned re-fetch starts with its cover blocks, in the same
+	// getdata as the blocks it is for.
+	batch := m.coverRequests(ps)
+	if len(batch) == 0 && !m.retry && limit < tip && limit-m.reqHigh < int32(m.n.cfg.BatchSize) {
 		return // wait until a whole batch fits: one ping per batch
 	}
 	from := m.reqHigh + 1
@@ -609,7 +623,6 @@ func (m *manager) requestBlocks(ps *peerState, tip int32) {
 		m.retry = limit < m.reqHigh
 	}
 	from = max(from, m.next)
-	var batch []*blockReq
 	for h := from; h <= limit; h++ {
 		s := m.slots[h]
 		if s == nil {
@@ -625,7 +638,7 @@ func (m *manager) requestBlocks(ps *peerState, tip int32) {
 		if s.block != nil || s.req != nil {
 			continue
 		}
-		r := &blockReq{hash: s.hash, height: h, gen: ps.filterGen, refetch: s.attempts > 0}
+		r := &blockReq{hash: s.hash, height: h, gen: ps.filterGen, refetch: s.attempts > 0 || h <= m.rl.refetchTo}
 		s.req = r
 		s.attempts++
 		batch = append(batch, r)

@@ -533,9 +533,11 @@ func openFile(t testing.TB, path string) *os.File {
 
 func TestManagerReloadsSaturatedFilter(t *testing.T) {
 	w := watchtest.NewMemWatcher(1, p2wpkh(1))
-	n, m := newTestManager(t, w, Config{FPRate: 0.001, ReloadFPRatio: 2})
-	// Every block pays the watcher 30 outputs: the server inserts 30
-	// outpoints per block into a filter sized for 64 elements.
+	n, m := newTestManager(t, w, Config{FPRate: 0.001, ReloadFPRatio: 2, ReloadEvery: 1, BatchSize: 2})
+	// Every block pays the watcher 30 outpoints: the server inserts 30
+	// outpoints per block into a filter sized for 64 elements; the
+	// drifted filter is reloaded at the next reload point (every block
+	// here), once the blocks in flight are answered.
 	chain := mineBlocks(t, n.cfg.Network, genesis(n), 6, func(i int) []*wire.MsgTx {
 		tx := payTo(byte(i), 1, p2wpkh(1))
 		for range 29 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"sync"
 	"time"
@@ -29,6 +30,9 @@ type Node struct {
 	// history holds the transcript's records from earlier runs.
 	history []transcript.Record
 	tweak   uint32
+	// rng draws the reload schedule's jitter (the manager's goroutine
+	// only).
+	rng *rand.Rand
 	// decoys are the persisted decoys (Config.Decoys); the manager
 	// owns them once started.
 	decoys *decoys
@@ -79,6 +83,7 @@ func New(cfg Config) (*Node, error) {
 		quit:    make(chan struct{}),
 		live:    make(map[*peerState]struct{}),
 		changed: make(chan struct{}),
+		rng:     newRand(),
 	}
 	n.cfg.Connect = dedupe(cfg.Connect)
 	slots := cfg.MaxPeers
@@ -293,8 +298,16 @@ type Status struct {
 	// ObservedFPRate is FalsePositives / (Tested - Relevant).
 	ObservedFPRate float64
 	// Reorgs counts best-chain switches; Rerequested the blocks fetched
-	// again after a filter change or an omission.
+	// again after a filter change or an omission (cover blocks of an
+	// aligned re-fetch included).
 	Reorgs, Rerequested int
+	// GapRaces counts the reloads made because the download peer's
+	// filter lacked an element the watcher needed (its lookahead reserve
+	// ran out before a scheduled reload): each re-fetches blocks.
+	GapRaces int
+	// ReloadPending names the reason of a reload waiting for the next
+	// scheduled point ("" when none).
+	ReloadPending string
 	// SpotChecks counts blocks asked again from a second peer;
 	// FullBlockChecks whole blocks asked from the peer that filtered
 	// them; Omissions the checks in which a peer left out a matched

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	mrand "math/rand/v2"
 	"net"
 	"sync"
@@ -86,7 +87,11 @@ type peerState struct {
 	// headersReq.
 	lastAnswer  time.Time
 	mempoolSent bool
-	misbehaved  bool
+	// mempoolScore is the ban score the server's mempool requests
+	// gave us as of mempoolAt (see mempoolAllowed).
+	mempoolScore float64
+	mempoolAt    time.Time
+	misbehaved   bool
 	// fence is the nonce of the ping sent right after the outstanding
 	// getheaders (0: none): its pong with no headers before it means
 	// the peer gave nothing (headersync.go, onFencePong).
@@ -690,4 +695,35 @@ func dedupe(addrs []string) []string {
 		}
 	}
 	return out
+}
+
+// btcd scores every BIP35 mempool request 33 transient ban points, which
+// decay with a half-life of a minute, and bans at 100 (server.go OnMemPool,
+// connmgr.DynamicBanScore): four requests in a few seconds (a reorg's
+// reloads, each asking the mempool again) got the node banned for a day.
+const (
+	mempoolRequestScore = 33
+	mempoolScoreLimit   = 70
+	mempoolHalfLife     = time.Minute
+)
+
+// mempoolAllowed reports whether a mempool request now keeps the server's
+// transient ban score for our mempool requests, as btcd counts it, at
+// mempoolScoreLimit or below: two in a row, then one a minute or so.
+func (ps *peerState) mempoolAllowed(now time.Time) bool {
+	return ps.mempoolDecayed(now)+mempoolRequestScore <= mempoolScoreLimit
+}
+
+// noteMempool counts a mempool request sent now.
+func (ps *peerState) noteMempool(now time.Time) {
+	ps.mempoolScore = ps.mempoolDecayed(now) + mempoolRequestScore
+	ps.mempoolAt = now
+}
+
+// mempoolDecayed is the score of our earlier mempool requests now.
+func (ps *peerState) mempoolDecayed(now time.Time) float64 {
+	if ps.mempoolAt.IsZero() {
+		return 0
+	}
+	return ps.mempoolScore * math.Exp2(-float64(now.Sub(ps.mempoolAt))/float64(mempoolHalfLife))
 }

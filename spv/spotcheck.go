@@ -200,7 +200,7 @@ func (m *manager) startCheck(p *checkPlan, fb *watch.FilteredBlock) (sent BlockC
 // the block (a colluder that has a new block first must not be the only
 // one asked); it counts as checked once one answers.
 func (m *manager) runWaitingChecks() {
-	if len(m.waiting) == 0 {
+	if len(m.waiting) == 0 || m.holding() {
 		return
 	}
 	now := m.n.clock.Now()
@@ -491,5 +491,5 @@ func (m *manager) omission(p *checkPlan, detail string) {
 	m.next = p.height
 	m.reqHigh = m.next - 1
 	m.isSynced = false
-	m.elementsChanged(-1, d) // coins the removed blocks spent are watched again
+	m.elementsChanged(-1, d, true) // coins the removed blocks spent are watched again
 }

@@ -1,0 +1,267 @@
+package spv
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/bloomwatch/bloomwatch/transcript"
+	"github.com/bloomwatch/bloomwatch/watch/watchtest"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+)
+
+// The tests of reload.go: no match makes the node send a filter; filters
+// go to every peer together at the scheduled points, after the quiet
+// window on the live chain; the gap-limit race re-fetches from an aligned
+// boundary.
+
+// reserveScript is the test watcher's derived script i.
+func reserveScript(i uint32) []byte { return p2wpkh(byte(0x40 + i)) }
+
+// newReserveWatcher returns a gap-limit watcher with a lookahead reserve.
+func newReserveWatcher(t *testing.T, gap, reserve int) *watchtest.MemWatcher {
+	t.Helper()
+	w, err := watchtest.NewMemWatcherGap(1, gap, func(i uint32) ([]byte, error) { return reserveScript(i), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w.SetLookahead(reserve)
+}
+
+// seedRand makes the schedule's jitter reproducible.
+func seedRand(n *Node) { n.rng = rand.New(rand.NewPCG(24, 24)) }
+
+// filterRecords reads the node's transcript's filterload records.
+func filterRecords(t *testing.T, n *Node) []transcript.Record {
+	t.Helper()
+	recs, err := transcript.Read(openFile(t, n.cfg.DataDir+"/"+transcript.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return transcript.FilterRecords(recs)
+}
+
+// getDataRecords reads the node's transcript's getdata records.
+func getDataRecords(t *testing.T, n *Node) []transcript.Record {
+	t.Helper()
+	recs, err := transcript.Read(openFile(t, n.cfg.DataDir+"/"+transcript.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []transcript.Record
+	for _, r := range recs {
+		if r.Kind == transcript.KindGetData {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// announceBlock makes the peers serve chain and announce its tip.
+func announceBlock(chain []*wire.MsgBlock, peers ...*simServer) {
+	tip := chain[len(chain)-1].BlockHash()
+	for _, s := range peers {
+		s.setChain(chain)
+		inv := wire.NewMsgInv()
+		_ = inv.AddInvVect(wire.NewInvVect(wire.InvTypeBlock, &tip))
+		s.deliver(inv)
+	}
+}
+
+// relay puts tx in the peers' mempools and announces it where their
+// filter matches it, as a full node relays a transaction.
+func relay(tx *wire.MsgTx, peers ...*simServer) {
+	id := tx.TxHash()
+	for _, s := range peers {
+		if s.mempool == nil {
+			s.mempool = make(map[chainhash.Hash]*wire.MsgTx)
+		}
+		s.mempool[id] = tx
+		if s.filter.MatchTxAndUpdate(tx) {
+			inv := wire.NewMsgInv()
+			_ = inv.AddInvVect(wire.NewInvVect(wire.InvTypeTx, &id))
+			s.deliver(inv)
+		}
+	}
+}
+
+// runAll answers the peers' queues until none has anything left.
+func runAll(peers ...*simServer) {
+	for busy := true; busy; {
+		busy = false
+		for _, s := range peers {
+			if len(s.queue) > 0 {
+				busy = true
+				s.run()
+			}
+		}
+	}
+}
+
+// TestMatchesDoNotReload: a wallet with a lookahead reserve, synced with
+// two peers (every block checked), is paid in a block during the
+// catch-up, then on the live chain in the mempool and in a new block,
+// each payment at a fresh address (the last two beyond the gap, inside
+// the reserve, so the watcher tops its reserve up): no peer gets a
+// filterload after any of them. At the next reload point, once the quiet
+// window after the last payment has passed, both peers get one filter,
+// the same bytes, with the new keys; the payments are all found.
+func TestMatchesDoNotReload(t *testing.T) {
+	const gap, reserve = 5, 30
+	w := newReserveWatcher(t, gap, reserve)
+	clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	n, m := newTestManager(t, w, Config{
+		Clock: clk, SpotCheckEvery: 1, ReloadEvery: 1000, ReloadInterval: time.Hour,
+		QuietBlocks: 2, QuietTime: 20 * time.Minute,
+	})
+	seedRand(n)
+	m.drawSchedule(clk.now)
+	chain := mineBlocks(t, n.cfg.Network, genesis(n), 8, func(i int) []*wire.MsgTx {
+		txs := []*wire.MsgTx{payTo(byte(100+i), 7, p2wpkh(0x99))}
+		if i == 3 {
+			txs = append(txs, payTo(1, 1000, reserveScript(2)))
+		}
+		return txs
+	})
+	a := addSimPeer(t, m, "sim:1", chain, 0)
+	b := addSimPeer(t, m, "sim:2", chain, 1)
+	runAll(a, b)
+	if !m.isSynced || m.synced.Height != 8 {
+		t.Fatalf("synced %v at %d", m.isSynced, m.synced.Height)
+	}
+	loads := func() (int, int) { return a.filterLoads(), b.filterLoads() }
+	if la, lb := loads(); la != 1 || lb != 1 {
+		t.Fatalf("filterloads after the catch-up: %d, %d; want 1 each", la, lb)
+	}
+
+	// The live chain: a payment in the mempool beyond the gap...
+	clk.now = clk.now.Add(time.Minute)
+	pay := payTo(2, 2000, reserveScript(gap+8))
+	relay(pay, a, b)
+	runAll(a, b)
+	if _, ok := w.Mempool()[pay.TxHash()]; !ok {
+		t.Fatalf("the mempool payment was not offered to the watcher: %+v", w.Mempool())
+	}
+	// ... and one in a new block, further still.
+	clk.now = clk.now.Add(10 * time.Minute)
+	chain = append(chain, mineBlocks(t, n.cfg.Network, &chain[len(chain)-1].Header, 1, func(int) []*wire.MsgTx {
+		return []*wire.MsgTx{pay, payTo(3, 3000, reserveScript(gap+20))}
+	})...)
+	announceBlock(chain, a, b)
+	runAll(a, b)
+	if m.synced.Height != 9 || len(w.Txs()) != 3 {
+		t.Fatalf("synced to %d with %d txs; want 9 and 3", m.synced.Height, len(w.Txs()))
+	}
+	if la, lb := loads(); la != 1 || lb != 1 {
+		t.Fatalf("filterloads after the payments: %d, %d; a match made the node send a filter", la, lb)
+	}
+	if m.rl.pendingKeys == 0 {
+		t.Fatal("the watcher's reserve top-up is not pending")
+	}
+	payAt := clk.now
+
+	// Within the quiet window nothing is sent even past the reload
+	// point; after it, one reload to both peers.
+	clk.now = payAt.Add(10 * time.Minute)
+	m.rl.atTime = clk.now
+	m.onTick(clk.now)
+	runAll(a, b)
+	if la, lb := loads(); la != 1 || lb != 1 {
+		t.Fatalf("filterloads within the quiet window: %d, %d", la, lb)
+	}
+	// Two more blocks (the block half of the window) and the time.
+	for i := range 2 {
+		clk.now = clk.now.Add(10 * time.Minute)
+		chain = append(chain, mineBlocks(t, n.cfg.Network, &chain[len(chain)-1].Header, 1, func(int) []*wire.MsgTx {
+			return []*wire.MsgTx{payTo(byte(200+i), 7, p2wpkh(0x99))}
+		})...)
+		announceBlock(chain, a, b)
+		runAll(a, b)
+	}
+	m.onTick(clk.now)
+	runAll(a, b)
+	if la, lb := loads(); la != 2 || lb != 2 {
+		t.Fatalf("filterloads after the reload point and the quiet window: %d, %d; want 2 each", la, lb)
+	}
+	recs := filterRecords(t, n)
+	last := recs[len(recs)-2:]
+	if last[0].Reason != transcript.ReasonNewKey || last[1].Reason != transcript.ReasonNewKey || last[0].Peer == last[1].Peer ||
+		!bytes.Equal(last[0].Filter, last[1].Filter) {
+		t.Fatalf("the reload: %s to %s and %s to %s, same bytes %v; want new-key, one filter for both peers",
+			last[0].Reason, last[0].Peer, last[1].Reason, last[1].Peer, bytes.Equal(last[0].Filter, last[1].Filter))
+	}
+	if gapAfter := last[0].Time.Sub(payAt); gapAfter < 20*time.Minute {
+		t.Fatalf("reloaded %v after the last wallet payment, inside the quiet window", gapAfter)
+	}
+	f := m.dl.mirror
+	for i := range uint32(gap + 20 + reserve - reserve/3) {
+		if !f.Matches(reserveScript(i)[2:]) {
+			t.Fatalf("the reloaded filter lacks key %d", i)
+		}
+	}
+	for _, s := range []*simServer{a, b} {
+		if score := n.bans.Score(s.ps.addr); score != 0 {
+			t.Errorf("%s scored %d", s.ps.addr, score)
+		}
+	}
+}
+
+// TestGapRaceRefetchesAlignedWindow: a wallet whose reserve runs out
+// between two reload points (a payment at the last key the filter holds,
+// index gap + reserve - 1) still finds a payment in the next block at
+// index gap + reserve + 1: the node reloads every peer and fetches the
+// blocks again, and the re-fetch starts at a multiple of the window,
+// before the paying block, which is applied again.
+func TestGapRaceRefetchesAlignedWindow(t *testing.T) {
+	const gap, reserve, window = 5, 10, 8
+	w := newReserveWatcher(t, gap, reserve)
+	n, m := newTestManager(t, w, Config{BatchSize: 4, Window: 8, RefetchWindow: window, ReloadEvery: 1000})
+	seedRand(n)
+	m.drawSchedule(m.n.clock.Now())
+	const paying = 13 // block 13 pays the last key; 14 the key past the filter
+	chain := mineBlocks(t, n.cfg.Network, genesis(n), 20, func(i int) []*wire.MsgTx {
+		txs := []*wire.MsgTx{payTo(byte(100+i), 7, p2wpkh(0x99))}
+		switch i + 1 {
+		case paying:
+			txs = append(txs, payTo(1, 1000, reserveScript(gap+reserve-1)))
+		case paying + 1:
+			txs = append(txs, payTo(2, 2000, reserveScript(gap+reserve+1)))
+		}
+		return txs
+	})
+	s := addSimPeer(t, m, "sim:1", chain, 0)
+	s.run()
+	if len(w.Txs()) != 2 || m.synced.Height != 20 || !m.isSynced {
+		t.Fatalf("watcher has %d of 2 txs, synced to %d (%v)", len(w.Txs()), m.synced.Height, m.isSynced)
+	}
+	if m.st.GapRaces != 1 {
+		t.Fatalf("%d gap races, want 1", m.st.GapRaces)
+	}
+	if _, again := w.Applied(); again == 0 {
+		t.Fatal("the paying block was not applied again")
+	}
+	recs, err := transcript.Read(openFile(t, n.cfg.DataDir+"/"+transcript.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first getdata after the gap-race filterload is the re-fetch.
+	raced := false
+	for _, r := range recs {
+		switch {
+		case r.Kind == transcript.KindFilterLoad && r.Reason == transcript.ReasonGapRace:
+			raced = true
+		case raced && r.Kind == transcript.KindGetData:
+			if r.Height%window != 0 || r.Height > paying || r.Reason != transcript.ReasonRefetch {
+				t.Fatalf("the re-fetch starts at %d (%s): want a multiple of %d at or below the paying block %d",
+					r.Height, r.Reason, window, paying)
+			}
+			if r.Height+int32(r.Count) <= paying {
+				t.Fatalf("the re-fetch covers %d blocks from %d: not the paying block", r.Count, r.Height)
+			}
+			return
+		}
+	}
+	t.Fatalf("no re-fetch after a gap-race filterload in %d records", len(recs))
+}
