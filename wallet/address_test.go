@@ -179,8 +179,8 @@ func TestFilterElementsMatchEveryWatchedOutput(t *testing.T) {
 	require.NoError(t, err)
 	const accounts, gapExt, gapInt = 2, 5, 3
 	// Index 0 was used: the receive branch of the BIP84 account grew by
-	// one stride (indexes 0..2*gapExt).
-	wantData := accounts*(gapExt+gapInt) + gapExt + 1 + len(imported)
+	// one address (indexes 0..gapExt; no reserve).
+	wantData := accounts*(gapExt+gapInt) + 1 + len(imported)
 	require.Len(t, el.Data, wantData)
 	require.Equal(t, []wire.OutPoint{{Hash: fund.TxHash(), Index: 0}}, el.OutPoints)
 

@@ -145,7 +145,7 @@ func (w *Wallet) applyBlockIn(bk buckets, b *watch.FilteredBlock, reapply bool) 
 		prevVerdict[e.txid] = e.verdict
 	}
 
-	relevant, _, err := w.judge(bk, cands, prevVerdict)
+	relevant, _, err := w.judge(bk, cands, prevVerdict, b.Height)
 	if err != nil {
 		return watch.BlockResult{}, err
 	}
@@ -330,8 +330,9 @@ func (w *Wallet) candidates(bk buckets, b *watch.FilteredBlock, prev *blockRecor
 // earlier wallet transactions of the same block. Addresses are derived as
 // payments use them, and the block is scanned again until nothing changes,
 // so a transaction paying an address that a later one in the block made
-// watched counts too. It reports whether the element set grew.
-func (w *Wallet) judge(bk buckets, cands []*candidate, prev map[chainhash.Hash]verdict) (map[chainhash.Hash]bool, bool, error) {
+// watched counts too (height is the block's, for the reserve's pace). It
+// reports whether the element set grew.
+func (w *Wallet) judge(bk buckets, cands []*candidate, prev map[chainhash.Hash]verdict, height int32) (map[chainhash.Hash]bool, bool, error) {
 	relevant := make(map[chainhash.Hash]bool, len(cands))
 	for txid, v := range prev {
 		if v == verdictRelevant {
@@ -363,7 +364,7 @@ func (w *Wallet) judge(bk buckets, cands []*candidate, prev map[chainhash.Hash]v
 					created[op] = struct{}{}
 					progress = true
 				}
-				added, err := w.ensureGapOf(bk, e.ref)
+				added, err := w.ensureGapOf(bk, e.ref, height)
 				if err != nil {
 					return nil, false, err
 				}

@@ -17,57 +17,178 @@ func (w *Wallet) gapFor(branch uint32) uint32 {
 	return w.meta.gapExternal
 }
 
-// ensureGap makes sure the branch of ref has addresses derived through
-// ref.index + gap, so that gap unused addresses follow a used one. It
-// reports whether new addresses (and so new filter elements) were added.
-// waddrmgr derives and stores the addresses; the wallet only indexes them.
-//
-// A branch grows in strides that grow with it (see nextStride): when a
-// payment comes within gap of the end of a branch of D derived addresses,
-// the branch is derived through ref.index + gap + nextStride(D, gap). Each
-// change of the element set makes the light node reload its filter and
-// fetch again the blocks in flight (up to 500 of them), so the number of
-// changes, not the number of addresses, is what a wallet paid at fresh
-// addresses pays for: a fixed stride of one gap made that one reload per
-// gap addresses (784 reloads and 254 MB for 15,000 used addresses in the
-// bench's addrs10000 xpub sync, 70x the minimal loop's bytes; 36 and
-// 11.5 MB with growing strides).
-func (w *Wallet) ensureGap(am walletdb.ReadWriteBucket, ref addrRef) (bool, error) {
+// ensureGap records a payment to ref and keeps its branch's gap and
+// lookahead reserve (see keepReserve): the addresses through ref.index +
+// gap are needed from now on, and a reserve of unused addresses beyond
+// them stays derived, so that a payment never needs a new filter to stay
+// safe. height is the block being applied (the sync point for a mempool
+// transaction). It reports whether new addresses (and so new filter
+// elements) were added.
+func (w *Wallet) ensureGap(am walletdb.ReadWriteBucket, ref addrRef, height int32) (bool, error) {
 	if ref.imported {
 		return false, nil
 	}
 	key := branchKey{ref.scope, ref.account, ref.branch}
-	gap := w.gapFor(ref.branch)
-	have := w.watch.derived[key]
-	if ref.index+gap < have {
-		return false, nil
-	}
-	return w.deriveThrough(am, key, ref.index+gap+nextStride(have, gap))
+	w.noteUse(key, ref.index, height)
+	return w.keepReserve(key, w.hdBranch(am, key), height, 0)
 }
 
-// nextStride is how many addresses past the gap a branch of derived
-// addresses grows by when a payment reaches its gap: half of what the
-// branch holds, at least gap, at most MaxStride (or gap when the gap is
-// larger). The branch so grows by about half at each extension: a wallet
-// paid at N fresh addresses changes its filter O(log N) times until the
-// stride reaches MaxStride (2,000 derived addresses), then once per
-// MaxStride addresses, and watches at most gap + max(gap, min(derived/2,
-// MaxStride)) unused addresses per branch beyond its last used one,
-// against gap to 2*gap with a stride of one gap.
-func nextStride(derived, gap uint32) uint32 {
-	return max(gap, min(derived/2, MaxStride))
+// noteUse records that index of a branch was paid (or handed out) at
+// height: the frontier the gap and the reserve are kept beyond.
+func (w *Wallet) noteUse(key branchKey, index uint32, height int32) {
+	s := w.watch
+	if _, ok := s.due[key]; !ok {
+		s.due[key] = s.usedHigh[key] + w.gapFor(key.branch)
+	}
+	if index+1 > s.usedHigh[key] {
+		if s.usedHigh[key] == 0 {
+			if _, ok := s.firstUse[key]; !ok {
+				s.firstUse[key] = height
+			}
+		}
+		s.usedHigh[key] = index + 1
+	}
+}
+
+// branchOps derives one branch for keepReserve: an HD account's
+// (deriveThrough, through waddrmgr) or a multisig descriptor's
+// (msigDeriveThrough).
+type branchOps struct {
+	// derived returns how many addresses the branch has derived.
+	derived func() uint32
+	// through derives up to and including index last, as reserve
+	// addresses when reserve is set, and reports whether the element
+	// set grew.
+	through func(last uint32, reserve bool) (bool, error)
+}
+
+// hdBranch returns the branchOps of an HD account's branch.
+func (w *Wallet) hdBranch(am walletdb.ReadWriteBucket, key branchKey) branchOps {
+	return branchOps{
+		derived: func() uint32 { return w.watch.derived[key] },
+		through: func(last uint32, reserve bool) (bool, error) { return w.deriveThrough(am, key, last, reserve) },
+	}
+}
+
+// keepReserve keeps one branch's gap and lookahead reserve. The
+// addresses below the highest used index + 1 + gap are needed: those
+// derived earlier as reserve are reported due (spv.ElementDelta.Due),
+// those not derived yet are derived now as needed ones (Data: the node
+// re-fetches blocks if its filter lacks them, the gap-limit race). Beyond
+// them the branch keeps a reserve of reserveFor addresses: when fewer than
+// two thirds of it remain unused, it is derived whole again and reported
+// as spv.ElementDelta.Reserve, which the node loads at its next scheduled
+// reload. floor raises the reserve (FilterElements' catch-up reserve). It
+// reports whether the element set grew.
+func (w *Wallet) keepReserve(key branchKey, ops branchOps, height int32, floor uint32) (bool, error) {
+	s := w.watch
+	need := s.usedHigh[key] + w.gapFor(key.branch)
+	due, ok := s.due[key]
+	if !ok {
+		due = need
+	}
+	have := ops.derived()
+	els := s.branchEls[key]
+	for i := due; i < min(need, have); i++ {
+		if int(i) < len(els) && els[i] != nil {
+			s.log.AddDue(els[i])
+		}
+	}
+	s.due[key] = max(due, need)
+	grew := false
+	if have < need {
+		g, err := ops.through(need-1, false)
+		if err != nil {
+			return false, err
+		}
+		grew = g
+	}
+	target := max(w.reserveFor(key, height), floor)
+	if target == 0 || ops.derived()-need >= target-target/3 {
+		return grew, nil
+	}
+	g, err := ops.through(need+target-1, true)
+	return grew || g, err
+}
+
+// reserveFor returns the lookahead reserve of a branch: the configured
+// one (WithReserve, DefaultReserve; 0 turns the reserve off), or what the
+// branch's own pace needs when larger: the addresses it used per block since its first use, times
+// ReserveHorizon blocks (the node's reload spacing and the blocks it has
+// in flight), at most MaxReserve.
+func (w *Wallet) reserveFor(key branchKey, height int32) uint32 {
+	r := w.opts.reserve
+	s := w.watch
+	u := s.usedHigh[key]
+	if u == 0 || r == 0 {
+		return r // a reserve of 0 is none, whatever the pace
+	}
+	first, ok := s.firstUse[key]
+	if !ok {
+		// Used before this process: count from the first block the
+		// wallet applied (a lower bound of the pace).
+		first = w.meta.firstApplied
+		if first == noHeight {
+			first = w.meta.birthday
+		}
+		s.firstUse[key] = first
+	}
+	span := int64(height) - int64(first) + 1
+	if span < 1 {
+		return r
+	}
+	// A pace is read over at least minPaceSpan blocks: twenty addresses
+	// used in a wallet's first block are not twenty a block.
+	paced := int64(u) * ReserveHorizon / max(span, minPaceSpan)
+	return max(r, uint32(min(paced, MaxReserve)))
+}
+
+// minPaceSpan is the fewest blocks a branch's pace is read over (see
+// reserveFor).
+const minPaceSpan = 100
+
+// catchUpReserve tops every HD branch's reserve up to at least
+// CatchUpReserve (the wallet is about to catch up: the node will have
+// hundreds of blocks in flight before its first scheduled reload), unless
+// the reserve is off (WithReserve(0)). It reports whether the element set
+// grew.
+func (w *Wallet) catchUpReserve(b buckets) (bool, error) {
+	if w.opts.reserve == 0 {
+		return false, nil
+	}
+	floor := max(w.opts.reserve, min(CatchUpReserve, MaxReserve))
+	grew := false
+	for key, n := range w.watch.derived {
+		if n == 0 {
+			continue // a branch not watched (a receive-only descriptor)
+		}
+		g, err := w.keepReserve(key, w.hdBranch(b.am, key), w.synced.Height, floor)
+		if err != nil {
+			return false, err
+		}
+		grew = grew || g
+	}
+	for key := range w.watch.msig {
+		g, err := w.keepReserve(key, w.msigBranch(b.own, key), w.synced.Height, floor)
+		if err != nil {
+			return false, err
+		}
+		grew = grew || g
+	}
+	return grew, nil
 }
 
 // deriveThrough derives the addresses of one branch up to and including
-// index last and watches them. It reports whether the element set grew.
+// index last and watches them, as reserve ones when reserve is set (see
+// spv.ElementDelta). It reports whether the element set grew.
 // waddrmgr derives and stores the addresses (Extend*Addresses); the wallet
 // derives each again from its cached branch key to learn which they are,
 // and takes waddrmgr's record of each (from its cache, filled by the
 // extension), so an address the wallet computed differently is an error,
 // never a wrong watch set. Asking waddrmgr by path (DeriveFromKeyPath)
-// derived the branch key again for every address: the stride cost 3
-// derivations per address instead of 2.
-func (w *Wallet) deriveThrough(am walletdb.ReadWriteBucket, key branchKey, last uint32) (bool, error) {
+// derived the branch key again for every address: a batch of addresses
+// cost 3 derivations each instead of 2.
+func (w *Wallet) deriveThrough(am walletdb.ReadWriteBucket, key branchKey, last uint32, reserve bool) (bool, error) {
 	have := w.watch.derived[key]
 	if last < have {
 		return false, nil
@@ -124,7 +245,7 @@ func (w *Wallet) deriveThrough(am walletdb.ReadWriteBucket, key branchKey, last 
 		if err != nil {
 			return false, err
 		}
-		if w.watch.add(s, addrRef{scope: key.scope, account: key.account, branch: key.branch, index: i}) {
+		if w.watch.add(s, addrRef{scope: key.scope, account: key.account, branch: key.branch, index: i}, reserve) {
 			grew = true
 		}
 	}
@@ -176,11 +297,11 @@ func (w *Wallet) branchExtKey(am walletdb.ReadBucket, sm *waddrmgr.ScopedKeyMana
 // ensureGapOf is ensureGap for any watched script: an HD address's
 // account branch (ensureGap), a multisig descriptor's branch
 // (msigEnsureGap), nothing for an imported script.
-func (w *Wallet) ensureGapOf(b buckets, ref addrRef) (bool, error) {
+func (w *Wallet) ensureGapOf(b buckets, ref addrRef, height int32) (bool, error) {
 	if ref.msig {
-		return w.msigEnsureGap(b.own, ref)
+		return w.msigEnsureGap(b.own, ref, height)
 	}
-	return w.ensureGap(b.am, ref)
+	return w.ensureGap(b.am, ref, height)
 }
 
 // markUsed flags a watched script as used: in waddrmgr for an HD address,

@@ -133,7 +133,8 @@ func TestDescriptorWalletSyncsTaprootOverP2P(t *testing.T) {
 		"tr(" + descriptorKey(t, key, testnet.PurposeBIP86) + "/<0;1>/*)",
 		"wpkh(" + descriptorKey(t, key, testnet.PurposeBIP84) + "/<0;1>/*)",
 	}
-	w, err := wallet.Create(t.TempDir(), wallet.CreateConfig{Network: params.Name, Descriptors: descs, Birthday: start + 1})
+	w, err := wallet.Create(t.TempDir(), wallet.CreateConfig{Network: params.Name, Descriptors: descs, Birthday: start + 1},
+		wallet.WithReserve(wallet.DefaultReserve)) // the package tests turn it off
 	require.NoError(t, err)
 	defer w.Close()
 

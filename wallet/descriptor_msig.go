@@ -133,7 +133,7 @@ func loadMultisig(own walletdb.ReadBucket, params *chaincfg.Params, ws *watchSet
 		}
 		s.kind = rec.kind
 		b.derived = max(b.derived, ref.index+1)
-		ws.addUsed(s, ref, used)
+		ws.addUsed(s, ref, used, false)
 		return nil
 	})
 }
@@ -165,26 +165,29 @@ func (w *Wallet) msigDescriptor(own walletdb.ReadBucket, id uint32) (*descriptor
 	return d, nil
 }
 
-// msigEnsureGap is ensureGap for a multisig address: its branch is
-// derived through ref.index + gap + nextStride when a payment comes
-// within gap of its end.
-func (w *Wallet) msigEnsureGap(own walletdb.ReadWriteBucket, ref addrRef) (bool, error) {
+// msigEnsureGap is ensureGap for a multisig address: its branch keeps
+// the gap and the lookahead reserve beyond the highest index used.
+func (w *Wallet) msigEnsureGap(own walletdb.ReadWriteBucket, ref addrRef, height int32) (bool, error) {
 	key := branchKey{msigScope, ref.account, ref.branch}
-	b := w.watch.msig[key]
-	if b == nil {
+	if w.watch.msig[key] == nil {
 		return false, fmt.Errorf("%w: multisig descriptor %d has no branch %d", ErrCorrupt, ref.account, ref.branch)
 	}
-	gap := w.gapFor(ref.branch)
-	if ref.index+gap < b.derived {
-		return false, nil
+	w.noteUse(key, ref.index, height)
+	return w.keepReserve(key, w.msigBranch(own, key), height, 0)
+}
+
+// msigBranch returns the branchOps of a multisig descriptor's branch.
+func (w *Wallet) msigBranch(own walletdb.ReadWriteBucket, key branchKey) branchOps {
+	return branchOps{
+		derived: func() uint32 { return w.watch.msig[key].derived },
+		through: func(last uint32, reserve bool) (bool, error) { return w.msigDeriveThrough(own, key, last, reserve) },
 	}
-	return w.msigDeriveThrough(own, key, ref.index+gap+nextStride(b.derived, gap))
 }
 
 // msigDeriveThrough derives the addresses of one multisig branch up to
-// and including index last, stores and watches them. It reports whether
-// the element set grew.
-func (w *Wallet) msigDeriveThrough(own walletdb.ReadWriteBucket, key branchKey, last uint32) (bool, error) {
+// and including index last, stores and watches them (as reserve ones when
+// reserve is set). It reports whether the element set grew.
+func (w *Wallet) msigDeriveThrough(own walletdb.ReadWriteBucket, key branchKey, last uint32, reserve bool) (bool, error) {
 	b := w.watch.msig[key]
 	if last < b.derived {
 		return false, nil
@@ -212,7 +215,7 @@ func (w *Wallet) msigDeriveThrough(own walletdb.ReadWriteBucket, key branchKey, 
 		if err := bkt.Put(set.ws.pkScript, encodeMsigRecord(ref, false)); err != nil {
 			return false, fmt.Errorf("store multisig address: %w", err)
 		}
-		if w.watch.add(set.ws, ref) {
+		if w.watch.add(set.ws, ref, reserve) {
 			grew = true
 		}
 	}
@@ -234,7 +237,7 @@ func msigMarkUsed(own walletdb.ReadWriteBucket, e *watchEntry) error {
 
 // importMultisig watches the branches of a ranged multisig descriptor
 // that will be stored as descriptor number id: it derives the first
-// gap-limit addresses of each. A descriptor whose first address of a
+// gap-limit addresses of each, and the lookahead reserve beyond them. A descriptor whose first address of a
 // branch is already watched gives ErrDuplicate, unwrapped.
 func (w *Wallet) importMultisig(own walletdb.ReadWriteBucket, d *descriptor, id uint32) ([]uint32, error) {
 	branches, paths, err := d.multiShape()
@@ -254,7 +257,10 @@ func (w *Wallet) importMultisig(own walletdb.ReadWriteBucket, d *descriptor, id 
 	for i, br := range branches {
 		key := branchKey{msigScope, id, br}
 		w.watch.msig[key] = &msigBranch{path: paths[i]}
-		if _, err := w.msigDeriveThrough(own, key, w.gapFor(br)-1); err != nil {
+		if _, err := w.msigDeriveThrough(own, key, w.gapFor(br)-1, false); err != nil {
+			return nil, err
+		}
+		if _, err := w.keepReserve(key, w.msigBranch(own, key), w.synced.Height, 0); err != nil {
 			return nil, err
 		}
 	}

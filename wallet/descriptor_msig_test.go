@@ -126,17 +126,18 @@ func TestMultisigWalletSyncsGrowsAndReopens(t *testing.T) {
 	f := &txFactory{}
 	chain := newTestChain(f, 200)
 	// Block 200: pays the last watched receive address (the branch
-	// grows by a stride) and the first change address.
+	// grows by a gap; no reserve in the package's tests) and the first
+	// change address.
 	last := uint32(DefaultGapExternal - 1)
 	pay := f.tx(nil, output{c.p2wsh(t, 0, last), 70_000}, output{foreignScript(1), 1_000})
 	payChange := f.tx(nil, output{c.p2wsh(t, 1, 0), 5_000})
 	res := mustApply(t, w, chain.add(pay, payChange).filtered())
 	require.ElementsMatch(t, []string{pay.TxHash().String(), payChange.TxHash().String()},
 		[]string{res.Relevant[0].String(), res.Relevant[1].String()})
-	// Each branch is derived through index + gap + stride, as an HD
-	// account's: receive 19+20+20, change 0+10+10.
-	recv := last + DefaultGapExternal + nextStride(DefaultGapExternal, DefaultGapExternal) + 1
-	change := DefaultGapInternal + nextStride(DefaultGapInternal, DefaultGapInternal) + 1
+	// Each branch is derived through index + gap, as an HD account's:
+	// receive 19+20, change 0+10.
+	recv := last + DefaultGapExternal + 1
+	change := uint32(DefaultGapInternal + 1)
 	require.Len(t, res.Delta.Data, int(recv+change)-DefaultGapExternal-DefaultGapInternal)
 	addrs := msigAddrs(t, w)
 	require.Len(t, addrs[0], int(recv))

@@ -16,7 +16,7 @@ import (
 // pkh, BIP49 for sh(wpkh), BIP84 for wpkh, BIP86 for tr, with the
 // network's coin type), and its branch step selects the account's
 // branches. So a descriptor account is exactly an xpub account: the same
-// gap limits and derivation strides (ensureGap), used flags, relevance,
+// gap limits and lookahead reserve (ensureGap), used flags, relevance,
 // persistence of derived addresses and reopen (loadAccounts), and the same
 // rollback (a rollback never un-derives addresses, for either). waddrmgr
 // derives TaprootPubKey addresses with the BIP86 tweak, checked against

@@ -506,19 +506,19 @@ func TestDescriptorWalletSyncsGrowsAndRollsBack(t *testing.T) {
 	chain := newTestChain(f, 100)
 
 	// Block 100: pays the last watched taproot receive address and the
-	// last watched P2WPKH change address: both branches grow in a
-	// stride (index + 2*gap).
+	// last watched P2WPKH change address: both branches grow by a gap
+	// (through index + gap; no reserve).
 	payTR := f.tx(nil, output{k86.p2tr(extBranch, testGapExternal-1), 50_000}, output{foreignScript(1), 1_000})
 	payWPKH := f.tx(nil, output{k84.p2wpkh(intBranch, testGapInternal-1), 20_000})
 	b1 := chain.add(payTR, payWPKH)
 	res := mustApply(t, w, b1.filtered())
 	require.True(t, res.Delta.Added())
-	require.Len(t, res.Delta.Data, 2*testGapExternal+2*testGapInternal, "both branches grew by a stride")
+	require.Len(t, res.Delta.Data, testGapExternal+testGapInternal, "both branches grew by a gap")
 	require.ElementsMatch(t, res.Relevant, []chainhash.Hash{payTR.TxHash(), payWPKH.TxHash()})
-	require.Equal(t, testGapExternal-1+2*testGapExternal+1, branchCount(t, w, KindP2TR, 0))
+	require.Equal(t, testGapExternal-1+testGapExternal+1, branchCount(t, w, KindP2TR, 0))
 	require.Equal(t, testGapInternal, branchCount(t, w, KindP2TR, 1))
 	require.Equal(t, testGapExternal, branchCount(t, w, KindP2WPKH, 0))
-	require.Equal(t, testGapInternal-1+2*testGapInternal+1, branchCount(t, w, KindP2WPKH, 1))
+	require.Equal(t, testGapInternal-1+testGapInternal+1, branchCount(t, w, KindP2WPKH, 1))
 	els, err := w.FilterElements()
 	require.NoError(t, err)
 	require.Contains(t, els.OutPoints, op(payTR, 0))

@@ -53,12 +53,15 @@
 // checkTx) is a false positive, counted and kept by txid but never stored
 // as a wallet transaction. Addresses are derived
 // as payments use them, within the same block: a payment to index i makes
-// at least i+gap watched, and a branch of D derived addresses that must
-// grow is derived through i + gap + max(gap, min(D/2, MaxStride)), so it
-// grows by about half each time and a wallet paid at N fresh addresses
-// changes its filter (and makes the node reload it) O(log N) times up to
-// 2,000 addresses per branch, then once per MaxStride; addresses beyond
-// the gap are watched, never marked used. Each block's changes, its match
+// the addresses through i+gap needed (spv re-fetches blocks when its
+// filter lacks one: the gap-limit race), and every HD branch keeps a
+// lookahead reserve of addresses derived beyond that (DefaultReserve,
+// WithReserve; CatchUpReserve when FilterElements expects a catch-up;
+// ReserveHorizon blocks of the branch's own pace when more, at most
+// MaxReserve), derived whole again when fewer than two thirds remain and
+// reported to the node as spv's reserve elements, which it loads at its
+// next scheduled reload: a payment never needs a reload to stay safe.
+// Addresses beyond the gap are watched, never marked used. Each block's changes, its match
 // record, the counters and the sync point are written in one walletdb
 // transaction; several blocks share a transaction (WithBatch: up to
 // DefaultBatchBlocks blocks or DefaultBatchInterval) and Flush, Close,

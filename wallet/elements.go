@@ -1,6 +1,7 @@
 package wallet
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/bloomwatch/bloomwatch/watch"
@@ -16,11 +17,26 @@ import (
 // imports); outpoints come in no particular order. From then on the
 // changes are reported as deltas by ApplyBlock, ApplyMempoolTx and
 // Rollback.
+//
+// A wallet that expects to catch up (it never applied a block, or its
+// last one is older than CatchUpAge by the wallet's clock) first tops
+// every HD branch's lookahead reserve up to CatchUpReserve and commits:
+// the node will have hundreds of blocks in flight before its first
+// scheduled reload can load more keys.
 func (w *Wallet) FilterElements() (watch.Elements, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.usable(); err != nil {
 		return watch.Elements{}, err
+	}
+	if w.expectsCatchUp() {
+		err := w.updateNow(func(bk buckets) error {
+			_, err := w.catchUpReserve(bk)
+			return err
+		})
+		if err != nil {
+			return watch.Elements{}, fmt.Errorf("catch-up reserve: %w", err)
+		}
 	}
 	// The elements themselves are never modified once watched, so the
 	// caller shares them (watch.Elements says it must not modify them).
@@ -29,4 +45,14 @@ func (w *Wallet) FilterElements() (watch.Elements, error) {
 		Data:      slices.Clip(w.watch.data),
 		OutPoints: slices.Clone(w.watch.outpointList()),
 	}, nil
+}
+
+// expectsCatchUp reports whether the wallet is about to catch up: it never
+// applied a block, or the last one it applied is older than CatchUpAge.
+func (w *Wallet) expectsCatchUp() bool {
+	if w.meta.firstApplied == noHeight {
+		return true
+	}
+	ts := w.addrMgr.SyncedTo().Timestamp
+	return ts.IsZero() || w.now().Sub(ts) > CatchUpAge
 }

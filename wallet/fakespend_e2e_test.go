@@ -101,7 +101,8 @@ func TestFakeSpendFromHostilePeer(t *testing.T) {
 	xpub, err := key.Xpub(testnet.PurposeBIP84)
 	require.NoError(t, err)
 	dir := t.TempDir()
-	w, err := wallet.Create(dir, wallet.CreateConfig{Network: params.Name, Xpubs: []string{xpub}, Birthday: start + 1})
+	w, err := wallet.Create(dir, wallet.CreateConfig{Network: params.Name, Xpubs: []string{xpub}, Birthday: start + 1},
+		wallet.WithReserve(wallet.DefaultReserve)) // the package tests turn it off
 	require.NoError(t, err)
 	defer func() { _ = w.Close() }()
 
@@ -114,6 +115,10 @@ func TestFakeSpendFromHostilePeer(t *testing.T) {
 	node, err := spv.New(spv.Config{
 		Network: net, DataDir: t.TempDir(), Connect: []string{hp.Addr(), h.Node().P2PAddr()}, Watcher: w,
 		RetryMin: 100 * time.Millisecond, RetryMax: time.Second, StallTimeout: 10 * time.Second,
+		// The hostile peer did not filter the blocks that paid the
+		// wallet: it matches spends of those coins from the first
+		// reload point on (seconds here instead of half an hour).
+		ReloadInterval: 200 * time.Millisecond, QuietTime: -1,
 	})
 	require.NoError(t, err)
 	require.NoError(t, node.Start(context.Background()))
@@ -176,7 +181,7 @@ func TestFakeSpendFromHostilePeer(t *testing.T) {
 	// Reopened after the mempool expiry, the wallet has forgotten the
 	// fake that never confirmed.
 	later := time.Now().Add(wallet.MempoolExpiry + time.Hour)
-	w, err = wallet.Open(dir, wallet.WithClock(func() time.Time { return later }))
+	w, err = wallet.Open(dir, wallet.WithClock(func() time.Time { return later }), wallet.WithReserve(wallet.DefaultReserve))
 	require.NoError(t, err)
 	txs = walletTxs(t, w)
 	require.NotContains(t, txs, fakeSpend.TxHash())

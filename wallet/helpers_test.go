@@ -292,8 +292,13 @@ func newDeltaTracker(t testing.TB, w *Wallet) *deltaTracker {
 
 // apply applies one delta.
 func (d *deltaTracker) apply(delta watch.ElementDelta) {
-	for _, e := range delta.Data {
-		d.data[string(e)] = true
+	for _, e := range delta.Due {
+		require.True(d.t, d.data[string(e)], "delta reports %x due, which it never added", e)
+	}
+	for _, list := range [][][]byte{delta.Data, delta.Reserve} {
+		for _, e := range list {
+			d.data[string(e)] = true
+		}
 	}
 	for _, op := range delta.OutPoints {
 		d.ops[op] = true

@@ -110,7 +110,10 @@ func (w *Wallet) importAccount(am walletdb.ReadWriteBucket, k *accountKey, branc
 	for _, br := range branches {
 		key := branchKey{k.scope, acct, br}
 		w.watch.derived[key] = 0
-		if _, err := w.deriveThrough(am, key, w.gapFor(br)-1); err != nil {
+		if _, err := w.deriveThrough(am, key, w.gapFor(br)-1, false); err != nil {
+			return nil, err
+		}
+		if _, err := w.keepReserve(key, w.hdBranch(am, key), w.synced.Height, 0); err != nil {
 			return nil, err
 		}
 	}
@@ -151,7 +154,7 @@ func (w *Wallet) importScript(own walletdb.ReadWriteBucket, ws *watchedScript) e
 	if err := own.NestedReadWriteBucket(bktImported).Put(ws.pkScript, r.encode()); err != nil {
 		return fmt.Errorf("store imported script: %w", err)
 	}
-	w.watch.add(ws, addrRef{imported: true})
+	w.watch.add(ws, addrRef{imported: true}, false)
 	return nil
 }
 

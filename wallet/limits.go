@@ -22,16 +22,42 @@ const (
 	// BIP37 size cap and the false-positive rate climbs.
 	MaxGap = 5000
 
-	// MaxStride bounds how many addresses past the gap limit one
-	// extension of a branch derives (see nextStride): a branch grows by
-	// half of its size at each extension, up to this many addresses.
-	// Every derived address is a filter element: below the BIP37 size
-	// cap the filter grows with them, at the cap (36,000 bytes, k = 5 at
-	// 15,000 elements) 1,000 more elements raise its false-positive rate
-	// by about a third. The bound keeps the unused addresses of a large
-	// wallet to a small share of its elements, at one filter change per
-	// MaxStride addresses once a branch holds 2,000.
-	MaxStride = 1000
+	// DefaultReserve is the lookahead reserve: unused addresses every HD
+	// branch keeps derived beyond its gap limit, in every filter, so that
+	// a payment never needs a filter reload to stay safe (the node loads
+	// new keys at its scheduled reloads, never right after a payment).
+	// bitcoinj's DeterministicKeyChain keeps a lookahead of 100 keys,
+	// topped up when fewer than two thirds remain; so does bloomwatch,
+	// beyond the gap. A reserve costs only filter bytes: a fresh wallet
+	// watches 230 addresses instead of 30, a 1,224-byte filter instead
+	// of 153 at 1e-4 (FilterCapacity keeps the fill, and so the rate,
+	// the same), and an address beyond the gap never appears on chain
+	// before it is used.
+	DefaultReserve = 100
+
+	// CatchUpReserve is the reserve a wallet about to catch up keeps
+	// (FilterElements, when it never synced or its sync point is older
+	// than CatchUpAge): the node has up to its window of blocks (500) in
+	// flight before its first scheduled reload can add keys, and a
+	// wallet restored from an xpub may have used one address a block.
+	CatchUpReserve = 1000
+
+	// CatchUpAge is how old the last applied block must be for the
+	// wallet to expect a catch-up.
+	CatchUpAge = 24 * time.Hour
+
+	// ReserveHorizon is how many blocks of the branch's own pace (used
+	// addresses per block since its first payment) the reserve covers
+	// when that is more than DefaultReserve: the node's reload spacing
+	// (up to 150 blocks while catching up) plus the blocks it has in
+	// flight (500), with the third a reserve runs down before its
+	// top-up.
+	ReserveHorizon = 1500
+
+	// MaxReserve bounds the reserve. Every derived address is a filter
+	// element: at BIP37's 36,000-byte cap each one raises the
+	// false-positive rate.
+	MaxReserve = 5000
 )
 
 // Batching: ApplyBlock groups several blocks into one database transaction

@@ -121,7 +121,7 @@ func (w *Wallet) storeMempoolTx(bk buckets, tx *wire.MsgTx) (watch.MempoolResult
 	}
 	for _, out := range tx.TxOut {
 		if e := w.watch.lookup(out.PkScript); e != nil {
-			if _, err := w.ensureGapOf(bk, e.ref); err != nil {
+			if _, err := w.ensureGapOf(bk, e.ref, w.synced.Height); err != nil {
 				return res, err
 			}
 		}

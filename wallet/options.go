@@ -12,6 +12,7 @@ type options struct {
 	now           func() time.Time
 	network       string
 	mempool       MempoolLimits
+	reserve       uint32
 }
 
 func defaultOptions() options {
@@ -20,7 +21,22 @@ func defaultOptions() options {
 		batchInterval: DefaultBatchInterval,
 		now:           time.Now,
 		mempool:       DefaultMempoolLimits(),
+		reserve:       defaultReserve,
 	}
+}
+
+// defaultReserve is the reserve of a wallet opened without WithReserve:
+// DefaultReserve (the package's tests that check the gap rule alone set
+// it to 0).
+var defaultReserve uint32 = DefaultReserve
+
+// WithReserve sets the lookahead reserve: how many unused addresses every
+// HD branch keeps derived beyond its gap limit (DefaultReserve; 0: none,
+// every payment that moves the gap then makes the node re-fetch blocks).
+// It is a run-time setting: a larger one tops the reserve up at the next
+// payment, a smaller one never removes addresses.
+func WithReserve(n uint32) Option {
+	return func(o *options) { o.reserve = min(n, MaxReserve) }
 }
 
 // WithBatch sets how many blocks ApplyBlock may group in one database

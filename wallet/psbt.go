@@ -500,15 +500,15 @@ func (w *Wallet) scriptAtBranch(b readBuckets, src receiveSource, index uint32) 
 func (w *Wallet) handOutChange(b buckets, cp *changePlan) error {
 	var err error
 	if cp.src.msig {
-		_, err = w.msigDeriveThrough(b.own, cp.src.key, cp.index)
+		_, err = w.msigDeriveThrough(b.own, cp.src.key, cp.index, false)
 	} else {
-		_, err = w.deriveThrough(b.am, cp.src.key, cp.index)
+		_, err = w.deriveThrough(b.am, cp.src.key, cp.index, false)
 	}
 	if err != nil {
 		return err
 	}
 	ref := addrRef{msig: cp.src.msig, scope: cp.src.key.scope, account: cp.src.key.account, branch: cp.src.key.branch, index: cp.index}
-	if _, err := w.ensureGapOf(b, ref); err != nil {
+	if _, err := w.ensureGapOf(b, ref, w.synced.Height); err != nil {
 		return err
 	}
 	bkt, err := b.own.CreateBucketIfNotExists(bktHandedOut)

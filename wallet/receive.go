@@ -27,12 +27,14 @@ import (
 // the same key with that gap limit would not. A payment to any handed-out
 // address moves the limit on.
 //
-// The filter covers what Receive hands out. Handing out index i derives
-// the branch as a payment to i would (through i + gap + stride, see
-// ensureGap), so the filter always holds gap-limit addresses beyond the
-// last address handed out, and the filter change happens when the
-// address is handed out, not when it is paid (a reload right after a
-// payment would tell the peer the match was real).
+// The filter covers what Receive hands out. Handing out index i moves the
+// branch's frontier as a payment to i would (the gap and the lookahead
+// reserve beyond it, see ensureGap): the filters hold the handed-out
+// address already when it is within the reserve they hold (the common
+// case), and the addresses derived to keep the reserve join them at the
+// node's next scheduled reload, neither when the address is handed out
+// nor when it is paid (a reload right after either would tell the peer
+// the match was real).
 
 // ErrGapLimit is returned by Receive when the next receive address would
 // be past the gap limit from the last paid one.
@@ -248,14 +250,14 @@ func (w *Wallet) Receive(opts ReceiveOptions) (*ReceiveInfo, error) {
 		// (beyond the gap), then ahead of it as a payment to it would.
 		var err error
 		if src.msig {
-			_, err = w.msigDeriveThrough(b.own, src.key, next)
+			_, err = w.msigDeriveThrough(b.own, src.key, next, false)
 		} else {
-			_, err = w.deriveThrough(b.am, src.key, next)
+			_, err = w.deriveThrough(b.am, src.key, next, false)
 		}
 		if err != nil {
 			return err
 		}
-		if _, err := w.ensureGapOf(b, ref); err != nil {
+		if _, err := w.ensureGapOf(b, ref, w.synced.Height); err != nil {
 			return err
 		}
 		bkt, err := b.own.CreateBucketIfNotExists(bktHandedOut)

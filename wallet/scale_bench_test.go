@@ -354,7 +354,7 @@ func BenchmarkDeriveStride(b *testing.B) {
 			for done := uint32(0); done < uint32(b.N); {
 				n := min(stride, uint32(b.N)-done)
 				err := w.updateNow(func(bk buckets) error {
-					_, err := w.deriveThrough(bk.am, key, w.watch.derived[key]+n-1)
+					_, err := w.deriveThrough(bk.am, key, w.watch.derived[key]+n-1, false)
 					return err
 				})
 				if err != nil {

@@ -208,7 +208,7 @@ func loadAccounts(am walletdb.ReadBucket, mgr *waddrmgr.Manager, ws *watchSet) e
 				return entries[i].ref.index < entries[j].ref.index
 			})
 			for _, e := range entries {
-				ws.addUsed(e.ws, e.ref, e.used)
+				ws.addUsed(e.ws, e.ref, e.used, false)
 			}
 		}
 	}
@@ -222,7 +222,7 @@ func loadImported(own walletdb.ReadBucket, ws *watchSet) error {
 		if err != nil {
 			return err
 		}
-		ws.addUsed(&r.ws, addrRef{imported: true}, r.used)
+		ws.addUsed(&r.ws, addrRef{imported: true}, r.used, false)
 		return nil
 	})
 }

@@ -64,6 +64,15 @@ type watchSet struct {
 	guards map[wire.OutPoint]struct{}
 	// derived counts the addresses derived on each HD branch.
 	derived map[branchKey]uint32
+	// usedHigh is each HD branch's highest used index + 1 (0: none
+	// used); due the end of the indexes the node was told the filter
+	// must hold (usedHigh + gap when last reported); branchEls each
+	// branch's filter elements by index, to report them due; firstUse
+	// the height of each branch's first payment (see reserveFor).
+	usedHigh  map[branchKey]uint32
+	due       map[branchKey]uint32
+	branchEls map[branchKey][][]byte
+	firstUse  map[branchKey]int32
 	// branches caches the extended key of each HD branch derivation
 	// has used (see branchExtKey).
 	branches map[branchKey]*branchExt
@@ -89,6 +98,10 @@ func newWatchSet() *watchSet {
 		outpoints: make(map[wire.OutPoint]struct{}),
 		guards:    make(map[wire.OutPoint]struct{}),
 		derived:   make(map[branchKey]uint32),
+		usedHigh:  make(map[branchKey]uint32),
+		due:       make(map[branchKey]uint32),
+		branchEls: make(map[branchKey][][]byte),
+		firstUse:  make(map[branchKey]int32),
 		branches:  make(map[branchKey]*branchExt),
 		msig:      make(map[branchKey]*msigBranch),
 		msigDescs: make(map[uint32]*descriptor),
@@ -96,25 +109,42 @@ func newWatchSet() *watchSet {
 	}
 }
 
-// add watches one script and reports whether the element set grew.
-func (s *watchSet) add(ws *watchedScript, ref addrRef) bool {
-	return s.addUsed(ws, ref, false)
+// add watches one script, logging its element as a reserve one when
+// reserve is set, and reports whether the element set grew.
+func (s *watchSet) add(ws *watchedScript, ref addrRef, reserve bool) bool {
+	return s.addUsed(ws, ref, false, reserve)
 }
 
 // addUsed watches one script whose stored used flag is used and reports
 // whether the element set grew.
-func (s *watchSet) addUsed(ws *watchedScript, ref addrRef, used bool) bool {
+func (s *watchSet) addUsed(ws *watchedScript, ref addrRef, used, reserve bool) bool {
 	key := string(ws.pkScript)
 	if _, ok := s.scripts[key]; ok {
 		return false
 	}
 	s.scripts[key] = &watchEntry{ws: ws, ref: ref, used: used}
+	if !ref.imported {
+		bk := branchKey{ref.scope, ref.account, ref.branch}
+		els := s.branchEls[bk]
+		for len(els) <= int(ref.index) {
+			els = append(els, nil)
+		}
+		els[ref.index] = ws.element
+		s.branchEls[bk] = els
+		if used {
+			s.usedHigh[bk] = max(s.usedHigh[bk], ref.index+1)
+		}
+	}
 	if _, ok := s.dataSeen[string(ws.element)]; ok {
 		return false
 	}
 	s.dataSeen[string(ws.element)] = struct{}{}
 	s.data = append(s.data, ws.element)
-	s.log.AddData(ws.element)
+	if reserve {
+		s.log.AddReserve(ws.element)
+	} else {
+		s.log.AddData(ws.element)
+	}
 	s.version++
 	return true
 }

@@ -354,8 +354,9 @@ func checkDemoAnalyze(t *testing.T, dir string, sum session.Summary) {
 }
 
 // TestPrivacyModelOnRealSyncWithReloads syncs, from a real btcd, a wallet
-// whose receive addresses are paid in order past its gap limit, so the
-// node reloads its filter for new keys at least four times, at the
+// with no lookahead reserve whose receive addresses are paid in order
+// past its gap limit, so the node reloads its filter for new keys (the
+// gap-limit race) at least four times, at the
 // default false-positive rate (and again at a loose rate, whose
 // intersection is large enough to measure): the meter's and the
 // analyzer's expected intersection agree with the measured one. It also
@@ -378,7 +379,7 @@ func TestPrivacyModelOnRealSyncWithReloads(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "w")
 			args := []string{"--datadir", dir, "--network", "regtest", "--xpub", truth.Xpub,
-				"--birthday", itoa(truth.StartHeight + 1), "--connect", h.Node().P2PAddr()}
+				"--birthday", itoa(truth.StartHeight + 1), "--connect", h.Node().P2PAddr(), "--lookahead", "0"}
 			if rate != "" {
 				args = append(args, "--fp-rate", rate)
 			}

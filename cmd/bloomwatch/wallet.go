@@ -42,6 +42,7 @@ type walletFlags struct {
 	birthday    int32
 	gapExternal uint32
 	gapInternal uint32
+	lookahead   uint32
 }
 
 // registerDatadir adds --datadir, stored in p.
@@ -60,6 +61,14 @@ func (f *walletFlags) registerCreate(fs *pflag.FlagSet) {
 	fs.Int32Var(&f.birthday, "birthday", 0, "first block height that can hold the wallet's transactions")
 	fs.Uint32Var(&f.gapExternal, "gap-external", wallet.DefaultGapExternal, "gap limit of the receive branch")
 	fs.Uint32Var(&f.gapInternal, "gap-internal", wallet.DefaultGapInternal, "gap limit of the change branch")
+	fs.Uint32Var(&f.lookahead, "lookahead", wallet.DefaultReserve,
+		"unused addresses each HD branch keeps derived beyond its gap limit, in every filter, so a payment needs no filter reload "+
+			"(grows with the branch's pace; 1,000 before a catch-up; 0: none, each payment past the gap makes the node re-fetch blocks)")
+}
+
+// options returns the wallet's run-time options from the flags.
+func (f *walletFlags) options() []wallet.Option {
+	return []wallet.Option{wallet.WithReserve(f.lookahead)}
 }
 
 // checkGaps refuses a gap limit of 0 (the wallet library reads 0 as "the
@@ -117,7 +126,7 @@ func openOrCreateWallet(prefix string, f *walletFlags) (*wallet.Wallet, bool, er
 			return nil, false, err
 		}
 	}
-	w, created, err := session.OpenWallet(f.spec())
+	w, created, err := session.OpenWallet(f.spec(), f.options()...)
 	if err != nil {
 		return nil, false, walletErr(prefix, err)
 	}
@@ -283,7 +292,7 @@ func (o *walletCreateOptions) run(cmd *cobra.Command, _ []string) (err error) {
 	if err := f.checkGaps(prefix); err != nil {
 		return err
 	}
-	w, err := wallet.Create(f.datadir, f.spec().CreateConfig())
+	w, err := wallet.Create(f.datadir, f.spec().CreateConfig(), f.options()...)
 	if err != nil {
 		return walletErr(prefix, err)
 	}

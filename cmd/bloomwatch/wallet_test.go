@@ -99,7 +99,9 @@ func TestWalletCommands(t *testing.T) {
 		{name: "add invalid address", args: []string{"wallet", "add", "--datadir", dir, "--address", "bcrt1qnjg0jd8228aq7egyzacy8cys3knf9xvr4kjhus"},
 			wantCode: 2, wantErrSub: "invalid address"},
 		{name: "stats negative fps", args: []string{"wallet", "stats", "--datadir", dir, "--fps", "-1"}, wantCode: 2, wantErrSub: "--fps"},
-		{name: "stats", args: []string{"wallet", "stats", "--datadir", dir}, wantOutSub: []string{"filter elements 31 data + 0 outpoints"}},
+		// 20 + 100 receive and 10 + 100 change addresses (the gap limits
+		// and the default lookahead reserve) and the imported address.
+		{name: "stats", args: []string{"wallet", "stats", "--datadir", dir}, wantOutSub: []string{"filter elements 231 data + 0 outpoints"}},
 		{name: "no wallet", args: []string{"wallet", "balance", "--datadir", filepath.Join(dir, "nope")}, wantCode: 2, wantErrSub: "no wallet"},
 		{name: "no datadir", args: []string{"wallet", "txs"}, wantCode: 2, wantErrSub: "--datadir is required"},
 	})
@@ -210,8 +212,10 @@ func TestWalletReadCommandsJSON(t *testing.T) {
 		Path    string
 	}
 	decode([]string{"wallet", "addresses", "--datadir", dir, "--json"}, &addrs)
-	// Receive index 0 is used: 2*20+1 receive addresses (one stride), 10 change.
-	if len(addrs) != 51 || addrs[0].Address != testReceive0 || !addrs[0].Used || addrs[0].Path != "m/84'/1'/0'/0/0" {
+	// Receive index 0 is used: the reserve (20 + 100 receive, 10 + 100
+	// change, derived at creation) still holds more than two thirds of
+	// its 100 beyond the gap, so nothing more is derived.
+	if len(addrs) != 230 || addrs[0].Address != testReceive0 || !addrs[0].Used || addrs[0].Path != "m/84'/1'/0'/0/0" {
 		t.Fatalf("%d addresses %+v", len(addrs), addrs[:1])
 	}
 	var st struct {

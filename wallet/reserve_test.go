@@ -2,7 +2,6 @@ package wallet
 
 import (
 	"fmt"
-	"math"
 	"testing"
 
 	"github.com/btcsuite/btcd/btcutil"
@@ -12,44 +11,50 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestNextStride(t *testing.T) {
+func TestReserveFor(t *testing.T) {
+	w, err := Create(t.TempDir(), CreateConfig{Network: "regtest", Xpubs: []string{accountXpub(t, purposeBIP84, 1, versionVpub)}},
+		WithReserve(DefaultReserve))
+	require.NoError(t, err)
+	defer func() { _ = w.Close() }()
+	key := branchKey{scope: waddrmgr.KeyScope{Purpose: purposeBIP84, Coin: 1}, branch: waddrmgr.ExternalBranch}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s := w.watch
 	tests := []struct {
-		derived, gap, want uint32
+		used          uint32
+		first, height int32
+		want          uint32
 	}{
-		{20, 20, 20},     // a new branch: one gap, as before
-		{41, 20, 20},     // half of 41 is below the gap
-		{44, 20, 22},     // half of the branch
-		{1999, 20, 999},  // still half
-		{2000, 20, 1000}, // the cap
-		{50_000, 20, MaxStride},
-		{100, 5000, 5000}, // a gap above the cap is the stride
-		{0, 1, 1},
+		{0, 0, 100, DefaultReserve},        // nothing used: the default
+		{3, 100, 500, DefaultReserve},      // a slow wallet: the default
+		{100, 101, 200, ReserveHorizon},    // one address a block
+		{50, 101, 200, ReserveHorizon / 2}, // one every other block
+		{200, 101, 300, ReserveHorizon},    // one a block, over 200 blocks
+		{10_000, 1, 2000, MaxReserve},      // five a block: bounded
+		{20, 150, 150, 300},                // twenty in one block: read over 100 blocks
+		{20, 300, 150, DefaultReserve},     // a height below the first use
 	}
 	for _, tc := range tests {
-		require.Equal(t, tc.want, nextStride(tc.derived, tc.gap), "derived %d gap %d", tc.derived, tc.gap)
+		s.usedHigh[key] = tc.used
+		s.firstUse[key] = tc.first
+		require.Equal(t, tc.want, w.reserveFor(key, tc.height), "used %d since %d at %d", tc.used, tc.first, tc.height)
 	}
-}
-
-// fixedStrideChanges counts the extensions a branch paid at indexes
-// 0..n-1 in order went through with the former rule (a stride of one gap:
-// through index + 2*gap), for comparison.
-func fixedStrideChanges(n, gap uint32) int {
-	derived, changes := gap, 0
-	for i := range n {
-		if i+gap >= derived {
-			derived = i + 2*gap + 1
-			changes++
-		}
-	}
-	return changes
 }
 
 // freshResult is what freshSync measured.
 type freshResult struct {
-	// changes counts the blocks whose delta added data elements: each
-	// makes the node reload its filter (reason new-key) and fetch again
-	// the blocks in flight.
-	changes int
+	// needed counts the blocks whose delta added elements the filter
+	// must hold at once (Data): each is a gap-limit race for the node,
+	// whose filter cannot hold an element it never heard of.
+	needed int
+	// late counts the blocks that made an element due (Due) less than
+	// loadLag blocks after the delta that reported it: a node that
+	// loads new keys that late (its reload spacing and window in
+	// flight) would have had to re-fetch.
+	late int
+	// topUps counts the blocks whose delta added reserve elements: each
+	// is a reload at the node's next scheduled point.
+	topUps int
 	// derivedExt and derivedInt are the addresses derived on each branch
 	// at the end.
 	derivedExt, derivedInt uint32
@@ -65,6 +70,15 @@ type freshResult struct {
 // the element changes. Every payment must be found.
 func freshSync(tb testing.TB, w *Wallet, keys *testKeys, ext, in, perBlock uint32) freshResult {
 	tb.Helper()
+	// The node takes up to its longest reload spacing (150 blocks while
+	// catching up) and its window in flight (500) to load new keys.
+	const loadLag = 650
+	reported := map[string]int32{}
+	els, err := w.FilterElements()
+	require.NoError(tb, err)
+	for _, e := range els.Data {
+		reported[string(e)] = -loadLag
+	}
 	f := &txFactory{}
 	res := freshResult{chain: newTestChain(f, 100)}
 	var nextExt, nextInt uint32
@@ -88,7 +102,21 @@ func freshSync(tb testing.TB, w *Wallet, keys *testKeys, ext, in, perBlock uint3
 		require.NoError(tb, err)
 		require.Len(tb, r.Relevant, len(txs), "block %d: every payment is the wallet's", b.height)
 		if len(r.Delta.Data) > 0 {
-			res.changes++
+			res.needed++
+		}
+		if len(r.Delta.Reserve) > 0 {
+			res.topUps++
+		}
+		for _, e := range r.Delta.Reserve {
+			reported[string(e)] = b.height
+		}
+		for _, e := range r.Delta.Due {
+			at, ok := reported[string(e)]
+			require.True(tb, ok, "block %d: due element never reported", b.height)
+			if b.height-at < loadLag {
+				res.late++
+				break
+			}
 		}
 	}
 	require.NoError(tb, w.Flush())
@@ -109,35 +137,36 @@ func freshSync(tb testing.TB, w *Wallet, keys *testKeys, ext, in, perBlock uint3
 	return res
 }
 
-// TestFreshAddressPaymentsChangeTheFilterRarely pays 3,000 fresh addresses
-// (2,000 receive, 1,000 change, as the bench's addrs2000 chain) and
-// requires O(log N) element changes where a stride of one gap made one
-// per gap addresses; the gap limit holds (every payment found, no more
-// unused addresses than the stride bound), and the derived addresses and
-// used flags survive a reopen and a rollback.
-func TestFreshAddressPaymentsChangeTheFilterRarely(t *testing.T) {
+// TestReservePaysFreshAddressesWithoutRace pays 3,000 fresh addresses in
+// index order (2,000 receive, 1,000 change, one receive payment a block:
+// the bench's addrs2000 chain) from a wallet that expects to catch up:
+// no payment needs an element the wallet had not reported as reserve
+// (no gap-limit race for the node), and every element a payment brings
+// within the gap was reported long enough before for the node's
+// scheduled reloads to have loaded it; the reserve grows in few top-ups
+// (each a reload at the node's next point), the gap limit holds (every
+// payment found), and the derived addresses and used flags survive a
+// reopen and a rollback.
+func TestReservePaysFreshAddressesWithoutRace(t *testing.T) {
 	const ext, in = 2000, 1000
 	dir := t.TempDir()
-	w, err := Create(dir, CreateConfig{Network: "regtest", Xpubs: []string{accountXpub(t, purposeBIP84, 1, versionVpub)}})
+	w, err := Create(dir, CreateConfig{Network: "regtest", Xpubs: []string{accountXpub(t, purposeBIP84, 1, versionVpub)}},
+		WithReserve(DefaultReserve))
 	require.NoError(t, err)
 	defer func() { _ = w.Close() }()
 	keys := newTestKeys(t, purposeBIP84, 1, &chaincfg.RegressionNetParams)
 
-	res := freshSync(t, w, keys, ext, in, 2)
-	before := fixedStrideChanges(ext, DefaultGapExternal) + fixedStrideChanges(in, DefaultGapInternal)
-	// Growth by half: about log_1.5(derived/gap) extensions per branch.
-	log15 := func(x float64) int { return int(math.Ceil(math.Log(x) / math.Log(1.5))) }
-	bound := log15(ext/DefaultGapExternal) + log15(in/DefaultGapInternal) + 4
-	t.Logf("%d fresh addresses: %d element changes (a stride of one gap: %d); derived %d receive, %d change; %d data elements",
-		ext+in, res.changes, before, res.derivedExt, res.derivedInt, res.elements)
-	require.LessOrEqual(t, res.changes, bound)
-	require.Greater(t, before, 5*res.changes)
-	// The gap holds: gap addresses follow the last used one, and at most
-	// one stride more.
-	require.GreaterOrEqual(t, res.derivedExt, uint32(ext+DefaultGapExternal))
-	require.GreaterOrEqual(t, res.derivedInt, uint32(in+DefaultGapInternal))
-	require.LessOrEqual(t, res.derivedExt, ext+DefaultGapExternal+nextStride(res.derivedExt, DefaultGapExternal))
-	require.LessOrEqual(t, res.derivedInt, in+DefaultGapInternal+nextStride(res.derivedInt, DefaultGapInternal))
+	res := freshSync(t, w, keys, ext, in, 1)
+	t.Logf("%d fresh addresses: %d blocks needed new elements at once, %d were late for the node, %d reserve top-ups; derived %d receive, %d change; %d data elements",
+		ext+in, res.needed, res.late, res.topUps, res.derivedExt, res.derivedInt, res.elements)
+	require.Zero(t, res.needed, "a payment needed an element no filter held")
+	require.Zero(t, res.late, "a payment needed an element reported too late")
+	require.LessOrEqual(t, res.topUps, 30)
+	// The gap holds and the reserve stays within its bound.
+	require.GreaterOrEqual(t, res.derivedExt, uint32(ext+DefaultGapExternal+DefaultReserve))
+	require.GreaterOrEqual(t, res.derivedInt, uint32(in+DefaultGapInternal+DefaultReserve))
+	require.LessOrEqual(t, res.derivedExt, uint32(ext+DefaultGapExternal+MaxReserve))
+	require.LessOrEqual(t, res.derivedInt, uint32(in+DefaultGapInternal+MaxReserve))
 
 	want := AddressCounts{Derived: int(res.derivedExt + res.derivedInt), DerivedUsed: ext + in}
 	requireCounts(t, w, want)
@@ -145,7 +174,7 @@ func TestFreshAddressPaymentsChangeTheFilterRarely(t *testing.T) {
 
 	// Reopen: the derived addresses and used flags are stored.
 	require.NoError(t, w.Close())
-	w, err = Open(dir)
+	w, err = Open(dir, WithReserve(DefaultReserve))
 	require.NoError(t, err)
 	requireCounts(t, w, want)
 	requireUsedFlagsMatchStore(t, w)
@@ -161,6 +190,7 @@ func TestFreshAddressPaymentsChangeTheFilterRarely(t *testing.T) {
 	for _, b := range res.chain.blocks[len(res.chain.blocks)-100:] {
 		r := mustApply(t, w, b.filtered())
 		require.Empty(t, r.Delta.Data, "block %d applied again", b.height)
+		require.Empty(t, r.Delta.Reserve, "block %d applied again", b.height)
 		require.Len(t, r.Relevant, len(b.txs)-1)
 		tracker.apply(r.Delta)
 	}
@@ -238,27 +268,32 @@ func requireUsedFlagsMatchStore(t *testing.T, w *Wallet) {
 
 // BenchmarkFreshAddressSync syncs a wallet paid at 3,000 and 15,000 fresh
 // addresses (two receive payments per change payment, as the bench's
-// addrs2000 and addrs10000 chains; one op is the whole sync) and reports
-// the element changes (filter reloads for the node), the former rule's
-// count for the same payments, and the data elements and unused derived
-// addresses at the end.
+// addrs2000 and addrs10000 chains, one and five receive payments a
+// block; one op is the whole sync) and reports the blocks that needed an
+// element at once (gap-limit races for the node), the reserve top-ups
+// (reloads at the node's next point), the blocks whose due elements came
+// too late for the node's reload lag, and the data elements and unused
+// derived addresses at the end.
 func BenchmarkFreshAddressSync(b *testing.B) {
 	for _, used := range []uint32{3_000, 15_000} {
 		ext, in := used*2/3, used/3
+		perBlock := ext / 2000
 		b.Run(fmt.Sprintf("used=%d", used), func(b *testing.B) {
 			var res freshResult
 			for range b.N {
 				b.StopTimer()
-				w, err := Create(b.TempDir(), CreateConfig{Network: "regtest", Xpubs: []string{accountXpub(b, purposeBIP84, 1, versionVpub)}})
+				w, err := Create(b.TempDir(), CreateConfig{Network: "regtest", Xpubs: []string{accountXpub(b, purposeBIP84, 1, versionVpub)}},
+					WithReserve(DefaultReserve))
 				require.NoError(b, err)
 				keys := newTestKeys(b, purposeBIP84, 1, &chaincfg.RegressionNetParams)
 				b.StartTimer()
-				res = freshSync(b, w, keys, ext, in, 2)
+				res = freshSync(b, w, keys, ext, in, perBlock)
 				b.StopTimer()
 				require.NoError(b, w.Close())
 			}
-			b.ReportMetric(float64(res.changes), "changes")
-			b.ReportMetric(float64(fixedStrideChanges(ext, DefaultGapExternal)+fixedStrideChanges(in, DefaultGapInternal)), "changes-stride-gap")
+			b.ReportMetric(float64(res.needed), "races")
+			b.ReportMetric(float64(res.topUps), "top-ups")
+			b.ReportMetric(float64(res.late), "late")
 			b.ReportMetric(float64(res.elements), "elements")
 			b.ReportMetric(float64(res.derivedExt+res.derivedInt-used), "unused")
 		})
