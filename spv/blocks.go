@@ -174,6 +174,7 @@ func (m *manager) completeBlock(pb *pendingBlock) {
 			continue
 		}
 		ps.replayed(txid)
+		m.carry(ps, tx, txid)
 		fb.Txs = append(fb.Txs, tx)
 		fb.TxIndexes = append(fb.TxIndexes, pb.indexes[i])
 	}
@@ -633,6 +634,7 @@ func (m *manager) onMempoolTx(ps *peerState, tx *wire.MsgTx) {
 		return
 	}
 	ps.replayed(txid)
+	m.carry(ps, tx, txid)
 	if !ps.mempoolSent {
 		return // the mirror needed it; the watcher gets mempool txs once synced
 	}

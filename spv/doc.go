@@ -290,9 +290,17 @@
 // peer.go). During a catch-up a drifted filter is reloaded at once, to
 // every peer: the filterload comes while the peer still serves the
 // window asked before it, and the fill it reacts to is the server's own.
-// What a reload still shows a peer: that something changed since the
-// previous one (new keys, after payments somewhere in the interval),
-// and, as every filter does, which outpoints the wallet watches.
+// Every reload carries the outpoints the servers inserted for the
+// outputs they matched, false positives' included, until spent (carry):
+// a filter of the wallet's elements alone held its unspent outputs and
+// none of the false positives' the server had inserted, so every peer
+// could tell which matched outputs were the wallet's by testing them
+// against the new filter. A reload for a drifted filter drops them (the
+// fill they cause is what it resets) and still shows that split, for the
+// outputs matched since the previous one; so does the first filter after
+// a restart (the carried set is not persisted). What a reload still shows
+// a peer otherwise: that something changed since the previous one (new
+// keys, after payments somewhere in the interval).
 //
 // # Re-requests (the gap-limit race)
 //

@@ -207,6 +207,13 @@ func (m *manager) currentFilter() (*bip37.Filter, error) {
 		// A fresh slice: snapshot shares the element set's.
 		els.Data = append(append(make([][]byte, 0, len(els.Data)+len(ds)), els.Data...), ds...)
 	}
+	// The outpoints the servers inserted for the outputs they matched,
+	// false positives' included (reload.go, carried): a fresh slice too.
+	for op := range m.rl.carried {
+		if _, own := m.els.ops[op]; !own {
+			els.OutPoints = append(els.OutPoints, op)
+		}
+	}
 	f, err := filterpolicy.BuildFilter(els, m.n.cfg.FPRate, m.n.tweak)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,8 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/transcript"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
 )
 
 // Reloads. A peer that sees a filterload right after it relayed or served
@@ -107,6 +109,11 @@ type reloadState struct {
 	race      int32
 	raceSince time.Time
 	raceAt    time.Time
+	// carried are the outpoints the servers inserted into their filters
+	// for the outputs they matched (BLOOM_UPDATE_ALL), false positives'
+	// included, not spent by a transaction the node saw since: every
+	// reload carries them (see carry).
+	carried map[wire.OutPoint]struct{}
 	// coverFrom, when not -1, is the aligned start of the next re-fetch:
 	// blocks from it up to next are asked as cover first, in the same
 	// getdata. refetchTo is the highest height asked before the last
@@ -279,9 +286,49 @@ func (m *manager) drained() bool {
 // waits for the peers to drain.
 func (m *manager) holding() bool { return m.rl.draining != "" }
 
+// maxCarried bounds the outpoints carried from one filter to the next
+// (see carry): at BIP37's 36,000-byte cap a filter tells about 60,000
+// elements apart at most.
+const maxCarried = 50_000
+
+// carry records the outpoints ps's server inserted for tx's outputs (the
+// mirror, which replays the insertions, now matches them) and forgets the
+// outpoints tx spends. A filter built from the watcher's elements alone
+// would hold the wallet's unspent outputs and not the false positives'
+// the server had inserted: every peer could tell which outputs it matched
+// were the wallet's by testing them against the reloaded filter
+// (TestCheckingPeerDoesNotSaturate measured all 169 of the wallet's and
+// none of 123 false positives' in the last filter). Carrying them makes
+// a reload hold both, as the server's own filter did; a spent one leaves,
+// as a spent wallet coin does. A reload for a drifted filter drops them
+// (the fill they cause is what it resets), and so still shows the split
+// of the outputs matched since the previous drift reload.
+func (m *manager) carry(ps *peerState, tx *wire.MsgTx, txid chainhash.Hash) {
+	r := &m.rl
+	for _, in := range tx.TxIn {
+		delete(r.carried, in.PreviousOutPoint)
+	}
+	for i := range tx.TxOut {
+		op := wire.OutPoint{Hash: txid, Index: uint32(i)}
+		if len(r.carried) >= maxCarried || !ps.mirror.MatchesOutPoint(&op) {
+			continue
+		}
+		if r.carried == nil {
+			r.carried = make(map[wire.OutPoint]struct{})
+		}
+		r.carried[op] = struct{}{}
+	}
+}
+
 // reloadAll loads the current filter into every peer, the same filter
-// for all, and places the next reload point.
+// for all, and places the next reload point. The filter is built afresh
+// with the outpoints carried since the last reload (none after a drifted
+// filter: see carry).
 func (m *manager) reloadAll(reason string) {
+	if reason == transcript.ReasonFPDrift {
+		m.rl.carried = nil
+	}
+	m.filter = nil
 	f, err := m.currentFilter()
 	if err != nil {
 		m.fail(err)

@@ -10,7 +10,9 @@ import (
 
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/txscript"
+	"github.com/btcsuite/btcd/wire"
 
+	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/testnet"
 	"github.com/bloomwatch/bloomwatch/transcript"
@@ -72,6 +74,7 @@ func TestCheckingPeerDoesNotSaturate(t *testing.T) {
 		scripts = append(scripts, s)
 	}
 	const fpRate = 0.005
+	var matched []spv.MatchedTx // the two-peer sync's delivered transactions
 	sync := func(peers ...string) (spv.Status, []spv.PeerInfo, *watchtest.MemWatcher, string) {
 		t.Helper()
 		w := watchtest.NewMemWatcher(truth.StartHeight+1, scripts...)
@@ -88,11 +91,19 @@ func TestCheckingPeerDoesNotSaturate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		sub := n.Subscribe()
+		defer sub.Cancel()
 		if err := n.Start(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		defer func() { _ = n.Stop() }()
 		waitSynced(t, n, truth.TipHeight)
+		matched = matched[:0]
+		for sub.Pending() > 0 {
+			if ev, ok := (<-sub.Events()).(spv.MatchedTx); ok && ev.Height >= 0 {
+				matched = append(matched, ev)
+			}
+		}
 		// The peers' byte counts are refreshed at the node's tick.
 		st := n.Status()
 		waitFor(t, func() bool {
@@ -151,10 +162,68 @@ func TestCheckingPeerDoesNotSaturate(t *testing.T) {
 	if len(filters) != 2 || !bytes.Equal(filters[0], filters[1]) {
 		t.Errorf("the peers' last filters differ (%d peers): a reload went to one peer alone (%v)", len(filters), byReason)
 	}
+	// What a reload shows either peer (the same bytes for both): the
+	// outputs the servers inserted for the transactions they sent
+	// (BLOOM_UPDATE_ALL; here the first output that matched, as Why
+	// names it) are in the reloaded filter whether they are the wallet's
+	// or a false positive's, as long as they are unspent (and no
+	// drifted filter was reloaded since): the node carries the servers'
+	// insertions from one filter to the next. A filter built from the
+	// wallet's elements alone held every wallet output and none of the
+	// false positives' (169 and 0 of 123 in a run before the node
+	// carried them): each peer could tell which matched outputs were
+	// the wallet's.
+	final := bip37FromRecord(t, filters[0])
+	spent := map[wire.OutPoint]bool{}
+	for _, ev := range matched {
+		for _, in := range ev.Tx.TxIn {
+			spent[in.PreviousOutPoint] = true
+		}
+	}
+	var walletIn, walletAll, fpIn, fpAll int
+	for _, ev := range matched {
+		for i := range ev.Tx.TxOut {
+			op := wire.OutPoint{Hash: ev.Txid, Index: uint32(i)}
+			if spent[op] {
+				continue
+			}
+			switch {
+			case ev.Relevant && w2.Coins()[op] > 0:
+				walletAll++
+				if final.MatchesOutPoint(&op) {
+					walletIn++
+				}
+			case ev.FalsePositive && ev.Why != nil && ev.Why.Kind == bip37.MatchOutput && ev.Why.Index == i:
+				fpAll++
+				if final.MatchesOutPoint(&op) {
+					fpIn++
+				}
+			}
+		}
+	}
+	t.Logf("the last filter holds %d of the wallet's %d unspent outputs and %d of the %d unspent false-positive outputs the servers inserted",
+		walletIn, walletAll, fpIn, fpAll)
+	if walletIn != walletAll {
+		t.Errorf("the last filter lacks %d wallet outpoints", walletAll-walletIn)
+	}
+	if byReason[transcript.ReasonFPDrift] == 0 && fpIn != fpAll {
+		t.Errorf("the last filter lacks %d of the %d false-positive outputs the servers inserted: a reload shows which matched outputs are the wallet's",
+			fpAll-fpIn, fpAll)
+	}
 	if float64(check) > 1.3*float64(dl) {
 		t.Errorf("the checking peer sent %d bytes, the download peer %d: its filter saturated", check, dl)
 	}
 	if ratio > 2.2 {
 		t.Errorf("two peers cost %.2f times the bytes of one (goal: at most 2.2)", ratio)
 	}
+}
+
+// bip37FromRecord decodes a transcript filter record's filter.
+func bip37FromRecord(t *testing.T, raw []byte) *bip37.Filter {
+	t.Helper()
+	f, err := bip37.Deserialize(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
