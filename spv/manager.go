@@ -209,9 +209,18 @@ func (m *manager) currentFilter() (*bip37.Filter, error) {
 	}
 	// The outpoints the servers inserted for the outputs they matched,
 	// false positives' included (reload.go, carried): a fresh slice too.
+	// At most as many as the filter of the watcher's own elements has
+	// room for: carrying never moves it to a larger capacity (past
+	// BIP37's cap, fewer hash functions: more false positives, more
+	// insertions to carry).
+	room := int(filterpolicy.FilterCapacity(els.Len()))/2 - els.Len()
 	for op := range m.rl.carried {
+		if room <= 0 {
+			break
+		}
 		if _, own := m.els.ops[op]; !own {
 			els.OutPoints = append(els.OutPoints, op)
+			room--
 		}
 	}
 	f, err := filterpolicy.BuildFilter(els, m.n.cfg.FPRate, m.n.tweak)

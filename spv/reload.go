@@ -302,7 +302,11 @@ const maxCarried = 50_000
 // a reload hold both, as the server's own filter did; a spent one leaves,
 // as a spent wallet coin does. A reload for a drifted filter drops them
 // (the fill they cause is what it resets), and so still shows the split
-// of the outputs matched since the previous drift reload.
+// of the outputs matched since the previous drift reload; so does a
+// reload whose filter has no room for all of them (currentFilter: they
+// never move it to a larger capacity, which past BIP37's cap means fewer
+// hash functions, more false positives and more to carry: a 10,000-address
+// xpub sync reached 34,474 elements and k = 1 in the bench).
 func (m *manager) carry(ps *peerState, tx *wire.MsgTx, txid chainhash.Hash) {
 	r := &m.rl
 	for _, in := range tx.TxIn {
