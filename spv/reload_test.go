@@ -195,8 +195,10 @@ func TestMatchesDoNotReload(t *testing.T) {
 	if gapAfter := last[0].Time.Sub(payAt); gapAfter < 20*time.Minute {
 		t.Fatalf("reloaded %v after the last wallet payment, inside the quiet window", gapAfter)
 	}
+	// The new filter holds the gap after the last payment (index gap +
+	// 20) and at least the reserve beyond it.
 	f := m.dl.mirror
-	for i := range uint32(gap + 20 + reserve - reserve/3) {
+	for i := range uint32(gap + 20 + 1 + gap + reserve) {
 		if !f.Matches(reserveScript(i)[2:]) {
 			t.Fatalf("the reloaded filter lacks key %d", i)
 		}

@@ -135,13 +135,13 @@ func TestGapLimitWithinOneBlock(t *testing.T) {
 		{"beyond the gap of the last use", 0, []uint32{3, 24}, []bool{true, false}, 24},
 		// With a reserve the addresses beyond the gap are watched too
 		// (a payment to one is found, and the gap moves). Creation
-		// derives gap + r. The reserve grows with the branch's pace
-		// (25 addresses in a block count as 25 per 100 blocks), so
-		// watched is a lower bound there: the gap of the last
-		// payment plus two thirds of r.
-		{"reserve: beyond the gap, inside the reserve", r, []uint32{3, 24}, []bool{true, true}, -(45 + r - r/3)},
-		{"reserve: beyond the gap and the reserve", r, []uint32{3, 20 + r}, []bool{true, false}, 20 + r},
-		{"reserve: a chain through the reserve", r, []uint32{110, 3}, []bool{true, true}, -(131 + r - r/3)},
+		// derives gap + r. A payment keeps at least r derived beyond
+		// its gap (more with the branch's pace: 25 addresses in a
+		// block count as 25 per 100 blocks), so watched is a lower
+		// bound there.
+		{"reserve: beyond the gap, inside the reserve", r, []uint32{3, 24}, []bool{true, true}, -(45 + r)},
+		{"reserve: beyond the gap and the reserve", r, []uint32{20 + r}, []bool{false}, 20 + r},
+		{"reserve: a chain through the reserve", r, []uint32{110, 3}, []bool{true, true}, -(131 + r)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

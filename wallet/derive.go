@@ -75,11 +75,23 @@ func (w *Wallet) hdBranch(am walletdb.ReadWriteBucket, key branchKey) branchOps 
 // derived earlier as reserve are reported due (spv.ElementDelta.Due),
 // those not derived yet are derived now as needed ones (Data: the node
 // re-fetches blocks if its filter lacks them, the gap-limit race). Beyond
-// them the branch keeps a reserve of reserveFor addresses: when fewer than
-// two thirds of it remain unused, it is derived whole again and reported
+// them the branch keeps at least reserveFor addresses derived (T): when
+// fewer remain, it derives up to T + T/3 beyond the gap (T on a branch
+// nothing used yet) and reports them
 // as spv.ElementDelta.Reserve, which the node loads at its next scheduled
-// reload. floor raises the reserve (FilterElements' catch-up reserve). It
-// reports whether the element set grew.
+// reload (bitcoinj's DeterministicKeyChain: a lookahead of 100 kept
+// whole, derived in batches of more than its threshold of a third). So
+// when a top-up is decided the filters still hold T unused addresses
+// beyond the gap: what the node needs to reach its next reload point and
+// answer the window in flight. floor raises the reserve (FilterElements'
+// catch-up reserve). It reports whether the element set grew.
+//
+// The frontier is the highest index used. Receive and a PSBT's change
+// hand addresses out before they are paid and move it as a payment does
+// (ensureGapOf, noteUse): the gap and the reserve then stay beyond the
+// highest address handed out, and an address handed out is in the
+// filters at once when it is within the gap and reserve they already
+// hold, from the node's next reload point otherwise.
 func (w *Wallet) keepReserve(key branchKey, ops branchOps, height int32, floor uint32) (bool, error) {
 	s := w.watch
 	need := s.usedHigh[key] + w.gapFor(key.branch)
@@ -104,10 +116,14 @@ func (w *Wallet) keepReserve(key branchKey, ops branchOps, height int32, floor u
 		grew = g
 	}
 	target := max(w.reserveFor(key, height), floor)
-	if target == 0 || ops.derived()-need >= target-target/3 {
+	if target == 0 || ops.derived()-need >= target {
 		return grew, nil
 	}
-	g, err := ops.through(need+target-1, true)
+	batch := target / 3
+	if s.usedHigh[key] == 0 {
+		batch = 0 // nothing used: nothing will run the reserve down yet
+	}
+	g, err := ops.through(need+target+batch-1, true)
 	return grew || g, err
 }
 

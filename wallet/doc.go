@@ -58,9 +58,10 @@
 // lookahead reserve of addresses derived beyond that (DefaultReserve,
 // WithReserve; CatchUpReserve when FilterElements expects a catch-up;
 // ReserveHorizon blocks of the branch's own pace when more, at most
-// MaxReserve), derived whole again when fewer than two thirds remain and
-// reported to the node as spv's reserve elements, which it loads at its
-// next scheduled reload: a payment never needs a reload to stay safe.
+// MaxReserve), kept whole: when fewer remain, a third more than the
+// reserve is derived and reported to the node as its reserve elements,
+// which it loads at its next scheduled reload: a payment never needs a
+// reload to stay safe.
 // Addresses beyond the gap are watched, never marked used. Each block's changes, its match
 // record, the counters and the sync point are written in one walletdb
 // transaction; several blocks share a transaction (WithBatch: up to

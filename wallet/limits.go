@@ -26,9 +26,10 @@ const (
 	// branch keeps derived beyond its gap limit, in every filter, so that
 	// a payment never needs a filter reload to stay safe (the node loads
 	// new keys at its scheduled reloads, never right after a payment).
-	// bitcoinj's DeterministicKeyChain keeps a lookahead of 100 keys,
-	// topped up when fewer than two thirds remain; so does bloomwatch,
-	// beyond the gap. A reserve costs only filter bytes: a fresh wallet
+	// bitcoinj's DeterministicKeyChain keeps a lookahead of 100 keys
+	// whole, derived in batches of more than a third of it; so does
+	// bloomwatch, beyond the gap. A reserve costs filter bytes (and the
+	// derivations): a fresh wallet
 	// watches 230 addresses instead of 30, a 1,224-byte filter instead
 	// of 153 at 1e-4 (FilterCapacity keeps the fill, and so the rate,
 	// the same), and an address beyond the gap never appears on chain
@@ -48,10 +49,9 @@ const (
 
 	// ReserveHorizon is how many blocks of the branch's own pace (used
 	// addresses per block since its first payment) the reserve covers
-	// when that is more than DefaultReserve: the node's reload spacing
-	// (up to 150 blocks while catching up) plus the blocks it has in
-	// flight (500), with the third a reserve runs down before its
-	// top-up.
+	// when that is more than DefaultReserve: more than the node's reload
+	// spacing (up to 150 blocks while catching up) plus the blocks it
+	// has in flight (500), for a pace that grows.
 	ReserveHorizon = 1500
 
 	// MaxReserve bounds the reserve. Every derived address is a filter

@@ -165,14 +165,14 @@ func scriptElements(s []byte) [][]byte {
 }
 
 // SetLookahead gives a gap-limit watcher a lookahead reserve of extra
-// scripts beyond the gap (bitcoinj's lookahead): whenever fewer than
-// two thirds of it remain unused it derives the reserve whole again and
-// reports the new scripts as ElementDelta.Reserve, and the scripts a
-// payment brings within the gap as ElementDelta.Due. A payment then
-// never needs a filter reload to stay safe, and the element set grows in
-// batches of at least a third of the reserve. It is meant to be called
-// before the node starts (FilterElements then includes the reserve) and
-// returns w.
+// scripts beyond the gap (bitcoinj's lookahead and threshold): whenever
+// fewer than extra remain unused beyond the gap it derives up to extra +
+// extra/3 (extra while none is used) and reports the new scripts as ElementDelta.Reserve, and the
+// scripts a payment brings within the gap as ElementDelta.Due. A payment
+// then never needs a filter reload to stay safe, and the element set
+// grows in batches of more than a third of the reserve. It is meant to
+// be called before the node starts (FilterElements then includes the
+// reserve) and returns w.
 func (w *MemWatcher) SetLookahead(extra int) *MemWatcher {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -184,11 +184,6 @@ func (w *MemWatcher) SetLookahead(extra int) *MemWatcher {
 	}
 	return w
 }
-
-// reserveLow is how few unused scripts beyond the gap make the watcher
-// derive its reserve again: fewer than two thirds of it (bitcoinj tops
-// its lookahead up in batches of at least a third).
-func reserveLow(extra int) int { return extra - extra/3 }
 
 // extendLocked derives scripts until gap unused ones follow the highest
 // used, reporting the ones already derived that this brings within the
@@ -210,8 +205,12 @@ func (w *MemWatcher) extendLocked() error {
 		}
 	}
 	w.dueHigh = max(w.dueHigh, need)
-	if w.extra > 0 && len(w.ordered)-need < reserveLow(w.extra) {
-		for len(w.ordered) < need+w.extra {
+	if w.extra > 0 && len(w.ordered)-need < w.extra {
+		batch := w.extra / 3
+		if w.usedHigh == 0 {
+			batch = 0 // nothing used: nothing will run the reserve down yet
+		}
+		for len(w.ordered) < need+w.extra+batch {
 			if err := w.deriveLocked(true); err != nil {
 				return err
 			}
