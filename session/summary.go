@@ -28,7 +28,11 @@ type Summary struct {
 	Dropped        int      `json:"dropped_unmatched_txs"`
 	Blocks         int      `json:"blocks"`
 	Rerequested    int      `json:"rerequested_blocks"`
-	Reorgs         int      `json:"reorgs"`
+	// GapRaces counts the reloads made because the download peer's
+	// filter lacked an element the wallet needed (its lookahead reserve
+	// ran out): each fetched blocks again from an aligned boundary.
+	GapRaces int `json:"gap_races"`
+	Reorgs   int `json:"reorgs"`
 	// SpotChecks counts blocks checked against a second peer,
 	// FullBlockChecks blocks asked whole from the peer that filtered
 	// them, Unchecked blocks no due check could cover (no second peer),
@@ -139,6 +143,7 @@ func (s *Session) Summary() (*Summary, error) {
 		Dropped:         st.Dropped,
 		Blocks:          st.Blocks,
 		Rerequested:     st.Rerequested,
+		GapRaces:        st.GapRaces,
 		Reorgs:          st.Reorgs,
 		SpotChecks:      st.SpotChecks,
 		FullBlockChecks: st.FullBlockChecks,
