@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"strings"
-
 )
 
 // Choosing the second peers of an omission check. The peers asked about a

@@ -16,8 +16,8 @@ import (
 // cannot be one of its accounts. The wallet derives it itself, with the
 // rules of an HD account: each branch the descriptor covers (receive 0,
 // change 1, as its keys' last step before /* or their <0;1> says) is
-// derived gap-limit addresses ahead of its last used one, in the same
-// growing strides (nextStride), marked used by payments and never
+// derived gap-limit addresses ahead of its last used one, with the same
+// lookahead reserve beyond them (keepReserve), marked used by payments and never
 // un-derived by a rollback. Every derived address is stored in the
 // msig-scripts bucket (output script -> descriptor number, branch, index,
 // used), so opening the wallet derives nothing: only a branch that must

@@ -29,7 +29,7 @@ import (
 //
 // A ranged multisig descriptor cannot be a waddrmgr account (one key per
 // address): it is derived by the wallet itself with the same gap limits
-// and strides, its addresses stored in a bucket of their own
+// and lookahead reserve, its addresses stored in a bucket of their own
 // (descriptor_msig.go).
 //
 // Core's pair wpkh(K/0/*) and wpkh(K/1/*) lands on one account: the
