@@ -394,7 +394,7 @@ func (m *manager) deliver() {
 		m.rl.delivered++
 		m.report(fb, res, s.why, m.startCheck(s.plan, fb))
 		m.topUpDecoys(fb, res) // first: a reload for new keys carries them
-		m.elementsChanged(fb.Height, res.Delta, true)
+		m.elementsChanged(fb.Height, res.Delta, deltaBlock)
 		m.catchUpDrift()
 	}
 }
@@ -539,8 +539,8 @@ func (m *manager) retireDecoys(h int32, busy []string) {
 // mempool tx or a rollback) to the node's element set. It never sends a
 // filter: new elements join the filters at the next reload point
 // (reload.go). When the download peer's filter lacks an element the
-// watcher needs now (Data or Due: its lookahead reserve ran out; or, when
-// outpoints is set, an outpoint the server did not insert), the blocks
+// watcher needs now (Data or Due: its lookahead reserve ran out; or, for a
+// block or a rollback, an outpoint the server did not insert), the blocks
 // from h on (from the next one after a mempool tx or a rollback) may lack
 // matches: that is the gap-limit race (gapRace), which stops delivery,
 // reloads every peer and fetches those blocks again from an aligned
@@ -551,13 +551,15 @@ func (m *manager) retireDecoys(h int32, busy []string) {
 // are in its filter; one it did not is a coin whose spends it would
 // miss) and for a rollback (the guards of the transactions a reorg made
 // pending again: a double spend of their inputs on the new branch must
-// match), not for a mempool transaction: its own outputs the server
+// match; that race reloads at once on the live chain too: the new filter
+// holds those payments' inputs, which name them whatever its timing),
+// not for a mempool transaction: its own outputs the server
 // inserts when it filters the block that confirms it (BLOOM_UPDATE_ALL),
 // before any spend in a later block. What waits for the next reload point
 // are the guards of a pending payment (the payer's inputs, which no
 // server inserts): a double spend confirmed before then is not matched,
 // and the payment stays pending until it expires (wallet.MempoolExpiry).
-func (m *manager) elementsChanged(h int32, d watch.ElementDelta, outpoints bool) {
+func (m *manager) elementsChanged(h int32, d watch.ElementDelta, kind deltaKind) {
 	if d.Empty() {
 		return
 	}
@@ -573,15 +575,27 @@ func (m *manager) elementsChanged(h int32, d watch.ElementDelta, outpoints bool)
 		}
 	}
 	dl := m.dl
-	if dl == nil || dl.mirror == nil || deltaHeld(dl.mirror, d, outpoints) {
+	if dl == nil || dl.mirror == nil || deltaHeld(dl.mirror, d, kind != deltaMempool) {
 		return
 	}
 	from := m.next
 	if h >= 0 {
 		from = h
 	}
-	m.gapRace(from)
+	m.gapRace(from, kind == deltaRollback)
 }
+
+// deltaKind says where a watcher's delta came from.
+type deltaKind int
+
+const (
+	// deltaBlock is a delivered block's.
+	deltaBlock deltaKind = iota
+	// deltaMempool is an unconfirmed transaction's.
+	deltaMempool
+	// deltaRollback is a rollback's (a reorg, an omission).
+	deltaRollback
+)
 
 // deltaHeld reports whether filter f matches every element d needs now
 // (Data and Due), and its outpoints too when outpoints is set. Outpoints
@@ -660,7 +674,7 @@ func (m *manager) onMempoolTx(ps *peerState, tx *wire.MsgTx) {
 		why = txWhy{}
 	}
 	m.n.publish(matchedTx(m.n.at(), tx, txid, -1, res.Relevant, !res.Relevant, res.Amount, why))
-	m.elementsChanged(-1, res.Delta, false)
+	m.elementsChanged(-1, res.Delta, deltaMempool)
 }
 
 // refusedTx reports an unconfirmed transaction the watcher would not keep

@@ -312,9 +312,11 @@
 // mirror lacks one (the reserve ran out between two reload points: a deep
 // first sync of a busy wallet, an import; a reorg that makes a payment
 // pending again, whose inputs the filter must then watch), delivery stops
-// after h, every peer gets a new filter (at once during a catch-up, after
-// the quiet window on the live chain, the blocks still fetched
-// meanwhile) and the blocks from h on are fetched again, starting at the
+// after h, every peer gets a new filter (at once during a catch-up and
+// after a rollback, whose new elements name the payments it made pending
+// whatever the timing; after the quiet window on the live chain, the
+// blocks still fetched meanwhile) and the blocks from h on are fetched
+// again, starting at the
 // aligned boundary below h (a multiple of Config.RefetchWindow): the
 // blocks between the boundary and h come in the same getdata, as cover,
 // and are discarded, so the first block of a re-fetch is not the paying

@@ -251,7 +251,7 @@ func (m *manager) onReorg(r *headers.Reorg) {
 		// of the removed blocks are pending again, and a wallet then
 		// watches their inputs for double spends): the new branch must
 		// be filtered with them.
-		m.elementsChanged(-1, d, true)
+		m.elementsChanged(-1, d, deltaRollback)
 	}
 	m.isSynced = false
 	m.n.publish(ev)
@@ -305,7 +305,7 @@ func (m *manager) reconcile() {
 	m.dropFrom(0)
 	m.next = m.firstWanted(fork + 1)
 	m.reqHigh = m.next - 1
-	m.elementsChanged(-1, d, true)
+	m.elementsChanged(-1, d, deltaRollback)
 }
 
 // forkPoint walks a side branch down from hash (at height h) to the best

@@ -64,11 +64,6 @@ func TestReorgDoubleSpends(t *testing.T) {
 		// A download window of 4 blocks: the reorgs of depth 6 and 7 also
 		// reach below everything the node had in flight.
 		BatchSize: 2, Window: 4,
-		// The rollback puts the orphaned payment's inputs in the filter
-		// (its double spend on the new branch must match): a gap-limit
-		// race, which on the live chain waits out the quiet window
-		// after a wallet match; none here.
-		QuietTime: -1,
 	})
 	if err != nil {
 		t.Fatal(err)

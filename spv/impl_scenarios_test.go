@@ -474,15 +474,12 @@ func scenarioReloadMidSync(t *testing.T, e *implEnv) {
 }
 
 // implConfig is the node configuration of the scenarios: a stall timeout
-// far above the 5 s a restart may take, fast reconnects, and no quiet
-// window after a wallet match (a reorg that makes a wallet payment
-// pending again is a gap-limit race for its inputs, which the live node
-// would otherwise reload for only after QuietTime).
+// far above the 5 s a restart may take, fast reconnects.
 func implConfig(dir string, w watch.Watcher, peers ...string) spv.Config {
 	return spv.Config{
 		Network: regtestNetwork(), DataDir: dir, Connect: peers, Watcher: w, Log: testLogger(),
 		RetryMin: 100 * time.Millisecond, RetryMax: time.Second, StallTimeout: time.Minute,
-		TickInterval: 200 * time.Millisecond, QuietTime: -1,
+		TickInterval: 200 * time.Millisecond,
 	}
 }
 

@@ -109,6 +109,10 @@ type reloadState struct {
 	race      int32
 	raceSince time.Time
 	raceAt    time.Time
+	// raceNow skips the quiet window: the race came from a rollback,
+	// whose new elements (the inputs of the payments it made pending
+	// again) name those payments whenever they are sent.
+	raceNow bool
 	// carried are the outpoints the servers inserted into their filters
 	// for the outputs they matched (BLOOM_UPDATE_ALL), false positives'
 	// included, not spent by a transaction the node saw since: every
@@ -236,7 +240,7 @@ func (m *manager) reviewReload() {
 	r := &m.rl
 	now := m.n.clock.Now()
 	if r.race >= 0 {
-		if !m.live() || (!now.Before(r.raceAt) && (m.quiet(now, false) ||
+		if !m.live() || r.raceNow || (!now.Before(r.raceAt) && (m.quiet(now, false) ||
 			now.Sub(r.raceSince) >= maxDeferFactor*m.n.cfg.QuietTime)) {
 			m.raceReload()
 		}
@@ -376,9 +380,12 @@ func (m *manager) sentFilter() (*bip37.Filter, error) {
 // gapRace records that the download peer's filter lacks an element the
 // watcher needs from height from on: nothing from there is delivered
 // until every peer got a filter with it and the blocks were fetched
-// again.
-func (m *manager) gapRace(from int32) {
+// again. now reloads at once on the live chain too (a rollback's race).
+func (m *manager) gapRace(from int32, now bool) {
 	r := &m.rl
+	if now {
+		r.raceNow = true
+	}
 	if r.race >= 0 && r.race <= from {
 		return
 	}
@@ -387,10 +394,10 @@ func (m *manager) gapRace(from int32) {
 	if !first {
 		return
 	}
-	now := m.n.clock.Now()
-	r.raceSince = now
+	t := m.n.clock.Now()
+	r.raceSince = t
 	q := int64(m.n.cfg.QuietTime)
-	r.raceAt = now.Add(time.Duration(q))
+	r.raceAt = t.Add(time.Duration(q))
 	if q > 0 {
 		r.raceAt = r.raceAt.Add(time.Duration(m.n.rng.Int64N(q)))
 	}
@@ -407,7 +414,7 @@ func (m *manager) raceReload() {
 	// A reorg may have taken the watcher below the race's height: every
 	// block from the next one on needs the new filter.
 	from := min(r.race, m.next)
-	r.race = -1
+	r.race, r.raceNow = -1, false
 	asked := m.reqHigh
 	m.st.GapRaces++
 	m.reloadAll(transcript.ReasonGapRace)

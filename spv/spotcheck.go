@@ -491,5 +491,5 @@ func (m *manager) omission(p *checkPlan, detail string) {
 	m.next = p.height
 	m.reqHigh = m.next - 1
 	m.isSynced = false
-	m.elementsChanged(-1, d, true) // coins the removed blocks spent are watched again
+	m.elementsChanged(-1, d, deltaRollback) // coins the removed blocks spent are watched again
 }

@@ -58,7 +58,8 @@ func TestKeyringMatchesWallet(t *testing.T) {
 				require.Equal(t, info.Address, addr.EncodeAddress(), "%s", info.Path)
 				seen++
 			}
-			require.Equal(t, 4*(wallet.DefaultGapExternal+wallet.DefaultGapInternal), seen)
+			// Each branch: its gap limit and the lookahead reserve.
+			require.Equal(t, 4*(wallet.DefaultGapExternal+wallet.DefaultGapInternal+2*wallet.DefaultReserve), seen)
 		})
 	}
 }
