@@ -34,7 +34,7 @@ import (
 //   - While the node follows the live chain a pending reload also waits
 //     for the quiet window (Config.QuietBlocks delivered blocks and
 //     Config.QuietTime since the last wallet transaction), at most
-//     maxDefer past the point. During a catch-up the peers see a stream
+//     maxDeferFactor QuietTimes past the point. During a catch-up the peers see a stream
 //     of hundreds of blocks and the filterload comes after all the
 //     blocks asked before it were answered (the drain below), at a
 //     batch boundary: its place says nothing about any one block.
@@ -49,8 +49,8 @@ import (
 // filter lacks (its reserve ran out between two reload points: a deep
 // first sync of a busy wallet, an import), delivery stops before the
 // blocks that filter may have missed, every peer is reloaded (at once
-// while catching up; on the live chain after the quiet window, the
-// blocks still being fetched as usual meanwhile) and the blocks are
+// while catching up and after a rollback; on the live chain after the
+// quiet window, the blocks still being fetched as usual meanwhile) and the blocks are
 // fetched again from the start of the aligned window of
 // Config.RefetchWindow blocks that holds the first of them: the first
 // block of the re-fetch is a multiple of the window, not the paying
