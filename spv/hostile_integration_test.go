@@ -359,7 +359,11 @@ func TestTwoLiarsOfThreeCannotHide(t *testing.T) {
 	n, err := spv.New(spv.Config{
 		Network: regtest(t), DataDir: t.TempDir(), Connect: []string{primary.Addr(), low.Addr(), btcd},
 		Watcher: w, Log: testLogger(), RetryMin: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond,
-		MinPeers: 3, MinPeersWait: 5 * time.Second, SpotCheckEvery: 1,
+		// All three must be connected before the sync starts: with btcd
+		// late (a loaded machine took more than 5 s for its handshake) the
+		// two liars check each other, agree on the same omission, and no
+		// client could tell. The wait ends as soon as the three are ready.
+		MinPeers: 3, MinPeersWait: time.Minute, SpotCheckEvery: 1,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -267,8 +267,12 @@ func TestPrivacyModelOnDemoTranscript(t *testing.T) {
 		t.Fatalf("decode summary: %v", err)
 	}
 	records := readTranscript(t, dir)
-	if sum.Privacy == nil || sum.Privacy.Filters < 2 || !strings.Contains(sum.Privacy.UniverseSource, session.UniverseFile) {
-		t.Fatalf("privacy block %+v: want at least two filters and the universe's source", sum.Privacy)
+	// With the lookahead reserve (issue 24) the demo's first sync needs no
+	// reload for new keys: its peers get one filter, so the joint model
+	// over several filters is checked by
+	// TestPrivacyModelOnRealSyncWithReloads (--lookahead 0) instead.
+	if sum.Privacy == nil || sum.Privacy.Filters < 1 || !strings.Contains(sum.Privacy.UniverseSource, session.UniverseFile) {
+		t.Fatalf("privacy block %+v: want a filter and the universe's source", sum.Privacy)
 	}
 	checkModelAgainstScan(t, records, sum.Privacy)
 	// Issue 27: the meter's N is the wallet's count (21 used addresses on
