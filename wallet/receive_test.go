@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg"
@@ -159,4 +160,45 @@ func TestReceiveNeedsAReceiveBranch(t *testing.T) {
 	require.NoError(t, err)
 	_, err = w.Receive(ReceiveOptions{})
 	require.ErrorIs(t, err, ErrNoReceiveBranch)
+}
+
+// TestReceiveKeepsTheReserveBeyondHandedOut: addresses handed out by
+// Receive move the frontier the lookahead reserve is kept beyond, as a
+// payment does (issue 30 item 2: "the lookahead reserve of the filter
+// covers what receive hands out"), and still do after a reopen, where
+// the marks are all that records them. The wallet has applied a recent
+// block, so no catch-up reserve (1,000 addresses) hides the difference.
+func TestReceiveKeepsTheReserveBeyondHandedOut(t *testing.T) {
+	const reserve = 30
+	f := &txFactory{}
+	chain := newTestChain(f, 10)
+	clock := WithClock(func() time.Time { return chain.start.Add(3 * time.Hour) })
+	dir := t.TempDir()
+	w, err := Create(dir, CreateConfig{Network: "regtest", Xpubs: []string{accountXpub(t, purposeBIP84, 1, versionVpub)}},
+		WithReserve(reserve), clock)
+	require.NoError(t, err)
+	keys := newTestKeys(t, purposeBIP84, 1, &chaincfg.RegressionNetParams)
+	mustApply(t, w, chain.add().filtered())
+	const handOut = 3 * DefaultGapExternal
+	last := uint32(handOut - 1)
+	// The element the reserve's far end stands for once handOut addresses
+	// are handed out: gap and reserve beyond the last of them. Before,
+	// the filter ends well short of it.
+	far := last + DefaultGapExternal + reserve
+	require.False(t, hasElement(t, w, keys.p2wpkh(0, far)[2:]), "index %d watched before anything was handed out", far)
+	for i := range uint32(handOut) {
+		info, err := w.Receive(ReceiveOptions{BeyondGap: true})
+		require.NoError(t, err)
+		require.Equal(t, i, info.Index)
+	}
+	require.True(t, hasElement(t, w, keys.p2wpkh(0, far)[2:]), "index %d: the reserve beyond handed-out %d", far, last)
+	require.NoError(t, w.Close())
+
+	w, err = Open(dir, WithReserve(reserve), clock)
+	require.NoError(t, err)
+	defer w.Close()
+	require.True(t, hasElement(t, w, keys.p2wpkh(0, far)[2:]), "after a reopen: index %d", far)
+	info, err := w.Receive(ReceiveOptions{BeyondGap: true})
+	require.NoError(t, err)
+	require.Equal(t, last+1, info.Index)
 }
