@@ -568,7 +568,7 @@ func (m *manager) replaceDownloadPeer(ps *peerState) {
 		return
 	}
 	m.dl = best
-	if best.mirror != nil && !m.outpointsHeld(best.mirror) {
+	if m.switchNeedsReload(best) {
 		m.reloadAll(transcript.ReasonOutPoints)
 	}
 	m.n.log.Info("download peer", "addr", best.addr, "height", best.lastBlock, "replaces", ps.addr, "why", "lagging")

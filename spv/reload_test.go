@@ -3,6 +3,7 @@ package spv
 import (
 	"bytes"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -266,4 +267,89 @@ func TestGapRaceRefetchesAlignedWindow(t *testing.T) {
 		}
 	}
 	t.Fatalf("no re-fetch after a gap-race filterload in %d records", len(recs))
+}
+
+// TestSwitchWaitsForUnheldOutpoints: a download-peer switch (the peer
+// lags) reloads every peer at once only when the new download peer's
+// filter lacks an outpoint another peer's filter holds (it would miss a
+// spend the node saw before). An outpoint no filter holds (a pending
+// payment's guard, which no server inserts) waits for the next reload
+// point: before, every switch after a mempool payment reloaded both
+// peers within 0.4 s of the relay (seen in TestBehaviourAttackOnSparsePayments,
+// reason outpoints), a reload only the payment explained.
+func TestSwitchWaitsForUnheldOutpoints(t *testing.T) {
+	w := newReserveWatcher(t, 5, 30)
+	clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	n, m := newTestManager(t, w, Config{
+		Clock: clk, SpotCheckEvery: 1, ReloadEvery: 1000, ReloadInterval: time.Hour,
+		QuietBlocks: 2, QuietTime: 20 * time.Minute,
+	})
+	seedRand(n)
+	m.drawSchedule(clk.now)
+	chain := mineBlocks(t, n.cfg.Network, genesis(n), 6, func(i int) []*wire.MsgTx {
+		return []*wire.MsgTx{payTo(byte(100+i), 7, p2wpkh(0x99))}
+	})
+	peers := []*simServer{
+		addSimPeer(t, m, "sim:1", chain, 0),
+		addSimPeer(t, m, "sim:2", chain, 1),
+		addSimPeer(t, m, "sim:3", chain, 2),
+	}
+	runAll(peers...)
+	if !m.isSynced || m.synced.Height != 6 {
+		t.Fatalf("synced %v at %d", m.isSynced, m.synced.Height)
+	}
+	loads := func() []int {
+		var l []int
+		for _, p := range peers {
+			l = append(l, p.filterLoads())
+		}
+		return l
+	}
+	before := loads()
+	byState := func(ps *peerState) *simServer {
+		for _, p := range peers {
+			if p.ps == ps {
+				return p
+			}
+		}
+		t.Fatalf("no sim peer for %s", ps.addr)
+		return nil
+	}
+
+	// A guard: in the set, in no peer's filter.
+	guard := wire.OutPoint{Hash: chainhash.Hash{0x6a, 0x01}, Index: 3}
+	m.els.ops[guard] = struct{}{}
+	first := m.dl
+	m.lagging(first, 10, 6, "test")
+	runAll(peers...)
+	if m.dl == first || m.dl == nil {
+		t.Fatalf("no switch: download peer %v", m.dl)
+	}
+	if got := loads(); !slices.Equal(got, before) {
+		t.Fatalf("filterloads after a switch with an outpoint no filter holds: %v, before %v", got, before)
+	}
+	if r := m.pendingReason(); r != transcript.ReasonOutPoints {
+		t.Fatalf("pending reason %q: the guard must wait for the next point", r)
+	}
+
+	// An outpoint the lagging first peer's filter holds (its server
+	// inserted it) and the others lack: the next switch reloads at once.
+	held := wire.OutPoint{Hash: chainhash.Hash{0x6a, 0x02}, Index: 0}
+	m.els.ops[held] = struct{}{}
+	first.mirror.AddOutPoint(&held)
+	second := m.dl
+	m.lagging(second, 10, 6, "test")
+	runAll(peers...)
+	if m.dl == second || m.dl == first {
+		t.Fatalf("download peer %s: want the third", m.dl.addr)
+	}
+	after := loads()
+	for i := range after {
+		if after[i] != before[i]+1 {
+			t.Fatalf("filterloads after a switch to a peer lacking a held outpoint: %v, before %v; want one more each", after, before)
+		}
+	}
+	if !m.outpointsHeld(byState(m.dl).ps.mirror) {
+		t.Fatal("the new download peer's filter lacks an outpoint after the reload")
+	}
 }
