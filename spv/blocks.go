@@ -649,6 +649,7 @@ func (m *manager) onMempoolTx(ps *peerState, tx *wire.MsgTx) {
 	}
 	ps.replayed(txid)
 	m.carry(ps, tx, txid)
+	m.recent.add(txid, tx)
 	if !ps.mempoolSent {
 		return // the mirror needed it; the watcher gets mempool txs once synced
 	}

@@ -71,3 +71,56 @@ func (ps *peerState) driftExplains(tx *wire.MsgTx) bool {
 	}
 	return false
 }
+
+// maxRecentRelays and maxRecentRelayBytes bound relayCache: the relays
+// kept for replay into a later announcer's mirror, in count and in
+// serialized bytes (a peer chooses what it relays).
+const (
+	maxRecentRelays     = 1_000
+	maxRecentRelayBytes = 4 << 20
+)
+
+// relayCache holds the bodies of the latest matched mempool relays, the
+// oldest evicted first. Every peer whose filter matches a transaction
+// announces it, and its server inserts the outpoints of the outputs it
+// matched; the node fetches it from the first announcer only. Without the
+// body the later announcers' mirrors lacked those outpoints, and a
+// download-peer switch to one of them right after a payment reloaded
+// every peer at once (switchNeedsReload): a reload only the payment
+// explained.
+type relayCache struct {
+	txs   map[chainhash.Hash]*wire.MsgTx
+	order []chainhash.Hash
+	bytes int
+}
+
+// add keeps tx, evicting the oldest past the bounds.
+func (c *relayCache) add(txid chainhash.Hash, tx *wire.MsgTx) {
+	if c.txs == nil {
+		c.txs = make(map[chainhash.Hash]*wire.MsgTx)
+	}
+	if _, ok := c.txs[txid]; ok {
+		return
+	}
+	size := tx.SerializeSize()
+	if size > maxRecentRelayBytes {
+		return
+	}
+	c.txs[txid] = tx
+	c.order = append(c.order, txid)
+	c.bytes += size
+	for len(c.order) > maxRecentRelays || c.bytes > maxRecentRelayBytes {
+		old := c.order[0]
+		c.order = c.order[1:]
+		if t, ok := c.txs[old]; ok {
+			c.bytes -= t.SerializeSize()
+			delete(c.txs, old)
+		}
+	}
+}
+
+// get returns the body of a kept relay.
+func (c *relayCache) get(txid chainhash.Hash) (*wire.MsgTx, bool) {
+	tx, ok := c.txs[txid]
+	return tx, ok
+}

@@ -351,6 +351,12 @@ func (m *manager) onInv(ps *peerState, msg *wire.MsgInv) {
 			// synced (onMempoolTx).
 			ps.noteUnknown(iv.Hash)
 			if _, seen := m.mempoolSeen[iv.Hash]; seen && ps.mempoolSent {
+				// Fetched from another announcer: replay this one's
+				// insertions from the body kept.
+				if tx, ok := m.recent.get(iv.Hash); ok && ps.mirror.MatchTxAndUpdate(tx) {
+					ps.replayed(iv.Hash)
+					m.carry(ps, tx, iv.Hash)
+				}
 				continue
 			}
 			if _, asked := ps.txReqs[iv.Hash]; asked || len(ps.txReqs) >= maxTxReqs {

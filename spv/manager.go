@@ -135,6 +135,10 @@ type manager struct {
 	startAt time.Time // when the manager started
 
 	mempoolSeen map[chainhash.Hash]struct{}
+	// recent keeps the last matched relays' bodies (relayCache) so that
+	// a second peer announcing one gets its server's insertions replayed
+	// into its mirror without fetching it again.
+	recent      relayCache
 	nonces      uint64 // pings sent, for unique nonces
 	// checkRNG draws the second peers of omission checks (checkers.go).
 	checkRNG *rand.Rand

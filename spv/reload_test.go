@@ -353,3 +353,68 @@ func TestSwitchWaitsForUnheldOutpoints(t *testing.T) {
 		t.Fatal("the new download peer's filter lacks an outpoint after the reload")
 	}
 }
+
+// TestLaterAnnouncerMirrorsTheRelay: a mempool payment is announced by
+// both peers (both filters match it, both servers insert its outpoint)
+// and fetched from the first only. The second announcer's mirror must
+// hold the insertion too, replayed from the body kept, without a second
+// download; otherwise a download-peer switch to it right after the
+// payment finds an outpoint the other peer's filter holds and reloads
+// every peer at once (seen in TestBehaviourAttackOnSparsePayments' live
+// phase: a reload 0.3 s after the relay). Before, the switch reloaded.
+func TestLaterAnnouncerMirrorsTheRelay(t *testing.T) {
+	w := newReserveWatcher(t, 5, 30)
+	clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	n, m := newTestManager(t, w, Config{
+		Clock: clk, SpotCheckEvery: 1, ReloadEvery: 1000, ReloadInterval: time.Hour,
+		QuietBlocks: 2, QuietTime: 20 * time.Minute,
+	})
+	seedRand(n)
+	m.drawSchedule(clk.now)
+	chain := mineBlocks(t, n.cfg.Network, genesis(n), 6, func(i int) []*wire.MsgTx {
+		return []*wire.MsgTx{payTo(byte(100+i), 7, p2wpkh(0x99))}
+	})
+	a := addSimPeer(t, m, "sim:1", chain, 0)
+	b := addSimPeer(t, m, "sim:2", chain, 1)
+	runAll(a, b)
+	if !m.isSynced || m.synced.Height != 6 {
+		t.Fatalf("synced %v at %d", m.isSynced, m.synced.Height)
+	}
+	pay := payTo(2, 2000, reserveScript(1))
+	op := wire.OutPoint{Hash: pay.TxHash(), Index: 0}
+	getdatas := func(s *simServer) int {
+		k := 0
+		for _, msg := range s.sent {
+			if gd, ok := msg.(*wire.MsgGetData); ok {
+				for _, iv := range gd.InvList {
+					if iv.Hash == op.Hash {
+						k++
+					}
+				}
+			}
+		}
+		return k
+	}
+	clk.now = clk.now.Add(time.Minute)
+	relay(pay, a)
+	runAll(a, b)
+	relay(pay, b)
+	runAll(a, b)
+	if getdatas(a) != 1 || getdatas(b) != 0 {
+		t.Fatalf("the payment was asked %d times of the first announcer, %d of the second; want 1 and 0", getdatas(a), getdatas(b))
+	}
+	for _, s := range []*simServer{a, b} {
+		if !s.filter.MatchesOutPoint(&op) {
+			t.Fatalf("%s's server did not insert the payment's outpoint", s.ps.addr)
+		}
+		if !s.ps.mirror.MatchesOutPoint(&op) {
+			t.Fatalf("%s's mirror lacks the outpoint its server inserted", s.ps.addr)
+		}
+	}
+	before := []int{a.filterLoads(), b.filterLoads()}
+	m.lagging(m.dl, 10, 6, "test")
+	runAll(a, b)
+	if after := []int{a.filterLoads(), b.filterLoads()}; !slices.Equal(after, before) {
+		t.Fatalf("filterloads after a switch right after the payment: %v, before %v", after, before)
+	}
+}
