@@ -75,7 +75,7 @@ func TestFilterInsertSerialize(t *testing.T) {
 }
 
 // TestParams checks sizing against values worked out by hand from Core's
-// formula, including the bitcoinj sizing in the project guide.
+// formula, including bitcoinj's sizing (docs/PRIVACY-MODEL.md, formula 1).
 func TestParams(t *testing.T) {
 	tests := []struct {
 		name      string
@@ -96,7 +96,8 @@ func TestParams(t *testing.T) {
 		{"zero hash functions", 5, 0.3, 1, 0},
 		// 0.02 bits: an empty filter, which matches everything.
 		{"empty filter", 1, 0.99, 0, 0},
-		// GUIDE: N = 642, p = 0.0005 -> 1,269 bytes, k = 10.
+		// bitcoinj's fresh wallet, M = 271*2 + 100 = 642 at p = 0.0005 (Nick's
+		// blog, docs/RESEARCH.md): 1,269 bytes, k = 10, computed from BIP37.
 		{"bitcoinj", 642, 0.0005, 1269, 10},
 		{"realistic", 1000, 0.0001, 2396, 13},
 		{"size cap", 100000000, 0.01, MaxFilterSize, 0},

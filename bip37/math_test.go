@@ -14,7 +14,8 @@ func closeTo(got, want, rel float64) bool {
 }
 
 // TestFalsePositiveRate checks the formula against the published bitcoinj
-// figures in the project guide and the degenerate cases.
+// figures (Nick 2015, docs/RESEARCH.md "Sources, as read") and the
+// degenerate cases.
 func TestFalsePositiveRate(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -24,7 +25,8 @@ func TestFalsePositiveRate(t *testing.T) {
 		want  float64
 		rel   float64
 	}{
-		// GUIDE: 1,269 bytes, k = 10, f(542) = 1.46e-4.
+		// 1,269 bytes, k = 10 (computed from BIP37); f(542) = 1.46e-4 (Nick's
+		// blog: fp = 0.000146).
 		{"bitcoinj f(542)", 1269 * 8, 10, 542, 1.46e-4, 0.01},
 		// At capacity the rate is close to the design target 0.0005.
 		{"bitcoinj at capacity", 1269 * 8, 10, 642, 5.0e-4, 0.05},
@@ -40,7 +42,8 @@ func TestFalsePositiveRate(t *testing.T) {
 			t.Errorf("%s: FalsePositiveRate(%d, %d, %v) = %v, want %v", tc.name, tc.nBits, tc.k, tc.m, got, tc.want)
 		}
 	}
-	// GUIDE: the pubkey-AND-hash test gives f^2 = 2.15e-8.
+	// The pubkey-AND-hash test gives f^2 = 2.15e-8 (computed; Nick's blog
+	// squared the rounded 0.000146: 2.13e-8).
 	f := FalsePositiveRate(1269*8, 10, 542)
 	if !closeTo(f*f, 2.15e-8, 0.02) {
 		t.Errorf("f^2 = %v, want 2.15e-8", f*f)

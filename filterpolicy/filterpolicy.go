@@ -28,8 +28,9 @@ var ErrFilterMatchesAll = errors.New("filterpolicy: filter would match everythin
 // FilterCapacity returns the element capacity a filter for n elements is
 // sized with: twice n rounded up to a power of two, at least
 // MinFilterCapacity. The headroom absorbs the outpoints a BLOOM_UPDATE_ALL
-// server inserts for matched outputs, false positives included (GUIDE.md's
-// saturation pitfall). Rounding to powers of two means most reloads keep
+// server inserts for matched outputs, false positives included (saturation:
+// docs/PRIVACY-MODEL.md formula 6, measured in docs/RESEARCH.md's
+// `saturation`). Rounding to powers of two means most reloads keep
 // the same size, k and tweak, so successive filters set the same bits for
 // the same elements: the adversary gains little by intersecting them.
 // FilterSize turns the capacity into bytes and hash functions.

@@ -2,9 +2,11 @@ package privacy
 
 import "math"
 
-// The formulas of the adversary model (GUIDE section 5). Every function is
-// pure; the bloom filter false-positive rate itself, f(m), and the element
-// estimate m^ live in package bip37 (FalsePositiveRate, EstimateElements).
+// The formulas of the adversary model (docs/PRIVACY-MODEL.md, "The
+// formulas"; their sources in docs/RESEARCH.md, "Sources, as read"). Every
+// function is pure; the bloom filter false-positive rate itself, f(m), and
+// the element estimate m^ live in package bip37 (FalsePositiveRate,
+// EstimateElements).
 
 // directBinomialTerms is the largest min(k, n-k) for which Log2Binomial
 // sums the product's terms instead of using lgamma.

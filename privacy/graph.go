@@ -7,7 +7,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 )
 
-// The transaction-graph attack (GUIDE formula 7). A false positive is an
+// The transaction-graph attack (docs/PRIVACY-MODEL.md, formula 7). A false positive is an
 // address unrelated to the wallet, so it is linked to another matched
 // address by a transaction only by chance (probability about f per link
 // tested), while the wallet's own addresses are linked by its spending:

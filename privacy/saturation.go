@@ -10,7 +10,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 )
 
-// The saturation replay (GUIDE formula 6): under BLOOM_UPDATE_ALL (and
+// The saturation replay (docs/PRIVACY-MODEL.md, formula 6): under BLOOM_UPDATE_ALL (and
 // P2PUBKEY_ONLY for key outputs) the serving node inserts the outpoint of
 // every output that matched, false positives included, so its copy of the
 // filter fills block after block and its false-positive rate climbs. The

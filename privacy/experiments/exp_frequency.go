@@ -15,8 +15,8 @@ import (
 
 // The frequency experiment (issue 27, item 5): the frequency-alignment
 // attack on Bloom-filter encodings of private record linkage (PPRL) as
-// the seed documents describe it, against a crawl of many clients'
-// filters. The attacker does not use the hash functions: it counts
+// issue 27 states it (docs/RESEARCH.md, Sources), against a crawl of
+// many clients' filters. The attacker does not use the hash functions: it counts
 // identical filters in the crawl, sorts them and a public list of values
 // by frequency, pairs the two lists above a threshold, and for each bit
 // position p collects c[p]+ (the values paired with filters that have p

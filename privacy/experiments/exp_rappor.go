@@ -12,7 +12,8 @@ import (
 )
 
 // The rappor experiment (issue 27, item 4): RAPPOR (Erlingsson, Pihur,
-// Korolova, CCS 2014) as the seed documents define it, applied to BIP37.
+// Korolova, CCS 2014; its definitions in docs/RESEARCH.md, Sources),
+// applied to BIP37.
 //
 // (a) A wallet's filter B (its elements' bits) goes out as RAPPOR's
 // responses: the permanent randomized response B' sets each bit to 1 with
@@ -311,7 +312,7 @@ func runRappor(ctx context.Context, cfg Config) (*Result, error) {
 			withFormula(t.expectMiss).withSource("1 - q*^d, q* = (1 - f/2) q + (f/2) p, d the element's distinct bits").test(altShift(0.05))
 		out.Rows = append(out.Rows,
 			computedRow(pre+fmt.Sprintf("epsilon of the permanent response, 2h ln((1 - f/2)/(f/2)), h = k = %d", k), rapporEpsilon(st.f, k)).
-				withNote("the seeds' formula for h hash functions"),
+				withNote("RAPPOR's formula for h hash functions (docs/RESEARCH.md, Sources)"),
 			miss,
 			clusterPropRow(pre+"false-positive rate of the filters sent", fp, reloadsU, unit).
 				withFormula(fpr).withSource("mean over wallets of E[(X/n)^k], each bit reported as S reports it").test(altFactor(1.5)),

@@ -29,7 +29,9 @@ const (
 	// KindBitcoinj inserts each key's public key and hash160, sizes the
 	// filter for the elements plus 100 at 0.0005, draws a fresh tweak at
 	// every start, and reloads when the observed false-positive rate
-	// passes 10 times the target (bitcoinj's MAX_FP_RATE_INCREASE).
+	// passes 10 times the target (MAX_FP_RATE_INCREASE of bitcoinj 0.13,
+	// which also lowered the target to 0.00001; the 0.12.x Nick's modern
+	// wallets ran reloaded at 2 times 0.0005: docs/RESEARCH.md, Sources).
 	KindBitcoinj WalletKind = iota + 1
 	// KindBreadwallet inserts each address's hash160 and every unspent
 	// outpoint, sized like bitcoinj's, a fresh tweak for every filter,

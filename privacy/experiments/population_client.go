@@ -30,8 +30,9 @@ const (
 	// observed false-positive rate is computed over before it can
 	// trigger a reset.
 	bitcoinjResetMinTested = 200
-	// resetFactor is the reset threshold over the target rate (bitcoinj's
-	// MAX_FP_RATE_INCREASE, breadwallet's, filterpolicy.DefaultReloadFPRatio).
+	// resetFactor is the reset threshold over the target rate (bitcoinj
+	// 0.13's MAX_FP_RATE_INCREASE, 2 in 0.12.x; breadwallet's disconnect
+	// at 10 times its 0.0005; filterpolicy.DefaultReloadFPRatio).
 	resetFactor = 10
 	// bitcoinjThresholdDiv: bitcoinj derives more keys when fewer than
 	// lookahead/bitcoinjThresholdDiv remain unused.

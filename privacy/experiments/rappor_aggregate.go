@@ -14,13 +14,14 @@ import (
 
 // RAPPOR's aggregator on BIP37 filters (issue 27, item 4b): a full node
 // collects one filter from each of many wallets and decodes which
-// candidate scripts the population watches, as the seeds describe the
-// aggregator: reports grouped in cohorts (here: the filters that share a
-// tweak, hence hash functions), each cohort's bit counts corrected for
-// the noise, t = (y - b N) / (a - b) with a = P(S=1 | B=1) and b = P(S=1 |
-// B=0), then a least-squares regression of those counts on the candidates'
-// bits (and a background column for the wallets' own elements) with a
-// significance test per candidate, Holm-corrected over the candidates.
+// candidate scripts the population watches, as RAPPOR's aggregator works
+// (docs/RESEARCH.md, Sources): reports grouped in cohorts (here: the
+// filters that share a tweak, hence hash functions), each cohort's bit
+// counts corrected for the noise, t = (y - b N) / (a - b) with a =
+// P(S=1 | B=1) and b = P(S=1 | B=0), then a least-squares regression of
+// those counts on the candidates' bits (and a background column for the
+// wallets' own elements) with a significance test per candidate,
+// Holm-corrected over the candidates.
 const (
 	aggWallets    = 300
 	aggKeys       = 20
