@@ -96,40 +96,62 @@ func runTweakPolicy(ctx context.Context, cfg Config) (*Result, error) {
 	return out, nil
 }
 
-// tweakSetting builds every wallet's filters under both policies, scans
-// the universe (the wallets' keys and synthetic candidates) and measures.
-func tweakSetting(ctx context.Context, cfg Config, rate float64, n, wallets, peers int, u uint64) (tweakCase, error) {
-	tc := tweakCase{rate: rate, keys: n}
+// tweakFilters is one setting's filters: each wallet's one-tweak filter
+// and its per-peer filters, and the wallets' keys.
+type tweakFilters struct {
+	filters []*bip37.Filter
+	one     []int   // the one-tweak filter of each wallet
+	per     [][]int // the per-peer filters of each wallet
+	truth   []privacy.Candidate
+	owner   map[string]int // wallet of each key
+}
+
+// buildTweakFilters builds every wallet's filters under both policies.
+func buildTweakFilters(cfg Config, rate float64, n, wallets, peers int) (tweakFilters, error) {
 	rng := rand.New(rand.NewPCG(cfg.Seed, tweakStream+uint64(n)))
-	var filters []*bip37.Filter
-	one := make([]int, wallets)   // the one-tweak filter of each wallet
-	per := make([][]int, wallets) // the per-peer filters of each wallet
-	var truth []privacy.Candidate
-	owner := map[string]int{}
+	tf := tweakFilters{one: make([]int, wallets), per: make([][]int, wallets), owner: map[string]int{}}
 	for w := range wallets {
 		var els [][]byte
 		for i := range n {
 			k := synthKey(cfg.Seed, tweakStream+uint64(w)*uint64(len(tweakKeys)+1)+uint64(n), uint64(i))
 			els = append(els, k.Hash160)
-			owner[string(k.Hash160)] = w
-			truth = append(truth, privacy.Candidate{Forms: [][]byte{k.Hash160}})
+			tf.owner[string(k.Hash160)] = w
+			tf.truth = append(tf.truth, privacy.Candidate{Forms: [][]byte{k.Hash160}})
 		}
 		f, err := bloomwatchFilter(els, rate, rng.Uint32(), cfg.HashFuncs)
 		if err != nil {
-			return tc, err
+			return tf, err
 		}
-		one[w] = len(filters)
-		filters = append(filters, f)
+		tf.one[w] = len(tf.filters)
+		tf.filters = append(tf.filters, f)
 		for range peers {
 			f, err := bloomwatchFilter(els, rate, rng.Uint32(), cfg.HashFuncs)
 			if err != nil {
-				return tc, err
+				return tf, err
 			}
-			per[w] = append(per[w], len(filters))
-			filters = append(filters, f)
+			tf.per[w] = append(tf.per[w], len(tf.filters))
+			tf.filters = append(tf.filters, f)
 		}
 	}
-	univ := privacy.NewConcat(privacy.SliceUniverse(truth), privacy.Synthetic{Seed: cfg.Seed + uint64(n), Count: u})
+	return tf, nil
+}
+
+// tweakUniverseOf returns a setting's candidates: the wallets' keys and u
+// synthetic ones.
+func tweakUniverseOf(cfg Config, n int, truth []privacy.Candidate, u uint64) privacy.IndexedUniverse {
+	return privacy.NewConcat(privacy.SliceUniverse(truth), privacy.Synthetic{Seed: cfg.Seed + uint64(n), Count: u})
+}
+
+// tweakSetting builds every wallet's filters under both policies, scans
+// the universe (the wallets' keys and synthetic candidates) and measures.
+func tweakSetting(ctx context.Context, cfg Config, rate float64, n, wallets, peers int, u uint64) (tweakCase, error) {
+	tc := tweakCase{rate: rate, keys: n}
+	tf, err := buildTweakFilters(cfg, rate, n, wallets, peers)
+	if err != nil {
+		return tc, err
+	}
+	filters, one, per, owner := tf.filters, tf.one, tf.per, tf.owner
+	univ := tweakUniverseOf(cfg, n, tf.truth, u)
 	hits, err := scanChunks(ctx, univ, privacy.ScanConfig{Filters: filters, Workers: cfg.Workers}, "scan", nil)
 	if err != nil {
 		return tc, err
