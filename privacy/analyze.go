@@ -26,11 +26,14 @@ type Attacks struct {
 	// Saturation replays the server-side BLOOM_UPDATE_* updates over the
 	// chain after each filterload; needs a Chain.
 	Saturation bool `json:"saturation"`
+	// Behaviour runs the behaviour attack (AnalyzeBehaviour): what the
+	// client's reload and request timing point at; needs a Chain.
+	Behaviour bool `json:"behaviour"`
 }
 
 // AllAttacks returns every technique switched on.
 func AllAttacks() Attacks {
-	return Attacks{BothForms: true, Intersection: true, Graph: true, Saturation: true}
+	return Attacks{BothForms: true, Intersection: true, Graph: true, Saturation: true, Behaviour: true}
 }
 
 // Analysis defaults.
@@ -57,7 +60,7 @@ type Input struct {
 	// TruthOnChain also scans the Truth candidates the universe did not
 	// contain, for synthetic universes that cannot contain the wallet.
 	TruthOnChain bool
-	// Chain is needed by the Graph and Saturation attacks.
+	// Chain is needed by the Graph, Saturation and Behaviour attacks.
 	Chain   Chain
 	Attacks Attacks
 	// Workers bounds the scan's goroutines (0: GOMAXPROCS).
@@ -142,6 +145,9 @@ type Report struct {
 	// from the same records (onPathOf): the filters sent over v1, the
 	// sizes of those sent over v2.
 	OnPath *OnPathReading `json:"on_path,omitempty"`
+	// Behaviour is the behaviour attack (Attacks.Behaviour), nil when
+	// not run.
+	Behaviour *BehaviourReport `json:"behaviour,omitempty"`
 }
 
 // Curve returns the curve of stage, or nil.
@@ -189,8 +195,8 @@ func Analyze(ctx context.Context, in Input) (*Report, error) {
 	if in.Universe == nil {
 		return nil, fmt.Errorf("%w: no universe", ErrBadConfig)
 	}
-	if (in.Attacks.Graph || in.Attacks.Saturation) && in.Chain == nil {
-		return nil, fmt.Errorf("%w: the graph and saturation attacks need a chain", ErrBadConfig)
+	if (in.Attacks.Graph || in.Attacks.Saturation || in.Attacks.Behaviour) && in.Chain == nil {
+		return nil, fmt.Errorf("%w: the graph, saturation and behaviour attacks need a chain", ErrBadConfig)
 	}
 	tl, err := Replay(in.Records)
 	if err != nil {
@@ -236,6 +242,11 @@ func Analyze(ctx context.Context, in Input) (*Report, error) {
 			return nil, err
 		}
 		rep.Curves = append(rep.Curves, c)
+	}
+	if in.Attacks.Behaviour {
+		if rep.Behaviour, err = AnalyzeBehaviour(ctx, in.Records, in.Chain, in.Truth, in.MaxListed); err != nil {
+			return nil, err
+		}
 	}
 	return rep, nil
 }

@@ -9,13 +9,13 @@ import (
 )
 
 // Names ParseAttacks accepts beside the stage names (StageBothForms,
-// StageIntersection, StageGraph, StageSaturation; StageSingle, which
-// always runs, adds nothing).
+// StageIntersection, StageGraph, StageSaturation, StageBehaviour;
+// StageSingle, which always runs, adds nothing).
 const (
 	// AttacksAll is every attack (AllAttacks).
 	AttacksAll = "all"
-	// AttacksAuto is both-forms and intersection, plus graph and
-	// saturation when a chain is available.
+	// AttacksAuto is both-forms and intersection, plus graph,
+	// saturation and behaviour when a chain is available.
 	AttacksAuto = "auto"
 	// AttacksNone is the single-filter test alone.
 	AttacksNone = "none"
@@ -25,22 +25,22 @@ const (
 var (
 	// ErrUnknownAttack is returned for a name ParseAttacks does not know.
 	ErrUnknownAttack = errors.New("unknown attack")
-	// ErrAttackNeedsChain is returned when graph or saturation is asked
-	// for without a chain.
-	ErrAttackNeedsChain = errors.New("graph and saturation need the chain")
+	// ErrAttackNeedsChain is returned when graph, saturation or
+	// behaviour is asked for without a chain.
+	ErrAttackNeedsChain = errors.New("graph, saturation and behaviour need the chain")
 )
 
 // ParseAttacks parses a comma-separated list of attack names: the stage
-// names both-forms, intersection, graph and saturation, or all, none and
-// auto (see AttacksAuto), combined. chain says whether the analysis has a
-// Chain, which graph and saturation need.
+// names both-forms, intersection, graph, saturation and behaviour, or
+// all, none and auto (see AttacksAuto), combined. chain says whether the
+// analysis has a Chain, which graph, saturation and behaviour need.
 func ParseAttacks(list string, chain bool) (Attacks, error) {
 	var a Attacks
 	for _, name := range strings.Split(list, ",") {
 		switch strings.TrimSpace(name) {
 		case AttacksAuto:
 			a.BothForms, a.Intersection = true, true
-			a.Graph, a.Saturation = a.Graph || chain, a.Saturation || chain
+			a.Graph, a.Saturation, a.Behaviour = a.Graph || chain, a.Saturation || chain, a.Behaviour || chain
 		case AttacksAll:
 			a = AllAttacks()
 		case AttacksNone, StageSingle:
@@ -52,11 +52,13 @@ func ParseAttacks(list string, chain bool) (Attacks, error) {
 			a.Graph = true
 		case StageSaturation:
 			a.Saturation = true
+		case StageBehaviour:
+			a.Behaviour = true
 		default:
-			return a, fmt.Errorf("%w %q (want both-forms, intersection, graph, saturation, all, none or auto)", ErrUnknownAttack, name)
+			return a, fmt.Errorf("%w %q (want both-forms, intersection, graph, saturation, behaviour, all, none or auto)", ErrUnknownAttack, name)
 		}
 	}
-	if (a.Graph || a.Saturation) && !chain {
+	if (a.Graph || a.Saturation || a.Behaviour) && !chain {
 		return a, ErrAttackNeedsChain
 	}
 	return a, nil

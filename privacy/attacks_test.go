@@ -21,6 +21,7 @@ func TestParseAttacks(t *testing.T) {
 		{"single", false, Attacks{}},
 		{"both-forms, intersection", false, Attacks{BothForms: true, Intersection: true}},
 		{"graph,saturation", true, Attacks{Graph: true, Saturation: true}},
+		{"behaviour", true, Attacks{Behaviour: true}},
 		{"none,intersection", false, Attacks{Intersection: true}},
 	} {
 		got, err := ParseAttacks(tc.list, tc.chain)
@@ -31,7 +32,7 @@ func TestParseAttacks(t *testing.T) {
 	if _, err := ParseAttacks("both-forms,zap", true); !errors.Is(err, ErrUnknownAttack) || !strings.Contains(err.Error(), `unknown attack "zap" (want`) {
 		t.Errorf("unknown name: %v", err)
 	}
-	for _, list := range []string{"graph", "saturation", "all"} {
+	for _, list := range []string{"graph", "saturation", "behaviour", "all"} {
 		if _, err := ParseAttacks(list, false); !errors.Is(err, ErrAttackNeedsChain) {
 			t.Errorf("%s without a chain: %v", list, err)
 		}

@@ -67,6 +67,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 			return err
 		}
 	}
+	if r.Behaviour != nil {
+		writeBehaviour(&b, r.Behaviour)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -65,8 +65,13 @@ func newPrivacyAnalyzeCmd() *cobra.Command {
 			"never held in memory, and must list each candidate once (privacy export-universe writes one).\n" +
 			"A synthetic universe holds\n" +
 			"N pseudorandom candidates; the truth is then added to it (it cannot contain the wallet).\n" +
-			"--attacks is a comma list of both-forms, intersection, graph, saturation, or all, none, auto\n" +
-			"(auto: both-forms and intersection, plus graph and saturation when a chain is read over RPC).\n" +
+			"--attacks is a comma list of both-forms, intersection, graph, saturation, behaviour, or all, none,\n" +
+			"auto (auto: both-forms and intersection, plus graph, saturation and behaviour when a chain is read\n" +
+			"over RPC). behaviour (needs --btcd-rpc) is the timing attack: each peer's side (the blocks it served,\n" +
+			"the transactions its filter matched, mempool relays of new blocks) is rebuilt from the getdata records\n" +
+			"and the chain; every reload that added elements points at the peer's last sending with a transaction,\n" +
+			"every run asked again at its first block with one; with --truth each suspect list is scored against\n" +
+			"the base rate (the wallet's share of the candidates the filter left), with 95 % intervals.\n" +
 			"--outpoints (with --btcd-rpc) tests the two-form attack on outpoints: each candidate is a script\n" +
 			"push plus the outpoints of its outputs unspent at --height (default: the last filterload's\n" +
 			"height), which a BLOOM_UPDATE_ALL wallet inserts beside the push; both-forms then requires all.\n" +

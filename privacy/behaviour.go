@@ -1,0 +1,443 @@
+package privacy
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/transcript"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+)
+
+// The behaviour attack (issue 24): what a peer learns from WHEN the
+// client acts, not from what its filters hold. A light client that
+// reloads its filter right after a payment, or fetches blocks again from
+// the paying block, points at the wallet's blocks and transactions
+// whatever its filter's false-positive rate. The attack uses only what a
+// peer sees:
+//
+//   - reload timing: every filterload to a peer that held a filter is
+//     set against what that peer sent just before it: the most recent
+//     sending since that peer's previous filterload that carried a
+//     transaction (a filtered block with a matched transaction, or
+//     transactions relayed from its mempool). A sending without a
+//     transaction cannot have changed the wallet, so it is passed over.
+//     Only reloads that added elements count: the observer's estimate of
+//     the elements a reload added over the previous filter of its tweak
+//     (EstimateReload: the fold of nested sizes, else the net change) must
+//     be at least pointingSigmas standard errors and minPointingAdded
+//     above zero; a filter identical to one sent before adds nothing; a
+//     reload whose estimate cannot be made (no earlier filter of its tweak
+//     and hash count, a saturated union) counts.
+//   - re-fetch start: every getdata run that asks a peer again for a
+//     height it asked that peer before points at the first block of the
+//     run in which that peer sent a transaction.
+//
+// Each pointer names a block (for a filtered block) and the transactions
+// the peer sent in it (or relayed). The suspects are judged against the
+// candidates the filter alone leaves a peer: the blocks in which a peer
+// sent at least one transaction and the transactions it sent. Their
+// wallet share is the base rate: what naming candidates at random
+// achieves. What the behaviour adds is the precision above it; a
+// precision within the range of a random pick of as many candidates
+// (hypergeometric, 95 %) means the behaviour told the peer nothing more
+// than its filter did.
+
+// Signals of the behaviour attack, as BehaviourScore.Signal.
+const (
+	// SignalReloadTiming is the most recent sending with a transaction
+	// before a reload that added elements.
+	SignalReloadTiming = "reload-timing"
+	// SignalRefetchStart is the first block with a transaction of a run
+	// asked again of the same peer.
+	SignalRefetchStart = "refetch-start"
+	// SignalAny is every suspect, whichever signal named it.
+	SignalAny = "any"
+)
+
+// Verdicts of a BehaviourScore.
+const (
+	// VerdictPoints: more of the suspects are the wallet's than a random
+	// pick of as many candidates gives in 97.5 % of draws.
+	VerdictPoints = "points at the wallet"
+	// VerdictChance: the suspects' hits are inside the 95 % range of a
+	// random pick.
+	VerdictChance = "no better than chance"
+	// VerdictAvoids: fewer hits than a random pick gives in 97.5 % of
+	// draws: the behaviour avoids the wallet's items, which tells a peer
+	// as much.
+	VerdictAvoids = "avoids the wallet"
+	// VerdictNoSuspects: the signal named nothing.
+	VerdictNoSuspects = "no suspects"
+	// VerdictNoTruth: suspects named, but no truth to score them.
+	VerdictNoTruth = "no truth"
+)
+
+// Thresholds of the reload-timing signal.
+const (
+	// pointingSigmas is how many standard errors above zero the
+	// estimated added elements must be for a reload to point.
+	pointingSigmas = 2
+	// minPointingAdded is the fewest estimated added elements that
+	// point.
+	minPointingAdded = 0.5
+)
+
+// maxBehaviourRun bounds the heights one getdata record may cover in the
+// attack's state (a record's Count is untrusted input: up to 2^31).
+const maxBehaviourRun = 1 << 20
+
+// SentTx is one transaction a peer sent the client: in a filtered block
+// (its merkleblock matched it) or relayed from its mempool.
+type SentTx struct {
+	ID chainhash.Hash `json:"txid"`
+	// Wallet reports the wallet's transaction (the truth: the analyzer's
+	// --truth, the client's own verdict in the meter); false without it.
+	Wallet bool `json:"wallet"`
+}
+
+// Behaviour is the behaviour attack's state: fed, in order, the
+// transcript records (Observe) and what each peer sent (Sent for the
+// transactions of a filtered block, Relayed for mempool relays), it names
+// the blocks and transactions the client's timing points at
+// (BehaviourReading). The analyzer feeds it the sendings it reconstructs
+// from the chain (AnalyzeBehaviour); the live meter feeds it what the
+// client received (Meter.ObserveSent). Pure and synchronous, not safe for
+// concurrent use.
+type Behaviour struct {
+	truth bool
+	pos   int64
+	peers map[string]*behavePeer
+	// byParams is the latest filter of each tweak and hash count sent
+	// (the observer's reference for the next one's added elements);
+	// sent holds every filter sent, serialized.
+	byParams map[[2]uint32]*bip37.Filter
+	sent     map[string]bool
+	reloads  []*behaveReload
+	refetch  []*behaveRefetch
+	// The candidates: heights with a sent transaction, and sent
+	// transactions (height -1 while only relayed), each with its truth.
+	blocks map[int32]bool
+	txs    map[chainhash.Hash]*behaveTx
+	// changes counts the calls since the last reading.
+	changes int
+}
+
+// behavePeer is what one peer sent and was asked.
+type behavePeer struct {
+	filter   *bip37.Filter
+	lastLoad int64 // order key of its latest filterload; -1 before one
+	items    []behaveItem
+	asked    spanSet
+	sent     map[int32]map[chainhash.Hash]bool
+	matched  []int32 // heights with a sent transaction, sorted
+}
+
+// behaveItem is one sending of a peer in order: a run of filtered blocks
+// (a getdata record's) or a mempool relay.
+type behaveItem struct {
+	key      int64
+	from, to int32 // the run's heights (relay: from > to)
+	relay    []SentTx
+	at       time.Time
+}
+
+// behaveReload is one filterload to a peer that held a filter before.
+type behaveReload struct {
+	peer              string
+	key, prev         int64
+	seq               uint64
+	height            int32
+	at                time.Time
+	added, addedErr   float64
+	nested, estimated bool
+	pointing          bool
+}
+
+// behaveRefetch is one getdata run that asks a peer again.
+type behaveRefetch struct {
+	peer     string
+	seq      uint64
+	from, to int32
+	at       time.Time
+}
+
+// behaveTx is a candidate transaction.
+type behaveTx struct {
+	wallet bool
+	height int32
+}
+
+// NewBehaviour returns an empty behaviour attack. truth says whether the
+// SentTx.Wallet flags it will be fed are known (the analyzer with
+// --truth, the meter always).
+func NewBehaviour(truth bool) *Behaviour {
+	return &Behaviour{
+		truth: truth, peers: map[string]*behavePeer{}, byParams: map[[2]uint32]*bip37.Filter{},
+		sent: map[string]bool{}, blocks: map[int32]bool{}, txs: map[chainhash.Hash]*behaveTx{},
+	}
+}
+
+// orderKey orders records and sendings: record i at 4i, the filtered
+// blocks its getdata asked at 4i+1, relays that came after it at 4i+2.
+func orderKey(pos int64, sub int64) int64 { return pos*4 + sub }
+
+// peer returns the state of peer addr.
+func (b *Behaviour) peer(addr string) *behavePeer {
+	p := b.peers[addr]
+	if p == nil {
+		p = &behavePeer{lastLoad: -1, sent: map[int32]map[chainhash.Hash]bool{}}
+		b.peers[addr] = p
+	}
+	return p
+}
+
+// Observe feeds one transcript record, in transcript order. A filterload
+// whose filter does not deserialize returns an error wrapping
+// ErrBadFilterRecord and changes nothing; an unknown kind returns an
+// error wrapping transcript.ErrBad.
+func (b *Behaviour) Observe(r transcript.Record) error {
+	var f *bip37.Filter
+	switch r.Kind {
+	case transcript.KindFilterLoad:
+		var err error
+		if f, err = bip37.Deserialize(r.Filter); err != nil {
+			return fmt.Errorf("%w: seq %d: %w", ErrBadFilterRecord, r.Seq, err)
+		}
+	case transcript.KindFilterAdd, transcript.KindFilterClear, transcript.KindGetData:
+	default:
+		return fmt.Errorf("%w: seq %d: unknown kind %q", transcript.ErrBad, r.Seq, r.Kind)
+	}
+	b.pos++
+	b.changes++
+	p := b.peer(r.Peer)
+	key := orderKey(b.pos, 0)
+	switch r.Kind {
+	case transcript.KindFilterLoad:
+		b.load(p, r, f, key)
+	case transcript.KindFilterAdd:
+		if p.filter != nil && bip37.CheckFilterAdd(r.Data) == nil {
+			p.filter.Add(r.Data)
+			b.remember(p.filter)
+		}
+	case transcript.KindFilterClear:
+		p.filter = nil
+	case transcript.KindGetData:
+		b.request(p, r)
+	}
+	return nil
+}
+
+// remember records f as the latest filter of its tweak and hash count.
+func (b *Behaviour) remember(f *bip37.Filter) {
+	if matchesAll(f) {
+		return
+	}
+	b.byParams[[2]uint32{f.Tweak(), f.HashFuncs()}] = f
+	b.sent[string(f.Serialize())] = true
+}
+
+// load handles a filterload: a reload when the peer held one before,
+// with the observer's estimate of the elements it added.
+func (b *Behaviour) load(p *behavePeer, r transcript.Record, f *bip37.Filter, key int64) {
+	if p.lastLoad >= 0 {
+		rl := &behaveReload{peer: r.Peer, key: key, prev: p.lastLoad, seq: r.Seq, height: r.Height, at: r.Time,
+			added: -1, addedErr: -1}
+		b.estimate(rl, f)
+		b.reloads = append(b.reloads, rl)
+	}
+	p.lastLoad = key
+	p.filter = f.Clone()
+	b.remember(p.filter)
+}
+
+// estimate sets what the observer infers a reload to f added, and
+// whether the reload points (see Behaviour).
+func (b *Behaviour) estimate(rl *behaveReload, f *bip37.Filter) {
+	if matchesAll(f) {
+		return // a match-all filter holds nothing to compare
+	}
+	if b.sent[string(f.Serialize())] {
+		rl.added, rl.addedErr, rl.estimated = 0, 0, true
+		return // a filter sent before: nothing new
+	}
+	rl.pointing = true
+	prev := b.byParams[[2]uint32{f.Tweak(), f.HashFuncs()}]
+	if prev == nil {
+		return // nothing to compare: it may point
+	}
+	e, err := EstimateReload(prev, f)
+	if err != nil {
+		return
+	}
+	switch {
+	case e.Added >= 0 && e.AddedStdErr >= 0:
+		rl.added, rl.addedErr, rl.nested = e.Added, e.AddedStdErr, true
+	case e.NetStdErr >= 0:
+		rl.added, rl.addedErr = e.NetChange, e.NetStdErr
+	default:
+		return // saturated: it may point
+	}
+	rl.estimated = true
+	rl.pointing = rl.added >= minPointingAdded && rl.added > pointingSigmas*rl.addedErr
+}
+
+// request handles a getdata record: a run of filtered blocks the peer
+// serves, and a re-fetch when it asks that peer again.
+func (b *Behaviour) request(p *behavePeer, r transcript.Record) {
+	n := min(max(r.Count, 1), maxBehaviourRun)
+	from := r.Height
+	to := from + int32(n) - 1
+	if to < from {
+		to = math.MaxInt32 // overflow of a hostile record: clamp
+	}
+	if h, ok := p.asked.firstCovered(from, to); ok {
+		b.refetch = append(b.refetch, &behaveRefetch{peer: r.Peer, seq: r.Seq, from: h, to: to, at: r.Time})
+	}
+	p.asked.add(from, to)
+	p.items = append(p.items, behaveItem{key: orderKey(b.pos, 1), from: from, to: to, at: r.Time})
+}
+
+// Sent feeds the transactions peer sent in the filtered block at height
+// (its merkleblock matched them), in any serving of that block the peer
+// was asked for. Transactions already known are merged.
+func (b *Behaviour) Sent(peer string, height int32, txs []SentTx) {
+	if len(txs) == 0 || height < 0 {
+		return
+	}
+	b.changes++
+	p := b.peer(peer)
+	set := p.sent[height]
+	if set == nil {
+		set = map[chainhash.Hash]bool{}
+		p.sent[height] = set
+		i, _ := slices.BinarySearch(p.matched, height)
+		p.matched = slices.Insert(p.matched, i, height)
+	}
+	for _, tx := range txs {
+		set[tx.ID] = set[tx.ID] || tx.Wallet
+		b.blocks[height] = b.blocks[height] || tx.Wallet
+		b.candidate(tx, height)
+	}
+}
+
+// Relayed feeds transactions peer relayed from its mempool at time at,
+// after the records observed so far.
+func (b *Behaviour) Relayed(peer string, at time.Time, txs []SentTx) {
+	if len(txs) == 0 {
+		return
+	}
+	b.changes++
+	p := b.peer(peer)
+	p.items = append(p.items, behaveItem{key: orderKey(b.pos, 2), from: 1, to: 0, relay: slices.Clone(txs), at: at})
+	for _, tx := range txs {
+		b.candidate(tx, -1)
+	}
+}
+
+// candidate records a sent transaction.
+func (b *Behaviour) candidate(tx SentTx, height int32) {
+	c := b.txs[tx.ID]
+	if c == nil {
+		c = &behaveTx{height: height}
+		b.txs[tx.ID] = c
+	}
+	c.wallet = c.wallet || tx.Wallet
+	if height >= 0 {
+		c.height = height
+	}
+}
+
+// Changes returns the number of records and sendings fed since the last
+// Reading (a caller that reads often can skip a reading while it is 0).
+func (b *Behaviour) Changes() int { return b.changes }
+
+// matchedIn returns the highest (last) or lowest (first) height in
+// [from, to] in which p sent a transaction.
+func (p *behavePeer) matchedIn(from, to int32, last bool) (int32, bool) {
+	if last {
+		i := sort.Search(len(p.matched), func(i int) bool { return p.matched[i] > to })
+		if i > 0 && p.matched[i-1] >= from {
+			return p.matched[i-1], true
+		}
+		return 0, false
+	}
+	i := sort.Search(len(p.matched), func(i int) bool { return p.matched[i] >= from })
+	if i < len(p.matched) && p.matched[i] <= to {
+		return p.matched[i], true
+	}
+	return 0, false
+}
+
+// behavePointer is what one signal pointed at.
+type behavePointer struct {
+	height int32 // -1 for a relay
+	txs    []SentTx
+	at     time.Time
+}
+
+// pointer returns the most recent sending with a transaction of the
+// reload's peer between its previous filterload and it.
+func (b *Behaviour) pointer(rl *behaveReload) (behavePointer, bool) {
+	p := b.peers[rl.peer]
+	end := sort.Search(len(p.items), func(i int) bool { return p.items[i].key >= rl.key })
+	for i := end - 1; i >= 0 && p.items[i].key > rl.prev; i-- {
+		it := p.items[i]
+		if it.relay != nil {
+			return behavePointer{height: -1, txs: it.relay, at: it.at}, true
+		}
+		if h, ok := p.matchedIn(it.from, it.to, true); ok {
+			return behavePointer{height: h, txs: p.sentTxs(h), at: it.at}, true
+		}
+	}
+	return behavePointer{}, false
+}
+
+// sentTxs returns the transactions p sent at height, sorted.
+func (p *behavePeer) sentTxs(h int32) []SentTx {
+	out := make([]SentTx, 0, len(p.sent[h]))
+	for id, w := range p.sent[h] {
+		out = append(out, SentTx{ID: id, Wallet: w})
+	}
+	slices.SortFunc(out, func(a, b SentTx) int { return compareHash(a.ID, b.ID) })
+	return out
+}
+
+// compareHash orders transaction ids bytewise.
+func compareHash(a, b chainhash.Hash) int {
+	return compareStrings(string(a[:]), string(b[:]))
+}
+
+// spanSet is a set of heights as sorted, disjoint, non-adjacent spans.
+type spanSet []span
+
+// span is the heights from..to inclusive.
+type span struct{ from, to int32 }
+
+// firstCovered returns the lowest height in [from, to] the set holds.
+func (s spanSet) firstCovered(from, to int32) (int32, bool) {
+	i := sort.Search(len(s), func(i int) bool { return s[i].to >= from })
+	if i < len(s) && s[i].from <= to {
+		return max(s[i].from, from), true
+	}
+	return 0, false
+}
+
+// add adds [from, to], merging overlapping and adjacent spans.
+func (s *spanSet) add(from, to int32) {
+	v := *s
+	i := sort.Search(len(v), func(i int) bool { return v[i].to >= from-1 })
+	j := i
+	for j < len(v) && (v[j].from <= to || (to < math.MaxInt32 && v[j].from == to+1)) {
+		from, to = min(from, v[j].from), max(to, v[j].to)
+		j++
+	}
+	*s = slices.Replace(v, i, j, span{from, to})
+}
+
+// StageBehaviour names the behaviour attack among the analyzer's stages
+// (ParseAttacks, Report.Behaviour).
+const StageBehaviour = "behaviour"

@@ -1,0 +1,101 @@
+package privacy
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/bloomwatch/bloomwatch/internal/table"
+)
+
+// maxBehaviourRows bounds the reloads and suspects the text report lists
+// (the JSON lists them up to MaxListed).
+const maxBehaviourRows = 40
+
+// writeBehaviour writes the behaviour attack's section of the report.
+func writeBehaviour(b *strings.Builder, r *BehaviourReport) {
+	b.WriteString("\nbehaviour attack: what the client's timing points at, beyond what its filter matched\n")
+	fmt.Fprintf(b, "peers' side %s\n", r.Source)
+	if r.Note != "" {
+		fmt.Fprintf(b, "%s\n", r.Note)
+		return
+	}
+	fmt.Fprintf(b, "%d blocks served, %d taken as new, %d transactions rebuilt as relayed; %d reloads to a peer that held a filter, "+
+		"%d of them added elements, %d pointed at a sending", r.Servings, r.LiveBlocks, r.Relays, r.Reloads, r.PointingReloads, r.Pointed)
+	if r.MedianDelay >= 0 {
+		fmt.Fprintf(b, " (median %s s after it)", table.Num(r.MedianDelay))
+	}
+	fmt.Fprintf(b, "; %d runs asked again of the same peer\n", r.Refetches)
+	if !r.HasTruth {
+		b.WriteString("no --truth: the suspects are named, not scored\n")
+	} else {
+		b.WriteString("precision and recall with 95 % Wilson intervals; chance: the 95 % range of the precision of as many " +
+			"candidates picked at random (hypergeometric); the base rate is a count over every candidate\n")
+	}
+	t := table.New(b)
+	fmt.Fprintln(t, "level\tcandidates\twallet\tbase rate\tsignal\tsuspects\thits\tprecision\t95 %\tchance 95 %\trecall\t95 %\tp\tverdict")
+	num, nk := table.Num, table.NotKnown
+	for _, lv := range []struct {
+		name string
+		l    BehaviourLevel
+	}{{"blocks", r.Blocks}, {"txs", r.Txs}} {
+		wallet, base := nk, nk
+		if r.HasTruth {
+			wallet, base = fmt.Sprint(lv.l.Wallet), num(lv.l.BaseRate)
+		}
+		for _, s := range lv.l.Scores {
+			hits, prec, precCI, chance, rec, recCI, p := nk, nk, nk, nk, nk, nk, nk
+			if s.Verdict != VerdictNoTruth && s.Verdict != VerdictNoSuspects {
+				hits, prec, p = fmt.Sprint(s.Hits), num(s.Precision), num(s.PValue)
+				precCI = fmt.Sprintf("[%s, %s]", num(s.PrecisionLo), num(s.PrecisionHi))
+				chance = fmt.Sprintf("[%s, %s]", num(s.ChanceLo), num(s.ChanceHi))
+				rec, recCI = num(s.Recall), fmt.Sprintf("[%s, %s]", num(s.RecallLo), num(s.RecallHi))
+			}
+			fmt.Fprintf(t, "%s\t%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", lv.name, lv.l.Candidates, wallet, base,
+				s.Signal, s.Suspects, hits, prec, precCI, chance, rec, recCI, p, s.Verdict)
+		}
+	}
+	_ = t.Flush() // a strings.Builder does not fail
+	if len(r.SuspectBlocks) > 0 {
+		parts := make([]string, 0, min(len(r.SuspectBlocks), maxBehaviourRows))
+		for i, s := range r.SuspectBlocks {
+			if i == maxBehaviourRows {
+				parts = append(parts, "...")
+				break
+			}
+			mark := ""
+			if r.HasTruth && s.Wallet {
+				mark = "*"
+			}
+			parts = append(parts, fmt.Sprintf("%d%s", s.Height, mark))
+		}
+		fmt.Fprintf(b, "suspect blocks (* the wallet's): %s\n", strings.Join(parts, ", "))
+	}
+	if len(r.ReloadList) == 0 {
+		return
+	}
+	b.WriteString("reloads (pointer: the block pointed at, relay for mempool transactions, - for none):\n")
+	t = table.New(b)
+	fmt.Fprintln(t, "seq\tpeer\theight\tadded\t± s.e.\tpoints\tpointer\ttxs\tdelay s")
+	for i, rl := range r.ReloadList {
+		if i == maxBehaviourRows {
+			fmt.Fprintf(t, "...\t%d more\n", len(r.ReloadList)-i)
+			break
+		}
+		added, se := nk, nk
+		if rl.Estimated {
+			added, se = num(rl.Added), num(rl.AddedStdErr)
+		}
+		ptr, delay := "-", nk
+		switch {
+		case rl.Pointer >= 0:
+			ptr = fmt.Sprint(rl.Pointer)
+		case rl.Pointer == -1:
+			ptr = "relay"
+		}
+		if rl.DelaySeconds >= 0 {
+			delay = num(rl.DelaySeconds)
+		}
+		fmt.Fprintf(t, "%d\t%s\t%d\t%s\t%s\t%t\t%s\t%d\t%s\n", rl.Seq, rl.Peer, rl.Height, added, se, rl.Pointing, ptr, rl.PointerTxs, delay)
+	}
+	_ = t.Flush()
+}
