@@ -25,18 +25,25 @@ import (
 //     transaction (a filtered block with a matched transaction, or
 //     transactions relayed from its mempool). A sending without a
 //     transaction cannot have changed the wallet, so it is passed over.
-//     Only reloads that added elements count: the observer's estimate of
-//     the elements a reload added over the previous filter of its tweak
-//     (EstimateReload: the fold of nested sizes, else the net change) must
-//     be at least pointingSigmas standard errors and minPointingAdded
-//     above zero; a filter identical to one sent before adds nothing; a
-//     reload whose estimate cannot be made (no earlier filter of its tweak
-//     and hash count, a saturated union) counts.
+//     When that sending is one block of a run of several asked together
+//     (a catch-up batch), the peer cannot tell which of them the client
+//     had reached: the reload is counted as ambiguous and names nothing
+//     (a peer that modelled the client's processing rate could do
+//     better; the re-fetch that follows such a reload is the signal
+//     there). Only reloads that added elements count: the observer's
+//     estimate of the elements a reload added over the previous filter
+//     of its tweak (EstimateReload: the fold of nested sizes, else the
+//     net change) must be at least pointingSigmas standard errors and
+//     minPointingAdded above zero; a filter identical to one sent before
+//     adds nothing; a reload whose estimate cannot be made (no earlier
+//     filter of its tweak and hash count, a saturated union) counts.
 //   - re-fetch start: every getdata run that asks a peer again for a
 //     height it asked that peer before points at the first block of the
-//     run in which that peer sent a transaction.
+//     run in which that peer sent a transaction. A run that starts where
+//     the peer's previous run ended continues it and starts nothing.
 //
-// Each pointer names a block (for a filtered block) and the transactions
+// Each pointer names a block (for a filtered block, or the block that
+// later confirmed relayed transactions, once known) and the transactions
 // the peer sent in it (or relayed). The suspects are judged against the
 // candidates the filter alone leaves a peer: the blocks in which a peer
 // sent at least one transaction and the transactions it sent. Their
@@ -130,6 +137,7 @@ type Behaviour struct {
 type behavePeer struct {
 	filter   *bip37.Filter
 	lastLoad int64 // order key of its latest filterload; -1 before one
+	lastEnd  int32 // last height of its latest getdata run; -2 before one
 	items    []behaveItem
 	asked    spanSet
 	sent     map[int32]map[chainhash.Hash]bool
@@ -189,7 +197,7 @@ func orderKey(pos int64, sub int64) int64 { return pos*4 + sub }
 func (b *Behaviour) peer(addr string) *behavePeer {
 	p := b.peers[addr]
 	if p == nil {
-		p = &behavePeer{lastLoad: -1, sent: map[int32]map[chainhash.Hash]bool{}}
+		p = &behavePeer{lastLoad: -1, lastEnd: -2, sent: map[int32]map[chainhash.Hash]bool{}}
 		b.peers[addr] = p
 	}
 	return p
@@ -294,10 +302,13 @@ func (b *Behaviour) request(p *behavePeer, r transcript.Record) {
 	if to < from {
 		to = math.MaxInt32 // overflow of a hostile record: clamp
 	}
-	if h, ok := p.asked.firstCovered(from, to); ok {
+	// A run that starts where the peer's previous one ended continues
+	// it (a re-fetch longer than one getdata): it starts nothing new.
+	if h, ok := p.asked.firstCovered(from, to); ok && from != p.lastEnd+1 {
 		b.refetch = append(b.refetch, &behaveRefetch{peer: r.Peer, seq: r.Seq, from: h, to: to, at: r.Time})
 	}
 	p.asked.add(from, to)
+	p.lastEnd = to
 	p.items = append(p.items, behaveItem{key: orderKey(b.pos, 1), from: from, to: to, at: r.Time})
 }
 
@@ -379,21 +390,37 @@ type behavePointer struct {
 	at     time.Time
 }
 
+// pointerState is what a reload's search for a pointer found.
+type pointerState int
+
+// The outcomes of a pointer search.
+const (
+	pointerNone pointerState = iota
+	pointerFound
+	// pointerAmbiguous: the latest sending with a transaction is a
+	// filtered block of a run of several, sent together: a peer cannot
+	// tell which of them the client had reached when it reloaded.
+	pointerAmbiguous
+)
+
 // pointer returns the most recent sending with a transaction of the
 // reload's peer between its previous filterload and it.
-func (b *Behaviour) pointer(rl *behaveReload) (behavePointer, bool) {
+func (b *Behaviour) pointer(rl *behaveReload) (behavePointer, pointerState) {
 	p := b.peers[rl.peer]
 	end := sort.Search(len(p.items), func(i int) bool { return p.items[i].key >= rl.key })
 	for i := end - 1; i >= 0 && p.items[i].key > rl.prev; i-- {
 		it := p.items[i]
 		if it.relay != nil {
-			return behavePointer{height: -1, txs: it.relay, at: it.at}, true
+			return behavePointer{height: -1, txs: it.relay, at: it.at}, pointerFound
 		}
 		if h, ok := p.matchedIn(it.from, it.to, true); ok {
-			return behavePointer{height: h, txs: p.sentTxs(h), at: it.at}, true
+			if it.from != it.to {
+				return behavePointer{}, pointerAmbiguous
+			}
+			return behavePointer{height: h, txs: p.sentTxs(h), at: it.at}, pointerFound
 		}
 	}
-	return behavePointer{}, false
+	return behavePointer{}, pointerNone
 }
 
 // sentTxs returns the transactions p sent at height, sorted.

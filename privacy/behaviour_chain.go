@@ -19,7 +19,7 @@ const BehaviourSource = "rebuilt from the transcript's getdata records and the c
 	"for at the record's time, with the transactions its filter matched (the filter as loaded, grown by filteradd and by " +
 	"BLOOM_UPDATE_* server updates, replayed in order); a block first asked alone, after the block below it was asked in an " +
 	"earlier record, is taken as a new block, whose matched transactions each peer holding a filter relayed from its " +
-	"mempool just after that earlier request (the chain does not say when a transaction reached a mempool)"
+	"mempool just after the getdata record before it (the chain does not say when a transaction reached a mempool)"
 
 // BehaviourReport is the behaviour attack's stage of privacy analyze.
 type BehaviourReport struct {
@@ -123,18 +123,24 @@ func (rb *rebuild) span(r transcript.Record) (int32, int32, bool) {
 }
 
 // plan finds the heights asked and the new blocks: a block first asked
-// alone (a record of one block) after the block below it was first asked
-// in an earlier record.
+// alone (a record of one block) after the block below it was asked in an
+// earlier record. Its transactions reached the mempools after the block
+// below it was mined, which was before that earlier request, and before
+// it was mined, which was before its own request: they are placed after
+// the last getdata record before its own (for a live chain, the request
+// of the block below it).
 func (rb *rebuild) plan(records []transcript.Record) {
 	rb.relayAfter = map[int]int32{}
 	rb.lo, rb.hi = 1, 0
 	var asked spanSet
-	firstAsk := map[int32]int{} // last height newly asked by a record -> record
+	last := -1 // the latest getdata record
 	for i, r := range records {
 		if r.Kind != transcript.KindGetData {
 			continue
 		}
 		rb.anyRequest = true
+		prev := last
+		last = i
 		from, to, ok := rb.span(r)
 		if !ok {
 			continue
@@ -143,16 +149,13 @@ func (rb *rebuild) plan(records []transcript.Record) {
 			rb.lo, rb.hi = from, to
 		}
 		rb.lo, rb.hi = min(rb.lo, from), max(rb.hi, to)
-		if from == to && r.Count == 1 {
-			if _, seen := asked.firstCovered(from, from); !seen {
-				if prev, ok := firstAsk[from-1]; ok {
-					rb.relayAfter[prev] = from
-					rb.live++
-				}
+		if from == to && r.Count == 1 && from > 0 {
+			_, seen := asked.firstCovered(from, from)
+			_, below := asked.firstCovered(from-1, from-1)
+			if !seen && below {
+				rb.relayAfter[prev] = from
+				rb.live++
 			}
-		}
-		if _, seen := asked.firstCovered(to, to); !seen {
-			firstAsk[to] = i
 		}
 		asked.add(from, to)
 	}

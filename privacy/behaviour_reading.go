@@ -74,6 +74,9 @@ type BehaviourReading struct {
 	Reloads         int `json:"reloads"`
 	PointingReloads int `json:"pointing_reloads"`
 	Pointed         int `json:"pointed"`
+	// Ambiguous counts the pointing reloads whose latest sending was one
+	// block of a batch (see Behaviour): they name nothing.
+	Ambiguous int `json:"ambiguous"`
 	// Refetches counts the getdata runs that asked a peer again.
 	Refetches int `json:"refetches"`
 	// MedianDelay is the median time, in seconds, from the sending a
@@ -191,6 +194,9 @@ func (b *Behaviour) compute(detail bool, limit int) (BehaviourReading, Behaviour
 		}
 		for _, tx := range sent {
 			txs[tx.ID] |= bit
+			if c := b.txs[tx.ID]; h < 0 && c != nil && c.height >= 0 {
+				blocks[c.height] |= bit // the block that confirmed a relay
+			}
 		}
 	}
 	var delays []float64
@@ -200,7 +206,11 @@ func (b *Behaviour) compute(detail bool, limit int) (BehaviourReading, Behaviour
 			Pointer: -2, DelaySeconds: -1}
 		if rl.pointing {
 			r.PointingReloads++
-			if ptr, ok := b.pointer(rl); ok {
+			ptr, state := b.pointer(rl)
+			if state == pointerAmbiguous {
+				r.Ambiguous++
+			}
+			if state == pointerFound {
 				r.Pointed++
 				name(ptr.height, ptr.txs, bitTiming)
 				row.Pointer, row.PointerTxs = ptr.height, len(ptr.txs)

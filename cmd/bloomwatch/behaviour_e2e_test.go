@@ -1,0 +1,208 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/session"
+	"github.com/bloomwatch/bloomwatch/testnet"
+	"github.com/bloomwatch/bloomwatch/wallet"
+)
+
+// The sparse-payment measurement of issue 24 ("measured, not argued").
+const (
+	// sparseBlocks and sparseAddrs: the history's blocks and the receive
+	// addresses paid in it, first payments in index order (each needs a
+	// key past the gap limit the wallet had before it).
+	sparseBlocks = 600
+	sparseAddrs  = 44
+	// sparseSpends is the share of payments spent again (wallet
+	// transactions with change to the internal branch).
+	sparseSpends = 0.2
+	// sparseNoise is the other users' transactions per block.
+	sparseNoise = 6
+	// sparseFPRate is the wallet's filter target: loose enough that a
+	// peer's filter sends false positives, so that the base rate is well
+	// below 1 and a behaviour that points can be told from one that
+	// does not (at bloomwatch's default rate the filter alone names the
+	// wallet's blocks, and no behaviour can add to it).
+	sparseFPRate = 0.02
+	// liveBlocks, liveInterval and livePayEvery: the live phase, a block
+	// every interval with a payment to a fresh address every
+	// livePayEvery-th block, through the mempool.
+	liveBlocks    = 60
+	liveInterval  = 300 * time.Millisecond
+	livePayEvery  = 10
+	behaviourSeed = 24
+)
+
+// behaviourFamily is the number of comparisons the measurement makes
+// (blocks and transactions, each for the two signals and their union):
+// each is tested at 5 % / behaviourFamily, so that a client whose
+// behaviour tells nothing fails the test in at most 5 % of runs.
+const behaviourFamily = 6
+
+// TestBehaviourAttackOnSparsePayments syncs an xpub wallet from a real
+// btcd regtest chain on which payments are sparse (at most one block in
+// ten holds a wallet transaction; 44 payments each to the next unused
+// receive address, crossing the gap limit; spends with change), then
+// follows a live chain whose payments reach the wallet through the
+// mempool, and runs the behaviour attack on the transcript as the peer
+// would: its precision, for blocks and for transactions, by each signal
+// and together, must be inside the range a random pick of as many
+// candidates gives (two-sided exact test, Bonferroni over the six
+// comparisons, family level 5 %).
+func TestBehaviourAttackOnSparsePayments(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts btcd")
+	}
+	h := testnet.NewT(t, testnet.Options{})
+	key, err := testnet.NewKeyring(testnet.DemoSeed, h.Params())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	start := time.Now()
+	truth, err := h.BuildChain(ctx, testnet.ChainSpec{Blocks: sparseBlocks, TxsPerBlock: sparseNoise, Keyring: key, Purpose: 84,
+		WatchAddrs: sparseAddrs, SpendFraction: sparseSpends, Seed: behaviourSeed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	walletBlocks := map[int32]bool{}
+	for _, tx := range truth.Txs {
+		walletBlocks[tx.Height] = true
+	}
+	if len(walletBlocks)*10 > sparseBlocks || len(truth.Addresses) < 40 {
+		t.Fatalf("chain not sparse: %d wallet blocks of %d, %d addresses paid", len(walletBlocks), sparseBlocks, len(truth.Addresses))
+	}
+	t.Logf("history: %d blocks (%d-%d), %d wallet transactions in %d blocks, %d addresses; built in %s",
+		sparseBlocks, truth.StartHeight+1, truth.TipHeight, len(truth.Txs), len(walletBlocks), len(truth.Addresses), time.Since(start).Round(time.Millisecond))
+
+	dir := filepath.Join(t.TempDir(), "w")
+	w, err := wallet.Create(dir, wallet.CreateConfig{Network: "regtest", Xpubs: []string{truth.Xpub}, Birthday: truth.StartHeight + 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := session.New(session.Config{Wallet: w, Connect: []string{h.Node().P2PAddr()}, MaxPeers: 1, FPRate: sparseFPRate,
+		LogLevel: slog.LevelWarn, Stderr: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			_ = s.Stop()
+		}
+	}()
+	waitWatcher(ctx, t, s, h)
+	t.Logf("synced in %s", time.Since(start).Round(time.Millisecond))
+
+	drv, err := testnet.StartDriver(ctx, h, testnet.DriverConfig{Interval: liveInterval, Keyring: key, Purpose: 84,
+		NextIndex: sparseAddrs, NoisePerBlock: sparseNoise, PayEvery: livePayEvery, SpendEvery: -1, ReorgEvery: -1, Seed: behaviourSeed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for drv.Blocks() < liveBlocks && drv.Err() == nil && ctx.Err() == nil {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := drv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Mine(1); err != nil { // confirms the last payment
+		t.Fatal(err)
+	}
+	waitWatcher(ctx, t, s, h)
+	stopped = true
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("live phase of %d blocks done at %s", liveBlocks, time.Since(start).Round(time.Millisecond))
+
+	records := readTranscript(t, dir)
+	used := usedWalletCandidates(t, dir)
+	rep, err := privacy.AnalyzeBehaviour(ctx, records, nodeChain{rpc: h.Node().RPC()}, used, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logBehaviour(t, rep)
+	judgeBehaviour(t, rep)
+}
+
+// waitWatcher waits until the light node's watcher reaches btcd's tip.
+func waitWatcher(ctx context.Context, t *testing.T, s *session.Session, h *testnet.Harness) {
+	t.Helper()
+	_, tip, err := h.Node().BestBlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		st := s.Node().Status()
+		if st.Err != nil {
+			t.Fatalf("light node: %v", st.Err)
+		}
+		if st.WatcherHeight >= tip && st.Synced {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("watcher at %d, tip %d: %v", st.WatcherHeight, tip, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// logBehaviour logs the attack's figures.
+func logBehaviour(t *testing.T, rep *privacy.BehaviourReport) {
+	t.Helper()
+	t.Logf("servings %d, new blocks %d, relays %d; reloads %d (%d added elements, %d pointed, %d ambiguous, median delay %.3f s); re-fetches %d",
+		rep.Servings, rep.LiveBlocks, rep.Relays, rep.Reloads, rep.PointingReloads, rep.Pointed, rep.Ambiguous, rep.MedianDelay, rep.Refetches)
+	for _, r := range rep.ReloadList {
+		t.Logf("  reload seq %d at %d: added %.2f ± %.2f (points %v): pointer %d (-1 relay, -2 none), %d txs, %.3f s after it",
+			r.Seq, r.Height, r.Added, r.AddedStdErr, r.Pointing, r.Pointer, r.PointerTxs, r.DelaySeconds)
+	}
+	for _, r := range rep.RefetchList {
+		t.Logf("  re-fetch seq %d: %d-%d, pointer %d", r.Seq, r.From, r.To, r.Pointer)
+	}
+	t.Logf("  suspect blocks: %v", rep.SuspectBlocks)
+	for _, lv := range []struct {
+		name string
+		l    privacy.BehaviourLevel
+	}{{"blocks", rep.Blocks}, {"txs", rep.Txs}} {
+		t.Logf("%s: %d candidates, %d the wallet's, base rate %.3f", lv.name, lv.l.Candidates, lv.l.Wallet, lv.l.BaseRate)
+		for _, s := range lv.l.Scores {
+			t.Logf("  %v (p %.2g)", s, s.PValue)
+		}
+	}
+}
+
+// judgeBehaviour fails every comparison whose precision is outside
+// chance at the family level.
+func judgeBehaviour(t *testing.T, rep *privacy.BehaviourReport) {
+	t.Helper()
+	for _, lv := range []struct {
+		name string
+		l    privacy.BehaviourLevel
+	}{{"blocks", rep.Blocks}, {"txs", rep.Txs}} {
+		if lv.l.Candidates < 50 || lv.l.BaseRate > 0.5 {
+			t.Errorf("%s: %d candidates, base rate %.3f: too few, or too many the wallet's, to tell an attack that points", lv.name, lv.l.Candidates, lv.l.BaseRate)
+		}
+		for _, s := range lv.l.Scores {
+			if s.Suspects > 0 && s.PValue < 0.05/behaviourFamily {
+				t.Errorf("%s, %s: precision %.3f [%.3f, %.3f] of %d suspects against a base rate of %.3f (a random pick: %.3f-%.3f): %s, p = %.2g < %.4f",
+					lv.name, s.Signal, s.Precision, s.PrecisionLo, s.PrecisionHi, s.Suspects, lv.l.BaseRate, s.ChanceLo, s.ChanceHi, s.Verdict, s.PValue, 0.05/behaviourFamily)
+			}
+		}
+	}
+}
