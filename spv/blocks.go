@@ -49,6 +49,9 @@ func (m *manager) onMerkleBlock(ps *peerState, mb *wire.MsgMerkleBlock) {
 		m.misbehave(ps, MisbehaviorInvalidMerkleTree, fmt.Sprintf("block %v: %v", hash, err))
 		return
 	}
+	if len(matches) > 0 {
+		m.n.publish(BlockMatches{At: m.n.at(), Peer: ps.addr, Height: req.height, Hash: hash, Matched: matches})
+	}
 	pb := &pendingBlock{
 		req: req, ps: ps, header: mb.Header, matches: matches, indexes: indexes,
 		total: mb.Transactions, txs: make(map[chainhash.Hash]*wire.MsgTx, len(matches)),

@@ -114,6 +114,32 @@ type FilterLoaded struct {
 	Record transcript.Record
 }
 
+// BlocksRequested reports a getdata of filtered blocks sent to a peer:
+// the transcript record written for it (a run of heights, with the
+// reason), which shows the peer the wallet's birthday and, when it asks
+// again, the blocks that made it reload. The privacy meter's behaviour
+// attack reads it.
+type BlocksRequested struct {
+	At
+	Record transcript.Record
+}
+
+// BlockMatches reports the transactions a peer's merkleblock matched
+// (its verified proof), as soon as it arrives and before the node judges
+// them: what the peer knows it sent, for the privacy meter's behaviour
+// attack. Every served merkleblock with a match is reported, the answers
+// to omission checks and those the node drops (filtered with a filter
+// the peer no longer holds) included; MatchedTx reports the ones the
+// watcher judged.
+type BlockMatches struct {
+	At
+	Peer   string
+	Height int32
+	Hash   chainhash.Hash
+	// Matched is shared with the node: do not modify.
+	Matched []chainhash.Hash
+}
+
 // MatchedTx reports one transaction a peer sent because it matched the
 // filter, with the watcher's verdict.
 type MatchedTx struct {

@@ -733,7 +733,8 @@ func (m *manager) nonce() uint64 {
 }
 
 // recordRequests writes what a getdata of reqs shows ps to the transcript
-// before it is sent, as the filterload records are: one getdata record
+// before it is sent, and publishes each record (BlocksRequested), as the
+// filterload records are: one getdata record
 // per run of consecutive heights with one reason (what the serving peer
 // learns from the request pattern: the birthday, the blocks asked again
 // after a reload). When the record cannot be written the sync stops and
@@ -745,7 +746,7 @@ func (m *manager) recordRequests(ps *peerState, reqs []*blockReq) bool {
 		for j < len(reqs) && reqs[j].height == reqs[j-1].height+1 && m.requestReason(reqs[j]) == reason {
 			j++
 		}
-		_, err := m.n.trans.Append(transcript.Record{
+		rec, err := m.n.trans.Append(transcript.Record{
 			Time: m.n.clock.Now(), Peer: ps.addr, Height: reqs[i].height, Kind: transcript.KindGetData,
 			Count: int64(j - i), Reason: reason, Via: ps.via, Transport: ps.transport,
 		})
@@ -753,6 +754,7 @@ func (m *manager) recordRequests(ps *peerState, reqs []*blockReq) bool {
 			m.fail(fmt.Errorf("%w: getdata to %s not sent: %w", ErrTranscriptWrite, ps.addr, err))
 			return false
 		}
+		m.n.publish(BlocksRequested{At: At{Time: rec.Time}, Record: rec})
 		i = j
 	}
 	return true

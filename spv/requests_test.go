@@ -3,6 +3,7 @@ package spv
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/bloomwatch/bloomwatch/watch/watchtest"
@@ -38,10 +39,13 @@ func filteredAsked(s *simServer) int {
 // TestManagerTranscriptRecordsRequests: every filtered block the node
 // asks for is in the transcript before the getdata goes out, as runs of
 // consecutive heights (version 3 getdata records), with the reason: the
-// initial sync from the birthday, then a live block once synced.
+// initial sync from the birthday, then a live block once synced. Each
+// record is published too (BlocksRequested), for the privacy meter.
 func TestManagerTranscriptRecordsRequests(t *testing.T) {
 	w := watchtest.NewMemWatcher(5, p2wpkh(1))
 	n, m := newTestManager(t, w, Config{})
+	sub := n.Subscribe()
+	defer sub.Cancel()
 	chain := mineBlocks(t, n.cfg.Network, genesis(n), 12, func(int) []*wire.MsgTx { return nil })
 	s := addSimPeer(t, m, "sim:1", chain[:10], 0)
 	s.run()
@@ -89,6 +93,23 @@ func TestManagerTranscriptRecordsRequests(t *testing.T) {
 	}
 	if len(asked) != 8 || total != filteredAsked(s) {
 		t.Fatalf("recorded %d heights (%d blocks), sent %d", len(asked), total, filteredAsked(s))
+	}
+	var published []transcript.Record
+	deadline := time.After(5 * time.Second)
+	for len(published) < len(recs)-1 { // every record but the filterload
+		select {
+		case ev := <-sub.Events():
+			if br, ok := ev.(BlocksRequested); ok {
+				published = append(published, br.Record)
+			}
+		case <-deadline:
+			t.Fatalf("%d BlocksRequested events, want %d", len(published), len(recs)-1)
+		}
+	}
+	for i, r := range published {
+		if want := recs[i+1]; r.Seq != want.Seq || r.Height != want.Height || r.Count != want.Count || r.Reason != want.Reason || r.V != want.V {
+			t.Errorf("event %d: %+v, want the record %+v", i, r, want)
+		}
 	}
 }
 
@@ -152,5 +173,49 @@ func TestRequestNotSentWhenTranscriptFails(t *testing.T) {
 	}
 	if !errors.Is(m.fatal, ErrTranscriptWrite) {
 		t.Fatalf("sync error %v, want ErrTranscriptWrite", m.fatal)
+	}
+}
+
+// TestManagerPublishesBlockMatches: every merkleblock a peer serves with
+// a match is published with the transactions its proof matched (what
+// the peer knows it sent), for the privacy meter's behaviour attack.
+func TestManagerPublishesBlockMatches(t *testing.T) {
+	w := watchtest.NewMemWatcher(1, p2wpkh(1))
+	n, m := newTestManager(t, w, Config{})
+	sub := n.Subscribe()
+	defer sub.Cancel()
+	chain := mineBlocks(t, n.cfg.Network, genesis(n), 4, func(i int) []*wire.MsgTx {
+		if i%2 == 1 {
+			return nil
+		}
+		return []*wire.MsgTx{payTo(byte(i), 5, p2wpkh(1))}
+	})
+	s := addSimPeer(t, m, "sim:1", chain, 0)
+	s.run()
+	want := map[int32]string{}
+	for i, b := range chain {
+		if len(b.Transactions) > 1 {
+			want[int32(i+1)] = b.Transactions[1].TxHash().String()
+		}
+	}
+	got := map[int32]string{}
+	deadline := time.After(5 * time.Second)
+	for len(got) < len(want) {
+		select {
+		case ev := <-sub.Events():
+			if bm, ok := ev.(BlockMatches); ok {
+				if bm.Peer != "sim:1" || len(bm.Matched) != 1 {
+					t.Fatalf("event %+v", bm)
+				}
+				got[bm.Height] = bm.Matched[0].String()
+			}
+		case <-deadline:
+			t.Fatalf("BlockMatches for %v, want %v", got, want)
+		}
+	}
+	for h, id := range want {
+		if got[h] != id {
+			t.Errorf("height %d: %s, want %s", h, got[h], id)
+		}
 	}
 }
