@@ -31,10 +31,12 @@ import (
 //     (a peer that modelled the client's processing rate could do
 //     better; the re-fetch that follows such a reload is the signal
 //     there). Only reloads that added elements count: the observer's
-//     estimate of the elements a reload added over the previous filter
-//     of its tweak (EstimateReload: the fold of nested sizes, else the
-//     net change) must be at least pointingSigmas standard errors and
-//     minPointingAdded above zero; a filter identical to one sent before
+//     estimate of the elements a reload added over the filter that peer
+//     held (or, when the peer's own is of another tweak or hash count,
+//     the latest filter of the reload's sent to any peer)
+//     (EstimateReload: the fold of nested sizes, else the net change)
+//     must be at least pointingSigmas standard errors and
+//     minPointingAdded above zero; the filter the peer held, sent again,
 //     adds nothing; a reload whose estimate cannot be made (no earlier
 //     filter of its tweak and hash count, a saturated union) counts.
 //   - re-fetch start: every getdata run that asks a peer again for a
@@ -119,10 +121,9 @@ type Behaviour struct {
 	pos   int64
 	peers map[string]*behavePeer
 	// byParams is the latest filter of each tweak and hash count sent
-	// (the observer's reference for the next one's added elements);
-	// sent holds every filter sent, serialized.
+	// (the reference for a reload's added elements when the peer's own
+	// previous filter is not of them).
 	byParams map[[2]uint32]*bip37.Filter
-	sent     map[string]bool
 	reloads  []*behaveReload
 	refetch  []*behaveRefetch
 	// The candidates: heights with a sent transaction, and sent
@@ -140,8 +141,18 @@ type behavePeer struct {
 	lastEnd  int32 // last height of its latest getdata run; -2 before one
 	items    []behaveItem
 	asked    spanSet
-	sent     map[int32]map[chainhash.Hash]bool
-	matched  []int32 // heights with a sent transaction, sorted
+	*sentBlocks
+}
+
+// sentBlocks is what one peer sent in filtered blocks.
+type sentBlocks struct {
+	sent    map[int32]map[chainhash.Hash]bool
+	matched []int32 // heights with a sent transaction, sorted
+}
+
+// newSentBlocks returns an empty record of sent blocks.
+func newSentBlocks() *sentBlocks {
+	return &sentBlocks{sent: map[int32]map[chainhash.Hash]bool{}}
 }
 
 // behaveItem is one sending of a peer in order: a run of filtered blocks
@@ -185,7 +196,7 @@ type behaveTx struct {
 func NewBehaviour(truth bool) *Behaviour {
 	return &Behaviour{
 		truth: truth, peers: map[string]*behavePeer{}, byParams: map[[2]uint32]*bip37.Filter{},
-		sent: map[string]bool{}, blocks: map[int32]bool{}, txs: map[chainhash.Hash]*behaveTx{},
+		blocks: map[int32]bool{}, txs: map[chainhash.Hash]*behaveTx{},
 	}
 }
 
@@ -197,7 +208,7 @@ func orderKey(pos int64, sub int64) int64 { return pos*4 + sub }
 func (b *Behaviour) peer(addr string) *behavePeer {
 	p := b.peers[addr]
 	if p == nil {
-		p = &behavePeer{lastLoad: -1, lastEnd: -2, sent: map[int32]map[chainhash.Hash]bool{}}
+		p = &behavePeer{lastLoad: -1, lastEnd: -2, sentBlocks: newSentBlocks()}
 		b.peers[addr] = p
 	}
 	return p
@@ -241,11 +252,9 @@ func (b *Behaviour) Observe(r transcript.Record) error {
 
 // remember records f as the latest filter of its tweak and hash count.
 func (b *Behaviour) remember(f *bip37.Filter) {
-	if matchesAll(f) {
-		return
+	if !matchesAll(f) {
+		b.byParams[[2]uint32{f.Tweak(), f.HashFuncs()}] = f
 	}
-	b.byParams[[2]uint32{f.Tweak(), f.HashFuncs()}] = f
-	b.sent[string(f.Serialize())] = true
 }
 
 // load handles a filterload: a reload when the peer held one before,
@@ -254,7 +263,7 @@ func (b *Behaviour) load(p *behavePeer, r transcript.Record, f *bip37.Filter, ke
 	if p.lastLoad >= 0 {
 		rl := &behaveReload{peer: r.Peer, key: key, prev: p.lastLoad, seq: r.Seq, height: r.Height, at: r.Time,
 			added: -1, addedErr: -1}
-		b.estimate(rl, f)
+		b.estimate(rl, p.filter, f)
 		b.reloads = append(b.reloads, rl)
 	}
 	p.lastLoad = key
@@ -262,18 +271,24 @@ func (b *Behaviour) load(p *behavePeer, r transcript.Record, f *bip37.Filter, ke
 	b.remember(p.filter)
 }
 
-// estimate sets what the observer infers a reload to f added, and
-// whether the reload points (see Behaviour).
-func (b *Behaviour) estimate(rl *behaveReload, f *bip37.Filter) {
+// estimate sets what the peer infers a reload to f added over its own
+// previous filter held (or, when that one is gone or of another tweak
+// or hash count, the latest filter of f's sent to any peer), and whether
+// the reload points (see Behaviour).
+func (b *Behaviour) estimate(rl *behaveReload, held, f *bip37.Filter) {
 	if matchesAll(f) {
 		return // a match-all filter holds nothing to compare
 	}
-	if b.sent[string(f.Serialize())] {
+	params := [2]uint32{f.Tweak(), f.HashFuncs()}
+	prev := b.byParams[params]
+	if held != nil && !matchesAll(held) && held.Tweak() == f.Tweak() && held.HashFuncs() == f.HashFuncs() {
+		prev = held
+	}
+	if prev != nil && string(prev.Serialize()) == string(f.Serialize()) {
 		rl.added, rl.addedErr, rl.estimated = 0, 0, true
-		return // a filter sent before: nothing new
+		return // the filter it held: nothing new
 	}
 	rl.pointing = true
-	prev := b.byParams[[2]uint32{f.Tweak(), f.HashFuncs()}]
 	if prev == nil {
 		return // nothing to compare: it may point
 	}
@@ -336,14 +351,21 @@ func (b *Behaviour) Sent(peer string, height int32, txs []SentTx) {
 }
 
 // Relayed feeds transactions peer relayed from its mempool at time at,
-// after the records observed so far.
+// after the records observed so far. Relays with no record between them
+// are one sending (at the first one's time).
 func (b *Behaviour) Relayed(peer string, at time.Time, txs []SentTx) {
 	if len(txs) == 0 {
 		return
 	}
 	b.changes++
 	p := b.peer(peer)
-	p.items = append(p.items, behaveItem{key: orderKey(b.pos, 2), from: 1, to: 0, relay: slices.Clone(txs), at: at})
+	key := orderKey(b.pos, 2)
+	if n := len(p.items); n > 0 && p.items[n-1].key == key {
+		// Relays with no record between them are one sending.
+		p.items[n-1].relay = append(p.items[n-1].relay, txs...)
+	} else {
+		p.items = append(p.items, behaveItem{key: key, from: 1, to: 0, relay: slices.Clone(txs), at: at})
+	}
 	for _, tx := range txs {
 		b.candidate(tx, -1)
 	}
@@ -368,7 +390,7 @@ func (b *Behaviour) Changes() int { return b.changes }
 
 // matchedIn returns the highest (last) or lowest (first) height in
 // [from, to] in which p sent a transaction.
-func (p *behavePeer) matchedIn(from, to int32, last bool) (int32, bool) {
+func (p *sentBlocks) matchedIn(from, to int32, last bool) (int32, bool) {
 	if last {
 		i := sort.Search(len(p.matched), func(i int) bool { return p.matched[i] > to })
 		if i > 0 && p.matched[i-1] >= from {
@@ -424,7 +446,7 @@ func (b *Behaviour) pointer(rl *behaveReload) (behavePointer, pointerState) {
 }
 
 // sentTxs returns the transactions p sent at height, sorted.
-func (p *behavePeer) sentTxs(h int32) []SentTx {
+func (p *sentBlocks) sentTxs(h int32) []SentTx {
 	out := make([]SentTx, 0, len(p.sent[h]))
 	for id, w := range p.sent[h] {
 		out = append(out, SentTx{ID: id, Wallet: w})

@@ -125,6 +125,10 @@ type Reading struct {
 	// union. AddedStdErr is its standard error (-1 with it).
 	AddedElements float64 `json:"added_elements"`
 	AddedStdErr   float64 `json:"added_stderr"`
+	// Behaviour is what the behaviour attack suspects so far, scored
+	// against the client's own truth (Meter.ObserveSent); nil before
+	// any request or sending was observed.
+	Behaviour *BehaviourReading `json:"behaviour,omitempty"`
 	// ExpectedTxFPRate is the expected number of false-positive
 	// transactions per non-wallet transaction for the latest filter as
 	// sent: 1 - (1 - FPRate)^e, with e elements tested per transaction
@@ -221,6 +225,7 @@ type Meter struct {
 	last          transcript.Record
 	readings      []Reading
 	onPath        *OnPath
+	behave        meterBehaviour
 
 	// The cache Current reads, refreshed by Observe.
 	rate, independent float64
@@ -296,7 +301,9 @@ func (m *Meter) Observe(r transcript.Record) (Reading, error) {
 	m.onPath.Observe(r)
 	switch r.Kind {
 	case transcript.KindGetData:
-		// A request changes no filter: the reading stands.
+		// A request changes no filter (the reading stands) and adds no
+		// reading to the history; the behaviour attack reads it.
+		m.behave.observe(r)
 		return m.Current(), nil
 	case transcript.KindFilterLoad:
 		f, err := bip37.Deserialize(r.Filter)
@@ -314,6 +321,7 @@ func (m *Meter) Observe(r transcript.Record) (Reading, error) {
 	default:
 		return m.Current(), fmt.Errorf("%w: seq %d: unknown kind %q", transcript.ErrBad, r.Seq, r.Kind)
 	}
+	m.behave.observe(r)
 	m.last = r
 	m.refresh()
 	rd := m.Current()
@@ -408,7 +416,7 @@ func (m *Meter) Current() Reading {
 		Seq: r.Seq, Time: r.Time, Height: r.Height, Peer: r.Peer, Kind: r.Kind, Reason: r.Reason,
 		Candidates: m.candidates, UniverseSource: m.source, Filters: len(m.entries), Revealed: len(m.revealed),
 		AddedElements: m.added, AddedStdErr: m.addedErr, IntersectionRate: m.rate,
-		ObservedTxFP: m.obsFP, ObservedTxTested: m.obsTested,
+		ObservedTxFP: m.obsFP, ObservedTxTested: m.obsTested, Behaviour: m.behave.reading(false),
 	}
 	if m.walletKnown {
 		rd.WalletKnown = true

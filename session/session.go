@@ -289,6 +289,14 @@ func (s *Session) Stop() error {
 	s.mu.Unlock()
 	if s.sub != nil {
 		<-s.bridgeDone
+		// The bridge is done: the meter is the caller's now. The last
+		// reading carries the behaviour attack over everything seen.
+		s.mu.Lock()
+		have := s.lastReading != nil
+		s.mu.Unlock()
+		if have {
+			s.publish(s.meter.Settle())
+		}
 		st := s.node.Status()
 		s.universe.update(st.Tested, st.WatcherHeight)
 		if uerr := s.universe.save(); uerr != nil {
@@ -373,6 +381,27 @@ func (s *Session) handleEvent(ctx context.Context, ev spv.Event) {
 		// outpoint); the reading the record gives counts it.
 		s.meter.SetWallet(s.walletCounts())
 		s.publish(s.observe(ev.Record))
+	case spv.BlocksRequested:
+		s.publish(s.observe(ev.Record))
+	case spv.BlockMatches:
+		// What a peer sent in a filtered block (the behaviour attack's
+		// side of the peer; judged when MatchedTx comes).
+		for _, id := range ev.Matched {
+			s.meter.ObserveSent(ev.Time, ev.Peer, ev.Height, privacy.SentTx{ID: id})
+		}
+	case spv.MatchedTx:
+		// The watcher's verdict on a transaction a peer sent, or a
+		// mempool relay (published at once: no block follows it).
+		if ev.Peer != "" && (ev.Relevant || ev.Height < 0) {
+			s.meter.ObserveSent(ev.Time, ev.Peer, ev.Height, privacy.SentTx{ID: ev.Txid, Wallet: ev.Relevant})
+		}
+		switch {
+		case ev.Relevant && ev.Height < 0:
+			// An unconfirmed payment marks its address used too.
+			s.publish(s.meter.SetWallet(s.walletCounts()))
+		case ev.Height < 0:
+			s.publish(s.meter.Current())
+		}
 	case spv.BlockProcessed:
 		if !ev.Again {
 			s.meter.ObserveBlock(ev.Matched, ev.Relevant) // the on-path observer
@@ -386,11 +415,6 @@ func (s *Session) handleEvent(ctx context.Context, ev spv.Event) {
 		}
 		s.meter.SetObserved(uint64(max(st.FalsePositives, 0)), st.Tested-min(st.Tested, uint64(max(st.Relevant, 0))))
 		s.publish(s.meter.SetUniverse(s.universe.size()))
-	case spv.MatchedTx:
-		if ev.Relevant && ev.Height < 0 {
-			// An unconfirmed payment marks its address used too.
-			s.publish(s.meter.SetWallet(s.walletCounts()))
-		}
 	case spv.SyncDone:
 		s.mu.Lock()
 		if s.syncedAt.IsZero() {

@@ -40,6 +40,11 @@ func glossary(x meterExtra) []string {
 			"filter, as the peers; over v2 (BIP324) it sees sizes and times only: the filterload's size gives a " +
 			"range of element counts (padding widens it), and each block's merkleblock length shows whether it " +
 			"held matches (blocks matched; yours: those that held your transactions).",
+		"Timing attack: what a peer learns from when the client acts (the behaviour attack, as privacy " +
+			"analyze runs it): a reload that added elements names the last block or relayed transaction that " +
+			"peer sent, a block asked again names its first block with a match. Precision: the share of what it " +
+			"named that is yours (the client knows); chance: the most a random pick of as many matched items " +
+			"gives in 97.5 % of draws. Above chance, your timing points at your wallet.",
 		"Filter. #N is its number everywhere: the record number (seq) of its filterload in the transcript " +
 			"(DATADIR/spv/transcript.jsonl), as the log, privacy analyze and sync --json give it; the transcript's " +
 			"getdata records share the sequence, so the numbers of filters skip. Fill: the share of bits set. " +

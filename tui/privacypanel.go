@@ -3,6 +3,8 @@ package tui
 import (
 	"fmt"
 	"strings"
+
+	"github.com/bloomwatch/bloomwatch/privacy"
 )
 
 // privacyPanel is the live privacy meter in words: how many addresses
@@ -78,8 +80,8 @@ func chartCaption(w int, dotted bool) string {
 
 // privacyTable is the figures as a table: the universe and the wallet's
 // size, expected false positives, precision and entropy for the latest
-// filter and all combined, the filters sent and the observer's estimate
-// of the last reload.
+// filter and all combined, the filters sent, the observer's estimate of
+// the last reload and the behaviour attack's reading.
 func (m *Model) privacyTable(w int) []string {
 	s, st, k := m.styles, m.st, m.label
 	r := st.reading
@@ -148,6 +150,9 @@ func (m *Model) privacyTable(w int) []string {
 	}
 	if x.ok {
 		out = append(out, joinFit(w, "", added))
+	}
+	if r.Behaviour != nil {
+		out = append(out, behaviourLines(k, w, r.Behaviour)...)
 	}
 	return out
 }
@@ -255,4 +260,30 @@ func (m *Model) axisLine(w int) string {
 		title = "filters sent"
 	}
 	return curveAxis(w, fmt.Sprint(dropped+1), fmt.Sprint(dropped+uint64(n)), title)
+}
+
+// behaviourLines is the behaviour attack's reading in words: the
+// verdict with what it read, then what the client's timing named
+// (blocks, then transactions) with its precision against your own truth
+// beside what naming as many at random gives.
+func behaviourLines(k func(string) string, w int, b *privacy.BehaviourReading) []string {
+	seen := k(fmt.Sprintf("%d reloads, %d re-fetches seen", b.Reloads, b.Refetches))
+	blocks, txs := b.Blocks.Score(privacy.SignalAny), b.Txs.Score(privacy.SignalAny)
+	if blocks.Suspects == 0 && txs.Suspects == 0 {
+		return []string{joinFit(w, k(" · "), k("timing attack: names nothing yet"), seen)}
+	}
+	verdict := privacy.VerdictChance
+	for _, s := range []privacy.BehaviourScore{blocks, txs} {
+		if s.Verdict == privacy.VerdictPoints || (s.Verdict == privacy.VerdictAvoids && verdict != privacy.VerdictPoints) {
+			verdict = s.Verdict
+		}
+	}
+	level := func(what string, s privacy.BehaviourScore) string {
+		return joinFit(w, "", k("  named ")+fmt.Sprintf("%d %s", s.Suspects, what)+k(": precision ")+fmt.Sprintf("%.2f", s.Precision)+
+			k(", chance ≤ ")+fmt.Sprintf("%.2f", s.ChanceHi))
+	}
+	return []string{
+		joinFit(w, k(" · "), k("timing attack: ")+strings.Replace(verdict, "the wallet", "your wallet", 1), seen),
+		level("blocks", blocks), level("txs", txs),
+	}
 }

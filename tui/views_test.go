@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
@@ -213,4 +214,28 @@ func TestDetailCoinbaseScriptSigMatch(t *testing.T) {
 	all := ansi.Strip(strings.Join(m.detailLines(m.detailWidth()), "\n"))
 	require.Contains(t, all, "coinbase (new coins)  ← matched the filter")
 	require.Contains(t, all, "a data push of input #0's scriptSig")
+}
+
+// TestPrivacyPanelBehaviour: the privacy panel shows the behaviour
+// attack's reading (what the client's timing named, its precision
+// beside chance, the verdict) when the meter has one.
+func TestPrivacyPanelBehaviour(t *testing.T) {
+	m := scriptedModel(t, 160, 48, nil)
+	r := m.st.reading
+	r.Behaviour = &privacy.BehaviourReading{HasTruth: true, Reloads: 9, Refetches: 4,
+		Blocks: privacy.BehaviourLevel{Scores: []privacy.BehaviourScore{{Signal: privacy.SignalAny, Suspects: 9, Hits: 9,
+			Precision: 1, ChanceHi: 0.44, Verdict: privacy.VerdictPoints}}},
+		Txs: privacy.BehaviourLevel{Scores: []privacy.BehaviourScore{{Signal: privacy.SignalAny, Suspects: 11, Hits: 9,
+			Precision: 0.82, ChanceHi: 0.18, Verdict: privacy.VerdictPoints}}}}
+	m.st.reading = r
+	plain := ansi.Strip(strings.Join(privacyP.render(&m, 100, 30), "\n"))
+	require.Contains(t, plain, "timing attack: points at your wallet · 9 reloads, 4 re-fetches seen")
+	plain = ansi.Strip(strings.Join(privacyP.render(&m, 60, 30), "\n")) // the demo's panel width
+	require.Contains(t, plain, "timing attack: points at your wallet\n")
+	require.Contains(t, plain, "  named 9 blocks: precision 1.00, chance ≤ 0.44")
+	require.Contains(t, plain, "  named 11 txs: precision 0.82, chance ≤ 0.18")
+	r.Behaviour = &privacy.BehaviourReading{Reloads: 2}
+	m.st.reading = r
+	plain = ansi.Strip(strings.Join(privacyP.render(&m, 100, 30), "\n"))
+	require.Contains(t, plain, "timing attack: names nothing yet")
 }
