@@ -102,7 +102,10 @@ type BehaviourReload struct {
 	Pointing    bool    `json:"pointing"`
 	// Pointer is the height of the block pointed at, -1 for a mempool
 	// relay, -2 for none; PointerTxs the transactions named;
-	// DelaySeconds the time from that sending to the reload.
+	// DelaySeconds the time from that sending to the reload. Ambiguous
+	// marks a reload whose latest sending with a transaction was one
+	// block of a batch (it names nothing).
+	Ambiguous    bool    `json:"ambiguous"`
 	Pointer      int32   `json:"pointer"`
 	PointerTxs   int     `json:"pointer_txs"`
 	DelaySeconds float64 `json:"delay_s"`
@@ -209,6 +212,7 @@ func (b *Behaviour) compute(detail bool, limit int) (BehaviourReading, Behaviour
 			ptr, state := b.pointer(rl)
 			if state == pointerAmbiguous {
 				r.Ambiguous++
+				row.Ambiguous = true
 			}
 			if state == pointerFound {
 				r.Pointed++

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -432,6 +433,14 @@ func TestAnalyzeBehaviourRebuild(t *testing.T) {
 	}
 	if s := rep.Txs.Score(SignalAny); s.Hits != 3 || s.Precision != 1 {
 		t.Errorf("txs: %v", s)
+	}
+	var text strings.Builder
+	writeBehaviour(&text, rep)
+	for _, want := range []string{"suspect blocks (* the wallet's): 25*, 40*, 52*", "blocks  4           4       1          refetch-start  2",
+		"batch", "relay", "59 blocks served, 2 taken as new, 1 transactions rebuilt as relayed; 3 reloads"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text report lacks %q:\n%s", want, text.String())
+		}
 	}
 	// Without the truth the same suspects, no scores.
 	rep, err = AnalyzeBehaviour(context.Background(), recs, ch.blocks, nil, 0)

@@ -14,7 +14,7 @@ const maxBehaviourRows = 40
 // writeBehaviour writes the behaviour attack's section of the report.
 func writeBehaviour(b *strings.Builder, r *BehaviourReport) {
 	b.WriteString("\nbehaviour attack: what the client's timing points at, beyond what its filter matched\n")
-	fmt.Fprintf(b, "peers' side %s\n", r.Source)
+	wrap(b, "peers' side "+r.Source, wrapWidth)
 	if r.Note != "" {
 		fmt.Fprintf(b, "%s\n", r.Note)
 		return
@@ -73,7 +73,8 @@ func writeBehaviour(b *strings.Builder, r *BehaviourReport) {
 	if len(r.ReloadList) == 0 {
 		return
 	}
-	b.WriteString("reloads (pointer: the block pointed at, relay for mempool transactions, - for none):\n")
+	b.WriteString("reloads (pointer: the block pointed at, relay for mempool transactions, batch when the latest sending " +
+		"was one block of a batch, - for none):\n")
 	t = table.New(b)
 	fmt.Fprintln(t, "seq\tpeer\theight\tadded\t± s.e.\tpoints\tpointer\ttxs\tdelay s")
 	for i, rl := range r.ReloadList {
@@ -91,6 +92,8 @@ func writeBehaviour(b *strings.Builder, r *BehaviourReport) {
 			ptr = fmt.Sprint(rl.Pointer)
 		case rl.Pointer == -1:
 			ptr = "relay"
+		case rl.Ambiguous:
+			ptr = "batch"
 		}
 		if rl.DelaySeconds >= 0 {
 			delay = num(rl.DelaySeconds)
@@ -98,4 +101,24 @@ func writeBehaviour(b *strings.Builder, r *BehaviourReport) {
 		fmt.Fprintf(t, "%d\t%s\t%d\t%s\t%s\t%t\t%s\t%d\t%s\n", rl.Seq, rl.Peer, rl.Height, added, se, rl.Pointing, ptr, rl.PointerTxs, delay)
 	}
 	_ = t.Flush()
+}
+
+// wrapWidth is the width the report's prose is wrapped at.
+const wrapWidth = 100
+
+// wrap writes text wrapped at width columns, on word boundaries.
+func wrap(b *strings.Builder, text string, width int) {
+	line := 0
+	for i, word := range strings.Fields(text) {
+		if i > 0 && line+1+len(word) > width {
+			b.WriteString("\n")
+			line = 0
+		} else if i > 0 {
+			b.WriteString(" ")
+			line++
+		}
+		b.WriteString(word)
+		line += len(word)
+	}
+	b.WriteString("\n")
 }

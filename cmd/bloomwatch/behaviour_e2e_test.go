@@ -1,7 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"strings"
 
 	"io"
 	"log/slog"
@@ -140,6 +145,7 @@ func TestBehaviourAttackOnSparsePayments(t *testing.T) {
 		t.Fatal(err)
 	}
 	logBehaviour(t, rep)
+	checkAnalyzeCommand(t, h, dir, used, rep)
 	if meter == nil || meter.Behaviour == nil {
 		t.Fatalf("the meter has no behaviour reading: %+v", meter)
 	}
@@ -149,6 +155,47 @@ func TestBehaviourAttackOnSparsePayments(t *testing.T) {
 		mb.Txs.Wallet, mb.Txs.Candidates, mb.Txs.Score(privacy.SignalAny))
 	sameReading(t, mb, &rep.BehaviourReading)
 	judgeBehaviour(t, rep)
+}
+
+// checkAnalyzeCommand runs the attack as a user would, `bloomwatch
+// privacy analyze --attacks behaviour` against the node's RPC with a
+// truth file, and checks that its JSON names what AnalyzeBehaviour named
+// and that its table prints the stage.
+func checkAnalyzeCommand(t *testing.T, h *testnet.Harness, dir string, used []privacy.Candidate, want *privacy.BehaviourReport) {
+	t.Helper()
+	truth := filepath.Join(t.TempDir(), "truth.txt")
+	var b strings.Builder
+	for _, c := range used {
+		b.WriteString(hex.EncodeToString(c.Forms[0]) + "\n")
+	}
+	if err := os.WriteFile(truth, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	user, pass := h.Node().RPCCredentials()
+	args := []string{"privacy", "analyze", "--transcript", session.TranscriptPath(dir), "--btcd-rpc", h.Node().RPCAddr(),
+		"--rpcuser", user, "--rpcpass", pass, "--attacks", "behaviour", "--truth", truth}
+	var out, errb bytes.Buffer
+	if code := run(append(args, "--json"), &out, &errb); code != 0 {
+		t.Fatalf("privacy analyze exit %d: %s", code, errb.String())
+	}
+	var rep privacy.Report
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	got := rep.Behaviour
+	if got == nil || len(got.SuspectBlocks) != len(want.SuspectBlocks) || got.Blocks.Score(privacy.SignalAny) != want.Blocks.Score(privacy.SignalAny) {
+		t.Errorf("privacy analyze --json: behaviour %+v, want %+v", got, want.BehaviourReading)
+	}
+	out.Reset()
+	if code := run(args, &out, &errb); code != 0 {
+		t.Fatalf("privacy analyze exit %d: %s", code, errb.String())
+	}
+	text := out.String()
+	if i := strings.Index(text, "behaviour attack"); i < 0 || !strings.Contains(text[i:], "refetch-start") {
+		t.Errorf("privacy analyze prints no behaviour stage:\n%s", text)
+	} else {
+		t.Logf("privacy analyze:\n%s", text[i:])
+	}
 }
 
 // waitWatcher waits until the light node's watcher reaches btcd's tip.
