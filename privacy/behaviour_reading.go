@@ -17,22 +17,20 @@ type BehaviourScore struct {
 	// are the wallet's.
 	Suspects int `json:"suspects"`
 	Hits     int `json:"hits"`
-	// Precision is Hits / Suspects with its 95 % Wilson interval (a
-	// binomial proportion over the suspects).
-	Precision   float64 `json:"precision"`
-	PrecisionLo float64 `json:"precision_lo"`
-	PrecisionHi float64 `json:"precision_hi"`
-	// Recall is Hits over the wallet's candidates, with its 95 % Wilson
-	// interval.
-	Recall   float64 `json:"recall"`
-	RecallLo float64 `json:"recall_lo"`
-	RecallHi float64 `json:"recall_hi"`
-	// ChanceLo and ChanceHi bound the precision of Suspects candidates
-	// picked at random: the central 95 % range of the hypergeometric
-	// count of wallet items among them, over Suspects. A behaviour that
-	// tells a peer nothing beyond its filter lands inside.
-	ChanceLo float64 `json:"chance_lo"`
-	ChanceHi float64 `json:"chance_hi"`
+	// Precision is Hits / Suspects with its 95 % interval (exact
+	// binomial, Clopper-Pearson: a proportion over the suspects).
+	Precision   float64  `json:"precision"`
+	PrecisionCI Interval `json:"precision_ci"`
+	// Recall is Hits over the wallet's candidates, with its 95 %
+	// interval (exact binomial).
+	Recall   float64  `json:"recall"`
+	RecallCI Interval `json:"recall_ci"`
+	// Chance bounds the precision of Suspects candidates picked at
+	// random: the central 95 % range of the hypergeometric count of
+	// wallet items among them, over Suspects (MethodHypergeometric). A
+	// behaviour that tells a peer nothing beyond its filter lands
+	// inside.
+	Chance Interval `json:"chance"`
 	// PValue is the two-sided exact (hypergeometric) p-value of Hits
 	// under a random pick.
 	PValue  float64 `json:"p_value"`
@@ -331,14 +329,15 @@ func (b *Behaviour) score(signal string, suspects, hits, n, w int) BehaviourScor
 	}
 	s.Hits = hits
 	s.Precision = float64(hits) / float64(suspects)
-	s.PrecisionLo, s.PrecisionHi = wilson95(hits, suspects)
+	s.PrecisionCI = BinomialInterval(uint64(hits), uint64(suspects), ConfidenceLevel)
+	s.RecallCI = BinomialInterval(0, 0, ConfidenceLevel)
 	if w > 0 {
 		s.Recall = float64(hits) / float64(w)
-		s.RecallLo, s.RecallHi = wilson95(hits, w)
+		s.RecallCI = BinomialInterval(uint64(min(hits, w)), uint64(w), ConfidenceLevel)
 	}
 	hg := newHypergeometric(n, w, min(suspects, n))
 	lo, hi := hg.central(behaviourTail)
-	s.ChanceLo, s.ChanceHi = float64(lo)/float64(suspects), float64(hi)/float64(suspects)
+	s.Chance = Interval{Lo: float64(lo) / float64(suspects), Hi: float64(hi) / float64(suspects), Method: MethodHypergeometric}
 	s.PValue = hg.pValue(hits)
 	switch {
 	case hits > hi:
@@ -396,5 +395,5 @@ func (s BehaviourScore) String() string {
 		return fmt.Sprintf("%s: %d suspects (%s)", s.Signal, s.Suspects, s.Verdict)
 	}
 	return fmt.Sprintf("%s: %d of %d suspects the wallet's, precision %.2f [%.2f, %.2f] vs %.2f-%.2f by chance: %s",
-		s.Signal, s.Hits, s.Suspects, s.Precision, s.PrecisionLo, s.PrecisionHi, s.ChanceLo, s.ChanceHi, s.Verdict)
+		s.Signal, s.Hits, s.Suspects, s.Precision, s.PrecisionCI.Lo, s.PrecisionCI.Hi, s.Chance.Lo, s.Chance.Hi, s.Verdict)
 }

@@ -2,28 +2,18 @@ package privacy
 
 import "math"
 
-// The behaviour attack's statistics: a precision measured on the
-// suspects an attack named, and the range a pick of as many candidates
-// at random would give (what "no better than the base rate" means).
+// The behaviour attack's chance range: what a pick of as many candidates
+// at random would give (what "no better than the base rate" means). The
+// precision and recall measured have exact binomial intervals
+// (BinomialInterval).
 
-// behaviourTail is the probability in each tail of the 95 % ranges.
+// behaviourTail is the probability in each tail of the chance range.
 const behaviourTail = 0.025
 
-// wilson95 returns the Wilson score interval at 95 % for successes out
-// of trials: the interval of a binomial proportion (a precision over the
-// suspects named, a recall over the wallet's items). It returns (0, 1)
-// for no trials.
-func wilson95(successes, trials int) (lo, hi float64) {
-	if trials <= 0 {
-		return 0, 1
-	}
-	n := float64(trials)
-	p := float64(successes) / n
-	z2 := z95 * z95
-	centre := (p + z2/(2*n)) / (1 + z2/n)
-	half := z95 / (1 + z2/n) * math.Sqrt(p*(1-p)/n+z2/(4*n*n))
-	return math.Max(0, centre-half), math.Min(1, centre+half)
-}
+// MethodHypergeometric names the chance range of a behaviour score: the
+// central 95 % of the hypergeometric count of wallet items among as many
+// candidates picked at random.
+const MethodHypergeometric = "hypergeometric"
 
 // hypergeometric is the number of wallet items among k distinct items
 // drawn at random from n candidates of which w are the wallet's: the

@@ -28,8 +28,8 @@ func writeBehaviour(b *strings.Builder, r *BehaviourReport) {
 	if !r.HasTruth {
 		b.WriteString("no --truth: the suspects are named, not scored\n")
 	} else {
-		b.WriteString("precision and recall with 95 % Wilson intervals; chance: the 95 % range of the precision of as many " +
-			"candidates picked at random (hypergeometric); the base rate is a count over every candidate\n")
+		b.WriteString("precision and recall with 95 % exact binomial intervals (Clopper-Pearson); chance: the 95 % range of the " +
+			"precision of as many candidates picked at random (hypergeometric); the base rate is a count over every candidate\n")
 	}
 	t := table.New(b)
 	fmt.Fprintln(t, "level\tcandidates\twallet\tbase rate\tsignal\tsuspects\thits\tprecision\t95 %\tchance 95 %\trecall\t95 %\tp\tverdict")
@@ -46,9 +46,9 @@ func writeBehaviour(b *strings.Builder, r *BehaviourReport) {
 			hits, prec, precCI, chance, rec, recCI, p := nk, nk, nk, nk, nk, nk, nk
 			if s.Verdict != VerdictNoTruth && s.Verdict != VerdictNoSuspects {
 				hits, prec, p = fmt.Sprint(s.Hits), num(s.Precision), num(s.PValue)
-				precCI = fmt.Sprintf("[%s, %s]", num(s.PrecisionLo), num(s.PrecisionHi))
-				chance = fmt.Sprintf("[%s, %s]", num(s.ChanceLo), num(s.ChanceHi))
-				rec, recCI = num(s.Recall), fmt.Sprintf("[%s, %s]", num(s.RecallLo), num(s.RecallHi))
+				precCI = fmt.Sprintf("[%s, %s]", num(s.PrecisionCI.Lo), num(s.PrecisionCI.Hi))
+				chance = fmt.Sprintf("[%s, %s]", num(s.Chance.Lo), num(s.Chance.Hi))
+				rec, recCI = num(s.Recall), fmt.Sprintf("[%s, %s]", num(s.RecallCI.Lo), num(s.RecallCI.Hi))
 			}
 			fmt.Fprintf(t, "%s\t%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", lv.name, lv.l.Candidates, wallet, base,
 				s.Signal, s.Suspects, hits, prec, precCI, chance, rec, recCI, p, s.Verdict)

@@ -280,7 +280,7 @@ func behaviourLines(k func(string) string, w int, b *privacy.BehaviourReading) [
 	}
 	level := func(what string, s privacy.BehaviourScore) string {
 		return joinFit(w, "", k("  named ")+fmt.Sprintf("%d %s", s.Suspects, what)+k(": precision ")+fmt.Sprintf("%.2f", s.Precision)+
-			k(", chance ≤ ")+fmt.Sprintf("%.2f", s.ChanceHi))
+			k(", chance ≤ ")+fmt.Sprintf("%.2f", s.Chance.Hi))
 	}
 	return []string{
 		joinFit(w, k(" · "), k("timing attack: ")+strings.Replace(verdict, "the wallet", "your wallet", 1), seen),

@@ -280,7 +280,7 @@ func judgeBehaviour(t *testing.T, rep *privacy.BehaviourReport) {
 		for _, s := range lv.l.Scores {
 			if s.Suspects > 0 && s.PValue < 0.05/behaviourFamily {
 				t.Errorf("%s, %s: precision %.3f [%.3f, %.3f] of %d suspects against a base rate of %.3f (a random pick: %.3f-%.3f): %s, p = %.2g < %.4f",
-					lv.name, s.Signal, s.Precision, s.PrecisionLo, s.PrecisionHi, s.Suspects, lv.l.BaseRate, s.ChanceLo, s.ChanceHi, s.Verdict, s.PValue, 0.05/behaviourFamily)
+					lv.name, s.Signal, s.Precision, s.PrecisionCI.Lo, s.PrecisionCI.Hi, s.Suspects, lv.l.BaseRate, s.Chance.Lo, s.Chance.Hi, s.Verdict, s.PValue, 0.05/behaviourFamily)
 			}
 		}
 	}
