@@ -60,6 +60,11 @@ type Input struct {
 	// TruthOnChain also scans the Truth candidates the universe did not
 	// contain, for synthetic universes that cannot contain the wallet.
 	TruthOnChain bool
+	// ServerRules are the relevance rules the serving peers apply, for
+	// the stages that replay a server's filter over the chain
+	// (saturation, behaviour): bip37.RulesCore (Bitcoin Core, bcoin,
+	// the zero value) or bip37.RulesBtcd.
+	ServerRules bip37.Rules
 	// Chain is needed by the Graph, Saturation and Behaviour attacks.
 	Chain   Chain
 	Attacks Attacks
@@ -244,7 +249,8 @@ func Analyze(ctx context.Context, in Input) (*Report, error) {
 		rep.Curves = append(rep.Curves, c)
 	}
 	if in.Attacks.Behaviour {
-		if rep.Behaviour, err = AnalyzeBehaviour(ctx, in.Records, in.Chain, in.Truth, in.MaxListed); err != nil {
+		opts := BehaviourOptions{Rules: in.ServerRules, Limit: in.MaxListed}
+		if rep.Behaviour, err = AnalyzeBehaviour(ctx, in.Records, in.Chain, in.Truth, opts); err != nil {
 			return nil, err
 		}
 	}

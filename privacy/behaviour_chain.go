@@ -34,9 +34,38 @@ type BehaviourReport struct {
 	Servings   int64 `json:"servings"`
 	LiveBlocks int   `json:"live_blocks"`
 	Relays     int   `json:"relays"`
+	// Rules names the relevance rules the servers were replayed with
+	// ("core" or "btcd", BehaviourOptions.Rules).
+	Rules string `json:"server_rules"`
 	// Note explains a report the attack could not run on (a transcript
 	// without getdata records).
 	Note string `json:"note,omitempty"`
+}
+
+// rulesName names relevance rules as ParseServerRules reads them.
+func rulesName(r bip37.Rules) string {
+	if r == bip37.RulesBtcd {
+		return ServerRulesBtcd
+	}
+	return ServerRulesCore
+}
+
+// Names of the servers' relevance rules (ParseServerRules).
+const (
+	ServerRulesCore = "core"
+	ServerRulesBtcd = "btcd"
+)
+
+// ParseServerRules reads a name of relevance rules: core (Bitcoin Core
+// and bcoin) or btcd.
+func ParseServerRules(name string) (bip37.Rules, error) {
+	switch name {
+	case ServerRulesCore:
+		return bip37.RulesCore, nil
+	case ServerRulesBtcd:
+		return bip37.RulesBtcd, nil
+	}
+	return bip37.RulesCore, fmt.Errorf("%w: server rules %q (want core or btcd)", ErrBadConfig, name)
 }
 
 // noRequestsNote is BehaviourReport.Note for a transcript without
@@ -48,6 +77,18 @@ const noRequestsNote = "the transcript has no getdata records (written before ve
 // soon after the first time.
 const blockCacheSize = 16
 
+// BehaviourOptions tunes AnalyzeBehaviour.
+type BehaviourOptions struct {
+	// Rules are the relevance rules the serving peers apply when they
+	// filter (bip37.RulesCore: Bitcoin Core and bcoin; bip37.RulesBtcd:
+	// btcd, which tests empty pushes too: once its filter covers the
+	// empty element it sends every segwit transaction). The transcript
+	// does not say which software a peer ran.
+	Rules bip37.Rules
+	// Limit cuts the report's lists (0: DefaultMaxListed).
+	Limit int
+}
+
 // AnalyzeBehaviour runs the behaviour attack (see Behaviour) on a
 // transcript, rebuilding what each peer sent from the getdata records and
 // ch (BehaviourSource). With truth (the wallet's elements), each sent
@@ -55,8 +96,7 @@ const blockCacheSize = 16
 // output that did (NewWalletTxs, read from the lowest height asked: an
 // output the wallet received before it is not known), and a block is the
 // wallet's when it holds one; the report then scores the suspects.
-// Lists are cut at limit (0: DefaultMaxListed).
-func AnalyzeBehaviour(ctx context.Context, records []transcript.Record, ch Chain, truth []Candidate, limit int) (*BehaviourReport, error) {
+func AnalyzeBehaviour(ctx context.Context, records []transcript.Record, ch Chain, truth []Candidate, opts BehaviourOptions) (*BehaviourReport, error) {
 	if ch == nil {
 		return nil, fmt.Errorf("%w: the behaviour attack needs the chain", ErrBadConfig)
 	}
@@ -64,7 +104,7 @@ func AnalyzeBehaviour(ctx context.Context, records []transcript.Record, ch Chain
 	if err != nil {
 		return nil, fmt.Errorf("%w: best height: %w", ErrChain, err)
 	}
-	rb := &rebuild{ctx: ctx, ch: ch, tip: tip, beh: NewBehaviour(len(truth) > 0), srv: map[string]*bip37.Filter{}}
+	rb := &rebuild{ctx: ctx, ch: ch, tip: tip, beh: NewBehaviour(len(truth) > 0), srv: map[string]*bip37.Filter{}, rules: opts.Rules}
 	rb.plan(records)
 	rep := &BehaviourReport{Source: BehaviourSource, LiveBlocks: rb.live}
 	if rb.lo > rb.hi {
@@ -81,7 +121,8 @@ func AnalyzeBehaviour(ctx context.Context, records []transcript.Record, ch Chain
 			return nil, err
 		}
 	}
-	rep.BehaviourReading, rep.BehaviourDetail = rb.beh.Detail(limit)
+	rep.BehaviourReading, rep.BehaviourDetail = rb.beh.Detail(opts.Limit)
+	rep.Rules = rulesName(opts.Rules)
 	rep.Servings, rep.Relays = rb.servings, rb.relays
 	return rep, nil
 }
@@ -92,8 +133,10 @@ type rebuild struct {
 	ch  Chain
 	tip int32
 	beh *Behaviour
-	// srv is each peer's filter as the server holds it.
-	srv map[string]*bip37.Filter
+	// srv is each peer's filter as the server holds it, tested with
+	// rules.
+	srv   map[string]*bip37.Filter
+	rules bip37.Rules
 	// relayAfter[i] is the new block whose transactions are relayed
 	// after record i (0: none); lo..hi the heights asked on the chain.
 	relayAfter map[int]int32
@@ -208,6 +251,7 @@ func (rb *rebuild) replay(i int, r transcript.Record) error {
 		if err != nil {
 			return fmt.Errorf("%w: seq %d: %w", ErrBadFilterRecord, r.Seq, err)
 		}
+		f.SetRules(rb.rules)
 		rb.srv[r.Peer] = f
 	case transcript.KindFilterAdd:
 		if f := rb.srv[r.Peer]; f != nil && bip37.CheckFilterAdd(r.Data) == nil {

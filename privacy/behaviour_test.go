@@ -397,7 +397,7 @@ func TestAnalyzeBehaviourRebuild(t *testing.T) {
 	for i, k := range keys {
 		truth[i] = Candidate{Forms: [][]byte{k.Hash160}}
 	}
-	rep, err := AnalyzeBehaviour(context.Background(), recs, ch.blocks, truth, 0)
+	rep, err := AnalyzeBehaviour(context.Background(), recs, ch.blocks, truth, BehaviourOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -440,7 +440,7 @@ func TestAnalyzeBehaviourRebuild(t *testing.T) {
 		}
 	}
 	// Without the truth the same suspects, no scores.
-	rep, err = AnalyzeBehaviour(context.Background(), recs, ch.blocks, nil, 0)
+	rep, err = AnalyzeBehaviour(context.Background(), recs, ch.blocks, nil, BehaviourOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -448,7 +448,7 @@ func TestAnalyzeBehaviourRebuild(t *testing.T) {
 		t.Errorf("no truth: %v", s)
 	}
 	// A transcript without getdata records says so.
-	rep, err = AnalyzeBehaviour(context.Background(), transcript.FilterRecords(recs), ch.blocks, truth, 0)
+	rep, err = AnalyzeBehaviour(context.Background(), transcript.FilterRecords(recs), ch.blocks, truth, BehaviourOptions{})
 	if err != nil || rep.Note == "" || rep.Servings != 0 {
 		t.Errorf("no requests: %+v, %v", rep, err)
 	}

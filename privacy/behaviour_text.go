@@ -14,7 +14,7 @@ const maxBehaviourRows = 40
 // writeBehaviour writes the behaviour attack's section of the report.
 func writeBehaviour(b *strings.Builder, r *BehaviourReport) {
 	b.WriteString("\nbehaviour attack: what the client's timing points at, beyond what its filter matched\n")
-	wrap(b, "peers' side "+r.Source, wrapWidth)
+	wrap(b, "peers' side "+r.Source+"; servers replayed with "+r.Rules+"'s relevance rules", wrapWidth)
 	if r.Note != "" {
 		fmt.Fprintf(b, "%s\n", r.Note)
 		return

@@ -81,6 +81,7 @@ func (a *analysis) saturationGens(tip int32) ([]*satGen, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: filter #%d: %w", ErrBadFilterRecord, load.Record.Seq, err)
 		}
+		f.SetRules(a.in.ServerRules)
 		sg := &satGen{gen: g, seq: load.Record.Seq, filter: f, from: load.Record.Height + 1, to: tip}
 		for _, e := range a.tl.Events[g.Load+1:] {
 			if e.Record.Peer != g.Peer {

@@ -3,9 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/hex"
 	"encoding/json"
-	"os"
 	"strings"
 
 	"io"
@@ -14,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/session"
 	"github.com/bloomwatch/bloomwatch/testnet"
@@ -139,13 +138,23 @@ func TestBehaviourAttackOnSparsePayments(t *testing.T) {
 	t.Logf("live phase of %d blocks done at %s", liveBlocks, time.Since(start).Round(time.Millisecond))
 
 	records := readTranscript(t, dir)
-	used := usedWalletCandidates(t, dir)
-	rep, err := privacy.AnalyzeBehaviour(ctx, records, nodeChain{rpc: h.Node().RPC()}, used, 0)
+	// The truth as a user writes it: wallet export-truth.
+	truthFile := filepath.Join(t.TempDir(), "truth.txt")
+	var out, errb bytes.Buffer
+	if code := run([]string{"wallet", "export-truth", "--datadir", dir, "--out", truthFile}, &out, &errb); code != 0 {
+		t.Fatalf("wallet export-truth exit %d: %s", code, errb.String())
+	}
+	used, err := readElementFile("--truth", truthFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The peer is btcd: it filters with btcd's relevance rules.
+	rep, err := privacy.AnalyzeBehaviour(ctx, records, nodeChain{rpc: h.Node().RPC()}, used, privacy.BehaviourOptions{Rules: bip37.RulesBtcd})
 	if err != nil {
 		t.Fatal(err)
 	}
 	logBehaviour(t, rep)
-	checkAnalyzeCommand(t, h, dir, used, rep)
+	checkAnalyzeCommand(t, h, dir, truthFile, rep)
 	if meter == nil || meter.Behaviour == nil {
 		t.Fatalf("the meter has no behaviour reading: %+v", meter)
 	}
@@ -153,27 +162,19 @@ func TestBehaviourAttackOnSparsePayments(t *testing.T) {
 	t.Logf("meter: %d reloads (%d pointed, %d ambiguous), %d re-fetches; blocks %d of %d the wallet's, %v; txs %d of %d, %v",
 		mb.Reloads, mb.Pointed, mb.Ambiguous, mb.Refetches, mb.Blocks.Wallet, mb.Blocks.Candidates, mb.Blocks.Score(privacy.SignalAny),
 		mb.Txs.Wallet, mb.Txs.Candidates, mb.Txs.Score(privacy.SignalAny))
-	sameReading(t, mb, &rep.BehaviourReading)
+	sameReading(t, mb, rep)
 	judgeBehaviour(t, rep)
 }
 
 // checkAnalyzeCommand runs the attack as a user would, `bloomwatch
 // privacy analyze --attacks behaviour` against the node's RPC with a
-// truth file, and checks that its JSON names what AnalyzeBehaviour named
+// truth file (wallet export-truth's), and checks that its JSON names what AnalyzeBehaviour named
 // and that its table prints the stage.
-func checkAnalyzeCommand(t *testing.T, h *testnet.Harness, dir string, used []privacy.Candidate, want *privacy.BehaviourReport) {
+func checkAnalyzeCommand(t *testing.T, h *testnet.Harness, dir, truth string, want *privacy.BehaviourReport) {
 	t.Helper()
-	truth := filepath.Join(t.TempDir(), "truth.txt")
-	var b strings.Builder
-	for _, c := range used {
-		b.WriteString(hex.EncodeToString(c.Forms[0]) + "\n")
-	}
-	if err := os.WriteFile(truth, []byte(b.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	user, pass := h.Node().RPCCredentials()
 	args := []string{"privacy", "analyze", "--transcript", session.TranscriptPath(dir), "--btcd-rpc", h.Node().RPCAddr(),
-		"--rpcuser", user, "--rpcpass", pass, "--attacks", "behaviour", "--truth", truth}
+		"--rpcuser", user, "--rpcpass", pass, "--attacks", "behaviour", "--server-rules", "btcd", "--truth", truth}
 	var out, errb bytes.Buffer
 	if code := run(append(args, "--json"), &out, &errb); code != 0 {
 		t.Fatalf("privacy analyze exit %d: %s", code, errb.String())
@@ -247,23 +248,42 @@ func logBehaviour(t *testing.T, rep *privacy.BehaviourReport) {
 
 // sameReading checks that the live meter (fed what the client received)
 // and the analyzer (which rebuilt what the peers sent from the
-// transcript and the chain) read the same where both see the same
-// thing: the reloads and re-fetches of the transcript, and the verdict
-// on blocks. What the peers sent is rebuilt, not read: under
-// BLOOM_UPDATE_ALL at a loose rate one outpoint inserted in another
-// order (a mempool relay before or after a reload) can saturate a
-// server's filter in one history and not the other, so the candidate
-// counts are logged beside each other, not compared.
-func sameReading(t *testing.T, meter, an *privacy.BehaviourReading) {
+// transcript and the chain, with btcd's relevance rules) read the same:
+// the same reloads and re-fetches, the same candidates, the same
+// suspects and hits; the suspect transactions may differ by one per
+// reload that pointed at relays: the chain does not date a relay within
+// its block interval, so the analyzer names with a relayed payment the
+// false positives relayed in the same interval after the reload too.
+// (With Bitcoin Core's rules the rebuild missed the
+// saturation of btcd's filters once their bits covered the empty
+// element: 338 blocks and 1,218 transactions against the 399 and 2,516
+// the peer sent, on one run.)
+func sameReading(t *testing.T, meter *privacy.BehaviourReading, an *privacy.BehaviourReport) {
 	t.Helper()
 	mb, ab := meter.Blocks.Score(privacy.SignalAny), an.Blocks.Score(privacy.SignalAny)
-	t.Logf("meter vs analyzer: blocks %d vs %d candidates, %d vs %d the wallet's, %d/%d vs %d/%d suspects hit; txs %d vs %d candidates",
+	mt, at := meter.Txs.Score(privacy.SignalAny), an.Txs.Score(privacy.SignalAny)
+	t.Logf("meter vs analyzer: blocks %d vs %d candidates, %d vs %d the wallet's, %d/%d vs %d/%d suspects hit; txs %d vs %d candidates, %d/%d vs %d/%d",
 		meter.Blocks.Candidates, an.Blocks.Candidates, meter.Blocks.Wallet, an.Blocks.Wallet, mb.Hits, mb.Suspects, ab.Hits, ab.Suspects,
-		meter.Txs.Candidates, an.Txs.Candidates)
-	if meter.Reloads != an.Reloads || meter.Refetches != an.Refetches || mb.Verdict != ab.Verdict {
-		t.Errorf("meter and analyzer differ: %d vs %d reloads, %d vs %d re-fetches, blocks %q vs %q",
-			meter.Reloads, an.Reloads, meter.Refetches, an.Refetches, mb.Verdict, ab.Verdict)
+		meter.Txs.Candidates, an.Txs.Candidates, mt.Hits, mt.Suspects, at.Hits, at.Suspects)
+	if meter.Reloads != an.Reloads || meter.Pointed != an.Pointed || meter.Refetches != an.Refetches ||
+		meter.Blocks.Candidates != an.Blocks.Candidates || meter.Blocks.Wallet != an.Blocks.Wallet ||
+		meter.Txs.Candidates != an.Txs.Candidates || meter.Txs.Wallet != an.Txs.Wallet ||
+		mb.Suspects != ab.Suspects || mb.Hits != ab.Hits || mt.Hits != at.Hits || mt.Suspects > at.Suspects ||
+		at.Suspects-mt.Suspects > relayPointers(an) {
+		t.Errorf("the meter and the analyzer differ: %d vs %d reloads (%d vs %d pointed), %d vs %d re-fetches",
+			meter.Reloads, an.Reloads, meter.Pointed, an.Pointed, meter.Refetches, an.Refetches)
 	}
+}
+
+// relayPointers counts the analyzer's reloads that pointed at relays.
+func relayPointers(rep *privacy.BehaviourReport) int {
+	n := 0
+	for _, r := range rep.ReloadList {
+		if r.Pointer == -1 {
+			n++
+		}
+	}
+	return n
 }
 
 // judgeBehaviour fails every comparison whose precision is outside

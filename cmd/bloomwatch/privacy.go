@@ -48,6 +48,7 @@ type privacyAnalyzeOptions struct {
 	saturationEvery int32
 	maxHits         int
 	outpoints       bool
+	serverRules     string
 }
 
 // newPrivacyAnalyzeCmd returns `privacy analyze`, which analyzes a
@@ -72,6 +73,8 @@ func newPrivacyAnalyzeCmd() *cobra.Command {
 			"and the chain; every reload that added elements points at the peer's last sending with a transaction,\n" +
 			"every run asked again at its first block with one; with --truth each suspect list is scored against\n" +
 			"the base rate (the wallet's share of the candidates the filter left), with 95 % intervals.\n" +
+			"--server-rules says how the peers filtered (core: Bitcoin Core and bcoin; btcd also tests empty\n" +
+			"pushes), for the stages that replay a peer's filter over the chain (saturation, behaviour).\n" +
 			"--outpoints (with --btcd-rpc) tests the two-form attack on outpoints: each candidate is a script\n" +
 			"push plus the outpoints of its outputs unspent at --height (default: the last filterload's\n" +
 			"height), which a BLOOM_UPDATE_ALL wallet inserts beside the push; both-forms then requires all.\n" +
@@ -99,6 +102,7 @@ func newPrivacyAnalyzeCmd() *cobra.Command {
 	f.Int32Var(&o.saturationEvery, "saturation-every", 1, "one saturation point per this many blocks")
 	f.IntVar(&o.maxHits, "max-hits", privacy.DefaultMaxHits, "most matching candidates kept")
 	f.BoolVar(&o.outpoints, "outpoints", false, "candidates carry their unspent outpoints as further forms (needs --btcd-rpc)")
+	f.StringVar(&o.serverRules, "server-rules", privacy.ServerRulesCore, "relevance rules the peers filtered with, for saturation and behaviour: core (Bitcoin Core, bcoin) or btcd")
 	return cmd
 }
 
@@ -119,7 +123,9 @@ func (o *privacyAnalyzeOptions) run(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	in := privacy.Input{Records: records, Attacks: attacks, Workers: o.workers, MaxHits: o.maxHits, SaturationEvery: o.saturationEvery}
+	rules, _ := privacy.ParseServerRules(o.serverRules) // checked
+	in := privacy.Input{Records: records, Attacks: attacks, Workers: o.workers, MaxHits: o.maxHits, SaturationEvery: o.saturationEvery,
+		ServerRules: rules}
 	if o.truth != "" {
 		if in.Truth, err = readElementFile("--truth", o.truth); err != nil {
 			return err
@@ -221,6 +227,9 @@ func (o *privacyAnalyzeOptions) check(fl *pflag.FlagSet) error {
 	}
 	if o.outpoints && o.rpc == "" {
 		return usagef("privacy analyze: --outpoints needs the chain: use --btcd-rpc")
+	}
+	if _, err := privacy.ParseServerRules(o.serverRules); err != nil {
+		return usagef("privacy analyze: --server-rules %q: want core or btcd", o.serverRules)
 	}
 	if o.saturationEvery < 1 || o.maxHits < 1 || o.workers < 0 {
 		return usagef("privacy analyze: --saturation-every and --max-hits must be positive, --workers not negative")

@@ -137,6 +137,7 @@ func TestPrivacyAnalyzeCLI(t *testing.T) {
 		{name: "two universes", args: with("--universe", fx.universe, "--synthetic", "10"), wantCode: 2, wantErrSub: "exactly one of"},
 		{name: "synthetic zero", args: with("--synthetic", "0"), wantCode: 2, wantErrSub: "--synthetic must be at least 1"},
 		{name: "rpc without credentials", args: with("--btcd-rpc", "127.0.0.1:18334"), wantCode: 2, wantErrSub: "--rpcuser and --rpcpass"},
+		{name: "unknown server rules", args: with("--synthetic", "10", "--server-rules", "bitcoinj"), wantCode: 2, wantErrSub: "--server-rules \"bitcoinj\": want core or btcd"},
 		{name: "rpc off loopback", args: with("--btcd-rpc", "10.0.0.1:18334", "--rpcuser", "u", "--rpcpass", "p"),
 			wantCode: 2, wantErrSub: "only a loopback address"},
 		{name: "rpc host name", args: with("--btcd-rpc", "example.com:18334", "--rpcuser", "u", "--rpcpass", "p"),
