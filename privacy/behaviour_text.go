@@ -28,8 +28,8 @@ func writeBehaviour(b *strings.Builder, r *BehaviourReport) {
 	if !r.HasTruth {
 		b.WriteString("no --truth: the suspects are named, not scored\n")
 	} else {
-		b.WriteString("precision and recall with 95 % exact binomial intervals (Clopper-Pearson); chance: the 95 % range of the " +
-			"precision of as many candidates picked at random (hypergeometric); the base rate is a count over every candidate\n")
+		wrap(b, "precision and recall with 95 % exact binomial intervals (Clopper-Pearson); chance: the 95 % range of the "+
+			"precision of as many candidates picked at random (hypergeometric); the base rate is a count over every candidate", wrapWidth)
 	}
 	t := table.New(b)
 	fmt.Fprintln(t, "level\tcandidates\twallet\tbase rate\tsignal\tsuspects\thits\tprecision\t95 %\tchance 95 %\trecall\t95 %\tp\tverdict")
