@@ -11,11 +11,12 @@
 //
 //	peers -> spv.Node (sync loop) -> wallet (relevance, persistence)
 //	      -> spv events ---------------> Session bridge -> dashboard
-//	spv transcript record (in FilterLoaded) -> privacy.Meter -> readings
+//	spv transcript record (in FilterLoaded, BlocksRequested) -> privacy.Meter -> readings
+//	what peers sent (BlockMatches, MatchedTx) -> privacy.Meter (behaviour attack)
 //
 // The transcript file is read once, by the node, when it opens; the meter
 // gets the earlier records from the node (spv.Node.Transcript) and each new
-// one from its FilterLoaded event.
+// one from its FilterLoaded or BlocksRequested event.
 //
 // Events: Session.Events is the node's event stream (FilterLoaded with the
 // transcript record, MatchedTx with why it matched, BlockProcessed,
