@@ -99,6 +99,12 @@ const (
 // attack's state (a record's Count is untrusted input: up to 2^31).
 const maxBehaviourRun = 1 << 20
 
+// MaxBehaviourTxs bounds the distinct transactions the attack keeps
+// (about 100 MiB with their per-peer sets): a hostile peer's merkleblocks
+// can flag every transaction of every block. Those past it are counted
+// (BehaviourReading.DroppedTxs), not kept.
+const MaxBehaviourTxs = 1 << 20
+
 // SentTx is one transaction a peer sent the client: in a filtered block
 // (its merkleblock matched it) or relayed from its mempool.
 type SentTx struct {
@@ -130,8 +136,10 @@ type Behaviour struct {
 	// transactions (height -1 while only relayed), each with its truth.
 	blocks map[int32]bool
 	txs    map[chainhash.Hash]*behaveTx
-	// changes counts the calls since the last reading.
+	// changes counts the calls since the last reading; dropped the
+	// transactions refused past MaxBehaviourTxs.
 	changes int
+	dropped int
 }
 
 // behavePeer is what one peer sent and was asked.
@@ -331,6 +339,7 @@ func (b *Behaviour) request(p *behavePeer, r transcript.Record) {
 // (its merkleblock matched them), in any serving of that block the peer
 // was asked for. Transactions already known are merged.
 func (b *Behaviour) Sent(peer string, height int32, txs []SentTx) {
+	txs = b.admit(txs)
 	if len(txs) == 0 || height < 0 {
 		return
 	}
@@ -354,6 +363,7 @@ func (b *Behaviour) Sent(peer string, height int32, txs []SentTx) {
 // after the records observed so far. Relays with no record between them
 // are one sending (at the first one's time).
 func (b *Behaviour) Relayed(peer string, at time.Time, txs []SentTx) {
+	txs = b.admit(txs)
 	if len(txs) == 0 {
 		return
 	}
@@ -369,6 +379,24 @@ func (b *Behaviour) Relayed(peer string, at time.Time, txs []SentTx) {
 	for _, tx := range txs {
 		b.candidate(tx, -1)
 	}
+}
+
+// admit returns txs without the transactions that would take the
+// candidates past MaxBehaviourTxs (counted in dropped): what a peer sends
+// is untrusted, and a merkleblock can flag every transaction of a block.
+func (b *Behaviour) admit(txs []SentTx) []SentTx {
+	if len(b.txs)+len(txs) <= MaxBehaviourTxs {
+		return txs
+	}
+	out := make([]SentTx, 0, len(txs))
+	for _, tx := range txs {
+		if _, known := b.txs[tx.ID]; known || len(b.txs)+len(out) < MaxBehaviourTxs {
+			out = append(out, tx)
+			continue
+		}
+		b.dropped++
+	}
+	return out
 }
 
 // candidate records a sent transaction.

@@ -79,9 +79,12 @@ type BehaviourReading struct {
 	Refetches int `json:"refetches"`
 	// MedianDelay is the median time, in seconds, from the sending a
 	// reload pointed at to the reload (-1 without one).
-	MedianDelay float64        `json:"median_delay_s"`
-	Blocks      BehaviourLevel `json:"blocks"`
-	Txs         BehaviourLevel `json:"txs"`
+	MedianDelay float64 `json:"median_delay_s"`
+	// DroppedTxs counts the transactions sent past MaxBehaviourTxs,
+	// which the candidates and suspects leave out.
+	DroppedTxs int            `json:"dropped_txs,omitempty"`
+	Blocks     BehaviourLevel `json:"blocks"`
+	Txs        BehaviourLevel `json:"txs"`
 }
 
 // BehaviourReload is one reload as the attack read it.
@@ -185,7 +188,8 @@ func (b *Behaviour) Detail(limit int) (BehaviourReading, BehaviourDetail) {
 // compute resolves every pointer and scores the suspects.
 func (b *Behaviour) compute(detail bool, limit int) (BehaviourReading, BehaviourDetail) {
 	b.changes = 0
-	r := BehaviourReading{HasTruth: b.truth, Reloads: len(b.reloads), Refetches: len(b.refetch), MedianDelay: -1}
+	r := BehaviourReading{HasTruth: b.truth, Reloads: len(b.reloads), Refetches: len(b.refetch), MedianDelay: -1,
+		DroppedTxs: b.dropped}
 	var d BehaviourDetail
 	blocks := map[int32]uint8{}
 	txs := map[chainhash.Hash]uint8{}

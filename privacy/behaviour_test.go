@@ -467,3 +467,27 @@ func TestBehaviourRefetchContinues(t *testing.T) {
 		t.Errorf("re-fetches %+v, want one from 434", d.RefetchList)
 	}
 }
+
+// TestBehaviourCapsTransactions: sendings past MaxBehaviourTxs are
+// counted, not kept (a hostile merkleblock can flag a whole block).
+func TestBehaviourCapsTransactions(t *testing.T) {
+	b := NewBehaviour(false)
+	if err := b.Observe(transcript.Record{Kind: transcript.KindGetData, Peer: "p", Height: 1, Count: 2}); err != nil {
+		t.Fatal(err)
+	}
+	flood := func(h int32, n int) []SentTx {
+		out := make([]SentTx, n)
+		for i := range out {
+			binary.LittleEndian.PutUint32(out[i].ID[:], uint32(h))
+			binary.LittleEndian.PutUint32(out[i].ID[4:], uint32(i))
+		}
+		return out
+	}
+	b.Sent("p", 1, flood(1, MaxBehaviourTxs-10))
+	b.Sent("p", 2, flood(2, 30))
+	b.Sent("p", 1, flood(1, 5)) // known: kept
+	r := b.Reading()
+	if r.Txs.Candidates != MaxBehaviourTxs || r.DroppedTxs != 20 {
+		t.Errorf("%d candidates, %d dropped: want %d and 20", r.Txs.Candidates, r.DroppedTxs, MaxBehaviourTxs)
+	}
+}

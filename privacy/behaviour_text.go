@@ -25,6 +25,10 @@ func writeBehaviour(b *strings.Builder, r *BehaviourReport) {
 		fmt.Fprintf(b, " (median %s s after it)", table.Num(r.MedianDelay))
 	}
 	fmt.Fprintf(b, "; %d runs asked again of the same peer\n", r.Refetches)
+	if r.DroppedTxs > 0 {
+		fmt.Fprintf(b, "%d transactions sent past the limit of %d were counted, not kept: candidates and suspects leave them out\n",
+			r.DroppedTxs, MaxBehaviourTxs)
+	}
 	if !r.HasTruth {
 		b.WriteString("no --truth: the suspects are named, not scored\n")
 	} else {
