@@ -114,8 +114,9 @@ type BehaviourReload struct {
 
 // BehaviourRefetch is one run asked again of a peer.
 type BehaviourRefetch struct {
-	Peer string `json:"peer"`
-	Seq  uint64 `json:"seq"`
+	Peer string    `json:"peer"`
+	Seq  uint64    `json:"seq"`
+	Time time.Time `json:"time"`
 	// From and To are the heights asked again (from the first height
 	// asked before); Pointer the first of them with a transaction the
 	// peer sent, -2 for none.
@@ -231,7 +232,7 @@ func (b *Behaviour) compute(detail bool, limit int) (BehaviourReading, Behaviour
 		}
 	}
 	for _, f := range b.refetch {
-		row := BehaviourRefetch{Peer: f.peer, Seq: f.seq, From: f.from, To: f.to, Pointer: -2}
+		row := BehaviourRefetch{Peer: f.peer, Seq: f.seq, Time: f.at, From: f.from, To: f.to, Pointer: -2}
 		p := b.peers[f.peer]
 		if h, ok := p.matchedIn(f.from, f.to, false); ok {
 			name(h, p.sentTxs(h), bitRefetch)
