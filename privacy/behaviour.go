@@ -381,6 +381,24 @@ func (b *Behaviour) Relayed(peer string, at time.Time, txs []SentTx) {
 	}
 }
 
+// RelayedByAll feeds transactions relayed from a mempool at time at, as
+// every peer that holds a filter relayed them: each peer whose filter
+// matches a transaction announces it, and the client takes it from the
+// first (the meter knows that one alone; the peers it did not take it
+// from know they announced it too).
+func (b *Behaviour) RelayedByAll(at time.Time, txs []SentTx) {
+	addrs := make([]string, 0, len(b.peers))
+	for addr, p := range b.peers {
+		if p.filter != nil {
+			addrs = append(addrs, addr)
+		}
+	}
+	slices.Sort(addrs)
+	for _, addr := range addrs {
+		b.Relayed(addr, at, txs)
+	}
+}
+
 // admit returns txs without the transactions that would take the
 // candidates past MaxBehaviourTxs (counted in dropped): what a peer sends
 // is untrusted, and a merkleblock can flag every transaction of a block.

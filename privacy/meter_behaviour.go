@@ -59,7 +59,8 @@ func (mb *meterBehaviour) reading(force bool) *BehaviourReading {
 
 // ObserveSent feeds one transaction a peer sent the client: in the
 // filtered block at height, or relayed from its mempool (height -1) at
-// time at. tx.Wallet is the client's own verdict (relevant, not a false
+// time at, which every peer holding a filter is taken to have announced
+// (Behaviour.RelayedByAll). tx.Wallet is the client's own verdict (relevant, not a false
 // positive), false when not judged yet: a transaction fed again with
 // Wallet set becomes the wallet's. The behaviour attack
 // (Reading.Behaviour) sets what the peers sent against the client's
@@ -73,7 +74,7 @@ func (m *Meter) ObserveSent(at time.Time, peer string, height int32, tx SentTx) 
 		b.Sent(peer, height, []SentTx{tx})
 		return
 	}
-	b.Relayed(peer, at, []SentTx{tx})
+	b.RelayedByAll(at, []SentTx{tx})
 }
 
 // Settle returns the current reading with the behaviour attack

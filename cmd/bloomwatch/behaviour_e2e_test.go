@@ -8,6 +8,7 @@ import (
 
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -55,7 +56,8 @@ const behaviourFamily = 6
 // TestBehaviourAttackOnSparsePayments syncs an xpub wallet from a real
 // btcd regtest chain on which payments are sparse (at most one block in
 // ten holds a wallet transaction; 44 payments each to the next unused
-// receive address, crossing the gap limit; spends with change), then
+// receive address, crossing the gap limit; spends with change), with two
+// btcd peers (every block checked against the second, the default), then
 // follows a live chain whose payments reach the wallet through the
 // mempool, and runs the behaviour attack on the transcript as the peer
 // would: its precision, for blocks and for transactions, by each signal
@@ -90,12 +92,34 @@ func TestBehaviourAttackOnSparsePayments(t *testing.T) {
 	t.Logf("history: %d blocks (%d-%d), %d wallet transactions in %d blocks, %d addresses; built in %s",
 		sparseBlocks, truth.StartHeight+1, truth.TipHeight, len(truth.Txs), len(walletBlocks), len(truth.Addresses), time.Since(start).Round(time.Millisecond))
 
+	// A second btcd that follows the first: the light node's second peer,
+	// which every block is checked against (the default), as in the demo.
+	secondLog, err := os.Create(filepath.Join(t.TempDir(), "btcd2.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer secondLog.Close()
+	// --nobanning: with a block every 300 ms, the follower asks for
+	// transactions the first node announced and mined away at once;
+	// btcd v0.25.0 scores each notfound and banned the first node after
+	// two (2 of 4 runs lost their second peer before this).
+	second, err := testnet.StartNode(ctx, testnet.Config{Network: "regtest", Log: secondLog, Args: []string{"--nobanning"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = second.Stop() }()
+	if err := second.ConnectToCtx(ctx, h.Node()); err != nil {
+		t.Fatal(err)
+	}
+	if err := second.WaitSynced(ctx, h.Node()); err != nil {
+		t.Fatal(err)
+	}
 	dir := filepath.Join(t.TempDir(), "w")
 	w, err := wallet.Create(dir, wallet.CreateConfig{Network: "regtest", Xpubs: []string{truth.Xpub}, Birthday: truth.StartHeight + 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := session.New(session.Config{Wallet: w, Connect: []string{h.Node().P2PAddr()}, MaxPeers: 1, FPRate: sparseFPRate,
+	s, err := session.New(session.Config{Wallet: w, Connect: []string{h.Node().P2PAddr(), second.P2PAddr()}, MaxPeers: 2, FPRate: sparseFPRate,
 		LogLevel: slog.LevelWarn, Stderr: io.Discard})
 	if err != nil {
 		t.Fatal(err)
@@ -125,6 +149,12 @@ func TestBehaviourAttackOnSparsePayments(t *testing.T) {
 	}
 	if _, err := h.Mine(1); err != nil { // confirms the last payment
 		t.Fatal(err)
+	}
+	wctx, wcancel := context.WithTimeout(ctx, time.Minute)
+	defer wcancel()
+	if err := second.WaitSynced(wctx, h.Node()); err != nil {
+		b, _ := os.ReadFile(secondLog.Name())
+		t.Fatalf("%v; second btcd's log:\n%s", err, b[max(0, len(b)-6000):])
 	}
 	waitWatcher(ctx, t, s, h)
 	stopped = true
@@ -250,14 +280,17 @@ func logBehaviour(t *testing.T, rep *privacy.BehaviourReport) {
 // and the analyzer (which rebuilt what the peers sent from the
 // transcript and the chain, with btcd's relevance rules) read the same:
 // the same reloads and re-fetches, the same candidates, the same
-// suspects and hits; the suspect transactions may differ by one per
-// reload that pointed at relays: the chain does not date a relay within
-// its block interval, so the analyzer names with a relayed payment the
-// false positives relayed in the same interval after the reload too.
-// (With Bitcoin Core's rules the rebuild missed the
+// verdicts, and suspects and hits within relayDating of each other: the
+// chain does not date a mempool relay. The rebuild places the relays of
+// a new block after the request before that block's own; a payment that
+// reached the client before it asked for the block below made the client
+// reload before that point, so the rebuild names an earlier sending
+// there (one reload in one of four runs), and it names a false positive
+// relayed after a reload with the payment relayed before it. (With
+// Bitcoin Core's rules against btcd peers the rebuild also missed the
 // saturation of btcd's filters once their bits covered the empty
 // element: 338 blocks and 1,218 transactions against the 399 and 2,516
-// the peer sent, on one run.)
+// the peers sent, on one run.)
 func sameReading(t *testing.T, meter *privacy.BehaviourReading, an *privacy.BehaviourReport) {
 	t.Helper()
 	mb, ab := meter.Blocks.Score(privacy.SignalAny), an.Blocks.Score(privacy.SignalAny)
@@ -265,26 +298,20 @@ func sameReading(t *testing.T, meter *privacy.BehaviourReading, an *privacy.Beha
 	t.Logf("meter vs analyzer: blocks %d vs %d candidates, %d vs %d the wallet's, %d/%d vs %d/%d suspects hit; txs %d vs %d candidates, %d/%d vs %d/%d",
 		meter.Blocks.Candidates, an.Blocks.Candidates, meter.Blocks.Wallet, an.Blocks.Wallet, mb.Hits, mb.Suspects, ab.Hits, ab.Suspects,
 		meter.Txs.Candidates, an.Txs.Candidates, mt.Hits, mt.Suspects, at.Hits, at.Suspects)
+	near := func(a, b int) bool { return a-b <= relayDating && b-a <= relayDating }
 	if meter.Reloads != an.Reloads || meter.Pointed != an.Pointed || meter.Refetches != an.Refetches ||
 		meter.Blocks.Candidates != an.Blocks.Candidates || meter.Blocks.Wallet != an.Blocks.Wallet ||
 		meter.Txs.Candidates != an.Txs.Candidates || meter.Txs.Wallet != an.Txs.Wallet ||
-		mb.Suspects != ab.Suspects || mb.Hits != ab.Hits || mt.Hits != at.Hits || mt.Suspects > at.Suspects ||
-		at.Suspects-mt.Suspects > relayPointers(an) {
-		t.Errorf("the meter and the analyzer differ: %d vs %d reloads (%d vs %d pointed), %d vs %d re-fetches",
-			meter.Reloads, an.Reloads, meter.Pointed, an.Pointed, meter.Refetches, an.Refetches)
+		mb.Verdict != ab.Verdict || mt.Verdict != at.Verdict ||
+		!near(mb.Suspects, ab.Suspects) || !near(mb.Hits, ab.Hits) || !near(mt.Suspects, at.Suspects) || !near(mt.Hits, at.Hits) {
+		t.Errorf("the meter and the analyzer differ: %d vs %d reloads (%d vs %d pointed), %d vs %d re-fetches; verdicts %q/%q vs %q/%q",
+			meter.Reloads, an.Reloads, meter.Pointed, an.Pointed, meter.Refetches, an.Refetches, mb.Verdict, mt.Verdict, ab.Verdict, at.Verdict)
 	}
 }
 
-// relayPointers counts the analyzer's reloads that pointed at relays.
-func relayPointers(rep *privacy.BehaviourReport) int {
-	n := 0
-	for _, r := range rep.ReloadList {
-		if r.Pointer == -1 {
-			n++
-		}
-	}
-	return n
-}
+// relayDating is how far apart sameReading lets the meter's and the
+// analyzer's suspects and hits be (see there).
+const relayDating = 2
 
 // judgeBehaviour fails every comparison whose precision is outside
 // chance at the family level.
