@@ -36,8 +36,11 @@ const (
 	// peer's filter sends false positives, so that the base rate is well
 	// below 1 and a behaviour that points can be told from one that
 	// does not (at bloomwatch's default rate the filter alone names the
-	// wallet's blocks, and no behaviour can add to it).
-	sparseFPRate = 0.02
+	// wallet's blocks, and no behaviour can add to it). At 0.02 the
+	// defended client's larger filter (a reserve of keys) sent 10 to 16
+	// false positives beside 59 wallet blocks: base rate 0.79 to 0.86,
+	// too high to tell anything.
+	sparseFPRate = 0.1
 	// liveBlocks, liveInterval and livePayEvery: the live phase, a block
 	// every interval with a payment to a fresh address every
 	// livePayEvery-th block, through the mempool.
@@ -280,7 +283,10 @@ func logBehaviour(t *testing.T, rep *privacy.BehaviourReport) {
 // and the analyzer (which rebuilt what the peers sent from the
 // transcript and the chain, with btcd's relevance rules) read the same:
 // the same reloads and re-fetches, the same candidates, the same
-// verdicts, and suspects and hits within relayDating of each other: the
+// verdicts, suspect blocks and hits within relayDating of each other
+// (suspect transactions are logged, not compared: the meter groups the
+// relays that came between two records, the rebuild those of one new
+// block, and at a loose rate a relay carries many false positives): the
 // chain does not date a mempool relay. The rebuild places the relays of
 // a new block after the request before that block's own; a payment that
 // reached the client before it asked for the block below made the client
@@ -303,7 +309,7 @@ func sameReading(t *testing.T, meter *privacy.BehaviourReading, an *privacy.Beha
 		meter.Blocks.Candidates != an.Blocks.Candidates || meter.Blocks.Wallet != an.Blocks.Wallet ||
 		meter.Txs.Candidates != an.Txs.Candidates || meter.Txs.Wallet != an.Txs.Wallet ||
 		mb.Verdict != ab.Verdict || mt.Verdict != at.Verdict ||
-		!near(mb.Suspects, ab.Suspects) || !near(mb.Hits, ab.Hits) || !near(mt.Suspects, at.Suspects) || !near(mt.Hits, at.Hits) {
+		!near(mb.Suspects, ab.Suspects) || !near(mb.Hits, ab.Hits) || !near(mt.Hits, at.Hits) {
 		t.Errorf("the meter and the analyzer differ: %d vs %d reloads (%d vs %d pointed), %d vs %d re-fetches; verdicts %q/%q vs %q/%q",
 			meter.Reloads, an.Reloads, meter.Pointed, an.Pointed, meter.Refetches, an.Refetches, mb.Verdict, mt.Verdict, ab.Verdict, at.Verdict)
 	}
