@@ -2,6 +2,7 @@ package spv
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -278,26 +279,7 @@ func TestGapRaceRefetchesAlignedWindow(t *testing.T) {
 // peers within 0.4 s of the relay (seen in TestBehaviourAttackOnSparsePayments,
 // reason outpoints), a reload only the payment explained.
 func TestSwitchWaitsForUnheldOutpoints(t *testing.T) {
-	w := newReserveWatcher(t, 5, 30)
-	clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	n, m := newTestManager(t, w, Config{
-		Clock: clk, SpotCheckEvery: 1, ReloadEvery: 1000, ReloadInterval: time.Hour,
-		QuietBlocks: 2, QuietTime: 20 * time.Minute,
-	})
-	seedRand(n)
-	m.drawSchedule(clk.now)
-	chain := mineBlocks(t, n.cfg.Network, genesis(n), 6, func(i int) []*wire.MsgTx {
-		return []*wire.MsgTx{payTo(byte(100+i), 7, p2wpkh(0x99))}
-	})
-	peers := []*simServer{
-		addSimPeer(t, m, "sim:1", chain, 0),
-		addSimPeer(t, m, "sim:2", chain, 1),
-		addSimPeer(t, m, "sim:3", chain, 2),
-	}
-	runAll(peers...)
-	if !m.isSynced || m.synced.Height != 6 {
-		t.Fatalf("synced %v at %d", m.isSynced, m.synced.Height)
-	}
+	m, peers := syncedLivePeers(t, 3)
 	loads := func() []int {
 		var l []int
 		for _, p := range peers {
@@ -363,23 +345,8 @@ func TestSwitchWaitsForUnheldOutpoints(t *testing.T) {
 // every peer at once (seen in TestBehaviourAttackOnSparsePayments' live
 // phase: a reload 0.3 s after the relay). Before, the switch reloaded.
 func TestLaterAnnouncerMirrorsTheRelay(t *testing.T) {
-	w := newReserveWatcher(t, 5, 30)
-	clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	n, m := newTestManager(t, w, Config{
-		Clock: clk, SpotCheckEvery: 1, ReloadEvery: 1000, ReloadInterval: time.Hour,
-		QuietBlocks: 2, QuietTime: 20 * time.Minute,
-	})
-	seedRand(n)
-	m.drawSchedule(clk.now)
-	chain := mineBlocks(t, n.cfg.Network, genesis(n), 6, func(i int) []*wire.MsgTx {
-		return []*wire.MsgTx{payTo(byte(100+i), 7, p2wpkh(0x99))}
-	})
-	a := addSimPeer(t, m, "sim:1", chain, 0)
-	b := addSimPeer(t, m, "sim:2", chain, 1)
-	runAll(a, b)
-	if !m.isSynced || m.synced.Height != 6 {
-		t.Fatalf("synced %v at %d", m.isSynced, m.synced.Height)
-	}
+	m, peers := syncedLivePeers(t, 2)
+	a, b := peers[0], peers[1]
 	pay := payTo(2, 2000, reserveScript(1))
 	op := wire.OutPoint{Hash: pay.TxHash(), Index: 0}
 	getdatas := func(s *simServer) int {
@@ -395,7 +362,6 @@ func TestLaterAnnouncerMirrorsTheRelay(t *testing.T) {
 		}
 		return k
 	}
-	clk.now = clk.now.Add(time.Minute)
 	relay(pay, a)
 	runAll(a, b)
 	relay(pay, b)
@@ -417,4 +383,31 @@ func TestLaterAnnouncerMirrorsTheRelay(t *testing.T) {
 	if after := []int{a.filterLoads(), b.filterLoads()}; !slices.Equal(after, before) {
 		t.Fatalf("filterloads after a switch right after the payment: %v, before %v", after, before)
 	}
+}
+
+// syncedLivePeers syncs a manager over a reserve watcher (gap 5, reserve
+// 30) with k simulated peers serving a 6-block chain, reload points far
+// away (1,000 blocks, an hour).
+func syncedLivePeers(t *testing.T, k int) (*manager, []*simServer) {
+	t.Helper()
+	w := newReserveWatcher(t, 5, 30)
+	clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	n, m := newTestManager(t, w, Config{
+		Clock: clk, SpotCheckEvery: 1, ReloadEvery: 1000, ReloadInterval: time.Hour,
+		QuietBlocks: 2, QuietTime: 20 * time.Minute,
+	})
+	seedRand(n)
+	m.drawSchedule(clk.now)
+	chain := mineBlocks(t, n.cfg.Network, genesis(n), 6, func(i int) []*wire.MsgTx {
+		return []*wire.MsgTx{payTo(byte(100+i), 7, p2wpkh(0x99))}
+	})
+	peers := make([]*simServer, k)
+	for i := range peers {
+		peers[i] = addSimPeer(t, m, fmt.Sprintf("sim:%d", i+1), chain, i)
+	}
+	runAll(peers...)
+	if !m.isSynced || m.synced.Height != 6 {
+		t.Fatalf("synced %v at %d", m.isSynced, m.synced.Height)
+	}
+	return m, peers
 }
