@@ -90,27 +90,16 @@ type HeadersProgress struct {
 	PeerHeight int32
 }
 
-// FilterLoaded reports a filterload sent to a peer.
+// FilterLoaded reports a filterload sent to a peer: the filter (the
+// figures Status.Filter keeps for the last one; PredictedFPRate is the
+// rate of the peer's copy as loaded, before any server insertion) and the
+// transcript record written for it (the filter as sent, with its sequence
+// number, FilterInfo.Seq): what the peer now holds, for the privacy meter.
 type FilterLoaded struct {
 	At
-	Peer      string
-	Reason    string
-	Elements  int
-	Bytes     int
-	HashFuncs uint32
-	Tweak     uint32
-	Flags     string
-	// FPRate is the theoretical false-positive rate at Elements;
-	// TargetFPRate the rate asked for at the capacity. Capped reports a
-	// filter at BIP37's 36,000-byte cap, which cannot reach the target.
-	FPRate       float64
-	TargetFPRate float64
-	Capped       bool
-	// Loads counts every filterload sent so far, to any peer.
-	Loads int
-	// Record is the transcript record written for this filterload (the
-	// filter as sent, with its sequence number): what the peer now holds,
-	// for the privacy meter.
+	Peer   string
+	Reason string
+	FilterInfo
 	Record transcript.Record
 }
 

@@ -563,11 +563,13 @@ func (m *manager) loadFilter(ps *peerState, reason string, f *bip37.Filter) {
 	capacity := filterpolicy.FilterCapacity(nEls)
 	ps.loadRate = f.FPRate(float64(capacity))
 	capped := bip37.Capped(capacity, m.n.cfg.FPRate)
-	m.st.Filter = FilterInfo{
-		Elements: nEls, Capacity: capacity, Bytes: f.Size(),
+	info := FilterInfo{
+		Elements: nEls, Decoys: len(m.n.decoys.active()), Capacity: capacity, Bytes: f.Size(),
 		HashFuncs: f.HashFuncs(), Tweak: f.Tweak(), Flags: f.Flags().String(),
-		FPRate: fp, TargetFPRate: m.n.cfg.FPRate, Capped: capped, Loads: m.loads, Seq: rec.Seq,
+		FPRate: fp, PredictedFPRate: ps.mirror.CurrentFPRate(), TargetFPRate: m.n.cfg.FPRate,
+		Capped: capped, Loads: m.loads, Seq: rec.Seq,
 	}
+	m.st.Filter = info
 	switch {
 	case nEls > filterpolicy.MaxFilterElements:
 		m.n.log.Warn("the wallet watches more elements than a BIP37 filter can tell apart: "+
@@ -580,11 +582,7 @@ func (m *manager) loadFilter(ps *peerState, reason string, f *bip37.Filter) {
 	}
 	m.n.log.Info("filterload", "seq", rec.Seq, "peer", ps.addr, "reason", reason, "elements", nEls,
 		"bytes", f.Size(), "k", f.HashFuncs(), "height", height)
-	m.n.publish(FilterLoaded{
-		At: m.n.at(), Peer: ps.addr, Reason: reason, Elements: nEls, Bytes: f.Size(),
-		HashFuncs: f.HashFuncs(), Tweak: f.Tweak(), Flags: f.Flags().String(), FPRate: fp, Loads: m.loads,
-		TargetFPRate: m.n.cfg.FPRate, Capped: capped, Record: rec,
-	})
+	m.n.publish(FilterLoaded{At: m.n.at(), Peer: ps.addr, Reason: reason, FilterInfo: info, Record: rec})
 }
 
 // pickDownloadPeer chooses the ready peer with the best chain; among

@@ -336,11 +336,15 @@ type Status struct {
 	Decoys, DecoyMatches, DecoysRetired int
 }
 
-// FilterInfo describes a loaded filter.
+// FilterInfo describes a loaded filter (Status.Filter, FilterLoaded).
 type FilterInfo struct {
-	Elements  int
-	Capacity  uint32
-	Bytes     int
+	// Elements counts what the filter holds: the watcher's data elements
+	// and outpoints, and the Decoys beside them (Config.Decoys).
+	Elements int
+	Decoys   int
+	Capacity uint32
+	Bytes    int
+	// HashFuncs, Tweak and Flags are the filterload's parameters.
 	HashFuncs uint32
 	Tweak     uint32
 	Flags     string
@@ -354,11 +358,12 @@ type FilterInfo struct {
 	// Capped reports a filter built at BIP37's 36,000-byte cap, which
 	// cannot reach TargetFPRate at its capacity.
 	Capped bool
-	// Loads counts filterload messages sent to any peer.
+	// Loads counts filterload messages sent to any peer, this one
+	// included.
 	Loads int
-	// Seq is the transcript record number of the last filterload: the
-	// one number a filter has everywhere (the dashboard's "Filter #",
-	// the log, privacy analyze, transcript.jsonl).
+	// Seq is the transcript record number of the filterload: the one
+	// number a filter has everywhere (the dashboard's "Filter #", the
+	// log, privacy analyze, transcript.jsonl).
 	Seq uint64
 }
 

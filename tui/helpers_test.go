@@ -116,8 +116,8 @@ func matched(at spv.At, tx *wire.MsgTx, height int32, relevant bool, amount int6
 
 // filterLoaded builds the FilterLoaded event of a filter as sent.
 func filterLoaded(at spv.At, f *bip37.Filter, seq uint64, height int32, reason string, elements, loads int) spv.FilterLoaded {
-	return spv.FilterLoaded{At: at, Peer: scriptPeer, Reason: reason, Elements: elements, Bytes: f.Size(),
-		HashFuncs: f.HashFuncs(), Tweak: f.Tweak(), Flags: "all", FPRate: f.FPRate(float64(elements)), Loads: loads,
+	return spv.FilterLoaded{At: at, Peer: scriptPeer, Reason: reason, FilterInfo: spv.FilterInfo{Elements: elements, Bytes: f.Size(),
+		HashFuncs: f.HashFuncs(), Tweak: f.Tweak(), Flags: "all", FPRate: f.FPRate(float64(elements)), Loads: loads, Seq: seq},
 		Record: transcript.Record{Seq: seq, Time: at.Time, Peer: scriptPeer, Height: height,
 			Kind: transcript.KindFilterLoad, Filter: f.Serialize(), Reason: reason}}
 }

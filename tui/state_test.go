@@ -136,7 +136,7 @@ func TestHostileStrings(t *testing.T) {
 		eventsMsg{events: []spv.Event{
 			spv.PeerConnected{Peer: spv.PeerInfo{Addr: evil, UserAgent: evil, StartHeight: math.MaxInt32}},
 			spv.PeerBanned{Addr: evil, Reason: evil, Score: 100},
-			spv.FilterLoaded{Peer: evil, Reason: evil, Flags: evil, FPRate: math.NaN(), Loads: -3},
+			spv.FilterLoaded{Peer: evil, Reason: evil, FilterInfo: spv.FilterInfo{Flags: evil, FPRate: math.NaN(), Loads: -3}},
 			spv.BlockProcessed{Height: -5, PeerHeight: -7, ObservedFPRate: math.Inf(1)},
 			spv.HeadersProgress{Height: math.MaxInt32, PeerHeight: math.MinInt32},
 			spv.Reorg{ForkHeight: -1},
@@ -373,7 +373,9 @@ func TestFormatters(t *testing.T) {
 
 func TestReloadCounting(t *testing.T) {
 	m := New(Config{Now: fixedNow})
-	load := func(reason string) spv.Event { return spv.FilterLoaded{Peer: "p", Reason: reason, Elements: 3} }
+	load := func(reason string) spv.Event {
+		return spv.FilterLoaded{Peer: "p", Reason: reason, FilterInfo: spv.FilterInfo{Elements: 3}}
+	}
 	m = feed(t, m, eventsMsg{events: []spv.Event{
 		load(transcript.ReasonInitial), load(transcript.ReasonNewPeer), load(transcript.ReasonRestart),
 	}})
@@ -522,8 +524,8 @@ func TestUncheckedBlocksShown(t *testing.T) {
 // has, in the grid's five lines and in the compact two.
 func TestCappedFilterShown(t *testing.T) {
 	m := New(Config{Now: fixedNow})
-	load := spv.FilterLoaded{Peer: "127.0.0.1:1", Reason: "initial", Elements: 15000, Bytes: 36000, HashFuncs: 5,
-		FPRate: 6.3e-4, TargetFPRate: 1e-4, Capped: true, Loads: 1}
+	load := spv.FilterLoaded{Peer: "127.0.0.1:1", Reason: "initial", FilterInfo: spv.FilterInfo{Elements: 15000, Bytes: 36000, HashFuncs: 5,
+		FPRate: 6.3e-4, TargetFPRate: 1e-4, Capped: true, Loads: 1}}
 	m = feed(t, m, eventsMsg{events: []spv.Event{load}})
 	for _, h := range []int{filterLinesGrid, 2} {
 		got := ansi.Strip(strings.Join(filterPanel{}.render(&m, 60, h), "\n"))
