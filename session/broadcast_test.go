@@ -126,8 +126,8 @@ func TestBroadcastReachesFilterPeersOnlyByRelay(t *testing.T) {
 	}
 	defer proxy.Close()
 	a := h.Node()
-	s, err := session.New(session.Config{Wallet: w, Connect: []string{a.P2PAddr(), b.P2PAddr(), c.P2PAddr()}, MaxPeers: 2,
-		PeerTimeout: time.Minute, Proxy: proxy.Addr(), Stderr: testWriter{t}})
+	s, err := session.New(session.Config{Wallet: w, PeerTimeout: time.Minute, Stderr: testWriter{t},
+		Node: spv.Config{Connect: []string{a.P2PAddr(), b.P2PAddr(), c.P2PAddr()}, MaxPeers: 2, Proxy: proxy.Addr()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,8 +348,8 @@ func TestBroadcastOverV2(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer proxy.Close()
-	s, err := session.New(session.Config{Wallet: w, Connect: []string{h.Node().P2PAddr(), other.P2PAddr()}, MaxPeers: 1,
-		PeerTimeout: time.Minute, Proxy: proxy.Addr(), Stderr: testWriter{t}})
+	s, err := session.New(session.Config{Wallet: w, PeerTimeout: time.Minute, Stderr: testWriter{t},
+		Node: spv.Config{Connect: []string{h.Node().P2PAddr(), other.P2PAddr()}, MaxPeers: 1, Proxy: proxy.Addr()}})
 	if err != nil {
 		t.Fatal(err)
 	}

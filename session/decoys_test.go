@@ -22,10 +22,9 @@ import (
 
 // syncWith runs one session of cfg (its Wallet opened from spec in dir)
 // until it is synced and returns its summary.
-func syncWith(t *testing.T, ctx context.Context, dir string, spec session.WalletSpec, cfg session.Config) *session.Summary {
+func syncWith(t *testing.T, ctx context.Context, dir string, spec wallet.CreateConfig, cfg session.Config) *session.Summary {
 	t.Helper()
-	spec.Dir = dir
-	w, _, err := session.OpenWallet(spec)
+	w, _, err := session.OpenWallet(dir, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,9 +78,9 @@ func TestSessionDecoys(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "w")
-	spec := session.WalletSpec{Network: "regtest", Xpubs: []string{truth.Xpub}, Birthday: truth.StartHeight + 1,
+	spec := wallet.CreateConfig{Network: "regtest", Xpubs: []string{truth.Xpub}, Birthday: truth.StartHeight + 1,
 		GapExternal: wallet.DefaultGapExternal, GapInternal: wallet.DefaultGapInternal}
-	cfg := session.Config{Connect: []string{h.Node().P2PAddr()}, MaxPeers: 1, Decoys: 3, FullBlockEvery: 1}
+	cfg := session.Config{Node: spv.Config{Connect: []string{h.Node().P2PAddr()}, MaxPeers: 1, Decoys: 3, FullBlockEvery: 1}}
 
 	sum := syncWith(t, ctx, dir, spec, cfg)
 	checkTruth(t, "first sync", sum, truth)

@@ -74,8 +74,8 @@ func ExampleSession_Broadcast() {
 	defer w.Close()
 	// One filter peer (MaxPeers 1): the first node; the second is known
 	// but holds no filter.
-	s, err := session.New(session.Config{Wallet: w, MaxPeers: 1,
-		Connect: []string{h.Node().P2PAddr(), other.P2PAddr()}, Stderr: os.Stderr, LogLevel: slog.LevelError})
+	s, err := session.New(session.Config{Wallet: w, Stderr: os.Stderr, LogLevel: slog.LevelError,
+		Node: spv.Config{MaxPeers: 1, Connect: []string{h.Node().P2PAddr(), other.P2PAddr()}}})
 	if err != nil {
 		log.Fatal(err)
 	}

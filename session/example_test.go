@@ -13,6 +13,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/session"
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/testnet"
+	"github.com/bloomwatch/bloomwatch/wallet"
 )
 
 // Example is what a wallet developer writes to sync a watch-only wallet
@@ -63,8 +64,8 @@ func Example() {
 	}
 	defer os.RemoveAll(dir)
 
-	w, _, err := session.OpenWallet(session.WalletSpec{
-		Dir: dir, Network: "regtest", Birthday: truth.StartHeight + 1,
+	w, _, err := session.OpenWallet(dir, wallet.CreateConfig{
+		Network: "regtest", Birthday: truth.StartHeight + 1,
 		Descriptors: []string{"wpkh(" + acct.String() + "/<0;1>/*)"},
 	})
 	if err != nil {
@@ -75,7 +76,7 @@ func Example() {
 	// Sync until the wallet is at the peer's tip; no UI, no driver.
 	s, err := session.Run(ctx, session.Config{
 		Wallet:      w,
-		Connect:     []string{h.Node().P2PAddr()},
+		Node:        spv.Config{Connect: []string{h.Node().P2PAddr()}},
 		UntilSynced: true,
 		Stderr:      discard{},
 	}, nil, nil)
@@ -137,15 +138,15 @@ func Example_events() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	w, _, err := session.OpenWallet(session.WalletSpec{
-		Dir: dir, Network: "regtest", Birthday: truth.StartHeight + 1, Xpubs: []string{vpub},
+	w, _, err := session.OpenWallet(dir, wallet.CreateConfig{
+		Network: "regtest", Birthday: truth.StartHeight + 1, Xpubs: []string{vpub},
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer w.Close()
 
-	s, err := session.New(session.Config{Wallet: w, Connect: []string{h.Node().P2PAddr()}, Stderr: discard{}})
+	s, err := session.New(session.Config{Wallet: w, Node: spv.Config{Connect: []string{h.Node().P2PAddr()}}, Stderr: discard{}})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -22,10 +22,10 @@ type Driver func(ctx context.Context, s *Session) error
 // session ends on its own or ctx ends, an interrupt), and stops the
 // session, which flushes the wallet. It returns the stopped session, whose
 // Summary is the end state, and the first error. A network without DNS
-// seeds and no Config.Connect is refused with an error wrapping
+// seeds and no Config.Node.Connect is refused with an error wrapping
 // spv.ErrNoPeerSource before anything is opened.
 func Run(ctx context.Context, cfg Config, drive Driver, ui UI) (*Session, error) {
-	if cfg.Wallet != nil && len(cfg.Connect) == 0 {
+	if cfg.Wallet != nil && len(cfg.Node.Connect) == 0 {
 		if n, err := netparams.Lookup(cfg.Wallet.Network()); err == nil && len(n.Seeds) == 0 {
 			return nil, fmt.Errorf("%w: %s has no DNS seeds", spv.ErrNoPeerSource, n.Name)
 		}

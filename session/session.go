@@ -14,7 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bloomwatch/bloomwatch/filterpolicy"
 	"github.com/bloomwatch/bloomwatch/internal/atomicfile"
 	"github.com/bloomwatch/bloomwatch/netparams"
 	"github.com/bloomwatch/bloomwatch/privacy"
@@ -48,15 +47,15 @@ type Config struct {
 	// Wallet is the watch-only wallet to sync (OpenWallet opens or
 	// creates it). The session does not close it.
 	Wallet *wallet.Wallet
-	// Connect lists explicit peers (host:port); empty means the
-	// network's DNS seeds.
-	Connect []string
-	// MaxPeers is the number of outbound peers (spv.DefaultMaxPeers when
-	// 0).
-	MaxPeers int
-	// FPRate is the filter's false-positive target at capacity
-	// (filterpolicy.DefaultFPRate when 0).
-	FPRate float64
+	// Node configures the light node: the peers (Connect, empty for the
+	// network's DNS seeds; MaxPeers; Proxy, NoProxyIsolation; Transport),
+	// the filter (FPRate, Decoys, FilterPadding), the omission checks
+	// (SpotCheckEvery, FullBlockEvery, CheckPeers) and the rest of
+	// spv.Config, each with the default spv.Config gives it. The session sets Network, DataDir,
+	// Watcher and Log itself (the wallet's network, NodePath of its data
+	// dir, the wallet, the session's log): New refuses a Config that sets
+	// one of them.
+	Node spv.Config
 	// UntilSynced ends the session when the wallet reaches the best
 	// peer's tip.
 	UntilSynced bool
@@ -65,26 +64,6 @@ type Config struct {
 	PeerTimeout time.Duration
 	// ResetHeaders deletes the header store before the node opens it.
 	ResetHeaders bool
-	// Proxy is a SOCKS5 proxy (IP:port) for every peer connection, with
-	// no local DNS lookup (spv.Config.Proxy); empty: direct.
-	Proxy string
-	// NoProxyIsolation makes the proxied connections share one stream
-	// instead of a username/password of their own each
-	// (spv.Config.NoProxyIsolation).
-	NoProxyIsolation bool
-	// CheckEvery and FullBlockEvery set the node's omission checks
-	// (spv.Config.SpotCheckEvery and FullBlockEvery: a block in n is
-	// checked, 1 every block, negative never, 0 the default).
-	CheckEvery, FullBlockEvery int
-	// Decoys is how many graph-near decoys every filter holds beside the
-	// wallet's elements (spv.Config.Decoys: 0, the default, none; at most
-	// spv.MaxDecoys). They are persisted in the light node's directory.
-	Decoys int
-	// Transport is the P2P transport policy (spv.Config.Transport:
-	// auto, the default, v2 or v1); FilterPadding how filterloads sent
-	// over v2 are padded (spv.Config.FilterPadding).
-	Transport     spv.Transport
-	FilterPadding filterpolicy.FilterPadding
 
 	// LogFile is where the log goes; empty means Stderr, or LogPath of
 	// the wallet's data dir when Dashboard is set (the dashboard owns
@@ -152,13 +131,16 @@ func New(cfg Config) (*Session, error) {
 	if cfg.Stderr == nil {
 		cfg.Stderr = os.Stderr
 	}
+	if n := cfg.Node; n.Network != nil || n.DataDir != "" || n.Watcher != nil || n.Log != nil {
+		return nil, fmt.Errorf("%w: session: Config.Node's Network, DataDir, Watcher and Log are the session's to set", spv.ErrBadConfig)
+	}
 	network, err := netparams.Lookup(cfg.Wallet.Network())
 	if err != nil {
 		return nil, err
 	}
 	s := &Session{
 		cfg: cfg, w: cfg.Wallet, network: network,
-		meter:      privacy.NewMeter(privacy.MeterConfig{FPRate: cfg.FPRate}),
+		meter:      privacy.NewMeter(privacy.MeterConfig{FPRate: cfg.Node.FPRate}),
 		bridgeDone: make(chan struct{}),
 		done:       make(chan struct{}),
 	}
@@ -176,13 +158,9 @@ func New(cfg Config) (*Session, error) {
 			return nil, fmt.Errorf("reset headers: %w", err)
 		}
 	}
-	node, err := spv.New(spv.Config{
-		Network: network, DataDir: nodeDir, Connect: cfg.Connect, MaxPeers: cfg.MaxPeers,
-		Watcher: s.w, FPRate: cfg.FPRate, Log: s.log,
-		SpotCheckEvery: cfg.CheckEvery, FullBlockEvery: cfg.FullBlockEvery,
-		Proxy: cfg.Proxy, NoProxyIsolation: cfg.NoProxyIsolation, Decoys: cfg.Decoys,
-		Transport: cfg.Transport, FilterPadding: cfg.FilterPadding,
-	})
+	ncfg := cfg.Node
+	ncfg.Network, ncfg.DataDir, ncfg.Watcher, ncfg.Log = network, nodeDir, s.w, s.log
+	node, err := spv.New(ncfg)
 	if err != nil {
 		_ = s.closeLg()
 		if errors.Is(err, headers.ErrLocked) {
@@ -501,7 +479,7 @@ func (s *Session) Reading() *privacy.Reading {
 // --transport v2, a peer without NODE_BLOOM): what the no-peer error adds.
 func (s *Session) goneReasons() string {
 	var b strings.Builder
-	for _, addr := range s.cfg.Connect {
+	for _, addr := range s.cfg.Node.Connect {
 		if r := s.lastGone[addr]; r != "" {
 			fmt.Fprintf(&b, "; %s: %s", addr, r)
 		}
@@ -511,8 +489,8 @@ func (s *Session) goneReasons() string {
 
 // peerList names the peers the session tries.
 func (s *Session) peerList() []string {
-	if len(s.cfg.Connect) > 0 {
-		return s.cfg.Connect
+	if len(s.cfg.Node.Connect) > 0 {
+		return s.cfg.Node.Connect
 	}
 	return []string{"DNS seeds of " + s.network.Name}
 }

@@ -1,8 +1,10 @@
 package session_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -18,15 +20,14 @@ import (
 
 // syncOnce runs one session over the wallet of dir until it is synced and
 // returns its summary.
-func syncOnce(t *testing.T, ctx context.Context, dir, peer string, spec session.WalletSpec) *session.Summary {
+func syncOnce(t *testing.T, ctx context.Context, dir, peer string, spec wallet.CreateConfig) *session.Summary {
 	t.Helper()
-	spec.Dir = dir
-	w, _, err := session.OpenWallet(spec)
+	w, _, err := session.OpenWallet(dir, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	s, err := session.New(session.Config{Wallet: w, Connect: []string{peer}, MaxPeers: 1,
+	s, err := session.New(session.Config{Wallet: w, Node: spv.Config{Connect: []string{peer}, MaxPeers: 1},
 		UntilSynced: true, PeerTimeout: time.Minute, Stderr: testWriter{t}})
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +59,7 @@ func TestSessionSyncsAndFeedsTheMeter(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "w")
-	spec := session.WalletSpec{Network: "regtest", Xpubs: []string{truth.Xpub}, Birthday: truth.StartHeight + 1,
+	spec := wallet.CreateConfig{Network: "regtest", Xpubs: []string{truth.Xpub}, Birthday: truth.StartHeight + 1,
 		GapExternal: wallet.DefaultGapExternal, GapInternal: wallet.DefaultGapInternal}
 	sum := syncOnce(t, ctx, dir, h.Node().P2PAddr(), spec)
 	if sum.TipHash != truth.TipHash.String() || sum.BalanceSat != truth.Balance || len(sum.Txs) != len(truth.Txs) {
@@ -111,13 +112,13 @@ func TestSessionGivesUpWithoutPeers(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close() // nothing listens there now
-	w, _, err := session.OpenWallet(session.WalletSpec{Dir: t.TempDir(), Network: "regtest",
+	w, _, err := session.OpenWallet(t.TempDir(), wallet.CreateConfig{Network: "regtest",
 		Addresses: []string{"bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080"}, GapExternal: 1, GapInternal: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	s, err := session.New(session.Config{Wallet: w, Connect: []string{addr}, PeerTimeout: 500 * time.Millisecond, Stderr: testWriter{t}})
+	s, err := session.New(session.Config{Wallet: w, Node: spv.Config{Connect: []string{addr}}, PeerTimeout: 500 * time.Millisecond, Stderr: testWriter{t}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,13 +140,13 @@ func TestSessionGivesUpWithoutPeers(t *testing.T) {
 // events to the program that asks (Events was nil unless Config.Dashboard
 // was set): the same channel at every call, closed when the session stops.
 func TestEventsWithoutDashboard(t *testing.T) {
-	w, _, err := session.OpenWallet(session.WalletSpec{Dir: t.TempDir(), Network: "regtest",
+	w, _, err := session.OpenWallet(t.TempDir(), wallet.CreateConfig{Network: "regtest",
 		Addresses: []string{"bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080"}, GapExternal: 1, GapInternal: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	s, err := session.New(session.Config{Wallet: w, Connect: []string{"127.0.0.1:1"}, Stderr: testWriter{t}})
+	s, err := session.New(session.Config{Wallet: w, Node: spv.Config{Connect: []string{"127.0.0.1:1"}}, Stderr: testWriter{t}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +176,7 @@ func TestEventsWithoutDashboard(t *testing.T) {
 
 func TestOpenWalletNeedsANetwork(t *testing.T) {
 	dir := t.TempDir()
-	if _, _, err := session.OpenWallet(session.WalletSpec{Dir: dir}); !errors.Is(err, session.ErrNeedNetwork) {
+	if _, _, err := session.OpenWallet(dir, wallet.CreateConfig{}); !errors.Is(err, session.ErrNeedNetwork) {
 		t.Fatalf("err %v", err)
 	}
 	if wallet.Exists(dir) {
@@ -190,13 +191,13 @@ func TestSessionPassesTheProxy(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close() // nothing listens there now
-	w, _, err := session.OpenWallet(session.WalletSpec{Dir: t.TempDir(), Network: "regtest",
+	w, _, err := session.OpenWallet(t.TempDir(), wallet.CreateConfig{Network: "regtest",
 		Addresses: []string{"bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080"}, GapExternal: 1, GapInternal: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	if _, err := session.New(session.Config{Wallet: w, Connect: []string{addr}, Proxy: "tor.example:9050", Stderr: testWriter{t}}); !errors.Is(err, spv.ErrBadConfig) {
+	if _, err := session.New(session.Config{Wallet: w, Node: spv.Config{Connect: []string{addr}, Proxy: "tor.example:9050"}, Stderr: testWriter{t}}); !errors.Is(err, spv.ErrBadConfig) {
 		t.Fatalf("proxy by name: %v, want spv.ErrBadConfig", err)
 	}
 	for _, shared := range []bool{false, true} {
@@ -205,8 +206,8 @@ func TestSessionPassesTheProxy(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer proxy.Close()
-		s, err := session.New(session.Config{Wallet: w, Connect: []string{addr}, PeerTimeout: 500 * time.Millisecond,
-			Proxy: proxy.Addr(), NoProxyIsolation: shared, Stderr: testWriter{t}})
+		s, err := session.New(session.Config{Wallet: w, PeerTimeout: 500 * time.Millisecond,
+			Node: spv.Config{Connect: []string{addr}, Proxy: proxy.Addr(), NoProxyIsolation: shared}, Stderr: testWriter{t}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -231,5 +232,61 @@ func TestSessionPassesTheProxy(t *testing.T) {
 				t.Errorf("shared=%v: proxy request %+v", shared, c)
 			}
 		}
+	}
+}
+
+// TestNodeConfigIsPassedOn checks that Config.Node reaches the light node
+// as given (a field the session has no copy of: StallTimeout, CheckPeers)
+// and that New refuses the four fields the session sets itself.
+func TestNodeConfigIsPassedOn(t *testing.T) {
+	w, _, err := session.OpenWallet(t.TempDir(), wallet.CreateConfig{Network: "regtest",
+		Addresses: []string{"bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080"}, GapExternal: 1, GapInternal: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := session.New(session.Config{Wallet: w, Node: spv.Config{CheckPeers: spv.MaxCheckPeers + 1},
+		Stderr: testWriter{t}}); !errors.Is(err, spv.ErrBadConfig) {
+		t.Fatalf("CheckPeers past the maximum: %v, want spv.ErrBadConfig", err)
+	}
+	for name, node := range map[string]spv.Config{
+		"DataDir": {DataDir: t.TempDir()},
+		"Watcher": {Watcher: w},
+		"Log":     {Log: slog.Default()},
+	} {
+		if _, err := session.New(session.Config{Wallet: w, Node: node, Stderr: testWriter{t}}); !errors.Is(err, spv.ErrBadConfig) {
+			t.Errorf("Node.%s set: %v, want spv.ErrBadConfig", name, err)
+		}
+	}
+}
+
+// TestOpenWalletAddsWhatItLacks opens an existing wallet with a
+// configuration that names one more address and one more raw script: both
+// are imported, the address given again is no error.
+func TestOpenWalletAddsWhatItLacks(t *testing.T) {
+	dir := t.TempDir()
+	first := wallet.CreateConfig{Network: "regtest", Addresses: []string{"bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080"}}
+	w, created, err := session.OpenWallet(dir, first)
+	if err != nil || !created {
+		t.Fatalf("create: %v, created %v", err, created)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	script := append([]byte{0x00, 0x14}, bytes.Repeat([]byte{7}, 20)...) // P2WPKH
+	again := first
+	again.Addresses = append(again.Addresses, "bcrt1qrp33g0q5c5txsp9arysrx4k6zdkfs4nce4xj0gdcccefvpysxf3qzf4jry")
+	again.Scripts = [][]byte{script}
+	w, created, err = session.OpenWallet(dir, again)
+	if err != nil || created {
+		t.Fatalf("open: %v, created %v", err, created)
+	}
+	defer w.Close()
+	c, err := w.AddressCounts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Imported != 3 {
+		t.Fatalf("imported %d, want 3 (two addresses and a script)", c.Imported)
 	}
 }

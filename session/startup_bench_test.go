@@ -13,8 +13,10 @@ import (
 	"github.com/bloomwatch/bloomwatch/filterpolicy"
 	"github.com/bloomwatch/bloomwatch/netparams"
 	"github.com/bloomwatch/bloomwatch/session"
+	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/testnet"
 	"github.com/bloomwatch/bloomwatch/transcript"
+	"github.com/bloomwatch/bloomwatch/wallet"
 	"github.com/bloomwatch/bloomwatch/watch"
 )
 
@@ -26,8 +28,9 @@ const startupRecords = 1000
 // filterload records as a long-lived wallet leaves them: one tweak, the
 // same filter sent to each of three peers, the wallet growing by five
 // elements between loads (new keys, coins), so the filters step through
-// the capacity sizes as the node's do. It returns the wallet's spec.
-func writeStartupDir(tb testing.TB, dir string, n int) session.WalletSpec {
+// the capacity sizes as the node's do. It returns the wallet's
+// configuration.
+func writeStartupDir(tb testing.TB, dir string, n int) wallet.CreateConfig {
 	tb.Helper()
 	net, err := netparams.Lookup("regtest")
 	if err != nil {
@@ -41,8 +44,8 @@ func writeStartupDir(tb testing.TB, dir string, n int) session.WalletSpec {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	spec := session.WalletSpec{Dir: dir, Network: "regtest", Xpubs: []string{xpub}}
-	w, _, err := session.OpenWallet(spec)
+	spec := wallet.CreateConfig{Network: "regtest", Xpubs: []string{xpub}}
+	w, _, err := session.OpenWallet(dir, spec)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -110,11 +113,11 @@ func BenchmarkSessionStartup(b *testing.B) {
 	spec := writeStartupDir(b, dir, startupRecords)
 	cpu0 := cpuTime()
 	for b.Loop() {
-		w, _, err := session.OpenWallet(spec)
+		w, _, err := session.OpenWallet(dir, spec)
 		if err != nil {
 			b.Fatal(err)
 		}
-		s, err := session.New(session.Config{Wallet: w, Connect: []string{"127.0.0.1:1"}, Stderr: discard{}})
+		s, err := session.New(session.Config{Wallet: w, Node: spv.Config{Connect: []string{"127.0.0.1:1"}}, Stderr: discard{}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -144,12 +147,12 @@ func cpuTime() time.Duration {
 func TestStartupDirReplays(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "w")
 	spec := writeStartupDir(t, dir, 30)
-	w, _, err := session.OpenWallet(spec)
+	w, _, err := session.OpenWallet(dir, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	s, err := session.New(session.Config{Wallet: w, Connect: []string{"127.0.0.1:1"}, Stderr: discard{}})
+	s, err := session.New(session.Config{Wallet: w, Node: spv.Config{Connect: []string{"127.0.0.1:1"}}, Stderr: discard{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,52 +7,24 @@ import (
 	"github.com/bloomwatch/bloomwatch/wallet"
 )
 
-// WalletSpec describes the wallet of a data dir: what to create when the
-// directory holds none, and what to add to one that exists.
-type WalletSpec struct {
-	// Dir is the data dir (required).
-	Dir string
-	// Network is required to create a wallet; given for an existing
-	// one, it must match.
-	Network string
-	// Xpubs, TaprootXpubs (BIP86 account keys), Descriptors (output
-	// descriptors) and Addresses are watched: in a new wallet from the
-	// start, in an existing one imported when not watched yet.
-	Xpubs        []string
-	TaprootXpubs []string
-	Descriptors  []string
-	Addresses    []string
-	// Birthday, GapExternal and GapInternal apply to a new wallet.
-	Birthday    int32
-	GapExternal uint32
-	GapInternal uint32
-}
-
-// CreateConfig returns the configuration of the wallet spec describes:
-// what OpenWallet creates when the data dir holds none.
-func (spec WalletSpec) CreateConfig() wallet.CreateConfig {
-	return wallet.CreateConfig{
-		Network: spec.Network, Xpubs: spec.Xpubs, TaprootXpubs: spec.TaprootXpubs, Descriptors: spec.Descriptors,
-		Addresses: spec.Addresses, Birthday: spec.Birthday, GapExternal: spec.GapExternal, GapInternal: spec.GapInternal,
-	}
-}
-
 // ErrNeedNetwork is returned by OpenWallet when the data dir holds no
 // wallet and the spec names no network to create one on.
 var ErrNeedNetwork = errors.New("no wallet there; a network is required to create one")
 
-// OpenWallet opens the wallet of spec.Dir, checking spec.Network when
-// given and importing any xpub or address it does not watch yet, or
-// creates it from spec when the directory holds none. It reports whether
-// it created the wallet. Errors from the wallet keep their types
+// OpenWallet opens the wallet of data dir dir, or creates it from spec
+// (wallet.Create) when the directory holds none, and reports whether it
+// created it. Opening an existing wallet checks spec.Network when given
+// and imports every xpub, taproot xpub, descriptor, address and script of
+// spec it does not watch yet; spec's Birthday and gap limits apply to a
+// new wallet only. Errors from the wallet keep their types
 // (wallet.InputError, wallet.ErrWrongNetwork, ...), so a caller can tell
 // bad input from a failure.
-func OpenWallet(spec WalletSpec, opts ...wallet.Option) (*wallet.Wallet, bool, error) {
-	if !wallet.Exists(spec.Dir) {
+func OpenWallet(dir string, spec wallet.CreateConfig, opts ...wallet.Option) (*wallet.Wallet, bool, error) {
+	if !wallet.Exists(dir) {
 		if spec.Network == "" {
-			return nil, false, fmt.Errorf("%s: %w", spec.Dir, ErrNeedNetwork)
+			return nil, false, fmt.Errorf("%s: %w", dir, ErrNeedNetwork)
 		}
-		w, err := wallet.Create(spec.Dir, spec.CreateConfig(), opts...)
+		w, err := wallet.Create(dir, spec, opts...)
 		if err != nil {
 			return nil, false, err
 		}
@@ -61,7 +33,7 @@ func OpenWallet(spec WalletSpec, opts ...wallet.Option) (*wallet.Wallet, bool, e
 	if spec.Network != "" {
 		opts = append(opts, wallet.WithNetwork(spec.Network))
 	}
-	w, err := wallet.Open(spec.Dir, opts...)
+	w, err := wallet.Open(dir, opts...)
 	if err != nil {
 		return nil, false, err
 	}
@@ -77,6 +49,9 @@ func OpenWallet(spec WalletSpec, opts ...wallet.Option) (*wallet.Wallet, bool, e
 	}
 	for _, a := range spec.Addresses {
 		adds = append(adds, func() error { _, err := w.AddAddress(a); return err })
+	}
+	for _, sc := range spec.Scripts {
+		adds = append(adds, func() error { _, err := w.AddScript(sc); return err })
 	}
 	for _, add := range adds {
 		if err := add(); err != nil && !errors.Is(err, wallet.ErrDuplicate) {

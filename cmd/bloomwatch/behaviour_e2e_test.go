@@ -16,6 +16,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/session"
+	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/testnet"
 	"github.com/bloomwatch/bloomwatch/wallet"
 )
@@ -122,7 +123,8 @@ func TestBehaviourAttackOnSparsePayments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := session.New(session.Config{Wallet: w, Connect: []string{h.Node().P2PAddr(), second.P2PAddr()}, MaxPeers: 2, FPRate: sparseFPRate,
+	s, err := session.New(session.Config{Wallet: w,
+		Node:     spv.Config{Connect: []string{h.Node().P2PAddr(), second.P2PAddr()}, MaxPeers: 2, FPRate: sparseFPRate},
 		LogLevel: slog.LevelWarn, Stderr: io.Discard})
 	if err != nil {
 		t.Fatal(err)

@@ -219,8 +219,9 @@ func (o *broadcastOptions) run(cmd *cobra.Command, _ []string) (err error) {
 	level, _ := parseLogLevel(o.logLevel)
 	transport, _ := spv.ParseTransport(o.transport)
 	s, err := session.New(session.Config{
-		Wallet: w, Connect: o.connect, MaxPeers: o.maxPeers, PeerTimeout: o.peerTimeout, Transport: transport,
-		Proxy: o.proxy, NoProxyIsolation: !o.isolation, LogLevel: level, Stderr: cmd.ErrOrStderr(),
+		Wallet: w, PeerTimeout: o.peerTimeout, LogLevel: level, Stderr: cmd.ErrOrStderr(),
+		Node: spv.Config{Connect: o.connect, MaxPeers: o.maxPeers, Transport: transport,
+			Proxy: o.proxy, NoProxyIsolation: !o.isolation},
 	})
 	if err != nil {
 		return fmt.Errorf("%s: %w", prefix, err)

@@ -16,6 +16,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/demo"
 	"github.com/bloomwatch/bloomwatch/internal/progress"
 	"github.com/bloomwatch/bloomwatch/session"
+	"github.com/bloomwatch/bloomwatch/spv"
 )
 
 // demoOptions are the flags of `bloomwatch demo`.
@@ -122,9 +123,7 @@ func (o *demoOptions) run(cmd *cobra.Command, _ []string) (err error) {
 	}()
 	cfg := session.Config{
 		Wallet:      d.Wallet(),
-		Connect:     d.PeerAddrs(),
-		MaxPeers:    2,
-		FPRate:      o.fpRate,
+		Node:        spv.Config{Connect: d.PeerAddrs(), MaxPeers: 2, FPRate: o.fpRate},
 		UntilSynced: o.untilSynced,
 		Dashboard:   !o.asJSON && !o.noTUI && progress.IsTerminal(cmd.OutOrStdout()),
 		LogLevel:    level,

@@ -81,9 +81,9 @@ func (f *walletFlags) checkGaps(prefix string) error {
 }
 
 // spec converts the flags.
-func (f *walletFlags) spec() session.WalletSpec {
-	return session.WalletSpec{
-		Dir: f.datadir, Network: f.network, Xpubs: f.xpubs, TaprootXpubs: f.taproot, Descriptors: f.descriptors,
+func (f *walletFlags) spec() wallet.CreateConfig {
+	return wallet.CreateConfig{
+		Network: f.network, Xpubs: f.xpubs, TaprootXpubs: f.taproot, Descriptors: f.descriptors,
 		Addresses: f.addresses, Birthday: f.birthday, GapExternal: f.gapExternal, GapInternal: f.gapInternal,
 	}
 }
@@ -126,7 +126,7 @@ func openOrCreateWallet(prefix string, f *walletFlags) (*wallet.Wallet, bool, er
 			return nil, false, err
 		}
 	}
-	w, created, err := session.OpenWallet(f.spec(), f.options()...)
+	w, created, err := session.OpenWallet(f.datadir, f.spec(), f.options()...)
 	if err != nil {
 		return nil, false, walletErr(prefix, err)
 	}
@@ -292,7 +292,7 @@ func (o *walletCreateOptions) run(cmd *cobra.Command, _ []string) (err error) {
 	if err := f.checkGaps(prefix); err != nil {
 		return err
 	}
-	w, err := wallet.Create(f.datadir, f.spec().CreateConfig(), f.options()...)
+	w, err := wallet.Create(f.datadir, f.spec(), f.options()...)
 	if err != nil {
 		return walletErr(prefix, err)
 	}
