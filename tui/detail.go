@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/internal/amount"
 )
 
 // maxDetailIO caps the inputs and the outputs the detail view lists.
@@ -179,7 +180,7 @@ func (m *Model) buildDetail(r *matchRow, w int) []string {
 	b.kv("height", m.heightText(r.height), nil)
 	switch r.verdict {
 	case verdictWallet:
-		b.kv("amount", fmtBTC(r.amount, true)+" BTC net to the wallet", nil)
+		b.kv("amount", amount.SignedBTC(r.amount)+" BTC net to the wallet", nil)
 	case verdictFP:
 		b.kv("amount", "none: it neither pays nor spends the wallet", nil)
 	}
@@ -307,7 +308,7 @@ func (m *Model) explainVerdict(b *detailBuilder, r *matchRow) {
 	if tx != nil && m.haveWallet {
 		for i, out := range tx.TxOut {
 			if a, path, ok := m.walletAddr(out.PkScript); ok {
-				reasons = append(reasons, fmt.Sprintf("output #%d pays your address %s: %s BTC", i, withPath(a, path), fmtBTC(out.Value, false)))
+				reasons = append(reasons, fmt.Sprintf("output #%d pays your address %s: %s BTC", i, withPath(a, path), amount.BTC(out.Value)))
 			}
 		}
 		for i, in := range tx.TxIn {
@@ -469,7 +470,7 @@ func (m *Model) inputLines(b *detailBuilder, r *matchRow, i int, in *wire.TxIn) 
 	var notes []string
 	value := "value unknown"
 	if out, ok := m.prevOut(in.PreviousOutPoint); ok {
-		value = fmtBTC(out.Value, false)
+		value = amount.BTC(out.Value)
 	}
 	notes = append(notes, value)
 	if a, ok := m.spendsWallet(in.PreviousOutPoint); ok {
@@ -494,7 +495,7 @@ func (m *Model) outputLines(b *detailBuilder, r *matchRow, i int, out *wire.TxOu
 	if addr == "" {
 		addr = "(no address)"
 	}
-	notes := []string{fmtBTC(out.Value, false)}
+	notes := []string{amount.BTC(out.Value)}
 	if a, path, ok := m.walletAddr(out.PkScript); ok && a != "" {
 		notes = append(notes, m.paint(&s.Wallet, "yours"+strings.TrimSuffix(" "+path, " ")))
 	}

@@ -42,18 +42,6 @@ func fmtSci(v float64, prec int) string {
 	return mant + "e" + sign + exp
 }
 
-// fmtBTC formats satoshis as BTC with 8 decimals; signed adds a + to
-// positive amounts.
-func fmtBTC(sat int64, signed bool) string {
-	sign, mag := "", uint64(sat)
-	if sat < 0 {
-		sign, mag = "-", uint64(-(sat+1))+1 // no overflow at math.MinInt64
-	} else if signed && sat > 0 {
-		sign = "+"
-	}
-	return fmt.Sprintf("%s%d.%08d", sign, mag/1e8, mag%1e8)
-}
-
 // fmtInt formats an integer with thousands separators (2,878).
 func fmtInt(v int64) string {
 	if v < 0 {

@@ -2,6 +2,8 @@ package tui
 
 import (
 	"fmt"
+
+	"github.com/bloomwatch/bloomwatch/internal/amount"
 )
 
 // matchedPanel is the table of transactions peers sent because they
@@ -82,7 +84,7 @@ func (matchedPanel) render(m *Model, w, h int) []string {
 		word, amt, style := "seen", "-", &s.Dim
 		switch r.verdict {
 		case verdictWallet:
-			word, amt, style = "wallet", fmtBTC(r.amount, true), &s.Wallet
+			word, amt, style = "wallet", amount.SignedBTC(r.amount), &s.Wallet
 		case verdictFP:
 			word, style = "false pos", &s.FalsePositive
 		}

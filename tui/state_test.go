@@ -427,15 +427,6 @@ func TestWalletErrorShown(t *testing.T) {
 	require.Contains(t, v, "confirmed 0.50000000", "the last good reading stays")
 }
 
-func TestFmtBTC(t *testing.T) {
-	require.Equal(t, "0.00000000", fmtBTC(0, true))
-	require.Equal(t, "+1.50000000", fmtBTC(150_000_000, true))
-	require.Equal(t, "1.50000000", fmtBTC(150_000_000, false))
-	require.Equal(t, "-0.00000001", fmtBTC(-1, true))
-	require.Equal(t, "-92233720368.54775808", fmtBTC(math.MinInt64, true))
-	require.Equal(t, "+92233720368.54775807", fmtBTC(math.MaxInt64, true))
-}
-
 func TestRefetchedBlockKeepsVerdict(t *testing.T) {
 	// spv re-sends a block after the filter grew: transactions the
 	// watcher already judged come with neither flag and no amount

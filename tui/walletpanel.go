@@ -1,6 +1,10 @@
 package tui
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/bloomwatch/bloomwatch/internal/amount"
+)
 
 // walletPanel shows the watch-only wallet as last polled: balances,
 // unspent outputs, addresses used and the filter elements it watches.
@@ -23,11 +27,11 @@ func (walletPanel) render(m *Model, w, h int) []string {
 		return []string{m.paint(&s.Dim, "reading wallet…")}
 	}
 	wl := m.wallet
-	conf := k("confirmed ") + fmtBTC(int64(wl.balance.Confirmed), false)
-	unconf := k("unconfirmed ") + fmtBTC(int64(wl.balance.Unconfirmed), false)
+	conf := k("confirmed ") + amount.BTC(int64(wl.balance.Confirmed))
+	unconf := k("unconfirmed ") + amount.BTC(int64(wl.balance.Unconfirmed))
 	immature := ""
 	if wl.balance.Immature != 0 {
-		immature = k("immature ") + fmtBTC(int64(wl.balance.Immature), false)
+		immature = k("immature ") + amount.BTC(int64(wl.balance.Immature))
 	}
 	utxos := k("utxos ") + fmt.Sprint(wl.utxos)
 	used := k("addresses used ") + fmt.Sprintf("%d/%d", wl.used, wl.addresses)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/bloomwatch/bloomwatch/internal/amount"
 	"github.com/bloomwatch/bloomwatch/internal/table"
 )
 
@@ -14,15 +15,8 @@ import (
 // program prints a wallet as the command line does.
 
 // FormatBTC formats satoshis as BTC with eight decimals ("-0.00012000
-// BTC"), exactly, without going through a float.
-func FormatBTC(sat int64) string {
-	const satPerBTC = 100_000_000
-	sign, mag := "", uint64(sat)
-	if sat < 0 {
-		sign, mag = "-", -uint64(sat) // also right for math.MinInt64
-	}
-	return fmt.Sprintf("%s%d.%08d BTC", sign, mag/satPerBTC, mag%satPerBTC)
-}
+// BTC"), exactly (amount.BTC).
+func FormatBTC(sat int64) string { return amount.BTC(sat) + " BTC" }
 
 // BalanceReport is the balance with its worst-case total and the height
 // the wallet is synced to.

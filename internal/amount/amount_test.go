@@ -1,0 +1,30 @@
+package amount
+
+import (
+	"math"
+	"testing"
+)
+
+func TestBTC(t *testing.T) {
+	for _, c := range []struct {
+		sat          int64
+		plain, signd string
+	}{
+		{0, "0.00000000", "0.00000000"},
+		{1, "0.00000001", "+0.00000001"},
+		{-1, "-0.00000001", "-0.00000001"},
+		{-12_000, "-0.00012000", "-0.00012000"},
+		{150_000_000, "1.50000000", "+1.50000000"},
+		{2_100_000_000_000_000, "21000000.00000000", "+21000000.00000000"},
+		{math.MaxInt64, "92233720368.54775807", "+92233720368.54775807"},
+		{math.MinInt64, "-92233720368.54775808", "-92233720368.54775808"},
+		{math.MinInt64 + 1, "-92233720368.54775807", "-92233720368.54775807"},
+	} {
+		if got := BTC(c.sat); got != c.plain {
+			t.Errorf("BTC(%d) = %q, want %q", c.sat, got, c.plain)
+		}
+		if got := SignedBTC(c.sat); got != c.signd {
+			t.Errorf("SignedBTC(%d) = %q, want %q", c.sat, got, c.signd)
+		}
+	}
+}
