@@ -15,6 +15,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spf13/cobra"
 
+	"github.com/bloomwatch/bloomwatch/internal/amount"
 	"github.com/bloomwatch/bloomwatch/netparams"
 	"github.com/bloomwatch/bloomwatch/session"
 	"github.com/bloomwatch/bloomwatch/spv"
@@ -269,7 +270,7 @@ func (o *broadcastOptions) run(cmd *cobra.Command, _ []string) (err error) {
 		if held.Height >= 0 {
 			state = fmt.Sprintf("confirmed at %d", held.Height)
 		}
-		line += fmt.Sprintf("\nwallet: %s, %s", state, wallet.FormatBTC(held.Delta))
+		line += fmt.Sprintf("\nwallet: %s, %s BTC", state, amount.BTC(held.Delta))
 	}
 	_, err = fmt.Fprintln(cmd.OutOrStdout(), line)
 	return err

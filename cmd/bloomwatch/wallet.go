@@ -468,8 +468,8 @@ func countKinds(infos []*wallet.ImportInfo) string {
 
 // readBalance implements `wallet balance`.
 func readBalance(w *wallet.Wallet, _ *walletReadOptions) (any, func(io.Writer) error, error) {
-	r, err := w.BalanceReport()
-	return r, r.WriteTable, err
+	r, err := readBalanceReport(w)
+	return r, r.writeTable, err
 }
 
 // readTxs implements `wallet txs`: every transaction, or the newest
@@ -477,7 +477,7 @@ func readBalance(w *wallet.Wallet, _ *walletReadOptions) (any, func(io.Writer) e
 // in the same order, with a line saying how many were left out.
 func readTxs(w *wallet.Wallet, o *walletReadOptions) (any, func(io.Writer) error, error) {
 	txs, err := w.Txs()
-	note := w.RescanNote()
+	note := walletRescanNote(w)
 	total := len(txs)
 	if o.limit > 0 && total > o.limit {
 		txs = txs[total-o.limit:]
@@ -487,17 +487,17 @@ func readTxs(w *wallet.Wallet, o *walletReadOptions) (any, func(io.Writer) error
 		}
 		note = more
 	}
-	return nonNil(txs), func(out io.Writer) error { return withNote(out, note, wallet.WriteTxTable(out, txs)) }, err
+	return nonNil(txs), func(out io.Writer) error { return withNote(out, note, writeTxTable(out, txs)) }, err
 }
 
 // readUTXOs implements `wallet utxos`.
 func readUTXOs(w *wallet.Wallet, _ *walletReadOptions) (any, func(io.Writer) error, error) {
 	utxos, err := w.UTXOs()
-	note := w.RescanNote()
-	return nonNil(utxos), func(out io.Writer) error { return withNote(out, note, wallet.WriteUTXOTable(out, utxos)) }, err
+	note := walletRescanNote(w)
+	return nonNil(utxos), func(out io.Writer) error { return withNote(out, note, writeUTXOTable(out, utxos)) }, err
 }
 
-// withNote writes note (wallet.RescanNote) under a table that was written
+// withNote writes note (rescanNote) under a table that was written
 // without error; an empty note writes nothing.
 func withNote(out io.Writer, note string, err error) error {
 	if err != nil || note == "" {
@@ -509,8 +509,8 @@ func withNote(out io.Writer, note string, err error) error {
 
 // readStats implements `wallet stats`.
 func readStats(w *wallet.Wallet, o *walletReadOptions) (any, func(io.Writer) error, error) {
-	r, err := w.StatsReport(o.fps)
-	return r, r.WriteText, err
+	r, err := readStatsReport(w, o.fps)
+	return r, r.writeText, err
 }
 
 // nonNil returns s, or an empty slice for nil, so that JSON prints [].

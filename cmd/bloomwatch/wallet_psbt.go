@@ -12,6 +12,7 @@ import (
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/spf13/cobra"
 
+	"github.com/bloomwatch/bloomwatch/internal/amount"
 	"github.com/bloomwatch/bloomwatch/internal/atomicfile"
 	"github.com/bloomwatch/bloomwatch/wallet"
 )
@@ -164,7 +165,7 @@ func (o *walletPSBTOptions) run(cmd *cobra.Command, _ []string) (err error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "inputs %d, received in %d transaction(s) (%s selection)\n", len(res.Inputs), res.ReceivedTxs, res.Selection)
 	for _, in := range res.Inputs {
-		fmt.Fprintf(&b, "  %s:%d  %s  %s  %s\n", in.Txid, in.Vout, wallet.FormatBTC(int64(in.Amount)), in.Address, in.From)
+		fmt.Fprintf(&b, "  %s:%d  %s BTC  %s  %s\n", in.Txid, in.Vout, amount.BTC(int64(in.Amount)), in.Address, in.From)
 	}
 	fmt.Fprintf(&b, "outputs %d\n", len(res.Outputs))
 	for _, out := range res.Outputs {
@@ -172,10 +173,10 @@ func (o *walletPSBTOptions) run(cmd *cobra.Command, _ []string) (err error) {
 		if out.Change {
 			note = fmt.Sprintf("  change (index %d)", out.Index)
 		}
-		fmt.Fprintf(&b, "  %s  %s%s\n", out.Address, wallet.FormatBTC(int64(out.Amount)), note)
+		fmt.Fprintf(&b, "  %s  %s BTC%s\n", out.Address, amount.BTC(int64(out.Amount)), note)
 	}
-	fmt.Fprintf(&b, "fee %s (%d vB at %.2f sat/vB once signed; the rate is yours: bloomwatch has no fee estimate)\n",
-		wallet.FormatBTC(int64(res.Fee)), res.VSize, res.FeeRate)
+	fmt.Fprintf(&b, "fee %s BTC (%d vB at %.2f sat/vB once signed; the rate is yours: bloomwatch has no fee estimate)\n",
+		amount.BTC(int64(res.Fee)), res.VSize, res.FeeRate)
 	if o.out != "" {
 		fmt.Fprintf(&b, "wrote %s: sign it, then bloomwatch broadcast --psbt %s\n", o.out, o.out)
 	} else {

@@ -89,5 +89,5 @@ func readAddresses(w *wallet.Wallet, o *walletReadOptions) (any, func(io.Writer)
 		}
 		addrs = kept
 	}
-	return nonNil(addrs), func(out io.Writer) error { return wallet.WriteAddressTable(out, addrs) }, err
+	return nonNil(addrs), func(out io.Writer) error { return writeAddressTable(out, addrs) }, err
 }

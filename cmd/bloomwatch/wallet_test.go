@@ -444,7 +444,7 @@ func TestWalletUnconfirmedColumns(t *testing.T) {
 			if tx.Expires == nil {
 				t.Fatalf("unconfirmed %v has no expiry", tx.Txid)
 			}
-			expires[tx.Txid] = tx.Expires.UTC().Format(wallet.ExpiryLayout)
+			expires[tx.Txid] = tx.Expires.UTC().Format(expiryLayout)
 		}
 	}
 	// rowOf returns the row of a table whose column col is id.

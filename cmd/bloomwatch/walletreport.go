@@ -1,4 +1,10 @@
-package wallet
+package main
+
+// This file is what `bloomwatch wallet balance`, `txs`, `utxos`,
+// `addresses` and `stats` print: the values their --json writes, read
+// through package wallet's queries, and the text tables and notes of the
+// plain output. Package wallet holds the data; how it reads on a terminal
+// is decided here, in the command line.
 
 import (
 	"fmt"
@@ -8,23 +14,17 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/internal/amount"
 	"github.com/bloomwatch/bloomwatch/internal/table"
+	"github.com/bloomwatch/bloomwatch/wallet"
 )
 
-// This file gathers what `bloomwatch wallet balance`, `txs`, `utxos`,
-// `addresses` and `stats` show, and writes it as text, so that a Go
-// program prints a wallet as the command line does.
-
-// FormatBTC formats satoshis as BTC with eight decimals ("-0.00012000
-// BTC"), exactly (amount.BTC).
-func FormatBTC(sat int64) string { return amount.BTC(sat) + " BTC" }
-
-// BalanceReport is the balance with its worst-case total and the height
-// the wallet is synced to.
-type BalanceReport struct {
-	Balance
+// balanceReport is the balance with its worst-case total and the height the
+// wallet is synced to (`wallet balance --json`).
+type balanceReport struct {
+	wallet.Balance
 	Total int64 `json:"total"`
-	// SyncedHeight is the last block the balance reflects, -1 before
-	// the first block; SyncedHash is then empty.
+	// SyncedHeight is the last block the balance reflects
+	// (Wallet.HistoryPoint), -1 before the first block; SyncedHash is
+	// then empty.
 	SyncedHeight int32  `json:"synced_height"`
 	SyncedHash   string `json:"synced_hash,omitempty"`
 	// RescanPending is set when keys or addresses were added after the
@@ -35,29 +35,25 @@ type BalanceReport struct {
 	Birthday int32 `json:"birthday"`
 }
 
-// BalanceReport returns the balance and the block it reflects.
-func (w *Wallet) BalanceReport() (BalanceReport, error) {
+// readBalanceReport returns w's balance and the block it reflects.
+func readBalanceReport(w *wallet.Wallet) (balanceReport, error) {
 	bal, err := w.Balance()
 	if err != nil {
-		return BalanceReport{}, err
+		return balanceReport{}, err
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
-		return BalanceReport{}, err
-	}
-	r := BalanceReport{Balance: bal, Total: int64(bal.Total()), SyncedHeight: w.synced.Height,
-		RescanPending: w.meta.rescanPending, Birthday: w.meta.birthday}
-	if w.synced.Height >= 0 {
-		r.SyncedHash = w.synced.Hash.String()
+	sp := w.HistoryPoint()
+	r := balanceReport{Balance: bal, Total: int64(bal.Total()), SyncedHeight: sp.Height,
+		RescanPending: w.RescanPending(), Birthday: w.Birthday()}
+	if sp.Height >= 0 {
+		r.SyncedHash = sp.Hash.String()
 	}
 	return r, nil
 }
 
-// RescanNote is the one line that says a rescan is pending (see
-// Wallet.RescanPending) and what the wallet shows until it is done, or ""
-// when none is.
-func RescanNote(pending bool, birthday, height int32) string {
+// rescanNote is the one line that says a rescan is pending (see
+// wallet.Wallet.RescanPending) and what the wallet shows until it is done,
+// or "" when none is.
+func rescanNote(pending bool, birthday, height int32) string {
 	if !pending {
 		return ""
 	}
@@ -66,15 +62,9 @@ func RescanNote(pending bool, birthday, height int32) string {
 		birthday, height)
 }
 
-// RescanNote returns the wallet's RescanNote ("" when no rescan is
-// pending).
-func (w *Wallet) RescanNote() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.meta == nil {
-		return ""
-	}
-	return RescanNote(w.meta.rescanPending, w.meta.birthday, w.synced.Height)
+// walletRescanNote returns w's rescanNote ("" when no rescan is pending).
+func walletRescanNote(w *wallet.Wallet) string {
+	return rescanNote(w.RescanPending(), w.Birthday(), w.HistoryPoint().Height)
 }
 
 // balanceNote explains the balance rows under the table.
@@ -82,16 +72,16 @@ const balanceNote = "confirmed ignores unconfirmed spends (they are pending spen
 	"total is the worst case: confirmed + immature + unconfirmed - pending spent, without the\n" +
 	"outputs of conflicting unconfirmed transactions (conflicts: at most one of each set confirms)"
 
-// WriteTable writes the balance as a right-aligned table, in satoshis and
+// writeTable writes the balance as a right-aligned table, in satoshis and
 // BTC, with a note on what the rows mean and the sync height.
-func (r BalanceReport) WriteTable(w io.Writer) error {
+func (r balanceReport) writeTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	for _, row := range []struct {
 		name string
 		sat  int64
 	}{{"confirmed", int64(r.Confirmed)}, {"unconfirmed", int64(r.Unconfirmed)},
 		{"immature", int64(r.Immature)}, {"pending spent", int64(r.PendingSpent)}, {"total", r.Total}} {
-		fmt.Fprintf(tw, "%s\t%d sat\t%s\t\n", row.name, row.sat, FormatBTC(row.sat))
+		fmt.Fprintf(tw, "%s\t%d sat\t%s BTC\t\n", row.name, row.sat, amount.BTC(row.sat))
 	}
 	fmt.Fprintf(tw, "conflicts\t%d tx\t\t\n", r.Conflicts)
 	if err := tw.Flush(); err != nil {
@@ -101,22 +91,22 @@ func (r BalanceReport) WriteTable(w io.Writer) error {
 	if r.SyncedHeight >= 0 {
 		synced = fmt.Sprintf("synced to height %d", r.SyncedHeight)
 	}
-	if note := RescanNote(r.RescanPending, r.Birthday, r.SyncedHeight); note != "" {
+	if note := rescanNote(r.RescanPending, r.Birthday, r.SyncedHeight); note != "" {
 		synced += "\n" + note
 	}
 	_, err := fmt.Fprintln(w, balanceNote+"\n"+synced)
 	return err
 }
 
-// ExpiryLayout is the time layout WriteTxTable writes an unconfirmed
+// expiryLayout is the time layout writeTxTable writes an unconfirmed
 // transaction's expiry in.
-const ExpiryLayout = "2006-01-02 15:04 UTC"
+const expiryLayout = "2006-01-02 15:04 UTC"
 
-// WriteTxTable writes transactions as a table: height ("mempool" when
+// writeTxTable writes transactions as a table: height ("mempool" when
 // unconfirmed), txid, the wallet's net amount in satoshis, confirmations,
 // and for an unconfirmed transaction when it expires and its conflicts
-// (ConflictsNote).
-func WriteTxTable(w io.Writer, txs []TxSummary) error {
+// (conflictsNote).
+func writeTxTable(w io.Writer, txs []wallet.TxSummary) error {
 	tw := table.New(w)
 	fmt.Fprintln(tw, "HEIGHT\tTXID\tDELTA (sat)\tCONFIRMATIONS\tEXPIRES\tCONFLICTS")
 	for _, t := range txs {
@@ -124,19 +114,19 @@ func WriteTxTable(w io.Writer, txs []TxSummary) error {
 		if t.Height < 0 {
 			height = "mempool"
 			if t.Expires != nil {
-				expires = t.Expires.UTC().Format(ExpiryLayout)
+				expires = t.Expires.UTC().Format(expiryLayout)
 			}
-			conflicts = t.ConflictsNote()
+			conflicts = conflictsNote(t)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%+d\t%d\t%s\t%s\n", height, t.Txid, t.Delta, t.Confirmations, expires, conflicts)
 	}
 	return tw.Flush()
 }
 
-// ConflictsNote describes an unconfirmed transaction's conflicts: the
+// conflictsNote describes an unconfirmed transaction's conflicts: the
 // transactions spending the same coins (txids joined by commas), "via a
 // conflicted parent", or "-" for none.
-func (t TxSummary) ConflictsNote() string {
+func conflictsNote(t wallet.TxSummary) string {
 	switch {
 	case len(t.Conflicts) > 0:
 		ids := make([]string, len(t.Conflicts))
@@ -151,23 +141,23 @@ func (t TxSummary) ConflictsNote() string {
 	}
 }
 
-// WriteUTXOTable writes unspent outputs as a table: outpoint, amount in
+// writeUTXOTable writes unspent outputs as a table: outpoint, amount in
 // satoshis, height, confirmations, address and what unconfirmed
-// transactions do to it (PendingNote).
-func WriteUTXOTable(w io.Writer, utxos []UTXO) error {
+// transactions do to it (pendingNote).
+func writeUTXOTable(w io.Writer, utxos []wallet.UTXO) error {
 	tw := table.New(w)
 	fmt.Fprintln(tw, "OUTPOINT\tAMOUNT (sat)\tHEIGHT\tCONFIRMATIONS\tADDRESS\tPENDING")
 	for _, u := range utxos {
-		fmt.Fprintf(tw, "%s:%d\t%d\t%d\t%d\t%s\t%s\n", u.Txid, u.Index, int64(u.Amount), u.Height, u.Confirmations, u.Address, u.PendingNote())
+		fmt.Fprintf(tw, "%s:%d\t%d\t%d\t%d\t%s\t%s\n", u.Txid, u.Index, int64(u.Amount), u.Height, u.Confirmations, u.Address, pendingNote(u))
 	}
 	return tw.Flush()
 }
 
-// PendingNote describes what unconfirmed transactions do to the output:
+// pendingNote describes what unconfirmed transactions do to an output:
 // "spent by TXID" for the first that spends it (with "(+N conflicting)"
 // when more do), "spent", and "conflicted" for an output of a conflicted
 // unconfirmed transaction, joined by "; "; "-" for none.
-func (u UTXO) PendingNote() string {
+func pendingNote(u wallet.UTXO) string {
 	var parts []string
 	if u.Conflicted {
 		parts = append(parts, "conflicted")
@@ -187,11 +177,11 @@ func (u UTXO) PendingNote() string {
 	return strings.Join(parts, "; ")
 }
 
-// WriteAddressTable writes watched addresses as a table: the address (or
+// writeAddressTable writes watched addresses as a table: the address (or
 // "script:" and the element of a script without one), kind, derivation
 // path ("imported" for a single address), whether it is used, and the
 // checksum of the descriptor it comes from.
-func WriteAddressTable(w io.Writer, addrs []AddressInfo) error {
+func writeAddressTable(w io.Writer, addrs []wallet.AddressInfo) error {
 	tw := table.New(w)
 	fmt.Fprintln(tw, "ADDRESS\tKIND\tPATH\tUSED\tDESCRIPTOR")
 	for _, a := range addrs {
@@ -219,45 +209,45 @@ func WriteAddressTable(w io.Writer, addrs []AddressInfo) error {
 	return tw.Flush()
 }
 
-// StatsReport is the match statistics with the address counts, the
-// descriptors and the newest false positives.
-type StatsReport struct {
-	Stats
-	Addresses AddressCounts `json:"addresses"`
+// statsReport is the match statistics with the address counts, the descriptors
+// and the newest false positives (`wallet stats --json`).
+type statsReport struct {
+	wallet.Stats
+	Addresses wallet.AddressCounts `json:"addresses"`
 	// Descriptors is never nil, so it prints as [] when empty.
-	Descriptors      []DescriptorInfo `json:"descriptors"`
-	FalsePositiveTxs []FalsePositive  `json:"false_positive_txs,omitempty"`
+	Descriptors      []wallet.DescriptorInfo `json:"descriptors"`
+	FalsePositiveTxs []wallet.FalsePositive  `json:"false_positive_txs,omitempty"`
 }
 
-// StatsReport returns the statistics, with up to fps false-positive
+// readStatsReport returns w's statistics, with up to fps false-positive
 // transactions, newest first (none when fps is 0).
-func (w *Wallet) StatsReport(fps int) (StatsReport, error) {
+func readStatsReport(w *wallet.Wallet, fps int) (statsReport, error) {
 	st, err := w.Stats()
 	if err != nil {
-		return StatsReport{}, err
+		return statsReport{}, err
 	}
 	descs, err := w.Descriptors()
 	if err != nil {
-		return StatsReport{}, err
+		return statsReport{}, err
 	}
 	counts, err := w.AddressCounts()
 	if err != nil {
-		return StatsReport{}, err
+		return statsReport{}, err
 	}
-	r := StatsReport{Stats: st, Addresses: counts, Descriptors: descs}
+	r := statsReport{Stats: st, Addresses: counts, Descriptors: descs}
 	if r.Descriptors == nil {
-		r.Descriptors = []DescriptorInfo{}
+		r.Descriptors = []wallet.DescriptorInfo{}
 	}
 	if fps > 0 {
 		if r.FalsePositiveTxs, err = w.FalsePositives(fps); err != nil {
-			return StatsReport{}, err
+			return statsReport{}, err
 		}
 	}
 	return r, nil
 }
 
-// WriteText writes the statistics, one figure per line.
-func (r StatsReport) WriteText(w io.Writer) error {
+// writeText writes the statistics, one figure per line.
+func (r statsReport) writeText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "blocks applied %d\n", r.BlocksApplied)
 	fmt.Fprintf(&b, "block matches %d: relevant %d, false positives %d\n", r.Matched, r.Relevant, r.FalsePositives)
