@@ -42,10 +42,13 @@ type Node struct {
 	transports *transportMemory
 	bcast      *broadcaster
 
-	msgs    chan any
-	quit    chan struct{}
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+	msgs   chan any
+	quit   chan struct{}
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	// watchWG holds the goroutine that watches the caller's context:
+	// it stops the node itself, so Stop waits for it apart from wg.
+	watchWG sync.WaitGroup
 	startMu sync.Mutex
 	started bool
 	stopped bool
@@ -153,11 +156,13 @@ func (n *Node) Start(ctx context.Context) error {
 		go n.connLoop(runCtx, i)
 	}
 	// Stop when the caller's context ends. The goroutine ends with
-	// runCtx, which Stop cancels.
+	// runCtx, which stop cancels; Stop waits for it.
+	n.watchWG.Add(1)
 	go func() {
+		defer n.watchWG.Done()
 		select {
 		case <-ctx.Done():
-			_ = n.Stop()
+			_ = n.stop()
 		case <-runCtx.Done():
 		}
 	}()
@@ -166,8 +171,17 @@ func (n *Node) Start(ctx context.Context) error {
 
 // Stop disconnects every peer, waits for the node's goroutines, flushes
 // the watcher and closes the stores. It is idempotent: later calls return
-// the first call's result.
+// the first call's result. When it returns, no goroutine of the node is
+// left, the one that stopped the node at the end of Start's context
+// included.
 func (n *Node) Stop() error {
+	err := n.stop()
+	n.watchWG.Wait()
+	return err
+}
+
+// stop is Stop without waiting for the context watcher, which calls it.
+func (n *Node) stop() error {
 	n.startMu.Lock()
 	defer n.startMu.Unlock()
 	if n.stopped {
