@@ -31,8 +31,9 @@ const bridgeTick = 200 * time.Millisecond
 
 // dashboardBuffer is the capacity of the dashboard's event channel; the
 // bridge waits when it is full (the node never does: its subscription
-// queue is unbounded).
-const dashboardBuffer = 1024
+// queue is unbounded), until the session's quit. A variable so that a
+// test can fill it quickly.
+var dashboardBuffer = 1024
 
 // readingBuffer is the capacity of the dashboard's reading channel; a
 // reading that does not fit is dropped (the next one supersedes it).
@@ -110,6 +111,10 @@ type Session struct {
 	firstFilter time.Time
 	syncedAt    time.Time
 
+	// quit is closed when Stop begins: the bridge stops waiting for a
+	// dashboard that no longer reads (Stop then waits for the bridge).
+	quit       chan struct{}
+	quitOnce   sync.Once
 	bridgeDone chan struct{}
 	events     chan spv.Event
 	readings   chan privacy.Reading
@@ -141,6 +146,7 @@ func New(cfg Config) (*Session, error) {
 	s := &Session{
 		cfg: cfg, w: cfg.Wallet, network: network,
 		meter:      privacy.NewMeter(privacy.MeterConfig{FPRate: cfg.Node.FPRate}),
+		quit:       make(chan struct{}),
 		bridgeDone: make(chan struct{}),
 		done:       make(chan struct{}),
 	}
@@ -257,8 +263,11 @@ func (s *Session) Wait(ctx context.Context) error {
 }
 
 // Stop stops the node (which flushes the wallet), waits for the bridge
-// and closes the log. It is safe to call once after New or Start.
+// and closes the log. It returns in bounded time whatever a dashboard
+// does: the bridge stops forwarding events to it first. It is safe to
+// call once after New or Start.
 func (s *Session) Stop() error {
+	s.quitOnce.Do(func() { close(s.quit) })
 	err := s.node.Stop()
 	s.mu.Lock()
 	if s.userSub != nil {
@@ -412,6 +421,7 @@ func (s *Session) handleEvent(ctx context.Context, ev spv.Event) {
 	select {
 	case s.events <- ev:
 	case <-ctx.Done():
+	case <-s.quit:
 	}
 }
 
