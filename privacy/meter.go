@@ -1,6 +1,7 @@
 package privacy
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -204,9 +205,11 @@ type WalletCounts struct {
 // sent and the universe size, it keeps the expected anonymity set of the
 // filters sent under the joint model (one Joint over every distinct
 // filter), and a short trend. It is pure and synchronous, not safe for
-// concurrent use. Observe costs a filter decode and the joint model's
-// update for the filter it touches (Joint.Add or Joint.Update, then one
-// Joint.Rate); Current and SetCandidates reuse the cached rates.
+// concurrent use. Observe costs the joint model's update for the filter it
+// touches (Joint.Add or Joint.Update, then one Joint.Rate), not a decode:
+// a record's filter is decoded once, by whoever read or sent it
+// (transcript.Record.Bloom). Current and SetCandidates reuse the cached
+// rates.
 type Meter struct {
 	history       int
 	elementsPerTx float64
@@ -299,16 +302,55 @@ func (m *Meter) SetObserved(falsePositives, tested uint64) Reading {
 // record changes nothing and adds no reading.
 func (m *Meter) Observe(r transcript.Record) (Reading, error) {
 	m.onPath.Observe(r)
-	switch r.Kind {
-	case transcript.KindGetData:
+	if r.Kind == transcript.KindGetData {
 		// A request changes no filter (the reading stands) and adds no
 		// reading to the history; the behaviour attack reads it.
 		m.behave.observe(r)
 		return m.Current(), nil
+	}
+	if err := m.fold(r); err != nil {
+		return m.Current(), err
+	}
+	m.refresh()
+	return m.record(), nil
+}
+
+// Restore feeds the records an earlier run sent (a transcript read at
+// start-up), in order, as Observe would one by one, but brings the model
+// up to date once, after the last: the state, Current and the next
+// readings are those of Observe record by record, and History holds the
+// final reading only (not one per record). A record Observe would refuse
+// is skipped; the first such error is returned with the reading.
+func (m *Meter) Restore(recs []transcript.Record) (Reading, error) {
+	var first error
+	folded := false
+	for _, r := range recs {
+		m.onPath.Observe(r)
+		if r.Kind == transcript.KindGetData {
+			m.behave.observe(r)
+			continue
+		}
+		if err := m.fold(r); err != nil {
+			first = cmp.Or(first, err)
+			continue
+		}
+		folded = true
+	}
+	if !folded {
+		return m.Current(), first
+	}
+	m.refresh()
+	return m.record(), first
+}
+
+// fold applies one filter record to the filters held, without bringing
+// the model up to date (refresh). A record it refuses changes nothing.
+func (m *Meter) fold(r transcript.Record) error {
+	switch r.Kind {
 	case transcript.KindFilterLoad:
-		f, err := bip37.Deserialize(r.Filter)
+		f, err := r.Bloom() // shared with the record's other readers: never modified here
 		if err != nil {
-			return m.Current(), fmt.Errorf("%w: seq %d: %w", ErrBadFilterRecord, r.Seq, err)
+			return fmt.Errorf("%w: seq %d: %w", ErrBadFilterRecord, r.Seq, err)
 		}
 		m.load(r.Peer, f, string(r.Filter))
 	case transcript.KindFilterAdd:
@@ -319,17 +361,21 @@ func (m *Meter) Observe(r transcript.Record) (Reading, error) {
 	case transcript.KindFilterClear:
 		delete(m.peers, r.Peer)
 	default:
-		return m.Current(), fmt.Errorf("%w: seq %d: unknown kind %q", transcript.ErrBad, r.Seq, r.Kind)
+		return fmt.Errorf("%w: seq %d: unknown kind %q", transcript.ErrBad, r.Seq, r.Kind)
 	}
 	m.behave.observe(r)
 	m.last = r
-	m.refresh()
+	return nil
+}
+
+// record appends the current reading to the history and returns it.
+func (m *Meter) record() Reading {
 	rd := m.Current()
 	m.readings = append(m.readings, rd)
 	if len(m.readings) > m.history {
 		m.readings = m.readings[len(m.readings)-m.history:]
 	}
-	return rd, nil
+	return rd
 }
 
 // load starts a generation on peer with filter f (serialized as key): the
@@ -365,6 +411,9 @@ func (m *Meter) add(peer string, e *meterEntry, data []byte) {
 		m.peers[peer], m.latest = ne, ne
 		return
 	}
+	// A filter from a record is shared (transcript.Record.Bloom): the
+	// grown state is a copy.
+	e.filter = e.filter.Clone()
 	e.filter.Add(data)
 	m.joint.Update(e.idx, e.filter)
 	if m.byContent[e.key] == e {

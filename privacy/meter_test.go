@@ -7,9 +7,12 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/filterpolicy"
 	"github.com/bloomwatch/bloomwatch/transcript"
+	"github.com/bloomwatch/bloomwatch/watch"
 )
 
 func TestMeter(t *testing.T) {
@@ -129,4 +132,124 @@ func TestMeterAgreesWithAnalyze(t *testing.T) {
 			t.Errorf("record %d: meter %v/%v, analyzer %v/%v", i, rd.IntersectionFP, rd.Entropy, p.ExpectedFP, p.ExpectedEntropy)
 		}
 	}
+}
+
+// TestRestoreIsObserveRecordByRecord feeds one transcript to two meters:
+// record by record (Observe) and at once (Restore, which brings the model
+// up to date once). Both end in the same state: the same reading, and the
+// same reading again after one more record; Restore skips what Observe
+// refuses and says so.
+func TestRestoreIsObserveRecordByRecord(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 9))
+	cands := randomCandidates(rng, 400, 1)
+	var recs []transcript.Record
+	seq := uint64(0)
+	next := func(r transcript.Record) {
+		r.Seq = seq
+		seq++
+		recs = append(recs, r)
+	}
+	// One tweak, nested sizes, the same filter to three peers, the wallet
+	// growing: as the node sends them.
+	for i := 0; i < 30; i++ {
+		n := uint32(64 << (i / 10))
+		f := mustFilter(t, n, 1e-4, 0x5eed, bip37.UpdateAll, cands[:10+5*i]...)
+		for _, p := range []string{"a", "b", "c"} {
+			next(loadRecord(0, p, int32(100+i), f))
+		}
+		if i == 12 {
+			next(transcript.Record{Peer: "b", Kind: transcript.KindFilterAdd, Data: cands[399].Forms[0]})
+			next(transcript.Record{Peer: "c", Kind: transcript.KindFilterClear})
+			next(transcript.Record{Peer: "a", Kind: transcript.KindGetData, Height: 5, Count: 2})
+			next(transcript.Record{Peer: "a", Kind: transcript.KindFilterLoad, Filter: []byte{1, 2, 3}}) // refused
+		}
+	}
+	one := NewMeter(MeterConfig{})
+	one.SetUniverse(5_000_000, "test")
+	one.SetWallet(WalletCounts{OnChain: 20, Watched: 60, Elements: 70})
+	var refused int
+	for _, r := range recs {
+		if _, err := one.Observe(r); err != nil {
+			refused++
+		}
+	}
+	all := NewMeter(MeterConfig{})
+	all.SetUniverse(5_000_000, "test")
+	all.SetWallet(WalletCounts{OnChain: 20, Watched: 60, Elements: 70})
+	got, err := all.Restore(recs)
+	if refused != 1 || !errors.Is(err, ErrBadFilterRecord) {
+		t.Fatalf("Observe refused %d records, Restore said %v", refused, err)
+	}
+	if want := one.Current(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("restored reading\n%+v\nrecord by record\n%+v", got, want)
+	}
+	if h := all.History(); len(h) != 1 || !reflect.DeepEqual(h[0], got) {
+		t.Fatalf("history after Restore: %d readings", len(h))
+	}
+	f := mustFilter(t, 512, 1e-4, 0x5eed, bip37.UpdateAll, cands[:200]...)
+	more := loadRecord(seq, "a", 200, f)
+	r1, err1 := one.Observe(more)
+	r2, err2 := all.Observe(more)
+	if err1 != nil || err2 != nil || !reflect.DeepEqual(r1, r2) {
+		t.Fatalf("after one more record:\n%+v (%v)\n%+v (%v)", r1, err1, r2, err2)
+	}
+	if empty, err := NewMeter(MeterConfig{}).Restore(nil); err != nil || empty.Filters != 0 {
+		t.Fatalf("empty restore: %+v, %v", empty, err)
+	}
+}
+
+// BenchmarkMeterStartup brings a meter to the filters of a transcript of
+// 1,000 filterload records (one tweak, each filter sent to three peers,
+// five elements more between loads, nested sizes: what a session finds
+// at start-up, sized as the node sizes them), record by record (observe: as sessions did before
+// Restore) or at once (restore). The records carry their filters decoded
+// (transcript.Read's); observe-decode decodes each again as Observe did
+// before the record shared its filter.
+func BenchmarkMeterStartup(b *testing.B) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	cands := randomCandidates(rng, 2000, 1)
+	var recs []transcript.Record
+	var raw []transcript.Record
+	for i := 0; len(recs) < 1000; i++ {
+		var els watch.Elements
+		for _, c := range cands[:40+5*i] {
+			els.Data = append(els.Data, c.Forms[0])
+		}
+		f, err := filterpolicy.BuildFilter(els, filterpolicy.DefaultFPRate, 0x5eed)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, p := range []string{"a", "b", "c"} {
+			r := loadRecord(uint64(len(recs)), p, int32(100+i), f)
+			raw = append(raw, r)
+			recs = append(recs, r.WithBloom(f))
+		}
+	}
+	recs, raw = recs[:1000], raw[:1000]
+	// CPU time beside the wall time, which the shared machine's load
+	// stretches.
+	run := func(name string, f func(m *Meter) error) {
+		b.Run(name, func(b *testing.B) {
+			cpu0 := processCPU()
+			for b.Loop() {
+				if err := f(NewMeter(MeterConfig{})); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(processCPU()-cpu0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+		})
+	}
+	observe := func(recs []transcript.Record) func(m *Meter) error {
+		return func(m *Meter) error {
+			for _, r := range recs {
+				if _, err := m.Observe(r); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	run("observe-decode", observe(raw))
+	run("observe", observe(recs))
+	run("restore", func(m *Meter) error { _, err := m.Restore(recs); return err })
 }

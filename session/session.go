@@ -179,9 +179,10 @@ func New(cfg Config) (*Session, error) {
 	s.meter.SetUniverse(s.universe.size())
 	s.meter.SetWallet(s.walletCounts())
 	// The adversary keeps every filter it ever received: earlier runs'
-	// filters count before this run adds to them.
-	for _, r := range node.Transcript() {
-		s.observe(r)
+	// filters count before this run adds to them (folded at once, the
+	// model brought up to date after the last).
+	if _, err := s.meter.Restore(node.Transcript()); err != nil {
+		s.log.Warn("privacy meter: earlier filters", "err", err)
 	}
 	return s, nil
 }

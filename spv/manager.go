@@ -527,11 +527,13 @@ func (m *manager) fail(err error) {
 func (m *manager) loadFilter(ps *peerState, reason string, f *bip37.Filter) {
 	height := m.next - 1
 	payload := f.Serialize()
+	// The record carries f itself: its readers (the meter, the
+	// dashboard) share it instead of decoding the bytes again.
 	rec, err := m.n.trans.Append(transcript.Record{
 		Time: m.n.clock.Now(), Peer: ps.addr, Height: height,
 		Kind: transcript.KindFilterLoad, Filter: payload, Reason: reason, Via: ps.via,
 		Transport: ps.transport, Wire: m.n.filterLoadWire(ps, len(payload)),
-	})
+	}.WithBloom(f))
 	if err != nil {
 		m.fail(fmt.Errorf("%w: filterload to %s not sent: %w", ErrTranscriptWrite, ps.addr, err))
 		return

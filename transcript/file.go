@@ -87,7 +87,7 @@ func (t *File) Append(r Record) (Record, error) {
 		return r, ErrClosed
 	}
 	r.Seq, r.V = t.next, VersionOf(r)
-	if err := r.Validate(); err != nil {
+	if err := r.check(); err != nil {
 		return r, fmt.Errorf("transcript record: %w", err)
 	}
 	err := Write(t.f, r)

@@ -71,7 +71,7 @@ func Read(r io.Reader) ([]Record, error) {
 		if err := json.Unmarshal(b, &rec); err != nil {
 			return nil, &Error{Line: line, Seq: -1, Err: err}
 		}
-		if err := rec.Validate(); err != nil {
+		if err := rec.check(); err != nil {
 			return nil, &Error{Line: line, Seq: int64(rec.Seq), Err: err}
 		}
 		out = append(out, rec)

@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"bytes"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -130,6 +131,34 @@ type Record struct {
 	// padded it, the decoy packet sent with it in the same write. 0 when
 	// unknown (a getdata record covers part of a message).
 	Wire int `json:"wire,omitempty"`
+
+	// bloom is a filterload's Filter decoded, set where the record is
+	// read (Read), written (File.Append) or sent (WithBloom): one
+	// *bip37.Filter shared by every copy of the record.
+	bloom *bip37.Filter
+}
+
+// Bloom returns a filterload record's filter. A record that Read returned,
+// that File.Append wrote or that carries its sender's filter (WithBloom)
+// hands out the one it holds, decoded once and shared by every copy of the
+// record and every reader: it must not be modified. Any other record
+// decodes Filter at each call.
+func (r Record) Bloom() (*bip37.Filter, error) {
+	if r.bloom != nil {
+		return r.bloom, nil
+	}
+	if r.Kind != KindFilterLoad {
+		return nil, fmt.Errorf("%s record: no filter", r.Kind)
+	}
+	return bip37.Deserialize(r.Filter)
+}
+
+// WithBloom returns r holding f, the filter whose serialization r.Filter
+// is (the sender's own, which it no longer modifies), so that no reader
+// decodes it again: File.Append checks it instead of decoding Filter.
+func (r Record) WithBloom(f *bip37.Filter) Record {
+	r.bloom = f
+	return r
 }
 
 // Values of Record.Transport.
@@ -197,6 +226,12 @@ func checkVia(via string) error {
 // from a height of at least 0, and a version this package can read; and a
 // Via this package defines.
 func (r Record) Validate() error {
+	return r.check()
+}
+
+// check is Validate, keeping a filterload's decoded filter in r (or, when
+// r already holds one, checking it against Filter without decoding).
+func (r *Record) check() error {
 	if r.Kind != KindGetData && r.Count != 0 {
 		return fmt.Errorf("%s with a block count", r.Kind)
 	}
@@ -214,9 +249,14 @@ func (r Record) Validate() error {
 		if len(r.Filter) == 0 {
 			return fmt.Errorf("filterload without filter")
 		}
-		if _, err := bip37.Deserialize(r.Filter); err != nil {
+		if r.bloom != nil {
+			return checkBloom(r.Filter, r.bloom)
+		}
+		f, err := bip37.Deserialize(r.Filter)
+		if err != nil {
 			return fmt.Errorf("filterload: %w", err)
 		}
+		r.bloom = f
 	case KindFilterAdd:
 		if len(r.Data) == 0 {
 			return fmt.Errorf("filteradd without data")
@@ -259,6 +299,19 @@ func (r Record) checkTransport() error {
 	return nil
 }
 
+// checkBloom checks that filter, a filterload payload, is the
+// serialization of f, within BIP37's caps: f stands for it without a
+// decode.
+func checkBloom(filter []byte, f *bip37.Filter) error {
+	if f.Size() > bip37.MaxFilterSize || f.HashFuncs() > bip37.MaxHashFuncs {
+		return fmt.Errorf("filterload: %d bytes, %d hash functions: over BIP37's caps", f.Size(), f.HashFuncs())
+	}
+	if !bytes.Equal(filter, f.Serialize()) {
+		return fmt.Errorf("filterload: the filter given with the record is not the one serialized")
+	}
+	return nil
+}
+
 // HexBytes is a byte slice that marshals to and from a hex JSON string.
 type HexBytes []byte
 
@@ -267,8 +320,19 @@ func (h HexBytes) MarshalJSON() ([]byte, error) {
 	return json.Marshal(hex.EncodeToString(h))
 }
 
-// UnmarshalJSON implements json.Unmarshaler.
+// UnmarshalJSON implements json.Unmarshaler. A string without escapes
+// (what MarshalJSON writes) is decoded in place, without a copy; a filter
+// is up to 72,000 hex digits and start-up reads every one of the
+// transcript's.
 func (h *HexBytes) UnmarshalJSON(b []byte) error {
+	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' && bytes.IndexByte(b, '\\') < 0 {
+		d := make([]byte, hex.DecodedLen(len(b)-2))
+		if _, err := hex.Decode(d, b[1:len(b)-1]); err != nil {
+			return fmt.Errorf("hex bytes: %w", err)
+		}
+		*h = d
+		return nil
+	}
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
 		return fmt.Errorf("hex bytes: %w", err)

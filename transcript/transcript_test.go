@@ -227,3 +227,77 @@ func TestReadRefusesBadVia(t *testing.T) {
 		t.Errorf("longest isolation id refused: %v", err)
 	}
 }
+
+// TestBloomDecodedOnce: a filterload record that Read returned hands out
+// one decoded filter, the same for every copy of the record; a record
+// written with its sender's filter (WithBloom) keeps that filter through
+// Append, which checks it against the bytes instead of decoding them and
+// refuses one that is not theirs; a record built by hand decodes at each
+// call.
+func TestBloomDecodedOnce(t *testing.T) {
+	r := loadRecord(t)
+	var b bytes.Buffer
+	if err := Write(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := Read(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f1, err := recs[0].Bloom()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := recs[0]
+	if f2, _ := cp.Bloom(); f2 != f1 || !bytes.Equal(f1.Serialize(), r.Filter) {
+		t.Fatal("a read record's copies do not share one decoded filter")
+	}
+	if a, _ := r.Bloom(); a == nil {
+		t.Fatal("a record built by hand does not decode")
+	} else if b2, _ := r.Bloom(); a == b2 {
+		t.Fatal("a record built by hand kept a decoded filter")
+	}
+
+	tf, _, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tf.Close()
+	sent, err := bip37.Deserialize(r.Filter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := tf.Append(r.WithBloom(sent))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := w.Bloom(); got != sent {
+		t.Fatal("Append did not keep the sender's filter")
+	}
+	other := sent.Clone()
+	other.Add([]byte("another element"))
+	if _, err := tf.Append(r.WithBloom(other)); err == nil {
+		t.Fatal("Append took a filter that is not the record's")
+	}
+	if _, err := (Record{Kind: KindGetData, Height: 1, Count: 1}).Bloom(); err == nil {
+		t.Fatal("a getdata record has a filter")
+	}
+}
+
+// TestHexBytesJSON: the plain hex string MarshalJSON writes decodes
+// without a copy of the string; one with JSON escapes decodes too, the
+// slow way; malformed hex and odd lengths are errors either way.
+func TestHexBytesJSON(t *testing.T) {
+	for in, want := range map[string]string{`"00ff10"`: "\x00\xff\x10", `""`: "", `"\u0030\u0031ab"`: "\x01\xab"} {
+		var h HexBytes
+		if err := h.UnmarshalJSON([]byte(in)); err != nil || string(h) != want {
+			t.Errorf("%s: %x, %v; want %x", in, []byte(h), err, want)
+		}
+	}
+	for _, in := range []string{`"0g"`, `"abc"`, `"\u0030"`, `12`, `"00`} {
+		var h HexBytes
+		if err := h.UnmarshalJSON([]byte(in)); err == nil {
+			t.Errorf("%s: decoded to %x", in, []byte(h))
+		}
+	}
+}

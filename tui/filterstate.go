@@ -63,7 +63,7 @@ type filterPicture struct {
 	diff       []byte
 }
 
-// noteFilter decodes a filterload's record for the filter panel, the
+// noteFilter reads a filterload's record for the filter panel, the
 // picture and the detail view.
 func (s *state) noteFilter(e spv.FilterLoaded) {
 	s.filterGen++
@@ -72,7 +72,7 @@ func (s *state) noteFilter(e spv.FilterLoaded) {
 		s.pic = filterPicture{}
 		return
 	}
-	f, err := bip37.Deserialize(rec.Filter)
+	f, err := rec.Bloom() // the node's own filter, shared: read only
 	if err != nil {
 		s.pic = filterPicture{}
 		return
