@@ -505,7 +505,7 @@ func (m *manager) report(fb *watch.FilteredBlock, res watch.BlockResult, why map
 		At: now, Height: fb.Height, Hash: fb.Hash, Matched: nMatched,
 		Relevant: nRelevant, FalsePositives: nFP, Again: again, Checks: checks,
 		ObservedFPRate: st.ObservedFPRate, TheoreticalFPRate: st.Filter.FPRate,
-		PeerHeight: st.PeerHeight,
+		PeerHeight: st.PeerHeight, Tested: st.Tested,
 	})
 	if len(busy) > 0 {
 		m.retireDecoys(fb.Height, busy)

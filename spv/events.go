@@ -76,10 +76,13 @@ type PeerBanned struct {
 	Until  time.Time
 }
 
-// PeersUpdated carries a periodic snapshot of every connected peer.
+// PeersUpdated carries a periodic snapshot of every connected peer, and
+// the bytes read from every peer so far, those gone included
+// (Status.BytesReceived).
 type PeersUpdated struct {
 	At
-	Peers []PeerInfo
+	Peers         []PeerInfo
+	BytesReceived uint64
 }
 
 // HeadersProgress reports header sync progress.
@@ -187,6 +190,9 @@ type BlockProcessed struct {
 	// none was drawn; CheckWaiting: the second-peer check waits for a
 	// peer to have the block; CheckNoSecondPeer: no peer can answer it).
 	Checks BlockChecks
+	// Tested counts the transactions of the blocks applied so far, this
+	// one included (Status.Tested: the denominator of ObservedFPRate).
+	Tested uint64
 }
 
 // BlockChecks are the omission checks of a delivered block.
@@ -230,6 +236,14 @@ type Reorg struct {
 	NewTip     chainhash.Hash
 	OldHeight  int32
 	NewHeight  int32
+}
+
+// SyncStopped reports that syncing stopped on an error that is no peer's
+// fault (Status.Err: the watcher, the transcript or the header store
+// failed). The node applies nothing more; it stays up until Stop.
+type SyncStopped struct {
+	At
+	Err error
 }
 
 // SyncDone reports that the watcher is applied up to the best peer's tip.

@@ -465,7 +465,7 @@ func (m *manager) onTick(now time.Time) {
 	}
 	m.refreshPeers()
 	if len(m.st.Peers) > 0 {
-		m.n.publish(PeersUpdated{At: m.n.at(), Peers: m.st.Peers})
+		m.n.publish(PeersUpdated{At: m.n.at(), Peers: m.st.Peers, BytesReceived: m.n.bytesReceived()})
 	}
 	m.schedule()
 }
@@ -515,6 +515,7 @@ func (m *manager) fail(err error) {
 	if m.fatal == nil {
 		m.fatal = err
 		m.n.log.Error("sync stopped", "err", err)
+		m.n.publish(SyncStopped{At: m.n.at(), Err: err})
 	}
 }
 

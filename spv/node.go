@@ -263,13 +263,19 @@ func (n *Node) Status() Status {
 	st := n.status
 	st.Peers = append([]PeerInfo(nil), st.Peers...)
 	n.statusMu.Unlock()
-	n.liveMu.Lock()
-	st.BytesReceived = n.bytesGone
-	for ps := range n.live {
-		st.BytesReceived += ps.p.BytesReceived()
-	}
-	n.liveMu.Unlock()
+	st.BytesReceived = n.bytesReceived()
 	return st
+}
+
+// bytesReceived counts the bytes read from every peer, past and present.
+func (n *Node) bytesReceived() uint64 {
+	n.liveMu.Lock()
+	defer n.liveMu.Unlock()
+	b := n.bytesGone
+	for ps := range n.live {
+		b += ps.p.BytesReceived()
+	}
+	return b
 }
 
 // Bans returns the bans in force.
