@@ -395,68 +395,76 @@ func (w *Wallet) Addresses() ([]AddressInfo, error) {
 		return nil, err
 	}
 	var out []AddressInfo
-	err := w.view(func(b readBuckets) error {
-		owners, err := readDescriptorOwners(b)
-		if err != nil {
-			return err
-		}
-		handed, err := handedOutAll(b.own)
-		if err != nil {
-			return err
-		}
-		acctPath := make(map[branchKey]string)
-		for _, sm := range sortedScopes(w.addrMgr) {
-			err := sm.ForEachAccount(b.am, func(acct uint32) error {
-				if acct == waddrmgr.ImportedAddrAccount {
-					return nil
-				}
-				props, err := sm.AccountProperties(b.am, acct)
-				if err != nil {
-					return err
-				}
-				id := branchKey{scope: sm.Scope(), account: acct}
-				acctPath[id] = accountPath(sm.Scope(), props)
-				if p, ok := owners.paths[id]; ok {
-					acctPath[id] = p
-				}
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-		}
-		entries := w.watch.entries()
-		out = make([]AddressInfo, 0, len(entries))
-		for _, e := range entries {
-			info := AddressInfo{
-				Address:  e.ws.address,
-				Kind:     e.ws.kind,
-				Imported: e.ref.imported,
-				Used:     e.used,
-				Element:  hex.EncodeToString(e.ws.element),
-			}
-			if !e.used && !e.ref.imported {
-				bk := branchKey{e.ref.scope, e.ref.account, e.ref.branch}
-				info.HandedOut = e.ref.index < handed[string(handedKey(bk, e.ref.msig))]
-			}
-			switch {
-			case e.ref.imported:
-				info.Descriptor = owners.scripts[string(e.ws.pkScript)]
-			case e.ref.msig:
-				info.Descriptor = owners.branches[branchKey{e.ref.scope, e.ref.account, e.ref.branch}]
-				info.Account, info.Branch, info.Index = e.ref.account, e.ref.branch, e.ref.index
-			default:
-				info.Descriptor = owners.branches[branchKey{e.ref.scope, e.ref.account, e.ref.branch}]
-				info.Scope = scopeString(e.ref.scope)
-				info.Account, info.Branch, info.Index = e.ref.account, e.ref.branch, e.ref.index
-				info.Path = fmt.Sprintf("%s/%d/%d", acctPath[branchKey{scope: e.ref.scope, account: e.ref.account}], e.ref.branch, e.ref.index)
-			}
-			out = append(out, info)
-		}
-		return nil
+	err := w.view(func(b readBuckets) (err error) {
+		out, err = w.addressInfos(b, w.watch.entries())
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("addresses: %w", err)
+	}
+	return out, nil
+}
+
+// addressInfos describes entries, in their order (Addresses' fields).
+func (w *Wallet) addressInfos(b readBuckets, entries []*watchEntry) ([]AddressInfo, error) {
+	out := make([]AddressInfo, 0, len(entries))
+	if len(entries) == 0 {
+		return out, nil
+	}
+	owners, err := readDescriptorOwners(b)
+	if err != nil {
+		return nil, err
+	}
+	handed, err := handedOutAll(b.own)
+	if err != nil {
+		return nil, err
+	}
+	acctPath := make(map[branchKey]string)
+	for _, sm := range sortedScopes(w.addrMgr) {
+		err := sm.ForEachAccount(b.am, func(acct uint32) error {
+			if acct == waddrmgr.ImportedAddrAccount {
+				return nil
+			}
+			props, err := sm.AccountProperties(b.am, acct)
+			if err != nil {
+				return err
+			}
+			id := branchKey{scope: sm.Scope(), account: acct}
+			acctPath[id] = accountPath(sm.Scope(), props)
+			if p, ok := owners.paths[id]; ok {
+				acctPath[id] = p
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	for _, e := range entries {
+		info := AddressInfo{
+			Address:  e.ws.address,
+			Kind:     e.ws.kind,
+			Imported: e.ref.imported,
+			Used:     e.used,
+			Element:  hex.EncodeToString(e.ws.element),
+		}
+		if !e.used && !e.ref.imported {
+			bk := branchKey{e.ref.scope, e.ref.account, e.ref.branch}
+			info.HandedOut = e.ref.index < handed[string(handedKey(bk, e.ref.msig))]
+		}
+		switch {
+		case e.ref.imported:
+			info.Descriptor = owners.scripts[string(e.ws.pkScript)]
+		case e.ref.msig:
+			info.Descriptor = owners.branches[branchKey{e.ref.scope, e.ref.account, e.ref.branch}]
+			info.Account, info.Branch, info.Index = e.ref.account, e.ref.branch, e.ref.index
+		default:
+			info.Descriptor = owners.branches[branchKey{e.ref.scope, e.ref.account, e.ref.branch}]
+			info.Scope = scopeString(e.ref.scope)
+			info.Account, info.Branch, info.Index = e.ref.account, e.ref.branch, e.ref.index
+			info.Path = fmt.Sprintf("%s/%d/%d", acctPath[branchKey{scope: e.ref.scope, account: e.ref.account}], e.ref.branch, e.ref.index)
+		}
+		out = append(out, info)
 	}
 	return out, nil
 }

@@ -34,6 +34,11 @@ func (w *Wallet) Stats() (Stats, error) {
 	if err := w.usable(); err != nil {
 		return Stats{}, err
 	}
+	return w.statsLocked(), nil
+}
+
+// statsLocked is Stats with w.mu held and the wallet usable.
+func (w *Wallet) statsLocked() Stats {
 	c := w.meta.counters
 	s := Stats{
 		Matched:               c.Relevant + c.FalsePositives,
@@ -49,7 +54,7 @@ func (w *Wallet) Stats() (Stats, error) {
 	if w.meta.firstApplied != noHeight {
 		s.BlocksApplied = int64(w.synced.Height) - int64(w.meta.firstApplied) + 1
 	}
-	return s, nil
+	return s
 }
 
 // FalsePositive is one transaction a peer sent that was not the wallet's.

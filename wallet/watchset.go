@@ -340,6 +340,11 @@ func (s *watchSet) entries() []*watchEntry {
 	for _, e := range s.scripts {
 		out = append(out, e)
 	}
+	return sortEntries(out)
+}
+
+// sortEntries sorts watched scripts in entries' order and returns them.
+func sortEntries(out []*watchEntry) []*watchEntry {
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i].ref, out[j].ref
 		switch {
