@@ -59,5 +59,5 @@ func Run(ctx context.Context, cfg Config, drive Driver, ui UI) (*Session, error)
 	return s, runErr
 }
 
-// Wallet returns the session's wallet (for a UI's wallet panel).
+// Wallet returns the session's wallet.
 func (s *Session) Wallet() *wallet.Wallet { return s.w }

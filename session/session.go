@@ -2,38 +2,37 @@ package session
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/bloomwatch/bloomwatch/internal/atomicfile"
 	"github.com/bloomwatch/bloomwatch/netparams"
 	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/spv/headers"
-	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/bloomwatch/bloomwatch/wallet"
 )
 
-// progressEvery is how often a headless session logs its progress.
+// progressEvery is how often, at most, a headless session logs its
+// progress (at the end of a batch of events: nothing happens, nothing is
+// logged).
 const progressEvery = 2 * time.Second
-
-// bridgeTick is how often the bridge checks the node's status.
-const bridgeTick = 200 * time.Millisecond
 
 // dashboardBuffer is the capacity of the dashboard's event channel; the
 // bridge waits when it is full (the node never does: its subscription
 // queue is unbounded), until the session's quit. A variable so that a
 // test can fill it quickly.
 var dashboardBuffer = 1024
+
+// walletBuffer is the capacity of the dashboard's wallet channel; the
+// bridge waits when it is full, until the session's quit (a change is a
+// delta: none may be dropped). It holds one read per event batch.
+const walletBuffer = 16
 
 // readingBuffer is the capacity of the dashboard's reading channel; a
 // reading that does not fit is dropped (the next one supersedes it).
@@ -116,8 +115,16 @@ type Session struct {
 	quit       chan struct{}
 	quitOnce   sync.Once
 	bridgeDone chan struct{}
-	events     chan spv.Event
-	readings   chan privacy.Reading
+	// events, readings and walletChanges are a dashboard's feeds (nil
+	// without Config.Dashboard).
+	events        chan spv.Event
+	readings      chan privacy.Reading
+	walletChanges chan wallet.ChangeResult
+	// changes reads the wallet's changes (the wallet's Changes; a test
+	// counts the reads); batchDone, when set (a test), is called after
+	// each batch of events with its size.
+	changes   func(*wallet.ChangeCursor) (wallet.Change, error)
+	batchDone func(events int)
 	// userSub is the subscription Events hands a program without a
 	// dashboard (made at its first call; guarded by mu).
 	userSub *spv.Subscription
@@ -150,9 +157,11 @@ func New(cfg Config) (*Session, error) {
 		bridgeDone: make(chan struct{}),
 		done:       make(chan struct{}),
 	}
+	s.changes = s.w.Changes
 	if cfg.Dashboard {
 		s.events = make(chan spv.Event, dashboardBuffer)
 		s.readings = make(chan privacy.Reading, readingBuffer)
+		s.walletChanges = make(chan wallet.ChangeResult, walletBuffer)
 	}
 	if s.log, s.closeLg, err = openLog(cfg, s.w.Dir()); err != nil {
 		return nil, err
@@ -177,7 +186,6 @@ func New(cfg Config) (*Session, error) {
 	s.node = node
 	s.universe = loadUniverse(nodeDir, network.Name, s.log)
 	s.meter.SetUniverse(s.universe.size())
-	s.meter.SetWallet(s.walletCounts())
 	// The adversary keeps every filter it ever received: earlier runs'
 	// filters count before this run adds to them (folded at once, the
 	// model brought up to date after the last).
@@ -217,8 +225,17 @@ func (s *Session) Events() <-chan spv.Event {
 }
 
 // Readings returns the privacy meter's readings for a dashboard (nil
-// without Config.Dashboard).
+// without Config.Dashboard); a reading the dashboard is too slow for is
+// dropped (the next supersedes it). Closed when the session stops.
 func (s *Session) Readings() <-chan privacy.Reading { return s.readings }
+
+// WalletChanges returns the wallet's changes for a dashboard (nil without
+// Config.Dashboard): the first holds every address and unspent output,
+// each later one what a batch of the node's events changed (one
+// Wallet.Changes read per batch, shared with the privacy meter), in order;
+// a failed read comes as its error. The dashboard must drain it (the
+// bridge waits for it, until Stop). Closed when the session stops.
+func (s *Session) WalletChanges() <-chan wallet.ChangeResult { return s.walletChanges }
 
 // Done is closed when the session ends on its own: the tip reached with
 // UntilSynced, a node failure, or no peer for PeerTimeout. Err then says
@@ -277,16 +294,6 @@ func (s *Session) Stop() error {
 	s.mu.Unlock()
 	if s.sub != nil {
 		<-s.bridgeDone
-		// The bridge is done: the meter is the caller's now. The last
-		// reading carries the behaviour attack over everything seen.
-		s.mu.Lock()
-		have := s.lastReading != nil
-		s.mu.Unlock()
-		if have {
-			s.publish(s.meter.Settle())
-		}
-		st := s.node.Status()
-		s.universe.update(st.Tested, st.WatcherHeight)
 		if uerr := s.universe.save(); uerr != nil {
 			s.log.Warn("privacy meter: universe estimate not saved", "err", uerr)
 		}
@@ -303,174 +310,6 @@ func (s *Session) finish(err error) {
 		s.doneErr = err
 		close(s.done)
 	})
-}
-
-// bridge is the session's one goroutine: it drains the node's events,
-// feeds the privacy meter with the record of every filter sent, forwards
-// events and readings to the dashboard, and on its ticker ends the
-// session when the wallet reaches the tip (UntilSynced), when the node
-// fails, or when no peer has been usable for PeerTimeout. It ends when the
-// node closes the subscription (at Stop).
-func (s *Session) bridge(ctx context.Context) {
-	defer close(s.bridgeDone)
-	if s.events != nil {
-		defer close(s.events)
-	}
-	tick := time.NewTicker(bridgeTick)
-	defer tick.Stop()
-	lastProgress := time.Now()
-	peerDeadline := time.Now().Add(s.cfg.PeerTimeout)
-	events := s.sub.Events()
-	for {
-		select {
-		case ev, ok := <-events:
-			if !ok {
-				return
-			}
-			s.handleEvent(ctx, ev)
-		case <-tick.C:
-			st := s.node.Status()
-			switch {
-			case st.Err != nil:
-				s.finish(st.Err)
-			case s.cfg.UntilSynced && st.Synced:
-				s.finish(nil)
-			}
-			if len(st.Peers) > 0 || st.Synced {
-				peerDeadline = time.Now().Add(s.cfg.PeerTimeout)
-			} else if s.cfg.PeerTimeout > 0 && time.Now().After(peerDeadline) {
-				s.finish(fmt.Errorf("%w for %s (tried %v%s)", ErrNoPeer, s.cfg.PeerTimeout, s.peerList(), s.goneReasons()))
-			}
-			if !s.cfg.Dashboard && time.Since(lastProgress) >= progressEvery {
-				lastProgress = time.Now()
-				s.log.Info("progress", "headers", st.HeaderHeight, "wallet", st.WatcherHeight,
-					"peer_height", st.PeerHeight, "peers", len(st.Peers), "matched", st.Matched,
-					"false_positives", st.FalsePositives, "bytes", st.BytesReceived)
-			}
-		}
-	}
-}
-
-// handleEvent updates the meter and forwards ev to the dashboard.
-func (s *Session) handleEvent(ctx context.Context, ev spv.Event) {
-	switch ev := ev.(type) {
-	case spv.PeerDisconnected:
-		if s.lastGone == nil {
-			s.lastGone = map[string]string{}
-		}
-		s.lastGone[ev.Addr] = ev.Reason
-	case spv.FilterLoaded:
-		s.mu.Lock()
-		if s.firstFilter.IsZero() {
-			s.firstFilter = ev.Time
-		}
-		s.mu.Unlock()
-		// A new filter: the wallet may have grown (a new key, an
-		// outpoint); the reading the record gives counts it.
-		s.meter.SetWallet(s.walletCounts())
-		s.publish(s.observe(ev.Record))
-	case spv.BlocksRequested:
-		s.publish(s.observe(ev.Record))
-	case spv.BlockMatches:
-		// What a peer sent in a filtered block (the behaviour attack's
-		// side of the peer; judged when MatchedTx comes).
-		for _, id := range ev.Matched {
-			s.meter.ObserveSent(ev.Time, ev.Peer, ev.Height, privacy.SentTx{ID: id})
-		}
-	case spv.MatchedTx:
-		// The watcher's verdict on a transaction a peer sent, or a
-		// mempool relay (published at once: no block follows it).
-		if ev.Peer != "" && (ev.Relevant || ev.Height < 0) {
-			s.meter.ObserveSent(ev.Time, ev.Peer, ev.Height, privacy.SentTx{ID: ev.Txid, Wallet: ev.Relevant})
-		}
-		switch {
-		case ev.Relevant && ev.Height < 0:
-			// An unconfirmed payment marks its address used too.
-			s.publish(s.meter.SetWallet(s.walletCounts()))
-		case ev.Height < 0:
-			s.publish(s.meter.Current())
-		}
-	case spv.BlockProcessed:
-		if !ev.Again {
-			s.meter.ObserveBlock(ev.Matched, ev.Relevant) // the on-path observer
-		}
-		st := s.node.Status()
-		s.universe.block(ev.Height, ev.Again)
-		s.universe.update(st.Tested, max(st.WatcherHeight, ev.Height))
-		if ev.Relevant > 0 {
-			// A payment may have used an address: N may have grown.
-			s.meter.SetWallet(s.walletCounts())
-		}
-		s.meter.SetObserved(uint64(max(st.FalsePositives, 0)), st.Tested-min(st.Tested, uint64(max(st.Relevant, 0))))
-		s.publish(s.meter.SetUniverse(s.universe.size()))
-	case spv.SyncDone:
-		s.mu.Lock()
-		if s.syncedAt.IsZero() {
-			s.syncedAt = ev.Time
-		}
-		s.mu.Unlock()
-		// SyncDone comes once the watcher is applied (and flushed) up
-		// to the best peer's tip: react at once rather than at the
-		// next tick, which cost up to 200 ms of a short sync.
-		if s.cfg.UntilSynced {
-			s.finish(nil)
-		}
-	}
-	if s.events == nil || ctx.Err() != nil {
-		return // no dashboard (or it is gone): keep draining
-	}
-	select {
-	case s.events <- ev:
-	case <-ctx.Done():
-	case <-s.quit:
-	}
-}
-
-// walletCounts returns the wallet's own counts for the privacy meter
-// (privacy.WalletCounts says which is N): its used and watched addresses
-// from the wallet's watch set in memory (no key derived, nothing read
-// from disk), and the elements and decoys of the filter last loaded from
-// the node's status. A wallet that cannot be read (closed, broken) is
-// logged and leaves the counts at zero for this reading.
-func (s *Session) walletCounts() privacy.WalletCounts {
-	c, err := s.w.AddressCounts()
-	if err != nil {
-		s.log.Warn("privacy meter: wallet counts", "err", err)
-	}
-	st := s.node.Status()
-	return privacy.WalletCounts{
-		OnChain:  c.Used(),
-		Watched:  c.Derived + c.Imported,
-		Elements: max(st.Filter.Elements-st.Decoys, 0),
-		Decoys:   st.Decoys,
-	}
-}
-
-// observe feeds one transcript record to the meter and returns the
-// reading (the last one when the record is refused, which is logged).
-func (s *Session) observe(r transcript.Record) privacy.Reading {
-	reading, err := s.meter.Observe(r)
-	if err != nil {
-		s.log.Warn("privacy meter", "err", err)
-	}
-	return reading
-}
-
-// publish keeps the latest reading and forwards it to the dashboard
-// without ever blocking the bridge.
-func (s *Session) publish(r privacy.Reading) {
-	s.mu.Lock()
-	rc := r
-	s.lastReading = &rc
-	s.mu.Unlock()
-	if s.readings == nil {
-		return
-	}
-	select {
-	case s.readings <- r:
-	default:
-		// The dashboard is behind; it gets the next reading.
-	}
 }
 
 // Reading returns the privacy meter's latest reading, or nil before the
@@ -504,135 +343,4 @@ func (s *Session) peerList() []string {
 		return s.cfg.Node.Connect
 	}
 	return []string{"DNS seeds of " + s.network.Name}
-}
-
-// UniverseFile is the name, in the light node's directory (next to the
-// transcript), of the privacy meter's universe estimate: the
-// transactions counted in the merkleblocks the wallet's peers served,
-// kept across restarts.
-const UniverseFile = "universe.json"
-
-// universeVersion is the format version of UniverseFile.
-const universeVersion = 1
-
-// UniversePath returns the universe estimate of the wallet in datadir.
-func UniversePath(datadir string) string {
-	return filepath.Join(NodePath(datadir), UniverseFile)
-}
-
-// universeState is UniverseFile's content: Txs transactions were counted
-// in the merkleblocks of heights From..To (the total each merkleblock
-// states, which its merkle root commits to but a light client cannot
-// check without the transactions).
-type universeState struct {
-	Version      int    `json:"version"`
-	Network      string `json:"network"`
-	From         int32  `json:"from_height"`
-	To           int32  `json:"to_height"`
-	Txs          uint64 `json:"txs"`
-	ScriptsPerTx int    `json:"scripts_per_tx"`
-}
-
-// universeFeed keeps the meter's universe |A|: the transactions of the
-// blocks filtered in earlier runs (base) plus this run's (spv's
-// Status.Tested), times privacy.ScriptsPerTx; on mainnet the whole
-// chain's figure (privacy.MainnetChainTxData) instead, since the
-// adversary tests every script on chain, not only those of the blocks
-// this wallet fetched.
-type universeFeed struct {
-	path    string
-	network string
-	base    universeState // earlier runs, as loaded
-	cur     universeState // base plus this run
-	runFrom int32         // first block of this run (-1: none yet)
-	kept    uint64        // the part of base this run did not count again
-}
-
-// loadUniverse reads the estimate of dir. A missing file starts from
-// nothing; a malformed one, or one of another network, is logged and
-// ignored (the estimate is only the meter's, never the wallet's).
-func loadUniverse(dir, network string, log *slog.Logger) universeFeed {
-	u := universeFeed{path: filepath.Join(dir, UniverseFile), network: network, runFrom: -1}
-	u.base = universeState{Version: universeVersion, Network: network, From: -1, To: -1, ScriptsPerTx: privacy.ScriptsPerTx}
-	raw, err := os.ReadFile(u.path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		log.Warn("privacy meter: universe estimate unreadable, starting over", "path", u.path, "err", err)
-	default:
-		var st universeState
-		if err := json.Unmarshal(raw, &st); err != nil || st.Version != universeVersion || st.Network != network || st.From > st.To {
-			log.Warn("privacy meter: universe estimate malformed, starting over", "path", u.path, "err", err)
-			break
-		}
-		u.base = st
-	}
-	u.cur, u.kept = u.base, u.base.Txs
-	return u
-}
-
-// block notes a block this run filtered: the first one fixes where this
-// run's count starts. When it starts inside the range earlier runs
-// counted (a rescan), the counted range's part below it is kept, pro rata
-// (the per-block counts are not stored), and this run's count replaces
-// the rest.
-func (u *universeFeed) block(h int32, again bool) {
-	if u.runFrom >= 0 || again {
-		return
-	}
-	u.runFrom = h
-	b := u.base
-	switch {
-	case b.To < 0 || h > b.To:
-		u.kept = b.Txs
-	case h <= b.From:
-		u.kept = 0
-	default:
-		u.kept = uint64(float64(b.Txs) * float64(h-b.From) / float64(b.To-b.From+1))
-	}
-}
-
-// update sets this run's count: tested transactions through height to.
-func (u *universeFeed) update(tested uint64, to int32) {
-	if u.runFrom < 0 {
-		return
-	}
-	c := u.base
-	if c.From < 0 || u.runFrom < c.From {
-		c.From = u.runFrom
-	}
-	c.To = max(to, u.runFrom)
-	c.Txs = u.kept + tested
-	u.cur = c
-}
-
-// size returns the universe the meter uses and its description.
-func (u *universeFeed) size() (uint64, string) {
-	if u.network == privacy.MainnetChainTxData.Network {
-		return privacy.MainnetChainTxData.Candidates(), privacy.MainnetChainTxData.Describe()
-	}
-	c := u.cur
-	if c.To < 0 {
-		return 0, "no merkleblock counted yet (estimate kept in " + u.path + ")"
-	}
-	return privacy.UniverseFromTxs(c.Txs), privacy.DescribeTxUniverse(c.Txs, c.From, c.To, u.path)
-}
-
-// universeFileMode is UniverseFile's permission.
-const universeFileMode = 0o600
-
-// save writes the estimate atomically (atomicfile.Write: a temporary file
-// renamed over it). Nothing counted, nothing written.
-func (u *universeFeed) save() error {
-	if u.cur.To < 0 {
-		return nil
-	}
-	raw, err := json.Marshal(u.cur)
-	if err != nil {
-		return fmt.Errorf("encode universe estimate: %w", err)
-	}
-	if err := atomicfile.Write(u.path, append(raw, '\n'), universeFileMode); err != nil {
-		return fmt.Errorf("save universe estimate: %w", err)
-	}
-	return nil
 }

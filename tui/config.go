@@ -21,24 +21,12 @@ const (
 	// BatchWindow is how long a channel read keeps draining after its
 	// first item.
 	BatchWindow = 100 * time.Millisecond
-	// PollInterval is the wallet polling period.
-	PollInterval = time.Second
+	// ClockInterval is how often the fields that depend on the clock
+	// alone (the time since the last block) are redrawn.
+	ClockInterval = time.Second
 	// GridWidth is the terminal width from which panels form a grid.
 	GridWidth = 120
 )
-
-// WalletView is what the dashboard reads from the wallet; *wallet.Wallet
-// satisfies it. Calls are made from tea.Cmd goroutines, one poll at a time.
-type WalletView interface {
-	// Balance returns the confirmed, unconfirmed and immature balances.
-	Balance() (wallet.Balance, error)
-	// UTXOs returns the unspent outputs.
-	UTXOs() ([]wallet.UTXO, error)
-	// Addresses returns every watched address with its used flag.
-	Addresses() ([]wallet.AddressInfo, error)
-	// Stats returns the wallet's match statistics.
-	Stats() (wallet.Stats, error)
-}
 
 // Config is what the dashboard reads and calls. Every field may be nil or
 // empty: a nil channel is never read, a nil function never called.
@@ -51,10 +39,11 @@ type Config struct {
 	// results), in order: the caller observes each transcript record and
 	// forwards the reading here.
 	Privacy <-chan privacy.Reading
-	// Wallet is polled for the wallet panel: every PollInterval, and after
-	// a batch of events that processed or rolled back a block or matched
-	// a wallet transaction.
-	Wallet WalletView
+	// Wallet are the wallet's changes (wallet.Wallet.Changes results, in
+	// order: session.Session.WalletChanges), which the wallet panel and
+	// the detail view apply to what they hold; the first carries every
+	// address and unspent output. The dashboard never reads the wallet.
+	Wallet <-chan wallet.ChangeResult
 	// Reload is called with transcript.ReasonManual when the user presses r
 	// (spv.Node.ReloadFilter fits); it runs in a tea.Cmd goroutine, so it
 	// may block briefly.

@@ -44,16 +44,18 @@
 // connected, peer gone, filterload, synced, reorg); the logger's other
 // lines (warnings, the demo's chain events) are shown without their keys.
 //
-// The wallet is polled through WalletView from a tea.Cmd (never inside
-// Update): every PollInterval and after each batch that may have changed
-// it, at most one poll at a time. The poll also reads the watched
-// addresses and unspent outputs the detail view explains verdicts with.
+// The dashboard never reads the wallet: it is handed the wallet's changes
+// (Config.Wallet, wallet.Change: the figures, and the watched addresses
+// and unspent outputs that came, changed or went, which the detail view
+// explains verdicts with), which a session reads once per batch of node
+// events that may have changed the wallet, and applies each to what it
+// holds. A failed read is shown in the wallet panel over the last figures.
 //
 // # Cost
 //
 // View renders only the visible rows and slices what Update prepared: the
-// searched or sorted table, the open detail, the filter picture (decoded
-// when its filterload arrives) and the chart are rebuilt in Update when
+// searched or sorted table, the open detail, the filter picture (read
+// from the filter its filterload carries, never decoded again) and the chart are rebuilt in Update when
 // what they depend on changes. The matched transactions are a rolling
 // buffer of MaxMatched rows (the counts stay exact; a row holds its
 // transaction and match explanation, nothing derived that grows), the log

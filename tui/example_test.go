@@ -12,12 +12,14 @@ import (
 	"github.com/bloomwatch/bloomwatch/wallet"
 )
 
-// ExampleNew wires the dashboard to a node, a wallet and a privacy meter
-// feed. The readings channel is filled by the caller: each transcript
-// record goes through privacy.Meter.Observe and the reading is sent on.
+// ExampleNew wires the dashboard to a node, a privacy meter feed and a
+// wallet change feed. Both feeds are filled by the caller, as a session
+// does: each transcript record goes through privacy.Meter.Observe and the
+// reading is sent on; the wallet's Changes are read once per batch of the
+// node's events that may have changed it and sent on.
 func ExampleNew() {
-	run := func(ctx context.Context, cancel context.CancelFunc, node *spv.Node, w *wallet.Wallet,
-		readings <-chan privacy.Reading) error {
+	run := func(ctx context.Context, cancel context.CancelFunc, node *spv.Node,
+		readings <-chan privacy.Reading, changes <-chan wallet.ChangeResult) error {
 		sink := tui.NewLogSink(256)
 		slog.SetDefault(slog.New(slog.NewTextHandler(sink, nil))) // never stdout
 		sub := node.Subscribe()
@@ -26,7 +28,7 @@ func ExampleNew() {
 			Network: "regtest",
 			Events:  sub.Events(),
 			Privacy: readings,
-			Wallet:  w,
+			Wallet:  changes,
 			Reload:  node.ReloadFilter,
 			Quit:    cancel,
 			Log:     sink.Lines(),

@@ -53,7 +53,7 @@ func TestFlowFilterReloadQuit(t *testing.T) {
 	var reloads, quits atomic.Int32
 	var reason atomic.Value
 	m := New(Config{
-		Network: "regtest", Events: ev, Privacy: rd, Log: lg, Wallet: newTestWallet(t),
+		Network: "regtest", Events: ev, Privacy: rd, Log: lg, Wallet: walletFeed(t, newTestWallet(t)),
 		Reload: func(r string) { reason.Store(r); reloads.Add(1) },
 		Quit:   func() { quits.Add(1) },
 	})
@@ -131,7 +131,7 @@ func TestFlowFinishedEndsTheDashboard(t *testing.T) {
 	finished := make(chan struct{})
 	var quits atomic.Int32
 	m := New(Config{
-		Network: "regtest", Events: ev, Privacy: rd, Log: lg, Wallet: newTestWallet(t),
+		Network: "regtest", Events: ev, Privacy: rd, Log: lg, Wallet: walletFeed(t, newTestWallet(t)),
 		Finished: finished, Quit: func() { quits.Add(1) },
 	})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(160, 48))
@@ -151,7 +151,7 @@ func typeKeys(tm *teatest.TestModel, s string) {
 func TestFlowDetailSearchSortBitsHelp(t *testing.T) {
 	ev, rd, lg := flowChannels(t)
 	var quits atomic.Int32
-	m := New(Config{Network: "regtest", Events: ev, Privacy: rd, Log: lg, Wallet: newTestWallet(t),
+	m := New(Config{Network: "regtest", Events: ev, Privacy: rd, Log: lg, Wallet: walletFeed(t, newTestWallet(t)),
 		Quit: func() { quits.Add(1) }})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40))
 	waitScreen(t, tm, "wallet 15", "fp 33", "[1/48]")

@@ -23,9 +23,6 @@ import (
 	"github.com/bloomwatch/bloomwatch/watch"
 )
 
-// Compile-time check: the real wallet is a WalletView.
-var _ WalletView = (*wallet.Wallet)(nil)
-
 // t0 is the fixed time of the scripted session.
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
@@ -295,16 +292,33 @@ func feed(t testing.TB, m Model, msgs ...tea.Msg) Model {
 	return m
 }
 
+// walletChange is the first change a reader of w gets (every address and
+// unspent output), as a session hands it to its dashboard.
+func walletChange(t testing.TB, w *wallet.Wallet) wallet.ChangeResult {
+	t.Helper()
+	var cur wallet.ChangeCursor
+	c, err := w.Changes(&cur)
+	require.NoError(t, err)
+	return wallet.ChangeResult{Change: c}
+}
+
+// walletFeed returns a channel holding w's first change (Config.Wallet).
+func walletFeed(t testing.TB, w *wallet.Wallet) <-chan wallet.ChangeResult {
+	ch := make(chan wallet.ChangeResult, 1)
+	ch <- walletChange(t, w)
+	return ch
+}
+
 // scriptedModel is a dashboard of w x h cells after the scripted session,
-// with the real wallet polled once.
-func scriptedModel(t testing.TB, w, h int, wv WalletView) Model {
-	m := New(Config{Network: "regtest", Wallet: wv, Now: fixedNow})
+// with the real wallet's first change applied (none when wl is nil).
+func scriptedModel(t testing.TB, w, h int, wl *wallet.Wallet) Model {
+	m := New(Config{Network: "regtest", Now: fixedNow})
 	m = feed(t, m, tea.WindowSizeMsg{Width: w, Height: h},
 		eventsMsg{events: scriptedEvents()},
 		readingsMsg{readings: scriptedReadings(t)},
 		logMsg{lines: scriptedLog()})
-	if wv != nil {
-		m = feed(t, m, pollWallet(wv)())
+	if wl != nil {
+		m = feed(t, m, walletMsg{results: []wallet.ChangeResult{walletChange(t, wl)}})
 	}
 	return m
 }

@@ -32,11 +32,8 @@ type logMsg struct {
 	closed bool
 }
 
-// tickMsg drives the clock-dependent fields and the wallet poll.
+// tickMsg drives the clock-dependent fields.
 type tickMsg time.Time
-
-// pollNowMsg asks for a wallet poll (the first one, from Init).
-type pollNowMsg struct{}
 
 // finishedMsg reports that Config.Finished was closed.
 type finishedMsg struct{}
@@ -44,17 +41,17 @@ type finishedMsg struct{}
 // reloadDoneMsg reports that Config.Reload returned.
 type reloadDoneMsg struct{}
 
-// walletMsg is one wallet poll's result.
+// walletMsg is one batch of the wallet's changes.
 type walletMsg struct {
-	snap walletSnapshot
-	err  error
+	results []wallet.ChangeResult
+	closed  bool
 }
 
 // walletSnapshot is what the wallet panel shows, and what the detail
 // view needs to say why a transaction is the wallet's: the watched
 // addresses (with their derivation path), the filter elements they put
 // in the filter, and the unspent outputs (values of inputs that spend
-// them).
+// them), built from the wallet's changes alone.
 type walletSnapshot struct {
 	balance   wallet.Balance
 	utxos     int
@@ -66,6 +63,34 @@ type walletSnapshot struct {
 	watched  map[string]string
 	elements map[string]string
 	unspent  map[wire.OutPoint]wallet.UTXO
+}
+
+// apply folds one change of the wallet into the snapshot: its figures
+// replace the old ones, its addresses and outputs are added or updated,
+// its spent outpoints removed.
+func (s *walletSnapshot) apply(c wallet.Change) {
+	if s.watched == nil {
+		s.watched = make(map[string]string, len(c.Addresses))
+		s.elements = make(map[string]string, len(c.Addresses))
+		s.unspent = make(map[wire.OutPoint]wallet.UTXO, len(c.UTXOs))
+	}
+	s.balance, s.stats = c.Balance, c.Stats
+	s.addresses, s.used = c.Counts.Derived+c.Counts.Imported, c.Counts.Used()
+	for _, a := range c.Addresses {
+		if a.Address != "" {
+			s.watched[a.Address] = a.Path
+		}
+		if a.Element != "" {
+			s.elements[strings.ToLower(a.Element)] = a.Address
+		}
+	}
+	for _, u := range c.UTXOs {
+		s.unspent[wire.OutPoint{Hash: u.Txid, Index: u.Index}] = u
+	}
+	for _, op := range c.Spent {
+		delete(s.unspent, op)
+	}
+	s.utxos = len(s.unspent)
 }
 
 // readBatch returns a Cmd that blocks for one item of ch, then drains it
@@ -127,52 +152,16 @@ func (m *Model) waitLog() tea.Cmd {
 	})
 }
 
-// tick schedules the next tickMsg.
-func tick() tea.Cmd {
-	return tea.Tick(PollInterval, func(t time.Time) tea.Msg { return tickMsg(t) })
+// waitWallet re-arms the wallet change reader.
+func (m *Model) waitWallet() tea.Cmd {
+	return readBatch(m.cfg.Wallet, m.sh.done, func(b []wallet.ChangeResult, closed bool) tea.Msg {
+		return walletMsg{results: b, closed: closed}
+	})
 }
 
-// pollWallet reads the wallet off the Update path. The caller marks the
-// poll as in flight.
-func pollWallet(w WalletView) tea.Cmd {
-	return func() tea.Msg {
-		var s walletSnapshot
-		var err error
-		if s.balance, err = w.Balance(); err != nil {
-			return walletMsg{err: err}
-		}
-		utxos, err := w.UTXOs()
-		if err != nil {
-			return walletMsg{err: err}
-		}
-		s.utxos = len(utxos)
-		s.unspent = make(map[wire.OutPoint]wallet.UTXO, len(utxos))
-		for _, u := range utxos {
-			s.unspent[wire.OutPoint{Hash: u.Txid, Index: u.Index}] = u
-		}
-		addrs, err := w.Addresses()
-		if err != nil {
-			return walletMsg{err: err}
-		}
-		s.addresses = len(addrs)
-		s.watched = make(map[string]string, len(addrs))
-		s.elements = make(map[string]string, len(addrs))
-		for _, a := range addrs {
-			if a.Used {
-				s.used++
-			}
-			if a.Address != "" {
-				s.watched[a.Address] = a.Path
-			}
-			if a.Element != "" {
-				s.elements[strings.ToLower(a.Element)] = a.Address
-			}
-		}
-		if s.stats, err = w.Stats(); err != nil {
-			return walletMsg{err: err}
-		}
-		return walletMsg{snap: s}
-	}
+// tick schedules the next tickMsg.
+func tick() tea.Cmd {
+	return tea.Tick(ClockInterval, func(t time.Time) tea.Msg { return tickMsg(t) })
 }
 
 // reload calls Config.Reload off the Update path.

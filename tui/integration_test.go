@@ -17,6 +17,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bloomwatch/bloomwatch/internal/amount"
 	"github.com/bloomwatch/bloomwatch/netparams"
 	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/spv"
@@ -80,10 +81,15 @@ func TestDashboardOnRealNode(t *testing.T) {
 	t.Cleanup(func() { require.NoError(t, node.Stop()) })
 
 	readings := make(chan privacy.Reading, 64)
-	m := New(Config{Network: "regtest", Events: sub.Events(), Privacy: readings, Wallet: w,
+	changes := make(chan wallet.ChangeResult, 1)
+	m := New(Config{Network: "regtest", Events: sub.Events(), Privacy: readings, Wallet: changes,
 		Reload: node.ReloadFilter, Quit: cancel, Log: sink.Lines()})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(160, 48))
 	waitScreen(t, tm, "synced to height "+itoa(tip))
+	// the wallet's changes after the sync, as a session hands them
+	change := walletChange(t, w)
+	changes <- change
+	waitScreen(t, tm, "confirmed "+amount.BTC(int64(change.Change.Balance.Confirmed)))
 	// the node's periodic peer snapshot names the download peer
 	waitScreen(t, tm, "(download "+h.Node().P2PAddr()+")")
 
@@ -121,8 +127,8 @@ func TestDashboardOnRealNode(t *testing.T) {
 	require.Equal(t, transcript.ReasonManual, fm.st.lastReason)
 	require.GreaterOrEqual(t, fm.st.filter.Loads, 2)
 	require.Error(t, ctx.Err(), "q cancelled the context")
-	// the wallet panel shows the wallet's own figures (polled after the
-	// last block); compare with a direct read
+	// the wallet panel shows the wallet's own figures (its changes after
+	// the last block); compare with a direct read
 	bal, err := w.Balance()
 	require.NoError(t, err)
 	require.Equal(t, paid, bal.Confirmed+bal.Unconfirmed+bal.Immature)

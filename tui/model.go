@@ -87,9 +87,7 @@ type Model struct {
 	wallet     walletSnapshot
 	haveWallet bool
 	walletErr  error
-	walletGen  uint64 // bumped on every wallet poll result
-	polling    bool   // a wallet poll is in flight
-	pollAgain  bool   // poll again when it returns
+	walletGen  uint64 // bumped on every wallet change applied
 	quitting   bool
 	// caches shared by copies (View has a value receiver); Update
 	// refreshes them so View finds them built
@@ -144,11 +142,9 @@ func New(cfg Config) Model {
 // maxQuery caps a search's length.
 const maxQuery = 100
 
-// Init implements tea.Model: it arms the channel readers, the clock and
-// the first wallet poll.
+// Init implements tea.Model: it arms the channel readers and the clock.
 func (m Model) Init() tea.Cmd {
-	return tea.Batch(m.waitEvents(), m.waitReadings(), m.waitLog(), m.waitFinished(), tick(),
-		func() tea.Msg { return pollNowMsg{} })
+	return tea.Batch(m.waitEvents(), m.waitReadings(), m.waitWallet(), m.waitLog(), m.waitFinished(), tick())
 }
 
 // Update implements tea.Model.
@@ -174,23 +170,16 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 	case eventsMsg:
 		following := m.cursor == 0
 		sel := m.selected()
-		poll := false
 		for _, e := range msg.events {
-			_, changed := m.st.apply(e, m.hideFP)
-			poll = poll || changed
+			m.st.apply(e, m.hideFP)
 		}
 		m.keepSelection(sel, following)
-		var cmds []tea.Cmd
 		if msg.closed {
 			m.eventsDone = true
 			m.st.logf(m.now(), "node event stream closed")
-		} else {
-			cmds = append(cmds, m.waitEvents())
+			return m, nil
 		}
-		if poll {
-			cmds = append(cmds, m.requestPoll())
-		}
-		return m, tea.Batch(cmds...)
+		return m, m.waitEvents()
 	case readingsMsg:
 		for _, r := range msg.readings {
 			m.st.addReading(r)
@@ -215,22 +204,21 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		}
 		return m, m.waitLog()
 	case tickMsg:
-		return m, tea.Batch(tick(), m.requestPoll())
-	case pollNowMsg:
-		return m, m.requestPoll()
+		return m, tick()
 	case walletMsg:
-		m.polling = false
-		if msg.err != nil {
-			m.walletErr = msg.err
-		} else {
-			m.wallet, m.haveWallet, m.walletErr = msg.snap, true, nil
+		for _, r := range msg.results {
+			if r.Err != nil {
+				m.walletErr = r.Err
+				continue
+			}
+			m.wallet.apply(r.Change)
+			m.haveWallet, m.walletErr = true, nil
 			m.walletGen++
 		}
-		if m.pollAgain {
-			m.pollAgain = false
-			return m, m.requestPoll()
+		if msg.closed {
+			return m, nil
 		}
-		return m, nil
+		return m, m.waitWallet()
 	case reloadDoneMsg:
 		m.st.logf(m.now(), "filter reload handed to the node")
 		return m, nil
@@ -258,20 +246,6 @@ func (m *Model) refresh() {
 		}
 		m.bitsLines(w, h)
 	}
-}
-
-// requestPoll starts a wallet poll unless one is in flight, in which case
-// another follows it.
-func (m *Model) requestPoll() tea.Cmd {
-	if m.cfg.Wallet == nil || m.quitting {
-		return nil
-	}
-	if m.polling {
-		m.pollAgain = true
-		return nil
-	}
-	m.polling = true
-	return pollWallet(m.cfg.Wallet)
 }
 
 // handleKey applies one key press: to the search input while one is

@@ -143,10 +143,8 @@ func (s *state) logf(t time.Time, format string, args ...any) {
 }
 
 // apply folds one node event into the state. It returns the number of
-// rows added to the matched table's current view (own or all) and whether
-// the wallet may have changed (a block processed or rolled back, a
-// transaction of the wallet matched).
-func (s *state) apply(e spv.Event, hideFP bool) (added int, walletChanged bool) {
+// rows added to the matched table's current view (own or all).
+func (s *state) apply(e spv.Event, hideFP bool) (added int) {
 	switch e := e.(type) {
 	case spv.PeerConnected:
 		e.Peer = cleanPeer(e.Peer)
@@ -188,13 +186,11 @@ func (s *state) apply(e spv.Event, hideFP bool) (added int, walletChanged bool) 
 		s.noteFilter(e)
 		s.logf(e.Time, "filterload #%d %s: %d elements, %d B, k %d to %s", e.Record.Seq, e.Reason, e.Elements, e.Bytes, e.HashFuncs, e.Peer)
 	case spv.MatchedTx:
-		return s.applyMatch(e, hideFP), e.Relevant && !e.FalsePositive
+		return s.applyMatch(e, hideFP)
 	case spv.BlockProcessed:
 		s.applyBlock(e)
-		return 0, true
 	case spv.Reorg:
 		s.applyReorg(e)
-		return 0, true
 	case spv.BlockUnchecked:
 		s.unchecked++
 		if !s.uncheckedRun {
@@ -212,7 +208,7 @@ func (s *state) apply(e spv.Event, hideFP bool) (added int, walletChanged bool) 
 			s.logf(e.Time, "synced to height %d", e.Height)
 		}
 	}
-	return 0, false
+	return 0
 }
 
 // bestHeight returns the best height the peers have shown: announced in

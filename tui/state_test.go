@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/btcsuite/btcd/wire"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/stretchr/testify/require"
@@ -15,6 +16,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/transcript"
+	"github.com/bloomwatch/bloomwatch/wallet"
 )
 
 func TestRing(t *testing.T) {
@@ -385,41 +387,56 @@ func TestReloadCounting(t *testing.T) {
 	require.Equal(t, transcript.ReasonManual, m.st.lastReason)
 }
 
-func TestWalletPollsDoNotOverlap(t *testing.T) {
+// TestWalletChangesApply: the dashboard holds the wallet as its changes
+// build it (the first brings every address and unspent output, a later
+// one adds, updates and removes); it reads no wallet: its Config holds
+// only the channel of changes.
+func TestWalletChangesApply(t *testing.T) {
 	w := newTestWallet(t)
-	m := New(Config{Wallet: w, Now: fixedNow})
-	nm, cmd := m.Update(pollNowMsg{})
-	m = nm.(Model)
-	require.NotNil(t, cmd)
-	require.True(t, m.polling)
-	// a tick and a processed block while the poll runs: no second poll
-	nm, _ = m.Update(tickMsg(t0))
-	m = nm.(Model)
-	nm, _ = m.Update(eventsMsg{events: []spv.Event{spv.BlockProcessed{Height: 1}}})
-	m = nm.(Model)
-	require.True(t, m.pollAgain)
-	// the poll returns: the one asked for meanwhile starts
-	nm, again := m.Update(cmd())
-	m = nm.(Model)
-	require.NotNil(t, again)
-	require.True(t, m.polling)
-	require.False(t, m.pollAgain)
+	first := walletChange(t, w)
+	m := New(Config{Now: fixedNow})
+	m = feed(t, m, walletMsg{results: []wallet.ChangeResult{first}})
 	require.True(t, m.haveWallet)
 	require.Equal(t, 2, m.wallet.addresses)
 	require.Equal(t, 1, m.wallet.used)
 	require.Equal(t, 1, m.wallet.utxos)
-	nm, none := m.Update(again())
-	m = nm.(Model)
-	require.Nil(t, none)
-	require.False(t, m.polling)
+	require.EqualValues(t, 50_000_000, m.wallet.balance.Confirmed)
+	require.Len(t, m.wallet.watched, 2)
+	require.Len(t, m.wallet.elements, 2)
+
+	// The payment is spent and a new output pays the second address.
+	paid := first.Change.UTXOs[0]
+	a2 := first.Change.Addresses[1]
+	a2.Used = true
+	next := wallet.UTXO{Txid: txid(77), Index: 1, Amount: 7_000, Height: 2, Address: a2.Address}
+	later := first.Change
+	later.Balance = wallet.Balance{Confirmed: 7_000}
+	later.Counts.ImportedUsed = 2
+	later.Addresses = []wallet.AddressInfo{a2}
+	later.UTXOs = []wallet.UTXO{next}
+	later.Spent = []wire.OutPoint{{Hash: paid.Txid, Index: paid.Index}}
+	gen := m.walletGen
+	m = feed(t, m, walletMsg{results: []wallet.ChangeResult{{Change: later}}})
+	require.Equal(t, gen+1, m.walletGen)
+	require.Equal(t, 2, m.wallet.addresses)
+	require.Equal(t, 2, m.wallet.used)
+	require.Equal(t, 1, m.wallet.utxos)
+	require.Equal(t, next, m.wallet.unspent[wire.OutPoint{Hash: next.Txid, Index: 1}])
+	require.NotContains(t, m.wallet.unspent, wire.OutPoint{Hash: paid.Txid, Index: paid.Index})
+	require.EqualValues(t, 7_000, m.wallet.balance.Confirmed)
+	m.width, m.height = 160, 48
+	require.Contains(t, ansi.Strip(m.View()), "confirmed 0.00007000")
 }
 
 func TestWalletErrorShown(t *testing.T) {
 	w := newTestWallet(t)
-	m := New(Config{Wallet: w, Now: fixedNow})
-	m = feed(t, m, pollWallet(w)())
+	m := New(Config{Now: fixedNow})
+	m = feed(t, m, walletMsg{results: []wallet.ChangeResult{walletChange(t, w)}})
 	require.NoError(t, w.Close())
-	m = feed(t, m, pollWallet(w)())
+	var cur wallet.ChangeCursor
+	_, err := w.Changes(&cur)
+	require.Error(t, err, "a closed wallet cannot be read")
+	m = feed(t, m, walletMsg{results: []wallet.ChangeResult{{Err: err}}})
 	require.Error(t, m.walletErr)
 	m.width, m.height = 160, 48
 	v := ansi.Strip(m.View())

@@ -6,7 +6,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/internal/amount"
 )
 
-// walletPanel shows the watch-only wallet as last polled: balances,
+// walletPanel shows the watch-only wallet as its last change left it: balances,
 // unspent outputs, addresses used and the filter elements it watches.
 type walletPanel struct{}
 
@@ -17,13 +17,13 @@ func (walletPanel) title(*Model, int) string { return "Wallet" }
 func (walletPanel) render(m *Model, w, h int) []string {
 	s := m.styles
 	k := m.label
-	if m.cfg.Wallet == nil {
+	switch {
+	case m.haveWallet:
+	case m.walletErr != nil:
+		return []string{m.paint(&s.Bad, "wallet: "+m.walletErr.Error())}
+	case m.cfg.Wallet == nil:
 		return []string{m.paint(&s.Dim, "no wallet")}
-	}
-	if !m.haveWallet {
-		if m.walletErr != nil {
-			return []string{m.paint(&s.Bad, "wallet: "+m.walletErr.Error())}
-		}
+	default:
 		return []string{m.paint(&s.Dim, "reading wallet…")}
 	}
 	wl := m.wallet

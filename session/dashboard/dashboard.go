@@ -38,7 +38,7 @@ func Attach(cfg *session.Config, out, in *os.File) session.UI {
 	}
 	return func(ctx context.Context, s *session.Session, cancel context.CancelFunc) error {
 		model := tui.New(tui.Config{
-			Network: s.Network().Name, Events: s.Events(), Privacy: s.Readings(), Wallet: s.Wallet(),
+			Network: s.Network().Name, Events: s.Events(), Privacy: s.Readings(), Wallet: s.WalletChanges(),
 			Reload: s.Node().ReloadFilter, Quit: cancel, Finished: s.Done(), Log: sink.Lines(),
 		})
 		p := tea.NewProgram(model, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithOutput(out), tea.WithInput(in))

@@ -1,0 +1,166 @@
+package session
+
+import (
+	"context"
+	"io"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bloomwatch/bloomwatch/spv"
+	"github.com/bloomwatch/bloomwatch/testnet"
+	"github.com/bloomwatch/bloomwatch/wallet"
+)
+
+// TestOneWalletReadPerEventBatch syncs a wallet from a real btcd under a
+// stand-in dashboard that drains its three feeds, and counts the wallet
+// reads the session makes: one when the bridge starts (every address and
+// output, for the dashboard), then at most one per batch of node events
+// (batches made short here, so that the sync spans many),
+// and none in a batch that cannot have changed the wallet: once synced,
+// the node's peer snapshots (every second) cost no read, and nothing is
+// read on a timer. The session has no read of the node's status to count:
+// the events carry what it needs (spv's TestEventsCarryWhatStatusHad).
+func TestOneWalletReadPerEventBatch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts btcd")
+	}
+	// Batches of 200 µs: the sync spans many of them.
+	saved := batchWindow
+	batchWindow = 200 * time.Microsecond
+	defer func() { batchWindow = saved }()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	h := testnet.NewT(t, testnet.Options{})
+	key, err := testnet.NewKeyring(testnet.DemoSeed, h.Params())
+	if err != nil {
+		t.Fatal(err)
+	}
+	truth, err := h.BuildChain(ctx, testnet.ChainSpec{Blocks: 150, TxsPerBlock: 2, Keyring: key, WatchAddrs: 6, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _, err := OpenWallet(filepath.Join(t.TempDir(), "w"), wallet.CreateConfig{Network: "regtest",
+		Xpubs: []string{truth.Xpub}, Birthday: truth.StartHeight + 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	s, err := New(Config{Wallet: w, Node: spv.Config{Connect: []string{h.Node().P2PAddr()}, MaxPeers: 1},
+		Dashboard: true, Stderr: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type batch struct{ events, reads int }
+	var (
+		mu      sync.Mutex
+		reads   int
+		batches []batch
+		synced  = -1 // batches ended when SyncDone reached the dashboard
+		blocks  int  // BlockProcessed events
+	)
+	read := s.changes
+	s.changes = func(c *wallet.ChangeCursor) (wallet.Change, error) {
+		mu.Lock()
+		reads++
+		mu.Unlock()
+		return read(c)
+	}
+	s.batchDone = func(events int) {
+		mu.Lock()
+		batches = append(batches, batch{events, reads})
+		reads = 0
+		mu.Unlock()
+	}
+	// The stand-in dashboard.
+	var first *wallet.Change
+	var dash sync.WaitGroup
+	dash.Add(3)
+	go func() {
+		defer dash.Done()
+		for ev := range s.Events() {
+			if _, ok := ev.(spv.BlockProcessed); ok {
+				mu.Lock()
+				blocks++
+				mu.Unlock()
+			}
+			if _, ok := ev.(spv.SyncDone); ok {
+				mu.Lock()
+				if synced < 0 {
+					synced = len(batches)
+				}
+				mu.Unlock()
+			}
+		}
+	}()
+	go func() {
+		defer dash.Done()
+		for range s.Readings() {
+		}
+	}()
+	go func() {
+		defer dash.Done()
+		for r := range s.WalletChanges() {
+			if r.Err != nil {
+				t.Errorf("wallet read: %v", r.Err)
+			}
+			if first == nil {
+				c := r.Change
+				first = &c
+			}
+		}
+	}()
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Synced, then idle for three peer snapshots.
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		mu.Lock()
+		idle := 0
+		if synced >= 0 {
+			idle = len(batches) - synced
+		}
+		mu.Unlock()
+		if idle >= 4 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the session did not sync and idle")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	dash.Wait()
+
+	mu.Lock()
+	defer mu.Unlock()
+	events := 0
+	for i, b := range batches {
+		events += b.events
+		switch {
+		case i == 0 && b.reads > 2:
+			t.Errorf("first batch (%d events): %d wallet reads, want the start's and at most one more", b.events, b.reads)
+		case i > 0 && b.reads > 1:
+			t.Errorf("batch %d (%d events): %d wallet reads, want at most one", i, b.events, b.reads)
+		case i > synced+1 && b.reads > 0:
+			t.Errorf("batch %d after the sync (%d events: peer snapshots): %d wallet reads, want none", i, b.events, b.reads)
+		}
+	}
+	total := 0
+	for _, b := range batches {
+		total += b.reads
+	}
+	t.Logf("%d events (%d blocks) in %d batches, %d wallet reads (%d batches after the sync)",
+		events, blocks, len(batches), total, len(batches)-synced)
+	if synced < 2 || total >= blocks {
+		t.Fatalf("the sync spanned %d batches, %d reads for %d blocks: too few batches to tell one read per batch from one per block",
+			synced, total, blocks)
+	}
+	if first == nil || len(first.Addresses) != first.Counts.Derived+first.Counts.Imported || len(first.Addresses) == 0 {
+		t.Fatalf("the first change does not hold every address: %+v", first)
+	}
+}
