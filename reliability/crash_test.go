@@ -119,7 +119,11 @@ func (c *chain) killAfter(t *testing.T, datadir string, d time.Duration) bool {
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatalf("kill pid %d: %v", cmd.Process.Pid, err)
 	}
-	<-done // reap
+	select { // reap
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("pid %d not reaped 30 s after SIGKILL", cmd.Process.Pid)
+	}
 	return true
 }
 

@@ -173,8 +173,13 @@ func TestFabricatedManyOutputPaymentKeepsSyncing(t *testing.T) {
 	if err := sync.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-exited; err != nil {
-		t.Fatalf("sync: %v\n%s", err, log.String())
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("sync: %v\n%s", err, log.String())
+		}
+	case <-time.After(time.Minute):
+		t.Fatalf("sync still running a minute after SIGINT\n%s", log.String())
 	}
 	t.Logf("sync peak RSS %.1f MiB", float64(maxRSS(t, sync))/(1<<20))
 

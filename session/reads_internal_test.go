@@ -134,7 +134,13 @@ func TestOneWalletReadPerEventBatch(t *testing.T) {
 	if err := s.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	dash.Wait()
+	closed := make(chan struct{})
+	go func() { dash.Wait(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the session's feeds were not closed within 30 s of Stop")
+	}
 
 	mu.Lock()
 	defer mu.Unlock()

@@ -83,7 +83,11 @@ func startEcho(t *testing.T) string {
 	}()
 	t.Cleanup(func() {
 		_ = ln.Close()
-		<-done
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Error("the echo server's accept loop did not end within 10 s of its listener's close")
+		}
 	})
 	return ln.Addr().String()
 }

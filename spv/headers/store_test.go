@@ -970,7 +970,11 @@ func TestReadersDuringFsync(t *testing.T) {
 		s.mu.Lock()
 		s.sync = func(f *os.File) error {
 			close(entered)
-			<-release
+			select {
+			case <-release:
+			case <-time.After(time.Minute):
+				return errors.New("the test never released the fsync")
+			}
 			if fail {
 				return errors.New("injected fsync failure")
 			}
@@ -987,7 +991,11 @@ func TestReadersDuringFsync(t *testing.T) {
 			res, err := s.Connect(hs)
 			done <- result{res, err}
 		}()
-		<-entered
+		select {
+		case <-entered:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the batch's fsync never began")
+		}
 
 		read := make(chan error, 1)
 		go func() {
@@ -1014,7 +1022,12 @@ func TestReadersDuringFsync(t *testing.T) {
 			t.Fatal("readers blocked by a batch's fsync")
 		}
 		close(release)
-		r := <-done
+		var r result
+		select {
+		case r = <-done:
+		case <-time.After(30 * time.Second):
+			t.Fatal("Connect did not return after its fsync was released")
+		}
 		_, h := s.Tip()
 		if fail {
 			if r.err == nil || r.res.Accepted != 0 || h != 0 || s.Count() != 1 {
