@@ -212,6 +212,7 @@ func (s *Session) handleEvent(ctx context.Context, f *feed, ev spv.Event) (end b
 			s.syncedAt = ev.Time
 		}
 		s.mu.Unlock()
+		s.syncedOnce.Do(func() { close(s.synced) })
 		// SyncDone comes once the watcher is applied (and flushed) up
 		// to the best peer's tip.
 		end = s.cfg.UntilSynced

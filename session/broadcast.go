@@ -4,15 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/bloomwatch/bloomwatch/spv"
 )
-
-// syncPoll is how often Broadcast looks whether the node is synced.
-const syncPoll = 50 * time.Millisecond
 
 // errSessionEnded is Broadcast's error when the session ended at the tip
 // (UntilSynced) before it could broadcast.
@@ -24,28 +20,26 @@ var errSessionEnded = errors.New("the session ended")
 // the proxy on a circuit of its own when Config.Proxy is set), once the
 // node is synced, and returns when a filter peer other than the one it
 // was sent to relays it back: the wallet then holds it as pending, as any
-// relayed payment. A session that ends first (no peer for PeerTimeout)
-// gives its error.
+// relayed payment. A session that ends first (no peer for PeerTimeout, a
+// failure) gives its error. It waits for the bridge's first SyncDone, not
+// on a timer.
 func (s *Session) Broadcast(ctx context.Context, tx *wire.MsgTx, opts spv.BroadcastOptions) (*spv.BroadcastResult, error) {
-	tick := time.NewTicker(syncPoll)
-	defer tick.Stop()
-	for {
-		st := s.node.Status()
-		switch {
-		case st.Err != nil:
-			return nil, fmt.Errorf("broadcast: %w", st.Err)
-		case st.Synced:
-			return s.node.Broadcast(ctx, tx, opts)
-		}
+	select {
+	case <-s.synced:
+		return s.node.Broadcast(ctx, tx, opts)
+	case <-s.done:
+		// The session's end at the tip closes synced first: the tip
+		// was reached, the transaction can go.
 		select {
-		case <-s.done:
-			if s.doneErr != nil {
-				return nil, fmt.Errorf("broadcast: %w", s.doneErr)
-			}
-			return nil, fmt.Errorf("broadcast: %w", errSessionEnded)
-		case <-ctx.Done():
-			return nil, fmt.Errorf("broadcast: wait for sync: %w", ctx.Err())
-		case <-tick.C:
+		case <-s.synced:
+			return s.node.Broadcast(ctx, tx, opts)
+		default:
 		}
+		if s.doneErr != nil {
+			return nil, fmt.Errorf("broadcast: %w", s.doneErr)
+		}
+		return nil, fmt.Errorf("broadcast: %w", errSessionEnded)
+	case <-ctx.Done():
+		return nil, fmt.Errorf("broadcast: wait for sync: %w", ctx.Err())
 	}
 }

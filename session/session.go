@@ -132,6 +132,10 @@ type Session struct {
 	doneOnce sync.Once
 	done     chan struct{}
 	doneErr  error
+	// synced is closed by the bridge at the first SyncDone (before the
+	// session's end, when that ends it).
+	syncedOnce sync.Once
+	synced     chan struct{}
 }
 
 // New opens the light node for cfg.Wallet in its data dir and the log. It
@@ -156,6 +160,7 @@ func New(cfg Config) (*Session, error) {
 		quit:       make(chan struct{}),
 		bridgeDone: make(chan struct{}),
 		done:       make(chan struct{}),
+		synced:     make(chan struct{}),
 	}
 	s.changes = s.w.Changes
 	if cfg.Dashboard {
