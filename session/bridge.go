@@ -45,10 +45,10 @@ type feed struct {
 // syncing stops on a failure (SyncStopped), or when no peer has been
 // connected for PeerTimeout. Events come in batches (the first event and
 // what follows within batchWindow); after a batch that may have changed
-// the wallet it reads the wallet's changes once (Wallet.Changes), for the
-// meter and the dashboard alike. It reads the node's status never: the
-// events carry what it needs. It ends when the node closes the
-// subscription (at Stop).
+// the wallet it reads the wallet once (Wallet.Changes with a dashboard,
+// for the dashboard and the meter alike; Wallet.AddressCounts without
+// one). It never reads the node's status: the events carry what it
+// needs. It ends when the node closes the subscription (at Stop).
 func (s *Session) bridge(ctx context.Context) {
 	defer close(s.bridgeDone)
 	if s.events != nil {
@@ -228,14 +228,25 @@ func (s *Session) handleEvent(ctx context.Context, f *feed, ev spv.Event) (end b
 	return end, why
 }
 
-// readWallet reads the wallet's changes, once, when an event marked it
-// possibly changed: the meter gets the new counts, the dashboard the
-// change (or the error, keeping what it has).
+// readWallet reads the wallet, once, when an event marked it possibly
+// changed: its changes for a dashboard (which gets the change, or the
+// error, keeping what it has), its address counts alone without one
+// (in memory: Wallet.AddressCounts); the meter gets the new counts.
 func (s *Session) readWallet(ctx context.Context, f *feed) {
 	if !f.dirty {
 		return
 	}
 	f.dirty = false
+	if s.walletChanges == nil {
+		counts, err := s.counts()
+		if err != nil {
+			s.log.Warn("wallet counts not read", "err", err)
+			return
+		}
+		f.counts = counts
+		s.publish(s.meter.SetWallet(f.walletCounts()))
+		return
+	}
 	c, err := s.changes(&f.cursor)
 	if err != nil {
 		s.log.Warn("wallet changes not read", "err", err)
@@ -243,7 +254,7 @@ func (s *Session) readWallet(ctx context.Context, f *feed) {
 		f.counts = c.Counts
 		s.publish(s.meter.SetWallet(f.walletCounts()))
 	}
-	if s.walletChanges == nil || ctx.Err() != nil {
+	if ctx.Err() != nil {
 		return
 	}
 	select {

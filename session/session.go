@@ -120,10 +120,12 @@ type Session struct {
 	events        chan spv.Event
 	readings      chan privacy.Reading
 	walletChanges chan wallet.ChangeResult
-	// changes reads the wallet's changes (the wallet's Changes; a test
-	// counts the reads); batchDone, when set (a test), is called after
-	// each batch of events with its size.
+	// changes and counts read the wallet (its Changes, for a dashboard;
+	// its AddressCounts, without one; a test counts the reads);
+	// batchDone, when set (a test), is called after each batch of events
+	// with its size.
 	changes   func(*wallet.ChangeCursor) (wallet.Change, error)
+	counts    func() (wallet.AddressCounts, error)
 	batchDone func(events int)
 	// userSub is the subscription Events hands a program without a
 	// dashboard (made at its first call; guarded by mu).
@@ -162,7 +164,7 @@ func New(cfg Config) (*Session, error) {
 		done:       make(chan struct{}),
 		synced:     make(chan struct{}),
 	}
-	s.changes = s.w.Changes
+	s.changes, s.counts = s.w.Changes, s.w.AddressCounts
 	if cfg.Dashboard {
 		s.events = make(chan spv.Event, dashboardBuffer)
 		s.readings = make(chan privacy.Reading, readingBuffer)
