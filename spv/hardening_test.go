@@ -254,13 +254,10 @@ func TestCappedFilterIsShownAndNotReloadedForever(t *testing.T) {
 	if loads := s.filterLoads(); loads != 1 {
 		t.Fatalf("%d filterloads for 20 blocks: a capped filter is reloaded for a target it cannot reach", loads)
 	}
-	var ev FilterLoaded
-	for e := range sub.Events() {
-		if fl, ok := e.(FilterLoaded); ok {
-			ev = fl
-			break
-		}
-	}
+	ev := waitEvent(t, sub, "FilterLoaded", func(e Event) bool {
+		_, ok := e.(FilterLoaded)
+		return ok
+	}).(FilterLoaded)
 	if !ev.Capped || ev.TargetFPRate != filterpolicy.DefaultFPRate {
 		t.Fatalf("FilterLoaded %+v does not say the filter is capped", ev)
 	}

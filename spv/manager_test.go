@@ -454,13 +454,12 @@ func TestManagerReorgRollsBack(t *testing.T) {
 	if m.synced.Height != 6 || m.synced.Hash != h || w.Balance() != 600 || len(w.Txs()) != 3 {
 		t.Fatalf("after the reorg: %+v balance %d txs %d", m.synced, w.Balance(), len(w.Txs()))
 	}
-	for ev := range sub.Events() {
-		if r, ok := ev.(Reorg); ok {
-			if r.ForkHeight != 3 || r.OldHeight != 5 || r.NewHeight != 6 {
-				t.Fatalf("reorg event %+v", r)
-			}
-			break
-		}
+	r := waitEvent(t, sub, "Reorg", func(ev Event) bool {
+		_, ok := ev.(Reorg)
+		return ok
+	}).(Reorg)
+	if r.ForkHeight != 3 || r.OldHeight != 5 || r.NewHeight != 6 {
+		t.Fatalf("reorg event %+v", r)
 	}
 }
 

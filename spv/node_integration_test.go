@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"math/rand"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -518,6 +519,7 @@ func TestSyncSurvivesPeerLoss(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = n.Stop() })
+	t.Cleanup(gate.open) // first: a failed test must not leave Stop waiting at the gate
 	select {
 	case <-gate.reached:
 	case <-ctx.Done():
@@ -531,13 +533,12 @@ func TestSyncSurvivesPeerLoss(t *testing.T) {
 	}
 	victim := nodes[killed]
 	if victim == nil {
-		close(gate.release)
 		t.Fatalf("no download peer among %+v", n.Peers())
 	}
 	if err := victim.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	close(gate.release)
+	gate.open()
 	st0 := n.Status()
 	waitSynced(t, n, tip)
 	checkTruth(t, w, truth)
@@ -559,7 +560,11 @@ type gateWatcher struct {
 	reached chan struct{}
 	release chan struct{}
 	passed  bool
+	once    sync.Once
 }
+
+// open releases the gate (once; a test's cleanup opens it too).
+func (g *gateWatcher) open() { g.once.Do(func() { close(g.release) }) }
 
 func (g *gateWatcher) ApplyBlock(b *watch.FilteredBlock) (watch.BlockResult, error) {
 	if b.Height == g.at && !g.passed {

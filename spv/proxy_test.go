@@ -60,7 +60,7 @@ func startTCPServer(t testing.TB, handle func(net.Conn)) string {
 	}()
 	t.Cleanup(func() {
 		_ = ln.Close()
-		<-done
+		recv(t, done, "end of the listener's accept loop")
 	})
 	return ln.Addr().String()
 }

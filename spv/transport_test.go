@@ -43,7 +43,7 @@ func tcpPair(t *testing.T) (client, server net.Conn) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	server = <-accepted
+	server, _ = recv(t, accepted, "accepted connection")
 	if server == nil {
 		t.Fatal("accept failed")
 	}

@@ -52,20 +52,20 @@ func TestEventQueueOrderAndSlowReader(t *testing.T) {
 		t.Fatalf("pending %d, want about %d", got, n)
 	}
 	for i := range n {
-		e := <-sub.Events()
+		e, _ := recv(t, sub.Events(), "queued event")
 		if h := e.(BlockProcessed).Height; h != int32(i) {
 			t.Fatalf("event %d has height %d", i, h)
 		}
 	}
 	sub.Cancel()
 	sub.Cancel() // idempotent
-	if _, ok := <-sub.Events(); ok {
+	if _, ok := recv(t, sub.Events(), "close after Cancel"); ok {
 		t.Fatal("channel open after Cancel")
 	}
 	b.publish(SyncDone{}) // no subscribers: fine
 	b.close()
 	late := b.subscribe()
-	if _, ok := <-late.Events(); ok {
+	if _, ok := recv(t, late.Events(), "close of a late subscription"); ok {
 		t.Fatal("subscription after close is open")
 	}
 }
@@ -76,7 +76,7 @@ func TestEventQueueCompacts(t *testing.T) {
 	for i := range 3 * queueCompactMin {
 		q.push(SyncDone{Height: int32(i)})
 		if i%2 == 1 {
-			<-q.out
+			recv(t, q.out, "queued event")
 		}
 	}
 	q.mu.Lock()
@@ -396,9 +396,8 @@ func TestNodeLifecycleWithoutPeers(t *testing.T) {
 	if err := n.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := <-sub.Events(); ok {
-		for range sub.Events() {
-		}
+	for ok := true; ok; { // the node closes its subscriptions at Stop
+		_, ok = recv(t, sub.Events(), "close of the subscription at Stop")
 	}
 	if err := n.WaitSynced(context.Background()); !errors.Is(err, ErrStopped) {
 		t.Fatalf("wait after stop: %v", err)
