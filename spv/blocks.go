@@ -370,7 +370,7 @@ func (m *manager) onPong(ps *peerState, msg *wire.MsgPong) {
 
 // deliver applies the ready blocks to the watcher in height order.
 func (m *manager) deliver() {
-	for m.fatal == nil {
+	for m.st.Err == nil {
 		if m.rl.race >= 0 {
 			return // the filter may have missed payments: re-fetch first
 		}
@@ -409,7 +409,7 @@ func (m *manager) deliver() {
 // be in every filter from then on).
 func (m *manager) topUpDecoys(fb *watch.FilteredBlock, res watch.BlockResult) {
 	d := m.n.decoys
-	if d.max == 0 || len(res.Relevant) == 0 || m.fatal != nil {
+	if d.max == 0 || len(res.Relevant) == 0 || m.st.Err != nil {
 		return
 	}
 	relevant := make(map[chainhash.Hash]bool, len(res.Relevant))

@@ -116,8 +116,8 @@ func TestFenceRestartAtTip(t *testing.T) {
 			s1 := addSimPeer(t, m1, "sim:1", chain, 0)
 			s1.claim(4)
 			serveWith(s1, answerAll)
-			if !m1.isSynced || m1.synced.Height != 4 {
-				t.Fatalf("first sync: synced %v at %d", m1.isSynced, m1.synced.Height)
+			if !m1.st.Synced || m1.synced.Height != 4 {
+				t.Fatalf("first sync: synced %v at %d", m1.st.Synced, m1.synced.Height)
 			}
 			if err := n1.Stop(); err != nil {
 				t.Fatal(err)
@@ -129,7 +129,7 @@ func TestFenceRestartAtTip(t *testing.T) {
 			pay := payTo(9, 555, p2wpkh(1))
 			s2.mempool = map[chainhash.Hash]*wire.MsgTx{pay.TxHash(): pay}
 			serveWith(s2, tc.policy)
-			if !m2.isSynced {
+			if !m2.st.Synced {
 				t.Fatalf("restart at the tip not synced: headersReq %v done %v lagging %v",
 					s2.ps.headersReq, s2.ps.headersDone, s2.ps.lagSince)
 			}
@@ -167,8 +167,8 @@ func TestFenceLaggingPeerNeverSynced(t *testing.T) {
 			s := addSimPeer(t, m, "ibd:1", nil, 0) // serves no header
 			s.claim(50)
 			serveWith(s, tc.policy)
-			if m.isSynced || s.ps.lagSince.IsZero() || s.ps.lastBlock != noBlocks || m.dl != s.ps {
-				t.Fatalf("synced %v lagging %v lastBlock %d download %v", m.isSynced, s.ps.lagSince, s.ps.lastBlock, m.dl == s.ps)
+			if m.st.Synced || s.ps.lagSince.IsZero() || s.ps.lastBlock != noBlocks || m.dl != s.ps {
+				t.Fatalf("synced %v lagging %v lastBlock %d download %v", m.st.Synced, s.ps.lagSince, s.ps.lastBlock, m.dl == s.ps)
 			}
 			if got := s.count(wire.CmdGetHeaders); got != 1 {
 				t.Fatalf("%d getheaders before the retry time", got)
@@ -177,8 +177,8 @@ func TestFenceLaggingPeerNeverSynced(t *testing.T) {
 				clk.now = clk.now.Add(lagRetryInterval)
 				m.onTick(clk.now)
 				serveWith(s, tc.policy)
-				if m.isSynced || s.count(wire.CmdGetHeaders) != i || !s.ps.ready {
-					t.Fatalf("retry %d: synced %v getheaders %d ready %v", i, m.isSynced, s.count(wire.CmdGetHeaders), s.ps.ready)
+				if m.st.Synced || s.count(wire.CmdGetHeaders) != i || !s.ps.ready {
+					t.Fatalf("retry %d: synced %v getheaders %d ready %v", i, m.st.Synced, s.count(wire.CmdGetHeaders), s.ps.ready)
 				}
 			}
 			if s.count(wire.CmdGetData) != 0 || s.count(wire.CmdMemPool) != 0 {
@@ -219,8 +219,8 @@ func TestFenceSwitchesFromLaggingDownloadPeer(t *testing.T) {
 		t.Fatal("the lagging peer is still the download peer")
 	}
 	serveWith(good, answerAll)
-	if !m.isSynced || m.synced.Height != 6 || len(w.Txs()) != 6 {
-		t.Fatalf("synced %v at %d with %d txs", m.isSynced, m.synced.Height, len(w.Txs()))
+	if !m.st.Synced || m.synced.Height != 6 || len(w.Txs()) != 6 {
+		t.Fatalf("synced %v at %d with %d txs", m.st.Synced, m.synced.Height, len(w.Txs()))
 	}
 	if !lag.ps.ready || n.bans.Score("ibd:1") != 0 || lag.count(wire.CmdGetData) != 0 {
 		t.Fatalf("lagging peer: ready %v score %d getdata %d", lag.ps.ready, n.bans.Score("ibd:1"), lag.count(wire.CmdGetData))
@@ -231,8 +231,8 @@ func TestFenceSwitchesFromLaggingDownloadPeer(t *testing.T) {
 	clk.now = clk.now.Add(lagRetryInterval)
 	m.onTick(clk.now)
 	serveWith(lag, neverAnswer)
-	if !m.isSynced || lag.ps.lagSince.IsZero() || m.dl != good.ps {
-		t.Fatalf("synced %v lagging %v", m.isSynced, lag.ps.lagSince)
+	if !m.st.Synced || lag.ps.lagSince.IsZero() || m.dl != good.ps {
+		t.Fatalf("synced %v lagging %v", m.st.Synced, lag.ps.lagSince)
 	}
 }
 
@@ -248,7 +248,7 @@ func TestFenceAnnouncedBlockWithheld(t *testing.T) {
 	s := addSimPeer(t, m, "sim:1", chain, 0)
 	s.claim(4)
 	serveWith(s, silentWhenNothingNew)
-	if !m.isSynced {
+	if !m.st.Synced {
 		t.Fatal("not synced")
 	}
 	next := mineBlocks(t, n.cfg.Network, &chain[3].Header, 1, func(int) []*wire.MsgTx {
@@ -259,15 +259,15 @@ func TestFenceAnnouncedBlockWithheld(t *testing.T) {
 	_ = inv.AddInvVect(wire.NewInvVect(wire.InvTypeBlock, &h))
 	s.deliver(inv)
 	serveWith(s, silentWhenNothingNew) // the chain it serves still ends at 4
-	if m.isSynced || s.ps.lagSince.IsZero() {
-		t.Fatalf("synced %v lagging %v after a withheld announcement", m.isSynced, s.ps.lagSince)
+	if m.st.Synced || s.ps.lagSince.IsZero() {
+		t.Fatalf("synced %v lagging %v after a withheld announcement", m.st.Synced, s.ps.lagSince)
 	}
 	s.setChain(append(chain, next...))
 	clk.now = clk.now.Add(lagRetryInterval)
 	m.onTick(clk.now)
 	serveWith(s, silentWhenNothingNew)
-	if !m.isSynced || m.synced.Height != 5 || !s.ps.lagSince.IsZero() || w.Balance() != 4242 {
-		t.Fatalf("synced %v at %d, lagging %v, balance %d", m.isSynced, m.synced.Height, s.ps.lagSince, w.Balance())
+	if !m.st.Synced || m.synced.Height != 5 || !s.ps.lagSince.IsZero() || w.Balance() != 4242 {
+		t.Fatalf("synced %v at %d, lagging %v, balance %d", m.st.Synced, m.synced.Height, s.ps.lagSince, w.Balance())
 	}
 	if n.bans.Score("sim:1") != 0 {
 		t.Fatalf("scored %d", n.bans.Score("sim:1"))
@@ -305,8 +305,8 @@ func TestFencePongsAreNotBatchPongs(t *testing.T) {
 	}
 	s.deliver(wire.NewMsgPong(fences[0].Nonce))
 	serveWith(s, answerAll)
-	if !m.isSynced || m.synced.Height != 20 || len(w.Txs()) != 20 || n.bans.Score("sim:1") != 0 {
-		t.Fatalf("synced %v at %d, %d txs, score %d", m.isSynced, m.synced.Height, len(w.Txs()), n.bans.Score("sim:1"))
+	if !m.st.Synced || m.synced.Height != 20 || len(w.Txs()) != 20 || n.bans.Score("sim:1") != 0 {
+		t.Fatalf("synced %v at %d, %d txs, score %d", m.st.Synced, m.synced.Height, len(w.Txs()), n.bans.Score("sim:1"))
 	}
 }
 

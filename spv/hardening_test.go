@@ -477,8 +477,8 @@ func TestCheckWaitsForSecondPeerToHaveTheBlock(t *testing.T) {
 		if len(m.waiting) != 1 || m.waiting[0].height != 5 || m.st.SpotChecks != 4 || m.st.Unchecked != 0 {
 			t.Fatalf("announce %v: waiting %d, spot checks %d, unchecked %d; want block 5 waiting after 4 checks", announce, len(m.waiting), m.st.SpotChecks, m.st.Unchecked)
 		}
-		if !m.isSynced || m.checksInFlight() != 1 {
-			t.Fatalf("synced %v, checks in flight %d: a waiting check holds neither back nor goes uncounted", m.isSynced, m.checksInFlight())
+		if !m.st.Synced || m.checksInFlight() != 1 {
+			t.Fatalf("synced %v, checks in flight %d: a waiting check holds neither back nor goes uncounted", m.st.Synced, m.checksInFlight())
 		}
 		if announce {
 			other.setChain(chain)

@@ -253,7 +253,7 @@ func (m *manager) onReorg(r *headers.Reorg) {
 		// be filtered with them.
 		m.elementsChanged(-1, d, deltaRollback)
 	}
-	m.isSynced = false
+	m.st.Synced = false
 	m.n.publish(ev)
 }
 
@@ -618,10 +618,10 @@ func (m *manager) checkSynced() {
 	// not: spotcheck.go).
 	caughtUp := dl != nil && dl.headersDone && dl.headersReq.IsZero() && dl.lagSince.IsZero() &&
 		m.next > tip && m.checksSent() == 0 && m.enoughWork() && m.rl.race < 0
-	if caughtUp == m.isSynced {
+	if caughtUp == m.st.Synced {
 		return
 	}
-	m.isSynced = caughtUp
+	m.st.Synced = caughtUp
 	if !caughtUp {
 		return
 	}

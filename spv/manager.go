@@ -116,7 +116,6 @@ type manager struct {
 	reqHigh int32 // highest height with a slot
 	retry   bool  // some slot at or above next lacks a request
 
-	isSynced bool
 	// syncDoneAt is the tip of the last SyncDone: the node leaves
 	// "synced" for a moment whenever a getheaders or an omission check
 	// is out, and coming back to the same tip is not news.
@@ -130,7 +129,6 @@ type manager struct {
 	// waiting are the cross checks waiting for a second peer to have
 	// their block, in height order (spotcheck.go).
 	waiting []*checkPlan
-	fatal   error
 	begun   bool      // a download peer was picked once
 	startAt time.Time // when the manager started
 
@@ -148,6 +146,9 @@ type manager struct {
 	lastHash chainhash.Hash
 	lastSeen map[chainhash.Hash]bool
 
+	// st is the status the manager publishes (publishStatus), and the
+	// one record of whether the watcher is at the best peer's tip
+	// (st.Synced) and of the error that stopped syncing (st.Err).
 	st Status
 }
 
@@ -363,7 +364,7 @@ func (m *manager) onPeerReady(ps *peerState) {
 	m.loadFilter(ps, reason, f)
 	m.n.log.Info("peer connected", "addr", ps.addr, "agent", ps.p.UserAgent(), "height", ps.lastBlock, "filter_rules", ps.rules)
 	m.n.publish(PeerConnected{At: m.n.at(), Peer: ps.info(m.n, false)})
-	if m.isSynced {
+	if m.st.Synced {
 		m.sendMempool(ps)
 	}
 	m.refreshPeers()
@@ -458,7 +459,7 @@ func (m *manager) onTick(now time.Time) {
 			ps.p.Disconnect()
 		}
 	}
-	if m.isSynced {
+	if m.st.Synced {
 		for ps := range m.peers {
 			m.sendMempool(ps) // one a reload asked for and the ban score held back
 		}
@@ -496,9 +497,7 @@ func (m *manager) publishStatus() {
 	hash, height := m.n.store.Tip()
 	m.st.HeaderHeight, m.st.HeaderHash = height, hash
 	m.st.WatcherHeight, m.st.WatcherHash = m.synced.Height, m.synced.Hash
-	m.st.Synced = m.isSynced
 	m.st.ChecksInFlight = m.checksInFlight()
-	m.st.Err = m.fatal
 	if m.dl != nil && m.dl.mirror != nil {
 		m.st.Filter.PredictedFPRate = m.dl.mirror.CurrentFPRate()
 	}
@@ -512,8 +511,8 @@ func (m *manager) publishStatus() {
 
 // fail stops syncing after an error that is not a peer's fault.
 func (m *manager) fail(err error) {
-	if m.fatal == nil {
-		m.fatal = err
+	if m.st.Err == nil {
+		m.st.Err = err
 		m.n.log.Error("sync stopped", "err", err)
 		m.n.publish(SyncStopped{At: m.n.at(), Err: err})
 	}
@@ -632,7 +631,7 @@ func (m *manager) pickDownloadPeer() {
 // schedule sends whatever requests are due: headers, then filtered blocks
 // in the window ahead of the watcher.
 func (m *manager) schedule() {
-	if m.fatal != nil {
+	if m.st.Err != nil {
 		return
 	}
 	m.reviewReload()
@@ -654,7 +653,7 @@ func (m *manager) schedule() {
 // header tip, or the peer's height when lower) with getdata batches to
 // ps, each closed by a ping.
 func (m *manager) requestBlocks(ps *peerState, tip int32) {
-	if m.holding() || m.fatal != nil {
+	if m.holding() || m.st.Err != nil {
 		return // a reload waits for the peers to drain
 	}
 	limit := min(tip, m.next+int32(m.n.cfg.Window)-1)

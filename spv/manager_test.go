@@ -286,8 +286,8 @@ func TestManagerGapRaceRefetches(t *testing.T) {
 	if got := len(w.Txs()); got != 4 {
 		t.Fatalf("watcher has %d txs, want 4: %+v", got, w.Txs())
 	}
-	if m.synced.Height != 6 || !m.isSynced {
-		t.Fatalf("synced to %d (%v)", m.synced.Height, m.isSynced)
+	if m.synced.Height != 6 || !m.st.Synced {
+		t.Fatalf("synced to %d (%v)", m.synced.Height, m.st.Synced)
 	}
 	_, again := w.Applied()
 	if again == 0 || m.st.Rerequested == 0 {
@@ -653,8 +653,8 @@ func TestManagerSurvivesRandomMessages(t *testing.T) {
 			honest.run()
 			hostile.run()
 		}
-		if m.fatal != nil {
-			t.Fatalf("seed %d: sync failed: %v", seed, m.fatal)
+		if m.st.Err != nil {
+			t.Fatalf("seed %d: sync failed: %v", seed, m.st.Err)
 		}
 		if m.synced.Height != 12 || len(w.Txs()) != 4 {
 			t.Fatalf("seed %d: synced to %d with %d txs, want 12 and 4", seed, m.synced.Height, len(w.Txs()))
@@ -698,7 +698,7 @@ func TestManagerMempool(t *testing.T) {
 	noise := payTo(2, 5, p2wpkh(9))
 	s.mempool = map[chainhash.Hash]*wire.MsgTx{pay.TxHash(): pay, noise.TxHash(): noise}
 	s.run()
-	if !m.isSynced {
+	if !m.st.Synced {
 		t.Fatal("not synced")
 	}
 	if got := w.Mempool(); len(got) != 1 || got[pay.TxHash()].Amount != 777 {

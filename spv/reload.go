@@ -234,7 +234,7 @@ func (m *manager) drifted() bool {
 // when a point was reached with something pending and the peers have
 // answered what they were asked.
 func (m *manager) reviewReload() {
-	if m.fatal != nil {
+	if m.st.Err != nil {
 		return
 	}
 	r := &m.rl
@@ -354,7 +354,7 @@ func (m *manager) reloadAll(reason string) {
 			// old one did not match, such as spends of outpoints it
 			// lacked, are relayed.
 			ps.mempoolSent = false
-			if m.isSynced {
+			if m.st.Synced {
 				m.sendMempool(ps)
 			}
 		}
@@ -418,7 +418,7 @@ func (m *manager) raceReload() {
 	asked := m.reqHigh
 	m.st.GapRaces++
 	m.reloadAll(transcript.ReasonGapRace)
-	if m.fatal != nil {
+	if m.st.Err != nil {
 		return
 	}
 	for height, s := range m.slots {

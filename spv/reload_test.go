@@ -130,8 +130,8 @@ func TestMatchesDoNotReload(t *testing.T) {
 	a := addSimPeer(t, m, "sim:1", chain, 0)
 	b := addSimPeer(t, m, "sim:2", chain, 1)
 	runAll(a, b)
-	if !m.isSynced || m.synced.Height != 8 {
-		t.Fatalf("synced %v at %d", m.isSynced, m.synced.Height)
+	if !m.st.Synced || m.synced.Height != 8 {
+		t.Fatalf("synced %v at %d", m.st.Synced, m.synced.Height)
 	}
 	loads := func() (int, int) { return a.filterLoads(), b.filterLoads() }
 	if la, lb := loads(); la != 1 || lb != 1 {
@@ -237,8 +237,8 @@ func TestGapRaceRefetchesAlignedWindow(t *testing.T) {
 	})
 	s := addSimPeer(t, m, "sim:1", chain, 0)
 	s.run()
-	if len(w.Txs()) != 2 || m.synced.Height != 20 || !m.isSynced {
-		t.Fatalf("watcher has %d of 2 txs, synced to %d (%v)", len(w.Txs()), m.synced.Height, m.isSynced)
+	if len(w.Txs()) != 2 || m.synced.Height != 20 || !m.st.Synced {
+		t.Fatalf("watcher has %d of 2 txs, synced to %d (%v)", len(w.Txs()), m.synced.Height, m.st.Synced)
 	}
 	if m.st.GapRaces != 1 {
 		t.Fatalf("%d gap races, want 1", m.st.GapRaces)
@@ -406,8 +406,8 @@ func syncedLivePeers(t *testing.T, k int) (*manager, []*simServer) {
 		peers[i] = addSimPeer(t, m, fmt.Sprintf("sim:%d", i+1), chain, i)
 	}
 	runAll(peers...)
-	if !m.isSynced || m.synced.Height != 6 {
-		t.Fatalf("synced %v at %d", m.isSynced, m.synced.Height)
+	if !m.st.Synced || m.synced.Height != 6 {
+		t.Fatalf("synced %v at %d", m.st.Synced, m.synced.Height)
 	}
 	return m, peers
 }

@@ -171,8 +171,8 @@ func TestRequestNotSentWhenTranscriptFails(t *testing.T) {
 	if filteredAsked(s) != 0 {
 		t.Fatalf("%d filtered blocks asked that the transcript does not hold", filteredAsked(s))
 	}
-	if !errors.Is(m.fatal, ErrTranscriptWrite) {
-		t.Fatalf("sync error %v, want ErrTranscriptWrite", m.fatal)
+	if !errors.Is(m.st.Err, ErrTranscriptWrite) {
+		t.Fatalf("sync error %v, want ErrTranscriptWrite", m.st.Err)
 	}
 }
 

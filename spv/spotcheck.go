@@ -490,6 +490,6 @@ func (m *manager) omission(p *checkPlan, detail string) {
 	m.dropFrom(p.height)
 	m.next = p.height
 	m.reqHigh = m.next - 1
-	m.isSynced = false
+	m.st.Synced = false
 	m.elementsChanged(-1, d, deltaRollback) // coins the removed blocks spent are watched again
 }

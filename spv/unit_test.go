@@ -291,8 +291,8 @@ func TestFilterNotSentWhenTranscriptFails(t *testing.T) {
 			t.Fatal("a filterload went out that the transcript does not hold")
 		}
 	}
-	if !errors.Is(m.fatal, ErrTranscriptWrite) {
-		t.Fatalf("sync error %v, want ErrTranscriptWrite", m.fatal)
+	if !errors.Is(m.st.Err, ErrTranscriptWrite) {
+		t.Fatalf("sync error %v, want ErrTranscriptWrite", m.st.Err)
 	}
 	if ps.mirror != nil {
 		t.Fatal("mirror set for a filter never sent")
