@@ -231,7 +231,9 @@ func (b *Behaviour) Observe(r transcript.Record) error {
 	switch r.Kind {
 	case transcript.KindFilterLoad:
 		var err error
-		if f, err = bip37.Deserialize(r.Filter); err != nil {
+		// The record's filter, shared with its other readers: load
+		// keeps a copy, estimate only reads it.
+		if f, err = r.Bloom(); err != nil {
 			return fmt.Errorf("%w: seq %d: %w", ErrBadFilterRecord, r.Seq, err)
 		}
 	case transcript.KindFilterAdd, transcript.KindFilterClear, transcript.KindGetData:

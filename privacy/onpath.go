@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/filterpolicy"
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
@@ -97,7 +96,7 @@ func (o *OnPath) Observe(r transcript.Record) {
 	if r.Kind != transcript.KindFilterLoad {
 		return
 	}
-	f, err := bip37.Deserialize(r.Filter)
+	f, err := r.Bloom() // shared with the record's other readers: read only
 	if err != nil {
 		return
 	}
