@@ -40,15 +40,15 @@ type feed struct {
 // feeds the privacy meter (the record of every filter and request sent,
 // what the peers sent for the behaviour attack, settled when the node
 // stops), forwards events, readings and the wallet's changes to the
-// dashboard, and ends the
-// session when the wallet reaches the tip (UntilSynced, SyncDone), when
-// syncing stops on a failure (SyncStopped), or when no peer has been
-// connected for PeerTimeout. Events come in batches (the first event and
-// what follows within batchWindow); after a batch that may have changed
-// the wallet it reads the wallet once (Wallet.Changes with a dashboard,
-// for the dashboard and the meter alike; Wallet.AddressCounts without
-// one). It never reads the node's status: the events carry what it
-// needs. It ends when the node closes the subscription (at Stop).
+// dashboard, and ends the session when the wallet reaches the tip
+// (UntilSynced, SyncDone), when syncing stops on a failure
+// (SyncStopped), or when no peer has been connected for PeerTimeout.
+// Events come in batches (the first event and what follows within
+// batchWindow); after a batch that may have changed the wallet it reads
+// the wallet once (Wallet.Changes with a dashboard, for the dashboard and
+// the meter alike; Wallet.AddressCounts without one). It never reads the
+// node's status: the events carry what it needs. It ends when the node
+// closes the subscription (at Stop).
 func (s *Session) bridge(ctx context.Context) {
 	defer close(s.bridgeDone)
 	if s.events != nil {
