@@ -160,11 +160,11 @@ func (n *Node) addrFetch(ctx context.Context, hostport string) (addrs []string, 
 
 // usableAnnounced returns the dialable host:port of an address a peer
 // announced, if it is one bloomwatch can use: it advertises
-// SeedServices, has a port, and is an IPv4 or IPv6 address that can be a
+// seedServices, has a port, and is an IPv4 or IPv6 address that can be a
 // peer (usableIP; not a Tor v2 OnionCat address), or, through a proxy, a
 // Tor v3 onion service (which only the proxy can reach).
 func usableAnnounced(na *wire.NetAddressV2, proxied bool) (string, bool) {
-	if na == nil || na.Addr == nil || !na.HasService(SeedServices) || na.Port == 0 {
+	if na == nil || na.Addr == nil || !na.HasService(seedServices) || na.Port == 0 {
 		return "", false
 	}
 	port := fmt.Sprint(na.Port)

@@ -107,7 +107,7 @@ func (b *banManager) Score(addr string) uint32 {
 	return b.scores[addr]
 }
 
-// Misbehaving adds m's score to addr. When the score reaches BanThreshold
+// Misbehaving adds m's score to addr. When the score reaches banThreshold
 // the address is banned (and the list saved); the ban is returned with
 // banned true. A save error is returned but the ban holds in memory.
 func (b *banManager) Misbehaving(addr string, m Misbehavior, detail string) (score uint32, ban Ban, banned bool, err error) {
@@ -115,7 +115,7 @@ func (b *banManager) Misbehaving(addr string, m Misbehavior, detail string) (sco
 	defer b.mu.Unlock()
 	score = b.scores[addr] + m.Score()
 	b.scores[addr] = score
-	if score < BanThreshold {
+	if score < banThreshold {
 		return score, Ban{}, false, nil
 	}
 	reason := m.String()

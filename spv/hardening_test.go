@@ -304,7 +304,7 @@ func TestDriftFromAMatchNeverReceivedIsNotBanned(t *testing.T) {
 		first.run()
 		second.run()
 	}
-	if sc := n.bans.Score("first:1"); sc >= BanThreshold/5 {
+	if sc := n.bans.Score("first:1"); sc >= banThreshold/5 {
 		t.Fatalf("the honest first peer was scored %d for a tx its filter rightly matched", sc)
 	}
 	if m.synced.Height != 4 || len(w.Txs()) != 2 {

@@ -136,8 +136,8 @@ type manager struct {
 	// recent keeps the last matched relays' bodies (relayCache) so that
 	// a second peer announcing one gets its server's insertions replayed
 	// into its mirror without fetching it again.
-	recent      relayCache
-	nonces      uint64 // pings sent, for unique nonces
+	recent relayCache
+	nonces uint64 // pings sent, for unique nonces
 	// checkRNG draws the second peers of omission checks (checkers.go).
 	checkRNG *rand.Rand
 

@@ -3,9 +3,9 @@ package spv
 import "fmt"
 
 // Misbehavior is a protocol violation by a peer. Each kind adds its Score
-// to the peer's ban score; a peer reaching BanThreshold is disconnected and
-// banned. A hostile peer is normal: every kind is handled, none crashes or
-// corrupts anything.
+// to the peer's ban score; a peer whose score reaches 100 (banThreshold) is
+// disconnected and banned. A hostile peer is normal: every kind is handled,
+// none crashes or corrupts anything.
 type Misbehavior uint8
 
 // The violations the node detects.
@@ -68,9 +68,9 @@ const (
 	MisbehaviorRefusedTx
 )
 
-// BanThreshold is the ban score at which a peer is disconnected and banned
+// banThreshold is the ban score at which a peer is disconnected and banned
 // (btcd's and Bitcoin Core's value).
-const BanThreshold = 100
+const banThreshold = 100
 
 // Score returns the ban score one occurrence adds.
 func (m Misbehavior) Score() uint32 {
@@ -78,13 +78,13 @@ func (m Misbehavior) Score() uint32 {
 	case MisbehaviorBadHeader, MisbehaviorInvalidMerkleTree, MisbehaviorUnrequestedBlock,
 		MisbehaviorTxNotInBlock, MisbehaviorSixtyFourByteTx, MisbehaviorBadBlock, MisbehaviorOmittedTx,
 		MisbehaviorInvalidTx:
-		return BanThreshold
+		return banThreshold
 	case MisbehaviorOrphanHeaders, MisbehaviorUnrequestedTx:
-		return BanThreshold / 2
+		return banThreshold / 2
 	case MisbehaviorUnmatchedTx, MisbehaviorStall:
-		return BanThreshold / 5
+		return banThreshold / 5
 	case MisbehaviorNotServed, MisbehaviorLowWorkHeaders, MisbehaviorRefusedTx:
-		return BanThreshold / 10
+		return banThreshold / 10
 	default:
 		return 0
 	}

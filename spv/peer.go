@@ -19,9 +19,9 @@ import (
 	"github.com/btcsuite/btcd/wire"
 )
 
-// MinPeerProtocol is the oldest protocol version accepted: BIP111
+// minPeerProtocol is the oldest protocol version accepted: BIP111
 // (70011), from which a peer must advertise NODE_BLOOM to serve BIP37.
-const MinPeerProtocol = wire.BIP0111Version
+const minPeerProtocol = wire.BIP0111Version
 
 // stableConnection is how long a connection must last for the reconnect
 // backoff to start again from its minimum.
@@ -264,8 +264,8 @@ func (n *Node) peerConfig(ps *peerState) *peer.Config {
 
 // checkVersion refuses peers that cannot serve BIP37.
 func checkVersion(msg *wire.MsgVersion) error {
-	if uint32(msg.ProtocolVersion) < MinPeerProtocol {
-		return fmt.Errorf("%w: version %d < %d", ErrPeerTooOld, msg.ProtocolVersion, MinPeerProtocol)
+	if uint32(msg.ProtocolVersion) < minPeerProtocol {
+		return fmt.Errorf("%w: version %d < %d", ErrPeerTooOld, msg.ProtocolVersion, minPeerProtocol)
 	}
 	if msg.Services&wire.SFNodeBloom == 0 {
 		return fmt.Errorf("%w: services %v", ErrPeerNoBloom, msg.Services)

@@ -353,7 +353,7 @@ func TestProxyNodeResolvesNothingLocally(t *testing.T) {
 
 func TestUsableAnnounced(t *testing.T) {
 	now := time.Now()
-	both := SeedServices | wire.SFNodeWitness
+	both := seedServices | wire.SFNodeWitness
 	onion := make([]byte, wire.TorV3Size)
 	onion[0] = 1
 	cases := []struct {

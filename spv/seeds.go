@@ -13,7 +13,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 )
 
-// SeedServices are the service bits bloomwatch asks DNS seeds for and
+// seedServices are the service bits bloomwatch asks DNS seeds for and
 // requires of the addresses peers announce: NODE_NETWORK (blocks from the
 // wallet's birthday on, not only the last 288) and NODE_BLOOM (BIP111).
 // bitcoin-seeder answers only the service filters of its whitelist (by
@@ -21,7 +21,7 @@ import (
 // x849 in recent versions); x5 is in it, and every xd (…|NODE_WITNESS)
 // node is also an x5 node. NODE_BLOOM alone (x4) is not in it, so a seed
 // answers x4 with nothing.
-const SeedServices = wire.SFNodeNetwork | wire.SFNodeBloom
+const seedServices = wire.SFNodeNetwork | wire.SFNodeBloom
 
 // maxSeedAddrs bounds the addresses taken from one seed's answer
 // (Bitcoin Core's limit per DNS seed).
@@ -49,7 +49,7 @@ var _ Resolver = net.DefaultResolver
 // then the plain host, whose unfiltered answer is the fallback (the
 // handshake refuses peers without NODE_BLOOM).
 func seedQueries(seed chaincfg.DNSSeed) []string {
-	q := netparams.SeedQuery(seed, SeedServices)
+	q := netparams.SeedQuery(seed, seedServices)
 	if q == seed.Host {
 		return []string{seed.Host}
 	}

@@ -109,8 +109,8 @@ func seedTestNode(t testing.TB, network *netparams.Network, cfg Config) *Node {
 func index(names []string, name string) int { return slices.Index(names, name) }
 
 func TestSeedQueriesAskServiceSubdomainFirst(t *testing.T) {
-	if SeedServices != 5 {
-		t.Fatalf("SeedServices = %#x, want 0x5 (NODE_NETWORK|NODE_BLOOM, in bitcoin-seeder's default whitelist)", uint64(SeedServices))
+	if seedServices != 5 {
+		t.Fatalf("seedServices = %#x, want 0x5 (NODE_NETWORK|NODE_BLOOM, in bitcoin-seeder's default whitelist)", uint64(seedServices))
 	}
 	got := seedQueries(chaincfg.DNSSeed{Host: "seed.example", HasFiltering: true})
 	if want := []string{"x5.seed.example", "seed.example"}; !slices.Equal(got, want) {

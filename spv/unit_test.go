@@ -101,7 +101,7 @@ func TestBanManagerScoresBansAndPersists(t *testing.T) {
 		}
 	}
 	score, ban, banned, err := bm.Misbehaving(a, MisbehaviorUnmatchedTx, "fifth")
-	if err != nil || !banned || score != BanThreshold || ban.Until != clk.now.Add(time.Hour) {
+	if err != nil || !banned || score != banThreshold || ban.Until != clk.now.Add(time.Hour) {
 		t.Fatalf("score %d banned %v ban %+v err %v", score, banned, ban, err)
 	}
 	if _, _, banned, _ := bm.Misbehaving("127.0.0.1:2", MisbehaviorInvalidMerkleTree, ""); !banned {
