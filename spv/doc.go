@@ -85,7 +85,11 @@
 // TransportV2 refuses plaintext peers (ErrPeerPlaintext). The wrapper
 // sends the 64-byte key alone and holds the garbage btcd writes with it
 // until the peer's first bytes (a v1 peer then sees 64 bytes, not up to
-// 4,159), bounds the whole handshake (Config.HandshakeTimeout), and
+// 4,159), never sends a key that would stall a btcd v1 peer (btcd's wire
+// package, its magic wrong, first discards the payload length that bytes
+// 16-19 claim: 1 key in 128 left it waiting for the handshake bound; the
+// connection is closed empty and made again with a new key, v1Stalls),
+// bounds the whole handshake (Config.HandshakeTimeout), and
 // writes each message in one write, so a filterload and the decoy packet
 // that pads it to a size class (Config.FilterPadding, filterpolicy) leave
 // as one burst. The transcript records each message's transport and a

@@ -321,6 +321,9 @@ const (
 	connRefused
 	// connEnded: the peer connected and later disconnected.
 	connEnded
+	// connRekey: a v2 connection closed before its key was sent
+	// (v1Stalls); connectOnce connects again at once.
+	connRekey
 )
 
 // connectOnce connects to addr over the transport the policy and what
@@ -328,26 +331,43 @@ const (
 // disconnects and reports how the attempt ended. A v2 attempt that shows
 // a v1 peer is followed at once by a v1 one under TransportAuto, and a v1
 // connection left for v2 (its version advertised NODE_P2P_V2) by a v2
-// one: at most two connections per attempt.
+// one: at most two connections per attempt. A v2 connection closed
+// before its key went out, because the key would stall a btcd v1 peer
+// (v1Stalls), is made again at once with a new key, up to maxRekeys
+// times, and does not count.
 func (n *Node) connectOnce(ctx context.Context, addr string, slot int) connOutcome {
 	if ban, ok := n.bans.IsBanned(addr); ok {
 		n.log.Debug("skip banned peer", "addr", addr, "until", ban.Until)
 		return connRefused
 	}
 	t := n.transports.first(n.cfg.Transport, addr)
-	for try := 0; ; try++ {
-		out, next := n.connectVia(ctx, addr, slot, t)
+	for try, rekeys := 0, 0; ; {
+		out, next := n.connectVia(ctx, addr, slot, t, rekeys < maxRekeys)
+		if out == connRekey && ctx.Err() == nil {
+			rekeys++
+			continue
+		}
+		if out == connRekey {
+			return connFailed // ctx ended
+		}
 		if next == "" || try > 0 || ctx.Err() != nil {
 			return out
 		}
 		t = next
+		try++
 	}
 }
 
+// maxRekeys bounds the new keys one connection attempt draws for keys that
+// would stall a btcd v1 peer (1 in 128 each): the one after is sent as it
+// is.
+const maxRekeys = 3
+
 // connectVia makes one connection to addr over transport t and reports
 // how it ended, and the transport to try at once when the handshake
-// showed another one is due ("" for none).
-func (n *Node) connectVia(ctx context.Context, addr string, slot int, t wireTransport) (connOutcome, wireTransport) {
+// showed another one is due ("" for none). With rekey, a v2 key that would stall a btcd v1 peer is not sent
+// (wireConn.rekey): the outcome is then connRekey.
+func (n *Node) connectVia(ctx context.Context, addr string, slot int, t wireTransport, rekey bool) (connOutcome, wireTransport) {
 	dctx, cancel := context.WithTimeout(ctx, n.cfg.DialTimeout)
 	conn, via, err := n.dial.dial(dctx, addr)
 	cancel()
@@ -362,6 +382,7 @@ func (n *Node) connectVia(ctx context.Context, addr string, slot int, t wireTran
 	}
 	v2 := t == transcript.TransportV2
 	wc := newWireConn(conn, n.cfg.Network.Params.Net, v2)
+	wc.rekey = rekey
 	wc.tap = n.outboundTap(addr, t)
 	ps := &peerState{addr: addr, slot: slot, via: via, transport: t, wc: wc}
 	pcfg := n.peerConfig(ps)
@@ -396,6 +417,9 @@ func (n *Node) connectVia(ctx context.Context, addr string, slot int, t wireTran
 		return connRefused, ""
 	}
 	switch {
+	case wc.keyRefused():
+		n.log.Debug("v2 key would stall a btcd v1 peer: connecting again with a new key", "addr", addr)
+		return connRekey, ""
 	case ps.upgrade.Load():
 		n.log.Info("peer offers v2 (NODE_P2P_V2): reconnecting over v2 before sending a filter", "addr", addr)
 		return connEnded, transcript.TransportV2

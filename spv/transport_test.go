@@ -183,3 +183,60 @@ func TestTransportMemory(t *testing.T) {
 		t.Errorf("%d addresses remembered, bound %d", len(m.v2), maxTransportMemory)
 	}
 }
+
+// TestV1Stalls checks which keys stall a btcd v1 peer: a payload length
+// (bytes 16-19, little-endian) above the 40 bytes after the header and at
+// most wire.MaxMessagePayload.
+func TestV1Stalls(t *testing.T) {
+	for length, want := range map[uint32]bool{
+		0: false, 40: false, 41: true, 1 << 20: true, wire.MaxMessagePayload: true,
+		wire.MaxMessagePayload + 1: false, 0xa5a5a5a5: false, 0xffffffff: false,
+	} {
+		key := bytes.Repeat([]byte{0xa5}, v2KeyLen)
+		binary.LittleEndian.PutUint32(key[16:20], length)
+		if got := v1Stalls(key); got != want {
+			t.Errorf("length %d: stalls %v, want %v", length, got, want)
+		}
+	}
+}
+
+// TestWireConnRefusesStallingKey checks the first flight of a v2
+// handshake whose key would stall a btcd v1 peer: with rekey, nothing is
+// sent, the write fails with errKeyStallsV1, the connection is closed (the
+// peer reads its end at once) and keyRefused says why; without rekey (the
+// last of maxRekeys draws) the key goes out as any other.
+func TestWireConnRefusesStallingKey(t *testing.T) {
+	first := bytes.Repeat([]byte{0xa5}, v2KeyLen+300)
+	binary.LittleEndian.PutUint32(first[16:20], 1<<20)
+	t.Run("rekey", func(t *testing.T) {
+		client, server := tcpPair(t)
+		c := newWireConn(client, wire.TestNet, true)
+		c.rekey = true
+		if n, err := c.Write(first); n != 0 || !errors.Is(err, errKeyStallsV1) {
+			t.Fatalf("write: %d %v, want errKeyStallsV1", n, err)
+		}
+		_ = server.SetReadDeadline(time.Now().Add(time.Minute))
+		if n, err := server.Read(make([]byte, 64)); n != 0 || !errors.Is(err, io.EOF) {
+			t.Fatalf("the peer read %d bytes, %v; want the connection's end", n, err)
+		}
+		if !c.keyRefused() || c.sent() != 0 {
+			t.Fatalf("refused %v, sent %d", c.keyRefused(), c.sent())
+		}
+		if _, err := c.Read(make([]byte, 4)); err == nil {
+			t.Fatal("the handshake's read on the closed connection succeeded")
+		}
+	})
+	t.Run("last draw", func(t *testing.T) {
+		client, server := tcpPair(t)
+		c := newWireConn(client, wire.TestNet, true)
+		if n, err := c.Write(first); err != nil || n != len(first) {
+			t.Fatalf("write: %d %v", n, err)
+		}
+		if got := readFor(t, server, 200*time.Millisecond); !bytes.Equal(got, first[:v2KeyLen]) {
+			t.Fatalf("the peer got %d bytes, want the %d-byte key", len(got), v2KeyLen)
+		}
+		if c.keyRefused() {
+			t.Fatal("marked refused")
+		}
+	})
+}

@@ -19,6 +19,32 @@ const v2KeyLen = 64
 // (its first bytes are the network magic): the peer speaks only v1.
 var errV1Answer = errors.New("peer answered the v2 key in v1")
 
+// errKeyStallsV1 ends a v2 attempt before its key was sent: the key, read
+// as a v1 message header, would make a btcd v1 peer wait (v1Stalls). The
+// node connects again at once with a new key.
+var errKeyStallsV1 = errors.New("v2 key would stall a btcd v1 peer: not sent")
+
+// v1Stalls reports whether a v1 peer built on btcd's wire package would
+// wait for more bytes after reading key as a v1 message: it takes the
+// first 24 bytes for a header and, before it checks the magic, only
+// refuses a payload length (bytes 16-19) above wire.MaxMessagePayload; a
+// wrong magic with a smaller length makes it read and discard that many
+// bytes first (wire.ReadMessageWithEncodingN, discardInput). A length
+// above the 40 bytes that follow the header leaves it waiting for bytes
+// that never come, and the attempt costs the whole handshake timeout
+// instead of the immediate hang-up that sends the node to v1 (Bitcoin
+// Core and bcoin check the magic first and hang up at once). The key is
+// uniformly random: 1 key in 128 does that.
+func v1Stalls(key []byte) bool {
+	n := binary.LittleEndian.Uint32(key[16:20])
+	return n > uint32(len(key)-wire.MessageHeaderSize) && n <= wire.MaxMessagePayload
+}
+
+// stallKeys, above zero only in tests (export_test.go), rewrites that many
+// of the next v2 keys into keys that stall a btcd v1 peer, as chance does
+// for 1 key in 128.
+var stallKeys atomic.Int32
+
 // wireConn is a peer connection as the node's side of the wire sees it.
 // It counts the bytes each way and the first bytes received (to tell,
 // after a failed v2 handshake, a v1 peer from a broken v2 one), and:
@@ -29,6 +55,10 @@ var errV1Answer = errors.New("peer answered the v2 key in v1")
 //     answers every 24 bytes it cannot parse with a reject message and
 //     +10 ban score, and bans at 100) then sees 64 bytes, not up to
 //     4,159, and the node answers its v1 reply by reconnecting over v1;
+//   - with rekey set, it refuses to send a key that would stall a btcd v1
+//     peer (v1Stalls): it closes the connection before any byte went out
+//     and marks it (keyRefused), and the node connects again with a new
+//     key;
 //   - after the first message (flush's first call), it holds each write
 //     until flush, called once per message (peer.Config OnWrite), so a
 //     message and the decoy packet that pads it leave in one write:
@@ -44,8 +74,13 @@ type wireConn struct {
 	// and the command it carried ("" for handshake bytes).
 	tap func(n int, cmd string)
 
+	// rekey lets the first write refuse a key that would stall a btcd
+	// v1 peer; set before the connection is used.
+	rekey bool
+
 	read, written atomic.Uint64
 	v1Answer      atomic.Bool
+	stallKey      atomic.Bool // the key was refused (v1Stalls)
 
 	// --- reader only ---
 	judging bool   // v2: the peer's first bytes are still to judge
@@ -72,6 +107,9 @@ func (c *wireConn) received() uint64 { return c.read.Load() }
 
 // sent returns the number of bytes written to the peer so far.
 func (c *wireConn) sent() uint64 { return c.written.Load() }
+
+// keyRefused reports whether the v2 key was refused unsent (v1Stalls).
+func (c *wireConn) keyRefused() bool { return c.stallKey.Load() }
 
 // answeredV1 reports whether the peer answered the v2 key with a v1
 // message.
@@ -133,6 +171,14 @@ func (c *wireConn) Write(p []byte) (int, error) {
 	switch {
 	case c.holding && !c.keySent:
 		c.keySent = true
+		if len(p) >= v2KeyLen && stallKeys.Load() > 0 && stallKeys.Add(-1) >= 0 {
+			binary.LittleEndian.PutUint32(p[16:20], 1<<20)
+		}
+		if c.rekey && len(p) >= v2KeyLen && v1Stalls(p[:v2KeyLen]) {
+			c.stallKey.Store(true)
+			_ = c.Conn.Close() // the handshake's next read fails at once
+			return 0, errKeyStallsV1
+		}
 		k := min(v2KeyLen, len(p))
 		if _, err := c.writeRaw(p[:k], ""); err != nil {
 			return 0, err

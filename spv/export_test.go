@@ -1,0 +1,12 @@
+package spv
+
+// V1Stalls exports v1Stalls to the external tests.
+var V1Stalls = v1Stalls
+
+// StallNextV2Keys makes the next n v2 keys any node sends keys that stall
+// a btcd v1 peer (bytes 16-19 rewritten to a 1 MiB payload length), as 1
+// key in 128 is by chance; the returned func undoes what is left of it.
+func StallNextV2Keys(n int) (undo func()) {
+	stallKeys.Store(int32(n))
+	return func() { stallKeys.Store(0) }
+}
