@@ -56,10 +56,9 @@ type implServer interface {
 	// ReorgPayment pays pkScript amt in a branch of depth blocks that a
 	// longer one then replaces, whose first block confirms the same
 	// payment again; it returns the payment and the new tip. onOld is
-	// called with the losing branch's tip before the switch where the
-	// implementation allows it (bcoin: the branch is mined first and
-	// invalidated later; btcd's harness builds both branches in one
-	// call).
+	// called with the losing branch's tip before the switch (bcoin: the
+	// branch is mined first and invalidated later; btcd: the harness's
+	// AfterLosing, between the branches).
 	ReorgPayment(ctx context.Context, pkScript []byte, amt int64, depth int, onOld func(chainhash.Hash)) (*wire.MsgTx, chainhash.Hash, error)
 }
 
@@ -84,12 +83,26 @@ func (s btcdServer) PayAddress(_ context.Context, addr btcutil.Address, amt btcu
 func (s btcdServer) Spend(_ context.Context, key *testnet.Keyring, ops []wire.OutPoint, to []*wire.TxOut) (*wire.MsgTx, error) {
 	return s.h.Spend(key, ops, to)
 }
-func (s btcdServer) ReorgPayment(ctx context.Context, pkScript []byte, amt int64, depth int, _ func(chainhash.Hash)) (*wire.MsgTx, chainhash.Hash, error) {
+func (s btcdServer) ReorgPayment(ctx context.Context, pkScript []byte, amt int64, depth int, onOld func(chainhash.Hash)) (*wire.MsgTx, chainhash.Hash, error) {
 	tx, err := s.h.NewTx([]*wire.TxOut{wire.NewTxOut(amt, pkScript)})
 	if err != nil {
 		return nil, chainhash.Hash{}, err
 	}
-	res, err := s.h.Reorg(ctx, depth, testnet.ReorgOptions{OrphanTxs: []*wire.MsgTx{tx}, WinnerTxs: []*wire.MsgTx{tx}})
+	opts := testnet.ReorgOptions{OrphanTxs: []*wire.MsgTx{tx}, WinnerTxs: []*wire.MsgTx{tx}}
+	if onOld != nil {
+		// Between the branches, as bcoinServer does: a node that never
+		// reached the losing tip has no reorg to follow.
+		node := s.h.Node() // AfterLosing runs under the harness's lock
+		opts.AfterLosing = func() error {
+			old, _, err := node.BestBlock()
+			if err != nil {
+				return err
+			}
+			onOld(*old)
+			return nil
+		}
+	}
+	res, err := s.h.Reorg(ctx, depth, opts)
 	if err != nil {
 		return nil, chainhash.Hash{}, err
 	}
