@@ -254,7 +254,7 @@ func (bc *broadcastConn) close() {
 // (no filter, no relay) and announces tx.
 func (n *Node) openBroadcast(ctx context.Context, target string, tx *wire.MsgTx) (*broadcastConn, error) {
 	t := n.transports.first(n.cfg.Transport, target)
-	bc, err := n.openBroadcastVia(ctx, target, tx, t)
+	bc, err := n.openBroadcastRekeyed(ctx, target, tx, t)
 	if err == nil || t != transcript.TransportV2 || bc == nil || bc.wc.received() > 0 && !bc.wc.answeredV1() {
 		return bc, err
 	}
@@ -264,13 +264,27 @@ func (n *Node) openBroadcast(ctx context.Context, target string, tx *wire.MsgTx)
 	if n.cfg.Transport == TransportV2 {
 		return nil, fmt.Errorf("broadcast to %s: %w", target, ErrPeerPlaintext)
 	}
-	return n.openBroadcastVia(ctx, target, tx, transcript.TransportV1)
+	return n.openBroadcastVia(ctx, target, tx, transcript.TransportV1, false)
+}
+
+// openBroadcastRekeyed is openBroadcastVia, made again at once with a new
+// key while the v2 key would stall a btcd v1 peer (v1Stalls), up to
+// maxRekeys times, as connectOnce does.
+func (n *Node) openBroadcastRekeyed(ctx context.Context, target string, tx *wire.MsgTx, t wireTransport) (*broadcastConn, error) {
+	for rekeys := 0; ; rekeys++ {
+		bc, err := n.openBroadcastVia(ctx, target, tx, t, rekeys < maxRekeys)
+		if err == nil || bc == nil || !bc.wc.keyRefused() || ctx.Err() != nil {
+			return bc, err
+		}
+		n.log.Debug("v2 key would stall a btcd v1 peer: connecting again with a new key", "addr", target)
+	}
 }
 
 // openBroadcastVia makes the broadcast connection over transport t. On a
 // failed handshake it returns the connection too (closed), for its byte
-// counts.
-func (n *Node) openBroadcastVia(ctx context.Context, target string, tx *wire.MsgTx, t wireTransport) (*broadcastConn, error) {
+// counts. With rekey, a v2 key that would stall a btcd v1 peer is not
+// sent (wireConn.rekey).
+func (n *Node) openBroadcastVia(ctx context.Context, target string, tx *wire.MsgTx, t wireTransport, rekey bool) (*broadcastConn, error) {
 	dctx, cancel := context.WithTimeout(ctx, n.cfg.DialTimeout)
 	conn, via, err := n.dial.dial(dctx, target)
 	cancel()
@@ -281,6 +295,7 @@ func (n *Node) openBroadcastVia(ctx context.Context, target string, tx *wire.Msg
 	v2 := t == transcript.TransportV2
 	bc := &broadcastConn{via: via, transport: t, wc: newWireConn(conn, n.cfg.Network.Params.Net, v2),
 		gone: make(chan struct{}), wake: make(chan struct{}, 1)}
+	bc.wc.rekey = rekey
 	verack := make(chan struct{})
 	var ackOnce sync.Once
 	var read uint64

@@ -12,6 +12,8 @@ import (
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/bloomwatch/bloomwatch/netparams"
+	"github.com/bloomwatch/bloomwatch/testnet"
+	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/bloomwatch/bloomwatch/watch/watchtest"
 )
 
@@ -239,5 +241,60 @@ func TestBroadcastTarget(t *testing.T) {
 	}
 	if _, _, err := n.broadcastTarget(st, "127.0.0.1:1"); !errors.Is(err, ErrBroadcastTarget) {
 		t.Fatalf("asked for the download peer: %v", err)
+	}
+}
+
+// TestBroadcastStallingKeyNotSent opens a broadcast connection under
+// auto to btcd v0.25.0 without --v2transport (an explicit peer: v2 first)
+// through a recording relay, the first v2 key made one that would stall
+// btcd (stallKeys, as 1 key in 128 is by chance): the key is never sent
+// (the first connection is empty), a new key draws btcd's hang-up, and
+// the connection comes up over v1. Before, the stalling key went out and
+// the broadcast waited for the handshake bound or btcd's 30 s.
+func TestBroadcastStallingKeyNotSent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts btcd")
+	}
+	h := testnet.NewT(t, testnet.Options{})
+	relay, err := testnet.StartRelay(t.Context(), h.Node().P2PAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer relay.Close()
+	nw, err := netparams.Lookup("regtest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := New(Config{Network: nw, DataDir: t.TempDir(), Watcher: watchtest.NewMemWatcher(0, p2wpkh(1)),
+		Connect: []string{relay.Addr()}, HandshakeTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = n.store.Close() })
+	stallKeys.Store(1)
+	defer stallKeys.Store(0)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	bc, err := n.openBroadcast(ctx, relay.Addr(), broadcastTx())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bc.close()
+	if bc.transport != transcript.TransportV1 {
+		t.Fatalf("the broadcast went over %s, want v1", bc.transport)
+	}
+	up, _ := relay.Recording()
+	conns := map[int][]byte{}
+	last := -1
+	for _, ch := range relay.Chunks() {
+		if ch.Up {
+			conns[ch.Conn] = append(conns[ch.Conn], up[:ch.Bytes]...)
+			up = up[ch.Bytes:]
+		}
+		last = max(last, ch.Conn)
+	}
+	if last != 2 || len(conns[0]) != 0 || len(conns[1]) != v2KeyLen || v1Stalls(conns[1]) {
+		t.Fatalf("%d connections; the first carried %d bytes, the second %x: want an empty one, then a %d-byte key that does not stall btcd, then v1",
+			last+1, len(conns[0]), conns[1], v2KeyLen)
 	}
 }
