@@ -177,7 +177,10 @@ func TestBroadcastConnection(t *testing.T) {
 			n, nw := broadcastNode(t)
 			ft := startTarget(t, nw, tc.b)
 			target := ft.ln.Addr().String()
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			// Every case but the silent target ends on what the target
+			// does: a generous bound. The silent one ends when the wait
+			// does (ErrBroadcastUnconfirmed): 3 s after the handshake.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			sub := n.Subscribe()
 			defer sub.Cancel()
@@ -204,6 +207,11 @@ func TestBroadcastConnection(t *testing.T) {
 				}()
 			}
 			res := &BroadcastResult{Txid: txid, SentTo: target}
+			if tc.b == targetSilent {
+				var wcancel context.CancelFunc
+				ctx, wcancel = context.WithTimeout(ctx, 3*time.Second)
+				defer wcancel()
+			}
 			err = bc.await(ctx, sub, res)
 			if tc.wantErr == nil {
 				if err != nil || res.ConfirmedBy != tc.relayBy {
