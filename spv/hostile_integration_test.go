@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
@@ -18,8 +19,8 @@ import (
 	"github.com/btcsuite/btcd/wire"
 )
 
-// TestHostilePeers syncs with a hostile peer listed first (so it serves
-// the download) and an honest btcd: every scenario must end with the
+// TestHostilePeers syncs with a hostile peer listed first and waited for
+// (hostileFirstWait, so it serves the download) and an honest btcd: every scenario must end with the
 // truth in the watcher, and the violations worth a ban must ban the
 // hostile peer.
 func TestHostilePeers(t *testing.T) {
@@ -43,10 +44,11 @@ func TestHostilePeers(t *testing.T) {
 			defer hp.Close()
 			w := watchtest.NewMemWatcher(start+1, scripts...)
 			dir := t.TempDir()
+			dl := newDLLog()
 			n, err := spv.New(spv.Config{
 				Network: regtest(t), DataDir: dir, Connect: []string{hp.Addr(), h.Node().P2PAddr()},
-				Watcher: w, Log: testLogger(), RetryMin: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond,
-				StallTimeout: 2 * time.Second, TickInterval: 200 * time.Millisecond, SpotCheckEvery: 1, MinPeers: 2, MinPeersWait: 5 * time.Second,
+				Watcher: w, Log: slog.New(dl), RetryMin: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond,
+				StallTimeout: 2 * time.Second, TickInterval: 200 * time.Millisecond, SpotCheckEvery: 1, MinPeers: 2, MinPeersWait: hostileFirstWait(sc),
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -57,6 +59,9 @@ func TestHostilePeers(t *testing.T) {
 			defer n.Stop()
 			waitSynced(t, n, tip)
 			checkTruth(t, w, truth)
+			if sc != hostile.NoBloom && !dl.servedFirst(hp.Addr()) {
+				t.Errorf("%s: the hostile peer %s was not the first download peer (picked: %v)", sc, hp.Addr(), dl.Picks())
+			}
 			st := n.Status()
 			banned := false
 			for _, b := range n.Bans() {
@@ -102,7 +107,7 @@ func TestSideBranchFloodIsBounded(t *testing.T) {
 	n, err := spv.New(spv.Config{
 		Network: regtest(t), DataDir: t.TempDir(), Connect: []string{hp.Addr(), h.Node().P2PAddr()},
 		Watcher: w, Log: testLogger(), RetryMin: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond,
-		MinPeers: 2, MinPeersWait: 5 * time.Second, SideBranchMargin: 10,
+		MinPeers: 2, MinPeersWait: hostileFirstWait(hostile.SideBranchFlood), SideBranchMargin: 10,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -160,7 +165,7 @@ func TestHonestReorgAfterSideBranchFlood(t *testing.T) {
 	cfg := spv.Config{
 		Network: regtest(t), DataDir: dir, Connect: []string{hp.Addr(), btcd},
 		Watcher: w, Log: testLogger(), RetryMin: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond,
-		MinPeers: 2, MinPeersWait: 5 * time.Second, MaxSideHeaders: bound,
+		MinPeers: 2, MinPeersWait: hostileFirstWait(hostile.SideBranchFlood), MaxSideHeaders: bound,
 	}
 	n, err := spv.New(cfg)
 	if err != nil {
@@ -286,7 +291,7 @@ func TestKeepAliveStallIsReplaced(t *testing.T) {
 	n, err := spv.New(spv.Config{
 		Network: regtest(t), DataDir: t.TempDir(), Connect: []string{hp.Addr(), h.Node().P2PAddr()},
 		Watcher: w, Log: testLogger(), RetryMin: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond,
-		StallTimeout: 3 * time.Second, TickInterval: 200 * time.Millisecond, MinPeers: 2, MinPeersWait: 5 * time.Second,
+		StallTimeout: 3 * time.Second, TickInterval: 200 * time.Millisecond, MinPeers: 2, MinPeersWait: hostileFirstWait(hostile.StallKeepAlive),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -414,7 +419,7 @@ func TestWitnessCannotChooseDecoys(t *testing.T) {
 	n, err := spv.New(spv.Config{
 		Network: regtest(t), DataDir: dir, Connect: []string{hp.Addr(), h.Node().P2PAddr()},
 		Watcher: w, Log: testLogger(), RetryMin: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond,
-		MinPeers: 2, MinPeersWait: 5 * time.Second, Decoys: 5,
+		MinPeers: 2, MinPeersWait: hostileFirstWait(hostile.RewriteWitness), Decoys: 5,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package spv_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -32,6 +33,10 @@ type hrObserved struct {
 	dropped          int
 	omissions        int
 	truthOK          bool
+	// hostile is the hostile peer's address; downloads the download
+	// peers the node picked, in order.
+	hostile   string
+	downloads []string
 }
 
 // hrString renders the observation as a table row for docs/RELIABILITY.md.
@@ -48,8 +53,8 @@ func (o hrObserved) hrString(s hostile.Scenario) string {
 }
 
 // TestHostileReactions syncs the real watch-only wallet (wallet.Wallet)
-// from one hostile peer (listed first, so it is the download peer) and one
-// honest btcd, for every hostile.Scenario, and checks the node's reaction
+// from one hostile peer (listed first, and waited for, so it is the
+// download peer: hostileFirstWait) and one honest btcd, for every hostile.Scenario, and checks the node's reaction
 // through its events and ban list, that the misbehaviour really happened
 // (the hostile peer's own count), and that the wallet ends equal to the
 // chain's truth: same transactions at the same heights, same UTXOs, same
@@ -91,6 +96,11 @@ func hrCheck(t *testing.T, sc hostile.Scenario, o hrObserved) {
 	t.Helper()
 	if !o.truthOK {
 		t.Errorf("wallet differs from the truth")
+	}
+	// The premise of every row: the peer listed first served the
+	// download (a NoBloom peer is refused at its version message).
+	if sc != hostile.NoBloom && (len(o.downloads) == 0 || o.downloads[0] != o.hostile) {
+		t.Errorf("the hostile peer %s was not the first download peer (picked: %v): the sync did not run through it", o.hostile, o.downloads)
 	}
 	if sc != hostile.Honest && o.applied == 0 {
 		t.Errorf("the misbehaviour was never applied (skipped %d): the scenario tested nothing", o.skipped)
@@ -142,10 +152,13 @@ func hrRun(t *testing.T, h *testnet.Harness, net *netparams.Network, truth *test
 	}
 	defer w.Close()
 	spvDir := filepath.Join(dir, "spv")
+	dl := newDLLog()
+	wait := hostileFirstWait(sc)
 	n, err := spv.New(spv.Config{
 		Network: net, DataDir: spvDir, Connect: []string{hp.Addr(), h.Node().P2PAddr()}, Watcher: w,
 		RetryMin: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond, StallTimeout: 2 * time.Second,
-		TickInterval: 200 * time.Millisecond, SpotCheckEvery: 1, MinPeers: 2, MinPeersWait: 5 * time.Second,
+		TickInterval: 200 * time.Millisecond, SpotCheckEvery: 1, MinPeers: 2, MinPeersWait: wait,
+		Log: slog.New(dl),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -161,8 +174,8 @@ func hrRun(t *testing.T, h *testnet.Harness, net *netparams.Network, truth *test
 		}
 	}()
 
-	var o hrObserved
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	o := hrObserved{hostile: hp.Addr()}
+	ctx, cancel := context.WithTimeout(context.Background(), wait+60*time.Second)
 	defer cancel()
 	for synced := false; !synced; {
 		select {
@@ -196,6 +209,7 @@ func hrRun(t *testing.T, h *testnet.Harness, net *netparams.Network, truth *test
 	o.dropped, o.omissions = st.Dropped, st.Omissions
 	hs := hp.Stats()
 	o.applied, o.skipped = hs.Applied, hs.Skipped
+	o.downloads = dl.Picks()
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}

@@ -149,7 +149,7 @@ func omissionSync(t *testing.T, up hostile.Upstream, params *chaincfg.Params, ho
 		Network: regtest(t), DataDir: t.TempDir(), Connect: []string{hp.Addr(), honest}, Watcher: w, Log: testLogger(),
 		RetryMin: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond, StallTimeout: 2 * time.Second,
 		TickInterval: 200 * time.Millisecond, SpotCheckEvery: checkEvery, FullBlockEvery: -1,
-		MinPeers: 2, MinPeersWait: 5 * time.Second,
+		MinPeers: 2, MinPeersWait: hostileFirstWait(hostile.OmitRandomMatch),
 	})
 	if err != nil {
 		t.Fatal(err)
