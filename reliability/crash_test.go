@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/session"
+	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/spv/headers"
 	"github.com/bloomwatch/bloomwatch/testnet"
 )
@@ -71,11 +72,26 @@ func newChain(t *testing.T) *chain {
 	return &chain{h: h, truth: truth, bin: binary(t, t.TempDir())}
 }
 
+// peerTimeout is the syncs' --peer-timeout: a sync gives up when no peer
+// has been usable for this long. It is three of the node's handshake
+// bounds (spv.DefaultHandshakeTimeout, 20 s), so that one connection
+// attempt that runs to its bound (a peer that reads and never answers, as
+// btcd did with a v2 key that stalled it) is followed by another before
+// the sync gives up. At 20 s, the bound itself, one such attempt ended the
+// sync with "no reachable peer for 20s".
+const peerTimeout = 3 * spv.DefaultHandshakeTimeout
+
+// runIdle bounds a run that makes no progress: its data dir unchanged (no
+// file created, grown or written) for this long. A sync without a usable
+// peer ends itself after peerTimeout with its one line; runIdle only
+// catches a run hung otherwise, so no run has a fixed time limit.
+const runIdle = peerTimeout + 30*time.Second
+
 // args returns the sync command line for datadir.
 func (c *chain) args(datadir string) []string {
 	return []string{"sync", "--no-tui", "--json", "--until-synced", "--datadir", datadir,
 		"--network", "regtest", "--xpub", c.truth.Xpub, "--birthday", strconv.Itoa(int(c.truth.StartHeight + 1)),
-		"--connect", c.h.Node().P2PAddr(), "--peer-timeout", "20s", "--log-level", "warn"}
+		"--connect", c.h.Node().P2PAddr(), "--peer-timeout", peerTimeout.String(), "--log-level", "warn"}
 }
 
 // result is what a finished sync printed.
@@ -85,12 +101,44 @@ type result struct {
 	stderr string
 }
 
-// run runs the binary to completion (or until ctx ends).
+// run runs the binary to completion, until ctx ends, or until its data
+// dir (args' --datadir) has not changed for runIdle: the bound follows
+// the sync's progress, however slow the machine is.
 func (c *chain) run(ctx context.Context, args ...string) result {
+	dir := ""
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == "--datadir" {
+			dir = args[i+1]
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	cmd := exec.CommandContext(ctx, c.bin, args...)
+	cmd.WaitDelay = time.Second // a killed run's output pipes close soon after
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
+	if err := cmd.Start(); err != nil {
+		return result{code: -1, stderr: err.Error()}
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	last, moved, idle := dirState(dir), time.Now(), false
+	var err error
+	for waiting := true; waiting; {
+		select {
+		case err = <-done:
+			waiting = false
+		case <-tick.C:
+			if st := dirState(dir); st != last {
+				last, moved = st, time.Now()
+			} else if !idle && time.Since(moved) > runIdle {
+				idle = true
+				cancel() // kills the process: Wait returns
+			}
+		}
+	}
 	code := 0
 	if err != nil {
 		code = -1
@@ -98,7 +146,27 @@ func (c *chain) run(ctx context.Context, args ...string) result {
 			code = ee.ExitCode()
 		}
 	}
-	return result{code: code, stdout: out.Bytes(), stderr: errOut.String()}
+	stderr := errOut.String()
+	if idle {
+		stderr = fmt.Sprintf("killed: %s unchanged for %v; stderr: %s", dir, runIdle, stderr)
+	}
+	return result{code: code, stdout: out.Bytes(), stderr: stderr}
+}
+
+// dirState describes every file under dir (path, size, modification
+// time): it changes whenever a sync creates, grows or writes a file.
+func dirState(dir string) string {
+	var b strings.Builder
+	_ = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		if fi, err := d.Info(); err == nil {
+			fmt.Fprintf(&b, "%s %d %d\n", path, fi.Size(), fi.ModTime().UnixNano())
+		}
+		return nil
+	})
+	return b.String()
 }
 
 // killAfter starts the sync and SIGKILLs it after d (if still running). It
@@ -205,8 +273,7 @@ const crashTries = 10
 // may come after it finished: they are counted, not required.
 func TestCrashRestart(t *testing.T) {
 	c := newChain(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
+	ctx := t.Context() // each run's bound follows its progress (run)
 	began := time.Now()
 	ref := parse(t, c.run(ctx, c.args(filepath.Join(t.TempDir(), "ref"))...))
 	took := time.Since(began)
@@ -279,8 +346,7 @@ func TestCrashRestart(t *testing.T) {
 // syncing again rebuilds the same wallet from the chain.
 func TestDamagedFiles(t *testing.T) {
 	c := newChain(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
+	ctx := t.Context() // each run's bound follows its progress (run)
 	ref := parse(t, c.run(ctx, c.args(filepath.Join(t.TempDir(), "ref"))...))
 	checkTruth(t, ref, c.truth)
 
