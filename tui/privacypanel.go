@@ -278,12 +278,16 @@ func behaviourLines(k func(string) string, w int, b *privacy.BehaviourReading) [
 			verdict = s.Verdict
 		}
 	}
-	level := func(what string, s privacy.BehaviourScore) string {
+	level := func(one, many string, s privacy.BehaviourScore) string {
+		what := many
+		if s.Suspects == 1 {
+			what = one
+		}
 		return joinFit(w, "", k("  named ")+fmt.Sprintf("%d %s", s.Suspects, what)+k(": precision ")+fmt.Sprintf("%.2f", s.Precision)+
 			k(", chance ≤ ")+fmt.Sprintf("%.2f", s.Chance.Hi))
 	}
 	return []string{
 		joinFit(w, k(" · "), k("timing attack: ")+strings.Replace(verdict, "the wallet", "your wallet", 1), seen),
-		level("blocks", blocks), level("txs", txs),
+		level("block", "blocks", blocks), level("tx", "txs", txs),
 	}
 }
