@@ -290,15 +290,7 @@ func hrWalletMatches(t *testing.T, w *wallet.Wallet, truth *testnet.Truth) bool 
 // hrFPReloads counts filterloads sent for false-positive drift.
 func hrFPReloads(t *testing.T, dir string) int {
 	t.Helper()
-	f, err := os.Open(filepath.Join(dir, transcript.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := transcript.Read(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := readTranscript(t, dir)
 	n := 0
 	for _, r := range recs {
 		if r.Reason == transcript.ReasonFPDrift {

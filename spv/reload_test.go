@@ -112,14 +112,7 @@ func runAll(peers ...*simServer) {
 // the same bytes, with the new keys; the payments are all found.
 func TestMatchesDoNotReload(t *testing.T) {
 	const gap, reserve = 5, 30
-	w := newReserveWatcher(t, gap, reserve)
-	clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	n, m := newTestManager(t, w, Config{
-		Clock: clk, SpotCheckEvery: 1, ReloadEvery: 1000, ReloadInterval: time.Hour,
-		QuietBlocks: 2, QuietTime: 20 * time.Minute,
-	})
-	seedRand(n)
-	m.drawSchedule(clk.now)
+	w, clk, n, m := newLiveTestManager(t, gap, reserve)
 	chain := mineBlocks(t, n.cfg.Network, genesis(n), 8, func(i int) []*wire.MsgTx {
 		txs := []*wire.MsgTx{payTo(byte(100+i), 7, p2wpkh(0x99))}
 		if i == 3 {
@@ -390,14 +383,7 @@ func TestLaterAnnouncerMirrorsTheRelay(t *testing.T) {
 // away (1,000 blocks, an hour).
 func syncedLivePeers(t *testing.T, k int) (*manager, []*simServer) {
 	t.Helper()
-	w := newReserveWatcher(t, 5, 30)
-	clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	n, m := newTestManager(t, w, Config{
-		Clock: clk, SpotCheckEvery: 1, ReloadEvery: 1000, ReloadInterval: time.Hour,
-		QuietBlocks: 2, QuietTime: 20 * time.Minute,
-	})
-	seedRand(n)
-	m.drawSchedule(clk.now)
+	_, _, n, m := newLiveTestManager(t, 5, 30)
 	chain := mineBlocks(t, n.cfg.Network, genesis(n), 6, func(i int) []*wire.MsgTx {
 		return []*wire.MsgTx{payTo(byte(100+i), 7, p2wpkh(0x99))}
 	})
@@ -440,4 +426,21 @@ func TestTwoNamedPeersBothCheckTheFirstSync(t *testing.T) {
 	if m.synced.Height != 6 || m.st.Unchecked != 0 || m.st.SpotChecks == 0 {
 		t.Fatalf("synced to %d, %d unchecked, %d checks; want 6 blocks all checked", m.synced.Height, m.st.Unchecked, m.st.SpotChecks)
 	}
+}
+
+// newLiveTestManager builds a manager over a reserve watcher (gap,
+// reserve) with every block checked, reload points far away (1,000
+// blocks, an hour) and a quiet window of 2 blocks and 20 minutes, on a
+// fake clock, its schedule drawn from a fixed seed.
+func newLiveTestManager(t *testing.T, gap, reserve int) (*watchtest.MemWatcher, *fakeClock, *Node, *manager) {
+	t.Helper()
+	w := newReserveWatcher(t, gap, reserve)
+	clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	n, m := newTestManager(t, w, Config{
+		Clock: clk, SpotCheckEvery: 1, ReloadEvery: 1000, ReloadInterval: time.Hour,
+		QuietBlocks: 2, QuietTime: 20 * time.Minute,
+	})
+	seedRand(n)
+	m.drawSchedule(clk.now)
+	return w, clk, n, m
 }

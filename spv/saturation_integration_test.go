@@ -139,15 +139,7 @@ func TestCheckingPeerDoesNotSaturate(t *testing.T) {
 	}
 	// Every filter went to both peers, the same bytes: the checking
 	// peer's filter follows the download peer's.
-	f, err := os.Open(filepath.Join(dir, transcript.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := transcript.Read(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := readTranscript(t, dir)
 	last := map[string][]byte{}
 	byReason := map[string]int{}
 	for _, r := range transcript.FilterRecords(recs) {
