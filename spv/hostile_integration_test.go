@@ -104,18 +104,9 @@ func TestSideBranchFloodIsBounded(t *testing.T) {
 	}
 	defer hp.Close()
 	w := watchtest.NewMemWatcher(start+1, scripts...)
-	n, err := spv.New(spv.Config{
-		Network: regtest(t), DataDir: t.TempDir(), Connect: []string{hp.Addr(), h.Node().P2PAddr()},
-		Watcher: w, Log: testLogger(), RetryMin: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond,
-		MinPeers: 2, MinPeersWait: hostileFirstWait(hostile.SideBranchFlood), SideBranchMargin: 10,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer n.Stop()
+	cfg := hostileFirst(t, hp, hostile.SideBranchFlood, h.Node().P2PAddr(), w, t.TempDir())
+	cfg.SideBranchMargin = 10
+	n := startNodeWith(t, cfg)
 	waitSynced(t, n, tip)
 	checkTruth(t, w, truth)
 	if hp.Stats().Applied == 0 {
@@ -162,11 +153,8 @@ func TestHonestReorgAfterSideBranchFlood(t *testing.T) {
 	btcd := h.Node().P2PAddr()
 	w := watchtest.NewMemWatcher(start+1, scripts...)
 	dir := t.TempDir()
-	cfg := spv.Config{
-		Network: regtest(t), DataDir: dir, Connect: []string{hp.Addr(), btcd},
-		Watcher: w, Log: testLogger(), RetryMin: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond,
-		MinPeers: 2, MinPeersWait: hostileFirstWait(hostile.SideBranchFlood), MaxSideHeaders: bound,
-	}
+	cfg := hostileFirst(t, hp, hostile.SideBranchFlood, btcd, w, dir)
+	cfg.MaxSideHeaders = bound
 	n, err := spv.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -288,11 +276,9 @@ func TestKeepAliveStallIsReplaced(t *testing.T) {
 	}
 	defer hp.Close()
 	w := watchtest.NewMemWatcher(start+1, scripts...)
-	n, err := spv.New(spv.Config{
-		Network: regtest(t), DataDir: t.TempDir(), Connect: []string{hp.Addr(), h.Node().P2PAddr()},
-		Watcher: w, Log: testLogger(), RetryMin: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond,
-		StallTimeout: 3 * time.Second, TickInterval: 200 * time.Millisecond, MinPeers: 2, MinPeersWait: hostileFirstWait(hostile.StallKeepAlive),
-	})
+	cfg := hostileFirst(t, hp, hostile.StallKeepAlive, h.Node().P2PAddr(), w, t.TempDir())
+	cfg.StallTimeout, cfg.TickInterval = 3*time.Second, 200*time.Millisecond
+	n, err := spv.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,18 +402,9 @@ func TestWitnessCannotChooseDecoys(t *testing.T) {
 	defer hp.Close()
 	w := watchtest.NewMemWatcher(start+1, scripts...)
 	dir := t.TempDir()
-	n, err := spv.New(spv.Config{
-		Network: regtest(t), DataDir: dir, Connect: []string{hp.Addr(), h.Node().P2PAddr()},
-		Watcher: w, Log: testLogger(), RetryMin: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond,
-		MinPeers: 2, MinPeersWait: hostileFirstWait(hostile.RewriteWitness), Decoys: 5,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer n.Stop()
+	cfg := hostileFirst(t, hp, hostile.RewriteWitness, h.Node().P2PAddr(), w, dir)
+	cfg.Decoys = 5
+	n := startNodeWith(t, cfg)
 	waitSynced(t, n, tip)
 	checkTruth(t, w, truth)
 	if hp.Stats().Applied == 0 {

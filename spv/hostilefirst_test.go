@@ -4,10 +4,25 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"testing"
 	"time"
 
+	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/testnet/hostile"
+	"github.com/bloomwatch/bloomwatch/watch"
 )
+
+// hostileFirst is the configuration of a regtest node on w that lists the
+// hostile peer hp first, so that it serves the download, and the honest
+// peer second, with fast retries and both peers awaited
+// (hostileFirstWait of hp's scenario sc).
+func hostileFirst(t testing.TB, hp *hostile.Peer, sc hostile.Scenario, honest string, w watch.Watcher, dir string) spv.Config {
+	return spv.Config{
+		Network: regtest(t), DataDir: dir, Connect: []string{hp.Addr(), honest}, Watcher: w, Log: testLogger(),
+		RetryMin: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond,
+		MinPeers: 2, MinPeersWait: hostileFirstWait(sc),
+	}
+}
 
 // hostileFirstWait is the MinPeersWait of a sync that lists a hostile peer
 // first so that it serves the download: the node picks its download peer

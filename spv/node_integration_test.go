@@ -138,10 +138,16 @@ func buildChain(t testing.TB, h *testnet.Harness, k *testnet.Keyring, scripts []
 // startNode starts a node on w with peers and stops it at cleanup.
 func startNode(t testing.TB, dir string, w watch.Watcher, peers ...string) *spv.Node {
 	t.Helper()
-	n, err := spv.New(spv.Config{
+	return startNodeWith(t, spv.Config{
 		Network: regtest(t), DataDir: dir, Connect: peers, Watcher: w, Log: testLogger(),
 		RetryMin: 100 * time.Millisecond, RetryMax: time.Second, StallTimeout: 10 * time.Second,
 	})
+}
+
+// startNodeWith starts a node of cfg and stops it at cleanup.
+func startNodeWith(t testing.TB, cfg spv.Config) *spv.Node {
+	t.Helper()
+	n, err := spv.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -145,12 +145,10 @@ func omissionSync(t *testing.T, up hostile.Upstream, params *chaincfg.Params, ho
 	}
 	defer hp.Close()
 	w := watchtest.NewMemWatcher(start+1, scripts...)
-	n, err := spv.New(spv.Config{
-		Network: regtest(t), DataDir: t.TempDir(), Connect: []string{hp.Addr(), honest}, Watcher: w, Log: testLogger(),
-		RetryMin: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond, StallTimeout: 2 * time.Second,
-		TickInterval: 200 * time.Millisecond, SpotCheckEvery: checkEvery, FullBlockEvery: -1,
-		MinPeers: 2, MinPeersWait: hostileFirstWait(hostile.OmitRandomMatch),
-	})
+	cfg := hostileFirst(t, hp, hostile.OmitRandomMatch, honest, w, t.TempDir())
+	cfg.StallTimeout, cfg.TickInterval = 2*time.Second, 200*time.Millisecond
+	cfg.SpotCheckEvery, cfg.FullBlockEvery = checkEvery, -1
+	n, err := spv.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
