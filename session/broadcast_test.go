@@ -88,38 +88,7 @@ func TestBroadcastReachesFilterPeersOnlyByRelay(t *testing.T) {
 		t.Fatal(err)
 	}
 	params := h.Params()
-	key, err := testnet.NewKeyring(testnet.DemoSeed, params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, start, err := h.Node().BestBlock()
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr, err := key.Address(testnet.PurposeBIP84, testnet.BranchExternal, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.PayAddress(addr, 1_000_000); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.Mine(1); err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range []*testnet.Node{b, c} {
-		if err := n.WaitSynced(ctx, h.Node()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	vpub, err := key.Xpub(testnet.PurposeBIP84)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := wallet.Create(t.TempDir(), wallet.CreateConfig{Network: "regtest", Xpubs: []string{vpub}, Birthday: start + 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	key, start, w := paidDemoWallet(ctx, t, h, b, c)
 	proxy, err := testnet.StartSOCKS(testnet.SOCKSOptions{Record: true})
 	if err != nil {
 		t.Fatal(err)
@@ -313,36 +282,7 @@ func TestBroadcastOverV2(t *testing.T) {
 		t.Fatal(err)
 	}
 	params := h.Params()
-	key, err := testnet.NewKeyring(testnet.DemoSeed, params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, start, err := h.Node().BestBlock()
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr, err := key.Address(testnet.PurposeBIP84, testnet.BranchExternal, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.PayAddress(addr, 1_000_000); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.Mine(1); err != nil {
-		t.Fatal(err)
-	}
-	if err := other.WaitSynced(ctx, h.Node()); err != nil {
-		t.Fatal(err)
-	}
-	vpub, err := key.Xpub(testnet.PurposeBIP84)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := wallet.Create(t.TempDir(), wallet.CreateConfig{Network: "regtest", Xpubs: []string{vpub}, Birthday: start + 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	key, _, w := paidDemoWallet(ctx, t, h, other)
 	proxy, err := testnet.StartSOCKS(testnet.SOCKSOptions{Record: true})
 	if err != nil {
 		t.Fatal(err)
@@ -401,4 +341,46 @@ func TestBroadcastOverV2(t *testing.T) {
 		}
 	}
 	t.Logf("broadcast over %s to %s, relayed back by %s after %v", br.Transport, br.SentTo, br.ConfirmedBy, br.Elapsed)
+}
+
+// paidDemoWallet pays 1,000,000 sat to the demo keyring's first BIP84
+// receive address in a new block, waits until the peers have it, and
+// creates the watch-only wallet of that account with its birthday just
+// above the height before the payment (closed at cleanup). It returns the
+// keyring (the signer), that height and the wallet.
+func paidDemoWallet(ctx context.Context, t *testing.T, h *testnet.Harness, peers ...*testnet.Node) (*testnet.Keyring, int32, *wallet.Wallet) {
+	t.Helper()
+	key, err := testnet.NewKeyring(testnet.DemoSeed, h.Params())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, start, err := h.Node().BestBlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, err := key.Address(testnet.PurposeBIP84, testnet.BranchExternal, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.PayAddress(addr, 1_000_000); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Mine(1); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range peers {
+		if err := n.WaitSynced(ctx, h.Node()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vpub, err := key.Xpub(testnet.PurposeBIP84)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := wallet.Create(t.TempDir(), wallet.CreateConfig{Network: "regtest", Xpubs: []string{vpub}, Birthday: start + 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w.Close() })
+	return key, start, w
 }
