@@ -13,7 +13,7 @@ import (
 	"os"
 	"slices"
 
-	"github.com/bloomwatch/bloomwatch/decoy"
+	"github.com/bloomwatch/bloomwatch/filterpolicy"
 	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/wire"
@@ -278,7 +278,7 @@ func observeBlock(b *wire.MsgBlock, h int32, outpoints bool, cands, ops *spill, 
 				}
 				continue
 			}
-			if pk := decoy.RevealedPubKey(in); pk != nil {
+			if pk := filterpolicy.RevealedPubKey(in); pk != nil {
 				if err := cands.put(observation{kind: obsRevealed, key: btcutil.Hash160(pk), form: pk}); err != nil {
 					return err
 				}

@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"github.com/bloomwatch/bloomwatch/decoy"
+	"github.com/bloomwatch/bloomwatch/filterpolicy"
 	"github.com/btcsuite/btcd/wire"
 )
 
@@ -89,7 +89,7 @@ func (p *Population) DecoySource(kind NoiseKind, count int, seed uint64) func(w 
 		case NoiseFreshRandom:
 			ids = p.randomKeys(rng(w.ID), count, h)
 		case NoisePersistedNear:
-			// The client's own chooser (package decoy, sync --decoys)
+			// The client's own chooser (filterpolicy.GraphNear, sync --decoys)
 			// over the wallet's transactions up to h.
 			var mine []*wire.MsgTx
 			for _, ref := range txs[w.ID] {
@@ -102,7 +102,7 @@ func (p *Population) DecoySource(kind NoiseKind, count int, seed uint64) func(w 
 				k := p.keyOfPush(push)
 				return k >= 0 && p.Keys[k].Owner == int32(w.ID)
 			}
-			near[w.ID] = decoy.GraphNear(mine, own, near[w.ID], count)
+			near[w.ID] = filterpolicy.GraphNear(mine, own, near[w.ID], count)
 			return near[w.ID]
 		}
 		out := make([][]byte, len(ids))
