@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// Scenario names of --scenarios (issue 17: large wallets and mainnet-density
+// Scenario names of --scenarios (large wallets and mainnet-density
 // blocks, and the cost of the omission checks).
 const (
 	scenarioAddrs2000  = "addrs2000"

@@ -358,7 +358,7 @@ func TestUnfilteredRelaysAreDroppedThenIgnored(t *testing.T) {
 }
 
 func TestCheckUsesTheFilterTheBlockWasServedWith(t *testing.T) {
-	// Issue 15 item 3: a check compares the second peer's answer with the
+	// a check compares the second peer's answer with the
 	// primary's filter as it was when the primary served the block, not
 	// as it is when the answer arrives. Here the primary served a block
 	// whose tx pays a script its filter did not hold; the node then

@@ -26,7 +26,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/watch/watchtest"
 )
 
-// The scenario table of issue 16: the same scenarios, with the real
+// The scenario table: the same scenarios, with the real
 // watch-only wallet, against each full-node implementation the tests can
 // start (btcd v0.24.2 and bcoin 1.0.2, both on regtest, 127.0.0.1), so
 // that neither one's habits become bloomwatch's assumptions. The rows run

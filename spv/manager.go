@@ -244,9 +244,8 @@ func (m *manager) currentFilter() (*bip37.Filter, error) {
 // payment's guard, which no server inserts, or the outpoint of a payment
 // just relayed) makes no reload here: it waits for the next reload point
 // like every other element (pendingReason), or a switch right after a
-// payment would send a filter that only a payment explains (issue 24: on
-// a live chain with a block every 300 ms, each download-peer switch
-// after a mempool payment reloaded both peers within 0.4 s of the relay).
+// payment would send a filter that only a payment explains (on a live
+// chain, a reload of every peer within a second of the relay).
 func (m *manager) switchNeedsReload(next *peerState) bool {
 	if next.mirror == nil {
 		return false

@@ -15,7 +15,7 @@ import (
 // Reloads. A peer that sees a filterload right after it relayed or served
 // a transaction learns that the transaction was the wallet's: bloomwatch
 // used to reload at once whenever a payment made the wallet derive keys
-// (issue 24). Now no match ever makes the node send a filter:
+//. Now no match ever makes the node send a filter:
 //
 //   - The watcher keeps a lookahead reserve of keys beyond its gap limit
 //     (watch.ElementDelta.Reserve) that every filter holds, so a payment never

@@ -19,7 +19,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 )
 
-// The universe exporter (issue 20, item 6): it reads a chain block by
+// The universe exporter: it reads a chain block by
 // block and writes its candidates as an element file, the format
 // privacy.FileUniverse streams, in bounded memory. Every observation (a
 // script first paid, a public key revealed by a spend, an output created

@@ -6,7 +6,7 @@ import (
 	"slices"
 )
 
-// Multi-input clustering (issue 20, item 2): the common-input-ownership
+// Multi-input clustering: the common-input-ownership
 // heuristic over the whole chain, evaluated as Nick 2015 did (his thesis,
 // chapter 5) with the crawler's de-duplicated match sets as the wallets,
 // and against the population's truth.

@@ -10,7 +10,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/privacy"
 )
 
-// The crawler (issue 20, item 2): a node that collects one filter per
+// The crawler: a node that collects one filter per
 // client session, as Nick's crawlers did (they disconnected after the
 // filterload), tests every candidate on chain against each, and links the
 // sessions into wallets by the overlap of their match sets.

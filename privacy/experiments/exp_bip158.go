@@ -15,7 +15,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 )
 
-// The bip158 experiment (issue 27, item 6): BIP37 beside BIP157/158 on
+// The bip158 experiment: BIP37 beside BIP157/158 on
 // the same chain and wallets. A BIP158 client downloads every block's
 // basic filter (Golomb-coded, P = 19, M = 784,931: btcutil/gcs/builder
 // builds them), tests its scripts against each, and fetches the blocks

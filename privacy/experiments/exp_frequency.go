@@ -13,9 +13,9 @@ import (
 	"github.com/bloomwatch/bloomwatch/privacy"
 )
 
-// The frequency experiment (issue 27, item 5): the frequency-alignment
+// The frequency experiment: the frequency-alignment
 // attack on Bloom-filter encodings of private record linkage (PPRL) as
-// issue 27 states it (docs/RESEARCH.md, Sources), against a crawl of
+// the seeds state it (docs/RESEARCH.md, Sources), against a crawl of
 // many clients' filters. The attacker does not use the hash functions: it counts
 // identical filters in the crawl, sorts them and a public list of values
 // by frequency, pairs the two lists above a threshold, and for each bit

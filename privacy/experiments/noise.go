@@ -8,7 +8,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 )
 
-// Noise from RAPPOR's idea (issue 20, item 3). RAPPOR's permanent
+// Noise from RAPPOR's idea. RAPPOR's permanent
 // randomized response memoizes noise per value so repeated reports do not
 // average it away; its instantaneous response adds fresh noise per report.
 // A BIP37 filter tolerates only added 1-bits (a cleared bit would miss a
