@@ -1,7 +1,6 @@
 package wallet
 
 import (
-	"errors"
 	"fmt"
 	"hash"
 
@@ -200,7 +199,7 @@ func (w *Wallet) catchUpReserve(b buckets) (bool, error) {
 // index last and watches them, as reserve ones when reserve is set (see
 // spv.ElementDelta). It reports whether the element set grew. Each address
 // is derived once, from the branch key the watch set caches
-// (branchExt.child), and its script appended to the branch's bucket of
+// (branchExt.children), and its script appended to the branch's bucket of
 // hd-scripts in the open write transaction (hdstore.go); waddrmgr, which
 // holds the account key, writes nothing per address.
 func (w *Wallet) deriveThrough(am walletdb.ReadWriteBucket, key branchKey, last uint32, reserve bool) (bool, error) {
@@ -225,30 +224,25 @@ func (w *Wallet) deriveThrough(am walletdb.ReadWriteBucket, key branchKey, last 
 		return false, err
 	}
 	grew := false
-	for i := have; i <= last; i++ {
-		pub, err := bk.child(i)
-		if errors.Is(err, hdkeychain.ErrInvalidChild) {
-			// BIP32 skips an index whose key is invalid (odds
-			// about 2^-127).
-			continue
-		}
-		if err != nil {
-			return false, fmt.Errorf("derive %v/%d/%d/%d: %w", key.scope, key.account, key.branch, i, err)
-		}
+	err = bk.children(have, last, func(i uint32, pub *btcec.PublicKey) error {
 		script, err := hdScriptForKey(bk.kind, pub)
 		if err != nil {
-			return false, err
+			return err
 		}
 		ws, err := hdWatched(bk.kind, script, w.net.params)
 		if err != nil {
-			return false, err
+			return err
 		}
 		if err := bb.Put(hdIndexKey(i), encodeHDValue(false, script)); err != nil {
-			return false, fmt.Errorf("store %v/%d/%d/%d: %w", key.scope, key.account, key.branch, i, err)
+			return fmt.Errorf("store %v/%d/%d/%d: %w", key.scope, key.account, key.branch, i, err)
 		}
 		if w.watch.add(ws, addrRef{scope: key.scope, account: key.account, branch: key.branch, index: i}, reserve) {
 			grew = true
 		}
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("derive %v/%d/%d/%d-%d: %w", key.scope, key.account, key.branch, have, last, err)
 	}
 	w.watch.derived[key] = last + 1
 	return grew, nil

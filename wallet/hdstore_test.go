@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/btcsuite/btcd/btcec/v2"
 	"github.com/btcsuite/btcd/btcutil/hdkeychain"
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -41,6 +42,30 @@ func TestBranchChildMatchesHDKeychain(t *testing.T) {
 			require.Equal(t, wk.SerializeCompressed(), got.SerializeCompressed(), "index %d", i)
 		}
 	})
+}
+
+// TestBranchChildrenMatchHDKeychain checks a batched derivation across
+// batch boundaries against hdkeychain's Derive.
+func TestBranchChildrenMatchHDKeychain(t *testing.T) {
+	pub, err := accountPriv(t, purposeBIP84, 1).Neuter()
+	require.NoError(t, err)
+	bk, err := newBranchExt(pub, KindP2WPKH)
+	require.NoError(t, err)
+	for _, r := range [][2]uint32{{0, 0}, {0, childBatch - 1}, {3, 2*childBatch + 7}, {1<<31 - 5, 1<<31 - 1}} {
+		next := r[0]
+		require.NoError(t, bk.children(r[0], r[1], func(i uint32, got *btcec.PublicKey) error {
+			require.Equal(t, next, i, "indexes in order, none skipped")
+			next++
+			want, err := pub.Derive(i)
+			require.NoError(t, err)
+			wk, err := want.ECPubKey()
+			require.NoError(t, err)
+			require.Equal(t, wk.SerializeCompressed(), got.SerializeCompressed(), "index %d", i)
+			return nil
+		}))
+		require.Equal(t, r[1]+1, next)
+	}
+	require.Error(t, bk.children(0, hdkeychain.HardenedKeyStart, func(uint32, *btcec.PublicKey) error { return nil }))
 }
 
 // TestHDScriptForKey checks hdScriptForKey and hdWatched against
