@@ -353,7 +353,7 @@ func (w *Wallet) initialize(tx walletdb.ReadWriteTx, p *plan) error {
 	if err != nil {
 		return err
 	}
-	for _, b := range [][]byte{bktImported, bktBlocks, bktMempoolFP, bktPendingSeen} {
+	for _, b := range [][]byte{bktImported, bktBlocks, bktMempoolFP, bktPendingSeen, bktHDScripts} {
 		if _, err := own.CreateBucket(b); err != nil {
 			return err
 		}
@@ -382,6 +382,9 @@ func (w *Wallet) initialize(tx walletdb.ReadWriteTx, p *plan) error {
 		return fmt.Errorf("address manager: %w", err)
 	}
 	w.net, w.meta, w.addrMgr, w.watch = p.net, m, mgr, newWatchSet()
+	// Derivations write to the transaction they run in (writeOwn).
+	w.batch = &batch{tx: tx}
+	defer func() { w.batch = nil }()
 	for _, k := range p.keys {
 		if _, err := w.importXpub(am, k); err != nil {
 			return err
@@ -424,6 +427,13 @@ func Open(dir string, opts ...Option) (*Wallet, error) {
 		return nil, err
 	}
 	w := newWallet(dir, db, opts)
+	if err := w.migrateGuarded(); err != nil {
+		_ = db.Close()
+		if errors.Is(err, ErrCorrupt) {
+			return nil, corruptErr(path, err)
+		}
+		return nil, fmt.Errorf("open wallet: migrate: %w", err)
+	}
 	if err := w.loadGuarded(); err != nil {
 		_ = db.Close()
 		if errors.Is(err, ErrCorrupt) {
