@@ -50,10 +50,10 @@ type Summary struct {
 	AwaitingCheck   int    `json:"awaiting_check_blocks"`
 	ChecksAbandoned int    `json:"checks_abandoned"`
 	SpotChecks      int    `json:"spot_checks"`
-	FullBlockChecks int `json:"full_block_checks"`
-	Unchecked       int `json:"unchecked_blocks"`
-	ChecksInFlight  int `json:"checks_in_flight"`
-	Omissions       int `json:"omissions"`
+	FullBlockChecks int    `json:"full_block_checks"`
+	Unchecked       int    `json:"unchecked_blocks"`
+	ChecksInFlight  int    `json:"checks_in_flight"`
+	Omissions       int    `json:"omissions"`
 	// Decoys counts the decoys the filters hold (Config.Decoys),
 	// DecoyMatches the false positives that matched one: their cost;
 	// DecoysRetired the busy decoys taken out of the filters this run.

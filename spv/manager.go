@@ -136,8 +136,8 @@ type manager struct {
 	recheck   map[int32]chainhash.Hash
 	saved     []uncheckedBlock
 	savedOnce bool
-	begun   bool      // a download peer was picked once
-	startAt time.Time // when the manager started
+	begun     bool      // a download peer was picked once
+	startAt   time.Time // when the manager started
 
 	mempoolSeen map[chainhash.Hash]struct{}
 	// recent keeps the last matched relays' bodies (relayCache) so that

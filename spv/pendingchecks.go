@@ -31,7 +31,7 @@ const checksVersion = 1
 
 // checksState is checksFile's content.
 type checksState struct {
-	Version int            `json:"version"`
+	Version int              `json:"version"`
 	Blocks  []uncheckedBlock `json:"blocks"`
 }
 

@@ -68,7 +68,7 @@ type state struct {
 	synced       bool
 	// awaiting counts the blocks awaiting an omission check while the
 	// node is at the tip (spv.ChecksAwaited): it is not synced yet.
-	awaiting int
+	awaiting     int
 	syncedLogged int32 // the height of the last "synced to" log line, -1 before
 	samples      *ring[heightSample]
 	lastBlock    time.Time
