@@ -637,7 +637,9 @@ func (m *manager) checkSynced() {
 		}
 	}
 	if atTip && awaiting > 0 && (!wasAtTip || awaiting != wasAwaiting) {
-		m.n.log.Info("at the tip, blocks awaiting an omission check", "height", tip, "blocks", awaiting)
+		if !wasAtTip || awaiting > wasAwaiting {
+			m.n.log.Info("at the tip, blocks awaiting an omission check", "height", tip, "blocks", awaiting)
+		}
 		m.n.publish(ChecksAwaited{At: m.n.at(), Height: tip, Hash: hash, Blocks: awaiting})
 	}
 	synced := atTip && awaiting == 0

@@ -206,10 +206,12 @@ func (s *state) apply(e spv.Event, hideFP bool) (added int) {
 			s.logf(e.Time, "block %d UNCHECKED (%s): one peer can hide the wallet's transactions", e.Height, clean(e.Reason))
 		}
 	case spv.ChecksAwaited:
+		if s.awaiting == 0 {
+			s.logf(e.Time, "at the tip (height %d), %d %s awaiting a check", e.Height, e.Blocks, plural(e.Blocks, "block", "blocks"))
+		}
 		s.synced, s.awaiting = false, e.Blocks
 		s.blockHeight = max(s.blockHeight, e.Height)
 		s.headerHeight = max(s.headerHeight, e.Height)
-		s.logf(e.Time, "at the tip (height %d), %d %s awaiting a check", e.Height, e.Blocks, plural(e.Blocks, "block", "blocks"))
 	case spv.SyncDone:
 		s.synced, s.awaiting = true, 0
 		s.blockHeight = max(s.blockHeight, e.Height)
