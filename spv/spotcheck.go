@@ -87,6 +87,9 @@ type checkPlan struct {
 	asked       map[*peerState]bool
 	outstanding int
 	answered    int
+	// refused are the second peers that said notfound for the block:
+	// the check does not wait for them (mayWait).
+	refused map[*peerState]bool
 	// txs is every transaction an answer proved to be in the block, by
 	// index; answers are the peers judged against it, the primary's
 	// first (both built at the first answer).
@@ -156,14 +159,23 @@ func due(every int) bool {
 // (the demo's follower btcd after a reorg gave 3 blocks unchecked at
 // once); if it does not catch up the check ends unchecked after
 // checkWait, as for any peer.
+//
+// A peer whose chain, as far as the node knows, ends more than
+// checkWaitDepth blocks below the block (its side branch forks lower, or
+// it said notfound for lower blocks) is not waited for, nor one that said
+// notfound for this very block (pl.refused): neither is about to get it.
 func (m *manager) mayWait(pl *checkPlan) bool {
 	if _, tip := m.n.store.Tip(); pl.height < tip-checkWaitDepth {
 		return false
 	}
 	for p := range m.peers {
-		if p != pl.primary && p.mirror != nil && !pl.asked[p] {
-			return true
+		if p == pl.primary || p.mirror == nil || pl.asked[p] || pl.refused[p] {
+			continue
 		}
+		if p.lagSince.IsZero() && p.lastBlock < pl.height-checkWaitDepth {
+			continue
+		}
+		return true
 	}
 	return false
 }
