@@ -251,3 +251,24 @@ func TestCorruptChecksFileRefusesToStart(t *testing.T) {
 	require.NoError(t, rerr)
 	require.Equal(t, "{not json", string(raw))
 }
+
+func TestUnfinishedCheckOfAReorgedBlockIsDropped(t *testing.T) {
+	// A recorded check whose block is not on the best chain (a reorg
+	// replaced it while the node was down) is dropped at start: nothing
+	// rolled back, nothing awaited, and the record is rewritten without
+	// it at the next change.
+	dir := t.TempDir()
+	require.NoError(t, writeState(filepath.Join(dir, checksFile), "checks",
+		checksState{Version: checksVersion, Blocks: []uncheckedBlock{{Height: 5, Hash: chainhash.Hash{7}.String()}}}))
+	w := watchtest.NewMemWatcher(1, p2wpkh(1))
+	n, m := newTestManager(t, w, Config{DataDir: dir, SpotCheckEvery: 1})
+	require.Zero(t, m.awaitingChecks())
+	chain := tipChain(t, n)
+	dl := addSimPeer(t, m, "a:1", chain, 0)
+	honest := addSimPeer(t, m, "b:1", chain, 1)
+	runAll(dl, honest)
+	m.publishStatus()
+	require.True(t, n.Status().Synced)
+	require.Equal(t, int64(tipTotal), w.Balance())
+	require.Empty(t, readChecksFile(t, dir))
+}

@@ -619,6 +619,7 @@ func (m *manager) checkSynced() {
 	hash, tip := m.n.store.Tip()
 	atTip := dl != nil && dl.headersDone && dl.headersReq.IsZero() && dl.lagSince.IsZero() &&
 		m.next > tip && m.enoughWork() && m.rl.race < 0
+	m.pruneRechecks()
 	awaiting := m.awaitingChecks()
 	wasAtTip, wasAwaiting := m.st.AtTip, m.st.AwaitingCheck
 	m.st.AtTip, m.st.AwaitingCheck = atTip, awaiting

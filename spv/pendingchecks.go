@@ -110,6 +110,17 @@ func (m *manager) pendingPlans() []*checkPlan {
 	return out
 }
 
+// pruneRechecks forgets the earlier run's unfinished checks whose block
+// is no longer on the best chain (a reorg replaced it: the new block is
+// checked as any other).
+func (m *manager) pruneRechecks() {
+	for h, hash := range m.recheck {
+		if !m.n.store.IsBest(hash) {
+			delete(m.recheck, h)
+		}
+	}
+}
+
 // awaitingChecks counts the blocks awaiting an omission check: checks
 // waiting or sent, and blocks of an earlier run's unfinished checks not
 // checked again yet. While any is, the node is not synced.

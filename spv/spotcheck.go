@@ -123,9 +123,11 @@ type spotCheck struct {
 func (m *manager) planCheck(ps *peerState, req *blockReq, total uint32) *checkPlan {
 	crossDue := due(m.n.cfg.SpotCheckEvery)
 	resumed := false
-	if h, ok := m.recheck[req.height]; ok && h == req.hash {
-		crossDue, resumed = true, true
+	if h, ok := m.recheck[req.height]; ok {
+		// Another block there now is checked as any other.
 		delete(m.recheck, req.height)
+		resumed = h == req.hash
+		crossDue = crossDue || resumed
 	}
 	cross := crossDue && (len(m.checkCandidates(ps, req.height, nil)) > 0 || m.mayWait(&checkPlan{height: req.height, primary: ps}))
 	full := due(m.n.cfg.FullBlockEvery)
