@@ -5,6 +5,10 @@ import (
 	"io"
 	"log/slog"
 	"os"
+
+	"github.com/bloomwatch/bloomwatch/internal/peertext"
+	"github.com/bloomwatch/bloomwatch/spv"
+	"github.com/jrick/logrotate/rotator"
 )
 
 // logFileMode is the log's permission: it names peers and amounts.
@@ -22,18 +26,51 @@ func openLog(cfg Config, datadir string) (*slog.Logger, func() error, error) {
 		path = LogPath(datadir)
 	}
 	if path != "" {
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, logFileMode)
+		r, err := openRotated(path)
 		if err != nil {
-			return nil, nil, fmt.Errorf("open log: %w", err)
+			return nil, nil, err
 		}
-		out, closeFn = f, f.Close
+		out, closeFn = r, r.Close
 	}
 	if cfg.LogTee != nil {
 		out = io.MultiWriter(out, cfg.LogTee)
 	}
-	h := slog.NewTextHandler(out, &slog.HandlerOptions{Level: cfg.LogLevel, ReplaceAttr: shortTime})
+	h := slog.NewTextHandler(out, &slog.HandlerOptions{Level: cfg.LogLevel, ReplaceAttr: cleanAttr})
 	return slog.New(h), closeFn, nil
 }
+
+// openRotated opens the log file at path behind a rotator: past
+// spv.LogFileMaxBytes it is moved aside and gzipped, spv.LogFileRolls old
+// files are kept, so the log fills a bounded part of the disk. The file
+// is created logFileMode first (the rotator creates its files 0644: its
+// later ones are in the data dir, 0700).
+func openRotated(path string) (*rotator.Rotator, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, logFileMode)
+	if err != nil {
+		return nil, fmt.Errorf("open log: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return nil, fmt.Errorf("open log: %w", err)
+	}
+	r, err := rotator.New(path, spv.LogFileMaxBytes/1000, false, spv.LogFileRolls)
+	if err != nil {
+		return nil, fmt.Errorf("open log: %w", err)
+	}
+	return r, nil
+}
+
+// cleanAttr passes every string of a line through peertext.Clean (the
+// node's lines already passed it; the session's may carry a file's
+// strings) and shortens the time (shortTime).
+func cleanAttr(groups []string, a slog.Attr) slog.Attr {
+	if len(groups) == 0 && a.Key == slog.TimeKey {
+		return shortTime(groups, a)
+	}
+	return peertext.CleanAttr(a, logFieldMax)
+}
+
+// logFieldMax caps each string of a session log line (peertext.Clean).
+const logFieldMax = 1024
 
 // shortTime prints log times as 15:04:05.000: the log pane is narrow and
 // a sync rarely spans days.

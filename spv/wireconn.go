@@ -7,6 +7,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/btcsuite/btcd/wire"
 )
@@ -213,12 +214,16 @@ func (c *wireConn) flush(cmd string) error {
 	return err
 }
 
-// writeRaw writes p to the network, counting it. It is tapped before it
-// is written, so that the tap sees it before any answer to it. The caller
-// holds wmu.
+// writeRaw writes p to the network, counting it, within writeTimeout
+// (budgets.go): a peer that leaves its socket unread fails the write. It
+// is tapped before it is written, so that the tap sees it before any
+// answer to it. The caller holds wmu.
 func (c *wireConn) writeRaw(p []byte, cmd string) (int, error) {
 	if c.tap != nil && len(p) > 0 {
 		c.tap(len(p), cmd)
+	}
+	if err := c.Conn.SetWriteDeadline(time.Now().Add(writeTimeout)); err != nil {
+		return 0, err
 	}
 	n, err := c.Conn.Write(p)
 	c.written.Add(uint64(n))

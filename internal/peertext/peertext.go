@@ -5,6 +5,8 @@
 package peertext
 
 import (
+	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"unicode"
@@ -90,3 +92,31 @@ func printable(s string) bool {
 // isPrint reports whether r is shown as itself: a letter, mark, number,
 // punctuation, symbol or the ASCII space (unicode.IsPrint).
 func isPrint(r rune) bool { return unicode.IsPrint(r) }
+
+// CleanAttr returns a with every string it carries passed through Clean
+// (limit bytes each): string values, errors' and other values' text, and
+// the members of groups. It fits slog.HandlerOptions.ReplaceAttr, so that
+// no log line carries a raw peer or file string.
+func CleanAttr(a slog.Attr, limit int) slog.Attr {
+	v := a.Value.Resolve()
+	switch v.Kind() {
+	case slog.KindString:
+		return slog.String(a.Key, Clean(v.String(), limit))
+	case slog.KindAny:
+		var s string
+		if err, ok := v.Any().(error); ok {
+			s = err.Error()
+		} else {
+			s = fmt.Sprintf("%+v", v.Any())
+		}
+		return slog.String(a.Key, Clean(s, limit))
+	case slog.KindGroup:
+		g := v.Group()
+		out := make([]slog.Attr, len(g))
+		for i, m := range g {
+			out[i] = CleanAttr(m, limit)
+		}
+		return slog.Attr{Key: a.Key, Value: slog.GroupValue(out...)}
+	}
+	return slog.Attr{Key: a.Key, Value: v}
+}
