@@ -143,8 +143,8 @@ func (f *Flooder) accept() {
 
 // floodConn is one flooded connection.
 type floodConn struct {
-	f    *Flooder
-	conn net.Conn
+	f      *Flooder
+	conn   net.Conn
 	wmu    sync.Mutex // writes, and loaded
 	pver   uint32
 	loaded bool // the node's filterload came
