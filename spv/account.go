@@ -253,3 +253,22 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	*c += countWriter(len(p))
 	return len(p), nil
 }
+
+// stateBytes estimates the memory the manager holds on ps's behalf: its
+// requests in flight, the merkle block whose transactions are arriving,
+// the txids it may have matched unseen (drift.go, maxUnknown) and its side
+// tips (maxSideTips). The manager's goroutine only.
+func (ps *peerState) stateBytes() int64 {
+	const entry = 64 // a map or slice entry with its key: a hash and a pointer
+	n := int64(len(ps.reqs)+len(ps.txReqs)+len(ps.pings)+len(ps.fullReqs)+len(ps.unknown)+len(ps.sideTips)) * entry
+	for _, pb := range []*pendingBlock{ps.cur, ps.after} {
+		if pb == nil {
+			continue
+		}
+		n += int64(len(pb.matches)+len(pb.indexes)) * entry
+		for _, tx := range pb.txs {
+			n += int64(tx.SerializeSize()) + entry
+		}
+	}
+	return n
+}

@@ -49,6 +49,15 @@ const (
 	// the node's memory and log, not explaining a refusal.
 	maxRejectPayload = 1024
 
+	// maxPeerStateBytes bounds what the manager holds for one peer
+	// (peerState.stateBytes): its requests in flight (a download window
+	// of a few thousand blocks), the merkle block whose transactions are
+	// arriving (at most a block's 4 MB of them), the txids it may have
+	// matched unseen (maxUnknown) and its side tips (maxSideTips). The
+	// message-sequence fuzz target (FuzzMessageSequences) checks it after
+	// every message.
+	maxPeerStateBytes = 8 << 20
+
 	// excessScore is the ban score each message over its type's rate
 	// budget adds (MisbehaviorExcessMessages): ten over the burst ban
 	// the peer.
