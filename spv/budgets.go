@@ -64,6 +64,42 @@ const (
 	excessScore = banThreshold / 10
 )
 
+// What the manager keeps for one peer, each bounded where a peer chooses
+// how much.
+const (
+	// maxUnknown bounds the remembered txids per peer and filter
+	// (drift.go). An honest server relays only the mempool transactions
+	// its filter matches, a handful per block at the rates bloomwatch
+	// uses; a peer that announces more (an inv flood) gains nothing by
+	// it: txids past the bound are not remembered, so they explain
+	// nothing.
+	maxUnknown = 10_000
+
+	// maxTxReqs bounds the transactions asked from one peer at a time.
+	maxTxReqs = 1_000
+
+	// maxUnmatchedRelays is how many announced transactions that do not
+	// match its filter a peer may send (per filterload) before the node
+	// stops fetching its announcements.
+	maxUnmatchedRelays = 100
+
+	// maxRecentRelays and maxRecentRelayBytes bound relayCache: the
+	// relays kept for replay into a later announcer's mirror, in count
+	// and in serialized bytes (a peer chooses what it relays).
+	maxRecentRelays     = 1_000
+	maxRecentRelayBytes = 4 << 20
+
+	// maxUnconnectingHeaders is how many unsolicited headers
+	// announcements in a row that do not connect a peer may send before
+	// it is scored and dropped (Bitcoin Core's
+	// MAX_NUM_UNCONNECTING_HEADERS_MSGS is 10).
+	maxUnconnectingHeaders = 10
+
+	// maxSeedAddrs bounds the addresses taken from one seed's answer
+	// (Bitcoin Core's limit per DNS seed).
+	maxSeedAddrs = 256
+)
+
 // msgBudget is the rate budget of one message type: a token bucket that
 // refills at Rate messages a second up to Burst. A message finding the
 // bucket empty is dropped unhandled and scored (MisbehaviorExcessMessages).
