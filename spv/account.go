@@ -184,16 +184,22 @@ func (a *peerAccount) written(msg wire.Message) {
 		return
 	}
 	cmd := msg.Command()
+	a.mu.Lock()
+	counted := a.pending[cmd] > 0
+	if counted {
+		a.pending[cmd]--
+	}
+	a.mu.Unlock()
+	if !counted {
+		return // btcd's own (version, verack, its pings)
+	}
 	size := int64(pongWire)
 	if cmd != wire.CmdPong {
 		size = msgWire(msg)
 	}
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.pending[cmd] > 0 {
-		a.pending[cmd]--
-		a.queued -= size
-	}
+	a.queued -= size
+	a.mu.Unlock()
 }
 
 // held returns the bytes the peer makes the node hold at the connection
