@@ -27,9 +27,9 @@ import (
 
 const (
 	// soakRSSBound bounds the sync's peak RSS (VmHWM) during a flood: an
-	// idle sync of a one-address wallet is about 30 MiB; a flood may
-	// cost one message of its type at a time (a 1 MiB reject, decoded
-	// once before the ban), never one per message.
+	// idle sync's (docs/RELIABILITY.md, section 9) and what one message
+	// of the flooded type costs at a time (a 1 MiB reject decoded once
+	// before the ban), never one per message.
 	soakRSSBound = 96 << 20
 	// soakLogBound bounds the log of a sync flooded at the info level,
 	// its start included: a handful of rate-limited lines about the peer.

@@ -19,7 +19,7 @@ const (
 	// written to its socket: the node's own requests and the pongs
 	// btcd's peer queues for each ping, in a list of its own without a
 	// bound. A peer that stops reading and keeps pinging grows it by 32
-	// bytes (about 120 bytes of memory) a ping; past the bound it is
+	// bytes (and btcd's list element) a ping; past the bound it is
 	// disconnected and scored (MisbehaviorWriteQueue). The node's own
 	// largest burst is a filterload (36,000 bytes) and a window of
 	// getdata requests, a few tens of kB. Core's DEFAULT_MAXSENDBUFFER is
