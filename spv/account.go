@@ -95,9 +95,9 @@ func (a *peerAccount) onRead(bytes int, msg wire.Message, err error) {
 	case !errors.Is(err, wire.ErrUnknownMessage):
 		return // a read error ends the connection
 	}
-	if cmd == wire.CmdReject && bytes > maxRejectPayload+wire.MessageHeaderSize {
+	if limit, ok := payloadCap(cmd); ok && bytes > int(limit)+wire.MessageHeaderSize {
 		a.drop = true
-		a.score(MisbehaviorOversizedMessage, fmt.Sprintf("reject of %d bytes (budget %d)", bytes, maxRejectPayload))
+		a.score(MisbehaviorOversizedMessage, fmt.Sprintf("%s of %d bytes (budget %d)", cmd, bytes, limit))
 		a.ps.p.Disconnect()
 		return
 	}

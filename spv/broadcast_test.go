@@ -33,8 +33,10 @@ const (
 )
 
 // hostileReason is a reject reason that writes to a terminal: a carriage
-// return, a screen clear, an OSC 52 clipboard write, and 100 kB more.
-var hostileReason = "\r\x1b[2J\x1b]52;c;aGk=\x07" + strings.Repeat("\x1b[31m", 100<<10/5)
+// return, a screen clear, an OSC 52 clipboard write, and escapes up to
+// what a reject may carry (maxRejectPayload; a longer one ends the
+// connection at its header).
+var hostileReason = "\r\x1b[2J\x1b]52;c;aGk=\x07" + strings.Repeat("\x1b[31m", 150)
 
 // fakeTarget is a full node on 127.0.0.1 speaking the wire protocol by
 // hand (btcd's peer package refuses a peer of the same process as a

@@ -100,6 +100,18 @@ const (
 	maxSeedAddrs = 256
 )
 
+// payloadCap returns the payload cap of cmd that is smaller than wire's
+// own (msg.MaxPayloadLength), if it has one: a v1 frame announcing more is
+// refused before its payload is read (wireConn.follow), a v2 message after
+// (peerAccount.onRead, which v2's encrypted framing leaves the only
+// place).
+func payloadCap(cmd string) (uint32, bool) {
+	if cmd == wire.CmdReject {
+		return maxRejectPayload, true
+	}
+	return 0, false
+}
+
 // msgBudget is the rate budget of one message type: a token bucket that
 // refills at Rate messages a second up to Burst. A message finding the
 // bucket empty is dropped unhandled and scored (MisbehaviorExcessMessages).

@@ -220,3 +220,53 @@ func TestLogLimiterSuppressesAndEscapes(t *testing.T) {
 	require.Less(t, len(out), 2*logFieldMax)
 	require.Contains(t, out, `\x1b]52`)
 }
+
+// chunkConn hands out its bytes a few at a time.
+type chunkConn struct {
+	net.Conn
+	data  []byte
+	chunk int
+}
+
+func (c *chunkConn) Read(p []byte) (int, error) {
+	if len(c.data) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p[:min(len(p), c.chunk)], c.data)
+	c.data = c.data[n:]
+	return n, nil
+}
+
+// TestOversizedFrameRefusedBeforeItsPayload: on a v1 connection the frame
+// parser follows messages split anywhere across reads and refuses a
+// reject that announces more than its cap at its header, before a byte
+// of the payload is read; the frames before it pass whole.
+func TestOversizedFrameRefusedBeforeItsPayload(t *testing.T) {
+	net := wire.TestNet
+	var stream bytes.Buffer
+	for _, m := range []wire.Message{wire.NewMsgPing(1), wire.NewMsgReject(wire.CmdTx, wire.RejectInvalid, "short"), wire.NewMsgHeaders()} {
+		_, err := wire.WriteMessageN(&stream, m, wire.ProtocolVersion, net)
+		require.NoError(t, err)
+	}
+	good := stream.Len()
+	_, err := wire.WriteMessageN(&stream, wire.NewMsgReject(wire.CmdTx, wire.RejectInvalid, strings.Repeat("x", 2*maxRejectPayload)), wire.ProtocolVersion, net)
+	require.NoError(t, err)
+	for _, chunk := range []int{1, 5, 24, 1000} {
+		var told string
+		wc := newWireConn(&chunkConn{data: append([]byte(nil), stream.Bytes()...), chunk: chunk}, net, false)
+		wc.oversize = func(cmd string, _ uint32) { told = cmd }
+		read := 0
+		buf := make([]byte, 64)
+		for {
+			n, err := wc.Read(buf)
+			read += n
+			if err != nil {
+				require.ErrorIs(t, err, errOversized, "chunk %d", chunk)
+				break
+			}
+		}
+		require.Equal(t, wire.CmdReject, told)
+		require.LessOrEqual(t, read, good+wire.MessageHeaderSize, "chunk %d: no payload byte of the oversized reject handed on", chunk)
+		require.GreaterOrEqual(t, read, good, "chunk %d: the frames before it pass", chunk)
+	}
+}

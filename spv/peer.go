@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/internal/peertext"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -405,6 +406,9 @@ func (n *Node) connectVia(ctx context.Context, addr string, slot int, t wireTran
 	ps := &peerState{addr: addr, slot: slot, via: via, transport: t, wc: wc}
 	ps.acct = newPeerAccount(ctx, n, ps)
 	defer ps.acct.close()
+	wc.oversize = func(cmd string, length uint32) {
+		ps.acct.score(MisbehaviorOversizedMessage, fmt.Sprintf("%s of %d bytes announced", peertext.Clean(cmd, 16), length))
+	}
 	pcfg := n.peerConfig(ps)
 	pcfg.HostToNetAddress = hostToNetAddress
 	if v2 {
