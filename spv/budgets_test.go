@@ -24,6 +24,7 @@ import (
 // command).
 type cmdMsg struct{ cmd string }
 
+// BtcDecode, BtcEncode, Command and MaxPayloadLength implement wire.Message.
 func (m cmdMsg) BtcDecode(io.Reader, uint32, wire.MessageEncoding) error { return nil }
 func (m cmdMsg) BtcEncode(io.Writer, uint32, wire.MessageEncoding) error { return nil }
 func (m cmdMsg) Command() string                                         { return m.cmd }
@@ -152,6 +153,7 @@ type deadlineConn struct {
 	atWrite  []time.Duration
 }
 
+// SetWriteDeadline records the deadline.
 func (c *deadlineConn) SetWriteDeadline(t time.Time) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -159,6 +161,7 @@ func (c *deadlineConn) SetWriteDeadline(t time.Time) error {
 	return nil
 }
 
+// Write records the time left to the deadline in force.
 func (c *deadlineConn) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -228,6 +231,7 @@ type chunkConn struct {
 	chunk int
 }
 
+// Read hands out at most chunk bytes.
 func (c *chunkConn) Read(p []byte) (int, error) {
 	if len(c.data) == 0 {
 		return 0, io.EOF

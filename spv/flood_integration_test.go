@@ -20,6 +20,7 @@ type countWriter struct {
 	n  int
 }
 
+// Write counts p.
 func (c *countWriter) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -27,6 +28,7 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// bytes returns the count.
 func (c *countWriter) bytes() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()

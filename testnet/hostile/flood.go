@@ -314,19 +314,23 @@ type rawMessage struct {
 	payload []byte
 }
 
+// BtcDecode implements wire.Message: the payload as it is.
 func (m *rawMessage) BtcDecode(r io.Reader, _ uint32, _ wire.MessageEncoding) error {
 	var err error
 	m.payload, err = io.ReadAll(r)
 	return err
 }
 
+// BtcEncode implements wire.Message: the payload as it is.
 func (m *rawMessage) BtcEncode(w io.Writer, _ uint32, _ wire.MessageEncoding) error {
 	_, err := w.Write(m.payload)
 	return err
 }
 
+// Command implements wire.Message.
 func (m *rawMessage) Command() string { return m.cmd }
 
+// MaxPayloadLength implements wire.Message: wire's largest.
 func (m *rawMessage) MaxPayloadLength(uint32) uint32 { return wire.MaxMessagePayload }
 
 // floodRejectReason is the size of a flooded reject's reason: the 1 MiB a
