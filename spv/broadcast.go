@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bloomwatch/bloomwatch/internal/peertext"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/btcsuite/btcd/blockchain"
 	"github.com/btcsuite/btcd/btcutil"
@@ -359,7 +360,7 @@ func (n *Node) openBroadcastVia(ctx context.Context, target string, tx *wire.Msg
 			OnReject: func(_ *peer.Peer, msg *wire.MsgReject) {
 				if msg.Cmd == wire.CmdTx && msg.Hash == txid {
 					bc.mu.Lock()
-					bc.rejected = fmt.Sprintf("%v: %s", msg.Code, msg.Reason)
+					bc.rejected = fmt.Sprintf("%v: %s", msg.Code, peertext.Clean(msg.Reason, peertext.FieldMax))
 					bc.mu.Unlock()
 					bc.notify()
 				}

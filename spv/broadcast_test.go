@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 
+	"github.com/bloomwatch/bloomwatch/internal/peertext"
 	"github.com/bloomwatch/bloomwatch/netparams"
 	"github.com/bloomwatch/bloomwatch/testnet"
 	"github.com/bloomwatch/bloomwatch/transcript"
@@ -22,12 +24,19 @@ import (
 type targetBehaviour int
 
 const (
-	targetHonest targetBehaviour = iota // asks for the tx
-	targetReject                        // asks, then rejects it
-	targetFlood                         // sends addr messages without end
-	targetSilent                        // never asks
-	targetHangUp                        // disconnects at the inv
+	targetHonest        targetBehaviour = iota // asks for the tx
+	targetReject                               // asks, then rejects it
+	targetFlood                                // sends addr messages without end
+	targetSilent                               // never asks
+	targetHangUp                               // disconnects at the inv
+	targetHostileReject                        // rejects it with terminal escapes
 )
+
+// hostileReason is a reject reason that writes to a terminal: a carriage
+// return, a screen clear, an OSC 52 clipboard write, and escapes up to
+// what a reject may carry (maxRejectPayload; a longer one ends the
+// connection at its header).
+var hostileReason = "\r\x1b[2J\x1b]52;c;aGk=\x07" + strings.Repeat("\x1b[31m", 150)
 
 // fakeTarget is a full node on 127.0.0.1 speaking the wire protocol by
 // hand (btcd's peer package refuses a peer of the same process as a
@@ -104,8 +113,12 @@ func startTarget(t *testing.T, nw *netparams.Network, b targetBehaviour) *fakeTa
 				}
 			case *wire.MsgTx:
 				ft.got <- m
-				if b == targetReject {
-					rej := wire.NewMsgReject(wire.CmdTx, wire.RejectInsufficientFee, "fee too low")
+				if b == targetReject || b == targetHostileReject {
+					reason := "fee too low"
+					if b == targetHostileReject {
+						reason = hostileReason
+					}
+					rej := wire.NewMsgReject(wire.CmdTx, wire.RejectInsufficientFee, reason)
 					rej.Hash = m.TxHash()
 					if write(rej) != nil {
 						return
@@ -168,6 +181,7 @@ func TestBroadcastConnection(t *testing.T) {
 	}{
 		{"honest, relayed back by another peer", targetHonest, "127.0.0.1:2", nil},
 		{"rejected", targetReject, "", ErrTxRejected},
+		{"rejected with terminal escapes", targetHostileReject, "", ErrTxRejected},
 		{"flood", targetFlood, "", ErrBroadcastBudget},
 		{"never asks", targetSilent, "", ErrBroadcastUnconfirmed},
 		{"hangs up", targetHangUp, "", errFetchDisconnected},
@@ -221,6 +235,12 @@ func TestBroadcastConnection(t *testing.T) {
 			}
 			if !errors.Is(err, tc.wantErr) {
 				t.Fatalf("await: %v, want %v", err, tc.wantErr)
+			}
+			if tc.b == targetHostileReject {
+				msg := err.Error()
+				if strings.ContainsAny(msg, "\r\x1b\x07") || len(msg) > 2*peertext.FieldMax {
+					t.Errorf("the reject reason reached the error raw (%d bytes): %.200q", len(msg), msg)
+				}
 			}
 			if tc.b == targetFlood && bc.p.BytesReceived() > MaxBroadcastBytes+64<<10 {
 				t.Errorf("read %d bytes past the budget of %d", bc.p.BytesReceived(), MaxBroadcastBytes)

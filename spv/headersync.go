@@ -14,11 +14,6 @@ import (
 	"github.com/btcsuite/btcd/wire"
 )
 
-// maxUnconnectingHeaders is how many unsolicited headers announcements in a
-// row that do not connect a peer may send before it is scored and dropped
-// (Bitcoin Core's MAX_NUM_UNCONNECTING_HEADERS_MSGS is 10).
-const maxUnconnectingHeaders = 10
-
 // onHeaders connects a headers message to the store. A reply to our
 // getheaders that does not connect, or any invalid header, scores
 // misbehaviour; an unsolicited announcement that does not connect makes

@@ -329,6 +329,7 @@ func (m *manager) handle(msg any) {
 		m.reloadAll(msg.reason) // the user asked: at once
 	case peerWireMsg:
 		ps := msg.ps
+		defer ps.acct.release(msg.held)
 		if !ps.ready {
 			return // dropped peer still draining
 		}

@@ -86,6 +86,9 @@ type simServer struct {
 	noFullBlocks bool
 	// rules are the relevance rules the simulated server applies.
 	rules bip37.Rules
+	// deliverVia, when set, takes the answers instead of the manager
+	// (the fuzz target passes them through the peer's account).
+	deliverVia func(*simServer, wire.Message)
 }
 
 // addSimPeer connects a simulated peer serving chain to m.
@@ -128,6 +131,10 @@ func (s *simServer) setChain(chain []*wire.MsgBlock) {
 // deliver hands one message from the peer to the manager.
 func (s *simServer) deliver(msg wire.Message) {
 	if !s.ps.ready {
+		return
+	}
+	if s.deliverVia != nil {
+		s.deliverVia(s, msg)
 		return
 	}
 	s.m.handle(peerWireMsg{ps: s.ps, msg: msg})

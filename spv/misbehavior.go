@@ -66,6 +66,16 @@ const (
 	// transaction or paying the wallet more outputs than it watches
 	// from one unconfirmed transaction.
 	MisbehaviorRefusedTx
+	// MisbehaviorExcessMessages: a message over its type's rate budget
+	// (budgets.go, msgBudgets), dropped unhandled.
+	MisbehaviorExcessMessages
+	// MisbehaviorOversizedMessage: a message larger than its type's
+	// budget (budgets.go: a reject's maxRejectPayload).
+	MisbehaviorOversizedMessage
+	// MisbehaviorWriteQueue: more bytes queued for the peer than
+	// maxWriteQueueBytes (budgets.go): it stopped reading while it made
+	// the node queue replies (a pong for each ping); it is disconnected.
+	MisbehaviorWriteQueue
 )
 
 // banThreshold is the ban score at which a peer is disconnected and banned
@@ -77,14 +87,16 @@ func (m Misbehavior) Score() uint32 {
 	switch m {
 	case MisbehaviorBadHeader, MisbehaviorInvalidMerkleTree, MisbehaviorUnrequestedBlock,
 		MisbehaviorTxNotInBlock, MisbehaviorSixtyFourByteTx, MisbehaviorBadBlock, MisbehaviorOmittedTx,
-		MisbehaviorInvalidTx:
+		MisbehaviorInvalidTx, MisbehaviorOversizedMessage:
 		return banThreshold
 	case MisbehaviorOrphanHeaders, MisbehaviorUnrequestedTx:
 		return banThreshold / 2
-	case MisbehaviorUnmatchedTx, MisbehaviorStall:
+	case MisbehaviorUnmatchedTx, MisbehaviorStall, MisbehaviorWriteQueue:
 		return banThreshold / 5
 	case MisbehaviorNotServed, MisbehaviorLowWorkHeaders, MisbehaviorRefusedTx:
 		return banThreshold / 10
+	case MisbehaviorExcessMessages:
+		return excessScore
 	default:
 		return 0
 	}
@@ -123,6 +135,12 @@ func (m Misbehavior) String() string {
 		return "invalid transaction"
 	case MisbehaviorRefusedTx:
 		return "unconfirmed transaction over budget"
+	case MisbehaviorExcessMessages:
+		return "messages over their rate budget"
+	case MisbehaviorOversizedMessage:
+		return "message over its size budget"
+	case MisbehaviorWriteQueue:
+		return "write queue over its budget"
 	default:
 		return fmt.Sprintf("misbehavior(%d)", uint8(m))
 	}

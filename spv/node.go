@@ -79,7 +79,7 @@ func New(cfg Config) (*Node, error) {
 	}
 	n := &Node{
 		cfg:     cfg,
-		log:     cfg.Log,
+		log:     slog.New(newLogLimiter(cfg.Log.Handler(), cfg.Clock)),
 		clock:   cfg.Clock,
 		bcast:   newBroadcaster(),
 		msgs:    make(chan any, 256),

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/internal/peertext"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -42,6 +43,9 @@ type peerState struct {
 	// held back, writes gathered per message).
 	transport wireTransport
 	wc        *wireConn
+	// acct is the peer's account at the connection (account.go): nil
+	// without a connection (tests of the manager).
+	acct *peerAccount
 	// refused holds the handshake refusal (ErrPeerNoBloom, ErrPeerTooOld).
 	refused atomic.Value // error
 	// handshook is set at the verack: the handshake completed.
@@ -124,6 +128,7 @@ func (ps *peerState) send(msg wire.Message) {
 		ps.sendHook(msg)
 		return
 	}
+	ps.acct.queue(msg)
 	ps.p.QueueMessage(msg, nil)
 }
 
@@ -187,13 +192,25 @@ type (
 	peerWireMsg  struct {
 		ps  *peerState
 		msg wire.Message
+		// held is what the peer's account holds for the message until
+		// the manager handled it (peerAccount.release).
+		held int64
 	}
 )
 
 // peerConfig returns the btcd peer configuration whose listeners forward
 // every message to the manager.
 func (n *Node) peerConfig(ps *peerState) *peer.Config {
-	fwd := func(p *peer.Peer, msg wire.Message) { n.post(peerWireMsg{ps: ps, msg: msg}) }
+	fwd := func(p *peer.Peer, msg wire.Message) {
+		if ps.acct.dropped() {
+			return // over its budget: scored by the account
+		}
+		held, ok := ps.acct.hold()
+		if !ok {
+			return // the peer or the node ended while it waited
+		}
+		n.post(peerWireMsg{ps: ps, msg: msg, held: held})
+	}
 	return &peer.Config{
 		NewestBlock: func() (*chainhash.Hash, int32, error) {
 			h, height := n.store.Tip()
@@ -236,9 +253,11 @@ func (n *Node) peerConfig(ps *peerState) *peer.Config {
 				n.post(peerReadyMsg{ps: ps})
 			},
 			OnWrite: func(p *peer.Peer, bytes int, msg wire.Message, err error) {
+				ps.acct.written(msg)
 				n.onWrite(ps, p, bytes, msg, err)
 			},
 			OnRead: func(p *peer.Peer, bytes int, msg wire.Message, err error) {
+				ps.acct.onRead(bytes, msg, err)
 				// A malformed message ends the connection on every
 				// network: btcd's peer package forgives it from
 				// 127.0.0.1 on regtest (isAllowedReadError), which
@@ -385,6 +404,11 @@ func (n *Node) connectVia(ctx context.Context, addr string, slot int, t wireTran
 	wc.rekey = rekey
 	wc.tap = n.outboundTap(addr, t)
 	ps := &peerState{addr: addr, slot: slot, via: via, transport: t, wc: wc}
+	ps.acct = newPeerAccount(ctx, n, ps)
+	defer ps.acct.close()
+	wc.oversize = func(cmd string, length uint32) {
+		ps.acct.score(MisbehaviorOversizedMessage, fmt.Sprintf("%s of %d bytes announced", peertext.Clean(cmd, 16), length))
+	}
 	pcfg := n.peerConfig(ps)
 	pcfg.HostToNetAddress = hostToNetAddress
 	if v2 {

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/bloomwatch/bloomwatch/internal/peertext"
 	"github.com/spf13/cobra"
 )
 
@@ -80,9 +81,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 // errorLine is the one line an error prints: "bloomwatch: " and the
 // command's name ("filter build: ..."), whatever the path that made the
 // error named, so every error of a command starts the same way (some
-// named only a flag: "bloomwatch: element 1: bad hex"), on one line.
+// named only a flag: "bloomwatch: element 1: bad hex"), on one line:
+// newlines become spaces, and what a peer or a file put in it (a reject
+// reason's CR, ESC and OSC sequences, invalid UTF-8) is escaped and the
+// line capped by peertext.Clean.
 func errorLine(cmd *cobra.Command, err error) string {
-	msg := strings.ReplaceAll(err.Error(), "\n", " ")
+	msg := peertext.Clean(strings.ReplaceAll(err.Error(), "\n", " "), peertext.LineMax)
 	if cmd != nil && cmd.HasParent() {
 		name := strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
 		if !strings.HasPrefix(msg, name+":") {
