@@ -322,6 +322,7 @@ func (fx badFixture) badCases() []badCase {
 		// sync (validated before any wallet is created or peer contacted;
 		// 127.0.0.1:1 is a closed loopback port)
 		{"sync no datadir", []string{"sync", "--network", "regtest", "--connect", "127.0.0.1:1"}, 2, "--datadir is required"},
+		{"sync api listen elsewhere", []string{"sync", "--datadir", fx.missing, "--network", "regtest", "--connect", "127.0.0.1:1", "--api-listen", "localhost:8332"}, 2, "--api-listen"},
 		{"sync no network for a new wallet", []string{"sync", "--datadir", fx.missing, "--connect", "127.0.0.1:1"}, 2, "--network is required"},
 		{"sync unknown network", syncArgs(fx.missing, "--network", "moon"), 2, "unknown network"},
 		{"sync bad xpub", syncArgs(fx.missing, "--network", "regtest", "--xpub", "vpubnope"), 2, "invalid extended public key"},
@@ -362,6 +363,12 @@ func (fx badFixture) badCases() []badCase {
 		{"demo bad log level", []string{"demo", "--json", "--log-level", "loud"}, 2, "--log-level"},
 		{"demo file datadir", []string{"demo", "--json", "--until-synced", "--blocks", "1", "--datadir", fx.file}, 0, "not a directory"},
 		{"demo extra argument", []string{"demo", "--json", "extra"}, 2, "unknown command"},
+		{"demo api listen elsewhere", []string{"demo", "--json", "--api-listen", "0.0.0.0:8332"}, 2, "127.0.0.1"},
+		{"demo pay no demo", []string{"demo", "pay", "--datadir", fx.wallet, "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080", "1"}, 2, "no demo runs"},
+		{"demo pay bad amount", []string{"demo", "pay", "--datadir", fx.wallet, "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080", "lots"}, 2, "amount"},
+		{"demo pay one argument", []string{"demo", "pay", "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080"}, 2, "arg(s)"},
+		{"demo mine zero", []string{"demo", "mine", "--datadir", fx.wallet, "0"}, 2, "BLOCKS"},
+		{"demo mine no demo", []string{"demo", "mine", "--datadir", fx.missing}, 2, "no demo runs"},
 
 		// privacy analyze
 		{"analyze no transcript", []string{"privacy", "analyze", "--synthetic", "10"}, 2, "--transcript is required"},

@@ -141,12 +141,12 @@ func (o *walletPSBTOptions) run(cmd *cobra.Command, _ []string) (err error) {
 	if err != nil {
 		return err
 	}
-	w, err := openWallet(prefix, o.datadir)
+	w, done, err := openSource(cmd.Context(), prefix, o.datadir)
 	if err != nil {
 		return err
 	}
-	defer closeWallet(w, &err)
-	res, err := w.CreatePSBT(req)
+	defer done(&err)
+	res, err := w.CreatePSBT(cmd.Context(), req)
 	if err != nil {
 		return walletErr(prefix, err)
 	}
