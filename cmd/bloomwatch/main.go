@@ -28,8 +28,12 @@ func newRootCmd() *cobra.Command {
 		Use:           "bloomwatch",
 		Short:         "BIP37 SPV light client and bloom filter privacy analyzer",
 		Version:       version(debug.ReadBuildInfo()),
+		Long:          "BIP37 SPV light client and bloom filter privacy analyzer.\n\n" + configHelp,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return resolveDatadir(cmd)
+		},
 	}
 	root.SetVersionTemplate("bloomwatch {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {

@@ -47,15 +47,10 @@ type walletFlags struct {
 	lookahead   uint32
 }
 
-// registerDatadir adds --datadir, stored in p.
-func registerDatadir(fs *pflag.FlagSet, p *string) {
-	fs.StringVar(p, "datadir", "", "wallet data directory (required)")
-}
-
 // registerCreate adds every flag that describes a new wallet.
 func (f *walletFlags) registerCreate(fs *pflag.FlagSet) {
+	fs.StringVar(&f.network, "network", "", "network: mainnet, testnet3, testnet4, signet, regtest or simnet (required for a new wallet; names the default data dir ~/.bloomwatch/NETWORK)")
 	registerDatadir(fs, &f.datadir)
-	fs.StringVar(&f.network, "network", "", "network: mainnet, testnet3, testnet4, signet, regtest or simnet (required)")
 	fs.StringArrayVar(&f.xpubs, "xpub", nil, "account extended public key: xpub/ypub/zpub, tpub/upub/vpub, spub (repeatable)")
 	fs.StringArrayVar(&f.taproot, "taproot-xpub", nil, "BIP86 taproot account key, plain xpub/tpub (repeatable)")
 	fs.StringArrayVar(&f.descriptors, "descriptor", nil, "output descriptor: pkh, sh(wpkh), wpkh, tr (key path), sh/wsh/sh(wsh) of multi and sortedmulti, addr, raw; ranged /0/* or /<0;1>/*; #checksum verified (repeatable)")

@@ -57,7 +57,6 @@ func TestWalletCreateBadInputLeavesNothing(t *testing.T) {
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "w")
 	checkCLI(t, []cliCase{
-		{name: "no datadir", args: []string{"wallet", "create", "--network", "regtest"}, wantCode: 2, wantErrSub: "--datadir is required"},
 		{name: "no network", args: []string{"wallet", "create", "--datadir", dir}, wantCode: 2, wantErrSub: "--network is required"},
 		{name: "unknown network", args: []string{"wallet", "create", "--datadir", dir, "--network", "moon"}, wantCode: 2, wantErrSub: "unknown network"},
 		{name: "bad checksum", args: []string{"wallet", "create", "--datadir", dir, "--network", "regtest", "--xpub", testVpub[:len(testVpub)-1] + "d"},
@@ -103,7 +102,7 @@ func TestWalletCommands(t *testing.T) {
 		// and the default lookahead reserve) and the imported address.
 		{name: "stats", args: []string{"wallet", "stats", "--datadir", dir}, wantOutSub: []string{"filter elements 231 data + 0 outpoints"}},
 		{name: "no wallet", args: []string{"wallet", "balance", "--datadir", filepath.Join(dir, "nope")}, wantCode: 2, wantErrSub: "no wallet"},
-		{name: "no datadir", args: []string{"wallet", "txs"}, wantCode: 2, wantErrSub: "--datadir is required"},
+		{name: "no datadir", args: []string{"wallet", "txs"}, wantCode: 2, wantErrSub: noDefaultWallet},
 	})
 }
 
