@@ -31,6 +31,9 @@ var amountWords = map[string]bool{
 	"sat": true, "sats": true, "satoshi": true, "satoshis": true, "btc": true,
 }
 
+// notAmounts are keys that hold an amount word and no amount.
+var notAmounts = map[string]bool{"p_value": true}
+
 // jsonDocPath is the schema file, relative to this package.
 const jsonDocPath = "../../docs/JSON.md"
 
@@ -152,7 +155,7 @@ func amountViolation(key *jsonKey) string {
 			if !isNum || strings.ContainsAny(n.String(), ".eE") {
 				return "a _sat key must hold an integer number of satoshis"
 			}
-		case isNum:
+		case isNum && !notAmounts[name]:
 			for _, w := range strings.Split(name, "_") {
 				if amountWords[w] {
 					return "a numeric key naming an amount (" + w + ") must end in _sat (or _sat_vb for a fee rate)"
@@ -316,6 +319,7 @@ func TestAmountViolation(t *testing.T) {
 		{"confirmed_by", "127.0.0.1:18444", false},
 		{"confirmations", json.Number("3"), false},
 		{"bytes_received", json.Number("100"), false},
+		{"p_value", json.Number("0.04"), false},
 	} {
 		got := amountViolation(&jsonKey{name: tc.name, values: []any{tc.value}})
 		require.Equal(t, tc.bad, got != "", "%s = %v: %q", tc.name, tc.value, got)
