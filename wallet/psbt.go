@@ -101,7 +101,7 @@ type PSBTRequest struct {
 type PSBTCoin struct {
 	Txid    string         `json:"txid"`
 	Vout    uint32         `json:"vout"`
-	Amount  btcutil.Amount `json:"amount"`
+	Amount  btcutil.Amount `json:"amount_sat"`
 	Address string         `json:"address,omitempty"`
 	From    string         `json:"from"`
 }
@@ -109,7 +109,7 @@ type PSBTCoin struct {
 // PSBTPayment is one output of a built PSBT.
 type PSBTPayment struct {
 	Address string         `json:"address"`
-	Amount  btcutil.Amount `json:"amount"`
+	Amount  btcutil.Amount `json:"amount_sat"`
 	Change  bool           `json:"change,omitempty"`
 	// Index is a change output's index on its change branch.
 	Index uint32 `json:"index,omitempty"`
@@ -125,9 +125,9 @@ type PSBT struct {
 	Outputs []PSBTPayment `json:"outputs"`
 	// Fee is in satoshis; VSize the estimated virtual size once signed
 	// (signatures at their longest), FeeRate the fee over it.
-	Fee     btcutil.Amount `json:"fee"`
+	Fee     btcutil.Amount `json:"fee_sat"`
 	VSize   int64          `json:"vsize"`
-	FeeRate float64        `json:"fee_rate"`
+	FeeRate float64        `json:"fee_rate_sat_vb"`
 	// ReceivedTxs counts the distinct transactions the inputs were
 	// received in: what the transaction links on chain (1: nothing
 	// new).

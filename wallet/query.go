@@ -28,20 +28,20 @@ type Balance struct {
 	// Confirmed is the wallet's mature outputs in blocks that no
 	// confirmed transaction spends, whether or not an unconfirmed
 	// transaction spends them (see PendingSpent).
-	Confirmed btcutil.Amount `json:"confirmed"`
+	Confirmed btcutil.Amount `json:"confirmed_sat"`
 	// Unconfirmed is incoming: the outputs to the wallet of unconfirmed
 	// transactions that no other unconfirmed transaction spends,
 	// leaving out those of conflicted transactions (see Conflicts), which
 	// may never confirm: the worst case.
-	Unconfirmed btcutil.Amount `json:"unconfirmed"`
+	Unconfirmed btcutil.Amount `json:"unconfirmed_sat"`
 	// Immature is coinbase outputs short of coinbase maturity (spent or
 	// not by unconfirmed transactions, like Confirmed).
-	Immature btcutil.Amount `json:"immature"`
+	Immature btcutil.Amount `json:"immature_sat"`
 	// PendingSpent is outgoing: the part of Confirmed and Immature that
 	// unconfirmed transactions spend, each coin once even when several
 	// conflicting transactions spend it (the worst case: any of them may
 	// confirm).
-	PendingSpent btcutil.Amount `json:"pending_spent"`
+	PendingSpent btcutil.Amount `json:"pending_spent_sat"`
 	// Conflicts counts the unconfirmed wallet transactions that spend an
 	// outpoint another unconfirmed wallet transaction spends, or descend
 	// from one that does. Their outputs are left out of Unconfirmed and
@@ -139,7 +139,7 @@ type TxSummary struct {
 	// reorg).
 	Time time.Time `json:"time"`
 	// Delta is the net satoshi change to the wallet.
-	Delta int64 `json:"delta"`
+	Delta int64 `json:"delta_sat"`
 	// Confirmations is counted from the wallet's sync point.
 	Confirmations int32 `json:"confirmations"`
 	// Expires is when an unconfirmed transaction leaves the wallet if
@@ -220,7 +220,7 @@ type UTXO struct {
 	Txid  chainhash.Hash `json:"txid"`
 	Index uint32         `json:"vout"`
 	// Amount is in satoshis.
-	Amount btcutil.Amount `json:"amount"`
+	Amount btcutil.Amount `json:"amount_sat"`
 	// Height is -1 for an unconfirmed output.
 	Height        int32  `json:"height"`
 	Confirmations int32  `json:"confirmations"`

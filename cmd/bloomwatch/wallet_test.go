@@ -177,8 +177,11 @@ func TestWalletReadCommandsJSON(t *testing.T) {
 		}
 	}
 	var bal struct {
-		Confirmed, Unconfirmed, Immature, Total int64
-		SyncedHeight                            int32 `json:"synced_height"`
+		Confirmed    int64 `json:"confirmed_sat"`
+		Unconfirmed  int64 `json:"unconfirmed_sat"`
+		Immature     int64 `json:"immature_sat"`
+		Total        int64 `json:"total_sat"`
+		SyncedHeight int32 `json:"synced_height"`
 	}
 	decode([]string{"wallet", "balance", "--datadir", dir, "--json"}, &bal)
 	if bal.Confirmed != 5_000 || bal.Unconfirmed != 700 || bal.Total != 5_700 || bal.SyncedHeight != 7 {
@@ -187,7 +190,7 @@ func TestWalletReadCommandsJSON(t *testing.T) {
 	var txs []struct {
 		Txid          string
 		Height        int32
-		Delta         int64
+		Delta         int64 `json:"delta_sat"`
 		Confirmations int32
 	}
 	decode([]string{"wallet", "txs", "--datadir", dir, "--json"}, &txs)
@@ -198,7 +201,7 @@ func TestWalletReadCommandsJSON(t *testing.T) {
 	var utxos []struct {
 		Txid    string
 		Vout    uint32
-		Amount  int64
+		Amount  int64 `json:"amount_sat"`
 		Address string
 	}
 	decode([]string{"wallet", "utxos", "--datadir", dir, "--json"}, &utxos)
@@ -267,7 +270,7 @@ func TestWalletAddAfterSyncRescans(t *testing.T) {
 		t.Fatalf("txs --limit 1 --json: %d %q", code, out)
 	}
 	code, out, _ = runCLI(t, []string{"wallet", "balance", "--datadir", dir, "--json"})
-	if code != 0 || !strings.Contains(out, `"rescan_pending": true`) || !strings.Contains(out, `"confirmed": 5000`) {
+	if code != 0 || !strings.Contains(out, `"rescan_pending": true`) || !strings.Contains(out, `"confirmed_sat": 5000`) {
 		t.Fatalf("balance --json: %d %q", code, out)
 	}
 }
@@ -415,11 +418,11 @@ func TestWalletUnconfirmedColumns(t *testing.T) {
 	a, b, child := spendPending(t, dir, confirmed)
 
 	var bal struct {
-		Confirmed    int64 `json:"confirmed"`
-		Unconfirmed  int64 `json:"unconfirmed"`
-		PendingSpent int64 `json:"pending_spent"`
+		Confirmed    int64 `json:"confirmed_sat"`
+		Unconfirmed  int64 `json:"unconfirmed_sat"`
+		PendingSpent int64 `json:"pending_spent_sat"`
 		Conflicts    int   `json:"conflicts"`
-		Total        int64 `json:"total"`
+		Total        int64 `json:"total_sat"`
 	}
 	code, out, errOut := runCLI(t, []string{"wallet", "balance", "--datadir", dir, "--json"})
 	if code != 0 || json.Unmarshal([]byte(out), &bal) != nil {

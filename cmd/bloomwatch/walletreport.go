@@ -23,7 +23,7 @@ import (
 // wallet is synced to (`wallet balance --json`).
 type balanceReport struct {
 	wallet.Balance
-	Total int64 `json:"total"`
+	Total int64 `json:"total_sat"`
 	// SyncedHeight is the last block the balance reflects
 	// (Wallet.HistoryPoint), -1 before the first block; SyncedHash is
 	// then empty.
