@@ -216,6 +216,8 @@ var jsonCheckedElsewhere = map[string]string{
 	"bloomwatch sync":      "TestSyncEndToEnd (runSyncJSON)",
 	"bloomwatch demo":      "TestPrivacyModelOnDemoTranscript",
 	"bloomwatch broadcast": "TestWalletPSBTAndBroadcastEndToEnd",
+	"bloomwatch demo pay":  "TestDeveloperLoop",
+	"bloomwatch demo mine": "TestDeveloperLoop",
 }
 
 // TestJSONConventionEveryCommand runs every command that has --json and
