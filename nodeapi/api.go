@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
 	"github.com/bloomwatch/bloomwatch/spv"
@@ -105,6 +106,69 @@ type TruthInfo struct {
 	// SyncedToHeight is wallet.Wallet.SyncedTo's height (-1 while a
 	// rescan is pending).
 	SyncedToHeight int32 `json:"synced_to_height"`
+}
+
+// ReceiveParams are wallet.receive's parameters (wallet.ReceiveOptions).
+type ReceiveParams struct {
+	// From names the account ("m/84'/1'/0") or descriptor checksum.
+	From      string `json:"from,omitempty"`
+	BeyondGap bool   `json:"beyond_gap,omitempty"`
+}
+
+// options converts p.
+func (p ReceiveParams) options() wallet.ReceiveOptions {
+	return wallet.ReceiveOptions{From: p.From, BeyondGap: p.BeyondGap}
+}
+
+// PSBTPayment is one payment of PSBTParams.
+type PSBTPayment struct {
+	Address   string `json:"address"`
+	AmountSat int64  `json:"amount_sat"`
+}
+
+// PSBTParams are wallet.psbt's parameters (wallet.PSBTRequest).
+type PSBTParams struct {
+	Outputs             []PSBTPayment `json:"outputs,omitempty"`
+	SweepTo             string        `json:"sweep_to,omitempty"`
+	FeeRateSatVB        float64       `json:"fee_rate_sat_vb"`
+	From                string        `json:"from,omitempty"`
+	IncludeUnconfirmed  bool          `json:"include_unconfirmed,omitempty"`
+	IncludePendingSpent bool          `json:"include_pending_spent,omitempty"`
+	// Selection is "private" (the default) or "largest-first".
+	Selection string `json:"selection,omitempty"`
+}
+
+// psbtParams converts a request.
+func psbtParams(req wallet.PSBTRequest) PSBTParams {
+	p := PSBTParams{SweepTo: req.SweepTo, FeeRateSatVB: req.FeeRate, From: req.From,
+		IncludeUnconfirmed: req.IncludeUnconfirmed, IncludePendingSpent: req.IncludePendingSpent}
+	if req.Selection == wallet.SelectLargestFirst {
+		p.Selection = selectionLargestFirst
+	}
+	for _, o := range req.Outputs {
+		p.Outputs = append(p.Outputs, PSBTPayment{Address: o.Address, AmountSat: int64(o.Amount)})
+	}
+	return p
+}
+
+// selectionLargestFirst names wallet.SelectLargestFirst.
+const selectionLargestFirst = "largest-first"
+
+// request converts p.
+func (p PSBTParams) request() (wallet.PSBTRequest, error) {
+	req := wallet.PSBTRequest{SweepTo: p.SweepTo, FeeRate: p.FeeRateSatVB, From: p.From,
+		IncludeUnconfirmed: p.IncludeUnconfirmed, IncludePendingSpent: p.IncludePendingSpent}
+	switch p.Selection {
+	case "", "private":
+	case selectionLargestFirst:
+		req.Selection = wallet.SelectLargestFirst
+	default:
+		return req, InputErrorf("selection %q: private or largest-first", p.Selection)
+	}
+	for _, o := range p.Outputs {
+		req.Outputs = append(req.Outputs, wallet.PSBTOutput{Address: o.Address, Amount: btcutil.Amount(o.AmountSat)})
+	}
+	return req, nil
 }
 
 // PSBTResult is wallet.psbt's result: the wallet's PSBT, whose Base64

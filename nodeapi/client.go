@@ -196,7 +196,7 @@ func (c *Client) Truth(ctx context.Context) (*TruthInfo, error) {
 // Receive asks wallet.receive.
 func (c *Client) Receive(ctx context.Context, opts wallet.ReceiveOptions) (*wallet.ReceiveInfo, error) {
 	var r wallet.ReceiveInfo
-	if err := c.Call(ctx, MethodReceive, opts, &r); err != nil {
+	if err := c.Call(ctx, MethodReceive, ReceiveParams{From: opts.From, BeyondGap: opts.BeyondGap}, &r); err != nil {
 		return nil, err
 	}
 	return &r, nil
@@ -206,7 +206,7 @@ func (c *Client) Receive(ctx context.Context, opts wallet.ReceiveOptions) (*wall
 // Base64.
 func (c *Client) CreatePSBT(ctx context.Context, req wallet.PSBTRequest) (*wallet.PSBT, error) {
 	var r wallet.PSBT
-	if err := c.Call(ctx, MethodPSBT, req, &r); err != nil {
+	if err := c.Call(ctx, MethodPSBT, psbtParams(req), &r); err != nil {
 		return nil, err
 	}
 	if r.Base64 != "" {

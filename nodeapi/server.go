@@ -297,15 +297,19 @@ func (s *Server) builtin() map[string]Handler {
 			return l.Stats(ctx, sp.FalsePositives)
 		},
 		MethodReceive: func(ctx context.Context, p json.RawMessage) (any, error) {
-			var opts wallet.ReceiveOptions
-			if err := decode(p, &opts); err != nil {
+			var rp ReceiveParams
+			if err := decode(p, &rp); err != nil {
 				return nil, err
 			}
-			return l.Receive(ctx, opts)
+			return l.Receive(ctx, rp.options())
 		},
 		MethodPSBT: func(ctx context.Context, p json.RawMessage) (any, error) {
-			var req wallet.PSBTRequest
-			if err := decode(p, &req); err != nil {
+			var pp PSBTParams
+			if err := decode(p, &pp); err != nil {
+				return nil, err
+			}
+			req, err := pp.request()
+			if err != nil {
 				return nil, err
 			}
 			return l.CreatePSBT(ctx, req)

@@ -219,3 +219,21 @@ func TestBadRequests(t *testing.T) {
 	_, e = post(`{"jsonrpc":"2.0","method":"status","id":1}`, false)
 	require.Nil(t, e)
 }
+
+// TestPSBTParams checks that a request crosses the API whole.
+func TestPSBTParams(t *testing.T) {
+	req := wallet.PSBTRequest{
+		Outputs: []wallet.PSBTOutput{{Address: "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080", Amount: 12_345}},
+		FeeRate: 2.5, From: "m/84'/1'/0", IncludeUnconfirmed: true, IncludePendingSpent: true,
+		Selection: wallet.SelectLargestFirst,
+	}
+	got, err := psbtParams(req).request()
+	require.NoError(t, err)
+	require.Equal(t, req, got)
+	sweep := wallet.PSBTRequest{SweepTo: "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080", FeeRate: 1}
+	got, err = psbtParams(sweep).request()
+	require.NoError(t, err)
+	require.Equal(t, sweep, got)
+	_, err = PSBTParams{Selection: "smallest"}.request()
+	require.True(t, IsInputError(err))
+}
