@@ -253,6 +253,7 @@ func TestDeveloperLoop(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(electrum("listaddresses", "--receiving")), &first))
 	require.Equal(t, recv.Address, first[0], "electrum derives the wallet's first receive address")
 	signed := electrum("signtransaction", built.Base64)
+	t.Logf("electrum signtransaction printed %.60q...", signed)
 	var signedStr string
 	if json.Unmarshal([]byte(signed), &signedStr) == nil {
 		signed = signedStr
