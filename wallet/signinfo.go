@@ -26,7 +26,8 @@ import (
 // Bitcoin Core names it: by its own fingerprint and the path from it
 // (branch/index), which a signer holding that extended key recognizes; a
 // hardware signer that only knows its master key does not, so give
-// descriptors with their key origins.
+// descriptors with their key origins. A key at depth 1 (Electrum's m/0')
+// carries its origin: its parent is the master.
 
 // A fingerprint is the first four bytes of the HASH160 of a key's
 // compressed public key (BIP32). The wallet holds it as the big-endian
@@ -290,8 +291,13 @@ func (w *Wallet) hdSigning(b readBuckets, owners *descriptorOwners, e *watchEntr
 			return nil, fmt.Errorf("%w: stored key origin %q: %v", ErrCorrupt, prefix, err)
 		}
 		der.MasterKeyFingerprint, der.Bip32Path = psbtFingerprint(fp), append(steps, ref.branch, ref.index)
+	} else if k := props.AccountPubKey; k.Depth() == 1 {
+		// A key at depth 1 (Electrum's m/0') names its master: its
+		// parent, whose fingerprint it carries.
+		der.MasterKeyFingerprint = psbtFingerprint(k.ParentFingerprint())
+		der.Bip32Path = []uint32{k.ChildIndex(), ref.branch, ref.index}
 	} else {
-		der.MasterKeyFingerprint = psbtFingerprint(ownFingerprint(props.AccountPubKey))
+		der.MasterKeyFingerprint = psbtFingerprint(ownFingerprint(k))
 		der.Bip32Path = []uint32{ref.branch, ref.index}
 	}
 	s := &scriptSigning{}
