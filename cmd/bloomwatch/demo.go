@@ -52,6 +52,12 @@ the dashboard open. Then it keeps the chain alive: a block every --interval,
 payments to and from the wallet, now and then a reorg and a filter reload, so
 every panel moves. q quits and stops btcd.
 
+While it runs, the demo serves the node API on its data dir (docs/API.md):
+wallet balance --datadir DEMO and the other wallet commands ask it, and its
+faucet pays any regtest address: bloomwatch demo pay ADDRESS AMOUNT (then
+bloomwatch demo mine to confirm what waits). Your own wallet syncs from the
+demo's two btcd with the sync command it prints.
+
 While it runs, the demo's btcd answers JSON-RPC on 127.0.0.1 (the address,
 user and password are printed at the start and in the log pane), so that
 privacy analyze --btcd-rpc and privacy export-universe can read its chain.
@@ -274,6 +280,7 @@ func tryLines(inv string, d *demo.Demo) []string {
 			inv, shellQuote(session.TranscriptPath(d.Dir())), rpc),
 		fmt.Sprintf("or write the chain's candidates to a file: %s privacy export-universe --out %s %s",
 			inv, shellQuote(filepath.Join(d.Dir(), "universe.txt")), rpc),
+		fmt.Sprintf("the demo's wallet while it runs (its node answers): %s wallet balance --datadir %s", inv, shellQuote(d.Dir())),
 		fmt.Sprintf("your own wallet on the demo's chain: %s sync --network regtest --connect %s", inv, strings.Join(d.PeerAddrs(), " --connect ")),
 		fmt.Sprintf("the faucet pays any regtest address and mines: %s demo pay ADDRESS 0.5; %s demo mine confirms what waits", inv, inv),
 	}

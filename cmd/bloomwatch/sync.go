@@ -70,7 +70,12 @@ On a terminal sync opens the dashboard; with --json or --no-tui it stays
 headless and logs progress to stderr. --until-synced exits once the wallet is
 at the best peer's tip; --json prints a summary on stdout when sync ends.
 The light node's state (headers, privacy transcript, bans) is kept in
-DATADIR/spv.`,
+DATADIR/spv.
+
+While it runs, sync serves the node API on 127.0.0.1 (--api-listen; a
+cookie and the address in the data dir, docs/API.md): wallet balance, txs,
+utxos, addresses, stats, export-truth, receive, psbt and broadcast on the
+same data dir ask it, and open the files when no node runs.`,
 		Args: cobra.NoArgs,
 		RunE: o.run,
 	}
