@@ -52,6 +52,9 @@ type Config struct {
 	Status func() spv.Status
 	// Methods are extra methods (the demo's faucet), by name.
 	Methods map[string]Handler
+	// Dashboard feeds attached dashboards (StreamPath, MethodReload);
+	// nil: none.
+	Dashboard *Dashboard
 	// Log receives one line per start and stop, and each failed request
 	// at debug level (nil: none).
 	Log *slog.Logger
@@ -73,6 +76,8 @@ type Server struct {
 	cancel    context.CancelFunc
 	closeOnce sync.Once
 	closeErr  error
+	// cache keeps the latest events for dashboards that attach later.
+	cache *lastEvents
 }
 
 // Start listens, writes the cookie and the address file into the wallet's
@@ -127,6 +132,9 @@ func Start(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("nodeapi: %w", err)
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	if cfg.Dashboard != nil {
+		s.startCache()
+	}
 	s.http = &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: readHeaderTimeout,
@@ -205,6 +213,10 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method != http.MethodPost {
 		http.Error(rw, "POST a JSON-RPC 2.0 request", http.StatusMethodNotAllowed)
+		return
+	}
+	if r.URL.Path == StreamPath {
+		s.serveStream(rw, r)
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(rw, r.Body, MaxRequestBytes))
@@ -317,6 +329,21 @@ func (s *Server) builtin() map[string]Handler {
 	}
 	if s.cfg.Broadcast != nil {
 		m[MethodBroadcast] = s.broadcast
+	}
+	if d := s.cfg.Dashboard; d != nil && d.Reload != nil {
+		m[MethodReload] = func(_ context.Context, p json.RawMessage) (any, error) {
+			var rp struct {
+				Reason string `json:"reason"`
+			}
+			if err := decode(p, &rp); err != nil {
+				return nil, err
+			}
+			if rp.Reason == "" {
+				return nil, InputErrorf("reason: required")
+			}
+			d.Reload(rp.Reason)
+			return struct{}{}, nil
+		}
 	}
 	return m
 }

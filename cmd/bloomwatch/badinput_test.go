@@ -366,6 +366,8 @@ func (fx badFixture) badCases() []badCase {
 		{"demo bad log level", []string{"demo", "--json", "--log-level", "loud"}, 2, "--log-level"},
 		{"demo file datadir", []string{"demo", "--json", "--until-synced", "--blocks", "1", "--datadir", fx.file}, 0, "not a directory"},
 		{"demo extra argument", []string{"demo", "--json", "extra"}, 2, "unknown command"},
+		{"dashboard without a terminal", []string{"dashboard", "--datadir", fx.wallet}, 2, "needs a terminal"},
+		{"dashboard extra argument", []string{"dashboard", "extra"}, 2, "unknown command"},
 		{"demo api listen elsewhere", []string{"demo", "--json", "--api-listen", "0.0.0.0:8332"}, 2, "127.0.0.1"},
 		{"demo pay no demo", []string{"demo", "pay", "--datadir", fx.wallet, "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080", "1"}, 2, "no demo runs"},
 		{"demo pay bad amount", []string{"demo", "pay", "--datadir", fx.wallet, "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080", "lots"}, 2, "amount"},

@@ -39,7 +39,7 @@ func newRootCmd() *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return usageError{err}
 	})
-	root.AddCommand(newSyncCmd(), newBroadcastCmd(), newDemoCmd(), newWalletCmd(), newFilterCmd(), newMerkleblockCmd(), newPrivacyCmd())
+	root.AddCommand(newSyncCmd(), newDashboardCmd(), newBroadcastCmd(), newDemoCmd(), newWalletCmd(), newFilterCmd(), newMerkleblockCmd(), newPrivacyCmd())
 	return root
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -304,6 +305,13 @@ type nodeAPI struct {
 // data dir once the node has started; then it prints the summary
 // (asJSON) or a one-line report.
 func runSession(cmd *cobra.Command, prefix string, cfg session.Config, asJSON bool, drive session.Driver, api nodeAPI) error {
+	// Attached dashboards get the log lines too.
+	hub := nodeapi.NewLogHub()
+	if cfg.LogTee != nil {
+		cfg.LogTee = io.MultiWriter(cfg.LogTee, hub)
+	} else {
+		cfg.LogTee = hub
+	}
 	var ui session.UI
 	if cfg.Dashboard {
 		out, ok := cmd.OutOrStdout().(*os.File)
@@ -314,7 +322,8 @@ func runSession(cmd *cobra.Command, prefix string, cfg session.Config, asJSON bo
 	}
 	var srv *nodeapi.Server
 	serve := func(ctx context.Context, s *session.Session) error {
-		acfg := nodeapi.Config{Wallet: s.Wallet(), Listen: api.listen, Broadcast: s.Broadcast, Status: s.Node().Status, Log: s.Log()}
+		acfg := nodeapi.Config{Wallet: s.Wallet(), Listen: api.listen, Broadcast: s.Broadcast, Status: s.Node().Status, Log: s.Log(),
+			Dashboard: &nodeapi.Dashboard{Subscribe: s.Node().Subscribe, Reading: s.Reading, Reload: s.Node().ReloadFilter, Log: hub}}
 		if api.methods != nil {
 			acfg.Methods = api.methods(s)
 		}
