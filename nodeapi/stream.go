@@ -36,6 +36,10 @@ const (
 	// streamFlushEvery bounds how long a written frame waits in the
 	// buffer.
 	streamFlushEvery = 100 * time.Millisecond
+	// streamWriteTimeout drops a dashboard that reads nothing for this
+	// long, so that its subscription's queue does not grow without
+	// bound behind it.
+	streamWriteTimeout = 30 * time.Second
 )
 
 // Dashboard is what a server needs to feed attached dashboards from the
@@ -254,6 +258,7 @@ func (s *Server) serveStream(rw http.ResponseWriter, r *http.Request) {
 	}
 	rw.Header().Set("Content-Type", "application/x-gob")
 	rw.WriteHeader(http.StatusOK)
+	_ = http.NewResponseController(rw).SetWriteDeadline(time.Now().Add(streamWriteTimeout))
 	fw := &flushWriter{w: bufio.NewWriterSize(rw, 64<<10), f: fl}
 	enc := gob.NewEncoder(fw)
 	var (
@@ -286,7 +291,9 @@ func (s *Server) serveStream(rw http.ResponseWriter, r *http.Request) {
 	}
 	tick := time.NewTicker(streamFlushEvery)
 	defer tick.Stop()
+	rc := http.NewResponseController(rw)
 	for {
+		_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
 		select {
 		case ev, ok := <-sub.Events():
 			if !ok {
