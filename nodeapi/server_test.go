@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -236,4 +237,34 @@ func TestPSBTParams(t *testing.T) {
 	require.Equal(t, sweep, got)
 	_, err = PSBTParams{Selection: "smallest"}.request()
 	require.True(t, IsInputError(err))
+}
+
+// TestPSBTParamsCarryEveryField fills every field of a wallet.PSBTRequest
+// and requires it back from the API's parameters: a field added to the
+// request and not to PSBTParams fails here, instead of being dropped on
+// the way to a running node.
+func TestPSBTParamsCarryEveryField(t *testing.T) {
+	var req wallet.PSBTRequest
+	v := reflect.ValueOf(&req).Elem()
+	for i := range v.NumField() {
+		f := v.Field(i)
+		switch f.Kind() {
+		case reflect.Bool:
+			f.SetBool(true)
+		case reflect.String:
+			f.SetString("bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080")
+		case reflect.Float64:
+			f.SetFloat(3.5)
+		case reflect.Int, reflect.Int64:
+			f.SetInt(1) // wallet.SelectLargestFirst
+		case reflect.Slice:
+			f.Set(reflect.ValueOf([]wallet.PSBTOutput{{Address: "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080", Amount: 7}}))
+		default:
+			t.Fatalf("PSBTRequest.%s: a %s field this test does not fill", v.Type().Field(i).Name, f.Kind())
+		}
+	}
+	require.Equal(t, wallet.SelectLargestFirst, req.Selection)
+	got, err := psbtParams(req).request()
+	require.NoError(t, err)
+	require.Equal(t, req, got)
 }
