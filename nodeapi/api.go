@@ -115,6 +115,11 @@ type ReceiveParams struct {
 	BeyondGap bool   `json:"beyond_gap,omitempty"`
 }
 
+// receiveParams converts options.
+func receiveParams(opts wallet.ReceiveOptions) ReceiveParams {
+	return ReceiveParams{From: opts.From, BeyondGap: opts.BeyondGap}
+}
+
 // options converts p.
 func (p ReceiveParams) options() wallet.ReceiveOptions {
 	return wallet.ReceiveOptions{From: p.From, BeyondGap: p.BeyondGap}

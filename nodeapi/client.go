@@ -196,7 +196,7 @@ func (c *Client) Truth(ctx context.Context) (*TruthInfo, error) {
 // Receive asks wallet.receive.
 func (c *Client) Receive(ctx context.Context, opts wallet.ReceiveOptions) (*wallet.ReceiveInfo, error) {
 	var r wallet.ReceiveInfo
-	if err := c.Call(ctx, MethodReceive, ReceiveParams{From: opts.From, BeyondGap: opts.BeyondGap}, &r); err != nil {
+	if err := c.Call(ctx, MethodReceive, receiveParams(opts), &r); err != nil {
 		return nil, err
 	}
 	return &r, nil

@@ -268,3 +268,20 @@ func TestPSBTParamsCarryEveryField(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, req, got)
 }
+
+// TestReceiveParamsCarryEveryField does the same for wallet.ReceiveOptions.
+func TestReceiveParamsCarryEveryField(t *testing.T) {
+	var opts wallet.ReceiveOptions
+	v := reflect.ValueOf(&opts).Elem()
+	for i := range v.NumField() {
+		switch f := v.Field(i); f.Kind() {
+		case reflect.Bool:
+			f.SetBool(true)
+		case reflect.String:
+			f.SetString("m/84'/1'/0")
+		default:
+			t.Fatalf("ReceiveOptions.%s: a %s field this test does not fill", v.Type().Field(i).Name, f.Kind())
+		}
+	}
+	require.Equal(t, opts, receiveParams(opts).options())
+}
