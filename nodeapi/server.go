@@ -76,8 +76,10 @@ type Server struct {
 	cancel    context.CancelFunc
 	closeOnce sync.Once
 	closeErr  error
-	// cache keeps the latest events for dashboards that attach later.
-	cache *lastEvents
+	// cache keeps the latest events for dashboards that attach later;
+	// balance is the balance snapshot (both nil without a node).
+	cache   *lastEvents
+	balance *balanceSnapshot
 }
 
 // Start listens, writes the cookie and the address file into the wallet's
@@ -295,8 +297,15 @@ func decode(params json.RawMessage, v any) error {
 func (s *Server) builtin() map[string]Handler {
 	l := &Local{W: s.cfg.Wallet}
 	m := map[string]Handler{
-		MethodStatus:    s.status,
-		MethodBalance:   func(ctx context.Context, _ json.RawMessage) (any, error) { return l.Balance(ctx) },
+		MethodStatus: s.status,
+		MethodBalance: func(ctx context.Context, _ json.RawMessage) (any, error) {
+			if s.balance != nil {
+				if info := s.balance.get(); info != nil {
+					return info, nil
+				}
+			}
+			return l.Balance(ctx)
+		},
 		MethodTxs:       func(ctx context.Context, _ json.RawMessage) (any, error) { return l.Txs(ctx) },
 		MethodUTXOs:     func(ctx context.Context, _ json.RawMessage) (any, error) { return l.UTXOs(ctx) },
 		MethodAddresses: func(ctx context.Context, _ json.RawMessage) (any, error) { return l.Addresses(ctx) },

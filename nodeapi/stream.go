@@ -185,9 +185,12 @@ func (l *lastEvents) snapshot() []spv.Event {
 }
 
 // startCache subscribes the server to the node's events to keep the
-// latest of each cached kind, until the server's context ends.
+// latest of each cached kind, and to refresh the balance snapshot after
+// each batch of them, until the server's context ends.
 func (s *Server) startCache() {
 	s.cache = &lastEvents{last: map[string]spv.Event{}}
+	s.balance = &balanceSnapshot{read: (&Local{W: s.cfg.Wallet}).Balance}
+	s.balance.refresh()
 	sub := s.cfg.Dashboard.Subscribe()
 	go func() {
 		defer sub.Cancel()
@@ -197,12 +200,70 @@ func (s *Server) startCache() {
 				if !ok {
 					return
 				}
-				s.cache.note(ev)
+				for ok {
+					s.cache.note(ev)
+					select {
+					case ev, ok = <-sub.Events():
+					default:
+						ok = false
+					}
+				}
+				s.balance.refresh()
 			case <-s.ctx.Done():
 				return
 			}
 		}
 	}()
+}
+
+// balanceSnapshot is the wallet's balance as last read after a batch of
+// the node's events: wallet.balance answers from it at once, never behind
+// the wallet's lock while the sync applies and commits blocks; its
+// synced_height says which block it reflects. One read runs at a time; a
+// batch that comes during one makes it read again when done.
+type balanceSnapshot struct {
+	read func(context.Context) (*BalanceInfo, error)
+
+	mu      sync.Mutex
+	info    *BalanceInfo
+	running bool
+	dirty   bool
+}
+
+// refresh reads the balance again in a goroutine of its own, or marks
+// the running read dirty.
+func (b *balanceSnapshot) refresh() {
+	b.mu.Lock()
+	if b.running {
+		b.dirty = true
+		b.mu.Unlock()
+		return
+	}
+	b.running = true
+	b.mu.Unlock()
+	go func() {
+		for {
+			info, err := b.read(context.Background())
+			b.mu.Lock()
+			if err == nil {
+				b.info = info
+			}
+			if !b.dirty {
+				b.running = false
+				b.mu.Unlock()
+				return
+			}
+			b.dirty = false
+			b.mu.Unlock()
+		}
+	}()
+}
+
+// get returns the latest snapshot, nil before the first read.
+func (b *balanceSnapshot) get() *BalanceInfo {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.info
 }
 
 // flushWriter flushes the response at most every streamFlushEvery, and at

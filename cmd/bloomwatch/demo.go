@@ -281,7 +281,8 @@ func tryLines(inv string, d *demo.Demo) []string {
 		fmt.Sprintf("or write the chain's candidates to a file: %s privacy export-universe --out %s %s",
 			inv, shellQuote(filepath.Join(d.Dir(), "universe.txt")), rpc),
 		fmt.Sprintf("the demo's wallet while it runs (its node answers): %s wallet balance --datadir %s", inv, shellQuote(d.Dir())),
-		fmt.Sprintf("your own wallet on the demo's chain: %s sync --network regtest --connect %s", inv, strings.Join(d.PeerAddrs(), " --connect ")),
+		fmt.Sprintf("your own wallet on the demo's chain (one filter peer, the other left for broadcast): %s sync --network regtest --max-peers 1 --connect %s",
+			inv, strings.Join(d.PeerAddrs(), " --connect ")),
 		fmt.Sprintf("the faucet pays any regtest address and mines: %s demo pay ADDRESS 0.5; %s demo mine confirms what waits", inv, inv),
 	}
 }
