@@ -3,10 +3,13 @@
 # sync runs, on the demo's wallet. It builds bloomwatch, starts the demo
 # headless on a long chain (BLOCKS, default 1500) with a home of its own,
 # and from the moment the demo's node API is up runs `wallet balance
-# --datadir DEMO --json` RUNS times (default 20), printing each wall time
-# in ms with the height the wallet had reached; then `bloomwatch --version`
-# as many times, the cost of starting the process alone. Run it in the
-# loopback namespace (the demo's btcd listens on its 127.0.0.1):
+# --datadir DEMO --json` RUNS times (default 20), each after one
+# wallet.balance request with curl (the API's answer without a Go process
+# to start), printing both wall times in ms with the height the wallet had
+# reached; then `bloomwatch --version` as many times, the cost of starting
+# the process alone. Run it in the
+# loopback namespace (the demo's btcd listens on its 127.0.0.1); curl is
+# needed:
 #
 #   ../shared/tools/loopback-only scripts/balance-latency.sh
 set -euo pipefail
@@ -29,12 +32,16 @@ until [ -f "$running" ] && [ -f "$(cat "$running")/api.address" ]; do
 done
 dir=$(cat "$running")
 echo "uptime: $(uptime)"
-echo "wallet balance --datadir DEMO --json, while the demo's sync runs:"
+cookie=$(cat "$dir/.cookie")
+addr=$(cat "$dir/api.address")
+echo "while the demo's sync runs: the node API's answer (curl, no Go process to start), then the whole command:"
 for _ in $(seq "$RUNS"); do
+	api=$(curl -s -o /dev/null -w '%{time_total}' -u "$cookie" \
+		-d '{"jsonrpc":"2.0","id":1,"method":"wallet.balance"}' "http://$addr/")
 	s=$(date +%s%N)
 	out=$("$bw" wallet balance --datadir "$dir" --json)
 	e=$(date +%s%N)
-	echo "$(((e - s) / 1000000)) ms $(echo "$out" | grep -o '"synced_height": [-0-9]*')"
+	echo "api $(awk -v t="$api" 'BEGIN{printf "%.1f", t * 1000}') ms, wallet balance $(((e - s) / 1000000)) ms, $(echo "$out" | grep -o '"synced_height": [-0-9]*')"
 done
 echo "bloomwatch --version (process start alone):"
 for _ in $(seq "$RUNS"); do
