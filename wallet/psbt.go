@@ -92,6 +92,11 @@ type PSBTRequest struct {
 	// confirmed, unspent, mature coins.
 	IncludeUnconfirmed  bool
 	IncludePendingSpent bool
+	// DryRun plans and prices the transaction without recording its
+	// change address as handed out: the result shows the inputs,
+	// outputs and fee, and carries no PSBT to sign (Packet nil, Base64
+	// empty), so a preview never uses up a change address.
+	DryRun bool
 	// Selection is the coin selection policy (SelectPrivate by
 	// default).
 	Selection CoinSelection
@@ -133,6 +138,23 @@ type PSBT struct {
 	// new).
 	ReceivedTxs int    `json:"received_txs"`
 	Selection   string `json:"selection"`
+	// ChangeGap is where the change address stands against its
+	// branch's gap limit (nil without change).
+	ChangeGap *ChangeGap `json:"change_gap,omitempty"`
+	// DryRun is set for a PSBTRequest.DryRun result.
+	DryRun bool `json:"dry_run,omitempty"`
+}
+
+// ChangeGap is a change address against its branch's gap limit, as
+// ReceiveInfo counts a receive address: Unpaid counts the change
+// addresses handed out and unpaid after the last paid one, this one
+// included; past GapLimit (BeyondGap) a wallet restored from the key with
+// that gap limit would not find this change until the ones before it are
+// paid. The change of PSBTs never broadcast uses the gap up.
+type ChangeGap struct {
+	Unpaid    uint32 `json:"unpaid"`
+	GapLimit  uint32 `json:"gap_limit"`
+	BeyondGap bool   `json:"beyond_gap,omitempty"`
 }
 
 // CreatePSBT builds an unsigned transaction from the wallet's coins (see
@@ -166,13 +188,25 @@ func (w *Wallet) CreatePSBT(req PSBTRequest) (*PSBT, error) {
 	if err != nil {
 		return nil, err
 	}
-	if b.change != nil {
+	if b.change != nil && !req.DryRun {
 		err = w.updateNow(func(bk buckets) error { return w.handOutChange(bk, b.change) })
 		if err != nil {
 			return nil, err
 		}
 	}
-	return b.result()
+	res, err := b.result()
+	if err != nil {
+		return nil, err
+	}
+	if b.change != nil {
+		g := &ChangeGap{Unpaid: b.change.unpaid, GapLimit: w.gapFor(waddrmgr.InternalBranch)}
+		g.BeyondGap = g.Unpaid > g.GapLimit
+		res.ChangeGap = g
+	}
+	if req.DryRun {
+		res.Packet, res.Base64, res.DryRun = nil, "", true
+	}
+	return res, nil
 }
 
 // psbtOutputs checks the request's outputs: addresses of the wallet's
@@ -218,8 +252,11 @@ type psbtBuild struct {
 
 // changePlan is the change output and where it is derived.
 type changePlan struct {
-	src     receiveSource
-	index   uint32
+	src   receiveSource
+	index uint32
+	// unpaid counts the branch's handed-out, unpaid addresses after the
+	// last paid one, this one included (ReceiveInfo.Unpaid).
+	unpaid  uint32
 	out     *wire.TxOut
 	signing *scriptSigning
 	address string
@@ -433,6 +470,7 @@ func (w *Wallet) planChange(b readBuckets, owners *descriptorOwners, source stri
 		}
 	}
 	cp := &changePlan{src: src, index: max(paid, handed)}
+	cp.unpaid = cp.index - paid + 1
 	ws, err := w.scriptAtBranch(b, src, cp.index)
 	if err != nil {
 		return nil, err

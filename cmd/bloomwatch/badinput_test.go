@@ -266,6 +266,7 @@ func (fx badFixture) badCases() []badCase {
 		{"psbt no outputs", []string{"wallet", "psbt", "--datadir", fx.wallet, "--feerate", "2"}, 2, "--to ADDR:AMOUNT or --sweep"},
 		{"psbt to without amount", []string{"wallet", "psbt", "--datadir", fx.wallet, "--to", testTestP2PKH, "--feerate", "2"}, 2, "ADDR:AMOUNT"},
 		{"psbt amount of 9 decimals", []string{"wallet", "psbt", "--datadir", fx.wallet, "--to", testTestP2PKH + ":0.000000001", "--feerate", "2"}, 2, "at most 8 decimals"},
+		{"psbt dry run with out", []string{"wallet", "psbt", "--datadir", fx.wallet, "--to", testTestP2PKH + ":0.001", "--feerate", "2", "--dry-run", "--out", fx.file}, 2, "--dry-run writes no PSBT"},
 		{"psbt negative amount", []string{"wallet", "psbt", "--datadir", fx.wallet, "--to", testTestP2PKH + ":-1", "--feerate", "2"}, 2, "amount"},
 		{"psbt amount above 21 million", []string{"wallet", "psbt", "--datadir", fx.wallet, "--to", testTestP2PKH + ":21000001", "--feerate", "2"}, 2, "21 million"},
 		{"psbt amount above the balance", []string{"wallet", "psbt", "--datadir", fx.wallet, "--to", testTestP2PKH + ":0.001", "--feerate", "2"}, 2, "insufficient funds"},
