@@ -35,9 +35,11 @@ import (
 
 // Fee-rate bounds of CreatePSBT, in satoshis per virtual byte.
 const (
-	// MinFeeRate is btcd's and Bitcoin Core's default minimum relay
-	// fee rate (1,000 sat/kvB): below it no peer relays the transaction.
-	MinFeeRate = 1
+	// MinFeeRate is Bitcoin Core's default minimum relay fee rate since
+	// 29.1 (100 sat/kvB). btcd and older Core relay from 1 sat/vB (their
+	// default -minrelaytxfee of 1,000 sat/kvB): below that only peers
+	// set lower relay it.
+	MinFeeRate = 0.1
 	// MaxFeeRate refuses a fee rate no one means: 1,000 sat/vB pays
 	// 141,000 sat for a one-input payment, hundreds of times the rate of
 	// a full mempool.
@@ -173,7 +175,10 @@ func (w *Wallet) CreatePSBT(req PSBTRequest) (*PSBT, error) {
 		return nil, err
 	}
 	if math.IsNaN(req.FeeRate) || req.FeeRate < MinFeeRate || req.FeeRate > MaxFeeRate {
-		return nil, inputErr("fee rate", fmt.Sprintf("%v sat/vB", req.FeeRate), fmt.Errorf("%w: give one in [%d, %d] sat/vB (bloomwatch has no fee estimate: a light client sees no mempool)", ErrFeeRate, MinFeeRate, MaxFeeRate))
+		return nil, inputErr("fee rate", fmt.Sprintf("%v sat/vB", req.FeeRate), fmt.Errorf("%w: give one in [%v, %v] sat/vB (bloomwatch has no fee estimate: a light client sees no mempool)", ErrFeeRate, MinFeeRate, MaxFeeRate))
+	}
+	if _, exact := satPerKvB(req.FeeRate); !exact {
+		return nil, inputErr("fee rate", fmt.Sprintf("%v sat/vB", req.FeeRate), fmt.Errorf("%w: at most 3 decimals (a whole number of sat/kvB, as Bitcoin Core takes it)", ErrFeeRate))
 	}
 	outs, sweep, err := w.psbtOutputs(req)
 	if err != nil {

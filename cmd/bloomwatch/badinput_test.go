@@ -259,7 +259,7 @@ func (fx badFixture) badCases() []badCase {
 		{"psbt no datadir", []string{"wallet", "psbt", "--to", testTestP2PKH + ":0.001", "--feerate", "2"}, 2, "--datadir is required"},
 		{"psbt no fee rate", []string{"wallet", "psbt", "--datadir", fx.wallet, "--to", testTestP2PKH + ":0.001"}, 2, "no fee estimate"},
 		{"psbt fee rate 0", []string{"wallet", "psbt", "--datadir", fx.wallet, "--to", testTestP2PKH + ":0.001", "--feerate", "0"}, 2, "--feerate is required"},
-		{"psbt fee rate below relay", []string{"wallet", "psbt", "--datadir", fx.wallet, "--to", testTestP2PKH + ":0.001", "--feerate", "0.2"}, 2, "fee rate out of range"},
+		{"psbt fee rate below relay", []string{"wallet", "psbt", "--datadir", fx.wallet, "--to", testTestP2PKH + ":0.001", "--feerate", "0.05"}, 2, "fee rate out of range"},
 		{"psbt absurd fee rate", []string{"wallet", "psbt", "--datadir", fx.wallet, "--to", testTestP2PKH + ":0.001", "--feerate", "5000"}, 2, "fee rate out of range"},
 		{"psbt fee rate NaN", []string{"wallet", "psbt", "--datadir", fx.wallet, "--to", testTestP2PKH + ":0.001", "--feerate", "NaN"}, 2, "--feerate"},
 		{"psbt fee rate word", []string{"wallet", "psbt", "--datadir", fx.wallet, "--to", testTestP2PKH + ":0.001", "--feerate", "cheap"}, 2, "--feerate"},

@@ -167,6 +167,9 @@ func (o *walletPSBTOptions) run(cmd *cobra.Command, _ []string) (err error) {
 			return fmt.Errorf("%s: --out: %w", prefix, err)
 		}
 	}
+	if o.feeRate < 1 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s: warning: %v sat/vB is below btcd's and Bitcoin Core's (before 29.1) default relay minimum of 1 sat/vB: only peers that relay from %v sat/vB pass it on\n", prefix, o.feeRate, o.feeRate)
+	}
 	if w := changeGapWarning(res); w != "" {
 		fmt.Fprintln(cmd.ErrOrStderr(), prefix+": warning: "+w)
 	}
