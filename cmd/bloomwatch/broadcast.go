@@ -227,11 +227,17 @@ func (o *broadcastOptions) run(cmd *cobra.Command, _ []string) (err error) {
 		return writeJSON(cmd, broadcastJSON{res, held})
 	}
 	how := fmt.Sprintf("relayed back by %s", res.ConfirmedBy)
-	if res.Mined {
+	switch {
+	case res.Mined:
 		how = fmt.Sprintf("mined (seen from %s)", res.ConfirmedBy)
+	case res.AlreadyKnown:
+		how = "which already held it (counted as sent, as bitcoind's sendrawtransaction does)"
 	}
 	line := fmt.Sprintf("sent %s to %s over a fresh connection (%s, %s), %s after %.1f s",
 		res.Txid, res.SentTo, res.Transport, res.Via, how, res.Elapsed.Seconds())
+	for _, s := range res.Skipped {
+		line += "\nnot sent to " + s
+	}
 	if res.AlsoFilterPeer && o.proxy == "" {
 		line += "; note: that peer is also a filter peer and saw both connections come from your address"
 	}

@@ -260,6 +260,7 @@ func TestJSONConventionEveryCommand(t *testing.T) {
 		{"wallet", "receive", "--datadir", w, "--json"},
 		{"wallet", "psbt", "--datadir", spend.dir, "--to", testReceive0 + ":0.001", "--feerate", "2", "--json"},
 		{"wallet", "psbt", "--datadir", spend.dir, "--sweep", testReceive0, "--feerate", "2", "--json"},
+		{"wallet", "psbt", "--datadir", spend.dir, "--to", testReceive0 + ":0.001", "--feerate", "2", "--dry-run", "--json"},
 		withElements("filter", "build", "--json", "--fp", "0.01", "--tweak", "0"),
 		{"filter", "match", "--json", "--filter", filterHex, "--outpoint", strings.Repeat("ab", 32) + ":0", coreElements[0]},
 		{"merkleblock", "verify", "--json", coreMerkleBlock3},

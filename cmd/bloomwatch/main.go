@@ -96,10 +96,16 @@ func errorLine(cmd *cobra.Command, err error) string {
 	return "bloomwatch: " + msg
 }
 
+// revision is the VCS revision stamped at link time for a build that
+// records none itself (-buildvcs=false, a tarball without .git):
+// go build -ldflags "-X main.revision=$(git rev-parse HEAD)".
+var revision string
+
 // version describes the running binary from its build information: the
 // module version (a tag, a pseudo-version, or "(devel)" for a build in
 // the source tree) and, when the build recorded it, the VCS revision, its
-// time and whether the tree had uncommitted changes.
+// time and whether the tree had uncommitted changes; else the revision
+// stamped with -ldflags, else "revision unknown" and how to stamp one.
 func version(bi *debug.BuildInfo, ok bool) string {
 	if !ok || bi == nil {
 		return "(unknown: no build information)"
@@ -128,8 +134,10 @@ func version(bi *debug.BuildInfo, ok bool) string {
 		if at != "" {
 			v += " of " + at
 		}
+	} else if revision != "" {
+		v += " revision " + revision + " (stamped at link time)"
 	} else {
-		v += " (no VCS revision recorded: go run and go test record none, go build in a git clone does)"
+		v += " revision unknown (no VCS revision recorded: go run, go test and -buildvcs=false record none; stamp one with -ldflags \"-X main.revision=$(git rev-parse HEAD)\")"
 	}
 	if bi.GoVersion != "" {
 		v += ", " + bi.GoVersion
