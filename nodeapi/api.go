@@ -141,12 +141,15 @@ type PSBTParams struct {
 	IncludePendingSpent bool          `json:"include_pending_spent,omitempty"`
 	// Selection is "private" (the default) or "largest-first".
 	Selection string `json:"selection,omitempty"`
+	// DryRun prices the transaction without reserving a change address
+	// (wallet.PSBTRequest.DryRun).
+	DryRun bool `json:"dry_run,omitempty"`
 }
 
 // psbtParams converts a request.
 func psbtParams(req wallet.PSBTRequest) PSBTParams {
 	p := PSBTParams{SweepTo: req.SweepTo, FeeRateSatVB: req.FeeRate, From: req.From,
-		IncludeUnconfirmed: req.IncludeUnconfirmed, IncludePendingSpent: req.IncludePendingSpent}
+		IncludeUnconfirmed: req.IncludeUnconfirmed, IncludePendingSpent: req.IncludePendingSpent, DryRun: req.DryRun}
 	if req.Selection == wallet.SelectLargestFirst {
 		p.Selection = selectionLargestFirst
 	}
@@ -162,7 +165,7 @@ const selectionLargestFirst = "largest-first"
 // request converts p.
 func (p PSBTParams) request() (wallet.PSBTRequest, error) {
 	req := wallet.PSBTRequest{SweepTo: p.SweepTo, FeeRate: p.FeeRateSatVB, From: p.From,
-		IncludeUnconfirmed: p.IncludeUnconfirmed, IncludePendingSpent: p.IncludePendingSpent}
+		IncludeUnconfirmed: p.IncludeUnconfirmed, IncludePendingSpent: p.IncludePendingSpent, DryRun: p.DryRun}
 	switch p.Selection {
 	case "", "private":
 	case selectionLargestFirst:
