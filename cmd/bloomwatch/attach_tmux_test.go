@@ -59,6 +59,10 @@ func TestDashboardAttachInTmux(t *testing.T) {
 		return out
 	}
 	waitUntil(t, 2*time.Minute, "the attached dashboard's panels", func() (bool, string) {
+		if _, err := os.Stat(done); err == nil {
+			stderr, _ := os.ReadFile(errFile)
+			t.Fatalf("the dashboard exited early: %s", stderr)
+		}
 		screen := capture()
 		for _, want := range []string{"synced", "Filter #", "Wallet", "confirmed", "Privacy", "Peers 2", "Log", "demo chain"} {
 			if !strings.Contains(screen, want) {
