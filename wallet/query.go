@@ -492,7 +492,11 @@ func (w *Wallet) AddressCounts() (AddressCounts, error) {
 // is known and the others are written "?" ("m/?/5'"): the scope its
 // version implies is not its path.
 func accountPath(scope waddrmgr.KeyScope, props *waddrmgr.AccountProperties) string {
-	k := props.AccountPubKey
+	return keyPath(scope, props.AccountPubKey)
+}
+
+// keyPath is accountPath of an account key k of scope.
+func keyPath(scope waddrmgr.KeyScope, k *hdkeychain.ExtendedKey) string {
 	if k == nil {
 		return scopeString(scope) + "/?"
 	}

@@ -331,7 +331,7 @@ func (o *walletCreateOptions) run(cmd *cobra.Command, _ []string) (err error) {
 	fmt.Fprintf(&b, "created %s wallet in %s (birthday %d, gap limits %d/%d, %d filter elements)\n",
 		out.Network, out.Datadir, out.Birthday, out.GapExternal, out.GapInternal, out.Elements)
 	for _, a := range out.Accounts {
-		fmt.Fprintf(&b, "account %s %s %s\n", a.Scope, a.Name, a.Kind)
+		fmt.Fprintf(&b, "account %s (key %s) %s\n", a.ID, a.Path, a.Kind)
 		if a.Depth != accountDepth {
 			fmt.Fprintf(&b, "  note: key depth %d, not %d (an account key): addresses are derived as key/0/i and key/1/i\n", a.Depth, accountDepth)
 		}
@@ -389,7 +389,7 @@ func (o *walletAddOptions) run(cmd *cobra.Command, _ []string) (err error) {
 			return walletErr(prefix, err)
 		}
 		result, rescan = info, info.Rescan
-		line = fmt.Sprintf("added account %s %s %s", info.Scope, info.Name, info.Kind)
+		line = fmt.Sprintf("added account %s (key %s) %s", info.ID, info.Path, info.Kind)
 	case o.descriptor != "":
 		info, err := w.AddDescriptor(o.descriptor)
 		if err != nil {

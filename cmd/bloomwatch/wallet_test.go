@@ -81,7 +81,7 @@ func TestWalletCommands(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "w")
 	checkCLI(t, []cliCase{
 		{name: "create", args: createArgs(dir, "--address", testTestP2PKH, "--birthday", "7"),
-			wantOutSub: []string{"created regtest wallet", "birthday 7", "account m/84'/1' watch-0 p2wpkh", "address " + testTestP2PKH}},
+			wantOutSub: []string{"created regtest wallet", "birthday 7", "account m/84'/1'/0 (key m/84'/1'/0') p2wpkh", "address " + testTestP2PKH}},
 		{name: "create again", args: createArgs(dir), wantCode: 2, wantErrSub: "already exists"},
 		{name: "balance", args: []string{"wallet", "balance", "--datadir", dir},
 			wantOutSub: []string{"confirmed  0 sat", "not synced yet"}},
