@@ -158,6 +158,17 @@ type MatchedTx struct {
 	FilterFPRate float64
 }
 
+// TxRelayed reports a filter peer announcing an unconfirmed transaction
+// the node already fetched from another peer: it is in that peer's
+// mempool too. The node does not fetch it again (the MatchedTx of its
+// first announcer carried it), so this is how a broadcast learns that a
+// peer other than its target holds the transaction.
+type TxRelayed struct {
+	At
+	Txid chainhash.Hash
+	Peer string
+}
+
 // matchedTx builds a MatchedTx event.
 func matchedTx(at At, tx *wire.MsgTx, id chainhash.Hash, height int32, relevant, fp bool, amount int64, why txWhy) MatchedTx {
 	ev := MatchedTx{At: at, Txid: id, Height: height, Relevant: relevant, FalsePositive: fp, Amount: amount, Tx: tx,

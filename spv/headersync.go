@@ -347,11 +347,14 @@ func (m *manager) onInv(ps *peerState, msg *wire.MsgInv) {
 			ps.noteUnknown(iv.Hash)
 			if _, seen := m.mempoolSeen[iv.Hash]; seen && ps.mempoolSent {
 				// Fetched from another announcer: replay this one's
-				// insertions from the body kept.
+				// insertions from the body kept, and say that this
+				// peer holds it too (a broadcast waits for that when
+				// the first announcer was its own target).
 				if tx, ok := m.recent.get(iv.Hash); ok && ps.mirror.MatchTxAndUpdate(tx) {
 					ps.replayed(iv.Hash)
 					m.carry(ps, tx, iv.Hash)
 				}
+				m.n.publish(TxRelayed{At: m.n.at(), Txid: iv.Hash, Peer: ps.addr})
 				continue
 			}
 			if _, asked := ps.txReqs[iv.Hash]; asked || len(ps.txReqs) >= maxTxReqs {

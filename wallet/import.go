@@ -17,6 +17,13 @@ type AccountInfo struct {
 	Scope string `json:"scope"`
 	// Account is waddrmgr's account number inside the scope.
 	Account uint32 `json:"account"`
+	// ID names the account as --from, ReceiveInfo.From and a PSBT
+	// input's From do: the scope and the account number ("m/84'/1'/0").
+	// Path is the account key's derivation path ("m/84'/1'/0'", see
+	// AddressInfo.Path), which every address path of the account
+	// extends.
+	ID   string `json:"id"`
+	Path string `json:"path"`
 	// Name is the account's name in waddrmgr.
 	Name string `json:"name"`
 	// Kind is the receive address type.
@@ -120,6 +127,8 @@ func (w *Wallet) importAccount(am walletdb.ReadWriteBucket, k *accountKey, branc
 	return &AccountInfo{
 		Scope:   scopeString(k.scope),
 		Account: acct,
+		ID:      fmt.Sprintf("%s/%d", scopeString(k.scope), acct),
+		Path:    keyPath(k.scope, k.key),
 		Name:    name,
 		Kind:    k.kind,
 		Depth:   k.key.Depth(),
@@ -369,6 +378,10 @@ func (w *Wallet) Accounts() ([]AccountInfo, error) {
 	defer unlock()
 	var out []AccountInfo
 	err = w.view(func(b readBuckets) error {
+		owners, err := readDescriptorOwners(b)
+		if err != nil {
+			return err
+		}
 		for _, sm := range sortedScopes(w.addrMgr) {
 			var accts []uint32
 			if err := sm.ForEachAccount(b.am, func(acct uint32) error {
@@ -388,6 +401,8 @@ func (w *Wallet) Accounts() ([]AccountInfo, error) {
 				info := AccountInfo{
 					Scope:   scopeString(sm.Scope()),
 					Account: acct,
+					ID:      fmt.Sprintf("%s/%d", scopeString(sm.Scope()), acct),
+					Path:    accountPath(sm.Scope(), props),
 					Name:    props.AccountName,
 					Kind:    kindOfAddrType(sm.AddrSchema().ExternalAddrType),
 				}
@@ -396,6 +411,9 @@ func (w *Wallet) Accounts() ([]AccountInfo, error) {
 				}
 				if props.AccountPubKey != nil {
 					info.Depth, info.Key = props.AccountPubKey.Depth(), props.AccountPubKey.String()
+				}
+				if p, ok := owners.paths[branchKey{scope: sm.Scope(), account: acct}]; ok {
+					info.Path = p // a descriptor's key origin
 				}
 				out = append(out, info)
 			}

@@ -43,6 +43,7 @@ type privacyAnalyzeOptions struct {
 	attacks         string
 	asJSON          bool
 	csv             string
+	fullTable       bool
 	png             string
 	workers         int
 	saturationEvery int32
@@ -97,6 +98,7 @@ func newPrivacyAnalyzeCmd() *cobra.Command {
 	f.StringVar(&o.attacks, "attacks", privacy.AttacksAuto, "attack stages to run (see above)")
 	f.BoolVar(&o.asJSON, "json", false, "print the report as JSON")
 	f.StringVar(&o.csv, "csv", "", "write every curve point to this CSV file")
+	f.BoolVar(&o.fullTable, "full-table", false, fmt.Sprintf("print every row of each table (default: %d, the first ones and the last)", privacy.DefaultTableRows))
 	f.StringVar(&o.png, "png", "", "draw the collapse curves to this PNG file")
 	f.IntVar(&o.workers, "workers", 0, "scan goroutines (default: all CPUs)")
 	f.Int32Var(&o.saturationEvery, "saturation-every", 1, "one saturation point per this many blocks")
@@ -195,6 +197,9 @@ func (o *privacyAnalyzeOptions) run(cmd *cobra.Command, _ []string) error {
 	}
 	if o.asJSON {
 		return writeJSON(cmd, rep)
+	}
+	if o.fullTable {
+		return rep.WriteTableRows(cmd.OutOrStdout(), 0)
 	}
 	return rep.WriteTable(cmd.OutOrStdout())
 }

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/privacy/btcdrpc"
@@ -420,4 +422,32 @@ func TestPrivacyExportFromBtcd(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestPrivacyAnalyzeCapsTables analyzes a transcript of a filterload and
+// 30 filteradds (a curve row each): the text output caps each table at
+// privacy.DefaultTableRows rows and says how many more there are;
+// --full-table prints them all.
+func TestPrivacyAnalyzeCapsTables(t *testing.T) {
+	fx := newPrivacyFixture(t)
+	f, err := bip37.NewFilter(60, 0.01, 3, bip37.UpdateAll)
+	require.NoError(t, err)
+	recs := []transcript.Record{{Seq: 0, Peer: "127.0.0.1:18444", Height: 1, Kind: transcript.KindFilterLoad, Filter: f.Serialize(), Reason: "initial"}}
+	for i := range 30 {
+		recs = append(recs, transcript.Record{Seq: uint64(i + 1), Peer: "127.0.0.1:18444", Height: int32(2 + i),
+			Kind: transcript.KindFilterAdd, Data: fx.wallet[i%20].Forms[0], Reason: "elements"})
+	}
+	var tb bytes.Buffer
+	for _, r := range recs {
+		require.NoError(t, transcript.Write(&tb, r))
+	}
+	tr := fx.write(t, "adds.jsonl", tb.Bytes())
+	args := []string{"privacy", "analyze", "--transcript", tr, "--universe", fx.universe, "--truth", fx.truth, "--attacks", "single"}
+	code, capped, errOut := runCLI(t, args)
+	require.Zero(t, code, errOut)
+	code, full, errOut := runCLI(t, append(args, "--full-table"))
+	require.Zero(t, code, errOut)
+	require.Contains(t, capped, "more rows (--full-table prints them; --csv writes every point)")
+	require.NotContains(t, full, "more rows")
+	require.Greater(t, strings.Count(full, "\n"), strings.Count(capped, "\n")+5)
 }

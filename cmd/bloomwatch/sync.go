@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -12,10 +14,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/bloomwatch/bloomwatch/filterpolicy"
 	"github.com/bloomwatch/bloomwatch/internal/progress"
 	"github.com/bloomwatch/bloomwatch/netparams"
+	"github.com/bloomwatch/bloomwatch/nodeapi"
 	"github.com/bloomwatch/bloomwatch/session"
 	"github.com/bloomwatch/bloomwatch/session/dashboard"
 	"github.com/bloomwatch/bloomwatch/spv"
@@ -48,6 +52,7 @@ type syncOptions struct {
 	decoys      int
 	transport   string
 	padFilters  string
+	apiListen   string
 }
 
 // newSyncCmd returns `bloomwatch sync`, which syncs the wallet from BIP37
@@ -69,7 +74,12 @@ to %v for a second peer to get its block, and one that cannot finish makes
 sync exit non-zero with the reason. --json prints a summary on stdout when sync
 ends ("state": "synced", or "at the tip, N blocks awaiting a check").
 The light node's state (headers, privacy transcript, bans) is kept in
-DATADIR/spv.`, spv.DefaultCheckWait),
+DATADIR/spv.
+
+While it runs, sync serves the node API on 127.0.0.1 (--api-listen; a
+cookie and the address in the data dir, docs/API.md): wallet balance, txs,
+utxos, addresses, stats, export-truth, receive, psbt and broadcast on the
+same data dir ask it, and open the files when no node runs.`, spv.DefaultCheckWait),
 		Args: cobra.NoArgs,
 		RunE: o.run,
 	}
@@ -92,6 +102,7 @@ DATADIR/spv.`, spv.DefaultCheckWait),
 	f.IntVar(&o.decoys, "decoys", 0, fmt.Sprintf("put N graph-near decoys (scripts of the wallet's counterparties, kept in DATADIR/spv/%s) in every filter; they cost the false positives of those counterparties' later transactions (0 to %d, 0: none)", spv.DecoyFile, spv.MaxDecoys))
 	f.StringVar(&o.transport, "transport", string(spv.TransportAuto), "P2P transport: auto (BIP324 v2 first with --connect peers and peers advertising NODE_P2P_V2, v1 when the peer speaks only v1), v2 (encrypted only: plaintext peers are refused) or v1 (plaintext only)")
 	f.StringVar(&o.padFilters, "pad-filters", string(filterpolicy.PadSteps), "pad each filterload sent over v2 with a decoy packet so an on-path observer sees a size class: steps (4 KiB, 16 KiB or the largest filterload), max (always the largest) or none")
+	registerAPIListen(f, &o.apiListen)
 	f.IntVar(&o.fullEvery, "full-block-every", 0, "ask one block in N whole from the peer that filtered it (omission check with one peer; costs the full block; -1 or 0: never)")
 	return cmd
 }
@@ -140,6 +151,9 @@ func (o *syncOptions) run(cmd *cobra.Command, _ []string) (err error) {
 	if err != nil {
 		return usagef("%s: --pad-filters %q: want steps, max or none", prefix, o.padFilters)
 	}
+	if err := nodeapi.CheckListen(o.apiListen); err != nil {
+		return usagef("%s: --api-listen: %w", prefix, err)
+	}
 	if o.decoys < 0 || o.decoys > spv.MaxDecoys {
 		return usagef("%s: --decoys must be in [0, %d]", prefix, spv.MaxDecoys)
 	}
@@ -181,7 +195,7 @@ func (o *syncOptions) run(cmd *cobra.Command, _ []string) (err error) {
 		ResetHeaders: o.resetHdrs,
 		Stderr:       cmd.ErrOrStderr(),
 	}
-	err = runSession(cmd, prefix, cfg, o.asJSON, nil)
+	err = runSession(cmd, prefix, cfg, o.asJSON, nil, nodeAPI{listen: o.apiListen})
 	if err != nil && created {
 		return o.afterFailedFirstSync(w, before, err)
 	}
@@ -275,10 +289,32 @@ func parseLogLevel(s string) (slog.Level, error) {
 	return l, nil
 }
 
+// registerAPIListen adds --api-listen, stored in p.
+func registerAPIListen(fs *pflag.FlagSet, p *string) {
+	fs.StringVar(p, "api-listen", nodeapi.DefaultListen,
+		"where the node API listens while the node runs (wallet commands on this data dir ask it): 127.0.0.1:PORT (0: a free port, written to DATADIR/"+
+			nodeapi.AddressFile+") or unix (DATADIR/"+nodeapi.SocketFile+"); authenticated by DATADIR/"+nodeapi.CookieFile)
+}
+
+// nodeAPI is what runSession serves on the node API: where it listens and
+// the methods beyond the wallet's (the demo's faucet).
+type nodeAPI struct {
+	listen  string
+	methods func(s *session.Session) map[string]nodeapi.Handler
+}
+
 // runSession runs a sync (session.Run): headless, or under the dashboard
-// until the user quits; then it prints the summary (asJSON) or a one-line
-// report.
-func runSession(cmd *cobra.Command, prefix string, cfg session.Config, asJSON bool, drive session.Driver) error {
+// until the user quits, serving the node API (nodeapi) on the wallet's
+// data dir once the node has started; then it prints the summary
+// (asJSON) or a one-line report.
+func runSession(cmd *cobra.Command, prefix string, cfg session.Config, asJSON bool, drive session.Driver, api nodeAPI) error {
+	// Attached dashboards get the log lines too.
+	hub := nodeapi.NewLogHub()
+	if cfg.LogTee != nil {
+		cfg.LogTee = io.MultiWriter(cfg.LogTee, hub)
+	} else {
+		cfg.LogTee = hub
+	}
 	var ui session.UI
 	if cfg.Dashboard {
 		out, ok := cmd.OutOrStdout().(*os.File)
@@ -287,7 +323,28 @@ func runSession(cmd *cobra.Command, prefix string, cfg session.Config, asJSON bo
 		}
 		ui = dashboard.Attach(&cfg, out, os.Stdin)
 	}
-	s, err := session.Run(cmd.Context(), cfg, drive, ui)
+	var srv *nodeapi.Server
+	serve := func(ctx context.Context, s *session.Session) error {
+		acfg := nodeapi.Config{Wallet: s.Wallet(), Listen: api.listen, Broadcast: s.Broadcast, Status: s.Node().Status, Log: s.Log(),
+			Dashboard: &nodeapi.Dashboard{Subscribe: s.Node().Subscribe, Reading: s.Reading, Reload: s.Node().ReloadFilter, Log: hub}}
+		if api.methods != nil {
+			acfg.Methods = api.methods(s)
+		}
+		var err error
+		if srv, err = nodeapi.Start(acfg); err != nil {
+			return fmt.Errorf("node API: %w", err)
+		}
+		if drive != nil {
+			return drive(ctx, s)
+		}
+		return nil
+	}
+	s, err := session.Run(cmd.Context(), cfg, serve, ui)
+	if srv != nil {
+		if cerr := srv.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("node API: %w", cerr)
+		}
+	}
 	switch {
 	case errors.Is(err, spv.ErrNoPeerSource):
 		return usagef("%s: %w: give --connect HOST:PORT", prefix, err)
