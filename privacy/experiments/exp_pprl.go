@@ -24,7 +24,7 @@ const (
 	pprlBits     = 1000
 	pprlRecords  = 2_000_000
 	pprlMinFreq  = 1000 // Christen et al.'s code's example minimum frequency (100), scaled to 2,000,000 records from about 200,000
-	pprlTopN     = 100 // candidate values: the public list's most frequent
+	pprlTopN     = 100  // candidate values: the public list's most frequent
 	pprlStream   = 9500
 	pprlShareFmt = "%s: %s"
 	// pprlSnapshotKeep is the share of records the second snapshot
