@@ -268,19 +268,27 @@ func TestClaimRappor(t *testing.T) {
 	}
 }
 
-// TestClaimFrequency: the frequency-alignment attack re-identifies
-// popular scripts under one shared tweak and not under a tweak per
-// client, while the direct test finds them under every policy.
+// TestClaimFrequency: on a crawl of filters that share popular scripts,
+// under one shared tweak c[p]- removes candidates, raises the share of
+// true (position, script) candidates and the recall of the claims in
+// filters never aligned, at a precision near 1; a tweak per client or per
+// session leaves the attack nothing to align, while the direct test
+// finds every script under every policy.
 func TestClaimFrequency(t *testing.T) {
-	r, err := Run(context.Background(), "frequency", Config{Seed: 9, Wallets: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	shared := rowByName(t, r, "one shared tweak: alignment attack: precision of its re-identifications")
-	per := rowByName(t, r, "a tweak per client, kept: alignment attack: precision of its re-identifications")
-	direct := rowByName(t, r, "a tweak per client, kept: direct test (the tweak is in clear): recall")
-	if !(shared.Interval[0] > 0.1 && per.Measured < 0.05 && direct.Measured > 0.95) {
-		t.Errorf("alignment precision: shared %v %v, per client %v; direct recall %v", shared.Measured, *shared.Interval, per.Measured, direct.Measured)
+	r, err := Run(context.Background(), "frequency", Config{Seed: 1})
+	require.NoError(t, err)
+	pre := "one shared tweak: "
+	require.Greater(t, rowByName(t, r, pre+"of them removed by c[p]-").Measured, 0.0, "c[p]- removes candidates")
+	plusTrue := rowByName(t, r, pre+"candidates in c[p]+ that are true (the script sets the position under an aligned filter's tweak)")
+	candTrue := rowByName(t, r, pre+"candidates in c[p]+ minus c[p]- that are true")
+	require.Greater(t, candTrue.Interval[0], plusTrue.Interval[1])
+	rec := rowByName(t, r, pre+"claims with c[p]-: recall of the popular scripts those filters hold")
+	plusRec := rowByName(t, r, pre+"claims with c[p]+ alone: recall")
+	require.Greater(t, rec.Interval[0], 2*plusRec.Interval[1])
+	require.Greater(t, rowByName(t, r, pre+"claims of popular scripts in never-aligned filters, with c[p]-: precision").Interval[0], 0.9)
+	for _, pol := range []string{"a tweak per client, kept: ", "a fresh tweak per session: "} {
+		require.Zero(t, rowByName(t, r, pol+"claims with c[p]-: recall of the popular scripts those filters hold").Measured, pol)
+		require.Greater(t, rowByName(t, r, pol+"direct test: recall").Measured, 0.99, pol)
 	}
 }
 

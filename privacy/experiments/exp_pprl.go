@@ -254,7 +254,11 @@ func pprlAttackRun(enc clkEncoder, names []nameFreq, drawn []int, minFreq int) p
 			r.frequent++
 		}
 	}
-	pairs := alignByFrequency(counts, bfs, truth, names, minFreq)
+	pub := make([]float64, len(names))
+	for i, n := range names {
+		pub[i] = n.total
+	}
+	pairs := alignByFrequency(counts, bfs, truth, pub, minFreq)
 	aligned := map[int]bool{}
 	r.pairs = len(pairs)
 	for _, p := range pairs {
@@ -263,7 +267,7 @@ func pprlAttackRun(enc clkEncoder, names []nameFreq, drawn []int, minFreq int) p
 			r.pairsRight++
 		}
 	}
-	lr := learn(pairs, names, enc.l)
+	lr := learn(pairs, func(v int) []string { return bigrams(names[v].name) }, enc.l)
 	r.plusSum, r.candSum = lr.sums()
 	// Candidates: the aligned names and the pprlTopN public names ranked
 	// next; targets: those of them the alignment never saw.

@@ -191,14 +191,16 @@ type pprlLearned struct {
 	cand []map[string]bool
 }
 
-// learn collects c[p]+ and c[p]- over the aligned pairs.
-func learn(pairs []pprlPair, public []nameFreq, l int) pprlLearned {
+// learn collects c[p]+ and c[p]- over the aligned pairs of l-bit
+// filters; gramsOf gives a public value's q-grams (a name's bigrams, a
+// watch list's scripts).
+func learn(pairs []pprlPair, gramsOf func(int) []string, l int) pprlLearned {
 	lr := pprlLearned{plus: make([]map[string]bool, l), minus: make([]map[string]bool, l), cand: make([]map[string]bool, l)}
 	for p := range l {
 		lr.plus[p], lr.minus[p], lr.cand[p] = map[string]bool{}, map[string]bool{}, map[string]bool{}
 	}
 	for _, pr := range pairs {
-		grams := bigrams(public[pr.value].name)
+		grams := gramsOf(pr.value)
 		for p := range l {
 			dst := lr.minus[p]
 			if pr.bf.has(p) {
@@ -309,8 +311,9 @@ const pprlTieMargin = 0.5
 // deviations of a neighbour's, on either side (the public frequencies
 // scaled to the filters' records), is skipped and the pairing goes on
 // below it. counts maps a filter key to its records; bfs to the filter;
-// truth to its true value's index in the public list (for scoring only).
-func alignByFrequency(counts map[string]int, bfs map[string]bitvec, truth map[string]int, public []nameFreq, minFreq int) []pprlPair {
+// truth to its true value's index in the public list (for scoring only);
+// pub holds the public list's frequencies, most frequent first.
+func alignByFrequency(counts map[string]int, bfs map[string]bitvec, truth map[string]int, pub []float64, minFreq int) []pprlPair {
 	var keys []string
 	records := 0
 	for k, c := range counts {
@@ -325,10 +328,10 @@ func alignByFrequency(counts map[string]int, bfs map[string]bitvec, truth map[st
 		}
 		return strings.Compare(a, b)
 	})
-	n := min(len(keys), len(public))
+	n := min(len(keys), len(pub))
 	totalPub := 0.0
-	for _, v := range public {
-		totalPub += v.total
+	for _, v := range pub {
+		totalPub += v
 	}
 	scale := float64(records) / totalPub
 	near := func(f func(int) float64, r int) bool {
@@ -336,7 +339,7 @@ func alignByFrequency(counts map[string]int, bfs map[string]bitvec, truth map[st
 		return (r > 0 && math.Abs(f(r-1)-f(r)) <= sd) || (r+1 < n && math.Abs(f(r+1)-f(r)) <= sd)
 	}
 	bfF := func(r int) float64 { return float64(counts[keys[r]]) }
-	pubF := func(r int) float64 { return public[r].total * scale }
+	pubF := func(r int) float64 { return pub[r] * scale }
 	var out []pprlPair
 	for r := range n {
 		if near(bfF, r) || near(pubF, r) {
