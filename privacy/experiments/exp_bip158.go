@@ -434,11 +434,11 @@ func walletFilter(w *denseWallet, op bip37Op, tweak uint32, flag bip37.UpdateFla
 // bip158Assumptions name what each assumption favours, for the rows'
 // notes and the figure.
 var bip158Assumptions = []string{
-	"one server sees every fetched block (a BIP157 client may spread its fetches over peers): favours BIP37",
-	"BIP158's candidates are the scripts seen only in fetched blocks, no graph analysis: favours BIP158",
-	"BIP37's precision from the filter as loaded, reloads not intersected: favours BIP37",
-	"the peer tests each script's hash160 alone (not bitcoinj's pubkey AND hash): favours BIP37",
-	"a fresh script for every background output (no address reuse): favours BIP158",
+	"favours BIP37: one server sees every fetched block",
+	"favours BIP37: its precision from the loaded filter, reloads not intersected",
+	"favours BIP37: the peer tests hash160s alone, not bitcoinj's pubkey AND hash",
+	"favours BIP158: its candidates are the scripts only in fetched blocks, no graph analysis",
+	"favours BIP158: a fresh script for every background output, no reuse",
 }
 
 // bip158Result writes the rows and the chart.
@@ -456,13 +456,16 @@ func bip158Result(dc *denseChain, outs []bip158Outcome) *Result {
 		},
 	}
 	const unit = "wallets"
-	chart := privacy.Chart{
-		Title: "what the serving peer learns against the bytes a wallet downloads (measured here)", XLabel: "kB downloaded per wallet", YLabel: "the peer's precision (wallet scripts among its candidates)",
-		LogX: true, LogY: true,
-		Notes: append([]string{fmt.Sprintf("synthetic chain: %d blocks of %d transactions; BIP37 at %s; 95 %% intervals over wallets",
-			len(dc.blocks), bip158TxsPerBlock, bip37RatesText())}, bip158Assumptions...),
-	}
-	for _, size := range bip158Sizes {
+	for ci, size := range bip158Sizes {
+		chart := privacy.Chart{
+			Title: fmt.Sprintf("%d scripts: what the serving peer learns per kB (measured here)", size), XLabel: "kB downloaded per wallet", YLabel: "the peer's precision",
+			LogX: true, LogY: true,
+			Notes: []string{fmt.Sprintf("%d wallets of %d scripts; BIP37 at 1e-5 and 5e-4 (bitcoinj sizing), 1e-4 (bloomwatch), 0.01 and 0.1 (bloomwatch raised)", len(outs)/len(bip158Sizes), size)},
+		}
+		if ci == 0 {
+			chart.Notes = append(chart.Notes, fmt.Sprintf("synthetic chain: %d blocks of %d transactions; 95 %% intervals over wallets", len(dc.blocks), bip158TxsPerBlock))
+			chart.Notes = append(chart.Notes, bip158Assumptions...)
+		}
 		var ws []bip158Outcome
 		for _, o := range outs {
 			if o.size == size {
@@ -481,7 +484,6 @@ func bip158Result(dc *denseChain, outs []bip158Outcome) *Result {
 			return col(func(o bip158Outcome) float64 { return get(o) / 1000 })
 		}
 		pre := fmt.Sprintf("%d scripts: ", size)
-		group := fmt.Sprint(size)
 		gcsKB := clusterMeanRow(pre+"BIP158: kB downloaded (every filter and header, the fetched blocks)", kb(func(o bip158Outcome) float64 { return o.gcs.bytes }), ones, false, unit)
 		gcsP := clusterPropRow(pre+"BIP158: the block server's precision", col(func(o bip158Outcome) float64 { return o.gcs.own }), col(func(o bip158Outcome) float64 { return o.gcs.cands }), unit).
 			withNote("candidates: scripts seen only in fetched blocks")
@@ -489,8 +491,8 @@ func bip158Result(dc *denseChain, outs []bip158Outcome) *Result {
 			clusterMeanRow(pre+"BIP158: blocks fetched", col(func(o bip158Outcome) float64 { return o.gcs.fetched }), ones, true, unit),
 			clusterMeanRow(pre+"BIP158: false-positive blocks fetched", col(func(o bip158Outcome) float64 { return o.gcs.fpBlocks }), ones, true, unit),
 			gcsKB, gcsP)
-		chart.Series = append(chart.Series, privacy.Series{Name: fmt.Sprintf("BIP158, %d scripts", size), X: []float64{gcsKB.Measured}, Y: []float64{gcsP.Measured},
-			YLo: []float64{gcsP.Interval[0]}, YHi: []float64{gcsP.Interval[1]}, Points: true, Group: group})
+		chart.Series = append(chart.Series, privacy.Series{Name: "BIP158", X: []float64{gcsKB.Measured}, Y: []float64{gcsP.Measured},
+			YLo: []float64{gcsP.Interval[0]}, YHi: []float64{gcsP.Interval[1]}, Points: true, Group: "158"})
 		var nx, ny, nlo, nhi, ax, ay []float64
 		for ri, op := range bip37Operating {
 			rp := fmt.Sprintf("%sBIP37 at %g (%s): ", pre, op.rate, op.who)
@@ -508,21 +510,9 @@ func bip158Result(dc *denseChain, outs []bip158Outcome) *Result {
 			ax, ay = append(ax, allKB.Measured), append(ay, p.Measured)
 		}
 		chart.Series = append(chart.Series,
-			privacy.Series{Name: fmt.Sprintf("BIP37 UPDATE_NONE, %d scripts", size), X: nx, Y: ny, YLo: nlo, YHi: nhi, Points: true, Group: group},
-			privacy.Series{Name: fmt.Sprintf("BIP37 UPDATE_ALL, %d scripts", size), X: ax, Y: ay, YLo: nlo, YHi: nhi, Points: true, Group: group})
+			privacy.Series{Name: "BIP37 UPDATE_NONE", X: nx, Y: ny, YLo: nlo, YHi: nhi, Points: true, Group: "none"},
+			privacy.Series{Name: "BIP37 UPDATE_ALL", X: ax, Y: ay, YLo: nlo, YHi: nhi, Points: true, Group: "all"})
+		out.Charts = append(out.Charts, chart)
 	}
-	out.Charts = []privacy.Chart{chart}
 	return out
-}
-
-// bip37RatesText lists the operating rates.
-func bip37RatesText() string {
-	s := ""
-	for i, op := range bip37Operating {
-		if i > 0 {
-			s += ", "
-		}
-		s += fmt.Sprintf("%g (%s)", op.rate, op.who)
-	}
-	return s
 }
