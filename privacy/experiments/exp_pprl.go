@@ -276,11 +276,12 @@ func pprlAttackRun(enc clkEncoder, names []nameFreq, drawn []int, minFreq int) p
 	for i := range top {
 		cands[i] = bigrams(names[i].name)
 	}
+	withMinus, plusOnly := lr.reidentifier(cands, true), lr.reidentifier(cands, false)
 	for v := range top {
 		if drawn[v] == 0 {
 			continue
 		}
-		guess := lr.reidentify(byName[v], cands, true)
+		guess := withMinus.guess(byName[v])
 		o := classify(guess, v)
 		r.allTargets++
 		r.allOut[o]++
@@ -295,7 +296,7 @@ func pprlAttackRun(enc clkEncoder, names []nameFreq, drawn []int, minFreq int) p
 				r.singleHits++
 			}
 		}
-		r.outPlus[classify(lr.reidentify(byName[v], cands, false), v)]++
+		r.outPlus[classify(plusOnly.guess(byName[v]), v)]++
 	}
 	return r
 }

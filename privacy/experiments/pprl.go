@@ -231,25 +231,21 @@ func (lr pprlLearned) sums() (plus, cand int) {
 	return plus, cand
 }
 
-// reidentify guesses a filter's value among the candidate values, as
-// Christen et al.'s reconstruction does: for every set bit p whose
+// pprlReidentifier guesses filters' values among fixed candidate values,
+// as Christen et al.'s reconstruction does: for every set bit p whose
 // learned q-gram set is not empty, a candidate holding none of those
-// q-grams is removed. withMinus false uses c[p]+ alone (the ablation).
-func (lr pprlLearned) reidentify(bf bitvec, candidates [][]string, withMinus bool) []int {
-	alive := make([]bool, len(candidates))
-	sets := make([]map[string]bool, len(candidates))
-	for i, grams := range candidates {
-		alive[i] = true
-		sets[i] = map[string]bool{}
-		for _, g := range grams {
-			sets[i][g] = true
-		}
-	}
-	left := len(candidates)
+// q-grams is removed. hits[p] marks the candidates holding one (nil: p
+// removes none).
+type pprlReidentifier struct {
+	n    int
+	hits []bitvec
+}
+
+// reidentifier prepares the guesses over candidates, from c[p]+ minus
+// c[p]- (withMinus) or from c[p]+ alone (the ablation).
+func (lr pprlLearned) reidentifier(candidates [][]string, withMinus bool) pprlReidentifier {
+	r := pprlReidentifier{n: len(candidates), hits: make([]bitvec, len(lr.plus))}
 	for p := range lr.plus {
-		if !bf.has(p) {
-			continue
-		}
 		learned := lr.cand[p]
 		if !withMinus {
 			learned = lr.plus[p]
@@ -257,29 +253,37 @@ func (lr pprlLearned) reidentify(bf bitvec, candidates [][]string, withMinus boo
 		if len(learned) == 0 {
 			continue
 		}
-		for i := range candidates {
-			if !alive[i] {
-				continue
-			}
-			hit := false
-			for g := range learned {
-				if sets[i][g] {
-					hit = true
+		h := newBitvec(len(candidates))
+		for i, grams := range candidates {
+			for _, g := range grams {
+				if learned[g] {
+					h.set(i)
 					break
 				}
 			}
-			if !hit {
-				alive[i] = false
-				left--
-			}
 		}
-		if left == 0 {
-			break
+		r.hits[p] = h
+	}
+	return r
+}
+
+// guess returns the candidates left for bf.
+func (r pprlReidentifier) guess(bf bitvec) []int {
+	alive := newBitvec(r.n)
+	for i := range r.n {
+		alive.set(i)
+	}
+	for p, h := range r.hits {
+		if h == nil || !bf.has(p) {
+			continue
+		}
+		for w := range alive {
+			alive[w] &= h[w]
 		}
 	}
 	var out []int
-	for i, a := range alive {
-		if a {
+	for i := range r.n {
+		if alive.has(i) {
 			out = append(out, i)
 		}
 	}
