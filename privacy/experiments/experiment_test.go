@@ -16,11 +16,14 @@ import (
 var smallExperiment = Config{Seed: 3, Universe: 200_000, Trials: 2, Blocks: 250, Workers: 2, Wallets: 4, Peers: 3}
 
 // smallFor is smallExperiment, with fewer blocks for bip158, whose
-// blocks hold 2,500 transactions each.
+// blocks hold 2,500 transactions each, and a smaller register for pprl.
 func smallFor(name string) Config {
 	cfg := smallExperiment
-	if name == "bip158" {
+	switch name {
+	case "bip158":
 		cfg.Blocks, cfg.Wallets = 3, 1
+	case "pprl":
+		cfg.Records = 200_000
 	}
 	return cfg
 }
