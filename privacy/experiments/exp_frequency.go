@@ -271,7 +271,7 @@ func freqAttack(crawl []freqFilter, clients []freqClient, lists [][]int, scripts
 			o.frequent++
 		}
 	}
-	pairs := alignByFrequency(counts, bfs, truth, pub, freqThreshold)
+	pairs := alignByFrequency(counts, bfs, truth, pub, freqThreshold, false)
 	byRank := make([]int, len(rank))
 	for v, r := range rank {
 		byRank[r] = v

@@ -39,6 +39,7 @@ var pprlHashFuncs = []int{15, 30}
 // pprlRun is one setting's measured outcome.
 type pprlRun struct {
 	public, publicShort    string
+	stopAtTie              bool
 	k                      int
 	distinctBFs, frequent  int
 	pairs, pairsRight      int
@@ -52,8 +53,11 @@ type pprlRun struct {
 
 // pprlPublicList is one public list the attacker may hold.
 type pprlPublicList struct {
-	label string
-	freq  func(nameFreq) float64
+	label, short string
+	freq         func(nameFreq) float64
+	// stopAtTie aligns by Christen et al.'s code's rule (stop at the
+	// first tie) instead of skipping near ties.
+	stopAtTie bool
 }
 
 // pprlPublicLists: a second snapshot of the register (Christen et al.'s
@@ -61,9 +65,10 @@ type pprlPublicList struct {
 // population (its birth years' counts), and other years (another
 // population than the encoded one).
 var pprlPublicLists = []pprlPublicList{
-	{"public list: a second snapshot of the register (95 % of its records shared)", func(n nameFreq) float64 { return n.snapshot }},
-	{"public list: births 1940-1999 (the register's population)", func(n nameFreq) float64 { return n.register }},
-	{"public list: births 1880-2024 (other years)", func(n nameFreq) float64 { return n.total }},
+	{"public list: a second snapshot of the register (95 % of its records shared)", "snapshot", func(n nameFreq) float64 { return n.snapshot }, false},
+	{"public list: the second snapshot, aligned until the first tie (Christen et al.'s code)", "snapshot,\nstop at tie", func(n nameFreq) float64 { return n.snapshot }, true},
+	{"public list: births 1940-1999 (the register's population)", "1940-1999", func(n nameFreq) float64 { return n.register }, false},
+	{"public list: births 1880-2024 (other years)", "1880-2024", func(n nameFreq) float64 { return n.total }, false},
 }
 
 // pprlPublic returns the names ordered by the public frequency, with
@@ -93,18 +98,12 @@ func pprlPublic(names []nameFreq, drawn []int, freq func(nameFreq) float64) ([]n
 	return pub, d
 }
 
-// pprlShort labels a public list by its most frequent name's frequency
-// source, for the chart's ticks.
-func pprlShort(public []nameFreq) string {
-	switch {
-	case len(public) == 0:
-		return ""
-	case public[0].total == public[0].snapshot:
-		return "snapshot"
-	case public[0].total == public[0].register:
-		return "1940-1999"
+// alignNote says how the run aligned.
+func (r pprlRun) alignNote() string {
+	if r.stopAtTie {
+		return fmt.Sprintf("%d pairs by rank, until the first tie in frequency", r.pairs)
 	}
-	return "1880-2024"
+	return fmt.Sprintf("%d pairs by rank, ranks within %g standard deviations of a neighbour skipped", r.pairs, pprlTieMargin)
 }
 
 // runPPRL runs the attack at each k.
@@ -170,8 +169,8 @@ func runPPRL(ctx context.Context, cfg Config) (*Result, error) {
 				return nil, err
 			}
 			enc := clkEncoder{l: pprlBits, k: k, key1: key1, key2: key2}
-			r := pprlAttackRun(enc, public, pdrawn, minFreq)
-			r.public = pub.label
+			r := pprlAttackRun(enc, public, pdrawn, minFreq, pub.stopAtTie)
+			r.public, r.publicShort = pub.label, pub.short
 			runs = append(runs, r)
 		}
 	}
@@ -194,7 +193,7 @@ func runPPRL(ctx context.Context, cfg Config) (*Result, error) {
 			deterministicRow(f("distinct filters in the register"), float64(r.distinctBFs)),
 			deterministicRow(f(fmt.Sprintf("filters seen %d times or more", minFreq)), float64(r.frequent)),
 			binomialRow(f("aligned pairs that pair a filter with its own name"), r.pairsRight, r.pairs).
-				withNote(fmt.Sprintf("%d pairs by rank, ranks within %g standard deviations of a neighbour skipped", r.pairs, pprlTieMargin)),
+				withNote(r.alignNote()),
 			deterministicRow(f("q-grams per bit position in c[p]+ (mean)"), float64(r.plusSum)/pprlBits),
 			deterministicRow(f("q-grams per bit position in c[p]+ minus c[p]- (mean)"), float64(r.candSum)/pprlBits),
 			deterministicRow(f("share of c[p]+ that c[p]- removes"), ratio(removed, r.plusSum)),
@@ -229,8 +228,8 @@ func runPPRL(ctx context.Context, cfg Config) (*Result, error) {
 }
 
 // pprlAttackRun encodes the register, aligns, learns and re-identifies.
-func pprlAttackRun(enc clkEncoder, names []nameFreq, drawn []int, minFreq int) pprlRun {
-	r := pprlRun{k: enc.k, publicShort: pprlShort(names)}
+func pprlAttackRun(enc clkEncoder, names []nameFreq, drawn []int, minFreq int, stopAtTie bool) pprlRun {
+	r := pprlRun{k: enc.k, stopAtTie: stopAtTie}
 	counts := map[string]int{}
 	bfs := map[string]bitvec{}
 	truth := map[string]int{}
@@ -258,7 +257,7 @@ func pprlAttackRun(enc clkEncoder, names []nameFreq, drawn []int, minFreq int) p
 	for i, n := range names {
 		pub[i] = n.total
 	}
-	pairs := alignByFrequency(counts, bfs, truth, pub, minFreq)
+	pairs := alignByFrequency(counts, bfs, truth, pub, minFreq, stopAtTie)
 	aligned := map[int]bool{}
 	r.pairs = len(pairs)
 	for _, p := range pairs {

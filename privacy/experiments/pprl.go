@@ -314,10 +314,11 @@ const pprlTieMargin = 0.5
 // so here a rank whose frequency lies within pprlTieMargin standard
 // deviations of a neighbour's, on either side (the public frequencies
 // scaled to the filters' records), is skipped and the pairing goes on
-// below it. counts maps a filter key to its records; bfs to the filter;
-// truth to its true value's index in the public list (for scoring only);
-// pub holds the public list's frequencies, most frequent first.
-func alignByFrequency(counts map[string]int, bfs map[string]bitvec, truth map[string]int, pub []float64, minFreq int) []pprlPair {
+// below it; stopAtTie keeps the code's rule instead. counts maps a filter
+// key to its records; bfs to the filter; truth to its true value's index
+// in the public list (for scoring only); pub holds the public list's
+// frequencies, most frequent first.
+func alignByFrequency(counts map[string]int, bfs map[string]bitvec, truth map[string]int, pub []float64, minFreq int, stopAtTie bool) []pprlPair {
 	var keys []string
 	records := 0
 	for k, c := range counts {
@@ -346,7 +347,10 @@ func alignByFrequency(counts map[string]int, bfs map[string]bitvec, truth map[st
 	pubF := func(r int) float64 { return pub[r] * scale }
 	var out []pprlPair
 	for r := range n {
-		if near(bfF, r) || near(pubF, r) {
+		if stopAtTie && r+1 < n && (bfF(r) == bfF(r+1) || pub[r] == pub[r+1]) {
+			break
+		}
+		if !stopAtTie && (near(bfF, r) || near(pubF, r)) {
 			continue
 		}
 		out = append(out, pprlPair{bf: bfs[keys[r]], freq: counts[keys[r]], value: r, right: truth[keys[r]] == r})
