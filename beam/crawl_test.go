@@ -206,7 +206,7 @@ func compareCrawls(t *testing.T, what string, got, want *crawlOutput) {
 // head returns the first elements of xs.
 func head(xs []string) []string { return xs[:min(2, len(xs))] }
 
-// TestPipelineEqualsExperiment (issue 31 item 3): the pipeline on Prism,
+// TestPipelineEqualsExperiment: the pipeline on Prism,
 // embedded, over a population of 102 wallets and 10^7 + its chain's
 // candidates, cut into several groups of filters and ranges of both the
 // element file and the synthetic candidates, finds exactly the match
@@ -488,7 +488,7 @@ func startServer(t *testing.T, dir, name string, args ...string) {
 // every interface.
 const workerPoolPort = 50000
 
-// TestJobServer (issue 31 item 2) sends the crawl the way it goes to a
+// TestJobServer sends the crawl the way it goes to a
 // Flink or Spark job server: the runner "universal" with --endpoint, to
 // a job server of its own process (Beam's Prism, built from the module
 // cache: no Flink or Spark job server can be had here), whose workers run

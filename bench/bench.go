@@ -45,6 +45,7 @@ type benchConfig struct {
 	DenseAddrs   int
 
 	BWRev       string
+	BWBase      string
 	Headers     int
 	HeadersP2P  int
 	HeadersCli  string
@@ -77,6 +78,7 @@ func parseBenchFlags(args []string) (*benchConfig, error) {
 	fs.StringVar(&c.ScaleCli, "scale-clients", "bloomwatch,minimal", "clients of the scaling series")
 	fs.IntVar(&c.Headers, "headers", 0, "also run a header-only sync of this many generated headers (e.g. 100000)")
 	fs.StringVar(&c.BWRev, "bw-rev", "", "build bloomwatch from this git revision of the main module (git archive into a temp dir; e.g. HEAD) instead of the working tree, which may hold others' uncommitted work")
+	fs.StringVar(&c.BWBase, "bw-base", "", "also build bloomwatch from this git revision and run it as the clients bloomwatch-base and bloomwatch-xpub-base, alternated with the others in the same rounds (before and after a change in one run); the address scenarios then include them")
 	fs.IntVar(&c.HeadersP2P, "headers-p2p", 0, "also run a header-only P2P sync of a chain of this many empty blocks (mined in-process and submitted to btcd once, then cached)")
 	fs.StringVar(&c.HeadersCli, "headers-p2p-clients", "bloomwatch,minimal", "clients of the header-only P2P sync (neutrino validates simnet headers slowly, see README)")
 	fs.BoolVar(&c.SkipCompare, "no-compare", false, "skip the A B C comparison (run only --scale / --headers)")
@@ -136,9 +138,11 @@ type benchEnv struct {
 	spawn      string
 	neutrino   string
 	bloomwatch string
-	log        io.Writer
-	tmp        string
-	cfg        *benchConfig
+	// bloomwatchBase is the --bw-base build the -base clients run.
+	bloomwatchBase string
+	log            io.Writer
+	tmp            string
+	cfg            *benchConfig
 }
 
 // Report is the JSON document --json writes.
@@ -147,7 +151,9 @@ type Report struct {
 	Command string  `json:"command"`
 	// Source is the bloomwatch commit measured ("+dirty" when files of
 	// the main module differed from it).
-	Source     string         `json:"source"`
+	Source string `json:"source"`
+	// BaseSource is the commit the -base clients ran (--bw-base).
+	BaseSource string         `json:"base_source,omitempty"`
 	Started    time.Time      `json:"started"`
 	Compare    *SeriesReport  `json:"compare,omitempty"`
 	Scale      []SeriesReport `json:"scale,omitempty"`
@@ -211,6 +217,16 @@ func runBench(ctx context.Context, args []string) error {
 			return err
 		}
 		fmt.Printf("bloomwatch built from %s\n", rep.Source)
+	}
+	if cfg.BWBase != "" {
+		dir := filepath.Join(tmp, "base")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("base build dir: %w", err)
+		}
+		if env.bloomwatchBase, rep.BaseSource, err = buildBloomwatch(ctx, dir, cfg.BWBase); err != nil {
+			return err
+		}
+		fmt.Printf("bloomwatch-base built from %s\n", rep.BaseSource)
 	}
 
 	if !cfg.SkipCompare {

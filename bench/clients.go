@@ -32,14 +32,19 @@ type clientSpec struct {
 	// (filterpolicy.FilterCapacity of the element count) instead of its own
 	// max(1000, 10 x addresses).
 	bwCapacity bool
+	// base runs the --bw-base build of bloomwatch instead of the one
+	// measured.
+	base bool
 	// doc says what the variant is, for --help and the README.
 	doc string
 }
 
 // clientSpecs are the client variants by name.
 var clientSpecs = map[string]clientSpec{
-	"bloomwatch":      {kind: kindBloomwatch, peers: 1, doc: "bloomwatch sync given the address list, one peer"},
-	"bloomwatch-xpub": {kind: kindBloomwatch, peers: 1, xpub: true, doc: "bloomwatch sync given the BIP84 vpub (gap-limit discovery), one peer"},
+	"bloomwatch":           {kind: kindBloomwatch, peers: 1, doc: "bloomwatch sync given the address list, one peer"},
+	"bloomwatch-xpub":      {kind: kindBloomwatch, peers: 1, xpub: true, doc: "bloomwatch sync given the BIP84 vpub (gap-limit discovery), one peer"},
+	"bloomwatch-base":      {kind: kindBloomwatch, peers: 1, base: true, doc: "bloomwatch as the --bw-base build, given the address list, one peer"},
+	"bloomwatch-xpub-base": {kind: kindBloomwatch, peers: 1, xpub: true, base: true, doc: "bloomwatch as the --bw-base build, given the BIP84 vpub, one peer"},
 	"bloomwatch-2peers": {kind: kindBloomwatch, peers: 2, args: []string{"--check-every", "-1"},
 		doc: "address list, two btcd peers, omission checks off (--check-every -1)"},
 	"bloomwatch-check20": {kind: kindBloomwatch, peers: 2, args: []string{"--check-every", "20"},

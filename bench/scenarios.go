@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// Scenario names of --scenarios (issue 17: large wallets and mainnet-density
+// Scenario names of --scenarios (large wallets and mainnet-density
 // blocks, and the cost of the omission checks).
 const (
 	scenarioAddrs2000  = "addrs2000"
@@ -81,12 +81,24 @@ type ScenarioReport struct {
 
 // addrGoals are the goals of an address-count scenario: each bloomwatch
 // client against each minimal loop (its own sizing and bloomwatch's).
-func addrGoals(wall, cpu float64) []goal {
+// With base (--bw-base) the -base clients get the same ratios, reported
+// only, and each client its ratios over its -base twin.
+func addrGoals(wall, cpu float64, base bool) []goal {
 	var gs []goal
 	for _, c := range []string{"bloomwatch", "bloomwatch-xpub"} {
 		for _, v := range []string{"minimal", "minimal-bwcap"} {
 			gs = append(gs, goal{c, v, metricWall, wall}, goal{c, v, metricCPU, cpu}, goal{c, v, metricRSS, 0},
 				goal{c, v, metricBytes, 0})
+			if base {
+				b := c + "-base"
+				gs = append(gs, goal{b, v, metricWall, 0}, goal{b, v, metricCPU, 0}, goal{b, v, metricRSS, 0},
+					goal{b, v, metricBytes, 0})
+			}
+		}
+		if base {
+			for _, m := range []string{metricWall, metricCPU, metricRSS, metricBytes} {
+				gs = append(gs, goal{c, c + "-base", m, 0})
+			}
 		}
 	}
 	return gs
@@ -103,17 +115,21 @@ func scenarios(cfg *benchConfig) ([]scenario, error) {
 	}
 	dense := chainParams{Blocks: cfg.DenseBlocks, Txs: cfg.DenseTxs, Addrs: cfg.DenseAddrs, Spend: cfg.Spend, Seed: cfg.Seed}
 	addrClients := []string{"bloomwatch", "bloomwatch-xpub", "minimal", "minimal-bwcap"}
+	base := cfg.BWBase != ""
+	if base {
+		addrClients = []string{"bloomwatch", "bloomwatch-base", "bloomwatch-xpub", "bloomwatch-xpub-base", "minimal", "minimal-bwcap"}
+	}
 	var out []scenario
 	for _, n := range names {
 		switch n {
 		case scenarioAddrs2000:
 			out = append(out, scenario{name: n, chain: addrChain(2000), clients: addrClients,
 				doc:   "2,000 watched addresses (+ the change addresses the chain's spends paid), 2,000 blocks x 10 noise txs; goals: <= 1.2x the minimal loop's wall, <= 1.5x its CPU",
-				goals: addrGoals(1.2, 1.5), base: []string{"minimal", "minimal-bwcap"}})
+				goals: addrGoals(1.2, 1.5, base), base: []string{"minimal", "minimal-bwcap"}})
 		case scenarioAddrs10000:
 			out = append(out, scenario{name: n, chain: addrChain(10000), clients: addrClients,
 				doc:   "10,000 watched addresses (+ change), 2,000 blocks x 10 noise txs; goal: <= 1.5x the minimal loop's wall; peak RSS reported",
-				goals: addrGoals(1.5, 0), base: []string{"minimal", "minimal-bwcap"}})
+				goals: addrGoals(1.5, 0, base), base: []string{"minimal", "minimal-bwcap"}})
 		case scenarioDense:
 			out = append(out, scenario{name: n, chain: dense, clients: []string{"bloomwatch", "minimal", "minimal-bwcap"},
 				doc: fmt.Sprintf("blocks of %d noise txs (mainnet density), %d blocks, %d watched addresses; goal: <= 1.2x the minimal loop's wall",

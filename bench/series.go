@@ -191,7 +191,13 @@ func runClientOnce(ctx context.Context, env *benchEnv, fx *chainFixture, srv *se
 				args = append(args, "--address", a)
 			}
 		}
-		m, out, err = runMeasured(ctx, env, srv.pids(), env.log, env.bloomwatch, args...)
+		bin := env.bloomwatch
+		if spec.base {
+			if bin = env.bloomwatchBase; bin == "" {
+				return RunRecord{}, fmt.Errorf("client %s needs --bw-base", client)
+			}
+		}
+		m, out, err = runMeasured(ctx, env, srv.pids(), env.log, bin, args...)
 	default:
 		job := &ClientJob{Network: "simnet", Connect: srv.p2p, Addresses: fx.addresses,
 			DataDir: filepath.Join(dir, "data"), FPRate: env.cfg.FPRate, Birthday: birthday}

@@ -14,7 +14,7 @@ import (
 
 // TestFilterAboveMaxElements builds filters for 65,536 and 70,053
 // elements (the second is what one fabricated payment of 70,000 outputs
-// made a wallet watch, issue 25): BIP37's sizing gives the capped filter
+// made a wallet watch): BIP37's sizing gives the capped filter
 // of more than MaxFilterElements no hash function, which matches
 // everything, and the node stopped ("filter would match everything") and
 // could not start again. Both now get 36,000 bytes and one hash function,

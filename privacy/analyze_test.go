@@ -97,7 +97,7 @@ func TestAnalyzeSingleFilter(t *testing.T) {
 		{"expected fp", p.ExpectedFP, f.CurrentFPRate() * (u - n)},
 		// Expected precision and entropy are expectations over the
 		// false-positive count (they were the plug-in N/(N+E[F]) and
-		// log2 C(N+E[F], N) before issue 27).
+		// log2 C(N+E[F], N), which are wrong).
 		{"expected precision", p.ExpectedPrecision, ExpectedPrecision(n, 0, f.CurrentFPRate()*(u-n))},
 		{"expected entropy", p.ExpectedEntropy, ExpectedEntropy(n, 0, f.CurrentFPRate()*(u-n))},
 		{"est elements", p.EstElements, f.EstimatedElements()},
@@ -257,7 +257,7 @@ func TestAnalyzeWithoutTruthAndRevealed(t *testing.T) {
 		t.Errorf("measured fields without truth: %+v", p)
 	}
 	// Without the truth N is not known: it is not taken from m^ or the
-	// matched set (issue 27), and the expected false positives are every
+	// matched set, and the expected false positives are every
 	// candidate's chance match, nothing subtracted.
 	if p.Members != 0 || p.ExpectedPrecision != 0 || p.ExpectedEntropy != 0 {
 		t.Errorf("members %v, expected precision %v, entropy %v without the truth", p.Members, p.ExpectedPrecision, p.ExpectedEntropy)
@@ -466,7 +466,7 @@ func TestAnalyzeMatchAllLatest(t *testing.T) {
 // a pair per reload for two peers, addresses first paid after the first
 // load), over several seeds. Without the truth the analyzer used N =
 // min(matched, m^) and printed an intersection precision below the
-// single filter's (0.247 against 0.477 on the demo, issue 27).
+// single filter's (0.247 against 0.477 on the demo).
 func TestPrecisionNeverFallsWithMoreKnowledge(t *testing.T) {
 	for seed := uint64(1); seed <= 5; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 270))

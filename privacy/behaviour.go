@@ -12,7 +12,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 )
 
-// The behaviour attack (issue 24): what a peer learns from WHEN the
+// The behaviour attack: what a peer learns from WHEN the
 // client acts, not from what its filters hold. A light client that
 // reloads its filter right after a payment, or fetches blocks again from
 // the paying block, points at the wallet's blocks and transactions

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/bloomwatch/bloomwatch/decoy"
+	"github.com/bloomwatch/bloomwatch/filterpolicy"
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
@@ -78,7 +78,7 @@ func outputCandidates(pkScript []byte) []Candidate {
 		}
 		var out []Candidate
 		for _, p := range pushes {
-			if decoy.IsPubKey(p) {
+			if filterpolicy.IsPubKey(p) {
 				out = append(out, Candidate{Forms: [][]byte{btcutil.Hash160(p), p}})
 			}
 		}
@@ -121,7 +121,7 @@ func ChainUniverse(ctx context.Context, ch Chain, upTo int32) (SliceUniverse, er
 	err = walkChain(ctx, ch, 0, upTo, func(h int32, b *wire.MsgBlock) error {
 		for _, tx := range b.Transactions {
 			for _, in := range tx.TxIn {
-				pk := decoy.RevealedPubKey(in)
+				pk := filterpolicy.RevealedPubKey(in)
 				if pk == nil {
 					continue
 				}

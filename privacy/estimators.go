@@ -7,7 +7,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/bip37"
 )
 
-// The seed's estimators used as an attack (issue 14): filters of one
+// The seed's estimators used as an attack: filters of one
 // wallet that share a tweak and hash count are linkable by those alone,
 // and comparing each reload with the filter before it tells the observer
 // how many elements the wallet added (a new address, a received coin)

@@ -7,7 +7,7 @@ import (
 )
 
 // Intervals and expectations for the figures the analyzer and the meter
-// print (issue 27): every measured figure carries a 95 % interval of the
+// print: every measured figure carries a 95 % interval of the
 // kind its randomness calls for, and a figure that is a function of the
 // false-positive count F is given as its expectation over F's
 // distribution, not at F's mean.

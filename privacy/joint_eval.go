@@ -3,6 +3,7 @@ package privacy
 import (
 	"cmp"
 	"encoding/binary"
+	"github.com/bloomwatch/bloomwatch/internal/unionfind"
 	"math"
 	"math/bits"
 	"slices"
@@ -400,24 +401,13 @@ func primeFactors(n uint64) (ps, es []uint64) {
 // components splits the factors into groups whose sizes share no prime
 // with any other group's (transitively), in order of first factor.
 func components(fs []factor) [][]factor {
-	parent := make([]int, len(fs))
-	for i := range parent {
-		parent[i] = i
-	}
-	var find func(int) int
-	find = func(i int) int {
-		for parent[i] != i {
-			parent[i] = parent[parent[i]]
-			i = parent[i]
-		}
-		return i
-	}
+	sets := unionfind.New(len(fs))
 	owner := map[uint64]int{}
 	for i := range fs {
 		ps, _ := primeFactors(fs[i].n)
 		for _, p := range ps {
 			if j, ok := owner[p]; ok {
-				parent[find(i)] = find(j)
+				sets.Union(i, j)
 			} else {
 				owner[p] = i
 			}
@@ -426,7 +416,7 @@ func components(fs []factor) [][]factor {
 	index := map[int]int{}
 	var out [][]factor
 	for i := range fs {
-		root := find(i)
+		root := sets.Find(i)
 		c, ok := index[root]
 		if !ok {
 			c = len(out)

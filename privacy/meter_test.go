@@ -41,8 +41,8 @@ func TestMeter(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Without the wallet's counts the meter knows no N: not m^ (it
-		// took N = m^ before issue 27), no precision or entropy, and
+		// Without the wallet's counts the meter knows no N: not m^ (N = m^
+		// would be wrong), no precision or entropy, and
 		// every candidate a chance match.
 		if r.WalletKnown || r.Members != 0 || r.Precision != 0 || r.SingleEntropy != 0 {
 			t.Errorf("%s: wallet figures without the wallet: %+v", s.name, r)

@@ -50,7 +50,7 @@ func sameTweakReloads(t *testing.T, rng *rand.Rand) []reloadSet {
 	els := jointElements(rng, 400)
 	mk := func(size int, k uint32, n int) *bip37.Filter { return newTestFilter(t, size, k, 77, els[:n]) }
 	return []reloadSet{
-		{"nested x2, same elements (issue 14: 300 then 600)", true, []*bip37.Filter{mk(130, 5, 150), mk(260, 5, 150)}},
+		{"nested x2, same elements (300 then 600)", true, []*bip37.Filter{mk(130, 5, 150), mk(260, 5, 150)}},
 		{"nested x2 x4, growing", true, []*bip37.Filter{mk(130, 5, 140), mk(260, 5, 200), mk(520, 5, 300)}},
 		{"not dividing 260 and 521 bytes", false, []*bip37.Filter{mk(260, 4, 250), mk(521, 4, 300)}},
 		{"mixed 260, 521, 1042 bytes", true, []*bip37.Filter{mk(260, 3, 200), mk(521, 3, 300), mk(1042, 3, 400)}},

@@ -11,7 +11,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 )
 
-// The two-form test for outpoints (issue 14). Under BLOOM_UPDATE_ALL a
+// The two-form test for outpoints. Under BLOOM_UPDATE_ALL a
 // wallet that inserts its scripts' data pushes also inserts the outpoint
 // of each of its unspent outputs (bloomwatch does: filterpolicy.BuildFilter), so
 // that the spends match. For an address holding a coin at the filter's

@@ -22,7 +22,7 @@ import (
 )
 
 // maxBalanceRSS is the most memory `bloomwatch wallet balance` may take
-// after a fabricated payment (issue 25: 2.4 GiB, and death under a 4 GiB
+// after a fabricated payment (without the budgets: 2.4 GiB, and death under a 4 GiB
 // address-space limit, at 70,000 outputs).
 const maxBalanceRSS = 100 << 20
 
@@ -70,8 +70,8 @@ func maxRSS(t *testing.T, cmd *exec.Cmd) int64 {
 // `bloomwatch sync` of an xpub wallet from a hostile wire-protocol peer
 // (in this process) and an honest btcd, both on 127.0.0.1. Once synced the
 // hostile peer answers the mempool request with a fabricated payment of
-// 70,000 outputs (2.2 MB, made-up input) to one wallet address. Before
-// issue 25 the next filter could not be built and the sync stopped
+// 70,000 outputs (2.2 MB, made-up input) to one wallet address. Without
+// the budgets the next filter could not be built and the sync stopped
 // ("filter would match everything ... 70053 elements"), a restart failed,
 // and `wallet balance` needed 2.4 GiB. Now the peer is banned for an
 // invalid transaction (more than 1,000,000 bytes without witness), the

@@ -134,7 +134,8 @@ func (s *Session) bridge(ctx context.Context) {
 
 // handleEvent updates the feed and the meter with one event and forwards
 // it to the dashboard. It reports whether the event ends the session
-// (SyncDone with UntilSynced, SyncStopped) and why (nil: the tip).
+// (SyncDone or an abandoned omission check with UntilSynced,
+// SyncStopped) and why (nil: the tip).
 func (s *Session) handleEvent(ctx context.Context, f *feed, ev spv.Event) (end bool, why error) {
 	switch ev := ev.(type) {
 	case spv.PeerConnected:
@@ -206,6 +207,11 @@ func (s *Session) handleEvent(ctx context.Context, f *feed, ev spv.Event) (end b
 		f.dirty = true
 	case spv.SyncStopped:
 		end, why = true, ev.Err
+	case spv.BlockUnchecked:
+		if ev.Abandoned && s.cfg.UntilSynced {
+			end, why = true, fmt.Errorf("%w: block %d %v stays as its download peer delivered it: %s",
+				ErrCheckAbandoned, ev.Height, ev.Hash, ev.Reason)
+		}
 	case spv.SyncDone:
 		s.mu.Lock()
 		if s.syncedAt.IsZero() {

@@ -42,6 +42,13 @@ const readingBuffer = 64
 // Config.PeerTimeout.
 var ErrNoPeer = errors.New("no reachable peer")
 
+// ErrCheckAbandoned ends an UntilSynced session in which an omission
+// check it waited for could not finish (spv.BlockUnchecked with
+// Abandoned): no second peer got the block within spv.Config.CheckWait,
+// or the second peers went away or did not answer. The block stays as its
+// download peer delivered it, so the wallet cannot be called synced.
+var ErrCheckAbandoned = errors.New("omission check not finished")
+
 // Config configures a Session. Wallet is required.
 type Config struct {
 	// Wallet is the watch-only wallet to sync (OpenWallet opens or
@@ -57,7 +64,9 @@ type Config struct {
 	// one of them.
 	Node spv.Config
 	// UntilSynced ends the session when the wallet reaches the best
-	// peer's tip.
+	// peer's tip and no block awaits an omission check (spv.SyncDone),
+	// or with ErrCheckAbandoned when such a check cannot finish (each
+	// waits at most spv.Config.CheckWait for a second peer).
 	UntilSynced bool
 	// PeerTimeout ends the session with ErrNoPeer when no peer has been
 	// usable for this long (0: wait forever).

@@ -83,7 +83,7 @@ func TestSessionSyncsAndFeedsTheMeter(t *testing.T) {
 		t.Fatalf("privacy reading %+v, last filter record seq %d", sum.Privacy, recs[len(recs)-1].Seq)
 	}
 	// The meter's wallet size is the wallet's own count, not the filter's
-	// estimate m^ (issue 27): N = the addresses on chain (used), beside
+	// estimate m^: N = the addresses on chain (used), beside
 	// the addresses watched and the filter's elements.
 	p := sum.Privacy
 	if !p.WalletKnown || p.Members != sum.Addresses.Used || p.Members == 0 || p.Watched != sum.Addresses.Derived ||

@@ -134,7 +134,7 @@ func (n *Node) Broadcast(ctx context.Context, tx *wire.MsgTx, opts BroadcastOpti
 	if st.Stopped {
 		return nil, ErrStopped
 	}
-	if !st.Synced || len(st.Peers) == 0 {
+	if !st.AtTip || len(st.Peers) == 0 {
 		return nil, ErrBroadcastNotSynced
 	}
 	if opts.Timeout <= 0 {

@@ -135,7 +135,7 @@ func (m *manager) pickCheckers(p *checkPlan) []*peerState {
 // for what its filter does hold, and gets the outpoints at the next
 // reload point with every peer (reload.go, outpointsLacking), not now: a
 // filter sent to it right before a check would follow the wallet's
-// payment (issue 24).
+// payment.
 func (m *manager) sendCheck(p *checkPlan, ps *peerState) {
 	if p.asked == nil {
 		p.asked = make(map[*peerState]bool)

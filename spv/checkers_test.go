@@ -126,7 +126,7 @@ func TestAddrSourcePrefersNewGroups(t *testing.T) {
 // to a script the wallet does not watch: matched only through the coin):
 // a second peer holding the coin (one that checked the paying block) is
 // drawn first, so every hidden spend is caught, and no peer gets a filter
-// right after the payment (issue 24). Drawn without that preference and
+// right after the payment. Drawn without that preference and
 // without a reload, about two runs in three miss it.
 func TestCheckerGetsTheOutpointsItLacks(t *testing.T) {
 	const runs = 30

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/bloomwatch/bloomwatch/decoy"
+	"github.com/bloomwatch/bloomwatch/filterpolicy"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
@@ -192,7 +192,7 @@ func (d *decoys) topUp(txs []*wire.MsgTx, own func([]byte) bool) (bool, error) {
 		_, gone := d.gone[string(p)]
 		return gone || (own != nil && own(p))
 	}
-	next := decoy.GraphNear(txs, mine, d.list, d.max)
+	next := filterpolicy.GraphNear(txs, mine, d.list, d.max)
 	if len(next) == len(d.list) {
 		return false, nil
 	}

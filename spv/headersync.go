@@ -253,7 +253,7 @@ func (m *manager) onReorg(r *headers.Reorg) {
 		// be filtered with them.
 		m.elementsChanged(-1, d, deltaRollback)
 	}
-	m.st.Synced = false
+	m.st.Synced, m.st.AtTip = false, false
 	m.n.publish(ev)
 }
 
@@ -604,43 +604,54 @@ func (m *manager) reviewLagging() {
 }
 
 // checkSynced notices when the watcher reaches the download peer's tip
-// (flush, SyncDone, mempool) and when it falls behind again. The download
-// peer must have answered our last getheaders (headers, an empty reply or
-// the fence) without claiming more than our tip: a lagging peer's word
-// never makes the node synced.
+// (flush, mempool) and when it falls behind again, and when the node is
+// synced: at the tip with no block awaiting an omission check (SyncDone).
+// The download peer must have answered our last getheaders (headers, an
+// empty reply or the fence) without claiming more than our tip: a
+// lagging peer's word never makes the node synced. A check still waiting
+// for a second peer to get its block holds "synced" back, up to
+// Config.CheckWait: the block was applied as one peer delivered it, and
+// until another answers nothing shows whether it hid a payment. At the
+// tip with checks awaited the node says so (ChecksAwaited).
 func (m *manager) checkSynced() {
 	m.reviewLagging()
 	dl := m.dl
 	hash, tip := m.n.store.Tip()
-	// Omission checks sent and not answered hold "synced" back: a sync
-	// that ends at SyncDone must not end before its last blocks were
-	// checked (checks waiting for a second peer to have the block do
-	// not: spotcheck.go).
-	caughtUp := dl != nil && dl.headersDone && dl.headersReq.IsZero() && dl.lagSince.IsZero() &&
-		m.next > tip && m.checksSent() == 0 && m.enoughWork() && m.rl.race < 0
-	if caughtUp == m.st.Synced {
-		return
-	}
-	m.st.Synced = caughtUp
-	if !caughtUp {
-		return
-	}
-	if f, ok := m.w.(watch.Flusher); ok {
-		if err := f.Flush(); err != nil {
-			m.fail(fmt.Errorf("%w: flush: %w", ErrWatcher, err))
-			return
+	atTip := dl != nil && dl.headersDone && dl.headersReq.IsZero() && dl.lagSince.IsZero() &&
+		m.next > tip && m.enoughWork() && m.rl.race < 0
+	m.pruneRechecks()
+	awaiting := m.awaitingChecks()
+	wasAtTip, wasAwaiting := m.st.AtTip, m.st.AwaitingCheck
+	m.st.AtTip, m.st.AwaitingCheck = atTip, awaiting
+	if atTip && !wasAtTip {
+		if f, ok := m.w.(watch.Flusher); ok {
+			if err := f.Flush(); err != nil {
+				m.fail(fmt.Errorf("%w: flush: %w", ErrWatcher, err))
+				return
+			}
+		}
+		if m.liveFrom == 0 {
+			m.liveFrom = tip
+		}
+		for ps := range m.peers {
+			m.sendMempool(ps)
 		}
 	}
-	if m.liveFrom == 0 {
-		m.liveFrom = tip
+	if atTip && awaiting > 0 && (!wasAtTip || awaiting != wasAwaiting) {
+		if !wasAtTip || awaiting > wasAwaiting {
+			m.n.log.Info("at the tip, blocks awaiting an omission check", "height", tip, "blocks", awaiting)
+		}
+		m.n.publish(ChecksAwaited{At: m.n.at(), Height: tip, Hash: hash, Blocks: awaiting})
 	}
-	if hash != m.syncDoneAt {
+	synced := atTip && awaiting == 0
+	if synced == m.st.Synced {
+		return
+	}
+	m.st.Synced = synced
+	if synced && hash != m.syncDoneAt {
 		m.syncDoneAt = hash
 		m.n.log.Info("synced", "height", tip, "hash", hash)
 		m.n.publish(SyncDone{At: m.n.at(), Height: tip, Hash: hash})
-	}
-	for ps := range m.peers {
-		m.sendMempool(ps)
 	}
 }
 

@@ -71,7 +71,7 @@ func (l *mempoolLog) String() string {
 }
 
 // mempoolCase is one relay of fabricated unconfirmed transactions by a
-// hostile peer (issue 25 items 1, 2 and 6).
+// hostile peer.
 type mempoolCase struct {
 	name string
 	// fakes are what the hostile peer's mempool holds besides btcd's;

@@ -129,8 +129,15 @@ type manager struct {
 	// waiting are the cross checks waiting for a second peer to have
 	// their block, in height order (spotcheck.go).
 	waiting []*checkPlan
-	begun   bool      // a download peer was picked once
-	startAt time.Time // when the manager started
+	// recheck are the blocks of an earlier run's unfinished checks, by
+	// height, not fetched and planned again yet; saved is the record of
+	// unfinished checks last written, savedOnce set once it is known
+	// (pendingchecks.go).
+	recheck   map[int32]chainhash.Hash
+	saved     []uncheckedBlock
+	savedOnce bool
+	begun     bool      // a download peer was picked once
+	startAt   time.Time // when the manager started
 
 	mempoolSeen map[chainhash.Hash]struct{}
 	// recent keeps the last matched relays' bodies (relayCache) so that
@@ -164,7 +171,6 @@ func newManager(n *Node) (*manager, error) {
 		w:           w,
 		peers:       make(map[*peerState]struct{}),
 		slots:       make(map[int32]*slot),
-		synced:      sp,
 		birthday:    w.Birthday(),
 		restart:     len(n.history) > 0,
 		mempoolSeen: make(map[chainhash.Hash]struct{}),
@@ -173,6 +179,23 @@ func newManager(n *Node) (*manager, error) {
 	if m.checkRNG, err = newCheckRNG(); err != nil {
 		return nil, err
 	}
+	// Blocks whose omission check an earlier run left unfinished are
+	// fetched and checked again (pendingchecks.go).
+	low, err := m.loadRechecks(sp.Height)
+	if err != nil {
+		return nil, err
+	}
+	if low >= 0 {
+		if _, err := w.Rollback(low - 1); err != nil {
+			return nil, fmt.Errorf("%w: rollback to %d for unfinished omission checks: %w", ErrWatcher, low-1, err)
+		}
+		if sp, err = w.SyncedTo(); err != nil {
+			return nil, fmt.Errorf("%w: synced to: %w", ErrWatcher, err)
+		}
+		n.log.Warn("omission checks of the last run did not finish: their blocks are fetched and checked again",
+			"blocks", len(m.recheck), "from", low)
+	}
+	m.synced = sp
 	m.rl.race, m.rl.coverFrom, m.rl.refetchTo, m.rl.walletBlocks = -1, -1, -1, -1
 	m.drawSchedule(m.startAt)
 	m.next = m.firstWanted(sp.Height + 1)
@@ -244,9 +267,8 @@ func (m *manager) currentFilter() (*bip37.Filter, error) {
 // payment's guard, which no server inserts, or the outpoint of a payment
 // just relayed) makes no reload here: it waits for the next reload point
 // like every other element (pendingReason), or a switch right after a
-// payment would send a filter that only a payment explains (issue 24: on
-// a live chain with a block every 300 ms, each download-peer switch
-// after a mempool payment reloaded both peers within 0.4 s of the relay).
+// payment would send a filter that only a payment explains (on a live
+// chain, a reload of every peer within a second of the relay).
 func (m *manager) switchNeedsReload(next *peerState) bool {
 	if next.mirror == nil {
 		return false
@@ -364,7 +386,7 @@ func (m *manager) onPeerReady(ps *peerState) {
 	m.loadFilter(ps, reason, f)
 	m.n.log.Info("peer connected", "addr", ps.addr, "agent", ps.p.UserAgent(), "height", ps.lastBlock, "filter_rules", ps.rules)
 	m.n.publish(PeerConnected{At: m.n.at(), Peer: ps.info(m.n, false)})
-	if m.st.Synced {
+	if m.st.AtTip {
 		m.sendMempool(ps)
 	}
 	m.refreshPeers()
@@ -459,7 +481,7 @@ func (m *manager) onTick(now time.Time) {
 			ps.p.Disconnect()
 		}
 	}
-	if m.st.Synced {
+	if m.st.AtTip {
 		for ps := range m.peers {
 			m.sendMempool(ps) // one a reload asked for and the ban score held back
 		}
@@ -498,6 +520,8 @@ func (m *manager) publishStatus() {
 	m.st.HeaderHeight, m.st.HeaderHash = height, hash
 	m.st.WatcherHeight, m.st.WatcherHash = m.synced.Height, m.synced.Hash
 	m.st.ChecksInFlight = m.checksInFlight()
+	m.st.AwaitingCheck = m.awaitingChecks()
+	m.saveChecks(false)
 	if m.dl != nil && m.dl.mirror != nil {
 		m.st.Filter.PredictedFPRate = m.dl.mirror.CurrentFPRate()
 	}

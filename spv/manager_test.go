@@ -237,14 +237,18 @@ func (s *simServer) filterLoads() int {
 	return n
 }
 
-// newTestManager returns a node (not started) and its manager for w.
+// newTestManager returns a node (not started) and its manager for w, on
+// cfg.DataDir (a fresh one when empty).
 func newTestManager(t testing.TB, w watch.Watcher, cfg Config) (*Node, *manager) {
 	t.Helper()
 	net, err := netparams.Lookup("regtest")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Network, cfg.DataDir, cfg.Watcher = net, t.TempDir(), w
+	if cfg.DataDir == "" {
+		cfg.DataDir = t.TempDir()
+	}
+	cfg.Network, cfg.Watcher = net, w
 	if cfg.SpotCheckEvery == 0 {
 		cfg.SpotCheckEvery = -1
 	}

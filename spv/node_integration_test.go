@@ -596,7 +596,7 @@ func (g *gateWatcher) ApplyBlock(b *watch.FilteredBlock) (watch.BlockResult, err
 	return g.MemWatcher.ApplyBlock(b)
 }
 
-// TestSyncThousandBlocks is issue 3's acceptance run: 1,000 blocks with
+// TestSyncThousandBlocks is the acceptance run of a large sync: 1,000 blocks with
 // noise, 20 watched addresses (10 P2PKH, 10 P2WPKH) paid and half of the
 // payments spent; every wallet tx found, none extra, false positives below
 // 5 % of the matched txs with the default settings.

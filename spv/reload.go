@@ -15,7 +15,7 @@ import (
 // Reloads. A peer that sees a filterload right after it relayed or served
 // a transaction learns that the transaction was the wallet's: bloomwatch
 // used to reload at once whenever a payment made the wallet derive keys
-// (issue 24). Now no match ever makes the node send a filter:
+//. Now no match ever makes the node send a filter:
 //
 //   - The watcher keeps a lookahead reserve of keys beyond its gap limit
 //     (watch.ElementDelta.Reserve) that every filter holds, so a payment never
@@ -354,7 +354,7 @@ func (m *manager) reloadAll(reason string) {
 			// old one did not match, such as spends of outpoints it
 			// lacked, are relayed.
 			ps.mempoolSent = false
-			if m.st.Synced {
+			if m.st.AtTip {
 				m.sendMempool(ps)
 			}
 		}

@@ -28,7 +28,7 @@ import (
 // servers insert (BLOOM_UPDATE_ALL), fill the filters past their reload
 // threshold. The checking peer used to keep its first filter for the
 // whole sync (it was reloaded only for new keys; the fp-drift reload went
-// to the download peer alone; issue 24: with bcoin as the second peer its
+// to the download peer alone; with bcoin as the second peer its
 // filter saturated and it sent 12,586 transactions, 4.47 MB against 0.73
 // MB). Now every reload goes to both peers, the same filter: their last
 // filters are equal, the checking peer receives no more than about what

@@ -31,7 +31,7 @@ func withEarlyPeer(t *testing.T, m Model) Model {
 		PingTime: 9 * time.Millisecond}}}})
 }
 
-// checkDashboard checks what every size must show (issue 28): the footer
+// checkDashboard checks what every size must show: the footer
 // with "? help" and "q quit"; the download peer as the Peers panel's
 // first row and "+N more" for the rows it has no room for; the privacy
 // figures (expected false positives latest and all combined, precision,

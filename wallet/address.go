@@ -68,9 +68,6 @@ type watchedScript struct {
 	// address is the encoded address, empty for a script no address
 	// encodes.
 	address string
-	// addr is the decoded address of an HD address (nil otherwise),
-	// which waddrmgr's MarkUsed takes.
-	addr btcutil.Address
 }
 
 // parseAddress decodes a single address of params' network into the
@@ -215,6 +212,5 @@ func scriptForManaged(ma waddrmgr.ManagedAddress) (*watchedScript, error) {
 		element:  addr.ScriptAddress(),
 		kind:     kindOfAddrType(ma.AddrType()),
 		address:  addr.EncodeAddress(),
-		addr:     addr,
 	}, nil
 }

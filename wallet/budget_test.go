@@ -25,7 +25,7 @@ func requireRefused(t testing.TB, err error, reason error, atFault bool) {
 }
 
 // TestInvalidAmountsRefused relays, then mines, transactions whose amounts
-// no valid chain holds (issue 25 item 2): an output of 21,000,001 BTC, one
+// no valid chain holds: an output of 21,000,001 BTC, one
 // of -50 BTC, and two outputs whose sum overflows int64. Unconfirmed, each
 // is refused as invalid with the peer at fault and changes nothing; in a
 // block, none is the wallet's. A genuine pending payment keeps its amount:
@@ -115,7 +115,7 @@ func TestSumsDoNotWrap(t *testing.T) {
 }
 
 // TestMempoolBudgetPerTransaction relays unconfirmed transactions that
-// alone exceed a budget (issue 25 item 1): one paying a wallet address
+// alone exceed a budget: one paying a wallet address
 // more outputs than MaxPendingTxElements, one whose inputs the wallet
 // would have to guard past it, and one larger than any standard
 // transaction. Each is refused with the peer at fault and changes

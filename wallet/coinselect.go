@@ -2,6 +2,7 @@ package wallet
 
 import (
 	"bytes"
+	"github.com/bloomwatch/bloomwatch/internal/unionfind"
 	"math"
 	"sort"
 
@@ -217,29 +218,16 @@ func sum(ins []*spendable) btcutil.Amount {
 // clusterCoins assigns each coin its cluster: coins received in one
 // transaction or paying one script, transitively.
 func clusterCoins(coins []*spendable) {
-	parent := make([]int, len(coins))
-	for i := range parent {
-		parent[i] = i
-	}
-	var find func(int) int
-	find = func(i int) int {
-		for parent[i] != i {
-			parent[i] = parent[parent[i]]
-			i = parent[i]
-		}
-		return i
-	}
+	sets := unionfind.New(len(coins))
 	byTx := map[chainhash.Hash]int{}
 	byScript := map[string]int{}
 	for i, c := range coins {
 		for _, j := range []int{lookupOr(byTx, c.op.Hash, i), lookupOr(byScript, string(c.pkScript), i)} {
-			if a, b := find(i), find(j); a != b {
-				parent[a] = b
-			}
+			sets.Union(i, j)
 		}
 	}
 	for i, c := range coins {
-		c.cluster = find(i)
+		c.cluster = sets.Find(i)
 	}
 }
 

@@ -1,9 +1,10 @@
 package wallet
 
 import (
-	"errors"
 	"fmt"
+	"hash"
 
+	"github.com/btcsuite/btcd/btcec/v2"
 	"github.com/btcsuite/btcd/btcutil/hdkeychain"
 	"github.com/btcsuite/btcwallet/waddrmgr"
 	"github.com/btcsuite/btcwallet/walletdb"
@@ -51,7 +52,7 @@ func (w *Wallet) noteUse(key branchKey, index uint32, height int32) {
 }
 
 // branchOps derives one branch for keepReserve: an HD account's
-// (deriveThrough, through waddrmgr) or a multisig descriptor's
+// (deriveThrough) or a multisig descriptor's
 // (msigDeriveThrough).
 type branchOps struct {
 	// derived returns how many addresses the branch has derived.
@@ -196,84 +197,68 @@ func (w *Wallet) catchUpReserve(b buckets) (bool, error) {
 
 // deriveThrough derives the addresses of one branch up to and including
 // index last and watches them, as reserve ones when reserve is set (see
-// spv.ElementDelta). It reports whether the element set grew.
-// waddrmgr derives and stores the addresses (Extend*Addresses); the wallet
-// derives each again from its cached branch key to learn which they are,
-// and takes waddrmgr's record of each (from its cache, filled by the
-// extension), so an address the wallet computed differently is an error,
-// never a wrong watch set. Asking waddrmgr by path (DeriveFromKeyPath)
-// derived the branch key again for every address: a batch of addresses
-// cost 3 derivations each instead of 2.
+// spv.ElementDelta). It reports whether the element set grew. Each address
+// is derived once, from the branch key the watch set caches
+// (branchExt.children), and its script appended to the branch's bucket of
+// hd-scripts in the open write transaction (hdstore.go); waddrmgr, which
+// holds the account key, writes nothing per address.
 func (w *Wallet) deriveThrough(am walletdb.ReadWriteBucket, key branchKey, last uint32, reserve bool) (bool, error) {
 	have := w.watch.derived[key]
 	if last < have {
 		return false, nil
 	}
+	own, err := w.writeOwn()
+	if err != nil {
+		return false, err
+	}
 	sm, err := w.addrMgr.FetchScopedKeyManager(key.scope)
 	if err != nil {
 		return false, fmt.Errorf("scope %v: %w", key.scope, err)
-	}
-	if key.branch == waddrmgr.InternalBranch {
-		err = sm.ExtendInternalAddresses(am, key.account, last)
-	} else {
-		err = sm.ExtendExternalAddresses(am, key.account, last)
-	}
-	if err != nil {
-		return false, fmt.Errorf("derive %v account %d branch %d through %d: %w",
-			key.scope, key.account, key.branch, last, err)
 	}
 	bk, err := w.branchExtKey(am, sm, key)
 	if err != nil {
 		return false, err
 	}
+	bb, err := hdBranchBucket(own, key)
+	if err != nil {
+		return false, err
+	}
 	grew := false
-	for i := have; i <= last; i++ {
-		child, err := bk.key.Derive(i)
-		if errors.Is(err, hdkeychain.ErrInvalidChild) {
-			// BIP32 skips an index whose key is invalid (odds
-			// about 2^-127); waddrmgr skipped it too.
-			continue
-		}
+	err = bk.children(have, last, func(i uint32, pub *btcec.PublicKey) error {
+		script, err := hdScriptForKey(bk.kind, pub)
 		if err != nil {
-			return false, fmt.Errorf("derive %v/%d/%d/%d: %w", key.scope, key.account, key.branch, i, err)
+			return err
 		}
-		pub, err := child.ECPubKey()
+		ws, err := hdWatched(bk.kind, script, w.net.params)
 		if err != nil {
-			return false, fmt.Errorf("derive %v/%d/%d/%d: %w", key.scope, key.account, key.branch, i, err)
+			return err
 		}
-		ws, err := scriptForKey(bk.kind, pub, false, w.net.params)
-		if err != nil {
-			return false, err
+		if err := bb.Put(hdIndexKey(i), encodeHDValue(false, script)); err != nil {
+			return fmt.Errorf("store %v/%d/%d/%d: %w", key.scope, key.account, key.branch, i, err)
 		}
-		ma, err := sm.Address(am, ws.addr)
-		if err != nil {
-			return false, fmt.Errorf("%w: %v account %d: address manager has no %s at %d/%d: %v",
-				ErrCorrupt, key.scope, key.account, ws.address, key.branch, i, err)
-		}
-		if pka, ok := ma.(waddrmgr.ManagedPubKeyAddress); ok {
-			if _, path, ok := pka.DerivationInfo(); !ok || path.InternalAccount != key.account ||
-				path.Branch != key.branch || path.Index != i {
-				return false, fmt.Errorf("%w: %v account %d: %s is not at %d/%d in the address manager",
-					ErrCorrupt, key.scope, key.account, ws.address, key.branch, i)
-			}
-		}
-		s, err := scriptForManaged(ma)
-		if err != nil {
-			return false, err
-		}
-		if w.watch.add(s, addrRef{scope: key.scope, account: key.account, branch: key.branch, index: i}, reserve) {
+		if w.watch.add(ws, addrRef{scope: key.scope, account: key.account, branch: key.branch, index: i}, reserve) {
 			grew = true
 		}
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("derive %v/%d/%d/%d-%d: %w", key.scope, key.account, key.branch, have, last, err)
 	}
 	w.watch.derived[key] = last + 1
 	return grew, nil
 }
 
 // branchExt is the extended public key of one HD branch and the kind of
-// address the account derives on it.
+// address the account derives on it, with what child needs to derive its
+// addresses: the public key as a curve point and in compressed form, and
+// an HMAC-SHA512 keyed with the chain code.
 type branchExt struct {
-	key  *hdkeychain.ExtendedKey
-	kind Kind
+	key   *hdkeychain.ExtendedKey
+	kind  Kind
+	point btcec.JacobianPoint
+	pub   [33]byte
+	mac   hash.Hash
+	sum   [64]byte
 }
 
 // branchExtKey returns the branch key of key from the cache (kept with the
@@ -289,23 +274,18 @@ func (w *Wallet) branchExtKey(am walletdb.ReadBucket, sm *waddrmgr.ScopedKeyMana
 	if props.AccountPubKey == nil {
 		return nil, fmt.Errorf("%w: account %d of %v has no public key", ErrCorrupt, key.account, key.scope)
 	}
-	schema := sm.AddrSchema()
-	if props.AddrSchema != nil {
-		schema = *props.AddrSchema
-	}
-	t := schema.ExternalAddrType
-	if key.branch == waddrmgr.InternalBranch {
-		t = schema.InternalAddrType
-	}
-	kind := kindOfAddrType(t)
+	kind := branchKind(sm, props, key.branch)
 	if kind == KindScript {
-		return nil, fmt.Errorf("%w: account %d of %v derives addresses of type %v", ErrCorrupt, key.account, key.scope, t)
+		return nil, fmt.Errorf("%w: account %d of %v derives addresses of an unknown type", ErrCorrupt, key.account, key.scope)
 	}
 	k, err := props.AccountPubKey.Derive(key.branch)
 	if err != nil {
 		return nil, fmt.Errorf("derive branch %d of account %d of %v: %w", key.branch, key.account, key.scope, err)
 	}
-	bk := &branchExt{key: k, kind: kind}
+	bk, err := newBranchExt(k, kind)
+	if err != nil {
+		return nil, err
+	}
 	w.watch.branches[key] = bk
 	return bk, nil
 }
@@ -320,8 +300,8 @@ func (w *Wallet) ensureGapOf(b buckets, ref addrRef, height int32) (bool, error)
 	return w.ensureGap(b.am, ref, height)
 }
 
-// markUsed flags a watched script as used: in waddrmgr for an HD address,
-// in the multisig or imported bucket otherwise, and in the watch set. A
+// markUsed flags a watched script as used: in hd-scripts for an HD
+// address, in the multisig or imported bucket otherwise, and in the watch set. A
 // script already flagged is not written again.
 func (w *Wallet) markUsed(b buckets, e *watchEntry) error {
 	if e.used {
@@ -353,15 +333,8 @@ func (w *Wallet) markUsed(b buckets, e *watchEntry) error {
 		e.used = true
 		return nil
 	}
-	sm, err := w.addrMgr.FetchScopedKeyManager(e.ref.scope)
-	if err != nil {
-		return fmt.Errorf("scope %v: %w", e.ref.scope, err)
-	}
-	if e.ws.addr == nil {
-		return fmt.Errorf("address %s has no decoded form", e.ws.address)
-	}
-	if err := sm.MarkUsed(b.am, e.ws.addr); err != nil {
-		return fmt.Errorf("mark %s used: %w", e.ws.address, err)
+	if err := hdMarkUsed(b.own, e); err != nil {
+		return err
 	}
 	e.used = true
 	return nil

@@ -383,8 +383,8 @@ type descAccount struct {
 
 // accountShape maps a ranged descriptor onto an HD account: its last step
 // before /* must be the branch, 0, 1 or <0;1>, with no multipath before
-// it. waddrmgr derives account/branch/index, so this is the one shape it
-// can hold.
+// it. An HD account derives account/branch/index, so this is the one shape
+// it can hold.
 func (d *descriptor) accountShape() (*descAccount, error) {
 	k := d.key
 	const want = "a ranged key is watched as an HD account and must end in /0/* (receive), /1/* (change) or /<0;1>/* (both)"
@@ -532,7 +532,7 @@ func scriptForKey(kind Kind, pub *btcec.PublicKey, uncompressed bool, params *ch
 	if err != nil {
 		return nil, fmt.Errorf("script of %s: %w", addr, err)
 	}
-	return &watchedScript{pkScript: pkScript, element: addr.ScriptAddress(), kind: kind, address: addr.EncodeAddress(), addr: addr}, nil
+	return &watchedScript{pkScript: pkScript, element: addr.ScriptAddress(), kind: kind, address: addr.EncodeAddress()}, nil
 }
 
 // info describes d as ParseDescriptor returns it.

@@ -12,8 +12,8 @@ import (
 
 // How ranged multisig descriptors are watched.
 //
-// waddrmgr derives one key per address, so a ranged multisig descriptor
-// cannot be one of its accounts. The wallet derives it itself, with the
+// An HD account (a waddrmgr account) derives one key per address, so a
+// ranged multisig descriptor cannot be one. The wallet derives it itself, with the
 // rules of an HD account: each branch the descriptor covers (receive 0,
 // change 1, as its keys' last step before /* or their <0;1> says) is
 // derived gap-limit addresses ahead of its last used one, with the same

@@ -336,6 +336,6 @@ func (d *descriptor) multiScriptAt(p int, index uint32, params *chaincfg.Params)
 	if err != nil {
 		return nil, fmt.Errorf("script of %s: %w", addr, err)
 	}
-	set.ws = &watchedScript{pkScript: pkScript, element: addr.ScriptAddress(), kind: d.kind, address: addr.EncodeAddress(), addr: addr}
+	set.ws = &watchedScript{pkScript: pkScript, element: addr.ScriptAddress(), kind: d.kind, address: addr.EncodeAddress()}
 	return set, nil
 }

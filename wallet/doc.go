@@ -10,13 +10,15 @@
 //   - waddrmgr: a watch-only address manager (created with a nil root
 //     key) with one scope per BIP43 purpose in use (44 P2PKH, 49
 //     P2SH-P2WPKH, 84 P2WPKH, 86 P2TR) and one watch-only account per
-//     imported extended public key or ranged descriptor. waddrmgr
-//     derives, stores and flags addresses (P2TR ones with the BIP86
-//     tweak) and keeps the sync point with the recent block hashes used
-//     to find a reorg's fork point.
+//     imported extended public key or ranged descriptor, and the sync
+//     point with the recent block hashes used to find a reorg's fork
+//     point. It writes no row per address: the wallet derives each
+//     address once (P2TR ones with the BIP86 tweak) and stores it in its
+//     own namespace (hdstore.go).
 //   - wtxmgr: the wallet's transactions, credits, debits, unspent outputs
 //     and balances, with its rollback and double-spend eviction.
-//   - bloomwatch: what neither package covers: single imported addresses
+//   - bloomwatch: what neither package covers: the HD accounts' derived
+//     output scripts with their used flags (hd-scripts), single imported addresses
 //     and raw scripts (waddrmgr imports an address only with its public
 //     key or redeem script, which a watch-only user rarely has), the
 //     per-block record of every transaction peers sent with its verdict

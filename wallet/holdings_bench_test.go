@@ -80,7 +80,7 @@ func holdingsFixture(b *testing.B, dir, shape string, n int) {
 // the cost grows with the wallet: about 10 and 100 when it is linear.
 // wtxmgr's UnspentOutputs, which these calls used before, decodes the
 // whole transaction once per unspent output: with many outputs in one
-// transaction that grew with the square of their count (issue 25: 10,000
+// transaction that grew with the square of their count (10,000
 // outputs, 3.8 s and 6 GiB per Balance).
 func BenchmarkHoldingsScale(b *testing.B) {
 	sizes := holdingsSizes

@@ -202,11 +202,11 @@ func (w *Wallet) rescanIfSynced(b buckets) (bool, error) {
 // and commits. If the wallet had applied blocks, the next sync rescans
 // from its birthday (see RescanPending).
 func (w *Wallet) AddXpub(xpub string) (*AccountInfo, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
+	unlock, err := w.enter()
+	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	k, err := parseAccountKey(xpub, w.net.params)
 	if err != nil {
 		return nil, err
@@ -222,11 +222,11 @@ func (w *Wallet) AddXpub(xpub string) (*AccountInfo, error) {
 // tr(KEY/<0;1>/*). If the wallet had applied blocks, the next sync rescans
 // from its birthday (see RescanPending).
 func (w *Wallet) AddTaprootXpub(xpub string) (*AccountInfo, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
+	unlock, err := w.enter()
+	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	k, err := parseTaprootKey(xpub, w.net.params)
 	if err != nil {
 		return nil, err
@@ -255,11 +255,11 @@ func (w *Wallet) addAccountLocked(k *accountKey) (*AccountInfo, error) {
 // AddAddress watches one more single address and commits. If the wallet
 // had applied blocks, the next sync rescans from its birthday.
 func (w *Wallet) AddAddress(address string) (*ImportInfo, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
+	unlock, err := w.enter()
+	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	ws, err := parseAddress(address, w.net.params)
 	if err != nil {
 		return nil, err
@@ -270,11 +270,11 @@ func (w *Wallet) AddAddress(address string) (*ImportInfo, error) {
 // AddScript watches one more raw output script and commits. If the wallet
 // had applied blocks, the next sync rescans from its birthday.
 func (w *Wallet) AddScript(script []byte) (*ImportInfo, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
+	unlock, err := w.enter()
+	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	ws, err := parseScript(script, w.net.params)
 	if err != nil {
 		return nil, err
@@ -292,11 +292,11 @@ func (w *Wallet) AddScript(script []byte) (*ImportInfo, error) {
 // the wallet had applied blocks, the next sync rescans from its
 // birthday.
 func (w *Wallet) AddAddresses(addresses []string) ([]*ImportInfo, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
+	unlock, err := w.enter()
+	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	scripts := make([]*watchedScript, 0, len(addresses))
 	seen := make(map[string]int, len(addresses))
 	for i, a := range addresses {
@@ -317,7 +317,7 @@ func (w *Wallet) AddAddresses(addresses []string) ([]*ImportInfo, error) {
 	for i, ws := range scripts {
 		infos[i] = &ImportInfo{Address: ws.address, Script: fmt.Sprintf("%x", ws.pkScript), Kind: ws.kind}
 	}
-	err := w.updateNow(func(b buckets) error {
+	err = w.updateNow(func(b buckets) error {
 		if err := w.importScripts(b.own, scripts); err != nil {
 			return err
 		}
@@ -362,13 +362,13 @@ func (w *Wallet) addScriptLocked(ws *watchedScript) (*ImportInfo, error) {
 
 // Accounts returns the imported HD accounts by scope and account number.
 func (w *Wallet) Accounts() ([]AccountInfo, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
+	unlock, err := w.enter()
+	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	var out []AccountInfo
-	err := w.view(func(b readBuckets) error {
+	err = w.view(func(b readBuckets) error {
 		for _, sm := range sortedScopes(w.addrMgr) {
 			var accts []uint32
 			if err := sm.ForEachAccount(b.am, func(acct uint32) error {

@@ -14,8 +14,7 @@ import (
 // payment (made-up input, one output to a wallet address) offered to a
 // wallet already holding 500 and 4,000 of them (the budgets raised past
 // that with WithMempoolLimits). Compare the two ns/op of one run: the
-// cost no longer grows with the pending set (issue 25 measured 4.5 ms at
-// 500 and 38 ms at 4,000 when each payment re-read it). One op includes
+// cost no longer grows with the pending set (it would grow if each payment re-read it). One op includes
 // the commit of its write, whose fsync makes ns/op vary from run to run
 // on a shared disk; cpu-ns/op is the process's CPU time per op (getrusage),
 // which does not wait on the disk.

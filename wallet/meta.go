@@ -32,8 +32,10 @@ var (
 	bktMempoolFP = []byte("mempool-fp")
 )
 
-// formatVersion is the layout of ownNS this code reads and writes.
-const formatVersion = 1
+// formatVersion is the layout of ownNS this code reads and writes: 2
+// keeps the HD accounts' derived addresses in hd-scripts (hdstore.go);
+// Open migrates a wallet of format 1 (formatHDInWaddrmgr).
+const formatVersion = 2
 
 // noHeight marks "no block" in stored heights.
 const noHeight = -1
@@ -180,7 +182,7 @@ func readMeta(own walletdb.ReadBucket) (*meta, error) {
 	if m.counters, err = decodeCounters(own.Get(keyCounters)); err != nil {
 		return nil, err
 	}
-	for _, b := range [][]byte{bktImported, bktBlocks, bktMempoolFP} {
+	for _, b := range [][]byte{bktImported, bktBlocks, bktMempoolFP, bktHDScripts} {
 		if own.NestedReadBucket(b) == nil {
 			return nil, fmt.Errorf("%w: bucket %q missing", ErrCorrupt, b)
 		}

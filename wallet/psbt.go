@@ -145,11 +145,11 @@ type PSBT struct {
 // Any refusal (fee rate, outputs, funds) is an *InputError and writes
 // nothing.
 func (w *Wallet) CreatePSBT(req PSBTRequest) (*PSBT, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
+	unlock, err := w.enter()
+	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	if math.IsNaN(req.FeeRate) || req.FeeRate < MinFeeRate || req.FeeRate > MaxFeeRate {
 		return nil, inputErr("fee rate", fmt.Sprintf("%v sat/vB", req.FeeRate), fmt.Errorf("%w: give one in [%d, %d] sat/vB (bloomwatch has no fee estimate: a light client sees no mempool)", ErrFeeRate, MinFeeRate, MaxFeeRate))
 	}

@@ -73,13 +73,13 @@ func confirmations(height, tip int32) int32 {
 // Balance returns the balances at the sync point (see Balance for what
 // unconfirmed transactions change).
 func (w *Wallet) Balance() (Balance, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
+	unlock, err := w.enter()
+	if err != nil {
 		return Balance{}, err
 	}
+	defer unlock()
 	var bal Balance
-	err := w.view(func(b readBuckets) error {
+	err = w.view(func(b readBuckets) error {
 		ps, err := w.readPending(b.tm)
 		if err != nil {
 			return err
@@ -160,13 +160,13 @@ func (t TxSummary) ConfirmationsAt(tip int32) int32 { return confirmations(t.Hei
 // Txs returns the wallet's history: confirmed transactions by height,
 // then unconfirmed ones (with their expiry and conflicts).
 func (w *Wallet) Txs() ([]TxSummary, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
+	unlock, err := w.enter()
+	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	var out []TxSummary
-	err := w.view(func(b readBuckets) error {
+	err = w.view(func(b readBuckets) error {
 		ps, err := w.readPending(b.tm)
 		if err != nil {
 			return err
@@ -243,13 +243,13 @@ type UTXO struct {
 // outputs without PendingSpend or Conflicted for the worst case. They are
 // ordered by height (unconfirmed last), then txid and index.
 func (w *Wallet) UTXOs() ([]UTXO, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
+	unlock, err := w.enter()
+	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	var out []UTXO
-	err := w.view(func(b readBuckets) error {
+	err = w.view(func(b readBuckets) error {
 		ps, err := w.readPending(b.tm)
 		if err != nil {
 			return err
@@ -321,13 +321,13 @@ type Holdings struct {
 // three (the sync summary shows them all; three calls read the
 // unconfirmed set three times and the unspent outputs twice).
 func (w *Wallet) Holdings() (Holdings, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
+	unlock, err := w.enter()
+	if err != nil {
 		return Holdings{}, err
 	}
+	defer unlock()
 	var h Holdings
-	err := w.view(func(b readBuckets) error {
+	err = w.view(func(b readBuckets) error {
 		ps, err := w.readPending(b.tm)
 		if err != nil {
 			return err
@@ -389,13 +389,13 @@ type AddressInfo struct {
 // their used flags come from the watch set in memory: nothing is derived
 // or decoded again. AddressCounts counts them without building the list.
 func (w *Wallet) Addresses() ([]AddressInfo, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
+	unlock, err := w.enter()
+	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	var out []AddressInfo
-	err := w.view(func(b readBuckets) (err error) {
+	err = w.view(func(b readBuckets) (err error) {
 		out, err = w.addressInfos(b, w.watch.entries())
 		return err
 	})
@@ -475,11 +475,11 @@ func (w *Wallet) addressInfos(b readBuckets, entries []*watchEntry) ([]AddressIn
 // Addresses, which lists and formats every one, takes 150 ms;
 // BenchmarkAddressCounts).
 func (w *Wallet) AddressCounts() (AddressCounts, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
+	unlock, err := w.enter()
+	if err != nil {
 		return AddressCounts{}, err
 	}
+	defer unlock()
 	return w.watch.counts(), nil
 }
 

@@ -164,8 +164,8 @@ func TestReceiveNeedsAReceiveBranch(t *testing.T) {
 
 // TestReceiveKeepsTheReserveBeyondHandedOut: addresses handed out by
 // Receive move the frontier the lookahead reserve is kept beyond, as a
-// payment does (issue 30 item 2: "the lookahead reserve of the filter
-// covers what receive hands out"), and still do after a reopen, where
+// payment does (the lookahead reserve of the filter covers what
+// receive hands out), and still do after a reopen, where
 // the marks are all that records them. The wallet has applied a recent
 // block, so no catch-up reserve (1,000 addresses) hides the difference.
 func TestReceiveKeepsTheReserveBeyondHandedOut(t *testing.T) {

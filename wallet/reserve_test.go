@@ -226,30 +226,22 @@ func requireCounts(t *testing.T, w *Wallet, want AddressCounts) {
 }
 
 // requireUsedFlagsMatchStore requires the watch set's used flags to be
-// waddrmgr's and the imported records' (read from the database).
+// hd-scripts' and the imported records' (read from the database).
 func requireUsedFlagsMatchStore(t *testing.T, w *Wallet) {
 	t.Helper()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	stored := map[string]bool{}
 	require.NoError(t, w.view(func(b readBuckets) error {
-		for _, sm := range w.addrMgr.ActiveScopedKeyManagers() {
-			err := sm.ForEachAccount(b.am, func(acct uint32) error {
-				if acct == waddrmgr.ImportedAddrAccount {
-					return nil
-				}
-				return sm.ForEachAccountAddress(b.am, acct, func(ma waddrmgr.ManagedAddress) error {
-					s, err := scriptForManaged(ma)
-					if err != nil {
-						return err
-					}
-					stored[string(s.pkScript)] = ma.Used(b.am)
-					return nil
-				})
+		hd := b.own.NestedReadBucket(bktHDScripts)
+		err := hd.ForEach(func(bkey, _ []byte) error {
+			return hd.NestedReadBucket(bkey).ForEach(func(k, v []byte) error {
+				stored[string(v[1:])] = v[0]&hdFlagUsed != 0
+				return nil
 			})
-			if err != nil {
-				return err
-			}
+		})
+		if err != nil {
+			return err
 		}
 		return b.own.NestedReadBucket(bktImported).ForEach(func(k, v []byte) error {
 			r, err := decodeImportedRecord(k, v)

@@ -334,7 +334,7 @@ func BenchmarkApplyBlockScale(b *testing.B) {
 }
 
 // BenchmarkDeriveStride measures gap-limit derivation per address (one op
-// is one address derived, stored by waddrmgr and watched), in strides of
+// is one address derived, stored in hd-scripts and watched), in strides of
 // 40 (the default receive gap's) and 10,000 (gap 5,000), inside one
 // database transaction per stride as ApplyBlock does.
 func BenchmarkDeriveStride(b *testing.B) {

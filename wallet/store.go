@@ -64,6 +64,18 @@ func (w *Wallet) loadGuarded() (err error) {
 	return w.load()
 }
 
+// migrateGuarded runs migrateHD, turning a panic or memory fault raised by
+// reading a damaged file into ErrCorrupt, as loadGuarded does.
+func (w *Wallet) migrateGuarded() (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: reading the database failed: %v", ErrCorrupt, r)
+		}
+	}()
+	return migrateHD(w.db)
+}
+
 // load (re)builds every piece of in-memory state from the committed
 // database: the managers, the metadata, the watch set and the sync point.
 func (w *Wallet) load() error {
@@ -95,7 +107,7 @@ func (w *Wallet) loadFrom(tx walletdb.ReadTx) error {
 		return fmt.Errorf("%w: transaction store: %v", ErrCorrupt, err)
 	}
 	ws := newWatchSet()
-	if err := loadAccounts(am, mgr, ws); err != nil {
+	if err := loadAccounts(am, own, mgr, net.params, ws); err != nil {
 		mgr.Close()
 		return err
 	}
@@ -150,69 +162,6 @@ func sortedScopes(mgr *waddrmgr.Manager) []*waddrmgr.ScopedKeyManager {
 		return a.Coin < b.Coin
 	})
 	return sms
-}
-
-// hdEntry is one derived address found while loading.
-type hdEntry struct {
-	ws   *watchedScript
-	ref  addrRef
-	used bool
-}
-
-// loadAccounts adds every derived address of every HD account, in
-// (scope, account, branch, index) order.
-func loadAccounts(am walletdb.ReadBucket, mgr *waddrmgr.Manager, ws *watchSet) error {
-	for _, sm := range sortedScopes(mgr) {
-		scope := sm.Scope()
-		var accounts []uint32
-		if err := sm.ForEachAccount(am, func(acct uint32) error {
-			if acct != waddrmgr.ImportedAddrAccount {
-				accounts = append(accounts, acct)
-			}
-			return nil
-		}); err != nil {
-			return fmt.Errorf("%w: accounts of %v: %v", ErrCorrupt, scope, err)
-		}
-		sort.Slice(accounts, func(i, j int) bool { return accounts[i] < accounts[j] })
-		for _, acct := range accounts {
-			props, err := sm.AccountProperties(am, acct)
-			if err != nil {
-				return fmt.Errorf("%w: account %d of %v: %v", ErrCorrupt, acct, scope, err)
-			}
-			ws.derived[branchKey{scope, acct, waddrmgr.ExternalBranch}] = props.ExternalKeyCount
-			ws.derived[branchKey{scope, acct, waddrmgr.InternalBranch}] = props.InternalKeyCount
-			var entries []hdEntry
-			err = sm.ForEachAccountAddress(am, acct, func(ma waddrmgr.ManagedAddress) error {
-				pka, ok := ma.(waddrmgr.ManagedPubKeyAddress)
-				if !ok {
-					return nil
-				}
-				_, path, ok := pka.DerivationInfo()
-				if !ok {
-					return nil
-				}
-				s, err := scriptForManaged(ma)
-				if err != nil {
-					return err
-				}
-				entries = append(entries, hdEntry{s, addrRef{scope: scope, account: acct, branch: path.Branch, index: path.Index}, ma.Used(am)})
-				return nil
-			})
-			if err != nil {
-				return fmt.Errorf("%w: addresses of account %d of %v: %v", ErrCorrupt, acct, scope, err)
-			}
-			sort.Slice(entries, func(i, j int) bool {
-				if entries[i].ref.branch != entries[j].ref.branch {
-					return entries[i].ref.branch < entries[j].ref.branch
-				}
-				return entries[i].ref.index < entries[j].ref.index
-			})
-			for _, e := range entries {
-				ws.addUsed(e.ws, e.ref, e.used, false)
-			}
-		}
-	}
-	return nil
 }
 
 // loadImported adds every imported address and script.

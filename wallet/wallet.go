@@ -353,7 +353,7 @@ func (w *Wallet) initialize(tx walletdb.ReadWriteTx, p *plan) error {
 	if err != nil {
 		return err
 	}
-	for _, b := range [][]byte{bktImported, bktBlocks, bktMempoolFP, bktPendingSeen} {
+	for _, b := range [][]byte{bktImported, bktBlocks, bktMempoolFP, bktPendingSeen, bktHDScripts} {
 		if _, err := own.CreateBucket(b); err != nil {
 			return err
 		}
@@ -382,6 +382,9 @@ func (w *Wallet) initialize(tx walletdb.ReadWriteTx, p *plan) error {
 		return fmt.Errorf("address manager: %w", err)
 	}
 	w.net, w.meta, w.addrMgr, w.watch = p.net, m, mgr, newWatchSet()
+	// Derivations write to the transaction they run in (writeOwn).
+	w.batch = &batch{tx: tx}
+	defer func() { w.batch = nil }()
 	for _, k := range p.keys {
 		if _, err := w.importXpub(am, k); err != nil {
 			return err
@@ -424,6 +427,13 @@ func Open(dir string, opts ...Option) (*Wallet, error) {
 		return nil, err
 	}
 	w := newWallet(dir, db, opts)
+	if err := w.migrateGuarded(); err != nil {
+		_ = db.Close()
+		if errors.Is(err, ErrCorrupt) {
+			return nil, corruptErr(path, err)
+		}
+		return nil, fmt.Errorf("open wallet: migrate: %w", err)
+	}
 	if err := w.loadGuarded(); err != nil {
 		_ = db.Close()
 		if errors.Is(err, ErrCorrupt) {
@@ -497,6 +507,19 @@ func (w *Wallet) closeManagers() {
 
 // usable returns the error every call must fail with, if any. The caller
 // holds w.mu.
+// enter takes the wallet's lock and checks that the wallet is usable (open,
+// not broken): the preamble of every method that reads or writes it. On
+// success the caller defers the returned unlock; on error the lock is
+// already released.
+func (w *Wallet) enter() (unlock func(), err error) {
+	w.mu.Lock()
+	if err := w.usable(); err != nil {
+		w.mu.Unlock()
+		return nil, err
+	}
+	return w.mu.Unlock, nil
+}
+
 func (w *Wallet) usable() error {
 	if w.closed {
 		return ErrClosed
@@ -531,11 +554,11 @@ func (w *Wallet) Birthday() int32 {
 // the node syncs from the birthday; the wallet's readers still count
 // confirmations from the block the kept history reaches (HistoryPoint).
 func (w *Wallet) SyncedTo() (watch.SyncPoint, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
+	unlock, err := w.enter()
+	if err != nil {
 		return watch.SyncPoint{Height: noHeight}, err
 	}
+	defer unlock()
 	if w.meta.rescanPending {
 		return watch.SyncPoint{Height: noHeight}, nil
 	}

@@ -35,7 +35,7 @@ type branchKey struct {
 type watchEntry struct {
 	ws  *watchedScript
 	ref addrRef
-	// used mirrors the stored used flag (waddrmgr's for an HD address,
+	// used mirrors the stored used flag (hd-scripts' for an HD address,
 	// the imported record's otherwise): set when loaded and by markUsed
 	// inside the open batch, rebuilt with the set after a failed write.
 	used bool

@@ -86,7 +86,7 @@ var scopeSchemas = map[uint32]waddrmgr.ScopeAddrSchema{
 	purposeBIP44: {ExternalAddrType: waddrmgr.PubKeyHash, InternalAddrType: waddrmgr.PubKeyHash},
 	purposeBIP49: waddrmgr.KeyScopeBIP0049AddrSchema,
 	purposeBIP84: {ExternalAddrType: waddrmgr.WitnessPubKey, InternalAddrType: waddrmgr.WitnessPubKey},
-	// BIP86: waddrmgr derives the internal key and commits to it with
+	// BIP86: the wallet derives the internal key and commits to it with
 	// txscript.ComputeTaprootKeyNoScript (Q = P + H_TapTweak(P)*G), the
 	// BIP86 output key; the wallet watches its 32-byte program.
 	purposeBIP86: {ExternalAddrType: waddrmgr.TaprootPubKey, InternalAddrType: waddrmgr.TaprootPubKey},

@@ -21,7 +21,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/wallet"
 )
 
-// The sparse-payment measurement of issue 24 ("measured, not argued").
+// The sparse-payment measurement of the client's timing.
 const (
 	// sparseBlocks and sparseAddrs: the history's blocks and the receive
 	// addresses paid in it, first payments in index order (each needs a

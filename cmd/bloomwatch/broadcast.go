@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bloomwatch/bloomwatch/internal/amount"
+	"github.com/bloomwatch/bloomwatch/internal/boundedread"
 	"github.com/bloomwatch/bloomwatch/netparams"
 	"github.com/bloomwatch/bloomwatch/session"
 	"github.com/bloomwatch/bloomwatch/spv"
@@ -98,7 +99,7 @@ func (o *broadcastOptions) readTx(prefix string) (*wire.MsgTx, error) {
 		return tx, nil
 	}
 	data := []byte(strings.TrimSpace(o.psbtArg))
-	if raw, err := os.ReadFile(o.psbtArg); err == nil {
+	if raw, err := boundedread.ReadFile(o.psbtArg, maxPSBTFileBytes, "maxPSBTFileBytes"); err == nil {
 		data = raw
 	} else if !errors.Is(err, os.ErrNotExist) && !strings.Contains(err.Error(), "file name too long") {
 		return nil, usagef("%s: --psbt: %w", prefix, err)

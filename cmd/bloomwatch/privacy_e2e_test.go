@@ -173,7 +173,7 @@ func checkOneFilterNumber(t *testing.T, dir string, sum *session.Summary) {
 }
 
 // modelCheckLevel is the Poisson level the end-to-end checks of the
-// joint model use (issue 14: 99.9 %).
+// joint model use (99.9 %).
 const modelCheckLevel = 0.999
 
 // supplementaryLevel is the Poisson level of the checks beyond the
@@ -253,7 +253,7 @@ func checkModelAgainstScan(t *testing.T, records []transcript.Record, reading *p
 // --json` (a regtest btcd on 127.0.0.1, the demo's chain and wallet) and
 // checks the joint model on its transcript: the meter's reading in the
 // summary's privacy block and the analyzer agree with the intersection
-// measured on a synthetic universe (issue 14's first "done when").
+// measured on a synthetic universe.
 func TestPrivacyModelOnDemoTranscript(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts btcd")
@@ -268,7 +268,7 @@ func TestPrivacyModelOnDemoTranscript(t *testing.T) {
 		t.Fatalf("decode summary: %v", err)
 	}
 	records := readTranscript(t, dir)
-	// With the lookahead reserve (issue 24) the demo's first sync needs no
+	// With the lookahead reserve the demo's first sync needs no
 	// reload for new keys: its peers get one filter, so the joint model
 	// over several filters is checked by
 	// TestPrivacyModelOnRealSyncWithReloads (--lookahead 0) instead.
@@ -276,7 +276,7 @@ func TestPrivacyModelOnDemoTranscript(t *testing.T) {
 		t.Fatalf("privacy block %+v: want a filter and the universe's source", sum.Privacy)
 	}
 	checkModelAgainstScan(t, records, sum.Privacy)
-	// Issue 27: the meter's N is the wallet's count (21 used addresses on
+	// the meter's N is the wallet's count (21 used addresses on
 	// the demo, where it took m^ = 69), not the filter's estimate.
 	if p := sum.Privacy; !p.WalletKnown || p.Members != sum.Addresses.Used || p.Watched != sum.Addresses.Derived {
 		t.Errorf("meter: N %d of %d watched; wallet: %d used of %d derived", p.Members, p.Watched, sum.Addresses.Used, sum.Addresses.Derived)
@@ -288,7 +288,7 @@ func TestPrivacyModelOnDemoTranscript(t *testing.T) {
 const demoUniverse = "1000000"
 
 // checkDemoAnalyze runs `privacy analyze` on the demo's transcript as a
-// user would (issue 27's "done when"): without --truth it prints no
+// user would: without --truth it prints no
 // precision, recall or entropy and says what to pass; with the truth
 // `wallet export-truth` writes, N is the wallet's used addresses and the
 // precision never falls when the adversary learns more (single filter,
@@ -473,7 +473,7 @@ func reloadsAndOutpoints(ctx context.Context, t *testing.T, chain nodeChain, rec
 	// Both forms: a false positive's outpoint is not matched by chance
 	// alone. A server under BLOOM_UPDATE_ALL inserted the outpoint of
 	// every output its filter matched, false positives' included, and
-	// a reload carries those (issue 24: a reload that dropped them would
+	// a reload carries those (a reload that dropped them would
 	// show which matched outputs are the wallet's). Such a candidate
 	// passes both forms by construction, which the server knew when it
 	// sent the transaction; the chance model covers the rest. carried

@@ -274,7 +274,7 @@ func TestPrivacyScanCLI(t *testing.T) {
 	}
 }
 
-// TestPrivacyResearchExperimentsCLI runs issue 20's experiments at a small
+// TestPrivacyResearchExperimentsCLI runs the population experiments at a small
 // size: tables with verdicts, PNG and SVG figures labelled with their
 // command, one transcript per session, progress on stderr.
 func TestPrivacyResearchExperimentsCLI(t *testing.T) {

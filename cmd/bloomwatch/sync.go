@@ -57,16 +57,19 @@ func newSyncCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sync",
 		Short: "Sync the watch-only wallet from BIP37 peers (dashboard on a terminal, headless with --json or --no-tui)",
-		Long: `Sync the watch-only wallet of --datadir from full nodes that serve BIP37
+		Long: fmt.Sprintf(`Sync the watch-only wallet of --datadir from full nodes that serve BIP37
 bloom filters. The wallet is created from --network, --xpub and --address when
 the data dir holds none; given to an existing wallet, new --xpub/--address are
 imported (the wallet then rescans from its birthday).
 
 On a terminal sync opens the dashboard; with --json or --no-tui it stays
 headless and logs progress to stderr. --until-synced exits once the wallet is
-at the best peer's tip; --json prints a summary on stdout when sync ends.
+at the best peer's tip and no block awaits an omission check; a check waits up
+to %v for a second peer to get its block, and one that cannot finish makes
+sync exit non-zero with the reason. --json prints a summary on stdout when sync
+ends ("state": "synced", or "at the tip, N blocks awaiting a check").
 The light node's state (headers, privacy transcript, bans) is kept in
-DATADIR/spv.`,
+DATADIR/spv.`, spv.DefaultCheckWait),
 		Args: cobra.NoArgs,
 		RunE: o.run,
 	}
@@ -75,7 +78,7 @@ DATADIR/spv.`,
 	f.StringArrayVar(&o.connect, "connect", nil, "peer HOST:PORT to sync from (repeatable; required on regtest and simnet)")
 	f.IntVar(&o.maxPeers, "max-peers", spv.DefaultMaxPeers, "outbound peers")
 	f.Float64Var(&o.fpRate, "fp-rate", filterpolicy.DefaultFPRate, "bloom filter false-positive target at its capacity")
-	f.BoolVar(&o.untilSynced, "until-synced", false, "exit once the wallet is at the best peer's tip")
+	f.BoolVar(&o.untilSynced, "until-synced", false, "exit once the wallet is at the best peer's tip and every block awaiting an omission check is checked (non-zero when a check cannot finish)")
 	f.BoolVar(&o.asJSON, "json", false, "headless; print a JSON summary on stdout at the end")
 	f.BoolVar(&o.noTUI, "no-tui", false, "headless even on a terminal")
 	f.StringVar(&o.logFile, "log-file", "", "write the log here (default: stderr headless, DATADIR/bloomwatch.log with the dashboard)")
@@ -300,8 +303,12 @@ func runSession(cmd *cobra.Command, prefix string, cfg session.Config, asJSON bo
 		return writeJSON(cmd, sum)
 	case !cfg.Dashboard:
 		st := s.Node().Status()
-		fmt.Fprintf(cmd.ErrOrStderr(), "synced to height %d; %d blocks, %d matched txs (%d the wallet's, %d false positives), %d bytes received\n",
-			st.WatcherHeight, st.Blocks, st.Matched, st.Relevant, st.FalsePositives, st.BytesReceived)
+		state := fmt.Sprintf("synced to height %d", st.WatcherHeight)
+		if !st.Synced {
+			state = fmt.Sprintf("%s (height %d)", session.SyncState(st), st.WatcherHeight)
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s; %d blocks, %d matched txs (%d the wallet's, %d false positives), %d bytes received\n",
+			state, st.Blocks, st.Matched, st.Relevant, st.FalsePositives, st.BytesReceived)
 	}
 	return nil
 }

@@ -197,7 +197,7 @@ func TestDemoInTmux(t *testing.T) {
 	send("Escape")
 	waitFor("back from the picture", "Matched txs")
 
-	// Every size from 80x24 up shows what it must (issue 28).
+	// Every size from 80x24 up shows what it must.
 	for _, sz := range [][2]int{{80, 24}, {120, 30}, {160, 48}} {
 		if out, err := tm("resize-window", "-t", session, "-x", strconv.Itoa(sz[0]), "-y", strconv.Itoa(sz[1])); err != nil {
 			t.Fatalf("resize to %dx%d: %v: %s", sz[0], sz[1], err, out)

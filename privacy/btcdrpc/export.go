@@ -13,13 +13,13 @@ import (
 	"os"
 	"slices"
 
-	"github.com/bloomwatch/bloomwatch/decoy"
+	"github.com/bloomwatch/bloomwatch/filterpolicy"
 	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/wire"
 )
 
-// The universe exporter (issue 20, item 6): it reads a chain block by
+// The universe exporter: it reads a chain block by
 // block and writes its candidates as an element file, the format
 // privacy.FileUniverse streams, in bounded memory. Every observation (a
 // script first paid, a public key revealed by a spend, an output created
@@ -278,7 +278,7 @@ func observeBlock(b *wire.MsgBlock, h int32, outpoints bool, cands, ops *spill, 
 				}
 				continue
 			}
-			if pk := decoy.RevealedPubKey(in); pk != nil {
+			if pk := filterpolicy.RevealedPubKey(in); pk != nil {
 				if err := cands.put(observation{kind: obsRevealed, key: btcutil.Hash160(pk), form: pk}); err != nil {
 					return err
 				}

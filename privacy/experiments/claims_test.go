@@ -13,7 +13,7 @@ import (
 )
 
 // The claims docs/RESEARCH.md and the README make, each asserted here on a
-// smaller run of the experiment that measured it (issue 20, item 9).
+// smaller run of the experiment that measured it.
 
 // TestClaimNickFormulaMissesOwnKeyTerm: with rates scaled until wrong
 // merges are common (x100), the crawler's wrong merges over several

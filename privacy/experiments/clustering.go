@@ -1,12 +1,13 @@
 package experiments
 
 import (
+	"github.com/bloomwatch/bloomwatch/internal/unionfind"
 	"math"
 	"math/rand/v2"
 	"slices"
 )
 
-// Multi-input clustering (issue 20, item 2): the common-input-ownership
+// Multi-input clustering: the common-input-ownership
 // heuristic over the whole chain, evaluated as Nick 2015 did (his thesis,
 // chapter 5) with the crawler's de-duplicated match sets as the wallets,
 // and against the population's truth.
@@ -28,51 +29,28 @@ import (
 // Clusters is the multi-input heuristic's partition of the population's
 // keys.
 type Clusters struct {
-	parent []int32
-	size   []int32
+	sets *unionfind.Sets
 }
 
 // MultiInputClusters merges the keys every co-spend spends from.
 func MultiInputClusters(p *Population) *Clusters {
-	c := &Clusters{parent: make([]int32, len(p.Keys)), size: make([]int32, len(p.Keys))}
-	for i := range c.parent {
-		c.parent[i], c.size[i] = int32(i), 1
-	}
+	c := &Clusters{sets: unionfind.New(len(p.Keys))}
 	for _, ks := range p.CoSpends {
 		for _, k := range ks[1:] {
-			c.union(ks[0], k)
+			c.sets.Union(int(ks[0]), int(k))
 		}
 	}
 	return c
 }
 
-// find returns the root of key k.
-func (c *Clusters) find(k int32) int32 {
-	for c.parent[k] != k {
-		c.parent[k] = c.parent[c.parent[k]]
-		k = c.parent[k]
-	}
-	return k
-}
-
-// union merges the clusters of a and b.
-func (c *Clusters) union(a, b int32) {
-	ra, rb := c.find(a), c.find(b)
-	if ra == rb {
-		return
-	}
-	if c.size[ra] < c.size[rb] {
-		ra, rb = rb, ra
-	}
-	c.parent[rb] = ra
-	c.size[ra] += c.size[rb]
-}
+// find returns the root of key k's cluster.
+func (c *Clusters) find(k int32) int32 { return int32(c.sets.Find(int(k))) }
 
 // Size returns the size of key k's cluster.
-func (c *Clusters) Size(k int32) int { return int(c.size[c.find(k)]) }
+func (c *Clusters) Size(k int32) int { return c.sets.Size(int(k)) }
 
 // Same reports whether keys a and b are in one cluster.
-func (c *Clusters) Same(a, b int32) bool { return c.find(a) == c.find(b) }
+func (c *Clusters) Same(a, b int32) bool { return c.sets.Same(int(a), int(b)) }
 
 // ClusterScore is the heuristic's mean precision and recall over one
 // wallet's reference set.
@@ -127,7 +105,7 @@ func (c *Clusters) Score(v *CrawlerView, ref []int32, owners map[[2]int32]int, w
 		if owners != nil {
 			hits = owners[[2]int32{root, wallet}]
 		}
-		s.Precision += float64(hits) / float64(c.size[root])
+		s.Precision += float64(hits) / float64(c.sets.Size(int(root)))
 		s.Recall += float64(inRef) / n
 	}
 	s.Precision /= n

@@ -3,6 +3,7 @@ package experiments
 import (
 	"context"
 	"fmt"
+	"github.com/bloomwatch/bloomwatch/internal/unionfind"
 	"math"
 	"slices"
 
@@ -10,7 +11,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/privacy"
 )
 
-// The crawler (issue 20, item 2): a node that collects one filter per
+// The crawler: a node that collects one filter per
 // client session, as Nick's crawlers did (they disconnected after the
 // filterload), tests every candidate on chain against each, and links the
 // sessions into wallets by the overlap of their match sets.
@@ -304,29 +305,15 @@ func (v *CrawlerView) Link(sessions []*Session, overlaps []Overlap, rule LinkRul
 // union of every accepted pair, transitively): group[j] is the group of
 // session j, the smallest session index in it.
 func LinkGroups(n int, overlaps []Overlap, merge func(Overlap) bool) []int {
-	parent := make([]int, n)
-	for i := range parent {
-		parent[i] = i
-	}
-	find := func(x int) int {
-		for parent[x] != x {
-			parent[x] = parent[parent[x]]
-			x = parent[x]
-		}
-		return x
-	}
+	sets := unionfind.New(n)
 	for _, o := range overlaps {
-		if !merge(o) {
-			continue
-		}
-		a, b := find(o.I), find(o.J)
-		if a != b {
-			parent[max(a, b)] = min(a, b)
+		if merge(o) {
+			sets.Union(o.I, o.J)
 		}
 	}
 	out := make([]int, n)
 	for i := range out {
-		out[i] = find(i)
+		out[i] = sets.Find(i)
 	}
 	return out
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/privacy"
 )
 
-// The linking experiment (issue 20, item 2): how often the crawler's
+// The linking experiment: how often the crawler's
 // de-duplication by match-set overlap merges sessions of different
 // wallets, measured on one population at target rates scaled up until
 // wrong merges are common, beside Nick's formula (a candidate of neither

@@ -10,7 +10,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
 
-// The noise experiment (issue 20, item 3): decoys in the filter (random
+// The noise experiment: decoys in the filter (random
 // ones persisted or drawn fresh per filter, and graph-near ones persisted,
 // noise.go) beside a looser target rate, one form per key, a persisted
 // tweak, per-peer sharding and Tor-style unlinkable sessions, each

@@ -10,7 +10,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/privacy"
 )
 
-// The peers experiment (issue 20, item 5): a wallet connected to several
+// The peers experiment: a wallet connected to several
 // peers, some of which collude, under three policies: the same filter to
 // every peer (one tweak), the same elements under a tweak per peer, and
 // the elements sharded over the peers (each peer a filter of its share).

@@ -10,7 +10,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/privacy"
 )
 
-// The population experiment (issue 20, items 1 and 2): wallets of three
+// The population experiment: wallets of three
 // kinds on one chain, one transcript per client session, a crawler that
 // keeps each session's first filter (as Nick's did), links the sessions
 // into wallets by match-set overlap, and runs the multi-input heuristic

@@ -11,7 +11,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/privacy"
 )
 
-// The rappor experiment (issue 27, item 4): RAPPOR (Erlingsson, Pihur,
+// The rappor experiment: RAPPOR (Erlingsson, Pihur,
 // Korolova, CCS 2014; its definitions in docs/RESEARCH.md, Sources),
 // applied to BIP37.
 //

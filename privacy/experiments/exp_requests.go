@@ -10,7 +10,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
 
-// The requests experiment (issue 20, item 4): what the serving peer
+// The requests experiment: what the serving peer
 // learns from the blocks a client asks for, recorded as getdata records
 // (transcript version 3). A wallet's first catch-up starts at its
 // birthday; bloomwatch, after loading a filter for keys a transaction of

@@ -11,7 +11,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/privacy"
 )
 
-// The tweak-policy experiment (issue 19, item 3): a wallet behind a proxy
+// The tweak-policy experiment: a wallet behind a proxy
 // with a circuit per peer. One tweak persisted across all peers is sent in
 // clear in every filterload, so colluding peers link the wallet's filters
 // by it whatever the circuits; a tweak per peer hides that, but makes the

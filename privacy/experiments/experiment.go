@@ -333,7 +333,7 @@ func finiteOr(v, alt float64) float64 {
 func param(name string, v any) Param { return Param{Name: name, Value: fmt.Sprint(v)} }
 
 // Sources of the figures in the published column, with the page,
-// section or table they were read at (issue 27, item 3), and the labels of
+// section or table they were read at, and the labels of
 // figures that are not published. A figure this project measured is never
 // a published one: it is labelled "measured here" and kept out of
 // Comparison.Literature.

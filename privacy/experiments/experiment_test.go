@@ -67,7 +67,7 @@ func TestExperimentsDeterministic(t *testing.T) {
 			if string(jc) == string(ja) {
 				t.Error("another seed gives the same result")
 			}
-			// Issue 27: every row's interval and verdict, with two seeds,
+			// every row's interval and verdict, with two seeds,
 			// and through JSON; the published column holds publications.
 			for _, r := range []*Result{a, c} {
 				checkRows(t, r)

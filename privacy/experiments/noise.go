@@ -4,11 +4,11 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"github.com/bloomwatch/bloomwatch/decoy"
+	"github.com/bloomwatch/bloomwatch/filterpolicy"
 	"github.com/btcsuite/btcd/wire"
 )
 
-// Noise from RAPPOR's idea (issue 20, item 3). RAPPOR's permanent
+// Noise from RAPPOR's idea. RAPPOR's permanent
 // randomized response memoizes noise per value so repeated reports do not
 // average it away; its instantaneous response adds fresh noise per report.
 // A BIP37 filter tolerates only added 1-bits (a cleared bit would miss a
@@ -89,7 +89,7 @@ func (p *Population) DecoySource(kind NoiseKind, count int, seed uint64) func(w 
 		case NoiseFreshRandom:
 			ids = p.randomKeys(rng(w.ID), count, h)
 		case NoisePersistedNear:
-			// The client's own chooser (package decoy, sync --decoys)
+			// The client's own chooser (filterpolicy.GraphNear, sync --decoys)
 			// over the wallet's transactions up to h.
 			var mine []*wire.MsgTx
 			for _, ref := range txs[w.ID] {
@@ -102,7 +102,7 @@ func (p *Population) DecoySource(kind NoiseKind, count int, seed uint64) func(w 
 				k := p.keyOfPush(push)
 				return k >= 0 && p.Keys[k].Owner == int32(w.ID)
 			}
-			near[w.ID] = decoy.GraphNear(mine, own, near[w.ID], count)
+			near[w.ID] = filterpolicy.GraphNear(mine, own, near[w.ID], count)
 			return near[w.ID]
 		}
 		out := make([][]byte, len(ids))

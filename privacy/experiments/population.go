@@ -11,7 +11,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 )
 
-// A population of wallets on one synthetic chain (issue 20, item 1): many
+// A population of wallets on one synthetic chain: many
 // wallets of three kinds, each paid by background users and by one
 // another, spending several coins at once with change to a fresh key,
 // sometimes joining another party's input (a CoinJoin-like transaction

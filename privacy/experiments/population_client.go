@@ -43,7 +43,7 @@ const (
 )
 
 // RequestPolicy is how a client requests blocks: what the serving peer
-// learns from the request pattern (issue 20, item 4).
+// learns from the request pattern.
 type RequestPolicy struct {
 	// RoundBirthday starts a wallet's first catch-up at its birthday
 	// rounded down to a multiple of this many blocks (0 or 1: the

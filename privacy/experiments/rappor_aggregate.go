@@ -12,7 +12,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/privacy"
 )
 
-// RAPPOR's aggregator on BIP37 filters (issue 27, item 4b): a full node
+// RAPPOR's aggregator on BIP37 filters: a full node
 // collects one filter from each of many wallets and decodes which
 // candidate scripts the population watches, as RAPPOR's aggregator works
 // (docs/RESEARCH.md, Sources): reports grouped in cohorts (here: the

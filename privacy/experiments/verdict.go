@@ -9,8 +9,7 @@ import (
 	"sort"
 )
 
-// Intervals of the right kind, and verdicts that can fail (issue 27,
-// item 2). Every measured row carries the data its interval and its test
+// Intervals of the right kind, and verdicts that can fail. Every measured row carries the data its interval and its test
 // are computed from (evidence): the successes and trials of independent
 // trials, a count of independent events, or per-cluster sums when the
 // units are clustered (sessions and transactions within wallets). A row

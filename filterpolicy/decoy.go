@@ -1,9 +1,9 @@
-// Package decoy chooses graph-near decoys: filter elements a BIP37 light
-// client inserts beside its own so that an adversary who intersects its
-// filters and prunes them with the transaction graph still cannot tell its
-// keys from its counterparties'.
+// Decoys: graph-near filter elements a BIP37 light client inserts beside
+// its own so that an adversary who intersects its filters and prunes them
+// with the transaction graph still cannot tell its keys from its
+// counterparties'.
 //
-// The choice is the one `bloomwatch privacy experiment noise` measured
+// The choice is the one `bloomwatch privacy experiment noise` measures
 // (docs/RESEARCH.md, "Noise"): from the wallet's own transactions, the
 // keys that paid it (revealed by their inputs) and the other outputs (the
 // payer's change, the payees). The transaction graph links them to the
@@ -23,9 +23,10 @@
 // which filter element is a decoy; a P2WPKH or P2TR payer's key is not
 // used (its change output, in the same transaction, usually is).
 //
-// The package is pure (no I/O, no state): package spv persists the
+// These functions are pure (no I/O, no state): package spv persists the
 // decoys it chooses, package privacy's experiments simulate them.
-package decoy
+
+package filterpolicy
 
 import (
 	"bytes"
