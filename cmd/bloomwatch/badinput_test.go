@@ -400,6 +400,7 @@ func (fx badFixture) badCases() []badCase {
 		{"experiment rate outside [0, 1]", []string{"privacy", "experiment", "peers", "--fp-rate", "2"}, 2, "--fp-rate"},
 		{"experiment 51 hash functions", []string{"privacy", "experiment", "tweak-policy", "--hash-funcs", "51"}, 2, "--hash-funcs"},
 		{"experiment wallets negative", []string{"privacy", "experiment", "population", "--wallets", "-1"}, 2, "must not be negative"},
+		{"experiment records negative", []string{"privacy", "experiment", "pprl", "--records", "-1"}, 2, "--records"},
 
 		// privacy export-universe
 		{"export no out", []string{"privacy", "export-universe", "--synthetic", "10"}, 2, "--out is required"},

@@ -292,6 +292,8 @@ func TestPrivacyResearchExperimentsCLI(t *testing.T) {
 			wantOutSub: []string{"tweak per peer: a wallet's filter pairs linked by significant overlap", "mainnet: "}},
 		{name: "peers", args: append([]string{"privacy", "experiment", "peers", "--peers", "2", "--keys", "4", "--universe", "20000", "--trials", "1"}, quiet...),
 			wantOutSub: []string{"2 of 2 peers collude, elements sharded over the peers"}},
+		{name: "pprl", args: append([]string{"privacy", "experiment", "pprl", "--records", "200000", "--hash-funcs", "30"}, quiet...),
+			wantOutSub: []string{"records=200000", "hash_funcs=[30]", "k=30: never-aligned names re-identified exactly (correct 1-1)"}},
 	})
 	for _, f := range []string{"pop.png", "pop.svg"} {
 		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() < 5000 {
