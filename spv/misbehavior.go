@@ -66,6 +66,16 @@ const (
 	// transaction or paying the wallet more outputs than it watches
 	// from one unconfirmed transaction.
 	MisbehaviorRefusedTx
+	// MisbehaviorBadFilter: a compact block filter (BIP158) whose hash
+	// does not match the filter-header chain, or a cfilter not asked.
+	MisbehaviorBadFilter
+	// MisbehaviorBadFilterHeader: filter headers (BIP157) that contradict
+	// the peer's own checkpoints or earlier headers, or that the block
+	// proved wrong in a conflict between peers (cfheaders.go).
+	MisbehaviorBadFilterHeader
+	// MisbehaviorWithheldBlock: a block the peer's filters cover,
+	// answered notfound (BIP158: the peer knows the node wants it).
+	MisbehaviorWithheldBlock
 )
 
 // banThreshold is the ban score at which a peer is disconnected and banned
@@ -77,7 +87,7 @@ func (m Misbehavior) Score() uint32 {
 	switch m {
 	case MisbehaviorBadHeader, MisbehaviorInvalidMerkleTree, MisbehaviorUnrequestedBlock,
 		MisbehaviorTxNotInBlock, MisbehaviorSixtyFourByteTx, MisbehaviorBadBlock, MisbehaviorOmittedTx,
-		MisbehaviorInvalidTx:
+		MisbehaviorInvalidTx, MisbehaviorBadFilter, MisbehaviorBadFilterHeader, MisbehaviorWithheldBlock:
 		return banThreshold
 	case MisbehaviorOrphanHeaders, MisbehaviorUnrequestedTx:
 		return banThreshold / 2
@@ -123,6 +133,12 @@ func (m Misbehavior) String() string {
 		return "invalid transaction"
 	case MisbehaviorRefusedTx:
 		return "unconfirmed transaction over budget"
+	case MisbehaviorBadFilter:
+		return "invalid compact filter"
+	case MisbehaviorBadFilterHeader:
+		return "invalid filter headers"
+	case MisbehaviorWithheldBlock:
+		return "withheld a filtered block"
 	default:
 		return fmt.Sprintf("misbehavior(%d)", uint8(m))
 	}
