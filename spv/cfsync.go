@@ -132,7 +132,7 @@ type CFStats struct {
 	// FilterHeaders counts agreed filter headers; Filters the filters
 	// received and FilterBytes their bytes.
 	FilterHeaders, Filters int
-	FilterBytes        uint64
+	FilterBytes            uint64
 	// Blocks counts blocks fetched whole because their filter matched
 	// (BlockBytes their bytes); FalsePositives those that held nothing
 	// for the watcher.
