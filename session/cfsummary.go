@@ -1,0 +1,30 @@
+package session
+
+import "github.com/bloomwatch/bloomwatch/spv"
+
+// CFSummary is what a sync over BIP157/158 fetched (Summary.CF): the
+// agreed filter headers, the filters and the blocks fetched whole, with
+// their bytes; FalsePositiveBlocks are fetched blocks that held nothing
+// for the wallet; Conflicts the filter-header disagreements between peers
+// that a block settled.
+type CFSummary struct {
+	FilterHeaders       int    `json:"filter_headers"`
+	Filters             int    `json:"filters"`
+	FilterBytes         uint64 `json:"filter_bytes"`
+	Blocks              int    `json:"blocks_fetched"`
+	BlockBytes          uint64 `json:"block_bytes"`
+	FalsePositiveBlocks int    `json:"false_positive_blocks"`
+	Conflicts           int    `json:"conflicts"`
+}
+
+// cfSummary returns the compact-filter part of st (nil over BIP37).
+func cfSummary(st spv.Status) *CFSummary {
+	if st.Protocol != spv.ProtocolBIP158 {
+		return nil
+	}
+	c := st.CF
+	return &CFSummary{
+		FilterHeaders: c.FilterHeaders, Filters: c.Filters, FilterBytes: c.FilterBytes,
+		Blocks: c.Blocks, BlockBytes: c.BlockBytes, FalsePositiveBlocks: c.FalsePositives, Conflicts: c.Conflicts,
+	}
+}
