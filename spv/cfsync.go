@@ -515,12 +515,63 @@ func (cf *cfSync) deliver() {
 				cf.st.FalsePositives++
 			}
 		}
-		m.slots[h] = &slot{hash: e.hash, block: fb}
-		m.reqHigh = max(m.reqHigh, h)
-		m.deliver()
-		if m.next == h {
+		if !cf.apply(fb) {
 			return // not applied: a reorg or a failure
+		}
+		// A block that grew the watcher's elements may hold more of its
+		// transactions (a payment to an address it derived only now, a
+		// spend of an output it received only now): the block is
+		// delivered again with them, as the watcher contract allows.
+		for e.block != nil && m.st.Err == nil {
+			cf.scripts.update(m.els)
+			more := cf.moreMatches(e.block, fb)
+			if more == nil {
+				break
+			}
+			m.next, fb = h, more
+			if !cf.apply(fb) {
+				return
+			}
 		}
 		delete(cf.entries, h)
 	}
+}
+
+// apply hands fb to the watcher through the manager's delivery and
+// reports whether it was applied.
+func (cf *cfSync) apply(fb *watch.FilteredBlock) bool {
+	m := cf.m
+	m.slots[fb.Height] = &slot{hash: fb.Hash, block: fb}
+	m.reqHigh = max(m.reqHigh, fb.Height)
+	m.deliver()
+	return m.next > fb.Height
+}
+
+// moreMatches returns block b delivered again with the transactions the
+// current query set matches beside those fb held, in block order, or nil
+// when there are none.
+func (cf *cfSync) moreMatches(b *wire.MsgBlock, fb *watch.FilteredBlock) *watch.FilteredBlock {
+	had := make(map[uint32]bool, len(fb.TxIndexes))
+	for _, i := range fb.TxIndexes {
+		had[i] = true
+	}
+	_, idx := cf.scripts.blockMatches(b, cf.m.els.ops)
+	grew := false
+	for _, i := range idx {
+		if !had[i] {
+			had[i] = true
+			grew = true
+		}
+	}
+	if !grew {
+		return nil
+	}
+	out := &watch.FilteredBlock{Height: fb.Height, Hash: fb.Hash, Header: fb.Header, TotalTxs: fb.TotalTxs}
+	for i, tx := range b.Transactions {
+		if had[uint32(i)] {
+			out.Txs = append(out.Txs, tx)
+			out.TxIndexes = append(out.TxIndexes, uint32(i))
+		}
+	}
+	return out
 }
