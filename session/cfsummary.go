@@ -1,6 +1,9 @@
 package session
 
-import "github.com/bloomwatch/bloomwatch/spv"
+import (
+	"github.com/bloomwatch/bloomwatch/spv"
+	"github.com/bloomwatch/bloomwatch/transcript"
+)
 
 // CFSummary is what a sync over BIP157/158 fetched (Summary.CF): the
 // agreed filter headers, the filters and the blocks fetched whole, with
@@ -27,4 +30,16 @@ func cfSummary(st spv.Status) *CFSummary {
 		FilterHeaders: c.FilterHeaders, Filters: c.Filters, FilterBytes: c.FilterBytes,
 		Blocks: c.Blocks, BlockBytes: c.BlockBytes, FalsePositiveBlocks: c.FalsePositives, Conflicts: c.Conflicts,
 	}
+}
+
+// bip37Records returns recs without the compact-filter records, which the
+// BIP37 meter does not read (privacy.AnalyzeBlockRequests does).
+func bip37Records(recs []transcript.Record) []transcript.Record {
+	out := recs[:0:0]
+	for _, r := range recs {
+		if !r.Kind.BIP158() {
+			out = append(out, r)
+		}
+	}
+	return out
 }

@@ -196,7 +196,7 @@ func New(cfg Config) (*Session, error) {
 	// The adversary keeps every filter it ever received: earlier runs'
 	// filters count before this run adds to them (folded at once, the
 	// model brought up to date after the last).
-	if _, err := s.meter.Restore(node.Transcript()); err != nil {
+	if _, err := s.meter.Restore(bip37Records(node.Transcript())); err != nil {
 		s.log.Warn("privacy meter: earlier filters", "err", err)
 	}
 	return s, nil

@@ -278,8 +278,9 @@ func (cf *cfSync) askConflictBlock() {
 	if from == nil {
 		return
 	}
-	c.blockFrom = from
-	cf.sendGetBlock(from, c.height, c.hash)
+	if cf.sendGetBlock(from, c.height, c.hash, true) {
+		c.blockFrom = from
+	}
 }
 
 // resolve settles the conflict once the block and every claimant's

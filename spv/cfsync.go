@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/bloomwatch/bloomwatch/watch"
 	"github.com/btcsuite/btcd/blockchain"
 	"github.com/btcsuite/btcd/btcutil"
@@ -276,6 +277,9 @@ func (cf *cfSync) sendGetCFilters(ps *peerState, from, to int32, conflict bool) 
 		m.fail(fmt.Errorf("%w: hash at %d: %w", ErrHeaderStore, to, err))
 		return
 	}
+	if !cf.recordCF(ps, transcript.KindGetCFilters, from, to-from+1, conflict) {
+		return
+	}
 	for h := from; h <= to; h++ {
 		hash, err := m.n.store.HashByHeight(h)
 		if err != nil {
@@ -373,14 +377,19 @@ func (cf *cfSync) askBlock(h int32, e *cfEntry) {
 	if ps == nil {
 		return
 	}
-	e.asked = ps
-	cf.sendGetBlock(ps, h, e.hash)
+	if cf.sendGetBlock(ps, h, e.hash, false) {
+		e.asked = ps
+	}
 }
 
 // sendGetBlock asks ps block hash (height h) with its witnesses and a
-// ping after it: the pong with the block still owed means withheld.
-func (cf *cfSync) sendGetBlock(ps *peerState, h int32, hash chainhash.Hash) {
+// ping after it: the pong with the block still owed means withheld. It
+// reports whether the request was recorded and sent.
+func (cf *cfSync) sendGetBlock(ps *peerState, h int32, hash chainhash.Hash, check bool) bool {
 	m := cf.m
+	if !cf.recordCF(ps, transcript.KindGetBlock, h, 1, check) {
+		return false
+	}
 	if !ps.owesData() {
 		ps.lastAnswer = m.n.clock.Now()
 	}
@@ -391,6 +400,7 @@ func (cf *cfSync) sendGetBlock(ps *peerState, h int32, hash chainhash.Hash) {
 	_ = gd.AddInvVect(wire.NewInvVect(wire.InvTypeWitnessBlock, &hash))
 	ps.send(gd)
 	ps.send(wire.NewMsgPing(nonce))
+	return true
 }
 
 // onPong closes the block requests a ping followed; it reports whether
