@@ -187,6 +187,8 @@ func (s *Session) handleEvent(ctx context.Context, f *feed, ev spv.Event) (end b
 		f.walletHeight, f.dirty = min(f.walletHeight, ev.ForkHeight), true
 	case spv.BlocksRequested:
 		s.publish(s.observe(ev.Record))
+	case spv.CFRequested:
+		s.noteCF(ev.Record)
 	case spv.BlockMatches:
 		// What a peer sent in a filtered block (the behaviour attack's
 		// side of the peer; judged when MatchedTx comes).

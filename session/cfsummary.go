@@ -1,6 +1,7 @@
 package session
 
 import (
+	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
@@ -18,15 +19,30 @@ type CFSummary struct {
 	BlockBytes          uint64 `json:"block_bytes"`
 	FalsePositiveBlocks int    `json:"false_positive_blocks"`
 	Conflicts           int    `json:"conflicts"`
+	// Seen is what the peers saw of this run: the first filter height
+	// asked (the birthday) and the whole blocks asked, per peer. Which
+	// wallets they are consistent with needs the chain: privacy
+	// analyze.
+	Seen *privacy.BlockRequests `json:"seen,omitempty"`
+}
+
+// noteCF keeps a compact-filter record of this run (the bridge).
+func (s *Session) noteCF(r transcript.Record) {
+	s.mu.Lock()
+	s.cfRecs = append(s.cfRecs, r)
+	s.mu.Unlock()
 }
 
 // cfSummary returns the compact-filter part of st (nil over BIP37).
-func cfSummary(st spv.Status) *CFSummary {
+func (s *Session) cfSummary(st spv.Status) *CFSummary {
 	if st.Protocol != spv.ProtocolBIP158 {
 		return nil
 	}
 	c := st.CF
-	return &CFSummary{
+	s.mu.Lock()
+	seen := privacy.SummarizeBlockRequests(s.cfRecs)
+	s.mu.Unlock()
+	return &CFSummary{Seen: seen,
 		FilterHeaders: c.FilterHeaders, Filters: c.Filters, FilterBytes: c.FilterBytes,
 		Blocks: c.Blocks, BlockBytes: c.BlockBytes, FalsePositiveBlocks: c.FalsePositives, Conflicts: c.Conflicts,
 	}

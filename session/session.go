@@ -15,6 +15,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/spv/headers"
+	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/bloomwatch/bloomwatch/wallet"
 )
 
@@ -106,6 +107,9 @@ type Session struct {
 	lastGone    map[string]string
 	mu          sync.Mutex
 	lastReading *privacy.Reading
+	// cfRecs are this run's compact-filter records (CFRequested),
+	// under mu: what the BIP158 peers saw.
+	cfRecs      []transcript.Record
 	started     time.Time
 	firstFilter time.Time
 	syncedAt    time.Time

@@ -166,7 +166,7 @@ func (s *Session) Summary() (*Summary, error) {
 			Tweak: st.Filter.Tweak, Flags: st.Filter.Flags, Loads: st.Filter.Loads, Seq: st.Filter.Seq,
 		},
 		Txs: []Tx{}, UTXOs: []UTXO{}, Peers: []Peer{}, Bans: []Ban{}, FalsePosTxids: []string{},
-		Protocol: string(st.Protocol), CF: cfSummary(st),
+		Protocol: string(st.Protocol), CF: s.cfSummary(st),
 	}
 	// The block the balance and the transactions below reflect (with a
 	// rescan pending that did not start, the kept history's).
