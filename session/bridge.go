@@ -138,6 +138,7 @@ func (s *Session) bridge(ctx context.Context) {
 func (s *Session) handleEvent(ctx context.Context, f *feed, ev spv.Event) (end bool, why error) {
 	switch ev := ev.(type) {
 	case spv.PeerConnected:
+		s.noteCFStart(ev.Time)
 		f.peers[ev.Peer.Addr] = struct{}{}
 		f.peerHeight = max(f.peerHeight, ev.Peer.StartHeight, ev.Peer.LastBlock)
 	case spv.PeerDisconnected:

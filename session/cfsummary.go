@@ -1,6 +1,8 @@
 package session
 
 import (
+	"time"
+
 	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/transcript"
@@ -58,4 +60,18 @@ func bip37Records(recs []transcript.Record) []transcript.Record {
 		}
 	}
 	return out
+}
+
+// noteCFStart marks, over BIP158, the first peer ready as the start of
+// the peer-to-peer sync (Timing.FirstFilterMs): where a BIP37 sync sends
+// its first filterload.
+func (s *Session) noteCFStart(at time.Time) {
+	if s.cfg.Node.Protocol != spv.ProtocolBIP158 {
+		return
+	}
+	s.mu.Lock()
+	if s.firstFilter.IsZero() {
+		s.firstFilter = at
+	}
+	s.mu.Unlock()
 }
