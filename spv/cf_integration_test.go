@@ -147,3 +147,38 @@ func TestCFSyncFollowsReorgs(t *testing.T) {
 	checkTruth(t, w, truth)
 	require.Positive(t, n.Status().Reorgs)
 }
+
+// TestCFSyncAuto syncs under ProtocolAuto from a btcd that serves both
+// bloom and compact filters: the user's choice (Prefer) decides, and
+// either way the watcher ends equal to the truth.
+func TestCFSyncAuto(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts btcd")
+	}
+	h, k := demoHarness(t)
+	scripts := keyScripts(t, k, 6)
+	_, start, _ := h.Node().BestBlock()
+	truth := buildChain(t, h, k, scripts, 30, 3, 5)
+	_, tip, _ := h.Node().BestBlock()
+	for _, prefer := range []spv.Protocol{spv.ProtocolBIP158, spv.ProtocolBIP37} {
+		t.Run(string(prefer), func(t *testing.T) {
+			w := watchtest.NewMemWatcher(start+1, scripts...)
+			n := startNodeWith(t, spv.Config{
+				Network: regtest(t), DataDir: t.TempDir(), Connect: []string{h.Node().P2PAddr()}, Watcher: w, Log: testLogger(),
+				RetryMin: 100 * time.Millisecond, RetryMax: time.Second, StallTimeout: 10 * time.Second,
+				Protocol: spv.ProtocolAuto, Prefer: prefer,
+			})
+			waitSynced(t, n, tip)
+			checkTruth(t, w, truth)
+			st := n.Status()
+			require.Equal(t, prefer, st.Protocol)
+			if prefer == spv.ProtocolBIP158 {
+				require.Zero(t, st.Filter.Loads)
+				require.Positive(t, st.CF.Blocks)
+			} else {
+				require.Positive(t, st.Filter.Loads)
+				require.Zero(t, st.CF.Filters)
+			}
+		})
+	}
+}
