@@ -171,7 +171,8 @@ func (s *Session) handleEvent(ctx context.Context, f *feed, ev spv.Event) (end b
 		s.meter.SetWallet(f.walletCounts())
 		s.publish(s.observe(ev.Record))
 	case spv.BlockProcessed:
-		if !ev.Again {
+		cf := s.overBIP158()
+		if !ev.Again && !cf {
 			s.meter.ObserveBlock(ev.Matched, ev.Relevant) // the on-path observer
 		}
 		f.walletHeight, f.headerHeight = ev.Height, max(f.headerHeight, ev.Height)
@@ -180,6 +181,9 @@ func (s *Session) handleEvent(ctx context.Context, f *feed, ev spv.Event) (end b
 		f.relevant += ev.Relevant
 		f.falsePositives += ev.FalsePositives
 		f.tested, f.dirty = ev.Tested, true
+		if cf {
+			break // the BIP37 meter and its universe count merkleblocks
+		}
 		s.universe.block(ev.Height, ev.Again)
 		s.universe.update(ev.Tested, ev.Height)
 		s.meter.SetObserved(uint64(max(f.falsePositives, 0)), ev.Tested-min(ev.Tested, uint64(max(f.relevant, 0))))

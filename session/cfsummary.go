@@ -75,3 +75,17 @@ func (s *Session) noteCFStart(at time.Time) {
 	}
 	s.mu.Unlock()
 }
+
+// overBIP158 reports whether the node syncs over BIP158 (the bridge): the
+// BIP37 meter then reads no block.
+func (s *Session) overBIP158() bool {
+	switch {
+	case s.cfMode:
+		return true
+	case s.cfg.Node.Protocol == spv.ProtocolBIP158:
+		s.cfMode = true
+	case s.cfg.Node.Protocol == spv.ProtocolAuto:
+		s.cfMode = s.node.Status().Protocol == spv.ProtocolBIP158
+	}
+	return s.cfMode
+}

@@ -109,7 +109,9 @@ type Session struct {
 	lastReading *privacy.Reading
 	// cfRecs are this run's compact-filter records (CFRequested),
 	// under mu: what the BIP158 peers saw.
-	cfRecs      []transcript.Record
+	cfRecs []transcript.Record
+	// cfMode is set once the node syncs over BIP158 (bridge only).
+	cfMode      bool
 	started     time.Time
 	firstFilter time.Time
 	syncedAt    time.Time
