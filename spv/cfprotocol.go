@@ -98,11 +98,15 @@ func (n *Node) checkPeerVersion(msg *wire.MsgVersion) error {
 // chooseProtocol settles ProtocolAuto's choice at the first ready peer
 // (chooseProtocol of its services and Config.Prefer) and reports whether
 // ps serves the session's protocol; a peer that does not is disconnected
-// without a score.
+// without a score. Under a fixed protocol the handshake already refused
+// such peers (checkPeerVersion).
 func (m *manager) chooseProtocol(ps *peerState) bool {
 	cfg := &m.n.cfg
+	if cfg.Protocol != ProtocolAuto {
+		return true // the handshake refused the peers that do not serve it
+	}
 	services := ps.p.Services()
-	if cfg.Protocol == ProtocolAuto && !m.protocolSet {
+	if !m.protocolSet {
 		m.protocolSet = true
 		if chooseProtocol(services, cfg.Prefer) == ProtocolBIP158 {
 			m.cf = newCFSync(m)
