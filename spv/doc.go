@@ -15,7 +15,9 @@
 // scripts matched locally and the matching blocks fetched whole and
 // delivered through the same Watcher contract (cfsync.go, cfheaders.go;
 // no bloom filter, no mempool). ProtocolAuto lets the first ready peer's
-// services decide. Everything below the Transport section is BIP37's.
+// services decide. Peers, transport, header sync and misbehaviour below
+// are shared; the filter choices, decoys, reloads, re-requests, filtered
+// blocks and omission checks are BIP37's.
 //
 // The vocabulary the node shares with others lives beside it: the Watcher
 // contract and its values in package watch (and an in-memory Watcher for
