@@ -26,6 +26,8 @@ type cfTestPeer struct {
 	// still commit to filters).
 	served map[int32][]byte
 	queue  []wire.Message
+	// after, when set, runs after each reply the manager handled.
+	after func()
 }
 
 // newCFTestPeer connects a peer serving blocks with filters and
@@ -117,6 +119,9 @@ func (c *cfTestPeer) serve() bool {
 				return true
 			}
 			c.m.handle(peerWireMsg{ps: c.ps, msg: reply})
+			if c.after != nil {
+				c.after()
+			}
 		}
 	}
 	return true
@@ -126,8 +131,15 @@ func (c *cfTestPeer) serve() bool {
 // with their honest basic filters (coinbase-only blocks: the filter is
 // rebuilt exactly from the block).
 func cfTestChain(t *testing.T, m *manager, n int) ([]*wire.MsgBlock, [][]byte) {
+	return cfTestChainOf(t, m, n, func(int) []*wire.MsgTx { return nil })
+}
+
+// cfTestChainOf is cfTestChain with the transactions txs(i) in block
+// i+1 (the filters without their spent scripts, which the test blocks
+// do not have).
+func cfTestChainOf(t *testing.T, m *manager, n int, txs func(int) []*wire.MsgTx) ([]*wire.MsgBlock, [][]byte) {
 	net := m.n.cfg.Network
-	blocks := append([]*wire.MsgBlock{net.Params.GenesisBlock}, mineBlocks(t, net, genesis(m.n), n, func(int) []*wire.MsgTx { return nil })...)
+	blocks := append([]*wire.MsgBlock{net.Params.GenesisBlock}, mineBlocks(t, net, genesis(m.n), n, txs)...)
 	var hdrs []wire.BlockHeader
 	for _, b := range blocks[1:] {
 		hdrs = append(hdrs, b.Header)
@@ -216,4 +228,32 @@ func TestCFWrongFilterBanned(t *testing.T) {
 	runCF(h, l)
 	require.True(t, bannedAddr(m, l.ps.addr))
 	require.Equal(t, int32(50), m.synced.Height)
+}
+
+// TestCFBlocksAheadBounded syncs 120 blocks that all pay the watcher:
+// the node never asks or holds more than cfMaxBlocksAhead whole blocks
+// ahead of the one it delivers next, and the watcher gets every payment.
+func TestCFBlocksAheadBounded(t *testing.T) {
+	w := watchtest.NewMemWatcher(1, p2wpkh(1))
+	_, m := newTestManager(t, w, Config{Protocol: ProtocolBIP158})
+	blocks, filters := cfTestChainOf(t, m, 120, func(i int) []*wire.MsgTx {
+		return []*wire.MsgTx{payTo(byte(i), 1000+int64(i), p2wpkh(1))}
+	})
+	p := newCFTestPeer(t, m, "10.0.0.1:8333", 0, blocks, filters, filters)
+	most := 0
+	p.after = func() {
+		n := 0
+		for h, e := range m.cf.entries {
+			if h != m.next && (e.block != nil || e.asked != nil) {
+				n++
+			}
+		}
+		most = max(most, n)
+	}
+	m.schedule()
+	runCF(p)
+	require.Equal(t, int32(120), m.synced.Height)
+	require.Len(t, w.Txs(), 120)
+	require.LessOrEqual(t, most, cfMaxBlocksAhead)
+	require.Positive(t, most)
 }

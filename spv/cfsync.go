@@ -53,6 +53,11 @@ var ErrFilterConflict = errors.New("spv: unresolvable compact filter conflict")
 // cfMaxFilterRange is how many filters one getcfilters asks.
 const cfMaxFilterRange = wire.MaxGetCFiltersReqRange
 
+// cfMaxBlocksAhead bounds the whole blocks asked or held ahead of
+// delivery (the next block to deliver is always asked): what the node
+// holds on a peer's behalf stays a few blocks, not a window of them.
+const cfMaxBlocksAhead = 16
+
 // cfPeer is one peer's compact-filter state (peerState.cf).
 type cfPeer struct {
 	// pendHash and pendHdr are the peer's filter hashes and headers
@@ -243,8 +248,13 @@ func (cf *cfSync) schedule() {
 	if m.dl != nil && m.dl.cf != nil {
 		cf.askFilters(m.dl)
 	}
-	for h, e := range cf.entries {
-		if e.match && e.block == nil && e.asked == nil {
+	// Matching blocks not asked yet, nearest first.
+	for h, end := m.next, m.next+int32(m.n.cfg.Window); h < end && len(cf.entries) > 0; h++ {
+		e := cf.entries[h]
+		if e != nil && e.match && e.block == nil && e.asked == nil {
+			if !cf.roomForBlock(h) {
+				break
+			}
 			cf.askBlock(h, e)
 		}
 	}
@@ -341,9 +351,25 @@ func (cf *cfSync) onCFilter(ps *peerState, msg *wire.MsgCFilter) {
 		delete(cf.entries, h)
 		return
 	}
-	if e.match {
+	if e.match && cf.roomForBlock(h) {
 		cf.askBlock(h, e)
 	}
+}
+
+// roomForBlock reports whether the block at height h may be asked now:
+// it is the next to deliver, or fewer than cfMaxBlocksAhead blocks are
+// asked or held.
+func (cf *cfSync) roomForBlock(h int32) bool {
+	if h == cf.m.next {
+		return true
+	}
+	n := 0
+	for _, e := range cf.entries {
+		if e.block != nil || e.asked != nil {
+			n++
+		}
+	}
+	return n < cfMaxBlocksAhead
 }
 
 // match matches e's filter against the scripts it was not matched
