@@ -8,17 +8,6 @@
 // announcements, and on a reorg it rolls the Watcher back to the fork
 // point and applies the new branch.
 //
-// With Config.Protocol ProtocolBIP158 it syncs over BIP157/158 instead:
-// compact block filters from NODE_COMPACT_FILTERS peers, their filter
-// headers checked against each peer's checkpoints and across peers (a
-// disagreement settled by the block, the liars banned), the watcher's
-// scripts matched locally and the matching blocks fetched whole and
-// delivered through the same Watcher contract (cfsync.go, cfheaders.go;
-// no bloom filter, no mempool). ProtocolAuto lets the first ready peer's
-// services decide. Peers, transport, header sync and misbehaviour below
-// are shared; the filter choices, decoys, reloads, re-requests, filtered
-// blocks and omission checks are BIP37's.
-//
 // The vocabulary the node shares with others lives beside it: the Watcher
 // contract and its values in package watch (and an in-memory Watcher for
 // tests in watch/watchtest), the networks in netparams, the filter's
