@@ -41,8 +41,12 @@ const Version = 5
 // minCFVersion is the first version with the BIP157/158 kinds.
 const minCFVersion = 5
 
-// minTransportVersion is the first version with Transport and Wire.
-const minTransportVersion = 4
+// TransportVersion is the first version with Transport and Wire: the
+// version a filterload record that names its transport is written with.
+const TransportVersion = 4
+
+// minTransportVersion is TransportVersion.
+const minTransportVersion = TransportVersion
 
 // minGetDataVersion is the first version with getdata records.
 const minGetDataVersion = 3
