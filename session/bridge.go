@@ -139,6 +139,7 @@ func (s *Session) bridge(ctx context.Context) {
 func (s *Session) handleEvent(ctx context.Context, f *feed, ev spv.Event) (end bool, why error) {
 	switch ev := ev.(type) {
 	case spv.PeerConnected:
+		s.noteCFStart(ev.Time)
 		f.peers[ev.Peer.Addr] = struct{}{}
 		f.peerHeight = max(f.peerHeight, ev.Peer.StartHeight, ev.Peer.LastBlock)
 	case spv.PeerDisconnected:
@@ -171,7 +172,8 @@ func (s *Session) handleEvent(ctx context.Context, f *feed, ev spv.Event) (end b
 		s.meter.SetWallet(f.walletCounts())
 		s.publish(s.observe(ev.Record))
 	case spv.BlockProcessed:
-		if !ev.Again {
+		cf := s.overBIP158()
+		if !ev.Again && !cf {
 			s.meter.ObserveBlock(ev.Matched, ev.Relevant) // the on-path observer
 		}
 		f.walletHeight, f.headerHeight = ev.Height, max(f.headerHeight, ev.Height)
@@ -180,6 +182,9 @@ func (s *Session) handleEvent(ctx context.Context, f *feed, ev spv.Event) (end b
 		f.relevant += ev.Relevant
 		f.falsePositives += ev.FalsePositives
 		f.tested, f.dirty = ev.Tested, true
+		if cf {
+			break // the BIP37 meter and its universe count merkleblocks
+		}
 		s.universe.block(ev.Height, ev.Again)
 		s.universe.update(ev.Tested, ev.Height)
 		s.meter.SetObserved(uint64(max(f.falsePositives, 0)), ev.Tested-min(ev.Tested, uint64(max(f.relevant, 0))))
@@ -188,6 +193,8 @@ func (s *Session) handleEvent(ctx context.Context, f *feed, ev spv.Event) (end b
 		f.walletHeight, f.dirty = min(f.walletHeight, ev.ForkHeight), true
 	case spv.BlocksRequested:
 		s.publish(s.observe(ev.Record))
+	case spv.CFRequested:
+		s.noteCF(ev.Record)
 	case spv.BlockMatches:
 		// What a peer sent in a filtered block (the behaviour attack's
 		// side of the peer; judged when MatchedTx comes).

@@ -15,6 +15,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/spv/headers"
+	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/bloomwatch/bloomwatch/wallet"
 )
 
@@ -115,6 +116,11 @@ type Session struct {
 	lastGone    map[string]string
 	mu          sync.Mutex
 	lastReading *privacy.Reading
+	// cfRecs are this run's compact-filter records (CFRequested),
+	// under mu: what the BIP158 peers saw.
+	cfRecs []transcript.Record
+	// cfMode is set once the node syncs over BIP158 (bridge only).
+	cfMode      bool
 	started     time.Time
 	firstFilter time.Time
 	syncedAt    time.Time
@@ -205,7 +211,7 @@ func New(cfg Config) (*Session, error) {
 	// The adversary keeps every filter it ever received: earlier runs'
 	// filters count before this run adds to them (folded at once, the
 	// model brought up to date after the last).
-	if _, err := s.meter.Restore(node.Transcript()); err != nil {
+	if _, err := s.meter.Restore(bip37Records(node.Transcript())); err != nil {
 		s.log.Warn("privacy meter: earlier filters", "err", err)
 	}
 	return s, nil

@@ -68,6 +68,10 @@ type Summary struct {
 	Privacy        *privacy.Reading `json:"privacy,omitempty"`
 	Addresses      AddressCount     `json:"addresses"`
 	Timing         Timing           `json:"timing"`
+	// Protocol is how blocks were found: "bip37" or "bip158"; CF what
+	// a sync over BIP158 fetched (absent over BIP37).
+	Protocol string     `json:"protocol"`
+	CF       *CFSummary `json:"compact_filters,omitempty"`
 }
 
 // Tx is one wallet transaction.
@@ -178,6 +182,7 @@ func (s *Session) Summary() (*Summary, error) {
 			Tweak: st.Filter.Tweak, Flags: st.Filter.Flags, Loads: st.Filter.Loads, Seq: st.Filter.Seq,
 		},
 		Txs: []Tx{}, UTXOs: []UTXO{}, Peers: []Peer{}, Bans: []Ban{}, FalsePosTxids: []string{},
+		Protocol: string(st.Protocol), CF: s.cfSummary(st),
 	}
 	// The block the balance and the transactions below reflect (with a
 	// rescan pending that did not start, the kept history's).

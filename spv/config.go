@@ -271,6 +271,12 @@ type Config struct {
 	// They cost the false positives of the counterparties' later
 	// transactions (Status.DecoyMatches).
 	Decoys int
+	// Protocol is how blocks are found: ProtocolBIP37 (the default, ""
+	// too), ProtocolBIP158 (compact block filters, cfsync.go) or
+	// ProtocolAuto; Prefer is ProtocolAuto's choice for a peer that
+	// serves both (ProtocolBIP37 when empty).
+	Protocol Protocol
+	Prefer   Protocol
 }
 
 // withDefaults returns c with zero fields filled and checks it.
@@ -389,6 +395,15 @@ func (c Config) withDefaults() (Config, error) {
 		return c, err
 	}
 	c.Transport = t
+	if c.Protocol, err = ParseProtocol(string(c.Protocol)); err != nil {
+		return c, err
+	}
+	if c.Prefer, err = ParseProtocol(string(c.Prefer)); err != nil || c.Prefer == ProtocolAuto {
+		return c, fmt.Errorf("%w: prefer %q (want bip37 or bip158)", ErrBadConfig, c.Prefer)
+	}
+	if c.Protocol != ProtocolBIP37 && c.Decoys > 0 {
+		return c, fmt.Errorf("%w: decoys are bloom-filter elements: no decoys over %s", ErrBadConfig, c.Protocol)
+	}
 	if c.FilterPadding, err = filterpolicy.ParseFilterPadding(string(c.FilterPadding)); err != nil {
 		return c, fmt.Errorf("%w: %w", ErrBadConfig, err)
 	}

@@ -267,6 +267,9 @@ func (m *manager) dropFrom(h int32) {
 	if m.reqHigh >= h {
 		m.reqHigh = h - 1
 	}
+	if m.cf != nil {
+		m.cf.dropFrom(h)
+	}
 }
 
 // reconcile makes sure the watcher's sync point is on the best chain once

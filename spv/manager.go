@@ -157,6 +157,12 @@ type manager struct {
 	// one record of whether the watcher is at the best peer's tip
 	// (st.Synced) and of the error that stopped syncing (st.Err).
 	st Status
+
+	// cf is the compact-filter sync (cfsync.go) when the session syncs
+	// over BIP158; nil over BIP37.
+	cf *cfSync
+	// protocolSet is set once ProtocolAuto chose the protocol.
+	protocolSet bool
 }
 
 // newManager reads the watcher's state and builds the first filter.
@@ -205,7 +211,9 @@ func newManager(n *Node) (*manager, error) {
 		return nil, fmt.Errorf("%w: filter elements: %w", ErrWatcher, err)
 	}
 	m.els = newElementSet(els)
-	if _, err := m.currentFilter(); err != nil {
+	if n.cfg.Protocol == ProtocolBIP158 {
+		m.cf = newCFSync(m)
+	} else if _, err := m.currentFilter(); err != nil {
 		return nil, err
 	}
 	m.st = n.Status()
@@ -326,7 +334,9 @@ func (m *manager) handle(msg any) {
 	case peerDoneMsg:
 		m.dropPeer(msg.ps, "disconnected")
 	case reloadMsg:
-		m.reloadAll(msg.reason) // the user asked: at once
+		if m.cf == nil {
+			m.reloadAll(msg.reason) // the user asked: at once
+		}
 	case peerWireMsg:
 		ps := msg.ps
 		defer ps.acct.release(msg.held)
@@ -341,13 +351,35 @@ func (m *manager) handle(msg any) {
 		case *wire.MsgTx:
 			m.onTx(ps, w)
 		case *wire.MsgBlock:
-			m.onBlock(ps, w)
+			if ps.cf != nil {
+				m.cf.onBlock(ps, w)
+			} else {
+				m.onBlock(ps, w)
+			}
+		case *wire.MsgCFHeaders:
+			if ps.cf != nil {
+				m.cf.onCFHeaders(ps, w)
+			}
+		case *wire.MsgCFilter:
+			if ps.cf != nil {
+				m.cf.onCFilter(ps, w)
+			}
+		case *wire.MsgCFCheckpt:
+			if ps.cf != nil {
+				m.cf.onCFCheckpt(ps, w)
+			}
 		case *wire.MsgInv:
 			m.onInv(ps, w)
 		case *wire.MsgNotFound:
-			m.onNotFound(ps, w)
+			if ps.cf != nil {
+				m.cf.onNotFound(ps, w)
+			} else {
+				m.onNotFound(ps, w)
+			}
 		case *wire.MsgPong:
-			m.onPong(ps, w)
+			if ps.cf == nil || !m.cf.onPong(ps, w) {
+				m.onPong(ps, w)
+			}
 		case *wire.MsgReject:
 			m.n.log.Info("peer rejected a message", "peer", ps.addr, "cmd", w.Cmd, "code", w.Code, "reason", w.Reason)
 		}
@@ -369,7 +401,17 @@ func (m *manager) onPeerReady(ps *peerState) {
 	ps.pings = make(map[uint64]uint64)
 	ps.txReqs = make(map[chainhash.Hash]*txReq)
 	ps.lastAnswer = m.n.clock.Now()
+	if !m.chooseProtocol(ps) {
+		return
+	}
 	m.peers[ps] = struct{}{}
+	if m.cf != nil {
+		m.cf.onPeerReady(ps)
+		m.n.log.Info("peer connected", "addr", ps.addr, "agent", ps.p.UserAgent(), "height", ps.lastBlock, "protocol", ProtocolBIP158)
+		m.n.publish(PeerConnected{At: m.n.at(), Peer: ps.info(m.n, false)})
+		m.refreshPeers()
+		return
+	}
 	reason := transcript.ReasonNewPeer
 	switch {
 	case m.loads == 0 && m.restart:
@@ -420,6 +462,9 @@ func (m *manager) dropPeer(ps *peerState, reason string) {
 	ps.fullReqs = nil
 	if m.dl == ps {
 		m.dl = nil
+	}
+	if m.cf != nil {
+		m.cf.dropPeer(ps)
 	}
 	m.n.log.Info("peer gone", "addr", ps.addr, "reason", reason)
 	m.n.publish(PeerDisconnected{At: m.n.at(), Addr: ps.addr, Reason: reason})
@@ -523,6 +568,10 @@ func (m *manager) publishStatus() {
 	m.st.ChecksInFlight = m.checksInFlight()
 	m.st.AwaitingCheck = m.awaitingChecks()
 	m.saveChecks(false)
+	m.st.Protocol = m.protocol()
+	if m.cf != nil {
+		m.st.CF = m.cf.st
+	}
 	if m.dl != nil && m.dl.mirror != nil {
 		m.st.Filter.PredictedFPRate = m.dl.mirror.CurrentFPRate()
 	}
@@ -659,8 +708,10 @@ func (m *manager) schedule() {
 	if m.st.Err != nil {
 		return
 	}
-	m.reviewReload()
-	m.runWaitingChecks()
+	if m.cf == nil {
+		m.reviewReload()
+		m.runWaitingChecks()
+	}
 	m.pickDownloadPeer()
 	dl := m.dl
 	if dl == nil {
@@ -670,7 +721,11 @@ func (m *manager) schedule() {
 	if dl.headersReq.IsZero() && !dl.headersDone {
 		m.sendGetHeaders(dl)
 	}
-	m.requestBlocks(dl, min(tip, dl.lastBlock))
+	if m.cf != nil {
+		m.cf.schedule()
+	} else {
+		m.requestBlocks(dl, min(tip, dl.lastBlock))
+	}
 	m.checkSynced()
 }
 

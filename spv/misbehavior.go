@@ -76,6 +76,16 @@ const (
 	// maxWriteQueueBytes (budgets.go): it stopped reading while it made
 	// the node queue replies (a pong for each ping); it is disconnected.
 	MisbehaviorWriteQueue
+	// MisbehaviorBadFilter: a compact block filter (BIP158) whose hash
+	// does not match the filter-header chain, or a cfilter not asked.
+	MisbehaviorBadFilter
+	// MisbehaviorBadFilterHeader: filter headers (BIP157) that contradict
+	// the peer's own checkpoints or earlier headers, or that the block
+	// proved wrong in a conflict between peers (cfheaders.go).
+	MisbehaviorBadFilterHeader
+	// MisbehaviorWithheldBlock: a block the peer's filters cover,
+	// answered notfound (BIP158: the peer knows the node wants it).
+	MisbehaviorWithheldBlock
 )
 
 // banThreshold is the ban score at which a peer is disconnected and banned
@@ -87,7 +97,8 @@ func (m Misbehavior) Score() uint32 {
 	switch m {
 	case MisbehaviorBadHeader, MisbehaviorInvalidMerkleTree, MisbehaviorUnrequestedBlock,
 		MisbehaviorTxNotInBlock, MisbehaviorSixtyFourByteTx, MisbehaviorBadBlock, MisbehaviorOmittedTx,
-		MisbehaviorInvalidTx, MisbehaviorOversizedMessage:
+		MisbehaviorInvalidTx, MisbehaviorOversizedMessage,
+		MisbehaviorBadFilter, MisbehaviorBadFilterHeader, MisbehaviorWithheldBlock:
 		return banThreshold
 	case MisbehaviorOrphanHeaders, MisbehaviorUnrequestedTx:
 		return banThreshold / 2
@@ -141,6 +152,12 @@ func (m Misbehavior) String() string {
 		return "message over its size budget"
 	case MisbehaviorWriteQueue:
 		return "write queue over its budget"
+	case MisbehaviorBadFilter:
+		return "invalid compact filter"
+	case MisbehaviorBadFilterHeader:
+		return "invalid filter headers"
+	case MisbehaviorWithheldBlock:
+		return "withheld a filtered block"
 	default:
 		return fmt.Sprintf("misbehavior(%d)", uint8(m))
 	}

@@ -372,6 +372,11 @@ type Status struct {
 	// transaction's output): what the decoys cost; DecoysRetired the
 	// busy decoys taken out of the filters in this run.
 	Decoys, DecoyMatches, DecoysRetired int
+	// Protocol is the session's protocol (ProtocolAuto until the first
+	// ready peer settles it); CF counts the compact-filter sync's work
+	// over BIP158.
+	Protocol Protocol
+	CF       CFStats
 }
 
 // FilterInfo describes a loaded filter (Status.Filter, FilterLoaded).

@@ -120,6 +120,8 @@ type peerState struct {
 	// sendHook, when set (tests of the manager), receives the messages
 	// instead of the connection.
 	sendHook func(wire.Message)
+	// cf is the peer's compact-filter state (cfsync.go); nil over BIP37.
+	cf *cfPeer
 }
 
 // send queues a message to the peer (dropped once it disconnected).
@@ -140,7 +142,7 @@ func (ps *peerState) busy() bool {
 // owesData reports whether the peer owes us blocks, transactions or a
 // batch's pong.
 func (ps *peerState) owesData() bool {
-	return len(ps.reqs) > 0 || len(ps.txReqs) > 0 || len(ps.pings) > 0 || len(ps.fullReqs) > 0
+	return len(ps.reqs) > 0 || len(ps.txReqs) > 0 || len(ps.pings) > 0 || len(ps.fullReqs) > 0 || ps.cf.owes()
 }
 
 // info returns the peer's public description.
@@ -230,7 +232,7 @@ func (n *Node) peerConfig(ps *peerState) *peer.Config {
 		DisableStallHandler: true,
 		Listeners: peer.MessageListeners{
 			OnVersion: func(p *peer.Peer, msg *wire.MsgVersion) *wire.MsgReject {
-				if err := checkVersion(msg); err != nil {
+				if err := n.checkPeerVersion(msg); err != nil {
 					ps.refused.Store(err)
 					return wire.NewMsgReject(msg.Command(), wire.RejectObsolete, err.Error())
 				}
@@ -277,6 +279,9 @@ func (n *Node) peerConfig(ps *peerState) *peer.Config {
 			OnNotFound:    func(p *peer.Peer, msg *wire.MsgNotFound) { fwd(p, msg) },
 			OnPong:        func(p *peer.Peer, msg *wire.MsgPong) { fwd(p, msg) },
 			OnReject:      func(p *peer.Peer, msg *wire.MsgReject) { fwd(p, msg) },
+			OnCFHeaders:   func(p *peer.Peer, msg *wire.MsgCFHeaders) { fwd(p, msg) },
+			OnCFilter:     func(p *peer.Peer, msg *wire.MsgCFilter) { fwd(p, msg) },
+			OnCFCheckpt:   func(p *peer.Peer, msg *wire.MsgCFCheckpt) { fwd(p, msg) },
 		},
 	}
 }

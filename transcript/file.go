@@ -85,7 +85,7 @@ func (t *File) Append(r Record) (Record, error) {
 		return r, fmt.Errorf("transcript record: %w", err)
 	}
 	err := Write(t.f, r)
-	if err == nil && r.Kind != KindGetData {
+	if err == nil && r.Kind != KindGetData && !r.Kind.BIP158() {
 		if err = t.f.Sync(); err != nil {
 			err = fmt.Errorf("sync transcript: %w", err)
 		}

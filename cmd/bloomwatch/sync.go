@@ -53,6 +53,8 @@ type syncOptions struct {
 	transport   string
 	padFilters  string
 	apiListen   string
+	protocol    string
+	prefer      string
 }
 
 // newSyncCmd returns `bloomwatch sync`, which syncs the wallet from BIP37
@@ -103,6 +105,8 @@ same data dir ask it, and open the files when no node runs.`, spv.DefaultCheckWa
 	f.StringVar(&o.transport, "transport", string(spv.TransportAuto), "P2P transport: auto (BIP324 v2 first with --connect peers and peers advertising NODE_P2P_V2, v1 when the peer speaks only v1), v2 (encrypted only: plaintext peers are refused) or v1 (plaintext only)")
 	f.StringVar(&o.padFilters, "pad-filters", string(filterpolicy.PadSteps), "pad each filterload sent over v2 with a decoy packet so an on-path observer sees a size class: steps (4 KiB, 16 KiB or the largest filterload), max (always the largest) or none")
 	registerAPIListen(f, &o.apiListen)
+	f.StringVar(&o.protocol, "protocol", string(spv.ProtocolBIP37), "how blocks are found: bip37 (a bloom filter loaded into NODE_BLOOM peers), bip158 (compact block filters from NODE_COMPACT_FILTERS peers, matched locally; matching blocks fetched whole; no mempool: unconfirmed payments are not seen) or auto (the first peer's services decide, --prefer when it serves both)")
+	f.StringVar(&o.prefer, "prefer", string(spv.ProtocolBIP37), "with --protocol auto, the protocol for a peer that serves both: bip37 or bip158")
 	f.IntVar(&o.fullEvery, "full-block-every", 0, "ask one block in N whole from the peer that filtered it (omission check with one peer; costs the full block; -1 or 0: never)")
 	return cmd
 }
@@ -147,6 +151,17 @@ func (o *syncOptions) run(cmd *cobra.Command, _ []string) (err error) {
 	if err != nil {
 		return usagef("%s: --transport %q: want auto, v2 or v1", prefix, o.transport)
 	}
+	protocol, err := spv.ParseProtocol(o.protocol)
+	if err != nil {
+		return usagef("%s: --protocol %q: want bip37, bip158 or auto", prefix, o.protocol)
+	}
+	prefer, err := spv.ParseProtocol(o.prefer)
+	if err != nil || prefer == spv.ProtocolAuto {
+		return usagef("%s: --prefer %q: want bip37 or bip158", prefix, o.prefer)
+	}
+	if protocol != spv.ProtocolBIP37 && o.decoys > 0 {
+		return usagef("%s: --decoys are bloom-filter elements: not with --protocol %s", prefix, protocol)
+	}
 	padding, err := filterpolicy.ParseFilterPadding(o.padFilters)
 	if err != nil {
 		return usagef("%s: --pad-filters %q: want steps, max or none", prefix, o.padFilters)
@@ -186,6 +201,8 @@ func (o *syncOptions) run(cmd *cobra.Command, _ []string) (err error) {
 			Decoys:           o.decoys,
 			Transport:        transport,
 			FilterPadding:    padding,
+			Protocol:         protocol,
+			Prefer:           prefer,
 		},
 		UntilSynced:  o.untilSynced,
 		Dashboard:    !o.asJSON && !o.noTUI && progress.IsTerminal(cmd.OutOrStdout()),
