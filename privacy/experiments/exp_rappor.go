@@ -335,6 +335,11 @@ func runRappor(ctx context.Context, cfg Config) (*Result, error) {
 	precChart := privacy.Chart{Title: fmt.Sprintf("one-sided noise: the adversary's precision after intersecting %d reloads (measured here)", reloads),
 		XLabel: "noise f (each bit set with f/2)", YLabel: "precision",
 		Notes: []string{fmt.Sprintf("%d wallets of %d keys, %d synthetic candidates; decoys: as many random candidates as the noise adds matches", wallets, rapporKeys, u)}}
+	// Two noise levels: categories, not a continuous axis left empty
+	// between them.
+	for _, f := range rapporOneSided {
+		precChart.XTicks = append(precChart.XTicks, privacy.Tick{Value: f, Label: fmt.Sprintf("f = %g", f)})
+	}
 	series := map[string]*privacy.Series{}
 	for _, name := range []string{"memoized (like B')", "fresh per filterload", "persisted decoys, same bandwidth"} {
 		series[name] = &privacy.Series{Name: name, Points: true, Group: name}
