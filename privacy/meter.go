@@ -189,9 +189,9 @@ func (rd Reading) MarshalJSON() ([]byte, error) {
 // payment: an unused lookahead address is in the filter (Elements) but
 // on no chain, and no observer can find it; outpoints are filter
 // elements, not candidate scripts. The filter's own element estimate m^
-// counts every element inserted (on the demo: 69 for a wallet of 21 used
-// addresses, 62 watched and 13 unspent outputs), and is what an observer
-// without the truth would guess, not N.
+// counts every element inserted (the watched scripts, gap included, and
+// the unspent outpoints), and is what an observer without the truth
+// would guess, not N.
 type WalletCounts struct {
 	// OnChain is N: the watched addresses and scripts that received a
 	// payment (wallet.AddressCounts.Used).
