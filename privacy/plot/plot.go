@@ -473,8 +473,22 @@ func anyPositive(c privacy.Chart, get func(privacy.Series) []float64) bool {
 	return false
 }
 
+// seriesColours is the series palette: Okabe and Ito's colour-blind-safe
+// set, the pale yellow last, so that any two series of a panel differ in
+// hue, not only in shade.
+var seriesColours = []color.Color{
+	color.RGBA{R: 0x00, G: 0x72, B: 0xB2, A: 0xFF}, // blue
+	color.RGBA{R: 0xD5, G: 0x5E, B: 0x00, A: 0xFF}, // vermillion
+	color.RGBA{R: 0x00, G: 0x9E, B: 0x73, A: 0xFF}, // bluish green
+	color.RGBA{R: 0xCC, G: 0x79, B: 0xA7, A: 0xFF}, // reddish purple
+	color.RGBA{R: 0xE6, G: 0x9F, B: 0x00, A: 0xFF}, // orange
+	color.RGBA{R: 0x56, G: 0xB4, B: 0xE9, A: 0xFF}, // sky blue
+	color.RGBA{R: 0x00, G: 0x00, B: 0x00, A: 0xFF}, // black
+	color.RGBA{R: 0xC9, G: 0xB8, B: 0x00, A: 0xFF}, // dark yellow
+}
+
 // palette returns colour i of the series palette.
-func palette(i int) color.Color { return plotutil.Color(i) }
+func palette(i int) color.Color { return seriesColours[i%len(seriesColours)] }
 
 // refGlyphs are the hollow glyphs of published figures, one per
 // reference of a chart, so that two references never look alike.
