@@ -113,7 +113,7 @@ func writeReloads(b *strings.Builder, rs []ReloadEstimate, truth bool) {
 	b.WriteString("\nreloads of one tweak: elements the observer estimates each added and dropped (fold of the\n" +
 		"larger filter onto the smaller size when one divides the other; net change of the two estimates always)\n")
 	t := table.New(b)
-	fmt.Fprintln(t, "filter\tafter\theight\treason\tbytes\tnested\tadded\t95 %\tdropped\t95 %\tnet change\t95 %\ttrue added\ttrue dropped")
+	fmt.Fprintln(t, "filter\tafter\theight\treason\tbytes\tnested\tadded\t95 % (normal)\tdropped\t95 % (normal)\tnet change\t95 % (normal)\ttrue added\ttrue dropped")
 	num, notKnown := table.Num, table.NotKnown
 	for _, r := range rs {
 		added, dropped := notKnown, notKnown
@@ -203,7 +203,7 @@ func expectedText(p Point) string {
 // of the replay: deterministic), the wallet's transactions with the
 // truth only.
 func writeSaturationRows(w io.Writer, pts []Point, truth bool) {
-	fmt.Fprintln(w, "step\theight\tpeer\tfill\tfp rate\tm^\t95 %\ttx matched\ttx wallet\texpected fp set")
+	fmt.Fprintln(w, "step\theight\tpeer\tfill\tfp rate\tm^\t95 % (normal)\ttx matched\ttx wallet\texpected fp set")
 	num := table.Num
 	for _, p := range pts {
 		wallet := table.NotKnown

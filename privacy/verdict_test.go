@@ -1,6 +1,7 @@
 package privacy
 
 import (
+	"encoding/json"
 	"math/rand"
 	randv2 "math/rand/v2"
 	"strings"
@@ -111,4 +112,38 @@ func TestVerdictCalibration(t *testing.T) {
 		alarms, runs, tests, float64(alarms)/runs, iv.Lo, iv.Hi)
 	require.GreaterOrEqual(t, tests, 5*runs, "the runs must print verdicts to calibrate")
 	require.LessOrEqual(t, alarms, runs*5/100)
+}
+
+// TestIntervalMethodsNamed: the precision's interval is F's mapped
+// through N/(N+F) (about as narrow as F's relative interval, not a
+// binomial over the matches), the recall has none, and each interval's
+// method is named beside it in the text, the JSON and the CSV.
+func TestIntervalMethodsNamed(t *testing.T) {
+	fx := newFixture(37, 20, 200_000, 1)
+	f := mustFilter(t, 20, 0.02, 9, bip37.UpdateNone, fx.wallet...)
+	rep := analyze(t, Input{Records: []transcript.Record{loadRecord(0, "127.0.0.1:1", 5, f)}, Universe: Stream(SliceUniverse(fx.universe)), Truth: fx.wallet})
+	p := lastPoint(t, rep, StageSingle)
+	require.Equal(t, MethodPoissonMapped, p.PrecisionCI.Method)
+	require.InDelta(t, Precision(20, p.FalsePositivesCI.Hi), p.PrecisionCI.Lo, 1e-12)
+	require.InDelta(t, Precision(20, p.FalsePositivesCI.Lo), p.PrecisionCI.Hi, 1e-12)
+	cp := BinomialInterval(p.TruePositives, p.Matched, ConfidenceLevel)
+	require.Less(t, 2*(p.PrecisionCI.Hi-p.PrecisionCI.Lo), cp.Hi-cp.Lo, "F's interval mapped is far narrower than Clopper-Pearson on the matches")
+	require.Equal(t, 1.0, p.Recall)
+	var b strings.Builder
+	require.NoError(t, rep.WriteTable(&b))
+	for _, want := range []string{"95 % (Garwood)", "95 % (F mapped)", "1 (certain)", "95 % (normal)"} {
+		require.Contains(t, b.String(), want)
+	}
+	var csvOut strings.Builder
+	require.NoError(t, WriteCSV(&csvOut, rep.Curves))
+	header := strings.SplitN(csvOut.String(), "\n", 2)[0]
+	for _, want := range []string{"false_positives_method", "precision_method", "entropy_method", "est_elements_method", "comparison_p_holm"} {
+		require.Contains(t, header, want)
+	}
+	require.NotContains(t, header, "recall_lo")
+	raw, err := json.Marshal(p)
+	require.NoError(t, err)
+	require.Contains(t, string(raw), `"precision_ci":{"lo":`)
+	require.Contains(t, string(raw), `"method":"poisson-garwood-mapped"`)
+	require.NotContains(t, string(raw), "recall_ci")
 }
