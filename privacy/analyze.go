@@ -156,6 +156,10 @@ type Report struct {
 	// BIP158 is the leak of a BIP158 sync of the same wallet
 	// (AnalyzeBlockRequests), set by the caller; nil without one.
 	BIP158 *BlockRequestReport `json:"bip158,omitempty"`
+	// Verdicts is how the report's verdicts were decided: every curve
+	// point's comparison and every behaviour score, one family, each
+	// with a power check, Holm-corrected together.
+	Verdicts VerdictFamily `json:"verdicts"`
 }
 
 // Curve returns the curve of stage, or nil.
@@ -256,6 +260,16 @@ func Analyze(ctx context.Context, in Input) (*Report, error) {
 		if rep.Behaviour, err = AnalyzeBehaviour(ctx, in.Records, in.Chain, in.Truth, opts); err != nil {
 			return nil, err
 		}
+	}
+	// Every comparison the report prints is one family: a power check
+	// first, then Holm over those printed.
+	tests := comparisonTests(rep.Curves)
+	if rep.Behaviour != nil {
+		tests = append(tests, behaviourTests(&rep.Behaviour.BehaviourReading)...)
+	}
+	rep.Verdicts = decideFamily(tests)
+	if rep.Behaviour != nil {
+		rep.Behaviour.Verdicts = rep.Verdicts
 	}
 	return rep, nil
 }
