@@ -182,3 +182,36 @@ func TestCFSyncAuto(t *testing.T) {
 		})
 	}
 }
+
+// TestCFSyncPastACheckpoint syncs over BIP158 from a real btcd whose chain
+// passes a filter-header checkpoint (every 1,000 blocks): the node asks
+// getcfcheckpt, and btcd's answer must reach it (btcd's peer package
+// declares a cfcheckpt listener it never calls), or the sync waits on the
+// checkpoint forever.
+func TestCFSyncPastACheckpoint(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts btcd")
+	}
+	h, k := demoHarness(t)
+	_, height, err := h.Node().BestBlock()
+	require.NoError(t, err)
+	if need := 1010 - int(height); need > 0 {
+		_, err := h.Mine(need)
+		require.NoError(t, err)
+	}
+	scripts := keyScripts(t, k, 4)
+	_, start, err := h.Node().BestBlock()
+	require.NoError(t, err)
+	truth := buildChain(t, h, k, scripts, 10, 2, 1)
+	_, tip, _ := h.Node().BestBlock()
+	require.Greater(t, tip, int32(wire.CFCheckptInterval))
+
+	w := watchtest.NewMemWatcher(start+1, scripts...)
+	n := startCFNode(t, t.TempDir(), w, h.Node().P2PAddr())
+	waitSynced(t, n, tip)
+	checkTruth(t, w, truth)
+	st := n.Status().CF
+	require.GreaterOrEqual(t, st.FilterHeaders, int(tip)+1)
+	require.Eventually(t, func() bool { return n.Status().CF.Checkpoints == int(tip)/wire.CFCheckptInterval },
+		30*time.Second, 50*time.Millisecond, "btcd's cfcheckpt answer never reached the node")
+}

@@ -166,6 +166,7 @@ func (cf *cfSync) onCFCheckpt(ps *peerState, msg *wire.MsgCFCheckpt) {
 		}
 	}
 	p.checkpts = cps
+	cf.st.Checkpoints = max(cf.st.Checkpoints, len(cps))
 	for other := range m.peers {
 		if other == ps || other.cf == nil {
 			continue

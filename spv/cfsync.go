@@ -146,6 +146,10 @@ type CFStats struct {
 	BlockBytes             uint64
 	// Conflicts counts filter-header disagreements settled by a block.
 	Conflicts int
+	// Checkpoints is the most filter-header checkpoints (one every
+	// wire.CFCheckptInterval blocks) a peer gave and the node checked
+	// against that peer's filter headers.
+	Checkpoints int
 }
 
 // newCFSync returns the compact-filter sync of m.

@@ -359,14 +359,20 @@ func (m *manager) handle(msg any) {
 		case *wire.MsgCFHeaders:
 			if ps.cf != nil {
 				m.cf.onCFHeaders(ps, w)
+			} else {
+				m.misbehave(ps, MisbehaviorBadFilterHeader, "cfheaders not asked (no BIP157 sync with this peer)")
 			}
 		case *wire.MsgCFilter:
 			if ps.cf != nil {
 				m.cf.onCFilter(ps, w)
+			} else {
+				m.misbehave(ps, MisbehaviorBadFilter, "cfilter not asked (no BIP157 sync with this peer)")
 			}
 		case *wire.MsgCFCheckpt:
 			if ps.cf != nil {
 				m.cf.onCFCheckpt(ps, w)
+			} else {
+				m.misbehave(ps, MisbehaviorBadFilterHeader, "cfcheckpt not asked (no BIP157 sync with this peer)")
 			}
 		case *wire.MsgInv:
 			m.onInv(ps, w)

@@ -270,6 +270,13 @@ func (n *Node) peerConfig(ps *peerState) *peer.Config {
 					p.Disconnect()
 				}
 				n.onRead(ps, bytes, msg, err)
+				// btcd's peer package (v0.25.0) declares OnCFCheckpt
+				// but never calls it: a cfcheckpt reaches the manager
+				// from here, through the same account as every other
+				// message.
+				if cp, ok := msg.(*wire.MsgCFCheckpt); ok && err == nil {
+					fwd(p, cp)
+				}
 			},
 			OnHeaders:     func(p *peer.Peer, msg *wire.MsgHeaders) { fwd(p, msg) },
 			OnMerkleBlock: func(p *peer.Peer, msg *wire.MsgMerkleBlock) { fwd(p, msg) },
@@ -281,7 +288,6 @@ func (n *Node) peerConfig(ps *peerState) *peer.Config {
 			OnReject:      func(p *peer.Peer, msg *wire.MsgReject) { fwd(p, msg) },
 			OnCFHeaders:   func(p *peer.Peer, msg *wire.MsgCFHeaders) { fwd(p, msg) },
 			OnCFilter:     func(p *peer.Peer, msg *wire.MsgCFilter) { fwd(p, msg) },
-			OnCFCheckpt:   func(p *peer.Peer, msg *wire.MsgCFCheckpt) { fwd(p, msg) },
 		},
 	}
 }
