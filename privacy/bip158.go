@@ -26,14 +26,22 @@ type BlockRequests struct {
 	// filter-header conflict (not the wallet's by themselves).
 	Blocks []int32 `json:"blocks"`
 	Checks int     `json:"checks"`
-	// PerPeer counts the blocks each peer was asked.
-	PerPeer map[string]int `json:"per_peer"`
+	// PerPeer counts the blocks each peer was asked, in the order the
+	// peers were first asked.
+	PerPeer []PeerBlocks `json:"per_peer"`
+}
+
+// PeerBlocks is the number of whole blocks one peer was asked.
+type PeerBlocks struct {
+	Peer   string `json:"peer"`
+	Blocks int    `json:"blocks"`
 }
 
 // SummarizeBlockRequests returns the compact-filter part of recs, or nil
 // when it holds none.
 func SummarizeBlockRequests(recs []transcript.Record) *BlockRequests {
-	s := &BlockRequests{FiltersFrom: -1, Blocks: []int32{}, PerPeer: map[string]int{}}
+	s := &BlockRequests{FiltersFrom: -1, Blocks: []int32{}, PerPeer: []PeerBlocks{}}
+	peerIndex := map[string]int{}
 	any := false
 	for _, r := range recs {
 		switch r.Kind {
@@ -52,7 +60,13 @@ func SummarizeBlockRequests(recs []transcript.Record) *BlockRequests {
 			for i := range r.Count {
 				s.Blocks = append(s.Blocks, r.Height+int32(i))
 			}
-			s.PerPeer[r.Peer] += int(r.Count)
+			i, ok := peerIndex[r.Peer]
+			if !ok {
+				i = len(s.PerPeer)
+				peerIndex[r.Peer] = i
+				s.PerPeer = append(s.PerPeer, PeerBlocks{Peer: r.Peer})
+			}
+			s.PerPeer[i].Blocks += int(r.Count)
 		}
 	}
 	if !any {

@@ -20,8 +20,8 @@ func (r *BlockRequestReport) WriteTable(w io.Writer, bip37 *Report) error {
 		fmt.Fprintf(&b, ", %d more to settle filter-header conflicts", q.Checks)
 	}
 	b.WriteString("\n")
-	for _, p := range sortedKeys(q.PerPeer) {
-		fmt.Fprintf(&b, "  %s served %d blocks\n", p, q.PerPeer[p])
+	for _, p := range q.PerPeer {
+		fmt.Fprintf(&b, "  %s served %d blocks\n", p.Peer, p.Blocks)
 	}
 	fmt.Fprintf(&b, "BIP158: %d candidates are paid or spent in heights %d..%d; %d of them appear only in requested blocks\n",
 		r.Appearing, r.From, r.To, r.Candidates)
