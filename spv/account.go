@@ -19,11 +19,11 @@ import (
 // of budgets.go:
 //
 //   - each message type's rate budget (msgBudgets): a message over it is
-//     dropped unhandled and scored (MisbehaviorExcessMessages);
-//   - a reject's size (maxRejectPayload): scored MisbehaviorOversizedMessage;
+//     dropped unhandled and scored (misbehaviorExcessMessages);
+//   - a reject's size (maxRejectPayload): scored misbehaviorOversizedMessage;
 //   - the bytes queued for write (maxWriteQueueBytes), the pongs btcd's
 //     peer queues for each ping included: past the bound the peer is
-//     disconnected and scored (MisbehaviorWriteQueue);
+//     disconnected and scored (misbehaviorWriteQueue);
 //   - the bytes read and not yet handled by the manager (maxInboxBytes):
 //     past the bound the peer's reader waits for the manager.
 //
@@ -97,13 +97,13 @@ func (a *peerAccount) onRead(bytes int, msg wire.Message, err error) {
 	}
 	if limit, ok := payloadCap(cmd); ok && bytes > int(limit)+wire.MessageHeaderSize {
 		a.drop = true
-		a.score(MisbehaviorOversizedMessage, fmt.Sprintf("%s of %d bytes (budget %d)", cmd, bytes, limit))
+		a.score(misbehaviorOversizedMessage, fmt.Sprintf("%s of %d bytes (budget %d)", cmd, bytes, limit))
 		a.ps.p.Disconnect()
 		return
 	}
 	if !a.allow(cmd) {
 		a.drop = true
-		a.score(MisbehaviorExcessMessages, fmt.Sprintf("%s over its budget (%g a second, burst %d)", cmd, budgetFor(cmd).Rate, budgetFor(cmd).Burst))
+		a.score(misbehaviorExcessMessages, fmt.Sprintf("%s over its budget (%g a second, burst %d)", cmd, budgetFor(cmd).Rate, budgetFor(cmd).Burst))
 	}
 	if cmd == wire.CmdPing && a.ps.p.ProtocolVersion() > wire.BIP0031Version {
 		a.queueBytes(wire.CmdPong, pongWire) // btcd queues it whatever we do
@@ -173,7 +173,7 @@ func (a *peerAccount) queueBytes(cmd string, size int64) {
 	q := a.queued
 	a.mu.Unlock()
 	if q > maxWriteQueueBytes && a.over.CompareAndSwap(false, true) {
-		a.score(MisbehaviorWriteQueue, fmt.Sprintf("%d bytes queued and unread (budget %d)", q, maxWriteQueueBytes))
+		a.score(misbehaviorWriteQueue, fmt.Sprintf("%d bytes queued and unread (budget %d)", q, maxWriteQueueBytes))
 		a.ps.p.Disconnect()
 	}
 }
@@ -224,14 +224,14 @@ func (a *peerAccount) peaks() (queued, inbox int64) {
 
 // score adds a violation to the peer's ban score from the connection's
 // goroutines; at the threshold the peer is banned and disconnected.
-func (a *peerAccount) score(kind Misbehavior, detail string) {
+func (a *peerAccount) score(kind misbehavior, detail string) {
 	a.n.scorePeer(a.ps, kind, detail)
 }
 
 // scorePeer scores a violation found outside the manager (the peer's
 // account): the manager's misbehave without its bookkeeping, which the
 // disconnect brings (peerDoneMsg).
-func (n *Node) scorePeer(ps *peerState, kind Misbehavior, detail string) {
+func (n *Node) scorePeer(ps *peerState, kind misbehavior, detail string) {
 	score, ban, banned, err := n.bans.Misbehaving(ps.addr, kind, detail)
 	n.log.Warn("peer misbehaved", "addr", ps.addr, "kind", kind.String(), "detail", detail, "score", score)
 	if err != nil {

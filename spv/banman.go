@@ -110,7 +110,7 @@ func (b *banManager) Score(addr string) uint32 {
 // Misbehaving adds m's score to addr. When the score reaches banThreshold
 // the address is banned (and the list saved); the ban is returned with
 // banned true. A save error is returned but the ban holds in memory.
-func (b *banManager) Misbehaving(addr string, m Misbehavior, detail string) (score uint32, ban Ban, banned bool, err error) {
+func (b *banManager) Misbehaving(addr string, m misbehavior, detail string) (score uint32, ban Ban, banned bool, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	score = b.scores[addr] + m.Score()

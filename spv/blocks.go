@@ -37,7 +37,7 @@ func (m *manager) onMerkleBlock(ps *peerState, mb *wire.MsgMerkleBlock) {
 		}
 	}
 	if i < 0 {
-		m.misbehave(ps, MisbehaviorUnrequestedBlock, "merkleblock "+hash.String())
+		m.misbehave(ps, misbehaviorUnrequestedBlock, "merkleblock "+hash.String())
 		return
 	}
 	req := ps.reqs[i]
@@ -46,7 +46,7 @@ func (m *manager) onMerkleBlock(ps *peerState, mb *wire.MsgMerkleBlock) {
 	matches, indexes, err := bip37.VerifyMerkleBlock(mb)
 	if err != nil {
 		m.abandon(req)
-		m.misbehave(ps, MisbehaviorInvalidMerkleTree, fmt.Sprintf("block %v: %v", hash, err))
+		m.misbehave(ps, misbehaviorInvalidMerkleTree, fmt.Sprintf("block %v: %v", hash, err))
 		return
 	}
 	if len(matches) > 0 {
@@ -104,10 +104,10 @@ func (m *manager) onTx(ps *peerState, tx *wire.MsgTx) {
 		return
 	}
 	if last := cmp.Or(ps.cur, ps.after); last != nil {
-		m.misbehave(ps, MisbehaviorTxNotInBlock, fmt.Sprintf("tx %v after merkleblock %v", txid, last.req.hash))
+		m.misbehave(ps, misbehaviorTxNotInBlock, fmt.Sprintf("tx %v after merkleblock %v", txid, last.req.hash))
 		return
 	}
-	m.misbehave(ps, MisbehaviorUnrequestedTx, "tx "+txid.String())
+	m.misbehave(ps, misbehaviorUnrequestedTx, "tx "+txid.String())
 }
 
 // completeBlock finishes a merkle block whose stream ended. Missing
@@ -160,12 +160,12 @@ func (m *manager) completeBlock(pb *pendingBlock) {
 		tx := pb.txs[txid]
 		if tx.SerializeSizeStripped() == 64 {
 			m.abandon(req)
-			m.misbehave(ps, MisbehaviorSixtyFourByteTx, txid.String())
+			m.misbehave(ps, misbehaviorSixtyFourByteTx, txid.String())
 			return
 		}
 		if err := checkTx(tx); err != nil {
 			m.abandon(req)
-			m.misbehave(ps, MisbehaviorInvalidTx, fmt.Sprintf("tx %v in block %v: %v", txid, req.hash, err))
+			m.misbehave(ps, misbehaviorInvalidTx, fmt.Sprintf("tx %v in block %v: %v", txid, req.hash, err))
 			return
 		}
 		match, matched := ps.mirror.Explain(tx)
@@ -215,7 +215,7 @@ func (m *manager) unmatched(ps *peerState, tx *wire.MsgTx, detail string) {
 		m.n.log.Debug("unmatched tx explained by filter drift", "peer", ps.addr, "tx", detail)
 		return
 	}
-	m.misbehave(ps, MisbehaviorUnmatchedTx, detail)
+	m.misbehave(ps, misbehaviorUnmatchedTx, detail)
 }
 
 // retryBlock gives up on one answer for a block and asks again; a block
@@ -236,7 +236,7 @@ func (m *manager) retryBlock(pb *pendingBlock, why string) {
 	}
 	s := m.slots[req.height]
 	if s != nil && s.attempts >= maxMatchAttempts && ps.ready {
-		m.misbehave(ps, MisbehaviorNotServed, why)
+		m.misbehave(ps, misbehaviorNotServed, why)
 	}
 	m.abandon(req)
 	if s == nil || s.req != nil {
@@ -307,7 +307,7 @@ func (m *manager) onNotFound(ps *peerState, msg *wire.MsgNotFound) {
 				delete(ps.fullReqs, iv.Hash)
 				// Inconclusive: a peer that serves filtered blocks
 				// but not the block itself is scored as not serving.
-				m.misbehave(ps, MisbehaviorNotServed, "full block "+iv.Hash.String()+" not found")
+				m.misbehave(ps, misbehaviorNotServed, "full block "+iv.Hash.String()+" not found")
 			}
 		case wire.InvTypeTx, wire.InvTypeWitnessTx:
 			tr, ok := ps.txReqs[iv.Hash]
@@ -357,12 +357,12 @@ func (m *manager) onPong(ps *peerState, msg *wire.MsgPong) {
 	clear(ps.reqs[len(keep):])
 	ps.reqs = keep
 	if unserved > 0 {
-		m.misbehave(ps, MisbehaviorNotServed, fmt.Sprintf("%d filtered blocks of batch %d", unserved, batch))
+		m.misbehave(ps, misbehaviorNotServed, fmt.Sprintf("%d filtered blocks of batch %d", unserved, batch))
 	}
 	for h, r := range ps.fullReqs {
 		if r.batch <= batch {
 			delete(ps.fullReqs, h)
-			m.misbehave(ps, MisbehaviorNotServed, "full block "+h.String()+" not sent")
+			m.misbehave(ps, misbehaviorNotServed, "full block "+h.String()+" not sent")
 		}
 	}
 	// Matched txs asked for with MSG_TX and not sent before the pong.
@@ -638,7 +638,7 @@ func (m *manager) onMempoolTx(ps *peerState, tx *wire.MsgTx) {
 		return
 	}
 	if err := checkTx(tx); err != nil {
-		m.misbehave(ps, MisbehaviorInvalidTx, fmt.Sprintf("unconfirmed tx %v: %v", txid, err))
+		m.misbehave(ps, misbehaviorInvalidTx, fmt.Sprintf("unconfirmed tx %v: %v", txid, err))
 		return
 	}
 	match, matched := ps.mirror.Explain(tx)
@@ -696,7 +696,7 @@ func (m *manager) onMempoolTx(ps *peerState, tx *wire.MsgTx) {
 func (m *manager) refusedTx(ps *peerState, txid chainhash.Hash, r *watch.TxRefusal) {
 	m.st.MempoolRefused++
 	if r.PeerAtFault {
-		m.misbehave(ps, MisbehaviorRefusedTx, fmt.Sprintf("unconfirmed tx %v: %v", txid, r.Err))
+		m.misbehave(ps, misbehaviorRefusedTx, fmt.Sprintf("unconfirmed tx %v: %v", txid, r.Err))
 		return
 	}
 	m.n.log.Warn("unconfirmed transaction not kept: the wallet's pending budget is full",

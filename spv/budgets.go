@@ -20,7 +20,7 @@ const (
 	// btcd's peer queues for each ping, in a list of its own without a
 	// bound. A peer that stops reading and keeps pinging grows it by 32
 	// bytes (and btcd's list element) a ping; past the bound it is
-	// disconnected and scored (MisbehaviorWriteQueue). The node's own
+	// disconnected and scored (misbehaviorWriteQueue). The node's own
 	// largest burst is a filterload (36,000 bytes) and a window of
 	// getdata requests, a few tens of kB. Core's DEFAULT_MAXSENDBUFFER is
 	// 1,000 kB.
@@ -59,7 +59,7 @@ const (
 	maxPeerStateBytes = 8 << 20
 
 	// excessScore is the ban score each message over its type's rate
-	// budget adds (MisbehaviorExcessMessages): ten over the burst ban
+	// budget adds (misbehaviorExcessMessages): ten over the burst ban
 	// the peer.
 	excessScore = banThreshold / 10
 )
@@ -114,10 +114,10 @@ func payloadCap(cmd string) (uint32, bool) {
 
 // msgBudget is the rate budget of one message type: a token bucket that
 // refills at Rate messages a second up to Burst. A message finding the
-// bucket empty is dropped unhandled and scored (MisbehaviorExcessMessages).
+// bucket empty is dropped unhandled and scored (misbehaviorExcessMessages).
 // Answers, whose count is bounded by the node's own requests, have an
 // infinite rate: an unrequested one is scored by the manager
-// (MisbehaviorUnrequestedBlock, MisbehaviorUnrequestedTx, ...).
+// (misbehaviorUnrequestedBlock, misbehaviorUnrequestedTx, ...).
 type msgBudget struct {
 	Rate  float64 // messages a second; math.Inf(1): no rate bound
 	Burst int

@@ -109,10 +109,10 @@ func TestWriteQueueBound(t *testing.T) {
 	ps.acct.queue(load)
 	require.Zero(t, n.bans.Score(ps.addr), "a written message left the count")
 	ps.acct.queue(load)
-	require.Equal(t, MisbehaviorWriteQueue.Score(), n.bans.Score(ps.addr))
+	require.Equal(t, misbehaviorWriteQueue.Score(), n.bans.Score(ps.addr))
 	require.True(t, ps.acct.over.Load())
 	ps.acct.queue(load)
-	require.Equal(t, MisbehaviorWriteQueue.Score(), n.bans.Score(ps.addr), "scored once")
+	require.Equal(t, misbehaviorWriteQueue.Score(), n.bans.Score(ps.addr), "scored once")
 
 	// The pongs btcd queues for pings count too.
 	_, ps2, clock := accountFixture(t, "sim:2")

@@ -71,7 +71,7 @@ func (cf *cfSync) onCFHeaders(ps *peerState, msg *wire.MsgCFHeaders) {
 	p := ps.cf
 	r := p.hdrReq
 	if r == nil || r.stopHash != msg.StopHash {
-		m.misbehave(ps, MisbehaviorBadFilterHeader, "cfheaders not asked: stop "+msg.StopHash.String())
+		m.misbehave(ps, misbehaviorBadFilterHeader, "cfheaders not asked: stop "+msg.StopHash.String())
 		return
 	}
 	p.hdrReq = nil
@@ -80,7 +80,7 @@ func (cf *cfSync) onCFHeaders(ps *peerState, msg *wire.MsgCFHeaders) {
 		return
 	}
 	if msg.FilterType != wire.GCSFilterRegular || len(msg.FilterHashes) != int(r.stop-r.start+1) {
-		m.misbehave(ps, MisbehaviorBadFilterHeader, fmt.Sprintf("cfheaders %d..%d: %d filter hashes of type %d",
+		m.misbehave(ps, misbehaviorBadFilterHeader, fmt.Sprintf("cfheaders %d..%d: %d filter hashes of type %d",
 			r.start, r.stop, len(msg.FilterHashes), msg.FilterType))
 		return
 	}
@@ -89,7 +89,7 @@ func (cf *cfSync) onCFHeaders(ps *peerState, msg *wire.MsgCFHeaders) {
 	}
 	prev, _ := cf.cfHeaderOf(p, r.start-1)
 	if msg.PrevFilterHeader != prev {
-		m.misbehave(ps, MisbehaviorBadFilterHeader, fmt.Sprintf("cfheaders from %d: previous header %v, its chain has %v",
+		m.misbehave(ps, misbehaviorBadFilterHeader, fmt.Sprintf("cfheaders from %d: previous header %v, its chain has %v",
 			r.start, msg.PrevFilterHeader, prev))
 		return
 	}
@@ -101,7 +101,7 @@ func (cf *cfSync) onCFHeaders(ps *peerState, msg *wire.MsgCFHeaders) {
 		hdrs[i] = prev
 		h := r.start + int32(i)
 		if cp, ok := checkpointAt(p.checkpts, h); ok && cp != prev {
-			m.misbehave(ps, MisbehaviorBadFilterHeader, fmt.Sprintf("filter header %d contradicts its own checkpoint", h))
+			m.misbehave(ps, misbehaviorBadFilterHeader, fmt.Sprintf("filter header %d contradicts its own checkpoint", h))
 			return
 		}
 	}
@@ -140,7 +140,7 @@ func (cf *cfSync) onCFCheckpt(ps *peerState, msg *wire.MsgCFCheckpt) {
 	p := ps.cf
 	r := p.cpReq
 	if r == nil || r.stopHash != msg.StopHash {
-		m.misbehave(ps, MisbehaviorBadFilterHeader, "cfcheckpt not asked: stop "+msg.StopHash.String())
+		m.misbehave(ps, misbehaviorBadFilterHeader, "cfcheckpt not asked: stop "+msg.StopHash.String())
 		return
 	}
 	p.cpReq = nil
@@ -150,18 +150,18 @@ func (cf *cfSync) onCFCheckpt(ps *peerState, msg *wire.MsgCFCheckpt) {
 	}
 	want := int(r.stop / wire.CFCheckptInterval)
 	if msg.FilterType != wire.GCSFilterRegular || len(msg.FilterHeaders) != want {
-		m.misbehave(ps, MisbehaviorBadFilterHeader, fmt.Sprintf("cfcheckpt to %d: %d headers, want %d", r.stop, len(msg.FilterHeaders), want))
+		m.misbehave(ps, misbehaviorBadFilterHeader, fmt.Sprintf("cfcheckpt to %d: %d headers, want %d", r.stop, len(msg.FilterHeaders), want))
 		return
 	}
 	cps := make([]chainhash.Hash, want)
 	for i, fh := range msg.FilterHeaders {
 		cps[i] = *fh
 		if i < len(p.checkpts) && p.checkpts[i] != cps[i] {
-			m.misbehave(ps, MisbehaviorBadFilterHeader, fmt.Sprintf("checkpoint %d changed", (i+1)*wire.CFCheckptInterval))
+			m.misbehave(ps, misbehaviorBadFilterHeader, fmt.Sprintf("checkpoint %d changed", (i+1)*wire.CFCheckptInterval))
 			return
 		}
 		if got, ok := cf.cfHeaderOf(p, int32(i+1)*wire.CFCheckptInterval); ok && got != cps[i] {
-			m.misbehave(ps, MisbehaviorBadFilterHeader, fmt.Sprintf("checkpoint %d contradicts its filter headers", (i+1)*wire.CFCheckptInterval))
+			m.misbehave(ps, misbehaviorBadFilterHeader, fmt.Sprintf("checkpoint %d contradicts its filter headers", (i+1)*wire.CFCheckptInterval))
 			return
 		}
 	}
@@ -350,7 +350,7 @@ func (cf *cfSync) resolve() {
 	}
 	cf.conflict = nil
 	for ps, why := range bad {
-		m.misbehave(ps, MisbehaviorBadFilterHeader, why)
+		m.misbehave(ps, misbehaviorBadFilterHeader, why)
 		if ps.ready {
 			m.dropPeer(ps, "bad filter header")
 			ps.p.Disconnect()

@@ -317,7 +317,7 @@ func (cf *cfSync) onCFilter(ps *peerState, msg *wire.MsgCFilter) {
 	m := cf.m
 	p := ps.cf
 	if len(p.filters) == 0 || p.filters[0].hash != msg.BlockHash || msg.FilterType != wire.GCSFilterRegular {
-		m.misbehave(ps, MisbehaviorBadFilter, "cfilter not asked: block "+msg.BlockHash.String())
+		m.misbehave(ps, misbehaviorBadFilter, "cfilter not asked: block "+msg.BlockHash.String())
 		return
 	}
 	r := p.filters[0]
@@ -340,18 +340,18 @@ func (cf *cfSync) onCFilter(ps *peerState, msg *wire.MsgCFilter) {
 		return // answered after a reorg or a delivery
 	}
 	if got := chainhash.DoubleHashH(msg.Data); got != cf.fhash[h] {
-		m.misbehave(ps, MisbehaviorBadFilter, fmt.Sprintf("filter of block %d hashes to %v, its filter header commits to %v", h, got, cf.fhash[h]))
+		m.misbehave(ps, misbehaviorBadFilter, fmt.Sprintf("filter of block %d hashes to %v, its filter header commits to %v", h, got, cf.fhash[h]))
 		return
 	}
 	f, err := gcs.FromNBytes(builder.DefaultP, builder.DefaultM, msg.Data)
 	if err != nil {
-		m.misbehave(ps, MisbehaviorBadFilter, fmt.Sprintf("filter of block %d: %v", h, err))
+		m.misbehave(ps, misbehaviorBadFilter, fmt.Sprintf("filter of block %d: %v", h, err))
 		return
 	}
 	e := &cfEntry{hash: r.hash, filter: f}
 	cf.entries[h] = e
 	if err := cf.match(e); err != nil {
-		m.misbehave(ps, MisbehaviorBadFilter, fmt.Sprintf("filter of block %d: %v", h, err))
+		m.misbehave(ps, misbehaviorBadFilter, fmt.Sprintf("filter of block %d: %v", h, err))
 		delete(cf.entries, h)
 		return
 	}
@@ -482,7 +482,7 @@ func (cf *cfSync) withheld(ps *peerState, hash chainhash.Hash, r cfBlockReq, how
 	if !cf.m.n.store.IsBest(hash) {
 		return // off the best chain since: the peer may well lack it
 	}
-	cf.m.misbehave(ps, MisbehaviorWithheldBlock, fmt.Sprintf("block %d %v: %s", r.height, hash, how))
+	cf.m.misbehave(ps, misbehaviorWithheldBlock, fmt.Sprintf("block %d %v: %s", r.height, hash, how))
 }
 
 // onBlock takes a whole block: it must be asked, on the best chain, and
@@ -493,7 +493,7 @@ func (cf *cfSync) onBlock(ps *peerState, b *wire.MsgBlock) {
 	hash := b.BlockHash()
 	r, ok := ps.cf.blocks[hash]
 	if !ok {
-		m.misbehave(ps, MisbehaviorUnrequestedBlock, "block "+hash.String())
+		m.misbehave(ps, misbehaviorUnrequestedBlock, "block "+hash.String())
 		return
 	}
 	delete(ps.cf.blocks, hash)
@@ -506,7 +506,7 @@ func (cf *cfSync) onBlock(ps *peerState, b *wire.MsgBlock) {
 		err = blockchain.ValidateWitnessCommitment(btcutil.NewBlock(b))
 	}
 	if err != nil {
-		m.misbehave(ps, MisbehaviorBadBlock, fmt.Sprintf("block %d %v: %v", r.height, hash, err))
+		m.misbehave(ps, misbehaviorBadBlock, fmt.Sprintf("block %d %v: %v", r.height, hash, err))
 		return
 	}
 	cf.st.Blocks++

@@ -231,7 +231,7 @@ type Config struct {
 	// with the least work are evicted, never the one that becomes best. A
 	// peer sending branches past the margin, whose branches are evicted
 	// or that holds more than a quarter of MaxSideHeaders is scored
-	// (MisbehaviorLowWorkHeaders).
+	// (misbehaviorLowWorkHeaders).
 	SideBranchMargin, MaxSideHeaders int
 	// Transport is the P2P transport policy: TransportAuto (the
 	// default, "" too), TransportV2 or TransportV1 (see Transport).

@@ -10,3 +10,7 @@ func StallNextV2Keys(n int) (undo func()) {
 	stallKeys.Store(int32(n))
 	return func() { stallKeys.Store(0) }
 }
+
+// RefusedTxScore exports the score of a refused transaction to the
+// external tests.
+var RefusedTxScore = misbehaviorRefusedTx.Score()

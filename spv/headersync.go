@@ -64,7 +64,7 @@ func (m *manager) onHeaders(ps *peerState, msg *wire.MsgHeaders) {
 		case errors.Is(ve.Err, headers.ErrLowWorkBranch):
 			// Valid but useless: not stored, the peer scored, the
 			// sync goes on.
-			m.misbehave(ps, MisbehaviorLowWorkHeaders, ve.Error())
+			m.misbehave(ps, misbehaviorLowWorkHeaders, ve.Error())
 		case errors.Is(ve.Err, headers.ErrNotConnecting) && !solicited:
 			// An announcement we cannot place: ask for the headers in
 			// between, as Core does, but not forever (a peer that only
@@ -72,7 +72,7 @@ func (m *manager) onHeaders(ps *peerState, msg *wire.MsgHeaders) {
 			// announcement costs us a getheaders).
 			ps.unconnecting++
 			if ps.unconnecting > maxUnconnectingHeaders {
-				m.misbehave(ps, MisbehaviorOrphanHeaders, fmt.Sprintf("%d announcements that do not connect", ps.unconnecting))
+				m.misbehave(ps, misbehaviorOrphanHeaders, fmt.Sprintf("%d announcements that do not connect", ps.unconnecting))
 				if ps.ready {
 					m.dropPeer(ps, "headers do not connect")
 					ps.p.Disconnect()
@@ -83,13 +83,13 @@ func (m *manager) onHeaders(ps *peerState, msg *wire.MsgHeaders) {
 		case errors.Is(ve.Err, headers.ErrNotConnecting):
 			// An answer to our locator that does not connect: the peer
 			// is useless for headers; score it and drop it.
-			m.misbehave(ps, MisbehaviorOrphanHeaders, ve.Error())
+			m.misbehave(ps, misbehaviorOrphanHeaders, ve.Error())
 			if ps.ready {
 				m.dropPeer(ps, "headers do not connect")
 				ps.p.Disconnect()
 			}
 		default:
-			m.misbehave(ps, MisbehaviorBadHeader, ve.Error())
+			m.misbehave(ps, misbehaviorBadHeader, ve.Error())
 		}
 		return
 	}
@@ -120,7 +120,7 @@ func (m *manager) onHeaders(ps *peerState, msg *wire.MsgHeaders) {
 // chain; a batch that extends one replaces it) until they become best
 // (never scored) or are evicted by the store's bound (spv/headers
 // evict.go: the branches with the least work go first). The peer is
-// scored MisbehaviorLowWorkHeaders for every branch of its evicted,
+// scored misbehaviorLowWorkHeaders for every branch of its evicted,
 // later or at once, and for every batch that leaves it holding more than
 // a quarter of the bound in side-branch headers: one peer cannot fill the
 // bound for free, and no peer is scored for the branch that wins.
@@ -134,7 +134,7 @@ const (
 // the store and scores what the bound evicted.
 func (m *manager) noteSideBranch(ps *peerState, hdrs []wire.BlockHeader, res headers.ConnectResult) {
 	if res.Dropped > 0 {
-		m.misbehave(ps, MisbehaviorLowWorkHeaders, fmt.Sprintf("side branch of %d headers evicted at once: less work than every stored side branch", res.Dropped))
+		m.misbehave(ps, misbehaviorLowWorkHeaders, fmt.Sprintf("side branch of %d headers evicted at once: less work than every stored side branch", res.Dropped))
 	}
 	if res.Accepted > 0 && ps.ready {
 		// The last stored header of the batch: a side tip unless on the
@@ -181,7 +181,7 @@ func (m *manager) addSideTip(ps *peerState, tip chainhash.Hash, hdrs []wire.Bloc
 		}
 	}
 	if share := m.sideShare(); held > share {
-		m.misbehave(ps, MisbehaviorLowWorkHeaders, fmt.Sprintf("%d side-branch headers in %d branches, none the best chain (share %d)", held, len(ps.sideTips), share))
+		m.misbehave(ps, misbehaviorLowWorkHeaders, fmt.Sprintf("%d side-branch headers in %d branches, none the best chain (share %d)", held, len(ps.sideTips), share))
 	}
 }
 
@@ -210,7 +210,7 @@ func (m *manager) reviewSideTips() {
 			if !ps.ready {
 				break
 			}
-			m.misbehave(ps, MisbehaviorLowWorkHeaders, "side branch evicted for want of work: it never became the best chain")
+			m.misbehave(ps, misbehaviorLowWorkHeaders, "side branch evicted for want of work: it never became the best chain")
 		}
 	}
 }

@@ -144,7 +144,7 @@ func TestFabricatedPaymentsFromHostilePeer(t *testing.T) {
 		}, banned: "invalid transaction"},
 		{name: "1,001 outputs", fakes: func(a []byte) []*wire.MsgTx {
 			return []*wire.MsgTx{fakePayment(5, 0, repeatOut(wallet.MaxPendingTxElements+1, 1_000, a)...)}
-		}, score: spv.MisbehaviorRefusedTx.Score(), refused: 1, logLine: "unconfirmed transaction over budget"},
+		}, score: spv.RefusedTxScore, refused: 1, logLine: "unconfirmed transaction over budget"},
 		{name: "pending set full", limits: wallet.MempoolLimits{Txs: 3}, fakes: func(a []byte) []*wire.MsgTx {
 			var txs []*wire.MsgTx
 			for i := range 5 {

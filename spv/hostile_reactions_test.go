@@ -123,7 +123,7 @@ func hrCheck(t *testing.T, sc hostile.Scenario, o hrObserved) {
 		}
 	case hostile.ReactIgnore:
 		// A valid fork is no offence; failing to serve the blocks of the
-		// chain it announced is (MisbehaviorNotServed).
+		// chain it announced is (misbehaviorNotServed).
 		if sc == hostile.LowWorkFork && o.banned && !strings.Contains(o.banReason, "not served") {
 			t.Errorf("banned for serving a valid (low-work) fork: %s", o.banReason)
 		}

@@ -360,19 +360,19 @@ func (m *manager) handle(msg any) {
 			if ps.cf != nil {
 				m.cf.onCFHeaders(ps, w)
 			} else {
-				m.misbehave(ps, MisbehaviorBadFilterHeader, "cfheaders not asked (no BIP157 sync with this peer)")
+				m.misbehave(ps, misbehaviorBadFilterHeader, "cfheaders not asked (no BIP157 sync with this peer)")
 			}
 		case *wire.MsgCFilter:
 			if ps.cf != nil {
 				m.cf.onCFilter(ps, w)
 			} else {
-				m.misbehave(ps, MisbehaviorBadFilter, "cfilter not asked (no BIP157 sync with this peer)")
+				m.misbehave(ps, misbehaviorBadFilter, "cfilter not asked (no BIP157 sync with this peer)")
 			}
 		case *wire.MsgCFCheckpt:
 			if ps.cf != nil {
 				m.cf.onCFCheckpt(ps, w)
 			} else {
-				m.misbehave(ps, MisbehaviorBadFilterHeader, "cfcheckpt not asked (no BIP157 sync with this peer)")
+				m.misbehave(ps, misbehaviorBadFilterHeader, "cfcheckpt not asked (no BIP157 sync with this peer)")
 			}
 		case *wire.MsgInv:
 			m.onInv(ps, w)
@@ -491,7 +491,7 @@ func (m *manager) abandon(r *blockReq) {
 
 // misbehave scores a violation; at the threshold the peer is banned and
 // disconnected.
-func (m *manager) misbehave(ps *peerState, kind Misbehavior, detail string) {
+func (m *manager) misbehave(ps *peerState, kind misbehavior, detail string) {
 	score, ban, banned, err := m.n.bans.Misbehaving(ps.addr, kind, detail)
 	m.n.log.Warn("peer misbehaved", "addr", ps.addr, "kind", kind.String(), "detail", detail, "score", score)
 	if err != nil {
@@ -527,7 +527,7 @@ func (m *manager) onTick(now time.Time) {
 			continue
 		}
 		ps.lastAnswer = now
-		m.misbehave(ps, MisbehaviorStall, why)
+		m.misbehave(ps, misbehaviorStall, why)
 		if ps.ready {
 			m.dropPeer(ps, "stalled")
 			ps.p.Disconnect()

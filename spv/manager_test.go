@@ -369,7 +369,7 @@ func TestManagerBansForgedAnswers(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		tamper func(blocks map[chainhash.Hash]*wire.MsgBlock) func(*wire.MsgMerkleBlock, []*wire.MsgTx) (*wire.MsgMerkleBlock, []*wire.MsgTx)
-		kind   Misbehavior
+		kind   misbehavior
 	}{
 		{"bad root", func(map[chainhash.Hash]*wire.MsgBlock) func(*wire.MsgMerkleBlock, []*wire.MsgTx) (*wire.MsgMerkleBlock, []*wire.MsgTx) {
 			return func(mb *wire.MsgMerkleBlock, txs []*wire.MsgTx) (*wire.MsgMerkleBlock, []*wire.MsgTx) {
@@ -378,19 +378,19 @@ func TestManagerBansForgedAnswers(t *testing.T) {
 				mb.Hashes[0] = &h
 				return mb, txs
 			}
-		}, MisbehaviorInvalidMerkleTree},
+		}, misbehaviorInvalidMerkleTree},
 		{"tx not in block", func(map[chainhash.Hash]*wire.MsgBlock) func(*wire.MsgMerkleBlock, []*wire.MsgTx) (*wire.MsgMerkleBlock, []*wire.MsgTx) {
 			return func(mb *wire.MsgMerkleBlock, txs []*wire.MsgTx) (*wire.MsgMerkleBlock, []*wire.MsgTx) {
 				return mb, append(txs, payTo(0xee, 1, p2wpkh(1)))
 			}
-		}, MisbehaviorTxNotInBlock},
+		}, misbehaviorTxNotInBlock},
 		{"unrequested block", func(blocks map[chainhash.Hash]*wire.MsgBlock) func(*wire.MsgMerkleBlock, []*wire.MsgTx) (*wire.MsgMerkleBlock, []*wire.MsgTx) {
 			return func(mb *wire.MsgMerkleBlock, txs []*wire.MsgTx) (*wire.MsgMerkleBlock, []*wire.MsgTx) {
 				other := *mb
 				other.Header.Nonce ^= 0xffff // another header: never requested
 				return &other, nil
 			}
-		}, MisbehaviorUnrequestedBlock},
+		}, misbehaviorUnrequestedBlock},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := watchtest.NewMemWatcher(1, p2wpkh(1))

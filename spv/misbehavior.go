@@ -2,90 +2,90 @@ package spv
 
 import "fmt"
 
-// Misbehavior is a protocol violation by a peer. Each kind adds its Score
+// misbehavior is a protocol violation by a peer. Each kind adds its Score
 // to the peer's ban score; a peer whose score reaches 100 (banThreshold) is
 // disconnected and banned. A hostile peer is normal: every kind is handled,
 // none crashes or corrupts anything.
-type Misbehavior uint8
+type misbehavior uint8
 
 // The violations the node detects.
 const (
-	// MisbehaviorBadHeader: a header that fails validation (proof of
+	// misbehaviorBadHeader: a header that fails validation (proof of
 	// work, difficulty, time, version, checkpoint).
-	MisbehaviorBadHeader Misbehavior = iota + 1
-	// MisbehaviorOrphanHeaders: a getheaders response that does not
+	misbehaviorBadHeader misbehavior = iota + 1
+	// misbehaviorOrphanHeaders: a getheaders response that does not
 	// connect to the locator we sent.
-	MisbehaviorOrphanHeaders
-	// MisbehaviorInvalidMerkleTree: a merkleblock whose partial merkle
+	misbehaviorOrphanHeaders
+	// misbehaviorInvalidMerkleTree: a merkleblock whose partial merkle
 	// tree fails Bitcoin Core's checks (including CVE-2012-2459) or does
 	// not commit to the header's merkle root.
-	MisbehaviorInvalidMerkleTree
-	// MisbehaviorUnrequestedBlock: a merkleblock or block we did not ask
+	misbehaviorInvalidMerkleTree
+	// misbehaviorUnrequestedBlock: a merkleblock or block we did not ask
 	// this peer for.
-	MisbehaviorUnrequestedBlock
-	// MisbehaviorTxNotInBlock: a tx right after a merkleblock whose txid
+	misbehaviorUnrequestedBlock
+	// misbehaviorTxNotInBlock: a tx right after a merkleblock whose txid
 	// is not among the tree's matches.
-	MisbehaviorTxNotInBlock
-	// MisbehaviorUnrequestedTx: a tx we did not ask for outside a
+	misbehaviorTxNotInBlock
+	// misbehaviorUnrequestedTx: a tx we did not ask for outside a
 	// merkleblock stream.
-	MisbehaviorUnrequestedTx
-	// MisbehaviorUnmatchedTx: a matched tx that does not match the
+	misbehaviorUnrequestedTx
+	// misbehaviorUnmatchedTx: a matched tx that does not match the
 	// filter the peer holds (it would inflate the false-positive count).
-	MisbehaviorUnmatchedTx
-	// MisbehaviorSixtyFourByteTx: a matched "transaction" whose
+	misbehaviorUnmatchedTx
+	// misbehaviorSixtyFourByteTx: a matched "transaction" whose
 	// non-witness serialization is 64 bytes, which cannot be told apart
 	// from an inner merkle node.
-	MisbehaviorSixtyFourByteTx
-	// MisbehaviorBadBlock: a full block whose transactions do not
+	misbehaviorSixtyFourByteTx
+	// misbehaviorBadBlock: a full block whose transactions do not
 	// commit to its header's merkle root, or lack a matched txid.
-	MisbehaviorBadBlock
-	// MisbehaviorNotServed: a requested block neither sent nor reported
+	misbehaviorBadBlock
+	// misbehaviorNotServed: a requested block neither sent nor reported
 	// notfound before the pong that closed its batch.
-	MisbehaviorNotServed
-	// MisbehaviorStall: no answer to a request within the stall timeout.
-	MisbehaviorStall
-	// MisbehaviorOmittedTx: a spot check showed that the peer left a
+	misbehaviorNotServed
+	// misbehaviorStall: no answer to a request within the stall timeout.
+	misbehaviorStall
+	// misbehaviorOmittedTx: a spot check showed that the peer left a
 	// transaction matching its filter out of a merkle block.
-	MisbehaviorOmittedTx
-	// MisbehaviorLowWorkHeaders: valid headers of a side branch too far
+	misbehaviorOmittedTx
+	// misbehaviorLowWorkHeaders: valid headers of a side branch too far
 	// below the best chain's work to be stored, or side branches that
 	// never became the best chain: evicted by the bound on side-branch
 	// headers (spv/headers), or more of them than a peer's share
 	// (headersync.go): cheap to make on networks with minimum-difficulty
 	// blocks, useless to the node.
-	MisbehaviorLowWorkHeaders
-	// MisbehaviorInvalidTx: a transaction no valid block can hold (btcd's
+	misbehaviorLowWorkHeaders
+	// misbehaviorInvalidTx: a transaction no valid block can hold (btcd's
 	// CheckTransactionSanity: no inputs or outputs, an output value
 	// outside [0, 21e6 BTC] or outputs summing above it, a duplicated
 	// input, more than 1,000,000 bytes without witness, a null previous
 	// outpoint outside a coinbase), in a block or relayed unconfirmed.
-	MisbehaviorInvalidTx
-	// MisbehaviorRefusedTx: an unconfirmed transaction the watcher
+	misbehaviorInvalidTx
+	// misbehaviorRefusedTx: an unconfirmed transaction the watcher
 	// refused as over one of its per-transaction budgets (a TxRefusal
 	// with PeerAtFault), such as one larger than any standard
 	// transaction or paying the wallet more outputs than it watches
 	// from one unconfirmed transaction.
-	MisbehaviorRefusedTx
-	// MisbehaviorExcessMessages: a message over its type's rate budget
+	misbehaviorRefusedTx
+	// misbehaviorExcessMessages: a message over its type's rate budget
 	// (budgets.go, msgBudgets), dropped unhandled.
-	MisbehaviorExcessMessages
-	// MisbehaviorOversizedMessage: a message larger than its type's
+	misbehaviorExcessMessages
+	// misbehaviorOversizedMessage: a message larger than its type's
 	// budget (budgets.go: a reject's maxRejectPayload).
-	MisbehaviorOversizedMessage
-	// MisbehaviorWriteQueue: more bytes queued for the peer than
+	misbehaviorOversizedMessage
+	// misbehaviorWriteQueue: more bytes queued for the peer than
 	// maxWriteQueueBytes (budgets.go): it stopped reading while it made
 	// the node queue replies (a pong for each ping); it is disconnected.
-	MisbehaviorWriteQueue
-	// MisbehaviorBadFilter: a compact block filter (BIP158) whose hash
+	misbehaviorWriteQueue
+	// misbehaviorBadFilter: a compact block filter (BIP158) whose hash
 	// does not match the filter-header chain, or a cfilter not asked.
-	MisbehaviorBadFilter
-	// MisbehaviorBadFilterHeader: filter headers (BIP157) that contradict
+	misbehaviorBadFilter
+	// misbehaviorBadFilterHeader: filter headers (BIP157) that contradict
 	// the peer's own checkpoints or earlier headers, or that the block
 	// proved wrong in a conflict between peers (cfheaders.go).
-	MisbehaviorBadFilterHeader
-	// MisbehaviorWithheldBlock: a block the peer's filters cover,
+	misbehaviorBadFilterHeader
+	// misbehaviorWithheldBlock: a block the peer's filters cover,
 	// answered notfound (BIP158: the peer knows the node wants it).
-	MisbehaviorWithheldBlock
+	misbehaviorWithheldBlock
 )
 
 // banThreshold is the ban score at which a peer is disconnected and banned
@@ -93,20 +93,20 @@ const (
 const banThreshold = 100
 
 // Score returns the ban score one occurrence adds.
-func (m Misbehavior) Score() uint32 {
+func (m misbehavior) Score() uint32 {
 	switch m {
-	case MisbehaviorBadHeader, MisbehaviorInvalidMerkleTree, MisbehaviorUnrequestedBlock,
-		MisbehaviorTxNotInBlock, MisbehaviorSixtyFourByteTx, MisbehaviorBadBlock, MisbehaviorOmittedTx,
-		MisbehaviorInvalidTx, MisbehaviorOversizedMessage,
-		MisbehaviorBadFilter, MisbehaviorBadFilterHeader, MisbehaviorWithheldBlock:
+	case misbehaviorBadHeader, misbehaviorInvalidMerkleTree, misbehaviorUnrequestedBlock,
+		misbehaviorTxNotInBlock, misbehaviorSixtyFourByteTx, misbehaviorBadBlock, misbehaviorOmittedTx,
+		misbehaviorInvalidTx, misbehaviorOversizedMessage,
+		misbehaviorBadFilter, misbehaviorBadFilterHeader, misbehaviorWithheldBlock:
 		return banThreshold
-	case MisbehaviorOrphanHeaders, MisbehaviorUnrequestedTx:
+	case misbehaviorOrphanHeaders, misbehaviorUnrequestedTx:
 		return banThreshold / 2
-	case MisbehaviorUnmatchedTx, MisbehaviorStall, MisbehaviorWriteQueue:
+	case misbehaviorUnmatchedTx, misbehaviorStall, misbehaviorWriteQueue:
 		return banThreshold / 5
-	case MisbehaviorNotServed, MisbehaviorLowWorkHeaders, MisbehaviorRefusedTx:
+	case misbehaviorNotServed, misbehaviorLowWorkHeaders, misbehaviorRefusedTx:
 		return banThreshold / 10
-	case MisbehaviorExcessMessages:
+	case misbehaviorExcessMessages:
 		return excessScore
 	default:
 		return 0
@@ -114,49 +114,49 @@ func (m Misbehavior) Score() uint32 {
 }
 
 // String names the violation.
-func (m Misbehavior) String() string {
+func (m misbehavior) String() string {
 	switch m {
-	case MisbehaviorBadHeader:
+	case misbehaviorBadHeader:
 		return "invalid header"
-	case MisbehaviorOrphanHeaders:
+	case misbehaviorOrphanHeaders:
 		return "headers do not connect"
-	case MisbehaviorInvalidMerkleTree:
+	case misbehaviorInvalidMerkleTree:
 		return "invalid partial merkle tree"
-	case MisbehaviorUnrequestedBlock:
+	case misbehaviorUnrequestedBlock:
 		return "unrequested block"
-	case MisbehaviorTxNotInBlock:
+	case misbehaviorTxNotInBlock:
 		return "tx not in the merkle block it follows"
-	case MisbehaviorUnrequestedTx:
+	case misbehaviorUnrequestedTx:
 		return "unrequested tx"
-	case MisbehaviorUnmatchedTx:
+	case misbehaviorUnmatchedTx:
 		return "tx does not match the filter"
-	case MisbehaviorSixtyFourByteTx:
+	case misbehaviorSixtyFourByteTx:
 		return "64-byte transaction"
-	case MisbehaviorBadBlock:
+	case misbehaviorBadBlock:
 		return "block does not match its header"
-	case MisbehaviorNotServed:
+	case misbehaviorNotServed:
 		return "requested block not served"
-	case MisbehaviorStall:
+	case misbehaviorStall:
 		return "stalled"
-	case MisbehaviorOmittedTx:
+	case misbehaviorOmittedTx:
 		return "omitted a matched tx"
-	case MisbehaviorLowWorkHeaders:
+	case misbehaviorLowWorkHeaders:
 		return "low-work side-branch headers"
-	case MisbehaviorInvalidTx:
+	case misbehaviorInvalidTx:
 		return "invalid transaction"
-	case MisbehaviorRefusedTx:
+	case misbehaviorRefusedTx:
 		return "unconfirmed transaction over budget"
-	case MisbehaviorExcessMessages:
+	case misbehaviorExcessMessages:
 		return "messages over their rate budget"
-	case MisbehaviorOversizedMessage:
+	case misbehaviorOversizedMessage:
 		return "message over its size budget"
-	case MisbehaviorWriteQueue:
+	case misbehaviorWriteQueue:
 		return "write queue over its budget"
-	case MisbehaviorBadFilter:
+	case misbehaviorBadFilter:
 		return "invalid compact filter"
-	case MisbehaviorBadFilterHeader:
+	case misbehaviorBadFilterHeader:
 		return "invalid filter headers"
-	case MisbehaviorWithheldBlock:
+	case misbehaviorWithheldBlock:
 		return "withheld a filtered block"
 	default:
 		return fmt.Sprintf("misbehavior(%d)", uint8(m))

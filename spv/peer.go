@@ -418,7 +418,7 @@ func (n *Node) connectVia(ctx context.Context, addr string, slot int, t wireTran
 	ps.acct = newPeerAccount(ctx, n, ps)
 	defer ps.acct.close()
 	wc.oversize = func(cmd string, length uint32) {
-		ps.acct.score(MisbehaviorOversizedMessage, fmt.Sprintf("%s of %d bytes announced", peertext.Clean(cmd, 16), length))
+		ps.acct.score(misbehaviorOversizedMessage, fmt.Sprintf("%s of %d bytes announced", peertext.Clean(cmd, 16), length))
 	}
 	pcfg := n.peerConfig(ps)
 	pcfg.HostToNetAddress = hostToNetAddress

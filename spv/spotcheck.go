@@ -363,13 +363,13 @@ func (m *manager) onBlock(ps *peerState, b *wire.MsgBlock) {
 	hash := b.BlockHash()
 	r, ok := ps.fullReqs[hash]
 	if !ok {
-		m.misbehave(ps, MisbehaviorUnrequestedBlock, "full block "+hash.String())
+		m.misbehave(ps, misbehaviorUnrequestedBlock, "full block "+hash.String())
 		return
 	}
 	delete(ps.fullReqs, hash)
 	ps.lastAnswer = m.n.clock.Now()
 	if err := checkFullBlock(b); err != nil {
-		m.misbehave(ps, MisbehaviorInvalidMerkleTree, fmt.Sprintf("full block %v: %v", hash, err))
+		m.misbehave(ps, misbehaviorInvalidMerkleTree, fmt.Sprintf("full block %v: %v", hash, err))
 		return
 	}
 	p := r.check.plan
@@ -476,7 +476,7 @@ func (m *manager) checkerOmission(ps *peerState, p *checkPlan, detail string) {
 	m.st.Omissions++
 	m.n.log.Warn("omission detected in a check answer", "peer", ps.addr, "block", p.hash, "height", p.height, "detail", detail)
 	if ps.ready {
-		m.misbehave(ps, MisbehaviorOmittedTx, detail)
+		m.misbehave(ps, misbehaviorOmittedTx, detail)
 		if ps.ready {
 			m.dropPeer(ps, "omitted matched txs")
 			ps.p.Disconnect()
@@ -493,7 +493,7 @@ func (m *manager) omission(p *checkPlan, detail string) {
 	ps := p.primary
 	m.n.log.Warn("omission detected", "peer", ps.addr, "block", p.hash, "height", p.height, "detail", detail)
 	if ps.ready {
-		m.misbehave(ps, MisbehaviorOmittedTx, detail)
+		m.misbehave(ps, misbehaviorOmittedTx, detail)
 		if ps.ready { // not banned (score below threshold): still drop it
 			m.dropPeer(ps, "omitted matched txs")
 			ps.p.Disconnect()

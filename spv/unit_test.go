@@ -96,15 +96,15 @@ func TestBanManagerScoresBansAndPersists(t *testing.T) {
 	}
 	const a = "127.0.0.1:1"
 	for i := 0; i < 4; i++ {
-		if _, _, banned, err := bm.Misbehaving(a, MisbehaviorUnmatchedTx, "x"); err != nil || banned {
+		if _, _, banned, err := bm.Misbehaving(a, misbehaviorUnmatchedTx, "x"); err != nil || banned {
 			t.Fatalf("banned after %d unmatched txs (err %v)", i+1, err)
 		}
 	}
-	score, ban, banned, err := bm.Misbehaving(a, MisbehaviorUnmatchedTx, "fifth")
+	score, ban, banned, err := bm.Misbehaving(a, misbehaviorUnmatchedTx, "fifth")
 	if err != nil || !banned || score != banThreshold || ban.Until != clk.now.Add(time.Hour) {
 		t.Fatalf("score %d banned %v ban %+v err %v", score, banned, ban, err)
 	}
-	if _, _, banned, _ := bm.Misbehaving("127.0.0.1:2", MisbehaviorInvalidMerkleTree, ""); !banned {
+	if _, _, banned, _ := bm.Misbehaving("127.0.0.1:2", misbehaviorInvalidMerkleTree, ""); !banned {
 		t.Fatal("invalid merkle tree must ban at once")
 	}
 	bm2, err := openBanManager(dir, clk, time.Hour)
@@ -130,12 +130,12 @@ func TestBanManagerScoresBansAndPersists(t *testing.T) {
 }
 
 func TestMisbehaviorNames(t *testing.T) {
-	for m := MisbehaviorBadHeader; m <= MisbehaviorOmittedTx; m++ {
+	for m := misbehaviorBadHeader; m <= misbehaviorOmittedTx; m++ {
 		if m.Score() == 0 || m.String() == "" || m.String()[0] == 'm' {
 			t.Errorf("%d: score %d name %q", m, m.Score(), m.String())
 		}
 	}
-	if Misbehavior(200).Score() != 0 {
+	if misbehavior(200).Score() != 0 {
 		t.Error("unknown kind scores")
 	}
 }

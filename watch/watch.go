@@ -71,7 +71,7 @@ type MempoolResult struct {
 // not keep an unconfirmed transaction and changed nothing: the transaction
 // is invalid, or over one of the watcher's budgets. The node logs it with
 // the peer that relayed the transaction and keeps syncing; when
-// PeerAtFault it scores that peer (spv.MisbehaviorRefusedTx).
+// PeerAtFault it scores that peer (the node's refused-transaction score).
 type TxRefusal struct {
 	// PeerAtFault is set when the transaction alone is the reason: it
 	// is invalid, larger than any standard transaction, or over a
