@@ -80,7 +80,8 @@ func (e streamError) Error() string { return string(e) }
 var streamEvents = []spv.Event{
 	spv.PeerConnected{}, spv.PeerDisconnected{}, spv.PeerBanned{}, spv.PeersUpdated{},
 	spv.HeadersProgress{}, spv.FilterLoaded{}, spv.BlocksRequested{}, spv.BlockMatches{},
-	spv.MatchedTx{}, spv.TxRelayed{}, spv.BlockProcessed{}, spv.BlockUnchecked{}, spv.Reorg{},
+	spv.MatchedTx{}, spv.TxRelayed{}, spv.BlockProcessed{}, spv.BlockUnchecked{}, spv.ChecksAwaited{},
+	spv.Reorg{},
 	spv.SyncStopped{}, spv.SyncDone{},
 }
 

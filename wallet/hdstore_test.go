@@ -1,6 +1,7 @@
 package wallet
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -130,8 +131,11 @@ func TestOpenMigratesFormat1(t *testing.T) {
 		Addresses []AddressInfo `json:"addresses"`
 		Balance   Balance       `json:"balance"`
 	}
-	require.NoError(t, json.Unmarshal(raw, &want))
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	require.NoError(t, dec.Decode(&want), "expected.json must name every key as the wallet's JSON does")
 	require.NotEmpty(t, want.Addresses)
+	require.NotZero(t, want.Balance.Confirmed)
 
 	check := func(w *Wallet) {
 		t.Helper()
