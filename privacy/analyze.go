@@ -153,6 +153,10 @@ type Report struct {
 	// Behaviour is the behaviour attack (Attacks.Behaviour), nil when
 	// not run.
 	Behaviour *BehaviourReport `json:"behaviour,omitempty"`
+	// Verdicts is how the report's verdicts were decided: every curve
+	// point's comparison and every behaviour score, one family, each
+	// with a power check, Holm-corrected together.
+	Verdicts VerdictFamily `json:"verdicts"`
 }
 
 // Curve returns the curve of stage, or nil.
@@ -253,6 +257,16 @@ func Analyze(ctx context.Context, in Input) (*Report, error) {
 		if rep.Behaviour, err = AnalyzeBehaviour(ctx, in.Records, in.Chain, in.Truth, opts); err != nil {
 			return nil, err
 		}
+	}
+	// Every comparison the report prints is one family: a power check
+	// first, then Holm over those printed.
+	tests := comparisonTests(rep.Curves)
+	if rep.Behaviour != nil {
+		tests = append(tests, behaviourTests(&rep.Behaviour.BehaviourReading)...)
+	}
+	rep.Verdicts = decideFamily(tests)
+	if rep.Behaviour != nil {
+		rep.Behaviour.Verdicts = rep.Verdicts
 	}
 	return rep, nil
 }

@@ -115,8 +115,7 @@ func TestAnalyzeSingleFilter(t *testing.T) {
 		method string
 	}{
 		{"false positives", p.FalsePositivesCI, float64(p.FalsePositives), MethodPoisson},
-		{"precision", p.PrecisionCI, p.Precision, MethodBinomial},
-		{"recall", p.RecallCI, p.Recall, MethodBinomial},
+		{"precision", p.PrecisionCI, p.Precision, MethodPoissonMapped},
 		{"entropy", p.EntropyCI, p.Entropy, MethodPoissonMapped},
 		{"m^", p.EstElementsCI, p.EstElements, MethodNormal},
 	}

@@ -70,15 +70,21 @@ const (
 // Verdicts of a BehaviourScore.
 const (
 	// VerdictPoints: more of the suspects are the wallet's than a random
-	// pick of as many candidates gives in 97.5 % of draws.
+	// pick of as many candidates gives, at the run's family-wise 5 %
+	// level (Holm over the run's verdicts).
 	VerdictPoints = "points at the wallet"
-	// VerdictChance: the suspects' hits are inside the 95 % range of a
-	// random pick.
+	// VerdictChance: a test with power finds the suspects' hits
+	// consistent with a random pick.
 	VerdictChance = "no better than chance"
-	// VerdictAvoids: fewer hits than a random pick gives in 97.5 % of
-	// draws: the behaviour avoids the wallet's items, which tells a peer
-	// as much.
+	// VerdictAvoids: fewer hits than a random pick gives, at the
+	// family-wise 5 % level: the behaviour avoids the wallet's items,
+	// which tells a peer as much.
 	VerdictAvoids = "avoids the wallet"
+	// VerdictNoPower: the test could hardly fail (its power against a
+	// signal that points is below MinVerdictPower: too few suspects, or
+	// a chance range reaching 1.00), so neither "points" nor "no better
+	// than chance" is printed.
+	VerdictNoPower = "no verdict"
 	// VerdictNoSuspects: the signal named nothing.
 	VerdictNoSuspects = "no suspects"
 	// VerdictNoTruth: suspects named, but no truth to score them.

@@ -32,9 +32,64 @@ type BehaviourScore struct {
 	// inside.
 	Chance Interval `json:"chance"`
 	// PValue is the two-sided exact (hypergeometric) p-value of Hits
-	// under a random pick.
-	PValue  float64 `json:"p_value"`
+	// under a random pick; PHolm its Holm-adjusted value over the run's
+	// family of verdicts (the reading's scores in the meter, every
+	// comparison of the report in `privacy analyze`), set with a verdict
+	// only.
+	PValue float64  `json:"p_value"`
+	PHolm  *float64 `json:"p_holm,omitempty"`
+	// Power is the probability that the test rejects a random pick at
+	// the family's Bonferroni level when each suspect is the wallet's
+	// with probability halfway between the base rate and 1 (a signal
+	// that points): below MinVerdictPower the score prints
+	// VerdictNoPower, whatever the hits (one suspect, a chance range up
+	// to 1.00, cannot tell).
+	Power   float64 `json:"power"`
 	Verdict string  `json:"verdict"`
+}
+
+// test returns the score's family test, among n candidates of which w
+// are the wallet's (nil for a score with no suspects or no truth, which
+// has nothing to test).
+func (s *BehaviourScore) test(n, w int) *familyTest {
+	if s.Suspects == 0 || n == 0 || s.Verdict == VerdictNoTruth || s.Verdict == VerdictNoSuspects {
+		return nil
+	}
+	k := s.Suspects
+	p1 := (1 + float64(w)/float64(n)) / 2
+	hg := newHypergeometric(n, w, min(k, n))
+	mean := hg.mean()
+	return &familyTest{
+		p:        s.PValue,
+		power:    func(level float64) float64 { return hg.powerAgainst(k, p1, level) },
+		minPower: MinVerdictPower,
+		decide: func(power float64, adj *float64) {
+			s.Power, s.PHolm = power, adj
+			switch {
+			case adj == nil:
+				s.Verdict = VerdictNoPower
+			case *adj >= FamilyAlpha:
+				s.Verdict = VerdictChance
+			case float64(s.Hits) > mean:
+				s.Verdict = VerdictPoints
+			default:
+				s.Verdict = VerdictAvoids
+			}
+		},
+	}
+}
+
+// behaviourTests returns the family tests of a reading's scores.
+func behaviourTests(r *BehaviourReading) []familyTest {
+	var out []familyTest
+	for _, l := range []*BehaviourLevel{&r.Blocks, &r.Txs} {
+		for i := range l.Scores {
+			if t := l.Scores[i].test(l.Candidates, l.Wallet); t != nil {
+				out = append(out, *t)
+			}
+		}
+	}
+	return out
 }
 
 // BehaviourLevel is the attack at one level: the candidates a peer's
@@ -85,6 +140,10 @@ type BehaviourReading struct {
 	DroppedTxs int            `json:"dropped_txs,omitempty"`
 	Blocks     BehaviourLevel `json:"blocks"`
 	Txs        BehaviourLevel `json:"txs"`
+	// Verdicts is how the scores' verdicts were decided: one family,
+	// Holm-corrected, each with a power check (in a Report, the report's
+	// family replaces it: Report.Verdicts).
+	Verdicts VerdictFamily `json:"verdicts"`
 }
 
 // BehaviourReload is one reload as the attack read it.
@@ -252,6 +311,7 @@ func (b *Behaviour) compute(detail bool, limit int) (BehaviourReading, Behaviour
 	}
 	r.Blocks = b.blockLevel(blocks)
 	r.Txs = b.txLevel(txs)
+	r.Verdicts = decideFamily(behaviourTests(&r))
 	if detail {
 		d.SuspectBlocks, d.SuspectTxs = b.listSuspects(blocks, txs, limit, &d.Truncated)
 	}
@@ -344,14 +404,8 @@ func (b *Behaviour) score(signal string, suspects, hits, n, w int) BehaviourScor
 	lo, hi := hg.central(behaviourTail)
 	s.Chance = Interval{Lo: float64(lo) / float64(suspects), Hi: float64(hi) / float64(suspects), Method: MethodHypergeometric}
 	s.PValue = hg.pValue(hits)
-	switch {
-	case hits > hi:
-		s.Verdict = VerdictPoints
-	case hits < lo:
-		s.Verdict = VerdictAvoids
-	default:
-		s.Verdict = VerdictChance
-	}
+	// The verdict is the family's (decideFamily over the reading).
+	s.Verdict = VerdictNoPower
 	return s
 }
 
@@ -398,7 +452,20 @@ func (s BehaviourScore) String() string {
 	switch s.Verdict {
 	case VerdictNoSuspects, VerdictNoTruth:
 		return fmt.Sprintf("%s: %d suspects (%s)", s.Signal, s.Suspects, s.Verdict)
+	case VerdictNoPower:
+		return fmt.Sprintf("%s: %d of %d suspects the wallet's, precision %.2f vs %.2f-%.2f by chance: %s",
+			s.Signal, s.Hits, s.Suspects, s.Precision, s.Chance.Lo, s.Chance.Hi, s.NoPowerText())
 	}
 	return fmt.Sprintf("%s: %d of %d suspects the wallet's, precision %.2f [%.2f, %.2f] vs %.2f-%.2f by chance: %s",
 		s.Signal, s.Hits, s.Suspects, s.Precision, s.PrecisionCI.Lo, s.PrecisionCI.Hi, s.Chance.Lo, s.Chance.Hi, s.Verdict)
+}
+
+// NoPowerText is the words of VerdictNoPower for the score: how many
+// suspects, and that they cannot tell (with the test's power).
+func (s BehaviourScore) NoPowerText() string {
+	what := "suspects cannot"
+	if s.Suspects == 1 {
+		what = "suspect cannot"
+	}
+	return fmt.Sprintf("%s: %d %s tell (power %.2f)", VerdictNoPower, s.Suspects, what, s.Power)
 }

@@ -87,3 +87,66 @@ func (h hypergeometric) pValue(x int) float64 {
 	high := 1 - h.cdfBelow(x) // P(X >= x)
 	return math.Min(1, 2*math.Min(low, high))
 }
+
+// pValues returns the two-sided p-value of every count of the support
+// [lo, hi] (pValue, from cumulative sums: linear in the support).
+func (h hypergeometric) pValues() []float64 {
+	n := len(h.pmf)
+	below := make([]float64, n+1) // below[i] = P(X < lo+i)
+	for i, p := range h.pmf {
+		below[i+1] = below[i] + p
+	}
+	out := make([]float64, n)
+	for i := range h.pmf {
+		low := below[i+1]    // P(X <= x)
+		high := 1 - below[i] // P(X >= x)
+		out[i] = math.Min(1, 2*math.Min(low, high))
+	}
+	return out
+}
+
+// powerAgainst returns the probability that the two-sided test at level
+// rejects a random pick when each of the k suspects is the wallet's with
+// probability p1 (a binomial count, held inside the support: no more
+// hits than the wallet's items or the suspects, no fewer than the
+// hypergeometric's least).
+func (h hypergeometric) powerAgainst(k int, p1, level float64) float64 {
+	if k <= 0 {
+		return 0
+	}
+	pv := h.pValues()
+	lp, lq := math.Log(p1), math.Log1p(-p1)
+	lk, _ := math.Lgamma(float64(k) + 1)
+	var power float64
+	for x := 0; x <= k; x++ {
+		var lpmf float64
+		switch {
+		case p1 <= 0:
+			if x != 0 {
+				continue
+			}
+		case p1 >= 1:
+			if x != k {
+				continue
+			}
+		default:
+			a, _ := math.Lgamma(float64(x) + 1)
+			b, _ := math.Lgamma(float64(k-x) + 1)
+			lpmf = lk - a - b + float64(x)*lp + float64(k-x)*lq
+		}
+		c := min(max(x, h.lo), h.hi)
+		if pv[c-h.lo] <= level {
+			power += math.Exp(lpmf)
+		}
+	}
+	return math.Min(1, power)
+}
+
+// mean returns the expected count.
+func (h hypergeometric) mean() float64 {
+	var m float64
+	for i, p := range h.pmf {
+		m += float64(h.lo+i) * p
+	}
+	return m
+}

@@ -33,10 +33,13 @@ func writeBehaviour(b *strings.Builder, r *BehaviourReport) {
 		b.WriteString("no --truth: the suspects are named, not scored\n")
 	} else {
 		wrap(b, "precision and recall with 95 % exact binomial intervals (Clopper-Pearson); chance: the 95 % range of the "+
-			"precision of as many candidates picked at random (hypergeometric); the base rate is a count over every candidate", wrapWidth)
+			"precision of as many candidates picked at random (hypergeometric); the base rate is a count over every candidate; "+
+			"p: the exact hypergeometric test, Holm-adjusted over the run's verdicts (raw p where no verdict is printed); "+
+			"power: against suspects that are the wallet's halfway between the base rate and 1, at the family's Bonferroni "+
+			"level: below 0.8 the score prints no verdict", wrapWidth)
 	}
 	t := table.New(b)
-	fmt.Fprintln(t, "level\tcandidates\twallet\tbase rate\tsignal\tsuspects\thits\tprecision\t95 %\tchance 95 %\trecall\t95 %\tp\tverdict")
+	fmt.Fprintln(t, "level\tcandidates\twallet\tbase rate\tsignal\tsuspects\thits\tprecision\t95 % (C-P)\tchance 95 % (hypergeom.)\trecall\t95 % (C-P)\tp\tpower\tverdict")
 	num, nk := table.Num, table.NotKnown
 	for _, lv := range []struct {
 		name string
@@ -47,15 +50,22 @@ func writeBehaviour(b *strings.Builder, r *BehaviourReport) {
 			wallet, base = fmt.Sprint(lv.l.Wallet), num(lv.l.BaseRate)
 		}
 		for _, s := range lv.l.Scores {
-			hits, prec, precCI, chance, rec, recCI, p := nk, nk, nk, nk, nk, nk, nk
+			hits, prec, precCI, chance, rec, recCI, p, power := nk, nk, nk, nk, nk, nk, nk, nk
+			verdict := s.Verdict
 			if s.Verdict != VerdictNoTruth && s.Verdict != VerdictNoSuspects {
-				hits, prec, p = fmt.Sprint(s.Hits), num(s.Precision), num(s.PValue)
+				hits, prec, p, power = fmt.Sprint(s.Hits), num(s.Precision), num(s.PValue)+" raw", fmt.Sprintf("%.2f", s.Power)
+				if s.PHolm != nil {
+					p = num(*s.PHolm) + " Holm"
+				}
+				if s.Verdict == VerdictNoPower {
+					verdict = s.NoPowerText()
+				}
 				precCI = fmt.Sprintf("[%s, %s]", num(s.PrecisionCI.Lo), num(s.PrecisionCI.Hi))
 				chance = fmt.Sprintf("[%s, %s]", num(s.Chance.Lo), num(s.Chance.Hi))
 				rec, recCI = num(s.Recall), fmt.Sprintf("[%s, %s]", num(s.RecallCI.Lo), num(s.RecallCI.Hi))
 			}
-			fmt.Fprintf(t, "%s\t%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", lv.name, lv.l.Candidates, wallet, base,
-				s.Signal, s.Suspects, hits, prec, precCI, chance, rec, recCI, p, s.Verdict)
+			fmt.Fprintf(t, "%s\t%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", lv.name, lv.l.Candidates, wallet, base,
+				s.Signal, s.Suspects, hits, prec, precCI, chance, rec, recCI, p, power, verdict)
 		}
 	}
 	_ = t.Flush() // a strings.Builder does not fail

@@ -83,23 +83,37 @@ type Point struct {
 	ExpectedFP      float64 `json:"expected_fp"`
 	ExpectedFPLower float64 `json:"expected_fp_lower"`
 	// Comparison says whether ExpectedFP (the range down to
-	// ExpectedFPLower) lies inside FalsePositivesCI (ComparisonInside or
-	// ComparisonOutside); empty where the comparison could hardly fail
-	// (ComparisonPower below MinComparisonPower: a small expectation),
-	// without the truth, and for the graph stage, which the model does
-	// not cover. ComparisonPower is the probability that it comes out
-	// outside if the model were wrong by a factor of two.
-	Comparison      string  `json:"comparison,omitempty"`
-	ComparisonPower float64 `json:"comparison_power,omitempty"`
+	// ExpectedFPLower) lies inside the measured count's interval at the
+	// run's family-wise level (ComparisonInside or ComparisonOutside:
+	// Holm over every comparison the run prints, so an "outside" is a
+	// false alarm in at most FamilyAlpha of runs whose model is right);
+	// ComparisonNoVerdict where the comparison could hardly fail
+	// (ComparisonPower, at the family's Bonferroni level, below
+	// MinComparisonPower: a small expectation); empty without the truth
+	// and for the graph stage, which the model does not cover.
+	// ComparisonPower is the probability that it comes out outside if
+	// the model were wrong by a factor of two; ComparisonP the exact
+	// two-sided Poisson p-value of the measured count against the
+	// expectation, ComparisonPHolm its Holm-adjusted value over the run
+	// (set with a verdict only).
+	Comparison      string   `json:"comparison,omitempty"`
+	ComparisonPower float64  `json:"comparison_power,omitempty"`
+	ComparisonP     float64  `json:"comparison_p,omitempty"`
+	ComparisonPHolm *float64 `json:"comparison_p_holm,omitempty"`
+	// compare marks a point whose comparison joins the run's family.
+	compare bool
 	// IndependentFP is the reference the joint model replaces: the same
 	// count if every filter were independent (formula 5, the product of
 	// the filters' rates). It is wrong, by orders of magnitude, for
 	// filters that share a tweak.
 	IndependentFP float64 `json:"independent_fp"`
 	// Precision TP/(TP+FP), Recall TP/N and Entropy log2 C(TP+FP, TP)
-	// are measured, with their 95 % intervals (binomial Clopper-Pearson
-	// for the proportions; the entropy at the ends of the false-positive
-	// count's interval). ExpectedPrecision and ExpectedEntropy are the
+	// are measured. N is fixed by the truth and only FP is random, so
+	// the precision's and the entropy's 95 % intervals are the ends of
+	// the false-positive count's Garwood interval mapped through them
+	// (MethodPoissonMapped); the recall is certain (a Bloom filter has no
+	// false negatives, and the graph stage prunes deterministically given
+	// the chain) and has no interval. ExpectedPrecision and ExpectedEntropy are the
 	// model's: E[N/(N+F)] and E[log2 C(N+F, N)] over F ~
 	// Poisson(ExpectedFP) (ExpectedPrecision, ExpectedEntropy). All of
 	// them only with the truth (Scored).
@@ -107,7 +121,6 @@ type Point struct {
 	PrecisionCI       *Interval `json:"precision_ci,omitempty"`
 	ExpectedPrecision float64   `json:"expected_precision"`
 	Recall            float64   `json:"recall"`
-	RecallCI          *Interval `json:"recall_ci,omitempty"`
 	Entropy           float64   `json:"entropy_bits"`
 	EntropyCI         *Interval `json:"entropy_ci,omitempty"`
 	ExpectedEntropy   float64   `json:"expected_entropy_bits"`
@@ -152,14 +165,15 @@ type Curve struct {
 }
 
 // csvHeader names the columns WriteCSV writes. A figure that needs the
-// truth is blank without it, an interval blank where there is none.
+// truth is blank without it, an interval blank where there is none; each
+// interval's _method column names how it was computed (Interval.Method).
 var csvHeader = []string{
 	"stage", "step", "kind", "label", "seq", "height", "peer", "filters", "scored", "members",
-	"est_elements", "est_elements_lo", "est_elements_hi", "fp_rate", "matched", "true_positives",
-	"false_positives", "false_positives_lo", "false_positives_hi", "expected_fp", "expected_fp_lower",
-	"comparison", "comparison_power", "independent_fp",
-	"precision", "precision_lo", "precision_hi", "expected_precision", "recall", "recall_lo", "recall_hi",
-	"entropy_bits", "entropy_lo", "entropy_hi", "expected_entropy_bits",
+	"est_elements", "est_elements_lo", "est_elements_hi", "est_elements_method", "fp_rate", "matched", "true_positives",
+	"false_positives", "false_positives_lo", "false_positives_hi", "false_positives_method", "expected_fp", "expected_fp_lower",
+	"comparison", "comparison_power", "comparison_p", "comparison_p_holm", "independent_fp",
+	"precision", "precision_lo", "precision_hi", "precision_method", "expected_precision", "recall",
+	"entropy_bits", "entropy_lo", "entropy_hi", "entropy_method", "expected_entropy_bits",
 	"revealed", "fill", "tx_matched", "tx_wallet",
 }
 
@@ -183,9 +197,9 @@ func WriteCSV(w io.Writer, curves []Curve) error {
 	u := func(v uint64) string { return strconv.FormatUint(v, decimal) }
 	ci := func(iv *Interval) []string {
 		if iv == nil {
-			return []string{"", ""}
+			return []string{"", "", ""}
 		}
-		return []string{f(iv.Lo), f(iv.Hi)}
+		return []string{f(iv.Lo), f(iv.Hi), iv.Method}
 	}
 	for _, c := range curves {
 		for _, p := range c.Points {
@@ -202,9 +216,12 @@ func WriteCSV(w io.Writer, curves []Curve) error {
 				}
 				return u(v)
 			}
-			power := ""
+			power, pv, pHolm := "", "", ""
 			if p.Scored && p.ComparisonPower > 0 {
-				power = f(p.ComparisonPower)
+				power, pv = f(p.ComparisonPower), f(p.ComparisonP)
+			}
+			if p.ComparisonPHolm != nil {
+				pHolm = f(*p.ComparisonPHolm)
 			}
 			row := []string{c.Stage, strconv.Itoa(p.Step), string(p.Kind), p.Label, u(p.Seq),
 				strconv.Itoa(int(p.Height)), p.Peer, strconv.Itoa(p.Filters), strconv.FormatBool(p.Scored), sf(p.Members),
@@ -212,11 +229,9 @@ func WriteCSV(w io.Writer, curves []Curve) error {
 			row = append(row, ci(p.EstElementsCI)...)
 			row = append(row, f(p.FPRate), u(p.Matched), su(p.TruePositives), su(p.FalsePositives))
 			row = append(row, ci(p.FalsePositivesCI)...)
-			row = append(row, f(p.ExpectedFP), f(p.ExpectedFPLower), p.Comparison, power, f(p.IndependentFP), sf(p.Precision))
+			row = append(row, f(p.ExpectedFP), f(p.ExpectedFPLower), p.Comparison, power, pv, pHolm, f(p.IndependentFP), sf(p.Precision))
 			row = append(row, ci(p.PrecisionCI)...)
-			row = append(row, sf(p.ExpectedPrecision), sf(p.Recall))
-			row = append(row, ci(p.RecallCI)...)
-			row = append(row, sf(p.Entropy))
+			row = append(row, sf(p.ExpectedPrecision), sf(p.Recall), sf(p.Entropy))
 			row = append(row, ci(p.EntropyCI)...)
 			row = append(row, sf(p.ExpectedEntropy), strconv.Itoa(p.Revealed), f(p.Fill), u(p.TxMatched), su(p.TxWallet))
 			if err := cw.Write(row); err != nil {

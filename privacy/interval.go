@@ -28,9 +28,10 @@ const (
 	// (the element estimate m^ and the reload estimates), clipped at 0
 	// for a count.
 	MethodNormal = "normal"
-	// MethodPoissonMapped is a monotone function of a Poisson count (the
-	// entropy log2 C(TP+F, TP)) evaluated at the ends of the count's
-	// Garwood interval.
+	// MethodPoissonMapped is a monotone function of a Poisson count F
+	// with N fixed (the precision N/(N+F), the entropy log2 C(N+F, N))
+	// evaluated at the ends of F's Garwood interval: N comes from the
+	// truth, only F is random.
 	MethodPoissonMapped = "poisson-garwood-mapped"
 )
 
@@ -155,8 +156,12 @@ const (
 	// count's 95 % interval.
 	ComparisonInside = "inside"
 	// ComparisonOutside: it lies outside; the model and the measurement
-	// disagree at the 5 % level.
+	// disagree at the 5 % level (at the run's family-wise 5 % level in
+	// a Report: Holm-corrected).
 	ComparisonOutside = "outside"
+	// ComparisonNoVerdict: the comparison has too little power to fail
+	// and no outcome is printed.
+	ComparisonNoVerdict = "no verdict"
 )
 
 // MinComparisonPower is the power the comparison of a measured count with
@@ -203,6 +208,30 @@ func CompareCount(measured uint64, lower, upper float64) (string, float64) {
 		return ComparisonOutside, power
 	}
 	return ComparisonInside, power
+}
+
+// CountPValue returns the exact two-sided p-value of a measured Poisson
+// count against an expectation (a range [lower, upper] when the model
+// only bounds it): twice the smaller of P(X <= measured) at the mean
+// lower and P(X >= measured) at the mean upper, at most 1. It is the test
+// the Garwood interval inverts: the p-value is at most 1-level exactly
+// when the range lies outside the count's interval at level. An
+// expectation that is not positive gives 1 for a count of 0, and 0
+// otherwise.
+func CountPValue(measured uint64, lower, upper float64) float64 {
+	if !(upper > 0) {
+		if measured == 0 {
+			return 1
+		}
+		return 0
+	}
+	x := float64(measured)
+	below := poissonCDF(x, math.Max(lower, 0))
+	above := 1.0
+	if measured > 0 {
+		above = mathext.GammaIncReg(x, upper) // P(X >= x) at mean upper
+	}
+	return math.Min(1, 2*math.Min(below, above))
 }
 
 // Limits of ExpectOverPoisson's sum.

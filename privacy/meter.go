@@ -130,22 +130,29 @@ type Reading struct {
 	// against the client's own truth (Meter.ObserveSent); nil before
 	// any request or sending was observed.
 	Behaviour *BehaviourReading `json:"behaviour,omitempty"`
-	// ExpectedTxFPRate is the expected number of false-positive
-	// transactions per non-wallet transaction for the latest filter as
-	// sent: 1 - (1 - FPRate)^e, with e elements tested per transaction
-	// (MeterConfig.ElementsPerTx, DefaultElementsPerTx = 5 by
-	// assumption). It is the unit of the observed rate below; FPRate is
-	// per element.
+	// ExpectedTxFP is the expected number of false-positive
+	// transactions among the ObservedTxTested transactions: for each
+	// block's, the per-transaction rate 1 - (1 - f)^e of the filter sent
+	// most recently when the block was applied (f its exact rate, e
+	// elements tested per transaction: MeterConfig.ElementsPerTx,
+	// DefaultElementsPerTx = 5 by assumption). ExpectedTxFPRate is
+	// ExpectedTxFP / ObservedTxTested, the same quantity as the observed
+	// rate (the same transactions under the same filters); before a
+	// transaction was tested it is the latest filter's per-transaction
+	// rate. FPRate is per element.
+	ExpectedTxFP     float64 `json:"expected_tx_fp"`
 	ExpectedTxFPRate float64 `json:"expected_tx_fp_rate"`
 	// ObservedTxFP and ObservedTxTested are the false-positive
 	// transactions the client received and the transactions it tested
 	// that were not its own (SetObserved): ObservedTxFPRate is their
 	// ratio, a sample, with ObservedTxFPCI its 95 % interval (binomial,
-	// Clopper-Pearson; nil before a transaction was tested). The
-	// expectation can fall on either side of it: the sample is small
-	// early on, a transaction offers more or fewer elements than
-	// ElementsPerTx assumes, and under BLOOM_UPDATE_ALL the peer's copy
-	// of the filter gains bits the expectation does not count.
+	// Clopper-Pearson; nil before a transaction was tested). Beyond
+	// chance, the expectation departs from it where a transaction offers
+	// more or fewer random elements than ElementsPerTx assumes (a
+	// script every transaction pays, such as one funder's change, is one
+	// fixed element, not a fresh one each time), and under
+	// BLOOM_UPDATE_ALL the peer's copy of the filter gains bits the
+	// expectation does not count.
 	ObservedTxFP     uint64    `json:"observed_tx_fp"`
 	ObservedTxTested uint64    `json:"observed_tx_tested"`
 	ObservedTxFPRate float64   `json:"observed_tx_fp_rate"`
@@ -182,9 +189,9 @@ func (rd Reading) MarshalJSON() ([]byte, error) {
 // payment: an unused lookahead address is in the filter (Elements) but
 // on no chain, and no observer can find it; outpoints are filter
 // elements, not candidate scripts. The filter's own element estimate m^
-// counts every element inserted (on the demo: 69 for a wallet of 21 used
-// addresses, 62 watched and 13 unspent outputs), and is what an observer
-// without the truth would guess, not N.
+// counts every element inserted (the watched scripts, gap included, and
+// the unspent outpoints), and is what an observer without the truth
+// would guess, not N.
 type WalletCounts struct {
 	// OnChain is N: the watched addresses and scripts that received a
 	// payment (wallet.AddressCounts.Used).
@@ -219,6 +226,7 @@ type Meter struct {
 	walletKnown   bool
 	obsFP         uint64
 	obsTested     uint64
+	obsExpected   float64
 	peers         map[string]*meterEntry
 	joint         *Joint
 	entries       []*meterEntry
@@ -289,10 +297,31 @@ func (m *Meter) SetWallet(c WalletCounts) Reading {
 
 // SetObserved sets the false-positive transactions the client received
 // and the transactions that were not its own it tested, so far, and
-// returns the updated reading (without adding it to the history).
+// returns the updated reading (without adding it to the history). The
+// client calls it after each block it applies: the transactions tested
+// since the last call were served under the filter sent most recently,
+// so each adds that filter's per-transaction rate to the expectation
+// (ExpectedTxFP), and the expectation and the observed count cover the
+// same transactions under the same filters. A count lower than the last
+// (a new session) starts both afresh.
 func (m *Meter) SetObserved(falsePositives, tested uint64) Reading {
+	if tested < m.obsTested {
+		m.obsTested, m.obsExpected = 0, 0
+	}
+	m.obsExpected += float64(tested-m.obsTested) * m.txRate()
 	m.obsFP, m.obsTested = falsePositives, tested
 	return m.Current()
+}
+
+// txRate is the latest filter's per-transaction false-positive rate
+// 1 - (1 - f)^e, e elements tested per transaction (0 before a filter:
+// a peer without one sends no transaction).
+func (m *Meter) txRate() float64 {
+	if m.latest == nil {
+		return 0
+	}
+	f := math.Min(m.latest.filter.CurrentFPRate(), 1)
+	return -math.Expm1(m.elementsPerTx * math.Log1p(-f))
 }
 
 // Observe feeds one record, as sent, and returns the new reading, which is
@@ -484,7 +513,11 @@ func (m *Meter) Current() Reading {
 	rd.EstElements = finiteOr(f.EstimatedElements(), -1)
 	rd.EstElementsCI = estElementsInterval(f)
 	rd.FPRate = f.CurrentFPRate()
-	rd.ExpectedTxFPRate = -math.Expm1(m.elementsPerTx * math.Log1p(-math.Min(rd.FPRate, 1)))
+	rd.ExpectedTxFPRate = m.txRate()
+	if m.obsTested > 0 {
+		rd.ExpectedTxFP = m.obsExpected
+		rd.ExpectedTxFPRate = m.obsExpected / float64(m.obsTested)
+	}
 	// Candidates not known to be the wallet's or a decoy: each matches
 	// by chance.
 	others := float64(m.candidates)

@@ -52,7 +52,7 @@ func (r *Report) Charts() []Chart {
 	charts := []Chart{fp}
 	if r.HasTruth {
 		prec := Chart{Title: "adversary precision after each event", XLabel: "event", YLabel: "precision",
-			XTicks: fp.XTicks, Notes: []string{"markers: measured, band: 95 % interval (Clopper-Pearson); lines: expected E[N/(N+F)]"}}
+			XTicks: fp.XTicks, Notes: []string{"markers: measured, band: 95 % interval (the false-positive count's Garwood interval mapped through N/(N+F), N fixed by the truth); lines: expected E[N/(N+F)]"}}
 		for _, g := range groupCurves(sets, precisionKey) {
 			prec.Series = append(prec.Series, precisionSeries(g)...)
 		}

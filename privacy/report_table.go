@@ -44,7 +44,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		b.WriteString(IntervalsNoteNoTruth + "\n\n")
 	}
 	t := table.New(&b)
-	fmt.Fprintln(t, "filter\tpeer\theight\treason\tbytes\tk\ttweak\tflags\tbits set\tm^\t95 %\tfp rate\tmatched")
+	fmt.Fprintln(t, "filter\tpeer\theight\treason\tbytes\tk\ttweak\tflags\tbits set\tm^\t95 % (normal)\tfp rate\tmatched")
 	for _, f := range r.Filters {
 		fmt.Fprintf(t, "#%d\t%s\t%d\t%s\t%d\t%d\t%#x\t%s\t%d\t%s\t%s\t%s\t%d\n", f.Seq, f.Peer, f.Height, f.Reason,
 			f.Bytes, f.HashFuncs, f.Tweak, f.Flags, f.BitsSet, table.Num(f.EstElements), interval(f.EstElementsCI), table.Num(f.FPRate), f.Matched)
@@ -70,6 +70,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if r.Behaviour != nil {
 		writeBehaviour(&b, r.Behaviour)
 	}
+	if v := r.Verdicts; v.Candidates > 0 {
+		fmt.Fprintf(&b, "\nverdicts: %d tests asked, %d with the power to fail; %s over those %d at a family-wise %g: %d rejected\n",
+			v.Candidates, v.Printed, v.Correction, v.Printed, v.FamilyAlpha, v.Rejected)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -82,11 +86,13 @@ const (
 		"  pass --truth FILE (bloomwatch wallet export-truth --datadir D --out FILE writes it). The expected false\n" +
 		"  positives below are f x |A|, every candidate's chance match: the wallet's own are not subtracted."
 	// IntervalsNote says what the intervals are.
-	IntervalsNote = "95 % intervals: false positives Poisson (Garwood); precision and recall binomial (Clopper-Pearson);\n" +
-		"entropy at the ends of the false-positive interval; m^ and reload estimates normal (1.96 s.e.). Matched counts\n" +
-		"cover the whole universe and expected counts are the model's: neither has an interval. \"in 95 %?\" says whether\n" +
-		"the expected count lies in the measured count's interval, where that comparison has at least 50 % power\n" +
-		"against a model wrong by a factor of 2 (\"-\" elsewhere)."
+	IntervalsNote = "95 % intervals, each column naming its method: false positives F Poisson (Garwood); precision N/(N+F)\n" +
+		"and entropy log2 C(N+F, N) at the ends of F's interval (N is fixed by --truth, only F is random); recall has\n" +
+		"none (certain: a Bloom filter has no false negatives); m^ and reload estimates normal (1.96 s.e.). Matched counts\n" +
+		"cover the whole universe and expected counts are the model's: neither has an interval. \"verdict\" compares the\n" +
+		"expected count with the measured one (exact Poisson test); every verdict of the run, behaviour scores included,\n" +
+		"is one family, Holm-corrected to a family-wise 5 % (p shown adjusted), and printed only where it has at least\n" +
+		"50 % power against a model wrong by a factor of 2 at the family's Bonferroni level (\"no verdict\" elsewhere)."
 	// IntervalsNoteNoTruth is IntervalsNote for a report without the
 	// truth, which measures no false positive.
 	IntervalsNoteNoTruth = "95 % intervals: m^ and reload estimates normal (1.96 s.e.). Matched counts cover the whole\n" +
@@ -107,7 +113,7 @@ func writeReloads(b *strings.Builder, rs []ReloadEstimate, truth bool) {
 	b.WriteString("\nreloads of one tweak: elements the observer estimates each added and dropped (fold of the\n" +
 		"larger filter onto the smaller size when one divides the other; net change of the two estimates always)\n")
 	t := table.New(b)
-	fmt.Fprintln(t, "filter\tafter\theight\treason\tbytes\tnested\tadded\t95 %\tdropped\t95 %\tnet change\t95 %\ttrue added\ttrue dropped")
+	fmt.Fprintln(t, "filter\tafter\theight\treason\tbytes\tnested\tadded\t95 % (normal)\tdropped\t95 % (normal)\tnet change\t95 % (normal)\ttrue added\ttrue dropped")
 	num, notKnown := table.Num, table.NotKnown
 	for _, r := range rs {
 		added, dropped := notKnown, notKnown
@@ -144,24 +150,43 @@ func writeCurveRows(w io.Writer, pts []Point, truth bool) {
 		}
 		return
 	}
-	fmt.Fprintln(w, "step\theight\tevent\tfilters\tmatched\tfalse pos\t95 %\texpected\tin 95 %?\tindependent\tprecision\t95 %\texp prec\trecall\t95 %\tentropy\t95 %\texp entropy")
+	fmt.Fprintln(w, "step\theight\tevent\tfilters\tmatched\tfalse pos\t95 % (Garwood)\texpected\tverdict (Holm p)\tindependent\tprecision\t95 % (F mapped)\texp prec\trecall\tentropy\t95 % (F mapped)\texp entropy")
 	for _, p := range pts {
 		fp, prec, expPrec, rec, ent, expEnt := notKnown, notKnown, notKnown, notKnown, notKnown, notKnown
 		if p.Scored {
 			fp, prec, expPrec = strconv.FormatUint(p.FalsePositives, 10), num(p.Precision), num(p.ExpectedPrecision)
-			rec, ent, expEnt = num(p.Recall), num(p.Entropy), num(p.ExpectedEntropy)
+			rec, ent, expEnt = num(p.Recall)+" (certain)", num(p.Entropy), num(p.ExpectedEntropy)
 		}
-		verdict := notKnown
-		switch p.Comparison {
-		case ComparisonInside:
-			verdict = "yes"
-		case ComparisonOutside:
-			verdict = "NO"
-		}
-		fmt.Fprintf(w, "%d\t%d\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Step, p.Height,
-			table.Truncate(p.Label, maxLabel), p.Filters, p.Matched, fp, interval(p.FalsePositivesCI), expectedText(p), verdict,
-			num(p.IndependentFP), prec, interval(p.PrecisionCI), expPrec, rec, interval(p.RecallCI), ent, interval(p.EntropyCI), expEnt)
+		fmt.Fprintf(w, "%d\t%d\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Step, p.Height,
+			table.Truncate(p.Label, maxLabel), p.Filters, p.Matched, fp, interval(p.FalsePositivesCI), expectedText(p), verdictText(p),
+			num(p.IndependentFP), prec, interval(p.PrecisionCI), expPrec, rec, ent, interval(p.EntropyCI), expEnt)
 	}
+}
+
+// verdictText is a point's comparison: "inside" or "OUTSIDE" with its
+// Holm-adjusted p-value, "no verdict" without the power to fail, "-"
+// where none is asked.
+func verdictText(p Point) string {
+	switch p.Comparison {
+	case ComparisonInside:
+		return "inside (" + fmtP(*p.ComparisonPHolm) + ")"
+	case ComparisonOutside:
+		return "OUTSIDE (" + fmtP(*p.ComparisonPHolm) + ")"
+	case ComparisonNoVerdict:
+		return ComparisonNoVerdict
+	}
+	return table.NotKnown
+}
+
+// fmtP formats a p-value.
+func fmtP(p float64) string {
+	switch {
+	case p >= 0.01:
+		return fmt.Sprintf("%.2f", p)
+	case p >= 1e-4:
+		return fmt.Sprintf("%.1g", p)
+	}
+	return "< 1e-4"
 }
 
 // expectedText is a point's expected count, or its range lo..hi when
@@ -178,7 +203,7 @@ func expectedText(p Point) string {
 // of the replay: deterministic), the wallet's transactions with the
 // truth only.
 func writeSaturationRows(w io.Writer, pts []Point, truth bool) {
-	fmt.Fprintln(w, "step\theight\tpeer\tfill\tfp rate\tm^\t95 %\ttx matched\ttx wallet\texpected fp set")
+	fmt.Fprintln(w, "step\theight\tpeer\tfill\tfp rate\tm^\t95 % (normal)\ttx matched\ttx wallet\texpected fp set")
 	num := table.Num
 	for _, p := range pts {
 		wallet := table.NotKnown

@@ -268,29 +268,33 @@ func (a *analysis) point(step int, v view, st setStage, bks []bucket, res setRes
 }
 
 // score fills the figures that need the truth: N (members), the measured
-// precision, recall and entropy with their 95 % intervals, the expected
-// precision and entropy over the false-positive count, and, when compare
-// is set and the comparison has the power to fail, whether the
-// expectation lies inside the measured count's interval.
+// precision, recall and entropy, the expected precision and entropy over
+// the false-positive count, and, when compare is set, the comparison's
+// power and p-value (the analysis decides the outcome over the run's
+// family: decideComparisons).
+//
+// N is fixed by the truth and only the false-positive count F is random
+// (which non-members hash into the filter), so the precision TP/(TP+F) and
+// the entropy log2 C(TP+F, TP) take the ends of F's Garwood interval
+// mapped through them (MethodPoissonMapped), not an interval of their own;
+// the recall is certain (a Bloom filter has no false negatives, and the
+// graph stage prunes deterministically given the chain) and has none.
 func (p *Point) score(members float64, compare bool) {
 	p.Scored, p.Members = true, members
 	tp, fp := float64(p.TruePositives), float64(p.FalsePositives)
 	fpCI := PoissonInterval(p.FalsePositives, ConfidenceLevel)
 	p.FalsePositivesCI = &fpCI
 	p.Precision = Precision(tp, fp)
-	prec := BinomialInterval(p.TruePositives, p.Matched, ConfidenceLevel)
-	p.PrecisionCI = &prec
+	p.PrecisionCI = &Interval{Lo: Precision(tp, fpCI.Hi), Hi: Precision(tp, fpCI.Lo), Method: MethodPoissonMapped}
 	p.Recall = Recall(tp, members)
-	if members > 0 {
-		rec := BinomialInterval(p.TruePositives, uint64(members), ConfidenceLevel)
-		p.RecallCI = &rec
-	}
 	p.Entropy = Entropy(tp, fp)
 	p.EntropyCI = &Interval{Lo: Entropy(tp, fpCI.Lo), Hi: Entropy(tp, fpCI.Hi), Method: MethodPoissonMapped}
 	p.ExpectedPrecision = ExpectedPrecision(members, 0, p.ExpectedFP)
 	p.ExpectedEntropy = ExpectedEntropy(members, 0, p.ExpectedFP)
 	if compare {
-		p.Comparison, p.ComparisonPower = CompareCount(p.FalsePositives, p.ExpectedFPLower, p.ExpectedFP)
+		p.ComparisonPower = ComparisonPower(p.ExpectedFP, ConfidenceLevel)
+		p.ComparisonP = CountPValue(p.FalsePositives, p.ExpectedFPLower, p.ExpectedFP)
+		p.compare = true
 	}
 }
 

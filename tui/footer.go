@@ -44,7 +44,9 @@ func glossary(x meterExtra) []string {
 			"analyze runs it): a reload that added elements names the last block or relayed transaction that " +
 			"peer sent, a block asked again names its first block with a match. Precision: the share of what it " +
 			"named that is yours (the client knows); chance: the most a random pick of as many matched items " +
-			"gives in 97.5 % of draws. Above chance, your timing points at your wallet.",
+			"gives in 97.5 % of draws. Above chance (an exact test, Holm-corrected over the attack's scores), your " +
+			"timing points at your wallet; \"no verdict\" where too few items were named for the test to tell " +
+			"(one suspect, a chance range reaching 1.00).",
 		"Filter. #N is its number everywhere: the record number (seq) of its filterload in the transcript " +
 			"(DATADIR/spv/transcript.jsonl), as the log, privacy analyze and sync --json give it; the transcript's " +
 			"getdata records share the sequence, so the numbers of filters skip. Fill: the share of bits set. " +

@@ -272,12 +272,7 @@ func behaviourLines(k func(string) string, w int, b *privacy.BehaviourReading) [
 	if blocks.Suspects == 0 && txs.Suspects == 0 {
 		return []string{joinFit(w, k(" · "), k("timing attack: names nothing yet"), seen)}
 	}
-	verdict := privacy.VerdictChance
-	for _, s := range []privacy.BehaviourScore{blocks, txs} {
-		if s.Verdict == privacy.VerdictPoints || (s.Verdict == privacy.VerdictAvoids && verdict != privacy.VerdictPoints) {
-			verdict = s.Verdict
-		}
-	}
+	verdict := behaviourVerdict(blocks, txs)
 	level := func(one, many string, s privacy.BehaviourScore) string {
 		what := many
 		if s.Suspects == 1 {
@@ -290,4 +285,35 @@ func behaviourLines(k func(string) string, w int, b *privacy.BehaviourReading) [
 		joinFit(w, k(" · "), k("timing attack: ")+strings.Replace(verdict, "the wallet", "your wallet", 1), seen),
 		level("block", "blocks", blocks), level("tx", "txs", txs),
 	}
+}
+
+// behaviourVerdict is the timing attack's verdict over its two levels:
+// "points at" if either level's does, then "avoids", then "no better
+// than chance" if a level's test had the power to say so, else no
+// verdict, with the suspects that cannot tell.
+func behaviourVerdict(scores ...privacy.BehaviourScore) string {
+	var chance bool
+	var noPower []privacy.BehaviourScore
+	for _, want := range []string{privacy.VerdictPoints, privacy.VerdictAvoids} {
+		for _, s := range scores {
+			if s.Verdict == want {
+				return s.Verdict
+			}
+		}
+	}
+	for _, s := range scores {
+		switch s.Verdict {
+		case privacy.VerdictChance:
+			chance = true
+		case privacy.VerdictNoPower:
+			noPower = append(noPower, s)
+		}
+	}
+	switch {
+	case chance:
+		return privacy.VerdictChance
+	case len(noPower) > 0:
+		return noPower[0].NoPowerText()
+	}
+	return privacy.VerdictNoTruth
 }

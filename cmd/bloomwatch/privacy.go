@@ -97,7 +97,7 @@ func newPrivacyAnalyzeCmd() *cobra.Command {
 	f.StringVar(&o.attacks, "attacks", privacy.AttacksAuto, "attack stages to run (see above)")
 	f.BoolVar(&o.asJSON, "json", false, "print the report as JSON")
 	f.StringVar(&o.csv, "csv", "", "write every curve point to this CSV file")
-	f.StringVar(&o.png, "png", "", "draw the collapse curves to this PNG file")
+	f.StringVar(&o.png, "png", "", "draw the collapse curves to this PNG file (and its caption to NAME.caption.txt beside it)")
 	f.IntVar(&o.workers, "workers", 0, "scan goroutines (default: all CPUs)")
 	f.Int32Var(&o.saturationEvery, "saturation-every", 1, "one saturation point per this many blocks")
 	f.IntVar(&o.maxHits, "max-hits", privacy.DefaultMaxHits, "most matching candidates kept")
@@ -188,7 +188,8 @@ func (o *privacyAnalyzeOptions) run(cmd *cobra.Command, _ []string) error {
 		if err != nil {
 			return fmt.Errorf("privacy analyze: --png: %w", err)
 		}
-		outs = append(outs, atomicfile.Data{Path: o.png, Data: png})
+		outs = append(outs, atomicfile.Data{Path: o.png, Data: png},
+			atomicfile.Data{Path: captionPath(o.png), Data: []byte(plot.Caption(rep.Charts()))})
 	}
 	if err := atomicfile.WriteAll(outs, outputFileMode); err != nil {
 		return fmt.Errorf("privacy analyze: %w", err)

@@ -356,6 +356,7 @@ func checkDemoAnalyze(t *testing.T, dir string, sum session.Summary) {
 	t.Logf("demo, %s synthetic candidates, N = %d: precision single %.3f %v (expected %.3f), intersection %.3f %v (expected %.3f); false positives %d and %d (expected %.3g and %.3g)",
 		demoUniverse, rep.Members, ls.Precision, *ls.PrecisionCI, ls.ExpectedPrecision, li.Precision, *li.PrecisionCI, li.ExpectedPrecision,
 		ls.FalsePositives, li.FalsePositives, ls.ExpectedFP, li.ExpectedFP)
+	checkDemoGolden(t, sum, &rep)
 }
 
 // TestPrivacyModelOnRealSyncWithReloads syncs, from a real btcd, a wallet

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -73,7 +74,7 @@ func newPrivacyExperimentCmd() *cobra.Command {
 	f.IntVar(&o.hashFuncs, "hash-funcs", 0, "hash functions of the filters (peers, tweak-policy; at most 50)")
 	f.BoolVar(&o.asJSON, "json", false, "print JSON")
 	f.BoolVar(&o.asCSV, "csv", false, "print the rows as CSV (one line per row, the seed on each)")
-	f.StringVar(&o.png, "png", "", "draw the experiment's charts to this PNG file")
+	f.StringVar(&o.png, "png", "", "draw the experiment's charts to this PNG file (and its caption to NAME.caption.txt beside it)")
 	f.StringVar(&o.svg, "svg", "", "draw the experiment's charts to this SVG file")
 	f.StringVar(&o.transcripts, "transcripts", "", "write one transcript per wallet session, and the chain's candidates ("+experiments.UniverseFileName+"), into this directory (population)")
 	f.StringVar(&o.progress, "progress", progress.Auto, "progress on stderr: auto (bar on a terminal, lines otherwise), bar, lines or none")
@@ -177,6 +178,14 @@ func (o *privacyExperimentOptions) run(cmd *cobra.Command, args []string) error 
 		}
 		outs = append(outs, atomicfile.Data{Path: fig.path, Data: data})
 	}
+	// The caption (each panel's notes and the command) goes beside the
+	// image, not into its legend.
+	for _, path := range []string{o.png, o.svg} {
+		if path != "" {
+			outs = append(outs, atomicfile.Data{Path: captionPath(path), Data: []byte(plot.Caption(res.Charts))})
+			break
+		}
+	}
 	if err := atomicfile.WriteAll(outs, experimentFileMode); err != nil {
 		return fmt.Errorf("privacy experiment %s: %w", args[0], err)
 	}
@@ -213,4 +222,10 @@ func (o *privacyExperimentOptions) flagsNote(cmd *cobra.Command) string {
 		fmt.Fprintf(&b, " --%s %s", f.Name, f.Value.String())
 	})
 	return b.String()
+}
+
+// captionPath is the caption file beside a figure: NAME.caption.txt for
+// NAME.png or NAME.svg.
+func captionPath(figure string) string {
+	return strings.TrimSuffix(figure, filepath.Ext(figure)) + ".caption.txt"
 }

@@ -296,9 +296,14 @@ func TestPrivacyResearchExperimentsCLI(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
-	svg, _ := os.ReadFile(filepath.Join(dir, "pop.svg"))
-	if !bytes.Contains(svg, []byte("measured here: bloomwatch privacy")) || !bytes.Contains(svg, []byte("--wallets 3")) {
-		t.Error("the figure does not name the command that made it")
+	// The caption beside the figure names the command that made it; the
+	// image's legend does not carry it.
+	caption, _ := os.ReadFile(filepath.Join(dir, "pop.caption.txt"))
+	if !bytes.Contains(caption, []byte("measured here: bloomwatch privacy")) || !bytes.Contains(caption, []byte("--wallets 3")) {
+		t.Errorf("the caption does not name the command that made the figure: %q", caption)
+	}
+	if svg, _ := os.ReadFile(filepath.Join(dir, "pop.svg")); bytes.Contains(svg, []byte("measured here: bloomwatch privacy")) {
+		t.Error("the figure's legend carries its provenance: it belongs in the caption")
 	}
 	files, err := filepath.Glob(filepath.Join(tr, "wallet-*-session-*.jsonl"))
 	if err != nil || len(files) < 9 {

@@ -279,6 +279,8 @@ func linkingRows(out *Result, v *CrawlerView, sessions []*Session, overlaps []Ov
 			withPublished(nickWrongMerge, notRepro).
 			withNote(fmt.Sprintf("%.3g at his data set's 60.88 M pubkeys (p. 13); |w| = 41,079/8,124 matched keys per legacy wallet (p. 20)",
 				-math.Expm1((60.88e6-2*mean)*math.Log1p(-f2*f2)))),
+		computedRow("Nick's 2.66e-8 read as |P| phi^4: the |P| it implies", nickImpliedUniverse()).
+			withNote("a reading to list, not his statement: 2.66e-8 / 0.0001472^4, near the blog's 56 M pubkeys"),
 		computedRow("Nick's setting: wrong-merge probability per pair with the own-key term", pNick+pOwn).
 			withNote(fmt.Sprintf("computed here, not measured: the own-key term %.3g is %.0fx his", pOwn, pOwn/pNick)),
 		computedRow("Nick's setting: expected wrong merges over all pairs of 37,585 filters, his formula", pairs*pNick),
@@ -286,6 +288,12 @@ func linkingRows(out *Result, v *CrawlerView, sessions []*Session, overlaps []Ov
 			withNote("an upper estimate, every filter taken as one wallet's legacy bitcoinj filter"),
 	)
 	return w
+}
+
+// nickImpliedUniverse returns the universe |P| for which |P| phi^4 is
+// Nick's published wrong-merge probability (phi = nickFP).
+func nickImpliedUniverse() float64 {
+	return nickWrongMerge / math.Pow(nickFP, 4)
 }
 
 // walletIndex returns wallet w's index in the kind's per-wallet columns.

@@ -59,6 +59,13 @@ func rapporEpsilon(f float64, h uint32) float64 {
 	return 2 * float64(h) * math.Log((1-f/2)/(f/2))
 }
 
+// rapporWalletEpsilon is the permanent response's epsilon for a wallet
+// of keys values in one filter: the per-key epsilon times the keys
+// (basic composition; each key is one value of RAPPOR's).
+func rapporWalletEpsilon(f float64, h uint32, keys int) float64 {
+	return float64(keys) * rapporEpsilon(f, h)
+}
+
 // rapporWallet is one wallet's elements and filter.
 type rapporWallet struct {
 	els   [][]byte
@@ -311,8 +318,10 @@ func runRappor(ctx context.Context, cfg Config) (*Result, error) {
 		miss := clusterPropRow(pre+"the wallet's own elements missed (false negatives)", t.miss, t.tot, unit).
 			withFormula(t.expectMiss).withSource("1 - q*^d, q* = (1 - f/2) q + (f/2) p, d the element's distinct bits").test(altShift(0.05))
 		out.Rows = append(out.Rows,
-			computedRow(pre+fmt.Sprintf("epsilon of the permanent response, 2h ln((1 - f/2)/(f/2)), h = k = %d", k), rapporEpsilon(st.f, k)).
-				withNote("RAPPOR's formula for h hash functions (docs/RESEARCH.md, Sources)"),
+			computedRow(pre+fmt.Sprintf("epsilon of the permanent response per key, 2h ln((1 - f/2)/(f/2)), h = k = %d", k), rapporEpsilon(st.f, k)).
+				withNote("RAPPOR's formula for h hash functions (docs/RESEARCH.md, Sources): one value, one key's element"),
+			computedRow(pre+fmt.Sprintf("epsilon for the whole wallet of %d keys (per key x keys)", rapporKeys), rapporWalletEpsilon(st.f, k, rapporKeys)).
+				withNote("basic composition over the keys: each key's element is one value in the same filter"),
 			miss,
 			clusterPropRow(pre+"false-positive rate of the filters sent", fp, reloadsU, unit).
 				withFormula(fpr).withSource("mean over wallets of E[(X/n)^k], each bit reported as S reports it").test(altFactor(1.5)),
@@ -326,6 +335,11 @@ func runRappor(ctx context.Context, cfg Config) (*Result, error) {
 	precChart := privacy.Chart{Title: fmt.Sprintf("one-sided noise: the adversary's precision after intersecting %d reloads (measured here)", reloads),
 		XLabel: "noise f (each bit set with f/2)", YLabel: "precision",
 		Notes: []string{fmt.Sprintf("%d wallets of %d keys, %d synthetic candidates; decoys: as many random candidates as the noise adds matches", wallets, rapporKeys, u)}}
+	// Two noise levels: categories, not a continuous axis left empty
+	// between them.
+	for _, f := range rapporOneSided {
+		precChart.XTicks = append(precChart.XTicks, privacy.Tick{Value: f, Label: fmt.Sprintf("f = %g", f)})
+	}
 	series := map[string]*privacy.Series{}
 	for _, name := range []string{"memoized (like B')", "fresh per filterload", "persisted decoys, same bandwidth"} {
 		series[name] = &privacy.Series{Name: name, Points: true, Group: name}

@@ -142,7 +142,7 @@ func rapporAggregate(ctx context.Context, cfg Config) ([]Comparison, []privacy.C
 				ps[i] = 1 - normalCDF(est[i]/se[i])
 			}
 		}
-		detected := holmReject(ps, FamilyAlpha)
+		detected := privacy.HolmReject(ps, FamilyAlpha)
 		var tp, watched, fd, unwatched int
 		var xs, ys, lo, hi []float64
 		for i := range cands {
@@ -188,31 +188,6 @@ func drawWeighted(rng *rand.Rand, w []float64) int {
 		u -= x
 	}
 	return len(w) - 1
-}
-
-// holmReject returns which hypotheses Holm's procedure rejects at alpha.
-func holmReject(ps []float64, alpha float64) []bool {
-	idx := make([]int, len(ps))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		switch {
-		case ps[a] < ps[b]:
-			return -1
-		case ps[a] > ps[b]:
-			return 1
-		}
-		return 0
-	})
-	out := make([]bool, len(ps))
-	for r, i := range idx {
-		if ps[i] > alpha/float64(len(ps)-r) {
-			break
-		}
-		out[i] = true
-	}
-	return out
 }
 
 // aggRegress corrects each cohort's bit counts for the noise and fits

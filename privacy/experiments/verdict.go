@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+
+	"github.com/bloomwatch/bloomwatch/privacy"
 )
 
 // Intervals of the right kind, and verdicts that can fail. Every measured row carries the data its interval and its test
@@ -66,7 +68,7 @@ var IntervalKinds = map[string]string{
 // Verdict settings.
 const (
 	// FamilyAlpha is the family-wise level of one run's verdicts.
-	FamilyAlpha = 0.05
+	FamilyAlpha = privacy.FamilyAlpha
 	// MinPower is the least power against its alternative a verdict
 	// needs to be printed.
 	MinPower = 0.8
@@ -568,22 +570,14 @@ func (r *Result) finish() {
 		}
 		c.Test = t
 	}
-	// Holm: the k-th smallest p times (m - k + 1), made monotone.
-	slices.SortStableFunc(printed, func(a, b int) int {
-		pa, pb := r.Rows[a].Test.P, r.Rows[b].Test.P
-		switch {
-		case pa < pb:
-			return -1
-		case pa > pb:
-			return 1
-		}
-		return 0
-	})
-	running := 0.0
+	// Holm over the printed verdicts (privacy.HolmAdjust, the one
+	// implementation the analyzer uses too).
+	ps := make([]float64, len(printed))
 	for k, i := range printed {
-		c := &r.Rows[i]
-		adj := math.Min(1, math.Max(running, float64(len(printed)-k)*c.Test.P))
-		running = adj
+		ps[k] = r.Rows[i].Test.P
+	}
+	for k, adj := range privacy.HolmAdjust(ps) {
+		c := &r.Rows[printed[k]]
 		c.Test.PHolm = &adj
 		word := VerdictAgrees
 		if adj < FamilyAlpha {
@@ -591,7 +585,7 @@ func (r *Result) finish() {
 		}
 		c.Verdict = fmt.Sprintf("%s %s (Holm p %s)", word, c.against, fmtP(adj))
 	}
-	r.Verdicts = VerdictPolicy{Correction: "Holm", FamilyAlpha: FamilyAlpha, MinPower: MinPower,
+	r.Verdicts = VerdictPolicy{Correction: privacy.CorrectionHolm, FamilyAlpha: FamilyAlpha, MinPower: MinPower,
 		Candidates: len(cand), Screened: screened, Printed: len(printed)}
 }
 

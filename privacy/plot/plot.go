@@ -28,18 +28,20 @@ var ErrNoCharts = errors.New("nothing to draw")
 // Y and, when set, YLo and YHi of one length).
 var ErrBadSeries = errors.New("bad series")
 
-// Figure geometry: one panel per chart, stacked, each with its legend in
-// a column to the right of the data, never over it.
+// Figure geometry: one panel per chart, stacked, each with its legend
+// under the data in columns across the full width, never over it and
+// never a column beside it.
 const (
-	figureWidth = 11 * vg.Inch
-	panelHeight = 4.2 * vg.Inch
-	// legendShare bounds the legend column's share of the width.
-	legendShare = 0.36
+	figureWidth = 9 * vg.Inch
+	plotHeight  = 3.6 * vg.Inch
+	// legendColumns is the number of legend columns under a plot.
+	legendColumns = 2
 	// legendWrap is the longest legend or note line, in characters,
 	// before it wraps.
-	legendWrap   = 44
-	legendGap    = 10 // points between the plot and the legend column
-	panelGap     = 24 // points between stacked panels
+	legendWrap   = 62
+	noteWrap     = 130
+	legendGap    = 6  // points between the plot and its legend
+	panelGap     = 18 // points between stacked panels
 	thumbWidth   = 20 // points
 	thumbGap     = 5  // points between a thumbnail and its text
 	entryGap     = 3  // points between legend entries
@@ -86,7 +88,41 @@ const (
 	zeroLimitNote = "a measured 0 on a log axis: its bar runs from the axis bottom to its upper bound"
 	zeroXNote     = "x = 0 on the log X axis: drawn at its left edge"
 	noPositive    = "no positive value: linear Y axis"
+	zeroLineNote  = "linear Y axis: a line is 0 throughout, which a log axis cannot draw"
 )
+
+// zeroLineDecades is the widest span of positive values, in decades,
+// for which a chart with a line of zeros is drawn on a linear axis: a
+// wider one keeps its log axis and names the zero line in the legend.
+const zeroLineDecades = 2
+
+// narrowPositive reports whether the positive values of the series span
+// less than zeroLineDecades.
+func narrowPositive(series []merged) bool {
+	lo, hi := yRange(series, true)
+	return finite(lo) && finite(hi) && math.Log10(hi/lo) < zeroLineDecades
+}
+
+// zeroLine reports whether a line series (not markers) of the chart has
+// finite values, all of them 0 or below: on a log axis it would vanish.
+func zeroLine(c privacy.Chart) bool {
+	for _, s := range c.Series {
+		if s.Points || s.Reference {
+			continue
+		}
+		seen, positive := false, false
+		for _, v := range s.Y {
+			if finite(v) {
+				seen = true
+				positive = positive || v > 0
+			}
+		}
+		if seen && !positive {
+			return true
+		}
+	}
+	return false
+}
 
 // refColor is the colour of published reference markers.
 var refColor = color.Gray{Y: 0x20}
@@ -101,7 +137,7 @@ func WritePNG(w io.Writer, charts []privacy.Chart) error {
 	if err != nil {
 		return err
 	}
-	img := vgimg.New(figureWidth, panelHeight*vg.Length(len(charts)))
+	img := vgimg.New(figureWidth, fig.height())
 	fig.draw(draw.New(img))
 	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(w); err != nil {
 		return fmt.Errorf("png: %w", err)
@@ -117,7 +153,7 @@ func WriteSVG(w io.Writer, charts []privacy.Chart) error {
 	if err != nil {
 		return err
 	}
-	img := vgsvg.New(figureWidth, panelHeight*vg.Length(len(charts)))
+	img := vgsvg.New(figureWidth, fig.height())
 	fig.draw(draw.New(img))
 	if _, err := img.WriteTo(w); err != nil {
 		return fmt.Errorf("svg: %w", err)
@@ -143,85 +179,180 @@ type figure struct {
 	panels []panel
 }
 
-// newFigure builds every panel, or fails without drawing anything.
+// newFigure builds every panel with something to draw, or fails without
+// drawing anything. A series keeps one colour across the panels (by its
+// group, or its name without one).
 func newFigure(charts []privacy.Chart) (*figure, error) {
 	if len(charts) == 0 {
 		return nil, ErrNoCharts
 	}
 	fig := &figure{}
+	cols := newColours()
 	for _, c := range charts {
-		p, err := chartPanel(c)
+		if !drawable(c) {
+			continue
+		}
+		p, err := chartPanel(c, cols)
 		if err != nil {
 			return nil, fmt.Errorf("chart %q: %w", c.Title, err)
 		}
 		fig.panels = append(fig.panels, p)
 	}
+	if len(fig.panels) == 0 {
+		return nil, ErrNoCharts
+	}
 	return fig, nil
 }
 
-// draw lays the panels out: the plots aligned in the left column, each
-// legend in the right column beside its plot.
-func (f *figure) draw(dc draw.Canvas) {
-	legendW := f.legendWidth(dc)
-	left := dc
-	left.Max.X -= legendW
-	plots := make([][]*gplot.Plot, len(f.panels))
-	for i, p := range f.panels {
-		plots[i] = []*gplot.Plot{p.plot}
+// drawable reports whether a chart has a point it can draw: a finite X
+// and Y in some series (a log-Y chart of zeros only draws on a linear
+// axis).
+func drawable(c privacy.Chart) bool {
+	for _, s := range c.Series {
+		for j := range s.X {
+			if j < len(s.Y) && finite(s.X[j]) && finite(s.Y[j]) {
+				return true
+			}
+		}
 	}
-	canvases := gplot.Align(plots, draw.Tiles{Rows: len(plots), Cols: 1, PadY: vg.Points(panelGap),
-		PadTop: vg.Points(panelGap / 2), PadBottom: vg.Points(panelGap / 2)}, left)
-	for i, p := range f.panels {
-		c := canvases[i][0]
-		p.plot.Draw(c)
-		col := c
-		col.Min.X, col.Max.X = left.Max.X+vg.Points(legendGap), dc.Max.X
-		data := p.plot.DataCanvas(c)
-		col.Max.Y = data.Max.Y
-		p.drawLegend(col)
-	}
+	return false
 }
 
-// legendWidth returns the width of the legend column: the widest entry
-// or note, at most legendShare of the figure.
-func (f *figure) legendWidth(dc draw.Canvas) vg.Length {
-	entrySty, noteSty := textStyle(legendFont), textStyle(noteFont)
-	var w vg.Length
+// colourMap hands out palette indexes across a figure: a key keeps the
+// colour it got in an earlier panel; a new key takes the first colour no
+// other series of its panel holds.
+type colourMap struct {
+	byKey map[string]int
+}
+
+// of returns key's colour index, avoiding those in used (the panel's),
+// and marks it used.
+func (m *colourMap) of(key string, used map[int]bool) int {
+	i, ok := m.byKey[key]
+	if !ok || used[i] {
+		i = 0
+		for used[i] {
+			i++
+		}
+		if !ok {
+			m.byKey[key] = i
+		}
+	}
+	used[i] = true
+	return i
+}
+
+// legendHeight returns the height of a panel's legend laid out in
+// legendColumns columns under the plot, then its notes across.
+func (p panel) legendHeight() vg.Length {
+	sty, noteSty := textStyle(legendFont), textStyle(noteFont)
+	var h vg.Length
+	for row := 0; row*legendColumns < len(p.entries); row++ {
+		var rh vg.Length
+		for c := range legendColumns {
+			if i := row*legendColumns + c; i < len(p.entries) {
+				rh = max(rh, sty.Height(p.entries[i].text))
+			}
+		}
+		h += rh + vg.Points(entryGap)
+	}
+	for _, n := range p.notes {
+		h += noteSty.Height(n) + vg.Points(entryGap)
+	}
+	return h + vg.Points(legendGap)
+}
+
+// panelHeight returns a panel's height: the plot and its legend.
+func (p panel) panelHeight() vg.Length { return plotHeight + p.legendHeight() }
+
+// height returns the figure's height.
+func (f *figure) height() vg.Length {
+	h := vg.Points(panelGap / 2)
 	for _, p := range f.panels {
-		for _, e := range p.entries {
-			w = max(w, vg.Points(thumbWidth+thumbGap)+entrySty.Rectangle(e.text).Max.X)
-		}
-		for _, n := range p.notes {
-			w = max(w, noteSty.Rectangle(n).Max.X)
-		}
+		h += p.panelHeight() + vg.Points(panelGap)
 	}
-	w += vg.Points(legendGap)
-	return min(w, vg.Length(legendShare)*(dc.Max.X-dc.Min.X))
+	return h
 }
 
-// drawLegend draws the entries from the top of c, then the notes. Each
-// entry's thumbnail sits beside the first line of its text.
+// draw lays the panels out from the top: each plot across the full
+// width, its legend under it.
+func (f *figure) draw(dc draw.Canvas) {
+	y := dc.Max.Y - vg.Points(panelGap/2)
+	for _, p := range f.panels {
+		c := dc
+		c.Max.Y, c.Min.Y = y, y-plotHeight
+		p.plot.Draw(c)
+		leg := dc
+		leg.Max.Y = c.Min.Y - vg.Points(legendGap)
+		leg.Min.Y = y - p.panelHeight()
+		data := p.plot.DataCanvas(c)
+		leg.Min.X = data.Min.X
+		p.drawLegend(leg)
+		y -= p.panelHeight() + vg.Points(panelGap)
+	}
+}
+
+// drawLegend draws the entries in columns from the top of c, then the
+// notes across. Each entry's thumbnail sits beside the first line of its
+// text.
 func (p panel) drawLegend(c draw.Canvas) {
 	sty, noteSty := textStyle(legendFont), textStyle(noteFont)
 	sty.YAlign, noteSty.YAlign = draw.YTop, draw.YTop
 	lineH := sty.Height("X")
+	colW := (c.Max.X - c.Min.X) / legendColumns
 	y := c.Max.Y
-	for _, e := range p.entries {
-		if e.thumb != nil {
-			thumb := draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{
-				Min: vg.Point{X: c.Min.X, Y: y - lineH},
-				Max: vg.Point{X: c.Min.X + vg.Points(thumbWidth), Y: y},
-			}}
-			e.thumb.Thumbnail(&thumb)
+	for row := 0; row*legendColumns < len(p.entries); row++ {
+		var rh vg.Length
+		for col := range legendColumns {
+			i := row*legendColumns + col
+			if i >= len(p.entries) {
+				break
+			}
+			e := p.entries[i]
+			x := c.Min.X + vg.Length(col)*colW
+			if e.thumb != nil {
+				thumb := draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{
+					Min: vg.Point{X: x, Y: y - lineH},
+					Max: vg.Point{X: x + vg.Points(thumbWidth), Y: y},
+				}}
+				e.thumb.Thumbnail(&thumb)
+			}
+			c.FillText(sty, vg.Point{X: x + vg.Points(thumbWidth+thumbGap), Y: y}, e.text)
+			rh = max(rh, sty.Height(e.text))
 		}
-		c.FillText(sty, vg.Point{X: c.Min.X + vg.Points(thumbWidth+thumbGap), Y: y}, e.text)
-		y -= sty.Height(e.text) + vg.Points(entryGap)
+		y -= rh + vg.Points(entryGap)
 	}
-	y -= vg.Points(entryGap)
 	for _, n := range p.notes {
 		c.FillText(noteSty, vg.Point{X: c.Min.X, Y: y}, n)
 		y -= noteSty.Height(n) + vg.Points(entryGap)
 	}
+}
+
+// Caption returns the figure's caption: each drawn panel's title and
+// notes (what it measured, the command that made it), and the charts
+// left out for having nothing to draw. It is written beside the image
+// (privacy experiment --png writes NAME.caption.txt), so that provenance
+// never takes the legend's room.
+func Caption(charts []privacy.Chart) string {
+	var b strings.Builder
+	n := 0
+	for _, c := range charts {
+		if !drawable(c) {
+			continue
+		}
+		n++
+		fmt.Fprintf(&b, "Panel %d: %s.", n, c.Title)
+		for _, note := range c.Notes {
+			b.WriteString(" " + strings.TrimSuffix(note, ".") + ".")
+		}
+		b.WriteString("\n")
+	}
+	for _, c := range charts {
+		if !drawable(c) {
+			fmt.Fprintf(&b, "Not drawn (no data): %s.\n", c.Title)
+		}
+	}
+	return b.String()
 }
 
 // textStyle returns the plain text style at size points.
@@ -342,16 +473,31 @@ func anyPositive(c privacy.Chart, get func(privacy.Series) []float64) bool {
 	return false
 }
 
+// seriesColours is the series palette: Okabe and Ito's colour-blind-safe
+// set, the pale yellow last, so that any two series of a panel differ in
+// hue, not only in shade.
+var seriesColours = []color.Color{
+	color.RGBA{R: 0x00, G: 0x72, B: 0xB2, A: 0xFF}, // blue
+	color.RGBA{R: 0xD5, G: 0x5E, B: 0x00, A: 0xFF}, // vermillion
+	color.RGBA{R: 0x00, G: 0x9E, B: 0x73, A: 0xFF}, // bluish green
+	color.RGBA{R: 0xCC, G: 0x79, B: 0xA7, A: 0xFF}, // reddish purple
+	color.RGBA{R: 0xE6, G: 0x9F, B: 0x00, A: 0xFF}, // orange
+	color.RGBA{R: 0x56, G: 0xB4, B: 0xE9, A: 0xFF}, // sky blue
+	color.RGBA{R: 0x00, G: 0x00, B: 0x00, A: 0xFF}, // black
+	color.RGBA{R: 0xC9, G: 0xB8, B: 0x00, A: 0xFF}, // dark yellow
+}
+
 // palette returns colour i of the series palette.
-func palette(i int) color.Color { return plotutil.Color(i) }
+func palette(i int) color.Color { return seriesColours[i%len(seriesColours)] }
 
 // refGlyphs are the hollow glyphs of published figures, one per
 // reference of a chart, so that two references never look alike.
 var refGlyphs = []draw.GlyphDrawer{draw.RingGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{}}
 
-// chartPanel builds one panel: every series drawn, the legend and notes
-// collected.
-func chartPanel(c privacy.Chart) (panel, error) {
+// chartPanel builds one panel: every series drawn, the legend and the
+// notes on reading the marks collected (the chart's own notes go to the
+// caption), colours from cols.
+func chartPanel(c privacy.Chart, cols *colourMap) (panel, error) {
 	for _, s := range c.Series {
 		if len(s.X) != len(s.Y) || (s.YLo != nil && len(s.YLo) != len(s.Y)) || (s.YHi != nil && len(s.YHi) != len(s.Y)) {
 			return panel{}, fmt.Errorf("%w: %q: %d x, %d y, %d lo, %d hi", ErrBadSeries, s.Name, len(s.X), len(s.Y), len(s.YLo), len(s.YHi))
@@ -366,10 +512,13 @@ func chartPanel(c privacy.Chart) (panel, error) {
 	series := mergeIdentical(c.Series)
 	yScale, xScale := scaleLinear, scaleLinear
 	if c.LogY {
-		if anyPositive(c, func(s privacy.Series) []float64 { return s.Y }) {
-			yScale = scaleLog
-		} else {
+		switch {
+		case !anyPositive(c, func(s privacy.Series) []float64 { return s.Y }):
 			pn.notes = append(pn.notes, noPositive)
+		case zeroLine(c) && narrowPositive(series):
+			pn.notes = append(pn.notes, zeroLineNote)
+		default:
+			yScale = scaleLog
 		}
 	}
 	if c.LogX && anyPositive(c, func(s privacy.Series) []float64 { return s.X }) {
@@ -391,26 +540,28 @@ func chartPanel(c privacy.Chart) (panel, error) {
 		xLo = math.Pow(10, math.Floor(math.Log10(xLo)))
 	}
 	d := drawer{p: p, yScale: yScale, xScale: xScale, yLo: yLo, yHi: yHi, xLo: xLo}
-	colour := 0
-	groupColour := map[string]int{}
 	refs := 0
 	var zeroX, zeroY bool
-	// Colours first: one per group, or per series without one; published
-	// figures without a group are grey.
+	// Colours first: one per group, or per series name without one, the
+	// same in every panel of the figure (a measurement and its formula,
+	// or one policy across panels, share theirs); published figures
+	// without a group are grey.
 	colours := make([]int, len(series))
+	used := map[int]bool{}
 	for i, m := range series {
 		s := m.s
-		ci, ok := groupColour[s.Group]
-		if !ok || s.Group == "" {
-			ci = colour
-			if !s.Reference || s.Group != "" {
-				colour++
-			}
-			if s.Group != "" {
-				groupColour[s.Group] = ci
-			}
+		if s.Reference && s.Group == "" {
+			continue
 		}
-		colours[i] = ci
+		key := s.Group
+		if key == "" {
+			key = "name:" + m.names[0]
+		}
+		if j := slices.IndexFunc(series[:i], func(o merged) bool { return o.s.Group != "" && o.s.Group == s.Group }); j >= 0 {
+			colours[i] = colours[j] // the group's colour, taken once
+			continue
+		}
+		colours[i] = cols.of(key, used)
 	}
 	// Bands go under every line and marker: they are drawn first.
 	for i, m := range series {
@@ -465,16 +616,18 @@ func chartPanel(c privacy.Chart) (panel, error) {
 		pn.entries = append(pn.entries, legendEntry{text: wrap(name, legendWrap), thumb: res.thumb})
 	}
 	if zeroY {
-		pn.notes = append(pn.notes, wrap(zeroLimitNote, legendWrap))
+		pn.notes = append(pn.notes, zeroLimitNote)
 	}
 	if zeroX {
-		pn.notes = append(pn.notes, wrap(zeroXNote, legendWrap))
+		pn.notes = append(pn.notes, zeroXNote)
 	}
-	for _, n := range c.Notes {
-		pn.notes = append(pn.notes, wrap(n, legendWrap))
+	for i := range pn.notes {
+		pn.notes[i] = wrap(pn.notes[i], noteWrap)
 	}
 	setYAxis(p, yScale, yLo, yHi)
 	setXAxis(p, c, xScale, xLo)
+	pt := newPowerText()
+	p.X.Tick.Label.Handler, p.Y.Tick.Label.Handler = pt, pt
 	return pn, nil
 }
 
@@ -830,3 +983,6 @@ func widenFlatAxis(p *gplot.Plot) {
 	}
 	p.Y.Min, p.Y.Max = v-math.Abs(v)/2, v+math.Abs(v)/2
 }
+
+// newColours returns an empty colour map.
+func newColours() *colourMap { return &colourMap{byKey: map[string]int{}} }

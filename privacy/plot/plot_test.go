@@ -7,8 +7,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/stretchr/testify/require"
 	gplot "gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/bloomwatch/bloomwatch/privacy"
 )
 
 // labels returns the labelled ticks of t over [lo, hi].
@@ -57,8 +62,8 @@ func TestLogTicksOneLabelPerDecade(t *testing.T) {
 			seen[l] = true
 		}
 	}
-	if got := labels(logTicks{}, 1e-4, 1); !strings.Contains(strings.Join(got, " "), "1e-4") {
-		t.Errorf("1e-4..1: labels %v lack 1e-4", got)
+	if got := labels(logTicks{}, 1e-4, 1); !strings.Contains(strings.Join(got, " "), "10^-4") {
+		t.Errorf("1e-4..1: labels %v lack 10^-4", got)
 	}
 }
 
@@ -79,7 +84,7 @@ func TestLinearTicksAreRound(t *testing.T) {
 func TestFlatSeriesAxisWidened(t *testing.T) {
 	for _, logY := range []bool{false, true} {
 		c := privacy.Chart{LogY: logY, Series: []privacy.Series{{Name: "flat", X: []float64{0, 1, 2}, Y: []float64{84, 84, 84}}}}
-		p, err := chartPanel(c)
+		p, err := chartPanel(c, newColours())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -155,7 +160,7 @@ func legendOf(p panel) string {
 // figure is labelled with its source, and that a chart with nothing
 // positive stays linear with a note.
 func TestNoSeriesDropped(t *testing.T) {
-	p, err := chartPanel(testCharts()[0])
+	p, err := chartPanel(testCharts()[0], newColours())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +177,7 @@ func TestNoSeriesDropped(t *testing.T) {
 		t.Errorf("%d legend entries for 4 series", len(p.entries))
 	}
 	zeros := privacy.Chart{Title: "zeros", LogY: true, Series: []privacy.Series{{X: []float64{0, 1}, Y: []float64{0, 0}}}}
-	if p, err = chartPanel(zeros); err != nil {
+	if p, err = chartPanel(zeros, newColours()); err != nil {
 		t.Fatal(err)
 	}
 	if p.plot.Y.Min != -1 || p.plot.Y.Max != 1 || !strings.Contains(strings.Join(p.notes, " "), noPositive) {
@@ -188,7 +193,7 @@ func TestLogAxisClipsFormula(t *testing.T) {
 		{Name: "formula", X: []float64{1, 2, 3}, Y: []float64{100, 1e-10, 1e-300}},
 		{Name: "measured", X: []float64{1, 2, 3}, Y: []float64{90, 0, 0}, YLo: []float64{80, 0, 0}, YHi: []float64{100, 3.7, 3.7}, Points: true},
 	}}
-	p, err := chartPanel(c)
+	p, err := chartPanel(c, newColours())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +217,7 @@ func TestIdenticalSeriesMerged(t *testing.T) {
 		{Name: "b", X: []float64{1, 2}, Y: []float64{1, 1}, Points: true},
 		{Name: "c", X: []float64{1, 2}, Y: []float64{0.5, 1}, Points: true},
 	}}
-	p, err := chartPanel(c)
+	p, err := chartPanel(c, newColours())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +233,7 @@ func TestMarkersThinned(t *testing.T) {
 	for i := range 2120 {
 		x, y = append(x, float64(i)), append(y, float64(i))
 	}
-	p, err := chartPanel(privacy.Chart{Series: []privacy.Series{{Name: "m", X: x, Y: y, Points: true}}})
+	p, err := chartPanel(privacy.Chart{Series: []privacy.Series{{Name: "m", X: x, Y: y, Points: true}}}, newColours())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +245,7 @@ func TestMarkersThinned(t *testing.T) {
 // TestConsistentLabels checks that one axis prints its labels alike.
 func TestConsistentLabels(t *testing.T) {
 	got := strings.Join(labels(logTicks{}, 1e-4, 100), " ")
-	if got != "1e-4 1e-3 1e-2 1e-1 1e0 1e1 1e2" {
+	if got != "10^-4 10^-3 10^-2 10^-1 10^0 10^1 10^2" {
 		t.Errorf("1e-4..100: %q", got)
 	}
 	if got := strings.Join(labels(logTicks{}, 0.01, 100), " "); got != "0.01 0.1 1 10 100" {
@@ -256,7 +261,7 @@ func TestBandOnLogAxis(t *testing.T) {
 		YLo: []float64{650, 45, 0}, YHi: []float64{760, 77, 7.2}, Band: true, Points: true, Group: "g"}
 	line := privacy.Series{Name: "expected", X: []float64{0, 1, 2}, Y: []float64{710, 66, 3.9}, Group: "g"}
 	c := privacy.Chart{Title: "t", LogY: true, Series: []privacy.Series{band, line}}
-	p, err := chartPanel(c)
+	p, err := chartPanel(c, newColours())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,4 +275,53 @@ func TestBandOnLogAxis(t *testing.T) {
 	if err := WritePNG(&b, []privacy.Chart{c}); err != nil || b.Len() == 0 {
 		t.Fatalf("png: %v", err)
 	}
+}
+
+// TestPaperLayout checks what a printed figure needs: powers of ten as
+// 10 with a raised exponent (the labels carry 10^5, drawn raised), the
+// chart's notes in the caption and not in the legend, a chart with
+// nothing to draw left out (and named in the caption), one colour per
+// series across panels, and the legend under the plot, the plot taking
+// the full width.
+func TestPaperLayout(t *testing.T) {
+	require.Equal(t, "10^5", powerLabel("1e5"))
+	require.Equal(t, "2.5×10^-4", powerLabel("2.5e-4"))
+	require.Equal(t, "250", powerLabel("250"))
+	a := privacy.Series{Name: "policy a", X: []float64{1, 2}, Y: []float64{1, 2}}
+	b := privacy.Series{Name: "policy b", X: []float64{1, 2}, Y: []float64{2, 3}}
+	charts := []privacy.Chart{
+		{Title: "first", Series: []privacy.Series{a, b}, Notes: []string{"measured here: bloomwatch privacy experiment x --seed 1"}},
+		{Title: "empty", Series: []privacy.Series{{Name: "nothing", X: []float64{1}, Y: []float64{math.NaN()}}}},
+		{Title: "second", Series: []privacy.Series{b, a}},
+	}
+	fig, err := newFigure(charts)
+	require.NoError(t, err)
+	require.Len(t, fig.panels, 2, "the empty chart is left out")
+	for _, p := range fig.panels {
+		require.NotContains(t, legendOf(p)+strings.Join(p.notes, " "), "measured here")
+	}
+	cap := Caption(charts)
+	require.Contains(t, cap, "Panel 1: first. measured here: bloomwatch privacy experiment x --seed 1.")
+	require.Contains(t, cap, "Not drawn (no data): empty.")
+	colourOf := func(p panel, name string) any {
+		for _, e := range p.entries {
+			if e.text == name {
+				for _, th := range e.thumb.(thumbs) {
+					if l, ok := th.(*plotter.Line); ok {
+						return l.LineStyle.Color
+					}
+				}
+			}
+		}
+		return nil
+	}
+	for _, name := range []string{"policy a", "policy b"} {
+		require.NotNil(t, colourOf(fig.panels[0], name))
+		require.Equal(t, colourOf(fig.panels[0], name), colourOf(fig.panels[1], name), "%s keeps its colour", name)
+	}
+	img := vgimg.New(figureWidth, fig.height())
+	fig.draw(draw.New(img))
+	require.Greater(t, fig.height(), 2*plotHeight, "each legend takes room under its plot")
+	_, err = newFigure(charts[1:2])
+	require.ErrorIs(t, err, ErrNoCharts)
 }

@@ -78,7 +78,7 @@ type linearTicks struct{}
 
 // Ticks implements gplot.Ticker.
 func (linearTicks) Ticks(lo, hi float64) []gplot.Tick {
-	return consistentLabels(roundTicks(lo, hi))
+	return powerLabels(consistentLabels(roundTicks(lo, hi)))
 }
 
 // roundTicks returns labelled ticks at round values in [lo, hi].
@@ -135,9 +135,9 @@ func (logTicks) Ticks(min, max float64) []gplot.Tick {
 		}
 	}
 	if labelled >= 2 {
-		return consistentLabels(ticks)
+		return powerLabels(consistentLabels(ticks))
 	}
-	return consistentLabels(roundTicks(min, max))
+	return powerLabels(consistentLabels(roundTicks(min, max)))
 }
 
 // consistentLabels prints every label of an axis alike: when one needs a

@@ -1,0 +1,113 @@
+package privacy
+
+// A run's verdicts as one family: every comparison a report prints (each
+// curve point's measured false positives against the model, each
+// behaviour score against chance) is a test; a test is printed only
+// where it has the power to fail, and the printed ones are
+// Holm-corrected together, so that on correct inputs the chance that any
+// of them raises a false alarm is at most FamilyAlpha.
+
+// MinVerdictPower is the least power a behaviour verdict needs against
+// its alternative (see BehaviourScore.Power) to be printed; the count
+// comparisons use MinComparisonPower.
+const MinVerdictPower = 0.8
+
+// VerdictFamily says how one run's verdicts were decided.
+type VerdictFamily struct {
+	Correction  string  `json:"correction"`
+	FamilyAlpha float64 `json:"family_alpha"`
+	// Candidates counts the tests asked for; Screened those with power
+	// at FamilyAlpha (the power of each is then computed at FamilyAlpha
+	// / Screened, Bonferroni's level, a lower bound of Holm's); Printed
+	// those whose power there allows a verdict; Rejected those Holm
+	// rejects (an "outside", a "points at" or an "avoids").
+	Candidates int `json:"candidates"`
+	Screened   int `json:"screened"`
+	Printed    int `json:"printed"`
+	Rejected   int `json:"rejected"`
+}
+
+// familyTest is one test of a family: its p-value, its power at a
+// two-sided level, its least power for a verdict, and what to do once
+// decided (adj is the Holm-adjusted p-value; nil: no verdict).
+type familyTest struct {
+	p        float64
+	power    func(level float64) float64
+	minPower float64
+	decide   func(power float64, adj *float64)
+}
+
+// decideFamily screens the tests' power at FamilyAlpha, computes it for
+// the screened ones at FamilyAlpha over their number, and Holm-corrects
+// those with enough power; every test's decide is called once.
+func decideFamily(tests []familyTest) VerdictFamily {
+	v := VerdictFamily{Correction: CorrectionHolm, FamilyAlpha: FamilyAlpha, Candidates: len(tests)}
+	for _, t := range tests {
+		if t.power(FamilyAlpha) >= t.minPower {
+			v.Screened++
+		}
+	}
+	level := FamilyAlpha / float64(max(1, v.Screened))
+	var printed []int
+	powers := make([]float64, len(tests))
+	for i, t := range tests {
+		powers[i] = t.power(level)
+		if powers[i] >= t.minPower {
+			printed = append(printed, i)
+		}
+	}
+	ps := make([]float64, len(printed))
+	for k, i := range printed {
+		ps[k] = tests[i].p
+	}
+	adjusted := HolmAdjust(ps)
+	done := make([]bool, len(tests))
+	for k, i := range printed {
+		adj := adjusted[k]
+		if adj < FamilyAlpha {
+			v.Rejected++
+		}
+		tests[i].decide(powers[i], &adj)
+		done[i] = true
+	}
+	v.Printed = len(printed)
+	for i, t := range tests {
+		if !done[i] {
+			t.decide(powers[i], nil)
+		}
+	}
+	return v
+}
+
+// comparisonTests returns the family tests of the curves' points that
+// ask for a comparison (Point.score with compare).
+func comparisonTests(curves []Curve) []familyTest {
+	var out []familyTest
+	for c := range curves {
+		for i := range curves[c].Points {
+			p := &curves[c].Points[i]
+			if !p.compare {
+				continue
+			}
+			expected := p.ExpectedFP
+			out = append(out, familyTest{
+				p:        p.ComparisonP,
+				power:    func(level float64) float64 { return ComparisonPower(expected, 1-level) },
+				minPower: MinComparisonPower,
+				decide: func(power float64, adj *float64) {
+					p.ComparisonPower = power
+					if adj == nil {
+						p.Comparison = ComparisonNoVerdict
+						return
+					}
+					p.ComparisonPHolm = adj
+					p.Comparison = ComparisonInside
+					if *adj < FamilyAlpha {
+						p.Comparison = ComparisonOutside
+					}
+				},
+			})
+		}
+	}
+	return out
+}

@@ -1,0 +1,149 @@
+package privacy
+
+import (
+	"encoding/json"
+	"math/rand"
+	randv2 "math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/transcript"
+)
+
+// TestBehaviourOneSuspectNoVerdict: one reload right after the wallet's
+// only payment names one block; its chance range reaches 1.00, so neither
+// "points at the wallet" nor "no better than chance" can be printed: the
+// score says it cannot tell, and so does its one-line summary.
+func TestBehaviourOneSuspectNoVerdict(t *testing.T) {
+	c := newBehaveChain(rand.New(rand.NewSource(3)), 100, 160, 0.3)
+	first := int32(-1)
+	for h := c.from; h <= c.to; h++ {
+		if c.wallet[h] {
+			first = h
+			break
+		}
+	}
+	require.GreaterOrEqual(t, first, c.from)
+	r := runLive(t, c, func(h int32) bool { return h == first }, false)
+	s := r.Blocks.Score(SignalReloadTiming)
+	require.Equal(t, 1, s.Suspects)
+	require.Equal(t, 1.0, s.Chance.Hi, "the chance range of one suspect reaches 1.00")
+	require.Equal(t, VerdictNoPower, s.Verdict, "%v", s)
+	require.Less(t, s.Power, MinVerdictPower)
+	require.Nil(t, s.PHolm)
+	require.Contains(t, s.String(), "no verdict: 1 suspect cannot tell")
+}
+
+// TestVerdictsFlipOnWrongInput: each verdict comes out one way on a
+// right input and flips on a deliberately wrong one. The count
+// comparison: a universe holding 150 candidates inserted in the filter
+// that the truth leaves out (unaccounted decoys, as a wrong truth file
+// would) is "outside"; with them in the truth it is "inside". The
+// behaviour scores: reloads right after each payment point at the
+// wallet; reloads on a schedule of their own are no better than chance.
+func TestVerdictsFlipOnWrongInput(t *testing.T) {
+	fx := newFixture(36, 20, 30_000, 1)
+	extra := randomCandidates(randv2.New(randv2.NewPCG(36, 1)), 150, 1)
+	f := mustFilter(t, 200, 0.01, 7, bip37.UpdateNone, append(fx.wallet, extra...)...)
+	univ := append(append([]Candidate(nil), fx.universe...), extra...)
+	rec := []transcript.Record{loadRecord(0, "127.0.0.1:1", 5, f)}
+	for _, tc := range []struct {
+		name  string
+		truth []Candidate
+		want  string
+	}{
+		{"right truth", append(append([]Candidate(nil), fx.wallet...), extra...), ComparisonInside},
+		{"truth missing 150 inserted elements", fx.wallet, ComparisonOutside},
+	} {
+		rep := analyze(t, Input{Records: rec, Universe: Stream(SliceUniverse(univ)), Truth: tc.truth})
+		p := lastPoint(t, rep, StageSingle)
+		require.Equalf(t, tc.want, p.Comparison, "%s: %d false positives, %.1f expected, power %.2f", tc.name, p.FalsePositives, p.ExpectedFP, p.ComparisonPower)
+		require.NotNil(t, p.ComparisonPHolm)
+		var b strings.Builder
+		require.NoError(t, rep.WriteTable(&b))
+		require.Contains(t, b.String(), map[string]string{ComparisonInside: "inside (", ComparisonOutside: "OUTSIDE ("}[tc.want])
+	}
+
+	c := newBehaveChain(rand.New(rand.NewSource(1)), 100, 399, 0.3)
+	immediate := runLive(t, c, func(h int32) bool { return c.wallet[h] }, false)
+	require.Equal(t, VerdictPoints, immediate.Blocks.Score(SignalReloadTiming).Verdict)
+	rng := rand.New(rand.NewSource(2))
+	c = newBehaveChain(rng, 100, 599, 0.3)
+	own := runLive(t, c, scheduled(rng, c.from), true)
+	s := own.Blocks.Score(SignalReloadTiming)
+	require.Equalf(t, VerdictChance, s.Verdict, "%v (power %.2f)", s, s.Power)
+	require.GreaterOrEqual(t, s.Power, MinVerdictPower)
+}
+
+// TestVerdictCalibration: over 100 correct inputs (fresh universes
+// through four filters of one wallet, two tweaks and three sizes, the
+// truth complete), the share of runs in which any verdict of the run
+// raises a false alarm is at most 5 %. Each run prints eight comparisons
+// (single and intersection, one per filterload); without the family's
+// correction the false alarms add up across them.
+func TestVerdictCalibration(t *testing.T) {
+	const runs = 100
+	alarms, tests := 0, 0
+	for run := range runs {
+		seed := uint64(1000 + run)
+		fx := newFixture(seed, 20, 20_000, 1)
+		fs := []*bip37.Filter{
+			mustFilter(t, 20, 0.02, uint32(seed), bip37.UpdateNone, fx.wallet...),
+			mustFilter(t, 20, 0.005, uint32(seed), bip37.UpdateNone, fx.wallet...),
+			mustFilter(t, 20, 0.05, uint32(seed)+1, bip37.UpdateNone, fx.wallet...),
+			mustFilter(t, 20, 0.01, uint32(seed)+1, bip37.UpdateNone, fx.wallet...),
+		}
+		var rec []transcript.Record
+		for i, f := range fs {
+			rec = append(rec, loadRecord(uint64(i), "127.0.0.1:1", int32(5+i), f))
+		}
+		rep := analyze(t, Input{Records: rec, Universe: Stream(SliceUniverse(fx.universe)), Truth: fx.wallet,
+			Attacks: Attacks{Intersection: true}})
+		tests += rep.Verdicts.Printed
+		if rep.Verdicts.Rejected > 0 {
+			alarms++
+		}
+	}
+	iv := BinomialInterval(uint64(alarms), runs, ConfidenceLevel)
+	t.Logf("%d of %d correct runs raised a false alarm (%d verdicts printed): family-wise rate %.2f, 95 %% interval [%.3f, %.3f] (Clopper-Pearson)",
+		alarms, runs, tests, float64(alarms)/runs, iv.Lo, iv.Hi)
+	require.GreaterOrEqual(t, tests, 5*runs, "the runs must print verdicts to calibrate")
+	require.LessOrEqual(t, alarms, runs*5/100)
+}
+
+// TestIntervalMethodsNamed: the precision's interval is F's mapped
+// through N/(N+F) (about as narrow as F's relative interval, not a
+// binomial over the matches), the recall has none, and each interval's
+// method is named beside it in the text, the JSON and the CSV.
+func TestIntervalMethodsNamed(t *testing.T) {
+	fx := newFixture(37, 20, 200_000, 1)
+	f := mustFilter(t, 20, 0.02, 9, bip37.UpdateNone, fx.wallet...)
+	rep := analyze(t, Input{Records: []transcript.Record{loadRecord(0, "127.0.0.1:1", 5, f)}, Universe: Stream(SliceUniverse(fx.universe)), Truth: fx.wallet})
+	p := lastPoint(t, rep, StageSingle)
+	require.Equal(t, MethodPoissonMapped, p.PrecisionCI.Method)
+	require.InDelta(t, Precision(20, p.FalsePositivesCI.Hi), p.PrecisionCI.Lo, 1e-12)
+	require.InDelta(t, Precision(20, p.FalsePositivesCI.Lo), p.PrecisionCI.Hi, 1e-12)
+	cp := BinomialInterval(p.TruePositives, p.Matched, ConfidenceLevel)
+	require.Less(t, 2*(p.PrecisionCI.Hi-p.PrecisionCI.Lo), cp.Hi-cp.Lo, "F's interval mapped is far narrower than Clopper-Pearson on the matches")
+	require.Equal(t, 1.0, p.Recall)
+	var b strings.Builder
+	require.NoError(t, rep.WriteTable(&b))
+	for _, want := range []string{"95 % (Garwood)", "95 % (F mapped)", "1 (certain)", "95 % (normal)"} {
+		require.Contains(t, b.String(), want)
+	}
+	var csvOut strings.Builder
+	require.NoError(t, WriteCSV(&csvOut, rep.Curves))
+	header := strings.SplitN(csvOut.String(), "\n", 2)[0]
+	for _, want := range []string{"false_positives_method", "precision_method", "entropy_method", "est_elements_method", "comparison_p_holm"} {
+		require.Contains(t, header, want)
+	}
+	require.NotContains(t, header, "recall_lo")
+	raw, err := json.Marshal(p)
+	require.NoError(t, err)
+	require.Contains(t, string(raw), `"precision_ci":{"lo":`)
+	require.Contains(t, string(raw), `"method":"poisson-garwood-mapped"`)
+	require.NotContains(t, string(raw), "recall_ci")
+}
