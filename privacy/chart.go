@@ -27,6 +27,11 @@ type Series struct {
 	// Group, when set, gives every series of the same group one colour
 	// (a measurement and its formula).
 	Group string `json:"group,omitempty"`
+	// Pair, when set, draws the series of one pair (one setting measured
+	// two ways, as UPDATE_NONE and UPDATE_ALL or re-fetched and filter
+	// alone) in two shades of one hue: the first full, the second light,
+	// with different markers.
+	Pair string `json:"pair,omitempty"`
 	// Span draws a Reference as a segment between its points: a
 	// published figure given for a range of X ("fewer than 15"), not at
 	// one X.

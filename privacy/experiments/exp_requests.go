@@ -142,8 +142,8 @@ func runRequests(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		birth = append(birth, privacy.Series{Name: "rate " + rateName, X: xs, Y: first, YLo: firstLo, YHi: firstHi, Points: true})
 		charts = append(charts,
-			privacy.Series{Name: "rate " + rateName + ": matched txs in the re-fetched blocks", X: xs, Y: prec, YLo: lo, YHi: hi, Points: true, Group: rateName},
-			privacy.Series{Name: "rate " + rateName + ": matched txs, filter alone", X: xs, Y: base, YLo: baseLo, YHi: baseHi, Points: true, Group: rateName + " base"})
+			privacy.Series{Name: "rate " + rateName + ": matched txs in the re-fetched blocks", X: xs, Y: prec, YLo: lo, YHi: hi, Points: true, Pair: rateName},
+			privacy.Series{Name: "rate " + rateName + ": matched txs, filter alone", X: xs, Y: base, YLo: baseLo, YHi: baseHi, Points: true, Pair: rateName})
 	}
 	cfg.progress("policies", step, step)
 	var ticks []privacy.Tick

@@ -487,6 +487,17 @@ var seriesColours = []color.Color{
 	color.RGBA{R: 0xC9, G: 0xB8, B: 0x00, A: 0xFF}, // dark yellow
 }
 
+// pairShade is how far the second series of a pair is blended toward
+// white.
+const pairShade = 0.5
+
+// lighter returns c blended pairShade of the way to white.
+func lighter(c color.Color) color.Color {
+	r, g, b, _ := c.RGBA()
+	mix := func(v uint32) uint8 { return uint8(float64(v>>8) + pairShade*(255-float64(v>>8))) }
+	return color.RGBA{R: mix(r), G: mix(g), B: mix(b), A: 0xFF}
+}
+
 // palette returns colour i of the series palette.
 func palette(i int) color.Color { return seriesColours[i%len(seriesColours)] }
 
@@ -547,10 +558,19 @@ func chartPanel(c privacy.Chart, cols *colourMap) (panel, error) {
 	// or one policy across panels, share theirs); published figures
 	// without a group are grey.
 	colours := make([]int, len(series))
+	light := make([]bool, len(series))
 	used := map[int]bool{}
 	for i, m := range series {
 		s := m.s
 		if s.Reference && s.Group == "" {
+			continue
+		}
+		if s.Pair != "" {
+			if j := slices.IndexFunc(series[:i], func(o merged) bool { return o.s.Pair == s.Pair }); j >= 0 {
+				colours[i], light[i] = colours[j], true // the pair's second: the light shade
+				continue
+			}
+			colours[i] = cols.of("pair:"+s.Pair, used)
 			continue
 		}
 		key := s.Group
@@ -579,6 +599,9 @@ func chartPanel(c privacy.Chart, cols *colourMap) (panel, error) {
 			col = refColor
 		}
 		var glyph draw.GlyphDrawer = plotutil.Shape(ci)
+		if light[i] {
+			col, glyph = lighter(col), plotutil.Shape(ci+1)
+		}
 		if s.Reference {
 			glyph = refGlyphs[refs%len(refGlyphs)]
 			refs++

@@ -325,3 +325,27 @@ func TestPaperLayout(t *testing.T) {
 	_, err = newFigure(charts[1:2])
 	require.ErrorIs(t, err, ErrNoCharts)
 }
+
+// TestPairedSeriesShareAHue: the two series of a pair are drawn in one
+// hue, the second lighter, and the next series in another colour.
+func TestPairedSeriesShareAHue(t *testing.T) {
+	x := []float64{1, 2}
+	c := privacy.Chart{Series: []privacy.Series{
+		{Name: "none", X: x, Y: []float64{1, 2}, Points: true, Pair: "500 B"},
+		{Name: "all", X: x, Y: []float64{2, 3}, Points: true, Pair: "500 B"},
+		{Name: "other", X: x, Y: []float64{3, 4}, Points: true},
+	}}
+	p, err := chartPanel(c, newColours())
+	require.NoError(t, err)
+	colour := func(i int) any {
+		for _, th := range p.entries[i].thumb.(thumbs) {
+			if sc, ok := th.(*plotter.Scatter); ok {
+				return sc.GlyphStyle.Color
+			}
+		}
+		return nil
+	}
+	require.Equal(t, palette(0), colour(0))
+	require.Equal(t, lighter(palette(0)), colour(1))
+	require.Equal(t, palette(1), colour(2))
+}
