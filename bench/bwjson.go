@@ -58,6 +58,10 @@ func parseBloomwatchJSON(out []byte) (*bwRun, error) {
 	for _, t := range s.Txs {
 		r.Txs = append(r.Txs, FoundTx{Txid: t.Txid, Height: t.Height})
 	}
+	if c := s.CF; c != nil {
+		// Over BIP158 a false positive is a block fetched whole.
+		r.FPUnit, r.FalsePositives = "block", c.FalsePositiveBlocks
+	}
 	run := &bwRun{result: r}
 	if t := s.Timing; t.FirstFilterMs > 0 && t.SyncedMs >= t.FirstFilterMs {
 		run.phases = map[string]float64{"p2p sync": t.SyncedMs - t.FirstFilterMs}

@@ -59,6 +59,8 @@ var clientSpecs = map[string]clientSpec{
 	"minimal-bwcap": {kind: kindMinimal, peers: 1, bwCapacity: true,
 		doc: "minimal BIP37 loop with bloomwatch's filter sizing (2 x elements rounded up to a power of two)"},
 	"neutrino": {kind: kindNeutrino, peers: 1, doc: "lightninglabs/neutrino (BIP157/158)"},
+	"bloomwatch-bip158": {kind: kindBloomwatch, peers: 1, args: []string{"--protocol", "bip158"},
+		doc: "bloomwatch sync over BIP157/158 (--protocol bip158) given the address list, one peer"},
 }
 
 // lookupClient returns the spec of a client name.

@@ -19,6 +19,9 @@ const (
 	scenarioAddrs10000 = "addrs10000"
 	scenarioDense      = "dense"
 	scenarioChecks     = "checks"
+	// scenarioProtocols is bloomwatch over BIP37 and over BIP158 beside
+	// neutrino on the dense chain (not in "all": name it).
+	scenarioProtocols = "protocols"
 )
 
 // scenarioOrder is the order "all" runs them in.
@@ -155,8 +158,23 @@ func scenarios(cfg *benchConfig) ([]scenario, error) {
 				doc: fmt.Sprintf("omission checks on the dense chain (%d blocks x %d txs): cross-peer from a second btcd serving its own copy of the chain, full blocks from the one peer",
 					cfg.DenseBlocks, cfg.DenseTxs),
 				goals: gs, base: []string{"bloomwatch", "bloomwatch-2peers"}})
+		case scenarioProtocols:
+			clients := []string{"bloomwatch", "bloomwatch-bip158", "neutrino"}
+			var gs []goal
+			for _, c := range clients[1:] {
+				for _, m := range []string{metricWall, metricCPU, metricRSS, metricBytes} {
+					gs = append(gs, goal{c, "bloomwatch", m, 0})
+				}
+			}
+			for _, m := range []string{metricWall, metricCPU, metricRSS, metricBytes} {
+				gs = append(gs, goal{"bloomwatch-bip158", "neutrino", m, 0})
+			}
+			out = append(out, scenario{name: n, chain: dense, clients: clients,
+				doc: fmt.Sprintf("bloomwatch over BIP37 and over BIP158 beside neutrino on the dense chain (%d blocks x %d txs, %d addresses), one btcd",
+					cfg.DenseBlocks, cfg.DenseTxs, cfg.DenseAddrs),
+				goals: gs, base: []string{"bloomwatch", "neutrino"}})
 		default:
-			return nil, fmt.Errorf("--scenarios: unknown scenario %q (known: all, %s)", n, strings.Join(scenarioOrder, ", "))
+			return nil, fmt.Errorf("--scenarios: unknown scenario %q (known: all, %s, %s)", n, strings.Join(scenarioOrder, ", "), scenarioProtocols)
 		}
 	}
 	return out, nil

@@ -153,6 +153,9 @@ type Report struct {
 	// Behaviour is the behaviour attack (Attacks.Behaviour), nil when
 	// not run.
 	Behaviour *BehaviourReport `json:"behaviour,omitempty"`
+	// BIP158 is the leak of a BIP158 sync of the same wallet
+	// (AnalyzeBlockRequests), set by the caller; nil without one.
+	BIP158 *BlockRequestReport `json:"bip158,omitempty"`
 	// Verdicts is how the report's verdicts were decided: every curve
 	// point's comparison and every behaviour score, one family, each
 	// with a power check, Holm-corrected together.

@@ -1,6 +1,7 @@
 package privacy
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strconv"
@@ -12,13 +13,26 @@ import (
 // maxLabel truncates event labels in the report's tables.
 const maxLabel = 48
 
+// DefaultTableRows is how many rows of each table WriteTable prints: a
+// curve over a real chain has a row per block (hundreds), which the CSV
+// holds in full.
+const DefaultTableRows = 20
+
 // WriteTable writes the report as plain-text tables (what `bloomwatch
 // privacy analyze` prints): the universe and the wallet, every filter as
 // the adversary saw it last, the reloads of one tweak, and each stage's
 // curve. Figures that need the truth show "-" without it. A filter is
 // named by its filterload's transcript record number ("#183"), as the
-// dashboard, the log and transcript.jsonl name it.
+// dashboard, the log and transcript.jsonl name it. Each table shows at
+// most DefaultTableRows rows (WriteTableRows).
 func (r *Report) WriteTable(w io.Writer) error {
+	return r.WriteTableRows(w, DefaultTableRows)
+}
+
+// WriteTableRows is WriteTable with at most maxRows rows per table (every
+// row when maxRows <= 0): the first maxRows-1, a line saying how many
+// more there are, and the last (a curve's final state).
+func (r *Report) WriteTableRows(w io.Writer, maxRows int) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "universe: %d candidates (%d with more than one form: a public key, or unspent outpoints)\n", r.Universe, r.MultiForm)
 	if r.UniverseSource != "" {
@@ -44,25 +58,29 @@ func (r *Report) WriteTable(w io.Writer) error {
 		b.WriteString(IntervalsNoteNoTruth + "\n\n")
 	}
 	t := table.New(&b)
-	fmt.Fprintln(t, "filter\tpeer\theight\treason\tbytes\tk\ttweak\tflags\tbits set\tm^\t95 % (normal)\tfp rate\tmatched")
+	c := capRows(t, maxRows)
+	fmt.Fprintln(c, "filter\tpeer\theight\treason\tbytes\tk\ttweak\tflags\tbits set\tm^\t95 % (normal)\tfp rate\tmatched")
 	for _, f := range r.Filters {
-		fmt.Fprintf(t, "#%d\t%s\t%d\t%s\t%d\t%d\t%#x\t%s\t%d\t%s\t%s\t%s\t%d\n", f.Seq, f.Peer, f.Height, f.Reason,
+		fmt.Fprintf(c, "#%d\t%s\t%d\t%s\t%d\t%d\t%#x\t%s\t%d\t%s\t%s\t%s\t%d\n", f.Seq, f.Peer, f.Height, f.Reason,
 			f.Bytes, f.HashFuncs, f.Tweak, f.Flags, f.BitsSet, table.Num(f.EstElements), interval(f.EstElementsCI), table.Num(f.FPRate), f.Matched)
 	}
+	c.finish()
 	if err := t.Flush(); err != nil {
 		return err
 	}
 	if len(r.Reloads) > 0 {
-		writeReloads(&b, r.Reloads, r.HasTruth)
+		writeReloads(&b, r.Reloads, r.HasTruth, maxRows)
 	}
 	for _, c := range r.Curves {
 		fmt.Fprintf(&b, "\n%s:\n", c.Stage)
 		t := table.New(&b)
+		rows := capRows(t, maxRows)
 		if c.Stage == StageSaturation {
-			writeSaturationRows(t, c.Points, r.HasTruth)
+			writeSaturationRows(rows, c.Points, r.HasTruth)
 		} else {
-			writeCurveRows(t, c.Points, r.HasTruth)
+			writeCurveRows(rows, c.Points, r.HasTruth)
 		}
+		rows.finish()
 		if err := t.Flush(); err != nil {
 			return err
 		}
@@ -109,10 +127,11 @@ func interval(iv *Interval) string {
 
 // writeReloads writes the estimator attack: what the observer infers
 // each reload of one tweak added.
-func writeReloads(b *strings.Builder, rs []ReloadEstimate, truth bool) {
+func writeReloads(b *strings.Builder, rs []ReloadEstimate, truth bool, maxRows int) {
 	b.WriteString("\nreloads of one tweak: elements the observer estimates each added and dropped (fold of the\n" +
 		"larger filter onto the smaller size when one divides the other; net change of the two estimates always)\n")
-	t := table.New(b)
+	tw := table.New(b)
+	t := capRows(tw, maxRows)
 	fmt.Fprintln(t, "filter\tafter\theight\treason\tbytes\tnested\tadded\t95 % (normal)\tdropped\t95 % (normal)\tnet change\t95 % (normal)\ttrue added\ttrue dropped")
 	num, notKnown := table.Num, table.NotKnown
 	for _, r := range rs {
@@ -132,7 +151,59 @@ func writeReloads(b *strings.Builder, rs []ReloadEstimate, truth bool) {
 			r.Height, r.Reason, r.PrevBytes, r.Bytes, r.Nested, added, interval(r.AddedCI), dropped, interval(r.DroppedCI),
 			net, interval(r.NetChangeCI), trueAdded, trueDropped)
 	}
-	_ = t.Flush() // a strings.Builder does not fail
+	t.finish()
+	_ = tw.Flush() // a strings.Builder does not fail
+}
+
+// rowCapper passes a table's header and at most max rows to w: the first
+// max-1, then at finish a line counting the rows left out and the last
+// row. It takes whole lines; max <= 0 passes every row.
+type rowCapper struct {
+	w       io.Writer
+	max     int
+	rows    int // rows seen, the header not counted
+	header  bool
+	last    []byte
+	partial []byte
+}
+
+// capRows returns a rowCapper writing to w.
+func capRows(w io.Writer, max int) *rowCapper { return &rowCapper{w: w, max: max} }
+
+// Write implements io.Writer.
+func (c *rowCapper) Write(p []byte) (int, error) {
+	c.partial = append(c.partial, p...)
+	for {
+		i := bytes.IndexByte(c.partial, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		line := append([]byte(nil), c.partial[:i+1]...)
+		c.partial = c.partial[i+1:]
+		switch {
+		case !c.header:
+			c.header = true
+			_, _ = c.w.Write(line)
+		case c.max <= 0 || c.rows < c.max-1:
+			c.rows++
+			_, _ = c.w.Write(line)
+		default:
+			c.rows++
+			c.last = line
+		}
+	}
+}
+
+// finish writes what the cap left out: the count and the last row.
+func (c *rowCapper) finish() {
+	if c.last == nil {
+		return
+	}
+	hidden := c.rows - c.max
+	if hidden > 0 {
+		fmt.Fprintf(c.w, "... %d more rows (--full-table prints them; --csv writes every point)\n", hidden)
+	}
+	_, _ = c.w.Write(c.last)
 }
 
 // writeCurveRows writes a set stage's points. "expected" is the joint

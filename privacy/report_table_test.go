@@ -79,3 +79,33 @@ func TestReportWriteTable(t *testing.T) {
 		t.Errorf("with the truth (%q):\n%s", falsePos(out), out)
 	}
 }
+
+// TestReportWriteTableCapsRows checks that a curve with a row per block
+// (255, as privacy analyze --btcd-rpc printed on the demo's chain) prints
+// DefaultTableRows rows: the first ones, how many more, and the last; and
+// every row with no cap.
+func TestReportWriteTableCapsRows(t *testing.T) {
+	var pts []Point
+	for i := range 255 {
+		pts = append(pts, Point{Step: i + 1, Height: int32(100 + i), Peer: "p", Fill: 0.5, FPRate: 0.03})
+	}
+	rep := &Report{Universe: 10, Curves: []Curve{{Stage: StageSaturation, Points: pts}}}
+	var capped, full strings.Builder
+	if err := rep.WriteTable(&capped); err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.WriteTableRows(&full, 0); err != nil {
+		t.Fatal(err)
+	}
+	c, f := capped.String(), full.String()
+	if !strings.Contains(c, "... 235 more rows (--full-table prints them; --csv writes every point)") {
+		t.Fatalf("capped table:\n%s", c)
+	}
+	lines := func(s string) int { return strings.Count(s, "\n") }
+	if lines(f)-lines(c) != 234 {
+		t.Errorf("the full table has %d lines, the capped one %d: want 235 rows fewer and one line more", lines(f), lines(c))
+	}
+	if !strings.Contains(c, "\n255 ") || !strings.Contains(c, "\n19 ") || strings.Contains(c, "\n20 ") {
+		t.Errorf("want rows 1-19 and the last (255):\n%s", c)
+	}
+}

@@ -194,8 +194,8 @@ func TestFabricatedManyOutputPaymentKeepsSyncing(t *testing.T) {
 		t.Errorf("wallet balance took %d MiB, more than %d", rss>>20, maxBalanceRSS>>20)
 	}
 	var got struct {
-		Confirmed   int64 `json:"confirmed"`
-		Unconfirmed int64 `json:"unconfirmed"`
+		Confirmed   int64 `json:"confirmed_sat"`
+		Unconfirmed int64 `json:"unconfirmed_sat"`
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("balance: %v\n%s", err, out)

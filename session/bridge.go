@@ -140,10 +140,12 @@ func (s *Session) bridge(ctx context.Context) {
 
 // handleEvent updates the feed and the meter with one event and forwards
 // it to the dashboard. It reports whether the event ends the session
-// (SyncDone with UntilSynced, SyncStopped) and why (nil: the tip).
+// (SyncDone or an abandoned omission check with UntilSynced,
+// SyncStopped) and why (nil: the tip).
 func (s *Session) handleEvent(ctx context.Context, f *feed, ev spv.Event) (end bool, why error) {
 	switch ev := ev.(type) {
 	case spv.PeerConnected:
+		s.noteCFStart(ev.Time)
 		f.peers[ev.Peer.Addr] = struct{}{}
 		f.peerHeight = max(f.peerHeight, ev.Peer.StartHeight, ev.Peer.LastBlock)
 	case spv.PeerDisconnected:
@@ -176,7 +178,8 @@ func (s *Session) handleEvent(ctx context.Context, f *feed, ev spv.Event) (end b
 		s.meter.SetWallet(f.walletCounts())
 		s.feedMeter(ev.Record)
 	case spv.BlockProcessed:
-		if !ev.Again {
+		cf := s.overBIP158()
+		if !ev.Again && !cf {
 			s.meter.ObserveBlock(ev.Matched, ev.Relevant) // the on-path observer
 		}
 		f.walletHeight, f.headerHeight = ev.Height, max(f.headerHeight, ev.Height)
@@ -185,6 +188,9 @@ func (s *Session) handleEvent(ctx context.Context, f *feed, ev spv.Event) (end b
 		f.relevant += ev.Relevant
 		f.falsePositives += ev.FalsePositives
 		f.tested, f.dirty = ev.Tested, true
+		if cf {
+			break // the BIP37 meter and its universe count merkleblocks
+		}
 		s.universe.block(ev.Height, ev.Again)
 		s.universe.update(ev.Tested, ev.Height)
 		s.meter.SetObserved(uint64(max(f.falsePositives, 0)), ev.Tested-min(ev.Tested, uint64(max(f.relevant, 0))))
@@ -195,6 +201,8 @@ func (s *Session) handleEvent(ctx context.Context, f *feed, ev spv.Event) (end b
 	case spv.BlocksRequested:
 		s.feedMeter(ev.Record)
 		f.fed = true
+	case spv.CFRequested:
+		s.noteCF(ev.Record)
 	case spv.BlockMatches:
 		// What a peer sent in a filtered block (the behaviour attack's
 		// side of the peer; judged when MatchedTx comes).
@@ -214,6 +222,11 @@ func (s *Session) handleEvent(ctx context.Context, f *feed, ev spv.Event) (end b
 		f.dirty = true
 	case spv.SyncStopped:
 		end, why = true, ev.Err
+	case spv.BlockUnchecked:
+		if ev.Abandoned && s.cfg.UntilSynced {
+			end, why = true, fmt.Errorf("%w: block %d %v stays as its download peer delivered it: %s",
+				ErrCheckAbandoned, ev.Height, ev.Hash, ev.Reason)
+		}
 	case spv.SyncDone:
 		s.mu.Lock()
 		if s.syncedAt.IsZero() {

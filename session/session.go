@@ -15,6 +15,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/spv/headers"
+	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/bloomwatch/bloomwatch/wallet"
 )
 
@@ -42,6 +43,13 @@ const readingBuffer = 64
 // Config.PeerTimeout.
 var ErrNoPeer = errors.New("no reachable peer")
 
+// ErrCheckAbandoned ends an UntilSynced session in which an omission
+// check it waited for could not finish (spv.BlockUnchecked with
+// Abandoned): no second peer got the block within spv.Config.CheckWait,
+// or the second peers went away or did not answer. The block stays as its
+// download peer delivered it, so the wallet cannot be called synced.
+var ErrCheckAbandoned = errors.New("omission check not finished")
+
 // Config configures a Session. Wallet is required.
 type Config struct {
 	// Wallet is the watch-only wallet to sync (OpenWallet opens or
@@ -57,7 +65,9 @@ type Config struct {
 	// one of them.
 	Node spv.Config
 	// UntilSynced ends the session when the wallet reaches the best
-	// peer's tip.
+	// peer's tip and no block awaits an omission check (spv.SyncDone),
+	// or with ErrCheckAbandoned when such a check cannot finish (each
+	// waits at most spv.Config.CheckWait for a second peer).
 	UntilSynced bool
 	// PeerTimeout ends the session with ErrNoPeer when no peer has been
 	// usable for this long (0: wait forever).
@@ -106,6 +116,11 @@ type Session struct {
 	lastGone    map[string]string
 	mu          sync.Mutex
 	lastReading *privacy.Reading
+	// cfRecs are this run's compact-filter records (CFRequested),
+	// under mu: what the BIP158 peers saw.
+	cfRecs []transcript.Record
+	// cfMode is set once the node syncs over BIP158 (bridge only).
+	cfMode      bool
 	started     time.Time
 	firstFilter time.Time
 	syncedAt    time.Time
@@ -196,7 +211,7 @@ func New(cfg Config) (*Session, error) {
 	// The adversary keeps every filter it ever received: earlier runs'
 	// filters count before this run adds to them (folded at once, the
 	// model brought up to date after the last).
-	if _, err := s.meter.Restore(node.Transcript()); err != nil {
+	if _, err := s.meter.Restore(bip37Records(node.Transcript())); err != nil {
 		s.log.Warn("privacy meter: earlier filters", "err", err)
 	}
 	return s, nil

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/spv"
 )
 
 // Summary is the end state of a sync: the JSON of `bloomwatch sync
@@ -38,11 +39,21 @@ type Summary struct {
 	// them, Unchecked blocks no due check could cover (no second peer),
 	// ChecksInFlight checks unanswered or waiting at the end; Omissions
 	// the checks that caught a peer hiding a matched transaction.
-	SpotChecks      int `json:"spot_checks"`
-	FullBlockChecks int `json:"full_block_checks"`
-	Unchecked       int `json:"unchecked_blocks"`
-	ChecksInFlight  int `json:"checks_in_flight"`
-	Omissions       int `json:"omissions"`
+	//
+	// State is the node's sync state in words: "synced", "at the tip, N
+	// blocks awaiting a check" or "syncing"; Synced, AtTip and
+	// AwaitingCheck are spv.Status's; ChecksAbandoned counts checks
+	// begun that could not finish (their blocks are among Unchecked).
+	State           string `json:"state"`
+	Synced          bool   `json:"synced"`
+	AtTip           bool   `json:"at_tip"`
+	AwaitingCheck   int    `json:"awaiting_check_blocks"`
+	ChecksAbandoned int    `json:"checks_abandoned"`
+	SpotChecks      int    `json:"spot_checks"`
+	FullBlockChecks int    `json:"full_block_checks"`
+	Unchecked       int    `json:"unchecked_blocks"`
+	ChecksInFlight  int    `json:"checks_in_flight"`
+	Omissions       int    `json:"omissions"`
 	// Decoys counts the decoys the filters hold (Config.Decoys),
 	// DecoyMatches the false positives that matched one: their cost;
 	// DecoysRetired the busy decoys taken out of the filters this run.
@@ -57,6 +68,10 @@ type Summary struct {
 	Privacy        *privacy.Reading `json:"privacy,omitempty"`
 	Addresses      AddressCount     `json:"addresses"`
 	Timing         Timing           `json:"timing"`
+	// Protocol is how blocks were found: "bip37" or "bip158"; CF what
+	// a sync over BIP158 fetched (absent over BIP37).
+	Protocol string     `json:"protocol"`
+	CF       *CFSummary `json:"compact_filters,omitempty"`
 }
 
 // Tx is one wallet transaction.
@@ -145,6 +160,11 @@ func (s *Session) Summary() (*Summary, error) {
 		Rerequested:     st.Rerequested,
 		GapRaces:        st.GapRaces,
 		Reorgs:          st.Reorgs,
+		State:           SyncState(st),
+		Synced:          st.Synced,
+		AtTip:           st.AtTip,
+		AwaitingCheck:   st.AwaitingCheck,
+		ChecksAbandoned: st.ChecksAbandoned,
 		SpotChecks:      st.SpotChecks,
 		FullBlockChecks: st.FullBlockChecks,
 		Unchecked:       st.Unchecked,
@@ -162,6 +182,7 @@ func (s *Session) Summary() (*Summary, error) {
 			Tweak: st.Filter.Tweak, Flags: st.Filter.Flags, Loads: st.Filter.Loads, Seq: st.Filter.Seq,
 		},
 		Txs: []Tx{}, UTXOs: []UTXO{}, Peers: []Peer{}, Bans: []Ban{}, FalsePosTxids: []string{},
+		Protocol: string(st.Protocol), CF: s.cfSummary(st),
 	}
 	// The block the balance and the transactions below reflect (with a
 	// rescan pending that did not start, the kept history's).
@@ -217,4 +238,26 @@ func msSince(start, t time.Time) float64 {
 		return 0
 	}
 	return float64(t.Sub(start)) / float64(time.Millisecond)
+}
+
+// SyncState says a node's sync state in words: "synced" (at the tip, every
+// block checked wherever a second peer could answer), "at the tip, N
+// blocks awaiting a check" (the node is not synced until they are
+// checked), or "syncing".
+func SyncState(st spv.Status) string {
+	switch {
+	case st.Synced:
+		return "synced"
+	case st.AtTip && st.AwaitingCheck > 0:
+		return fmt.Sprintf("at the tip, %d %s awaiting a check", st.AwaitingCheck, plural(st.AwaitingCheck, "block", "blocks"))
+	}
+	return "syncing"
+}
+
+// plural returns one for n == 1, else many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"os"
 	"path/filepath"
 
 	"github.com/bloomwatch/bloomwatch/internal/atomicfile"
+	"github.com/bloomwatch/bloomwatch/internal/boundedread"
 	"github.com/bloomwatch/bloomwatch/privacy"
 )
 
@@ -18,6 +18,10 @@ import (
 // transactions counted in the merkleblocks the wallet's peers served,
 // kept across restarts.
 const UniverseFile = "universe.json"
+
+// maxUniverseFileBytes bounds UniverseFile when it is read: it holds a
+// few numbers; a larger one is logged and ignored, as a malformed one is.
+const maxUniverseFileBytes = 1 << 20
 
 // universeVersion is the format version of UniverseFile.
 const universeVersion = 1
@@ -61,7 +65,7 @@ type universeFeed struct {
 func loadUniverse(dir, network string, log *slog.Logger) universeFeed {
 	u := universeFeed{path: filepath.Join(dir, UniverseFile), network: network, runFrom: -1}
 	u.base = universeState{Version: universeVersion, Network: network, From: -1, To: -1, ScriptsPerTx: privacy.ScriptsPerTx}
-	raw, err := os.ReadFile(u.path)
+	raw, err := boundedread.ReadFile(u.path, maxUniverseFileBytes, "maxUniverseFileBytes")
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:

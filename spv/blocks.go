@@ -285,6 +285,12 @@ func (m *manager) onNotFound(ps *peerState, msg *wire.MsgNotFound) {
 					// A second peer lacks a block it was asked to check:
 					// ask again when one has it.
 					ps.lastBlock = min(ps.lastBlock, r.height-1)
+					if pl := r.check.plan; !r.check.full {
+						if pl.refused == nil {
+							pl.refused = make(map[*peerState]bool)
+						}
+						pl.refused[ps] = true
+					}
 					m.requeueCheck(r)
 				}
 				if wanted {

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/bloomwatch/bloomwatch/internal/peertext"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/btcsuite/btcd/blockchain"
 	"github.com/btcsuite/btcd/btcutil"
@@ -43,6 +45,19 @@ import (
 // Without a proxy, a target that is also a filter peer sees both
 // connections come from one IP address: give a target that is not
 // (BroadcastOptions.To) or use the proxy.
+//
+// The target must hold the blocks of the transaction's inputs, or it
+// takes the transaction for an orphan and relays nothing: Broadcast sends
+// only to a peer whose height (the one its version message gives, or a
+// filter peer's best block) reaches BroadcastOptions.MinHeight (the
+// node's tip by default), and tries the next candidate when the one it
+// connected to is below it, before announcing anything to it.
+//
+// A target that already holds the transaction (an earlier broadcast, or
+// another wallet sent it) never asks for it: the broadcast asks it back
+// with a getdata after the inv, and a tx in answer, like a reject saying
+// it is already known, counts as sent, as Bitcoin Core's
+// sendrawtransaction counts a transaction already in its mempool.
 //
 // What the target sends back is untrusted and budgeted: the whole
 // exchange is bounded by BroadcastOptions.Timeout, the bytes read from
@@ -86,6 +101,9 @@ const (
 	// maxBroadcastGetData is how many getdata for the transaction are
 	// answered.
 	maxBroadcastGetData = 3
+	// maxBroadcastTargets is how many targets one broadcast connects to
+	// when the first ones are below MinHeight or cannot be reached.
+	maxBroadcastTargets = 4
 )
 
 // BroadcastOptions adjusts Broadcast.
@@ -96,6 +114,10 @@ type BroadcastOptions struct {
 	To string
 	// Timeout bounds the whole broadcast (DefaultBroadcastTimeout).
 	Timeout time.Duration
+	// MinHeight is the least height a target must have: the height of
+	// the newest block holding one of the transaction's inputs. Zero
+	// means the node's tip.
+	MinHeight int32
 }
 
 // BroadcastResult is what a broadcast did.
@@ -114,6 +136,13 @@ type BroadcastResult struct {
 	// the transaction; Mined is set when a block did.
 	ConfirmedBy string `json:"confirmed_by"`
 	Mined       bool   `json:"mined"`
+	// AlreadyKnown is set when the target already held the
+	// transaction (it answered the getdata for it, or rejected it as
+	// known): sent, as sendrawtransaction counts it.
+	AlreadyKnown bool `json:"already_known"`
+	// Skipped lists the targets tried before SentTo and why each was
+	// left ("127.0.0.1:18444: at height 5, below 6").
+	Skipped []string `json:"skipped,omitempty"`
 	// BytesReceived counts what the target sent on the broadcast
 	// connection; Elapsed is the whole broadcast.
 	BytesReceived uint64        `json:"bytes_received"`
@@ -122,7 +151,9 @@ type BroadcastResult struct {
 
 // Broadcast sends tx to the network without naming the wallet (see the
 // comment above) and waits until a peer other than the target relays it
-// back or a block confirms it. The node must be synced.
+// back or a block confirms it, or the target says it already holds it.
+// The node must be synced. On failure the error names every target tried
+// and what became of it.
 func (n *Node) Broadcast(ctx context.Context, tx *wire.MsgTx, opts BroadcastOptions) (*BroadcastResult, error) {
 	if tx == nil {
 		return nil, fmt.Errorf("%w: nil", ErrInvalidTx)
@@ -134,63 +165,97 @@ func (n *Node) Broadcast(ctx context.Context, tx *wire.MsgTx, opts BroadcastOpti
 	if st.Stopped {
 		return nil, ErrStopped
 	}
-	if !st.Synced || len(st.Peers) == 0 {
+	if !st.AtTip || len(st.Peers) == 0 {
 		return nil, ErrBroadcastNotSynced
 	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultBroadcastTimeout
 	}
-	target, alsoFilter, err := n.broadcastTarget(st, opts.To)
+	need := opts.MinHeight
+	if need <= 0 {
+		_, need = n.store.Tip()
+	}
+	targets, skipped, err := n.broadcastTargets(st, opts.To, need)
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
 	start := n.clock.Now()
-	res := &BroadcastResult{Txid: tx.TxHash(), SentTo: target, AlsoFilterPeer: alsoFilter}
+	res := &BroadcastResult{Txid: tx.TxHash(), Skipped: skipped}
 	// Subscribe before anything is sent: the relay may come quickly.
 	sub := n.Subscribe()
 	defer sub.Cancel()
 
-	bc, err := n.openBroadcast(ctx, target, tx)
-	if err != nil {
-		return nil, err
+	var bc *broadcastConn
+	for i, t := range targets {
+		if i == maxBroadcastTargets {
+			break
+		}
+		c, err := n.openBroadcast(ctx, t.addr, tx, need)
+		if err == nil {
+			bc, res.SentTo, res.AlsoFilterPeer = c, t.addr, t.filter
+			break
+		}
+		res.Skipped = append(res.Skipped, fmt.Sprintf("%s: %v", t.addr, err))
+		n.log.Info("broadcast: target left", "peer", t.addr, "err", err)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if bc == nil {
+		res.Elapsed = n.clock.Now().Sub(start)
+		return res, fmt.Errorf("%w at height %d or more: tried %s", ErrBroadcastTarget, need, strings.Join(res.Skipped, "; "))
 	}
 	defer bc.close()
 	res.Via, res.Transport = bc.via, bc.transport
-	n.log.Info("broadcast: sent inv over a fresh connection", "txid", res.Txid, "peer", target, "via", bc.via, "transport", bc.transport, "filter_peer_too", alsoFilter)
-	err = bc.await(ctx, sub, res)
+	n.log.Info("broadcast: sent inv over a fresh connection", "txid", res.Txid, "peer", res.SentTo, "via", bc.via, "transport", bc.transport, "filter_peer_too", res.AlsoFilterPeer)
+	err = bc.await(ctx, sub, res, st.Peers)
 	res.BytesReceived = bc.p.BytesReceived()
 	res.Elapsed = n.clock.Now().Sub(start)
 	if err != nil {
-		n.log.Warn("broadcast failed", "txid", res.Txid, "peer", target, "err", err)
+		if len(res.Skipped) > 0 {
+			err = fmt.Errorf("%w (before it: %s)", err, strings.Join(res.Skipped, "; "))
+		}
+		n.log.Warn("broadcast failed", "txid", res.Txid, "peer", res.SentTo, "err", err)
 		return res, err
 	}
-	n.log.Info("broadcast confirmed", "txid", res.Txid, "by", res.ConfirmedBy, "mined", res.Mined, "elapsed", res.Elapsed)
+	n.log.Info("broadcast confirmed", "txid", res.Txid, "by", res.ConfirmedBy, "mined", res.Mined, "already_known", res.AlreadyKnown, "elapsed", res.Elapsed)
 	return res, nil
 }
 
-// broadcastTarget picks the peer to send to: opts' To, else an address of
-// the node's (Connect, or the seeds' pool) that is not the download
-// peer's, preferring one no filter connection uses. It reports whether
-// the target is also a filter peer.
-func (n *Node) broadcastTarget(st Status, to string) (string, bool, error) {
+// broadcastCandidate is one peer Broadcast may send to.
+type broadcastCandidate struct {
+	addr string
+	// filter: a filter connection uses it too.
+	filter bool
+}
+
+// broadcastTargets lists the peers to send to, in the order to try them:
+// opts' To alone, else the node's addresses (Connect, or the seeds' pool)
+// other than the download peer's and the banned, those no filter
+// connection uses first (in random order; their height shows only in
+// their version message, which openBroadcast checks), then the filter
+// peers whose best block reaches need. It returns why the other filter
+// peers were left out.
+func (n *Node) broadcastTargets(st Status, to string, need int32) ([]broadcastCandidate, []string, error) {
 	download := ""
-	filter := map[string]bool{}
+	filter := map[string]PeerInfo{}
 	for _, p := range st.Peers {
-		filter[p.Addr] = true
+		filter[p.Addr] = p
 		if p.Download {
 			download = p.Addr
 		}
 	}
 	if to != "" {
 		if err := CheckPeerAddr(to); err != nil {
-			return "", false, err
+			return nil, nil, err
 		}
 		if to == download {
-			return "", false, fmt.Errorf("%w: %s is the download peer", ErrBroadcastTarget, to)
+			return nil, nil, fmt.Errorf("%w: %s is the download peer", ErrBroadcastTarget, to)
 		}
-		return to, filter[to], nil
+		_, f := filter[to]
+		return []broadcastCandidate{{to, f}}, nil, nil
 	}
 	cands := slices.Clone(n.cfg.Connect)
 	if len(cands) == 0 {
@@ -198,25 +263,37 @@ func (n *Node) broadcastTarget(st Status, to string) (string, bool, error) {
 		cands = slices.Clone(n.addrs.pool)
 		n.addrs.mu.Unlock()
 	}
-	var fresh, shared []string
+	var fresh, shared []broadcastCandidate
+	var skipped []string
 	for _, a := range cands {
 		if _, banned := n.bans.IsBanned(a); banned || a == download {
 			continue
 		}
-		if filter[a] {
-			shared = append(shared, a)
-		} else {
-			fresh = append(fresh, a)
+		p, isFilter := filter[a]
+		switch {
+		case !isFilter:
+			fresh = append(fresh, broadcastCandidate{a, false})
+		case max(p.LastBlock, p.StartHeight) < need:
+			skipped = append(skipped, fmt.Sprintf("%s: filter peer at height %d, below %d", a, max(p.LastBlock, p.StartHeight), need))
+		default:
+			shared = append(shared, broadcastCandidate{a, true})
 		}
 	}
-	switch {
-	case len(fresh) > 0:
-		return fresh[mrand.IntN(len(fresh))], false, nil
-	case len(shared) > 0:
-		return shared[mrand.IntN(len(shared))], true, nil
+	mrand.Shuffle(len(fresh), func(i, j int) { fresh[i], fresh[j] = fresh[j], fresh[i] })
+	mrand.Shuffle(len(shared), func(i, j int) { shared[i], shared[j] = shared[j], shared[i] })
+	out := append(fresh, shared...)
+	if len(out) == 0 {
+		if len(skipped) > 0 {
+			return nil, nil, fmt.Errorf("%w at height %d or more: %s", ErrBroadcastTarget, need, strings.Join(skipped, "; "))
+		}
+		return nil, nil, ErrBroadcastTarget
 	}
-	return "", false, ErrBroadcastTarget
+	return out, skipped, nil
 }
+
+// errTargetBehind is returned by openBroadcast for a target below the
+// height the broadcast needs; nothing was announced to it.
+var errTargetBehind = errors.New("below the inputs' blocks")
 
 // broadcastConn is the short-lived connection of one broadcast.
 type broadcastConn struct {
@@ -230,8 +307,11 @@ type broadcastConn struct {
 	getdata  int
 	served   bool
 	rejected string
-	over     bool
-	wake     chan struct{}
+	// known: the target already held the transaction (it sent it in
+	// answer to our getdata, or rejected it as a duplicate).
+	known bool
+	over  bool
+	wake  chan struct{}
 }
 
 // notify wakes the broadcast's wait.
@@ -251,11 +331,23 @@ func (bc *broadcastConn) close() {
 // openBroadcast connects to target over the transport the node's policy
 // gives it (falling back from v2 to v1 under TransportAuto when the peer
 // speaks only v1, as the filter connections do), completes the handshake
-// (no filter, no relay) and announces tx.
-func (n *Node) openBroadcast(ctx context.Context, target string, tx *wire.MsgTx) (*broadcastConn, error) {
+// (no filter, no relay), checks that the target's height reaches need
+// (errTargetBehind, with nothing announced, when it does not), announces
+// tx and asks the target for it (it answers only if it already holds it).
+// On error the connection is closed.
+func (n *Node) openBroadcast(ctx context.Context, target string, tx *wire.MsgTx, need int32) (*broadcastConn, error) {
+	bc, err := n.openBroadcastTransport(ctx, target, tx, need)
+	if err != nil && bc != nil {
+		bc.close()
+	}
+	return bc, err
+}
+
+// openBroadcastTransport is openBroadcast before the closing on error.
+func (n *Node) openBroadcastTransport(ctx context.Context, target string, tx *wire.MsgTx, need int32) (*broadcastConn, error) {
 	t := n.transports.first(n.cfg.Transport, target)
-	bc, err := n.openBroadcastRekeyed(ctx, target, tx, t)
-	if err == nil || t != transcript.TransportV2 || bc == nil || bc.wc.received() > 0 && !bc.wc.answeredV1() {
+	bc, err := n.openBroadcastRekeyed(ctx, target, tx, t, need)
+	if err == nil || errors.Is(err, errTargetBehind) || t != transcript.TransportV2 || bc == nil || bc.wc.received() > 0 && !bc.wc.answeredV1() {
 		return bc, err
 	}
 	// A v2 attempt the peer answered with nothing or in v1: it speaks
@@ -264,15 +356,15 @@ func (n *Node) openBroadcast(ctx context.Context, target string, tx *wire.MsgTx)
 	if n.cfg.Transport == TransportV2 {
 		return nil, fmt.Errorf("broadcast to %s: %w", target, ErrPeerPlaintext)
 	}
-	return n.openBroadcastVia(ctx, target, tx, transcript.TransportV1, false)
+	return n.openBroadcastVia(ctx, target, tx, transcript.TransportV1, false, need)
 }
 
 // openBroadcastRekeyed is openBroadcastVia, made again at once with a new
 // key while the v2 key would stall a btcd v1 peer (v1Stalls), up to
 // maxRekeys times, as connectOnce does.
-func (n *Node) openBroadcastRekeyed(ctx context.Context, target string, tx *wire.MsgTx, t wireTransport) (*broadcastConn, error) {
+func (n *Node) openBroadcastRekeyed(ctx context.Context, target string, tx *wire.MsgTx, t wireTransport, need int32) (*broadcastConn, error) {
 	for rekeys := 0; ; rekeys++ {
-		bc, err := n.openBroadcastVia(ctx, target, tx, t, rekeys < maxRekeys)
+		bc, err := n.openBroadcastVia(ctx, target, tx, t, rekeys < maxRekeys, need)
 		if err == nil || bc == nil || !bc.wc.keyRefused() || ctx.Err() != nil {
 			return bc, err
 		}
@@ -284,7 +376,7 @@ func (n *Node) openBroadcastRekeyed(ctx context.Context, target string, tx *wire
 // failed handshake it returns the connection too (closed), for its byte
 // counts. With rekey, a v2 key that would stall a btcd v1 peer is not
 // sent (wireConn.rekey).
-func (n *Node) openBroadcastVia(ctx context.Context, target string, tx *wire.MsgTx, t wireTransport, rekey bool) (*broadcastConn, error) {
+func (n *Node) openBroadcastVia(ctx context.Context, target string, tx *wire.MsgTx, t wireTransport, rekey bool, need int32) (*broadcastConn, error) {
 	dctx, cancel := context.WithTimeout(ctx, n.cfg.DialTimeout)
 	conn, via, err := n.dial.dial(dctx, target)
 	cancel()
@@ -359,7 +451,21 @@ func (n *Node) openBroadcastVia(ctx context.Context, target string, tx *wire.Msg
 			OnReject: func(_ *peer.Peer, msg *wire.MsgReject) {
 				if msg.Cmd == wire.CmdTx && msg.Hash == txid {
 					bc.mu.Lock()
-					bc.rejected = fmt.Sprintf("%v: %s", msg.Code, msg.Reason)
+					if alreadyKnown(msg) {
+						bc.known = true
+					} else {
+						bc.rejected = fmt.Sprintf("%v: %s", msg.Code, peertext.Clean(msg.Reason, peertext.FieldMax))
+					}
+					bc.mu.Unlock()
+					bc.notify()
+				}
+			},
+			// The answer to our getdata: the target held the
+			// transaction before our inv.
+			OnTx: func(_ *peer.Peer, msg *wire.MsgTx) {
+				if msg.TxHash() == txid {
+					bc.mu.Lock()
+					bc.known = true
 					bc.mu.Unlock()
 					bc.notify()
 				}
@@ -394,21 +500,47 @@ func (n *Node) openBroadcastVia(ctx context.Context, target string, tx *wire.Msg
 		bc.close()
 		return bc, fmt.Errorf("broadcast to %s (%s): handshake: %w", target, t, ctx.Err())
 	}
+	if h := p.StartingHeight(); h < need {
+		return bc, fmt.Errorf("at height %d, %w (%d)", h, errTargetBehind, need)
+	}
 	inv := wire.NewMsgInv()
 	_ = inv.AddInvVect(wire.NewInvVect(wire.InvTypeTx, &txid))
 	p.QueueMessage(inv, nil)
+	// A peer that holds the transaction already does not ask for it:
+	// asked, it sends it (after the inv, which it handles first, so a
+	// peer that lacked it answers notfound and asks for it instead).
+	gd := wire.NewMsgGetData()
+	_ = gd.AddInvVect(wire.NewInvVect(wire.InvTypeWitnessTx, &txid))
+	p.QueueMessage(gd, nil)
 	return bc, nil
 }
 
+// alreadyKnown reports a reject that says the peer holds the transaction
+// already: btcd's duplicate code, Core's txn-already-known and
+// txn-already-in-mempool reasons.
+func alreadyKnown(msg *wire.MsgReject) bool {
+	r := strings.ToLower(msg.Reason)
+	if strings.Contains(r, "orphan") {
+		return false // held as an orphan: the peer lacks its inputs
+	}
+	return strings.Contains(r, "already have transaction") || strings.Contains(r, "txn-already-known") ||
+		strings.Contains(r, "txn-already-in-mempool")
+}
+
 // await waits until a peer other than the target relays the transaction
-// back (or a block confirms it), the target rejects it, goes over its
-// budget or hangs up before it was asked for, or ctx ends.
-func (bc *broadcastConn) await(ctx context.Context, sub *Subscription, res *BroadcastResult) error {
+// back (or a block confirms it), the target says it holds it already,
+// rejects it, goes over its budget or hangs up before it was asked for,
+// or ctx ends; peers are the filter peers it waits on, named in the
+// error at the end of the wait.
+func (bc *broadcastConn) await(ctx context.Context, sub *Subscription, res *BroadcastResult, peers []PeerInfo) error {
 	for {
 		bc.mu.Lock()
-		rejected, over, served := bc.rejected, bc.over, bc.served
+		rejected, over, served, known := bc.rejected, bc.over, bc.served, bc.known
 		bc.mu.Unlock()
 		switch {
+		case known:
+			res.ConfirmedBy, res.AlreadyKnown = res.SentTo, true
+			return nil
 		case rejected != "":
 			return fmt.Errorf("%w by %s: %s", ErrTxRejected, res.SentTo, rejected)
 		case over:
@@ -423,13 +555,19 @@ func (bc *broadcastConn) await(ctx context.Context, sub *Subscription, res *Broa
 			if !ok {
 				return ErrStopped
 			}
-			m, isTx := ev.(MatchedTx)
-			if !isTx || m.Txid != res.Txid {
-				continue
-			}
-			if m.Height >= 0 || m.Peer != res.SentTo {
-				res.ConfirmedBy, res.Mined = m.Peer, m.Height >= 0
-				return nil
+			switch m := ev.(type) {
+			case MatchedTx:
+				if m.Txid == res.Txid && (m.Height >= 0 || m.Peer != res.SentTo) {
+					res.ConfirmedBy, res.Mined = m.Peer, m.Height >= 0
+					return nil
+				}
+			case TxRelayed:
+				// A peer holds it that the node had fetched it from
+				// another (the target, say) before.
+				if m.Txid == res.Txid && m.Peer != res.SentTo {
+					res.ConfirmedBy = m.Peer
+					return nil
+				}
 			}
 		case <-bc.wake:
 		case <-gone:
@@ -444,10 +582,20 @@ func (bc *broadcastConn) await(ctx context.Context, sub *Subscription, res *Broa
 			}
 			return fmt.Errorf("broadcast to %s: it hung up before asking for the transaction: %w", res.SentTo, errFetchDisconnected)
 		case <-ctx.Done():
-			if !served {
-				return fmt.Errorf("%w: %s never asked for it (%v)", ErrBroadcastUnconfirmed, res.SentTo, ctx.Err())
+			var others []string
+			for _, p := range peers {
+				if p.Addr != res.SentTo {
+					others = append(others, p.Addr)
+				}
 			}
-			return fmt.Errorf("%w: sent to %s, no other peer relayed it back (%v)", ErrBroadcastUnconfirmed, res.SentTo, ctx.Err())
+			waited := "no filter peer other than the target to relay it back"
+			if len(others) > 0 {
+				waited = "no relay back from the filter peers " + strings.Join(others, ", ")
+			}
+			if !served {
+				return fmt.Errorf("%w: %s neither asked for it nor had it, %s (%v)", ErrBroadcastUnconfirmed, res.SentTo, waited, ctx.Err())
+			}
+			return fmt.Errorf("%w: sent to %s, %s (%v)", ErrBroadcastUnconfirmed, res.SentTo, waited, ctx.Err())
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 
+	"github.com/bloomwatch/bloomwatch/internal/peertext"
 	"github.com/bloomwatch/bloomwatch/netparams"
 	"github.com/bloomwatch/bloomwatch/testnet"
 	"github.com/bloomwatch/bloomwatch/transcript"
@@ -22,12 +24,22 @@ import (
 type targetBehaviour int
 
 const (
-	targetHonest targetBehaviour = iota // asks for the tx
-	targetReject                        // asks, then rejects it
-	targetFlood                         // sends addr messages without end
-	targetSilent                        // never asks
-	targetHangUp                        // disconnects at the inv
+	targetHonest        targetBehaviour = iota // asks for the tx
+	targetReject                               // asks, then rejects it
+	targetFlood                                // sends addr messages without end
+	targetSilent                               // never asks
+	targetHangUp                               // disconnects at the inv
+	targetHostileReject                        // rejects it with terminal escapes
+	targetHolds                                // holds the tx already: answers the getdata with it, asks nothing
+	targetKnown                                // asks, then rejects it as already known (Core's reason)
+	targetBehind                               // a version height of 5
 )
+
+// hostileReason is a reject reason that writes to a terminal: a carriage
+// return, a screen clear, an OSC 52 clipboard write, and escapes up to
+// what a reject may carry (maxRejectPayload; a longer one ends the
+// connection at its header).
+var hostileReason = "\r\x1b[2J\x1b]52;c;aGk=\x07" + strings.Repeat("\x1b[31m", 150)
 
 // fakeTarget is a full node on 127.0.0.1 speaking the wire protocol by
 // hand (btcd's peer package refuses a peer of the same process as a
@@ -36,6 +48,8 @@ type fakeTarget struct {
 	ln  net.Listener
 	got chan *wire.MsgTx
 	wg  sync.WaitGroup
+	// inv is closed when an inv arrives.
+	inv chan struct{}
 }
 
 // startTarget listens and serves one connection with behaviour b.
@@ -45,7 +59,8 @@ func startTarget(t *testing.T, nw *netparams.Network, b targetBehaviour) *fakeTa
 	if err != nil {
 		t.Fatal(err)
 	}
-	ft := &fakeTarget{ln: ln, got: make(chan *wire.MsgTx, 4)}
+	ft := &fakeTarget{ln: ln, got: make(chan *wire.MsgTx, 4), inv: make(chan struct{})}
+	var invOnce sync.Once
 	ft.wg.Add(1)
 	go func() {
 		defer ft.wg.Done()
@@ -67,7 +82,11 @@ func startTarget(t *testing.T, nw *netparams.Network, b targetBehaviour) *fakeTa
 			return
 		}
 		me := wire.NewNetAddressIPPort(net.IPv4(127, 0, 0, 1), 18444, wire.SFNodeNetwork)
-		ver := wire.NewMsgVersion(me, me, 42, 0)
+		height := int32(0)
+		if b == targetBehind {
+			height = 5
+		}
+		ver := wire.NewMsgVersion(me, me, 42, height)
 		ver.Services = wire.SFNodeNetwork | wire.SFNodeBloom | wire.SFNodeWitness
 		if write(ver) != nil || write(wire.NewMsgVerAck()) != nil {
 			return
@@ -89,8 +108,9 @@ func startTarget(t *testing.T, nw *netparams.Network, b targetBehaviour) *fakeTa
 					return
 				}
 			case *wire.MsgInv:
+				invOnce.Do(func() { close(ft.inv) })
 				switch b {
-				case targetSilent:
+				case targetSilent, targetHolds:
 					continue
 				case targetHangUp:
 					return
@@ -102,10 +122,24 @@ func startTarget(t *testing.T, nw *netparams.Network, b targetBehaviour) *fakeTa
 				if write(gd) != nil {
 					return
 				}
+			case *wire.MsgGetData:
+				if b == targetHolds {
+					if write(broadcastTx()) != nil {
+						return
+					}
+				}
 			case *wire.MsgTx:
 				ft.got <- m
-				if b == targetReject {
-					rej := wire.NewMsgReject(wire.CmdTx, wire.RejectInsufficientFee, "fee too low")
+				var rej *wire.MsgReject
+				switch b {
+				case targetReject:
+					rej = wire.NewMsgReject(wire.CmdTx, wire.RejectInsufficientFee, "fee too low")
+				case targetHostileReject:
+					rej = wire.NewMsgReject(wire.CmdTx, wire.RejectInsufficientFee, hostileReason)
+				case targetKnown:
+					rej = wire.NewMsgReject(wire.CmdTx, wire.RejectDuplicate, "txn-already-known")
+				}
+				if rej != nil {
 					rej.Hash = m.TxHash()
 					if write(rej) != nil {
 						return
@@ -154,9 +188,12 @@ func broadcastNode(t *testing.T) (*Node, *netparams.Network) {
 
 // TestBroadcastConnection runs the broadcast connection against fake
 // targets: an honest one gets the transaction with its witness and the
-// wait ends at a relay by another peer (not at the target's own); a
+// wait ends at a relay by another peer (not at the target's own); one
+// that holds the transaction already (it answers the getdata, asks
+// nothing) and one that rejects it as already known end it as sent; a
 // rejection, a flood past MaxBroadcastBytes, a target that never asks
-// and one that hangs up each end it with their error.
+// and one that hangs up each end it with their error; a target below the
+// height needed is left before any inv.
 func TestBroadcastConnection(t *testing.T) {
 	tx := broadcastTx()
 	txid := tx.TxHash()
@@ -165,12 +202,17 @@ func TestBroadcastConnection(t *testing.T) {
 		b       targetBehaviour
 		relayBy string // the peer whose MatchedTx is published, "" none
 		wantErr error
+		known   bool
 	}{
-		{"honest, relayed back by another peer", targetHonest, "127.0.0.1:2", nil},
-		{"rejected", targetReject, "", ErrTxRejected},
-		{"flood", targetFlood, "", ErrBroadcastBudget},
-		{"never asks", targetSilent, "", ErrBroadcastUnconfirmed},
-		{"hangs up", targetHangUp, "", errFetchDisconnected},
+		{"honest, relayed back by another peer", targetHonest, "127.0.0.1:2", nil, false},
+		{"holds it already", targetHolds, "", nil, true},
+		{"rejects it as already known", targetKnown, "", nil, true},
+		{"behind the inputs", targetBehind, "", errTargetBehind, false},
+		{"rejected", targetReject, "", ErrTxRejected, false},
+		{"rejected with terminal escapes", targetHostileReject, "", ErrTxRejected, false},
+		{"flood", targetFlood, "", ErrBroadcastBudget, false},
+		{"never asks", targetSilent, "", ErrBroadcastUnconfirmed, false},
+		{"hangs up", targetHangUp, "", errFetchDisconnected, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -184,7 +226,22 @@ func TestBroadcastConnection(t *testing.T) {
 			defer cancel()
 			sub := n.Subscribe()
 			defer sub.Cancel()
-			bc, err := n.openBroadcast(ctx, target, tx)
+			need := int32(0)
+			if tc.b == targetBehind {
+				need = 6
+			}
+			bc, err := n.openBroadcast(ctx, target, tx, need)
+			if tc.b == targetBehind {
+				if !errors.Is(err, tc.wantErr) {
+					t.Fatalf("open: %v, want %v", err, tc.wantErr)
+				}
+				select {
+				case <-ft.inv:
+					t.Fatal("the target below the height needed got the inv")
+				default:
+				}
+				return
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -212,15 +269,25 @@ func TestBroadcastConnection(t *testing.T) {
 				ctx, wcancel = context.WithTimeout(ctx, 3*time.Second)
 				defer wcancel()
 			}
-			err = bc.await(ctx, sub, res)
+			err = bc.await(ctx, sub, res, nil)
 			if tc.wantErr == nil {
-				if err != nil || res.ConfirmedBy != tc.relayBy {
-					t.Fatalf("await: %v, confirmed by %q", err, res.ConfirmedBy)
+				want := tc.relayBy
+				if tc.known {
+					want = target
+				}
+				if err != nil || res.ConfirmedBy != want || res.AlreadyKnown != tc.known {
+					t.Fatalf("await: %v, confirmed by %q (already known %v)", err, res.ConfirmedBy, res.AlreadyKnown)
 				}
 				return
 			}
 			if !errors.Is(err, tc.wantErr) {
 				t.Fatalf("await: %v, want %v", err, tc.wantErr)
+			}
+			if tc.b == targetHostileReject {
+				msg := err.Error()
+				if strings.ContainsAny(msg, "\r\x1b\x07") || len(msg) > 2*peertext.FieldMax {
+					t.Errorf("the reject reason reached the error raw (%d bytes): %.200q", len(msg), msg)
+				}
 			}
 			if tc.b == targetFlood && bc.p.BytesReceived() > MaxBroadcastBytes+64<<10 {
 				t.Errorf("read %d bytes past the budget of %d", bc.p.BytesReceived(), MaxBroadcastBytes)
@@ -229,26 +296,33 @@ func TestBroadcastConnection(t *testing.T) {
 	}
 }
 
-func TestBroadcastTarget(t *testing.T) {
+// TestBroadcastTargets checks the order of the targets: the addresses no
+// filter peer uses first, then the filter peers (never the download peer)
+// whose best block reaches the height needed; one below it is left out
+// with its height named.
+func TestBroadcastTargets(t *testing.T) {
 	n, _ := broadcastNode(t)
-	n.cfg.Connect = []string{"127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"}
-	st := Status{Peers: []PeerInfo{{Addr: "127.0.0.1:1", Download: true}, {Addr: "127.0.0.1:2"}}}
+	n.cfg.Connect = []string{"127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3", "127.0.0.1:4"}
+	st := Status{Peers: []PeerInfo{{Addr: "127.0.0.1:1", Download: true, LastBlock: 6}, {Addr: "127.0.0.1:2", LastBlock: 6},
+		{Addr: "127.0.0.1:4", StartHeight: 4, LastBlock: 5}}}
 	for range 20 {
-		got, shared, err := n.broadcastTarget(st, "")
-		if err != nil || got != "127.0.0.1:3" || shared {
-			t.Fatalf("target %q (shared %v, %v): want the address no filter peer uses", got, shared, err)
+		got, skipped, err := n.broadcastTargets(st, "", 6)
+		if err != nil || len(got) != 2 || got[0] != (broadcastCandidate{"127.0.0.1:3", false}) || got[1] != (broadcastCandidate{"127.0.0.1:2", true}) {
+			t.Fatalf("targets %v (%v): want the address no filter peer uses, then the filter peer at the tip", got, err)
+		}
+		if len(skipped) != 1 || !strings.Contains(skipped[0], "127.0.0.1:4: filter peer at height 5, below 6") {
+			t.Fatalf("skipped %q", skipped)
 		}
 	}
-	n.cfg.Connect = n.cfg.Connect[:2]
-	if got, shared, err := n.broadcastTarget(st, ""); err != nil || got != "127.0.0.1:2" || !shared {
-		t.Fatalf("target %q (shared %v, %v): want the filter peer that does not download", got, shared, err)
+	n.cfg.Connect = []string{"127.0.0.1:1", "127.0.0.1:4"}
+	if _, _, err := n.broadcastTargets(st, "", 6); !errors.Is(err, ErrBroadcastTarget) || !strings.Contains(err.Error(), "127.0.0.1:4: filter peer at height 5") {
+		t.Fatalf("only the download peer and one behind: %v", err)
 	}
-	n.cfg.Connect = n.cfg.Connect[:1]
-	if _, _, err := n.broadcastTarget(st, ""); !errors.Is(err, ErrBroadcastTarget) {
-		t.Fatalf("only the download peer: %v", err)
-	}
-	if _, _, err := n.broadcastTarget(st, "127.0.0.1:1"); !errors.Is(err, ErrBroadcastTarget) {
+	if _, _, err := n.broadcastTargets(st, "127.0.0.1:1", 6); !errors.Is(err, ErrBroadcastTarget) {
 		t.Fatalf("asked for the download peer: %v", err)
+	}
+	if got, _, err := n.broadcastTargets(st, "127.0.0.1:2", 6); err != nil || len(got) != 1 || !got[0].filter {
+		t.Fatalf("asked for a filter peer: %v %v", got, err)
 	}
 }
 
@@ -283,7 +357,7 @@ func TestBroadcastStallingKeyNotSent(t *testing.T) {
 	defer stallKeys.Store(0)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	bc, err := n.openBroadcast(ctx, relay.Addr(), broadcastTx())
+	bc, err := n.openBroadcast(ctx, relay.Addr(), broadcastTx(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

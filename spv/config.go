@@ -109,6 +109,13 @@ const (
 	// asked whole from the peer that filtered it (omission detection
 	// without a second peer). 0 in Config means this default.
 	DefaultFullBlockEvery = 0
+
+	// DefaultCheckWait bounds how long an omission check of a block near
+	// the tip waits for a second peer to get the block (the download
+	// peer announced it first). The node is not synced while a check
+	// waits; a check that cannot finish within it leaves its block
+	// unchecked (BlockUnchecked with Waited).
+	DefaultCheckWait = 30 * time.Second
 )
 
 // Config configures a Node. Network, DataDir and Watcher are required; the
@@ -196,6 +203,9 @@ type Config struct {
 	// filter (omission detection with one peer, at the cost of the full
 	// block); negative disables it (DefaultFullBlockEvery when 0).
 	FullBlockEvery int
+	// CheckWait bounds the wait of an omission check for a second peer
+	// to have its block (DefaultCheckWait).
+	CheckWait time.Duration
 	// CheckPeers is how many second peers are asked about each block a
 	// cross-peer check covers, when that many can answer (drawn afresh
 	// for each block, other network groups first: checkers.go); each
@@ -261,6 +271,12 @@ type Config struct {
 	// They cost the false positives of the counterparties' later
 	// transactions (Status.DecoyMatches).
 	Decoys int
+	// Protocol is how blocks are found: ProtocolBIP37 (the default, ""
+	// too), ProtocolBIP158 (compact block filters, cfsync.go) or
+	// ProtocolAuto; Prefer is ProtocolAuto's choice for a peer that
+	// serves both (ProtocolBIP37 when empty).
+	Protocol Protocol
+	Prefer   Protocol
 }
 
 // withDefaults returns c with zero fields filled and checks it.
@@ -312,6 +328,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.StallTimeout <= 0 {
 		c.StallTimeout = DefaultStallTimeout
+	}
+	if c.CheckWait <= 0 {
+		c.CheckWait = DefaultCheckWait
 	}
 	if c.RetryMin <= 0 {
 		c.RetryMin = DefaultRetryMin
@@ -376,6 +395,15 @@ func (c Config) withDefaults() (Config, error) {
 		return c, err
 	}
 	c.Transport = t
+	if c.Protocol, err = ParseProtocol(string(c.Protocol)); err != nil {
+		return c, err
+	}
+	if c.Prefer, err = ParseProtocol(string(c.Prefer)); err != nil || c.Prefer == ProtocolAuto {
+		return c, fmt.Errorf("%w: prefer %q (want bip37 or bip158)", ErrBadConfig, c.Prefer)
+	}
+	if c.Protocol != ProtocolBIP37 && c.Decoys > 0 {
+		return c, fmt.Errorf("%w: decoys are bloom-filter elements: no decoys over %s", ErrBadConfig, c.Protocol)
+	}
 	if c.FilterPadding, err = filterpolicy.ParseFilterPadding(string(c.FilterPadding)); err != nil {
 		return c, fmt.Errorf("%w: %w", ErrBadConfig, err)
 	}

@@ -24,21 +24,6 @@ import (
 // mirror (the mirror holds every wallet element), so dropping it loses
 // nothing.
 
-// maxUnknown bounds the remembered txids per peer and filter. An honest
-// server relays only the mempool transactions its filter matches, a
-// handful per block at the rates bloomwatch uses; a peer that announces
-// more (an inv flood) gains nothing by it: txids past the bound are not
-// remembered, so they explain nothing.
-const maxUnknown = 10_000
-
-// maxTxReqs bounds the transactions asked from one peer at a time.
-const maxTxReqs = 1_000
-
-// maxUnmatchedRelays is how many announced transactions that do not match
-// its filter a peer may send (per filterload) before the node stops
-// fetching its announcements.
-const maxUnmatchedRelays = 100
-
 // noteUnknown remembers txids ps's server may have matched under its
 // current filter without the node replaying their insertions.
 func (ps *peerState) noteUnknown(ids ...chainhash.Hash) {
@@ -71,14 +56,6 @@ func (ps *peerState) driftExplains(tx *wire.MsgTx) bool {
 	}
 	return false
 }
-
-// maxRecentRelays and maxRecentRelayBytes bound relayCache: the relays
-// kept for replay into a later announcer's mirror, in count and in
-// serialized bytes (a peer chooses what it relays).
-const (
-	maxRecentRelays     = 1_000
-	maxRecentRelayBytes = 4 << 20
-)
 
 // relayCache holds the bodies of the latest matched mempool relays, the
 // oldest evicted first. Every peer whose filter matches a transaction

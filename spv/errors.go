@@ -30,6 +30,12 @@ var (
 	// (tweak and capacity) cannot be parsed. Nothing is overwritten.
 	ErrCorruptFilterState = errors.New("spv: corrupt filter state")
 
+	// ErrCorruptChecks is returned when the record of unfinished
+	// omission checks (checks.json) cannot be parsed. Nothing is
+	// overwritten; delete or repair the file to start (deleting it
+	// forgets the checks: their blocks stay as a peer delivered them).
+	ErrCorruptChecks = errors.New("spv: corrupt record of unfinished omission checks")
+
 	// ErrCorruptTranscript is returned when the privacy transcript holds
 	// a malformed record other than a torn last line. Nothing is
 	// appended to it.

@@ -158,6 +158,17 @@ type MatchedTx struct {
 	FilterFPRate float64
 }
 
+// TxRelayed reports a filter peer announcing an unconfirmed transaction
+// the node already fetched from another peer: it is in that peer's
+// mempool too. The node does not fetch it again (the MatchedTx of its
+// first announcer carried it), so this is how a broadcast learns that a
+// peer other than its target holds the transaction.
+type TxRelayed struct {
+	At
+	Txid chainhash.Hash
+	Peer string
+}
+
 // matchedTx builds a MatchedTx event.
 func matchedTx(at At, tx *wire.MsgTx, id chainhash.Hash, height int32, relevant, fp bool, amount int64, why txWhy) MatchedTx {
 	ev := MatchedTx{At: at, Txid: id, Height: height, Relevant: relevant, FalsePositive: fp, Amount: amount, Tx: tx,
@@ -221,11 +232,31 @@ const (
 // was due, but no second peer had the block (or got it in time, or
 // answered), and no full-block check was drawn. With one peer, nothing
 // shows whether that peer hid one of the wallet's transactions in it.
+//
+// Abandoned marks a check that was begun and could not finish: it waited
+// for a second peer to get the block for Config.CheckWait, or its second
+// peers went away or did not answer, or it was an earlier run's
+// unfinished check and no second peer was connected. A block that was
+// never awaited (no other peer with a filter when it came) is not
+// abandoned.
 type BlockUnchecked struct {
+	At
+	Height    int32
+	Hash      chainhash.Hash
+	Reason    string
+	Abandoned bool
+}
+
+// ChecksAwaited reports that the watcher is at the tip (Height, Hash)
+// while Blocks blocks still await an omission check: the node is not
+// synced until they are checked (SyncDone) or abandoned
+// (BlockUnchecked). It comes when the node reaches the tip with checks
+// awaited and when their number changes there.
+type ChecksAwaited struct {
 	At
 	Height int32
 	Hash   chainhash.Hash
-	Reason string
+	Blocks int
 }
 
 // Reorg reports a switch to a chain with more work.
@@ -246,10 +277,11 @@ type SyncStopped struct {
 	Err error
 }
 
-// SyncDone reports that the watcher is applied up to the best peer's tip.
-// It comes once per tip: the node is briefly not synced while a getheaders
-// or an omission check is out, and coming back to the same tip says
-// nothing again.
+// SyncDone reports that the watcher is applied up to the best peer's tip
+// and no block awaits an omission check (ChecksAwaited). It comes once
+// per tip: the node is briefly not synced while a getheaders or an
+// omission check is out, and coming back to the same tip says nothing
+// again.
 type SyncDone struct {
 	At
 	Height int32

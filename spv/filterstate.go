@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/bloomwatch/bloomwatch/transcript"
@@ -65,17 +64,13 @@ func loadOrCreateTweak(dir string) (tweak uint32, recovered bool, err error) {
 // only reads: a torn last line is ignored, as transcript.Open would cut it.
 func transcriptTweak(dir string) (tweak uint32, ok bool, err error) {
 	path := filepath.Join(dir, transcript.FileName)
-	raw, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	recs, _, err := transcript.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return 0, false, nil
+	case errors.Is(err, transcript.ErrTooLarge):
+		return 0, false, transcriptTooLarge(err)
 	}
-	if err != nil {
-		return 0, false, fmt.Errorf("read transcript for the filter tweak: %w", err)
-	}
-	if i := bytes.LastIndexByte(raw, '\n'); i+1 < len(raw) {
-		raw = raw[:i+1]
-	}
-	recs, err := transcript.Read(bytes.NewReader(raw))
 	if err != nil {
 		return 0, false, fmt.Errorf("%w: %s is missing and the transcript cannot be read to recover the tweak: %w", ErrCorruptTranscript, filterStateFile, err)
 	}

@@ -457,7 +457,8 @@ func TestCheckWaitsForSecondPeerToHaveTheBlock(t *testing.T) {
 	// A new block the download peer serves before the second peer has it
 	// (the download peer announced it first): the check waits, and is
 	// sent when the second peer announces the block. If it never does,
-	// the block is unchecked after checkWait.
+	// the block is unchecked after Config.CheckWait. While it waits the
+	// node is at the tip and not synced.
 	for _, announce := range []bool{true, false} {
 		w := watchtest.NewMemWatcher(1, p2wpkh(1))
 		clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
@@ -477,8 +478,9 @@ func TestCheckWaitsForSecondPeerToHaveTheBlock(t *testing.T) {
 		if len(m.waiting) != 1 || m.waiting[0].height != 5 || m.st.SpotChecks != 4 || m.st.Unchecked != 0 {
 			t.Fatalf("announce %v: waiting %d, spot checks %d, unchecked %d; want block 5 waiting after 4 checks", announce, len(m.waiting), m.st.SpotChecks, m.st.Unchecked)
 		}
-		if !m.st.Synced || m.checksInFlight() != 1 {
-			t.Fatalf("synced %v, checks in flight %d: a waiting check holds neither back nor goes uncounted", m.st.Synced, m.checksInFlight())
+		if m.st.Synced || !m.st.AtTip || m.st.AwaitingCheck != 1 || m.checksInFlight() != 1 {
+			t.Fatalf("synced %v, at tip %v, awaiting %d, checks in flight %d: a waiting check holds synced back and is counted",
+				m.st.Synced, m.st.AtTip, m.st.AwaitingCheck, m.checksInFlight())
 		}
 		if announce {
 			other.setChain(chain)
@@ -490,15 +492,17 @@ func TestCheckWaitsForSecondPeerToHaveTheBlock(t *testing.T) {
 				other.run()
 				dl.run()
 			}
-			if len(m.waiting) != 0 || m.st.SpotChecks != 5 || m.st.Unchecked != 0 || m.st.Omissions != 0 {
-				t.Fatalf("after the announcement: waiting %d, spot checks %d, unchecked %d, omissions %d", len(m.waiting), m.st.SpotChecks, m.st.Unchecked, m.st.Omissions)
+			if len(m.waiting) != 0 || m.st.SpotChecks != 5 || m.st.Unchecked != 0 || m.st.Omissions != 0 || !m.st.Synced {
+				t.Fatalf("after the announcement: waiting %d, spot checks %d, unchecked %d, omissions %d, synced %v",
+					len(m.waiting), m.st.SpotChecks, m.st.Unchecked, m.st.Omissions, m.st.Synced)
 			}
 			continue
 		}
-		clk.now = clk.now.Add(checkWait + time.Second)
+		clk.now = clk.now.Add(n.cfg.CheckWait + time.Second)
 		m.handle(tickMsg{now: clk.now})
-		if len(m.waiting) != 0 || m.st.Unchecked != 1 || m.st.SpotChecks != 4 {
-			t.Fatalf("after checkWait: waiting %d, unchecked %d, spot checks %d", len(m.waiting), m.st.Unchecked, m.st.SpotChecks)
+		if len(m.waiting) != 0 || m.st.Unchecked != 1 || m.st.SpotChecks != 4 || !m.st.Synced || m.st.AwaitingCheck != 0 {
+			t.Fatalf("after CheckWait: waiting %d, unchecked %d, spot checks %d, synced %v, awaiting %d",
+				len(m.waiting), m.st.Unchecked, m.st.SpotChecks, m.st.Synced, m.st.AwaitingCheck)
 		}
 	}
 }

@@ -14,11 +14,6 @@ import (
 	"github.com/btcsuite/btcd/wire"
 )
 
-// maxUnconnectingHeaders is how many unsolicited headers announcements in a
-// row that do not connect a peer may send before it is scored and dropped
-// (Bitcoin Core's MAX_NUM_UNCONNECTING_HEADERS_MSGS is 10).
-const maxUnconnectingHeaders = 10
-
 // onHeaders connects a headers message to the store. A reply to our
 // getheaders that does not connect, or any invalid header, scores
 // misbehaviour; an unsolicited announcement that does not connect makes
@@ -253,7 +248,7 @@ func (m *manager) onReorg(r *headers.Reorg) {
 		// be filtered with them.
 		m.elementsChanged(-1, d, deltaRollback)
 	}
-	m.st.Synced = false
+	m.st.Synced, m.st.AtTip = false, false
 	m.n.publish(ev)
 }
 
@@ -271,6 +266,9 @@ func (m *manager) dropFrom(h int32) {
 	}
 	if m.reqHigh >= h {
 		m.reqHigh = h - 1
+	}
+	if m.cf != nil {
+		m.cf.dropFrom(h)
 	}
 }
 
@@ -352,11 +350,14 @@ func (m *manager) onInv(ps *peerState, msg *wire.MsgInv) {
 			ps.noteUnknown(iv.Hash)
 			if _, seen := m.mempoolSeen[iv.Hash]; seen && ps.mempoolSent {
 				// Fetched from another announcer: replay this one's
-				// insertions from the body kept.
+				// insertions from the body kept, and say that this
+				// peer holds it too (a broadcast waits for that when
+				// the first announcer was its own target).
 				if tx, ok := m.recent.get(iv.Hash); ok && ps.mirror.MatchTxAndUpdate(tx) {
 					ps.replayed(iv.Hash)
 					m.carry(ps, tx, iv.Hash)
 				}
+				m.n.publish(TxRelayed{At: m.n.at(), Txid: iv.Hash, Peer: ps.addr})
 				continue
 			}
 			if _, asked := ps.txReqs[iv.Hash]; asked || len(ps.txReqs) >= maxTxReqs {
@@ -604,43 +605,54 @@ func (m *manager) reviewLagging() {
 }
 
 // checkSynced notices when the watcher reaches the download peer's tip
-// (flush, SyncDone, mempool) and when it falls behind again. The download
-// peer must have answered our last getheaders (headers, an empty reply or
-// the fence) without claiming more than our tip: a lagging peer's word
-// never makes the node synced.
+// (flush, mempool) and when it falls behind again, and when the node is
+// synced: at the tip with no block awaiting an omission check (SyncDone).
+// The download peer must have answered our last getheaders (headers, an
+// empty reply or the fence) without claiming more than our tip: a
+// lagging peer's word never makes the node synced. A check still waiting
+// for a second peer to get its block holds "synced" back, up to
+// Config.CheckWait: the block was applied as one peer delivered it, and
+// until another answers nothing shows whether it hid a payment. At the
+// tip with checks awaited the node says so (ChecksAwaited).
 func (m *manager) checkSynced() {
 	m.reviewLagging()
 	dl := m.dl
 	hash, tip := m.n.store.Tip()
-	// Omission checks sent and not answered hold "synced" back: a sync
-	// that ends at SyncDone must not end before its last blocks were
-	// checked (checks waiting for a second peer to have the block do
-	// not: spotcheck.go).
-	caughtUp := dl != nil && dl.headersDone && dl.headersReq.IsZero() && dl.lagSince.IsZero() &&
-		m.next > tip && m.checksSent() == 0 && m.enoughWork() && m.rl.race < 0
-	if caughtUp == m.st.Synced {
-		return
-	}
-	m.st.Synced = caughtUp
-	if !caughtUp {
-		return
-	}
-	if f, ok := m.w.(watch.Flusher); ok {
-		if err := f.Flush(); err != nil {
-			m.fail(fmt.Errorf("%w: flush: %w", ErrWatcher, err))
-			return
+	atTip := dl != nil && dl.headersDone && dl.headersReq.IsZero() && dl.lagSince.IsZero() &&
+		m.next > tip && m.enoughWork() && m.rl.race < 0
+	m.pruneRechecks()
+	awaiting := m.awaitingChecks()
+	wasAtTip, wasAwaiting := m.st.AtTip, m.st.AwaitingCheck
+	m.st.AtTip, m.st.AwaitingCheck = atTip, awaiting
+	if atTip && !wasAtTip {
+		if f, ok := m.w.(watch.Flusher); ok {
+			if err := f.Flush(); err != nil {
+				m.fail(fmt.Errorf("%w: flush: %w", ErrWatcher, err))
+				return
+			}
+		}
+		if m.liveFrom == 0 {
+			m.liveFrom = tip
+		}
+		for ps := range m.peers {
+			m.sendMempool(ps)
 		}
 	}
-	if m.liveFrom == 0 {
-		m.liveFrom = tip
+	if atTip && awaiting > 0 && (!wasAtTip || awaiting != wasAwaiting) {
+		if !wasAtTip || awaiting > wasAwaiting {
+			m.n.log.Info("at the tip, blocks awaiting an omission check", "height", tip, "blocks", awaiting)
+		}
+		m.n.publish(ChecksAwaited{At: m.n.at(), Height: tip, Hash: hash, Blocks: awaiting})
 	}
-	if hash != m.syncDoneAt {
+	synced := atTip && awaiting == 0
+	if synced == m.st.Synced {
+		return
+	}
+	m.st.Synced = synced
+	if synced && hash != m.syncDoneAt {
 		m.syncDoneAt = hash
 		m.n.log.Info("synced", "height", tip, "hash", hash)
 		m.n.publish(SyncDone{At: m.n.at(), Height: tip, Hash: hash})
-	}
-	for ps := range m.peers {
-		m.sendMempool(ps)
 	}
 }
 

@@ -316,8 +316,10 @@ func scenarioSilentAtTip(t *testing.T, e *implEnv) {
 	n := implNode(t, t, filepath.Join(e.dir, "spv"), e.w, silent.Addr())
 	implWaitAt(t, n, e.truth.TipHash, 5*time.Second)
 	t.Logf("%s: synced against the silent peer in %s", e.name, time.Since(mark).Round(time.Millisecond))
-	if got := silent.Stats().Received[wire.CmdGetHeaders]; got != 1 {
-		t.Errorf("the silent peer got %d getheaders, want 1", got)
+	// One getheaders per handshake at most (a reconnection under load
+	// adds a handshake, and its getheaders).
+	if got := silent.Stats(); got.Received[wire.CmdGetHeaders] < 1 || got.Received[wire.CmdGetHeaders] > got.Handshakes {
+		t.Errorf("the silent peer got %d getheaders over %d handshakes, want 1 per handshake at most", got.Received[wire.CmdGetHeaders], got.Handshakes)
 	}
 	if bans := n.Bans(); len(bans) != 0 {
 		t.Errorf("bans %+v", bans)
@@ -711,13 +713,18 @@ func TestSilentPeerClaimingMoreNeverSynced(t *testing.T) {
 		t.Fatalf("wait synced: %v", err)
 	}
 	st := n.Status()
-	if st.Synced || len(st.Peers) != 1 || len(n.Bans()) != 0 {
+	if st.Synced || len(st.Peers) != 1 || len(n.Bans()) != 0 || st.Peers[0].BanScore != 0 {
 		t.Fatalf("synced %v, peers %+v, bans %+v", st.Synced, st.Peers, n.Bans())
 	}
-	// Two connections: the v2 attempt (an explicit peer under the auto
-	// transport), which the v1-only silent peer hangs up on, and the v1
-	// one that stays.
-	if got := silent.Stats(); got.Received[wire.CmdGetHeaders] != 1 || got.Received[wire.CmdMemPool] != 0 || got.Connections != 2 || got.Handshakes != 1 {
-		t.Fatalf("silent peer: %+v (one getheaders, no mempool request, one handshake after the v2 attempt)", got)
+	// The properties, not the counts a loaded machine changes (a v2
+	// attempt, which the v1-only silent peer hangs up on, then v1; a
+	// reconnection under load adds a connection and a handshake): one
+	// connection open at the end, over v1; each handshake asked for
+	// headers at most once, at least one was asked; no mempool request
+	// (the node is not synced).
+	got := silent.Stats()
+	if gh := got.Received[wire.CmdGetHeaders]; got.Active != 1 || got.Handshakes < 1 || gh < 1 || gh > got.Handshakes ||
+		got.Received[wire.CmdMemPool] != 0 || st.Peers[0].Transport != transcript.TransportV1 {
+		t.Fatalf("silent peer: %+v, node's peer %+v (one connection open over v1, one getheaders per handshake at most, no mempool request)", got, st.Peers[0])
 	}
 }

@@ -129,8 +129,15 @@ type manager struct {
 	// waiting are the cross checks waiting for a second peer to have
 	// their block, in height order (spotcheck.go).
 	waiting []*checkPlan
-	begun   bool      // a download peer was picked once
-	startAt time.Time // when the manager started
+	// recheck are the blocks of an earlier run's unfinished checks, by
+	// height, not fetched and planned again yet; saved is the record of
+	// unfinished checks last written, savedOnce set once it is known
+	// (pendingchecks.go).
+	recheck   map[int32]chainhash.Hash
+	saved     []uncheckedBlock
+	savedOnce bool
+	begun     bool      // a download peer was picked once
+	startAt   time.Time // when the manager started
 
 	mempoolSeen map[chainhash.Hash]struct{}
 	// recent keeps the last matched relays' bodies (relayCache) so that
@@ -150,6 +157,12 @@ type manager struct {
 	// one record of whether the watcher is at the best peer's tip
 	// (st.Synced) and of the error that stopped syncing (st.Err).
 	st Status
+
+	// cf is the compact-filter sync (cfsync.go) when the session syncs
+	// over BIP158; nil over BIP37.
+	cf *cfSync
+	// protocolSet is set once ProtocolAuto chose the protocol.
+	protocolSet bool
 }
 
 // newManager reads the watcher's state and builds the first filter.
@@ -164,7 +177,6 @@ func newManager(n *Node) (*manager, error) {
 		w:           w,
 		peers:       make(map[*peerState]struct{}),
 		slots:       make(map[int32]*slot),
-		synced:      sp,
 		birthday:    w.Birthday(),
 		restart:     len(n.history) > 0,
 		mempoolSeen: make(map[chainhash.Hash]struct{}),
@@ -173,6 +185,23 @@ func newManager(n *Node) (*manager, error) {
 	if m.checkRNG, err = newCheckRNG(); err != nil {
 		return nil, err
 	}
+	// Blocks whose omission check an earlier run left unfinished are
+	// fetched and checked again (pendingchecks.go).
+	low, err := m.loadRechecks(sp.Height)
+	if err != nil {
+		return nil, err
+	}
+	if low >= 0 {
+		if _, err := w.Rollback(low - 1); err != nil {
+			return nil, fmt.Errorf("%w: rollback to %d for unfinished omission checks: %w", ErrWatcher, low-1, err)
+		}
+		if sp, err = w.SyncedTo(); err != nil {
+			return nil, fmt.Errorf("%w: synced to: %w", ErrWatcher, err)
+		}
+		n.log.Warn("omission checks of the last run did not finish: their blocks are fetched and checked again",
+			"blocks", len(m.recheck), "from", low)
+	}
+	m.synced = sp
 	m.rl.race, m.rl.coverFrom, m.rl.refetchTo, m.rl.walletBlocks = -1, -1, -1, -1
 	m.drawSchedule(m.startAt)
 	m.next = m.firstWanted(sp.Height + 1)
@@ -182,7 +211,9 @@ func newManager(n *Node) (*manager, error) {
 		return nil, fmt.Errorf("%w: filter elements: %w", ErrWatcher, err)
 	}
 	m.els = newElementSet(els)
-	if _, err := m.currentFilter(); err != nil {
+	if n.cfg.Protocol == ProtocolBIP158 {
+		m.cf = newCFSync(m)
+	} else if _, err := m.currentFilter(); err != nil {
 		return nil, err
 	}
 	m.st = n.Status()
@@ -303,9 +334,12 @@ func (m *manager) handle(msg any) {
 	case peerDoneMsg:
 		m.dropPeer(msg.ps, "disconnected")
 	case reloadMsg:
-		m.reloadAll(msg.reason) // the user asked: at once
+		if m.cf == nil {
+			m.reloadAll(msg.reason) // the user asked: at once
+		}
 	case peerWireMsg:
 		ps := msg.ps
+		defer ps.acct.release(msg.held)
 		if !ps.ready {
 			return // dropped peer still draining
 		}
@@ -317,13 +351,41 @@ func (m *manager) handle(msg any) {
 		case *wire.MsgTx:
 			m.onTx(ps, w)
 		case *wire.MsgBlock:
-			m.onBlock(ps, w)
+			if ps.cf != nil {
+				m.cf.onBlock(ps, w)
+			} else {
+				m.onBlock(ps, w)
+			}
+		case *wire.MsgCFHeaders:
+			if ps.cf != nil {
+				m.cf.onCFHeaders(ps, w)
+			} else {
+				m.misbehave(ps, MisbehaviorBadFilterHeader, "cfheaders not asked (no BIP157 sync with this peer)")
+			}
+		case *wire.MsgCFilter:
+			if ps.cf != nil {
+				m.cf.onCFilter(ps, w)
+			} else {
+				m.misbehave(ps, MisbehaviorBadFilter, "cfilter not asked (no BIP157 sync with this peer)")
+			}
+		case *wire.MsgCFCheckpt:
+			if ps.cf != nil {
+				m.cf.onCFCheckpt(ps, w)
+			} else {
+				m.misbehave(ps, MisbehaviorBadFilterHeader, "cfcheckpt not asked (no BIP157 sync with this peer)")
+			}
 		case *wire.MsgInv:
 			m.onInv(ps, w)
 		case *wire.MsgNotFound:
-			m.onNotFound(ps, w)
+			if ps.cf != nil {
+				m.cf.onNotFound(ps, w)
+			} else {
+				m.onNotFound(ps, w)
+			}
 		case *wire.MsgPong:
-			m.onPong(ps, w)
+			if ps.cf == nil || !m.cf.onPong(ps, w) {
+				m.onPong(ps, w)
+			}
 		case *wire.MsgReject:
 			m.n.log.Info("peer rejected a message", "peer", ps.addr, "cmd", w.Cmd, "code", w.Code, "reason", w.Reason)
 		}
@@ -345,7 +407,17 @@ func (m *manager) onPeerReady(ps *peerState) {
 	ps.pings = make(map[uint64]uint64)
 	ps.txReqs = make(map[chainhash.Hash]*txReq)
 	ps.lastAnswer = m.n.clock.Now()
+	if !m.chooseProtocol(ps) {
+		return
+	}
 	m.peers[ps] = struct{}{}
+	if m.cf != nil {
+		m.cf.onPeerReady(ps)
+		m.n.log.Info("peer connected", "addr", ps.addr, "agent", ps.p.UserAgent(), "height", ps.lastBlock, "protocol", ProtocolBIP158)
+		m.n.publish(PeerConnected{At: m.n.at(), Peer: ps.info(m.n, false)})
+		m.refreshPeers()
+		return
+	}
 	reason := transcript.ReasonNewPeer
 	switch {
 	case m.loads == 0 && m.restart:
@@ -363,7 +435,7 @@ func (m *manager) onPeerReady(ps *peerState) {
 	m.loadFilter(ps, reason, f)
 	m.n.log.Info("peer connected", "addr", ps.addr, "agent", ps.p.UserAgent(), "height", ps.lastBlock, "filter_rules", ps.rules)
 	m.n.publish(PeerConnected{At: m.n.at(), Peer: ps.info(m.n, false)})
-	if m.st.Synced {
+	if m.st.AtTip {
 		m.sendMempool(ps)
 	}
 	m.refreshPeers()
@@ -396,6 +468,9 @@ func (m *manager) dropPeer(ps *peerState, reason string) {
 	ps.fullReqs = nil
 	if m.dl == ps {
 		m.dl = nil
+	}
+	if m.cf != nil {
+		m.cf.dropPeer(ps)
 	}
 	m.n.log.Info("peer gone", "addr", ps.addr, "reason", reason)
 	m.n.publish(PeerDisconnected{At: m.n.at(), Addr: ps.addr, Reason: reason})
@@ -458,7 +533,7 @@ func (m *manager) onTick(now time.Time) {
 			ps.p.Disconnect()
 		}
 	}
-	if m.st.Synced {
+	if m.st.AtTip {
 		for ps := range m.peers {
 			m.sendMempool(ps) // one a reload asked for and the ban score held back
 		}
@@ -497,6 +572,12 @@ func (m *manager) publishStatus() {
 	m.st.HeaderHeight, m.st.HeaderHash = height, hash
 	m.st.WatcherHeight, m.st.WatcherHash = m.synced.Height, m.synced.Hash
 	m.st.ChecksInFlight = m.checksInFlight()
+	m.st.AwaitingCheck = m.awaitingChecks()
+	m.saveChecks(false)
+	m.st.Protocol = m.protocol()
+	if m.cf != nil {
+		m.st.CF = m.cf.st
+	}
 	if m.dl != nil && m.dl.mirror != nil {
 		m.st.Filter.PredictedFPRate = m.dl.mirror.CurrentFPRate()
 	}
@@ -633,8 +714,10 @@ func (m *manager) schedule() {
 	if m.st.Err != nil {
 		return
 	}
-	m.reviewReload()
-	m.runWaitingChecks()
+	if m.cf == nil {
+		m.reviewReload()
+		m.runWaitingChecks()
+	}
 	m.pickDownloadPeer()
 	dl := m.dl
 	if dl == nil {
@@ -644,7 +727,11 @@ func (m *manager) schedule() {
 	if dl.headersReq.IsZero() && !dl.headersDone {
 		m.sendGetHeaders(dl)
 	}
-	m.requestBlocks(dl, min(tip, dl.lastBlock))
+	if m.cf != nil {
+		m.cf.schedule()
+	} else {
+		m.requestBlocks(dl, min(tip, dl.lastBlock))
+	}
 	m.checkSynced()
 }
 

@@ -86,6 +86,9 @@ type simServer struct {
 	noFullBlocks bool
 	// rules are the relevance rules the simulated server applies.
 	rules bip37.Rules
+	// deliverVia, when set, takes the answers instead of the manager
+	// (the fuzz target passes them through the peer's account).
+	deliverVia func(*simServer, wire.Message)
 }
 
 // addSimPeer connects a simulated peer serving chain to m.
@@ -128,6 +131,10 @@ func (s *simServer) setChain(chain []*wire.MsgBlock) {
 // deliver hands one message from the peer to the manager.
 func (s *simServer) deliver(msg wire.Message) {
 	if !s.ps.ready {
+		return
+	}
+	if s.deliverVia != nil {
+		s.deliverVia(s, msg)
 		return
 	}
 	s.m.handle(peerWireMsg{ps: s.ps, msg: msg})
@@ -237,14 +244,18 @@ func (s *simServer) filterLoads() int {
 	return n
 }
 
-// newTestManager returns a node (not started) and its manager for w.
+// newTestManager returns a node (not started) and its manager for w, on
+// cfg.DataDir (a fresh one when empty).
 func newTestManager(t testing.TB, w watch.Watcher, cfg Config) (*Node, *manager) {
 	t.Helper()
 	net, err := netparams.Lookup("regtest")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Network, cfg.DataDir, cfg.Watcher = net, t.TempDir(), w
+	if cfg.DataDir == "" {
+		cfg.DataDir = t.TempDir()
+	}
+	cfg.Network, cfg.Watcher = net, w
 	if cfg.SpotCheckEvery == 0 {
 		cfg.SpotCheckEvery = -1
 	}

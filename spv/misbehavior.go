@@ -66,6 +66,26 @@ const (
 	// transaction or paying the wallet more outputs than it watches
 	// from one unconfirmed transaction.
 	MisbehaviorRefusedTx
+	// MisbehaviorExcessMessages: a message over its type's rate budget
+	// (budgets.go, msgBudgets), dropped unhandled.
+	MisbehaviorExcessMessages
+	// MisbehaviorOversizedMessage: a message larger than its type's
+	// budget (budgets.go: a reject's maxRejectPayload).
+	MisbehaviorOversizedMessage
+	// MisbehaviorWriteQueue: more bytes queued for the peer than
+	// maxWriteQueueBytes (budgets.go): it stopped reading while it made
+	// the node queue replies (a pong for each ping); it is disconnected.
+	MisbehaviorWriteQueue
+	// MisbehaviorBadFilter: a compact block filter (BIP158) whose hash
+	// does not match the filter-header chain, or a cfilter not asked.
+	MisbehaviorBadFilter
+	// MisbehaviorBadFilterHeader: filter headers (BIP157) that contradict
+	// the peer's own checkpoints or earlier headers, or that the block
+	// proved wrong in a conflict between peers (cfheaders.go).
+	MisbehaviorBadFilterHeader
+	// MisbehaviorWithheldBlock: a block the peer's filters cover,
+	// answered notfound (BIP158: the peer knows the node wants it).
+	MisbehaviorWithheldBlock
 )
 
 // banThreshold is the ban score at which a peer is disconnected and banned
@@ -77,14 +97,17 @@ func (m Misbehavior) Score() uint32 {
 	switch m {
 	case MisbehaviorBadHeader, MisbehaviorInvalidMerkleTree, MisbehaviorUnrequestedBlock,
 		MisbehaviorTxNotInBlock, MisbehaviorSixtyFourByteTx, MisbehaviorBadBlock, MisbehaviorOmittedTx,
-		MisbehaviorInvalidTx:
+		MisbehaviorInvalidTx, MisbehaviorOversizedMessage,
+		MisbehaviorBadFilter, MisbehaviorBadFilterHeader, MisbehaviorWithheldBlock:
 		return banThreshold
 	case MisbehaviorOrphanHeaders, MisbehaviorUnrequestedTx:
 		return banThreshold / 2
-	case MisbehaviorUnmatchedTx, MisbehaviorStall:
+	case MisbehaviorUnmatchedTx, MisbehaviorStall, MisbehaviorWriteQueue:
 		return banThreshold / 5
 	case MisbehaviorNotServed, MisbehaviorLowWorkHeaders, MisbehaviorRefusedTx:
 		return banThreshold / 10
+	case MisbehaviorExcessMessages:
+		return excessScore
 	default:
 		return 0
 	}
@@ -123,6 +146,18 @@ func (m Misbehavior) String() string {
 		return "invalid transaction"
 	case MisbehaviorRefusedTx:
 		return "unconfirmed transaction over budget"
+	case MisbehaviorExcessMessages:
+		return "messages over their rate budget"
+	case MisbehaviorOversizedMessage:
+		return "message over its size budget"
+	case MisbehaviorWriteQueue:
+		return "write queue over its budget"
+	case MisbehaviorBadFilter:
+		return "invalid compact filter"
+	case MisbehaviorBadFilterHeader:
+		return "invalid filter headers"
+	case MisbehaviorWithheldBlock:
+		return "withheld a filtered block"
 	default:
 		return fmt.Sprintf("misbehavior(%d)", uint8(m))
 	}

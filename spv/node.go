@@ -79,7 +79,7 @@ func New(cfg Config) (*Node, error) {
 	}
 	n := &Node{
 		cfg:     cfg,
-		log:     cfg.Log,
+		log:     slog.New(newLogLimiter(cfg.Log.Handler(), cfg.Clock)),
 		clock:   cfg.Clock,
 		bcast:   newBroadcaster(),
 		msgs:    make(chan any, 256),
@@ -194,6 +194,9 @@ func (n *Node) stop() error {
 	}
 	n.disconnectAll()
 	n.wg.Wait()
+	if n.m != nil {
+		n.m.saveChecks(true) // the manager is gone: its state is ours
+	}
 	var errs []error
 	if f, ok := n.cfg.Watcher.(watch.Flusher); ok && n.started {
 		if err := f.Flush(); err != nil {
@@ -218,7 +221,8 @@ func (n *Node) stop() error {
 func (n *Node) Subscribe() *Subscription { return n.bcast.subscribe() }
 
 // WaitSynced returns nil once the watcher is applied up to the best
-// peer's tip, the node's fatal error if syncing stopped (a watcher error),
+// peer's tip and no block awaits an omission check (Status.Synced), the
+// node's fatal error if syncing stopped (a watcher error),
 // ErrStopped after Stop, or ctx's error.
 func (n *Node) WaitSynced(ctx context.Context) error {
 	for {
@@ -296,8 +300,22 @@ type Status struct {
 	WatcherHash   chainhash.Hash
 	// PeerHeight is the best height a peer announced.
 	PeerHeight int32
-	// Synced is true while the watcher is at the best peer's tip.
+	// Synced is true while the watcher is at the best peer's tip (AtTip)
+	// and no block awaits an omission check (AwaitingCheck 0): what the
+	// node reports was checked against a second peer wherever one could
+	// answer.
 	Synced bool
+	// AtTip is true while the watcher is at the best peer's tip, checks
+	// aside.
+	AtTip bool
+	// AwaitingCheck counts the blocks whose omission check is not
+	// finished: sent and not answered, waiting for a second peer to get
+	// the block (up to Config.CheckWait), or left unfinished by an
+	// earlier run and not checked again yet.
+	AwaitingCheck int
+	// ChecksAbandoned counts omission checks begun that could not finish
+	// (BlockUnchecked with Abandoned); their blocks count in Unchecked.
+	ChecksAbandoned int
 	// Stopped is true after Stop.
 	Stopped bool
 	// Err is the error that stopped syncing (a watcher failure).
@@ -334,8 +352,8 @@ type Status struct {
 	// transaction (or understated a block's transaction count).
 	SpotChecks, FullBlockChecks, Omissions int
 	// ChecksInFlight counts omission checks sent and not answered yet
-	// (Synced waits for them) and those waiting for a second peer to
-	// have their block (Synced does not).
+	// and those waiting for a second peer to have their block (a block
+	// may have several: AwaitingCheck counts blocks).
 	ChecksInFlight int
 	// Unchecked counts delivered blocks whose second-peer check was due
 	// while no second peer had the block (and no full-block check was
@@ -354,6 +372,11 @@ type Status struct {
 	// transaction's output): what the decoys cost; DecoysRetired the
 	// busy decoys taken out of the filters in this run.
 	Decoys, DecoyMatches, DecoysRetired int
+	// Protocol is the session's protocol (ProtocolAuto until the first
+	// ready peer settles it); CF counts the compact-filter sync's work
+	// over BIP158.
+	Protocol Protocol
+	CF       CFStats
 }
 
 // FilterInfo describes a loaded filter (Status.Filter, FilterLoaded).

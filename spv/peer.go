@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/internal/peertext"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -42,6 +43,9 @@ type peerState struct {
 	// held back, writes gathered per message).
 	transport wireTransport
 	wc        *wireConn
+	// acct is the peer's account at the connection (account.go): nil
+	// without a connection (tests of the manager).
+	acct *peerAccount
 	// refused holds the handshake refusal (ErrPeerNoBloom, ErrPeerTooOld).
 	refused atomic.Value // error
 	// handshook is set at the verack: the handshake completed.
@@ -116,6 +120,8 @@ type peerState struct {
 	// sendHook, when set (tests of the manager), receives the messages
 	// instead of the connection.
 	sendHook func(wire.Message)
+	// cf is the peer's compact-filter state (cfsync.go); nil over BIP37.
+	cf *cfPeer
 }
 
 // send queues a message to the peer (dropped once it disconnected).
@@ -124,6 +130,7 @@ func (ps *peerState) send(msg wire.Message) {
 		ps.sendHook(msg)
 		return
 	}
+	ps.acct.queue(msg)
 	ps.p.QueueMessage(msg, nil)
 }
 
@@ -135,7 +142,7 @@ func (ps *peerState) busy() bool {
 // owesData reports whether the peer owes us blocks, transactions or a
 // batch's pong.
 func (ps *peerState) owesData() bool {
-	return len(ps.reqs) > 0 || len(ps.txReqs) > 0 || len(ps.pings) > 0 || len(ps.fullReqs) > 0
+	return len(ps.reqs) > 0 || len(ps.txReqs) > 0 || len(ps.pings) > 0 || len(ps.fullReqs) > 0 || ps.cf.owes()
 }
 
 // info returns the peer's public description.
@@ -187,13 +194,25 @@ type (
 	peerWireMsg  struct {
 		ps  *peerState
 		msg wire.Message
+		// held is what the peer's account holds for the message until
+		// the manager handled it (peerAccount.release).
+		held int64
 	}
 )
 
 // peerConfig returns the btcd peer configuration whose listeners forward
 // every message to the manager.
 func (n *Node) peerConfig(ps *peerState) *peer.Config {
-	fwd := func(p *peer.Peer, msg wire.Message) { n.post(peerWireMsg{ps: ps, msg: msg}) }
+	fwd := func(p *peer.Peer, msg wire.Message) {
+		if ps.acct.dropped() {
+			return // over its budget: scored by the account
+		}
+		held, ok := ps.acct.hold()
+		if !ok {
+			return // the peer or the node ended while it waited
+		}
+		n.post(peerWireMsg{ps: ps, msg: msg, held: held})
+	}
 	return &peer.Config{
 		NewestBlock: func() (*chainhash.Hash, int32, error) {
 			h, height := n.store.Tip()
@@ -213,7 +232,7 @@ func (n *Node) peerConfig(ps *peerState) *peer.Config {
 		DisableStallHandler: true,
 		Listeners: peer.MessageListeners{
 			OnVersion: func(p *peer.Peer, msg *wire.MsgVersion) *wire.MsgReject {
-				if err := checkVersion(msg); err != nil {
+				if err := n.checkPeerVersion(msg); err != nil {
 					ps.refused.Store(err)
 					return wire.NewMsgReject(msg.Command(), wire.RejectObsolete, err.Error())
 				}
@@ -236,9 +255,11 @@ func (n *Node) peerConfig(ps *peerState) *peer.Config {
 				n.post(peerReadyMsg{ps: ps})
 			},
 			OnWrite: func(p *peer.Peer, bytes int, msg wire.Message, err error) {
+				ps.acct.written(msg)
 				n.onWrite(ps, p, bytes, msg, err)
 			},
 			OnRead: func(p *peer.Peer, bytes int, msg wire.Message, err error) {
+				ps.acct.onRead(bytes, msg, err)
 				// A malformed message ends the connection on every
 				// network: btcd's peer package forgives it from
 				// 127.0.0.1 on regtest (isAllowedReadError), which
@@ -249,6 +270,13 @@ func (n *Node) peerConfig(ps *peerState) *peer.Config {
 					p.Disconnect()
 				}
 				n.onRead(ps, bytes, msg, err)
+				// btcd's peer package (v0.25.0) declares OnCFCheckpt
+				// but never calls it: a cfcheckpt reaches the manager
+				// from here, through the same account as every other
+				// message.
+				if cp, ok := msg.(*wire.MsgCFCheckpt); ok && err == nil {
+					fwd(p, cp)
+				}
 			},
 			OnHeaders:     func(p *peer.Peer, msg *wire.MsgHeaders) { fwd(p, msg) },
 			OnMerkleBlock: func(p *peer.Peer, msg *wire.MsgMerkleBlock) { fwd(p, msg) },
@@ -258,6 +286,8 @@ func (n *Node) peerConfig(ps *peerState) *peer.Config {
 			OnNotFound:    func(p *peer.Peer, msg *wire.MsgNotFound) { fwd(p, msg) },
 			OnPong:        func(p *peer.Peer, msg *wire.MsgPong) { fwd(p, msg) },
 			OnReject:      func(p *peer.Peer, msg *wire.MsgReject) { fwd(p, msg) },
+			OnCFHeaders:   func(p *peer.Peer, msg *wire.MsgCFHeaders) { fwd(p, msg) },
+			OnCFilter:     func(p *peer.Peer, msg *wire.MsgCFilter) { fwd(p, msg) },
 		},
 	}
 }
@@ -385,6 +415,11 @@ func (n *Node) connectVia(ctx context.Context, addr string, slot int, t wireTran
 	wc.rekey = rekey
 	wc.tap = n.outboundTap(addr, t)
 	ps := &peerState{addr: addr, slot: slot, via: via, transport: t, wc: wc}
+	ps.acct = newPeerAccount(ctx, n, ps)
+	defer ps.acct.close()
+	wc.oversize = func(cmd string, length uint32) {
+		ps.acct.score(MisbehaviorOversizedMessage, fmt.Sprintf("%s of %d bytes announced", peertext.Clean(cmd, 16), length))
+	}
 	pcfg := n.peerConfig(ps)
 	pcfg.HostToNetAddress = hostToNetAddress
 	if v2 {

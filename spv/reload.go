@@ -354,7 +354,7 @@ func (m *manager) reloadAll(reason string) {
 			// old one did not match, such as spends of outpoints it
 			// lacked, are relayed.
 			ps.mempoolSent = false
-			if m.st.Synced {
+			if m.st.AtTip {
 				m.sendMempool(ps)
 			}
 		}

@@ -23,10 +23,6 @@ import (
 // answers x4 with nothing.
 const seedServices = wire.SFNodeNetwork | wire.SFNodeBloom
 
-// maxSeedAddrs bounds the addresses taken from one seed's answer
-// (Bitcoin Core's limit per DNS seed).
-const maxSeedAddrs = 256
-
 // ErrSeedEmpty is returned (wrapped with the seed's name and the causes)
 // when a DNS seed gives no usable peer address: every name asked failed,
 // answered nothing, or answered only junk; with a proxy, when the node

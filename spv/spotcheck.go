@@ -45,12 +45,11 @@ import (
 
 // A due second-peer check of a block no second peer has yet (a new block
 // the download peer announced first) waits for one, in height order, up
-// to checkWait; a check whose second peers all go away or answer notfound
+// to Config.CheckWait; a check whose second peers all go away or answer notfound
 // before any answered waits again, up to maxCheckAttempts rounds of sends.
 // A block no check covers in the end is unchecked (Status.Unchecked,
 // BlockUnchecked).
 const (
-	checkWait        = 30 * time.Second
 	maxCheckAttempts = 3
 	// checkWaitDepth: only blocks this close to the header tip wait for
 	// a second peer to get them; older ones it lacks it will not get.
@@ -76,6 +75,9 @@ type checkPlan struct {
 	// peer could answer it or wait for it: it goes unchecked unless full
 	// is set.
 	noSecond bool
+	// resumed marks the check of an earlier run's unfinished check
+	// (pendingchecks.go).
+	resumed bool
 	// waitSince is when the cross check started waiting for a second
 	// peer; attempts counts its rounds of sends.
 	waitSince time.Time
@@ -85,6 +87,9 @@ type checkPlan struct {
 	asked       map[*peerState]bool
 	outstanding int
 	answered    int
+	// refused are the second peers that said notfound for the block:
+	// the check does not wait for them (mayWait).
+	refused map[*peerState]bool
 	// txs is every transaction an answer proved to be in the block, by
 	// index; answers are the peers judged against it, the primary's
 	// first (both built at the first answer).
@@ -112,18 +117,28 @@ type spotCheck struct {
 // planCheck decides, when a block from ps completes, whether it will be
 // checked, and keeps what the check needs. It must run before the block's
 // transactions are replayed into ps's mirror.
+//
+// The block of an earlier run's unfinished check is always checked
+// against a second peer.
 func (m *manager) planCheck(ps *peerState, req *blockReq, total uint32) *checkPlan {
 	crossDue := due(m.n.cfg.SpotCheckEvery)
+	resumed := false
+	if h, ok := m.recheck[req.height]; ok {
+		// Another block there now is checked as any other.
+		delete(m.recheck, req.height)
+		resumed = h == req.hash
+		crossDue = crossDue || resumed
+	}
 	cross := crossDue && (len(m.checkCandidates(ps, req.height, nil)) > 0 || m.mayWait(&checkPlan{height: req.height, primary: ps}))
 	full := due(m.n.cfg.FullBlockEvery)
 	if !cross && !full {
 		if crossDue {
-			return &checkPlan{height: req.height, hash: req.hash, noSecond: true}
+			return &checkPlan{height: req.height, hash: req.hash, noSecond: true, resumed: resumed}
 		}
 		return nil
 	}
 	return &checkPlan{height: req.height, hash: req.hash, primary: ps, snap: ps.mirror.Clone(),
-		total: total, cross: cross, full: full}
+		total: total, cross: cross, full: full, resumed: resumed}
 }
 
 // due draws whether a check with period every (1/every of the blocks;
@@ -146,14 +161,23 @@ func due(every int) bool {
 // (the demo's follower btcd after a reorg gave 3 blocks unchecked at
 // once); if it does not catch up the check ends unchecked after
 // checkWait, as for any peer.
+//
+// A peer whose chain, as far as the node knows, ends more than
+// checkWaitDepth blocks below the block (its side branch forks lower, or
+// it said notfound for lower blocks) is not waited for, nor one that said
+// notfound for this very block (pl.refused): neither is about to get it.
 func (m *manager) mayWait(pl *checkPlan) bool {
 	if _, tip := m.n.store.Tip(); pl.height < tip-checkWaitDepth {
 		return false
 	}
 	for p := range m.peers {
-		if p != pl.primary && p.mirror != nil && !pl.asked[p] {
-			return true
+		if p == pl.primary || p.mirror == nil || pl.asked[p] || pl.refused[p] {
+			continue
 		}
+		if p.lagSince.IsZero() && p.lastBlock < pl.height-checkWaitDepth {
+			continue
+		}
+		return true
 	}
 	return false
 }
@@ -187,7 +211,7 @@ func (m *manager) startCheck(p *checkPlan, fb *watch.FilteredBlock) (sent BlockC
 		}
 	}
 	if p.noSecond && !p.full {
-		m.unchecked(p, "no second peer has the block")
+		m.unchecked(p, "no second peer has the block", p.resumed)
 		sent = CheckNoSecondPeer
 	}
 	return sent
@@ -195,7 +219,7 @@ func (m *manager) startCheck(p *checkPlan, fb *watch.FilteredBlock) (sent BlockC
 
 // runWaitingChecks sends the waiting cross checks to the second peers
 // that can answer now, in height order, and gives up on those that waited
-// checkWait or can no longer wait. A check asked of fewer than
+// Config.CheckWait or can no longer wait. A check asked of fewer than
 // Config.CheckPeers peers keeps waiting, near the tip, for more to get
 // the block (a colluder that has a new block first must not be the only
 // one asked); it counts as checked once one answers.
@@ -225,7 +249,7 @@ func (m *manager) runWaitingChecks() {
 				continue
 			}
 		}
-		if now.Sub(p.waitSince) < checkWait && m.mayWait(p) {
+		if now.Sub(p.waitSince) < m.n.cfg.CheckWait && m.mayWait(p) {
 			blocked = true // later blocks wait behind it
 			keep = append(keep, p)
 			continue
@@ -235,7 +259,7 @@ func (m *manager) runWaitingChecks() {
 		}
 		p.cross = false
 		if !p.full {
-			m.unchecked(p, "no second peer got the block in time")
+			m.unchecked(p, fmt.Sprintf("no second peer got the block within %v", m.n.cfg.CheckWait), true)
 		}
 	}
 	clear(m.waiting[len(keep):])
@@ -262,7 +286,7 @@ func (m *manager) requeueCheck(r *blockReq) {
 	clear(p.asked) // a new round may ask them again
 	if p.attempts >= maxCheckAttempts || slices.Contains(m.waiting, p) {
 		if !p.full && p.attempts >= maxCheckAttempts {
-			m.unchecked(p, fmt.Sprintf("%d second peers did not answer", p.attempts))
+			m.unchecked(p, fmt.Sprintf("%d second peers did not answer", p.attempts), true)
 		}
 		return
 	}
@@ -272,11 +296,16 @@ func (m *manager) requeueCheck(r *blockReq) {
 }
 
 // unchecked counts a block no omission check covers, publishes it and
-// logs the first of a run.
-func (m *manager) unchecked(p *checkPlan, why string) {
+// logs the first of a run; a check begun and abandoned (abandoned: see
+// BlockUnchecked) is always logged.
+func (m *manager) unchecked(p *checkPlan, why string, abandoned bool) {
 	m.st.Unchecked++
-	m.n.publish(BlockUnchecked{At: m.n.at(), Height: p.height, Hash: p.hash, Reason: why})
-	if !m.uncheckedRun {
+	m.n.publish(BlockUnchecked{At: m.n.at(), Height: p.height, Hash: p.hash, Reason: why, Abandoned: abandoned})
+	if abandoned {
+		m.st.ChecksAbandoned++
+		m.n.log.Warn("omission check abandoned: the block stays as its download peer delivered it",
+			"height", p.height, "hash", p.hash, "why", why, "peers", len(m.peers))
+	} else if !m.uncheckedRun {
 		m.uncheckedRun = true
 		m.n.log.Warn("omission check not possible: a single peer can hide the wallet's transactions in this block",
 			"height", p.height, "why", why, "peers", len(m.peers))
@@ -305,9 +334,7 @@ func (m *manager) checksInFlight() int {
 	return m.checksSent() + len(m.waiting)
 }
 
-// checksSent counts the omission checks sent and not answered yet. They
-// hold "synced" back; waiting ones do not (a second peer that never gets
-// the block would hold it for checkWait).
+// checksSent counts the omission checks sent and not answered yet.
 func (m *manager) checksSent() int {
 	n := 0
 	for ps := range m.peers {
@@ -490,6 +517,6 @@ func (m *manager) omission(p *checkPlan, detail string) {
 	m.dropFrom(p.height)
 	m.next = p.height
 	m.reqHigh = m.next - 1
-	m.st.Synced = false
+	m.st.Synced, m.st.AtTip = false, false
 	m.elementsChanged(-1, d, deltaRollback) // coins the removed blocks spent are watched again
 }

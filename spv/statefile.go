@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 
 	"github.com/bloomwatch/bloomwatch/internal/atomicfile"
+	"github.com/bloomwatch/bloomwatch/internal/boundedread"
 )
 
 // The node's small state files (the filter tweak, the ban list, the
@@ -17,16 +17,25 @@ import (
 // stateFileMode is the permission of the node's state files.
 const stateFileMode = 0o600
 
+// MaxStateFileBytes bounds a state file the node reads at start (the ban
+// list of peers, the decoys, the filter state, the unfinished checks):
+// each holds a few kilobytes; a larger one is refused, with one line,
+// before it is read, and nothing is overwritten.
+const MaxStateFileBytes = 16 << 20
+
 // readState reads the state file path into v, whose Version field is
 // *version. found is false, with no error, when the file does not exist.
-// A file that does not parse, or holds another version than want, is an
-// error wrapping corrupt that names the file; what names the state in
+// A file that does not parse, holds another version than want, or is
+// above MaxStateFileBytes is an error wrapping corrupt that names the
+// file; what names the state in
 // other errors.
 func readState(path, what string, v any, version *int, want int, corrupt error) (found bool, err error) {
-	raw, err := os.ReadFile(path)
+	raw, err := boundedread.ReadFile(path, MaxStateFileBytes, "spv.MaxStateFileBytes")
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return false, nil
+	case errors.Is(err, boundedread.ErrTooLarge):
+		return false, fmt.Errorf("%w: %w", corrupt, err)
 	case err != nil:
 		return false, fmt.Errorf("read %s: %w", what, err)
 	}

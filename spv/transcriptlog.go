@@ -1,6 +1,7 @@
 package spv
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/bloomwatch/bloomwatch/transcript"
@@ -20,10 +21,20 @@ var _ transcriptLog = (*transcript.File)(nil)
 // records earlier runs wrote (the adversary still holds those filters).
 func openTranscriptLog(dir string) (transcriptLog, []transcript.Record, error) {
 	f, recs, err := transcript.Open(dir)
-	if err != nil {
+	switch {
+	case errors.Is(err, transcript.ErrTooLarge):
+		return nil, nil, transcriptTooLarge(err)
+	case err != nil:
 		return nil, nil, fmt.Errorf("%w: %w", ErrCorruptTranscript, err)
 	}
 	return f, recs, nil
+}
+
+// transcriptTooLarge adds to the error of a transcript above
+// transcript.MaxFileBytes what the user can do: nothing was read from it
+// or written to it.
+func transcriptTooLarge(err error) error {
+	return fmt.Errorf("%w; move it aside to start a new one (the privacy meter then starts from nothing)", err)
 }
 
 // Transcript returns the records the transcript held when the node opened

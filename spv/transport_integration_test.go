@@ -132,8 +132,8 @@ func syncedOver(t *testing.T, c *transportChain, tp spv.Transport, addr, want st
 		t.Fatal("no filterload event")
 	}
 	for _, r := range loads {
-		if r.Transport != want || r.V != transcript.Version || r.Wire == 0 {
-			t.Errorf("filterload record: transport %q v %d wire %d, want %s, v%d, a wire length", r.Transport, r.V, r.Wire, want, transcript.Version)
+		if r.Transport != want || r.V != transcript.TransportVersion || r.Wire == 0 {
+			t.Errorf("filterload record: transport %q v %d wire %d, want %s, v%d, a wire length", r.Transport, r.V, r.Wire, want, transcript.TransportVersion)
 		}
 	}
 	return n, loads

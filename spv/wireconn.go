@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 
+	"github.com/bloomwatch/bloomwatch/internal/peertext"
 	"github.com/btcsuite/btcd/wire"
 )
 
@@ -85,6 +88,15 @@ type wireConn struct {
 	// --- reader only ---
 	judging bool   // v2: the peer's first bytes are still to judge
 	peek    []byte // bytes read while judging, not yet handed out
+	// frames, on a v1 connection, follows the message frames in the
+	// bytes read so that a payload over its command's cap (payloadCap)
+	// ends the connection before btcd allocates it; oversize, when set,
+	// is told of it first.
+	frames   bool
+	hdr      [wire.MessageHeaderSize]byte
+	hdrN     int
+	left     uint32 // payload bytes of the current frame still to come
+	oversize func(cmd string, length uint32)
 
 	wmu      sync.Mutex
 	holding  bool   // v2: garbage held until the peer's first bytes
@@ -97,7 +109,7 @@ type wireConn struct {
 // newWireConn wraps conn; v2 marks a connection that starts with a v2
 // handshake on network net.
 func newWireConn(conn net.Conn, net wire.BitcoinNet, v2 bool) *wireConn {
-	c := &wireConn{Conn: conn, judging: v2, holding: v2}
+	c := &wireConn{Conn: conn, judging: v2, holding: v2, frames: !v2}
 	binary.LittleEndian.PutUint32(c.magic[:], uint32(net))
 	return c
 }
@@ -132,7 +144,47 @@ func (c *wireConn) Read(p []byte) (int, error) {
 	}
 	n, err := c.Conn.Read(p)
 	c.read.Add(uint64(n))
+	if c.frames && n > 0 {
+		if ferr := c.follow(p[:n]); ferr != nil {
+			return 0, ferr
+		}
+	}
 	return n, err
+}
+
+// errOversized ends a v1 connection whose next message announces a
+// payload over its command's cap (payloadCap), before it is read.
+var errOversized = errors.New("message payload over its budget")
+
+// follow advances the v1 frame parser over b, the bytes just read: at
+// each complete header it checks the announced length against the
+// command's cap.
+func (c *wireConn) follow(b []byte) error {
+	for len(b) > 0 {
+		if c.left > 0 {
+			k := min(uint32(len(b)), c.left)
+			c.left -= k
+			b = b[k:]
+			continue
+		}
+		k := copy(c.hdr[c.hdrN:], b)
+		c.hdrN += k
+		b = b[k:]
+		if c.hdrN < len(c.hdr) {
+			return nil
+		}
+		c.hdrN = 0
+		cmd := string(bytes.TrimRight(c.hdr[4:16], "\x00"))
+		length := binary.LittleEndian.Uint32(c.hdr[16:20])
+		if limit, ok := payloadCap(cmd); ok && length > limit {
+			if c.oversize != nil {
+				c.oversize(cmd, length)
+			}
+			return fmt.Errorf("%w: %s of %d bytes (budget %d)", errOversized, peertext.Clean(cmd, 16), length, limit)
+		}
+		c.left = length
+	}
+	return nil
 }
 
 // judge reads the peer's first four bytes of a v2 handshake into peek and
@@ -213,12 +265,16 @@ func (c *wireConn) flush(cmd string) error {
 	return err
 }
 
-// writeRaw writes p to the network, counting it. It is tapped before it
-// is written, so that the tap sees it before any answer to it. The caller
-// holds wmu.
+// writeRaw writes p to the network, counting it, within writeTimeout
+// (budgets.go): a peer that leaves its socket unread fails the write. It
+// is tapped before it is written, so that the tap sees it before any
+// answer to it. The caller holds wmu.
 func (c *wireConn) writeRaw(p []byte, cmd string) (int, error) {
 	if c.tap != nil && len(p) > 0 {
 		c.tap(len(p), cmd)
+	}
+	if err := c.Conn.SetWriteDeadline(time.Now().Add(writeTimeout)); err != nil {
+		return 0, err
 	}
 	n, err := c.Conn.Write(p)
 	c.written.Add(uint64(n))

@@ -37,7 +37,7 @@ const (
 type cosigner struct {
 	// fingerprint is its master key's (BIP32: the first 4 bytes of the
 	// HASH160 of the master public key).
-	fingerprint uint32
+	fingerprint [4]byte
 	account     *hdkeychain.ExtendedKey // private, m/48'/coin'/0'/2'
 }
 
@@ -63,8 +63,7 @@ func newCosigners(seed []byte, params *chaincfg.Params) ([]cosigner, error) {
 		if err != nil {
 			return nil, fmt.Errorf("testnet: cosigner %d: %w", i, err)
 		}
-		fp := btcutil.Hash160(pub.SerializeCompressed())[:4]
-		out[i].fingerprint = uint32(fp[0])<<24 | uint32(fp[1])<<16 | uint32(fp[2])<<8 | uint32(fp[3])
+		out[i].fingerprint = [4]byte(btcutil.Hash160(pub.SerializeCompressed())[:4])
 		key := master
 		for _, c := range multisigAccountPath(params) {
 			if key, err = key.Derive(c); err != nil {
@@ -93,7 +92,7 @@ func (k *Keyring) MultisigDescriptor() (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("testnet: neuter: %w", err)
 		}
-		parts[i] = fmt.Sprintf("[%08x/%dh/%dh/0h/%dh]%s/<0;1>/*", c.fingerprint, PurposeMultisig, k.params.HDCoinType, multisigScriptType, pub)
+		parts[i] = fmt.Sprintf("[%x/%dh/%dh/0h/%dh]%s/<0;1>/*", c.fingerprint, PurposeMultisig, k.params.HDCoinType, multisigScriptType, pub)
 	}
 	return "wsh(sortedmulti(" + fmt.Sprint(MultisigThreshold) + "," + strings.Join(parts, ",") + "))", nil
 }
@@ -103,7 +102,7 @@ type MultisigSigner struct {
 	// Fingerprint is the cosigner's master key fingerprint and Path the
 	// key's full derivation path (m/48'/coin'/0'/2'/branch/index), as a
 	// PSBT's BIP32 derivation names it.
-	Fingerprint uint32
+	Fingerprint [4]byte
 	Path        []uint32
 	Key         *btcec.PrivateKey
 }

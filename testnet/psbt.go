@@ -23,18 +23,28 @@ var ErrNoSigningKey = errors.New("testnet: no key of the keyring signs this inpu
 // its master's fingerprint and its path from the master, or by its own
 // fingerprint and the empty path (a key imported without origin).
 type signingRoot struct {
-	fingerprint uint32
+	fingerprint [4]byte
 	path        []uint32
 	key         *hdkeychain.ExtendedKey
 }
 
-// fingerprintOf is a key's BIP32 fingerprint.
-func fingerprintOf(k *hdkeychain.ExtendedKey) (uint32, error) {
+// fingerprintOf is a key's BIP32 fingerprint: the first four bytes of
+// the HASH160 of its compressed public key, in order.
+func fingerprintOf(k *hdkeychain.ExtendedKey) ([4]byte, error) {
 	pub, err := k.ECPubKey()
 	if err != nil {
-		return 0, fmt.Errorf("testnet: fingerprint: %w", err)
+		return [4]byte{}, fmt.Errorf("testnet: fingerprint: %w", err)
 	}
-	return binary.BigEndian.Uint32(btcutil.Hash160(pub.SerializeCompressed())[:4]), nil
+	return [4]byte(btcutil.Hash160(pub.SerializeCompressed())[:4]), nil
+}
+
+// psbtFingerprintBytes returns the four bytes a PSBT derivation's
+// fingerprint is serialized as (BIP174): btcd's psbt package holds
+// MasterKeyFingerprint as a number it writes little-endian.
+func psbtFingerprintBytes(fp uint32) [4]byte {
+	var b [4]byte
+	binary.LittleEndian.PutUint32(b[:], fp)
+	return b
 }
 
 // signingRoots lists the keys the keyring signs with: each account of
@@ -74,10 +84,12 @@ func (k *Keyring) signingRoots() ([]signingRoot, error) {
 }
 
 // keyFor returns the private key a derivation names, if the keyring
-// holds it.
+// holds it: fp is the derivation's MasterKeyFingerprint as psbt decoded
+// it, compared by the bytes BIP174 puts on the wire.
 func keyFor(roots []signingRoot, fp uint32, path []uint32) (*btcec.PrivateKey, bool) {
+	wire := psbtFingerprintBytes(fp)
 	for _, r := range roots {
-		if r.fingerprint != fp || len(path) < len(r.path) || !equalPath(path[:len(r.path)], r.path) {
+		if r.fingerprint != wire || len(path) < len(r.path) || !equalPath(path[:len(r.path)], r.path) {
 			continue
 		}
 		key := r.key

@@ -1,7 +1,6 @@
 package transcript
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -36,33 +35,28 @@ type File struct {
 // file is left as it was. Sequence numbers continue after the last record.
 func Open(dir string) (*File, []Record, error) {
 	path := filepath.Join(dir, FileName)
-	raw, err := os.ReadFile(path)
+	recs, keep, err := ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if errors.Is(err, ErrTooLarge) || errors.Is(err, ErrBad) {
+			return nil, nil, err
+		}
 		return nil, nil, fmt.Errorf("read transcript: %w", err)
-	}
-	keep := len(raw)
-	if i := bytes.LastIndexByte(raw, '\n'); i+1 < len(raw) {
-		keep = i + 1 // torn tail: cut after the last complete line
-	}
-	recs, err := Read(bytes.NewReader(raw[:keep]))
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, fileMode)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open transcript: %w", err)
 	}
-	if keep < len(raw) {
-		if err := f.Truncate(int64(keep)); err != nil {
+	if fi, err := f.Stat(); err == nil && keep < fi.Size() {
+		if err := f.Truncate(keep); err != nil {
 			_ = f.Close()
 			return nil, nil, fmt.Errorf("cut torn transcript tail: %w", err)
 		}
 	}
-	if _, err := f.Seek(int64(keep), 0); err != nil {
+	if _, err := f.Seek(keep, 0); err != nil {
 		_ = f.Close()
 		return nil, nil, fmt.Errorf("seek transcript: %w", err)
 	}
-	t := &File{f: f, path: path, off: int64(keep)}
+	t := &File{f: f, path: path, off: keep}
 	if n := len(recs); n > 0 {
 		t.next = recs[n-1].Seq + 1
 	}
@@ -91,7 +85,7 @@ func (t *File) Append(r Record) (Record, error) {
 		return r, fmt.Errorf("transcript record: %w", err)
 	}
 	err := Write(t.f, r)
-	if err == nil && r.Kind != KindGetData {
+	if err == nil && r.Kind != KindGetData && !r.Kind.BIP158() {
 		if err = t.f.Sync(); err != nil {
 			err = fmt.Errorf("sync transcript: %w", err)
 		}

@@ -37,7 +37,7 @@ func TestGetDataRecords(t *testing.T) {
 		{"no blocks", `{"v":3,"seq":0,"time":"2023-11-14T22:13:20Z","peer":"p","height":5,"kind":"getdata"}`, "at least 1 block"},
 		{"negative height", `{"v":3,"seq":0,"time":"2023-11-14T22:13:20Z","peer":"p","height":-1,"kind":"getdata","count":3}`, "at least 1 block"},
 		{"count on a filterclear", `{"v":3,"seq":0,"time":"2023-11-14T22:13:20Z","peer":"p","height":5,"kind":"filterclear","count":3}`, "block count"},
-		{"future version", `{"v":5,"seq":0,"time":"2023-11-14T22:13:20Z","peer":"p","height":5,"kind":"getdata","count":3}`, "reads up to 4"},
+		{"future version", `{"v":6,"seq":0,"time":"2023-11-14T22:13:20Z","peer":"p","height":5,"kind":"getdata","count":3}`, "reads up to 5"},
 	}
 	for _, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) {

@@ -32,10 +32,21 @@ import (
 // v2 it sees only Wire and the time. A record that carries either field
 // is written as version 4; one that carries neither keeps the version of
 // its kind, so older readers still read it.
-const Version = 4
+//
+// Version 5 adds the BIP157/158 kinds (KindGetCFilters, KindGetBlock, with
+// Count): what a compact-filter peer sees of a client. Records of the
+// other kinds are unchanged.
+const Version = 5
 
-// minTransportVersion is the first version with Transport and Wire.
-const minTransportVersion = 4
+// minCFVersion is the first version with the BIP157/158 kinds.
+const minCFVersion = 5
+
+// TransportVersion is the first version with Transport and Wire: the
+// version a filterload record that names its transport is written with.
+const TransportVersion = 4
+
+// minTransportVersion is TransportVersion.
+const minTransportVersion = TransportVersion
 
 // minGetDataVersion is the first version with getdata records.
 const minGetDataVersion = 3
@@ -48,8 +59,11 @@ const filterVersion = 2
 // VersionFor returns the version a record of kind k without Transport
 // and Wire is written with: the lowest version that can carry it.
 func VersionFor(k Kind) int {
-	if k == KindGetData {
+	switch k {
+	case KindGetData:
 		return minGetDataVersion
+	case KindGetCFilters, KindGetBlock:
+		return minCFVersion
 	}
 	return filterVersion
 }
@@ -79,7 +93,22 @@ const (
 	// knows their heights). It is what the serving peer learns from the
 	// request pattern, not a filter.
 	KindGetData Kind = "getdata"
+	// KindGetCFilters is a request for the compact filters (BIP157) of
+	// Count consecutive blocks from Height on: the same filters for
+	// every client, but the first height asked shows the client's
+	// birthday.
+	KindGetCFilters Kind = "getcfilters"
+	// KindGetBlock is a request for Count consecutive whole blocks from
+	// Height on (getdata MSG_WITNESS_BLOCK) by a client matching compact
+	// filters locally: each is a block whose filter matched one of its
+	// scripts (or, with reason check, the block that settles a
+	// disagreement between peers' filter headers).
+	KindGetBlock Kind = "getblock"
 )
+
+// BIP158 reports whether k is a kind of a compact-filter client
+// (KindGetCFilters, KindGetBlock).
+func (k Kind) BIP158() bool { return k == KindGetCFilters || k == KindGetBlock }
 
 // MaxGetDataCount bounds a getdata record's Count: a chain of 2^31
 // blocks.
@@ -232,7 +261,7 @@ func (r Record) Validate() error {
 // check is Validate, keeping a filterload's decoded filter in r (or, when
 // r already holds one, checking it against Filter without decoding).
 func (r *Record) check() error {
-	if r.Kind != KindGetData && r.Count != 0 {
+	if r.Kind != KindGetData && !r.Kind.BIP158() && r.Count != 0 {
 		return fmt.Errorf("%s with a block count", r.Kind)
 	}
 	if r.V < 0 || r.V > Version {
@@ -271,6 +300,13 @@ func (r *Record) check() error {
 		}
 		if r.Count < 1 || r.Count > MaxGetDataCount || r.Height < 0 {
 			return fmt.Errorf("getdata of %d blocks from height %d: want at least 1 block from a height of at least 0", r.Count, r.Height)
+		}
+	case KindGetCFilters, KindGetBlock:
+		if r.V != 0 && r.V < minCFVersion {
+			return fmt.Errorf("%s in a version %d record (they start at version %d)", r.Kind, r.V, minCFVersion)
+		}
+		if r.Count < 1 || r.Count > MaxGetDataCount || r.Height < 0 {
+			return fmt.Errorf("%s of %d blocks from height %d: want at least 1 block from a height of at least 0", r.Kind, r.Count, r.Height)
 		}
 	default:
 		return fmt.Errorf("unknown kind %q", r.Kind)
@@ -346,12 +382,12 @@ func (h *HexBytes) UnmarshalJSON(b []byte) error {
 }
 
 // FilterRecords returns the records of recs that concern a filter
-// (filterload, filteradd, filterclear), in order, without the getdata
-// records: what a peer learned from the filters alone.
+// (filterload, filteradd, filterclear), in order, without the getdata and
+// compact-filter records: what a peer learned from the filters alone.
 func FilterRecords(recs []Record) []Record {
 	out := make([]Record, 0, len(recs))
 	for _, r := range recs {
-		if r.Kind != KindGetData {
+		if r.Kind != KindGetData && !r.Kind.BIP158() {
 			out = append(out, r)
 		}
 	}

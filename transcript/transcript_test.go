@@ -3,6 +3,7 @@ package transcript
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -299,5 +300,50 @@ func TestHexBytesJSON(t *testing.T) {
 		if err := h.UnmarshalJSON([]byte(in)); err == nil {
 			t.Errorf("%s: decoded to %x", in, []byte(h))
 		}
+	}
+}
+
+func TestOversizedTranscriptRefused(t *testing.T) {
+	// A transcript above MaxFileBytes is refused before it is read, by
+	// Open, ReadFile and Read of the file alike, with one line; the file
+	// is left as it was. A stream that is no file is cut at the bound.
+	dir := t.TempDir()
+	path := filepath.Join(dir, FileName)
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(MaxFileBytes + 1); err != nil {
+		t.Fatal(err)
+	}
+	_ = f.Close()
+	if _, _, err := Open(dir); !errors.Is(err, ErrTooLarge) || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("Open: %v", err)
+	}
+	if _, _, err := ReadFile(path); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("ReadFile: %v", err)
+	}
+	rf, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rf.Close()
+	if _, err := Read(rf); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("Read: %v", err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Size() != MaxFileBytes+1 {
+		t.Fatalf("file changed: %v %v", fi.Size(), err)
+	}
+	// Blank lines of 1 MiB each, past the bound.
+	blank := strings.Repeat(" ", maxLine-1) + "\n"
+	r := io.MultiReader(func() []io.Reader {
+		var rs []io.Reader
+		for range MaxFileBytes/len(blank) + 2 {
+			rs = append(rs, strings.NewReader(blank))
+		}
+		return rs
+	}()...)
+	if _, err := Read(r); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("Read of a stream: %v", err)
 	}
 }

@@ -96,3 +96,11 @@ func fmtPct(f float64) string {
 	}
 	return fmt.Sprintf("%.1f%%", f*100)
 }
+
+// plural returns one for n == 1, else many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

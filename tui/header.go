@@ -27,6 +27,8 @@ func (m *Model) headerView(w int) []string {
 		state = m.paint(&s.Bad, "node stopped")
 	case st.synced:
 		state = m.paint(&s.Wallet, "synced")
+	case st.awaiting > 0:
+		state = m.paint(&s.Bad, fmt.Sprintf("at the tip, %d %s awaiting a check", st.awaiting, plural(st.awaiting, "block", "blocks")))
 	case !st.started && st.headerHeight == 0:
 		state = "connecting"
 	}

@@ -66,6 +66,9 @@ type state struct {
 	started      bool
 	peerHeight   int32
 	synced       bool
+	// awaiting counts the blocks awaiting an omission check while the
+	// node is at the tip (spv.ChecksAwaited): it is not synced yet.
+	awaiting     int
 	syncedLogged int32 // the height of the last "synced to" log line, -1 before
 	samples      *ring[heightSample]
 	lastBlock    time.Time
@@ -193,12 +196,24 @@ func (s *state) apply(e spv.Event, hideFP bool) (added int) {
 		s.applyReorg(e)
 	case spv.BlockUnchecked:
 		s.unchecked++
+		if e.Abandoned {
+			s.awaiting = max(s.awaiting-1, 0)
+			s.logf(e.Time, "block %d check ABANDONED (%s): it stays as its download peer delivered it", e.Height, clean(e.Reason))
+			break
+		}
 		if !s.uncheckedRun {
 			s.uncheckedRun = true
 			s.logf(e.Time, "block %d UNCHECKED (%s): one peer can hide the wallet's transactions", e.Height, clean(e.Reason))
 		}
+	case spv.ChecksAwaited:
+		if s.awaiting == 0 {
+			s.logf(e.Time, "at the tip (height %d), %d %s awaiting a check", e.Height, e.Blocks, plural(e.Blocks, "block", "blocks"))
+		}
+		s.synced, s.awaiting = false, e.Blocks
+		s.blockHeight = max(s.blockHeight, e.Height)
+		s.headerHeight = max(s.headerHeight, e.Height)
 	case spv.SyncDone:
-		s.synced = true
+		s.synced, s.awaiting = true, 0
 		s.blockHeight = max(s.blockHeight, e.Height)
 		s.headerHeight = max(s.headerHeight, e.Height)
 		// The node says synced once per tip; a reorg back to a tip of

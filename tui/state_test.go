@@ -560,3 +560,25 @@ func TestSyncedLoggedOncePerHeight(t *testing.T) {
 	}
 	require.Equal(t, 3, n)
 }
+
+func TestAwaitingChecksIsNotSynced(t *testing.T) {
+	// At the tip with a block awaiting an omission check the header says
+	// so and not "synced"; the check passing (SyncDone) makes it synced,
+	// one abandoned is logged.
+	m := New(Config{Now: fixedNow})
+	m.width, m.height = 120, 30
+	m = feed(t, m, eventsMsg{events: []spv.Event{spv.SyncDone{Height: 10}, spv.ChecksAwaited{Height: 11, Blocks: 1}}})
+	view := ansi.Strip(m.View())
+	require.Contains(t, view, "at the tip, 1 block awaiting a check")
+	require.NotContains(t, strings.SplitN(view, "\n", 2)[0], "synced")
+	m = feed(t, m, eventsMsg{events: []spv.Event{spv.SyncDone{Height: 11}}})
+	require.Contains(t, strings.SplitN(ansi.Strip(m.View()), "\n", 2)[0], "synced")
+	m = feed(t, m, eventsMsg{events: []spv.Event{spv.ChecksAwaited{Height: 12, Blocks: 2},
+		spv.BlockUnchecked{Height: 12, Reason: "no second peer got the block within 30s", Abandoned: true}}})
+	require.Contains(t, ansi.Strip(m.View()), "at the tip, 1 block awaiting a check")
+	found := false
+	for i := range m.st.log.len() {
+		found = found || strings.Contains(m.st.log.at(i), "block 12 check ABANDONED")
+	}
+	require.True(t, found, "the abandoned check is logged")
+}

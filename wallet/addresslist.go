@@ -19,10 +19,16 @@ type ListedAddress struct {
 // MaxAddressLine bounds a line of an address list (ReadAddressList).
 const MaxAddressLine = 1 << 16
 
+// MaxAddressListBytes bounds a whole address list (ReadAddressList): about
+// 250,000 addresses of 64 characters. A larger list is refused, with one
+// line, and nothing is imported.
+const MaxAddressListBytes = 16 << 20
+
 // Errors of ReadAddressList; test for them with errors.Is.
 var (
 	// ErrBadAddressList is wrapped by the error for a malformed line of
-	// an address list: more than one word, or longer than MaxAddressLine.
+	// an address list (more than one word, or longer than
+	// MaxAddressLine) and for a list longer than MaxAddressListBytes.
 	ErrBadAddressList = errors.New("wallet: malformed address list")
 
 	// ErrEmptyAddressList is wrapped by the error for an address list
@@ -52,11 +58,15 @@ func (e *listError) Unwrap() error { return e.err }
 // AddAddressList checks them all before it imports any.
 func ReadAddressList(r io.Reader, name string) ([]ListedAddress, error) {
 	var list []ListedAddress
-	sc := bufio.NewScanner(r)
+	lr := &io.LimitedReader{R: r, N: MaxAddressListBytes + 1}
+	sc := bufio.NewScanner(lr)
 	sc.Buffer(make([]byte, 0, 4096), MaxAddressLine)
 	n := 0
 	for sc.Scan() {
 		n++
+		if lr.N <= 0 {
+			return nil, &listError{msg: fmt.Sprintf("%s: longer than wallet.MaxAddressListBytes (%d bytes)", name, MaxAddressListBytes), err: ErrBadAddressList}
+		}
 		text := sc.Text()
 		if i := strings.IndexByte(text, '#'); i >= 0 {
 			text = text[:i]
@@ -74,6 +84,9 @@ func ReadAddressList(r io.Reader, name string) ([]ListedAddress, error) {
 			return nil, &listError{msg: fmt.Sprintf("%s line %d: longer than %d bytes", name, n+1, MaxAddressLine), err: ErrBadAddressList}
 		}
 		return nil, err
+	}
+	if lr.N <= 0 {
+		return nil, &listError{msg: fmt.Sprintf("%s: longer than wallet.MaxAddressListBytes (%d bytes)", name, MaxAddressListBytes), err: ErrBadAddressList}
 	}
 	if len(list) == 0 {
 		return nil, &listError{msg: name + " holds no address", err: ErrEmptyAddressList}

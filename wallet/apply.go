@@ -64,11 +64,11 @@ func (w *Wallet) ApplyBlock(b *watch.FilteredBlock) (watch.BlockResult, error) {
 	if err := checkBlock(b); err != nil {
 		return watch.BlockResult{}, err
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
+	unlock, err := w.enter()
+	if err != nil {
 		return watch.BlockResult{}, err
 	}
+	defer unlock()
 	// A pending rescan starts with this block: the node syncs from the
 	// birthday, since SyncedTo reported nothing applied.
 	rescan := w.meta.rescanPending
@@ -80,7 +80,7 @@ func (w *Wallet) ApplyBlock(b *watch.FilteredBlock) (watch.BlockResult, error) {
 		}
 	}
 	var res watch.BlockResult
-	err := w.update(func(bk buckets) error {
+	err = w.update(func(bk buckets) error {
 		if rescan {
 			if err := w.beginRescanIn(bk); err != nil {
 				return err

@@ -111,10 +111,10 @@ func (w *Wallet) view(f func(b readBuckets) error) error {
 // Flush commits every applied block. The node calls it when it reaches
 // the peers' tip and when it stops.
 func (w *Wallet) Flush() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
+	unlock, err := w.enter()
+	if err != nil {
 		return err
 	}
+	defer unlock()
 	return w.commitLocked()
 }

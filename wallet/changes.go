@@ -81,15 +81,15 @@ func markOf(c *coin) coinMark {
 // them; the addresses from the watch set in memory), and moves c past it.
 // On error c is left where it was.
 func (w *Wallet) Changes(c *ChangeCursor) (Change, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
+	unlock, err := w.enter()
+	if err != nil {
 		return Change{}, err
 	}
+	defer unlock()
 	var ch Change
 	var coins map[wire.OutPoint]coinMark
 	var used map[string]bool
-	err := w.view(func(b readBuckets) error {
+	err = w.view(func(b readBuckets) error {
 		ps, err := w.readPending(b.tm)
 		if err != nil {
 			return err

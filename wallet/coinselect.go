@@ -173,7 +173,23 @@ func (t *txShape) feeFor(ins []*spendable, withChange bool) btcutil.Amount {
 	if withChange {
 		outs = append(outs[:len(outs):len(outs)], wire.NewTxOut(0, t.change))
 	}
-	return btcutil.Amount(math.Ceil(float64(vsizeOf(ins, outs)) * t.rate))
+	kvb, _ := satPerKvB(t.rate)
+	return feeAt(vsizeOf(ins, outs), kvb)
+}
+
+// satPerKvB returns a fee rate in sat/vB as a whole number of sat/kvB,
+// the unit Bitcoin Core's CFeeRate holds, and whether it is one (at most
+// three decimals; 0.1 is 100 sat/kvB though 0.1 has no exact float).
+func satPerKvB(rate float64) (int64, bool) {
+	kvb := math.Round(rate * 1000)
+	return int64(kvb), math.Abs(rate*1000-kvb) < 1e-6
+}
+
+// feeAt returns the fee of vsize virtual bytes at kvb sat/kvB, rounded up
+// to a whole satoshi in integers (CFeeRate::GetFee): 141 vB at 0.1 sat/vB
+// is 15 sat, never 14 and never the 16 a float product can round to.
+func feeAt(vsize, kvb int64) btcutil.Amount {
+	return btcutil.Amount((vsize*kvb + 999) / 1000)
 }
 
 // vsizeOf returns the virtual size of a transaction spending ins to outs

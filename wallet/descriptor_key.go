@@ -228,6 +228,7 @@ func (k *keyExpr) parseOrigin(s string) error {
 		return fmt.Errorf("%w: key origin fingerprint %q is not 8 hex digits", ErrInvalidDescriptor, fp)
 	}
 	b, _ := hex.DecodeString(fp)
+	// BIP32 order, as the wallet holds fingerprints (see psbtFingerprint).
 	k.hasOrigin, k.fingerprint = true, binary.BigEndian.Uint32(b)
 	for _, p := range parts[1:] {
 		if strings.ContainsAny(p, "*<>;") {

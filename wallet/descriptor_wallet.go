@@ -47,11 +47,11 @@ import (
 // applied blocks, the next sync rescans from its birthday, as after
 // AddXpub.
 func (w *Wallet) AddDescriptor(desc string) (*DescriptorInfo, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
+	unlock, err := w.enter()
+	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	d, err := parseDescriptor(desc, w.net.params)
 	if err != nil {
 		return nil, err
@@ -152,13 +152,13 @@ func (w *Wallet) importDescriptor(b buckets, d *descriptor) (*DescriptorInfo, er
 // Descriptors returns the imported descriptors in import order, each with
 // its checksum and where the wallet watches it.
 func (w *Wallet) Descriptors() ([]DescriptorInfo, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
+	unlock, err := w.enter()
+	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	var out []DescriptorInfo
-	err := w.view(func(b readBuckets) error {
+	err = w.view(func(b readBuckets) error {
 		recs, err := readDescriptorRecords(b.own)
 		if err != nil {
 			return err

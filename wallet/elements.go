@@ -24,11 +24,11 @@ import (
 // the node will have hundreds of blocks in flight before its first
 // scheduled reload can load more keys.
 func (w *Wallet) FilterElements() (watch.Elements, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
+	unlock, err := w.enter()
+	if err != nil {
 		return watch.Elements{}, err
 	}
+	defer unlock()
 	if w.expectsCatchUp() {
 		err := w.updateNow(func(bk buckets) error {
 			_, err := w.catchUpReserve(bk)

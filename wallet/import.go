@@ -17,6 +17,13 @@ type AccountInfo struct {
 	Scope string `json:"scope"`
 	// Account is waddrmgr's account number inside the scope.
 	Account uint32 `json:"account"`
+	// ID names the account as --from, ReceiveInfo.From and a PSBT
+	// input's From do: the scope and the account number ("m/84'/1'/0").
+	// Path is the account key's derivation path ("m/84'/1'/0'", see
+	// AddressInfo.Path), which every address path of the account
+	// extends.
+	ID   string `json:"id"`
+	Path string `json:"path"`
 	// Name is the account's name in waddrmgr.
 	Name string `json:"name"`
 	// Kind is the receive address type.
@@ -120,6 +127,8 @@ func (w *Wallet) importAccount(am walletdb.ReadWriteBucket, k *accountKey, branc
 	return &AccountInfo{
 		Scope:   scopeString(k.scope),
 		Account: acct,
+		ID:      fmt.Sprintf("%s/%d", scopeString(k.scope), acct),
+		Path:    keyPath(k.scope, k.key),
 		Name:    name,
 		Kind:    k.kind,
 		Depth:   k.key.Depth(),
@@ -202,11 +211,11 @@ func (w *Wallet) rescanIfSynced(b buckets) (bool, error) {
 // and commits. If the wallet had applied blocks, the next sync rescans
 // from its birthday (see RescanPending).
 func (w *Wallet) AddXpub(xpub string) (*AccountInfo, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
+	unlock, err := w.enter()
+	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	k, err := parseAccountKey(xpub, w.net.params)
 	if err != nil {
 		return nil, err
@@ -222,11 +231,11 @@ func (w *Wallet) AddXpub(xpub string) (*AccountInfo, error) {
 // tr(KEY/<0;1>/*). If the wallet had applied blocks, the next sync rescans
 // from its birthday (see RescanPending).
 func (w *Wallet) AddTaprootXpub(xpub string) (*AccountInfo, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
+	unlock, err := w.enter()
+	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	k, err := parseTaprootKey(xpub, w.net.params)
 	if err != nil {
 		return nil, err
@@ -255,11 +264,11 @@ func (w *Wallet) addAccountLocked(k *accountKey) (*AccountInfo, error) {
 // AddAddress watches one more single address and commits. If the wallet
 // had applied blocks, the next sync rescans from its birthday.
 func (w *Wallet) AddAddress(address string) (*ImportInfo, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
+	unlock, err := w.enter()
+	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	ws, err := parseAddress(address, w.net.params)
 	if err != nil {
 		return nil, err
@@ -270,11 +279,11 @@ func (w *Wallet) AddAddress(address string) (*ImportInfo, error) {
 // AddScript watches one more raw output script and commits. If the wallet
 // had applied blocks, the next sync rescans from its birthday.
 func (w *Wallet) AddScript(script []byte) (*ImportInfo, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
+	unlock, err := w.enter()
+	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	ws, err := parseScript(script, w.net.params)
 	if err != nil {
 		return nil, err
@@ -292,11 +301,11 @@ func (w *Wallet) AddScript(script []byte) (*ImportInfo, error) {
 // the wallet had applied blocks, the next sync rescans from its
 // birthday.
 func (w *Wallet) AddAddresses(addresses []string) ([]*ImportInfo, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
+	unlock, err := w.enter()
+	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	scripts := make([]*watchedScript, 0, len(addresses))
 	seen := make(map[string]int, len(addresses))
 	for i, a := range addresses {
@@ -317,7 +326,7 @@ func (w *Wallet) AddAddresses(addresses []string) ([]*ImportInfo, error) {
 	for i, ws := range scripts {
 		infos[i] = &ImportInfo{Address: ws.address, Script: fmt.Sprintf("%x", ws.pkScript), Kind: ws.kind}
 	}
-	err := w.updateNow(func(b buckets) error {
+	err = w.updateNow(func(b buckets) error {
 		if err := w.importScripts(b.own, scripts); err != nil {
 			return err
 		}
@@ -362,13 +371,17 @@ func (w *Wallet) addScriptLocked(ws *watchedScript) (*ImportInfo, error) {
 
 // Accounts returns the imported HD accounts by scope and account number.
 func (w *Wallet) Accounts() ([]AccountInfo, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
+	unlock, err := w.enter()
+	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	var out []AccountInfo
-	err := w.view(func(b readBuckets) error {
+	err = w.view(func(b readBuckets) error {
+		owners, err := readDescriptorOwners(b)
+		if err != nil {
+			return err
+		}
 		for _, sm := range sortedScopes(w.addrMgr) {
 			var accts []uint32
 			if err := sm.ForEachAccount(b.am, func(acct uint32) error {
@@ -388,6 +401,8 @@ func (w *Wallet) Accounts() ([]AccountInfo, error) {
 				info := AccountInfo{
 					Scope:   scopeString(sm.Scope()),
 					Account: acct,
+					ID:      fmt.Sprintf("%s/%d", scopeString(sm.Scope()), acct),
+					Path:    accountPath(sm.Scope(), props),
 					Name:    props.AccountName,
 					Kind:    kindOfAddrType(sm.AddrSchema().ExternalAddrType),
 				}
@@ -396,6 +411,9 @@ func (w *Wallet) Accounts() ([]AccountInfo, error) {
 				}
 				if props.AccountPubKey != nil {
 					info.Depth, info.Key = props.AccountPubKey.Depth(), props.AccountPubKey.String()
+				}
+				if p, ok := owners.paths[branchKey{scope: sm.Scope(), account: acct}]; ok {
+					info.Path = p // a descriptor's key origin
 				}
 				out = append(out, info)
 			}

@@ -154,7 +154,7 @@ func TestCreateRefusesDuplicateKeys(t *testing.T) {
 	accts, err := w.Accounts()
 	require.NoError(t, err)
 	require.Equal(t, []AccountInfo{
-		{Scope: "m/44'/0'", Account: 0, Name: "watch-0", Kind: KindP2PKH, Depth: 3, Key: accountXpub(t, purposeBIP84, 0, versionXpub)},
-		{Scope: "m/84'/0'", Account: 0, Name: "watch-0", Kind: KindP2WPKH, Depth: 3, Key: vectorZpub84},
+		{Scope: "m/44'/0'", Account: 0, ID: "m/44'/0'/0", Path: "m/44'/0'/0'", Name: "watch-0", Kind: KindP2PKH, Depth: 3, Key: accountXpub(t, purposeBIP84, 0, versionXpub)},
+		{Scope: "m/84'/0'", Account: 0, ID: "m/84'/0'/0", Path: "m/84'/0'/0'", Name: "watch-0", Kind: KindP2WPKH, Depth: 3, Key: vectorZpub84},
 	}, accts)
 }

@@ -35,11 +35,11 @@ func (w *Wallet) ApplyMempoolTx(tx *wire.MsgTx) (watch.MempoolResult, error) {
 	if tx == nil || (len(tx.TxIn) == 0 && len(tx.TxOut) == 0) {
 		return watch.MempoolResult{}, ErrBadTx
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
+	unlock, err := w.enter()
+	if err != nil {
 		return watch.MempoolResult{}, err
 	}
+	defer unlock()
 	if err := w.checkMempoolTx(tx); err != nil {
 		return watch.MempoolResult{}, err
 	}

@@ -111,7 +111,7 @@ func TestFakeSpendKeepsConfirmedBalance(t *testing.T) {
 	require.Equal(t, []any{fake.TxHash().String()}, fields["spent_by"])
 	raw, err = json.Marshal(bal)
 	require.NoError(t, err)
-	require.JSONEq(t, `{"confirmed":120000,"unconfirmed":5000,"immature":0,"pending_spent":100000,"conflicts":0}`, string(raw))
+	require.JSONEq(t, `{"confirmed_sat":120000,"unconfirmed_sat":5000,"immature_sat":0,"pending_spent_sat":100000,"conflicts":0}`, string(raw))
 
 	// A spend of a wallet coin that a block already spent can never
 	// confirm: dropped, even though it pays the wallet.

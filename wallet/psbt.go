@@ -35,9 +35,11 @@ import (
 
 // Fee-rate bounds of CreatePSBT, in satoshis per virtual byte.
 const (
-	// MinFeeRate is btcd's and Bitcoin Core's default minimum relay
-	// fee rate (1,000 sat/kvB): below it no peer relays the transaction.
-	MinFeeRate = 1
+	// MinFeeRate is Bitcoin Core's default minimum relay fee rate since
+	// 29.1 (100 sat/kvB). btcd and older Core relay from 1 sat/vB (their
+	// default -minrelaytxfee of 1,000 sat/kvB): below that only peers
+	// set lower relay it.
+	MinFeeRate = 0.1
 	// MaxFeeRate refuses a fee rate no one means: 1,000 sat/vB pays
 	// 141,000 sat for a one-input payment, hundreds of times the rate of
 	// a full mempool.
@@ -92,6 +94,11 @@ type PSBTRequest struct {
 	// confirmed, unspent, mature coins.
 	IncludeUnconfirmed  bool
 	IncludePendingSpent bool
+	// DryRun plans and prices the transaction without recording its
+	// change address as handed out: the result shows the inputs,
+	// outputs and fee, and carries no PSBT to sign (Packet nil, Base64
+	// empty), so a preview never uses up a change address.
+	DryRun bool
 	// Selection is the coin selection policy (SelectPrivate by
 	// default).
 	Selection CoinSelection
@@ -101,7 +108,7 @@ type PSBTRequest struct {
 type PSBTCoin struct {
 	Txid    string         `json:"txid"`
 	Vout    uint32         `json:"vout"`
-	Amount  btcutil.Amount `json:"amount"`
+	Amount  btcutil.Amount `json:"amount_sat"`
 	Address string         `json:"address,omitempty"`
 	From    string         `json:"from"`
 }
@@ -109,7 +116,7 @@ type PSBTCoin struct {
 // PSBTPayment is one output of a built PSBT.
 type PSBTPayment struct {
 	Address string         `json:"address"`
-	Amount  btcutil.Amount `json:"amount"`
+	Amount  btcutil.Amount `json:"amount_sat"`
 	Change  bool           `json:"change,omitempty"`
 	// Index is a change output's index on its change branch.
 	Index uint32 `json:"index,omitempty"`
@@ -125,14 +132,31 @@ type PSBT struct {
 	Outputs []PSBTPayment `json:"outputs"`
 	// Fee is in satoshis; VSize the estimated virtual size once signed
 	// (signatures at their longest), FeeRate the fee over it.
-	Fee     btcutil.Amount `json:"fee"`
+	Fee     btcutil.Amount `json:"fee_sat"`
 	VSize   int64          `json:"vsize"`
-	FeeRate float64        `json:"fee_rate"`
+	FeeRate float64        `json:"fee_rate_sat_vb"`
 	// ReceivedTxs counts the distinct transactions the inputs were
 	// received in: what the transaction links on chain (1: nothing
 	// new).
 	ReceivedTxs int    `json:"received_txs"`
 	Selection   string `json:"selection"`
+	// ChangeGap is where the change address stands against its
+	// branch's gap limit (nil without change).
+	ChangeGap *ChangeGap `json:"change_gap,omitempty"`
+	// DryRun is set for a PSBTRequest.DryRun result.
+	DryRun bool `json:"dry_run,omitempty"`
+}
+
+// ChangeGap is a change address against its branch's gap limit, as
+// ReceiveInfo counts a receive address: Unpaid counts the change
+// addresses handed out and unpaid after the last paid one, this one
+// included; past GapLimit (BeyondGap) a wallet restored from the key with
+// that gap limit would not find this change until the ones before it are
+// paid. The change of PSBTs never broadcast uses the gap up.
+type ChangeGap struct {
+	Unpaid    uint32 `json:"unpaid"`
+	GapLimit  uint32 `json:"gap_limit"`
+	BeyondGap bool   `json:"beyond_gap,omitempty"`
 }
 
 // CreatePSBT builds an unsigned transaction from the wallet's coins (see
@@ -145,13 +169,16 @@ type PSBT struct {
 // Any refusal (fee rate, outputs, funds) is an *InputError and writes
 // nothing.
 func (w *Wallet) CreatePSBT(req PSBTRequest) (*PSBT, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
+	unlock, err := w.enter()
+	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	if math.IsNaN(req.FeeRate) || req.FeeRate < MinFeeRate || req.FeeRate > MaxFeeRate {
-		return nil, inputErr("fee rate", fmt.Sprintf("%v sat/vB", req.FeeRate), fmt.Errorf("%w: give one in [%d, %d] sat/vB (bloomwatch has no fee estimate: a light client sees no mempool)", ErrFeeRate, MinFeeRate, MaxFeeRate))
+		return nil, inputErr("fee rate", fmt.Sprintf("%v sat/vB", req.FeeRate), fmt.Errorf("%w: give one in [%v, %v] sat/vB (bloomwatch has no fee estimate: a light client sees no mempool)", ErrFeeRate, MinFeeRate, MaxFeeRate))
+	}
+	if _, exact := satPerKvB(req.FeeRate); !exact {
+		return nil, inputErr("fee rate", fmt.Sprintf("%v sat/vB", req.FeeRate), fmt.Errorf("%w: at most 3 decimals (a whole number of sat/kvB, as Bitcoin Core takes it)", ErrFeeRate))
 	}
 	outs, sweep, err := w.psbtOutputs(req)
 	if err != nil {
@@ -166,13 +193,25 @@ func (w *Wallet) CreatePSBT(req PSBTRequest) (*PSBT, error) {
 	if err != nil {
 		return nil, err
 	}
-	if b.change != nil {
+	if b.change != nil && !req.DryRun {
 		err = w.updateNow(func(bk buckets) error { return w.handOutChange(bk, b.change) })
 		if err != nil {
 			return nil, err
 		}
 	}
-	return b.result()
+	res, err := b.result()
+	if err != nil {
+		return nil, err
+	}
+	if b.change != nil {
+		g := &ChangeGap{Unpaid: b.change.unpaid, GapLimit: w.gapFor(waddrmgr.InternalBranch)}
+		g.BeyondGap = g.Unpaid > g.GapLimit
+		res.ChangeGap = g
+	}
+	if req.DryRun {
+		res.Packet, res.Base64, res.DryRun = nil, "", true
+	}
+	return res, nil
 }
 
 // psbtOutputs checks the request's outputs: addresses of the wallet's
@@ -218,8 +257,11 @@ type psbtBuild struct {
 
 // changePlan is the change output and where it is derived.
 type changePlan struct {
-	src     receiveSource
-	index   uint32
+	src   receiveSource
+	index uint32
+	// unpaid counts the branch's handed-out, unpaid addresses after the
+	// last paid one, this one included (ReceiveInfo.Unpaid).
+	unpaid  uint32
 	out     *wire.TxOut
 	signing *scriptSigning
 	address string
@@ -433,6 +475,7 @@ func (w *Wallet) planChange(b readBuckets, owners *descriptorOwners, source stri
 		}
 	}
 	cp := &changePlan{src: src, index: max(paid, handed)}
+	cp.unpaid = cp.index - paid + 1
 	ws, err := w.scriptAtBranch(b, src, cp.index)
 	if err != nil {
 		return nil, err

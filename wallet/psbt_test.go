@@ -282,7 +282,8 @@ func TestCreatePSBTRefusals(t *testing.T) {
 		{"amount above the balance", PSBTRequest{Outputs: []PSBTOutput{{to, 520_001}}, FeeRate: 1}, ErrInsufficientFunds},
 		{"amount above the balance with the unconfirmed", PSBTRequest{Outputs: []PSBTOutput{{to, 920_000}}, FeeRate: 1, IncludeUnconfirmed: true}, ErrInsufficientFunds},
 		{"fee rate 0", PSBTRequest{Outputs: []PSBTOutput{{to, 1_000}}}, ErrFeeRate},
-		{"fee rate below the relay minimum", PSBTRequest{Outputs: []PSBTOutput{{to, 1_000}}, FeeRate: 0.5}, ErrFeeRate},
+		{"fee rate below the relay minimum", PSBTRequest{Outputs: []PSBTOutput{{to, 1_000}}, FeeRate: 0.09}, ErrFeeRate},
+		{"fee rate of four decimals", PSBTRequest{Outputs: []PSBTOutput{{to, 1_000}}, FeeRate: 0.1234}, ErrFeeRate},
 		{"absurd fee rate", PSBTRequest{Outputs: []PSBTOutput{{to, 1_000}}, FeeRate: MaxFeeRate + 1}, ErrFeeRate},
 		{"NaN fee rate", PSBTRequest{Outputs: []PSBTOutput{{to, 1_000}}, FeeRate: math.NaN()}, ErrFeeRate},
 		{"address of another network", PSBTRequest{Outputs: []PSBTOutput{{"bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4", 1_000}}, FeeRate: 1}, ErrWrongNetwork},
@@ -343,4 +344,26 @@ func TestCheckSpend(t *testing.T) {
 	err = w.CheckSpend(foreign)
 	require.ErrorIs(t, err, ErrNotWalletCoin)
 	_ = coins
+}
+
+// TestFeeRateFloorAndRounding builds PSBTs at the relay floor of 0.1
+// sat/vB (Bitcoin Core's default since 29.1; refused before, when the
+// floor was 1) and at fractional rates: each fee is the signed vsize
+// times the rate rounded up to a whole satoshi, in integers.
+func TestFeeRateFloorAndRounding(t *testing.T) {
+	w, _, _ := psbtWallet(t)
+	to := addressOf(t, foreignScript(1))
+	_, err := w.CreatePSBT(PSBTRequest{Outputs: []PSBTOutput{{to, 30_000}}, FeeRate: MaxFeeRate, DryRun: true})
+	require.NoError(t, err, "the ceiling is in range")
+	for _, rate := range []float64{MinFeeRate, 0.3, 1.5, 2.123} {
+		res, err := w.CreatePSBT(PSBTRequest{Outputs: []PSBTOutput{{to, 30_000}}, FeeRate: rate, DryRun: true})
+		require.NoError(t, err, "%v sat/vB", rate)
+		require.NotNil(t, res.ChangeGap, "with change: the fee is the rate's, no dust left over")
+		kvb := int64(math.Round(rate * 1000))
+		fee := int64(res.Fee)
+		require.GreaterOrEqual(t, fee*1000, res.VSize*kvb, "%v sat/vB: %d sat for %d vB", rate, fee, res.VSize)
+		require.Less(t, (fee-1)*1000, res.VSize*kvb, "%v sat/vB: %d sat for %d vB is more than rounding up", rate, fee, res.VSize)
+	}
+	require.Equal(t, btcutil.Amount(15), feeAt(141, 100), "141 vB at 0.1 sat/vB")
+	require.Equal(t, btcutil.Amount(353), feeAt(141, 2500), "141 vB at 2.5 sat/vB")
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/btcsuite/btcd/btcutil"
@@ -28,20 +29,20 @@ type Balance struct {
 	// Confirmed is the wallet's mature outputs in blocks that no
 	// confirmed transaction spends, whether or not an unconfirmed
 	// transaction spends them (see PendingSpent).
-	Confirmed btcutil.Amount `json:"confirmed"`
+	Confirmed btcutil.Amount `json:"confirmed_sat"`
 	// Unconfirmed is incoming: the outputs to the wallet of unconfirmed
 	// transactions that no other unconfirmed transaction spends,
 	// leaving out those of conflicted transactions (see Conflicts), which
 	// may never confirm: the worst case.
-	Unconfirmed btcutil.Amount `json:"unconfirmed"`
+	Unconfirmed btcutil.Amount `json:"unconfirmed_sat"`
 	// Immature is coinbase outputs short of coinbase maturity (spent or
 	// not by unconfirmed transactions, like Confirmed).
-	Immature btcutil.Amount `json:"immature"`
+	Immature btcutil.Amount `json:"immature_sat"`
 	// PendingSpent is outgoing: the part of Confirmed and Immature that
 	// unconfirmed transactions spend, each coin once even when several
 	// conflicting transactions spend it (the worst case: any of them may
 	// confirm).
-	PendingSpent btcutil.Amount `json:"pending_spent"`
+	PendingSpent btcutil.Amount `json:"pending_spent_sat"`
 	// Conflicts counts the unconfirmed wallet transactions that spend an
 	// outpoint another unconfirmed wallet transaction spends, or descend
 	// from one that does. Their outputs are left out of Unconfirmed and
@@ -73,13 +74,13 @@ func confirmations(height, tip int32) int32 {
 // Balance returns the balances at the sync point (see Balance for what
 // unconfirmed transactions change).
 func (w *Wallet) Balance() (Balance, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
+	unlock, err := w.enter()
+	if err != nil {
 		return Balance{}, err
 	}
+	defer unlock()
 	var bal Balance
-	err := w.view(func(b readBuckets) error {
+	err = w.view(func(b readBuckets) error {
 		ps, err := w.readPending(b.tm)
 		if err != nil {
 			return err
@@ -139,7 +140,7 @@ type TxSummary struct {
 	// reorg).
 	Time time.Time `json:"time"`
 	// Delta is the net satoshi change to the wallet.
-	Delta int64 `json:"delta"`
+	Delta int64 `json:"delta_sat"`
 	// Confirmations is counted from the wallet's sync point.
 	Confirmations int32 `json:"confirmations"`
 	// Expires is when an unconfirmed transaction leaves the wallet if
@@ -160,13 +161,13 @@ func (t TxSummary) ConfirmationsAt(tip int32) int32 { return confirmations(t.Hei
 // Txs returns the wallet's history: confirmed transactions by height,
 // then unconfirmed ones (with their expiry and conflicts).
 func (w *Wallet) Txs() ([]TxSummary, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
+	unlock, err := w.enter()
+	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	var out []TxSummary
-	err := w.view(func(b readBuckets) error {
+	err = w.view(func(b readBuckets) error {
 		ps, err := w.readPending(b.tm)
 		if err != nil {
 			return err
@@ -220,7 +221,7 @@ type UTXO struct {
 	Txid  chainhash.Hash `json:"txid"`
 	Index uint32         `json:"vout"`
 	// Amount is in satoshis.
-	Amount btcutil.Amount `json:"amount"`
+	Amount btcutil.Amount `json:"amount_sat"`
 	// Height is -1 for an unconfirmed output.
 	Height        int32  `json:"height"`
 	Confirmations int32  `json:"confirmations"`
@@ -243,13 +244,13 @@ type UTXO struct {
 // outputs without PendingSpend or Conflicted for the worst case. They are
 // ordered by height (unconfirmed last), then txid and index.
 func (w *Wallet) UTXOs() ([]UTXO, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
+	unlock, err := w.enter()
+	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	var out []UTXO
-	err := w.view(func(b readBuckets) error {
+	err = w.view(func(b readBuckets) error {
 		ps, err := w.readPending(b.tm)
 		if err != nil {
 			return err
@@ -321,13 +322,13 @@ type Holdings struct {
 // three (the sync summary shows them all; three calls read the
 // unconfirmed set three times and the unspent outputs twice).
 func (w *Wallet) Holdings() (Holdings, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
+	unlock, err := w.enter()
+	if err != nil {
 		return Holdings{}, err
 	}
+	defer unlock()
 	var h Holdings
-	err := w.view(func(b readBuckets) error {
+	err = w.view(func(b readBuckets) error {
 		ps, err := w.readPending(b.tm)
 		if err != nil {
 			return err
@@ -373,8 +374,9 @@ type AddressInfo struct {
 	// Path is the full derivation path when the account key's own index
 	// is known ("m/84'/1'/0'/0/5"): from the key origin of a descriptor
 	// that has one, else from the scope and the key's child number at
-	// account depth; otherwise the scope and the in-account path
-	// ("m/84'/1'/?/0/5").
+	// account depth, or the key's own index at depth 1 ("m/0'/0/5");
+	// otherwise the steps above the key are written "?" (see
+	// accountPath).
 	Path string `json:"path,omitempty"`
 	// Element is the filter element, hex.
 	Element string `json:"element"`
@@ -389,13 +391,13 @@ type AddressInfo struct {
 // their used flags come from the watch set in memory: nothing is derived
 // or decoded again. AddressCounts counts them without building the list.
 func (w *Wallet) Addresses() ([]AddressInfo, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
+	unlock, err := w.enter()
+	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	var out []AddressInfo
-	err := w.view(func(b readBuckets) (err error) {
+	err = w.view(func(b readBuckets) (err error) {
 		out, err = w.addressInfos(b, w.watch.entries())
 		return err
 	})
@@ -475,26 +477,46 @@ func (w *Wallet) addressInfos(b readBuckets, entries []*watchEntry) ([]AddressIn
 // Addresses, which lists and formats every one, takes 150 ms;
 // BenchmarkAddressCounts).
 func (w *Wallet) AddressCounts() (AddressCounts, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
+	unlock, err := w.enter()
+	if err != nil {
 		return AddressCounts{}, err
 	}
+	defer unlock()
 	return w.watch.counts(), nil
 }
 
-// accountPath returns the derivation path of an account key: the scope and
-// the key's own child index when the key sits at account depth.
+// accountPath returns the derivation path of an account key from what the
+// key says of itself: at account depth the scope and its own child index
+// ("m/84'/1'/0'"); at depth 1 its child index alone, the whole path
+// (Electrum's "m/0'"); at depth 0 "m". At another depth only the last step
+// is known and the others are written "?" ("m/?/5'"): the scope its
+// version implies is not its path.
 func accountPath(scope waddrmgr.KeyScope, props *waddrmgr.AccountProperties) string {
-	k := props.AccountPubKey
-	if k == nil || k.Depth() != accountKeyDepth {
+	return keyPath(scope, props.AccountPubKey)
+}
+
+// keyPath is accountPath of an account key k of scope.
+func keyPath(scope waddrmgr.KeyScope, k *hdkeychain.ExtendedKey) string {
+	if k == nil {
 		return scopeString(scope) + "/?"
 	}
-	idx := k.ChildIndex()
-	if idx >= hdkeychain.HardenedKeyStart {
-		return fmt.Sprintf("%s/%d'", scopeString(scope), idx-hdkeychain.HardenedKeyStart)
+	step := childString(k.ChildIndex())
+	switch d := k.Depth(); d {
+	case 0:
+		return "m"
+	case accountKeyDepth:
+		return scopeString(scope) + "/" + step
+	default:
+		return "m" + strings.Repeat("/?", int(d)-1) + "/" + step
 	}
-	return fmt.Sprintf("%s/%d", scopeString(scope), idx)
+}
+
+// childString writes a child number as a path step: 5 or 5'.
+func childString(c uint32) string {
+	if c >= hdkeychain.HardenedKeyStart {
+		return fmt.Sprintf("%d'", c-hdkeychain.HardenedKeyStart)
+	}
+	return fmt.Sprintf("%d", c)
 }
 
 // accountKeyDepth is the depth of a BIP44/49/84 account key:

@@ -199,17 +199,17 @@ func (w *Wallet) branchEntries(key branchKey, msig bool) map[uint32]*watchEntry 
 // (ErrGapLimit, ErrNoReceiveBranch, ErrAmbiguousSource, as *InputError)
 // writes nothing.
 func (w *Wallet) Receive(opts ReceiveOptions) (*ReceiveInfo, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
+	unlock, err := w.enter()
+	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	var (
 		src     receiveSource
 		handed  uint32
 		entries map[uint32]*watchEntry
 	)
-	err := w.view(func(b readBuckets) error {
+	err = w.view(func(b readBuckets) error {
 		sources, err := w.receiveSources(b)
 		if err != nil {
 			return err

@@ -29,11 +29,11 @@ import (
 // It returns how the filter elements changed: coins the removed blocks
 // spent are watched again, coins they created are not.
 func (w *Wallet) Rollback(height int32) (watch.ElementDelta, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
+	unlock, err := w.enter()
+	if err != nil {
 		return watch.ElementDelta{}, err
 	}
+	defer unlock()
 	if w.meta.firstApplied == noHeight || w.meta.rescanPending || height >= w.synced.Height {
 		// With a rescan pending the node was told nothing is applied
 		// (SyncedTo): there is nothing of its chain to roll back.

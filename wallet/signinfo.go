@@ -26,7 +26,32 @@ import (
 // Bitcoin Core names it: by its own fingerprint and the path from it
 // (branch/index), which a signer holding that extended key recognizes; a
 // hardware signer that only knows its master key does not, so give
-// descriptors with their key origins.
+// descriptors with their key origins. A key at depth 1 (Electrum's m/0')
+// carries its origin: its parent is the master.
+
+// A fingerprint is the first four bytes of the HASH160 of a key's
+// compressed public key (BIP32). The wallet holds it as the big-endian
+// number of those bytes, the order in which BIP32 computes them and a
+// descriptor's key origin prints them ("d6a46e01"), and which waddrmgr
+// stores. BIP174 writes the same four bytes in that order into a
+// derivation's value; btcd's psbt package writes MasterKeyFingerprint
+// little-endian, so psbtFingerprint turns one into the other at the one
+// place the wallet hands a fingerprint to psbt.
+
+// psbtFingerprint returns fp as psbt.Bip32Derivation and
+// psbt.TaprootBip32Derivation take it: the number whose little-endian
+// serialization is fp's four bytes in BIP32 order.
+func psbtFingerprint(fp uint32) uint32 {
+	var b [4]byte
+	binary.BigEndian.PutUint32(b[:], fp)
+	return binary.LittleEndian.Uint32(b[:])
+}
+
+// fingerprintOf returns the fingerprint of pub (see psbtFingerprint for
+// its byte order).
+func fingerprintOf(pub *btcec.PublicKey) uint32 {
+	return binary.BigEndian.Uint32(btcutil.Hash160(pub.SerializeCompressed())[:4])
+}
 
 // scriptSigning is the signing metadata of one watched script.
 type scriptSigning struct {
@@ -54,7 +79,7 @@ func keyOriginOf(k *keyExpr) (uint32, []uint32) {
 	if pub == nil {
 		return 0, nil
 	}
-	return binary.BigEndian.Uint32(btcutil.Hash160(pub.SerializeCompressed())[:4]), nil
+	return fingerprintOf(pub), nil
 }
 
 // derivationOf returns the BIP32 derivation of key k at path p and child
@@ -75,7 +100,7 @@ func derivationOf(k *keyExpr, p int, index uint32) (*psbt.Bip32Derivation, error
 	if k.uncompressed {
 		ser = pub.SerializeUncompressed()
 	}
-	return &psbt.Bip32Derivation{PubKey: ser, MasterKeyFingerprint: fp, Bip32Path: path}, nil
+	return &psbt.Bip32Derivation{PubKey: ser, MasterKeyFingerprint: psbtFingerprint(fp), Bip32Path: path}, nil
 }
 
 // descriptorSigning returns the signing metadata of descriptor d's script
@@ -265,9 +290,14 @@ func (w *Wallet) hdSigning(b readBuckets, owners *descriptorOwners, e *watchEntr
 		if err != nil {
 			return nil, fmt.Errorf("%w: stored key origin %q: %v", ErrCorrupt, prefix, err)
 		}
-		der.MasterKeyFingerprint, der.Bip32Path = fp, append(steps, ref.branch, ref.index)
+		der.MasterKeyFingerprint, der.Bip32Path = psbtFingerprint(fp), append(steps, ref.branch, ref.index)
+	} else if k := props.AccountPubKey; k.Depth() == 1 {
+		// A key at depth 1 (Electrum's m/0') names its master: its
+		// parent, whose fingerprint it carries.
+		der.MasterKeyFingerprint = psbtFingerprint(k.ParentFingerprint())
+		der.Bip32Path = []uint32{k.ChildIndex(), ref.branch, ref.index}
 	} else {
-		der.MasterKeyFingerprint = ownFingerprint(props.AccountPubKey)
+		der.MasterKeyFingerprint = psbtFingerprint(ownFingerprint(k))
 		der.Bip32Path = []uint32{ref.branch, ref.index}
 	}
 	s := &scriptSigning{}
@@ -283,5 +313,5 @@ func ownFingerprint(k *hdkeychain.ExtendedKey) uint32 {
 	if err != nil {
 		return 0
 	}
-	return binary.BigEndian.Uint32(btcutil.Hash160(pub.SerializeCompressed())[:4])
+	return fingerprintOf(pub)
 }

@@ -37,13 +37,13 @@ func (w *Wallet) CheckSpend(tx *wire.MsgTx) error {
 	if err := blockchain.CheckTransactionSanity(btcutil.NewTx(tx)); err != nil {
 		return inputErr("transaction", txid, fmt.Errorf("%w: %v", ErrTxInvalid, err))
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
+	unlock, err := w.enter()
+	if err != nil {
 		return err
 	}
+	defer unlock()
 	prevs := make([]*wire.TxOut, len(tx.TxIn))
-	err := w.view(func(b readBuckets) error {
+	err = w.view(func(b readBuckets) error {
 		for i, in := range tx.TxIn {
 			op := in.PreviousOutPoint
 			if _, ok := w.watch.outpoints[op]; !ok {

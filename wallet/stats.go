@@ -29,11 +29,11 @@ type Stats struct {
 
 // Stats returns the match statistics at the applied point.
 func (w *Wallet) Stats() (Stats, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
+	unlock, err := w.enter()
+	if err != nil {
 		return Stats{}, err
 	}
+	defer unlock()
 	return w.statsLocked(), nil
 }
 
@@ -68,16 +68,16 @@ type FalsePositive struct {
 // an internal cap): the unconfirmed ones this process was sent first
 // (they are not stored), then by block, newest first.
 func (w *Wallet) FalsePositives(limit int) ([]FalsePositive, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
+	unlock, err := w.enter()
+	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	if limit <= 0 || limit > maxFalsePositiveList {
 		limit = maxFalsePositiveList
 	}
 	var out []FalsePositive
-	err := w.view(func(b readBuckets) error {
+	err = w.view(func(b readBuckets) error {
 		mempool := make([]chainhash.Hash, 0, len(w.mempoolFP))
 		for h := range w.mempoolFP {
 			mempool = append(mempool, h)
@@ -120,16 +120,16 @@ type Match struct {
 // BlockMatches returns every transaction peers sent for the applied block
 // at height, in block order (none for a block without matches).
 func (w *Wallet) BlockMatches(height int32) ([]Match, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
+	unlock, err := w.enter()
+	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	if height < 0 {
 		return nil, nil
 	}
 	var out []Match
-	err := w.view(func(b readBuckets) error {
+	err = w.view(func(b readBuckets) error {
 		v := b.own.NestedReadBucket(bktBlocks).Get(heightKey(height))
 		if v == nil {
 			return nil

@@ -32,13 +32,13 @@ type TruthElement struct {
 // at a height is in every filter loaded from that height on; the
 // intersection attack requires exactly those.
 func (w *Wallet) TruthElements() ([]TruthElement, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
+	unlock, err := w.enter()
+	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	first := map[string]int32{}
-	err := w.view(func(b readBuckets) error {
+	err = w.view(func(b readBuckets) error {
 		return w.txStore.RangeTransactions(b.tm, 0, noHeight, func(details []wtxmgr.TxDetails) (bool, error) {
 			for i := range details {
 				d := &details[i]

@@ -507,6 +507,19 @@ func (w *Wallet) closeManagers() {
 
 // usable returns the error every call must fail with, if any. The caller
 // holds w.mu.
+// enter takes the wallet's lock and checks that the wallet is usable (open,
+// not broken): the preamble of every method that reads or writes it. On
+// success the caller defers the returned unlock; on error the lock is
+// already released.
+func (w *Wallet) enter() (unlock func(), err error) {
+	w.mu.Lock()
+	if err := w.usable(); err != nil {
+		w.mu.Unlock()
+		return nil, err
+	}
+	return w.mu.Unlock, nil
+}
+
 func (w *Wallet) usable() error {
 	if w.closed {
 		return ErrClosed
@@ -541,11 +554,11 @@ func (w *Wallet) Birthday() int32 {
 // the node syncs from the birthday; the wallet's readers still count
 // confirmations from the block the kept history reaches (HistoryPoint).
 func (w *Wallet) SyncedTo() (watch.SyncPoint, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
+	unlock, err := w.enter()
+	if err != nil {
 		return watch.SyncPoint{Height: noHeight}, err
 	}
+	defer unlock()
 	if w.meta.rescanPending {
 		return watch.SyncPoint{Height: noHeight}, nil
 	}

@@ -30,6 +30,11 @@ type badCase struct {
 	sub  string
 }
 
+// noDefaultWallet is the error of a wallet command without --datadir
+// (tests run with a home of their own, see TestMain): the default data
+// dir of mainnet holds no wallet.
+const noDefaultWallet = "no wallet in data directory: "
+
 // badFixture is a directory holding every kind of data dir a command may
 // be pointed at.
 type badFixture struct {
@@ -202,7 +207,6 @@ func (fx badFixture) badCases() []badCase {
 		{"verify huge hash count", []string{"merkleblock", "verify", strings.Repeat("00", 84) + "ffffffffff"}, 2, "decode"},
 
 		// wallet create
-		{"create no datadir", []string{"wallet", "create", "--network", "regtest", "--xpub", testVpub}, 2, "--datadir is required"},
 		{"create no network", []string{"wallet", "create", "--datadir", fx.missing, "--xpub", testVpub}, 2, "--network is required"},
 		{"create unknown network", []string{"wallet", "create", "--datadir", fx.missing, "--network", "moon", "--xpub", testVpub}, 2, "unknown network"},
 		{"create bad xpub", []string{"wallet", "create", "--datadir", fx.missing, "--network", "regtest", "--xpub", "xpub123"}, 2, "invalid extended public key"},
@@ -226,7 +230,7 @@ func (fx badFixture) badCases() []badCase {
 		// wallet add
 		{"add neither", []string{"wallet", "add", "--datadir", fx.wallet}, 2, "exactly one"},
 		{"add both", []string{"wallet", "add", "--datadir", fx.wallet, "--xpub", testVpub, "--address", testTestP2PKH}, 2, "exactly one"},
-		{"add no datadir", []string{"wallet", "add", "--xpub", testVpub}, 2, "--datadir is required"},
+		{"add no datadir", []string{"wallet", "add", "--xpub", testVpub}, 2, noDefaultWallet},
 		{"add missing datadir", []string{"wallet", "add", "--datadir", fx.missing, "--xpub", testVpub}, 2, "no wallet"},
 		{"add empty datadir", []string{"wallet", "add", "--datadir", fx.empty, "--xpub", testVpub}, 2, "no wallet"},
 		{"add file datadir", []string{"wallet", "add", "--datadir", fx.file, "--xpub", testVpub}, 0, "not a directory"},
@@ -246,7 +250,7 @@ func (fx badFixture) badCases() []badCase {
 		{"add repeated address", []string{"wallet", "add", "--datadir", fx.wallet, "--address", testTestP2PKH, "--address", testTestP2PKH}, 2, "--address #2: address " + testTestP2PKH + " repeats --address #1"},
 
 		// wallet receive
-		{"receive no datadir", []string{"wallet", "receive"}, 2, "--datadir is required"},
+		{"receive no datadir", []string{"wallet", "receive"}, 2, noDefaultWallet},
 		{"receive missing datadir", []string{"wallet", "receive", "--datadir", fx.missing}, 2, "no wallet"},
 		{"receive corrupt wallet", []string{"wallet", "receive", "--datadir", fx.corrupt}, 1, "wallet"},
 		{"receive past the gap limit", []string{"wallet", "receive", "--datadir", fx.gapped}, 2, "past the gap limit of 1"},
@@ -256,16 +260,17 @@ func (fx badFixture) badCases() []badCase {
 		{"addresses unused stray argument", []string{"wallet", "addresses", "--unused", "--datadir", fx.wallet, "extra"}, 2, "unknown command"},
 
 		// wallet psbt (the fixture wallet holds no coin)
-		{"psbt no datadir", []string{"wallet", "psbt", "--to", testTestP2PKH + ":0.001", "--feerate", "2"}, 2, "--datadir is required"},
+		{"psbt no datadir", []string{"wallet", "psbt", "--to", testTestP2PKH + ":0.001", "--feerate", "2"}, 2, noDefaultWallet},
 		{"psbt no fee rate", []string{"wallet", "psbt", "--datadir", fx.wallet, "--to", testTestP2PKH + ":0.001"}, 2, "no fee estimate"},
 		{"psbt fee rate 0", []string{"wallet", "psbt", "--datadir", fx.wallet, "--to", testTestP2PKH + ":0.001", "--feerate", "0"}, 2, "--feerate is required"},
-		{"psbt fee rate below relay", []string{"wallet", "psbt", "--datadir", fx.wallet, "--to", testTestP2PKH + ":0.001", "--feerate", "0.2"}, 2, "fee rate out of range"},
+		{"psbt fee rate below relay", []string{"wallet", "psbt", "--datadir", fx.wallet, "--to", testTestP2PKH + ":0.001", "--feerate", "0.05"}, 2, "fee rate out of range"},
 		{"psbt absurd fee rate", []string{"wallet", "psbt", "--datadir", fx.wallet, "--to", testTestP2PKH + ":0.001", "--feerate", "5000"}, 2, "fee rate out of range"},
 		{"psbt fee rate NaN", []string{"wallet", "psbt", "--datadir", fx.wallet, "--to", testTestP2PKH + ":0.001", "--feerate", "NaN"}, 2, "--feerate"},
 		{"psbt fee rate word", []string{"wallet", "psbt", "--datadir", fx.wallet, "--to", testTestP2PKH + ":0.001", "--feerate", "cheap"}, 2, "--feerate"},
 		{"psbt no outputs", []string{"wallet", "psbt", "--datadir", fx.wallet, "--feerate", "2"}, 2, "--to ADDR:AMOUNT or --sweep"},
 		{"psbt to without amount", []string{"wallet", "psbt", "--datadir", fx.wallet, "--to", testTestP2PKH, "--feerate", "2"}, 2, "ADDR:AMOUNT"},
 		{"psbt amount of 9 decimals", []string{"wallet", "psbt", "--datadir", fx.wallet, "--to", testTestP2PKH + ":0.000000001", "--feerate", "2"}, 2, "at most 8 decimals"},
+		{"psbt dry run with out", []string{"wallet", "psbt", "--datadir", fx.wallet, "--to", testTestP2PKH + ":0.001", "--feerate", "2", "--dry-run", "--out", fx.file}, 2, "--dry-run writes no PSBT"},
 		{"psbt negative amount", []string{"wallet", "psbt", "--datadir", fx.wallet, "--to", testTestP2PKH + ":-1", "--feerate", "2"}, 2, "amount"},
 		{"psbt amount above 21 million", []string{"wallet", "psbt", "--datadir", fx.wallet, "--to", testTestP2PKH + ":21000001", "--feerate", "2"}, 2, "21 million"},
 		{"psbt amount above the balance", []string{"wallet", "psbt", "--datadir", fx.wallet, "--to", testTestP2PKH + ":0.001", "--feerate", "2"}, 2, "insufficient funds"},
@@ -280,7 +285,6 @@ func (fx badFixture) badCases() []badCase {
 
 		// broadcast (checked before the light node opens; 127.0.0.1:1 is
 		// a closed loopback port)
-		{"broadcast no datadir", []string{"broadcast", "--tx", "00", "--connect", "127.0.0.1:1"}, 2, "--datadir is required"},
 		{"broadcast nothing to send", []string{"broadcast", "--datadir", fx.spend.dir, "--connect", "127.0.0.1:1"}, 2, "exactly one of --tx and --psbt"},
 		{"broadcast tx and psbt", []string{"broadcast", "--datadir", fx.spend.dir, "--tx", fx.spend.signed, "--psbt", fx.spend.unsigned, "--connect", "127.0.0.1:1"}, 2, "exactly one"},
 		{"broadcast bad hex", []string{"broadcast", "--datadir", fx.spend.dir, "--tx", "zz", "--connect", "127.0.0.1:1"}, 2, "bad hex"},
@@ -306,7 +310,7 @@ func (fx badFixture) badCases() []badCase {
 		{"psbt above the balance of a funded wallet", []string{"wallet", "psbt", "--datadir", fx.spend.dir, "--to", testTestP2PKH + ":0.01", "--feerate", "2"}, 2, "insufficient funds"},
 
 		// wallet export-truth
-		{"export-truth no datadir", []string{"wallet", "export-truth"}, 2, "--datadir is required"},
+		{"export-truth no datadir", []string{"wallet", "export-truth"}, 2, noDefaultWallet},
 		{"export-truth missing datadir", []string{"wallet", "export-truth", "--datadir", fx.missing}, 2, "no wallet"},
 		{"export-truth corrupt wallet", []string{"wallet", "export-truth", "--datadir", fx.corrupt}, 1, "wallet"},
 		{"export-truth out in a missing dir", []string{"wallet", "export-truth", "--datadir", fx.wallet, "--out", filepath.Join(fx.missing, "t.txt")}, 1, "export-truth"},
@@ -321,7 +325,8 @@ func (fx badFixture) badCases() []badCase {
 
 		// sync (validated before any wallet is created or peer contacted;
 		// 127.0.0.1:1 is a closed loopback port)
-		{"sync no datadir", []string{"sync", "--network", "regtest", "--connect", "127.0.0.1:1"}, 2, "--datadir is required"},
+		{"sync no datadir, no network", []string{"sync", "--connect", "127.0.0.1:1"}, 2, "--network is required"},
+		{"sync api listen elsewhere", []string{"sync", "--datadir", fx.missing, "--network", "regtest", "--connect", "127.0.0.1:1", "--api-listen", "localhost:8332"}, 2, "--api-listen"},
 		{"sync no network for a new wallet", []string{"sync", "--datadir", fx.missing, "--connect", "127.0.0.1:1"}, 2, "--network is required"},
 		{"sync unknown network", syncArgs(fx.missing, "--network", "moon"), 2, "unknown network"},
 		{"sync bad xpub", syncArgs(fx.missing, "--network", "regtest", "--xpub", "vpubnope"), 2, "invalid extended public key"},
@@ -362,6 +367,14 @@ func (fx badFixture) badCases() []badCase {
 		{"demo bad log level", []string{"demo", "--json", "--log-level", "loud"}, 2, "--log-level"},
 		{"demo file datadir", []string{"demo", "--json", "--until-synced", "--blocks", "1", "--datadir", fx.file}, 0, "not a directory"},
 		{"demo extra argument", []string{"demo", "--json", "extra"}, 2, "unknown command"},
+		{"dashboard without a terminal", []string{"dashboard", "--datadir", fx.wallet}, 2, "needs a terminal"},
+		{"dashboard extra argument", []string{"dashboard", "extra"}, 2, "unknown command"},
+		{"demo api listen elsewhere", []string{"demo", "--json", "--api-listen", "0.0.0.0:8332"}, 2, "127.0.0.1"},
+		{"demo pay no demo", []string{"demo", "pay", "--datadir", fx.wallet, "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080", "1"}, 2, "no demo runs"},
+		{"demo pay bad amount", []string{"demo", "pay", "--datadir", fx.wallet, "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080", "lots"}, 2, "amount"},
+		{"demo pay one argument", []string{"demo", "pay", "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080"}, 2, "arg(s)"},
+		{"demo mine zero", []string{"demo", "mine", "--datadir", fx.wallet, "0"}, 2, "BLOCKS"},
+		{"demo mine no demo", []string{"demo", "mine", "--datadir", fx.missing}, 2, "no demo runs"},
 
 		// privacy analyze
 		{"analyze no transcript", []string{"privacy", "analyze", "--synthetic", "10"}, 2, "--transcript is required"},
@@ -387,6 +400,7 @@ func (fx badFixture) badCases() []badCase {
 		{"experiment rate outside [0, 1]", []string{"privacy", "experiment", "peers", "--fp-rate", "2"}, 2, "--fp-rate"},
 		{"experiment 51 hash functions", []string{"privacy", "experiment", "tweak-policy", "--hash-funcs", "51"}, 2, "--hash-funcs"},
 		{"experiment wallets negative", []string{"privacy", "experiment", "population", "--wallets", "-1"}, 2, "must not be negative"},
+		{"experiment records negative", []string{"privacy", "experiment", "pprl", "--records", "-1"}, 2, "--records"},
 
 		// privacy export-universe
 		{"export no out", []string{"privacy", "export-universe", "--synthetic", "10"}, 2, "--out is required"},
@@ -404,7 +418,7 @@ func (fx badFixture) badCases() []badCase {
 	}
 	for _, c := range []string{"balance", "txs", "utxos", "addresses", "stats"} {
 		cases = append(cases,
-			badCase{c + " no datadir", []string{"wallet", c}, 2, "--datadir is required"},
+			badCase{c + " no datadir", []string{"wallet", c}, 2, noDefaultWallet},
 			badCase{c + " missing datadir", []string{"wallet", c, "--datadir", fx.missing}, 2, "no wallet"},
 			badCase{c + " empty datadir", []string{"wallet", c, "--datadir", fx.empty}, 2, "no wallet"},
 			badCase{c + " file datadir", []string{"wallet", c, "--datadir", fx.file}, 0, "not a directory"},

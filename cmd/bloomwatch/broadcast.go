@@ -16,7 +16,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bloomwatch/bloomwatch/internal/amount"
+	"github.com/bloomwatch/bloomwatch/internal/boundedread"
 	"github.com/bloomwatch/bloomwatch/netparams"
+	"github.com/bloomwatch/bloomwatch/nodeapi"
 	"github.com/bloomwatch/bloomwatch/session"
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/wallet"
@@ -58,7 +60,9 @@ func newBroadcastCmd() *cobra.Command {
 			"command waits until a filter peer other than that one relays it back: then it is in\n" +
 			"another mempool, and the wallet shows it pending. --broadcast-to names the peer to\n" +
 			"send to; without a proxy, give one that is not a filter peer (a filter peer sees both\n" +
-			"connections come from your address).",
+			"connections come from your address). When a node (sync, demo) runs on the data dir,\n" +
+			"the transaction goes through it: its peers, its filter; --connect, --max-peers,\n" +
+			"--proxy and --transport are then the node's.",
 		Args: cobra.NoArgs,
 		RunE: o.run,
 	}
@@ -98,7 +102,7 @@ func (o *broadcastOptions) readTx(prefix string) (*wire.MsgTx, error) {
 		return tx, nil
 	}
 	data := []byte(strings.TrimSpace(o.psbtArg))
-	if raw, err := os.ReadFile(o.psbtArg); err == nil {
+	if raw, err := boundedread.ReadFile(o.psbtArg, maxPSBTFileBytes, "maxPSBTFileBytes"); err == nil {
 		data = raw
 	} else if !errors.Is(err, os.ErrNotExist) && !strings.Contains(err.Error(), "file name too long") {
 		return nil, usagef("%s: --psbt: %w", prefix, err)
@@ -203,65 +207,38 @@ func (o *broadcastOptions) run(cmd *cobra.Command, _ []string) (err error) {
 	if err != nil {
 		return err
 	}
-	w, err := openWallet(prefix, o.datadir)
+	var (
+		res  *spv.BroadcastResult
+		held *wallet.TxSummary
+	)
+	c, err := nodeapi.Dial(cmd.Context(), o.datadir)
+	switch {
+	case err == nil:
+		defer c.Close()
+		res, held, err = o.viaNode(cmd.Context(), prefix, c, tx)
+	case errors.Is(err, nodeapi.ErrNoNode):
+		res, held, err = o.ownNode(cmd, prefix, tx)
+	default:
+		err = fmt.Errorf("%s: %w", prefix, err)
+	}
 	if err != nil {
 		return err
-	}
-	defer closeWallet(w, &err)
-	if n, nerr := netparams.Lookup(w.Network()); nerr == nil && len(o.connect) == 0 && len(n.Seeds) == 0 {
-		return usagef("%s: %s has no DNS seeds: give --connect HOST:PORT", prefix, n.Name)
-	}
-	if err := w.CheckSpend(tx); err != nil {
-		return walletErr(prefix, err)
-	}
-	if err := o.reachable(cmd.Context()); err != nil {
-		return fmt.Errorf("%s: no peer reachable, nothing sent: %w", prefix, err)
-	}
-	level, _ := parseLogLevel(o.logLevel)
-	transport, _ := spv.ParseTransport(o.transport)
-	s, err := session.New(session.Config{
-		Wallet: w, PeerTimeout: o.peerTimeout, LogLevel: level, Stderr: cmd.ErrOrStderr(),
-		Node: spv.Config{Connect: o.connect, MaxPeers: o.maxPeers, Transport: transport,
-			Proxy: o.proxy, NoProxyIsolation: !o.isolation},
-	})
-	if err != nil {
-		return fmt.Errorf("%s: %w", prefix, err)
-	}
-	ctx, cancel := context.WithCancel(cmd.Context())
-	defer cancel()
-	if err := s.Start(ctx); err != nil {
-		_ = s.Stop()
-		return fmt.Errorf("%s: %w", prefix, err)
-	}
-	res, berr := s.Broadcast(ctx, tx, spv.BroadcastOptions{To: o.to, Timeout: o.timeout})
-	if serr := s.Stop(); berr == nil {
-		berr = serr
-	}
-	if berr != nil {
-		if res != nil && res.SentTo != "" {
-			return fmt.Errorf("%s: %s sent to %s: %w", prefix, tx.TxHash(), res.SentTo, berr)
-		}
-		return fmt.Errorf("%s: %w", prefix, berr)
-	}
-	var held *wallet.TxSummary
-	txs, err := w.Txs()
-	if err != nil {
-		return fmt.Errorf("%s: %w", prefix, err)
-	}
-	for i := range txs {
-		if txs[i].Txid == res.Txid {
-			held = &txs[i]
-		}
 	}
 	if o.asJSON {
 		return writeJSON(cmd, broadcastJSON{res, held})
 	}
 	how := fmt.Sprintf("relayed back by %s", res.ConfirmedBy)
-	if res.Mined {
+	switch {
+	case res.Mined:
 		how = fmt.Sprintf("mined (seen from %s)", res.ConfirmedBy)
+	case res.AlreadyKnown:
+		how = "which already held it (counted as sent, as bitcoind's sendrawtransaction does)"
 	}
 	line := fmt.Sprintf("sent %s to %s over a fresh connection (%s, %s), %s after %.1f s",
 		res.Txid, res.SentTo, res.Transport, res.Via, how, res.Elapsed.Seconds())
+	for _, s := range res.Skipped {
+		line += "\nnot sent to " + s
+	}
 	if res.AlsoFilterPeer && o.proxy == "" {
 		line += "; note: that peer is also a filter peer and saw both connections come from your address"
 	}
@@ -274,4 +251,71 @@ func (o *broadcastOptions) run(cmd *cobra.Command, _ []string) (err error) {
 	}
 	_, err = fmt.Fprintln(cmd.OutOrStdout(), line)
 	return err
+}
+
+// viaNode broadcasts tx through the node that runs on the data dir (its
+// peers; --connect, --max-peers, --proxy and --transport are the node's
+// own): the node checks it against the wallet and sends it.
+func (o *broadcastOptions) viaNode(ctx context.Context, prefix string, c *nodeapi.Client, tx *wire.MsgTx) (*spv.BroadcastResult, *wallet.TxSummary, error) {
+	info, err := c.Broadcast(ctx, tx, o.to, o.timeout)
+	if err != nil {
+		return nil, nil, walletErr(prefix+": through the node running on "+o.datadir, err)
+	}
+	return info.Result, info.Wallet, nil
+}
+
+// ownNode broadcasts tx through a light node of its own on the wallet's
+// files, when none runs on them: it syncs, sends and stops.
+func (o *broadcastOptions) ownNode(cmd *cobra.Command, prefix string, tx *wire.MsgTx) (_ *spv.BroadcastResult, _ *wallet.TxSummary, err error) {
+	w, err := openWallet(prefix, o.datadir)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer closeWallet(w, &err)
+	if n, nerr := netparams.Lookup(w.Network()); nerr == nil && len(o.connect) == 0 && len(n.Seeds) == 0 {
+		return nil, nil, usagef("%s: %s has no DNS seeds: give --connect HOST:PORT", prefix, n.Name)
+	}
+	if err := w.CheckSpend(tx); err != nil {
+		return nil, nil, walletErr(prefix, err)
+	}
+	if err := o.reachable(cmd.Context()); err != nil {
+		return nil, nil, fmt.Errorf("%s: no peer reachable, nothing sent: %w", prefix, err)
+	}
+	level, _ := parseLogLevel(o.logLevel)
+	transport, _ := spv.ParseTransport(o.transport)
+	s, err := session.New(session.Config{
+		Wallet: w, PeerTimeout: o.peerTimeout, LogLevel: level, Stderr: cmd.ErrOrStderr(),
+		Node: spv.Config{Connect: o.connect, MaxPeers: o.maxPeers, Transport: transport,
+			Proxy: o.proxy, NoProxyIsolation: !o.isolation},
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", prefix, err)
+	}
+	ctx, cancel := context.WithCancel(cmd.Context())
+	defer cancel()
+	if err := s.Start(ctx); err != nil {
+		_ = s.Stop()
+		return nil, nil, fmt.Errorf("%s: %w", prefix, err)
+	}
+	res, berr := s.Broadcast(ctx, tx, spv.BroadcastOptions{To: o.to, Timeout: o.timeout})
+	if serr := s.Stop(); berr == nil {
+		berr = serr
+	}
+	if berr != nil {
+		if res != nil && res.SentTo != "" {
+			return nil, nil, fmt.Errorf("%s: %s sent to %s: %w", prefix, tx.TxHash(), res.SentTo, berr)
+		}
+		return nil, nil, fmt.Errorf("%s: %w", prefix, berr)
+	}
+	var held *wallet.TxSummary
+	txs, err := w.Txs()
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", prefix, err)
+	}
+	for i := range txs {
+		if txs[i].Txid == res.Txid {
+			held = &txs[i]
+		}
+	}
+	return res, held, nil
 }

@@ -169,6 +169,7 @@ func TestWalletPSBTAndBroadcastEndToEnd(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("broadcast: exit %d: %s", code, errOut)
 			}
+			checkJSONKeys(t, "bloomwatch broadcast", []byte(out))
 			var res struct {
 				Txid           string `json:"txid"`
 				SentTo         string `json:"sent_to"`
@@ -176,7 +177,7 @@ func TestWalletPSBTAndBroadcastEndToEnd(t *testing.T) {
 				ConfirmedBy    string `json:"confirmed_by"`
 				Wallet         *struct {
 					Height int32 `json:"height"`
-					Delta  int64 `json:"delta"`
+					Delta  int64 `json:"delta_sat"`
 				} `json:"wallet"`
 			}
 			if err := json.Unmarshal([]byte(out), &res); err != nil {
@@ -224,8 +225,8 @@ func TestWalletPSBTAndBroadcastEndToEnd(t *testing.T) {
 				t.Fatalf("wallet balance: %s", errOut)
 			}
 			var bal struct {
-				Confirmed    int64 `json:"confirmed"`
-				PendingSpent int64 `json:"pending_spent"`
+				Confirmed    int64 `json:"confirmed_sat"`
+				PendingSpent int64 `json:"pending_spent_sat"`
 			}
 			if err := json.Unmarshal([]byte(out), &bal); err != nil {
 				t.Fatalf("%v: %s", err, out)

@@ -8,13 +8,16 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bloomwatch/bloomwatch/demo"
+	"github.com/bloomwatch/bloomwatch/internal/amount"
 	"github.com/bloomwatch/bloomwatch/internal/progress"
+	"github.com/bloomwatch/bloomwatch/nodeapi"
 	"github.com/bloomwatch/bloomwatch/session"
 	"github.com/bloomwatch/bloomwatch/spv"
 )
@@ -32,6 +35,7 @@ type demoOptions struct {
 	noTUI       bool
 	logLevel    string
 	fpRate      float64
+	apiListen   string
 }
 
 // newDemoCmd returns `bloomwatch demo`, which runs the whole thing on a
@@ -47,6 +51,12 @@ users' transactions, creates the watch-only wallet and syncs it over BIP37 with
 the dashboard open. Then it keeps the chain alive: a block every --interval,
 payments to and from the wallet, now and then a reorg and a filter reload, so
 every panel moves. q quits and stops btcd.
+
+While it runs, the demo serves the node API on its data dir (docs/API.md):
+wallet balance --datadir DEMO and the other wallet commands ask it, and its
+faucet pays any regtest address: bloomwatch demo pay ADDRESS AMOUNT (then
+bloomwatch demo mine to confirm what waits). Your own wallet syncs from the
+demo's two btcd with the sync command it prints.
 
 While it runs, the demo's btcd answers JSON-RPC on 127.0.0.1 (the address,
 user and password are printed at the start and in the log pane), so that
@@ -72,6 +82,8 @@ The first run builds btcd (about a minute); later runs reuse the cached binary.`
 	f.BoolVar(&o.noTUI, "no-tui", false, "headless even on a terminal")
 	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.Float64Var(&o.fpRate, "fp-rate", demo.DefaultFPRate, "filter false-positive target at capacity (looser than sync's default so false positives show)")
+	registerAPIListen(f, &o.apiListen)
+	cmd.AddCommand(newDemoPayCmd(), newDemoMineCmd())
 	return cmd
 }
 
@@ -95,6 +107,9 @@ func (o *demoOptions) run(cmd *cobra.Command, _ []string) (err error) {
 		return usagef("%s: --fp-rate must be in (0, 1)", prefix)
 	case o.reloadEvery < 0:
 		return usagef("%s: --reload-every must not be negative", prefix)
+	}
+	if err := nodeapi.CheckListen(o.apiListen); err != nil {
+		return usagef("%s: --api-listen: %w", prefix, err)
 	}
 	say := func(format string, args ...any) { fmt.Fprintf(cmd.ErrOrStderr(), "demo: "+format+"\n", args...) }
 	d, err := demo.Start(cmd.Context(), demo.Options{
@@ -141,7 +156,116 @@ func (o *demoOptions) run(cmd *cobra.Command, _ []string) (err error) {
 			return d.Drive(ctx, s)
 		}
 	}
-	return runSession(cmd, prefix, cfg, o.asJSON, drive)
+	unmark, err := demo.MarkRunning(d.Dir())
+	if err != nil {
+		return fmt.Errorf("%s: record the running demo: %w", prefix, err)
+	}
+	defer unmark()
+	return runSession(cmd, prefix, cfg, o.asJSON, drive, nodeAPI{listen: o.apiListen,
+		methods: func(*session.Session) map[string]nodeapi.Handler { return d.Methods() }})
+}
+
+// demoClientOptions are the flags of `demo pay` and `demo mine`.
+type demoClientOptions struct {
+	datadir string
+	asJSON  bool
+}
+
+// register adds the flags.
+func (o *demoClientOptions) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&o.datadir, "datadir", "", "the running demo's data dir (default: the one the running demo recorded in ~/.bloomwatch/"+demo.RunningFile+")")
+	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print JSON")
+}
+
+// call asks the running demo's node API method with params into result.
+func (o *demoClientOptions) call(cmd *cobra.Command, prefix, method string, params, result any) error {
+	dir := o.datadir
+	if dir == "" {
+		var err error
+		if dir, err = demo.RunningDir(); err != nil {
+			return usagef("%s: %w", prefix, err)
+		}
+	}
+	c, err := nodeapi.Dial(cmd.Context(), dir)
+	if errors.Is(err, nodeapi.ErrNoNode) {
+		return usagef("%s: no demo runs on %s: %w", prefix, dir, err)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", prefix, err)
+	}
+	defer c.Close()
+	if err := c.Call(cmd.Context(), method, params, result); err != nil {
+		var e *nodeapi.Error
+		if errors.As(err, &e) && e.Code == nodeapi.CodeNoMethod {
+			return usagef("%s: the node on %s is not a demo (it has no faucet)", prefix, dir)
+		}
+		return walletErr(prefix, err)
+	}
+	return nil
+}
+
+// newDemoPayCmd returns `demo pay`.
+func newDemoPayCmd() *cobra.Command {
+	o := &demoClientOptions{}
+	cmd := &cobra.Command{
+		Use:   "pay ADDRESS AMOUNT",
+		Short: "Pay any regtest address from the running demo's coins and mine a block that confirms it (the faucet)",
+		Long: "Pay AMOUNT (BTC, 0.5, or satoshis, 50000sat) to ADDRESS, any regtest address (your\n" +
+			"own wallet's: bloomwatch wallet receive), from the running demo's coins, and mine a\n" +
+			"block on the demo's chain that confirms it. It reaches the demo through its node API.",
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			const prefix = "demo pay"
+			amt, err := parseBTCAmount(args[1])
+			if err != nil {
+				return usagef("%s: %w", prefix, err)
+			}
+			var p demo.Payment
+			if err := o.call(cmd, prefix, demo.MethodPay, demo.PayParams{Address: args[0], AmountSat: int64(amt)}, &p); err != nil {
+				return err
+			}
+			if o.asJSON {
+				return writeJSON(cmd, p)
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "paid %s BTC to %s in %s:%d, confirmed in block %d %s\n",
+				amount.BTC(p.AmountSat), p.Address, p.Txid, p.Vout, p.Height, p.Block)
+			return err
+		},
+	}
+	o.register(cmd)
+	return cmd
+}
+
+// newDemoMineCmd returns `demo mine`.
+func newDemoMineCmd() *cobra.Command {
+	o := &demoClientOptions{}
+	cmd := &cobra.Command{
+		Use:   "mine [BLOCKS]",
+		Short: "Mine blocks on the running demo's chain (default 1), with what its mempool holds",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			const prefix = "demo mine"
+			n := 1
+			if len(args) == 1 {
+				v, err := strconv.Atoi(args[0])
+				if err != nil || v < 1 || v > demo.MaxMine {
+					return usagef("%s: BLOCKS %q: a number from 1 to %d", prefix, args[0], demo.MaxMine)
+				}
+				n = v
+			}
+			var m demo.Mined
+			if err := o.call(cmd, prefix, demo.MethodMine, demo.MineParams{Blocks: n}, &m); err != nil {
+				return err
+			}
+			if o.asJSON {
+				return writeJSON(cmd, m)
+			}
+			_, err := fmt.Fprintf(cmd.OutOrStdout(), "mined %d block(s): tip %d %s\n", m.Blocks, m.Height, m.Block)
+			return err
+		},
+	}
+	o.register(cmd)
+	return cmd
 }
 
 // tryLines are the commands that read the running demo's chain over its
@@ -156,6 +280,10 @@ func tryLines(inv string, d *demo.Demo) []string {
 			inv, shellQuote(session.TranscriptPath(d.Dir())), rpc),
 		fmt.Sprintf("or write the chain's candidates to a file: %s privacy export-universe --out %s %s",
 			inv, shellQuote(filepath.Join(d.Dir(), "universe.txt")), rpc),
+		fmt.Sprintf("the demo's wallet while it runs (its node answers): %s wallet balance --datadir %s", inv, shellQuote(d.Dir())),
+		fmt.Sprintf("your own wallet on the demo's chain (one filter peer, the other left for broadcast): %s sync --network regtest --max-peers 1 --connect %s",
+			inv, strings.Join(d.PeerAddrs(), " --connect ")),
+		fmt.Sprintf("the faucet pays any regtest address and mines: %s demo pay ADDRESS 0.5; %s demo mine confirms what waits", inv, inv),
 	}
 }
 

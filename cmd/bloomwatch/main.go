@@ -19,6 +19,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/bloomwatch/bloomwatch/internal/peertext"
 	"github.com/spf13/cobra"
 )
 
@@ -28,14 +29,18 @@ func newRootCmd() *cobra.Command {
 		Use:           "bloomwatch",
 		Short:         "BIP37 SPV light client and bloom filter privacy analyzer",
 		Version:       version(debug.ReadBuildInfo()),
+		Long:          "BIP37 SPV light client and bloom filter privacy analyzer.\n\n" + configHelp,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return resolveDatadir(cmd)
+		},
 	}
 	root.SetVersionTemplate("bloomwatch {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return usageError{err}
 	})
-	root.AddCommand(newSyncCmd(), newBroadcastCmd(), newDemoCmd(), newWalletCmd(), newFilterCmd(), newMerkleblockCmd(), newPrivacyCmd())
+	root.AddCommand(newSyncCmd(), newDashboardCmd(), newBroadcastCmd(), newDemoCmd(), newWalletCmd(), newFilterCmd(), newMerkleblockCmd(), newPrivacyCmd())
 	return root
 }
 
@@ -80,9 +85,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 // errorLine is the one line an error prints: "bloomwatch: " and the
 // command's name ("filter build: ..."), whatever the path that made the
 // error named, so every error of a command starts the same way (some
-// named only a flag: "bloomwatch: element 1: bad hex"), on one line.
+// named only a flag: "bloomwatch: element 1: bad hex"), on one line:
+// newlines become spaces, and what a peer or a file put in it (a reject
+// reason's CR, ESC and OSC sequences, invalid UTF-8) is escaped and the
+// line capped by peertext.Clean.
 func errorLine(cmd *cobra.Command, err error) string {
-	msg := strings.ReplaceAll(err.Error(), "\n", " ")
+	msg := peertext.Clean(strings.ReplaceAll(err.Error(), "\n", " "), peertext.LineMax)
 	if cmd != nil && cmd.HasParent() {
 		name := strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
 		if !strings.HasPrefix(msg, name+":") {
@@ -92,10 +100,16 @@ func errorLine(cmd *cobra.Command, err error) string {
 	return "bloomwatch: " + msg
 }
 
+// revision is the VCS revision stamped at link time for a build that
+// records none itself (-buildvcs=false, a tarball without .git):
+// go build -ldflags "-X main.revision=$(git rev-parse HEAD)".
+var revision string
+
 // version describes the running binary from its build information: the
 // module version (a tag, a pseudo-version, or "(devel)" for a build in
 // the source tree) and, when the build recorded it, the VCS revision, its
-// time and whether the tree had uncommitted changes.
+// time and whether the tree had uncommitted changes; else the revision
+// stamped with -ldflags, else "revision unknown" and how to stamp one.
 func version(bi *debug.BuildInfo, ok bool) string {
 	if !ok || bi == nil {
 		return "(unknown: no build information)"
@@ -124,8 +138,10 @@ func version(bi *debug.BuildInfo, ok bool) string {
 		if at != "" {
 			v += " of " + at
 		}
+	} else if revision != "" {
+		v += " revision " + revision + " (stamped at link time)"
 	} else {
-		v += " (no VCS revision recorded: go run and go test record none, go build in a git clone does)"
+		v += " revision unknown (no VCS revision recorded: go run, go test and -buildvcs=false record none; stamp one with -ldflags \"-X main.revision=$(git rev-parse HEAD)\")"
 	}
 	if bi.GoVersion != "" {
 		v += ", " + bi.GoVersion

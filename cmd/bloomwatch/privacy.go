@@ -31,6 +31,7 @@ func newPrivacyCmd() *cobra.Command {
 // privacyAnalyzeOptions holds the flags of `privacy analyze`.
 type privacyAnalyzeOptions struct {
 	transcript      string
+	bip158          string
 	universe        string
 	synthetic       uint64
 	pubKeys         bool
@@ -43,6 +44,7 @@ type privacyAnalyzeOptions struct {
 	attacks         string
 	asJSON          bool
 	csv             string
+	fullTable       bool
 	png             string
 	workers         int
 	saturationEvery int32
@@ -97,11 +99,13 @@ func newPrivacyAnalyzeCmd() *cobra.Command {
 	f.StringVar(&o.attacks, "attacks", privacy.AttacksAuto, "attack stages to run (see above)")
 	f.BoolVar(&o.asJSON, "json", false, "print the report as JSON")
 	f.StringVar(&o.csv, "csv", "", "write every curve point to this CSV file")
+	f.BoolVar(&o.fullTable, "full-table", false, fmt.Sprintf("print every row of each table (default: %d, the first ones and the last)", privacy.DefaultTableRows))
 	f.StringVar(&o.png, "png", "", "draw the collapse curves to this PNG file (and its caption to NAME.caption.txt beside it)")
 	f.IntVar(&o.workers, "workers", 0, "scan goroutines (default: all CPUs)")
 	f.Int32Var(&o.saturationEvery, "saturation-every", 1, "one saturation point per this many blocks")
 	f.IntVar(&o.maxHits, "max-hits", privacy.DefaultMaxHits, "most matching candidates kept")
 	f.BoolVar(&o.outpoints, "outpoints", false, "candidates carry their unspent outpoints as further forms (needs --btcd-rpc)")
+	f.StringVar(&o.bip158, "bip158-transcript", "", "the transcript of a BIP158 sync of the same wallet: its block requests are analyzed beside the BIP37 figures (needs --btcd-rpc)")
 	f.StringVar(&o.serverRules, "server-rules", privacy.ServerRulesCore, "relevance rules the peers filtered with, for saturation and behaviour: core (Bitcoin Core, bcoin) or btcd")
 	return cmd
 }
@@ -122,6 +126,13 @@ func (o *privacyAnalyzeOptions) run(cmd *cobra.Command, _ []string) error {
 	records, err := readTranscriptFile(o.transcript)
 	if err != nil {
 		return err
+	}
+	records, cfRecs, err := o.splitBIP158(records)
+	if err != nil {
+		return err
+	}
+	if len(cfRecs) > 0 && len(transcript.FilterRecords(records)) == 0 {
+		return o.runBIP158Only(cmd, cfRecs)
 	}
 	rules, _ := privacy.ParseServerRules(o.serverRules) // checked
 	in := privacy.Input{Records: records, Attacks: attacks, Workers: o.workers, MaxHits: o.maxHits, SaturationEvery: o.saturationEvery,
@@ -173,6 +184,11 @@ func (o *privacyAnalyzeOptions) run(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return analyzeErr(err, o.transcript)
 	}
+	if len(cfRecs) > 0 {
+		if rep.BIP158, err = privacy.AnalyzeBlockRequests(ctx, cfRecs, in.Chain, in.Truth, o.height); err != nil {
+			return fmt.Errorf("privacy analyze: bip158: %w", err)
+		}
+	}
 	// Every output file is rendered before any is written, and each is
 	// written whole or not at all.
 	var outs []atomicfile.Data
@@ -197,7 +213,18 @@ func (o *privacyAnalyzeOptions) run(cmd *cobra.Command, _ []string) error {
 	if o.asJSON {
 		return writeJSON(cmd, rep)
 	}
-	return rep.WriteTable(cmd.OutOrStdout())
+	if o.fullTable {
+		if err := rep.WriteTableRows(cmd.OutOrStdout(), 0); err != nil {
+			return err
+		}
+	} else if err := rep.WriteTable(cmd.OutOrStdout()); err != nil {
+		return err
+	}
+	if rep.BIP158 != nil {
+		fmt.Fprintln(cmd.OutOrStdout())
+		return rep.BIP158.WriteTable(cmd.OutOrStdout(), rep)
+	}
+	return nil
 }
 
 // check enforces one universe source and the flags that go with it.
@@ -225,6 +252,9 @@ func (o *privacyAnalyzeOptions) check(fl *pflag.FlagSet) error {
 	}
 	if !fl.Changed("synthetic") && (fl.Changed("pubkeys") || fl.Changed("seed")) {
 		return usagef("privacy analyze: --pubkeys and --seed go with --synthetic")
+	}
+	if o.bip158 != "" && o.rpc == "" {
+		return usagef("privacy analyze: --bip158-transcript needs the chain: use --btcd-rpc")
 	}
 	if o.outpoints && o.rpc == "" {
 		return usagef("privacy analyze: --outpoints needs the chain: use --btcd-rpc")

@@ -263,6 +263,7 @@ func TestPrivacyModelOnDemoTranscript(t *testing.T) {
 	if code := run([]string{"demo", "--until-synced", "--json", "--log-level", "warn", "--datadir", dir}, &out, &errb); code != 0 {
 		t.Fatalf("demo exit %d: %s", code, errb.String())
 	}
+	checkJSONKeys(t, "bloomwatch demo", out.Bytes())
 	var sum session.Summary
 	if err := json.Unmarshal(out.Bytes(), &sum); err != nil {
 		t.Fatalf("decode summary: %v", err)

@@ -31,6 +31,7 @@ type privacyExperimentOptions struct {
 	wallets     int
 	peers       int
 	hashFuncs   int
+	records     int
 	asJSON      bool
 	asCSV       bool
 	png         string
@@ -71,7 +72,8 @@ func newPrivacyExperimentCmd() *cobra.Command {
 	f.Float64Var(&o.fpRate, "fp-rate", 0, "target false-positive rate in [0, 1] of the experiments that take one (0: their defaults)")
 	f.IntVar(&o.wallets, "wallets", 0, "wallets of each kind (population, linking, requests, noise)")
 	f.IntVar(&o.peers, "peers", 0, "peers a wallet connects to (peers, tweak-policy)")
-	f.IntVar(&o.hashFuncs, "hash-funcs", 0, "hash functions of the filters (peers, tweak-policy; at most 50)")
+	f.IntVar(&o.hashFuncs, "hash-funcs", 0, "hash functions of the filters (peers, tweak-policy, pprl; at most 50)")
+	f.IntVar(&o.records, "records", 0, "records of the encoded database (pprl)")
 	f.BoolVar(&o.asJSON, "json", false, "print JSON")
 	f.BoolVar(&o.asCSV, "csv", false, "print the rows as CSV (one line per row, the seed on each)")
 	f.StringVar(&o.png, "png", "", "draw the experiment's charts to this PNG file (and its caption to NAME.caption.txt beside it)")
@@ -111,8 +113,8 @@ func experimentList() string {
 func (o *privacyExperimentOptions) check(cmd *cobra.Command) error {
 	switch {
 	case o.trials < 0 || o.blocks < 0 || o.workers < 0 || o.keys < 0 || o.filters < 0 || o.keyStep < 0 ||
-		o.wallets < 0 || o.peers < 0 || o.hashFuncs < 0:
-		return usagef("privacy experiment: --trials, --blocks, --workers, --keys, --filters, --key-step, --wallets, --peers and --hash-funcs must not be negative")
+		o.wallets < 0 || o.peers < 0 || o.hashFuncs < 0 || o.records < 0:
+		return usagef("privacy experiment: --trials, --blocks, --workers, --keys, --filters, --key-step, --wallets, --peers, --hash-funcs and --records must not be negative")
 	case math.IsNaN(o.fpRate) || o.fpRate < 0 || o.fpRate > 1:
 		return usagef("privacy experiment: --fp-rate %v is outside [0, 1]", o.fpRate)
 	case cmd.Flags().Changed("fp-rate") && (o.fpRate == 0 || o.fpRate == 1):
@@ -143,7 +145,7 @@ func (o *privacyExperimentOptions) run(cmd *cobra.Command, args []string) error 
 	prog := progress.New(cmd.ErrOrStderr(), o.progress)
 	cfg := experiments.Config{Seed: o.seed, Universe: o.universe, Trials: o.trials, Blocks: o.blocks, Workers: o.workers,
 		Keys: o.keys, Filters: o.filters, KeyStep: o.keyStep, FPRate: o.fpRate, Wallets: o.wallets, Peers: o.peers,
-		HashFuncs: o.hashFuncs, Progress: prog.Report}
+		HashFuncs: o.hashFuncs, Records: o.records, Progress: prog.Report}
 	var sessions []*experiments.Session
 	var pop *experiments.Population
 	if o.transcripts != "" {

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/privacy/btcdrpc"
@@ -290,6 +292,8 @@ func TestPrivacyResearchExperimentsCLI(t *testing.T) {
 			wantOutSub: []string{"tweak per peer: a wallet's filter pairs linked by significant overlap", "mainnet: "}},
 		{name: "peers", args: append([]string{"privacy", "experiment", "peers", "--peers", "2", "--keys", "4", "--universe", "20000", "--trials", "1"}, quiet...),
 			wantOutSub: []string{"2 of 2 peers collude, elements sharded over the peers"}},
+		{name: "pprl", args: append([]string{"privacy", "experiment", "pprl", "--records", "200000", "--hash-funcs", "30"}, quiet...),
+			wantOutSub: []string{"records=200000", "hash_funcs=[30]", "k=30: never-aligned names re-identified exactly (correct 1-1)"}},
 	})
 	for _, f := range []string{"pop.png", "pop.svg"} {
 		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() < 5000 {
@@ -425,4 +429,32 @@ func TestPrivacyExportFromBtcd(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestPrivacyAnalyzeCapsTables analyzes a transcript of a filterload and
+// 30 filteradds (a curve row each): the text output caps each table at
+// privacy.DefaultTableRows rows and says how many more there are;
+// --full-table prints them all.
+func TestPrivacyAnalyzeCapsTables(t *testing.T) {
+	fx := newPrivacyFixture(t)
+	f, err := bip37.NewFilter(60, 0.01, 3, bip37.UpdateAll)
+	require.NoError(t, err)
+	recs := []transcript.Record{{Seq: 0, Peer: "127.0.0.1:18444", Height: 1, Kind: transcript.KindFilterLoad, Filter: f.Serialize(), Reason: "initial"}}
+	for i := range 30 {
+		recs = append(recs, transcript.Record{Seq: uint64(i + 1), Peer: "127.0.0.1:18444", Height: int32(2 + i),
+			Kind: transcript.KindFilterAdd, Data: fx.wallet[i%20].Forms[0], Reason: "elements"})
+	}
+	var tb bytes.Buffer
+	for _, r := range recs {
+		require.NoError(t, transcript.Write(&tb, r))
+	}
+	tr := fx.write(t, "adds.jsonl", tb.Bytes())
+	args := []string{"privacy", "analyze", "--transcript", tr, "--universe", fx.universe, "--truth", fx.truth, "--attacks", "single"}
+	code, capped, errOut := runCLI(t, args)
+	require.Zero(t, code, errOut)
+	code, full, errOut := runCLI(t, append(args, "--full-table"))
+	require.Zero(t, code, errOut)
+	require.Contains(t, capped, "more rows (--full-table prints them; --csv writes every point)")
+	require.NotContains(t, full, "more rows")
+	require.Greater(t, strings.Count(full, "\n"), strings.Count(capped, "\n")+5)
 }

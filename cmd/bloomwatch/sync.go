@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -12,10 +14,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/bloomwatch/bloomwatch/filterpolicy"
 	"github.com/bloomwatch/bloomwatch/internal/progress"
 	"github.com/bloomwatch/bloomwatch/netparams"
+	"github.com/bloomwatch/bloomwatch/nodeapi"
 	"github.com/bloomwatch/bloomwatch/session"
 	"github.com/bloomwatch/bloomwatch/session/dashboard"
 	"github.com/bloomwatch/bloomwatch/spv"
@@ -48,6 +52,9 @@ type syncOptions struct {
 	decoys      int
 	transport   string
 	padFilters  string
+	apiListen   string
+	protocol    string
+	prefer      string
 }
 
 // newSyncCmd returns `bloomwatch sync`, which syncs the wallet from BIP37
@@ -57,16 +64,24 @@ func newSyncCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sync",
 		Short: "Sync the watch-only wallet from BIP37 peers (dashboard on a terminal, headless with --json or --no-tui)",
-		Long: `Sync the watch-only wallet of --datadir from full nodes that serve BIP37
+		Long: fmt.Sprintf(`Sync the watch-only wallet of --datadir from full nodes that serve BIP37
 bloom filters. The wallet is created from --network, --xpub and --address when
 the data dir holds none; given to an existing wallet, new --xpub/--address are
 imported (the wallet then rescans from its birthday).
 
 On a terminal sync opens the dashboard; with --json or --no-tui it stays
 headless and logs progress to stderr. --until-synced exits once the wallet is
-at the best peer's tip; --json prints a summary on stdout when sync ends.
+at the best peer's tip and no block awaits an omission check; a check waits up
+to %v for a second peer to get its block, and one that cannot finish makes
+sync exit non-zero with the reason. --json prints a summary on stdout when sync
+ends ("state": "synced", or "at the tip, N blocks awaiting a check").
 The light node's state (headers, privacy transcript, bans) is kept in
-DATADIR/spv.`,
+DATADIR/spv.
+
+While it runs, sync serves the node API on 127.0.0.1 (--api-listen; a
+cookie and the address in the data dir, docs/API.md): wallet balance, txs,
+utxos, addresses, stats, export-truth, receive, psbt and broadcast on the
+same data dir ask it, and open the files when no node runs.`, spv.DefaultCheckWait),
 		Args: cobra.NoArgs,
 		RunE: o.run,
 	}
@@ -75,7 +90,7 @@ DATADIR/spv.`,
 	f.StringArrayVar(&o.connect, "connect", nil, "peer HOST:PORT to sync from (repeatable; required on regtest and simnet)")
 	f.IntVar(&o.maxPeers, "max-peers", spv.DefaultMaxPeers, "outbound peers")
 	f.Float64Var(&o.fpRate, "fp-rate", filterpolicy.DefaultFPRate, "bloom filter false-positive target at its capacity")
-	f.BoolVar(&o.untilSynced, "until-synced", false, "exit once the wallet is at the best peer's tip")
+	f.BoolVar(&o.untilSynced, "until-synced", false, "exit once the wallet is at the best peer's tip and every block awaiting an omission check is checked (non-zero when a check cannot finish)")
 	f.BoolVar(&o.asJSON, "json", false, "headless; print a JSON summary on stdout at the end")
 	f.BoolVar(&o.noTUI, "no-tui", false, "headless even on a terminal")
 	f.StringVar(&o.logFile, "log-file", "", "write the log here (default: stderr headless, DATADIR/bloomwatch.log with the dashboard)")
@@ -89,6 +104,9 @@ DATADIR/spv.`,
 	f.IntVar(&o.decoys, "decoys", 0, fmt.Sprintf("put N graph-near decoys (scripts of the wallet's counterparties, kept in DATADIR/spv/%s) in every filter; they cost the false positives of those counterparties' later transactions (0 to %d, 0: none)", spv.DecoyFile, spv.MaxDecoys))
 	f.StringVar(&o.transport, "transport", string(spv.TransportAuto), "P2P transport: auto (BIP324 v2 first with --connect peers and peers advertising NODE_P2P_V2, v1 when the peer speaks only v1), v2 (encrypted only: plaintext peers are refused) or v1 (plaintext only)")
 	f.StringVar(&o.padFilters, "pad-filters", string(filterpolicy.PadSteps), "pad each filterload sent over v2 with a decoy packet so an on-path observer sees a size class: steps (4 KiB, 16 KiB or the largest filterload), max (always the largest) or none")
+	registerAPIListen(f, &o.apiListen)
+	f.StringVar(&o.protocol, "protocol", string(spv.ProtocolBIP37), "how blocks are found: bip37 (a bloom filter loaded into NODE_BLOOM peers), bip158 (compact block filters from NODE_COMPACT_FILTERS peers, matched locally; matching blocks fetched whole; no mempool: unconfirmed payments are not seen) or auto (the first peer's services decide, --prefer when it serves both)")
+	f.StringVar(&o.prefer, "prefer", string(spv.ProtocolBIP37), "with --protocol auto, the protocol for a peer that serves both: bip37 or bip158")
 	f.IntVar(&o.fullEvery, "full-block-every", 0, "ask one block in N whole from the peer that filtered it (omission check with one peer; costs the full block; -1 or 0: never)")
 	return cmd
 }
@@ -133,9 +151,23 @@ func (o *syncOptions) run(cmd *cobra.Command, _ []string) (err error) {
 	if err != nil {
 		return usagef("%s: --transport %q: want auto, v2 or v1", prefix, o.transport)
 	}
+	protocol, err := spv.ParseProtocol(o.protocol)
+	if err != nil {
+		return usagef("%s: --protocol %q: want bip37, bip158 or auto", prefix, o.protocol)
+	}
+	prefer, err := spv.ParseProtocol(o.prefer)
+	if err != nil || prefer == spv.ProtocolAuto {
+		return usagef("%s: --prefer %q: want bip37 or bip158", prefix, o.prefer)
+	}
+	if protocol != spv.ProtocolBIP37 && o.decoys > 0 {
+		return usagef("%s: --decoys are bloom-filter elements: not with --protocol %s", prefix, protocol)
+	}
 	padding, err := filterpolicy.ParseFilterPadding(o.padFilters)
 	if err != nil {
 		return usagef("%s: --pad-filters %q: want steps, max or none", prefix, o.padFilters)
+	}
+	if err := nodeapi.CheckListen(o.apiListen); err != nil {
+		return usagef("%s: --api-listen: %w", prefix, err)
 	}
 	if o.decoys < 0 || o.decoys > spv.MaxDecoys {
 		return usagef("%s: --decoys must be in [0, %d]", prefix, spv.MaxDecoys)
@@ -169,6 +201,8 @@ func (o *syncOptions) run(cmd *cobra.Command, _ []string) (err error) {
 			Decoys:           o.decoys,
 			Transport:        transport,
 			FilterPadding:    padding,
+			Protocol:         protocol,
+			Prefer:           prefer,
 		},
 		UntilSynced:  o.untilSynced,
 		Dashboard:    !o.asJSON && !o.noTUI && progress.IsTerminal(cmd.OutOrStdout()),
@@ -178,7 +212,7 @@ func (o *syncOptions) run(cmd *cobra.Command, _ []string) (err error) {
 		ResetHeaders: o.resetHdrs,
 		Stderr:       cmd.ErrOrStderr(),
 	}
-	err = runSession(cmd, prefix, cfg, o.asJSON, nil)
+	err = runSession(cmd, prefix, cfg, o.asJSON, nil, nodeAPI{listen: o.apiListen})
 	if err != nil && created {
 		return o.afterFailedFirstSync(w, before, err)
 	}
@@ -272,10 +306,32 @@ func parseLogLevel(s string) (slog.Level, error) {
 	return l, nil
 }
 
+// registerAPIListen adds --api-listen, stored in p.
+func registerAPIListen(fs *pflag.FlagSet, p *string) {
+	fs.StringVar(p, "api-listen", nodeapi.DefaultListen,
+		"where the node API listens while the node runs (wallet commands on this data dir ask it): 127.0.0.1:PORT (0: a free port, written to DATADIR/"+
+			nodeapi.AddressFile+") or unix (DATADIR/"+nodeapi.SocketFile+"); authenticated by DATADIR/"+nodeapi.CookieFile)
+}
+
+// nodeAPI is what runSession serves on the node API: where it listens and
+// the methods beyond the wallet's (the demo's faucet).
+type nodeAPI struct {
+	listen  string
+	methods func(s *session.Session) map[string]nodeapi.Handler
+}
+
 // runSession runs a sync (session.Run): headless, or under the dashboard
-// until the user quits; then it prints the summary (asJSON) or a one-line
-// report.
-func runSession(cmd *cobra.Command, prefix string, cfg session.Config, asJSON bool, drive session.Driver) error {
+// until the user quits, serving the node API (nodeapi) on the wallet's
+// data dir once the node has started; then it prints the summary
+// (asJSON) or a one-line report.
+func runSession(cmd *cobra.Command, prefix string, cfg session.Config, asJSON bool, drive session.Driver, api nodeAPI) error {
+	// Attached dashboards get the log lines too.
+	hub := nodeapi.NewLogHub()
+	if cfg.LogTee != nil {
+		cfg.LogTee = io.MultiWriter(cfg.LogTee, hub)
+	} else {
+		cfg.LogTee = hub
+	}
 	var ui session.UI
 	if cfg.Dashboard {
 		out, ok := cmd.OutOrStdout().(*os.File)
@@ -284,7 +340,28 @@ func runSession(cmd *cobra.Command, prefix string, cfg session.Config, asJSON bo
 		}
 		ui = dashboard.Attach(&cfg, out, os.Stdin)
 	}
-	s, err := session.Run(cmd.Context(), cfg, drive, ui)
+	var srv *nodeapi.Server
+	serve := func(ctx context.Context, s *session.Session) error {
+		acfg := nodeapi.Config{Wallet: s.Wallet(), Listen: api.listen, Broadcast: s.Broadcast, Status: s.Node().Status, Log: s.Log(),
+			Dashboard: &nodeapi.Dashboard{Subscribe: s.Node().Subscribe, Reading: s.Reading, Reload: s.Node().ReloadFilter, Log: hub}}
+		if api.methods != nil {
+			acfg.Methods = api.methods(s)
+		}
+		var err error
+		if srv, err = nodeapi.Start(acfg); err != nil {
+			return fmt.Errorf("node API: %w", err)
+		}
+		if drive != nil {
+			return drive(ctx, s)
+		}
+		return nil
+	}
+	s, err := session.Run(cmd.Context(), cfg, serve, ui)
+	if srv != nil {
+		if cerr := srv.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("node API: %w", cerr)
+		}
+	}
 	switch {
 	case errors.Is(err, spv.ErrNoPeerSource):
 		return usagef("%s: %w: give --connect HOST:PORT", prefix, err)
@@ -300,8 +377,12 @@ func runSession(cmd *cobra.Command, prefix string, cfg session.Config, asJSON bo
 		return writeJSON(cmd, sum)
 	case !cfg.Dashboard:
 		st := s.Node().Status()
-		fmt.Fprintf(cmd.ErrOrStderr(), "synced to height %d; %d blocks, %d matched txs (%d the wallet's, %d false positives), %d bytes received\n",
-			st.WatcherHeight, st.Blocks, st.Matched, st.Relevant, st.FalsePositives, st.BytesReceived)
+		state := fmt.Sprintf("synced to height %d", st.WatcherHeight)
+		if !st.Synced {
+			state = fmt.Sprintf("%s (height %d)", session.SyncState(st), st.WatcherHeight)
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s; %d blocks, %d matched txs (%d the wallet's, %d false positives), %d bytes received\n",
+			state, st.Blocks, st.Matched, st.Relevant, st.FalsePositives, st.BytesReceived)
 	}
 	return nil
 }

@@ -51,6 +51,7 @@ func runSyncJSON(t *testing.T, args ...string) *session.Summary {
 	if code != 0 {
 		t.Fatalf("sync exit %d: %s", code, errb.String())
 	}
+	checkJSONKeys(t, "bloomwatch sync", out.Bytes())
 	var sum session.Summary
 	if err := json.Unmarshal(out.Bytes(), &sum); err != nil {
 		t.Fatalf("decode summary: %v\n%s", err, out.String())
@@ -448,7 +449,7 @@ func TestAddressAddedAfterSyncRescans(t *testing.T) {
 		t.Fatalf("wallet txs after the import: %d\n%s", code, out)
 	}
 	code, out, _ = runCLI(t, []string{"wallet", "balance", "--datadir", a, "--json"})
-	if code != 0 || !strings.Contains(out, fmt.Sprintf(`"confirmed": %d`, truth.Balance)) {
+	if code != 0 || !strings.Contains(out, fmt.Sprintf(`"confirmed_sat": %d`, truth.Balance)) {
 		t.Fatalf("wallet balance after the import: %d\n%s", code, out)
 	}
 

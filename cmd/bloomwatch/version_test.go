@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os/exec"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -17,8 +19,14 @@ func TestVersion(t *testing.T) {
 		t.Errorf("version %q, want %q", got, want)
 	}
 	dev := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}}
-	if got := version(dev, true); !strings.HasPrefix(got, "(devel) (no VCS revision recorded") {
+	if got := version(dev, true); !strings.HasPrefix(got, "(devel) revision unknown (no VCS revision recorded") {
 		t.Errorf("devel version %q", got)
+	}
+	revision = "0123abc"
+	got := version(dev, true)
+	revision = ""
+	if !strings.HasPrefix(got, "(devel) revision 0123abc (stamped at link time)") {
+		t.Errorf("stamped version %q", got)
 	}
 	if got := version(nil, false); !strings.Contains(got, "no build information") {
 		t.Errorf("no build info: %q", got)
@@ -51,5 +59,23 @@ func TestErrorLinesNameTheCommand(t *testing.T) {
 				t.Errorf("stderr %q does not start with %q", errOut, "bloomwatch: "+name+": ")
 			}
 		})
+	}
+}
+
+// TestVersionStampedBuild builds the binary without VCS stamping and with
+// the revision given to the linker, as a build outside a git clone does,
+// and reads it back from --version.
+func TestVersionStampedBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "bloomwatch")
+	build := exec.Command("go", "build", "-buildvcs=false", "-ldflags", "-X main.revision=feedc0de", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "--version").Output()
+	if err != nil || !strings.Contains(string(out), "revision feedc0de (stamped at link time)") {
+		t.Fatalf("--version: %q, %v", out, err)
 	}
 }

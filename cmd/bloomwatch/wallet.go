@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/bloomwatch/bloomwatch/nodeapi"
 	"github.com/bloomwatch/bloomwatch/session"
 	"github.com/bloomwatch/bloomwatch/wallet"
 )
@@ -45,15 +47,10 @@ type walletFlags struct {
 	lookahead   uint32
 }
 
-// registerDatadir adds --datadir, stored in p.
-func registerDatadir(fs *pflag.FlagSet, p *string) {
-	fs.StringVar(p, "datadir", "", "wallet data directory (required)")
-}
-
 // registerCreate adds every flag that describes a new wallet.
 func (f *walletFlags) registerCreate(fs *pflag.FlagSet) {
+	fs.StringVar(&f.network, "network", "", "network: mainnet, testnet3, testnet4, signet, regtest or simnet (required for a new wallet; names the default data dir ~/.bloomwatch/NETWORK)")
 	registerDatadir(fs, &f.datadir)
-	fs.StringVar(&f.network, "network", "", "network: mainnet, testnet3, testnet4, signet, regtest or simnet (required)")
 	fs.StringArrayVar(&f.xpubs, "xpub", nil, "account extended public key: xpub/ypub/zpub, tpub/upub/vpub, spub (repeatable)")
 	fs.StringArrayVar(&f.taproot, "taproot-xpub", nil, "BIP86 taproot account key, plain xpub/tpub (repeatable)")
 	fs.StringArrayVar(&f.descriptors, "descriptor", nil, "output descriptor: pkh, sh(wpkh), wpkh, tr (key path), sh/wsh/sh(wsh) of multi and sortedmulti, addr, raw; ranged /0/* or /<0;1>/*; #checksum verified (repeatable)")
@@ -89,10 +86,11 @@ func (f *walletFlags) spec() wallet.CreateConfig {
 }
 
 // walletErr marks errors caused by the user's input (wallet.IsInputError:
-// bad key, address, network, settings, missing or existing wallet) as
-// usage errors.
+// bad key, address, network, settings, missing or existing wallet; the
+// running node's refusal of an input, nodeapi.IsInputError) as usage
+// errors.
 func walletErr(prefix string, err error) error {
-	if wallet.IsInputError(err) {
+	if nodeapi.IsInputError(err) {
 		return usageError{fmt.Errorf("%s: %w", prefix, err)}
 	}
 	return fmt.Errorf("%s: %w", prefix, err)
@@ -108,6 +106,28 @@ func openWallet(prefix, datadir string) (*wallet.Wallet, error) {
 		return nil, walletErr(prefix, err)
 	}
 	return w, nil
+}
+
+// openSource returns the wallet of datadir to read and ask: the running
+// node's API client when a node serves the data dir (its files are then
+// locked), else the wallet's files (openWallet). done releases it,
+// keeping the first error.
+func openSource(ctx context.Context, prefix, datadir string) (nodeapi.Wallet, func(*error), error) {
+	if datadir == "" {
+		return nil, nil, usagef("%s: --datadir is required", prefix)
+	}
+	c, err := nodeapi.Dial(ctx, datadir)
+	if err == nil {
+		return c, func(*error) { c.Close() }, nil
+	}
+	if !errors.Is(err, nodeapi.ErrNoNode) {
+		return nil, nil, fmt.Errorf("%s: %w", prefix, err)
+	}
+	w, err := openWallet(prefix, datadir)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &nodeapi.Local{W: w}, func(e *error) { closeWallet(w, e) }, nil
 }
 
 // openOrCreateWallet opens the wallet of --datadir (session.OpenWallet):
@@ -212,12 +232,14 @@ type walletReadOptions struct {
 	unused  bool // wallet addresses only
 }
 
-// walletReader reads what a read command prints from the open wallet: the
-// value --json prints, and the writer of its text otherwise.
-type walletReader func(w *wallet.Wallet, o *walletReadOptions) (any, func(io.Writer) error, error)
+// walletReader reads what a read command prints from the wallet (its
+// files, or the node that runs on them): the value --json prints, and the
+// writer of its text otherwise.
+type walletReader func(ctx context.Context, w nodeapi.Wallet, o *walletReadOptions) (any, func(io.Writer) error, error)
 
 // newWalletReadCmd returns a wallet subcommand that opens the wallet of
-// --datadir, hands it to read and closes it.
+// --datadir (or asks the node running on it), hands it to read and closes
+// it.
 func newWalletReadCmd(use, short string, read walletReader) *cobra.Command {
 	return (&walletReadOptions{}).command(use, short, read)
 }
@@ -251,7 +273,8 @@ func newWalletTxsCmd() *cobra.Command {
 	return cmd
 }
 
-// run opens the wallet, reads it with read and closes it.
+// run opens the wallet (or the node's client), reads it with read and
+// closes it.
 func (o *walletReadOptions) run(cmd *cobra.Command, read walletReader) (err error) {
 	prefix := "wallet " + cmd.Name()
 	if o.fps < 0 {
@@ -260,12 +283,12 @@ func (o *walletReadOptions) run(cmd *cobra.Command, read walletReader) (err erro
 	if o.limit < 0 {
 		return usagef("%s: --limit must not be negative", prefix)
 	}
-	w, err := openWallet(prefix, o.datadir)
+	w, done, err := openSource(cmd.Context(), prefix, o.datadir)
 	if err != nil {
 		return err
 	}
-	defer closeWallet(w, &err)
-	out, text, err := read(w, o)
+	defer done(&err)
+	out, text, err := read(cmd.Context(), w, o)
 	switch {
 	case err != nil:
 	case o.asJSON:
@@ -308,7 +331,7 @@ func (o *walletCreateOptions) run(cmd *cobra.Command, _ []string) (err error) {
 	fmt.Fprintf(&b, "created %s wallet in %s (birthday %d, gap limits %d/%d, %d filter elements)\n",
 		out.Network, out.Datadir, out.Birthday, out.GapExternal, out.GapInternal, out.Elements)
 	for _, a := range out.Accounts {
-		fmt.Fprintf(&b, "account %s %s %s\n", a.Scope, a.Name, a.Kind)
+		fmt.Fprintf(&b, "account %s (key %s) %s\n", a.ID, a.Path, a.Kind)
 		if a.Depth != accountDepth {
 			fmt.Fprintf(&b, "  note: key depth %d, not %d (an account key): addresses are derived as key/0/i and key/1/i\n", a.Depth, accountDepth)
 		}
@@ -366,7 +389,7 @@ func (o *walletAddOptions) run(cmd *cobra.Command, _ []string) (err error) {
 			return walletErr(prefix, err)
 		}
 		result, rescan = info, info.Rescan
-		line = fmt.Sprintf("added account %s %s %s", info.Scope, info.Name, info.Kind)
+		line = fmt.Sprintf("added account %s (key %s) %s", info.ID, info.Path, info.Kind)
 	case o.descriptor != "":
 		info, err := w.AddDescriptor(o.descriptor)
 		if err != nil {
@@ -467,17 +490,21 @@ func countKinds(infos []*wallet.ImportInfo) string {
 }
 
 // readBalance implements `wallet balance`.
-func readBalance(w *wallet.Wallet, _ *walletReadOptions) (any, func(io.Writer) error, error) {
-	r, err := readBalanceReport(w)
+func readBalance(ctx context.Context, w nodeapi.Wallet, _ *walletReadOptions) (any, func(io.Writer) error, error) {
+	r, err := readBalanceReport(ctx, w)
 	return r, r.writeTable, err
 }
 
 // readTxs implements `wallet txs`: every transaction, or the newest
 // --limit (the end of the list: confirmed by height, then unconfirmed),
 // in the same order, with a line saying how many were left out.
-func readTxs(w *wallet.Wallet, o *walletReadOptions) (any, func(io.Writer) error, error) {
-	txs, err := w.Txs()
-	note := walletRescanNote(w)
+func readTxs(ctx context.Context, w nodeapi.Wallet, o *walletReadOptions) (any, func(io.Writer) error, error) {
+	info, err := w.Txs(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	txs := info.Txs
+	note := stateRescanNote(info.State)
 	total := len(txs)
 	if o.limit > 0 && total > o.limit {
 		txs = txs[total-o.limit:]
@@ -491,9 +518,13 @@ func readTxs(w *wallet.Wallet, o *walletReadOptions) (any, func(io.Writer) error
 }
 
 // readUTXOs implements `wallet utxos`.
-func readUTXOs(w *wallet.Wallet, _ *walletReadOptions) (any, func(io.Writer) error, error) {
-	utxos, err := w.UTXOs()
-	note := walletRescanNote(w)
+func readUTXOs(ctx context.Context, w nodeapi.Wallet, _ *walletReadOptions) (any, func(io.Writer) error, error) {
+	info, err := w.UTXOs(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	utxos := info.UTXOs
+	note := stateRescanNote(info.State)
 	return nonNil(utxos), func(out io.Writer) error { return withNote(out, note, writeUTXOTable(out, utxos)) }, err
 }
 
@@ -508,8 +539,8 @@ func withNote(out io.Writer, note string, err error) error {
 }
 
 // readStats implements `wallet stats`.
-func readStats(w *wallet.Wallet, o *walletReadOptions) (any, func(io.Writer) error, error) {
-	r, err := readStatsReport(w, o.fps)
+func readStats(ctx context.Context, w nodeapi.Wallet, o *walletReadOptions) (any, func(io.Writer) error, error) {
+	r, err := readStatsReport(ctx, w, o.fps)
 	return r, r.writeText, err
 }
 

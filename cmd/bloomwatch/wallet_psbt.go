@@ -28,6 +28,7 @@ type walletPSBTOptions struct {
 	pendingSpent bool
 	selection    string
 	out          string
+	dryRun       bool
 	asJSON       bool
 }
 
@@ -35,7 +36,7 @@ type walletPSBTOptions struct {
 func newWalletPSBTCmd() *cobra.Command {
 	o := &walletPSBTOptions{}
 	cmd := &cobra.Command{
-		Use:   "psbt --datadir D (--to ADDR:AMOUNT... | --sweep ADDR) --feerate SAT_PER_VB [--out FILE]",
+		Use:   "psbt --datadir D (--to ADDR:AMOUNT... | --sweep ADDR) --feerate SAT_PER_VB [--out FILE | --dry-run]",
 		Short: "Build an unsigned transaction (BIP174 PSBT) from the wallet's coins for an external signer",
 		Long: "Build an unsigned transaction paying --to ADDR:AMOUNT (repeatable; AMOUNT in BTC, or\n" +
 			"with the suffix sat) or sweeping the coins to --sweep ADDR, from the wallet's confirmed,\n" +
@@ -46,7 +47,10 @@ func newWalletPSBTCmd() *cobra.Command {
 			"required: a light client sees no mempool and has no fee estimate of its own. The coin\n" +
 			"selection avoids merging coins of different received transactions (--coin-selection\n" +
 			"largest-first for the classic). Prints the PSBT in base64 last; --out writes it as a\n" +
-			"binary .psbt file instead. Sign it elsewhere, then `bloomwatch broadcast`.",
+			"binary .psbt file instead. Sign it elsewhere, then `bloomwatch broadcast`. --dry-run\n" +
+			"prints the transaction and its fee without a PSBT and without reserving the change\n" +
+			"address. A warning on stderr says when the change address reaches or passes the change\n" +
+			"branch's gap limit (unbroadcast PSBTs use the gap up, as unpaid receive addresses do).",
 		Args: cobra.NoArgs,
 		RunE: o.run,
 	}
@@ -60,6 +64,7 @@ func newWalletPSBTCmd() *cobra.Command {
 	f.BoolVar(&o.pendingSpent, "include-pending-spent", false, "also spend coins a pending transaction spends (replacing it)")
 	f.StringVar(&o.selection, "coin-selection", "private", "private (avoid merging received transactions) or largest-first")
 	f.StringVar(&o.out, "out", "", "write the PSBT to this file (binary BIP174) instead of printing it")
+	f.BoolVar(&o.dryRun, "dry-run", false, "print the transaction and fee only: no PSBT, no change address reserved")
 	f.BoolVar(&o.asJSON, "json", false, "print JSON")
 	return cmd
 }
@@ -95,7 +100,7 @@ func parseBTCAmount(s string) (btcutil.Amount, error) {
 // request checks the flags and builds the wallet's request.
 func (o *walletPSBTOptions) request(prefix string) (wallet.PSBTRequest, error) {
 	req := wallet.PSBTRequest{SweepTo: o.sweep, FeeRate: o.feeRate, From: o.from,
-		IncludeUnconfirmed: o.unconfirmed, IncludePendingSpent: o.pendingSpent}
+		IncludeUnconfirmed: o.unconfirmed, IncludePendingSpent: o.pendingSpent, DryRun: o.dryRun}
 	if o.datadir == "" {
 		return req, usagef("%s: --datadir is required", prefix)
 	}
@@ -126,6 +131,9 @@ func (o *walletPSBTOptions) request(prefix string) (wallet.PSBTRequest, error) {
 		}
 		req.Outputs = append(req.Outputs, wallet.PSBTOutput{Address: addr, Amount: v})
 	}
+	if o.dryRun && o.out != "" {
+		return req, usagef("%s: --dry-run writes no PSBT: drop --out", prefix)
+	}
 	if o.out != "" {
 		if st, err := os.Stat(filepath.Dir(o.out)); err != nil || !st.IsDir() {
 			return req, usagef("%s: --out %s: no such directory", prefix, filepath.Dir(o.out))
@@ -141,12 +149,12 @@ func (o *walletPSBTOptions) run(cmd *cobra.Command, _ []string) (err error) {
 	if err != nil {
 		return err
 	}
-	w, err := openWallet(prefix, o.datadir)
+	w, done, err := openSource(cmd.Context(), prefix, o.datadir)
 	if err != nil {
 		return err
 	}
-	defer closeWallet(w, &err)
-	res, err := w.CreatePSBT(req)
+	defer done(&err)
+	res, err := w.CreatePSBT(cmd.Context(), req)
 	if err != nil {
 		return walletErr(prefix, err)
 	}
@@ -158,6 +166,12 @@ func (o *walletPSBTOptions) run(cmd *cobra.Command, _ []string) (err error) {
 		if err := atomicfile.Write(o.out, buf.Bytes(), 0o600); err != nil {
 			return fmt.Errorf("%s: --out: %w", prefix, err)
 		}
+	}
+	if o.feeRate < 1 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s: warning: %v sat/vB is below btcd's and Bitcoin Core's (before 29.1) default relay minimum of 1 sat/vB: only peers that relay from %v sat/vB pass it on\n", prefix, o.feeRate, o.feeRate)
+	}
+	if w := changeGapWarning(res); w != "" {
+		fmt.Fprintln(cmd.ErrOrStderr(), prefix+": warning: "+w)
 	}
 	if o.asJSON {
 		return writeJSON(cmd, res)
@@ -177,11 +191,30 @@ func (o *walletPSBTOptions) run(cmd *cobra.Command, _ []string) (err error) {
 	}
 	fmt.Fprintf(&b, "fee %s BTC (%d vB at %.2f sat/vB once signed; the rate is yours: bloomwatch has no fee estimate)\n",
 		amount.BTC(int64(res.Fee)), res.VSize, res.FeeRate)
-	if o.out != "" {
+	switch {
+	case o.dryRun:
+		b.WriteString("dry run: no PSBT written, the change address is not reserved (the next PSBT may use it)\n")
+	case o.out != "":
 		fmt.Fprintf(&b, "wrote %s: sign it, then bloomwatch broadcast --psbt %s\n", o.out, o.out)
-	} else {
+	default:
 		b.WriteString(res.Base64 + "\n")
 	}
 	_, err = fmt.Fprint(cmd.OutOrStdout(), b.String())
 	return err
+}
+
+// changeGapWarning says when a PSBT's change address is the last within
+// its branch's gap limit or past it, "" otherwise.
+func changeGapWarning(res *wallet.PSBT) string {
+	if res.ChangeGap == nil {
+		return ""
+	}
+	n, gap := res.ChangeGap.Unpaid, res.ChangeGap.GapLimit
+	switch {
+	case gap == 0 || n < gap:
+		return ""
+	case n == gap:
+		return fmt.Sprintf("this change address is the last of the change gap limit of %d: the %d change addresses handed out after the last paid one are unpaid (PSBTs not broadcast); the next one passes the gap", gap, n)
+	}
+	return fmt.Sprintf("this change address is past the change gap limit of %d (%d unpaid change addresses after the last paid one, PSBTs not broadcast): a wallet restored from the key with that gap limit will not find it until the ones before it are paid; use --dry-run for previews", gap, n)
 }

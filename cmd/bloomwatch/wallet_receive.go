@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 
+	"github.com/bloomwatch/bloomwatch/nodeapi"
 	"github.com/bloomwatch/bloomwatch/wallet"
 )
 
@@ -45,12 +47,12 @@ func newWalletReceiveCmd() *cobra.Command {
 // run implements `wallet receive`.
 func (o *walletReceiveOptions) run(cmd *cobra.Command, _ []string) (err error) {
 	const prefix = "wallet receive"
-	w, err := openWallet(prefix, o.datadir)
+	w, done, err := openSource(cmd.Context(), prefix, o.datadir)
 	if err != nil {
 		return err
 	}
-	defer closeWallet(w, &err)
-	info, err := w.Receive(wallet.ReceiveOptions{From: o.from, BeyondGap: o.beyondGap})
+	defer done(&err)
+	info, err := w.Receive(cmd.Context(), wallet.ReceiveOptions{From: o.from, BeyondGap: o.beyondGap})
 	if err != nil {
 		return walletErr(prefix, err)
 	}
@@ -78,8 +80,12 @@ func newWalletAddressesCmd() *cobra.Command {
 }
 
 // readAddresses implements `wallet addresses`.
-func readAddresses(w *wallet.Wallet, o *walletReadOptions) (any, func(io.Writer) error, error) {
-	addrs, err := w.Addresses()
+func readAddresses(ctx context.Context, w nodeapi.Wallet, o *walletReadOptions) (any, func(io.Writer) error, error) {
+	info, err := w.Addresses(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	addrs := info.Addresses
 	if o.unused {
 		kept := addrs[:0]
 		for _, a := range addrs {

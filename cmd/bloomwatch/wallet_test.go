@@ -57,7 +57,6 @@ func TestWalletCreateBadInputLeavesNothing(t *testing.T) {
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "w")
 	checkCLI(t, []cliCase{
-		{name: "no datadir", args: []string{"wallet", "create", "--network", "regtest"}, wantCode: 2, wantErrSub: "--datadir is required"},
 		{name: "no network", args: []string{"wallet", "create", "--datadir", dir}, wantCode: 2, wantErrSub: "--network is required"},
 		{name: "unknown network", args: []string{"wallet", "create", "--datadir", dir, "--network", "moon"}, wantCode: 2, wantErrSub: "unknown network"},
 		{name: "bad checksum", args: []string{"wallet", "create", "--datadir", dir, "--network", "regtest", "--xpub", testVpub[:len(testVpub)-1] + "d"},
@@ -82,7 +81,7 @@ func TestWalletCommands(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "w")
 	checkCLI(t, []cliCase{
 		{name: "create", args: createArgs(dir, "--address", testTestP2PKH, "--birthday", "7"),
-			wantOutSub: []string{"created regtest wallet", "birthday 7", "account m/84'/1' watch-0 p2wpkh", "address " + testTestP2PKH}},
+			wantOutSub: []string{"created regtest wallet", "birthday 7", "account m/84'/1'/0 (key m/84'/1'/0') p2wpkh", "address " + testTestP2PKH}},
 		{name: "create again", args: createArgs(dir), wantCode: 2, wantErrSub: "already exists"},
 		{name: "balance", args: []string{"wallet", "balance", "--datadir", dir},
 			wantOutSub: []string{"confirmed  0 sat", "not synced yet"}},
@@ -103,7 +102,7 @@ func TestWalletCommands(t *testing.T) {
 		// and the default lookahead reserve) and the imported address.
 		{name: "stats", args: []string{"wallet", "stats", "--datadir", dir}, wantOutSub: []string{"filter elements 231 data + 0 outpoints"}},
 		{name: "no wallet", args: []string{"wallet", "balance", "--datadir", filepath.Join(dir, "nope")}, wantCode: 2, wantErrSub: "no wallet"},
-		{name: "no datadir", args: []string{"wallet", "txs"}, wantCode: 2, wantErrSub: "--datadir is required"},
+		{name: "no datadir", args: []string{"wallet", "txs"}, wantCode: 2, wantErrSub: noDefaultWallet},
 	})
 }
 
@@ -178,8 +177,11 @@ func TestWalletReadCommandsJSON(t *testing.T) {
 		}
 	}
 	var bal struct {
-		Confirmed, Unconfirmed, Immature, Total int64
-		SyncedHeight                            int32 `json:"synced_height"`
+		Confirmed    int64 `json:"confirmed_sat"`
+		Unconfirmed  int64 `json:"unconfirmed_sat"`
+		Immature     int64 `json:"immature_sat"`
+		Total        int64 `json:"total_sat"`
+		SyncedHeight int32 `json:"synced_height"`
 	}
 	decode([]string{"wallet", "balance", "--datadir", dir, "--json"}, &bal)
 	if bal.Confirmed != 5_000 || bal.Unconfirmed != 700 || bal.Total != 5_700 || bal.SyncedHeight != 7 {
@@ -188,7 +190,7 @@ func TestWalletReadCommandsJSON(t *testing.T) {
 	var txs []struct {
 		Txid          string
 		Height        int32
-		Delta         int64
+		Delta         int64 `json:"delta_sat"`
 		Confirmations int32
 	}
 	decode([]string{"wallet", "txs", "--datadir", dir, "--json"}, &txs)
@@ -199,7 +201,7 @@ func TestWalletReadCommandsJSON(t *testing.T) {
 	var utxos []struct {
 		Txid    string
 		Vout    uint32
-		Amount  int64
+		Amount  int64 `json:"amount_sat"`
 		Address string
 	}
 	decode([]string{"wallet", "utxos", "--datadir", dir, "--json"}, &utxos)
@@ -268,7 +270,7 @@ func TestWalletAddAfterSyncRescans(t *testing.T) {
 		t.Fatalf("txs --limit 1 --json: %d %q", code, out)
 	}
 	code, out, _ = runCLI(t, []string{"wallet", "balance", "--datadir", dir, "--json"})
-	if code != 0 || !strings.Contains(out, `"rescan_pending": true`) || !strings.Contains(out, `"confirmed": 5000`) {
+	if code != 0 || !strings.Contains(out, `"rescan_pending": true`) || !strings.Contains(out, `"confirmed_sat": 5000`) {
 		t.Fatalf("balance --json: %d %q", code, out)
 	}
 }
@@ -416,11 +418,11 @@ func TestWalletUnconfirmedColumns(t *testing.T) {
 	a, b, child := spendPending(t, dir, confirmed)
 
 	var bal struct {
-		Confirmed    int64 `json:"confirmed"`
-		Unconfirmed  int64 `json:"unconfirmed"`
-		PendingSpent int64 `json:"pending_spent"`
+		Confirmed    int64 `json:"confirmed_sat"`
+		Unconfirmed  int64 `json:"unconfirmed_sat"`
+		PendingSpent int64 `json:"pending_spent_sat"`
 		Conflicts    int   `json:"conflicts"`
-		Total        int64 `json:"total"`
+		Total        int64 `json:"total_sat"`
 	}
 	code, out, errOut := runCLI(t, []string{"wallet", "balance", "--datadir", dir, "--json"})
 	if code != 0 || json.Unmarshal([]byte(out), &bal) != nil {

@@ -42,28 +42,21 @@ func newWalletExportTruthCmd() *cobra.Command {
 // run implements `wallet export-truth`.
 func (o *walletTruthOptions) run(cmd *cobra.Command, _ []string) (err error) {
 	const prefix = "wallet export-truth"
-	w, err := openWallet(prefix, o.datadir)
+	w, done, err := openSource(cmd.Context(), prefix, o.datadir)
 	if err != nil {
 		return err
 	}
-	defer closeWallet(w, &err)
-	truth, err := w.TruthElements()
+	defer done(&err)
+	info, err := w.Truth(cmd.Context())
 	if err != nil {
 		return fmt.Errorf("%s: %w", prefix, err)
 	}
-	counts, err := w.AddressCounts()
-	if err != nil {
-		return fmt.Errorf("%s: %w", prefix, err)
-	}
-	synced, err := w.SyncedTo()
-	if err != nil {
-		return fmt.Errorf("%s: %w", prefix, err)
-	}
-	cands, notes, dated := truthCandidates(truth)
+	counts, synced := info.Counts, info.SyncedToHeight
+	cands, notes, dated := truthCandidates(info.Elements)
 	watched := counts.Derived + counts.Imported
 	header := []string{
 		fmt.Sprintf("wallet %s (%s, synced to height %d): %d used of %d watched addresses and scripts, %d with a first-seen height",
-			o.datadir, w.Network(), synced.Height, len(cands), watched, dated),
+			o.datadir, info.Network, synced, len(cands), watched, dated),
 		"each line: the filter element (hex) of a used address, @ the height of its first confirmed payment, # the address",
 		"read by: bloomwatch privacy analyze --truth FILE",
 	}

@@ -7,6 +7,7 @@ package main
 // is decided here, in the command line.
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/internal/amount"
 	"github.com/bloomwatch/bloomwatch/internal/table"
+	"github.com/bloomwatch/bloomwatch/nodeapi"
 	"github.com/bloomwatch/bloomwatch/wallet"
 )
 
@@ -21,7 +23,7 @@ import (
 // wallet is synced to (`wallet balance --json`).
 type balanceReport struct {
 	wallet.Balance
-	Total int64 `json:"total"`
+	Total int64 `json:"total_sat"`
 	// SyncedHeight is the last block the balance reflects
 	// (Wallet.HistoryPoint), -1 before the first block; SyncedHash is
 	// then empty.
@@ -36,16 +38,16 @@ type balanceReport struct {
 }
 
 // readBalanceReport returns w's balance and the block it reflects.
-func readBalanceReport(w *wallet.Wallet) (balanceReport, error) {
-	bal, err := w.Balance()
+func readBalanceReport(ctx context.Context, w nodeapi.Wallet) (balanceReport, error) {
+	info, err := w.Balance(ctx)
 	if err != nil {
 		return balanceReport{}, err
 	}
-	sp := w.HistoryPoint()
-	r := balanceReport{Balance: bal, Total: int64(bal.Total()), SyncedHeight: sp.Height,
-		RescanPending: w.RescanPending(), Birthday: w.Birthday()}
-	if sp.Height >= 0 {
-		r.SyncedHash = sp.Hash.String()
+	bal := info.Balance
+	r := balanceReport{Balance: bal, Total: int64(bal.Total()), SyncedHeight: info.SyncedHeight,
+		RescanPending: info.RescanPending, Birthday: info.Birthday}
+	if info.SyncedHeight >= 0 {
+		r.SyncedHash = info.SyncedHash
 	}
 	return r, nil
 }
@@ -62,9 +64,10 @@ func rescanNote(pending bool, birthday, height int32) string {
 		birthday, height)
 }
 
-// walletRescanNote returns w's rescanNote ("" when no rescan is pending).
-func walletRescanNote(w *wallet.Wallet) string {
-	return rescanNote(w.RescanPending(), w.Birthday(), w.HistoryPoint().Height)
+// stateRescanNote returns the rescanNote of a read's wallet state ("" when
+// no rescan is pending).
+func stateRescanNote(st nodeapi.State) string {
+	return rescanNote(st.RescanPending, st.Birthday, st.SyncedHeight)
 }
 
 // balanceNote explains the balance rows under the table.
@@ -221,27 +224,17 @@ type statsReport struct {
 
 // readStatsReport returns w's statistics, with up to fps false-positive
 // transactions, newest first (none when fps is 0).
-func readStatsReport(w *wallet.Wallet, fps int) (statsReport, error) {
-	st, err := w.Stats()
+func readStatsReport(ctx context.Context, w nodeapi.Wallet, fps int) (statsReport, error) {
+	info, err := w.Stats(ctx, fps)
 	if err != nil {
 		return statsReport{}, err
 	}
-	descs, err := w.Descriptors()
-	if err != nil {
-		return statsReport{}, err
-	}
-	counts, err := w.AddressCounts()
-	if err != nil {
-		return statsReport{}, err
-	}
-	r := statsReport{Stats: st, Addresses: counts, Descriptors: descs}
+	r := statsReport{Stats: info.Stats, Addresses: info.Counts, Descriptors: info.Descriptors}
 	if r.Descriptors == nil {
 		r.Descriptors = []wallet.DescriptorInfo{}
 	}
 	if fps > 0 {
-		if r.FalsePositiveTxs, err = w.FalsePositives(fps); err != nil {
-			return statsReport{}, err
-		}
+		r.FalsePositiveTxs = info.FalsePositives
 	}
 	return r, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -10,10 +11,19 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bloomwatch/bloomwatch/netparams"
+	"github.com/bloomwatch/bloomwatch/nodeapi"
 	"github.com/bloomwatch/bloomwatch/testnet"
 	"github.com/bloomwatch/bloomwatch/wallet"
 	"github.com/bloomwatch/bloomwatch/watch"
 )
+
+// walletRescanNote returns the rescan note of w's state as a read sees it.
+func walletRescanNote(t *testing.T, w *wallet.Wallet) string {
+	t.Helper()
+	info, err := (&nodeapi.Local{W: w}).Balance(context.Background())
+	require.NoError(t, err)
+	return stateRescanNote(info.State)
+}
 
 // newRegtestWallet creates a regtest wallet watching the demo keyring's
 // BIP84 account.
@@ -33,7 +43,7 @@ func newRegtestWallet(t *testing.T) *wallet.Wallet {
 
 func TestBalanceReport(t *testing.T) {
 	w := newRegtestWallet(t)
-	r, err := readBalanceReport(w)
+	r, err := readBalanceReport(context.Background(), &nodeapi.Local{W: w})
 	require.NoError(t, err)
 	require.Equal(t, int32(-1), r.SyncedHeight)
 	require.Empty(t, r.SyncedHash)
@@ -62,17 +72,17 @@ func TestBalanceReportRescanPending(t *testing.T) {
 	_, err := w.ApplyBlock(&watch.FilteredBlock{Height: 5, Hash: hdr.BlockHash(), Header: hdr, TotalTxs: 1})
 	require.NoError(t, err)
 	require.NoError(t, w.Flush())
-	require.Empty(t, walletRescanNote(w))
+	require.Empty(t, walletRescanNote(t, w))
 	info, err := w.AddAddress("bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080")
 	require.NoError(t, err)
 	require.True(t, info.Rescan)
-	r, err := readBalanceReport(w)
+	r, err := readBalanceReport(context.Background(), &nodeapi.Local{W: w})
 	require.NoError(t, err)
 	require.True(t, r.RescanPending)
 	require.Equal(t, int32(5), r.SyncedHeight)
 	require.Equal(t, hdr.BlockHash().String(), r.SyncedHash)
-	require.Contains(t, walletRescanNote(w), "rescan pending")
-	require.Contains(t, walletRescanNote(w), "up to height 5")
+	require.Contains(t, walletRescanNote(t, w), "rescan pending")
+	require.Contains(t, walletRescanNote(t, w), "up to height 5")
 }
 
 func TestTxAndUTXOTables(t *testing.T) {
@@ -121,7 +131,7 @@ func TestAddressTable(t *testing.T) {
 
 func TestStatsReport(t *testing.T) {
 	w := newRegtestWallet(t)
-	r, err := readStatsReport(w, 5)
+	r, err := readStatsReport(context.Background(), &nodeapi.Local{W: w}, 5)
 	require.NoError(t, err)
 	st, err := w.Stats()
 	require.NoError(t, err)

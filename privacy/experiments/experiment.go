@@ -28,6 +28,9 @@ type Config struct {
 	Trials int
 	// Blocks sizes the synthetic chain of the chain-based experiments.
 	Blocks int
+	// Records is the number of records of pprl's encoded database (0:
+	// its default).
+	Records int
 	// Keys is the wallet size N: the keys in the first filter of
 	// restart-intersection, or the one N single-filter measures (0: the
 	// experiment's own sizes).
@@ -192,6 +195,7 @@ var registry = []Info{
 	{"tweak-policy", "one persisted tweak vs a tweak per peer behind a proxy: linking and intersection (--peers, --keys)", runTweakPolicy},
 	{"rappor", "RAPPOR's responses on BIP37 filters: missed payments, epsilon, one-sided noise, the aggregator's regression (--wallets, --filters reloads)", runRappor},
 	{"frequency", "the PPRL frequency-alignment attack on a crawl of filters, per tweak policy, beside the direct test (--wallets)", runFrequency},
+	{"pprl", "the PPRL frequency attack of Christen et al. (PAKDD 2017) on Bloom-filter encodings of first names (--records, --hash-funcs)", runPPRL},
 	{"bip158", "BIP37 beside BIP157/158 on the same chain and wallets: what the serving peer learns, at equal bandwidth (--wallets, --blocks)", runBIP158},
 	{PopulationName, "wallets of three kinds on one chain: crawler linking (Nick's wrong merges) and multi-input clustering (--wallets)", runPopulation},
 }
@@ -243,7 +247,7 @@ func finiteRelDiff(measured, reference float64) *float64 {
 func (cfg Config) check() error {
 	switch {
 	case cfg.Trials < 0 || cfg.Blocks < 0 || cfg.Workers < 0 || cfg.Keys < 0 || cfg.Filters < 0 || cfg.KeyStep < 0 ||
-		cfg.Wallets < 0 || cfg.Peers < 0 || cfg.HashFuncs < 0:
+		cfg.Wallets < 0 || cfg.Peers < 0 || cfg.HashFuncs < 0 || cfg.Records < 0:
 		return fmt.Errorf("%w: negative size in %+v", ErrBadConfig, cfg.sizes())
 	case cfg.FPRate < 0 || cfg.FPRate > 1 || math.IsNaN(cfg.FPRate):
 		return fmt.Errorf("%w: false-positive rate %v outside [0, 1]", ErrBadConfig, cfg.FPRate)
@@ -256,7 +260,7 @@ func (cfg Config) check() error {
 // sizes lists the size settings, for error messages.
 func (cfg Config) sizes() map[string]int {
 	return map[string]int{"trials": cfg.Trials, "blocks": cfg.Blocks, "workers": cfg.Workers, "keys": cfg.Keys,
-		"filters": cfg.Filters, "key_step": cfg.KeyStep, "wallets": cfg.Wallets, "peers": cfg.Peers, "hash_funcs": cfg.HashFuncs}
+		"filters": cfg.Filters, "key_step": cfg.KeyStep, "wallets": cfg.Wallets, "peers": cfg.Peers, "hash_funcs": cfg.HashFuncs, "records": cfg.Records}
 }
 
 // withInterval attaches a 95 % interval; the relative difference then
@@ -342,8 +346,12 @@ const (
 	srcNick = "Nick, Data-Driven De-Anonymization in Bitcoin, ETH thesis 2015"
 	// srcNickBlog: the post's section "A Simple Attack".
 	srcNickBlog = "Nick, blog \"Privacy in BitcoinJ\", 12 Feb 2015, section \"A Simple Attack\""
-	srcFormula  = "formula"
-	srcBIP37    = "computed from BIP37's sizing formulas (not a published figure)"
+	// srcChristenEval: the abstract of the evaluation of both attack
+	// families on the North Carolina voter register (docs/RESEARCH.md,
+	// "Sources").
+	srcChristenEval = "Christen et al.'s attacks evaluated on NCVR, \"Evaluating hardening techniques against cryptanalysis attacks on Bloom filter encodings for record linkage\", International Journal of Population Data Science, abstract (Results)"
+	srcFormula      = "formula"
+	srcBIP37        = "computed from BIP37's sizing formulas (not a published figure)"
 )
 
 // srcNickPage is the thesis at a printed page or table.

@@ -17,4 +17,6 @@ var (
 	// ErrCannotForge means the requested forgery does not apply to this block
 	// (for example a CVE-2012-2459 tree for a power-of-two block).
 	ErrCannotForge = errors.New("hostile: forgery does not apply")
+	// ErrUnknownFlood means FloodConfig.Cmd is not in FloodCommands().
+	ErrUnknownFlood = errors.New("hostile: no flood of that command")
 )

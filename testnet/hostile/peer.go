@@ -160,6 +160,8 @@ type Peer struct {
 
 	stats Stats
 	rng   *rand.Rand
+	// filters caches the upstream's compact filters by block hash.
+	filters map[chainhash.Hash][]byte
 }
 
 // Start listens on 127.0.0.1 on a free port and serves every connection
@@ -174,6 +176,8 @@ func Start(ctx context.Context, cfg Config) (*Peer, error) {
 		chain: newChain(cfg.Upstream),
 		stats: Stats{Received: map[string]int{}, Sent: map[string]int{}},
 		rng:   rand.New(rand.NewSource(cfg.Seed)),
+
+		filters: make(map[chainhash.Hash][]byte),
 	}
 	p.accepted = func() { p.stats.Connections++ }
 	p.handle, p.server.logf = p.serve, p.logf

@@ -203,7 +203,7 @@ func Scenarios() []Scenario {
 // ParseScenario returns the scenario named s or an error wrapping
 // ErrUnknownScenario.
 func ParseScenario(s string) (Scenario, error) {
-	if _, ok := scenarios[Scenario(s)]; !ok {
+	if !Scenario(s).Valid() {
 		return "", fmt.Errorf("hostile: scenario %q: %w", s, ErrUnknownScenario)
 	}
 	return Scenario(s), nil
@@ -211,15 +211,30 @@ func ParseScenario(s string) (Scenario, error) {
 
 // Valid reports whether s is a known scenario.
 func (s Scenario) Valid() bool {
-	_, ok := scenarios[s]
+	_, ok := s.info()
 	return ok
 }
 
+// info returns s's entry in the catalogues (scenarios, cfScenarios).
+func (s Scenario) info() (info, bool) {
+	if i, ok := scenarios[s]; ok {
+		return i, true
+	}
+	i, ok := cfScenarios[s]
+	return i, ok
+}
+
 // Expected returns the reaction a correct node has to s.
-func (s Scenario) Expected() Reaction { return scenarios[s].expect }
+func (s Scenario) Expected() Reaction {
+	i, _ := s.info()
+	return i.expect
+}
 
 // Summary returns a one-line description of s.
-func (s Scenario) Summary() string { return scenarios[s].summary }
+func (s Scenario) Summary() string {
+	i, _ := s.info()
+	return i.summary
+}
 
 // String returns the scenario's name.
 func (s Scenario) String() string { return string(s) }

@@ -141,7 +141,7 @@ func (s *session) services() wire.ServiceFlag {
 	if s.cfg.Scenario == NoBloom {
 		return wire.SFNodeNetwork | wire.SFNodeWitness
 	}
-	return wire.SFNodeNetwork | wire.SFNodeBloom | wire.SFNodeWitness
+	return wire.SFNodeNetwork | wire.SFNodeBloom | wire.SFNodeWitness | wire.SFNodeCF
 }
 
 // handshake waits for the node's version and answers with version,
@@ -246,6 +246,12 @@ func (s *session) handle(msg wire.Message) error {
 		return s.getData(m)
 	case *wire.MsgMemPool:
 		return s.mempool()
+	case *wire.MsgGetCFHeaders:
+		return s.getCFHeaders(m)
+	case *wire.MsgGetCFCheckpt:
+		return s.getCFCheckpt(m)
+	case *wire.MsgGetCFilters:
+		return s.getCFilters(m)
 	default:
 		return nil
 	}
@@ -454,6 +460,11 @@ func (s *session) getData(m *wire.MsgGetData) error {
 				_ = notFound.AddInvVect(iv)
 			}
 		case wire.InvTypeBlock, wire.InvTypeWitnessBlock:
+			if s.cfg.Scenario == CFWithholdBlock && s.canApply() {
+				s.markApplied("notfound for block " + iv.Hash.String())
+				_ = notFound.AddInvVect(iv)
+				continue
+			}
 			b, err := s.p.chain.block(iv.Hash)
 			if err != nil {
 				_ = notFound.AddInvVect(iv)
