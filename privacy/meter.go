@@ -215,8 +215,10 @@ type WalletCounts struct {
 // concurrent use. Observe costs the joint model's update for the filter it
 // touches (Joint.Add or Joint.Update, then one Joint.Rate), not a decode:
 // a record's filter is decoded once, by whoever read or sent it
-// (transcript.Record.Bloom). Current and SetCandidates reuse the cached
-// rates.
+// (transcript.Record.Bloom). The reading is computed when it is read
+// (Current, and the history's reading of each filter record): the setters,
+// Feed and the other observers record what they are handed and compute
+// nothing, so a caller fed many events reads once for all of them.
 type Meter struct {
 	history       int
 	elementsPerTx float64
@@ -271,46 +273,39 @@ func NewMeter(cfg MeterConfig) *Meter {
 }
 
 // SetCandidates sets the universe size |A| without saying where it comes
-// from, and returns the updated reading (without adding it to the
-// history). SetUniverse names the source.
-func (m *Meter) SetCandidates(n uint64) Reading {
-	return m.SetUniverse(n, sourceCaller)
+// from; the next Current has it. SetUniverse names the source.
+func (m *Meter) SetCandidates(n uint64) {
+	m.SetUniverse(n, sourceCaller)
 }
 
 // SetUniverse sets the universe size |A| and the words UniverseSource
-// reports for it (see UniverseFromTxs, MainnetChainTxData), and returns
-// the updated reading (without adding it to the history). It is cheap:
-// the rates are cached.
-func (m *Meter) SetUniverse(n uint64, source string) Reading {
+// reports for it (see UniverseFromTxs, MainnetChainTxData); the next
+// Current has them.
+func (m *Meter) SetUniverse(n uint64, source string) {
 	m.candidates, m.source = n, source
-	return m.Current()
 }
 
 // SetWallet hands the meter the wallet's own counts (the client knows
-// them exactly; see WalletCounts for which count is N) and returns the
-// updated reading (without adding it to the history). It is cheap: the
-// rates are cached.
-func (m *Meter) SetWallet(c WalletCounts) Reading {
+// them exactly; see WalletCounts for which count is N); the next Current
+// has them.
+func (m *Meter) SetWallet(c WalletCounts) {
 	m.wallet, m.walletKnown = c, true
-	return m.Current()
 }
 
 // SetObserved sets the false-positive transactions the client received
-// and the transactions that were not its own it tested, so far, and
-// returns the updated reading (without adding it to the history). The
-// client calls it after each block it applies: the transactions tested
+// and the transactions that were not its own it tested, so far; the next
+// Current has them. The client calls it after each block it applies: the transactions tested
 // since the last call were served under the filter sent most recently,
 // so each adds that filter's per-transaction rate to the expectation
 // (ExpectedTxFP), and the expectation and the observed count cover the
 // same transactions under the same filters. A count lower than the last
 // (a new session) starts both afresh.
-func (m *Meter) SetObserved(falsePositives, tested uint64) Reading {
+func (m *Meter) SetObserved(falsePositives, tested uint64) {
 	if tested < m.obsTested {
 		m.obsTested, m.obsExpected = 0, 0
 	}
 	m.obsExpected += float64(tested-m.obsTested) * m.txRate()
 	m.obsFP, m.obsTested = falsePositives, tested
-	return m.Current()
 }
 
 // txRate is the latest filter's per-transaction false-positive rate
@@ -324,24 +319,32 @@ func (m *Meter) txRate() float64 {
 	return -math.Expm1(m.elementsPerTx * math.Log1p(-f))
 }
 
-// Observe feeds one record, as sent, and returns the new reading, which is
-// also appended to the history. A filterload whose filter a node would
-// reject returns an error wrapping ErrBadFilterRecord and changes nothing;
-// an unknown kind returns an error wrapping transcript.ErrBad. A getdata
-// record changes nothing and adds no reading.
+// Observe feeds one record, as sent (Feed), and returns the new reading
+// (Current).
 func (m *Meter) Observe(r transcript.Record) (Reading, error) {
+	err := m.Feed(r)
+	return m.Current(), err
+}
+
+// Feed feeds one record, as sent. A filter record brings the model up to
+// date and appends its reading to the history; a getdata record changes
+// no filter and adds no reading (the behaviour attack and the on-path
+// observer read it), and computes nothing: the next Current has it. A
+// filterload whose filter a node would reject returns an error wrapping
+// ErrBadFilterRecord and changes nothing; an unknown kind returns an
+// error wrapping transcript.ErrBad.
+func (m *Meter) Feed(r transcript.Record) error {
 	m.onPath.Observe(r)
 	if r.Kind == transcript.KindGetData {
-		// A request changes no filter (the reading stands) and adds no
-		// reading to the history; the behaviour attack reads it.
 		m.behave.observe(r)
-		return m.Current(), nil
+		return nil
 	}
 	if err := m.fold(r); err != nil {
-		return m.Current(), err
+		return err
 	}
 	m.refresh()
-	return m.record(), nil
+	m.record()
+	return nil
 }
 
 // Restore feeds the records an earlier run sent (a transcript read at
@@ -486,8 +489,9 @@ func (m *Meter) refresh() {
 	}
 }
 
-// Current returns the reading for the records observed so far. It costs
-// no filter pass: the rates are cached by Observe.
+// Current computes the reading for everything observed so far. It costs
+// no filter pass (the rates are cached by Feed), but the intervals and
+// the expected entropies: read it once for a batch of events.
 func (m *Meter) Current() Reading {
 	r := m.last
 	rd := Reading{

@@ -22,7 +22,8 @@ func TestMeter(t *testing.T) {
 	f2 := mustFilter(t, 20, 0.01, 2, bip37.UpdateNone, w...)
 	const u = 1_000_000
 	m := NewMeter(MeterConfig{History: 3})
-	if r := m.SetCandidates(u); r.ExpectedFP != 0 || r.Filters != 0 {
+	m.SetCandidates(u)
+	if r := m.Current(); r.ExpectedFP != 0 || r.Filters != 0 {
 		t.Fatalf("reading before any filter: %+v", r)
 	}
 	steps := []struct {
@@ -60,7 +61,8 @@ func TestMeter(t *testing.T) {
 	}
 	// The client's counts: N is the addresses on chain, not the watched
 	// ones or the elements.
-	r := m.SetWallet(WalletCounts{OnChain: 10, Watched: 40, Elements: 47})
+	m.SetWallet(WalletCounts{OnChain: 10, Watched: 40, Elements: 47})
+	r := m.Current()
 	fi := f1.CurrentFPRate() * f2.CurrentFPRate()
 	if !r.WalletKnown || r.Members != 10 || r.Watched != 40 || r.Elements != 47 ||
 		!near(r.IntersectionFP, fi*(u-10), 1e-9) || !near(r.ExpectedFP, f2.CurrentFPRate()*(u-10), 1e-9) {
@@ -70,13 +72,15 @@ func TestMeter(t *testing.T) {
 		t.Errorf("precision/entropy %+v", r)
 	}
 	// Decoys match for certain and are not the wallet's.
-	r = m.SetWallet(WalletCounts{OnChain: 10, Watched: 40, Elements: 47, Decoys: 3})
+	m.SetWallet(WalletCounts{OnChain: 10, Watched: 40, Elements: 47, Decoys: 3})
+	r = m.Current()
 	if !near(r.IntersectionFP, 3+fi*(u-13), 1e-9) || !near(r.Precision, ExpectedPrecision(10, 3, fi*(u-13)), 1e-12) || r.Precision > 10.0/13 {
 		t.Errorf("with 3 decoys: %+v", r)
 	}
 	m.SetWallet(WalletCounts{OnChain: 10, Watched: 40, Elements: 47})
 	// The observed per-transaction rate is a sample, with its interval.
-	if r := m.SetObserved(7, 10_000); r.ObservedTxFPRate != 7e-4 || r.ObservedTxFPCI == nil ||
+	m.SetObserved(7, 10_000)
+	if r := m.Current(); r.ObservedTxFPRate != 7e-4 || r.ObservedTxFPCI == nil ||
 		!r.ObservedTxFPCI.Contains(7e-4) || r.ObservedTxFPCI.Method != MethodBinomial || r.ObservedTxFPCI.Hi > 2e-3 {
 		t.Errorf("observed: %+v (%+v)", r, r.ObservedTxFPCI)
 	}

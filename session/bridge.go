@@ -26,6 +26,9 @@ type feed struct {
 	cursor wallet.ChangeCursor
 	counts wallet.AddressCounts
 	dirty  bool
+	// fed is set by an event the meter was fed since the last reading
+	// published: the batch's end reads the meter once for all of them.
+	fed bool
 	// elements and decoys are the last filter's (FilterLoaded).
 	elements, decoys int
 	// peers are the connected peers' addresses.
@@ -46,7 +49,8 @@ type feed struct {
 // Events come in batches (the first event and what follows within
 // batchWindow); after a batch that may have changed the wallet it reads
 // the wallet once (Wallet.Changes with a dashboard, for the dashboard and
-// the meter alike; Wallet.AddressCounts without one). It never reads the
+// the meter alike; Wallet.AddressCounts without one), then computes the
+// meter's reading once for the batch and publishes it. It never reads the
 // node's status: the events carry what it needs. It ends when the node
 // closes the subscription (at Stop).
 func (s *Session) bridge(ctx context.Context) {
@@ -65,6 +69,7 @@ func (s *Session) bridge(ctx context.Context) {
 	// counts for the meter.
 	f.dirty = true
 	s.readWallet(ctx, f)
+	s.publishReading(f)
 
 	noPeer := newDeadline(s.cfg.PeerTimeout)
 	defer noPeer.stop()
@@ -76,6 +81,7 @@ func (s *Session) bridge(ctx context.Context) {
 	lastProgress := time.Now()
 	endBatch := func() {
 		s.readWallet(ctx, f)
+		s.publishReading(f)
 		if !s.cfg.Dashboard && time.Since(lastProgress) >= progressEvery {
 			lastProgress = time.Now()
 			s.log.Info("progress", "headers", f.headerHeight, "wallet", f.walletHeight,
@@ -168,9 +174,9 @@ func (s *Session) handleEvent(ctx context.Context, f *feed, ev spv.Event) (end b
 		// The filter's own figures come with it; the wallet's counts are
 		// those of the last read until the batch's read (a new filter
 		// follows new keys: the wallet changed).
-		f.elements, f.decoys, f.dirty = ev.Elements, ev.Decoys, true
+		f.elements, f.decoys, f.dirty, f.fed = ev.Elements, ev.Decoys, true, true
 		s.meter.SetWallet(f.walletCounts())
-		s.publish(s.observe(ev.Record))
+		s.feedMeter(ev.Record)
 	case spv.BlockProcessed:
 		cf := s.overBIP158()
 		if !ev.Again && !cf {
@@ -188,11 +194,13 @@ func (s *Session) handleEvent(ctx context.Context, f *feed, ev spv.Event) (end b
 		s.universe.block(ev.Height, ev.Again)
 		s.universe.update(ev.Tested, ev.Height)
 		s.meter.SetObserved(uint64(max(f.falsePositives, 0)), ev.Tested-min(ev.Tested, uint64(max(f.relevant, 0))))
-		s.publish(s.meter.SetUniverse(s.universe.size()))
+		s.meter.SetUniverse(s.universe.size())
+		f.fed = true
 	case spv.Reorg:
 		f.walletHeight, f.dirty = min(f.walletHeight, ev.ForkHeight), true
 	case spv.BlocksRequested:
-		s.publish(s.observe(ev.Record))
+		s.feedMeter(ev.Record)
+		f.fed = true
 	case spv.CFRequested:
 		s.noteCF(ev.Record)
 	case spv.BlockMatches:
@@ -257,7 +265,8 @@ func (s *Session) readWallet(ctx context.Context, f *feed) {
 			return
 		}
 		f.counts = counts
-		s.publish(s.meter.SetWallet(f.walletCounts()))
+		s.meter.SetWallet(f.walletCounts())
+		f.fed = true
 		return
 	}
 	c, err := s.changes(&f.cursor)
@@ -265,7 +274,8 @@ func (s *Session) readWallet(ctx context.Context, f *feed) {
 		s.log.Warn("wallet changes not read", "err", err)
 	} else {
 		f.counts = c.Counts
-		s.publish(s.meter.SetWallet(f.walletCounts()))
+		s.meter.SetWallet(f.walletCounts())
+		f.fed = true
 	}
 	if ctx.Err() != nil {
 		return
@@ -303,14 +313,22 @@ func (s *Session) settle() {
 	}
 }
 
-// observe feeds one transcript record to the meter and returns the
-// reading (the last one when the record is refused, which is logged).
-func (s *Session) observe(r transcript.Record) privacy.Reading {
-	reading, err := s.meter.Observe(r)
-	if err != nil {
+// feedMeter feeds one transcript record to the meter (a record it refuses is
+// logged); the batch's reading has it.
+func (s *Session) feedMeter(r transcript.Record) {
+	if err := s.meter.Feed(r); err != nil {
 		s.log.Warn("privacy meter", "err", err)
 	}
-	return reading
+}
+
+// publishReading publishes the meter's reading, computed once, when the
+// meter was fed since the last one.
+func (s *Session) publishReading(f *feed) {
+	if !f.fed {
+		return
+	}
+	f.fed = false
+	s.publish(s.meter.Current())
 }
 
 // publish keeps the latest reading and forwards it to the dashboard
