@@ -118,6 +118,10 @@ type BroadcastOptions struct {
 	// the newest block holding one of the transaction's inputs. Zero
 	// means the node's tip.
 	MinHeight int32
+	// NoRebroadcast sends the transaction once: the node does not hold
+	// it for rebroadcast (rebroadcast.go). A node that stops once the
+	// transaction is sent (a standalone broadcast) sets it.
+	NoRebroadcast bool
 }
 
 // BroadcastResult is what a broadcast did.
@@ -140,6 +144,11 @@ type BroadcastResult struct {
 	// transaction (it answered the getdata for it, or rejected it as
 	// known): sent, as sendrawtransaction counts it.
 	AlreadyKnown bool `json:"already_known"`
+	// Rebroadcast is set when the node holds the transaction and sends
+	// it again on each block that does not confirm it, until its first
+	// confirmation (rebroadcast.go); a standalone broadcast, whose node
+	// stops once it is sent, never does.
+	Rebroadcast bool `json:"rebroadcast"`
 	// Skipped lists the targets tried before SentTo and why each was
 	// left ("127.0.0.1:18444: at height 5, below 6").
 	Skipped []string `json:"skipped,omitempty"`
@@ -154,6 +163,14 @@ type BroadcastResult struct {
 // back or a block confirms it, or the target says it already holds it.
 // The node must be synced. On failure the error names every target tried
 // and what became of it.
+//
+// Unless opts.NoRebroadcast, a transaction a target took (it asked for
+// it or held it) is held for rebroadcast until its first confirmation
+// (rebroadcast.go), a broadcast that timed out waiting for the relay back
+// (ErrBroadcastUnconfirmed) included: that target may be the one that
+// keeps it to itself. A rejected one, one a block confirmed already and
+// one the bounded set has no room for are not (BroadcastResult.Rebroadcast
+// says which).
 func (n *Node) Broadcast(ctx context.Context, tx *wire.MsgTx, opts BroadcastOptions) (*BroadcastResult, error) {
 	if tx == nil {
 		return nil, fmt.Errorf("%w: nil", ErrInvalidTx)
@@ -179,8 +196,39 @@ func (n *Node) Broadcast(ctx context.Context, tx *wire.MsgTx, opts BroadcastOpti
 	if err != nil {
 		return nil, err
 	}
+	txid := tx.TxHash()
+	keep, created := !opts.NoRebroadcast, false
+	if keep {
+		if created, err = n.rebc.reserve(tx, need, opts.To); err != nil {
+			keep = false
+			n.log.Warn("broadcast: sent once, not held for rebroadcast", "txid", txid, "err", err)
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
+	res, sent, err := n.send(ctx, tx, targets, skipped, need, st.Peers)
+	if keep {
+		// Held from the chain's tip on: the next block sends it again.
+		_, tipHeight := n.store.Tip()
+		res.Rebroadcast = n.rebc.settle(txid, created, sent && !res.Mined, res.SentTo, tipHeight, n.clock.Now())
+	}
+	if err != nil {
+		n.log.Warn("broadcast failed", "txid", res.Txid, "peer", res.SentTo, "err", err, "rebroadcast", res.Rebroadcast)
+		return res, err
+	}
+	n.log.Info("broadcast confirmed", "txid", res.Txid, "by", res.ConfirmedBy, "mined", res.Mined, "already_known", res.AlreadyKnown,
+		"elapsed", res.Elapsed, "rebroadcast", res.Rebroadcast)
+	return res, nil
+}
+
+// send announces tx over a fresh connection to the first of targets
+// that takes it (at most maxBroadcastTargets tried) and waits for the
+// relay back from a filter peer of peers until ctx ends. sent reports
+// that a target took the transaction (it asked for it) or holds it,
+// whatever the error: a wait that ends without a relay
+// (ErrBroadcastUnconfirmed) after it was sent. Broadcast and each
+// rebroadcast go through it.
+func (n *Node) send(ctx context.Context, tx *wire.MsgTx, targets []broadcastCandidate, skipped []string, need int32, peers []PeerInfo) (_ *BroadcastResult, sent bool, _ error) {
 	start := n.clock.Now()
 	res := &BroadcastResult{Txid: tx.TxHash(), Skipped: skipped}
 	// Subscribe before anything is sent: the relay may come quickly.
@@ -205,23 +253,21 @@ func (n *Node) Broadcast(ctx context.Context, tx *wire.MsgTx, opts BroadcastOpti
 	}
 	if bc == nil {
 		res.Elapsed = n.clock.Now().Sub(start)
-		return res, fmt.Errorf("%w at height %d or more: tried %s", ErrBroadcastTarget, need, strings.Join(res.Skipped, "; "))
+		return res, false, fmt.Errorf("%w at height %d or more: tried %s", ErrBroadcastTarget, need, strings.Join(res.Skipped, "; "))
 	}
 	defer bc.close()
 	res.Via, res.Transport = bc.via, bc.transport
 	n.log.Info("broadcast: sent inv over a fresh connection", "txid", res.Txid, "peer", res.SentTo, "via", bc.via, "transport", bc.transport, "filter_peer_too", res.AlsoFilterPeer)
-	err = bc.await(ctx, sub, res, st.Peers)
+	err := bc.await(ctx, sub, res, peers)
 	res.BytesReceived = bc.p.BytesReceived()
 	res.Elapsed = n.clock.Now().Sub(start)
-	if err != nil {
-		if len(res.Skipped) > 0 {
-			err = fmt.Errorf("%w (before it: %s)", err, strings.Join(res.Skipped, "; "))
-		}
-		n.log.Warn("broadcast failed", "txid", res.Txid, "peer", res.SentTo, "err", err)
-		return res, err
+	bc.mu.Lock()
+	sent = (bc.served || bc.known) && bc.rejected == ""
+	bc.mu.Unlock()
+	if err != nil && len(res.Skipped) > 0 {
+		err = fmt.Errorf("%w (before it: %s)", err, strings.Join(res.Skipped, "; "))
 	}
-	n.log.Info("broadcast confirmed", "txid", res.Txid, "by", res.ConfirmedBy, "mined", res.Mined, "already_known", res.AlreadyKnown, "elapsed", res.Elapsed)
-	return res, nil
+	return res, sent, err
 }
 
 // broadcastCandidate is one peer Broadcast may send to.

@@ -195,3 +195,48 @@ const (
 	LogFileMaxBytes = 10 << 20
 	LogFileRolls    = 3
 )
+
+// The pending-rebroadcast set's bounds (rebroadcast.go): what the node
+// keeps and resends for the transactions it broadcast. A caller of the
+// node's local API chooses how many transactions it broadcasts; each one
+// held costs its bytes in memory and a fresh connection a block, and each
+// connection tells one more peer that this IP sent it.
+const (
+	// maxRebroadcastTxs bounds the transactions held for rebroadcast. A
+	// wallet has a handful of unconfirmed spends at a time; past the
+	// bound a broadcast is sent once and not held (its result says so),
+	// so a flood of broadcasts cannot grow the set or the connections
+	// each block opens.
+	maxRebroadcastTxs = 64
+
+	// maxRebroadcastBytes bounds the serialized bytes of the held
+	// transactions: 64 standard transactions of up to 100 kB each (the
+	// standardness limit of 400,000 weight units) would be 6.4 MB; a
+	// wallet's spends are a few hundred bytes each.
+	maxRebroadcastBytes = 1 << 20
+
+	// maxRebroadcastBlocks is how many blocks applied at the tip after
+	// its broadcast a transaction is held without confirming: a day of
+	// mainnet blocks. A transaction no block confirms by then was most
+	// likely conflicted by a spend the filter does not show, or pays too
+	// little fee to be mined; resending it longer tells more peers that
+	// this IP sent it for nothing.
+	maxRebroadcastBlocks = 144
+
+	// minRebroadcastInterval is the least time between two sends of one
+	// transaction. The node resends at most once per block it applies at
+	// the tip: it sees blocks, so a block without the transaction is the
+	// evidence that the miners lack it, where Bitcoin Core's wallet, which
+	// resends on a timer, waits 12 to 36 hours. Mainnet's blocks come
+	// every 10 minutes; the floor holds when they come in a burst (a
+	// regtest generate, a run of blocks found in a minute) so that a
+	// burst does not open a connection per block.
+	minRebroadcastInterval = time.Minute
+
+	// rebroadcastTimeout bounds one rebroadcast: the connection, the
+	// handshake, the getdata and a relay back (btcd trickles 10 s a
+	// hop). A target that asked for the transaction and relays nothing
+	// back within it still counts as sent: the next block shows whether
+	// the miners have it.
+	rebroadcastTimeout = 30 * time.Second
+)

@@ -41,6 +41,9 @@ type Node struct {
 	// transports is what the node learned of its peers' transports.
 	transports *transportMemory
 	bcast      *broadcaster
+	// rebc holds the transactions the node rebroadcasts until their
+	// first confirmation.
+	rebc *rebroadcastSet
 
 	msgs   chan any
 	quit   chan struct{}
@@ -82,6 +85,7 @@ func New(cfg Config) (*Node, error) {
 		log:     slog.New(newLogLimiter(cfg.Log.Handler(), cfg.Clock)),
 		clock:   cfg.Clock,
 		bcast:   newBroadcaster(),
+		rebc:    newRebroadcastSet(),
 		msgs:    make(chan any, 256),
 		quit:    make(chan struct{}),
 		live:    make(map[*peerState]struct{}),
@@ -146,10 +150,16 @@ func (n *Node) Start(ctx context.Context) error {
 	n.started = true
 	runCtx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
-	n.wg.Add(1)
+	// Subscribed before the manager runs: no block is missed.
+	rsub := n.Subscribe()
+	n.wg.Add(2)
 	go func() {
 		defer n.wg.Done()
 		m.run()
+	}()
+	go func() {
+		defer n.wg.Done()
+		n.rebroadcastLoop(runCtx, rsub)
 	}()
 	for i := range n.addrs.slots {
 		n.wg.Add(1)
@@ -268,6 +278,7 @@ func (n *Node) Status() Status {
 	st.Peers = append([]PeerInfo(nil), st.Peers...)
 	n.statusMu.Unlock()
 	st.BytesReceived = n.bytesReceived()
+	st.Rebroadcasts = n.rebc.snapshot()
 	return st
 }
 
@@ -377,6 +388,10 @@ type Status struct {
 	// over BIP158.
 	Protocol Protocol
 	CF       CFStats
+	// Rebroadcasts lists the transactions the node rebroadcasts until
+	// their first confirmation (rebroadcast.go), in the order they were
+	// broadcast.
+	Rebroadcasts []PendingRebroadcast
 }
 
 // FilterInfo describes a loaded filter (Status.Filter, FilterLoaded).
