@@ -226,12 +226,15 @@ type NodeState struct {
 	BytesReceived uint64 `json:"bytes_received"`
 	// Err is the error that stopped syncing, "" when none.
 	Err string `json:"err,omitempty"`
+	// Rebroadcasts lists the transactions the node sends again on each
+	// block until their first confirmation (spv.Status.Rebroadcasts).
+	Rebroadcasts []spv.PendingRebroadcast `json:"rebroadcasts,omitempty"`
 }
 
 // NodeStateOf abridges a node's status.
 func NodeStateOf(st spv.Status) *NodeState {
 	ns := &NodeState{HeaderHeight: st.HeaderHeight, WatcherHeight: st.WatcherHeight, PeerHeight: st.PeerHeight,
-		Synced: st.Synced, Peers: len(st.Peers), Blocks: st.Blocks, BytesReceived: st.BytesReceived}
+		Synced: st.Synced, Peers: len(st.Peers), Blocks: st.Blocks, BytesReceived: st.BytesReceived, Rebroadcasts: st.Rebroadcasts}
 	if st.Err != nil {
 		ns.Err = st.Err.Error()
 	}
