@@ -212,11 +212,13 @@ func (o *broadcastOptions) run(cmd *cobra.Command, _ []string) (err error) {
 		held *wallet.TxSummary
 	)
 	c, err := nodeapi.Dial(cmd.Context(), o.datadir)
+	standalone := false
 	switch {
 	case err == nil:
 		defer c.Close()
 		res, held, err = o.viaNode(cmd.Context(), prefix, c, tx)
 	case errors.Is(err, nodeapi.ErrNoNode):
+		standalone = true
 		res, held, err = o.ownNode(cmd, prefix, tx)
 	default:
 		err = fmt.Errorf("%s: %w", prefix, err)
@@ -227,6 +229,14 @@ func (o *broadcastOptions) run(cmd *cobra.Command, _ []string) (err error) {
 	if o.asJSON {
 		return writeJSON(cmd, broadcastJSON{res, held})
 	}
+	_, err = fmt.Fprintln(cmd.OutOrStdout(), broadcastText(res, held, standalone, o.proxy))
+	return err
+}
+
+// broadcastText is the text output of a broadcast: what was sent to
+// whom, the targets left, whether it is rebroadcast (never by a
+// standalone broadcast, whose node stops), and the wallet's view of it.
+func broadcastText(res *spv.BroadcastResult, held *wallet.TxSummary, standalone bool, proxy string) string {
 	how := fmt.Sprintf("relayed back by %s", res.ConfirmedBy)
 	switch {
 	case res.Mined:
@@ -239,8 +249,13 @@ func (o *broadcastOptions) run(cmd *cobra.Command, _ []string) (err error) {
 	for _, s := range res.Skipped {
 		line += "\nnot sent to " + s
 	}
-	if res.AlsoFilterPeer && o.proxy == "" {
+	if res.AlsoFilterPeer && proxy == "" {
 		line += "; note: that peer is also a filter peer and saw both connections come from your address"
+	}
+	if res.Rebroadcast {
+		line += "\nrebroadcast: the running node sends it again over a fresh connection on each block until its first confirmation"
+	} else {
+		line += "\nnot rebroadcast: " + noRebroadcastWhy(standalone)
 	}
 	if held != nil {
 		state := "pending"
@@ -249,8 +264,17 @@ func (o *broadcastOptions) run(cmd *cobra.Command, _ []string) (err error) {
 		}
 		line += fmt.Sprintf("\nwallet: %s, %s BTC", state, amount.BTC(held.Delta))
 	}
-	_, err = fmt.Fprintln(cmd.OutOrStdout(), line)
-	return err
+	return line
+}
+
+// noRebroadcastWhy says why a broadcast is not rebroadcast: a standalone
+// broadcast's node stops once it is sent; a running node's set was full
+// or a block confirmed it already.
+func noRebroadcastWhy(standalone bool) string {
+	if standalone {
+		return "no node runs on this wallet and this process exits, so nothing resends it if it is dropped (run bloomwatch sync to keep a node that does)"
+	}
+	return "the node does not hold it (mined already, or its pending-rebroadcast set is full: see its log)"
 }
 
 // viaNode broadcasts tx through the node that runs on the data dir (its
@@ -297,7 +321,9 @@ func (o *broadcastOptions) ownNode(cmd *cobra.Command, prefix string, tx *wire.M
 		_ = s.Stop()
 		return nil, nil, fmt.Errorf("%s: %w", prefix, err)
 	}
-	res, berr := s.Broadcast(ctx, tx, spv.BroadcastOptions{To: o.to, Timeout: o.timeout})
+	// This node stops once the transaction is sent: nothing would
+	// rebroadcast it.
+	res, berr := s.Broadcast(ctx, tx, spv.BroadcastOptions{To: o.to, Timeout: o.timeout, NoRebroadcast: true})
 	if serr := s.Stop(); berr == nil {
 		berr = serr
 	}

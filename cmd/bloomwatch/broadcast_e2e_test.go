@@ -175,6 +175,7 @@ func TestWalletPSBTAndBroadcastEndToEnd(t *testing.T) {
 				SentTo         string `json:"sent_to"`
 				AlsoFilterPeer bool   `json:"also_filter_peer"`
 				ConfirmedBy    string `json:"confirmed_by"`
+				Rebroadcast    *bool  `json:"rebroadcast"`
 				Wallet         *struct {
 					Height int32 `json:"height"`
 					Delta  int64 `json:"delta_sat"`
@@ -188,6 +189,9 @@ func TestWalletPSBTAndBroadcastEndToEnd(t *testing.T) {
 			// third (C unless a slot reconnected to it).
 			if res.Txid != txid.String() || res.AlsoFilterPeer || res.ConfirmedBy == res.SentTo || res.ConfirmedBy == "" {
 				t.Fatalf("broadcast %+v: want %v sent to the node that is no filter peer, relayed back by another", res, txid)
+			}
+			if res.Rebroadcast == nil || *res.Rebroadcast {
+				t.Fatalf("broadcast --json: rebroadcast %v, want false: a standalone broadcast's node stops", res.Rebroadcast)
 			}
 			if res.Wallet == nil || res.Wallet.Height != -1 {
 				t.Fatalf("the wallet holds %+v, want it pending", res.Wallet)
