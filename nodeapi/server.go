@@ -400,6 +400,10 @@ func (s *Server) broadcast(ctx context.Context, p json.RawMessage) (any, error) 
 	opts := spv.BroadcastOptions{To: bp.To, Timeout: time.Duration(bp.TimeoutNS)}
 	res, err := s.cfg.Broadcast(ctx, tx, opts)
 	if err != nil {
+		if res != nil && res.Rebroadcast {
+			return nil, fmt.Errorf("%s sent to %s, and the node sends it again on each block until its first confirmation: %w",
+				tx.TxHash(), res.SentTo, err)
+		}
 		if res != nil && res.SentTo != "" {
 			return nil, fmt.Errorf("%s sent to %s: %w", tx.TxHash(), res.SentTo, err)
 		}
