@@ -82,7 +82,7 @@ var streamEvents = []spv.Event{
 	spv.HeadersProgress{}, spv.FilterLoaded{}, spv.BlocksRequested{}, spv.BlockMatches{},
 	spv.MatchedTx{}, spv.TxRelayed{}, spv.BlockProcessed{}, spv.BlockUnchecked{}, spv.ChecksAwaited{},
 	spv.Reorg{},
-	spv.SyncStopped{}, spv.SyncDone{},
+	spv.SyncStopped{}, spv.SyncDone{}, spv.RebroadcastPass{},
 }
 
 // carried holds the type names of streamEvents.

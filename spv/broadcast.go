@@ -206,7 +206,7 @@ func (n *Node) Broadcast(ctx context.Context, tx *wire.MsgTx, opts BroadcastOpti
 	}
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	res, sent, err := n.send(ctx, tx, targets, skipped, need, st.Peers)
+	res, sent, err := n.send(ctx, tx, targets, skipped, need, st.Peers, false)
 	if keep {
 		// Held from the chain's tip on: the next block sends it again.
 		_, tipHeight := n.store.Tip()
@@ -227,8 +227,13 @@ func (n *Node) Broadcast(ctx context.Context, tx *wire.MsgTx, opts BroadcastOpti
 // that a target took the transaction (it asked for it) or holds it,
 // whatever the error: a wait that ends without a relay
 // (ErrBroadcastUnconfirmed) after it was sent. Broadcast and each
-// rebroadcast go through it.
-func (n *Node) send(ctx context.Context, tx *wire.MsgTx, targets []broadcastCandidate, skipped []string, need int32, peers []PeerInfo) (_ *BroadcastResult, sent bool, _ error) {
+// rebroadcast go through it; a rebroadcast (again) logs its steps at
+// debug level, its caller logs one line for it.
+func (n *Node) send(ctx context.Context, tx *wire.MsgTx, targets []broadcastCandidate, skipped []string, need int32, peers []PeerInfo, again bool) (_ *BroadcastResult, sent bool, _ error) {
+	logf := n.log.Info
+	if again {
+		logf = n.log.Debug
+	}
 	start := n.clock.Now()
 	res := &BroadcastResult{Txid: tx.TxHash(), Skipped: skipped}
 	// Subscribe before anything is sent: the relay may come quickly.
@@ -246,7 +251,7 @@ func (n *Node) send(ctx context.Context, tx *wire.MsgTx, targets []broadcastCand
 			break
 		}
 		res.Skipped = append(res.Skipped, fmt.Sprintf("%s: %v", t.addr, err))
-		n.log.Info("broadcast: target left", "peer", t.addr, "err", err)
+		logf("broadcast: target left", "peer", t.addr, "err", err)
 		if ctx.Err() != nil {
 			break
 		}
@@ -257,7 +262,7 @@ func (n *Node) send(ctx context.Context, tx *wire.MsgTx, targets []broadcastCand
 	}
 	defer bc.close()
 	res.Via, res.Transport = bc.via, bc.transport
-	n.log.Info("broadcast: sent inv over a fresh connection", "txid", res.Txid, "peer", res.SentTo, "via", bc.via, "transport", bc.transport, "filter_peer_too", res.AlsoFilterPeer)
+	logf("broadcast: sent inv over a fresh connection", "txid", res.Txid, "peer", res.SentTo, "via", bc.via, "transport", bc.transport, "filter_peer_too", res.AlsoFilterPeer)
 	err := bc.await(ctx, sub, res, peers)
 	res.BytesReceived = bc.p.BytesReceived()
 	res.Elapsed = n.clock.Now().Sub(start)

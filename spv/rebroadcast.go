@@ -52,38 +52,6 @@ type PendingRebroadcast struct {
 	LastPeer   string `json:"last_peer"`
 }
 
-// RebroadcastSend is one rebroadcast of a RebroadcastPass.
-type RebroadcastSend struct {
-	Txid chainhash.Hash
-	// Peer is the target ("" when no target took it); Attempt counts the
-	// rebroadcasts of the transaction, this one included; Err is why it
-	// was not sent ("" when it was).
-	Peer    string
-	Attempt int
-	Err     string
-}
-
-// RebroadcastDrop is a transaction that left the pending set, and why.
-type RebroadcastDrop struct {
-	Txid   chainhash.Hash
-	Reason string
-}
-
-// RebroadcastPass reports what the node did with its pending
-// rebroadcasts at one block the watcher applied at the tip: the
-// transactions it sent again, those that left the set since the last
-// pass (confirmed or conflicted by this block, or held too long), and how
-// many are left. It comes for every block applied at the tip, with
-// nothing pending too, once that block is handled.
-type RebroadcastPass struct {
-	At
-	Height  int32
-	Hash    chainhash.Hash
-	Sent    []RebroadcastSend
-	Dropped []RebroadcastDrop
-	Pending int
-}
-
 // errRebroadcastFull is reserve's error when the set is at its bounds.
 var errRebroadcastFull = errors.New("the pending-rebroadcast set is full")
 
@@ -382,7 +350,7 @@ func (n *Node) rebroadcast(ctx context.Context, j rebroadcastJob) (string, error
 	})
 	ctx, cancel := context.WithTimeout(ctx, rebroadcastTimeout)
 	defer cancel()
-	res, sent, err := n.send(ctx, j.tx, targets, skipped, j.need, st.Peers)
+	res, sent, err := n.send(ctx, j.tx, targets, skipped, j.need, st.Peers, true)
 	if sent && errors.Is(err, ErrBroadcastUnconfirmed) {
 		err = nil
 	}
