@@ -121,21 +121,27 @@ func TestRebroadcastSetBounds(t *testing.T) {
 	require.Zero(t, s.bytes)
 }
 
-// TestRebroadcastUntilConfirmed runs three btcd: A mines, B is A's peer,
-// C is cut off from both. The node's filter peers are A and B; C, the
-// only address no filter peer uses, is the broadcast's target: it takes
-// the transaction and keeps it to itself (no peer to relay it to), so the
-// broadcast is sent, unconfirmed, and held for rebroadcast. The next
-// block A mines lacks it: the node sends it again, to another target than
-// C, which relays it to A; A's next block confirms it, the node drops it
-// as confirmed, and the block after that sends nothing. Without the
-// rebroadcast the transaction never leaves C and no block confirms it.
-func TestRebroadcastUntilConfirmed(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts three btcd")
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
-	defer cancel()
+// keptByTarget is a transaction broadcast to a target that keeps it to
+// itself: btcd A mines, B is A's peer, C is cut off from both. The
+// node's filter peers are A and B; C, the only address no filter peer
+// uses, is the broadcast's target: it takes the transaction and has no
+// peer to relay it to, so the broadcast is sent, unconfirmed, and held
+// for rebroadcast.
+type keptByTarget struct {
+	h      *testnet.Harness
+	a, c   *testnet.Node
+	n      *Node
+	sub    *Subscription
+	tx     *wire.MsgTx
+	script []byte
+	// tip is the chain's height at the broadcast.
+	tip int32
+}
+
+// broadcastKeptByTarget sets up keptByTarget and broadcasts its
+// transaction.
+func broadcastKeptByTarget(ctx context.Context, t *testing.T) *keptByTarget {
+	t.Helper()
 	h := testnet.NewT(t, testnet.Options{})
 	a := h.Node()
 	b, err := h.StartPeer(ctx)
@@ -169,7 +175,7 @@ func TestRebroadcastUntilConfirmed(t *testing.T) {
 	require.NoError(t, n.Start(ctx))
 	t.Cleanup(func() { require.NoError(t, n.Stop()) })
 	sub := n.Subscribe()
-	defer sub.Cancel()
+	t.Cleanup(sub.Cancel)
 	for len(n.Peers()) < 2 {
 		select {
 		case <-ctx.Done():
@@ -200,9 +206,26 @@ func TestRebroadcastUntilConfirmed(t *testing.T) {
 	require.True(t, r.res.Rebroadcast, "sent, unconfirmed: held for rebroadcast")
 	require.Equal(t, []PendingRebroadcast{{Txid: txid, LastHeight: tip, LastPeer: c.P2PAddr()}}, n.Status().Rebroadcasts)
 	require.False(t, inMempool(t, a, txid), "A has the transaction C kept")
+	return &keptByTarget{h: h, a: a, c: c, n: n, sub: sub, tx: tx, script: script, tip: tip}
+}
+
+// TestRebroadcastUntilConfirmed broadcasts a transaction its target
+// keeps to itself (keptByTarget). The next block A mines lacks it: the
+// node sends it again, to another target than C, which relays it to A;
+// A's next block confirms it, the node drops it as confirmed, and the
+// block after that sends nothing. Without the rebroadcast the
+// transaction never leaves C and no block confirms it.
+func TestRebroadcastUntilConfirmed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three btcd")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	defer cancel()
+	k := broadcastKeptByTarget(ctx, t)
+	h, a, c, n, sub, tip, txid := k.h, k.a, k.c, k.n, k.sub, k.tip, k.tx.TxHash()
 
 	// The next block lacks it: sent again, not to C.
-	_, err = h.Mine(1)
+	_, err := h.Mine(1)
 	require.NoError(t, err)
 	pass := waitPass(t, sub, tip+1)
 	t.Logf("pass at %d: %+v", pass.Height, pass)
@@ -227,14 +250,52 @@ func TestRebroadcastUntilConfirmed(t *testing.T) {
 	require.Empty(t, n.Status().Rebroadcasts)
 }
 
-// waitPass returns the RebroadcastPass of the block at height.
+// TestRebroadcastStopsAtConflict broadcasts a transaction its target
+// keeps to itself (keptByTarget), then A mines a block holding another
+// spend of its inputs (paying the watched script, so the filter shows
+// it): the node drops the transaction as conflicted at that block and
+// sends nothing, then or after.
+func TestRebroadcastStopsAtConflict(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three btcd")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	defer cancel()
+	k := broadcastKeptByTarget(ctx, t)
+	conflict, err := k.h.DoubleSpend(k.tx, []*wire.TxOut{wire.NewTxOut(240_000, k.script)})
+	require.NoError(t, err)
+	require.NoError(t, k.h.Broadcast(conflict))
+	_, err = k.h.Mine(1)
+	require.NoError(t, err)
+	pass := waitPass(t, k.sub, k.tip+1)
+	require.Empty(t, pass.Sent, "rebroadcasts at the block holding a conflict")
+	require.Len(t, pass.Dropped, 1)
+	require.Equal(t, k.tx.TxHash(), pass.Dropped[0].Txid)
+	require.Contains(t, pass.Dropped[0].Reason, "conflicted: "+conflict.TxHash().String())
+	_, err = k.h.Mine(1)
+	require.NoError(t, err)
+	pass = waitPass(t, k.sub, k.tip+2)
+	require.Empty(t, pass.Sent, "rebroadcasts after the conflict")
+	require.Empty(t, k.n.Status().Rebroadcasts)
+}
+
+// waitPass returns the RebroadcastPass of the block at height. A pass
+// may wait for each rebroadcast's relay back up to rebroadcastTimeout:
+// the bound is that and waitBound.
 func waitPass(t *testing.T, sub *Subscription, height int32) RebroadcastPass {
 	t.Helper()
-	ev := waitEvent(t, sub, "rebroadcast pass", func(ev Event) bool {
-		p, ok := ev.(RebroadcastPass)
-		return ok && p.Height == height
-	})
-	return ev.(RebroadcastPass)
+	deadline := time.After(rebroadcastTimeout + waitBound)
+	for {
+		select {
+		case ev, ok := <-sub.Events():
+			require.True(t, ok, "the events ended without the rebroadcast pass at %d", height)
+			if p, ok := ev.(RebroadcastPass); ok && p.Height == height {
+				return p
+			}
+		case <-deadline:
+			t.Fatalf("no rebroadcast pass at %d within %v", height, rebroadcastTimeout+waitBound)
+		}
+	}
 }
 
 // inMempool reports whether txid is in n's mempool.
