@@ -269,10 +269,12 @@ func TestDeveloperLoop(t *testing.T) {
 	out = must("broadcast", "--network", "regtest", flag, signed, "--json")
 	checkJSONKeys(t, "bloomwatch broadcast", []byte(out))
 	var sent struct {
-		Txid string `json:"txid"`
+		Txid        string `json:"txid"`
+		Rebroadcast bool   `json:"rebroadcast"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &sent))
 	require.NotEmpty(t, sent.Txid)
+	require.True(t, sent.Rebroadcast, "the running node holds the spend for rebroadcast: %s", out)
 
 	// 8. Confirmed: the faucet mines it; the wallet holds what the chain does.
 	out = must("demo", "mine", "--json")
