@@ -7,7 +7,6 @@ import (
 	"sort"
 
 	"github.com/bloomwatch/bloomwatch/transcript"
-	"github.com/btcsuite/btcd/btcutil/gcs/builder"
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
 )
@@ -118,8 +117,8 @@ type BlockRequestReport struct {
 	// FPBlocksCI is the 95 % interval (Garwood) of the mean number of
 	// false-positive blocks a sync of this range fetches, from the count
 	// observed; ExpectedFPBlocks is that mean as BIP158's false-positive
-	// rate predicts it for the wallet's queries (1/M per query and item,
-	// M = 784,931), with the truth.
+	// rate predicts it for the wallet's queries (BlockFPRate: 1/M per
+	// query and block, M = 784,931), with the truth.
 	FPBlocksCI       *Interval `json:"fp_blocks_ci,omitempty"`
 	ExpectedFPBlocks float64   `json:"expected_fp_blocks"`
 	// Curve is the candidate set after each block request.
@@ -218,9 +217,7 @@ func AnalyzeBlockRequests(ctx context.Context, recs []transcript.Record, chain C
 		if own {
 			walletBlock[h] = true
 		} else if queries > 0 {
-			// P(a filter of len(items) items matches one of the
-			// queries) with BIP158's rate 1/M per query and item.
-			lambda += -math.Expm1(-float64(queries) * float64(len(items)) / float64(builder.DefaultM))
+			lambda += BlockFPRate(queries, uint32(len(items)))
 		}
 		return nil
 	})

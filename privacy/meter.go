@@ -161,6 +161,10 @@ type Reading struct {
 	// ISP, a Wi-Fi operator) learned so far, beside the peers' figures
 	// above: every filter sent over v1, only sizes over v2 (OnPath).
 	OnPath OnPathReading `json:"on_path"`
+	// CF is what the BIP157/158 peers learned, in a session over BIP158
+	// (nil over BIP37): the client sets it beside the meter's figures,
+	// which then describe no filter sent.
+	CF *CFReading `json:"compact_filters,omitempty"`
 }
 
 // MarshalJSON writes the reading, leaving out the figures that need the
