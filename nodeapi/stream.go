@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -340,6 +341,7 @@ func (s *Server) serveStream(rw http.ResponseWriter, r *http.Request) {
 	var (
 		cursor  wallet.ChangeCursor
 		lastSeq uint64
+		lastCF  *privacy.CFReading
 		seen    bool
 	)
 	send := func(f Frame) bool {
@@ -358,8 +360,10 @@ func (s *Server) serveStream(rw http.ResponseWriter, r *http.Request) {
 		if !send(Frame{Wallet: &ch}) {
 			return false
 		}
-		if rd := d.Reading(); rd != nil && (!seen || rd.Seq != lastSeq) {
-			seen, lastSeq = true, rd.Seq
+		// A reading goes again for a new record, and over BIP158 (no
+		// record the meter reads) when what the peers learned changed.
+		if rd := d.Reading(); rd != nil && (!seen || rd.Seq != lastSeq || !reflect.DeepEqual(rd.CF, lastCF)) {
+			seen, lastSeq, lastCF = true, rd.Seq, rd.CF
 			return send(Frame{Reading: rd})
 		}
 		return true

@@ -37,6 +37,8 @@ type feed struct {
 	headerHeight, walletHeight, peerHeight int32
 	matched, relevant, falsePositives      int
 	tested, bytes                          uint64
+	// cf counts what a sync over BIP158 delivered (cfsummary.go).
+	cf cfFeed
 }
 
 // bridge is the session's one goroutine: it drains the node's events,
@@ -64,7 +66,7 @@ func (s *Session) bridge(ctx context.Context) {
 	if s.readings != nil {
 		defer close(s.readings)
 	}
-	f := &feed{peers: make(map[string]struct{}), walletHeight: -1}
+	f := &feed{peers: make(map[string]struct{}), walletHeight: -1, cf: cfFeed{walletChanged: true}}
 	// The first read: every address and output for the dashboard, the
 	// counts for the meter.
 	f.dirty = true
@@ -103,7 +105,7 @@ func (s *Session) bridge(ctx context.Context) {
 				if n > 0 {
 					endBatch()
 				}
-				s.settle()
+				s.settle(f)
 				return
 			}
 			n++
@@ -189,7 +191,11 @@ func (s *Session) handleEvent(ctx context.Context, f *feed, ev spv.Event) (end b
 		f.falsePositives += ev.FalsePositives
 		f.tested, f.dirty = ev.Tested, true
 		if cf {
-			break // the BIP37 meter and its universe count merkleblocks
+			// The BIP37 meter and its universe count merkleblocks; the
+			// block is one the BIP158 peers' reading counts.
+			f.cf.block(ev)
+			f.fed = true
+			break
 		}
 		s.universe.block(ev.Height, ev.Again)
 		s.universe.update(ev.Tested, ev.Height)
@@ -198,11 +204,14 @@ func (s *Session) handleEvent(ctx context.Context, f *feed, ev spv.Event) (end b
 		f.fed = true
 	case spv.Reorg:
 		f.walletHeight, f.dirty = min(f.walletHeight, ev.ForkHeight), true
+		f.cf.walletChanged = true
 	case spv.BlocksRequested:
 		s.feedMeter(ev.Record)
 		f.fed = true
 	case spv.CFRequested:
 		s.noteCF(ev.Record)
+		s.cfMode = true
+		f.fed = true
 	case spv.BlockMatches:
 		// What a peer sent in a filtered block (the behaviour attack's
 		// side of the peer; judged when MatchedTx comes).
@@ -304,12 +313,12 @@ func (f *feed) walletCounts() privacy.WalletCounts {
 // behaviour attack recomputed over everything seen (the meter's Current
 // may show one a few sendings old): the last reading the dashboard gets
 // and Summary reports.
-func (s *Session) settle() {
+func (s *Session) settle(f *feed) {
 	s.mu.Lock()
 	have := s.lastReading != nil
 	s.mu.Unlock()
 	if have {
-		s.publish(s.meter.Settle())
+		s.publish(s.withCF(f, s.meter.Settle()))
 	}
 }
 
@@ -322,13 +331,14 @@ func (s *Session) feedMeter(r transcript.Record) {
 }
 
 // publishReading publishes the meter's reading, computed once, when the
-// meter was fed since the last one.
+// meter was fed since the last one (over BIP158, with what the peers
+// learned: withCF).
 func (s *Session) publishReading(f *feed) {
 	if !f.fed {
 		return
 	}
 	f.fed = false
-	s.publish(s.meter.Current())
+	s.publish(s.withCF(f, s.meter.Current()))
 }
 
 // publish keeps the latest reading and forwards it to the dashboard

@@ -401,7 +401,7 @@ func (m *manager) deliver() {
 		m.synced = watch.SyncPoint{Height: fb.Height, Hash: fb.Hash}
 		m.next++
 		m.rl.delivered++
-		m.report(fb, res, s.why, m.startCheck(s.plan, fb))
+		m.report(fb, res, s.why, m.startCheck(s.plan, fb), s.cf)
 		m.topUpDecoys(fb, res) // first: a reload for new keys carries them
 		m.elementsChanged(fb.Height, res.Delta, deltaBlock)
 		m.catchUpDrift()
@@ -451,7 +451,7 @@ func (m *manager) topUpDecoys(fb *watch.FilteredBlock, res watch.BlockResult) {
 }
 
 // report counts a delivered block and publishes its events.
-func (m *manager) report(fb *watch.FilteredBlock, res watch.BlockResult, why map[chainhash.Hash]txWhy, checks BlockChecks) {
+func (m *manager) report(fb *watch.FilteredBlock, res watch.BlockResult, why map[chainhash.Hash]txWhy, checks BlockChecks, cf *CFBlock) {
 	// A block delivered again after a filter change reports only the
 	// transactions it did not report the first time.
 	again := m.lastHash == fb.Hash && m.lastSeen != nil
@@ -511,7 +511,7 @@ func (m *manager) report(fb *watch.FilteredBlock, res watch.BlockResult, why map
 		At: now, Height: fb.Height, Hash: fb.Hash, Matched: nMatched,
 		Relevant: nRelevant, FalsePositives: nFP, Again: again, Checks: checks,
 		ObservedFPRate: st.ObservedFPRate, TheoreticalFPRate: st.Filter.FPRate,
-		PeerHeight: st.PeerHeight, Tested: st.Tested,
+		PeerHeight: st.PeerHeight, Tested: st.Tested, CF: cf,
 	})
 	if len(busy) > 0 {
 		m.retireDecoys(fb.Height, busy)

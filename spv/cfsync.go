@@ -555,7 +555,8 @@ func (cf *cfSync) deliver() {
 				cf.st.FalsePositives++
 			}
 		}
-		if !cf.apply(fb) {
+		info := &CFBlock{FilterItems: e.filter.N(), Queries: e.matched, Fetched: e.block != nil}
+		if !cf.apply(fb, info) {
 			return // not applied: a reorg or a failure
 		}
 		// A block that grew the watcher's elements may hold more of its
@@ -569,7 +570,7 @@ func (cf *cfSync) deliver() {
 				break
 			}
 			m.next, fb = h, more
-			if !cf.apply(fb) {
+			if !cf.apply(fb, info) {
 				return
 			}
 		}
@@ -577,11 +578,11 @@ func (cf *cfSync) deliver() {
 	}
 }
 
-// apply hands fb to the watcher through the manager's delivery and
-// reports whether it was applied.
-func (cf *cfSync) apply(fb *watch.FilteredBlock) bool {
+// apply hands fb, whose filter info describes, to the watcher through
+// the manager's delivery and reports whether it was applied.
+func (cf *cfSync) apply(fb *watch.FilteredBlock, info *CFBlock) bool {
 	m := cf.m
-	m.slots[fb.Height] = &slot{hash: fb.Hash, block: fb}
+	m.slots[fb.Height] = &slot{hash: fb.Hash, block: fb, cf: info}
 	m.reqHigh = max(m.reqHigh, fb.Height)
 	m.deliver()
 	return m.next > fb.Height

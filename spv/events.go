@@ -204,6 +204,19 @@ type BlockProcessed struct {
 	// Tested counts the transactions of the blocks applied so far, this
 	// one included (Status.Tested: the denominator of ObservedFPRate).
 	Tested uint64
+	// CF is what the compact-filter sync knew of the block (nil over
+	// BIP37).
+	CF *CFBlock
+}
+
+// CFBlock is what a sync over BIP158 knew of a block it delivered
+// (BlockProcessed.CF): its basic filter's item count, the scripts the
+// filter was matched against, and whether it matched, so that the block
+// was fetched whole.
+type CFBlock struct {
+	FilterItems uint32
+	Queries     int
+	Fetched     bool
 }
 
 // BlockChecks are the omission checks of a delivered block.

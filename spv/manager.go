@@ -75,6 +75,9 @@ type slot struct {
 	// check decided for the block, sent at delivery.
 	why  map[chainhash.Hash]txWhy
 	plan *checkPlan
+	// cf is what the compact-filter sync knew of the block (nil over
+	// BIP37).
+	cf *CFBlock
 }
 
 // txWhy is why a peer's filter matched a delivered transaction: what

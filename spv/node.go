@@ -296,6 +296,10 @@ func (n *Node) bytesReceived() uint64 {
 // Bans returns the bans in force.
 func (n *Node) Bans() []Ban { return n.bans.Bans() }
 
+// Tweak returns the node's persistent filter tweak: the one every filter
+// it loads over BIP37 uses.
+func (n *Node) Tweak() uint32 { return n.tweak }
+
 // Headers returns the node's header store (read-only use: getters are safe
 // for concurrent use).
 func (n *Node) Headers() *headers.Store { return n.store }

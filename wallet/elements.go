@@ -56,3 +56,19 @@ func (w *Wallet) expectsCatchUp() bool {
 	ts := w.addrMgr.SyncedTo().Timestamp
 	return ts.IsZero() || w.now().Sub(ts) > CatchUpAge
 }
+
+// Elements returns the elements FilterElements would return now, without
+// its effects: no catch-up reserve is derived and the changes logged for
+// the watcher stay logged. It is for a reader beside the node (the filter
+// a BIP37 sync would load, built and never sent, in a sync over BIP158).
+func (w *Wallet) Elements() (watch.Elements, error) {
+	unlock, err := w.enter()
+	if err != nil {
+		return watch.Elements{}, err
+	}
+	defer unlock()
+	return watch.Elements{
+		Data:      slices.Clip(w.watch.data),
+		OutPoints: slices.Clone(w.watch.outpointList()),
+	}, nil
+}
