@@ -23,6 +23,11 @@ func (filterPanel) title(m *Model, w int) string {
 func (filterPanel) render(m *Model, w, h int) []string {
 	st := m.st
 	if !st.haveFilter {
+		if st.haveReading && st.reading.CF != nil {
+			// Over BIP158 no bloom filter is sent: the privacy panel
+			// gives the one BIP37 would load.
+			return []string{m.paint(&m.styles.Dim, fit("BIP158: no bloom filter sent (Privacy: if BIP37)", w))}
+		}
 		return []string{m.paint(&m.styles.Dim, "no filter loaded yet")}
 	}
 	f, p := st.filter, st.pic

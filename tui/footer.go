@@ -28,7 +28,20 @@ func glossary(x meterExtra) []string {
 			"few transactions tested early on, transactions with more or fewer elements than assumed, and, under " +
 			"flags all, bits the peer's copy of the filter gains from matched outputs (they push observed up)."
 	}
-	return []string{
+	var bip158 []string
+	if x.cf {
+		bip158 = []string{"Privacy over BIP158. No filter is sent: every client gets the same compact filters, and " +
+			"the peers learn which blocks you fetch whole. Scanned: the blocks whose filter was matched here against " +
+			"your scripts; fetched: the blocks asked whole, per peer. A fetched block held a wallet payment or is a " +
+			"false positive: its filter matched one of your queries by chance (1 in 784,931 per query and block). " +
+			"Expected: that chance summed over the scanned blocks without a payment, beside the 95 % (Garwood) " +
+			"interval of the mean from the count seen. The addresses those blocks leave you among (the anonymity " +
+			"set) need the chain: privacy analyze --btcd-rpc gives them. If BIP37: the filter this wallet would " +
+			"load (built here, never sent) and the meter's figures for it alone: its size, false-positive rates, " +
+			"the expected false positives among the candidates, precision and entropy; the paragraphs below " +
+			"explain those figures."}
+	}
+	return append(bip158, []string{
 		"Privacy. Expected false positives: addresses that are not yours but match your filter, as many as an " +
 			"observer expects (the formulas, no scan): your cover, more is better. Latest filter: that filter " +
 			"alone. All combined: " + combined + " Candidate addresses: the universe an observer picks from.",
@@ -55,7 +68,7 @@ func glossary(x meterExtra) []string {
 		"Matched txs. wallet: pays or spends a watched address. false pos: matched the filter by chance. seen: a " +
 			"transaction judged before (a block fetched again). enter explains one: what matched, its bit positions " +
 			"and the chance of such a match.",
-	}
+	}...)
 }
 
 // footerLines returns the footer: the search prompt while typing one,

@@ -9,6 +9,7 @@ import "github.com/bloomwatch/bloomwatch/privacy"
 // the observed rate).
 type meterExtra struct {
 	ok             bool // a reading was read (false before the first)
+	cf             bool // the reading is of a sync over BIP158 (Reading.CF)
 	independentFP  float64
 	universeSource string
 	added          float64 // -1: not estimable
@@ -26,7 +27,7 @@ type meterExtra struct {
 // it is drawn).
 func extraOf(r privacy.Reading) meterExtra {
 	x := meterExtra{ok: true, independentFP: r.IndependentFP, universeSource: cleanUpTo(r.UniverseSource, maxLogLen),
-		added: r.AddedElements, addedErr: r.AddedStdErr, expectedTxFP: r.ExpectedTxFPRate}
+		added: r.AddedElements, addedErr: r.AddedStdErr, expectedTxFP: r.ExpectedTxFPRate, cf: r.CF != nil}
 	if ci := r.ObservedTxFPCI; ci != nil && r.ObservedTxTested > 0 {
 		x.haveObserved, x.observedTxFP, x.observedLo, x.observedHi = true, r.ObservedTxFPRate, ci.Lo, ci.Hi
 	}

@@ -12,11 +12,15 @@ import (
 // filter, and all the filters sent so far combined (what colluding peers
 // that compare them are left with), among how many candidates; the
 // precision and entropy of a guess; and the collapse chart of that
-// expected count after each filter sent.
+// expected count after each filter sent. Over BIP158 it shows what the
+// peers learn of the blocks instead (cfLines).
 type privacyPanel struct{}
 
 // title implements panel.
 func (privacyPanel) title(m *Model, w int) string {
+	if m.st.haveReading && m.st.reading.CF != nil {
+		return "Privacy · BIP158  (? explains)"
+	}
 	if m.st.haveReading {
 		return "Privacy  (? explains)"
 	}
@@ -39,6 +43,10 @@ func (privacyPanel) render(m *Model, w, h int) []string {
 			return []string{m.paint(&s.Dim, "privacy meter not connected")}
 		}
 		return []string{m.paint(&s.Dim, "no privacy readings yet")}
+	}
+	if st.reading.CF != nil {
+		// Over BIP158 no filter is sent: the figures are the blocks'.
+		return m.cfLines(w, h)
 	}
 	out := m.privacyTable(w)
 	if len(out) > h || w < 50 || !m.layout().grid {

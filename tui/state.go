@@ -433,6 +433,15 @@ func (s *state) progress() float64 {
 // sent.
 func (s *state) addReading(r privacy.Reading) {
 	r.Peer, r.Reason, r.Kind = clean(r.Peer), clean(r.Reason), transcript.Kind(clean(string(r.Kind)))
+	if r.CF != nil {
+		// A copy: the sender may hold the same CFReading.
+		cf := *r.CF
+		cf.PerPeer = make([]privacy.PeerBlocks, len(r.CF.PerPeer))
+		for i, p := range r.CF.PerPeer {
+			cf.PerPeer[i] = privacy.PeerBlocks{Peer: clean(p.Peer), Blocks: p.Blocks}
+		}
+		r.CF = &cf
+	}
 	switch {
 	case r.Kind == "":
 		// no record yet (the universe was set first): nothing to plot
