@@ -339,10 +339,8 @@ func (s *Server) serveStream(rw http.ResponseWriter, r *http.Request) {
 	fw := &flushWriter{w: bufio.NewWriterSize(rw, 64<<10), f: fl}
 	enc := gob.NewEncoder(fw)
 	var (
-		cursor  wallet.ChangeCursor
-		lastSeq uint64
-		lastCF  *privacy.CFReading
-		seen    bool
+		cursor wallet.ChangeCursor
+		gate   readingGate
 	)
 	send := func(f Frame) bool {
 		if f.Event != nil {
@@ -360,10 +358,7 @@ func (s *Server) serveStream(rw http.ResponseWriter, r *http.Request) {
 		if !send(Frame{Wallet: &ch}) {
 			return false
 		}
-		// A reading goes again for a new record, and over BIP158 (no
-		// record the meter reads) when what the peers learned changed.
-		if rd := d.Reading(); rd != nil && (!seen || rd.Seq != lastSeq || !reflect.DeepEqual(rd.CF, lastCF)) {
-			seen, lastSeq, lastCF = true, rd.Seq, rd.CF
+		if rd := d.Reading(); gate.pass(rd) {
 			return send(Frame{Reading: rd})
 		}
 		return true
@@ -516,4 +511,23 @@ func sendCtx[T any](ctx context.Context, ch chan<- T, v T) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// readingGate decides which of the session's readings a stream sends: the
+// first, then one for a new record, and over BIP158 (no record the meter
+// reads) one whenever what the peers learned (Reading.CF) changed.
+type readingGate struct {
+	seen    bool
+	lastSeq uint64
+	lastCF  *privacy.CFReading
+}
+
+// pass reports whether rd goes to the dashboard, and notes it when it
+// does (nil: no reading yet, never).
+func (g *readingGate) pass(rd *privacy.Reading) bool {
+	if rd == nil || g.seen && rd.Seq == g.lastSeq && reflect.DeepEqual(rd.CF, g.lastCF) {
+		return false
+	}
+	g.seen, g.lastSeq, g.lastCF = true, rd.Seq, rd.CF
+	return true
 }
