@@ -10,7 +10,8 @@ import (
 // TestSyncBIP158EndToEnd syncs an xpub wallet over BIP157/158 from a real
 // regtest btcd with the CLI (sync --protocol bip158) and checks the
 // summary against the truth to the satoshi: no filter loaded, one filter
-// per block from the birthday, the matching blocks fetched whole.
+// per block from the birthday, the matching blocks fetched whole, and the
+// privacy reading's compact_filters agreeing with them.
 func TestSyncBIP158EndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts btcd")
@@ -31,6 +32,19 @@ func TestSyncBIP158EndToEnd(t *testing.T) {
 	}
 	if sum.CF.Blocks == 0 || sum.CF.BlockBytes == 0 {
 		t.Errorf("no block fetched: %+v", sum.CF)
+	}
+	// What the peers learned, in the privacy reading: the blocks asked,
+	// the filters scanned, and BIP37's figures for the same wallet.
+	if sum.Privacy == nil || sum.Privacy.CF == nil {
+		t.Fatalf("no privacy.compact_filters over BIP158: %+v", sum.Privacy)
+	}
+	cf := sum.Privacy.CF
+	if cf.Fetched != len(sum.CF.Seen.Blocks) || cf.Scanned != sum.CF.Filters ||
+		cf.FalsePositiveBlocks != sum.CF.FalsePositiveBlocks || cf.WalletBlocks+cf.FalsePositiveBlocks != sum.CF.Blocks {
+		t.Errorf("privacy.compact_filters %+v against compact_filters %+v", *cf, *sum.CF)
+	}
+	if a := cf.BIP37; a == nil || a.Bytes == 0 || a.Elements == 0 || !(a.FPRate > 0) {
+		t.Errorf("bip37_alternative %+v", a)
 	}
 	t.Logf("compact filters: %+v; bytes received %d", *sum.CF, sum.BytesReceived)
 }
