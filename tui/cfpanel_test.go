@@ -128,3 +128,22 @@ func TestCFHelpExplainsBIP158(t *testing.T) {
 	help = ansi.Strip(feed(t, scriptedModel(t, 120, 40, nil), keys("?")...).View())
 	require.NotContains(t, help, "Privacy over BIP158")
 }
+
+// TestCFPerPeerSaysHowManyMore: the peers that do not fit the line are
+// counted, not dropped silently, and the line never passes its width.
+func TestCFPerPeerSaysHowManyMore(t *testing.T) {
+	m := cfModel(t, 120, 30)
+	var pp []privacy.PeerBlocks
+	for i := range 6 {
+		pp = append(pp, privacy.PeerBlocks{Peer: fmt.Sprintf("127.0.0.1:1844%d", i), Blocks: 10 - i})
+	}
+	line := ansi.Strip(m.cfPerPeer(58, pp))
+	require.LessOrEqual(t, ansi.StringWidth(line), 58)
+	require.Contains(t, line, "127.0.0.1:18440 10")
+	shown := strings.Count(line, "127.0.0.1:")
+	require.Less(t, shown, 6)
+	require.Contains(t, line, fmt.Sprintf("+%d more", 6-shown))
+	all := ansi.Strip(m.cfPerPeer(400, pp))
+	require.Equal(t, 6, strings.Count(all, "127.0.0.1:"))
+	require.NotContains(t, all, "more")
+}
