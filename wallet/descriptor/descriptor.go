@@ -1,8 +1,7 @@
-package wallet
+package descriptor
 
 import (
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -12,84 +11,46 @@ import (
 	"github.com/btcsuite/btcd/btcutil/hdkeychain"
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/txscript"
-	"github.com/btcsuite/btcwallet/waddrmgr"
 )
 
-// DescriptorInfo describes an output descriptor: as ParseDescriptor
-// checked it, or as a wallet watches it.
-type DescriptorInfo struct {
-	// Descriptor is the descriptor as given (surrounding white space
-	// removed) followed by '#' and its checksum.
-	Descriptor string `json:"descriptor"`
-	// Checksum is its BIP380 checksum, eight characters.
-	Checksum string `json:"checksum"`
-	// Kind is the output type of its scripts.
-	Kind Kind `json:"kind"`
-	// Ranged reports a descriptor ending in /*: one script per child
-	// index, watched as an HD account with gap limits.
-	Ranged bool `json:"ranged"`
-	// Expanded lists, for a multipath descriptor (BIP389), the
-	// single-path descriptors it stands for, receive first, each with its
-	// checksum.
-	Expanded []string `json:"expanded,omitempty"`
-	// Scope and Account locate the waddrmgr account of a ranged
-	// single-key descriptor ("m/86'/1'", account 0); ParseDescriptor
-	// fills only Scope. A ranged multisig descriptor has no scope: its
-	// Account is the wallet's number for it (its import order).
-	Scope   string `json:"scope,omitempty"`
-	Account uint32 `json:"account"`
-	// Branches are the account branches a ranged descriptor covers: 0
-	// (receive, gap limit GapExternal) and/or 1 (change, GapInternal).
-	Branches []uint32 `json:"branches,omitempty"`
-	// Scripts (hex) and Addresses are the output scripts of a non-ranged
-	// descriptor; an address is empty for a script no address encodes.
-	Scripts   []string `json:"scripts,omitempty"`
-	Addresses []string `json:"addresses,omitempty"`
-	// Threshold and Keys are a multisig descriptor's k and n (k of n
-	// signatures); zero otherwise.
-	Threshold int `json:"threshold,omitempty"`
-	Keys      int `json:"keys,omitempty"`
-	// Rescan: as in AccountInfo.
-	Rescan bool `json:"rescan,omitempty"`
-}
-
-// descriptor is a parsed, checked output descriptor the wallet can watch.
-type descriptor struct {
+// Descriptor is a parsed, checked output descriptor.
+type Descriptor struct {
 	// body is the descriptor without '#', checksum its computed checksum.
 	body     string
 	checksum string
 	kind     Kind
 	// key is the key expression of pkh, sh(wpkh), wpkh and tr; multi
 	// the multisig expression of multi, sortedmulti and sh(), wsh() and
-	// sh(wsh()) of them; both nil for addr and raw, which have script.
-	key    *keyExpr
-	multi  *multiExpr
-	script *watchedScript
-	// expanded are the bodies of the single-path descriptors of a
-	// multipath one.
-	expanded []string
+	// sh(wsh()) of them; both nil for addr and raw, which have addr or
+	// raw (literal names which).
+	key     *keyExpr
+	multi   *multiExpr
+	literal string
+	addr    string
+	raw     []byte
 }
 
 // String returns the descriptor with its checksum.
-func (d *descriptor) String() string { return d.body + "#" + d.checksum }
+func (d *Descriptor) String() string { return d.body + "#" + d.checksum }
 
-// ranged reports whether d derives a script per index.
-func (d *descriptor) ranged() bool {
+// Ranged reports whether d derives a script per child index (a key
+// ending in /*).
+func (d *Descriptor) Ranged() bool {
 	return d.key != nil && d.key.ranged || d.multi != nil && d.multi.ranged()
 }
 
-// ParseDescriptor checks an output descriptor for a network without a
-// wallet, exactly as CreateConfig.Descriptors and AddDescriptor do, and
-// describes it. It accepts:
+// Parse parses and checks an output descriptor for params. It accepts:
 //
 //   - pkh(KEY), sh(wpkh(KEY)), wpkh(KEY): P2PKH, P2SH-P2WPKH, P2WPKH;
 //   - tr(KEY): P2TR with the BIP86 key-path-only tweak (a script tree
 //     tr(KEY,TREE) is refused);
-//   - addr(ADDRESS) and raw(HEX): one address or output script;
+//   - addr(ADDRESS) and raw(HEX): one address or output script, which the
+//     caller decodes (see Addr and Raw);
 //   - sh(multi(k,KEY,...)), wsh(multi(...)) and sh(wsh(multi(...))), and
 //     the same of sortedmulti() (BIP383): P2SH, P2WSH and P2SH-P2WSH
 //     multisig, k of at most 15 keys in sh() and 20 in wsh(); bare
-//     multi() parses but is not watched (ErrUnsupportedDescriptor).
+//     multi() parses but is refused (ErrUnsupportedDescriptor; see
+//     ParseAny).
 //
 // KEY is an extended public key in the network's plain BIP32 version
 // (xpub on mainnet, tpub on the test networks and regtest, spub on
@@ -97,87 +58,50 @@ func (d *descriptor) ranged() bool {
 // type) with optional key origin [fingerprint/path] (h or ' marks a
 // hardened step), unhardened derivation steps and an optional final /*;
 // one step may be a BIP389 multipath tuple <a;b>. A non-ranged KEY may
-// also be a hex public key (x-only in tr(), uncompressed in pkh() only).
+// also be a hex public key (x-only in tr(), uncompressed in pkh() and
+// sh(multi()) only).
 //
-// A ranged descriptor is watched as an HD account (a multisig one as
-// branches of its own, see descriptor_msig.go), so its key (every ranged
-// key of a multisig one) must end in /0/* (receive branch), /1/* (change
-// branch) or /<0;1>/* (both, receive first as BIP389 says): anything else
-// (/*, /5/*, /<0;1>/0/*) is refused with ErrUnsupportedDescriptor. Steps
-// before the branch are derived into the account key.
+// A ranged descriptor is watched as an HD account's branches, so its key
+// (every ranged key of a multisig one) must end in /0/* (receive branch),
+// /1/* (change branch) or /<0;1>/* (both, receive first as BIP389 says):
+// anything else (/*, /5/*, /<0;1>/0/*) is refused with
+// ErrUnsupportedDescriptor. Steps before the branch are derived into the
+// account key (Account).
 //
 // The checksum is verified when present and computed when absent. Every
-// refusal is an *InputError naming the problem, wrapping one of
-// ErrDescriptorChecksum, ErrInvalidDescriptor, ErrUnsupportedDescriptor,
-// ErrPrivateKey, ErrHardenedStep, ErrWrongNetwork, ErrInvalidKey,
-// ErrInvalidAddress, ErrUnmatchableScript or ErrUnknownNetwork.
-func ParseDescriptor(s, network string) (*DescriptorInfo, error) {
-	net, err := resolveNetwork(network)
+// refusal wraps one of ErrDescriptorChecksum, ErrInvalidDescriptor,
+// ErrUnsupportedDescriptor, ErrPrivateKey, ErrHardenedStep,
+// ErrWrongNetwork or ErrInvalidKey.
+func Parse(s string, params *chaincfg.Params) (*Descriptor, error) {
+	d, err := ParseAny(s, params)
 	if err != nil {
 		return nil, err
-	}
-	d, err := parseDescriptor(s, net.params)
-	if err != nil {
-		return nil, err
-	}
-	info, err := d.info(net.params)
-	if err != nil {
-		return nil, descErr(d.body, err)
-	}
-	return info, nil
-}
-
-// descErr wraps a reason as the *InputError of a descriptor. A private
-// key's descriptor is not repeated in the message.
-func descErr(desc string, err error) error {
-	var ie *InputError
-	if errors.As(err, &ie) {
-		err = ie.Err
-	}
-	if errors.Is(err, ErrPrivateKey) {
-		desc = ""
-	}
-	return inputErr("descriptor", desc, err)
-}
-
-// parseDescriptor parses and checks s for params (see ParseDescriptor).
-func parseDescriptor(s string, params *chaincfg.Params) (*descriptor, error) {
-	body, sum, err := splitChecksum(s)
-	if err != nil {
-		return nil, descErr(body, err)
-	}
-	d := &descriptor{body: body, checksum: sum}
-	if d.expanded, err = expandMultipath(body); err != nil {
-		return nil, descErr(body, err)
-	}
-	if err := d.parseTop(params); err != nil {
-		return nil, descErr(body, err)
 	}
 	if d.kind == KindMultisig {
-		return nil, descErr(body, fmt.Errorf("%w: bare %s() (an output script of the keys themselves, non-standard beyond 3 keys); watch it in wsh() or sh(); %s",
-			ErrUnsupportedDescriptor, d.multi.name(), watchedFuncs))
+		return nil, fmt.Errorf("%w: bare %s() (an output script of the keys themselves, non-standard beyond 3 keys); watch it in wsh() or sh(); %s",
+			ErrUnsupportedDescriptor, d.multi.name(), watchedFuncs)
 	}
 	if err := d.checkShape(); err != nil {
-		return nil, descErr(body, err)
+		return nil, err
 	}
 	return d, nil
 }
 
-// parseAnyDescriptor parses and checks s for params as parseDescriptor
-// does, but keeps what the wallet cannot watch and parseDescriptor
-// refuses for it: bare multi(), and ranged shapes that are no HD
-// account's. The BIP383 test vectors are run through it.
-func parseAnyDescriptor(s string, params *chaincfg.Params) (*descriptor, error) {
+// ParseAny parses and checks s for params as Parse does, but keeps what
+// Parse refuses for a wallet that cannot watch it: bare multi(), and
+// ranged shapes that are no HD account's. The BIP383 test vectors are
+// run through it.
+func ParseAny(s string, params *chaincfg.Params) (*Descriptor, error) {
 	body, sum, err := splitChecksum(s)
 	if err != nil {
-		return nil, descErr(body, err)
+		return nil, err
 	}
-	d := &descriptor{body: body, checksum: sum}
-	if d.expanded, err = expandMultipath(body); err != nil {
-		return nil, descErr(body, err)
+	d := &Descriptor{body: body, checksum: sum}
+	if _, err := expandMultipath(body); err != nil {
+		return nil, err
 	}
 	if err := d.parseTop(params); err != nil {
-		return nil, descErr(body, err)
+		return nil, err
 	}
 	return d, nil
 }
@@ -185,8 +109,8 @@ func parseAnyDescriptor(s string, params *chaincfg.Params) (*descriptor, error) 
 // checkShape checks that a ranged descriptor maps onto what the wallet
 // derives: an HD account's branches (accountShape) or a multisig
 // descriptor's (multiShape).
-func (d *descriptor) checkShape() error {
-	if !d.ranged() {
+func (d *Descriptor) checkShape() error {
+	if !d.Ranged() {
 		return nil
 	}
 	if d.multi != nil {
@@ -205,11 +129,11 @@ func splitChecksum(s string) (body, sum string, err error) {
 	if body == "" {
 		return s, "", fmt.Errorf("%w: empty descriptor", ErrInvalidDescriptor)
 	}
-	if sum, err = descriptorChecksum(body); err != nil {
+	if sum, err = Checksum(body); err != nil {
 		return body, "", err
 	}
 	if hasSum {
-		if err := checkDescriptorChecksum(given, sum); err != nil {
+		if err := checkChecksum(given, sum); err != nil {
 			return body, "", err
 		}
 	}
@@ -228,7 +152,7 @@ var unsupportedFuncs = map[string]string{
 }
 
 // parseTop parses the top-level script expression.
-func (d *descriptor) parseTop(params *chaincfg.Params) error {
+func (d *Descriptor) parseTop(params *chaincfg.Params) error {
 	name, args, err := splitCall(d.body)
 	if err != nil {
 		return err
@@ -267,20 +191,13 @@ func (d *descriptor) parseTop(params *chaincfg.Params) error {
 		d.kind = KindP2TR
 		d.key, err = parseKeyExpr(args, ctxTR, params)
 	case "addr":
-		d.script, err = parseAddress(args, params)
-		if err == nil {
-			d.kind = d.script.kind
-		}
+		d.literal, d.addr = name, args
 	case "raw":
-		var script []byte
 		if !isHex(args) || len(args)%2 != 0 {
 			return fmt.Errorf("%w: raw() takes an even number of hex digits", ErrInvalidDescriptor)
 		}
-		script, _ = hex.DecodeString(args)
-		d.script, err = parseScript(script, params)
-		if err == nil {
-			d.kind = d.script.kind
-		}
+		d.literal = name
+		d.raw, _ = hex.DecodeString(args)
 	default:
 		return unsupportedFunc(name + "()")
 	}
@@ -362,16 +279,7 @@ func splitTopLevel(s string) []string {
 	return append(out, s[last:])
 }
 
-// descPurpose maps a descriptor's output type to the BIP43 purpose of the
-// waddrmgr scope its accounts live in.
-var descPurpose = map[Kind]uint32{
-	KindP2PKH:      purposeBIP44,
-	KindP2SHP2WPKH: purposeBIP49,
-	KindP2WPKH:     purposeBIP84,
-	KindP2TR:       purposeBIP86,
-}
-
-// descAccount is a ranged descriptor mapped onto a waddrmgr account.
+// descAccount is a ranged descriptor mapped onto an HD account.
 type descAccount struct {
 	// key is the account key: the descriptor's key derived through the
 	// steps before the branch step.
@@ -385,7 +293,7 @@ type descAccount struct {
 // before /* must be the branch, 0, 1 or <0;1>, with no multipath before
 // it. An HD account derives account/branch/index, so this is the one shape
 // it can hold.
-func (d *descriptor) accountShape() (*descAccount, error) {
+func (d *Descriptor) accountShape() (*descAccount, error) {
 	k := d.key
 	const want = "a ranged key is watched as an HD account and must end in /0/* (receive), /1/* (change) or /<0;1>/* (both)"
 	if len(k.steps) == 0 {
@@ -399,9 +307,9 @@ func (d *descriptor) accountShape() (*descAccount, error) {
 	}
 	br := k.steps[last]
 	switch {
-	case len(br) == 1 && br[0] <= waddrmgr.InternalBranch:
-	case len(br) == 2 && br[0] == waddrmgr.ExternalBranch && br[1] == waddrmgr.InternalBranch:
-	case len(br) == 2 && br[0] == waddrmgr.InternalBranch && br[1] == waddrmgr.ExternalBranch:
+	case len(br) == 1 && br[0] <= internalBranch:
+	case len(br) == 2 && br[0] == externalBranch && br[1] == internalBranch:
+	case len(br) == 2 && br[0] == internalBranch && br[1] == externalBranch:
 		return nil, fmt.Errorf("%w: multipath <1;0>: the first path is the receive branch (BIP389), which is 0 in an HD account; use <0;1>", ErrUnsupportedDescriptor)
 	default:
 		return nil, fmt.Errorf("%w: branch step %s; %s", ErrUnsupportedDescriptor, stepText(br), want)
@@ -429,42 +337,26 @@ func stepText(children []uint32) string {
 	return "<" + strings.Join(parts, ";") + ">"
 }
 
-// scopeFor returns the waddrmgr scope a ranged descriptor of kind lives
-// in.
-func scopeFor(kind Kind, params *chaincfg.Params) waddrmgr.KeyScope {
-	return waddrmgr.KeyScope{Purpose: descPurpose[kind], Coin: params.HDCoinType}
-}
-
-// accountPathOf returns the derivation path of a ranged descriptor's
-// account key from its key origin ("m/84'/1'/0'"), or "" without one.
-func (d *descriptor) accountPathOf(acct *descAccount) string {
-	if !d.key.hasOrigin {
-		return ""
-	}
-	steps := append([]uint32(nil), d.key.origin...)
-	steps = append(steps, acct.pre...)
-	return "m" + formatPath(steps)
-}
-
-// scripts returns the output scripts of a non-ranged descriptor: one per
-// path of its key (two for a multipath key), or its address or raw
-// script.
-func (d *descriptor) scripts(params *chaincfg.Params) ([]*watchedScript, error) {
+// Scripts returns the output scripts of a non-ranged descriptor: one per
+// path of its key (two for a multipath key). An addr() or raw()
+// descriptor gives ErrUnsupportedDescriptor: its script is decoded by the
+// caller (Addr, Raw).
+func (d *Descriptor) Scripts(params *chaincfg.Params) ([]*Script, error) {
 	if d.multi != nil {
-		out := make([]*watchedScript, 0, d.multi.paths())
+		out := make([]*Script, 0, d.multi.paths())
 		for p := range d.multi.paths() {
-			set, err := d.multiScriptAt(p, 0, params)
+			ms, err := d.multiScriptAt(p, 0, params)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, set.ws)
+			out = append(out, ms)
 		}
 		return out, nil
 	}
 	if d.key == nil {
-		return []*watchedScript{d.script}, nil
+		return nil, fmt.Errorf("%w: %s() is decoded by the caller", ErrUnsupportedDescriptor, d.literal)
 	}
-	out := make([]*watchedScript, 0, d.key.paths())
+	out := make([]*Script, 0, d.key.paths())
 	for p := range d.key.paths() {
 		pub, err := d.key.pubKey(p, 0)
 		if err != nil {
@@ -479,15 +371,15 @@ func (d *descriptor) scripts(params *chaincfg.Params) ([]*watchedScript, error) 
 	return out, nil
 }
 
-// scriptAt returns the output script of a ranged descriptor's path p at
-// child index.
-func (d *descriptor) scriptAt(p int, index uint32, params *chaincfg.Params) (*watchedScript, error) {
+// ScriptAt returns the output script of d's path p (0 <= p < Paths()) at
+// child index; index is ignored by a non-ranged descriptor. An addr()
+// or raw() descriptor gives ErrUnsupportedDescriptor.
+func (d *Descriptor) ScriptAt(p int, index uint32, params *chaincfg.Params) (*Script, error) {
 	if d.multi != nil {
-		set, err := d.multiScriptAt(p, index, params)
-		if err != nil {
-			return nil, err
-		}
-		return set.ws, nil
+		return d.multiScriptAt(p, index, params)
+	}
+	if d.key == nil {
+		return nil, fmt.Errorf("%w: %s() is decoded by the caller", ErrUnsupportedDescriptor, d.literal)
 	}
 	pub, err := d.key.pubKey(p, index)
 	if err != nil {
@@ -496,10 +388,10 @@ func (d *descriptor) scriptAt(p int, index uint32, params *chaincfg.Params) (*wa
 	return scriptForKey(d.kind, pub, false, params)
 }
 
-// scriptForKey builds the watched script of kind for one public key. A
-// P2TR output commits to the key by BIP86 (key path only):
+// scriptForKey builds the script of kind for one public key. A P2TR
+// output commits to the key by BIP86 (key path only):
 // Q = P + H_TapTweak(P)*G with P the even-y lift of the key.
-func scriptForKey(kind Kind, pub *btcec.PublicKey, uncompressed bool, params *chaincfg.Params) (*watchedScript, error) {
+func scriptForKey(kind Kind, pub *btcec.PublicKey, uncompressed bool, params *chaincfg.Params) (*Script, error) {
 	ser := pub.SerializeCompressed()
 	if uncompressed {
 		ser = pub.SerializeUncompressed()
@@ -532,51 +424,5 @@ func scriptForKey(kind Kind, pub *btcec.PublicKey, uncompressed bool, params *ch
 	if err != nil {
 		return nil, fmt.Errorf("script of %s: %w", addr, err)
 	}
-	return &watchedScript{pkScript: pkScript, element: addr.ScriptAddress(), kind: kind, address: addr.EncodeAddress()}, nil
-}
-
-// info describes d as ParseDescriptor returns it.
-func (d *descriptor) info(params *chaincfg.Params) (*DescriptorInfo, error) {
-	info := &DescriptorInfo{
-		Descriptor: d.String(),
-		Checksum:   d.checksum,
-		Kind:       d.kind,
-		Ranged:     d.ranged(),
-	}
-	for _, e := range d.expanded {
-		sum, err := descriptorChecksum(e)
-		if err != nil {
-			return nil, err
-		}
-		info.Expanded = append(info.Expanded, e+"#"+sum)
-	}
-	if d.multi != nil {
-		info.Threshold, info.Keys = d.multi.k, len(d.multi.keys)
-	}
-	if d.ranged() && d.multi != nil {
-		branches, _, err := d.multiShape()
-		if err != nil {
-			return nil, err
-		}
-		info.Branches = branches
-		return info, nil
-	}
-	if d.ranged() {
-		acct, err := d.accountShape()
-		if err != nil {
-			return nil, err
-		}
-		info.Scope = scopeString(scopeFor(d.kind, params))
-		info.Branches = append([]uint32(nil), acct.branches...)
-		return info, nil
-	}
-	scripts, err := d.scripts(params)
-	if err != nil {
-		return nil, err
-	}
-	for _, ws := range scripts {
-		info.Scripts = append(info.Scripts, hex.EncodeToString(ws.pkScript))
-		info.Addresses = append(info.Addresses, ws.address)
-	}
-	return info, nil
+	return &Script{PkScript: pkScript, Element: addr.ScriptAddress(), Kind: kind, Address: addr.EncodeAddress()}, nil
 }

@@ -1,10 +1,11 @@
-package wallet
+package descriptor
 
 import (
-	"errors"
+	"encoding/hex"
 	"strings"
 	"testing"
 
+	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/stretchr/testify/require"
 )
 
@@ -19,7 +20,7 @@ const (
 	bip380WIFC  = "L4rK1yDtCWekvXuE6oXD9jCYfFNV2cWRpVuPLBcCU2z8TrisoyY1"
 )
 
-func TestDescriptorChecksumBIP380(t *testing.T) {
+func TestChecksumBIP380(t *testing.T) {
 	// BIP380 "Test Vectors": checksum and character set.
 	tests := []struct {
 		name    string
@@ -49,40 +50,13 @@ func TestDescriptorChecksumBIP380(t *testing.T) {
 	}
 }
 
-func TestDescriptorChecksumCoreExamples(t *testing.T) {
-	// Descriptors with checksums printed in Bitcoin Core's documentation
-	// (doc/descriptors.md and the scantxoutset help), parsed whole: the
-	// checksum is checked and the descriptor accepted, and without it
-	// the same checksum is computed.
-	tests := []struct {
-		network, desc, sum string
-	}{
-		{"testnet3", "addr(mkmZxiEcEd8ZqjQWVZuC6so5dFMKEFpN2j)", "02wpgw69"},
-		{"mainnet", "wpkh([d34db33f/84h/0h/0h]0279be667ef9dcbbac55a06295Ce870b07029Bfcdb2dce28d959f2815b16f81798)", "qwlqgth7"},
-		{"mainnet", "raw(76a91411b366edfc0a8b66feebae5c2e25a7b6a5d1cf3188ac)", "fm24fxxy"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.desc, func(t *testing.T) {
-			info, err := ParseDescriptor(tc.desc+"#"+tc.sum, tc.network)
-			require.NoError(t, err)
-			require.Equal(t, tc.sum, info.Checksum)
-			require.Equal(t, tc.desc+"#"+tc.sum, info.Descriptor)
-			info, err = ParseDescriptor("  "+tc.desc+"\n", tc.network)
-			require.NoError(t, err)
-			require.Equal(t, tc.sum, info.Checksum)
-			require.False(t, info.Ranged)
-			require.Len(t, info.Scripts, 1)
-		})
-	}
-}
-
 func TestKeyExpressionsBIP380(t *testing.T) {
 	// BIP380 "Test Vectors": key expressions, each inside pkh() (which
 	// takes every key form) on mainnet. Valid expressions that need a
 	// private key are refused by a watch-only wallet: private keys with
 	// ErrPrivateKey, hardened steps after an xpub with ErrHardenedStep.
 	// One valid ranged expression ends in /5/*, which is not an HD
-	// account's branch (ErrUnsupportedDescriptor, see accountShape).
+	// account's branch (ErrUnsupportedDescriptor, see Account).
 	valid := []struct {
 		name, key string
 		wantErr   error
@@ -111,13 +85,12 @@ func TestKeyExpressionsBIP380(t *testing.T) {
 	}
 	for _, tc := range valid {
 		t.Run("valid/"+tc.name, func(t *testing.T) {
-			_, err := ParseDescriptor("pkh("+tc.key+")", "mainnet")
+			_, err := Parse("pkh("+tc.key+")", &chaincfg.MainNetParams)
 			if tc.wantErr == nil {
 				require.NoError(t, err)
 				return
 			}
 			require.ErrorIs(t, err, tc.wantErr)
-			requireInputError(t, err)
 		})
 	}
 	// BIP380's invalid expressions. Those made of a private key are
@@ -152,9 +125,8 @@ func TestKeyExpressionsBIP380(t *testing.T) {
 	}
 	for _, tc := range invalid {
 		t.Run("invalid/"+tc.name, func(t *testing.T) {
-			_, err := ParseDescriptor("pkh("+tc.key+")", "mainnet")
+			_, err := Parse("pkh("+tc.key+")", &chaincfg.MainNetParams)
 			require.ErrorIs(t, err, tc.wantErr)
-			requireInputError(t, err)
 		})
 	}
 }
@@ -163,10 +135,11 @@ func TestTrDescriptorBIP386(t *testing.T) {
 	// BIP386 "Test Vectors". The ranged and the script-tree vectors
 	// carry script trees (and private keys), which a key-path-only
 	// watch-only wallet refuses.
-	info, err := ParseDescriptor("tr(a34b99f22c790c4e36b2b3c2c35a36db06226e41c692fc82b8b56ac1c540c5bd)", "mainnet")
+	d, err := Parse("tr(a34b99f22c790c4e36b2b3c2c35a36db06226e41c692fc82b8b56ac1c540c5bd)", &chaincfg.MainNetParams)
 	require.NoError(t, err)
-	require.Equal(t, []string{"512077aab6e066f8a7419c5ab714c12c67d25007ed55a43cadcacb4d7a970a093f11"}, info.Scripts)
-	require.Equal(t, KindP2TR, info.Kind)
+	scripts, _ := scriptsOf(t, d, &chaincfg.MainNetParams)
+	require.Equal(t, []string{"512077aab6e066f8a7419c5ab714c12c67d25007ed55a43cadcacb4d7a970a093f11"}, scripts)
+	require.Equal(t, KindP2TR, d.Kind())
 
 	refused := []struct {
 		name, desc string
@@ -183,9 +156,8 @@ func TestTrDescriptorBIP386(t *testing.T) {
 	}
 	for _, tc := range refused {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseDescriptor(tc.desc, "mainnet")
+			_, err := Parse(tc.desc, &chaincfg.MainNetParams)
 			require.ErrorIs(t, err, tc.wantErr)
-			requireInputError(t, err)
 		})
 	}
 }
@@ -206,10 +178,11 @@ func TestBIP86InternalKeys(t *testing.T) {
 			"bc1p3qkhfews2uk44qtvauqyr2ttdsw7svhkl9nkm9s9c3x4ax5h60wqwruhk7"},
 	}
 	for _, tc := range tests {
-		info, err := ParseDescriptor("tr("+tc.internal+")", "mainnet")
+		d, err := Parse("tr("+tc.internal+")", &chaincfg.MainNetParams)
 		require.NoError(t, err)
-		require.Equal(t, []string{tc.script}, info.Scripts)
-		require.Equal(t, []string{tc.address}, info.Addresses)
+		scripts, addresses := scriptsOf(t, d, &chaincfg.MainNetParams)
+		require.Equal(t, []string{tc.script}, scripts)
+		require.Equal(t, []string{tc.address}, addresses)
 	}
 }
 
@@ -268,37 +241,51 @@ func TestMultipathBIP389(t *testing.T) {
 			require.ErrorIs(t, err, ErrInvalidDescriptor)
 			// The whole parser refuses them too (the first one for
 			// its private key, which is looked at after the syntax).
-			_, err = ParseDescriptor(tc.in, "mainnet")
+			_, err = Parse(tc.in, &chaincfg.MainNetParams)
 			require.ErrorIs(t, err, ErrInvalidDescriptor)
 		})
 	}
 }
 
-func TestParseDescriptorMultipathInfo(t *testing.T) {
-	// A wallet-shaped multipath descriptor reports its two single-path
-	// descriptors with their checksums, receive first.
-	xpub := accountXpub(t, purposeBIP84, 0, versionXpub)
-	info, err := ParseDescriptor("wpkh([73c5da0a/84h/0h/0h]"+xpub+"/<0;1>/*)", "mainnet")
+func TestExpandMultipath(t *testing.T) {
+	// A wallet-shaped multipath descriptor expands to its two single-path
+	// descriptors with their checksums, receive first, and covers both
+	// branches of its account.
+	const xpub = "xpub6CatWdiZiodmUeTDp8LT5or8nmbKNcuyvz7WyksVFkKB4RHwCD3XyuvPEbvqAQY3rAPshWcMLoP2fMFMKHPJ4ZeZXYVUhLv1VMrjPC7PW6V"
+	d, err := Parse("wpkh([73c5da0a/84h/0h/0h]"+xpub+"/<0;1>/*)", &chaincfg.MainNetParams)
 	require.NoError(t, err)
-	require.True(t, info.Ranged)
-	require.Equal(t, "m/84'/0'", info.Scope)
-	require.Equal(t, []uint32{0, 1}, info.Branches)
-	require.Len(t, info.Expanded, 2)
+	require.True(t, d.Ranged())
+	branches, paths, err := d.Branches()
+	require.NoError(t, err)
+	require.Equal(t, []uint32{0, 1}, branches)
+	require.Equal(t, []int{0, 1}, paths)
+	acct, err := d.Account()
+	require.NoError(t, err)
+	require.Equal(t, "m/84'/0'/0'", acct.Path)
+	require.Equal(t, uint32(0x73c5da0a), acct.Fingerprint)
+	body, _, _ := strings.Cut(d.String(), "#")
+	expanded, err := Expand(body)
+	require.NoError(t, err)
+	require.Len(t, expanded, 2)
 	for i, br := range []string{"/0/*)", "/1/*)"} {
-		body, sum, ok := strings.Cut(info.Expanded[i], "#")
+		body, sum, ok := strings.Cut(expanded[i], "#")
 		require.True(t, ok)
 		require.True(t, strings.HasSuffix(body, br), body)
-		want, err := descriptorChecksum(body)
+		want, err := Checksum(body)
 		require.NoError(t, err)
 		require.Equal(t, want, sum)
 	}
 }
 
-// requireInputError checks that err is an *InputError about a
+// scriptsOf returns the scripts (hex) and addresses of a non-ranged
 // descriptor.
-func requireInputError(t *testing.T, err error) {
+func scriptsOf(t *testing.T, d *Descriptor, params *chaincfg.Params) (scripts, addresses []string) {
 	t.Helper()
-	var ie *InputError
-	require.True(t, errors.As(err, &ie), "%v is not an *InputError", err)
-	require.Equal(t, "descriptor", ie.What)
+	ss, err := d.Scripts(params)
+	require.NoError(t, err)
+	for _, s := range ss {
+		scripts = append(scripts, hex.EncodeToString(s.PkScript))
+		addresses = append(addresses, s.Address)
+	}
+	return scripts, addresses
 }

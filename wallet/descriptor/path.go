@@ -1,4 +1,4 @@
-package wallet
+package descriptor
 
 import (
 	"fmt"
@@ -53,6 +53,25 @@ func formatPath(steps []uint32) string {
 		}
 	}
 	return b.String()
+}
+
+// ParsePath parses a derivation path as Account.Path writes it, "m"
+// then steps ("m/84'/1'/0'"; h also marks a hardened step), into child
+// numbers (with the hardened bit set for a hardened step).
+func ParsePath(s string) ([]uint32, error) {
+	s = strings.TrimPrefix(s, "m")
+	var out []uint32
+	for _, part := range strings.Split(strings.TrimPrefix(s, "/"), "/") {
+		if part == "" {
+			continue
+		}
+		c, _, err := parsePathElem(part)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
 }
 
 // multipathGroup is one "<a;b;...>" derivation step (BIP389) found in a
