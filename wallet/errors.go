@@ -47,17 +47,17 @@ var (
 	// ErrInvalidDescriptor is returned for an output descriptor that is
 	// malformed or invalid by BIP380-389 (syntax, key origin, derivation
 	// step, a key form its function does not allow).
-	ErrInvalidDescriptor = descriptor.ErrInvalidDescriptor
+	ErrInvalidDescriptor = descriptor.ErrInvalid
 
 	// ErrDescriptorChecksum is returned when a descriptor's "#checksum"
 	// is malformed or does not match the descriptor (BIP380).
-	ErrDescriptorChecksum = descriptor.ErrDescriptorChecksum
+	ErrDescriptorChecksum = descriptor.ErrChecksum
 
 	// ErrUnsupportedDescriptor is returned for a valid descriptor the
 	// wallet cannot watch: a function other than pkh, sh(wpkh), wpkh, tr
 	// (key path only), addr and raw, or a ranged derivation that is not
 	// an HD account's (see ParseDescriptor).
-	ErrUnsupportedDescriptor = descriptor.ErrUnsupportedDescriptor
+	ErrUnsupportedDescriptor = descriptor.ErrUnsupported
 
 	// ErrHardenedStep is returned for a hardened derivation step after an
 	// extended public key: deriving it needs the private key.

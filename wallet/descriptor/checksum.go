@@ -38,14 +38,14 @@ func descPolymod(c uint64, symbol uint64) uint64 {
 
 // Checksum computes the BIP380 checksum of a descriptor without its
 // "#checksum". A character outside the descriptor character set gives
-// ErrInvalidDescriptor naming it.
+// ErrInvalid naming it.
 func Checksum(body string) (string, error) {
 	c := uint64(1)
 	var groups, n uint64
 	for i, r := range body {
 		pos := strings.IndexRune(descInputCharset, r)
 		if pos < 0 || r == '#' {
-			return "", fmt.Errorf("%w: character %q at position %d is not allowed in a descriptor", ErrInvalidDescriptor, r, i)
+			return "", fmt.Errorf("%w: character %q at position %d is not allowed in a descriptor", ErrInvalid, r, i)
 		}
 		c = descPolymod(c, uint64(pos&31))
 		groups = groups*3 + uint64(pos>>5)
@@ -72,15 +72,15 @@ func Checksum(body string) (string, error) {
 // computed for body.
 func checkChecksum(given, computed string) error {
 	if len(given) != ChecksumLen {
-		return fmt.Errorf("%w: checksum %q has %d characters, not %d", ErrDescriptorChecksum, given, len(given), ChecksumLen)
+		return fmt.Errorf("%w: checksum %q has %d characters, not %d", ErrChecksum, given, len(given), ChecksumLen)
 	}
 	for i := 0; i < len(given); i++ {
 		if strings.IndexByte(descChecksumCharset, given[i]) < 0 {
-			return fmt.Errorf("%w: checksum %q has character %q outside the bech32 alphabet", ErrDescriptorChecksum, given, given[i])
+			return fmt.Errorf("%w: checksum %q has character %q outside the bech32 alphabet", ErrChecksum, given, given[i])
 		}
 	}
 	if given != computed {
-		return fmt.Errorf("%w: checksum %s does not match the descriptor (computed %s): it was mistyped or altered", ErrDescriptorChecksum, given, computed)
+		return fmt.Errorf("%w: checksum %s does not match the descriptor (computed %s): it was mistyped or altered", ErrChecksum, given, computed)
 	}
 	return nil
 }

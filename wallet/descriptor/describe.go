@@ -94,10 +94,10 @@ const (
 // last step before /* must be the branch, 0, 1 or <0;1>, with no
 // multipath before it. An HD account derives account/branch/index, so
 // this is the one shape it can hold. A non-ranged or multisig descriptor
-// gives ErrUnsupportedDescriptor.
+// gives ErrUnsupported.
 func (d *Descriptor) Account() (*Account, error) {
 	if d.key == nil || !d.key.ranged {
-		return nil, fmt.Errorf("%w: only a ranged single-key descriptor is an HD account", ErrUnsupportedDescriptor)
+		return nil, fmt.Errorf("%w: only a ranged single-key descriptor is an HD account", ErrUnsupported)
 	}
 	acct, err := d.accountShape()
 	if err != nil {
@@ -116,11 +116,11 @@ func (d *Descriptor) Account() (*Account, error) {
 // (receive) and/or 1 (change), and per branch the multipath path that
 // derives it (for ScriptAt): the branches of its HD account (Account)
 // for a single-key descriptor, those every ranged key ends in for a
-// multisig one. A non-ranged descriptor gives ErrUnsupportedDescriptor.
+// multisig one. A non-ranged descriptor gives ErrUnsupported.
 func (d *Descriptor) Branches() (branches []uint32, paths []int, err error) {
 	switch {
 	case !d.Ranged():
-		return nil, nil, fmt.Errorf("%w: a non-ranged descriptor has no branches", ErrUnsupportedDescriptor)
+		return nil, nil, fmt.Errorf("%w: a non-ranged descriptor has no branches", ErrUnsupported)
 	case d.multi != nil:
 		return d.multiShape()
 	}

@@ -49,8 +49,7 @@ func (d *Descriptor) Ranged() bool {
 //   - sh(multi(k,KEY,...)), wsh(multi(...)) and sh(wsh(multi(...))), and
 //     the same of sortedmulti() (BIP383): P2SH, P2WSH and P2SH-P2WSH
 //     multisig, k of at most 15 keys in sh() and 20 in wsh(); bare
-//     multi() parses but is refused (ErrUnsupportedDescriptor; see
-//     ParseAny).
+//     multi() parses but is refused (ErrUnsupported; see ParseAny).
 //
 // KEY is an extended public key in the network's plain BIP32 version
 // (xpub on mainnet, tpub on the test networks and regtest, spub on
@@ -64,14 +63,12 @@ func (d *Descriptor) Ranged() bool {
 // A ranged descriptor is watched as an HD account's branches, so its key
 // (every ranged key of a multisig one) must end in /0/* (receive branch),
 // /1/* (change branch) or /<0;1>/* (both, receive first as BIP389 says):
-// anything else (/*, /5/*, /<0;1>/0/*) is refused with
-// ErrUnsupportedDescriptor. Steps before the branch are derived into the
-// account key (Account).
+// anything else (/*, /5/*, /<0;1>/0/*) is refused with ErrUnsupported.
+// Steps before the branch are derived into the account key (Account).
 //
 // The checksum is verified when present and computed when absent. Every
-// refusal wraps one of ErrDescriptorChecksum, ErrInvalidDescriptor,
-// ErrUnsupportedDescriptor, ErrPrivateKey, ErrHardenedStep,
-// ErrWrongNetwork or ErrInvalidKey.
+// refusal wraps one of ErrChecksum, ErrInvalid, ErrUnsupported,
+// ErrPrivateKey, ErrHardenedStep, ErrWrongNetwork or ErrInvalidKey.
 func Parse(s string, params *chaincfg.Params) (*Descriptor, error) {
 	d, err := ParseAny(s, params)
 	if err != nil {
@@ -79,7 +76,7 @@ func Parse(s string, params *chaincfg.Params) (*Descriptor, error) {
 	}
 	if d.kind == KindMultisig {
 		return nil, fmt.Errorf("%w: bare %s() (an output script of the keys themselves, non-standard beyond 3 keys); watch it in wsh() or sh(); %s",
-			ErrUnsupportedDescriptor, d.multi.name(), watchedFuncs)
+			ErrUnsupported, d.multi.name(), watchedFuncs)
 	}
 	if err := d.checkShape(); err != nil {
 		return nil, err
@@ -127,7 +124,7 @@ func splitChecksum(s string) (body, sum string, err error) {
 	s = strings.TrimSpace(s)
 	body, given, hasSum := strings.Cut(s, "#")
 	if body == "" {
-		return s, "", fmt.Errorf("%w: empty descriptor", ErrInvalidDescriptor)
+		return s, "", fmt.Errorf("%w: empty descriptor", ErrInvalid)
 	}
 	if sum, err = Checksum(body); err != nil {
 		return body, "", err
@@ -178,15 +175,15 @@ func (d *Descriptor) parseTop(params *chaincfg.Params) error {
 			d.key, err = parseKeyExpr(innerArgs, ctxSHWPKH, params)
 			return err
 		case "tr", "sh", "addr", "raw":
-			return fmt.Errorf("%w: %s() is only valid at the top level, not inside sh()", ErrInvalidDescriptor, inner)
+			return fmt.Errorf("%w: %s() is only valid at the top level, not inside sh()", ErrInvalid, inner)
 		case "pk":
-			return fmt.Errorf("%w: sh(pk(...)) (P2SH-wrapped P2PK); %s", ErrUnsupportedDescriptor, watchedFuncs)
+			return fmt.Errorf("%w: sh(pk(...)) (P2SH-wrapped P2PK); %s", ErrUnsupported, watchedFuncs)
 		}
 		return unsupportedFunc("sh(" + inner + "(...))")
 	case "tr":
 		parts := splitTopLevel(args)
 		if len(parts) > 1 {
-			return fmt.Errorf("%w: tr() with a script tree; only key-path tr(KEY) is watched", ErrUnsupportedDescriptor)
+			return fmt.Errorf("%w: tr() with a script tree; only key-path tr(KEY) is watched", ErrUnsupported)
 		}
 		d.kind = KindP2TR
 		d.key, err = parseKeyExpr(args, ctxTR, params)
@@ -194,7 +191,7 @@ func (d *Descriptor) parseTop(params *chaincfg.Params) error {
 		d.literal, d.addr = name, args
 	case "raw":
 		if !isHex(args) || len(args)%2 != 0 {
-			return fmt.Errorf("%w: raw() takes an even number of hex digits", ErrInvalidDescriptor)
+			return fmt.Errorf("%w: raw() takes an even number of hex digits", ErrInvalid)
 		}
 		d.literal = name
 		d.raw, _ = hex.DecodeString(args)
@@ -216,12 +213,12 @@ func unsupportedFunc(call string) error {
 	}
 	name, _, _ := strings.Cut(inner, "(")
 	if why, ok := unsupportedFuncs[name]; ok {
-		return fmt.Errorf("%w: %s (%s); %s", ErrUnsupportedDescriptor, call, why, watchedFuncs)
+		return fmt.Errorf("%w: %s (%s); %s", ErrUnsupported, call, why, watchedFuncs)
 	}
 	if name == "pkh" {
-		return fmt.Errorf("%w: %s (P2SH-wrapped P2PKH); %s", ErrUnsupportedDescriptor, call, watchedFuncs)
+		return fmt.Errorf("%w: %s (P2SH-wrapped P2PKH); %s", ErrUnsupported, call, watchedFuncs)
 	}
-	return fmt.Errorf("%w: unknown script function %s", ErrInvalidDescriptor, call)
+	return fmt.Errorf("%w: unknown script function %s", ErrInvalid, call)
 }
 
 // splitCall splits "name(args)" into its name and arguments, checking
@@ -229,12 +226,12 @@ func unsupportedFunc(call string) error {
 func splitCall(s string) (name, args string, err error) {
 	open := strings.IndexByte(s, '(')
 	if open <= 0 {
-		return "", "", fmt.Errorf("%w: %q is not a script expression name(...)", ErrInvalidDescriptor, shorten(s))
+		return "", "", fmt.Errorf("%w: %q is not a script expression name(...)", ErrInvalid, shorten(s))
 	}
 	name = s[:open]
 	for _, c := range name {
 		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_') {
-			return "", "", fmt.Errorf("%w: %q is not a script function name", ErrInvalidDescriptor, shorten(name))
+			return "", "", fmt.Errorf("%w: %q is not a script function name", ErrInvalid, shorten(name))
 		}
 	}
 	depth := 0
@@ -245,15 +242,15 @@ func splitCall(s string) (name, args string, err error) {
 		case ')':
 			depth--
 			if depth == 0 && i != len(s)-1 {
-				return "", "", fmt.Errorf("%w: unexpected %q after %s(...)", ErrInvalidDescriptor, shorten(s[i+1:]), name)
+				return "", "", fmt.Errorf("%w: unexpected %q after %s(...)", ErrInvalid, shorten(s[i+1:]), name)
 			}
 			if depth < 0 {
-				return "", "", fmt.Errorf("%w: unbalanced ')'", ErrInvalidDescriptor)
+				return "", "", fmt.Errorf("%w: unbalanced ')'", ErrInvalid)
 			}
 		}
 	}
 	if depth != 0 {
-		return "", "", fmt.Errorf("%w: %s( is not closed", ErrInvalidDescriptor, name)
+		return "", "", fmt.Errorf("%w: %s( is not closed", ErrInvalid, name)
 	}
 	return name, s[open+1 : len(s)-1], nil
 }
@@ -297,12 +294,12 @@ func (d *Descriptor) accountShape() (*descAccount, error) {
 	k := d.key
 	const want = "a ranged key is watched as an HD account and must end in /0/* (receive), /1/* (change) or /<0;1>/* (both)"
 	if len(k.steps) == 0 {
-		return nil, fmt.Errorf("%w: %s, not /* alone", ErrUnsupportedDescriptor, want)
+		return nil, fmt.Errorf("%w: %s, not /* alone", ErrUnsupported, want)
 	}
 	last := len(k.steps) - 1
 	for _, s := range k.steps[:last] {
 		if len(s) > 1 {
-			return nil, fmt.Errorf("%w: multipath step before the branch step; %s", ErrUnsupportedDescriptor, want)
+			return nil, fmt.Errorf("%w: multipath step before the branch step; %s", ErrUnsupported, want)
 		}
 	}
 	br := k.steps[last]
@@ -310,9 +307,9 @@ func (d *Descriptor) accountShape() (*descAccount, error) {
 	case len(br) == 1 && br[0] <= internalBranch:
 	case len(br) == 2 && br[0] == externalBranch && br[1] == internalBranch:
 	case len(br) == 2 && br[0] == internalBranch && br[1] == externalBranch:
-		return nil, fmt.Errorf("%w: multipath <1;0>: the first path is the receive branch (BIP389), which is 0 in an HD account; use <0;1>", ErrUnsupportedDescriptor)
+		return nil, fmt.Errorf("%w: multipath <1;0>: the first path is the receive branch (BIP389), which is 0 in an HD account; use <0;1>", ErrUnsupported)
 	default:
-		return nil, fmt.Errorf("%w: branch step %s; %s", ErrUnsupportedDescriptor, stepText(br), want)
+		return nil, fmt.Errorf("%w: branch step %s; %s", ErrUnsupported, stepText(br), want)
 	}
 	acct := &descAccount{key: k.ext, branches: br}
 	for _, c := range k.steps[:last] {
@@ -339,8 +336,8 @@ func stepText(children []uint32) string {
 
 // Scripts returns the output scripts of a non-ranged descriptor: one per
 // path of its key (two for a multipath key). An addr() or raw()
-// descriptor gives ErrUnsupportedDescriptor: its script is decoded by the
-// caller (Addr, Raw).
+// descriptor gives ErrUnsupported: its script is decoded by the caller
+// (Addr, Raw).
 func (d *Descriptor) Scripts(params *chaincfg.Params) ([]*Script, error) {
 	if d.multi != nil {
 		out := make([]*Script, 0, d.multi.paths())
@@ -354,7 +351,7 @@ func (d *Descriptor) Scripts(params *chaincfg.Params) ([]*Script, error) {
 		return out, nil
 	}
 	if d.key == nil {
-		return nil, fmt.Errorf("%w: %s() is decoded by the caller", ErrUnsupportedDescriptor, d.literal)
+		return nil, fmt.Errorf("%w: %s() is decoded by the caller", ErrUnsupported, d.literal)
 	}
 	out := make([]*Script, 0, d.key.paths())
 	for p := range d.key.paths() {
@@ -373,13 +370,13 @@ func (d *Descriptor) Scripts(params *chaincfg.Params) ([]*Script, error) {
 
 // ScriptAt returns the output script of d's path p (0 <= p < Paths()) at
 // child index; index is ignored by a non-ranged descriptor. An addr()
-// or raw() descriptor gives ErrUnsupportedDescriptor.
+// or raw() descriptor gives ErrUnsupported.
 func (d *Descriptor) ScriptAt(p int, index uint32, params *chaincfg.Params) (*Script, error) {
 	if d.multi != nil {
 		return d.multiScriptAt(p, index, params)
 	}
 	if d.key == nil {
-		return nil, fmt.Errorf("%w: %s() is decoded by the caller", ErrUnsupportedDescriptor, d.literal)
+		return nil, fmt.Errorf("%w: %s() is decoded by the caller", ErrUnsupported, d.literal)
 	}
 	pub, err := d.key.pubKey(p, index)
 	if err != nil {

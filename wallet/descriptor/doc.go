@@ -20,10 +20,10 @@
 // hardened: a private key (WIF or extended) is refused with
 // ErrPrivateKey, a hardened step after an extended public key with
 // ErrHardenedStep. It refuses what a wallet of HD accounts cannot watch
-// (ErrUnsupportedDescriptor): script trees, pk(), combo(), the tapscript
-// and MuSig functions, bare multi() (which ParseAny keeps), and ranged
-// keys that do not end in an account's branch, /0/*, /1/* or /<0;1>/*.
-// It stores nothing and knows no wallet database: package wallet maps a
-// ranged single-key descriptor's Account onto a waddrmgr account,
-// watches the scripts and keeps the descriptor's text.
+// (ErrUnsupported): script trees, pk(), combo(), the tapscript and MuSig
+// functions, bare multi() (which ParseAny keeps), and ranged keys that do
+// not end in an account's branch, /0/*, /1/* or /<0;1>/*. It stores
+// nothing and knows no wallet database: package wallet maps a ranged
+// single-key descriptor's Account onto a waddrmgr account, watches the
+// scripts and keeps the descriptor's text.
 package descriptor

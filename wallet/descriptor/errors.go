@@ -4,22 +4,22 @@ import "errors"
 
 // Sentinel errors. They are wrapped with details; test for them with
 // errors.Is. Their texts are package wallet's, which reports them as its
-// own (wallet.ErrInvalidDescriptor is this package's, and so on).
+// own (wallet.ErrInvalidDescriptor is ErrInvalid, and so on).
 var (
-	// ErrInvalidDescriptor is returned for an output descriptor that is
-	// malformed or invalid by BIP380-389 (syntax, key origin, derivation
-	// step, a key form its function does not allow).
-	ErrInvalidDescriptor = errors.New("wallet: invalid descriptor")
+	// ErrInvalid is returned for an output descriptor that is malformed
+	// or invalid by BIP380-389 (syntax, key origin, derivation step, a
+	// key form its function does not allow).
+	ErrInvalid = errors.New("wallet: invalid descriptor")
 
-	// ErrDescriptorChecksum is returned when a descriptor's "#checksum"
-	// is malformed or does not match the descriptor (BIP380).
-	ErrDescriptorChecksum = errors.New("wallet: descriptor checksum mismatch")
+	// ErrChecksum is returned when a descriptor's "#checksum" is
+	// malformed or does not match the descriptor (BIP380).
+	ErrChecksum = errors.New("wallet: descriptor checksum mismatch")
 
-	// ErrUnsupportedDescriptor is returned for a valid descriptor the
-	// wallet cannot watch: a function other than pkh, sh(wpkh), wpkh, tr
-	// (key path only), the multisig forms, addr and raw, or a ranged
-	// derivation that is not an HD account's (see Parse).
-	ErrUnsupportedDescriptor = errors.New("wallet: descriptor not supported")
+	// ErrUnsupported is returned for a valid descriptor the wallet cannot
+	// watch: a function other than pkh, sh(wpkh), wpkh, tr (key path
+	// only), the multisig forms, addr and raw, or a ranged derivation that
+	// is not an HD account's (see Parse).
+	ErrUnsupported = errors.New("wallet: descriptor not supported")
 
 	// ErrHardenedStep is returned for a hardened derivation step after an
 	// extended public key: deriving it needs the private key.

@@ -119,20 +119,20 @@ func (k *keyExpr) pubKey(p int, index uint32) (*btcec.PublicKey, error) {
 // parseKeyExpr parses a key expression for params: origin, key, steps. A
 // private key (extended or WIF) gives ErrPrivateKey, a hardened step after
 // an extended key ErrHardenedStep, a key of another network
-// ErrWrongNetwork, a key form ctx does not allow ErrInvalidDescriptor.
+// ErrWrongNetwork, a key form ctx does not allow ErrInvalid.
 func parseKeyExpr(s string, ctx keyContext, params *chaincfg.Params) (*keyExpr, error) {
 	k := &keyExpr{}
 	if s == "" {
-		return nil, fmt.Errorf("%w: %s() has no key", ErrInvalidDescriptor, ctx)
+		return nil, fmt.Errorf("%w: %s() has no key", ErrInvalid, ctx)
 	}
 	if strings.ContainsAny(s, "(){},") {
-		return nil, fmt.Errorf("%w: %s() takes one key expression, got %q", ErrInvalidDescriptor, ctx, s)
+		return nil, fmt.Errorf("%w: %s() takes one key expression, got %q", ErrInvalid, ctx, s)
 	}
 	rest := s
 	if strings.HasPrefix(rest, "[") {
 		end := strings.IndexByte(rest, ']')
 		if end < 0 {
-			return nil, fmt.Errorf("%w: key origin is not closed with ']'", ErrInvalidDescriptor)
+			return nil, fmt.Errorf("%w: key origin is not closed with ']'", ErrInvalid)
 		}
 		if err := k.parseOrigin(rest[1:end]); err != nil {
 			return nil, err
@@ -140,16 +140,16 @@ func parseKeyExpr(s string, ctx keyContext, params *chaincfg.Params) (*keyExpr, 
 		rest = rest[end+1:]
 	}
 	if strings.ContainsAny(rest, "[]") {
-		return nil, fmt.Errorf("%w: misplaced '[' or ']' in key expression (one key origin, before the key)", ErrInvalidDescriptor)
+		return nil, fmt.Errorf("%w: misplaced '[' or ']' in key expression (one key origin, before the key)", ErrInvalid)
 	}
 	if rest == "" {
-		return nil, fmt.Errorf("%w: key origin with no key after it", ErrInvalidDescriptor)
+		return nil, fmt.Errorf("%w: key origin with no key after it", ErrInvalid)
 	}
 	parts := strings.Split(rest, "/")
 	keyText, steps := parts[0], parts[1:]
 	if isHex(keyText) {
 		if len(steps) > 0 {
-			return nil, fmt.Errorf("%w: a hex public key takes no derivation steps", ErrInvalidDescriptor)
+			return nil, fmt.Errorf("%w: a hex public key takes no derivation steps", ErrInvalid)
 		}
 		if err := k.parseHexKey(keyText, ctx); err != nil {
 			return nil, err
@@ -188,7 +188,7 @@ func parseKeyExpr(s string, ctx keyContext, params *chaincfg.Params) (*keyExpr, 
 			}
 		}
 		if strings.HasPrefix(st, "*") {
-			return nil, fmt.Errorf("%w: '*' must be the last step", ErrInvalidDescriptor)
+			return nil, fmt.Errorf("%w: '*' must be the last step", ErrInvalid)
 		}
 		children, err := parseStep(st)
 		if err != nil {
@@ -227,14 +227,14 @@ func (k *keyExpr) parseOrigin(s string) error {
 	parts := strings.Split(s, "/")
 	fp := parts[0]
 	if len(fp) != fingerprintHexLen || !isHex(fp) {
-		return fmt.Errorf("%w: key origin fingerprint %q is not 8 hex digits", ErrInvalidDescriptor, fp)
+		return fmt.Errorf("%w: key origin fingerprint %q is not 8 hex digits", ErrInvalid, fp)
 	}
 	b, _ := hex.DecodeString(fp)
 	// BIP32 order: the big-endian number of the fingerprint's bytes.
 	k.hasOrigin, k.fingerprint = true, binary.BigEndian.Uint32(b)
 	for _, p := range parts[1:] {
 		if strings.ContainsAny(p, "*<>;") {
-			return fmt.Errorf("%w: key origin step %q: only numbers, hardened or not", ErrInvalidDescriptor, p)
+			return fmt.Errorf("%w: key origin step %q: only numbers, hardened or not", ErrInvalid, p)
 		}
 		c, _, err := parsePathElem(p)
 		if err != nil {
@@ -255,7 +255,7 @@ func (k *keyExpr) parseHexKey(s string, ctx keyContext) error {
 	switch len(s) {
 	case hexXOnlyLen:
 		if ctx != ctxTR {
-			return fmt.Errorf("%w: x-only public key in %s() (only tr() takes them, BIP386)", ErrInvalidDescriptor, ctx)
+			return fmt.Errorf("%w: x-only public key in %s() (only tr() takes them, BIP386)", ErrInvalid, ctx)
 		}
 		k.pub, err = schnorr.ParsePubKey(b)
 	case hexCompressedLen:
@@ -265,7 +265,7 @@ func (k *keyExpr) parseHexKey(s string, ctx keyContext) error {
 		k.pub, err = btcec.ParsePubKey(b)
 	case hexUncompressedLen:
 		if !ctx.allowsUncompressed() {
-			return fmt.Errorf("%w: uncompressed public key in %s() (only pkh(), bare multi() and sh(multi()) take them, BIP381-383, 386)", ErrInvalidDescriptor, ctx)
+			return fmt.Errorf("%w: uncompressed public key in %s() (only pkh(), bare multi() and sh(multi()) take them, BIP381-383, 386)", ErrInvalid, ctx)
 		}
 		if b[0] != 0x04 {
 			return fmt.Errorf("%w: uncompressed public key must start with 04", ErrInvalidKey)

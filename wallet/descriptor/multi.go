@@ -127,15 +127,15 @@ func parseMulti(name, args string, ctx keyContext, params *chaincfg.Params) (*mu
 	m := &multiExpr{sorted: name == "sortedmulti"}
 	parts := splitTopLevel(args)
 	if len(parts) < 2 {
-		return nil, fmt.Errorf("%w: %s() takes a threshold and at least one key", ErrInvalidDescriptor, name)
+		return nil, fmt.Errorf("%w: %s() takes a threshold and at least one key", ErrInvalid, name)
 	}
 	t := parts[0]
 	if t == "" || len(t) > maxThresholdDigits || strings.TrimLeft(t, "0123456789") != "" {
-		return nil, fmt.Errorf("%w: %s() threshold %q is not a number of signatures", ErrInvalidDescriptor, name, shorten(t))
+		return nil, fmt.Errorf("%w: %s() threshold %q is not a number of signatures", ErrInvalid, name, shorten(t))
 	}
 	m.k, _ = strconv.Atoi(t)
 	if m.k < 1 {
-		return nil, fmt.Errorf("%w: %s() threshold of 0 (at least one signature, BIP383)", ErrInvalidDescriptor, name)
+		return nil, fmt.Errorf("%w: %s() threshold of 0 (at least one signature, BIP383)", ErrInvalid, name)
 	}
 	limit := maxMultiKeys
 	switch ctx {
@@ -145,7 +145,7 @@ func parseMulti(name, args string, ctx keyContext, params *chaincfg.Params) (*mu
 		limit = maxP2SHMultiKeys
 	}
 	if n := len(parts) - 1; n > limit {
-		return nil, fmt.Errorf("%w: %s() with %d keys in %s (at most %d, BIP383)", ErrInvalidDescriptor, name, n, ctx, limit)
+		return nil, fmt.Errorf("%w: %s() with %d keys in %s (at most %d, BIP383)", ErrInvalid, name, n, ctx, limit)
 	}
 	for i, part := range parts[1:] {
 		k, err := parseKeyExpr(part, ctx, params)
@@ -155,7 +155,7 @@ func parseMulti(name, args string, ctx keyContext, params *chaincfg.Params) (*mu
 		m.keys = append(m.keys, k)
 	}
 	if m.k > len(m.keys) {
-		return nil, fmt.Errorf("%w: %s() threshold %d above its %d keys (BIP383)", ErrInvalidDescriptor, name, m.k, len(m.keys))
+		return nil, fmt.Errorf("%w: %s() threshold %d above its %d keys (BIP383)", ErrInvalid, name, m.k, len(m.keys))
 	}
 	if ctx == ctxSHMulti {
 		// The redeem script is one push of at most 520 bytes.
@@ -167,7 +167,7 @@ func parseMulti(name, args string, ctx keyContext, params *chaincfg.Params) (*mu
 			}
 		}
 		if size > txscript.MaxScriptElementSize {
-			return nil, fmt.Errorf("%w: sh(%s()) redeem script of %d bytes (at most %d)", ErrInvalidDescriptor, name, size, txscript.MaxScriptElementSize)
+			return nil, fmt.Errorf("%w: sh(%s()) redeem script of %d bytes (at most %d)", ErrInvalid, name, size, txscript.MaxScriptElementSize)
 		}
 	}
 	return m, nil
@@ -223,9 +223,9 @@ func (d *Descriptor) parseWSHInner(inner, args, where string, params *chaincfg.P
 		d.multi, err = parseMulti(inner, args, ctxWSHMulti, params)
 		return err
 	case "pk", "pkh":
-		return fmt.Errorf("%w: %s(%s(...)%s: only multi() and sortedmulti() are watched inside wsh(); %s", ErrUnsupportedDescriptor, where, inner, closing, watchedFuncs)
+		return fmt.Errorf("%w: %s(%s(...)%s: only multi() and sortedmulti() are watched inside wsh(); %s", ErrUnsupported, where, inner, closing, watchedFuncs)
 	case "wpkh", "tr", "sh", "wsh", "addr", "raw":
-		return fmt.Errorf("%w: %s() is not valid inside wsh() (BIP380-386)", ErrInvalidDescriptor, inner)
+		return fmt.Errorf("%w: %s() is not valid inside wsh() (BIP380-386)", ErrInvalid, inner)
 	}
 	return unsupportedFunc(where + "(" + inner + "(...)" + closing)
 }
@@ -243,24 +243,24 @@ func (d *Descriptor) multiShape() (branches []uint32, paths []int, err error) {
 		last := len(k.steps) - 1
 		for j, s := range k.steps {
 			if len(s) > 1 && (!k.ranged || j != last) {
-				return nil, nil, fmt.Errorf("%w: key %d has a multipath step before its branch step; %s", ErrUnsupportedDescriptor, i+1, want)
+				return nil, nil, fmt.Errorf("%w: key %d has a multipath step before its branch step; %s", ErrUnsupported, i+1, want)
 			}
 		}
 		if !k.ranged {
 			continue
 		}
 		if last < 0 {
-			return nil, nil, fmt.Errorf("%w: key %d ends in /* alone; %s", ErrUnsupportedDescriptor, i+1, want)
+			return nil, nil, fmt.Errorf("%w: key %d ends in /* alone; %s", ErrUnsupported, i+1, want)
 		}
 		br := k.steps[last]
 		switch {
 		case len(br) == 1 && br[0] <= internalBranch:
 		case len(br) == 2 && br[0] == externalBranch && br[1] == internalBranch:
 		default:
-			return nil, nil, fmt.Errorf("%w: key %d has branch step %s; %s", ErrUnsupportedDescriptor, i+1, stepText(br), want)
+			return nil, nil, fmt.Errorf("%w: key %d has branch step %s; %s", ErrUnsupported, i+1, stepText(br), want)
 		}
 		if shape != nil && !slicesEqual(shape, br) {
-			return nil, nil, fmt.Errorf("%w: key %d has branch step %s, key 1 %s; %s", ErrUnsupportedDescriptor, i+1, stepText(br), stepText(shape), want)
+			return nil, nil, fmt.Errorf("%w: key %d has branch step %s, key 1 %s; %s", ErrUnsupported, i+1, stepText(br), stepText(shape), want)
 		}
 		shape = br
 	}

@@ -205,7 +205,7 @@ func TestMultiBIP383Ranged(t *testing.T) {
 	}
 	// Its keys end in /* and /0/0/*: not a wallet's branch shape.
 	_, err = Parse(v.desc, params)
-	require.ErrorIs(t, err, ErrUnsupportedDescriptor)
+	require.ErrorIs(t, err, ErrUnsupported)
 }
 
 func TestMultiBIP383Invalid(t *testing.T) {
@@ -222,7 +222,7 @@ func TestMultiBIP383Invalid(t *testing.T) {
 			require.Error(t, err, form)
 			requireSentinel(t, err)
 			if form != desc || !strings.Contains(desc, "L4rK") {
-				require.ErrorIs(t, err, ErrInvalidDescriptor, form)
+				require.ErrorIs(t, err, ErrInvalid, form)
 			}
 			_, err = Parse(form, &chaincfg.MainNetParams)
 			require.Error(t, err)
@@ -317,7 +317,7 @@ func TestMultiMatchesTxscript(t *testing.T) {
 // errors, as every refusal does.
 func requireSentinel(t *testing.T, err error) {
 	t.Helper()
-	for _, e := range []error{ErrInvalidDescriptor, ErrDescriptorChecksum, ErrUnsupportedDescriptor, ErrHardenedStep, ErrPrivateKey, ErrInvalidKey, ErrWrongNetwork} {
+	for _, e := range []error{ErrInvalid, ErrChecksum, ErrUnsupported, ErrHardenedStep, ErrPrivateKey, ErrInvalidKey, ErrWrongNetwork} {
 		if errors.Is(err, e) {
 			return
 		}

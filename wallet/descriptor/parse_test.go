@@ -30,12 +30,12 @@ func TestChecksumBIP380(t *testing.T) {
 	}{
 		{"valid checksum", "raw(deadbeef)#89f8spxm", "89f8spxm", nil},
 		{"no checksum", "raw(deadbeef)", "89f8spxm", nil},
-		{"missing checksum", "raw(deadbeef)#", "", ErrDescriptorChecksum},
-		{"too long checksum", "raw(deadbeef)#89f8spxmx", "", ErrDescriptorChecksum},
-		{"too short checksum", "raw(deadbeef)#89f8spx", "", ErrDescriptorChecksum},
-		{"error in payload", "raw(deedbeef)#89f8spxm", "", ErrDescriptorChecksum},
-		{"error in checksum", "raw(deedbeef)##9f8spxm", "", ErrDescriptorChecksum},
-		{"invalid characters in payload", "raw(Ü)#00000000", "", ErrInvalidDescriptor},
+		{"missing checksum", "raw(deadbeef)#", "", ErrChecksum},
+		{"too long checksum", "raw(deadbeef)#89f8spxmx", "", ErrChecksum},
+		{"too short checksum", "raw(deadbeef)#89f8spx", "", ErrChecksum},
+		{"error in payload", "raw(deedbeef)#89f8spxm", "", ErrChecksum},
+		{"error in checksum", "raw(deedbeef)##9f8spxm", "", ErrChecksum},
+		{"invalid characters in payload", "raw(Ü)#00000000", "", ErrInvalid},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -56,7 +56,7 @@ func TestKeyExpressionsBIP380(t *testing.T) {
 	// private key are refused by a watch-only wallet: private keys with
 	// ErrPrivateKey, hardened steps after an xpub with ErrHardenedStep.
 	// One valid ranged expression ends in /5/*, which is not an HD
-	// account's branch (ErrUnsupportedDescriptor, see Account).
+	// account's branch (ErrUnsupported, see Account).
 	valid := []struct {
 		name, key string
 		wantErr   error
@@ -71,7 +71,7 @@ func TestKeyExpressionsBIP380(t *testing.T) {
 		{"extended public key", bip380Xpub, nil},
 		{"extended public key with key origin", "[deadbeef/0h/1h/2h]" + bip380Xpub, nil},
 		{"extended public key with derivation", "[deadbeef/0h/1h/2h]" + bip380Xpub + "/3/4/5", nil},
-		{"extended public key with derivation and children", "[deadbeef/0h/1h/2h]" + bip380Xpub + "/3/4/5/*", ErrUnsupportedDescriptor},
+		{"extended public key with derivation and children", "[deadbeef/0h/1h/2h]" + bip380Xpub + "/3/4/5/*", ErrUnsupported},
 		{"extended public key with hardened derivation and unhardened children", bip380Xpub + "/3h/4h/5h/*", ErrHardenedStep},
 		{"extended public key with hardened derivation and children", bip380Xpub + "/3h/4h/5h/*h", ErrHardenedStep},
 		{"extended public key with key origin, hardened derivation and children", "[deadbeef/0h/1h/2]" + bip380Xpub + "/3h/4h/5h/*h", ErrHardenedStep},
@@ -101,27 +101,27 @@ func TestKeyExpressionsBIP380(t *testing.T) {
 		name, key string
 		wantErr   error
 	}{
-		{"children indicator in key origin", "[deadbeef/0h/0h/0h/*]" + bip380Pub, ErrInvalidDescriptor},
-		{"trailing slash in key origin", "[deadbeef/0h/0h/0h/]" + bip380Pub, ErrInvalidDescriptor},
-		{"too short fingerprint", "[deadbef/0h/0h/0h]" + bip380Pub, ErrInvalidDescriptor},
-		{"too long fingerprint", "[deadbeeef/0h/0h/0h]" + bip380Pub, ErrInvalidDescriptor},
-		{"invalid hardened indicators f", "[deadbeef/0f/0f/0f]" + bip380Pub, ErrInvalidDescriptor},
-		{"invalid hardened indicators H", "[deadbeef/0H/0H/0H]" + bip380Pub, ErrInvalidDescriptor},
-		{"invalid hardened indicators -", "[deadbeef/-0/-0/-0]" + bip380Pub, ErrInvalidDescriptor},
+		{"children indicator in key origin", "[deadbeef/0h/0h/0h/*]" + bip380Pub, ErrInvalid},
+		{"trailing slash in key origin", "[deadbeef/0h/0h/0h/]" + bip380Pub, ErrInvalid},
+		{"too short fingerprint", "[deadbef/0h/0h/0h]" + bip380Pub, ErrInvalid},
+		{"too long fingerprint", "[deadbeeef/0h/0h/0h]" + bip380Pub, ErrInvalid},
+		{"invalid hardened indicators f", "[deadbeef/0f/0f/0f]" + bip380Pub, ErrInvalid},
+		{"invalid hardened indicators H", "[deadbeef/0H/0H/0H]" + bip380Pub, ErrInvalid},
+		{"invalid hardened indicators -", "[deadbeef/-0/-0/-0]" + bip380Pub, ErrInvalid},
 		{"private key with derivation", bip380WIFC + "/0", ErrPrivateKey},
 		{"private key with derivation children", bip380WIFC + "/*", ErrPrivateKey},
 		{"derivation index out of range", bip380Xprv2 + "/2147483648", ErrPrivateKey},
 		{"invalid derivation index", bip380Xprv2 + "/1aa", ErrPrivateKey},
-		{"multiple key origins", "[aaaaaaaa][aaaaaaaa]" + bip380Xprv2 + "/2147483647'/0", ErrInvalidDescriptor},
-		{"missing key origin start", "aaaaaaaa]" + bip380Xprv2 + "/2147483647'/0", ErrInvalidDescriptor},
-		{"non hex fingerprint", "[gaaaaaaa]" + bip380Xprv2 + "/2147483647'/0", ErrInvalidDescriptor},
-		{"key origin with no public key", "[deadbeef]", ErrInvalidDescriptor},
+		{"multiple key origins", "[aaaaaaaa][aaaaaaaa]" + bip380Xprv2 + "/2147483647'/0", ErrInvalid},
+		{"missing key origin start", "aaaaaaaa]" + bip380Xprv2 + "/2147483647'/0", ErrInvalid},
+		{"non hex fingerprint", "[gaaaaaaa]" + bip380Xprv2 + "/2147483647'/0", ErrInvalid},
+		{"key origin with no public key", "[deadbeef]", ErrInvalid},
 		// Not BIP vectors: the same faults after a public key.
-		{"derivation index out of range after an xpub", bip380Xpub + "/2147483648", ErrInvalidDescriptor},
-		{"invalid derivation index after an xpub", bip380Xpub + "/1aa", ErrInvalidDescriptor},
-		{"hex public key with derivation", bip380Pub + "/0", ErrInvalidDescriptor},
-		{"empty step", bip380Xpub + "//0", ErrInvalidDescriptor},
-		{"wildcard not last", bip380Xpub + "/*/0", ErrInvalidDescriptor},
+		{"derivation index out of range after an xpub", bip380Xpub + "/2147483648", ErrInvalid},
+		{"invalid derivation index after an xpub", bip380Xpub + "/1aa", ErrInvalid},
+		{"hex public key with derivation", bip380Pub + "/0", ErrInvalid},
+		{"empty step", bip380Xpub + "//0", ErrInvalid},
+		{"wildcard not last", bip380Xpub + "/*/0", ErrInvalid},
 	}
 	for _, tc := range invalid {
 		t.Run("invalid/"+tc.name, func(t *testing.T) {
@@ -146,13 +146,13 @@ func TestTrDescriptorBIP386(t *testing.T) {
 		wantErr    error
 	}{
 		{"WIF key (valid, private)", "tr(" + bip380WIFC + ")", ErrPrivateKey},
-		{"ranged key with a script tree (valid, private)", "tr(" + bip380Xprv + "/0/*,pk(" + bip380Xprv + "/1/*))", ErrUnsupportedDescriptor},
-		{"script tree (valid)", "tr(a34b99f22c790c4e36b2b3c2c35a36db06226e41c692fc82b8b56ac1c540c5bd,pk(669b8afcec803a0d323e9a17f3ea8e68e8abe5a278020a929adbec52421adbd0))", ErrUnsupportedDescriptor},
+		{"ranged key with a script tree (valid, private)", "tr(" + bip380Xprv + "/0/*,pk(" + bip380Xprv + "/1/*))", ErrUnsupported},
+		{"script tree (valid)", "tr(a34b99f22c790c4e36b2b3c2c35a36db06226e41c692fc82b8b56ac1c540c5bd,pk(669b8afcec803a0d323e9a17f3ea8e68e8abe5a278020a929adbec52421adbd0))", ErrUnsupported},
 		{"uncompressed private key", "tr(" + bip380WIFU + ")", ErrPrivateKey},
-		{"uncompressed public key", "tr(" + bip380Unc + ")", ErrInvalidDescriptor},
-		{"tr() nested in wsh", "wsh(tr(a34b99f22c790c4e36b2b3c2c35a36db06226e41c692fc82b8b56ac1c540c5bd))", ErrInvalidDescriptor},
-		{"tr() nested in sh", "sh(tr(a34b99f22c790c4e36b2b3c2c35a36db06226e41c692fc82b8b56ac1c540c5bd))", ErrInvalidDescriptor},
-		{"pkh() nested in tr", "tr(a34b99f22c790c4e36b2b3c2c35a36db06226e41c692fc82b8b56ac1c540c5bd, pkh(" + bip380WIFC + "))", ErrUnsupportedDescriptor},
+		{"uncompressed public key", "tr(" + bip380Unc + ")", ErrInvalid},
+		{"tr() nested in wsh", "wsh(tr(a34b99f22c790c4e36b2b3c2c35a36db06226e41c692fc82b8b56ac1c540c5bd))", ErrInvalid},
+		{"tr() nested in sh", "sh(tr(a34b99f22c790c4e36b2b3c2c35a36db06226e41c692fc82b8b56ac1c540c5bd))", ErrInvalid},
+		{"pkh() nested in tr", "tr(a34b99f22c790c4e36b2b3c2c35a36db06226e41c692fc82b8b56ac1c540c5bd, pkh(" + bip380WIFC + "))", ErrUnsupported},
 	}
 	for _, tc := range refused {
 		t.Run(tc.name, func(t *testing.T) {
@@ -238,11 +238,11 @@ func TestMultipathBIP389(t *testing.T) {
 	for _, tc := range invalid {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := expandMultipath(tc.in)
-			require.ErrorIs(t, err, ErrInvalidDescriptor)
+			require.ErrorIs(t, err, ErrInvalid)
 			// The whole parser refuses them too (the first one for
 			// its private key, which is looked at after the syntax).
 			_, err = Parse(tc.in, &chaincfg.MainNetParams)
-			require.ErrorIs(t, err, ErrInvalidDescriptor)
+			require.ErrorIs(t, err, ErrInvalid)
 		})
 	}
 }
