@@ -11,31 +11,33 @@ import (
 	"github.com/btcsuite/btcwallet/waddrmgr"
 
 	"github.com/bloomwatch/bloomwatch/netparams"
+	"github.com/bloomwatch/bloomwatch/wallet/descriptor"
 )
 
-// Kind names the output type of a watched address or script.
-type Kind string
+// Kind names the output type of a watched address or script. It is the
+// descriptor package's type, which names the kinds a descriptor derives.
+type Kind = descriptor.Kind
 
 // The kinds of watched outputs.
 const (
 	// KindP2PKH is pay-to-pubkey-hash (BIP44 accounts, 1... and m/n...).
-	KindP2PKH Kind = "p2pkh"
+	KindP2PKH = descriptor.KindP2PKH
 	// KindP2SHP2WPKH is P2WPKH nested in P2SH (BIP49 accounts).
-	KindP2SHP2WPKH Kind = "p2sh-p2wpkh"
+	KindP2SHP2WPKH = descriptor.KindP2SHP2WPKH
 	// KindP2WPKH is native segwit v0 pay-to-witness-pubkey-hash (BIP84).
-	KindP2WPKH Kind = "p2wpkh"
+	KindP2WPKH = descriptor.KindP2WPKH
 	// KindP2SH is pay-to-script-hash.
-	KindP2SH Kind = "p2sh"
+	KindP2SH = descriptor.KindP2SH
 	// KindP2WSH is segwit v0 pay-to-witness-script-hash.
-	KindP2WSH Kind = "p2wsh"
+	KindP2WSH = descriptor.KindP2WSH
 	// KindP2SHP2WSH is P2WSH nested in P2SH (sh(wsh()) descriptors).
-	KindP2SHP2WSH Kind = "p2sh-p2wsh"
+	KindP2SHP2WSH = descriptor.KindP2SHP2WSH
 	// KindP2TR is segwit v1 pay-to-taproot.
-	KindP2TR Kind = "p2tr"
+	KindP2TR = descriptor.KindP2TR
 	// KindP2PK is a bare public key output script.
 	KindP2PK Kind = "p2pk"
 	// KindMultisig is a bare multisig output script.
-	KindMultisig Kind = "multisig"
+	KindMultisig = descriptor.KindMultisig
 	// KindScript is any other output script.
 	KindScript Kind = "script"
 )

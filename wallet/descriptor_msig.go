@@ -140,7 +140,7 @@ func loadMultisig(own walletdb.ReadBucket, params *chaincfg.Params, ws *watchSet
 
 // msigDescriptor returns the parsed descriptor number id, from the cache
 // or its stored record.
-func (w *Wallet) msigDescriptor(own walletdb.ReadBucket, id uint32) (*descriptor, error) {
+func (w *Wallet) msigDescriptor(own walletdb.ReadBucket, id uint32) (*watchedDesc, error) {
 	if d, ok := w.watch.msigDescs[id]; ok {
 		return d, nil
 	}
@@ -202,20 +202,20 @@ func (w *Wallet) msigDeriveThrough(own walletdb.ReadWriteBucket, key branchKey, 
 	}
 	grew := false
 	for i := b.derived; i <= last; i++ {
-		set, err := d.multiScriptAt(b.path, i, w.net.params)
+		ws, err := d.scriptAt(b.path, i, w.net.params)
 		if err != nil {
 			return false, fmt.Errorf("derive multisig %d/%d/%d: %w", key.account, key.branch, i, err)
 		}
 		ref := addrRef{msig: true, scope: msigScope, account: key.account, branch: key.branch, index: i}
-		if w.watch.lookup(set.ws.pkScript) != nil {
+		if w.watch.lookup(ws.pkScript) != nil {
 			// Another descriptor watches the same script (the same
 			// keys twice): the first keeps it.
 			continue
 		}
-		if err := bkt.Put(set.ws.pkScript, encodeMsigRecord(ref, false)); err != nil {
+		if err := bkt.Put(ws.pkScript, encodeMsigRecord(ref, false)); err != nil {
 			return false, fmt.Errorf("store multisig address: %w", err)
 		}
-		if w.watch.add(set.ws, ref, reserve) {
+		if w.watch.add(ws, ref, reserve) {
 			grew = true
 		}
 	}
@@ -239,17 +239,17 @@ func msigMarkUsed(own walletdb.ReadWriteBucket, e *watchEntry) error {
 // that will be stored as descriptor number id: it derives the first
 // gap-limit addresses of each, and the lookahead reserve beyond them. A descriptor whose first address of a
 // branch is already watched gives ErrDuplicate, unwrapped.
-func (w *Wallet) importMultisig(own walletdb.ReadWriteBucket, d *descriptor, id uint32) ([]uint32, error) {
-	branches, paths, err := d.multiShape()
+func (w *Wallet) importMultisig(own walletdb.ReadWriteBucket, d *watchedDesc, id uint32) ([]uint32, error) {
+	branches, paths, err := d.Branches()
 	if err != nil {
 		return nil, err
 	}
 	for i := range branches {
-		set, err := d.multiScriptAt(paths[i], 0, w.net.params)
+		ws, err := d.scriptAt(paths[i], 0, w.net.params)
 		if err != nil {
 			return nil, err
 		}
-		if w.watch.lookup(set.ws.pkScript) != nil {
+		if w.watch.lookup(ws.pkScript) != nil {
 			return nil, ErrDuplicate
 		}
 	}

@@ -17,6 +17,8 @@ import (
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bloomwatch/bloomwatch/wallet/descriptor"
 )
 
 // BIP86 "Test vectors": the account-0 extended public key of the test
@@ -318,7 +320,7 @@ func TestDescriptorRefusals(t *testing.T) {
 	require.NoError(t, err)
 	tprv := priv.String()
 	good := "wpkh(" + key84 + "/<0;1>/*)"
-	goodSum, err := descriptorChecksum(good)
+	goodSum, err := descriptor.Checksum(good)
 	require.NoError(t, err)
 	badSum := "qqqqqqqq"
 	if goodSum == badSum {

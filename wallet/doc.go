@@ -28,16 +28,18 @@
 // # Descriptors
 //
 // Output descriptors (BIP380-386, multisig BIP383, multipath BIP389) are
-// parsed and checked by ParseDescriptor: pkh, sh(wpkh), wpkh, key-path
-// tr, sh/wsh/sh(wsh) of multi and sortedmulti, addr and raw, with public
-// keys only. A ranged single-key descriptor is watched as a waddrmgr
-// account (see descriptor_wallet.go for why and what shapes that
-// allows), a ranged multisig one by the wallet's own derivation with the
-// same gap rules (descriptor_msig.go), a non-ranged one as imported
-// scripts. The filter holds one element per multisig address, the push
-// its output script has (the 32-byte P2WSH program or the 20-byte P2SH
-// hash; descriptor_multi.go says why no public key); its spends match
-// through their outpoints.
+// parsed and checked by package wallet/descriptor, and by ParseDescriptor
+// for a network by name: pkh, sh(wpkh), wpkh, key-path tr, sh/wsh/sh(wsh)
+// of multi and sortedmulti, addr and raw, with public keys only (the
+// wallet decodes the address or script of addr and raw). A ranged
+// single-key descriptor is watched as a waddrmgr account (see
+// descriptor_wallet.go for why and what shapes that allows), a ranged
+// multisig one by the wallet's own derivation with the same gap rules
+// (descriptor_msig.go), a non-ranged one as imported scripts. The filter
+// holds one element per multisig address, the push its output script has
+// (the 32-byte P2WSH program or the 20-byte P2SH hash; the descriptor
+// package's multi.go says why no public key); its spends match through
+// their outpoints.
 //
 // Receive hands out the next unused receive address of an account or
 // descriptor and records it (getnewaddress), refusing past the gap limit

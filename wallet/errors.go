@@ -3,6 +3,9 @@ package wallet
 import (
 	"errors"
 	"fmt"
+
+	"github.com/bloomwatch/bloomwatch/wallet/descriptor"
+	"github.com/bloomwatch/bloomwatch/wallet/internal/secret"
 )
 
 // Sentinel errors. They are wrapped with details; test for them with
@@ -18,7 +21,7 @@ var (
 
 	// ErrWrongNetwork is returned when a wallet, key or address belongs to
 	// another network than the one asked for.
-	ErrWrongNetwork = errors.New("wallet: wrong network")
+	ErrWrongNetwork = descriptor.ErrWrongNetwork
 
 	// ErrUnknownNetwork is returned for a network name bloomwatch does
 	// not know.
@@ -34,31 +37,31 @@ var (
 
 	// ErrInvalidKey is returned for an extended public key that does not
 	// decode (bad checksum, bad length, unknown version).
-	ErrInvalidKey = errors.New("wallet: invalid extended public key")
+	ErrInvalidKey = descriptor.ErrInvalidKey
 
 	// ErrPrivateKey is returned when a private key is given (an
 	// extended private key, or a WIF key in a descriptor): a watch-only
 	// wallet refuses to store private keys.
-	ErrPrivateKey = errors.New("wallet: private key given, only public keys are accepted")
+	ErrPrivateKey = descriptor.ErrPrivateKey
 
 	// ErrInvalidDescriptor is returned for an output descriptor that is
 	// malformed or invalid by BIP380-389 (syntax, key origin, derivation
 	// step, a key form its function does not allow).
-	ErrInvalidDescriptor = errors.New("wallet: invalid descriptor")
+	ErrInvalidDescriptor = descriptor.ErrInvalid
 
 	// ErrDescriptorChecksum is returned when a descriptor's "#checksum"
 	// is malformed or does not match the descriptor (BIP380).
-	ErrDescriptorChecksum = errors.New("wallet: descriptor checksum mismatch")
+	ErrDescriptorChecksum = descriptor.ErrChecksum
 
 	// ErrUnsupportedDescriptor is returned for a valid descriptor the
 	// wallet cannot watch: a function other than pkh, sh(wpkh), wpkh, tr
 	// (key path only), addr and raw, or a ranged derivation that is not
 	// an HD account's (see ParseDescriptor).
-	ErrUnsupportedDescriptor = errors.New("wallet: descriptor not supported")
+	ErrUnsupportedDescriptor = descriptor.ErrUnsupported
 
 	// ErrHardenedStep is returned for a hardened derivation step after an
 	// extended public key: deriving it needs the private key.
-	ErrHardenedStep = errors.New("wallet: hardened derivation after a public key needs the private key")
+	ErrHardenedStep = descriptor.ErrHardenedStep
 
 	// ErrInvalidAddress is returned for an address that does not decode.
 	ErrInvalidAddress = errors.New("wallet: invalid address")
@@ -117,7 +120,7 @@ type InputError struct {
 	// holds a private key (Secret).
 	Value string
 	// Secret says what private key the input held ("a WIF private key"),
-	// which is neither kept nor shown (secret.go).
+	// which is neither kept nor shown (wallet/internal/secret).
 	Secret string
 	// Err is the underlying reason, usually one of the sentinels.
 	Err error
@@ -167,10 +170,10 @@ func (e *ListError) Error() string {
 func (e *ListError) Unwrap() error { return e.Err }
 
 // inputErr builds an *InputError. A value that is, or holds, what looks
-// like a private key is neither kept nor shown (secret.go): the error says
-// what it is instead.
+// like a private key is neither kept nor shown (wallet/internal/secret):
+// the error says what it is instead.
 func inputErr(what, value string, err error) error {
-	if kind := secretIn(value); kind != "" {
+	if kind := secret.In(value); kind != "" {
 		return &InputError{What: what, Secret: kind, Err: err}
 	}
 	return &InputError{What: what, Value: value, Err: err}

@@ -81,7 +81,7 @@ func TestHDScriptForKey(t *testing.T) {
 			require.NoError(t, err)
 			pub, err := child.ECPubKey()
 			require.NoError(t, err)
-			want, err := scriptForKey(kind, pub, false, params)
+			want, err := scriptForKey(kind, pub, params)
 			require.NoError(t, err)
 			script, err := hdScriptForKey(kind, pub)
 			require.NoError(t, err)

@@ -535,7 +535,7 @@ func (w *Wallet) scriptAtBranch(b readBuckets, src receiveSource, index uint32) 
 	if err != nil {
 		return nil, err
 	}
-	return scriptForKey(bk.kind, pub, false, w.net.params)
+	return scriptForKey(bk.kind, pub, w.net.params)
 }
 
 // handOutChange records the change address as handed out, derives

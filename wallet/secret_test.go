@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/bloomwatch/bloomwatch/wallet/internal/secret"
 )
 
 // TestPrivateKeyShape: private keys, valid or mistyped, are recognized;
@@ -16,7 +18,7 @@ func TestPrivateKeyShape(t *testing.T) {
 		" " + bip380WIFC + "\n",
 	}
 	for _, s := range secrets {
-		if privateKeyShape(s) == "" {
+		if secret.Shape(s) == "" {
 			t.Errorf("%.12s... not recognized as a private key", s)
 		}
 		bad := errors.New("bad")
@@ -35,7 +37,7 @@ func TestPrivateKeyShape(t *testing.T) {
 		"03a34b99f22c790c4e36b2b3c2c35a36db06226e41c692fc82b8b56ac1c540c5bd", "", "notanaddress",
 	}
 	for _, s := range public {
-		if k := privateKeyShape(s); k != "" {
+		if k := secret.Shape(s); k != "" {
 			t.Errorf("%q taken for %s", s, k)
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"strings"
 
 	"github.com/btcsuite/btcd/btcec/v2"
 	"github.com/btcsuite/btcd/btcec/v2/schnorr"
@@ -13,6 +12,8 @@ import (
 	"github.com/btcsuite/btcd/btcutil/psbt"
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/txscript"
+
+	"github.com/bloomwatch/bloomwatch/wallet/descriptor"
 )
 
 // What a signer needs to know about a watched script, for a PSBT's input
@@ -63,74 +64,37 @@ type scriptSigning struct {
 	tapDerivs   []*psbt.TaprootBip32Derivation
 }
 
-// keyOriginOf returns a key's fingerprint and path prefix: its origin
-// when it has one, else the extended key's own fingerprint (or the hex
-// key's) and an empty prefix.
-func keyOriginOf(k *keyExpr) (uint32, []uint32) {
-	if k.hasOrigin {
-		return k.fingerprint, append([]uint32(nil), k.origin...)
+// descriptorSigning returns the signing metadata of descriptor d's script
+// at path p and child index.
+func descriptorSigning(d *watchedDesc, p int, index uint32, params *chaincfg.Params) (*scriptSigning, error) {
+	s := &scriptSigning{}
+	if d.script != nil {
+		return s, nil // addr() or raw()
 	}
-	var pub *btcec.PublicKey
-	if k.ext != nil {
-		pub, _ = k.ext.ECPubKey()
-	} else {
-		pub = k.pub
+	_, n := d.Threshold()
+	if n > 0 {
+		ms, err := d.ScriptAt(p, index, params)
+		if err != nil {
+			return nil, err
+		}
+		s.redeem, s.witness = ms.Redeem, ms.Witness
 	}
-	if pub == nil {
-		return 0, nil
-	}
-	return fingerprintOf(pub), nil
-}
-
-// derivationOf returns the BIP32 derivation of key k at path p and child
-// index.
-func derivationOf(k *keyExpr, p int, index uint32) (*psbt.Bip32Derivation, error) {
-	pub, err := k.pubKey(p, index)
+	ders, err := d.Derivations(p, index)
 	if err != nil {
 		return nil, err
 	}
-	fp, path := keyOriginOf(k)
-	if k.ext != nil {
-		path = append(path, k.pathSteps(p)...)
-		if k.ranged {
-			path = append(path, index)
-		}
+	derivs := make([]*psbt.Bip32Derivation, len(ders))
+	for i, der := range ders {
+		derivs[i] = &psbt.Bip32Derivation{PubKey: der.PubKey, MasterKeyFingerprint: psbtFingerprint(der.Fingerprint), Bip32Path: der.Path}
 	}
-	ser := pub.SerializeCompressed()
-	if k.uncompressed {
-		ser = pub.SerializeUncompressed()
-	}
-	return &psbt.Bip32Derivation{PubKey: ser, MasterKeyFingerprint: psbtFingerprint(fp), Bip32Path: path}, nil
-}
-
-// descriptorSigning returns the signing metadata of descriptor d's script
-// at path p and child index.
-func descriptorSigning(d *descriptor, p int, index uint32, params *chaincfg.Params) (*scriptSigning, error) {
-	s := &scriptSigning{}
-	switch {
-	case d.multi != nil:
-		set, err := d.multiScriptAt(p, index, params)
-		if err != nil {
+	if n == 0 {
+		if err := s.setSingleKey(d.Kind(), derivs[0]); err != nil {
 			return nil, err
 		}
-		s.redeem, s.witness = set.redeem, set.witness
-		for _, k := range d.multi.keys {
-			der, err := derivationOf(k, p, index)
-			if err != nil {
-				return nil, err
-			}
-			s.derivs = append(s.derivs, der)
-		}
-		sortDerivations(s.derivs)
-	case d.key != nil:
-		der, err := derivationOf(d.key, p, index)
-		if err != nil {
-			return nil, err
-		}
-		if err := s.setSingleKey(d.kind, der); err != nil {
-			return nil, err
-		}
+		return s, nil
 	}
+	s.derivs = derivs
+	sortDerivations(s.derivs)
 	return s, nil
 }
 
@@ -169,24 +133,6 @@ func sortDerivations(d []*psbt.Bip32Derivation) {
 			d[j], d[j-1] = d[j-1], d[j]
 		}
 	}
-}
-
-// parsePathText parses a derivation path printed by formatPath after "m"
-// ("m/84'/1'/0'").
-func parsePathText(s string) ([]uint32, error) {
-	s = strings.TrimPrefix(s, "m")
-	var out []uint32
-	for _, part := range strings.Split(strings.TrimPrefix(s, "/"), "/") {
-		if part == "" {
-			continue
-		}
-		c, _, err := parsePathElem(part)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, nil
 }
 
 // signingOf returns the signing metadata of the watched script pkScript,
@@ -234,21 +180,15 @@ func (w *Wallet) importedSigning(b readBuckets, owners *descriptorOwners, pkScri
 		if err != nil {
 			return nil, fmt.Errorf("%w: stored descriptor %d: %v", ErrCorrupt, r.id, err)
 		}
-		if d.key == nil && d.multi == nil {
+		if d.script != nil {
 			return nil, nil // addr() or raw()
 		}
-		paths := 1
-		if d.multi != nil {
-			paths = d.multi.paths()
-		} else {
-			paths = d.key.paths()
-		}
-		for p := range paths {
-			ws, err := d.scriptAt(p, 0, w.net.params)
+		for p := range d.Paths() {
+			ws, err := d.ScriptAt(p, 0, w.net.params)
 			if err != nil {
 				return nil, err
 			}
-			if bytes.Equal(ws.pkScript, pkScript) {
+			if bytes.Equal(ws.PkScript, pkScript) {
 				return descriptorSigning(d, p, 0, w.net.params)
 			}
 		}
@@ -286,7 +226,7 @@ func (w *Wallet) hdSigning(b readBuckets, owners *descriptorOwners, e *watchEntr
 	der := &psbt.Bip32Derivation{PubKey: pub.SerializeCompressed()}
 	prefix, known := owners.paths[branchKey{scope: key.scope, account: key.account}]
 	if fp := props.MasterKeyFingerprint; known && fp != 0 {
-		steps, err := parsePathText(prefix)
+		steps, err := descriptor.ParsePath(prefix)
 		if err != nil {
 			return nil, fmt.Errorf("%w: stored key origin %q: %v", ErrCorrupt, prefix, err)
 		}

@@ -114,7 +114,7 @@ const MaxBirthday = 50_000_000
 type plan struct {
 	net      network
 	keys     []*accountKey
-	descs    []*descriptor
+	descs    []*watchedDesc
 	scripts  []*watchedScript
 	birthday int32
 	gapExt   uint32

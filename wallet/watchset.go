@@ -80,7 +80,7 @@ type watchSet struct {
 	// msigDescs caches their parsed descriptors by number
 	// (descriptor_msig.go).
 	msig      map[branchKey]*msigBranch
-	msigDescs map[uint32]*descriptor
+	msigDescs map[uint32]*watchedDesc
 	// version changes whenever data or outpoints change.
 	version uint64
 	// opList caches outpointList for opListVersion (callers get a
@@ -104,7 +104,7 @@ func newWatchSet() *watchSet {
 		firstUse:  make(map[branchKey]int32),
 		branches:  make(map[branchKey]*branchExt),
 		msig:      make(map[branchKey]*msigBranch),
-		msigDescs: make(map[uint32]*descriptor),
+		msigDescs: make(map[uint32]*watchedDesc),
 		version:   1,
 	}
 }

@@ -47,6 +47,12 @@ var multisigVersions = map[hdVersion]string{
 	0x02575483: "Vpub",
 }
 
+// slip132Names names the SLIP-132 versions, single-key and multisig.
+var slip132Names = map[hdVersion]string{
+	versionYpub: "ypub", versionZpub: "zpub", versionUpub: "upub", versionVpub: "vpub",
+	0x0295b43f: "Ypub", 0x02aa7ed3: "Zpub", 0x024289ef: "Upub", 0x02575483: "Vpub",
+}
+
 // versionFamily maps each version a family accepts to its BIP43 purpose.
 type versionFamily struct {
 	name     string

@@ -18,6 +18,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/bloomwatch/bloomwatch/wallet"
+	"github.com/bloomwatch/bloomwatch/wallet/descriptor"
 	"github.com/bloomwatch/bloomwatch/watch"
 )
 
@@ -352,7 +353,7 @@ func TestWalletDescriptors(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "descriptor "+desc+"#") {
 		t.Fatalf("create: exit %d, out %q, err %q", code, out, errOut)
 	}
-	checksum := out[strings.Index(out, desc+"#")+len(desc)+1:][:wallet.DescriptorChecksumLen]
+	checksum := out[strings.Index(out, desc+"#")+len(desc)+1:][:descriptor.ChecksumLen]
 	checkCLI(t, []cliCase{
 		{name: "addresses name the descriptor", args: []string{"wallet", "addresses", "--datadir", dir},
 			wantOutSub: []string{testReceive0 + "  p2wpkh  m/84'/1'/0'/0/0", "#" + checksum}},

@@ -1,4 +1,4 @@
-package wallet
+package descriptor
 
 import (
 	"fmt"
@@ -17,8 +17,8 @@ const (
 	// descChecksumCharset is the bech32 alphabet the checksum is written
 	// in.
 	descChecksumCharset = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
-	// DescriptorChecksumLen is the number of characters of a checksum.
-	DescriptorChecksumLen = 8
+	// ChecksumLen is the number of characters of a checksum.
+	ChecksumLen = 8
 )
 
 // descGenerator is the generator of BIP380's BCH code.
@@ -36,16 +36,16 @@ func descPolymod(c uint64, symbol uint64) uint64 {
 	return c
 }
 
-// descriptorChecksum computes the BIP380 checksum of a descriptor
-// without its "#checksum". A character outside the descriptor character
-// set gives ErrInvalidDescriptor naming it.
-func descriptorChecksum(body string) (string, error) {
+// Checksum computes the BIP380 checksum of a descriptor without its
+// "#checksum". A character outside the descriptor character set gives
+// ErrInvalid naming it.
+func Checksum(body string) (string, error) {
 	c := uint64(1)
 	var groups, n uint64
 	for i, r := range body {
 		pos := strings.IndexRune(descInputCharset, r)
 		if pos < 0 || r == '#' {
-			return "", fmt.Errorf("%w: character %q at position %d is not allowed in a descriptor", ErrInvalidDescriptor, r, i)
+			return "", fmt.Errorf("%w: character %q at position %d is not allowed in a descriptor", ErrInvalid, r, i)
 		}
 		c = descPolymod(c, uint64(pos&31))
 		groups = groups*3 + uint64(pos>>5)
@@ -57,30 +57,30 @@ func descriptorChecksum(body string) (string, error) {
 	if n > 0 {
 		c = descPolymod(c, groups)
 	}
-	for range DescriptorChecksumLen {
+	for range ChecksumLen {
 		c = descPolymod(c, 0)
 	}
 	c ^= 1
-	var sum [DescriptorChecksumLen]byte
+	var sum [ChecksumLen]byte
 	for i := range sum {
-		sum[i] = descChecksumCharset[(c>>(5*(DescriptorChecksumLen-1-i)))&31]
+		sum[i] = descChecksumCharset[(c>>(5*(ChecksumLen-1-i)))&31]
 	}
 	return string(sum[:]), nil
 }
 
-// checkDescriptorChecksum verifies a checksum given after '#' against the
-// one computed for body.
-func checkDescriptorChecksum(given, computed string) error {
-	if len(given) != DescriptorChecksumLen {
-		return fmt.Errorf("%w: checksum %q has %d characters, not %d", ErrDescriptorChecksum, given, len(given), DescriptorChecksumLen)
+// checkChecksum verifies a checksum given after '#' against the one
+// computed for body.
+func checkChecksum(given, computed string) error {
+	if len(given) != ChecksumLen {
+		return fmt.Errorf("%w: checksum %q has %d characters, not %d", ErrChecksum, given, len(given), ChecksumLen)
 	}
 	for i := 0; i < len(given); i++ {
 		if strings.IndexByte(descChecksumCharset, given[i]) < 0 {
-			return fmt.Errorf("%w: checksum %q has character %q outside the bech32 alphabet", ErrDescriptorChecksum, given, given[i])
+			return fmt.Errorf("%w: checksum %q has character %q outside the bech32 alphabet", ErrChecksum, given, given[i])
 		}
 	}
 	if given != computed {
-		return fmt.Errorf("%w: checksum %s does not match the descriptor (computed %s): it was mistyped or altered", ErrDescriptorChecksum, given, computed)
+		return fmt.Errorf("%w: checksum %s does not match the descriptor (computed %s): it was mistyped or altered", ErrChecksum, given, computed)
 	}
 	return nil
 }

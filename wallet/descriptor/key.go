@@ -1,4 +1,4 @@
-package wallet
+package descriptor
 
 import (
 	"encoding/binary"
@@ -12,6 +12,8 @@ import (
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/btcutil/hdkeychain"
 	"github.com/btcsuite/btcd/chaincfg"
+
+	"github.com/bloomwatch/bloomwatch/wallet/internal/secret"
 )
 
 // Hex public key lengths a descriptor may hold, in characters.
@@ -117,20 +119,20 @@ func (k *keyExpr) pubKey(p int, index uint32) (*btcec.PublicKey, error) {
 // parseKeyExpr parses a key expression for params: origin, key, steps. A
 // private key (extended or WIF) gives ErrPrivateKey, a hardened step after
 // an extended key ErrHardenedStep, a key of another network
-// ErrWrongNetwork, a key form ctx does not allow ErrInvalidDescriptor.
+// ErrWrongNetwork, a key form ctx does not allow ErrInvalid.
 func parseKeyExpr(s string, ctx keyContext, params *chaincfg.Params) (*keyExpr, error) {
 	k := &keyExpr{}
 	if s == "" {
-		return nil, fmt.Errorf("%w: %s() has no key", ErrInvalidDescriptor, ctx)
+		return nil, fmt.Errorf("%w: %s() has no key", ErrInvalid, ctx)
 	}
 	if strings.ContainsAny(s, "(){},") {
-		return nil, fmt.Errorf("%w: %s() takes one key expression, got %q", ErrInvalidDescriptor, ctx, s)
+		return nil, fmt.Errorf("%w: %s() takes one key expression, got %q", ErrInvalid, ctx, s)
 	}
 	rest := s
 	if strings.HasPrefix(rest, "[") {
 		end := strings.IndexByte(rest, ']')
 		if end < 0 {
-			return nil, fmt.Errorf("%w: key origin is not closed with ']'", ErrInvalidDescriptor)
+			return nil, fmt.Errorf("%w: key origin is not closed with ']'", ErrInvalid)
 		}
 		if err := k.parseOrigin(rest[1:end]); err != nil {
 			return nil, err
@@ -138,16 +140,16 @@ func parseKeyExpr(s string, ctx keyContext, params *chaincfg.Params) (*keyExpr, 
 		rest = rest[end+1:]
 	}
 	if strings.ContainsAny(rest, "[]") {
-		return nil, fmt.Errorf("%w: misplaced '[' or ']' in key expression (one key origin, before the key)", ErrInvalidDescriptor)
+		return nil, fmt.Errorf("%w: misplaced '[' or ']' in key expression (one key origin, before the key)", ErrInvalid)
 	}
 	if rest == "" {
-		return nil, fmt.Errorf("%w: key origin with no key after it", ErrInvalidDescriptor)
+		return nil, fmt.Errorf("%w: key origin with no key after it", ErrInvalid)
 	}
 	parts := strings.Split(rest, "/")
 	keyText, steps := parts[0], parts[1:]
 	if isHex(keyText) {
 		if len(steps) > 0 {
-			return nil, fmt.Errorf("%w: a hex public key takes no derivation steps", ErrInvalidDescriptor)
+			return nil, fmt.Errorf("%w: a hex public key takes no derivation steps", ErrInvalid)
 		}
 		if err := k.parseHexKey(keyText, ctx); err != nil {
 			return nil, err
@@ -186,7 +188,7 @@ func parseKeyExpr(s string, ctx keyContext, params *chaincfg.Params) (*keyExpr, 
 			}
 		}
 		if strings.HasPrefix(st, "*") {
-			return nil, fmt.Errorf("%w: '*' must be the last step", ErrInvalidDescriptor)
+			return nil, fmt.Errorf("%w: '*' must be the last step", ErrInvalid)
 		}
 		children, err := parseStep(st)
 		if err != nil {
@@ -225,14 +227,14 @@ func (k *keyExpr) parseOrigin(s string) error {
 	parts := strings.Split(s, "/")
 	fp := parts[0]
 	if len(fp) != fingerprintHexLen || !isHex(fp) {
-		return fmt.Errorf("%w: key origin fingerprint %q is not 8 hex digits", ErrInvalidDescriptor, fp)
+		return fmt.Errorf("%w: key origin fingerprint %q is not 8 hex digits", ErrInvalid, fp)
 	}
 	b, _ := hex.DecodeString(fp)
-	// BIP32 order, as the wallet holds fingerprints (see psbtFingerprint).
+	// BIP32 order: the big-endian number of the fingerprint's bytes.
 	k.hasOrigin, k.fingerprint = true, binary.BigEndian.Uint32(b)
 	for _, p := range parts[1:] {
 		if strings.ContainsAny(p, "*<>;") {
-			return fmt.Errorf("%w: key origin step %q: only numbers, hardened or not", ErrInvalidDescriptor, p)
+			return fmt.Errorf("%w: key origin step %q: only numbers, hardened or not", ErrInvalid, p)
 		}
 		c, _, err := parsePathElem(p)
 		if err != nil {
@@ -253,7 +255,7 @@ func (k *keyExpr) parseHexKey(s string, ctx keyContext) error {
 	switch len(s) {
 	case hexXOnlyLen:
 		if ctx != ctxTR {
-			return fmt.Errorf("%w: x-only public key in %s() (only tr() takes them, BIP386)", ErrInvalidDescriptor, ctx)
+			return fmt.Errorf("%w: x-only public key in %s() (only tr() takes them, BIP386)", ErrInvalid, ctx)
 		}
 		k.pub, err = schnorr.ParsePubKey(b)
 	case hexCompressedLen:
@@ -263,7 +265,7 @@ func (k *keyExpr) parseHexKey(s string, ctx keyContext) error {
 		k.pub, err = btcec.ParsePubKey(b)
 	case hexUncompressedLen:
 		if !ctx.allowsUncompressed() {
-			return fmt.Errorf("%w: uncompressed public key in %s() (only pkh(), bare multi() and sh(multi()) take them, BIP381-383, 386)", ErrInvalidDescriptor, ctx)
+			return fmt.Errorf("%w: uncompressed public key in %s() (only pkh(), bare multi() and sh(multi()) take them, BIP381-383, 386)", ErrInvalid, ctx)
 		}
 		if b[0] != 0x04 {
 			return fmt.Errorf("%w: uncompressed public key must start with 04", ErrInvalidKey)
@@ -279,10 +281,19 @@ func (k *keyExpr) parseHexKey(s string, ctx keyContext) error {
 	return nil
 }
 
-// slip132Names names the SLIP-132 versions, which descriptors do not use.
-var slip132Names = map[hdVersion]string{
-	versionYpub: "ypub", versionZpub: "zpub", versionUpub: "upub", versionVpub: "vpub",
+// slip132Names names the SLIP-132 public versions (ypub, zpub, upub,
+// vpub and their multisig Ypub, Zpub, Upub, Vpub), which descriptors do
+// not use.
+var slip132Names = map[uint32]string{
+	0x049d7cb2: "ypub", 0x04b24746: "zpub", 0x044a5262: "upub", 0x045f1cf6: "vpub",
 	0x0295b43f: "Ypub", 0x02aa7ed3: "Zpub", 0x024289ef: "Upub", 0x02575483: "Vpub",
+}
+
+// bip32Families names the networks of each plain BIP32 public version
+// btcd gives a network: xpub, tpub (testnet3, testnet4, signet and
+// regtest) and spub (simnet).
+var bip32Families = map[uint32]string{
+	0x0488b21e: "mainnet", 0x043587cf: "test networks", 0x0420bd3a: "simnet",
 }
 
 // checkDescriptorKeyVersion accepts only the network's own BIP32 public
@@ -292,20 +303,18 @@ var slip132Names = map[hdVersion]string{
 // violation), so the SLIP-132 ypub/zpub/upub/vpub are refused rather than
 // reinterpreted, as Bitcoin Core does.
 func checkDescriptorKeyVersion(k *hdkeychain.ExtendedKey, params *chaincfg.Params) error {
-	version := hdVersion(binary.BigEndian.Uint32(k.Version()))
-	own := hdVersion(binary.BigEndian.Uint32(params.HDPublicKeyID[:]))
+	version := binary.BigEndian.Uint32(k.Version())
+	own := binary.BigEndian.Uint32(params.HDPublicKeyID[:])
 	if version == own {
 		return nil
 	}
 	if name, ok := slip132Names[version]; ok {
 		return fmt.Errorf("%w: SLIP-132 %s key: descriptors take the plain BIP32 version (xpub/tpub), the function gives the script type", ErrInvalidKey, name)
 	}
-	for _, f := range allFamilies {
-		if p, ok := f.purposes[version]; ok && p == purposeBIP44 {
-			return fmt.Errorf("%w: key is for %s, wallet is %s", ErrWrongNetwork, f.name, params.Name)
-		}
+	if name, ok := bip32Families[version]; ok {
+		return fmt.Errorf("%w: key is for %s, wallet is %s", ErrWrongNetwork, name, params.Name)
 	}
-	return fmt.Errorf("%w: unknown extended key version %08x", ErrInvalidKey, uint32(version))
+	return fmt.Errorf("%w: unknown extended key version %08x", ErrInvalidKey, version)
 }
 
 // isHex reports whether s is a non-empty string of hex digits.
@@ -325,11 +334,90 @@ func isHex(s string) bool {
 // shorten truncates s for an error message; a private key is not shown
 // at all.
 func shorten(s string) string {
-	if kind := secretIn(s); kind != "" {
+	if kind := secret.In(s); kind != "" {
 		return "(" + kind + ", not shown)"
 	}
-	if len(s) > maxShownInput {
-		return s[:maxShownInput] + "..."
+	if len(s) > maxShown {
+		return s[:maxShown] + "..."
 	}
 	return s
+}
+
+// maxShown bounds how much of a bad input an error message repeats (as
+// wallet.InputError does).
+const maxShown = 24
+
+// Derivation is the BIP32 derivation of one key of a descriptor's
+// script.
+type Derivation struct {
+	// PubKey is the key as the script serializes it (33 bytes, or 65 for
+	// an uncompressed hex key).
+	PubKey []byte
+	// Fingerprint and Path name the key: its key origin's fingerprint
+	// (BIP32 byte order, big-endian) and full path when it has an origin,
+	// else its own fingerprint (the extended key's, or the hex key's) and
+	// the path from it.
+	Fingerprint uint32
+	Path        []uint32
+}
+
+// Derivations returns the derivations of the keys of d's script at path
+// p and child index: the one key of a single-key descriptor, every key
+// of a multisig one in descriptor order; none for addr() and raw().
+func (d *Descriptor) Derivations(p int, index uint32) ([]Derivation, error) {
+	keys := []*keyExpr{d.key}
+	switch {
+	case d.multi != nil:
+		keys = d.multi.keys
+	case d.key == nil:
+		return nil, nil
+	}
+	out := make([]Derivation, 0, len(keys))
+	for _, k := range keys {
+		der, err := k.derivation(p, index)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, der)
+	}
+	return out, nil
+}
+
+// derivation returns the derivation of k at path p and child index.
+func (k *keyExpr) derivation(p int, index uint32) (Derivation, error) {
+	pub, err := k.pubKey(p, index)
+	if err != nil {
+		return Derivation{}, err
+	}
+	fp, path := k.originOf()
+	if k.ext != nil {
+		path = append(path, k.pathSteps(p)...)
+		if k.ranged {
+			path = append(path, index)
+		}
+	}
+	ser := pub.SerializeCompressed()
+	if k.uncompressed {
+		ser = pub.SerializeUncompressed()
+	}
+	return Derivation{PubKey: ser, Fingerprint: fp, Path: path}, nil
+}
+
+// originOf returns k's fingerprint and path prefix: its origin when it
+// has one, else the extended key's own fingerprint (or the hex key's)
+// and an empty prefix.
+func (k *keyExpr) originOf() (uint32, []uint32) {
+	if k.hasOrigin {
+		return k.fingerprint, append([]uint32(nil), k.origin...)
+	}
+	var pub *btcec.PublicKey
+	if k.ext != nil {
+		pub, _ = k.ext.ECPubKey()
+	} else {
+		pub = k.pub
+	}
+	if pub == nil {
+		return 0, nil
+	}
+	return binary.BigEndian.Uint32(btcutil.Hash160(pub.SerializeCompressed())[:4]), nil
 }

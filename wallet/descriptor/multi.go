@@ -1,4 +1,4 @@
-package wallet
+package descriptor
 
 import (
 	"bytes"
@@ -11,7 +11,6 @@ import (
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/txscript"
-	"github.com/btcsuite/btcwallet/waddrmgr"
 )
 
 // Multisig descriptors (BIP383): multi(k,KEY_1,...,KEY_n) and
@@ -128,15 +127,15 @@ func parseMulti(name, args string, ctx keyContext, params *chaincfg.Params) (*mu
 	m := &multiExpr{sorted: name == "sortedmulti"}
 	parts := splitTopLevel(args)
 	if len(parts) < 2 {
-		return nil, fmt.Errorf("%w: %s() takes a threshold and at least one key", ErrInvalidDescriptor, name)
+		return nil, fmt.Errorf("%w: %s() takes a threshold and at least one key", ErrInvalid, name)
 	}
 	t := parts[0]
 	if t == "" || len(t) > maxThresholdDigits || strings.TrimLeft(t, "0123456789") != "" {
-		return nil, fmt.Errorf("%w: %s() threshold %q is not a number of signatures", ErrInvalidDescriptor, name, shorten(t))
+		return nil, fmt.Errorf("%w: %s() threshold %q is not a number of signatures", ErrInvalid, name, shorten(t))
 	}
 	m.k, _ = strconv.Atoi(t)
 	if m.k < 1 {
-		return nil, fmt.Errorf("%w: %s() threshold of 0 (at least one signature, BIP383)", ErrInvalidDescriptor, name)
+		return nil, fmt.Errorf("%w: %s() threshold of 0 (at least one signature, BIP383)", ErrInvalid, name)
 	}
 	limit := maxMultiKeys
 	switch ctx {
@@ -146,7 +145,7 @@ func parseMulti(name, args string, ctx keyContext, params *chaincfg.Params) (*mu
 		limit = maxP2SHMultiKeys
 	}
 	if n := len(parts) - 1; n > limit {
-		return nil, fmt.Errorf("%w: %s() with %d keys in %s (at most %d, BIP383)", ErrInvalidDescriptor, name, n, ctx, limit)
+		return nil, fmt.Errorf("%w: %s() with %d keys in %s (at most %d, BIP383)", ErrInvalid, name, n, ctx, limit)
 	}
 	for i, part := range parts[1:] {
 		k, err := parseKeyExpr(part, ctx, params)
@@ -156,7 +155,7 @@ func parseMulti(name, args string, ctx keyContext, params *chaincfg.Params) (*mu
 		m.keys = append(m.keys, k)
 	}
 	if m.k > len(m.keys) {
-		return nil, fmt.Errorf("%w: %s() threshold %d above its %d keys (BIP383)", ErrInvalidDescriptor, name, m.k, len(m.keys))
+		return nil, fmt.Errorf("%w: %s() threshold %d above its %d keys (BIP383)", ErrInvalid, name, m.k, len(m.keys))
 	}
 	if ctx == ctxSHMulti {
 		// The redeem script is one push of at most 520 bytes.
@@ -168,7 +167,7 @@ func parseMulti(name, args string, ctx keyContext, params *chaincfg.Params) (*mu
 			}
 		}
 		if size > txscript.MaxScriptElementSize {
-			return nil, fmt.Errorf("%w: sh(%s()) redeem script of %d bytes (at most %d)", ErrInvalidDescriptor, name, size, txscript.MaxScriptElementSize)
+			return nil, fmt.Errorf("%w: sh(%s()) redeem script of %d bytes (at most %d)", ErrInvalid, name, size, txscript.MaxScriptElementSize)
 		}
 	}
 	return m, nil
@@ -177,7 +176,7 @@ func parseMulti(name, args string, ctx keyContext, params *chaincfg.Params) (*mu
 // parseMultiTop parses the multisig forms of a descriptor: name is the
 // top-level function (sh, wsh, multi or sortedmulti) and args its
 // arguments. It reports handled = false for sh() of something else.
-func (d *descriptor) parseMultiTop(name, args string, params *chaincfg.Params) (handled bool, err error) {
+func (d *Descriptor) parseMultiTop(name, args string, params *chaincfg.Params) (handled bool, err error) {
 	switch name {
 	case "multi", "sortedmulti":
 		d.kind = KindMultisig
@@ -216,7 +215,7 @@ func (d *descriptor) parseMultiTop(name, args string, params *chaincfg.Params) (
 // "sh(wsh" for the messages): multi() or sortedmulti(); the other
 // functions BIP380-386 allow there are not watched, and those they do not
 // allow are invalid.
-func (d *descriptor) parseWSHInner(inner, args, where string, params *chaincfg.Params) error {
+func (d *Descriptor) parseWSHInner(inner, args, where string, params *chaincfg.Params) error {
 	closing := strings.Repeat(")", strings.Count(where, "(")+1)
 	switch inner {
 	case "multi", "sortedmulti":
@@ -224,9 +223,9 @@ func (d *descriptor) parseWSHInner(inner, args, where string, params *chaincfg.P
 		d.multi, err = parseMulti(inner, args, ctxWSHMulti, params)
 		return err
 	case "pk", "pkh":
-		return fmt.Errorf("%w: %s(%s(...)%s: only multi() and sortedmulti() are watched inside wsh(); %s", ErrUnsupportedDescriptor, where, inner, closing, watchedFuncs)
+		return fmt.Errorf("%w: %s(%s(...)%s: only multi() and sortedmulti() are watched inside wsh(); %s", ErrUnsupported, where, inner, closing, watchedFuncs)
 	case "wpkh", "tr", "sh", "wsh", "addr", "raw":
-		return fmt.Errorf("%w: %s() is not valid inside wsh() (BIP380-386)", ErrInvalidDescriptor, inner)
+		return fmt.Errorf("%w: %s() is not valid inside wsh() (BIP380-386)", ErrInvalid, inner)
 	}
 	return unsupportedFunc(where + "(" + inner + "(...)" + closing)
 }
@@ -237,36 +236,36 @@ func (d *descriptor) parseWSHInner(inner, args, where string, params *chaincfg.P
 // same in every ranged key, and a multipath step appears nowhere else.
 // It returns the branches and, per branch, the multipath path that
 // derives it.
-func (d *descriptor) multiShape() (branches []uint32, paths []int, err error) {
+func (d *Descriptor) multiShape() (branches []uint32, paths []int, err error) {
 	const want = "a ranged multisig key is watched in branches and must end in /0/* (receive), /1/* (change) or /<0;1>/* (both), the same in every ranged key"
 	var shape []uint32
 	for i, k := range d.multi.keys {
 		last := len(k.steps) - 1
 		for j, s := range k.steps {
 			if len(s) > 1 && (!k.ranged || j != last) {
-				return nil, nil, fmt.Errorf("%w: key %d has a multipath step before its branch step; %s", ErrUnsupportedDescriptor, i+1, want)
+				return nil, nil, fmt.Errorf("%w: key %d has a multipath step before its branch step; %s", ErrUnsupported, i+1, want)
 			}
 		}
 		if !k.ranged {
 			continue
 		}
 		if last < 0 {
-			return nil, nil, fmt.Errorf("%w: key %d ends in /* alone; %s", ErrUnsupportedDescriptor, i+1, want)
+			return nil, nil, fmt.Errorf("%w: key %d ends in /* alone; %s", ErrUnsupported, i+1, want)
 		}
 		br := k.steps[last]
 		switch {
-		case len(br) == 1 && br[0] <= waddrmgr.InternalBranch:
-		case len(br) == 2 && br[0] == waddrmgr.ExternalBranch && br[1] == waddrmgr.InternalBranch:
+		case len(br) == 1 && br[0] <= internalBranch:
+		case len(br) == 2 && br[0] == externalBranch && br[1] == internalBranch:
 		default:
-			return nil, nil, fmt.Errorf("%w: key %d has branch step %s; %s", ErrUnsupportedDescriptor, i+1, stepText(br), want)
+			return nil, nil, fmt.Errorf("%w: key %d has branch step %s; %s", ErrUnsupported, i+1, stepText(br), want)
 		}
 		if shape != nil && !slicesEqual(shape, br) {
-			return nil, nil, fmt.Errorf("%w: key %d has branch step %s, key 1 %s; %s", ErrUnsupportedDescriptor, i+1, stepText(br), stepText(shape), want)
+			return nil, nil, fmt.Errorf("%w: key %d has branch step %s, key 1 %s; %s", ErrUnsupported, i+1, stepText(br), stepText(shape), want)
 		}
 		shape = br
 	}
 	if len(shape) == 2 {
-		return []uint32{waddrmgr.ExternalBranch, waddrmgr.InternalBranch}, []int{0, 1}, nil
+		return []uint32{externalBranch, internalBranch}, []int{0, 1}, nil
 	}
 	return []uint32{shape[0]}, []int{0}, nil
 }
@@ -284,47 +283,35 @@ func slicesEqual(a, b []uint32) bool {
 	return true
 }
 
-// multiScriptSet is one multisig address: its output script and the
-// scripts a signer needs to spend it.
-type multiScriptSet struct {
-	ws *watchedScript
-	// redeem is the P2SH redeem script (sh(multi): the multisig script;
-	// sh(wsh(multi)): the P2WSH output script), nil for wsh().
-	redeem []byte
-	// witness is the P2WSH witness script, nil for sh(multi).
-	witness []byte
-	// keys are the public keys in script order.
-	keys [][]byte
-}
-
 // multiScriptAt returns the address of path p at child index (index is
-// ignored by a non-ranged descriptor).
-func (d *descriptor) multiScriptAt(p int, index uint32, params *chaincfg.Params) (*multiScriptSet, error) {
+// ignored by a non-ranged descriptor), with the scripts a signer needs
+// to spend it.
+func (d *Descriptor) multiScriptAt(p int, index uint32, params *chaincfg.Params) (*Script, error) {
 	ms, err := d.multi.script(p, index)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidKey, err)
 	}
 	keys, _ := d.multi.pubKeys(p, index)
-	set := &multiScriptSet{keys: keys}
+	set := &Script{}
 	var addr btcutil.Address
 	switch d.kind {
 	case KindP2WSH:
 		sum := sha256.Sum256(ms)
-		set.witness = ms
+		set.Witness = ms
 		addr, err = btcutil.NewAddressWitnessScriptHash(sum[:], params)
 	case KindP2SH:
-		set.redeem = ms
+		set.Redeem = ms
 		addr, err = btcutil.NewAddressScriptHash(ms, params)
 	case KindP2SHP2WSH:
 		sum := sha256.Sum256(ms)
-		set.witness = ms
-		set.redeem, err = txscript.NewScriptBuilder().AddOp(txscript.OP_0).AddData(sum[:]).Script()
+		set.Witness = ms
+		set.Redeem, err = txscript.NewScriptBuilder().AddOp(txscript.OP_0).AddData(sum[:]).Script()
 		if err == nil {
-			addr, err = btcutil.NewAddressScriptHash(set.redeem, params)
+			addr, err = btcutil.NewAddressScriptHash(set.Redeem, params)
 		}
 	case KindMultisig:
 		// Bare multisig has no address; its elements are the keys.
-		set.ws = &watchedScript{pkScript: ms, element: keys[0], kind: KindMultisig}
+		set.PkScript, set.Element, set.Kind = ms, keys[0], KindMultisig
 		return set, nil
 	default:
 		return nil, fmt.Errorf("no multisig script for kind %s", d.kind)
@@ -336,6 +323,6 @@ func (d *descriptor) multiScriptAt(p int, index uint32, params *chaincfg.Params)
 	if err != nil {
 		return nil, fmt.Errorf("script of %s: %w", addr, err)
 	}
-	set.ws = &watchedScript{pkScript: pkScript, element: addr.ScriptAddress(), kind: d.kind, address: addr.EncodeAddress()}
+	set.PkScript, set.Element, set.Kind, set.Address = pkScript, addr.ScriptAddress(), d.kind, addr.EncodeAddress()
 	return set, nil
 }

@@ -1,10 +1,11 @@
-package wallet
+package descriptor
 
 import (
-	"errors"
+	"encoding/hex"
 	"strings"
 	"testing"
 
+	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/stretchr/testify/require"
 )
 
@@ -19,7 +20,7 @@ const (
 	bip380WIFC  = "L4rK1yDtCWekvXuE6oXD9jCYfFNV2cWRpVuPLBcCU2z8TrisoyY1"
 )
 
-func TestDescriptorChecksumBIP380(t *testing.T) {
+func TestChecksumBIP380(t *testing.T) {
 	// BIP380 "Test Vectors": checksum and character set.
 	tests := []struct {
 		name    string
@@ -29,12 +30,12 @@ func TestDescriptorChecksumBIP380(t *testing.T) {
 	}{
 		{"valid checksum", "raw(deadbeef)#89f8spxm", "89f8spxm", nil},
 		{"no checksum", "raw(deadbeef)", "89f8spxm", nil},
-		{"missing checksum", "raw(deadbeef)#", "", ErrDescriptorChecksum},
-		{"too long checksum", "raw(deadbeef)#89f8spxmx", "", ErrDescriptorChecksum},
-		{"too short checksum", "raw(deadbeef)#89f8spx", "", ErrDescriptorChecksum},
-		{"error in payload", "raw(deedbeef)#89f8spxm", "", ErrDescriptorChecksum},
-		{"error in checksum", "raw(deedbeef)##9f8spxm", "", ErrDescriptorChecksum},
-		{"invalid characters in payload", "raw(Ü)#00000000", "", ErrInvalidDescriptor},
+		{"missing checksum", "raw(deadbeef)#", "", ErrChecksum},
+		{"too long checksum", "raw(deadbeef)#89f8spxmx", "", ErrChecksum},
+		{"too short checksum", "raw(deadbeef)#89f8spx", "", ErrChecksum},
+		{"error in payload", "raw(deedbeef)#89f8spxm", "", ErrChecksum},
+		{"error in checksum", "raw(deedbeef)##9f8spxm", "", ErrChecksum},
+		{"invalid characters in payload", "raw(Ü)#00000000", "", ErrInvalid},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -49,40 +50,13 @@ func TestDescriptorChecksumBIP380(t *testing.T) {
 	}
 }
 
-func TestDescriptorChecksumCoreExamples(t *testing.T) {
-	// Descriptors with checksums printed in Bitcoin Core's documentation
-	// (doc/descriptors.md and the scantxoutset help), parsed whole: the
-	// checksum is checked and the descriptor accepted, and without it
-	// the same checksum is computed.
-	tests := []struct {
-		network, desc, sum string
-	}{
-		{"testnet3", "addr(mkmZxiEcEd8ZqjQWVZuC6so5dFMKEFpN2j)", "02wpgw69"},
-		{"mainnet", "wpkh([d34db33f/84h/0h/0h]0279be667ef9dcbbac55a06295Ce870b07029Bfcdb2dce28d959f2815b16f81798)", "qwlqgth7"},
-		{"mainnet", "raw(76a91411b366edfc0a8b66feebae5c2e25a7b6a5d1cf3188ac)", "fm24fxxy"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.desc, func(t *testing.T) {
-			info, err := ParseDescriptor(tc.desc+"#"+tc.sum, tc.network)
-			require.NoError(t, err)
-			require.Equal(t, tc.sum, info.Checksum)
-			require.Equal(t, tc.desc+"#"+tc.sum, info.Descriptor)
-			info, err = ParseDescriptor("  "+tc.desc+"\n", tc.network)
-			require.NoError(t, err)
-			require.Equal(t, tc.sum, info.Checksum)
-			require.False(t, info.Ranged)
-			require.Len(t, info.Scripts, 1)
-		})
-	}
-}
-
 func TestKeyExpressionsBIP380(t *testing.T) {
 	// BIP380 "Test Vectors": key expressions, each inside pkh() (which
 	// takes every key form) on mainnet. Valid expressions that need a
 	// private key are refused by a watch-only wallet: private keys with
 	// ErrPrivateKey, hardened steps after an xpub with ErrHardenedStep.
 	// One valid ranged expression ends in /5/*, which is not an HD
-	// account's branch (ErrUnsupportedDescriptor, see accountShape).
+	// account's branch (ErrUnsupported, see Account).
 	valid := []struct {
 		name, key string
 		wantErr   error
@@ -97,7 +71,7 @@ func TestKeyExpressionsBIP380(t *testing.T) {
 		{"extended public key", bip380Xpub, nil},
 		{"extended public key with key origin", "[deadbeef/0h/1h/2h]" + bip380Xpub, nil},
 		{"extended public key with derivation", "[deadbeef/0h/1h/2h]" + bip380Xpub + "/3/4/5", nil},
-		{"extended public key with derivation and children", "[deadbeef/0h/1h/2h]" + bip380Xpub + "/3/4/5/*", ErrUnsupportedDescriptor},
+		{"extended public key with derivation and children", "[deadbeef/0h/1h/2h]" + bip380Xpub + "/3/4/5/*", ErrUnsupported},
 		{"extended public key with hardened derivation and unhardened children", bip380Xpub + "/3h/4h/5h/*", ErrHardenedStep},
 		{"extended public key with hardened derivation and children", bip380Xpub + "/3h/4h/5h/*h", ErrHardenedStep},
 		{"extended public key with key origin, hardened derivation and children", "[deadbeef/0h/1h/2]" + bip380Xpub + "/3h/4h/5h/*h", ErrHardenedStep},
@@ -111,13 +85,12 @@ func TestKeyExpressionsBIP380(t *testing.T) {
 	}
 	for _, tc := range valid {
 		t.Run("valid/"+tc.name, func(t *testing.T) {
-			_, err := ParseDescriptor("pkh("+tc.key+")", "mainnet")
+			_, err := Parse("pkh("+tc.key+")", &chaincfg.MainNetParams)
 			if tc.wantErr == nil {
 				require.NoError(t, err)
 				return
 			}
 			require.ErrorIs(t, err, tc.wantErr)
-			requireInputError(t, err)
 		})
 	}
 	// BIP380's invalid expressions. Those made of a private key are
@@ -128,33 +101,32 @@ func TestKeyExpressionsBIP380(t *testing.T) {
 		name, key string
 		wantErr   error
 	}{
-		{"children indicator in key origin", "[deadbeef/0h/0h/0h/*]" + bip380Pub, ErrInvalidDescriptor},
-		{"trailing slash in key origin", "[deadbeef/0h/0h/0h/]" + bip380Pub, ErrInvalidDescriptor},
-		{"too short fingerprint", "[deadbef/0h/0h/0h]" + bip380Pub, ErrInvalidDescriptor},
-		{"too long fingerprint", "[deadbeeef/0h/0h/0h]" + bip380Pub, ErrInvalidDescriptor},
-		{"invalid hardened indicators f", "[deadbeef/0f/0f/0f]" + bip380Pub, ErrInvalidDescriptor},
-		{"invalid hardened indicators H", "[deadbeef/0H/0H/0H]" + bip380Pub, ErrInvalidDescriptor},
-		{"invalid hardened indicators -", "[deadbeef/-0/-0/-0]" + bip380Pub, ErrInvalidDescriptor},
+		{"children indicator in key origin", "[deadbeef/0h/0h/0h/*]" + bip380Pub, ErrInvalid},
+		{"trailing slash in key origin", "[deadbeef/0h/0h/0h/]" + bip380Pub, ErrInvalid},
+		{"too short fingerprint", "[deadbef/0h/0h/0h]" + bip380Pub, ErrInvalid},
+		{"too long fingerprint", "[deadbeeef/0h/0h/0h]" + bip380Pub, ErrInvalid},
+		{"invalid hardened indicators f", "[deadbeef/0f/0f/0f]" + bip380Pub, ErrInvalid},
+		{"invalid hardened indicators H", "[deadbeef/0H/0H/0H]" + bip380Pub, ErrInvalid},
+		{"invalid hardened indicators -", "[deadbeef/-0/-0/-0]" + bip380Pub, ErrInvalid},
 		{"private key with derivation", bip380WIFC + "/0", ErrPrivateKey},
 		{"private key with derivation children", bip380WIFC + "/*", ErrPrivateKey},
 		{"derivation index out of range", bip380Xprv2 + "/2147483648", ErrPrivateKey},
 		{"invalid derivation index", bip380Xprv2 + "/1aa", ErrPrivateKey},
-		{"multiple key origins", "[aaaaaaaa][aaaaaaaa]" + bip380Xprv2 + "/2147483647'/0", ErrInvalidDescriptor},
-		{"missing key origin start", "aaaaaaaa]" + bip380Xprv2 + "/2147483647'/0", ErrInvalidDescriptor},
-		{"non hex fingerprint", "[gaaaaaaa]" + bip380Xprv2 + "/2147483647'/0", ErrInvalidDescriptor},
-		{"key origin with no public key", "[deadbeef]", ErrInvalidDescriptor},
+		{"multiple key origins", "[aaaaaaaa][aaaaaaaa]" + bip380Xprv2 + "/2147483647'/0", ErrInvalid},
+		{"missing key origin start", "aaaaaaaa]" + bip380Xprv2 + "/2147483647'/0", ErrInvalid},
+		{"non hex fingerprint", "[gaaaaaaa]" + bip380Xprv2 + "/2147483647'/0", ErrInvalid},
+		{"key origin with no public key", "[deadbeef]", ErrInvalid},
 		// Not BIP vectors: the same faults after a public key.
-		{"derivation index out of range after an xpub", bip380Xpub + "/2147483648", ErrInvalidDescriptor},
-		{"invalid derivation index after an xpub", bip380Xpub + "/1aa", ErrInvalidDescriptor},
-		{"hex public key with derivation", bip380Pub + "/0", ErrInvalidDescriptor},
-		{"empty step", bip380Xpub + "//0", ErrInvalidDescriptor},
-		{"wildcard not last", bip380Xpub + "/*/0", ErrInvalidDescriptor},
+		{"derivation index out of range after an xpub", bip380Xpub + "/2147483648", ErrInvalid},
+		{"invalid derivation index after an xpub", bip380Xpub + "/1aa", ErrInvalid},
+		{"hex public key with derivation", bip380Pub + "/0", ErrInvalid},
+		{"empty step", bip380Xpub + "//0", ErrInvalid},
+		{"wildcard not last", bip380Xpub + "/*/0", ErrInvalid},
 	}
 	for _, tc := range invalid {
 		t.Run("invalid/"+tc.name, func(t *testing.T) {
-			_, err := ParseDescriptor("pkh("+tc.key+")", "mainnet")
+			_, err := Parse("pkh("+tc.key+")", &chaincfg.MainNetParams)
 			require.ErrorIs(t, err, tc.wantErr)
-			requireInputError(t, err)
 		})
 	}
 }
@@ -163,29 +135,29 @@ func TestTrDescriptorBIP386(t *testing.T) {
 	// BIP386 "Test Vectors". The ranged and the script-tree vectors
 	// carry script trees (and private keys), which a key-path-only
 	// watch-only wallet refuses.
-	info, err := ParseDescriptor("tr(a34b99f22c790c4e36b2b3c2c35a36db06226e41c692fc82b8b56ac1c540c5bd)", "mainnet")
+	d, err := Parse("tr(a34b99f22c790c4e36b2b3c2c35a36db06226e41c692fc82b8b56ac1c540c5bd)", &chaincfg.MainNetParams)
 	require.NoError(t, err)
-	require.Equal(t, []string{"512077aab6e066f8a7419c5ab714c12c67d25007ed55a43cadcacb4d7a970a093f11"}, info.Scripts)
-	require.Equal(t, KindP2TR, info.Kind)
+	scripts, _ := scriptsOf(t, d, &chaincfg.MainNetParams)
+	require.Equal(t, []string{"512077aab6e066f8a7419c5ab714c12c67d25007ed55a43cadcacb4d7a970a093f11"}, scripts)
+	require.Equal(t, KindP2TR, d.Kind())
 
 	refused := []struct {
 		name, desc string
 		wantErr    error
 	}{
 		{"WIF key (valid, private)", "tr(" + bip380WIFC + ")", ErrPrivateKey},
-		{"ranged key with a script tree (valid, private)", "tr(" + bip380Xprv + "/0/*,pk(" + bip380Xprv + "/1/*))", ErrUnsupportedDescriptor},
-		{"script tree (valid)", "tr(a34b99f22c790c4e36b2b3c2c35a36db06226e41c692fc82b8b56ac1c540c5bd,pk(669b8afcec803a0d323e9a17f3ea8e68e8abe5a278020a929adbec52421adbd0))", ErrUnsupportedDescriptor},
+		{"ranged key with a script tree (valid, private)", "tr(" + bip380Xprv + "/0/*,pk(" + bip380Xprv + "/1/*))", ErrUnsupported},
+		{"script tree (valid)", "tr(a34b99f22c790c4e36b2b3c2c35a36db06226e41c692fc82b8b56ac1c540c5bd,pk(669b8afcec803a0d323e9a17f3ea8e68e8abe5a278020a929adbec52421adbd0))", ErrUnsupported},
 		{"uncompressed private key", "tr(" + bip380WIFU + ")", ErrPrivateKey},
-		{"uncompressed public key", "tr(" + bip380Unc + ")", ErrInvalidDescriptor},
-		{"tr() nested in wsh", "wsh(tr(a34b99f22c790c4e36b2b3c2c35a36db06226e41c692fc82b8b56ac1c540c5bd))", ErrInvalidDescriptor},
-		{"tr() nested in sh", "sh(tr(a34b99f22c790c4e36b2b3c2c35a36db06226e41c692fc82b8b56ac1c540c5bd))", ErrInvalidDescriptor},
-		{"pkh() nested in tr", "tr(a34b99f22c790c4e36b2b3c2c35a36db06226e41c692fc82b8b56ac1c540c5bd, pkh(" + bip380WIFC + "))", ErrUnsupportedDescriptor},
+		{"uncompressed public key", "tr(" + bip380Unc + ")", ErrInvalid},
+		{"tr() nested in wsh", "wsh(tr(a34b99f22c790c4e36b2b3c2c35a36db06226e41c692fc82b8b56ac1c540c5bd))", ErrInvalid},
+		{"tr() nested in sh", "sh(tr(a34b99f22c790c4e36b2b3c2c35a36db06226e41c692fc82b8b56ac1c540c5bd))", ErrInvalid},
+		{"pkh() nested in tr", "tr(a34b99f22c790c4e36b2b3c2c35a36db06226e41c692fc82b8b56ac1c540c5bd, pkh(" + bip380WIFC + "))", ErrUnsupported},
 	}
 	for _, tc := range refused {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseDescriptor(tc.desc, "mainnet")
+			_, err := Parse(tc.desc, &chaincfg.MainNetParams)
 			require.ErrorIs(t, err, tc.wantErr)
-			requireInputError(t, err)
 		})
 	}
 }
@@ -206,10 +178,11 @@ func TestBIP86InternalKeys(t *testing.T) {
 			"bc1p3qkhfews2uk44qtvauqyr2ttdsw7svhkl9nkm9s9c3x4ax5h60wqwruhk7"},
 	}
 	for _, tc := range tests {
-		info, err := ParseDescriptor("tr("+tc.internal+")", "mainnet")
+		d, err := Parse("tr("+tc.internal+")", &chaincfg.MainNetParams)
 		require.NoError(t, err)
-		require.Equal(t, []string{tc.script}, info.Scripts)
-		require.Equal(t, []string{tc.address}, info.Addresses)
+		scripts, addresses := scriptsOf(t, d, &chaincfg.MainNetParams)
+		require.Equal(t, []string{tc.script}, scripts)
+		require.Equal(t, []string{tc.address}, addresses)
 	}
 }
 
@@ -265,40 +238,54 @@ func TestMultipathBIP389(t *testing.T) {
 	for _, tc := range invalid {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := expandMultipath(tc.in)
-			require.ErrorIs(t, err, ErrInvalidDescriptor)
+			require.ErrorIs(t, err, ErrInvalid)
 			// The whole parser refuses them too (the first one for
 			// its private key, which is looked at after the syntax).
-			_, err = ParseDescriptor(tc.in, "mainnet")
-			require.ErrorIs(t, err, ErrInvalidDescriptor)
+			_, err = Parse(tc.in, &chaincfg.MainNetParams)
+			require.ErrorIs(t, err, ErrInvalid)
 		})
 	}
 }
 
-func TestParseDescriptorMultipathInfo(t *testing.T) {
-	// A wallet-shaped multipath descriptor reports its two single-path
-	// descriptors with their checksums, receive first.
-	xpub := accountXpub(t, purposeBIP84, 0, versionXpub)
-	info, err := ParseDescriptor("wpkh([73c5da0a/84h/0h/0h]"+xpub+"/<0;1>/*)", "mainnet")
+func TestExpandMultipath(t *testing.T) {
+	// A wallet-shaped multipath descriptor expands to its two single-path
+	// descriptors with their checksums, receive first, and covers both
+	// branches of its account.
+	const xpub = "xpub6CatWdiZiodmUeTDp8LT5or8nmbKNcuyvz7WyksVFkKB4RHwCD3XyuvPEbvqAQY3rAPshWcMLoP2fMFMKHPJ4ZeZXYVUhLv1VMrjPC7PW6V"
+	d, err := Parse("wpkh([73c5da0a/84h/0h/0h]"+xpub+"/<0;1>/*)", &chaincfg.MainNetParams)
 	require.NoError(t, err)
-	require.True(t, info.Ranged)
-	require.Equal(t, "m/84'/0'", info.Scope)
-	require.Equal(t, []uint32{0, 1}, info.Branches)
-	require.Len(t, info.Expanded, 2)
+	require.True(t, d.Ranged())
+	branches, paths, err := d.Branches()
+	require.NoError(t, err)
+	require.Equal(t, []uint32{0, 1}, branches)
+	require.Equal(t, []int{0, 1}, paths)
+	acct, err := d.Account()
+	require.NoError(t, err)
+	require.Equal(t, "m/84'/0'/0'", acct.Path)
+	require.Equal(t, uint32(0x73c5da0a), acct.Fingerprint)
+	body, _, _ := strings.Cut(d.String(), "#")
+	expanded, err := Expand(body)
+	require.NoError(t, err)
+	require.Len(t, expanded, 2)
 	for i, br := range []string{"/0/*)", "/1/*)"} {
-		body, sum, ok := strings.Cut(info.Expanded[i], "#")
+		body, sum, ok := strings.Cut(expanded[i], "#")
 		require.True(t, ok)
 		require.True(t, strings.HasSuffix(body, br), body)
-		want, err := descriptorChecksum(body)
+		want, err := Checksum(body)
 		require.NoError(t, err)
 		require.Equal(t, want, sum)
 	}
 }
 
-// requireInputError checks that err is an *InputError about a
+// scriptsOf returns the scripts (hex) and addresses of a non-ranged
 // descriptor.
-func requireInputError(t *testing.T, err error) {
+func scriptsOf(t *testing.T, d *Descriptor, params *chaincfg.Params) (scripts, addresses []string) {
 	t.Helper()
-	var ie *InputError
-	require.True(t, errors.As(err, &ie), "%v is not an *InputError", err)
-	require.Equal(t, "descriptor", ie.What)
+	ss, err := d.Scripts(params)
+	require.NoError(t, err)
+	for _, s := range ss {
+		scripts = append(scripts, hex.EncodeToString(s.PkScript))
+		addresses = append(addresses, s.Address)
+	}
+	return scripts, addresses
 }

@@ -1,4 +1,4 @@
-package wallet
+package secret
 
 import (
 	"strings"
@@ -6,13 +6,6 @@ import (
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/btcutil/hdkeychain"
 )
-
-// Private keys in error messages. An error about bad input repeats the
-// first characters of the input (InputError), which is harmless for an
-// address or an xpub and a leak for a private key pasted into the wrong
-// flag: a WIF's first 24 characters are most of its entropy's encoding.
-// Inputs that are, or have the shape of, a private key are recognized
-// and never kept in an error nor shown.
 
 // wifPrefixes are the first characters of WIF private keys: mainnet
 // uncompressed (5) and compressed (K, L); testnet, signet and regtest
@@ -23,14 +16,14 @@ const wifPrefixes = "5KL9c"
 // (xprv, yprv, zprv, Yprv, Zprv; tprv, uprv, vprv, Uprv, Vprv).
 var xprvPrefixes = []string{"xprv", "yprv", "zprv", "Yprv", "Zprv", "tprv", "uprv", "vprv", "Uprv", "Vprv"}
 
-// privateKeyShape describes s when it is, or has the shape of, a private
+// Shape describes s when it is, or has the shape of, a private
 // key ("" otherwise): a WIF or an extended private key that decodes, or a
 // base58 string of a WIF's length and first character, or of an extended
 // private key's length and prefix (a mistyped one, which must not be
 // echoed either). No address or public key has those shapes: base58
 // addresses have at most 35 characters, bech32 ones use characters base58
 // lacks, an extended public key starts ...pub.
-func privateKeyShape(s string) string {
+func Shape(s string) string {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return ""
@@ -57,16 +50,16 @@ func privateKeyShape(s string) string {
 	return ""
 }
 
-// secretIn describes the first token of s (split at anything base58 and
-// the extended keys' alphabet lack: brackets, commas, slashes, spaces) that
-// privateKeyShape recognizes, so that a descriptor or a line holding a
+// In describes the first token of s (split at anything base58 and the
+// extended keys' alphabet lack: brackets, commas, slashes, spaces) that
+// Shape recognizes, so that a descriptor or a line holding a
 // private key is not echoed either ("" when none).
-func secretIn(s string) string {
-	if kind := privateKeyShape(s); kind != "" {
+func In(s string) string {
+	if kind := Shape(s); kind != "" {
 		return kind
 	}
 	for _, tok := range strings.FieldsFunc(s, func(r rune) bool { return !strings.ContainsRune(base58Alphabet, r) }) {
-		if kind := privateKeyShape(tok); kind != "" {
+		if kind := Shape(tok); kind != "" {
 			return kind
 		}
 	}

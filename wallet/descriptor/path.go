@@ -1,4 +1,4 @@
-package wallet
+package descriptor
 
 import (
 	"fmt"
@@ -18,21 +18,21 @@ const maxPathDigits = 10
 // (with the hardened bit set for a hardened step).
 func parsePathElem(s string) (child uint32, hardened bool, err error) {
 	if s == "" {
-		return 0, false, fmt.Errorf("%w: empty derivation step", ErrInvalidDescriptor)
+		return 0, false, fmt.Errorf("%w: empty derivation step", ErrInvalid)
 	}
 	num := s
 	switch s[len(s)-1] {
 	case 'h', '\'':
 		hardened, num = true, s[:len(s)-1]
 	case 'H':
-		return 0, false, fmt.Errorf("%w: derivation step %q: the hardened marker is h or ', not H", ErrInvalidDescriptor, s)
+		return 0, false, fmt.Errorf("%w: derivation step %q: the hardened marker is h or ', not H", ErrInvalid, s)
 	}
 	if num == "" || len(num) > maxPathDigits || strings.TrimLeft(num, "0123456789") != "" {
-		return 0, false, fmt.Errorf("%w: derivation step %q is not a number", ErrInvalidDescriptor, s)
+		return 0, false, fmt.Errorf("%w: derivation step %q is not a number", ErrInvalid, s)
 	}
 	v, err := strconv.ParseUint(num, 10, 64)
 	if err != nil || v >= hdkeychain.HardenedKeyStart {
-		return 0, false, fmt.Errorf("%w: derivation step %q is out of range (at most %d)", ErrInvalidDescriptor, s, hdkeychain.HardenedKeyStart-1)
+		return 0, false, fmt.Errorf("%w: derivation step %q is out of range (at most %d)", ErrInvalid, s, hdkeychain.HardenedKeyStart-1)
 	}
 	child = uint32(v)
 	if hardened {
@@ -53,6 +53,25 @@ func formatPath(steps []uint32) string {
 		}
 	}
 	return b.String()
+}
+
+// ParsePath parses a derivation path as Account.Path writes it, "m"
+// then steps ("m/84'/1'/0'"; h also marks a hardened step), into child
+// numbers (with the hardened bit set for a hardened step).
+func ParsePath(s string) ([]uint32, error) {
+	s = strings.TrimPrefix(s, "m")
+	var out []uint32
+	for _, part := range strings.Split(strings.TrimPrefix(s, "/"), "/") {
+		if part == "" {
+			continue
+		}
+		c, _, err := parsePathElem(part)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
 }
 
 // multipathGroup is one "<a;b;...>" derivation step (BIP389) found in a
@@ -85,25 +104,25 @@ func findMultipath(body string) ([]multipathGroup, error) {
 		case '(', ')', ',', '{', '}':
 			inKey = false
 		case '>':
-			return nil, fmt.Errorf("%w: '>' at position %d closes no multipath step", ErrInvalidDescriptor, i)
+			return nil, fmt.Errorf("%w: '>' at position %d closes no multipath step", ErrInvalid, i)
 		case ';':
-			return nil, fmt.Errorf("%w: ';' at position %d outside a multipath step", ErrInvalidDescriptor, i)
+			return nil, fmt.Errorf("%w: ';' at position %d outside a multipath step", ErrInvalid, i)
 		case '<':
 			switch {
 			case inOrigin:
-				return nil, fmt.Errorf("%w: multipath step in a key origin (BIP389)", ErrInvalidDescriptor)
+				return nil, fmt.Errorf("%w: multipath step in a key origin (BIP389)", ErrInvalid)
 			case inKey:
-				return nil, fmt.Errorf("%w: more than one multipath step in a key expression (BIP389)", ErrInvalidDescriptor)
+				return nil, fmt.Errorf("%w: more than one multipath step in a key expression (BIP389)", ErrInvalid)
 			case i == 0 || body[i-1] != '/':
-				return nil, fmt.Errorf("%w: multipath step at position %d does not follow '/'", ErrInvalidDescriptor, i)
+				return nil, fmt.Errorf("%w: multipath step at position %d does not follow '/'", ErrInvalid, i)
 			}
 			j := strings.IndexAny(body[i+1:], "<>")
 			if j < 0 || body[i+1+j] != '>' {
-				return nil, fmt.Errorf("%w: multipath step at position %d is not closed with '>'", ErrInvalidDescriptor, i)
+				return nil, fmt.Errorf("%w: multipath step at position %d is not closed with '>'", ErrInvalid, i)
 			}
 			g := multipathGroup{start: i, end: i + 1 + j + 1, values: strings.Split(body[i+1:i+1+j], ";")}
 			if len(g.values) < 2 {
-				return nil, fmt.Errorf("%w: multipath step %q needs at least two values (BIP389)", ErrInvalidDescriptor, body[g.start:g.end])
+				return nil, fmt.Errorf("%w: multipath step %q needs at least two values (BIP389)", ErrInvalid, body[g.start:g.end])
 			}
 			seen := make(map[uint32]bool, len(g.values))
 			for _, v := range g.values {
@@ -112,17 +131,17 @@ func findMultipath(body string) ([]multipathGroup, error) {
 					return nil, fmt.Errorf("in multipath step %q: %w", body[g.start:g.end], err)
 				}
 				if seen[c] {
-					return nil, fmt.Errorf("%w: multipath step %q repeats %s (BIP389)", ErrInvalidDescriptor, body[g.start:g.end], v)
+					return nil, fmt.Errorf("%w: multipath step %q repeats %s (BIP389)", ErrInvalid, body[g.start:g.end], v)
 				}
 				seen[c] = true
 				g.children = append(g.children, c)
 			}
 			if g.end < len(body) && !strings.ContainsRune("/),}", rune(body[g.end])) {
-				return nil, fmt.Errorf("%w: multipath step %q is followed by %q", ErrInvalidDescriptor, body[g.start:g.end], body[g.end])
+				return nil, fmt.Errorf("%w: multipath step %q is followed by %q", ErrInvalid, body[g.start:g.end], body[g.end])
 			}
 			if len(groups) > 0 && len(g.values) != len(groups[0].values) {
 				return nil, fmt.Errorf("%w: multipath steps of different lengths (%d and %d values, BIP389)",
-					ErrInvalidDescriptor, len(groups[0].values), len(g.values))
+					ErrInvalid, len(groups[0].values), len(g.values))
 			}
 			groups = append(groups, g)
 			inKey = true

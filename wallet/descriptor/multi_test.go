@@ -1,9 +1,10 @@
-package wallet
+package descriptor
 
 import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -153,33 +154,35 @@ func TestMultiBIP383Vectors(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			for i, want := range v.scripts {
 				pub := publicAt(t, v.desc, uint32(i))
-				d, err := parseAnyDescriptor(pub, params)
+				d, err := ParseAny(pub, params)
 				require.NoError(t, err, pub)
-				require.False(t, d.ranged())
-				scripts, err := d.scripts(params)
-				require.NoError(t, err)
-				require.Len(t, scripts, 1)
-				require.Equal(t, want, hex.EncodeToString(scripts[0].pkScript), "index %d", i)
-				if d.kind != KindMultisig {
+				require.False(t, d.Ranged())
+				scripts, _ := scriptsOf(t, d, params)
+				require.Equal(t, []string{want}, scripts, "index %d", i)
+				if d.Kind() != KindMultisig {
 					// What the wallet watches takes it too, and
 					// the checksum it prints parses again.
-					info, err := ParseDescriptor(pub, "mainnet")
+					d, err := Parse(pub, params)
 					require.NoError(t, err)
-					require.Equal(t, []string{want}, info.Scripts)
-					again, err := ParseDescriptor(info.Descriptor, "mainnet")
+					scripts, addresses := scriptsOf(t, d, params)
+					require.Equal(t, []string{want}, scripts)
+					again, err := Parse(d.String(), params)
 					require.NoError(t, err)
-					require.Equal(t, info, again)
+					require.Equal(t, d, again)
+					scriptsAgain, addressesAgain := scriptsOf(t, again, params)
+					require.Equal(t, scripts, scriptsAgain)
+					require.Equal(t, addresses, addressesAgain)
 				}
 			}
 			// As written, the wallet refuses it when it holds private
 			// keys or is bare, with one line, and takes it otherwise.
-			bare, err := parseAnyDescriptor(publicAt(t, v.desc, 0), params)
+			bare, err := ParseAny(publicAt(t, v.desc, 0), params)
 			require.NoError(t, err)
-			_, err = ParseDescriptor(v.desc, "mainnet")
-			if bare.kind == KindMultisig || publicAt(t, v.desc, 0) != v.desc {
+			_, err = Parse(v.desc, params)
+			if bare.Kind() == KindMultisig || publicAt(t, v.desc, 0) != v.desc {
 				require.Error(t, err, v.desc)
 				require.NotContains(t, err.Error(), "\n")
-				requireInputError(t, err)
+				requireSentinel(t, err)
 			} else {
 				require.NoError(t, err)
 			}
@@ -192,17 +195,17 @@ func TestMultiBIP383Ranged(t *testing.T) {
 	// wallet's own derivation at indexes 0, 1, 2.
 	params := &chaincfg.MainNetParams
 	v := bip383Valid[4]
-	d, err := parseAnyDescriptor(v.desc, params)
+	d, err := ParseAny(v.desc, params)
 	require.NoError(t, err)
-	require.True(t, d.ranged())
+	require.True(t, d.Ranged())
 	for i, want := range v.scripts {
-		ws, err := d.scriptAt(0, uint32(i), params)
+		ws, err := d.ScriptAt(0, uint32(i), params)
 		require.NoError(t, err)
-		require.Equal(t, want, hex.EncodeToString(ws.pkScript))
+		require.Equal(t, want, hex.EncodeToString(ws.PkScript))
 	}
 	// Its keys end in /* and /0/0/*: not a wallet's branch shape.
-	_, err = ParseDescriptor(v.desc, "mainnet")
-	require.ErrorIs(t, err, ErrUnsupportedDescriptor)
+	_, err = Parse(v.desc, params)
+	require.ErrorIs(t, err, ErrUnsupported)
 }
 
 func TestMultiBIP383Invalid(t *testing.T) {
@@ -215,13 +218,13 @@ func TestMultiBIP383Invalid(t *testing.T) {
 	}
 	for _, desc := range invalid {
 		for _, form := range []string{desc, publicAt(t, desc, 0)} {
-			_, err := parseAnyDescriptor(form, &chaincfg.MainNetParams)
+			_, err := ParseAny(form, &chaincfg.MainNetParams)
 			require.Error(t, err, form)
-			requireInputError(t, err)
+			requireSentinel(t, err)
 			if form != desc || !strings.Contains(desc, "L4rK") {
-				require.ErrorIs(t, err, ErrInvalidDescriptor, form)
+				require.ErrorIs(t, err, ErrInvalid, form)
 			}
-			_, err = ParseDescriptor(form, "mainnet")
+			_, err = Parse(form, &chaincfg.MainNetParams)
 			require.Error(t, err)
 		}
 	}
@@ -274,9 +277,9 @@ func TestMultiMatchesTxscript(t *testing.T) {
 			return a
 		}},
 	} {
-		d, err := parseDescriptor(tc.desc, params)
+		d, err := Parse(tc.desc, params)
 		require.NoError(t, err, tc.desc)
-		branches, paths, err := d.multiShape()
+		branches, paths, err := d.Branches()
 		require.NoError(t, err)
 		require.Equal(t, []uint32{0, 1}, branches)
 		for _, br := range branches {
@@ -301,11 +304,23 @@ func TestMultiMatchesTxscript(t *testing.T) {
 				ms, err := txscript.MultiSigScript(keys, 2)
 				require.NoError(t, err)
 				want := tc.wrap(ms)
-				set, err := d.multiScriptAt(paths[br], i, params)
+				set, err := d.ScriptAt(paths[br], i, params)
 				require.NoError(t, err)
-				require.Equal(t, want.EncodeAddress(), set.ws.address, "%s %d/%d", tc.desc, br, i)
-				require.Equal(t, want.ScriptAddress(), set.ws.element, "the filter element is the script hash")
+				require.Equal(t, want.EncodeAddress(), set.Address, "%s %d/%d", tc.desc, br, i)
+				require.Equal(t, want.ScriptAddress(), set.Element, "the filter element is the script hash")
 			}
 		}
 	}
+}
+
+// requireSentinel checks that err wraps one of the package's sentinel
+// errors, as every refusal does.
+func requireSentinel(t *testing.T, err error) {
+	t.Helper()
+	for _, e := range []error{ErrInvalid, ErrChecksum, ErrUnsupported, ErrHardenedStep, ErrPrivateKey, ErrInvalidKey, ErrWrongNetwork} {
+		if errors.Is(err, e) {
+			return
+		}
+	}
+	t.Fatalf("%v wraps none of the sentinel errors", err)
 }
