@@ -382,7 +382,7 @@ func (d *Descriptor) ScriptAt(p int, index uint32, params *chaincfg.Params) (*Sc
 	if err != nil {
 		return nil, err
 	}
-	return scriptForKey(d.kind, pub, false, params)
+	return scriptForKey(d.kind, pub, d.key.uncompressed, params)
 }
 
 // scriptForKey builds the script of kind for one public key. A P2TR
