@@ -157,7 +157,8 @@ var eventLogMsgs = map[string]bool{
 	"peer gone":      true, // spv.PeerDisconnected
 	"filterload":     true, // spv.FilterLoaded
 	"synced":         true, // spv.SyncDone
-	"reorg":          true, // spv.Reorg
+	"at the tip, blocks awaiting an omission check": true, // spv.ChecksAwaited
+	"reorg": true, // spv.Reorg
 }
 
 // compactLog turns one logger line into the pane's form. A slog text
