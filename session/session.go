@@ -45,7 +45,7 @@ var ErrNoPeer = errors.New("no reachable peer")
 
 // ErrCheckAbandoned ends an UntilSynced session in which an omission
 // check it waited for could not finish (spv.BlockUnchecked with
-// Abandoned): no second peer got the block within spv.Config.CheckWait,
+// Abandoned): no second peer got the block within spv.Tuning.CheckWait,
 // or the second peers went away or did not answer. The block stays as its
 // download peer delivered it, so the wallet cannot be called synced.
 var ErrCheckAbandoned = errors.New("omission check not finished")
@@ -58,7 +58,7 @@ type Config struct {
 	// Node configures the light node: the peers (Connect, empty for the
 	// network's DNS seeds; MaxPeers; Proxy, NoProxyIsolation; Transport),
 	// the filter (FPRate, Decoys, FilterPadding), the omission checks
-	// (SpotCheckEvery, FullBlockEvery, CheckPeers) and the rest of
+	// (SpotCheckEvery, FullBlockEvery, Tuning.CheckPeers) and the rest of
 	// spv.Config, each with the default spv.Config gives it. The session sets Network, DataDir,
 	// Watcher and Log itself (the wallet's network, NodePath of its data
 	// dir, the wallet, the session's log): New refuses a Config that sets
@@ -67,7 +67,7 @@ type Config struct {
 	// UntilSynced ends the session when the wallet reaches the best
 	// peer's tip and no block awaits an omission check (spv.SyncDone),
 	// or with ErrCheckAbandoned when such a check cannot finish (each
-	// waits at most spv.Config.CheckWait for a second peer).
+	// waits at most spv.Tuning.CheckWait for a second peer).
 	UntilSynced bool
 	// PeerTimeout ends the session with ErrNoPeer when no peer has been
 	// usable for this long (0: wait forever).

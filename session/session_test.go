@@ -245,7 +245,7 @@ func TestNodeConfigIsPassedOn(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	if _, err := session.New(session.Config{Wallet: w, Node: spv.Config{CheckPeers: spv.MaxCheckPeers + 1},
+	if _, err := session.New(session.Config{Wallet: w, Node: spv.Config{Tuning: spv.Tuning{CheckPeers: spv.MaxCheckPeers + 1}},
 		Stderr: testWriter{t}}); !errors.Is(err, spv.ErrBadConfig) {
 		t.Fatalf("CheckPeers past the maximum: %v, want spv.ErrBadConfig", err)
 	}

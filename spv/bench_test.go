@@ -100,7 +100,7 @@ func BenchmarkSync(b *testing.B) {
 					case "gap-lookahead":
 						w = benchWatcher(b, k, birthday).SetLookahead(benchGap)
 					}
-					n, err := spv.New(spv.Config{Network: regtest(b), DataDir: b.TempDir(), Connect: []string{addr}, Watcher: w, Window: win})
+					n, err := spv.New(spv.Config{Network: regtest(b), DataDir: b.TempDir(), Connect: []string{addr}, Watcher: w, Tuning: spv.Tuning{Window: win}})
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -185,7 +185,7 @@ func BenchmarkSync(b *testing.B) {
 // syncOnce cold-syncs w from addr to tip with a fresh data dir and returns
 // the bytes received.
 func syncOnce(b *testing.B, addr string, w watch.Watcher, tip int32, window int) uint64 {
-	n, err := spv.New(spv.Config{Network: regtest(b), DataDir: b.TempDir(), Connect: []string{addr}, Watcher: w, Window: window})
+	n, err := spv.New(spv.Config{Network: regtest(b), DataDir: b.TempDir(), Connect: []string{addr}, Watcher: w, Tuning: spv.Tuning{Window: window}})
 	if err != nil {
 		b.Fatal(err)
 	}

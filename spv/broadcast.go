@@ -428,7 +428,7 @@ func (n *Node) openBroadcastRekeyed(ctx context.Context, target string, tx *wire
 // counts. With rekey, a v2 key that would stall a btcd v1 peer is not
 // sent (wireConn.rekey).
 func (n *Node) openBroadcastVia(ctx context.Context, target string, tx *wire.MsgTx, t wireTransport, rekey bool, need int32) (*broadcastConn, error) {
-	dctx, cancel := context.WithTimeout(ctx, n.cfg.DialTimeout)
+	dctx, cancel := context.WithTimeout(ctx, n.cfg.Tuning.DialTimeout)
 	conn, via, err := n.dial.dial(dctx, target)
 	cancel()
 	if err != nil {
@@ -540,7 +540,7 @@ func (n *Node) openBroadcastVia(ctx context.Context, target string, tx *wire.Msg
 	}()
 	// The handshake (v2 key exchange, version, verack) must end within
 	// HandshakeTimeout.
-	_ = bc.wc.SetDeadline(time.Now().Add(n.cfg.HandshakeTimeout))
+	_ = bc.wc.SetDeadline(time.Now().Add(n.cfg.Tuning.HandshakeTimeout))
 	p.AssociateConnection(bc.wc)
 	select {
 	case <-verack:

@@ -348,7 +348,7 @@ func TestBroadcastStallingKeyNotSent(t *testing.T) {
 		t.Fatal(err)
 	}
 	n, err := New(Config{Network: nw, DataDir: t.TempDir(), Watcher: watchtest.NewMemWatcher(0, p2wpkh(1)),
-		Connect: []string{relay.Addr()}, HandshakeTimeout: time.Minute})
+		Connect: []string{relay.Addr()}, Tuning: Tuning{HandshakeTimeout: time.Minute}})
 	if err != nil {
 		t.Fatal(err)
 	}

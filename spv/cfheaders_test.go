@@ -179,7 +179,7 @@ func bannedAddr(m *manager, addr string) bool {
 // the liar is banned and the watcher is delivered every block.
 func TestCFHeadersConflictBansTheLiar(t *testing.T) {
 	w := watchtest.NewMemWatcher(1, p2wpkh(1))
-	_, m := newTestManager(t, w, Config{Protocol: ProtocolBIP158, MinPeers: 2})
+	_, m := newTestManager(t, w, Config{Protocol: ProtocolBIP158, Tuning: Tuning{MinPeers: 2}})
 	blocks, honest := cfTestChain(t, m, 1005)
 	lie := append([][]byte(nil), honest...)
 	lie[500] = []byte{0}
@@ -200,7 +200,7 @@ func TestCFHeadersConflictBansTheLiar(t *testing.T) {
 // headers of a lie at block 500), and syncs from the honest one.
 func TestCFHeadersAgainstOwnCheckpoints(t *testing.T) {
 	w := watchtest.NewMemWatcher(1, p2wpkh(1))
-	_, m := newTestManager(t, w, Config{Protocol: ProtocolBIP158, MinPeers: 2})
+	_, m := newTestManager(t, w, Config{Protocol: ProtocolBIP158, Tuning: Tuning{MinPeers: 2}})
 	blocks, honest := cfTestChain(t, m, 1005)
 	lie := append([][]byte(nil), honest...)
 	lie[500] = []byte{0}
@@ -218,7 +218,7 @@ func TestCFHeadersAgainstOwnCheckpoints(t *testing.T) {
 // the other peer.
 func TestCFWrongFilterBanned(t *testing.T) {
 	w := watchtest.NewMemWatcher(1, p2wpkh(1))
-	_, m := newTestManager(t, w, Config{Protocol: ProtocolBIP158, MinPeers: 2})
+	_, m := newTestManager(t, w, Config{Protocol: ProtocolBIP158, Tuning: Tuning{MinPeers: 2}})
 	blocks, honest := cfTestChain(t, m, 50)
 	l := newCFTestPeer(t, m, "10.0.0.1:8333", 0, blocks, honest, honest)
 	l.served = map[int32][]byte{20: {0}}

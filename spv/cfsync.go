@@ -28,7 +28,7 @@ import (
 //     does): the liars are banned;
 //  3. the download peer is asked the filters (getcfilters, at most
 //     wire.MaxGetCFiltersReqRange a message) from the watcher's next
-//     block, at most Config.Window ahead; each must hash to its agreed
+//     block, at most Tuning.Window ahead; each must hash to its agreed
 //     filter hash, or the peer is banned;
 //  4. each filter is matched against the output scripts of the
 //     watcher's data elements (btcutil/gcs); a matching block is fetched
@@ -253,7 +253,7 @@ func (cf *cfSync) schedule() {
 		cf.askFilters(m.dl)
 	}
 	// Matching blocks not asked yet, nearest first.
-	for h, end := m.next, m.next+int32(m.n.cfg.Window); h < end && len(cf.entries) > 0; h++ {
+	for h, end := m.next, m.next+int32(m.n.cfg.Tuning.Window); h < end && len(cf.entries) > 0; h++ {
 		e := cf.entries[h]
 		if e != nil && e.match && e.block == nil && e.asked == nil {
 			if !cf.roomForBlock(h) {
@@ -269,7 +269,7 @@ func (cf *cfSync) schedule() {
 // filter headers with getcfilters to ps.
 func (cf *cfSync) askFilters(ps *peerState) {
 	m := cf.m
-	last := min(int32(len(cf.hdr))-1, m.next+int32(m.n.cfg.Window)-1, cf.target(ps))
+	last := min(int32(len(cf.hdr))-1, m.next+int32(m.n.cfg.Tuning.Window)-1, cf.target(ps))
 	for h := m.next; h <= last; {
 		if cf.entries[h] != nil || cf.inflight[h] != nil {
 			h++

@@ -109,7 +109,7 @@ func TestSyncedMeansChecked(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := watchtest.NewMemWatcher(1, p2wpkh(1))
 			clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-			n, m := newTestManager(t, w, Config{SpotCheckEvery: 1, Clock: clk})
+			n, m := newTestManager(t, w, Config{SpotCheckEvery: 1, Tuning: Tuning{Clock: clk}})
 			sub := n.Subscribe()
 			defer sub.Cancel()
 			chain := tipChain(t, n)
@@ -133,7 +133,7 @@ func TestSyncedMeansChecked(t *testing.T) {
 				announce(honest, chain)
 				runAll(honest, dl)
 			} else {
-				clk.now = clk.now.Add(n.cfg.CheckWait + time.Second)
+				clk.now = clk.now.Add(n.cfg.Tuning.CheckWait + time.Second)
 				m.handle(tickMsg{now: clk.now})
 			}
 			m.publishStatus()

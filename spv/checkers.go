@@ -14,7 +14,7 @@ import (
 // with a filter, not lagging, with the block), with a ChaCha8 generator
 // seeded from crypto/rand: no peer can predict which blocks it will be
 // asked about, nor whether the primary's lie will be seen. Up to
-// Config.CheckPeers are asked (DefaultCheckPeers: two), each costing one
+// Tuning.CheckPeers are asked (DefaultCheckPeers: two), each costing one
 // more filtered block (the merkleblock and its matched transactions). The
 // draw prefers network diversity, as Bitcoin Core's netgroups do for
 // outbound connections: first peers whose network group differs from the
@@ -33,10 +33,10 @@ import (
 // are asked only after every peer of another group.
 
 // DefaultCheckPeers is the number of second peers asked about each checked
-// block when that many are connected (Config.CheckPeers).
+// block when that many are connected (Tuning.CheckPeers).
 const DefaultCheckPeers = 2
 
-// MaxCheckPeers is the largest Config.CheckPeers.
+// MaxCheckPeers is the largest Tuning.CheckPeers.
 const MaxCheckPeers = 8
 
 // newCheckRNG returns the generator of the checkers' draw: ChaCha8 seeded
@@ -83,14 +83,14 @@ func (m *manager) checkCandidates(ps *peerState, height int32, skip map[*peerSta
 	return out
 }
 
-// pickCheckers draws more second peers for plan p: up to Config.CheckPeers
+// pickCheckers draws more second peers for plan p: up to Tuning.CheckPeers
 // in all with those already asked, other network groups first (see
 // above), and among them peers whose filter holds the watcher's
 // outpoints first (holdsOutpoints): only such a peer sends a hidden spend
 // of them.
 func (m *manager) pickCheckers(p *checkPlan) []*peerState {
 	cands := m.checkCandidates(p.primary, p.height, p.asked)
-	k := min(m.n.cfg.CheckPeers-len(p.asked), len(cands))
+	k := min(m.n.cfg.Tuning.CheckPeers-len(p.asked), len(cands))
 	if k <= 0 {
 		return nil
 	}

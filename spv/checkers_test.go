@@ -59,7 +59,7 @@ func checkerManager(t *testing.T, cfg Config, addrs ...string) (*manager, []*pee
 // the primary's come first, and two of one group are drawn together only
 // when no other group is left.
 func TestPickCheckersIsRandomAndDiverse(t *testing.T) {
-	m, ps := checkerManager(t, Config{CheckPeers: 2},
+	m, ps := checkerManager(t, Config{Tuning: Tuning{CheckPeers: 2}},
 		"10.0.0.1:8333",                  // primary
 		"10.0.0.2:8333", "10.0.9.9:8333", // its /16
 		"10.1.0.1:8333", "10.1.0.2:8333", // another /16
@@ -88,13 +88,13 @@ func TestPickCheckersIsRandomAndDiverse(t *testing.T) {
 		}
 	}
 	// Only the primary's group left besides one peer: it is used.
-	m2, ps2 := checkerManager(t, Config{CheckPeers: 2}, "10.0.0.1:8333", "10.0.0.2:8333", "10.5.0.1:8333")
+	m2, ps2 := checkerManager(t, Config{Tuning: Tuning{CheckPeers: 2}}, "10.0.0.1:8333", "10.0.0.2:8333", "10.5.0.1:8333")
 	got := m2.pickCheckers(&checkPlan{height: 10, primary: ps2[0]})
 	if len(got) != 2 {
 		t.Fatalf("%d checkers of 2 candidates", len(got))
 	}
 	// Fewer candidates than CheckPeers: all of them; one: one.
-	m3, ps3 := checkerManager(t, Config{CheckPeers: 3}, "127.0.0.1:1", "127.0.0.1:2")
+	m3, ps3 := checkerManager(t, Config{Tuning: Tuning{CheckPeers: 3}}, "127.0.0.1:1", "127.0.0.1:2")
 	if got := m3.pickCheckers(&checkPlan{height: 10, primary: ps3[0]}); len(got) != 1 || got[0] != ps3[1] {
 		t.Fatalf("one candidate: %v", got)
 	}
@@ -132,7 +132,7 @@ func TestCheckerGetsTheOutpointsItLacks(t *testing.T) {
 	const runs = 30
 	for run := range runs {
 		w := watchtest.NewMemWatcher(1, p2wpkh(1))
-		n, m := newTestManager(t, w, Config{SpotCheckEvery: 1, CheckPeers: 1})
+		n, m := newTestManager(t, w, Config{SpotCheckEvery: 1, Tuning: Tuning{CheckPeers: 1}})
 		chain := walletChain(t, n, 8)
 		spend := chain[7].Transactions[2] // spends block 7's payment
 		hidden := map[chainhash.Hash]bool{}

@@ -15,7 +15,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/watch"
 )
 
-// Defaults for the Config fields left zero.
+// Defaults for the Config and Tuning fields left zero.
 const (
 	// DefaultMaxPeers is the number of outbound connections.
 	DefaultMaxPeers = 3
@@ -62,7 +62,7 @@ const (
 	// one. btcd's peer package gives up after 30 s whatever this says.
 	DefaultHandshakeTimeout = 20 * time.Second
 
-	// DefaultMinPeersWait bounds the wait for Config.MinPeers.
+	// DefaultMinPeersWait bounds the wait for Tuning.MinPeers.
 	DefaultMinPeersWait = 10 * time.Second
 
 	// DefaultSpotCheckEvery makes every block be asked again from a second
@@ -119,7 +119,8 @@ const (
 )
 
 // Config configures a Node. Network, DataDir and Watcher are required; the
-// rest has defaults.
+// rest has defaults. Tuning holds the knobs that tests and harnesses
+// turn; its zero value is the defaults.
 type Config struct {
 	// Network selects the chain, its seeds and checkpoints.
 	Network *netparams.Network
@@ -138,37 +139,12 @@ type Config struct {
 	// FPRate is the filter's false-positive target at its capacity
 	// (filterpolicy.DefaultFPRate).
 	FPRate float64
-	// ReloadFPRatio reloads a peer's filter when its predicted
-	// false-positive rate exceeds ReloadFPRatio*FPRate
-	// (filterpolicy.DefaultReloadFPRatio).
-	ReloadFPRatio float64
 	// Log receives the node's log; nil discards it. Never stdout while a
 	// TUI runs.
 	Log *slog.Logger
-	// Clock is the time source (the system clock when nil).
-	Clock Clock
 
-	// BatchSize is the number of filtered blocks per getdata
-	// (DefaultBatchSize).
-	BatchSize int
-	// Window is the number of blocks requested ahead of the watcher
-	// (filterpolicy.DefaultWindow).
-	Window int
-	// StallTimeout disconnects a peer that makes no progress on what it
-	// owes (filtered blocks, transactions, full blocks, a batch's pong)
-	// or leaves a getheaders unanswered this long (DefaultStallTimeout).
-	// Progress is an answer to a request: other messages, such as an
-	// unsolicited empty headers, do not count.
-	StallTimeout time.Duration
 	// RetryMin and RetryMax bound the reconnect backoff.
 	RetryMin, RetryMax time.Duration
-	// BanDuration is how long a misbehaving peer stays banned.
-	BanDuration time.Duration
-	// TickInterval is the housekeeping period (DefaultTickInterval).
-	TickInterval time.Duration
-	// DialTimeout bounds one TCP connect (DefaultDialTimeout), through
-	// the proxy the SOCKS5 handshake included (DefaultProxyDialTimeout).
-	DialTimeout time.Duration
 	// Proxy is a SOCKS5 proxy (IP:port, or localhost:port) that every
 	// peer connection goes through, as Bitcoin Core's -proxy (Tor's
 	// SOCKS port is 127.0.0.1:9050). While it is set bloomwatch resolves
@@ -191,8 +167,6 @@ type Config struct {
 	// subdomain first, then the plain name) and host names in Connect
 	// when there is no Proxy (net.DefaultResolver when nil).
 	Resolver Resolver
-	// SeedTimeout bounds one question to a DNS seed (DefaultSeedTimeout).
-	SeedTimeout time.Duration
 	// SpotCheckEvery asks each block, with probability 1/n, again from a
 	// second peer and compares the matched txids (omission detection);
 	// 1 checks every block; negative disables it (DefaultSpotCheckEvery
@@ -203,27 +177,8 @@ type Config struct {
 	// filter (omission detection with one peer, at the cost of the full
 	// block); negative disables it (DefaultFullBlockEvery when 0).
 	FullBlockEvery int
-	// CheckWait bounds the wait of an omission check for a second peer
-	// to have its block (DefaultCheckWait).
-	CheckWait time.Duration
-	// CheckPeers is how many second peers are asked about each block a
-	// cross-peer check covers, when that many can answer (drawn afresh
-	// for each block, other network groups first: checkers.go); each
-	// costs one more filtered block (DefaultCheckPeers when 0, at most
-	// MaxCheckPeers).
-	CheckPeers int
 	// UserAgent is sent in the version message ("bloomwatch" when empty).
 	UserAgent string
-	// MinPeers is the number of ready peers the node waits for, at most
-	// MinPeersWait, before it picks a download peer for the first time
-	// (default 2 when Connect names two peers or more and MaxPeers allows
-	// two connections, else 1). With more
-	// than one, the best announced chain is
-	// chosen among them and spot checks have a second peer from the
-	// start. Later the sync goes on with whatever peers remain.
-	MinPeers int
-	// MinPeersWait bounds the wait for MinPeers (DefaultMinPeersWait).
-	MinPeersWait time.Duration
 	// SideBranchMargin and MaxSideHeaders bound the side-branch headers
 	// the header store keeps (headers.DefaultSideBranchMargin and
 	// headers.DefaultMaxSideHeaders when 0): a branch trailing by more
@@ -236,31 +191,17 @@ type Config struct {
 	// Transport is the P2P transport policy: TransportAuto (the
 	// default, "" too), TransportV2 or TransportV1 (see Transport).
 	Transport Transport
-	// HandshakeTimeout bounds each connection's handshake
-	// (DefaultHandshakeTimeout).
-	HandshakeTimeout time.Duration
 	// FilterPadding is how filterloads sent over v2 are padded
 	// (filterpolicy.PadSteps when empty).
 	FilterPadding filterpolicy.FilterPadding
-	// WireTap, when set, receives every write of the node and every
-	// message of its peers as an on-path observer sees them: length and
-	// time (WirePacket). It is called on the connections' goroutines
-	// and must not block.
-	WireTap func(WirePacket)
-	// ReloadEvery and ReloadInterval are the mean spacing, in delivered
-	// blocks and in time, of the scheduled reload points at which the
-	// filters of every peer are reloaded together when the watcher's
-	// elements grew, a filter drifted or a decoy retired
-	// (DefaultReloadEvery, DefaultReloadInterval); nothing else reloads
-	// a filter but a new peer, a download peer that lacks outpoints, the
-	// gap-limit race and the user.
-	ReloadEvery    int
-	ReloadInterval time.Duration
-	// QuietBlocks and QuietTime are the window after a wallet match in
-	// which a live node sends no filter (DefaultQuietBlocks,
-	// DefaultQuietTime); negative: none.
-	QuietBlocks int
-	QuietTime   time.Duration
+	// ReloadEvery is the mean spacing, in delivered blocks, of the
+	// scheduled reload points at which the filters of every peer are
+	// reloaded together when the watcher's elements grew, a filter
+	// drifted or a decoy retired (DefaultReloadEvery;
+	// Tuning.ReloadInterval is the spacing in time); nothing else
+	// reloads a filter but a new peer, a download peer that lacks
+	// outpoints, the gap-limit race and the user.
+	ReloadEvery int
 	// RefetchWindow aligns re-fetches to multiples of this many blocks
 	// (DefaultRefetchWindow); 1 re-fetches from the block itself.
 	RefetchWindow int
@@ -277,6 +218,82 @@ type Config struct {
 	// serves both (ProtocolBIP37 when empty).
 	Protocol Protocol
 	Prefer   Protocol
+
+	// Tuning holds the timing, batching and observation knobs; its zero
+	// value is the defaults, which is what a user wants.
+	Tuning Tuning
+}
+
+// Tuning holds the Config knobs that tests, harnesses and measurements
+// set: timeouts, batch sizes, the clock and the wire tap. Every field's
+// zero value is its default.
+type Tuning struct {
+	// ReloadFPRatio reloads a peer's filter when its predicted
+	// false-positive rate exceeds ReloadFPRatio*Config.FPRate
+	// (filterpolicy.DefaultReloadFPRatio).
+	ReloadFPRatio float64
+	// Clock is the time source (the system clock when nil).
+	Clock Clock
+
+	// BatchSize is the number of filtered blocks per getdata
+	// (DefaultBatchSize).
+	BatchSize int
+	// Window is the number of blocks requested ahead of the watcher
+	// (filterpolicy.DefaultWindow; at least BatchSize).
+	Window int
+	// StallTimeout disconnects a peer that makes no progress on what it
+	// owes (filtered blocks, transactions, full blocks, a batch's pong)
+	// or leaves a getheaders unanswered this long (DefaultStallTimeout).
+	// Progress is an answer to a request: other messages, such as an
+	// unsolicited empty headers, do not count.
+	StallTimeout time.Duration
+	// BanDuration is how long a misbehaving peer stays banned
+	// (DefaultBanDuration).
+	BanDuration time.Duration
+	// TickInterval is the housekeeping period (DefaultTickInterval).
+	TickInterval time.Duration
+	// DialTimeout bounds one TCP connect (DefaultDialTimeout), through
+	// Config.Proxy the SOCKS5 handshake included
+	// (DefaultProxyDialTimeout).
+	DialTimeout time.Duration
+	// SeedTimeout bounds one question to a DNS seed (DefaultSeedTimeout).
+	SeedTimeout time.Duration
+	// CheckWait bounds the wait of an omission check for a second peer
+	// to have its block (DefaultCheckWait).
+	CheckWait time.Duration
+	// CheckPeers is how many second peers are asked about each block a
+	// cross-peer check covers, when that many can answer (drawn afresh
+	// for each block, other network groups first: checkers.go); each
+	// costs one more filtered block (DefaultCheckPeers when 0, at most
+	// MaxCheckPeers).
+	CheckPeers int
+	// MinPeers is the number of ready peers the node waits for, at most
+	// MinPeersWait, before it picks a download peer for the first time
+	// (default 2 when Config.Connect names two peers or more and
+	// Config.MaxPeers allows two connections, else 1). With more than
+	// one, the best announced chain is chosen among them and spot checks
+	// have a second peer from the start. Later the sync goes on with
+	// whatever peers remain.
+	MinPeers int
+	// MinPeersWait bounds the wait for MinPeers (DefaultMinPeersWait).
+	MinPeersWait time.Duration
+	// HandshakeTimeout bounds each connection's handshake
+	// (DefaultHandshakeTimeout).
+	HandshakeTimeout time.Duration
+	// WireTap, when set, receives every write of the node and every
+	// message of its peers as an on-path observer sees them: length and
+	// time (WirePacket). It is called on the connections' goroutines
+	// and must not block.
+	WireTap func(WirePacket)
+	// ReloadInterval is the mean spacing in time of the scheduled reload
+	// points (DefaultReloadInterval; Config.ReloadEvery is the spacing
+	// in blocks).
+	ReloadInterval time.Duration
+	// QuietBlocks and QuietTime are the window after a wallet match in
+	// which a live node sends no filter (DefaultQuietBlocks,
+	// DefaultQuietTime); negative: none.
+	QuietBlocks int
+	QuietTime   time.Duration
 }
 
 // withDefaults returns c with zero fields filled and checks it.
@@ -290,7 +307,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Watcher == nil {
 		return c, fmt.Errorf("%w: no watcher", ErrBadConfig)
 	}
-	if c.MaxPeers < 0 || c.BatchSize < 0 || c.Window < 0 {
+	if c.MaxPeers < 0 || c.Tuning.BatchSize < 0 || c.Tuning.Window < 0 {
 		return c, fmt.Errorf("%w: negative peer, batch or window count", ErrBadConfig)
 	}
 	if c.Decoys < 0 || c.Decoys > MaxDecoys {
@@ -305,32 +322,32 @@ func (c Config) withDefaults() (Config, error) {
 	if !(c.FPRate > 0 && c.FPRate < 1) {
 		return c, fmt.Errorf("%w: FPRate %v not in (0, 1)", ErrBadConfig, c.FPRate)
 	}
-	if c.ReloadFPRatio == 0 {
-		c.ReloadFPRatio = filterpolicy.DefaultReloadFPRatio
+	if c.Tuning.ReloadFPRatio == 0 {
+		c.Tuning.ReloadFPRatio = filterpolicy.DefaultReloadFPRatio
 	}
-	if c.ReloadFPRatio < 1 {
-		return c, fmt.Errorf("%w: ReloadFPRatio %v below 1", ErrBadConfig, c.ReloadFPRatio)
+	if c.Tuning.ReloadFPRatio < 1 {
+		return c, fmt.Errorf("%w: ReloadFPRatio %v below 1", ErrBadConfig, c.Tuning.ReloadFPRatio)
 	}
 	if c.Log == nil {
 		c.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	if c.Clock == nil {
-		c.Clock = systemClock{}
+	if c.Tuning.Clock == nil {
+		c.Tuning.Clock = systemClock{}
 	}
-	if c.BatchSize == 0 {
-		c.BatchSize = DefaultBatchSize
+	if c.Tuning.BatchSize == 0 {
+		c.Tuning.BatchSize = DefaultBatchSize
 	}
-	if c.Window == 0 {
-		c.Window = filterpolicy.DefaultWindow
+	if c.Tuning.Window == 0 {
+		c.Tuning.Window = filterpolicy.DefaultWindow
 	}
-	if c.Window < c.BatchSize {
-		c.Window = c.BatchSize
+	if c.Tuning.Window < c.Tuning.BatchSize {
+		c.Tuning.Window = c.Tuning.BatchSize
 	}
-	if c.StallTimeout <= 0 {
-		c.StallTimeout = DefaultStallTimeout
+	if c.Tuning.StallTimeout <= 0 {
+		c.Tuning.StallTimeout = DefaultStallTimeout
 	}
-	if c.CheckWait <= 0 {
-		c.CheckWait = DefaultCheckWait
+	if c.Tuning.CheckWait <= 0 {
+		c.Tuning.CheckWait = DefaultCheckWait
 	}
 	if c.RetryMin <= 0 {
 		c.RetryMin = DefaultRetryMin
@@ -341,23 +358,23 @@ func (c Config) withDefaults() (Config, error) {
 	if c.RetryMax < c.RetryMin {
 		c.RetryMax = c.RetryMin
 	}
-	if c.BanDuration <= 0 {
-		c.BanDuration = DefaultBanDuration
+	if c.Tuning.BanDuration <= 0 {
+		c.Tuning.BanDuration = DefaultBanDuration
 	}
-	if c.TickInterval <= 0 {
-		c.TickInterval = DefaultTickInterval
+	if c.Tuning.TickInterval <= 0 {
+		c.Tuning.TickInterval = DefaultTickInterval
 	}
-	if c.DialTimeout <= 0 {
-		c.DialTimeout = DefaultDialTimeout
+	if c.Tuning.DialTimeout <= 0 {
+		c.Tuning.DialTimeout = DefaultDialTimeout
 		if c.Proxy != "" {
-			c.DialTimeout = DefaultProxyDialTimeout
+			c.Tuning.DialTimeout = DefaultProxyDialTimeout
 		}
 	}
 	if c.Resolver == nil {
 		c.Resolver = net.DefaultResolver
 	}
-	if c.SeedTimeout <= 0 {
-		c.SeedTimeout = DefaultSeedTimeout
+	if c.Tuning.SeedTimeout <= 0 {
+		c.Tuning.SeedTimeout = DefaultSeedTimeout
 	}
 	if c.Proxy != "" {
 		proxy, err := CheckProxy(c.Proxy)
@@ -373,21 +390,21 @@ func (c Config) withDefaults() (Config, error) {
 		c.FullBlockEvery = DefaultFullBlockEvery
 	}
 	switch {
-	case c.CheckPeers == 0:
-		c.CheckPeers = DefaultCheckPeers
-	case c.CheckPeers < 0 || c.CheckPeers > MaxCheckPeers:
-		return c, fmt.Errorf("%w: CheckPeers %d outside 1..%d", ErrBadConfig, c.CheckPeers, MaxCheckPeers)
+	case c.Tuning.CheckPeers == 0:
+		c.Tuning.CheckPeers = DefaultCheckPeers
+	case c.Tuning.CheckPeers < 0 || c.Tuning.CheckPeers > MaxCheckPeers:
+		return c, fmt.Errorf("%w: CheckPeers %d outside 1..%d", ErrBadConfig, c.Tuning.CheckPeers, MaxCheckPeers)
 	}
-	if c.MinPeers <= 0 {
+	if c.Tuning.MinPeers <= 0 {
 		// With two peers named, the first sync waits for both (at most
 		// MinPeersWait): started on whichever finished its handshake
 		// first, a short catch-up could end before the other was ready
 		// and every block of it went unchecked (the demo's 30-block
 		// chain: 30 of 30 in one run of two, the v2 handshake to one
 		// btcd against the v1 fallback to the other).
-		c.MinPeers = 1
+		c.Tuning.MinPeers = 1
 		if len(c.Connect) >= 2 && c.MaxPeers >= 2 {
-			c.MinPeers = 2
+			c.Tuning.MinPeers = 2
 		}
 	}
 	t, err := ParseTransport(string(c.Transport))
@@ -407,35 +424,35 @@ func (c Config) withDefaults() (Config, error) {
 	if c.FilterPadding, err = filterpolicy.ParseFilterPadding(string(c.FilterPadding)); err != nil {
 		return c, fmt.Errorf("%w: %w", ErrBadConfig, err)
 	}
-	if c.HandshakeTimeout <= 0 {
-		c.HandshakeTimeout = DefaultHandshakeTimeout
+	if c.Tuning.HandshakeTimeout <= 0 {
+		c.Tuning.HandshakeTimeout = DefaultHandshakeTimeout
 	}
-	if c.ReloadEvery < 0 || c.ReloadInterval < 0 || c.RefetchWindow < 0 {
+	if c.ReloadEvery < 0 || c.Tuning.ReloadInterval < 0 || c.RefetchWindow < 0 {
 		return c, fmt.Errorf("%w: negative reload spacing or refetch window", ErrBadConfig)
 	}
 	if c.ReloadEvery == 0 {
 		c.ReloadEvery = DefaultReloadEvery
 	}
-	if c.ReloadInterval == 0 {
-		c.ReloadInterval = DefaultReloadInterval
+	if c.Tuning.ReloadInterval == 0 {
+		c.Tuning.ReloadInterval = DefaultReloadInterval
 	}
-	if c.QuietBlocks == 0 {
-		c.QuietBlocks = DefaultQuietBlocks
+	if c.Tuning.QuietBlocks == 0 {
+		c.Tuning.QuietBlocks = DefaultQuietBlocks
 	}
-	if c.QuietBlocks < 0 {
-		c.QuietBlocks = 0
+	if c.Tuning.QuietBlocks < 0 {
+		c.Tuning.QuietBlocks = 0
 	}
-	if c.QuietTime == 0 {
-		c.QuietTime = DefaultQuietTime
+	if c.Tuning.QuietTime == 0 {
+		c.Tuning.QuietTime = DefaultQuietTime
 	}
-	if c.QuietTime < 0 {
-		c.QuietTime = 0
+	if c.Tuning.QuietTime < 0 {
+		c.Tuning.QuietTime = 0
 	}
 	if c.RefetchWindow == 0 {
 		c.RefetchWindow = DefaultRefetchWindow
 	}
-	if c.MinPeersWait <= 0 {
-		c.MinPeersWait = DefaultMinPeersWait
+	if c.Tuning.MinPeersWait <= 0 {
+		c.Tuning.MinPeersWait = DefaultMinPeersWait
 	}
 	if c.UserAgent == "" {
 		c.UserAgent = "bloomwatch"

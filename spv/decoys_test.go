@@ -259,7 +259,7 @@ func TestBusyDecoyRetired(t *testing.T) {
 func TestBusyDecoyReloadsEveryPeer(t *testing.T) {
 	const batch = 4
 	w := watchtest.NewMemWatcher(1, p2wpkh(1))
-	n, m := newTestManager(t, w, Config{SpotCheckEvery: 1, Decoys: 1, ReloadEvery: 1, BatchSize: batch, Window: batch})
+	n, m := newTestManager(t, w, Config{SpotCheckEvery: 1, Decoys: 1, ReloadEvery: 1, Tuning: Tuning{BatchSize: batch, Window: batch}})
 	busy := p2wpkh(0x50)
 	if err := writeDecoys(n.cfg.DataDir, [][]byte{busy[2:]}, nil); err != nil {
 		t.Fatal(err)

@@ -37,7 +37,10 @@
 // resolver and Config.Proxy sends every connection through SOCKS5 with no
 // local lookup. The other Config fields have working defaults: the filter's
 // false-positive target, the number of peers, the transport (BIP324 v2 with a
-// v1 fallback), how many other peers check each block.
+// v1 fallback), how many other peers check each block. Config.Tuning holds
+// the timeouts, batch sizes, clock and wire tap that tests, harnesses and
+// measurements set; its zero value is the defaults, and user code leaves it
+// out.
 //
 // # Events and status
 //

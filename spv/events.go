@@ -247,7 +247,7 @@ const (
 // shows whether that peer hid one of the wallet's transactions in it.
 //
 // Abandoned marks a check that was begun and could not finish: it waited
-// for a second peer to get the block for Config.CheckWait, or its second
+// for a second peer to get the block for Tuning.CheckWait, or its second
 // peers went away or did not answer, or it was an earlier run's
 // unfinished check and no second peer was connected. A block that was
 // never awaited (no other peer with a filter when it came) is not

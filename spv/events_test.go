@@ -53,7 +53,7 @@ func drain(t *testing.T, sub *Subscription) []Event {
 // with Status.Err's error).
 func TestEventsCarryWhatStatusHad(t *testing.T) {
 	w := failingWatcher{MemWatcher: watchtest.NewMemWatcher(1, p2wpkh(1)), failAt: 5}
-	n, m := newTestManager(t, w, Config{BatchSize: 10})
+	n, m := newTestManager(t, w, Config{Tuning: Tuning{BatchSize: 10}})
 	sub := n.Subscribe()
 	chain := mineBlocks(t, n.cfg.Network, genesis(n), 8, func(i int) []*wire.MsgTx {
 		return []*wire.MsgTx{payTo(byte(i), 1000, p2wpkh(1)), payTo(byte(50+i), 7, p2wpkh(0x99))}

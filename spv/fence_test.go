@@ -69,7 +69,7 @@ func (s *simServer) claim(h int32) { s.ps.p.UpdateLastBlockHeight(h) }
 // clock.
 func newFenceManager(t *testing.T, w watch.Watcher, dir string, clk *fakeClock) (*Node, *manager) {
 	t.Helper()
-	n, err := New(Config{Network: regtestNet(t), DataDir: dir, Watcher: w, Clock: clk, SpotCheckEvery: -1})
+	n, err := New(Config{Network: regtestNet(t), DataDir: dir, Watcher: w, SpotCheckEvery: -1, Tuning: Tuning{Clock: clk}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +283,7 @@ func TestFencePongsAreNotBatchPongs(t *testing.T) {
 	clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
 	w := watchtest.NewMemWatcher(1, p2wpkh(1))
 	n, m := newFenceManager(t, w, t.TempDir(), clk)
-	m.n.cfg.BatchSize, m.n.cfg.Window = 3, 6
+	m.n.cfg.Tuning.BatchSize, m.n.cfg.Tuning.Window = 3, 6
 	chain := mineBlocks(t, n.cfg.Network, genesis(n), 20, func(i int) []*wire.MsgTx {
 		return []*wire.MsgTx{payTo(byte(i), 100, p2wpkh(1))}
 	})

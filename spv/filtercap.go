@@ -17,5 +17,5 @@ import "math"
 // could reach at its capacity when loaded, or times the target when that
 // is lower.
 func (m *manager) reloadThreshold(ps *peerState) float64 {
-	return m.n.cfg.ReloadFPRatio * math.Max(m.n.cfg.FPRate, ps.loadRate)
+	return m.n.cfg.Tuning.ReloadFPRatio * math.Max(m.n.cfg.FPRate, ps.loadRate)
 }

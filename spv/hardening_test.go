@@ -462,7 +462,7 @@ func TestCheckWaitsForSecondPeerToHaveTheBlock(t *testing.T) {
 	for _, announce := range []bool{true, false} {
 		w := watchtest.NewMemWatcher(1, p2wpkh(1))
 		clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-		n, m := newTestManager(t, w, Config{SpotCheckEvery: 1, Clock: clk})
+		n, m := newTestManager(t, w, Config{SpotCheckEvery: 1, Tuning: Tuning{Clock: clk}})
 		chain := mineBlocks(t, n.cfg.Network, genesis(n), 5, func(i int) []*wire.MsgTx {
 			return []*wire.MsgTx{payTo(byte(i), 5, p2wpkh(1))}
 		})
@@ -498,7 +498,7 @@ func TestCheckWaitsForSecondPeerToHaveTheBlock(t *testing.T) {
 			}
 			continue
 		}
-		clk.now = clk.now.Add(n.cfg.CheckWait + time.Second)
+		clk.now = clk.now.Add(n.cfg.Tuning.CheckWait + time.Second)
 		m.handle(tickMsg{now: clk.now})
 		if len(m.waiting) != 0 || m.st.Unchecked != 1 || m.st.SpotChecks != 4 || !m.st.Synced || m.st.AwaitingCheck != 0 {
 			t.Fatalf("after CheckWait: waiting %d, unchecked %d, spot checks %d, synced %v, awaiting %d",
@@ -561,7 +561,7 @@ func TestCheckWaitsForALaggingSecondPeer(t *testing.T) {
 	// it catches up.
 	w := watchtest.NewMemWatcher(1, p2wpkh(1))
 	clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	n, m := newTestManager(t, w, Config{SpotCheckEvery: 1, Clock: clk})
+	n, m := newTestManager(t, w, Config{SpotCheckEvery: 1, Tuning: Tuning{Clock: clk}})
 	chain := mineBlocks(t, n.cfg.Network, genesis(n), 5, func(i int) []*wire.MsgTx {
 		return []*wire.MsgTx{payTo(byte(i), 5, p2wpkh(1))}
 	})

@@ -611,7 +611,7 @@ func (m *manager) reviewLagging() {
 // empty reply or the fence) without claiming more than our tip: a
 // lagging peer's word never makes the node synced. A check still waiting
 // for a second peer to get its block holds "synced" back, up to
-// Config.CheckWait: the block was applied as one peer delivered it, and
+// Tuning.CheckWait: the block was applied as one peer delivered it, and
 // until another answers nothing shows whether it hid a payment. At the
 // tip with checks awaited the node says so (ChecksAwaited).
 func (m *manager) checkSynced() {

@@ -66,7 +66,7 @@ func newHiddenTip(t *testing.T) *hiddenTip {
 // for the honest peer to get the block on a loaded machine.
 func (s *hiddenTip) config(t *testing.T, dir string) spv.Config {
 	cfg := hostileFirst(t, s.liar, hostile.OmitMatchedTx, s.honest.P2PAddr(), s.w, dir)
-	cfg.SpotCheckEvery, cfg.CheckWait = 1, 2*time.Minute
+	cfg.SpotCheckEvery, cfg.Tuning.CheckWait = 1, 2*time.Minute
 	return cfg
 }
 

@@ -48,7 +48,8 @@ func TestHostilePeers(t *testing.T) {
 			n, err := spv.New(spv.Config{
 				Network: regtest(t), DataDir: dir, Connect: []string{hp.Addr(), h.Node().P2PAddr()},
 				Watcher: w, Log: slog.New(dl), RetryMin: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond,
-				StallTimeout: 2 * time.Second, TickInterval: 200 * time.Millisecond, SpotCheckEvery: 1, MinPeers: 2, MinPeersWait: hostileFirstWait(sc),
+				SpotCheckEvery: 1,
+				Tuning:         spv.Tuning{StallTimeout: 2 * time.Second, TickInterval: 200 * time.Millisecond, MinPeers: 2, MinPeersWait: hostileFirstWait(sc)},
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -232,7 +233,7 @@ func TestHonestReorgAfterSideBranchFlood(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A restart on the full store, the honest btcd alone.
-	cfg.Connect, cfg.MinPeers = []string{btcd}, 1
+	cfg.Connect, cfg.Tuning.MinPeers = []string{btcd}, 1
 	n2, err := spv.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -277,7 +278,7 @@ func TestKeepAliveStallIsReplaced(t *testing.T) {
 	defer hp.Close()
 	w := watchtest.NewMemWatcher(start+1, scripts...)
 	cfg := hostileFirst(t, hp, hostile.StallKeepAlive, h.Node().P2PAddr(), w, t.TempDir())
-	cfg.StallTimeout, cfg.TickInterval = 3*time.Second, 200*time.Millisecond
+	cfg.Tuning.StallTimeout, cfg.Tuning.TickInterval = 3*time.Second, 200*time.Millisecond
 	n, err := spv.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -354,7 +355,8 @@ func TestTwoLiarsOfThreeCannotHide(t *testing.T) {
 		// late (a loaded machine took more than 5 s for its handshake) the
 		// two liars check each other, agree on the same omission, and no
 		// client could tell. The wait ends as soon as the three are ready.
-		MinPeers: 3, MinPeersWait: time.Minute, SpotCheckEvery: 1,
+		SpotCheckEvery: 1,
+		Tuning:         spv.Tuning{MinPeers: 3, MinPeersWait: time.Minute},
 	})
 	if err != nil {
 		t.Fatal(err)

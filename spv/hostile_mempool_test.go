@@ -202,7 +202,8 @@ func runMempoolCase(t *testing.T, h *testnet.Harness, xpub string, birthday int3
 	}
 	n, err := spv.New(spv.Config{
 		Network: net, DataDir: filepath.Join(dir, "spv"), Connect: []string{hp.Addr(), h.Node().P2PAddr()}, Watcher: w,
-		Log: log, RetryMin: 100 * time.Millisecond, RetryMax: time.Second, StallTimeout: 10 * time.Second,
+		Log: log, RetryMin: 100 * time.Millisecond, RetryMax: time.Second,
+		Tuning: spv.Tuning{StallTimeout: 10 * time.Second},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -60,10 +60,10 @@ func TestReorgDoubleSpends(t *testing.T) {
 	}
 	n, err := spv.New(spv.Config{
 		Network: net, DataDir: filepath.Join(dir, "spv"), Connect: []string{h.Node().P2PAddr()}, Watcher: w,
-		RetryMin: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond, TickInterval: 200 * time.Millisecond,
+		RetryMin: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond,
 		// A download window of 4 blocks: the reorgs of depth 6 and 7 also
 		// reach below everything the node had in flight.
-		BatchSize: 2, Window: 4,
+		Tuning: spv.Tuning{TickInterval: 200 * time.Millisecond, BatchSize: 2, Window: 4},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -142,7 +142,7 @@ func brokenV2Node(t *testing.T, c *transportChain, logs *logBuffer, tp spv.Trans
 	w := implWallet(t, t, filepath.Join(dir, "wallet"), c.xpub, c.birth, 0)
 	cfg := implConfig(filepath.Join(dir, "spv"), w, addrs...)
 	cfg.Transport = tp
-	cfg.HandshakeTimeout = v2HandshakeTimeout
+	cfg.Tuning.HandshakeTimeout = v2HandshakeTimeout
 	cfg.Log = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	n, err := spv.New(cfg)
 	if err != nil {

@@ -20,7 +20,7 @@ func hostileFirst(t testing.TB, hp *hostile.Peer, sc hostile.Scenario, honest st
 	return spv.Config{
 		Network: regtest(t), DataDir: dir, Connect: []string{hp.Addr(), honest}, Watcher: w, Log: testLogger(),
 		RetryMin: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond,
-		MinPeers: 2, MinPeersWait: hostileFirstWait(sc),
+		Tuning: spv.Tuning{MinPeers: 2, MinPeersWait: hostileFirstWait(sc)},
 	}
 }
 

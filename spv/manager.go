@@ -314,14 +314,14 @@ func (m *manager) outpointsHeld(f *bip37.Filter) bool {
 // run is the manager goroutine.
 func (m *manager) run() {
 	n := m.n
-	tick := n.clock.TickAfter(n.cfg.TickInterval)
+	tick := n.clock.TickAfter(n.cfg.Tuning.TickInterval)
 	for {
 		select {
 		case msg := <-n.msgs:
 			m.handle(msg)
 		case now := <-tick:
 			m.onTick(now)
-			tick = n.clock.TickAfter(n.cfg.TickInterval)
+			tick = n.clock.TickAfter(n.cfg.Tuning.TickInterval)
 		case <-n.quit:
 			return
 		}
@@ -515,7 +515,7 @@ func (m *manager) misbehave(ps *peerState, kind misbehavior, detail string) {
 // answering its batch and sends empty headers messages (which reset a
 // message timer) is dropped all the same, and another takes over.
 func (m *manager) onTick(now time.Time) {
-	timeout := m.n.cfg.StallTimeout
+	timeout := m.n.cfg.Tuning.StallTimeout
 	for ps := range m.peers {
 		if !ps.owesData() {
 			ps.lastAnswer = now
@@ -688,8 +688,8 @@ func (m *manager) pickDownloadPeer() {
 		}
 		m.dl = nil
 	}
-	if !m.begun && len(m.peers) < m.n.cfg.MinPeers &&
-		m.n.clock.Now().Sub(m.startAt) < m.n.cfg.MinPeersWait {
+	if !m.begun && len(m.peers) < m.n.cfg.Tuning.MinPeers &&
+		m.n.clock.Now().Sub(m.startAt) < m.n.cfg.Tuning.MinPeersWait {
 		return
 	}
 	var best *peerState
@@ -745,11 +745,11 @@ func (m *manager) requestBlocks(ps *peerState, tip int32) {
 	if m.holding() || m.st.Err != nil {
 		return // a reload waits for the peers to drain
 	}
-	limit := min(tip, m.next+int32(m.n.cfg.Window)-1)
+	limit := min(tip, m.next+int32(m.n.cfg.Tuning.Window)-1)
 	// An aligned re-fetch starts with its cover blocks, in the same
 	// getdata as the blocks it is for.
 	batch := m.coverRequests(ps)
-	if len(batch) == 0 && !m.retry && limit < tip && limit-m.reqHigh < int32(m.n.cfg.BatchSize) {
+	if len(batch) == 0 && !m.retry && limit < tip && limit-m.reqHigh < int32(m.n.cfg.Tuning.BatchSize) {
 		return // wait until a whole batch fits: one ping per batch
 	}
 	from := m.reqHigh + 1
@@ -778,7 +778,7 @@ func (m *manager) requestBlocks(ps *peerState, tip int32) {
 		s.req = r
 		s.attempts++
 		batch = append(batch, r)
-		if len(batch) == m.n.cfg.BatchSize {
+		if len(batch) == m.n.cfg.Tuning.BatchSize {
 			m.sendBatch(ps, batch)
 			batch = nil
 		}

@@ -280,7 +280,7 @@ func TestManagerGapRaceRefetches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, m := newTestManager(t, w, Config{BatchSize: 10})
+	n, m := newTestManager(t, w, Config{Tuning: Tuning{BatchSize: 10}})
 	// Block 2 pays index 1 (watched from the start: reveals 2 and 3) and
 	// index 3 (only found when block 2 is filtered again); block 3 pays
 	// index 3 again, block 5 index 2.
@@ -543,7 +543,7 @@ func openFile(t testing.TB, path string) *os.File {
 
 func TestManagerReloadsSaturatedFilter(t *testing.T) {
 	w := watchtest.NewMemWatcher(1, p2wpkh(1))
-	n, m := newTestManager(t, w, Config{FPRate: 0.001, ReloadFPRatio: 2, ReloadEvery: 1, BatchSize: 2})
+	n, m := newTestManager(t, w, Config{FPRate: 0.001, ReloadEvery: 1, Tuning: Tuning{ReloadFPRatio: 2, BatchSize: 2}})
 	// Every block pays the watcher 30 outpoints: the server inserts 30
 	// outpoints per block into a filter sized for 64 elements; the
 	// drifted filter is reloaded at the next reload point (every block
@@ -648,7 +648,7 @@ func TestManagerSurvivesRandomMessages(t *testing.T) {
 	for seed := int64(1); seed <= 20; seed++ {
 		r := rand.New(rand.NewSource(seed))
 		w := watchtest.NewMemWatcher(1, p2wpkh(1))
-		n, m := newTestManager(t, w, Config{BatchSize: 5, Window: 10, SpotCheckEvery: 2})
+		n, m := newTestManager(t, w, Config{SpotCheckEvery: 2, Tuning: Tuning{BatchSize: 5, Window: 10}})
 		chain := mineBlocks(t, n.cfg.Network, genesis(n), 12, func(i int) []*wire.MsgTx {
 			return []*wire.MsgTx{payTo(byte(i), 5, p2wpkh(byte(i%3))), payTo(byte(i+100), 6, p2wpkh(0x56))}
 		})

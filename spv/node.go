@@ -82,8 +82,8 @@ func New(cfg Config) (*Node, error) {
 	}
 	n := &Node{
 		cfg:     cfg,
-		log:     slog.New(newLogLimiter(cfg.Log.Handler(), cfg.Clock)),
-		clock:   cfg.Clock,
+		log:     slog.New(newLogLimiter(cfg.Log.Handler(), cfg.Tuning.Clock)),
+		clock:   cfg.Tuning.Clock,
 		bcast:   newBroadcaster(),
 		rebc:    newRebroadcastSet(),
 		msgs:    make(chan any, 256),
@@ -111,7 +111,7 @@ func New(cfg Config) (*Node, error) {
 	if n.decoys, err = loadDecoys(cfg.DataDir, cfg.Decoys); err != nil {
 		return nil, err
 	}
-	if n.bans, err = openBanManager(cfg.DataDir, cfg.Clock, cfg.BanDuration); err != nil {
+	if n.bans, err = openBanManager(cfg.DataDir, cfg.Tuning.Clock, cfg.Tuning.BanDuration); err != nil {
 		return nil, err
 	}
 	if n.store, err = headers.Open(cfg.DataDir, cfg.Network,
@@ -325,7 +325,7 @@ type Status struct {
 	AtTip bool
 	// AwaitingCheck counts the blocks whose omission check is not
 	// finished: sent and not answered, waiting for a second peer to get
-	// the block (up to Config.CheckWait), or left unfinished by an
+	// the block (up to Tuning.CheckWait), or left unfinished by an
 	// earlier run and not checked again yet.
 	AwaitingCheck int
 	// ChecksAbandoned counts omission checks begun that could not finish

@@ -140,7 +140,8 @@ func startNode(t testing.TB, dir string, w watch.Watcher, peers ...string) *spv.
 	t.Helper()
 	return startNodeWith(t, spv.Config{
 		Network: regtest(t), DataDir: dir, Connect: peers, Watcher: w, Log: testLogger(),
-		RetryMin: 100 * time.Millisecond, RetryMax: time.Second, StallTimeout: 10 * time.Second,
+		RetryMin: 100 * time.Millisecond, RetryMax: time.Second,
+		Tuning: spv.Tuning{StallTimeout: 10 * time.Second},
 	})
 }
 
@@ -531,7 +532,8 @@ func TestSyncSurvivesPeerLoss(t *testing.T) {
 	gate := &gateWatcher{MemWatcher: w, at: start + 20, reached: make(chan struct{}), release: make(chan struct{})}
 	n, err := spv.New(spv.Config{
 		Network: regtest(t), DataDir: t.TempDir(), Connect: []string{h.Node().P2PAddr(), second.P2PAddr()},
-		Watcher: gate, Log: testLogger(), BatchSize: 5, Window: 10, RetryMin: 50 * time.Millisecond,
+		Watcher: gate, Log: testLogger(), RetryMin: 50 * time.Millisecond,
+		Tuning: spv.Tuning{BatchSize: 5, Window: 10},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -146,7 +146,7 @@ func omissionSync(t *testing.T, up hostile.Upstream, params *chaincfg.Params, ho
 	defer hp.Close()
 	w := watchtest.NewMemWatcher(start+1, scripts...)
 	cfg := hostileFirst(t, hp, hostile.OmitRandomMatch, honest, w, t.TempDir())
-	cfg.StallTimeout, cfg.TickInterval = 2*time.Second, 200*time.Millisecond
+	cfg.Tuning.StallTimeout, cfg.Tuning.TickInterval = 2*time.Second, 200*time.Millisecond
 	cfg.SpotCheckEvery, cfg.FullBlockEvery = checkEvery, -1
 	n, err := spv.New(cfg)
 	if err != nil {
@@ -223,7 +223,8 @@ func TestOmissionCheckCost(t *testing.T) {
 		w := watchtest.NewMemWatcher(start+1, scripts...)
 		n, err := spv.New(spv.Config{
 			Network: regtest(t), DataDir: t.TempDir(), Connect: peers, Watcher: w,
-			Log: testLogger(), SpotCheckEvery: cross, FullBlockEvery: full, MinPeers: len(peers), MinPeersWait: 5 * time.Second,
+			Log: testLogger(), SpotCheckEvery: cross, FullBlockEvery: full,
+			Tuning: spv.Tuning{MinPeers: len(peers), MinPeersWait: 5 * time.Second},
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -25,7 +25,7 @@ func (n *Node) filterLoadWire(ps *peerState, payload int) int {
 }
 
 // WirePacket is one write of the node, or one packet of a peer, as an
-// on-path observer sees it: its length and time (Config.WireTap). Cmd
+// on-path observer sees it: its length and time (Tuning.WireTap). Cmd
 // is the message it carried, which the observer does not see over v2: it
 // is there to score what the observer makes of the lengths.
 type WirePacket struct {
@@ -41,9 +41,9 @@ type WirePacket struct {
 }
 
 // outboundTap returns the wireConn tap that reports the node's writes to
-// Config.WireTap (nil without one).
+// Tuning.WireTap (nil without one).
 func (n *Node) outboundTap(addr string, t wireTransport) func(int, string) {
-	tap := n.cfg.WireTap
+	tap := n.cfg.Tuning.WireTap
 	if tap == nil {
 		return nil
 	}
@@ -73,9 +73,9 @@ func (n *Node) onWrite(ps *peerState, p *peer.Peer, packet int, msg wire.Message
 	}
 }
 
-// onRead reports a received message to Config.WireTap.
+// onRead reports a received message to Tuning.WireTap.
 func (n *Node) onRead(ps *peerState, bytes int, msg wire.Message, err error) {
-	tap := n.cfg.WireTap
+	tap := n.cfg.Tuning.WireTap
 	if tap == nil || err != nil || msg == nil {
 		return
 	}

@@ -398,7 +398,7 @@ const maxRekeys = 3
 // showed another one is due ("" for none). With rekey, a v2 key that would stall a btcd v1 peer is not sent
 // (wireConn.rekey): the outcome is then connRekey.
 func (n *Node) connectVia(ctx context.Context, addr string, slot int, t wireTransport, rekey bool) (connOutcome, wireTransport) {
-	dctx, cancel := context.WithTimeout(ctx, n.cfg.DialTimeout)
+	dctx, cancel := context.WithTimeout(ctx, n.cfg.Tuning.DialTimeout)
 	conn, via, err := n.dial.dial(dctx, addr)
 	cancel()
 	if err != nil {
@@ -441,7 +441,7 @@ func (n *Node) connectVia(ctx context.Context, addr string, slot int, t wireTran
 	n.log.Debug("connected", "addr", addr, "via", via, "transport", t)
 	// The whole handshake (v2 key exchange, version, verack) must end
 	// within HandshakeTimeout: a peer that stalls it costs no more.
-	_ = wc.SetDeadline(time.Now().Add(n.cfg.HandshakeTimeout))
+	_ = wc.SetDeadline(time.Now().Add(n.cfg.Tuning.HandshakeTimeout))
 	p.AssociateConnection(wc)
 	p.WaitForDisconnect()
 	n.untrackPeer(ps)
@@ -701,7 +701,7 @@ func (a *addrSource) resolve(ctx context.Context) {
 // and the network's port. Nothing is resolved locally.
 func (a *addrSource) fetchSeed(ctx context.Context, seed chaincfg.DNSSeed) ([]string, error) {
 	hostport := net.JoinHostPort(seed.Host, a.n.cfg.Network.DefaultPort)
-	fctx, cancel := context.WithTimeout(ctx, a.n.cfg.SeedTimeout)
+	fctx, cancel := context.WithTimeout(ctx, a.n.cfg.Tuning.SeedTimeout)
 	defer cancel()
 	addrs, via, err := a.n.addrFetch(fctx, hostport)
 	if err != nil {

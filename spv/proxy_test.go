@@ -303,7 +303,7 @@ func TestProxyNodeResolvesNothingLocally(t *testing.T) {
 
 	// Seeds: reached by name through the proxy (an address fetch).
 	sink, log := newLogSink()
-	n := seedTestNode(t, network, Config{Proxy: proxy.Addr(), Resolver: failResolver{t}, Log: log, SeedTimeout: time.Second})
+	n := seedTestNode(t, network, Config{Proxy: proxy.Addr(), Resolver: failResolver{t}, Log: log, Tuning: Tuning{SeedTimeout: time.Second}})
 	if err := n.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -22,18 +22,18 @@ import (
 //     needs a new filter to stay safe. The elements a top-up of the
 //     reserve adds wait for the next scheduled reload point.
 //   - Reload points fall every Config.ReloadEvery delivered blocks or
-//     Config.ReloadInterval, whichever comes first, each interval drawn
+//     Tuning.ReloadInterval, whichever comes first, each interval drawn
 //     uniformly from half to one and a half times its mean. At a point
 //     the filters of every peer are reloaded together, with one filter,
 //     when something is pending: elements the last filter lacks (new
-//     keys), a peer's filter past Config.ReloadFPRatio times its rate
+//     keys), a peer's filter past Tuning.ReloadFPRatio times its rate
 //     (fp-drift), a decoy to retire, an outpoint of the set a peer's
 //     filter lacks (outpoints); otherwise nothing is sent.
 //   - A filter that drifts during a catch-up is reloaded at once, to
 //     every peer (catchUpDrift).
 //   - While the node follows the live chain a pending reload also waits
-//     for the quiet window (Config.QuietBlocks delivered blocks and
-//     Config.QuietTime since the last wallet transaction), at most
+//     for the quiet window (Tuning.QuietBlocks delivered blocks and
+//     Tuning.QuietTime since the last wallet transaction), at most
 //     maxDeferFactor QuietTimes past the point. During a catch-up the peers see a stream
 //     of hundreds of blocks and the filterload comes after all the
 //     blocks asked before it were answered (the drain below), at a
@@ -62,7 +62,7 @@ import (
 const liveDepth = 6
 
 // maxDeferFactor bounds how long the quiet window may hold a due reload:
-// this many Config.QuietTime past the reload point (a wallet paid every
+// this many Tuning.QuietTime past the reload point (a wallet paid every
 // few minutes would otherwise never reload).
 const maxDeferFactor = 3
 
@@ -138,7 +138,7 @@ func (m *manager) jitter(mean int64) int64 {
 func (m *manager) drawSchedule(now time.Time) {
 	r := &m.rl
 	r.atBlocks = r.delivered + int(m.jitter(int64(m.n.cfg.ReloadEvery)))
-	r.atTime = now.Add(time.Duration(m.jitter(int64(m.n.cfg.ReloadInterval))))
+	r.atTime = now.Add(time.Duration(m.jitter(int64(m.n.cfg.Tuning.ReloadInterval))))
 	r.dueSince = time.Time{}
 }
 
@@ -163,10 +163,10 @@ func (m *manager) noteWalletTx(inBlock bool) {
 // transaction has passed; blocks says whether the block half counts.
 func (m *manager) quiet(now time.Time, blocks bool) bool {
 	r := &m.rl
-	if blocks && r.walletBlocks >= 0 && r.delivered-r.walletBlocks < m.n.cfg.QuietBlocks {
+	if blocks && r.walletBlocks >= 0 && r.delivered-r.walletBlocks < m.n.cfg.Tuning.QuietBlocks {
 		return false
 	}
-	return r.walletAt.IsZero() || !now.Before(r.walletAt.Add(m.n.cfg.QuietTime))
+	return r.walletAt.IsZero() || !now.Before(r.walletAt.Add(m.n.cfg.Tuning.QuietTime))
 }
 
 // pendingReason names what a scheduled reload would be for ("" nothing).
@@ -241,7 +241,7 @@ func (m *manager) reviewReload() {
 	now := m.n.clock.Now()
 	if r.race >= 0 {
 		if !m.live() || r.raceNow || (!now.Before(r.raceAt) && (m.quiet(now, false) ||
-			now.Sub(r.raceSince) >= maxDeferFactor*m.n.cfg.QuietTime)) {
+			now.Sub(r.raceSince) >= maxDeferFactor*m.n.cfg.Tuning.QuietTime)) {
 			m.raceReload()
 		}
 		return
@@ -259,7 +259,7 @@ func (m *manager) reviewReload() {
 			r.dueSince = now
 		}
 		m.st.ReloadPending = reason
-		if m.live() && !m.quiet(now, true) && now.Sub(r.dueSince) < maxDeferFactor*m.n.cfg.QuietTime {
+		if m.live() && !m.quiet(now, true) && now.Sub(r.dueSince) < maxDeferFactor*m.n.cfg.Tuning.QuietTime {
 			return
 		}
 		r.draining = reason
@@ -396,7 +396,7 @@ func (m *manager) gapRace(from int32, now bool) {
 	}
 	t := m.n.clock.Now()
 	r.raceSince = t
-	q := int64(m.n.cfg.QuietTime)
+	q := int64(m.n.cfg.Tuning.QuietTime)
 	r.raceAt = t.Add(time.Duration(q))
 	if q > 0 {
 		r.raceAt = r.raceAt.Add(time.Duration(m.n.rng.Int64N(q)))

@@ -214,7 +214,7 @@ func TestMatchesDoNotReload(t *testing.T) {
 func TestGapRaceRefetchesAlignedWindow(t *testing.T) {
 	const gap, reserve, window = 5, 10, 8
 	w := newReserveWatcher(t, gap, reserve)
-	n, m := newTestManager(t, w, Config{BatchSize: 4, Window: 8, RefetchWindow: window, ReloadEvery: 1000})
+	n, m := newTestManager(t, w, Config{RefetchWindow: window, ReloadEvery: 1000, Tuning: Tuning{BatchSize: 4, Window: 8}})
 	seedRand(n)
 	m.drawSchedule(m.n.clock.Now())
 	const paying = 13 // block 13 pays the last key; 14 the key past the filter
@@ -408,10 +408,11 @@ func TestTwoNamedPeersBothCheckTheFirstSync(t *testing.T) {
 	w := newReserveWatcher(t, 5, 30)
 	clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
 	n, m := newTestManager(t, w, Config{
-		Clock: clk, SpotCheckEvery: 1, Connect: []string{"sim:1", "sim:2"},
+		SpotCheckEvery: 1, Connect: []string{"sim:1", "sim:2"},
+		Tuning: Tuning{Clock: clk},
 	})
-	if n.cfg.MinPeers != 2 {
-		t.Fatalf("MinPeers %d with two peers named; want 2", n.cfg.MinPeers)
+	if n.cfg.Tuning.MinPeers != 2 {
+		t.Fatalf("MinPeers %d with two peers named; want 2", n.cfg.Tuning.MinPeers)
 	}
 	chain := mineBlocks(t, n.cfg.Network, genesis(n), 6, func(i int) []*wire.MsgTx {
 		return []*wire.MsgTx{payTo(byte(100+i), 7, p2wpkh(0x99))}
@@ -437,8 +438,8 @@ func newLiveTestManager(t *testing.T, gap, reserve int) (*watchtest.MemWatcher, 
 	w := newReserveWatcher(t, gap, reserve)
 	clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
 	n, m := newTestManager(t, w, Config{
-		Clock: clk, SpotCheckEvery: 1, ReloadEvery: 1000, ReloadInterval: time.Hour,
-		QuietBlocks: 2, QuietTime: 20 * time.Minute,
+		SpotCheckEvery: 1, ReloadEvery: 1000,
+		Tuning: Tuning{Clock: clk, ReloadInterval: time.Hour, QuietBlocks: 2, QuietTime: 20 * time.Minute},
 	})
 	seedRand(n)
 	m.drawSchedule(clk.now)

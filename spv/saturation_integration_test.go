@@ -86,7 +86,8 @@ func TestCheckingPeerDoesNotSaturate(t *testing.T) {
 		}
 		n, err := spv.New(spv.Config{
 			Network: regtest(t), DataDir: dir, Connect: peers, Watcher: w, Log: testLogger(),
-			FPRate: fpRate, MinPeers: len(peers), RetryMin: 50 * time.Millisecond, TickInterval: 20 * time.Millisecond,
+			FPRate: fpRate, RetryMin: 50 * time.Millisecond,
+			Tuning: spv.Tuning{MinPeers: len(peers), TickInterval: 20 * time.Millisecond},
 		})
 		if err != nil {
 			t.Fatal(err)

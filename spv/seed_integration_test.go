@@ -124,8 +124,9 @@ func TestSyncFromDNSSeed(t *testing.T) {
 	w := watchtest.NewMemWatcher(start+1, scripts...)
 	n := startSpv(t, spv.Config{
 		Network: seededNetwork(t, port), DataDir: dir, Watcher: w, Log: testLogger(),
-		Resolver: seed.Resolver(), SeedTimeout: 2 * time.Second,
+		Resolver: seed.Resolver(),
 		RetryMin: 100 * time.Millisecond, RetryMax: time.Second,
+		Tuning: spv.Tuning{SeedTimeout: 2 * time.Second},
 	})
 	waitSyncedTo(t, n, tip, 60*time.Second)
 	checkTruth(t, w, truth)
@@ -216,9 +217,10 @@ func TestSyncThroughProxyFromSeedNode(t *testing.T) {
 	w := watchtest.NewMemWatcher(start+1, scripts...)
 	n := startSpv(t, spv.Config{
 		Network: seededNetwork(t, seedPort), DataDir: dir, Watcher: w, Log: testLogger(),
-		Proxy: proxy.Addr(), Resolver: noLookups{t}, SeedTimeout: 5 * time.Second,
-		MaxPeers: 2, MinPeers: 2, MinPeersWait: 90 * time.Second,
+		Proxy: proxy.Addr(), Resolver: noLookups{t},
+		MaxPeers: 2,
 		RetryMin: 50 * time.Millisecond, RetryMax: 500 * time.Millisecond,
+		Tuning: spv.Tuning{SeedTimeout: 5 * time.Second, MinPeers: 2, MinPeersWait: 90 * time.Second},
 	})
 	waitSyncedTo(t, n, tip, 2*time.Minute)
 	checkTruth(t, w, truth)

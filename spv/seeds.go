@@ -61,7 +61,7 @@ func (a *addrSource) lookupSeed(ctx context.Context, seed chaincfg.DNSSeed) ([]s
 	var errs []string
 	names := seedQueries(seed)
 	for i, name := range names {
-		qctx, cancel := context.WithTimeout(ctx, a.n.cfg.SeedTimeout)
+		qctx, cancel := context.WithTimeout(ctx, a.n.cfg.Tuning.SeedTimeout)
 		ips, err := a.n.cfg.Resolver.LookupHost(qctx, name)
 		cancel()
 		addrs, junk := seedAddrs(ips, port)

@@ -187,7 +187,7 @@ func TestLookupSeedAgainstDNSServer(t *testing.T) {
 				seed.SetAnswer(testSeedHost, *c.plain)
 			}
 			sink, log := newLogSink()
-			n := seedTestNode(t, seededRegtest(t, "18444"), Config{Resolver: seed.Resolver(), SeedTimeout: 300 * time.Millisecond, Log: log})
+			n := seedTestNode(t, seededRegtest(t, "18444"), Config{Resolver: seed.Resolver(), Log: log, Tuning: Tuning{SeedTimeout: 300 * time.Millisecond}})
 			addrs, err := n.addrs.lookupSeed(context.Background(), n.cfg.Network.Seeds[0])
 			names := seed.QueriedNames()
 			if len(names) == 0 || names[0] != x5 {
@@ -239,7 +239,7 @@ func TestNodeSurvivesJunkSeed(t *testing.T) {
 	seed.SetAnswer("x5."+testSeedHost, testnet.SeedAnswer{IPs: []net.IP{net.ParseIP("0.0.0.0")}})
 	seed.SetAnswer(testSeedHost, testnet.SeedAnswer{Junk: true})
 	sink, log := newLogSink()
-	n := seedTestNode(t, seededRegtest(t, "18444"), Config{Resolver: seed.Resolver(), SeedTimeout: 200 * time.Millisecond, Log: log, MaxPeers: 2})
+	n := seedTestNode(t, seededRegtest(t, "18444"), Config{Resolver: seed.Resolver(), Log: log, MaxPeers: 2, Tuning: Tuning{SeedTimeout: 200 * time.Millisecond}})
 	if err := n.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -288,11 +288,11 @@ func TestCheckProxy(t *testing.T) {
 		}
 	}
 	cfg, err := Config{Network: seededRegtest(t, "1"), DataDir: "x", Watcher: watchtest.NewMemWatcher(0), Proxy: "localhost:9050"}.withDefaults()
-	if err != nil || cfg.Proxy != "127.0.0.1:9050" || cfg.Resolver != net.DefaultResolver || cfg.SeedTimeout != DefaultSeedTimeout ||
-		cfg.DialTimeout != DefaultProxyDialTimeout {
-		t.Errorf("defaults: proxy %q resolver %v timeouts %v %v err %v", cfg.Proxy, cfg.Resolver, cfg.SeedTimeout, cfg.DialTimeout, err)
+	if err != nil || cfg.Proxy != "127.0.0.1:9050" || cfg.Resolver != net.DefaultResolver || cfg.Tuning.SeedTimeout != DefaultSeedTimeout ||
+		cfg.Tuning.DialTimeout != DefaultProxyDialTimeout {
+		t.Errorf("defaults: proxy %q resolver %v timeouts %v %v err %v", cfg.Proxy, cfg.Resolver, cfg.Tuning.SeedTimeout, cfg.Tuning.DialTimeout, err)
 	}
-	if cfg, _ := (Config{Network: seededRegtest(t, "1"), DataDir: "x", Watcher: watchtest.NewMemWatcher(0)}).withDefaults(); cfg.DialTimeout != DefaultDialTimeout {
-		t.Errorf("direct dial timeout %v", cfg.DialTimeout)
+	if cfg, _ := (Config{Network: seededRegtest(t, "1"), DataDir: "x", Watcher: watchtest.NewMemWatcher(0)}).withDefaults(); cfg.Tuning.DialTimeout != DefaultDialTimeout {
+		t.Errorf("direct dial timeout %v", cfg.Tuning.DialTimeout)
 	}
 }

@@ -22,7 +22,7 @@ import (
 // tamper with unseen):
 //
 //   - cross-peer (Config.SpotCheckEvery): the block is asked again, as a
-//     filtered block, from Config.CheckPeers other peers (checkers.go:
+//     filtered block, from Tuning.CheckPeers other peers (checkers.go:
 //     drawn afresh for every block with a cryptographic generator, peers
 //     in other network groups than the download peer's first);
 //   - full block (Config.FullBlockEvery): the whole block is asked from
@@ -45,7 +45,7 @@ import (
 
 // A due second-peer check of a block no second peer has yet (a new block
 // the download peer announced first) waits for one, in height order, up
-// to Config.CheckWait; a check whose second peers all go away or answer notfound
+// to Tuning.CheckWait; a check whose second peers all go away or answer notfound
 // before any answered waits again, up to maxCheckAttempts rounds of sends.
 // A block no check covers in the end is unchecked (Status.Unchecked,
 // BlockUnchecked).
@@ -219,8 +219,8 @@ func (m *manager) startCheck(p *checkPlan, fb *watch.FilteredBlock) (sent BlockC
 
 // runWaitingChecks sends the waiting cross checks to the second peers
 // that can answer now, in height order, and gives up on those that waited
-// Config.CheckWait or can no longer wait. A check asked of fewer than
-// Config.CheckPeers peers keeps waiting, near the tip, for more to get
+// Tuning.CheckWait or can no longer wait. A check asked of fewer than
+// Tuning.CheckPeers peers keeps waiting, near the tip, for more to get
 // the block (a colluder that has a new block first must not be the only
 // one asked); it counts as checked once one answers.
 func (m *manager) runWaitingChecks() {
@@ -245,11 +245,11 @@ func (m *manager) runWaitingChecks() {
 				}
 				m.uncheckedRun = false
 			}
-			if len(p.asked) >= m.n.cfg.CheckPeers {
+			if len(p.asked) >= m.n.cfg.Tuning.CheckPeers {
 				continue
 			}
 		}
-		if now.Sub(p.waitSince) < m.n.cfg.CheckWait && m.mayWait(p) {
+		if now.Sub(p.waitSince) < m.n.cfg.Tuning.CheckWait && m.mayWait(p) {
 			blocked = true // later blocks wait behind it
 			keep = append(keep, p)
 			continue
@@ -259,7 +259,7 @@ func (m *manager) runWaitingChecks() {
 		}
 		p.cross = false
 		if !p.full {
-			m.unchecked(p, fmt.Sprintf("no second peer got the block within %v", m.n.cfg.CheckWait), true)
+			m.unchecked(p, fmt.Sprintf("no second peer got the block within %v", m.n.cfg.Tuning.CheckWait), true)
 		}
 	}
 	clear(m.waiting[len(keep):])

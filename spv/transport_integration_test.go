@@ -57,7 +57,7 @@ func transportNode(t *testing.T, c *transportChain, tp spv.Transport, addr strin
 	w := implWallet(t, t, filepath.Join(dir, "wallet"), c.xpub, c.birth, 0)
 	cfg := implConfig(filepath.Join(dir, "spv"), w, addr)
 	cfg.Transport = tp
-	cfg.HandshakeTimeout = 5 * time.Second
+	cfg.Tuning.HandshakeTimeout = 5 * time.Second
 	n, err := spv.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +84,7 @@ func syncedOver(t *testing.T, c *transportChain, tp spv.Transport, addr, want st
 	w := implWallet(t, t, filepath.Join(dir, "wallet"), c.xpub, c.birth, 0)
 	cfg := implConfig(filepath.Join(dir, "spv"), w, addr)
 	cfg.Transport = tp
-	cfg.HandshakeTimeout = 5 * time.Second
+	cfg.Tuning.HandshakeTimeout = 5 * time.Second
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -181,7 +181,7 @@ func TestTransportAgainstBtcd(t *testing.T) {
 			var tapMu sync.Mutex
 			var taps []spv.WirePacket
 			n, loads := syncedOver(t, c, tc.policy, relay.Addr(), tc.want, func(cfg *spv.Config) {
-				cfg.WireTap = func(p spv.WirePacket) {
+				cfg.Tuning.WireTap = func(p spv.WirePacket) {
 					tapMu.Lock()
 					taps = append(taps, p)
 					tapMu.Unlock()
@@ -320,7 +320,7 @@ func TestSeedPeerReachedAgainOverV2(t *testing.T) {
 				cfg.Connect = nil
 				cfg.Network = seededNetwork(t, port)
 				cfg.Resolver = seed.Resolver()
-				cfg.SeedTimeout = 2 * time.Second
+				cfg.Tuning.SeedTimeout = 2 * time.Second
 				cfg.Log = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 				dir = cfg.DataDir
 			})

@@ -312,12 +312,12 @@ func TestConfigDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.MaxPeers != DefaultMaxPeers || c.FPRate != filterpolicy.DefaultFPRate || c.Window < c.BatchSize || c.Log == nil || c.Clock == nil {
+	if c.MaxPeers != DefaultMaxPeers || c.FPRate != filterpolicy.DefaultFPRate || c.Tuning.Window < c.Tuning.BatchSize || c.Log == nil || c.Tuning.Clock == nil {
 		t.Fatalf("defaults %+v", c)
 	}
 	for _, bad := range []func(*Config){
 		func(c *Config) { c.FPRate = 1 },
-		func(c *Config) { c.ReloadFPRatio = 0.5 },
+		func(c *Config) { c.Tuning.ReloadFPRatio = 0.5 },
 		func(c *Config) { c.MaxPeers = -1 },
 		func(c *Config) { c.Watcher = nil },
 		func(c *Config) { c.DataDir = "" },

@@ -83,7 +83,7 @@ func TestStallingV2KeyNeverSent(t *testing.T) {
 		cfg.Log = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 		// A stalling key sent would cost btcd's 30 s; the relay's
 		// record, not the time, tells whether one was.
-		cfg.HandshakeTimeout = time.Minute
+		cfg.Tuning.HandshakeTimeout = time.Minute
 	})
 	if err := n.Stop(); err != nil {
 		t.Fatal(err)
