@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/spv"
 )
 
@@ -84,7 +85,7 @@ func TestStreamCarriesTheCFReading(t *testing.T) {
 
 	cf := &privacy.CFReading{FiltersFrom: 3, Scanned: 10, Fetched: 2, WalletBlocks: 1, FalsePositiveBlocks: 1,
 		PerPeer: []privacy.PeerBlocks{{Peer: "127.0.0.1:18444", Blocks: 2}}, Queries: 6090, ExpectedFPBlocks: 0.07,
-		FPBlocksCI: privacy.PoissonInterval(1, privacy.ConfidenceLevel),
+		FPBlocksCI: stats.PoissonInterval(1, stats.ConfidenceLevel),
 		BIP37: &privacy.FilterAlternative{Bytes: 9792, HashFuncs: 13, Elements: 2034, FPRate: 8e-8, TxFPRate: 4e-7,
 			Candidates: 742, ExpectedFP: 0.01, Precision: 0.99, Entropy: 0.1}}
 	rd := &privacy.Reading{Seq: 4, WalletKnown: true, Members: 13, CF: cf}

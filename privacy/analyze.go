@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
 
@@ -100,7 +101,7 @@ type FilterSummary struct {
 	EstElements float64 `json:"est_elements"`
 	// EstElementsCI is the 95 % interval of EstElements (normal, from its
 	// standard error; nil when every bit is set).
-	EstElementsCI *Interval `json:"est_elements_ci,omitempty"`
+	EstElementsCI *stats.Interval `json:"est_elements_ci,omitempty"`
 	// FPRate is the filter's exact rate (X/n)^k: deterministic given
 	// its bits.
 	FPRate float64 `json:"fp_rate"`
@@ -364,7 +365,7 @@ func (a *analysis) detectPubKeys() {
 		a.stateRate[s] = rate
 		var chance float64
 		for forms := 2; forms < len(a.res.FormCounts); forms++ {
-			chance += AllFormsRate(rate, forms) * float64(a.res.FormCounts[forms])
+			chance += stats.AllFormsRate(rate, forms) * float64(a.res.FormCounts[forms])
 		}
 		var observed float64
 		for _, h := range a.res.Hits {

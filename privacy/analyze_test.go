@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
 
@@ -92,14 +93,14 @@ func TestAnalyzeSingleFilter(t *testing.T) {
 		{"members", p.Members, n},
 		{"precision", p.Precision, n / float64(want)},
 		{"recall", p.Recall, 1},
-		{"entropy", p.Entropy, Log2Binomial(float64(want), n)},
+		{"entropy", p.Entropy, stats.Log2Binomial(float64(want), n)},
 		{"fp rate", p.FPRate, f.CurrentFPRate()},
 		{"expected fp", p.ExpectedFP, f.CurrentFPRate() * (u - n)},
 		// Expected precision and entropy are expectations over the
 		// false-positive count (they were the plug-in N/(N+E[F]) and
 		// log2 C(N+E[F], N), which are wrong).
-		{"expected precision", p.ExpectedPrecision, ExpectedPrecision(n, 0, f.CurrentFPRate()*(u-n))},
-		{"expected entropy", p.ExpectedEntropy, ExpectedEntropy(n, 0, f.CurrentFPRate()*(u-n))},
+		{"expected precision", p.ExpectedPrecision, stats.ExpectedPrecision(n, 0, f.CurrentFPRate()*(u-n))},
+		{"expected entropy", p.ExpectedEntropy, stats.ExpectedEntropy(n, 0, f.CurrentFPRate()*(u-n))},
 		{"est elements", p.EstElements, f.EstimatedElements()},
 	}
 	for _, c := range checks {
@@ -110,25 +111,25 @@ func TestAnalyzeSingleFilter(t *testing.T) {
 	// Every measured figure has its interval, of its kind, around it.
 	ivs := []struct {
 		name   string
-		iv     *Interval
+		iv     *stats.Interval
 		v      float64
 		method string
 	}{
-		{"false positives", p.FalsePositivesCI, float64(p.FalsePositives), MethodPoisson},
-		{"precision", p.PrecisionCI, p.Precision, MethodPoissonMapped},
-		{"entropy", p.EntropyCI, p.Entropy, MethodPoissonMapped},
-		{"m^", p.EstElementsCI, p.EstElements, MethodNormal},
+		{"false positives", p.FalsePositivesCI, float64(p.FalsePositives), stats.MethodPoisson},
+		{"precision", p.PrecisionCI, p.Precision, stats.MethodPoissonMapped},
+		{"entropy", p.EntropyCI, p.Entropy, stats.MethodPoissonMapped},
+		{"m^", p.EstElementsCI, p.EstElements, stats.MethodNormal},
 	}
 	for _, c := range ivs {
 		if c.iv == nil || !c.iv.Contains(c.v) || c.iv.Method != c.method || c.iv.Lo == c.iv.Hi && c.v != 1 {
 			t.Errorf("%s %v: interval %+v", c.name, c.v, c.iv)
 		}
 	}
-	if !p.Scored || p.Comparison != ComparisonInside || p.ComparisonPower < MinComparisonPower {
+	if !p.Scored || p.Comparison != stats.ComparisonInside || p.ComparisonPower < stats.MinComparisonPower {
 		t.Errorf("scored %v, comparison %q (power %v): want the expectation inside the measured interval", p.Scored, p.Comparison, p.ComparisonPower)
 	}
 	// The measured set agrees with the formula within 5 binomial sigmas.
-	if sd := BinomialSigma(u-n, f.CurrentFPRate()); math.Abs(float64(p.FalsePositives)-p.ExpectedFP) > 5*sd {
+	if sd := stats.BinomialSigma(u-n, f.CurrentFPRate()); math.Abs(float64(p.FalsePositives)-p.ExpectedFP) > 5*sd {
 		t.Errorf("measured %d vs expected %.1f (sd %.1f)", p.FalsePositives, p.ExpectedFP, sd)
 	}
 	if rep.Universe != uint64(len(fx.universe)) || rep.Members != 20 || len(rep.Filters) != 1 || rep.Filters[0].Matched != want {
@@ -224,9 +225,9 @@ func TestAnalyzeBothForms(t *testing.T) {
 				t.Errorf("both-forms kept %d of %d false positives", p.FalsePositives, single.FalsePositives)
 			}
 			r := f.CurrentFPRate()
-			wantE := AllFormsRate(r, 2) * 40000
+			wantE := stats.AllFormsRate(r, 2) * 40000
 			if !tc.wantAll {
-				wantE = AnyFormRate(r, 2) * 40000
+				wantE = stats.AnyFormRate(r, 2) * 40000
 			}
 			if !near(p.ExpectedFP, wantE, 1e-9) {
 				t.Errorf("expected %g, want %g", p.ExpectedFP, wantE)

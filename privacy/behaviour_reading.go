@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 )
 
@@ -19,18 +20,18 @@ type BehaviourScore struct {
 	Hits     int `json:"hits"`
 	// Precision is Hits / Suspects with its 95 % interval (exact
 	// binomial, Clopper-Pearson: a proportion over the suspects).
-	Precision   float64  `json:"precision"`
-	PrecisionCI Interval `json:"precision_ci"`
+	Precision   float64        `json:"precision"`
+	PrecisionCI stats.Interval `json:"precision_ci"`
 	// Recall is Hits over the wallet's candidates, with its 95 %
 	// interval (exact binomial).
-	Recall   float64  `json:"recall"`
-	RecallCI Interval `json:"recall_ci"`
+	Recall   float64        `json:"recall"`
+	RecallCI stats.Interval `json:"recall_ci"`
 	// Chance bounds the precision of Suspects candidates picked at
 	// random: the central 95 % range of the hypergeometric count of
 	// wallet items among them, over Suspects (MethodHypergeometric). A
 	// behaviour that tells a peer nothing beyond its filter lands
 	// inside.
-	Chance Interval `json:"chance"`
+	Chance stats.Interval `json:"chance"`
 	// PValue is the two-sided exact (hypergeometric) p-value of Hits
 	// under a random pick; PHolm its Holm-adjusted value over the run's
 	// family of verdicts (the reading's scores in the meter, every
@@ -68,7 +69,7 @@ func (s *BehaviourScore) test(n, w int) *familyTest {
 			switch {
 			case adj == nil:
 				s.Verdict = VerdictNoPower
-			case *adj >= FamilyAlpha:
+			case *adj >= stats.FamilyAlpha:
 				s.Verdict = VerdictChance
 			case float64(s.Hits) > mean:
 				s.Verdict = VerdictPoints
@@ -394,15 +395,15 @@ func (b *Behaviour) score(signal string, suspects, hits, n, w int) BehaviourScor
 	}
 	s.Hits = hits
 	s.Precision = float64(hits) / float64(suspects)
-	s.PrecisionCI = BinomialInterval(uint64(hits), uint64(suspects), ConfidenceLevel)
-	s.RecallCI = BinomialInterval(0, 0, ConfidenceLevel)
+	s.PrecisionCI = stats.BinomialInterval(uint64(hits), uint64(suspects), stats.ConfidenceLevel)
+	s.RecallCI = stats.BinomialInterval(0, 0, stats.ConfidenceLevel)
 	if w > 0 {
 		s.Recall = float64(hits) / float64(w)
-		s.RecallCI = BinomialInterval(uint64(min(hits, w)), uint64(w), ConfidenceLevel)
+		s.RecallCI = stats.BinomialInterval(uint64(min(hits, w)), uint64(w), stats.ConfidenceLevel)
 	}
 	hg := newHypergeometric(n, w, min(suspects, n))
 	lo, hi := hg.central(behaviourTail)
-	s.Chance = Interval{Lo: float64(lo) / float64(suspects), Hi: float64(hi) / float64(suspects), Method: MethodHypergeometric}
+	s.Chance = stats.Interval{Lo: float64(lo) / float64(suspects), Hi: float64(hi) / float64(suspects), Method: MethodHypergeometric}
 	s.PValue = hg.pValue(hits)
 	// The verdict is the family's (decideFamily over the reading).
 	s.Verdict = VerdictNoPower

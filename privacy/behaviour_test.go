@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -211,7 +212,7 @@ func TestBehaviourScheduledReloadsThatGrowWithPaymentsPoint(t *testing.T) {
 		suspects, hits, n, w = suspects+s.Suspects, hits+s.Hits, n+r.Blocks.Candidates, w+r.Blocks.Wallet
 	}
 	base := float64(w) / float64(n)
-	ci := BinomialInterval(uint64(hits), uint64(suspects), ConfidenceLevel)
+	ci := stats.BinomialInterval(uint64(hits), uint64(suspects), stats.ConfidenceLevel)
 	lo, hi := ci.Lo, ci.Hi
 	t.Logf("pooled: %d of %d suspects the wallet's, precision %.3f [%.3f, %.3f], base rate %.3f", hits, suspects, float64(hits)/float64(suspects), lo, hi, base)
 	if lo <= base {

@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
@@ -119,8 +120,8 @@ type BlockRequestReport struct {
 	// observed; ExpectedFPBlocks is that mean as BIP158's false-positive
 	// rate predicts it for the wallet's queries (BlockFPRate: 1/M per
 	// query and block, M = 784,931), with the truth.
-	FPBlocksCI       *Interval `json:"fp_blocks_ci,omitempty"`
-	ExpectedFPBlocks float64   `json:"expected_fp_blocks"`
+	FPBlocksCI       *stats.Interval `json:"fp_blocks_ci,omitempty"`
+	ExpectedFPBlocks float64         `json:"expected_fp_blocks"`
 	// Curve is the candidate set after each block request.
 	Curve []BlockRequestPoint `json:"curve"`
 }
@@ -236,7 +237,7 @@ func AnalyzeBlockRequests(ctx context.Context, recs []transcript.Record, chain C
 		}
 	}
 	if rep.HasTruth {
-		iv := PoissonInterval(uint64(rep.FalsePositiveBlocks), ConfidenceLevel)
+		iv := stats.PoissonInterval(uint64(rep.FalsePositiveBlocks), stats.ConfidenceLevel)
 		rep.FPBlocksCI = &iv
 		rep.ExpectedFPBlocks = lambda
 	}
@@ -277,8 +278,8 @@ func AnalyzeBlockRequests(ctx context.Context, recs []transcript.Record, chain C
 	}
 	rep.Candidates, rep.Members = point(upTo)
 	if rep.HasTruth {
-		rep.Precision = Precision(float64(rep.Members), float64(rep.Candidates-rep.Members))
-		rep.Entropy = Entropy(float64(rep.Members), float64(rep.Candidates-rep.Members))
+		rep.Precision = stats.Precision(float64(rep.Members), float64(rep.Candidates-rep.Members))
+		rep.Entropy = stats.Entropy(float64(rep.Members), float64(rep.Candidates-rep.Members))
 	}
 	return rep, nil
 }
@@ -287,8 +288,8 @@ func AnalyzeBlockRequests(ctx context.Context, recs []transcript.Record, chain C
 func blockRequestPoint(seq uint64, h int32, cands, members int, truth bool) BlockRequestPoint {
 	p := BlockRequestPoint{Seq: seq, Height: h, Candidates: cands, Members: members}
 	if truth {
-		p.Precision = Precision(float64(members), float64(cands-members))
-		p.Entropy = Entropy(float64(members), float64(cands-members))
+		p.Precision = stats.Precision(float64(members), float64(cands-members))
+		p.Entropy = stats.Entropy(float64(members), float64(cands-members))
 	}
 	return p
 }

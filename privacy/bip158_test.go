@@ -10,6 +10,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
 
@@ -74,7 +75,7 @@ func TestAnalyzeBlockRequests(t *testing.T) {
 	require.Equal(t, 3, rep.Candidates, "keys 1, 2 and 3")
 	require.Equal(t, 1, rep.Members)
 	require.InDelta(t, 1.0/3, rep.Precision, 1e-12)
-	require.InDelta(t, Entropy(1, 2), rep.Entropy, 1e-12)
+	require.InDelta(t, stats.Entropy(1, 2), rep.Entropy, 1e-12)
 	require.Equal(t, 2, rep.WalletBlocks)
 	require.Zero(t, rep.FalsePositiveBlocks)
 	require.Len(t, rep.Curve, 2)

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/btcsuite/btcd/btcutil/gcs/builder"
 )
@@ -49,9 +50,9 @@ type CFReading struct {
 	// the sum of BlockFPRate(queries, items) over them, each with its
 	// own query count and filter size. FPBlocksCI is the 95 % interval
 	// (Garwood) of that mean from the count observed.
-	Queries          int      `json:"queries"`
-	ExpectedFPBlocks float64  `json:"expected_fp_blocks"`
-	FPBlocksCI       Interval `json:"fp_blocks_ci"`
+	Queries          int            `json:"queries"`
+	ExpectedFPBlocks float64        `json:"expected_fp_blocks"`
+	FPBlocksCI       stats.Interval `json:"fp_blocks_ci"`
 	// BIP37 is what the same wallet would show its peers over BIP37:
 	// the meter's reading of the filter it would load (built, never
 	// sent); nil when it could not be built.

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
 
@@ -48,7 +49,7 @@ func TestBlockFPRateMatchesGCS(t *testing.T) {
 		}
 		want += BlockFPRate(queries, f.N())
 	}
-	iv := PoissonInterval(uint64(got), 0.999)
+	iv := stats.PoissonInterval(uint64(got), 0.999)
 	t.Logf("%d of %d filters matched by chance, expected %.1f, 99.9 %% [%.1f, %.1f]", got, filters, want, iv.Lo, iv.Hi)
 	require.True(t, iv.Contains(want), "expected %.1f outside [%.1f, %.1f] of %d observed", want, iv.Lo, iv.Hi, got)
 	require.Zero(t, BlockFPRate(queries, 0), "an empty filter matches nothing")

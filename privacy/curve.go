@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
 
@@ -54,8 +55,8 @@ type Point struct {
 	// EstElements is m^ for the latest filter (-1 when every bit is
 	// set), EstElementsCI its 95 % interval (normal, from its standard
 	// error; nil with it).
-	EstElements   float64   `json:"est_elements"`
-	EstElementsCI *Interval `json:"est_elements_ci,omitempty"`
+	EstElements   float64         `json:"est_elements"`
+	EstElementsCI *stats.Interval `json:"est_elements_ci,omitempty"`
 	// FPRate is the probability that a one-form non-member survives the
 	// stage: for intersection, the joint model's rate of every filter the
 	// oldest candidates face (Joint.Rate).
@@ -68,9 +69,9 @@ type Point struct {
 	// FalsePositivesCI the 95 % interval of its mean (Poisson, Garwood:
 	// each candidate that is not the wallet's matches on its own hashes,
 	// independently of the others).
-	TruePositives    uint64    `json:"true_positives"`
-	FalsePositives   uint64    `json:"false_positives"`
-	FalsePositivesCI *Interval `json:"false_positives_ci,omitempty"`
+	TruePositives    uint64          `json:"true_positives"`
+	FalsePositives   uint64          `json:"false_positives"`
+	FalsePositivesCI *stats.Interval `json:"false_positives_ci,omitempty"`
 	// ExpectedFP is the joint model's false-positive anonymity set: per
 	// candidate of F forms, Joint.FormsRate(F, every form where the
 	// both-forms test applies) times the candidates not known to be the
@@ -117,13 +118,13 @@ type Point struct {
 	// model's: E[N/(N+F)] and E[log2 C(N+F, N)] over F ~
 	// Poisson(ExpectedFP) (ExpectedPrecision, ExpectedEntropy). All of
 	// them only with the truth (Scored).
-	Precision         float64   `json:"precision"`
-	PrecisionCI       *Interval `json:"precision_ci,omitempty"`
-	ExpectedPrecision float64   `json:"expected_precision"`
-	Recall            float64   `json:"recall"`
-	Entropy           float64   `json:"entropy_bits"`
-	EntropyCI         *Interval `json:"entropy_ci,omitempty"`
-	ExpectedEntropy   float64   `json:"expected_entropy_bits"`
+	Precision         float64         `json:"precision"`
+	PrecisionCI       *stats.Interval `json:"precision_ci,omitempty"`
+	ExpectedPrecision float64         `json:"expected_precision"`
+	Recall            float64         `json:"recall"`
+	Entropy           float64         `json:"entropy_bits"`
+	EntropyCI         *stats.Interval `json:"entropy_ci,omitempty"`
+	ExpectedEntropy   float64         `json:"expected_entropy_bits"`
 	// Revealed counts the elements sent in clear by filteradd so far.
 	Revealed int `json:"revealed"`
 	// Fill is the share of the filter's bits that are set (saturation).
@@ -195,7 +196,7 @@ func WriteCSV(w io.Writer, curves []Curve) error {
 	}
 	f := func(v float64) string { return strconv.FormatFloat(v, floatFormat, floatPrecision, floatBits) }
 	u := func(v uint64) string { return strconv.FormatUint(v, decimal) }
-	ci := func(iv *Interval) []string {
+	ci := func(iv *stats.Interval) []string {
 		if iv == nil {
 			return []string{"", "", ""}
 		}

@@ -42,6 +42,9 @@
 //     experiments) as PNG or SVG with gonum/plot;
 //   - privacy/btcdrpc reads a Chain from a btcd node's JSON-RPC server on
 //     the loopback interface.
+//   - privacy/stats holds the pure statistics the figures rest on: the
+//     model's formulas, the 95 % intervals, the count comparisons and the
+//     Holm correction.
 //
 // The package is pure: no network, file I/O only through io.Reader and
 // io.Writer, and no goroutine outlives a call. The one exception to the

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/stats"
 )
 
 // TestElementEstimateCoverage measures the coverage of m^'s 95 %
@@ -39,8 +40,8 @@ func TestElementEstimateCoverage(t *testing.T) {
 				covered++
 			}
 		}
-		iv := BinomialInterval(covered, trials, ConfidenceLevel)
+		iv := stats.BinomialInterval(covered, trials, stats.ConfidenceLevel)
 		t.Logf("fill %.1f (m = %d): coverage %.3f [%.3f, %.3f]", fill, m, float64(covered)/trials, iv.Lo, iv.Hi)
-		require.Truef(t, iv.Contains(ConfidenceLevel), "fill %.1f: coverage %.3f [%.3f, %.3f] excludes 0.95", fill, float64(covered)/trials, iv.Lo, iv.Hi)
+		require.Truef(t, iv.Contains(stats.ConfidenceLevel), "fill %.1f: coverage %.3f [%.3f, %.3f] excludes 0.95", fill, float64(covered)/trials, iv.Lo, iv.Hi)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/stats"
 )
 
 // The seed's estimators used as an attack: filters of one
@@ -45,15 +46,15 @@ type ReloadEstimate struct {
 	DroppedStdErr float64 `json:"dropped_stderr"`
 	// AddedCI and DroppedCI are their 95 % intervals (normal, clipped at
 	// 0; nil when they cannot be estimated).
-	AddedCI   *Interval `json:"added_ci,omitempty"`
-	DroppedCI *Interval `json:"dropped_ci,omitempty"`
+	AddedCI   *stats.Interval `json:"added_ci,omitempty"`
+	DroppedCI *stats.Interval `json:"dropped_ci,omitempty"`
 	// NetChange is m^(reload) - m^(earlier), each filter's element
 	// estimate at its own size, available at any sizes; NetStdErr its
 	// standard error, treating the two estimates as independent.
 	NetChange float64 `json:"net_change"`
 	NetStdErr float64 `json:"net_stderr"`
 	// NetChangeCI is its 95 % interval (normal; nil with -1).
-	NetChangeCI *Interval `json:"net_change_ci,omitempty"`
+	NetChangeCI *stats.Interval `json:"net_change_ci,omitempty"`
 	// TrueAdded and TrueDropped count, when the truth is known, the
 	// wallet's elements (every form of Input.Truth) that match the reload
 	// and not the earlier filter, and the reverse: the real counts up to
@@ -91,7 +92,7 @@ func EstimateReload(a, b *bip37.Filter) (ReloadEstimate, error) {
 		r.Nested = true
 		_, dropErr, addErr := o.StdErr()
 		r.Added, r.AddedStdErr, r.Dropped, r.DroppedStdErr = o.OnlyB(), addErr, o.OnlyA(), dropErr
-		r.AddedCI, r.DroppedCI = NormalInterval(r.Added, addErr, 0), NormalInterval(r.Dropped, dropErr, 0)
+		r.AddedCI, r.DroppedCI = stats.NormalInterval(r.Added, addErr, 0), stats.NormalInterval(r.Dropped, dropErr, 0)
 	case errors.Is(err, bip37.ErrSaturated):
 		r.Nested = true
 	case errors.Is(err, bip37.ErrSizesNotNested):
@@ -104,7 +105,7 @@ func EstimateReload(a, b *bip37.Filter) (ReloadEstimate, error) {
 	if math.IsInf(r.NetChange, 0) || math.IsNaN(r.NetChange) {
 		r.NetChange, r.NetStdErr = -1, -1
 	} else {
-		r.NetChangeCI = NormalInterval(r.NetChange, r.NetStdErr, math.Inf(-1))
+		r.NetChangeCI = stats.NormalInterval(r.NetChange, r.NetStdErr, math.Inf(-1))
 	}
 	return r, nil
 }

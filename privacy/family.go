@@ -1,5 +1,7 @@
 package privacy
 
+import "github.com/bloomwatch/bloomwatch/privacy/stats"
+
 // A run's verdicts as one family: every comparison a report prints (each
 // curve point's measured false positives against the model, each
 // behaviour score against chance) is a test; a test is printed only
@@ -41,13 +43,13 @@ type familyTest struct {
 // the screened ones at FamilyAlpha over their number, and Holm-corrects
 // those with enough power; every test's decide is called once.
 func decideFamily(tests []familyTest) VerdictFamily {
-	v := VerdictFamily{Correction: CorrectionHolm, FamilyAlpha: FamilyAlpha, Candidates: len(tests)}
+	v := VerdictFamily{Correction: stats.CorrectionHolm, FamilyAlpha: stats.FamilyAlpha, Candidates: len(tests)}
 	for _, t := range tests {
-		if t.power(FamilyAlpha) >= t.minPower {
+		if t.power(stats.FamilyAlpha) >= t.minPower {
 			v.Screened++
 		}
 	}
-	level := FamilyAlpha / float64(max(1, v.Screened))
+	level := stats.FamilyAlpha / float64(max(1, v.Screened))
 	var printed []int
 	powers := make([]float64, len(tests))
 	for i, t := range tests {
@@ -60,11 +62,11 @@ func decideFamily(tests []familyTest) VerdictFamily {
 	for k, i := range printed {
 		ps[k] = tests[i].p
 	}
-	adjusted := HolmAdjust(ps)
+	adjusted := stats.HolmAdjust(ps)
 	done := make([]bool, len(tests))
 	for k, i := range printed {
 		adj := adjusted[k]
-		if adj < FamilyAlpha {
+		if adj < stats.FamilyAlpha {
 			v.Rejected++
 		}
 		tests[i].decide(powers[i], &adj)
@@ -92,18 +94,18 @@ func comparisonTests(curves []Curve) []familyTest {
 			expected := p.ExpectedFP
 			out = append(out, familyTest{
 				p:        p.ComparisonP,
-				power:    func(level float64) float64 { return ComparisonPower(expected, 1-level) },
-				minPower: MinComparisonPower,
+				power:    func(level float64) float64 { return stats.ComparisonPower(expected, 1-level) },
+				minPower: stats.MinComparisonPower,
 				decide: func(power float64, adj *float64) {
 					p.ComparisonPower = power
 					if adj == nil {
-						p.Comparison = ComparisonNoVerdict
+						p.Comparison = stats.ComparisonNoVerdict
 						return
 					}
 					p.ComparisonPHolm = adj
-					p.Comparison = ComparisonInside
-					if *adj < FamilyAlpha {
-						p.Comparison = ComparisonOutside
+					p.Comparison = stats.ComparisonInside
+					if *adj < stats.FamilyAlpha {
+						p.Comparison = stats.ComparisonOutside
 					}
 				},
 			})

@@ -2,11 +2,21 @@ package privacy
 
 import (
 	"context"
+	"math"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 )
+
+// near reports whether got is within rel relative tolerance of want (or
+// abs 1e-12 when want is 0).
+func near(got, want, rel float64) bool {
+	if want == 0 {
+		return math.Abs(got) < 1e-12
+	}
+	return math.Abs(got-want) <= rel*math.Abs(want)
+}
 
 // randomBytes returns n pseudorandom bytes from rng.
 func randomBytes(rng *rand.Rand, n int) []byte {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/stats"
 )
 
 // The validation matrix of the joint model: synthetic random candidates
@@ -101,9 +102,9 @@ func independentStageRate(filters []*bip37.Filter, stage matrixStage) float64 {
 	for _, f := range filters {
 		switch stage {
 		case stageAnyForm:
-			r *= AnyFormRate(f.CurrentFPRate(), 2)
+			r *= stats.AnyFormRate(f.CurrentFPRate(), 2)
 		case stageAllForms:
-			r *= AllFormsRate(f.CurrentFPRate(), 2)
+			r *= stats.AllFormsRate(f.CurrentFPRate(), 2)
 		default:
 			r *= f.CurrentFPRate()
 		}
@@ -235,7 +236,7 @@ func checkMatrixRow(t *testing.T, name string, filters int, candidates uint64, e
 	if expected < minExpectedFP {
 		t.Fatalf("%s: expects %.1f passes, fewer than %d: the case has no power", name, expected, minExpectedFP)
 	}
-	lo, hi := PoissonRange(expected, matrixLevel)
+	lo, hi := stats.PoissonRange(expected, matrixLevel)
 	t.Logf("| %s | %d | %d | %.1f | %.3g | %d | [%d, %d] |", name, filters, candidates, expected, indep, measured, lo, hi)
 	if measured < lo || measured > hi {
 		t.Errorf("%s: measured %d outside [%d, %d] around the expected %.1f", name, measured, lo, hi, expected)
@@ -263,7 +264,7 @@ func TestJointIndependentProductWrongForNestedCapacities(t *testing.T) {
 	measured := scanMatrix(3000, candidates, fs, stageOneForm)[1]
 	checkMatrixRow(t, fmt.Sprintf("capacity 300 then 600 at 1 %% (%d, %d B, k %d), same 300 elements", a.Size(), b.Size(), a.HashFuncs()),
 		2, candidates, expected, indep, measured)
-	if _, hi := PoissonRange(indep, matrixLevel); measured <= hi {
+	if _, hi := stats.PoissonRange(indep, matrixLevel); measured <= hi {
 		t.Errorf("the independent product %.1f is not refuted by %d", indep, measured)
 	}
 	if expected < 50*indep {

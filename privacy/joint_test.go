@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/stats"
 )
 
 // jointClose reports whether got is within a relative tol of want (both
@@ -407,9 +408,9 @@ func TestJointFormsRateIndependentFilters(t *testing.T) {
 				want := 1.0
 				for i, f := range fs {
 					if mixed && every[i] {
-						want *= AllFormsRate(f.CurrentFPRate(), forms)
+						want *= stats.AllFormsRate(f.CurrentFPRate(), forms)
 					} else {
-						want *= AnyFormRate(f.CurrentFPRate(), forms)
+						want *= stats.AnyFormRate(f.CurrentFPRate(), forms)
 					}
 				}
 				var ev []bool
@@ -448,14 +449,14 @@ func TestPoissonRange(t *testing.T) {
 		{100, 69, 134},
 	}
 	for _, c := range cases {
-		lo, hi := PoissonRange(c.mean, 0.999)
+		lo, hi := stats.PoissonRange(c.mean, 0.999)
 		if lo != c.lo || hi != c.hi {
 			t.Errorf("PoissonRange(%v) = [%d, %d], want [%d, %d]", c.mean, lo, hi, c.lo, c.hi)
 		}
 	}
 	// The defining property, by direct summation, over a range of means.
 	for _, mean := range []float64{0.5, 3, 20, 137.5, 1000, 20000} {
-		lo, hi := PoissonRange(mean, 0.999)
+		lo, hi := stats.PoissonRange(mean, 0.999)
 		cdf := func(x uint64) float64 { // P(X <= x)
 			s := 0.0
 			for i := uint64(0); i <= x; i++ {
@@ -473,7 +474,7 @@ func TestPoissonRange(t *testing.T) {
 		}
 	}
 	for _, bad := range [][2]float64{{0, 0.999}, {-1, 0.999}, {math.NaN(), 0.999}, {math.Inf(1), 0.999}, {10, 1}, {10, 0}} {
-		if lo, hi := PoissonRange(bad[0], bad[1]); lo != 0 || hi != 0 {
+		if lo, hi := stats.PoissonRange(bad[0], bad[1]); lo != 0 || hi != 0 {
 			t.Errorf("PoissonRange(%v, %v) = [%d, %d], want [0, 0]", bad[0], bad[1], lo, hi)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
 
@@ -74,8 +75,8 @@ type Reading struct {
 	// what an observer estimates the filter holds, elements of every
 	// kind, not N. EstElementsCI is its 95 % interval (normal, from its
 	// standard error; nil with -1).
-	EstElements   float64   `json:"est_elements"`
-	EstElementsCI *Interval `json:"est_elements_ci,omitempty"`
+	EstElements   float64         `json:"est_elements"`
+	EstElementsCI *stats.Interval `json:"est_elements_ci,omitempty"`
 	// FPRate is the latest filter's exact rate (X/n)^k: the probability
 	// that one element that is not the wallet's matches it.
 	FPRate float64 `json:"fp_rate"`
@@ -153,10 +154,10 @@ type Reading struct {
 	// fixed element, not a fresh one each time), and under
 	// BLOOM_UPDATE_ALL the peer's copy of the filter gains bits the
 	// expectation does not count.
-	ObservedTxFP     uint64    `json:"observed_tx_fp"`
-	ObservedTxTested uint64    `json:"observed_tx_tested"`
-	ObservedTxFPRate float64   `json:"observed_tx_fp_rate"`
-	ObservedTxFPCI   *Interval `json:"observed_tx_fp_ci,omitempty"`
+	ObservedTxFP     uint64          `json:"observed_tx_fp"`
+	ObservedTxTested uint64          `json:"observed_tx_tested"`
+	ObservedTxFPRate float64         `json:"observed_tx_fp_rate"`
+	ObservedTxFPCI   *stats.Interval `json:"observed_tx_fp_ci,omitempty"`
 	// OnPath is what an observer on the path of every connection (an
 	// ISP, a Wi-Fi operator) learned so far, beside the peers' figures
 	// above: every filter sent over v1, only sizes over v2 (OnPath).
@@ -510,7 +511,7 @@ func (m *Meter) Current() Reading {
 	}
 	if m.obsTested > 0 {
 		rd.ObservedTxFPRate = float64(m.obsFP) / float64(m.obsTested)
-		ci := BinomialInterval(min(m.obsFP, m.obsTested), m.obsTested, ConfidenceLevel)
+		ci := stats.BinomialInterval(min(m.obsFP, m.obsTested), m.obsTested, stats.ConfidenceLevel)
 		rd.ObservedTxFPCI = &ci
 	}
 	rd.OnPath = m.onPath.Reading(m.candidates, m.walletKnown, m.wallet.OnChain, m.wallet.Decoys)
@@ -539,10 +540,10 @@ func (m *Meter) Current() Reading {
 	rd.IndependentFP = decoys + m.independent*others
 	if m.walletKnown {
 		n := float64(m.wallet.OnChain)
-		rd.SinglePrecision = ExpectedPrecision(n, decoys, rd.FPRate*others)
-		rd.SingleEntropy = ExpectedEntropy(n, decoys, rd.FPRate*others)
-		rd.Precision = ExpectedPrecision(n, decoys, m.rate*others)
-		rd.Entropy = ExpectedEntropy(n, decoys, m.rate*others)
+		rd.SinglePrecision = stats.ExpectedPrecision(n, decoys, rd.FPRate*others)
+		rd.SingleEntropy = stats.ExpectedEntropy(n, decoys, rd.FPRate*others)
+		rd.Precision = stats.ExpectedPrecision(n, decoys, m.rate*others)
+		rd.Entropy = stats.ExpectedEntropy(n, decoys, m.rate*others)
 	}
 	return rd
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/filterpolicy"
+	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/bloomwatch/bloomwatch/watch"
 )
@@ -68,20 +69,20 @@ func TestMeter(t *testing.T) {
 		!near(r.IntersectionFP, fi*(u-10), 1e-9) || !near(r.ExpectedFP, f2.CurrentFPRate()*(u-10), 1e-9) {
 		t.Errorf("with the wallet: %+v", r)
 	}
-	if !near(r.Precision, ExpectedPrecision(10, 0, fi*(u-10)), 1e-12) || !near(r.SingleEntropy, ExpectedEntropy(10, 0, f2.CurrentFPRate()*(u-10)), 1e-12) {
+	if !near(r.Precision, stats.ExpectedPrecision(10, 0, fi*(u-10)), 1e-12) || !near(r.SingleEntropy, stats.ExpectedEntropy(10, 0, f2.CurrentFPRate()*(u-10)), 1e-12) {
 		t.Errorf("precision/entropy %+v", r)
 	}
 	// Decoys match for certain and are not the wallet's.
 	m.SetWallet(WalletCounts{OnChain: 10, Watched: 40, Elements: 47, Decoys: 3})
 	r = m.Current()
-	if !near(r.IntersectionFP, 3+fi*(u-13), 1e-9) || !near(r.Precision, ExpectedPrecision(10, 3, fi*(u-13)), 1e-12) || r.Precision > 10.0/13 {
+	if !near(r.IntersectionFP, 3+fi*(u-13), 1e-9) || !near(r.Precision, stats.ExpectedPrecision(10, 3, fi*(u-13)), 1e-12) || r.Precision > 10.0/13 {
 		t.Errorf("with 3 decoys: %+v", r)
 	}
 	m.SetWallet(WalletCounts{OnChain: 10, Watched: 40, Elements: 47})
 	// The observed per-transaction rate is a sample, with its interval.
 	m.SetObserved(7, 10_000)
 	if r := m.Current(); r.ObservedTxFPRate != 7e-4 || r.ObservedTxFPCI == nil ||
-		!r.ObservedTxFPCI.Contains(7e-4) || r.ObservedTxFPCI.Method != MethodBinomial || r.ObservedTxFPCI.Hi > 2e-3 {
+		!r.ObservedTxFPCI.Contains(7e-4) || r.ObservedTxFPCI.Method != stats.MethodBinomial || r.ObservedTxFPCI.Hi > 2e-3 {
 		t.Errorf("observed: %+v (%+v)", r, r.ObservedTxFPCI)
 	}
 	added := []byte("a new address hash")

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/stats"
 )
 
 // TestMeterTxFPSameQuantity checks that the dashboard's per-transaction
@@ -58,7 +59,7 @@ func TestMeterTxFPSameQuantity(t *testing.T) {
 		r := m.Current()
 		require.Equal(t, tested, r.ObservedTxTested)
 		expected := r.ExpectedTxFPRate * float64(tested)
-		lo, hi := PoissonRange(expected, 0.999)
+		lo, hi := stats.PoissonRange(expected, 0.999)
 		require.Truef(t, fp >= lo && fp <= hi, "schedule %v: %d false positives observed, %.1f expected (99.9 %% range %d-%d)",
 			schedule, fp, expected, lo, hi)
 	}

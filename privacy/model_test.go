@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/txscript"
@@ -26,7 +27,7 @@ const modelLevel = 0.999
 // Poisson count of mean expected.
 func inPoisson(t *testing.T, what string, measured uint64, expected float64) {
 	t.Helper()
-	lo, hi := PoissonRange(expected, modelLevel)
+	lo, hi := stats.PoissonRange(expected, modelLevel)
 	if measured < lo || measured > hi {
 		t.Errorf("%s: measured %d, expected %.2f: outside the 99.9 %% range [%d, %d]", what, measured, expected, lo, hi)
 	}
@@ -93,7 +94,7 @@ func TestAnalyzeAndMeterShareTheJointModel(t *testing.T) {
 			}
 			inPoisson(t, "analyzer", p.Matched, p.ExpectedFP)
 			inPoisson(t, "meter", p.Matched, rd.IntersectionRate*float64(u))
-			if lo, hi := PoissonRange(p.IndependentFP, modelLevel); tc.correlated && p.Matched >= lo && p.Matched <= hi {
+			if lo, hi := stats.PoissonRange(p.IndependentFP, modelLevel); tc.correlated && p.Matched >= lo && p.Matched <= hi {
 				t.Errorf("the independent product %.3g agrees with %d measured: the case does not test correlation", p.IndependentFP, p.Matched)
 			}
 			// No wallet counts: every candidate is a chance match.

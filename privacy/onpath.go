@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/filterpolicy"
+	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
 
@@ -153,7 +154,7 @@ func (o *OnPath) Reading(candidates uint64, known bool, onChain, decoys int) OnP
 	rd.Precision, rd.Entropy = nil, nil
 	if known {
 		n := float64(onChain)
-		p, e := ExpectedPrecision(n, found, rd.Rate*others), ExpectedEntropy(n, found, rd.Rate*others)
+		p, e := stats.ExpectedPrecision(n, found, rd.Rate*others), stats.ExpectedEntropy(n, found, rd.Rate*others)
 		rd.Precision, rd.Entropy = &p, &e
 	}
 	rd.Blocks, rd.WalletBlocks = o.blocks, o.walletBlocks

@@ -3,6 +3,8 @@ package privacy
 import (
 	"fmt"
 	"strings"
+
+	"github.com/bloomwatch/bloomwatch/privacy/stats"
 )
 
 // maxNamedEvents is the most events whose names label the X axis; a
@@ -133,7 +135,7 @@ func precisionSeries(g curveGroup) []Series {
 	for _, p := range g.curve.Points {
 		x = append(x, float64(p.Step))
 		y, expected = append(y, p.Precision), append(expected, p.ExpectedPrecision)
-		iv := Interval{Lo: p.Precision, Hi: p.Precision}
+		iv := stats.Interval{Lo: p.Precision, Hi: p.Precision}
 		if p.PrecisionCI != nil {
 			iv = *p.PrecisionCI
 		}

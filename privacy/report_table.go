@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/bloomwatch/bloomwatch/internal/table"
+	"github.com/bloomwatch/bloomwatch/privacy/stats"
 )
 
 // maxLabel truncates event labels in the report's tables.
@@ -118,7 +119,7 @@ const (
 )
 
 // interval formats a 95 % interval as [lo, hi], or "-" for none.
-func interval(iv *Interval) string {
+func interval(iv *stats.Interval) string {
 	if iv == nil {
 		return table.NotKnown
 	}
@@ -239,12 +240,12 @@ func writeCurveRows(w io.Writer, pts []Point, truth bool) {
 // where none is asked.
 func verdictText(p Point) string {
 	switch p.Comparison {
-	case ComparisonInside:
+	case stats.ComparisonInside:
 		return "inside (" + fmtP(*p.ComparisonPHolm) + ")"
-	case ComparisonOutside:
+	case stats.ComparisonOutside:
 		return "OUTSIDE (" + fmtP(*p.ComparisonPHolm) + ")"
-	case ComparisonNoVerdict:
-		return ComparisonNoVerdict
+	case stats.ComparisonNoVerdict:
+		return stats.ComparisonNoVerdict
 	}
 	return table.NotKnown
 }

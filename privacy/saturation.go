@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -198,8 +199,8 @@ func (a *analysis) saturationPoint(step int, h int32, g *satGen) Point {
 	if a.hasTruth {
 		members := float64(a.res.Truth())
 		p.Scored, p.Members = true, members
-		p.ExpectedPrecision = ExpectedPrecision(members, 0, p.ExpectedFP)
-		p.ExpectedEntropy = ExpectedEntropy(members, 0, p.ExpectedFP)
+		p.ExpectedPrecision = stats.ExpectedPrecision(members, 0, p.ExpectedFP)
+		p.ExpectedEntropy = stats.ExpectedEntropy(members, 0, p.ExpectedFP)
 	}
 	p.EstElements = finiteOr(p.EstElements, -1)
 	return p

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/stats"
 )
 
 // onlyStream hides a universe's indexed form so Scan takes its batch path.
@@ -149,7 +150,7 @@ func TestScanMonteCarloFPRate(t *testing.T) {
 			r := scanAll(t, Stream(Synthetic{Seed: uint64(100 + i), Count: tc.universe}), ScanConfig{Filters: []*bip37.Filter{f}})
 			p := f.CurrentFPRate()
 			mean := p * float64(tc.universe)
-			sd := BinomialSigma(float64(tc.universe), p)
+			sd := stats.BinomialSigma(float64(tc.universe), p)
 			got := float64(r.AnyCounts[0])
 			if math.Abs(got-mean) > sigmas*sd {
 				t.Errorf("measured %v false positives, expected %.1f +- %.1f (5 sigma %.1f)", got, mean, sd, sigmas*sd)

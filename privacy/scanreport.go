@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/btcsuite/btcd/btcutil/bloom"
 )
@@ -101,10 +102,10 @@ func RunSyntheticScan(ctx context.Context, cfg SyntheticScanConfig) (*SyntheticS
 		forms = 2
 	}
 	for j, f := range cfg.Filters {
-		rate := AnyFormRate(f.CurrentFPRate(), forms)
+		rate := stats.AnyFormRate(f.CurrentFPRate(), forms)
 		rep.Filters = append(rep.Filters, ScanFilterLine{
 			Bytes: f.Size(), HashFuncs: f.HashFuncs(), FPRate: f.CurrentFPRate(), Matched: res.AnyCounts[j],
-			Expected: rate * float64(res.Scanned), Sigma: BinomialSigma(float64(res.Scanned), rate),
+			Expected: rate * float64(res.Scanned), Sigma: stats.BinomialSigma(float64(res.Scanned), rate),
 		})
 	}
 	if n := min(cfg.Baseline, cfg.Universe.Count); n > 0 {

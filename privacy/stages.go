@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/stats"
 )
 
 // The set stages: after each event, which candidates the adversary still
@@ -282,18 +283,18 @@ func (a *analysis) point(step int, v view, st setStage, bks []bucket, res setRes
 func (p *Point) score(members float64, compare bool) {
 	p.Scored, p.Members = true, members
 	tp, fp := float64(p.TruePositives), float64(p.FalsePositives)
-	fpCI := PoissonInterval(p.FalsePositives, ConfidenceLevel)
+	fpCI := stats.PoissonInterval(p.FalsePositives, stats.ConfidenceLevel)
 	p.FalsePositivesCI = &fpCI
-	p.Precision = Precision(tp, fp)
-	p.PrecisionCI = &Interval{Lo: Precision(tp, fpCI.Hi), Hi: Precision(tp, fpCI.Lo), Method: MethodPoissonMapped}
-	p.Recall = Recall(tp, members)
-	p.Entropy = Entropy(tp, fp)
-	p.EntropyCI = &Interval{Lo: Entropy(tp, fpCI.Lo), Hi: Entropy(tp, fpCI.Hi), Method: MethodPoissonMapped}
-	p.ExpectedPrecision = ExpectedPrecision(members, 0, p.ExpectedFP)
-	p.ExpectedEntropy = ExpectedEntropy(members, 0, p.ExpectedFP)
+	p.Precision = stats.Precision(tp, fp)
+	p.PrecisionCI = &stats.Interval{Lo: stats.Precision(tp, fpCI.Hi), Hi: stats.Precision(tp, fpCI.Lo), Method: stats.MethodPoissonMapped}
+	p.Recall = stats.Recall(tp, members)
+	p.Entropy = stats.Entropy(tp, fp)
+	p.EntropyCI = &stats.Interval{Lo: stats.Entropy(tp, fpCI.Lo), Hi: stats.Entropy(tp, fpCI.Hi), Method: stats.MethodPoissonMapped}
+	p.ExpectedPrecision = stats.ExpectedPrecision(members, 0, p.ExpectedFP)
+	p.ExpectedEntropy = stats.ExpectedEntropy(members, 0, p.ExpectedFP)
 	if compare {
-		p.ComparisonPower = ComparisonPower(p.ExpectedFP, ConfidenceLevel)
-		p.ComparisonP = CountPValue(p.FalsePositives, p.ExpectedFPLower, p.ExpectedFP)
+		p.ComparisonPower = stats.ComparisonPower(p.ExpectedFP, stats.ConfidenceLevel)
+		p.ComparisonP = stats.CountPValue(p.FalsePositives, p.ExpectedFPLower, p.ExpectedFP)
 		p.compare = true
 	}
 }
@@ -301,9 +302,9 @@ func (p *Point) score(members float64, compare bool) {
 // estElementsInterval returns the 95 % interval of a filter's element
 // estimate m^ (its standard error, elementStdErr), or nil when m^ is not
 // finite (every bit set) or the filter matches everything.
-func estElementsInterval(f *bip37.Filter) *Interval {
+func estElementsInterval(f *bip37.Filter) *stats.Interval {
 	m := f.EstimatedElements()
-	return NormalInterval(m, elementStdErr(f.NumBits(), f.HashFuncs(), m), 0)
+	return stats.NormalInterval(m, elementStdErr(f.NumBits(), f.HashFuncs(), m), 0)
 }
 
 // eventLabel names an event for tables and charts.
@@ -381,9 +382,9 @@ func (je *jointEval) independentRate(nf int) float64 {
 	rate := 1.0
 	for i, f := range je.single {
 		if je.everyForm[i] {
-			rate *= AllFormsRate(f, nf)
+			rate *= stats.AllFormsRate(f, nf)
 		} else {
-			rate *= AnyFormRate(f, nf)
+			rate *= stats.AnyFormRate(f, nf)
 		}
 	}
 	return rate

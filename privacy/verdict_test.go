@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
 
@@ -55,8 +56,8 @@ func TestVerdictsFlipOnWrongInput(t *testing.T) {
 		truth []Candidate
 		want  string
 	}{
-		{"right truth", append(append([]Candidate(nil), fx.wallet...), extra...), ComparisonInside},
-		{"truth missing 150 inserted elements", fx.wallet, ComparisonOutside},
+		{"right truth", append(append([]Candidate(nil), fx.wallet...), extra...), stats.ComparisonInside},
+		{"truth missing 150 inserted elements", fx.wallet, stats.ComparisonOutside},
 	} {
 		rep := analyze(t, Input{Records: rec, Universe: Stream(SliceUniverse(univ)), Truth: tc.truth})
 		p := lastPoint(t, rep, StageSingle)
@@ -64,7 +65,7 @@ func TestVerdictsFlipOnWrongInput(t *testing.T) {
 		require.NotNil(t, p.ComparisonPHolm)
 		var b strings.Builder
 		require.NoError(t, rep.WriteTable(&b))
-		require.Contains(t, b.String(), map[string]string{ComparisonInside: "inside (", ComparisonOutside: "OUTSIDE ("}[tc.want])
+		require.Contains(t, b.String(), map[string]string{stats.ComparisonInside: "inside (", stats.ComparisonOutside: "OUTSIDE ("}[tc.want])
 	}
 
 	c := newBehaveChain(rand.New(rand.NewSource(1)), 100, 399, 0.3)
@@ -107,7 +108,7 @@ func TestVerdictCalibration(t *testing.T) {
 			alarms++
 		}
 	}
-	iv := BinomialInterval(uint64(alarms), runs, ConfidenceLevel)
+	iv := stats.BinomialInterval(uint64(alarms), runs, stats.ConfidenceLevel)
 	t.Logf("%d of %d correct runs raised a false alarm (%d verdicts printed): family-wise rate %.2f, 95 %% interval [%.3f, %.3f] (Clopper-Pearson)",
 		alarms, runs, tests, float64(alarms)/runs, iv.Lo, iv.Hi)
 	require.GreaterOrEqual(t, tests, 5*runs, "the runs must print verdicts to calibrate")
@@ -123,10 +124,10 @@ func TestIntervalMethodsNamed(t *testing.T) {
 	f := mustFilter(t, 20, 0.02, 9, bip37.UpdateNone, fx.wallet...)
 	rep := analyze(t, Input{Records: []transcript.Record{loadRecord(0, "127.0.0.1:1", 5, f)}, Universe: Stream(SliceUniverse(fx.universe)), Truth: fx.wallet})
 	p := lastPoint(t, rep, StageSingle)
-	require.Equal(t, MethodPoissonMapped, p.PrecisionCI.Method)
-	require.InDelta(t, Precision(20, p.FalsePositivesCI.Hi), p.PrecisionCI.Lo, 1e-12)
-	require.InDelta(t, Precision(20, p.FalsePositivesCI.Lo), p.PrecisionCI.Hi, 1e-12)
-	cp := BinomialInterval(p.TruePositives, p.Matched, ConfidenceLevel)
+	require.Equal(t, stats.MethodPoissonMapped, p.PrecisionCI.Method)
+	require.InDelta(t, stats.Precision(20, p.FalsePositivesCI.Hi), p.PrecisionCI.Lo, 1e-12)
+	require.InDelta(t, stats.Precision(20, p.FalsePositivesCI.Lo), p.PrecisionCI.Hi, 1e-12)
+	cp := stats.BinomialInterval(p.TruePositives, p.Matched, stats.ConfidenceLevel)
 	require.Less(t, 2*(p.PrecisionCI.Hi-p.PrecisionCI.Lo), cp.Hi-cp.Lo, "F's interval mapped is far narrower than Clopper-Pearson on the matches")
 	require.Equal(t, 1.0, p.Recall)
 	var b strings.Builder

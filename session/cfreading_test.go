@@ -11,6 +11,7 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/filterpolicy"
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/session"
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/testnet"
@@ -95,7 +96,7 @@ func TestBIP158ReadingIsLiveAndTrue(t *testing.T) {
 	require.Equal(t, sum.Blocks, cf.Scanned)
 	require.Equal(t, int(truth.TipHeight-truth.StartHeight), cf.Scanned, "every block from the birthday")
 	require.Positive(t, cf.WalletBlocks)
-	require.Equal(t, privacy.PoissonInterval(uint64(cf.FalsePositiveBlocks), privacy.ConfidenceLevel), cf.FPBlocksCI)
+	require.Equal(t, stats.PoissonInterval(uint64(cf.FalsePositiveBlocks), stats.ConfidenceLevel), cf.FPBlocksCI)
 	require.Positive(t, cf.Queries)
 	// Every scanned block that held nothing of the wallet's adds its
 	// chance of a false match: at least one query's 1/M, at most the

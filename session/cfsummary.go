@@ -5,6 +5,7 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/filterpolicy"
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
@@ -143,7 +144,7 @@ func (s *Session) withCF(f *feed, r privacy.Reading) privacy.Reading {
 	cr := &privacy.CFReading{FiltersFrom: -1, PerPeer: []privacy.PeerBlocks{},
 		Scanned: c.scanned, WalletBlocks: c.wallet, FalsePositiveBlocks: c.falsePositive,
 		Queries: c.queries, ExpectedFPBlocks: c.expected,
-		FPBlocksCI: privacy.PoissonInterval(uint64(c.falsePositive), privacy.ConfidenceLevel),
+		FPBlocksCI: stats.PoissonInterval(uint64(c.falsePositive), stats.ConfidenceLevel),
 	}
 	if seen != nil {
 		cr.FiltersFrom, cr.Fetched, cr.PerPeer = seen.FiltersFrom, len(seen.Blocks), seen.PerPeer

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/stats"
 )
 
 // TestTimingLineSaysNoVerdict: the dashboard's timing-attack line prints
@@ -16,7 +17,7 @@ import (
 func TestTimingLineSaysNoVerdict(t *testing.T) {
 	plain := func(s string) string { return s }
 	one := privacy.BehaviourScore{Signal: privacy.SignalAny, Suspects: 1, Hits: 1, Precision: 1,
-		Chance: privacy.Interval{Lo: 0, Hi: 1}, Verdict: privacy.VerdictNoPower, Power: 0}
+		Chance: stats.Interval{Lo: 0, Hi: 1}, Verdict: privacy.VerdictNoPower, Power: 0}
 	r := &privacy.BehaviourReading{HasTruth: true, Reloads: 1, PointingReloads: 1, Pointed: 1,
 		Blocks: privacy.BehaviourLevel{Candidates: 8, Wallet: 2, Scores: []privacy.BehaviourScore{one}},
 		Txs:    privacy.BehaviourLevel{Candidates: 9, Wallet: 2, Scores: []privacy.BehaviourScore{one}}}

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/spv"
 )
 
@@ -37,7 +38,7 @@ func cfReading(t testing.TB) privacy.Reading {
 	return privacy.Reading{WalletKnown: true, Members: 2, Watched: 40, Candidates: 10_000, CF: &privacy.CFReading{
 		FiltersFrom: 21, Scanned: scanned, Fetched: wallet + fps, PerPeer: cfPeers, WalletBlocks: wallet,
 		FalsePositiveBlocks: fps, Queries: queries, ExpectedFPBlocks: expected,
-		FPBlocksCI: privacy.PoissonInterval(fps, privacy.ConfidenceLevel), BIP37: alt,
+		FPBlocksCI: stats.PoissonInterval(fps, stats.ConfidenceLevel), BIP37: alt,
 	}}
 }
 

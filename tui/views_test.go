@@ -14,6 +14,7 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
@@ -224,9 +225,9 @@ func TestPrivacyPanelBehaviour(t *testing.T) {
 	r := m.st.reading
 	r.Behaviour = &privacy.BehaviourReading{HasTruth: true, Reloads: 9, Refetches: 4,
 		Blocks: privacy.BehaviourLevel{Scores: []privacy.BehaviourScore{{Signal: privacy.SignalAny, Suspects: 9, Hits: 9,
-			Precision: 1, Chance: privacy.Interval{Hi: 0.44}, Verdict: privacy.VerdictPoints}}},
+			Precision: 1, Chance: stats.Interval{Hi: 0.44}, Verdict: privacy.VerdictPoints}}},
 		Txs: privacy.BehaviourLevel{Scores: []privacy.BehaviourScore{{Signal: privacy.SignalAny, Suspects: 11, Hits: 9,
-			Precision: 0.82, Chance: privacy.Interval{Hi: 0.18}, Verdict: privacy.VerdictPoints}}}}
+			Precision: 0.82, Chance: stats.Interval{Hi: 0.18}, Verdict: privacy.VerdictPoints}}}}
 	m.st.reading = r
 	plain := ansi.Strip(strings.Join(privacyP.render(&m, 100, 30), "\n"))
 	require.Contains(t, plain, "timing attack: points at your wallet · 9 reloads, 4 re-fetches seen")

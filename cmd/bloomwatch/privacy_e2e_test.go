@@ -18,6 +18,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/session"
 	"github.com/bloomwatch/bloomwatch/testnet"
 	"github.com/bloomwatch/bloomwatch/transcript"
@@ -235,7 +236,7 @@ func checkModelAgainstScan(t *testing.T, records []transcript.Record, reading *p
 		who      string
 		expected float64
 	}{{"meter", meter}, {"analyzer", p.ExpectedFP}} {
-		lo, hi := privacy.PoissonRange(e.expected, modelCheckLevel)
+		lo, hi := stats.PoissonRange(e.expected, modelCheckLevel)
 		if e.expected <= 0 {
 			lo, hi = 0, 0
 		}
@@ -485,7 +486,7 @@ func reloadsAndOutpoints(ctx context.Context, t *testing.T, chain nodeChain, rec
 	// chance.
 	carried := carriedFalsePositives(t, records, u, truth)
 	for i, p := range []privacy.Point{ls, lb} {
-		lo, hi := privacy.PoissonRange(p.ExpectedFP, supplementaryLevel)
+		lo, hi := stats.PoissonRange(p.ExpectedFP, supplementaryLevel)
 		if p.ExpectedFP <= 0 {
 			lo, hi = 0, 0
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/session"
 )
 
@@ -118,7 +119,7 @@ func checkDemoGolden(t *testing.T, sum session.Summary, rep *privacy.Report) {
 	}{{"single", want.Single, got.Single}, {"intersection", want.Inter, got.Inter}} {
 		require.Equal(t, st.want.Filters, st.got.Filters, st.name)
 		require.InEpsilon(t, st.want.ExpectedFP, st.got.ExpectedFP, 0.10, "%s: expected false positives", st.name)
-		lo, hi := privacy.PoissonRange(st.want.ExpectedFP, 0.999)
+		lo, hi := stats.PoissonRange(st.want.ExpectedFP, 0.999)
 		require.Truef(t, st.got.FalsePositives >= lo && st.got.FalsePositives <= hi, "%s: %d false positives, golden expectation %.1f (99.9 %% range %d-%d)",
 			st.name, st.got.FalsePositives, st.want.ExpectedFP, lo, hi)
 		require.Equal(t, st.want.Comparison, st.got.Comparison, st.name)

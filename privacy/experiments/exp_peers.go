@@ -8,6 +8,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/filterpolicy"
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/stats"
 )
 
 // The peers experiment: a wallet connected to several
@@ -248,13 +249,13 @@ func peersBandwidth(pol string, filters []*bip37.Filter, setups []peersSetup, c,
 	blocksFrom := 1
 	switch pol {
 	case policySame:
-		rate = privacy.AnyFormRate(filters[st.same].CurrentFPRate(), elementsPerTx)
+		rate = stats.AnyFormRate(filters[st.same].CurrentFPRate(), elementsPerTx)
 	case policyPerPeer:
-		rate = privacy.AnyFormRate(filters[st.perPeer[0]].CurrentFPRate(), elementsPerTx)
+		rate = stats.AnyFormRate(filters[st.perPeer[0]].CurrentFPRate(), elementsPerTx)
 	case policySharded:
 		blocksFrom = p
 		for _, i := range st.shards {
-			rate += privacy.AnyFormRate(filters[i].CurrentFPRate(), elementsPerTx)
+			rate += stats.AnyFormRate(filters[i].CurrentFPRate(), elementsPerTx)
 		}
 	}
 	return fmt.Sprintf("bandwidth: every block from %d peer(s), %.3g false-positive txs per 1,000 txs (formula)", blocksFrom, 1000*rate)

@@ -9,6 +9,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/filterpolicy"
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/stats"
 )
 
 // The rappor experiment: RAPPOR (Erlingsson, Pihur,
@@ -325,7 +326,7 @@ func runRappor(ctx context.Context, cfg Config) (*Result, error) {
 			miss,
 			clusterPropRow(pre+"false-positive rate of the filters sent", fp, reloadsU, unit).
 				withFormula(fpr).withSource("mean over wallets of E[(X/n)^k], each bit reported as S reports it").test(altFactor(1.5)),
-			computedRow(pre+"bandwidth: false-positive transactions per 1,000", 1000*privacy.AnyFormRate(fpr, elementsPerTx)).
+			computedRow(pre+"bandwidth: false-positive transactions per 1,000", 1000*stats.AnyFormRate(fpr, elementsPerTx)).
 				withNote(fmt.Sprintf("%d elements tested per transaction", elementsPerTx)),
 		)
 		chartF = append(chartF, st.f)
@@ -365,7 +366,7 @@ func runRappor(ctx context.Context, cfg Config) (*Result, error) {
 			Comparison{Quantity: pre + "epsilon", Measured: math.Inf(1), Display: "unbounded: a set bit of B is never cleared", IntervalKind: KindComputed},
 			binomialRow(pre+"the wallet's own elements missed", 0, wallets*reloads*rapporKeys).withNote("bits are only ever set: none can be missed"),
 			clusterPropRow(pre+"false-positive rate of one filter sent", fp, uw, unit).withFormula(fpr).withSource("mean over wallets of E[(X/n)^k], X the bits of B OR M").test(altFactor(1.5)),
-			computedRow(pre+"bandwidth: false-positive transactions per 1,000", 1000*privacy.AnyFormRate(fpr, elementsPerTx)),
+			computedRow(pre+"bandwidth: false-positive transactions per 1,000", 1000*stats.AnyFormRate(fpr, elementsPerTx)),
 			clusterMeanRow(pre+"false positives "+inter+", memoized noise (per wallet)", fpMemo, ones, true, unit).
 				withFormula(uf*fpr).withSource("|A| E[(X/n)^k], mean over wallets: the reloads repeat one filter").test(altFactor(1.5)),
 			clusterMeanRow(pre+"false positives "+inter+", noise fresh per filterload (per wallet)", fpFresh, ones, true, unit).

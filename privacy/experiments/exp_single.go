@@ -7,6 +7,7 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/stats"
 )
 
 // The single-filter experiment (Gervais et al. 2014): how much one
@@ -112,9 +113,9 @@ func runSingleFilter(ctx context.Context, cfg Config) (*Result, error) {
 		f := bitcoinjRate(n)
 		e := f * (uf - float64(n))
 		pRow := binomialRow(fmt.Sprintf("N=%d: P(no false positive)", n), zero, trials).
-			withFormula(privacy.ProbNoFalsePositive(f, uf-float64(n))).
+			withFormula(stats.ProbNoFalsePositive(f, uf-float64(n))).
 			test(Alternative{Desc: "E[F] off by a factor 2", values: func(float64) []float64 {
-				return []float64{privacy.ProbNoFalsePositive(2*f, uf-float64(n)), privacy.ProbNoFalsePositive(f/2, uf-float64(n))}
+				return []float64{stats.ProbNoFalsePositive(2*f, uf-float64(n)), stats.ProbNoFalsePositive(f/2, uf-float64(n))}
 			}}).withNote(fmt.Sprintf("%d of %d wallets had none", zero, trials))
 		switch {
 		case n == 10:
@@ -133,7 +134,7 @@ func runSingleFilter(ctx context.Context, cfg Config) (*Result, error) {
 	for n := 1; n <= max(singleMaxN, cfg.Keys); n++ {
 		f := bitcoinjRate(n)
 		fx = append(fx, float64(n))
-		fP = append(fP, privacy.ProbNoFalsePositive(f, uf-float64(n)))
+		fP = append(fP, stats.ProbNoFalsePositive(f, uf-float64(n)))
 		fE = append(fE, f*(uf-float64(n)))
 	}
 	note := fmt.Sprintf("%d wallets per N, |A| = %d synthetic addresses; published: Gervais et al. as read in Karame & Androulaki ch. 6", trials, u)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/stats"
 )
 
 // smallExperiment is a configuration that runs every experiment in well
@@ -198,11 +198,11 @@ func TestSingleFilterFormulaShape(t *testing.T) {
 	// addresses reveals them all with probability about 0.8 or more
 	// against tens of millions of addresses.
 	for _, n := range []int{1, 5, 10, 14} {
-		if p := privacy.ProbNoFalsePositive(bitcoinjRate(n), singleUniverse); p < 0.8 {
+		if p := stats.ProbNoFalsePositive(bitcoinjRate(n), singleUniverse); p < 0.8 {
 			t.Errorf("N=%d: P = %v", n, p)
 		}
 	}
-	if p := privacy.ProbNoFalsePositive(bitcoinjRate(100), singleUniverse); p > 0.01 {
+	if p := stats.ProbNoFalsePositive(bitcoinjRate(100), singleUniverse); p > 0.01 {
 		t.Errorf("N=100: P = %v, a full filter should hide the wallet", p)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/filterpolicy"
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/stats"
 )
 
 // RAPPOR's aggregator on BIP37 filters: a full node
@@ -142,7 +143,7 @@ func rapporAggregate(ctx context.Context, cfg Config) ([]Comparison, []privacy.C
 				ps[i] = 1 - normalCDF(est[i]/se[i])
 			}
 		}
-		detected := privacy.HolmReject(ps, FamilyAlpha)
+		detected := stats.HolmReject(ps, FamilyAlpha)
 		var tp, watched, fd, unwatched int
 		var xs, ys, lo, hi []float64
 		for i := range cands {

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bloomwatch/bloomwatch/filterpolicy"
-	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/stats"
 )
 
 // TestPublishedFigureReadings pins the readings of published figures
@@ -20,8 +20,8 @@ import (
 func TestPublishedFigureReadings(t *testing.T) {
 	require.InDelta(t, 1.279, 0.000146*0.000146*60e6, 5e-4, "Nick's 1.27: 0.000146^2 x 60e6")
 	f := bitcoinjRate(20)
-	require.InDelta(t, 0.626, privacy.ProbNoFalsePositive(f, 3e7-20), 5e-4, "P(no FP) at N = 20, |A| = 3e7")
-	require.InDelta(t, 0.598, privacy.ProbNoFalsePositive(f, 33e6-20), 5e-4, "P(no FP) at N = 20, |A| = 33 M")
+	require.InDelta(t, 0.626, stats.ProbNoFalsePositive(f, 3e7-20), 5e-4, "P(no FP) at N = 20, |A| = 3e7")
+	require.InDelta(t, 0.598, stats.ProbNoFalsePositive(f, 33e6-20), 5e-4, "P(no FP) at N = 20, |A| = 33 M")
 	require.InDelta(t, 56.7e6, nickImpliedUniverse(), 0.05e6, "|P| with |P| phi^4 = 2.66e-8")
 	_, k := filterpolicy.FilterSize(rapporKeys, rapporRate)
 	require.InDelta(t, 28.56, rapporEpsilon(0.5, k), 5e-3, "per-key epsilon at f = 0.5")

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/stats"
 )
 
 // Intervals of the right kind, and verdicts that can fail. Every measured row carries the data its interval and its test
@@ -68,7 +68,7 @@ var IntervalKinds = map[string]string{
 // Verdict settings.
 const (
 	// FamilyAlpha is the family-wise level of one run's verdicts.
-	FamilyAlpha = privacy.FamilyAlpha
+	FamilyAlpha = stats.FamilyAlpha
 	// MinPower is the least power against its alternative a verdict
 	// needs to be printed.
 	MinPower = 0.8
@@ -570,13 +570,13 @@ func (r *Result) finish() {
 		}
 		c.Test = t
 	}
-	// Holm over the printed verdicts (privacy.HolmAdjust, the one
+	// Holm over the printed verdicts (stats.HolmAdjust, the one
 	// implementation the analyzer uses too).
 	ps := make([]float64, len(printed))
 	for k, i := range printed {
 		ps[k] = r.Rows[i].Test.P
 	}
-	for k, adj := range privacy.HolmAdjust(ps) {
+	for k, adj := range stats.HolmAdjust(ps) {
 		c := &r.Rows[printed[k]]
 		c.Test.PHolm = &adj
 		word := VerdictAgrees
@@ -585,7 +585,7 @@ func (r *Result) finish() {
 		}
 		c.Verdict = fmt.Sprintf("%s %s (Holm p %s)", word, c.against, fmtP(adj))
 	}
-	r.Verdicts = VerdictPolicy{Correction: privacy.CorrectionHolm, FamilyAlpha: FamilyAlpha, MinPower: MinPower,
+	r.Verdicts = VerdictPolicy{Correction: stats.CorrectionHolm, FamilyAlpha: FamilyAlpha, MinPower: MinPower,
 		Candidates: len(cand), Screened: screened, Printed: len(printed)}
 }
 

@@ -1,4 +1,4 @@
-package privacy
+package stats
 
 import (
 	"math"
@@ -12,7 +12,7 @@ import (
 // false-positive count F is given as its expectation over F's
 // distribution, not at F's mean.
 
-// ConfidenceLevel is the level of every interval the package reports.
+// ConfidenceLevel is the level of every interval bloomwatch reports.
 const ConfidenceLevel = 0.95
 
 // The methods an Interval names.
@@ -157,7 +157,7 @@ const (
 	ComparisonInside = "inside"
 	// ComparisonOutside: it lies outside; the model and the measurement
 	// disagree at the 5 % level (at the run's family-wise 5 % level in
-	// a Report: Holm-corrected).
+	// a privacy.Report: Holm-corrected).
 	ComparisonOutside = "outside"
 	// ComparisonNoVerdict: the comparison has too little power to fail
 	// and no outcome is printed.

@@ -1,4 +1,4 @@
-package privacy
+package stats
 
 import (
 	"math"
@@ -11,7 +11,7 @@ import (
 // experiment`) is Holm-corrected to it together.
 const FamilyAlpha = 0.05
 
-// CorrectionHolm names Holm's step-down correction, the one the package
+// CorrectionHolm names Holm's step-down correction, the one package privacy
 // applies to a family of tests.
 const CorrectionHolm = "Holm"
 
