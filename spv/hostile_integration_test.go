@@ -326,25 +326,31 @@ func TestTwoLiarsOfThreeCannotHide(t *testing.T) {
 	truth := buildChain(t, h, k, scripts, 40, 1, 16)
 	_, tip, _ := h.Node().BestBlock()
 	btcd := h.Node().P2PAddr()
-	liar := func() *hostile.Peer {
+	liar := func(port uint16) (*hostile.Peer, error) {
 		hp, err := hostile.Start(context.Background(), hostile.Config{
-			Upstream: h.Node().RPC(), Params: h.Params(), Scenario: hostile.OmitMatchedTx,
+			Upstream: h.Node().RPC(), Params: h.Params(), Scenario: hostile.OmitMatchedTx, Port: port,
 		})
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		t.Cleanup(func() { hp.Close() })
-		return hp
+		return hp, nil
 	}
-	primary := liar()
+	primary, err := liar(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The second liar's address sorts below btcd's, so a client that
+	// asks the lowest address for its checks asks only liars. btcd's
+	// port is an ephemeral one (32768 and up): the ports 20000 to 20999
+	// all sort below it as text.
 	var low *hostile.Peer
-	for range 40 {
-		if hp := liar(); hp.Addr() < btcd {
+	for port := uint16(20000); port < 21000 && low == nil; port++ {
+		if hp, err := liar(port); err == nil {
 			low = hp
-			break
 		}
 	}
-	if low == nil {
+	if low == nil || low.Addr() >= btcd {
 		t.Fatalf("no listening port sorts below btcd's %s", btcd)
 	}
 	w := watchtest.NewMemWatcher(start+1, scripts...)

@@ -73,6 +73,9 @@ type Config struct {
 	// Seed seeds the random bytes of Garbage and InvFlood and the
 	// choices of OmitRandomMatch.
 	Seed int64
+	// Port is the 127.0.0.1 port to listen on (0: a free one), for a test
+	// that needs the peer's address to sort before or after another's.
+	Port uint16
 	// Now is the clock of HeaderTimeTooNew (default time.Now).
 	Now func() time.Time
 	// KeepAliveInterval is how often StallKeepAlive sends an empty
@@ -181,7 +184,7 @@ func Start(ctx context.Context, cfg Config) (*Peer, error) {
 	}
 	p.accepted = func() { p.stats.Connections++ }
 	p.handle, p.server.logf = p.serve, p.logf
-	if err := p.listen(ctx, "peer"); err != nil {
+	if err := p.listenOn(ctx, "peer", cfg.Port); err != nil {
 		return nil, err
 	}
 	p.serveAll()

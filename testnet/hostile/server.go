@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"sync"
 )
 
@@ -34,8 +35,13 @@ type server struct {
 // listen opens a listener on a free 127.0.0.1 port; what names the peer in
 // errors.
 func (s *server) listen(ctx context.Context, what string) error {
+	return s.listenOn(ctx, what, 0)
+}
+
+// listenOn opens a listener on 127.0.0.1:port (0: a free port).
+func (s *server) listenOn(ctx context.Context, what string, port uint16) error {
 	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
+	ln, err := lc.Listen(ctx, "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(int(port))))
 	if err != nil {
 		return fmt.Errorf("hostile: %s: listen: %w", what, err)
 	}
