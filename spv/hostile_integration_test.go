@@ -308,14 +308,12 @@ func TestKeepAliveStallIsReplaced(t *testing.T) {
 }
 
 // TestTwoLiarsOfThreeCannotHide syncs from a lying download peer, a second
-// liar whose address sorts below the honest btcd's (the old rule always
-// asked the lowest address, so the liar checked every block and agreed
-// with the primary) and an honest btcd. Both liars hide the last wallet
-// transaction of every block (hostile OmitMatchedTx). Each block is asked
-// from two second peers now, so btcd's answer shows both lies: the wallet
-// must end equal to the chain and both liars must be banned, btcd not.
-// Before: the wallet missed most transactions, every block counted as
-// checked, no omission, no ban.
+// liar whose address sorts below the honest btcd's (a client that asked
+// the lowest address for its checks would ask only liars, who agree) and
+// an honest btcd. Both liars hide the last wallet transaction of every
+// block (hostile OmitMatchedTx). Each block is asked of two second peers,
+// so btcd's answer shows both lies: the wallet must end equal to the
+// chain and both liars must be banned, btcd not.
 func TestTwoLiarsOfThreeCannotHide(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts btcd")
