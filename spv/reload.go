@@ -13,9 +13,8 @@ import (
 )
 
 // Reloads. A peer that sees a filterload right after it relayed or served
-// a transaction learns that the transaction was the wallet's: bloomwatch
-// used to reload at once whenever a payment made the wallet derive keys
-//. Now no match ever makes the node send a filter:
+// a transaction learns that the transaction was the wallet's. So no match
+// ever makes the node send a filter:
 //
 //   - The watcher keeps a lookahead reserve of keys beyond its gap limit
 //     (watch.ElementDelta.Reserve) that every filter holds, so a payment never

@@ -26,17 +26,11 @@ import (
 // the default), at a loose false-positive rate (0.005) and one fixed
 // tweak: the wallet's own outputs and the false positives', which the
 // servers insert (BLOOM_UPDATE_ALL), fill the filters past their reload
-// threshold. The checking peer used to keep its first filter for the
-// whole sync (it was reloaded only for new keys; the fp-drift reload went
-// to the download peer alone; with bcoin as the second peer its
-// filter saturated and it sent 12,586 transactions, 4.47 MB against 0.73
-// MB). Now every reload goes to both peers, the same filter: their last
+// threshold. Every reload goes to both peers, the same filter, so a
+// checking peer cannot keep its first filter and saturate: their last
 // filters are equal, the checking peer receives no more than about what
 // the download peer does, and the two-peer sync at most 2.2 times the
-// one-peer sync's bytes (each block's proof twice). On main the first
-// check fails (the download peer's fp-drift reloads went to it alone);
-// with btcd as the second peer the bytes stayed within the goal there
-// too (1.81 times at this rate, 1.67 at the default one).
+// one-peer sync's bytes (each block's proof twice).
 func TestCheckingPeerDoesNotSaturate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts two btcds")

@@ -333,8 +333,8 @@ func (m *rawMessage) Command() string { return m.cmd }
 // MaxPayloadLength implements wire.Message: wire's largest.
 func (m *rawMessage) MaxPayloadLength(uint32) uint32 { return wire.MaxMessagePayload }
 
-// floodRejectReason is the size of a flooded reject's reason: the 1 MiB a
-// peer used to turn into 4 MiB of log per message.
+// floodRejectReason is the size of a flooded reject's reason: 1 MiB, which
+// an unbounded log would write as 4 MiB of escaped text per message.
 const floodRejectReason = 1 << 20
 
 // floodMessage makes one message of cmd with random content: valid on
