@@ -363,6 +363,27 @@ type broadcastConn struct {
 	known bool
 	over  bool
 	wake  chan struct{}
+
+	// txid is the transaction announced; clock paces its announcements
+	// again (announceAgain).
+	txid  chainhash.Hash
+	clock Clock
+}
+
+// announceAgain re-sends the inv while the target has neither asked for
+// the transaction nor holds it, waiting these intervals in turn: btcd
+// registers a new peer with its sync manager through its server's peer
+// handler while the peer's messages go to the sync manager at once, so
+// an inv sent right after the handshake can reach it first and be
+// dropped ("inv message from unknown peer"). Announcing a transaction
+// again to the same peer tells it nothing new.
+var announceAgain = []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second}
+
+// announce sends the inv of the transaction.
+func (bc *broadcastConn) announce() {
+	inv := wire.NewMsgInv()
+	_ = inv.AddInvVect(wire.NewInvVect(wire.InvTypeTx, &bc.txid))
+	bc.p.QueueMessage(inv, nil)
 }
 
 // notify wakes the broadcast's wait.
@@ -554,9 +575,8 @@ func (n *Node) openBroadcastVia(ctx context.Context, target string, tx *wire.Msg
 	if h := p.StartingHeight(); h < need {
 		return bc, fmt.Errorf("at height %d, %w (%d)", h, errTargetBehind, need)
 	}
-	inv := wire.NewMsgInv()
-	_ = inv.AddInvVect(wire.NewInvVect(wire.InvTypeTx, &txid))
-	p.QueueMessage(inv, nil)
+	bc.txid, bc.clock = txid, n.clock
+	bc.announce()
 	// A peer that holds the transaction already does not ask for it:
 	// asked, it sends it (after the inv, which it handles first, so a
 	// peer that lacked it answers notfound and asks for it instead).
@@ -584,6 +604,11 @@ func alreadyKnown(msg *wire.MsgReject) bool {
 // or ctx ends; peers are the filter peers it waits on, named in the
 // error at the end of the wait.
 func (bc *broadcastConn) await(ctx context.Context, sub *Subscription, res *BroadcastResult, peers []PeerInfo) error {
+	again := announceAgain
+	var retry <-chan time.Time
+	if len(again) > 0 {
+		retry = bc.clock.TickAfter(again[0])
+	}
 	for {
 		bc.mu.Lock()
 		rejected, over, served, known := bc.rejected, bc.over, bc.served, bc.known
@@ -621,6 +646,14 @@ func (bc *broadcastConn) await(ctx context.Context, sub *Subscription, res *Broa
 				}
 			}
 		case <-bc.wake:
+		case <-retry:
+			retry = nil
+			if !served {
+				bc.announce()
+				if again = again[1:]; len(again) > 0 {
+					retry = bc.clock.TickAfter(again[0])
+				}
+			}
 		case <-gone:
 			bc.mu.Lock()
 			over, rejected := bc.over, bc.rejected
