@@ -182,6 +182,7 @@ func (w *Wallet) applyBlockIn(bk buckets, b *watch.FilteredBlock, reapply bool) 
 		toStore = newRel
 		if anyStored && newRel[0].pos < lastStored {
 			full = true
+			w.coins.reset()
 			if err := w.txStore.Rollback(bk.tm, b.Height); err != nil {
 				return res, fmt.Errorf("restore block %d: %w", b.Height, err)
 			}

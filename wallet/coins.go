@@ -130,38 +130,119 @@ func (w *Wallet) readCoins(tm walletdb.ReadBucket, ps *pendingSet) ([]coin, erro
 	for op := range w.watch.outpoints {
 		byTx[op.Hash] = append(byTx[op.Hash], op.Index)
 	}
+	w.coins.prune(len(w.watch.outpoints))
 	out := make([]coin, 0, len(w.watch.outpoints))
 	for hash, idxs := range byTx {
-		var (
-			msg        *wire.MsgTx
-			height     = int32(noHeight)
-			conflicted bool
-		)
 		if p, ok := ps.txs[hash]; ok {
-			msg, conflicted = &p.details.MsgTx, p.conflicted
-		} else {
-			d, err := w.txStore.TxDetails(tm, &hash)
-			if err != nil || d == nil || d.Block.Height < 0 {
-				return nil, fmt.Errorf("%w: transaction %v of %d wallet outputs: %v", ErrCorrupt, hash, len(idxs), errOrMissing(err))
+			var err error
+			if out, err = appendCoins(out, hash, idxs, &p.details.MsgTx, noHeight, p.conflicted, ps, nil); err != nil {
+				return nil, err
 			}
-			msg, height = &d.MsgTx, d.Block.Height
+			continue
 		}
-		coinbase := height >= 0 && blockchain.IsCoinBaseTx(msg)
-		for _, i := range idxs {
-			if int(i) >= len(msg.TxOut) {
-				return nil, fmt.Errorf("%w: wallet output %v:%d past the %d outputs", ErrCorrupt, hash, i, len(msg.TxOut))
-			}
-			txOut := msg.TxOut[i]
-			if txOut.Value < 0 || txOut.Value > btcutil.MaxSatoshi {
-				continue
-			}
-			op := wire.OutPoint{Hash: hash, Index: i}
-			out = append(out, coin{
-				op: op, amount: btcutil.Amount(txOut.Value), height: height,
-				pkScript: txOut.PkScript, coinbase: coinbase,
-				spentBy: ps.spenders[op], conflicted: conflicted,
-			})
+		if cached, ok := w.coins.lookup(hash, idxs, ps, out); ok {
+			out = cached
+			continue
+		}
+		d, err := w.txStore.TxDetails(tm, &hash)
+		if err != nil || d == nil || d.Block.Height < 0 {
+			return nil, fmt.Errorf("%w: transaction %v of %d wallet outputs: %v", ErrCorrupt, hash, len(idxs), errOrMissing(err))
+		}
+		if out, err = appendCoins(out, hash, idxs, &d.MsgTx, d.Block.Height, false, ps, &w.coins); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// appendCoins appends the outputs idxs of msg, a wallet transaction at
+// height (noHeight when unconfirmed), to out, leaving out an amount outside
+// [0, 21e6 BTC]; with cache set it also records each output there.
+func appendCoins(out []coin, hash chainhash.Hash, idxs []uint32, msg *wire.MsgTx, height int32, conflicted bool, ps *pendingSet, cache *coinCache) ([]coin, error) {
+	coinbase := height >= 0 && blockchain.IsCoinBaseTx(msg)
+	for _, i := range idxs {
+		if int(i) >= len(msg.TxOut) {
+			return nil, fmt.Errorf("%w: wallet output %v:%d past the %d outputs", ErrCorrupt, hash, i, len(msg.TxOut))
+		}
+		txOut := msg.TxOut[i]
+		op := wire.OutPoint{Hash: hash, Index: i}
+		valid := txOut.Value >= 0 && txOut.Value <= btcutil.MaxSatoshi
+		if cache != nil {
+			cache.put(op, coinFact{amount: btcutil.Amount(txOut.Value), height: height,
+				pkScript: bytes.Clone(txOut.PkScript), coinbase: coinbase, invalid: !valid})
+		}
+		if !valid {
+			continue
+		}
+		out = append(out, coin{
+			op: op, amount: btcutil.Amount(txOut.Value), height: height,
+			pkScript: txOut.PkScript, coinbase: coinbase,
+			spentBy: ps.spenders[op], conflicted: conflicted,
+		})
+	}
+	return out, nil
+}
+
+// coinFact is what a confirmed wallet output's transaction says of it.
+type coinFact struct {
+	amount   btcutil.Amount
+	height   int32
+	pkScript []byte
+	coinbase bool
+	// invalid marks an amount outside [0, 21e6 BTC]: never a coin.
+	invalid bool
+}
+
+// coinCache holds the facts readCoins read of confirmed wallet outputs,
+// by outpoint. A confirmed output's amount, script and coinbase flag never
+// change, and its height changes only when its block leaves the chain:
+// every wtxmgr rollback and every reload of the in-memory state (a
+// discarded batch) clears the cache (reset). The facts of outputs no
+// longer in the outpoint set are dropped once they outnumber the set.
+type coinCache struct {
+	facts map[wire.OutPoint]coinFact
+}
+
+// reset empties the cache.
+func (c *coinCache) reset() { c.facts = nil }
+
+// put records one output's facts.
+func (c *coinCache) put(op wire.OutPoint, f coinFact) {
+	if c.facts == nil {
+		c.facts = make(map[wire.OutPoint]coinFact)
+	}
+	c.facts[op] = f
+}
+
+// prune empties the cache when it holds more than twice live entries
+// (the outpoint set's size) plus a margin: spent outputs' facts go, and
+// the live ones are read again once.
+func (c *coinCache) prune(live int) {
+	if len(c.facts) > 2*live+256 {
+		c.facts = nil
+	}
+}
+
+// lookup appends the coins idxs of the transaction hash from the cache to
+// out and reports true, or returns out unchanged and false when any of
+// them is missing.
+func (c *coinCache) lookup(hash chainhash.Hash, idxs []uint32, ps *pendingSet, out []coin) ([]coin, bool) {
+	if c.facts == nil {
+		return out, false
+	}
+	for _, i := range idxs {
+		if _, ok := c.facts[wire.OutPoint{Hash: hash, Index: i}]; !ok {
+			return out, false
+		}
+	}
+	for _, i := range idxs {
+		op := wire.OutPoint{Hash: hash, Index: i}
+		f := c.facts[op]
+		if f.invalid {
+			continue
+		}
+		out = append(out, coin{op: op, amount: f.amount, height: f.height, pkScript: f.pkScript,
+			coinbase: f.coinbase, spentBy: ps.spenders[op]})
+	}
+	return out, true
 }

@@ -333,13 +333,14 @@ func (d *deltaTracker) check() {
 // its public API gives (UnspentOutputs, which decodes a transaction per
 // output), and so does the walk of wtxmgr's unspent index Open uses; and
 // the coins Balance and UTXOs read to equal those read through
-// UnspentOutputs.
+// UnspentOutputs, both as read from the database and as read again from
+// the coin cache.
 func requireOutpointsMatchStore(t testing.TB, w *Wallet) {
 	t.Helper()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var ops, guards, walked, walkedGuards map[wire.OutPoint]struct{}
-	var coins, want []coin
+	var coins, warm, want []coin
 	require.NoError(t, w.view(func(b readBuckets) error {
 		var err error
 		if ops, guards, err = referenceOutpoints(b.tm, w.txStore); err != nil {
@@ -353,6 +354,10 @@ func requireOutpointsMatchStore(t testing.TB, w *Wallet) {
 			return err
 		}
 		if coins, err = w.readCoins(b.tm, ps); err != nil {
+			return err
+		}
+		// Again, from the coin cache the first read filled.
+		if warm, err = w.readCoins(b.tm, ps); err != nil {
 			return err
 		}
 		if want, err = referenceCoins(w, b.tm, ps); err != nil {
@@ -381,6 +386,7 @@ func requireOutpointsMatchStore(t testing.TB, w *Wallet) {
 		return m
 	}
 	require.Equal(t, byOp(want), byOp(coins), "coins read once per transaction = coins read through UnspentOutputs")
+	require.Equal(t, byOp(want), byOp(warm), "coins read from the cache = coins read through UnspentOutputs")
 }
 
 // referenceOutpoints is unspentOutpoints through wtxmgr's public API

@@ -79,6 +79,7 @@ func (w *Wallet) rollbackIn(b buckets, height int32, forget bool) error {
 			return err
 		}
 	}
+	w.coins.reset()
 	if err := w.txStore.Rollback(b.tm, removeFrom); err != nil {
 		return fmt.Errorf("transaction store rollback to %d: %w", height, err)
 	}

@@ -22,6 +22,7 @@ func TestRollbackReorg(t *testing.T) {
 	pay := f.tx(nil, output{keys.p2wpkh(extBranch, 1), 7_000})
 	mustApply(t, w, chain.add(pay).filtered())
 	require.Equal(t, Balance{Confirmed: 46_000}, mustBalance(t, w))
+	requireOutpointsMatchStore(t, w)
 
 	// Rolling back to the tip or above does nothing.
 	mustRollback(t, w, 102)
@@ -38,6 +39,7 @@ func TestRollbackReorg(t *testing.T) {
 	require.Equal(t, map[chainhash.Hash]int32{fund.TxHash(): 100, spend.TxHash(): -1, pay.TxHash(): -1}, txids(t, w))
 	require.Equal(t, Balance{Confirmed: 100_000, Unconfirmed: 46_000, PendingSpent: 100_000}, mustBalance(t, w),
 		"fund's spend is unconfirmed again: fund counts as confirmed, its spend as pending")
+	requireOutpointsMatchStore(t, w)
 	st, err = w.Stats()
 	require.NoError(t, err)
 	require.Equal(t, Stats{BlocksApplied: 1, Matched: 2, Relevant: 1, FalsePositives: 1,
@@ -57,6 +59,7 @@ func TestRollbackReorg(t *testing.T) {
 	require.Equal(t, []chainhash.Hash{pay.TxHash()}, res.Relevant)
 	require.Equal(t, map[chainhash.Hash]int32{fund.TxHash(): 100, spend.TxHash(): -1, pay.TxHash(): 101}, txids(t, w))
 	require.Equal(t, Balance{Confirmed: 107_000, Unconfirmed: 39_000, PendingSpent: 100_000}, mustBalance(t, w))
+	requireOutpointsMatchStore(t, w)
 
 	// Below the first block: nothing applied any more.
 	mustRollback(t, w, 42)

@@ -79,6 +79,7 @@ func (w *Wallet) migrateGuarded() (err error) {
 // load (re)builds every piece of in-memory state from the committed
 // database: the managers, the metadata, the watch set and the sync point.
 func (w *Wallet) load() error {
+	w.coins.reset()
 	return walletdb.View(w.db, func(tx walletdb.ReadTx) error {
 		return w.loadFrom(tx)
 	})

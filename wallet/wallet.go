@@ -66,7 +66,11 @@ type Wallet struct {
 	// mempoolFP are the unconfirmed false positives this process has
 	// counted (never stored).
 	mempoolFP mempoolFPs
-	closed    bool
+	// coins holds what readCoins read of each confirmed wallet output
+	// (see coinCache), so a balance read decodes only outputs new since
+	// the last read.
+	coins  coinCache
+	closed bool
 	// broken holds the error that left the in-memory state unusable (a
 	// failed reload after a failed write); every call returns it.
 	broken error
