@@ -300,9 +300,7 @@ func (s *Server) builtin() map[string]Handler {
 		MethodStatus: s.status,
 		MethodBalance: func(ctx context.Context, _ json.RawMessage) (any, error) {
 			if s.balance != nil {
-				if info := s.balance.get(); info != nil {
-					return info, nil
-				}
+				return s.balance.answer(ctx)
 			}
 			return l.Balance(ctx)
 		},

@@ -205,8 +205,7 @@ func (l *lastEvents) snapshot() []spv.Event {
 // each batch of them, until the server's context ends.
 func (s *Server) startCache() {
 	s.cache = &lastEvents{last: map[string]spv.Event{}}
-	s.balance = &balanceSnapshot{read: (&Local{W: s.cfg.Wallet}).Balance}
-	s.balance.refresh()
+	s.balance = newBalanceSnapshot((&Local{W: s.cfg.Wallet}).Balance)
 	sub := s.cfg.Dashboard.Subscribe()
 	go func() {
 		defer sub.Cancel()
@@ -232,24 +231,50 @@ func (s *Server) startCache() {
 	}()
 }
 
+// balanceInterest is how long after a client last asked for the balance
+// the snapshot keeps being refreshed after each batch of events. A node
+// nobody asks reads nothing: a balance read walks every wallet output and
+// holds the wallet between blocks, so refreshing it for no reader would
+// tax every sync.
+const balanceInterest = 30 * time.Second
+
 // balanceSnapshot is the wallet's balance as last read after a batch of
-// the node's events: wallet.balance answers from it at once, never behind
-// the wallet's lock while the sync applies and commits blocks; its
-// synced_height says which block it reflects. One read runs at a time; a
-// batch that comes during one makes it read again when done.
+// the node's events, kept while clients ask for it: wallet.balance then
+// answers from it at once, never behind the wallet's lock while the sync
+// applies and commits blocks; its synced_height says which block it
+// reflects. The first request after balanceInterest without one reads the
+// wallet itself and starts the refreshing again. One refresh runs at a
+// time; a batch that comes during one makes it read again when done.
 type balanceSnapshot struct {
 	read func(context.Context) (*BalanceInfo, error)
+	now  func() time.Time
 
 	mu      sync.Mutex
 	info    *BalanceInfo
+	asked   time.Time
 	running bool
 	dirty   bool
 }
 
+// newBalanceSnapshot returns a snapshot reading through read.
+func newBalanceSnapshot(read func(context.Context) (*BalanceInfo, error)) *balanceSnapshot {
+	return &balanceSnapshot{read: read, now: time.Now}
+}
+
+// wanted reports whether a client asked within balanceInterest. The
+// caller holds b.mu.
+func (b *balanceSnapshot) wanted() bool {
+	return !b.asked.IsZero() && b.now().Sub(b.asked) < balanceInterest
+}
+
 // refresh reads the balance again in a goroutine of its own, or marks
-// the running read dirty.
+// the running read dirty; it does nothing while no client asks.
 func (b *balanceSnapshot) refresh() {
 	b.mu.Lock()
+	if !b.wanted() {
+		b.mu.Unlock()
+		return
+	}
 	if b.running {
 		b.dirty = true
 		b.mu.Unlock()
@@ -264,7 +289,8 @@ func (b *balanceSnapshot) refresh() {
 			if err == nil {
 				b.info = info
 			}
-			if !b.dirty {
+			if !b.dirty || !b.wanted() {
+				b.dirty = false
 				b.running = false
 				b.mu.Unlock()
 				return
@@ -275,11 +301,27 @@ func (b *balanceSnapshot) refresh() {
 	}()
 }
 
-// get returns the latest snapshot, nil before the first read.
-func (b *balanceSnapshot) get() *BalanceInfo {
+// answer returns the balance for a request: the snapshot while it is
+// kept, else a read of the wallet, which also starts keeping it.
+func (b *balanceSnapshot) answer(ctx context.Context) (*BalanceInfo, error) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.info
+	kept := b.wanted() && b.info != nil
+	b.asked = b.now()
+	info := b.info
+	b.mu.Unlock()
+	if kept {
+		return info, nil
+	}
+	info, err := b.read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	if !b.running { // a running refresh stores a read at least as new
+		b.info = info
+	}
+	b.mu.Unlock()
+	return info, nil
 }
 
 // flushWriter flushes the response at most every streamFlushEvery, and at
