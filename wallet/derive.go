@@ -258,7 +258,6 @@ type branchExt struct {
 	point btcec.JacobianPoint
 	pub   [33]byte
 	mac   hash.Hash
-	sum   [64]byte
 }
 
 // branchExtKey returns the branch key of key from the cache (kept with the

@@ -6,7 +6,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash"
+	"runtime"
 	"sort"
+	"sync"
 
 	"github.com/btcsuite/btcd/btcec/v2"
 	"github.com/btcsuite/btcd/btcec/v2/schnorr"
@@ -182,71 +185,131 @@ const childBatch = 256
 // (decompresses) the parent key at every call and the caller the child's
 // once more, two square roots per address; and the children of a batch
 // of childBatch share one field inversion to affine coordinates
-// (Montgomery's trick) instead of one each. TestBranchChildMatchesHDKeychain
-// compares them with hdkeychain's.
+// (Montgomery's trick) instead of one each. A range of several batches
+// is derived on up to GOMAXPROCS goroutines, one batch each at a time,
+// and handed to fn in order as each window of batches completes: a
+// first sync of a large wallet derives thousands of addresses while the
+// peer has nothing to send. TestBranchChildMatchesHDKeychain and
+// TestBranchChildrenMatchHDKeychain compare them with hdkeychain's.
 func (bk *branchExt) children(from, to uint32, fn func(i uint32, pub *btcec.PublicKey) error) error {
 	if to >= hdkeychain.HardenedKeyStart {
 		return fmt.Errorf("derive %d: hardened index from a public key", to)
 	}
+	batches := (uint64(to)-uint64(from))/childBatch + 1
+	workers := min(uint64(runtime.GOMAXPROCS(0)), batches)
+	if workers <= 1 {
+		var d childDeriver
+		for start := uint64(from); start <= uint64(to); start += childBatch {
+			d.derive(bk, bk.mac, start, min(uint64(to), start+childBatch-1))
+			if err := d.hand(fn); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	ds := make([]childDeriver, workers)
+	macs := make([]hash.Hash, workers)
+	for k := range macs {
+		macs[k] = hmac.New(sha512.New, bk.key.ChainCode())
+	}
+	var wg sync.WaitGroup
+	for start := uint64(from); start <= uint64(to); start += workers * childBatch {
+		n := 0
+		for k := range ds {
+			s := start + uint64(k)*childBatch
+			if s > uint64(to) {
+				break
+			}
+			n++
+			wg.Add(1)
+			go func(d *childDeriver, mac hash.Hash, s uint64) {
+				defer wg.Done()
+				d.derive(bk, mac, s, min(uint64(to), s+childBatch-1))
+			}(&ds[k], macs[k], s)
+		}
+		wg.Wait()
+		for k := 0; k < n; k++ {
+			if err := ds[k].hand(fn); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// childDeriver holds one batch of children (at most childBatch) of a
+// branch while they are brought to affine coordinates.
+type childDeriver struct {
+	pts [childBatch]btcec.JacobianPoint
+	idx [childBatch]uint32
+	acc [childBatch]btcec.FieldVal
+	sum [64]byte
+	n   int
+}
+
+// derive computes the children start through end (end - start <
+// childBatch) of bk with mac, an HMAC-SHA512 keyed with its chain code
+// that no other goroutine uses meanwhile.
+func (d *childDeriver) derive(bk *branchExt, mac hash.Hash, start, end uint64) {
 	var (
-		pts  [childBatch]btcec.JacobianPoint
-		idx  [childBatch]uint32
-		acc  [childBatch]btcec.FieldVal
 		ib   [4]byte
 		il   btcec.ModNScalar
 		zInv btcec.FieldVal
 	)
-	for start := uint64(from); start <= uint64(to); start += childBatch {
-		end := min(uint64(to), start+childBatch-1)
-		n := 0
-		for i := uint32(start); uint64(i) <= end; i++ {
-			bk.mac.Reset()
-			_, _ = bk.mac.Write(bk.pub[:])
-			binary.BigEndian.PutUint32(ib[:], i)
-			_, _ = bk.mac.Write(ib[:])
-			sum := bk.mac.Sum(bk.sum[:0])
-			if overflow := il.SetByteSlice(sum[:32]); overflow || il.IsZero() {
-				continue
-			}
-			p := &pts[n]
-			btcec.ScalarBaseMultNonConst(&il, p)
-			btcec.AddNonConst(p, &bk.point, p)
-			p.Z.Normalize()
-			if p.Z.IsZero() {
-				continue // the point at infinity
-			}
-			idx[n] = i
-			n++
-		}
-		if n == 0 {
+	n := 0
+	for i := uint32(start); uint64(i) <= end; i++ {
+		mac.Reset()
+		_, _ = mac.Write(bk.pub[:])
+		binary.BigEndian.PutUint32(ib[:], i)
+		_, _ = mac.Write(ib[:])
+		sum := mac.Sum(d.sum[:0])
+		if overflow := il.SetByteSlice(sum[:32]); overflow || il.IsZero() {
 			continue
 		}
-		// acc[k] = Z_0 * ... * Z_k; one inversion of acc[n-1], then
-		// walking back, zInv = 1/Z_k and the inverse of acc[k-1].
-		acc[0].Set(&pts[0].Z)
-		for k := 1; k < n; k++ {
-			acc[k].Set(&acc[k-1]).Mul(&pts[k].Z).Normalize()
+		p := &d.pts[n]
+		btcec.ScalarBaseMultNonConst(&il, p)
+		btcec.AddNonConst(p, &bk.point, p)
+		p.Z.Normalize()
+		if p.Z.IsZero() {
+			continue // the point at infinity
 		}
-		var inv btcec.FieldVal
-		inv.Set(&acc[n-1]).Inverse()
-		affine := func(p *btcec.JacobianPoint, zInv *btcec.FieldVal) {
-			var z2 btcec.FieldVal
-			z2.SquareVal(zInv)
-			p.X.Mul(&z2).Normalize()
-			z2.Mul(zInv)
-			p.Y.Mul(&z2).Normalize()
-			p.Z.SetInt(1)
-		}
-		for k := n - 1; k >= 1; k-- {
-			zInv.Set(&inv).Mul(&acc[k-1]).Normalize()
-			inv.Mul(&pts[k].Z).Normalize()
-			affine(&pts[k], &zInv)
-		}
-		affine(&pts[0], &inv)
-		for k := 0; k < n; k++ {
-			if err := fn(idx[k], btcec.NewPublicKey(&pts[k].X, &pts[k].Y)); err != nil {
-				return err
-			}
+		d.idx[n] = i
+		n++
+	}
+	d.n = n
+	if n == 0 {
+		return
+	}
+	// acc[k] = Z_0 * ... * Z_k; one inversion of acc[n-1], then
+	// walking back, zInv = 1/Z_k and the inverse of acc[k-1].
+	pts, acc := &d.pts, &d.acc
+	acc[0].Set(&pts[0].Z)
+	for k := 1; k < n; k++ {
+		acc[k].Set(&acc[k-1]).Mul(&pts[k].Z).Normalize()
+	}
+	var inv btcec.FieldVal
+	inv.Set(&acc[n-1]).Inverse()
+	affine := func(p *btcec.JacobianPoint, zInv *btcec.FieldVal) {
+		var z2 btcec.FieldVal
+		z2.SquareVal(zInv)
+		p.X.Mul(&z2).Normalize()
+		z2.Mul(zInv)
+		p.Y.Mul(&z2).Normalize()
+		p.Z.SetInt(1)
+	}
+	for k := n - 1; k >= 1; k-- {
+		zInv.Set(&inv).Mul(&acc[k-1]).Normalize()
+		inv.Mul(&pts[k].Z).Normalize()
+		affine(&pts[k], &zInv)
+	}
+	affine(&pts[0], &inv)
+}
+
+// hand calls fn with each derived child in index order.
+func (d *childDeriver) hand(fn func(i uint32, pub *btcec.PublicKey) error) error {
+	for k := 0; k < d.n; k++ {
+		if err := fn(d.idx[k], btcec.NewPublicKey(&d.pts[k].X, &d.pts[k].Y)); err != nil {
+			return err
 		}
 	}
 	return nil

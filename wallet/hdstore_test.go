@@ -52,7 +52,7 @@ func TestBranchChildrenMatchHDKeychain(t *testing.T) {
 	require.NoError(t, err)
 	bk, err := newBranchExt(pub, KindP2WPKH)
 	require.NoError(t, err)
-	for _, r := range [][2]uint32{{0, 0}, {0, childBatch - 1}, {3, 2*childBatch + 7}, {1<<31 - 5, 1<<31 - 1}} {
+	for _, r := range [][2]uint32{{0, 0}, {0, childBatch - 1}, {3, 2*childBatch + 7}, {childBatch, 6*childBatch + 2}, {1<<31 - 5, 1<<31 - 1}} {
 		next := r[0]
 		require.NoError(t, bk.children(r[0], r[1], func(i uint32, got *btcec.PublicKey) error {
 			require.Equal(t, next, i, "indexes in order, none skipped")
