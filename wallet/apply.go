@@ -1,14 +1,11 @@
 package wallet
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"sort"
 	"time"
 
-	"github.com/btcsuite/btcd/blockchain"
-	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/btcsuite/btcwallet/waddrmgr"
@@ -403,8 +400,7 @@ func (w *Wallet) touches(tx *wire.MsgTx, extra map[wire.OutPoint]struct{}) bool 
 // storeTx records a wallet transaction in wtxmgr (mined when bm is set),
 // without its witness (see stripWitness),
 // marks each output paying a watched script as a credit (change when it
-// pays the internal branch), flags those addresses used, and records a
-// mined credit's facts in the coin cache. wtxmgr finds
+// pays the internal branch), and flags those addresses used. wtxmgr finds
 // the debits itself from its unspent outputs. It returns the sum of the
 // outputs it credited and whether wtxmgr already held the transaction
 // (then its credits may include earlier ones).
@@ -417,7 +413,6 @@ func (w *Wallet) storeTx(bk buckets, tx *wire.MsgTx, bm *wtxmgr.BlockMeta, recei
 	if err != nil {
 		return 0, false, fmt.Errorf("insert %v: %w", rec.Hash, err)
 	}
-	coinbase := blockchain.IsCoinBaseTx(tx)
 	for i, out := range tx.TxOut {
 		e := w.watch.lookup(out.PkScript)
 		if e == nil {
@@ -430,12 +425,6 @@ func (w *Wallet) storeTx(bk buckets, tx *wire.MsgTx, bm *wtxmgr.BlockMeta, recei
 		credited = addSat(credited, out.Value)
 		if err := w.markUsed(bk, e); err != nil {
 			return 0, false, err
-		}
-		if bm != nil {
-			// What readCoins would read back for this coin.
-			w.coins.put(wire.OutPoint{Hash: rec.Hash, Index: uint32(i)}, coinFact{
-				amount: btcutil.Amount(out.Value), height: bm.Block.Height, pkScript: bytes.Clone(out.PkScript),
-				coinbase: coinbase, invalid: out.Value < 0 || out.Value > btcutil.MaxSatoshi})
 		}
 	}
 	return credited, existed, nil
