@@ -37,7 +37,7 @@ type benchConfig struct {
 	ScaleRuns   int
 	ScaleCli    string
 
-	// Scenarios are the issue-17 scenarios to run (scenarios.go).
+	// Scenarios are the large-wallet, dense-block and check scenarios to run (scenarios.go).
 	Scenarios    []string
 	ScenarioRuns int
 	DenseBlocks  int
@@ -62,7 +62,7 @@ func parseBenchFlags(args []string) (*benchConfig, error) {
 	fs.IntVar(&c.Runs, "runs", 3, "rounds of A B C (medians reported)")
 	fs.Int64Var(&c.Seed, "seed", 1, "chain seed")
 	fs.StringVar(&c.Clients, "clients", "bloomwatch,minimal,neutrino", "clients to run, in round order: bloomwatch (given the address list), bloomwatch-xpub (given the BIP84 vpub: gap-limit discovery), minimal, neutrino; variants: "+strings.Join(clientNames(), ", "))
-	scen := fs.String("scenarios", "", "also run these issue-17 scenarios (comma-separated, or all): "+strings.Join(scenarioOrder, ", "))
+	scen := fs.String("scenarios", "", "also run these scenarios (comma-separated, or all): "+strings.Join(scenarioOrder, ", "))
 	fs.IntVar(&c.ScenarioRuns, "scenario-runs", 3, "rounds per scenario")
 	fs.IntVar(&c.DenseBlocks, "dense-blocks", 60, "dense and checks scenarios: blocks of --dense-txs noise txs")
 	fs.IntVar(&c.DenseTxs, "dense-txs", 2000, "dense and checks scenarios: noise txs per block")
@@ -159,7 +159,7 @@ type Report struct {
 	Scale      []SeriesReport `json:"scale,omitempty"`
 	Headers    *HeadersReport `json:"headers,omitempty"`
 	HeadersP2P *SeriesReport  `json:"headers_p2p,omitempty"`
-	// Scenarios are the issue-17 scenarios run (--scenarios).
+	// Scenarios are the large-wallet, dense-block and check scenarios run (--scenarios).
 	Scenarios  []ScenarioReport `json:"scenarios,omitempty"`
 	Mismatches int              `json:"mismatches"`
 }
