@@ -240,3 +240,61 @@ const (
 	// the miners have it.
 	rebroadcastTimeout = 30 * time.Second
 )
+
+// bound is one named bound of the package, a row of docs/RELIABILITY.md's
+// bounds table (TestReliabilityBoundsTable renders the table from bounds
+// and fails while the doc differs).
+type bound struct {
+	Name     string // the constant, as the code names it
+	Value    any    // the constant itself: an integer, a float64 or a time.Duration
+	Unit     string // what an integer or float Value counts ("bytes" prints as B, KiB, MiB)
+	Protects string // what it bounds, and against what
+}
+
+// bounds lists every constant of this file and every max* constant of
+// the package, each once; TestReliabilityBoundsTable checks against the
+// source that none is missing.
+var bounds = []bound{
+	// The connection: what one peer makes the node write, read and hold.
+	{"maxWriteQueueBytes", maxWriteQueueBytes, "bytes", "bytes queued for a peer and unwritten (requests, the pongs btcd queues per ping): past it the peer is disconnected and scored 20"},
+	{"writeTimeout", writeTimeout, "", "each write to a peer's socket: a peer that leaves its socket unread fails the write that would wait"},
+	{"maxInboxBytes", maxInboxBytes, "bytes", "a peer's messages read and not yet handled: past it its reader waits and its TCP window closes"},
+	{"maxRejectPayload", maxRejectPayload, "bytes", "a reject's payload: a larger one is refused at its v1 header, before it is read, and bans"},
+	{"maxPeerStateBytes", maxPeerStateBytes, "bytes", "all the manager holds for one peer (requests, a merkle block being filled, txids, side tips); FuzzMessageSequences checks it"},
+	{"excessScore", excessScore, "points", "the ban score of each message over its type's rate budget: ten past the burst ban the peer"},
+	// The manager's state per peer, each where a peer chooses how much.
+	{"maxUnknown", maxUnknown, "txids", "the announced txids remembered per peer and filter: an inv flood past it explains nothing"},
+	{"maxTxReqs", maxTxReqs, "txs", "the transactions asked from one peer at a time"},
+	{"maxUnmatchedRelays", maxUnmatchedRelays, "txs", "announced transactions outside the filter fetched from a peer per filterload; later ones are not fetched"},
+	{"maxRecentRelays", maxRecentRelays, "txs", "the relays kept for replay into a later announcer's mirror, in count"},
+	{"maxRecentRelayBytes", maxRecentRelayBytes, "bytes", "the same relays, in serialized bytes (a peer chooses what it relays)"},
+	{"maxUnconnectingHeaders", maxUnconnectingHeaders, "messages", "unsolicited headers in a row that do not connect: then the peer is scored and dropped (Core's limit)"},
+	{"maxSideTips", maxSideTips, "tips", "the side-branch tips remembered per peer; the oldest is forgotten, unscored"},
+	{"maxMatchAttempts", maxMatchAttempts, "requests", "requests of one block before the peers that failed it are scored"},
+	{"maxTransportMemory", maxTransportMemory, "addresses", "each set of addresses remembered as v1-only or v2 (they come from addr messages)"},
+	{"maxSeedAddrs", maxSeedAddrs, "addresses", "the addresses taken from one DNS seed's answer (Core's limit)"},
+	// The log: what a peer makes the node write about it.
+	{"logBurst", logBurst, "lines", "the lines of one kind about one peer written at once; past it they are counted in one \"suppressed N\" line"},
+	{"logRate", logRate, "lines a second", "the refill of that bucket"},
+	{"maxLogKeys", maxLogKeys, "buckets", "the (peer, kind) buckets held: reached only by a bug, they are then forgotten, not grown"},
+	{"LogFileMaxBytes", LogFileMaxBytes, "bytes", "the log file: rotated past it (github.com/jrick/logrotate)"},
+	{"LogFileRolls", LogFileRolls, "files", "the gzipped old log files kept: a log flood fills at most (1 + this) times LogFileMaxBytes before compression"},
+	// Broadcasts and rebroadcasts: what the node sends, holds and resends.
+	{"MaxBroadcastBytes", MaxBroadcastBytes, "bytes", "what a broadcast target may send during a broadcast"},
+	{"maxBroadcastGetData", maxBroadcastGetData, "messages", "the getdata for the transaction a broadcast answers"},
+	{"maxBroadcastTargets", maxBroadcastTargets, "peers", "the targets one broadcast connects to when the first are behind or unreachable"},
+	{"maxRebroadcastTxs", maxRebroadcastTxs, "txs", "the transactions held for rebroadcast; past it a broadcast is sent once, not held"},
+	{"maxRebroadcastBytes", maxRebroadcastBytes, "bytes", "the serialized bytes of the transactions held for rebroadcast"},
+	{"maxRebroadcastBlocks", maxRebroadcastBlocks, "blocks", "the blocks at the tip a transaction is resent for without confirming (a day of mainnet blocks)"},
+	{"minRebroadcastInterval", minRebroadcastInterval, "", "the least time between two sends of one transaction, when blocks come in a burst"},
+	{"rebroadcastTimeout", rebroadcastTimeout, "", "one rebroadcast: connection, handshake, getdata and a relay back"},
+	// Checks, filters and the data dir.
+	{"maxCheckAttempts", maxCheckAttempts, "rounds", "the rounds of second peers asked about one block before its check is abandoned"},
+	{"MaxCheckPeers", MaxCheckPeers, "peers", "the largest Tuning.CheckPeers (second peers asked per checked block)"},
+	{"maxCarried", maxCarried, "outpoints", "the outpoints carried from one filter to the next (a 36,000-byte filter tells about 60,000 apart)"},
+	{"maxDeferFactor", maxDeferFactor, "quiet times", "how long the quiet window may hold a due filter reload"},
+	{"maxRekeys", maxRekeys, "keys", "the new v2 keys drawn per connection for keys that would stall a btcd v1 peer"},
+	{"MaxDecoys", MaxDecoys, "decoys", "the largest Config.Decoys"},
+	{"maxDecoyTxs", maxDecoyTxs, "txids", "the remembered decoy-matched txids"},
+	{"MaxStateFileBytes", MaxStateFileBytes, "bytes", "each state file read at start (bans, decoys, filter state, unfinished checks): a larger one is refused before it is read"},
+}
