@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/bloomwatch/bloomwatch/internal/boundedread"
 	"github.com/bloomwatch/bloomwatch/netparams"
 )
 
@@ -106,7 +107,7 @@ func resolveDatadir(cmd *cobra.Command) error {
 // datadir key or a value the flag refuses is an error naming the file and
 // line.
 func applyConfig(cmd *cobra.Command, path string) error {
-	data, err := os.ReadFile(path)
+	data, err := boundedread.ReadFile(path, maxConfigFileBytes, "maxConfigFileBytes")
 	if os.IsNotExist(err) {
 		return nil
 	}

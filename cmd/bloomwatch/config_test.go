@@ -84,4 +84,12 @@ func TestConfigFile(t *testing.T) {
 			require.Contains(t, errOut, tc.sub)
 		})
 	}
+
+	// A file above its bound is refused before it is read, in one line.
+	write(strings.Repeat("# padding\n", maxConfigFileBytes/10+1))
+	code, out, errOut = runCLI(t, []string{"wallet", "txs"})
+	require.Equal(t, 2, code, errOut)
+	require.Empty(t, out)
+	require.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
+	require.Contains(t, errOut, "above maxConfigFileBytes")
 }
