@@ -453,6 +453,10 @@ func (s *Server) serveStream(rw http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// maxStreamErrorBytes bounds what a refused stream request's body puts
+// into its error line.
+const maxStreamErrorBytes = 4096
+
 // Feed is an attached dashboard's side of the feed: the channels a
 // tui.Config takes. They close when the stream ends (the node stopped,
 // or Close).
@@ -496,7 +500,7 @@ func (c *Client) Stream(ctx context.Context) (*Feed, error) {
 		return nil, fmt.Errorf("nodeapi: stream: %w", err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxStreamErrorBytes))
 		resp.Body.Close()
 		cancel()
 		return nil, fmt.Errorf("nodeapi: stream: HTTP %s: %s", resp.Status, strings.TrimSpace(string(b)))
