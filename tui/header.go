@@ -21,7 +21,7 @@ func (m *Model) headerView(w int) []string {
 	if dl := st.downloadPeer(); dl != "" {
 		peers += " (download " + dl + ")"
 	}
-	state := "syncing"
+	state, short := "syncing", ""
 	switch {
 	case m.eventsDone:
 		state = m.paint(&s.Bad, "node stopped")
@@ -29,28 +29,36 @@ func (m *Model) headerView(w int) []string {
 		state = m.paint(&s.Wallet, "synced")
 	case st.awaiting > 0:
 		state = m.paint(&s.Bad, fmt.Sprintf("at the tip, %d %s awaiting a check", st.awaiting, plural(st.awaiting, "block", "blocks")))
+		short = m.paint(&s.Bad, fmt.Sprintf("%d awaiting check", st.awaiting))
 	case !st.started && st.headerHeight == 0:
 		state = "connecting"
 	}
 	// line 1 takes the parts, in priority order, that fit
+	peersPart := k("peers ") + peers
 	parts := []string{
 		m.paint(&s.Header, " bloomwatch "),
 		k("net ") + net,
 		k("tip ") + fmt.Sprint(st.blockHeight),
 		state,
-		k("peers ") + peers,
+		peersPart,
 		k("headers ") + fmt.Sprint(st.headerHeight),
 		k("peer height ") + fmt.Sprint(st.bestHeight()),
 	}
 	if !st.lastBlock.IsZero() {
 		parts = append(parts, k("last block ")+ago(m.now().Sub(st.lastBlock)))
 	}
-	line1 := parts[0] + parts[1]
-	for _, p := range parts[2:] {
-		if width(line1)+2+width(p) > w {
-			continue
-		}
-		line1 += "  " + p
+	// When the peers do not fit, the short state, then the download peer
+	// alone ("download ADDR", without the count) make room for them:
+	// the user needs to see which peer the blocks come from.
+	line1 := fitParts(parts, w)
+	if short != "" && !strings.Contains(line1, peersPart) {
+		parts[3] = short
+		line1 = fitParts(parts, w)
+	}
+	if dl := st.downloadPeer(); dl != "" && !strings.Contains(line1, peersPart) {
+		peersPart = k("download ") + dl
+		parts[4] = peersPart
+		line1 = fitParts(parts, w)
 	}
 
 	frac := st.progress()
@@ -66,6 +74,19 @@ func (m *Model) headerView(w int) []string {
 	full := int(math.Round(frac * float64(barW)))
 	bar := " blocks " + m.paint(&s.BarFull, strings.Repeat("█", full)) + m.paint(&s.BarEmpty, strings.Repeat("░", barW-full))
 	return []string{line1, bar + info}
+}
+
+// fitParts joins parts[0] and parts[1] with each later part, in order,
+// that still fits in w cells.
+func fitParts(parts []string, w int) string {
+	line := parts[0] + parts[1]
+	for _, p := range parts[2:] {
+		if width(line)+2+width(p) > w {
+			continue
+		}
+		line += "  " + p
+	}
+	return line
 }
 
 // ago formats a non-negative duration coarsely.

@@ -561,6 +561,24 @@ func TestSyncedLoggedOncePerHeight(t *testing.T) {
 	require.Equal(t, 3, n)
 }
 
+// TestAwaitingChecksHeaderKeepsDownloadPeer: at 80 columns the long
+// "awaiting a check" state would push the peers out of the header; the
+// short state keeps the download peer in it.
+func TestAwaitingChecksHeaderKeepsDownloadPeer(t *testing.T) {
+	for _, w := range []int{80, 120} {
+		m := New(Config{Now: fixedNow, Network: "regtest"})
+		m.width, m.height = w, 24
+		m = feed(t, m, eventsMsg{events: []spv.Event{
+			spv.PeerConnected{Peer: spv.PeerInfo{Addr: "127.0.0.1:33945", UserAgent: "/btcd:0.25.0/", Download: true}},
+			spv.PeerConnected{Peer: spv.PeerInfo{Addr: "127.0.0.1:33946", UserAgent: "/btcd:0.25.0/"}},
+			spv.SyncDone{Height: 467}, spv.ChecksAwaited{Height: 468, Blocks: 1}}})
+		head := strings.SplitN(ansi.Strip(m.View()), "\n", 2)[0]
+		require.Contains(t, head, "download 127.0.0.1:33945", "%d columns: %q", w, head)
+		require.Contains(t, head, "awaiting", "%d columns: %q", w, head)
+		require.LessOrEqual(t, width(head), w)
+	}
+}
+
 func TestAwaitingChecksIsNotSynced(t *testing.T) {
 	// At the tip with a block awaiting an omission check the header says
 	// so and not "synced"; the check passing (SyncDone) makes it synced,
