@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
@@ -511,7 +512,7 @@ func (p *sentBlocks) sentTxs(h int32) []SentTx {
 
 // compareHash orders transaction ids bytewise.
 func compareHash(a, b chainhash.Hash) int {
-	return compareStrings(string(a[:]), string(b[:]))
+	return strings.Compare(string(a[:]), string(b[:]))
 }
 
 // spanSet is a set of heights as sorted, disjoint, non-adjacent spans.

@@ -7,7 +7,13 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+
+	"github.com/bloomwatch/bloomwatch/privacy/internal/synth"
 )
+
+// SyntheticPubKeySize is the size of a synthetic second form, a
+// compressed-public-key-like 33-byte string (0x02 or 0x03 prefix).
+const SyntheticPubKeySize = synth.PubKeySize
 
 // FileUniverse streams the candidates of an element file (the format
 // ReadCandidates reads and WriteCandidates writes) one line at a time, so

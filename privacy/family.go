@@ -80,36 +80,3 @@ func decideFamily(tests []familyTest) VerdictFamily {
 	}
 	return v
 }
-
-// comparisonTests returns the family tests of the curves' points that
-// ask for a comparison (Point.score with compare).
-func comparisonTests(curves []Curve) []familyTest {
-	var out []familyTest
-	for c := range curves {
-		for i := range curves[c].Points {
-			p := &curves[c].Points[i]
-			if !p.compare {
-				continue
-			}
-			expected := p.ExpectedFP
-			out = append(out, familyTest{
-				p:        p.ComparisonP,
-				power:    func(level float64) float64 { return stats.ComparisonPower(expected, 1-level) },
-				minPower: stats.MinComparisonPower,
-				decide: func(power float64, adj *float64) {
-					p.ComparisonPower = power
-					if adj == nil {
-						p.Comparison = stats.ComparisonNoVerdict
-						return
-					}
-					p.ComparisonPHolm = adj
-					p.Comparison = stats.ComparisonInside
-					if *adj < stats.FamilyAlpha {
-						p.Comparison = stats.ComparisonOutside
-					}
-				},
-			})
-		}
-	}
-	return out
-}

@@ -560,3 +560,10 @@ func finiteOr(v, alt float64) float64 {
 	}
 	return v
 }
+
+// ObserveBlock feeds the on-path observer one delivered filtered block:
+// matched transactions (false positives included) and the wallet's among
+// them. The reading stands; the next Current has it.
+func (m *Meter) ObserveBlock(matched, relevant int) {
+	m.onPath.ObserveBlock(matched, relevant)
+}

@@ -1,10 +1,7 @@
 package privacy
 
 import (
-	"fmt"
 	"math"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/filterpolicy"
@@ -163,49 +160,6 @@ func (o *OnPath) Reading(candidates uint64, known bool, onChain, decoys int) OnP
 		rd.BlockPrecision = float64(o.walletBlocks) / float64(o.blocks)
 	}
 	return rd
-}
-
-// onPathOf runs the on-path observer over a report's records; the wallet
-// size is the truth's when there is one.
-func onPathOf(in Input, rep *Report) *OnPathReading {
-	o := NewOnPath(in.FPRate)
-	for _, r := range in.Records {
-		o.Observe(r)
-	}
-	rd := o.Reading(rep.Universe, rep.HasTruth, int(rep.Members), 0)
-	return &rd
-}
-
-// writeOnPath writes the report's on-path line: what an observer on the
-// path read, beside the peers' figures the report's tables give.
-func writeOnPath(b *strings.Builder, op *OnPathReading) {
-	if op == nil || op.Loads == 0 {
-		return
-	}
-	switch {
-	case op.Clear == op.Loads:
-		fmt.Fprintf(b, "on-path observer: read all %d filterloads (v1, plaintext): it learns what the peers together learn (the curves below)\n", op.Loads)
-	case op.Clear > 0:
-		fmt.Fprintf(b, "on-path observer: read %d of %d filterloads (v1); %s expected false positives left by those alone; the %d sent over v2 showed only their sizes\n",
-			op.Clear, op.Loads, strconv.FormatFloat(op.ExpectedFP, 'g', 4, 64), op.Encrypted)
-	default:
-		fmt.Fprintf(b, "on-path observer: all %d filterloads went over v2 (BIP324): it read none, only sizes", op.Loads)
-		if op.MinElements >= 0 {
-			hi := strconv.Itoa(op.MaxElements)
-			if op.MaxElements >= 1<<31-1 {
-				hi = "any"
-			}
-			fmt.Fprintf(b, "; the last one's %d-byte burst gives a wallet of %d to %s elements", op.Wire, op.MinElements, hi)
-		}
-		b.WriteString("; the getdata sizes show it the block counts the peers see\n")
-	}
-}
-
-// ObserveBlock feeds the on-path observer one delivered filtered block:
-// matched transactions (false positives included) and the wallet's among
-// them. The reading stands; the next Current has it.
-func (m *Meter) ObserveBlock(matched, relevant int) {
-	m.onPath.ObserveBlock(matched, relevant)
 }
 
 // Sizes of BIP324 packets an observer tells apart in a filtered-block

@@ -233,20 +233,6 @@ func scanStream(ctx context.Context, u Universe, ws []*scanWorker) error {
 	return ctx.Err()
 }
 
-// cloneInto copies src into dst's buffers, growing them as needed, so a
-// batch slot reuses its memory from one batch to the next.
-func cloneInto(dst, src Candidate) Candidate {
-	if cap(dst.Forms) < len(src.Forms) {
-		dst.Forms = make([][]byte, len(src.Forms))
-	}
-	dst.Forms = dst.Forms[:len(src.Forms)]
-	for i, f := range src.Forms {
-		dst.Forms[i] = append(dst.Forms[i][:0], f...)
-	}
-	dst.FirstSeen = src.FirstSeen
-	return dst
-}
-
 // test runs one candidate through every filter. The caller counts it.
 func (sw *scanWorker) test(c *Candidate) error {
 	nForms := min(len(c.Forms), MaxFormsPerLine)

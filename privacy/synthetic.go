@@ -18,9 +18,6 @@ const (
 	// SyntheticHashSize is the size of a synthetic primary form, a
 	// hash160-like 20-byte string.
 	SyntheticHashSize = synth.HashSize
-	// SyntheticPubKeySize is the size of a synthetic second form, a
-	// compressed-public-key-like 33-byte string (0x02 or 0x03 prefix).
-	SyntheticPubKeySize = synth.PubKeySize
 )
 
 // Synthetic is an indexed universe of Count pseudorandom candidates drawn

@@ -105,3 +105,17 @@ func (c *Concat) Fill(i uint64, cand *Candidate) {
 }
 
 var _ IndexedUniverse = (*Concat)(nil)
+
+// cloneInto copies src into dst's buffers, growing them as needed, so a
+// batch slot reuses its memory from one batch to the next.
+func cloneInto(dst, src Candidate) Candidate {
+	if cap(dst.Forms) < len(src.Forms) {
+		dst.Forms = make([][]byte, len(src.Forms))
+	}
+	dst.Forms = dst.Forms[:len(src.Forms)]
+	for i, f := range src.Forms {
+		dst.Forms[i] = append(dst.Forms[i][:0], f...)
+	}
+	dst.FirstSeen = src.FirstSeen
+	return dst
+}
