@@ -8,6 +8,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/filterpolicy"
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/joint"
 )
 
 // This test lives in the external test package: it measures the sizing
@@ -49,7 +50,7 @@ func TestCapacityStepsLeak(t *testing.T) {
 			}
 		}
 		grow(20)
-		j := privacy.NewJoint()
+		j := joint.NewJoint()
 		var prev *bip37.Filter
 		prevRate := 1.0
 		var lost, sameLost, worst float64

@@ -96,3 +96,29 @@ func hitKeys(r *ScanResult, j int, all bool) map[string]bool {
 	}
 	return out
 }
+
+// jointElements returns n pseudorandom 20-byte elements.
+func jointElements(rng *rand.Rand, n int) [][]byte {
+	out := make([][]byte, n)
+	for i := range out {
+		out[i] = make([]byte, SyntheticHashSize)
+		for b := range out[i] {
+			out[i][b] = byte(rng.Uint32())
+		}
+	}
+	return out
+}
+
+// newTestFilter returns a filter of sizeBytes bytes and k hash functions
+// with the given tweak holding elems.
+func newTestFilter(t testing.TB, sizeBytes int, k, tweak uint32, elems [][]byte) *bip37.Filter {
+	t.Helper()
+	f, err := bip37.NewFilterFromBits(make([]byte, sizeBytes), k, tweak, bip37.UpdateNone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range elems {
+		f.Add(e)
+	}
+	return f
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/joint"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
@@ -235,7 +236,7 @@ type Meter struct {
 	obsTested     uint64
 	obsExpected   float64
 	peers         map[string]*meterEntry
-	joint         *Joint
+	joint         *joint.Joint
 	entries       []*meterEntry
 	byContent     map[string]*meterEntry
 	revealed      map[string]bool
@@ -271,7 +272,7 @@ func NewMeter(cfg MeterConfig) *Meter {
 		e = DefaultElementsPerTx
 	}
 	return &Meter{
-		history: h, elementsPerTx: e, joint: NewJoint(), rate: 1, independent: 1, added: -1, addedErr: -1,
+		history: h, elementsPerTx: e, joint: joint.NewJoint(), rate: 1, independent: 1, added: -1, addedErr: -1,
 		onPath: NewOnPath(cfg.FPRate),
 		peers:  map[string]*meterEntry{}, byContent: map[string]*meterEntry{}, revealed: map[string]bool{},
 	}

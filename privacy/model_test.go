@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/joint"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -67,7 +68,7 @@ func TestAnalyzeAndMeterShareTheJointModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(14, 14))
 	for _, tc := range sameTweakReloads(t, rng) {
 		t.Run(tc.name, func(t *testing.T) {
-			rate := JointRate(tc.filters)
+			rate := joint.JointRate(tc.filters)
 			u := uint64(math.Ceil(30 / rate))
 			if u > 3_000_000 {
 				t.Fatalf("case too selective: rate %g needs %d candidates", rate, u)
@@ -98,8 +99,8 @@ func TestAnalyzeAndMeterShareTheJointModel(t *testing.T) {
 				t.Errorf("the independent product %.3g agrees with %d measured: the case does not test correlation", p.IndependentFP, p.Matched)
 			}
 			// No wallet counts: every candidate is a chance match.
-			if !near(rd.IndependentFP/float64(u), IndependentRate(tc.filters), 1e-9) {
-				t.Errorf("meter independent %g, want rate %g", rd.IndependentFP, IndependentRate(tc.filters))
+			if !near(rd.IndependentFP/float64(u), joint.IndependentRate(tc.filters), 1e-9) {
+				t.Errorf("meter independent %g, want rate %g", rd.IndependentFP, joint.IndependentRate(tc.filters))
 			}
 			t.Logf("%d candidates: measured %d, joint %.2f, independent %.3g", u, p.Matched, p.ExpectedFP, p.IndependentFP)
 		})
@@ -169,7 +170,7 @@ func TestMeterReading(t *testing.T) {
 	if r.Filters != 2 || r.Revealed != 1 || r.FPRate != grown.CurrentFPRate() || r.ExpectedTxFPRate != r.FPRate {
 		t.Errorf("after a shared filteradd: %+v", r)
 	}
-	if want := JointRate([]*bip37.Filter{a, grown}); r.IntersectionRate != want {
+	if want := joint.JointRate([]*bip37.Filter{a, grown}); r.IntersectionRate != want {
 		t.Errorf("joint rate %g, want %g", r.IntersectionRate, want)
 	}
 }
@@ -333,54 +334,6 @@ func TestChainOutpointUniverse(t *testing.T) {
 	if !strings.Contains(MainnetChainTxData.Describe(), "1235299397") {
 		t.Errorf("mainnet universe: %s", MainnetChainTxData.Describe())
 	}
-}
-
-// TestMergeNestedIsExact checks the evaluator's merge of factors whose
-// size divides another's against enumeration over the lcm.
-func TestMergeNestedIsExact(t *testing.T) {
-	rng := rand.New(rand.NewPCG(18, 18))
-	sizes := [][]uint64{{12, 24, 24, 48}, {10, 15, 30, 7}, {64, 128, 8, 96}, {9, 27, 6, 4}, {130, 260, 521}}
-	for _, ns := range sizes {
-		var fs []factor
-		for i, n := range ns {
-			fs = append(fs, randomFactor(rng, i, n, 0.7))
-		}
-		before := make([][]uint64, len(fs))
-		for i := range fs {
-			before[i] = append([]uint64(nil), fs[i].w...)
-		}
-		got := rateOfFactors(fs, 1<<30)
-		want := bruteDist(fs, len(fs))[1<<len(fs)-1]
-		if !jointClose(got, want, 1e-12) {
-			t.Errorf("sizes %v: rate %g, enumeration %g", ns, got, want)
-		}
-		merged := mergeNested(fs)
-		for i := range fs {
-			if !slicesEqual(fs[i].w, before[i]) {
-				t.Fatalf("sizes %v: mergeNested changed factor %d's bits", ns, i)
-			}
-		}
-		for i := range merged {
-			for j := range merged {
-				if i != j && merged[i].n%merged[j].n == 0 {
-					t.Errorf("sizes %v: merged sizes %d and %d still nest", ns, merged[i].n, merged[j].n)
-				}
-			}
-		}
-	}
-}
-
-// slicesEqual reports whether two word slices are equal.
-func slicesEqual(a, b []uint64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // BenchmarkMeterCurrent is the meter's per-block cost after a long sync:

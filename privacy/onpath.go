@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/filterpolicy"
+	"github.com/bloomwatch/bloomwatch/privacy/joint"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
@@ -67,7 +68,7 @@ type OnPathReading struct {
 // concurrent use.
 type OnPath struct {
 	fpRate       float64
-	joint        *Joint
+	joint        *joint.Joint
 	seen         map[string]bool
 	rd           OnPathReading
 	blocks       int
@@ -80,7 +81,7 @@ func NewOnPath(fpRate float64) *OnPath {
 	if !(fpRate > 0 && fpRate < 1) {
 		fpRate = filterpolicy.DefaultFPRate
 	}
-	return &OnPath{fpRate: fpRate, joint: NewJoint(), seen: map[string]bool{},
+	return &OnPath{fpRate: fpRate, joint: joint.NewJoint(), seen: map[string]bool{},
 		rd: OnPathReading{MinElements: -1, MaxElements: -1, Rate: 1}}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/joint"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/btcsuite/btcd/wire"
@@ -121,7 +122,7 @@ func (a *analysis) saturationPoint(step int, h int32, g *satGen) Point {
 		Fill:      float64(f.BitsSet()) / float64(max(f.NumBits(), 1)),
 		TxMatched: g.matched, TxWallet: g.wallet,
 	}
-	je := &jointEval{joint: NewJoint(), everyForm: []bool{false}, single: []float64{rate}, rate: rate, forms: map[int]RateBounds{}}
+	je := &jointEval{joint: joint.NewJoint(), everyForm: []bool{false}, single: []float64{rate}, rate: rate, forms: map[int]joint.RateBounds{}}
 	je.joint.Add(f)
 	e := a.expectedFP(je, a.res.FormCounts, a.res.TruthCounts)
 	p.ExpectedFP, p.ExpectedFPLower, p.IndependentFP = e.upper, e.lower, e.independent

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/joint"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 )
 
@@ -328,11 +329,11 @@ const bitsPerByte = 8
 // count, computed once per analysis (FormsRate recomputes per-seed
 // histograms: milliseconds for a dozen large filters).
 type jointEval struct {
-	joint     *Joint
+	joint     *joint.Joint
 	everyForm []bool    // by joint index: the both-forms test applies
 	single    []float64 // by joint index: the filter's own rate (X/n)^k
 	rate      float64
-	forms     map[int]RateBounds
+	forms     map[int]joint.RateBounds
 }
 
 // jointOf returns the joint model of the constraint states (those that
@@ -351,7 +352,7 @@ func (a *analysis) jointOf(constraints []int, allForms bool) *jointEval {
 	if je, ok := a.joints[key]; ok {
 		return je
 	}
-	je := &jointEval{joint: NewJoint(), forms: map[int]RateBounds{}}
+	je := &jointEval{joint: joint.NewJoint(), forms: map[int]joint.RateBounds{}}
 	for _, s := range states {
 		je.joint.Add(a.tl.States[s])
 		je.everyForm = append(je.everyForm, allForms && a.pubKeysIn[s])
@@ -366,7 +367,7 @@ func (a *analysis) jointOf(constraints []int, allForms bool) *jointEval {
 }
 
 // formsRate returns the joint rate of a candidate of nf forms (cached).
-func (je *jointEval) formsRate(nf int) RateBounds {
+func (je *jointEval) formsRate(nf int) joint.RateBounds {
 	b, ok := je.forms[nf]
 	if !ok {
 		b = je.joint.FormsRate(nf, je.everyForm)

@@ -8,6 +8,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/filterpolicy"
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/joint"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 )
 
@@ -186,7 +187,7 @@ func runPeers(ctx context.Context, cfg Config) (*Result, error) {
 						expect += f.CurrentFPRate() * uf
 					}
 				} else {
-					expect += privacy.JointRate(fs) * uf
+					expect += joint.JointRate(fs) * uf
 				}
 				members += uint64(n)
 				for _, h := range hits {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/joint"
 )
 
 // The restart-intersection experiment (formula 5): a client that draws a
@@ -109,8 +110,8 @@ func runRestartIntersection(ctx context.Context, cfg Config) (*Result, error) {
 			for t := range trials {
 				base := (pi*trials + t) * maxR
 				count += countAllOf(res.Hits, base, r)
-				expect += privacy.JointRate(filters[base:base+r]) * uf
-				independent += privacy.IndependentRate(filters[base:base+r]) * uf
+				expect += joint.JointRate(filters[base:base+r]) * uf
+				independent += joint.IndependentRate(filters[base:base+r]) * uf
 			}
 			tf := float64(trials)
 			row := poissonRow(fmt.Sprintf("p=%g r=%d (N=%d): false positives per wallet", p, r, keysOf(r-1)), count, tf).

@@ -9,6 +9,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/filterpolicy"
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/joint"
 )
 
 // The tweak-policy experiment: a wallet behind a proxy
@@ -198,7 +199,7 @@ func tweakSetting(ctx context.Context, cfg Config, rate float64, n, wallets, pee
 		for _, i := range per[wi] {
 			fs = append(fs, filters[i])
 		}
-		tc.perExpected += privacy.JointRate(fs) * (total - float64(n))
+		tc.perExpected += joint.JointRate(fs) * (total - float64(n))
 	}
 	// Linking the per-peer filters by a significant overlap, as a
 	// crawler does (LinkSignificant): lambda from the rates and the

@@ -1,4 +1,4 @@
-package privacy
+package joint
 
 import (
 	"encoding/binary"

@@ -1,4 +1,4 @@
-package privacy
+package joint
 
 import (
 	"cmp"
@@ -683,3 +683,6 @@ func powRate(v float64, e int) float64 {
 	}
 	return math.Pow(v, float64(e))
 }
+
+// bitsPerByte converts filter sizes to bits.
+const bitsPerByte = 8

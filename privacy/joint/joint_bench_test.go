@@ -1,4 +1,4 @@
-package privacy
+package joint
 
 import (
 	"encoding/binary"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/internal/synth"
 )
 
 // Benchmarks of the joint model on the target, 100 filters of
@@ -107,7 +108,7 @@ func BenchmarkJoint100x36000(b *testing.B) {
 		j.Rate()
 		f := fs[7].Clone()
 		rng := rand.New(rand.NewPCG(53, 54))
-		elem := make([]byte, SyntheticHashSize)
+		elem := make([]byte, synth.HashSize)
 		for b.Loop() {
 			for x := range elem {
 				elem[x] = byte(rng.Uint32())

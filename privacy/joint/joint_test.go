@@ -1,4 +1,4 @@
-package privacy
+package joint
 
 import (
 	"math"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/internal/synth"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 )
 
@@ -22,7 +23,7 @@ func jointClose(got, want, tol float64) bool {
 func jointElements(rng *rand.Rand, n int) [][]byte {
 	out := make([][]byte, n)
 	for i := range out {
-		out[i] = make([]byte, SyntheticHashSize)
+		out[i] = make([]byte, synth.HashSize)
 		for b := range out[i] {
 			out[i][b] = byte(rng.Uint32())
 		}
@@ -517,4 +518,52 @@ func TestJointFormsRateBoundsHoldForCorrelatedFilters(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestMergeNestedIsExact checks the evaluator's merge of factors whose
+// size divides another's against enumeration over the lcm.
+func TestMergeNestedIsExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(18, 18))
+	sizes := [][]uint64{{12, 24, 24, 48}, {10, 15, 30, 7}, {64, 128, 8, 96}, {9, 27, 6, 4}, {130, 260, 521}}
+	for _, ns := range sizes {
+		var fs []factor
+		for i, n := range ns {
+			fs = append(fs, randomFactor(rng, i, n, 0.7))
+		}
+		before := make([][]uint64, len(fs))
+		for i := range fs {
+			before[i] = append([]uint64(nil), fs[i].w...)
+		}
+		got := rateOfFactors(fs, 1<<30)
+		want := bruteDist(fs, len(fs))[1<<len(fs)-1]
+		if !jointClose(got, want, 1e-12) {
+			t.Errorf("sizes %v: rate %g, enumeration %g", ns, got, want)
+		}
+		merged := mergeNested(fs)
+		for i := range fs {
+			if !slicesEqual(fs[i].w, before[i]) {
+				t.Fatalf("sizes %v: mergeNested changed factor %d's bits", ns, i)
+			}
+		}
+		for i := range merged {
+			for j := range merged {
+				if i != j && merged[i].n%merged[j].n == 0 {
+					t.Errorf("sizes %v: merged sizes %d and %d still nest", ns, merged[i].n, merged[j].n)
+				}
+			}
+		}
+	}
+}
+
+// slicesEqual reports whether two word slices are equal.
+func slicesEqual(a, b []uint64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }

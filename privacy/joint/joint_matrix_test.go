@@ -1,4 +1,4 @@
-package privacy
+package joint_test
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/joint"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 )
 
@@ -44,16 +46,16 @@ type matrixCase struct {
 	candidates uint64
 	// update, when set, changes the filters after they were added to the
 	// model and updates the model (a filteradd), before the scan.
-	update func(j *Joint)
+	update func(j *joint.Joint)
 }
 
 // scanMatrix counts the synthetic candidates (seed, count) that pass the
 // stage. With prefix, it counts for every p the candidates that pass the
 // first p filters (single form only) in counts[p-1].
 func scanMatrix(seed, count uint64, filters []*bip37.Filter, stage matrixStage) []uint64 {
-	u := Synthetic{Seed: seed, Count: count, PubKeys: stage != stageOneForm}
+	u := privacy.Synthetic{Seed: seed, Count: count, PubKeys: stage != stageOneForm}
 	counts := make([]uint64, len(filters))
-	var c Candidate
+	var c privacy.Candidate
 	for i := range count {
 		u.Fill(i, &c)
 		passed := 0
@@ -80,7 +82,7 @@ func scanMatrix(seed, count uint64, filters []*bip37.Filter, stage matrixStage) 
 }
 
 // matrixRate returns the model's rate for the stage.
-func matrixRate(t *testing.T, j *Joint, stage matrixStage) float64 {
+func matrixRate(t *testing.T, j *joint.Joint, stage matrixStage) float64 {
 	t.Helper()
 	switch stage {
 	case stageAnyForm:
@@ -132,10 +134,10 @@ func TestJointValidationMatrix(t *testing.T) {
 	}
 	start := time.Now()
 	rng := rand.New(rand.NewPCG(41, 42))
-	el := jointElements(rng, 4000)
+	el := joint.JointElements(rng, 4000)
 	tw := rng.Uint32()
 	nf := func(size int, k uint32, tweak uint32, elems [][]byte) *bip37.Filter {
-		return newTestFilter(t, size, k, tweak, elems)
+		return joint.NewTestFilter(t, size, k, tweak, elems)
 	}
 	addSmall, addLarge := nf(300, 5, tw, el[:200]), nf(600, 5, tw, el[:200])
 	cases := []matrixCase{
@@ -166,7 +168,7 @@ func TestJointValidationMatrix(t *testing.T) {
 		{name: "filteradd: nested x2 (300, 600 B, k 5), 40 elements added to the larger",
 			filters:    []*bip37.Filter{addSmall, addLarge},
 			candidates: 1_000_000,
-			update: func(j *Joint) {
+			update: func(j *joint.Joint) {
 				for _, e := range el[3000:3040] {
 					addLarge.Add(e)
 				}
@@ -188,17 +190,17 @@ func TestJointValidationMatrix(t *testing.T) {
 	t.Logf("| case | filters | candidates | expected (joint) | independent product | measured | 99.9 %% range |")
 	t.Logf("|---|---|---|---|---|---|---|")
 	for ci, c := range cases {
-		j := NewJoint()
+		j := joint.NewJoint()
 		for _, f := range c.filters {
 			j.Add(f)
 		}
 		if c.update != nil {
 			c.update(j)
-			scratch := NewJoint()
+			scratch := joint.NewJoint()
 			for _, f := range c.filters {
 				scratch.Add(f)
 			}
-			if got, want := j.Rate(), scratch.Rate(); !jointClose(got, want, 1e-12) {
+			if got, want := j.Rate(), scratch.Rate(); !joint.JointClose(got, want, 1e-12) {
 				t.Fatalf("%s: updated model %.12g, rebuilt %.12g", c.name, got, want)
 			}
 		}
@@ -218,13 +220,13 @@ func TestJointValidationMatrix(t *testing.T) {
 	}
 	const chainCandidates = 2_000_000
 	counts := scanMatrix(2000, chainCandidates, chain, stageOneForm)
-	j := NewJoint()
+	j := joint.NewJoint()
 	j.Add(chain[0])
 	for p := 2; p <= len(chain); p++ {
 		j.Add(chain[p-1])
 		name := fmt.Sprintf("same tweak, %d filters (sizes %v B, k 3, elements 300 + 40 per filter)", p, sizes[:p])
 		checkMatrixRow(t, name, p, chainCandidates, j.Rate()*chainCandidates,
-			IndependentRate(chain[:p])*chainCandidates, counts[p-1])
+			joint.IndependentRate(chain[:p])*chainCandidates, counts[p-1])
 	}
 	t.Logf("matrix scanned in %v", time.Since(start).Round(time.Millisecond))
 }
@@ -250,7 +252,7 @@ func TestJointIndependentProductWrongForNestedCapacities(t *testing.T) {
 	// the independent product predicted 71.9. Here 2 M candidates, a
 	// tenth: the joint model must hold and the product must be refuted.
 	rng := rand.New(rand.NewPCG(43, 44))
-	el := jointElements(rng, 300)
+	el := joint.JointElements(rng, 300)
 	tw := rng.Uint32()
 	a := capacityFilter(t, 300, 0.01, tw, el)
 	b := capacityFilter(t, 600, 0.01, tw, el)
@@ -259,8 +261,8 @@ func TestJointIndependentProductWrongForNestedCapacities(t *testing.T) {
 	}
 	const candidates = 2_000_000
 	fs := []*bip37.Filter{a, b}
-	expected := JointRate(fs) * candidates
-	indep := IndependentRate(fs) * candidates
+	expected := joint.JointRate(fs) * candidates
+	indep := joint.IndependentRate(fs) * candidates
 	measured := scanMatrix(3000, candidates, fs, stageOneForm)[1]
 	checkMatrixRow(t, fmt.Sprintf("capacity 300 then 600 at 1 %% (%d, %d B, k %d), same 300 elements", a.Size(), b.Size(), a.HashFuncs()),
 		2, candidates, expected, indep, measured)
