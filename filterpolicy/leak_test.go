@@ -7,8 +7,8 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/filterpolicy"
-	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/privacy/joint"
+	"github.com/bloomwatch/bloomwatch/privacy/replay"
 )
 
 // This test lives in the external test package: it measures the sizing
@@ -69,7 +69,7 @@ func TestCapacityStepsLeak(t *testing.T) {
 			if prev != nil {
 				reloads++
 				bits := math.Log2(prevRate / rate)
-				r, err := privacy.EstimateReload(prev, f)
+				r, err := replay.EstimateReload(prev, f)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/replay"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
@@ -138,8 +139,8 @@ type Report struct {
 	// Reloads is the estimator attack: for every reload of one tweak
 	// and hash count, the elements the observer estimates it added and
 	// dropped (see ReloadEstimate).
-	Reloads []ReloadEstimate `json:"reloads"`
-	Curves  []Curve          `json:"curves"`
+	Reloads []replay.ReloadEstimate `json:"reloads"`
+	Curves  []Curve                 `json:"curves"`
 	// Final lists the last point's set of the last set stage (single,
 	// both-forms, intersection or graph), truncated to MaxListed.
 	Final          []Listed `json:"final"`
@@ -176,7 +177,7 @@ func (r *Report) Curve(stage string) *Curve {
 // analysis is Analyze's working state.
 type analysis struct {
 	in       Input
-	tl       *Timeline
+	tl       *replay.Timeline
 	finalIdx map[int]int // scanned state index -> filter index in the scan
 	// pubKeysIn[s] reports that state s evidently holds public keys: the
 	// both-forms test applies to it.
@@ -211,7 +212,7 @@ func Analyze(ctx context.Context, in Input) (*Report, error) {
 	if (in.Attacks.Graph || in.Attacks.Saturation || in.Attacks.Behaviour) && in.Chain == nil {
 		return nil, fmt.Errorf("%w: the graph, saturation and behaviour attacks need a chain", ErrBadConfig)
 	}
-	tl, err := Replay(in.Records)
+	tl, err := replay.Replay(in.Records)
 	if err != nil {
 		return nil, err
 	}
@@ -303,7 +304,7 @@ func (a *analysis) scan(ctx context.Context) error {
 	a.finalIdx = map[int]int{}
 	for _, g := range a.tl.Generations {
 		s := g.Latest
-		if _, ok := a.finalIdx[s]; ok || matchesAll(a.tl.States[s]) {
+		if _, ok := a.finalIdx[s]; ok || replay.MatchesAll(a.tl.States[s]) {
 			continue
 		}
 		a.finalIdx[s] = len(filters)

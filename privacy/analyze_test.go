@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/replay"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
@@ -308,7 +309,7 @@ func TestAnalyzeTruthOnChainAndErrors(t *testing.T) {
 		{"no universe", Input{Records: recs}, ErrBadConfig},
 		{"graph without chain", Input{Records: recs, Universe: Stream(u), Attacks: Attacks{Graph: true}}, ErrBadConfig},
 		{"empty universe", Input{Records: recs, Universe: Stream(SliceUniverse(nil))}, ErrEmptyUniverse},
-		{"no filter", Input{Records: []transcript.Record{{Kind: transcript.KindFilterClear}}, Universe: Stream(u)}, ErrNoFilters},
+		{"no filter", Input{Records: []transcript.Record{{Kind: transcript.KindFilterClear}}, Universe: Stream(u)}, replay.ErrNoFilters},
 	}
 	for _, tc := range errs {
 		if _, err := Analyze(context.Background(), tc.in); !errors.Is(err, tc.want) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/replay"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 )
@@ -241,7 +242,7 @@ func (b *Behaviour) Observe(r transcript.Record) error {
 		// The record's filter, shared with its other readers: load
 		// keeps a copy, estimate only reads it.
 		if f, err = r.Bloom(); err != nil {
-			return fmt.Errorf("%w: seq %d: %w", ErrBadFilterRecord, r.Seq, err)
+			return fmt.Errorf("%w: seq %d: %w", replay.ErrBadFilterRecord, r.Seq, err)
 		}
 	case transcript.KindFilterAdd, transcript.KindFilterClear, transcript.KindGetData:
 	default:
@@ -269,7 +270,7 @@ func (b *Behaviour) Observe(r transcript.Record) error {
 
 // remember records f as the latest filter of its tweak and hash count.
 func (b *Behaviour) remember(f *bip37.Filter) {
-	if !matchesAll(f) {
+	if !replay.MatchesAll(f) {
 		b.byParams[[2]uint32{f.Tweak(), f.HashFuncs()}] = f
 	}
 }
@@ -293,12 +294,12 @@ func (b *Behaviour) load(p *behavePeer, r transcript.Record, f *bip37.Filter, ke
 // or hash count, the latest filter of f's sent to any peer), and whether
 // the reload points (see Behaviour).
 func (b *Behaviour) estimate(rl *behaveReload, held, f *bip37.Filter) {
-	if matchesAll(f) {
+	if replay.MatchesAll(f) {
 		return // a match-all filter holds nothing to compare
 	}
 	params := [2]uint32{f.Tweak(), f.HashFuncs()}
 	prev := b.byParams[params]
-	if held != nil && !matchesAll(held) && held.Tweak() == f.Tweak() && held.HashFuncs() == f.HashFuncs() {
+	if held != nil && !replay.MatchesAll(held) && held.Tweak() == f.Tweak() && held.HashFuncs() == f.HashFuncs() {
 		prev = held
 	}
 	if prev != nil && string(prev.Serialize()) == string(f.Serialize()) {
@@ -309,7 +310,7 @@ func (b *Behaviour) estimate(rl *behaveReload, held, f *bip37.Filter) {
 	if prev == nil {
 		return // nothing to compare: it may point
 	}
-	e, err := EstimateReload(prev, f)
+	e, err := replay.EstimateReload(prev, f)
 	if err != nil {
 		return
 	}

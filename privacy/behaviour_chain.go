@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/replay"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -249,7 +250,7 @@ func (rb *rebuild) replay(i int, r transcript.Record) error {
 	case transcript.KindFilterLoad:
 		f, err := bip37.Deserialize(r.Filter)
 		if err != nil {
-			return fmt.Errorf("%w: seq %d: %w", ErrBadFilterRecord, r.Seq, err)
+			return fmt.Errorf("%w: seq %d: %w", replay.ErrBadFilterRecord, r.Seq, err)
 		}
 		f.SetRules(rb.rules)
 		rb.srv[r.Peer] = f

@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/bloomwatch/bloomwatch/privacy/replay"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/btcsuite/btcd/txscript"
@@ -136,7 +137,7 @@ type BlockRequestReport struct {
 func AnalyzeBlockRequests(ctx context.Context, recs []transcript.Record, chain Chain, truth []Candidate, upTo int32) (*BlockRequestReport, error) {
 	req := SummarizeBlockRequests(recs)
 	if req == nil || req.FiltersFrom < 0 {
-		return nil, fmt.Errorf("%w: no compact-filter request in the transcript", ErrNoFilters)
+		return nil, fmt.Errorf("%w: no compact-filter request in the transcript", replay.ErrNoFilters)
 	}
 	tip, err := chain.BestHeight()
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bloomwatch/bloomwatch/privacy/replay"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
@@ -85,5 +86,5 @@ func TestAnalyzeBlockRequests(t *testing.T) {
 	require.Equal(t, int32(2), rep.Curve[0].Height)
 
 	_, err = AnalyzeBlockRequests(context.Background(), recs[1:2], chain, nil, -1)
-	require.ErrorIs(t, err, ErrNoFilters)
+	require.ErrorIs(t, err, replay.ErrNoFilters)
 }

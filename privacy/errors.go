@@ -9,15 +9,6 @@ var (
 	// for malformed input; the message names the line.
 	ErrBadElementFile = errors.New("bad element file")
 
-	// ErrBadFilterRecord is returned when a transcript's filterload record
-	// carries a filter a full node would reject (malformed serialization,
-	// over the size or hash-function caps).
-	ErrBadFilterRecord = errors.New("bad filter in transcript")
-
-	// ErrNoFilters is returned when a transcript holds no filterload, so
-	// there is nothing to analyze.
-	ErrNoFilters = errors.New("transcript has no filterload")
-
 	// ErrTooManyHits is returned when a scan would keep more matching
 	// candidates than its limit: the filters match too much of the
 	// universe to be analyzed candidate by candidate.

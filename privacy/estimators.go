@@ -1,5 +1,9 @@
 package privacy
 
+import (
+	"github.com/bloomwatch/bloomwatch/privacy/replay"
+)
+
 import ()
 
 // The seed's estimators used as an attack: filters of one
@@ -12,15 +16,15 @@ import ()
 // generation of the same tweak and hash count holding a different filter.
 // A generation whose filter an earlier generation already held (the same
 // filter sent to another peer) tells nothing new and is skipped.
-func (a *analysis) reloadEstimates() []ReloadEstimate {
+func (a *analysis) reloadEstimates() []replay.ReloadEstimate {
 	var truth [][]byte
 	if a.hasTruth {
 		truth = NewElementSetFromCandidates(a.in.Truth).Elements()
 	}
-	out := []ReloadEstimate{}
+	out := []replay.ReloadEstimate{}
 	for i, g := range a.tl.Generations {
 		fb := a.tl.States[g.Latest]
-		if matchesAll(fb) {
+		if replay.MatchesAll(fb) {
 			continue
 		}
 		prev, seen := -1, false
@@ -31,7 +35,7 @@ func (a *analysis) reloadEstimates() []ReloadEstimate {
 				break
 			}
 			fa := a.tl.States[h.Latest]
-			if prev < 0 && !matchesAll(fa) && fa.Tweak() == fb.Tweak() && fa.HashFuncs() == fb.HashFuncs() {
+			if prev < 0 && !replay.MatchesAll(fa) && fa.Tweak() == fb.Tweak() && fa.HashFuncs() == fb.HashFuncs() {
 				prev = j
 			}
 		}
@@ -39,7 +43,7 @@ func (a *analysis) reloadEstimates() []ReloadEstimate {
 			continue
 		}
 		fa := a.tl.States[a.tl.Generations[prev].Latest]
-		r, err := EstimateReload(fa, fb)
+		r, err := replay.EstimateReload(fa, fb)
 		if err != nil {
 			continue // unreachable: same tweak and k, neither matches all
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/transcript"
 )
 
 // near reports whether got is within rel relative tolerance of want (or
@@ -121,4 +122,9 @@ func newTestFilter(t testing.TB, sizeBytes int, k, tweak uint32, elems [][]byte)
 		f.Add(e)
 	}
 	return f
+}
+
+// loadRecord returns a filterload record of f.
+func loadRecord(seq uint64, peer string, height int32, f *bip37.Filter) transcript.Record {
+	return transcript.Record{Seq: seq, Peer: peer, Height: height, Kind: transcript.KindFilterLoad, Filter: f.Serialize(), Reason: "initial"}
 }

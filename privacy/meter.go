@@ -9,6 +9,7 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/privacy/joint"
+	"github.com/bloomwatch/bloomwatch/privacy/replay"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
@@ -388,7 +389,7 @@ func (m *Meter) fold(r transcript.Record) error {
 	case transcript.KindFilterLoad:
 		f, err := r.Bloom() // shared with the record's other readers: never modified here
 		if err != nil {
-			return fmt.Errorf("%w: seq %d: %w", ErrBadFilterRecord, r.Seq, err)
+			return fmt.Errorf("%w: seq %d: %w", replay.ErrBadFilterRecord, r.Seq, err)
 		}
 		m.load(r.Peer, f, string(r.Filter))
 	case transcript.KindFilterAdd:
@@ -469,7 +470,7 @@ func (m *Meter) refresh() {
 	m.rate = m.joint.Rate()
 	m.independent = 1
 	for _, e := range m.entries {
-		if !matchesAll(e.filter) {
+		if !replay.MatchesAll(e.filter) {
 			m.independent *= e.filter.CurrentFPRate()
 		}
 	}

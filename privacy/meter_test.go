@@ -11,6 +11,7 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/filterpolicy"
+	"github.com/bloomwatch/bloomwatch/privacy/replay"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/bloomwatch/bloomwatch/watch"
@@ -104,7 +105,7 @@ func TestMeter(t *testing.T) {
 		t.Errorf("history %+v", h)
 	}
 	before := m.Current()
-	if _, err := m.Observe(transcript.Record{Seq: 9, Kind: transcript.KindFilterLoad, Peer: "c", Filter: []byte{1}}); !errors.Is(err, ErrBadFilterRecord) {
+	if _, err := m.Observe(transcript.Record{Seq: 9, Kind: transcript.KindFilterLoad, Peer: "c", Filter: []byte{1}}); !errors.Is(err, replay.ErrBadFilterRecord) {
 		t.Errorf("err = %v", err)
 	}
 	if !reflect.DeepEqual(m.Current(), before) || len(m.History()) != 3 {
@@ -182,7 +183,7 @@ func TestRestoreIsObserveRecordByRecord(t *testing.T) {
 	all.SetUniverse(5_000_000, "test")
 	all.SetWallet(WalletCounts{OnChain: 20, Watched: 60, Elements: 70})
 	got, err := all.Restore(recs)
-	if refused != 1 || !errors.Is(err, ErrBadFilterRecord) {
+	if refused != 1 || !errors.Is(err, replay.ErrBadFilterRecord) {
 		t.Fatalf("Observe refused %d records, Restore said %v", refused, err)
 	}
 	if want := one.Current(); !reflect.DeepEqual(got, want) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/filterpolicy"
 	"github.com/bloomwatch/bloomwatch/privacy/joint"
+	"github.com/bloomwatch/bloomwatch/privacy/replay"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
@@ -102,7 +103,7 @@ func (o *OnPath) Observe(r transcript.Record) {
 	o.rd.Loads++
 	if clearRecord(r) {
 		o.rd.Clear++
-		if key := string(r.Filter); !o.seen[key] && !matchesAll(f) {
+		if key := string(r.Filter); !o.seen[key] && !replay.MatchesAll(f) {
 			o.seen[key] = true
 			o.joint.Add(f)
 			o.rd.Rate = o.joint.Rate()

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/bloomwatch/bloomwatch/internal/table"
+	"github.com/bloomwatch/bloomwatch/privacy/replay"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 )
 
@@ -128,7 +129,7 @@ func interval(iv *stats.Interval) string {
 
 // writeReloads writes the estimator attack: what the observer infers
 // each reload of one tweak added.
-func writeReloads(b *strings.Builder, rs []ReloadEstimate, truth bool, maxRows int) {
+func writeReloads(b *strings.Builder, rs []replay.ReloadEstimate, truth bool, maxRows int) {
 	b.WriteString("\nreloads of one tweak: elements the observer estimates each added and dropped (fold of the\n" +
 		"larger filter onto the smaller size when one divides the other; net change of the two estimates always)\n")
 	tw := table.New(b)

@@ -3,6 +3,8 @@ package privacy
 import (
 	"strings"
 	"testing"
+
+	"github.com/bloomwatch/bloomwatch/privacy/replay"
 )
 
 // TestReportWriteTable checks the text report: the header lines with and
@@ -13,7 +15,7 @@ func TestReportWriteTable(t *testing.T) {
 		Universe: 1000, MultiForm: 10, UniverseSource: "synthetic, seed 1", Events: 3, Revealed: 1,
 		Filters: []FilterSummary{{Generation: 0, Seq: 7, Peer: "127.0.0.1:1", Height: 7, Bytes: 64, HashFuncs: 5, Tweak: 0x2a,
 			Flags: "all", BitsSet: 100, EstElements: 20.5, FPRate: 0.001234567, Matched: 12}},
-		Reloads: []ReloadEstimate{{Generation: 1, PrevGeneration: 0, Seq: 12, PrevSeq: 7, Height: 9, PrevBytes: 64, Bytes: 128,
+		Reloads: []replay.ReloadEstimate{{Generation: 1, PrevGeneration: 0, Seq: 12, PrevSeq: 7, Height: 9, PrevBytes: 64, Bytes: 128,
 			Added: -1, AddedStdErr: -1, NetChange: 3, NetStdErr: 1.5, TrueAdded: 2, TrueDropped: 0}},
 		Curves: []Curve{
 			{Stage: StageSingle, Points: []Point{{Step: 1, Height: 7, Label: strings.Repeat("x", 60), Filters: 1, Matched: 12,

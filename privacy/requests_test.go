@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/replay"
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
 
@@ -25,7 +26,7 @@ func TestGetDataRecordsAreRequests(t *testing.T) {
 		{Seq: 2, Time: at, Peer: "p", Height: 11, Kind: transcript.KindFilterAdd, Data: []byte("b")},
 		{Seq: 3, Time: at, Peer: "p", Height: 11, Kind: transcript.KindGetData, Count: 1, Reason: "refetch"},
 	}
-	tl, err := Replay(recs)
+	tl, err := replay.Replay(recs)
 	if err != nil {
 		t.Fatal(err)
 	}

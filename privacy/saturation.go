@@ -6,6 +6,7 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/privacy/joint"
+	"github.com/bloomwatch/bloomwatch/privacy/replay"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/btcsuite/btcd/wire"
@@ -22,12 +23,12 @@ import (
 
 // satGen is one generation's server-side filter during the replay.
 type satGen struct {
-	gen      Generation
+	gen      replay.Generation
 	seq      uint64 // its filterload's transcript record number
 	filter   *bip37.Filter
 	from     int32 // first block filtered
 	to       int32 // last block filtered
-	adds     []Event
+	adds     []replay.Event
 	matched  uint64
 	wallet   uint64
 	lastEmit int32
@@ -80,7 +81,7 @@ func (a *analysis) saturationGens(tip int32) ([]*satGen, error) {
 		load := a.tl.Events[g.Load]
 		f, err := bip37.Deserialize(load.Record.Filter)
 		if err != nil {
-			return nil, fmt.Errorf("%w: filter #%d: %w", ErrBadFilterRecord, load.Record.Seq, err)
+			return nil, fmt.Errorf("%w: filter #%d: %w", replay.ErrBadFilterRecord, load.Record.Seq, err)
 		}
 		f.SetRules(a.in.ServerRules)
 		sg := &satGen{gen: g, seq: load.Record.Seq, filter: f, from: load.Record.Height + 1, to: tip}

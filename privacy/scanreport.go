@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/replay"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/btcsuite/btcd/btcutil/bloom"
@@ -174,7 +175,7 @@ func compareMatchers(ctx context.Context, u Synthetic, f *bip37.Filter) (*ScanBa
 // transcript: every generation's last state (a filterload and the
 // filteradds after it), each distinct state once, in order.
 func TranscriptFilters(recs []transcript.Record) ([]*bip37.Filter, error) {
-	tl, err := Replay(recs)
+	tl, err := replay.Replay(recs)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/privacy/joint"
+	"github.com/bloomwatch/bloomwatch/privacy/replay"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 )
 
@@ -23,7 +24,7 @@ type genView struct {
 // view is the adversary's knowledge after one event: the latest filter
 // state and every generation so far.
 type view struct {
-	event  Event
+	event  replay.Event
 	latest int
 	gens   []genView
 }
@@ -174,7 +175,7 @@ func (a *analysis) evaluate(v view, st setStage, bks []bucket, heights []int32) 
 	for i, h := range a.res.Hits {
 		ok := true
 		for _, s := range a.required(v, st.intersect, h.Candidate.FirstSeen) {
-			if matchesAll(a.tl.States[s]) {
+			if replay.MatchesAll(a.tl.States[s]) {
 				continue
 			}
 			mask := h.Any
@@ -221,7 +222,7 @@ func (a *analysis) evaluate(v view, st setStage, bks []bucket, heights []int32) 
 // allMatchAll reports whether every state matches everything.
 func (a *analysis) allMatchAll(states []int) bool {
 	for _, s := range states {
-		if !matchesAll(a.tl.States[s]) {
+		if !replay.MatchesAll(a.tl.States[s]) {
 			return false
 		}
 	}
@@ -305,11 +306,11 @@ func (p *Point) score(members float64, compare bool) {
 // finite (every bit set) or the filter matches everything.
 func estElementsInterval(f *bip37.Filter) *stats.Interval {
 	m := f.EstimatedElements()
-	return stats.NormalInterval(m, elementStdErr(f.NumBits(), f.HashFuncs(), m), 0)
+	return stats.NormalInterval(m, replay.ElementStdErr(f.NumBits(), f.HashFuncs(), m), 0)
 }
 
 // eventLabel names an event for tables and charts.
-func eventLabel(e Event) string {
+func eventLabel(e replay.Event) string {
 	r := e.Record
 	s := fmt.Sprintf("#%d %s %s", r.Seq, r.Kind, r.Peer)
 	if r.Reason != "" {
@@ -343,7 +344,7 @@ type jointEval struct {
 func (a *analysis) jointOf(constraints []int, allForms bool) *jointEval {
 	states := make([]int, 0, len(constraints))
 	for _, s := range constraints {
-		if !matchesAll(a.tl.States[s]) && !slices.Contains(states, s) {
+		if !replay.MatchesAll(a.tl.States[s]) && !slices.Contains(states, s) {
 			states = append(states, s)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/privacy/btcdrpc"
 	"github.com/bloomwatch/bloomwatch/privacy/plot"
+	"github.com/bloomwatch/bloomwatch/privacy/replay"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -276,7 +277,7 @@ func analyzeErr(err error, transcriptPath string) error {
 	switch {
 	case errors.Is(err, context.Canceled):
 		return fmt.Errorf("privacy analyze: interrupted: %w", err)
-	case errors.Is(err, privacy.ErrNoFilters), errors.Is(err, privacy.ErrBadFilterRecord), errors.Is(err, transcript.ErrBad):
+	case errors.Is(err, replay.ErrNoFilters), errors.Is(err, replay.ErrBadFilterRecord), errors.Is(err, transcript.ErrBad):
 		return usagef("privacy analyze: --transcript %s: %w", transcriptPath, err)
 	case errors.Is(err, privacy.ErrBadElementFile):
 		return usagef("privacy analyze: --universe: %w", err)

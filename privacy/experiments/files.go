@@ -12,6 +12,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/internal/atomicfile"
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/replay"
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
 
@@ -76,7 +77,7 @@ var ErrNoFilterLoad = errors.New("transcript holds no filterload")
 // disconnected after it). It is the filter Crawl tests for the session.
 // A malformed filter fails with the privacy replay's error.
 func CrawlerFilter(records []transcript.Record) (*bip37.Filter, error) {
-	tl, err := privacy.Replay(records)
+	tl, err := replay.Replay(records)
 	if err != nil {
 		return nil, err
 	}

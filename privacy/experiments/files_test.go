@@ -11,6 +11,7 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/replay"
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
 
@@ -119,7 +120,7 @@ func TestCrawlerFilterIsFirstLoad(t *testing.T) {
 	if reloaded == 0 {
 		t.Error("no session reloads its filter: the test does not tell the first load from the last")
 	}
-	if _, err := CrawlerFilter(nil); !errors.Is(err, ErrNoFilterLoad) && !errors.Is(err, privacy.ErrNoFilters) {
+	if _, err := CrawlerFilter(nil); !errors.Is(err, ErrNoFilterLoad) && !errors.Is(err, replay.ErrNoFilters) {
 		t.Errorf("no filterload: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package privacy
+package replay
 
 import (
 	"bytes"
@@ -143,9 +143,9 @@ func splitRequests(records []transcript.Record) (filters, requests []transcript.
 	return filters, requests
 }
 
-// matchesAll reports whether f matches every element (a zero-length filter
+// MatchesAll reports whether f matches every element (a zero-length filter
 // or one without hash functions, CVE-2013-5700): it tells the adversary
 // nothing.
-func matchesAll(f *bip37.Filter) bool {
+func MatchesAll(f *bip37.Filter) bool {
 	return f.Size() == 0 || f.HashFuncs() == 0
 }

@@ -1,4 +1,4 @@
-package privacy
+package replay
 
 import (
 	"errors"
@@ -58,10 +58,10 @@ type ReloadEstimate struct {
 	TrueDropped int `json:"true_dropped"`
 }
 
-// elementStdErr returns the standard error of the element estimate m^ of
+// ElementStdErr returns the standard error of the element estimate m^ of
 // a filter of n bits and k hash functions holding m elements:
 // sqrt(n phi(k m / n)) / k, phi(t) = e^t - 1 - t (bip37.Overlap.StdErr).
-func elementStdErr(nBits uint64, k uint32, m float64) float64 {
+func ElementStdErr(nBits uint64, k uint32, m float64) float64 {
 	if nBits == 0 || k == 0 {
 		return math.NaN()
 	}
@@ -95,7 +95,7 @@ func EstimateReload(a, b *bip37.Filter) (ReloadEstimate, error) {
 	}
 	ma, mb := a.EstimatedElements(), b.EstimatedElements()
 	r.NetChange = mb - ma
-	r.NetStdErr = math.Hypot(elementStdErr(a.NumBits(), a.HashFuncs(), ma), elementStdErr(b.NumBits(), b.HashFuncs(), mb))
+	r.NetStdErr = math.Hypot(ElementStdErr(a.NumBits(), a.HashFuncs(), ma), ElementStdErr(b.NumBits(), b.HashFuncs(), mb))
 	if math.IsInf(r.NetChange, 0) || math.IsNaN(r.NetChange) {
 		r.NetChange, r.NetStdErr = -1, -1
 	} else {

@@ -1,4 +1,4 @@
-package privacy
+package replay
 
 import (
 	"errors"
@@ -11,20 +11,20 @@ import (
 
 func TestReplay(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 21))
-	w := randomCandidates(rng, 3, 1)
-	f := mustFilter(t, 10, 0.01, 5, bip37.UpdateAll, w[0])
-	g := mustFilter(t, 10, 0.01, 6, bip37.UpdateAll, w...)
+	w := randomElements(rng, 3)
+	f := filterOf(t, 5, w[:1]...)
+	g := filterOf(t, 6, w...)
 	after := f.Clone()
-	after.Add(w[1].Forms[0])
+	after.Add(w[1])
 	big := make([]byte, bip37.MaxFilterAddSize+1)
 	records := []transcript.Record{
-		{Kind: transcript.KindFilterAdd, Peer: "a", Data: w[2].Forms[0]}, // 0: no filter yet
-		loadRecord(1, "a", 10, f), // 1: gen 0, state 0
-		loadRecord(2, "b", 10, f), // 2: gen 1, same state 0
-		{Seq: 3, Kind: transcript.KindFilterAdd, Peer: "a", Height: 11, Data: w[1].Forms[0]}, // 3: state 1
-		{Seq: 4, Kind: transcript.KindFilterAdd, Peer: "b", Height: 11, Data: big},           // 4: rejected by the node
-		{Seq: 5, Kind: transcript.KindFilterClear, Peer: "b", Height: 12},                    // 5
-		loadRecord(6, "b", 13, g), // 6: gen 2, state 2
+		{Kind: transcript.KindFilterAdd, Peer: "a", Data: w[2]},                     // 0: no filter yet
+		loadRecord(1, "a", 10, f),                                                   // 1: gen 0, state 0
+		loadRecord(2, "b", 10, f),                                                   // 2: gen 1, same state 0
+		{Seq: 3, Kind: transcript.KindFilterAdd, Peer: "a", Height: 11, Data: w[1]}, // 3: state 1
+		{Seq: 4, Kind: transcript.KindFilterAdd, Peer: "b", Height: 11, Data: big},  // 4: rejected by the node
+		{Seq: 5, Kind: transcript.KindFilterClear, Peer: "b", Height: 12},           // 5
+		loadRecord(6, "b", 13, g),                                                   // 6: gen 2, state 2
 	}
 	tl, err := Replay(records)
 	if err != nil {
@@ -89,4 +89,30 @@ func TestReplayErrors(t *testing.T) {
 // loadRecord returns a filterload record of f.
 func loadRecord(seq uint64, peer string, height int32, f *bip37.Filter) transcript.Record {
 	return transcript.Record{Seq: seq, Peer: peer, Height: height, Kind: transcript.KindFilterLoad, Filter: f.Serialize(), Reason: "initial"}
+}
+
+// randomElements returns n pseudorandom 20-byte elements.
+func randomElements(rng *rand.Rand, n int) [][]byte {
+	out := make([][]byte, n)
+	for i := range out {
+		out[i] = make([]byte, 20)
+		for b := range out[i] {
+			out[i][b] = byte(rng.Uint32())
+		}
+	}
+	return out
+}
+
+// filterOf returns a filter sized for 10 elements at rate 0.01 holding
+// elems.
+func filterOf(t testing.TB, tweak uint32, elems ...[]byte) *bip37.Filter {
+	t.Helper()
+	f, err := bip37.NewFilter(10, 0.01, tweak, bip37.UpdateAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range elems {
+		f.Add(e)
+	}
+	return f
 }
