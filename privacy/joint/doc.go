@@ -11,6 +11,6 @@
 // AnyFormRate for candidates of several forms, or FormsRate for a mix of
 // the two; RateBounds carries bounds where the exact table would be too
 // large (over MaxExactFormsFilters filters). JointRate and IndependentRate
-// are the one-shot forms. The meter and the analyzer of package privacy,
-// and the on-path observer of privacy/onpath, all read their rates here.
+// are the one-shot forms. The meter, the analyzer and the on-path
+// observer of package privacy read their rates here.
 package joint
