@@ -125,7 +125,7 @@ func TestMatcherPanicsOnOversizedBatch(t *testing.T) {
 	} {
 		func() {
 			defer func() {
-				require.False(t, recover() == nil, "%s of %d elements did not panic", name, MaxMatchBatch+1)
+				require.NotNil(t, recover(), "%s of %d elements did not panic", name, MaxMatchBatch+1)
 			}()
 			call()
 		}()
