@@ -12,6 +12,6 @@ type bound struct {
 // bounds lists every max* and *Max constant of the package, each once;
 // TestSessionBoundsTable checks against the source that none is missing.
 var bounds = []bound{
-	{"maxUniverseFileBytes", maxUniverseFileBytes, "bytes", "the data dir's `universe.json` (the meter's estimate of the chain): a larger one is logged and ignored, as a malformed one is, and the estimate starts over"},
+	{"maxUniverseFileBytes", maxUniverseFileBytes, "bytes", "the data dir's `universe.json` (the meter's estimate): a larger one is ignored, the estimate starts over"},
 	{"logFieldMax", logFieldMax, "bytes", "each string of a session log line, escaped by peertext.Clean"},
 }

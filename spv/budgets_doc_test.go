@@ -44,25 +44,41 @@ func TestReliabilityBoundsTable(t *testing.T) {
 }
 
 // messageBudgetTable renders the rate budget of every command btcd's wire
-// knows, in the flood's order, then the one of every command it does not.
+// knows, one row for the commands of each budget in the flood's order, the
+// default's row naming the commands wire does not know too.
 func messageBudgetTable(t *testing.T) string {
-	var b strings.Builder
-	b.WriteString("| command | rate (messages a second) | burst | payload | what the budget protects |\n|---|---|---|---|---|\n")
+	var order []string             // a row's cells, by first command
+	names := map[string][]string{} // cells -> commands
 	var unknown []string
 	for _, cmd := range hostile.FloodCommands() {
 		if !wireKnows(t, cmd) {
 			unknown = append(unknown, "`"+cmd+"`")
 			continue
 		}
-		writeBudgetRow(&b, "`"+cmd+"`", cmd)
+		cells := budgetCells(cmd)
+		if _, ok := names[cells]; !ok {
+			order = append(order, cells)
+		}
+		names[cells] = append(names[cells], "`"+cmd+"`")
 	}
 	require.NotEmpty(t, unknown, "the flood holds commands wire does not know")
-	writeBudgetRow(&b, "any command wire does not know (of the soak's: "+strings.Join(unknown, ", ")+")", unknownCmd)
+	defaults := budgetCells(unknownCmd)
+	require.Contains(t, names, defaults, "some command wire knows has the default budget")
+	var b strings.Builder
+	b.WriteString("| commands | rate (messages a second) | burst | payload | what the budget protects |\n|---|---|---|---|---|\n")
+	for _, cells := range order {
+		label := strings.Join(names[cells], ", ")
+		if cells == defaults {
+			label += "; any command wire does not know (of the soak's: " + strings.Join(unknown, ", ") + ")"
+		}
+		fmt.Fprintf(&b, "| %s | %s |\n", label, cells)
+	}
 	return b.String()
 }
 
-// writeBudgetRow writes the row of cmd's budget under the label name.
-func writeBudgetRow(b *strings.Builder, name, cmd string) {
+// budgetCells renders cmd's budget as the cells of its row after the
+// commands.
+func budgetCells(cmd string) string {
 	bud := budgetFor(cmd)
 	rate, burst := "none: an answer", "-"
 	if !math.IsInf(bud.Rate, 1) {
@@ -75,7 +91,7 @@ func writeBudgetRow(b *strings.Builder, name, cmd string) {
 	if limit, ok := payloadCap(cmd); ok {
 		payload = doctable.FormatValue(int64(limit), "bytes") + "; more bans"
 	}
-	fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", name, rate, burst, payload, bud.Why)
+	return rate + " | " + burst + " | " + payload + " | " + bud.Why
 }
 
 // wireKnows reports whether btcd's wire decodes cmd: an empty payload of a

@@ -39,7 +39,7 @@ type bound struct {
 // TestLocalInputBoundsTable checks against the source that none is
 // missing.
 var bounds = []bound{
-	{"maxConfigFileBytes", maxConfigFileBytes, "bytes", "the data dir's `bloomwatch.conf`, read whole: a larger one is refused before it is read"},
-	{"maxPSBTFileBytes", maxPSBTFileBytes, "bytes", "`broadcast --psbt FILE`, read whole: a larger one is refused before it is read"},
-	{"maxTruthFileBytes", maxTruthFileBytes, "bytes", "`privacy analyze --truth FILE` (also beside `--bip158-transcript`), held whole: a larger one is refused before it is read, a pipe or device past the bound"},
+	{"maxConfigFileBytes", maxConfigFileBytes, "bytes", "the data dir's `bloomwatch.conf`, read whole"},
+	{"maxPSBTFileBytes", maxPSBTFileBytes, "bytes", "`broadcast --psbt FILE`, read whole"},
+	{"maxTruthFileBytes", maxTruthFileBytes, "bytes", "`privacy analyze --truth FILE`, held whole"},
 }

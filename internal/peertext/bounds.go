@@ -12,7 +12,7 @@ type bound struct {
 // bounds lists every max* and *Max constant of the package, each once;
 // TestPeertextBoundsTable checks against the source that none is missing.
 var bounds = []bound{
-	{"FieldMax", FieldMax, "bytes", "one peer or file string in a log line or on the dashboard (a reject reason, a user agent, an error's text), escaped by Clean"},
-	{"LineMax", LineMax, "bytes", "a whole error line on the terminal (`errorLine`, a broadcast's reject reason)"},
+	{"FieldMax", FieldMax, "bytes", "one peer or file string in a log line or on the dashboard"},
+	{"LineMax", LineMax, "bytes", "a whole error line on the terminal"},
 	{"suffixMax", suffixMax, "bytes", "what Clean writes past its limit: the last escape and the truncation mark"},
 }
