@@ -5,19 +5,20 @@
 package doctabletest
 
 import (
+	"errors"
 	"flag"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
 	"testing"
-
-	"github.com/stretchr/testify/require"
 
 	"github.com/bloomwatch/bloomwatch/internal/doctable"
 )
@@ -40,33 +41,56 @@ type Region struct {
 // run their tests at once).
 func Sync(t testing.TB, doc string, regions ...Region) {
 	t.Helper()
+	stale, err := syncDoc(doc, regions, *update)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range stale {
+		t.Errorf("%s: the %q table differs from the code; run `%s`, or paste:\n%s", doc, r.Name, r.Command, r.Table)
+	}
+}
+
+// syncDoc returns the regions of doc that differ from their tables,
+// after rewriting them when rewrite is set (then none is returned).
+func syncDoc(doc string, regions []Region, rewrite bool) ([]Region, error) {
 	flags := os.O_RDONLY
-	if *update {
+	if rewrite {
 		flags = os.O_RDWR
 	}
 	f, err := os.OpenFile(doc, flags, 0)
-	require.NoError(t, err)
+	if err != nil {
+		return nil, err
+	}
 	defer f.Close()
-	if *update {
-		require.NoError(t, syscall.Flock(int(f.Fd()), syscall.LOCK_EX))
+	if rewrite {
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+			return nil, fmt.Errorf("lock %s: %w", doc, err)
+		}
 	}
 	raw, err := io.ReadAll(f)
-	require.NoError(t, err)
+	if err != nil {
+		return nil, err
+	}
 	text := string(raw)
+	var stale []Region
 	for _, r := range regions {
 		next, old, err := doctable.Replace(text, r.Name, r.Command, r.Table)
-		require.NoError(t, err, doc)
-		if old != r.Table && !*update {
-			t.Errorf("%s: the %q table differs from the code; run `%s`, or paste:\n%s", doc, r.Name, r.Command, r.Table)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", doc, err)
+		}
+		if old != r.Table && !rewrite {
+			stale = append(stale, r)
 		}
 		text = next
 	}
-	if !*update || text == string(raw) {
-		return
+	if !rewrite || text == string(raw) {
+		return stale, nil
 	}
-	require.NoError(t, f.Truncate(0))
+	if err := f.Truncate(0); err != nil {
+		return nil, err
+	}
 	_, err = f.WriteAt([]byte(text), 0)
-	require.NoError(t, err)
+	return nil, err
 }
 
 // IsBoundName reports whether a constant's name makes it a bound that
@@ -82,9 +106,18 @@ func IsBoundName(name string) bool {
 // each once, and each row's Value the very constant its Name says.
 func CoverSource(t testing.TB, tableVar string, rows []doctable.Bound, allConstsIn ...string) {
 	t.Helper()
+	if err := coverage(".", tableVar, rows, allConstsIn); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// coverage is CoverSource for the package in dir.
+func coverage(dir, tableVar string, rows []doctable.Bound, allConstsIn []string) error {
 	fset := token.NewFileSet()
-	files, err := filepath.Glob("*.go")
-	require.NoError(t, err)
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		return err
+	}
 	want := map[string]string{} // constant -> file
 	var table *ast.CompositeLit
 	for _, path := range files {
@@ -92,7 +125,10 @@ func CoverSource(t testing.TB, tableVar string, rows []doctable.Bound, allConsts
 			continue
 		}
 		f, err := parser.ParseFile(fset, path, nil, 0)
-		require.NoError(t, err)
+		if err != nil {
+			return err
+		}
+		base := filepath.Base(path)
 		for _, d := range f.Decls {
 			gd, ok := d.(*ast.GenDecl)
 			if !ok {
@@ -104,8 +140,8 @@ func CoverSource(t testing.TB, tableVar string, rows []doctable.Bound, allConsts
 					continue
 				}
 				for i, id := range vs.Names {
-					if gd.Tok == token.CONST && (IsBoundName(id.Name) || contains(allConstsIn, path)) {
-						want[id.Name] = path
+					if gd.Tok == token.CONST && (IsBoundName(id.Name) || slices.Contains(allConstsIn, base)) {
+						want[id.Name] = base
 					}
 					if gd.Tok == token.VAR && id.Name == tableVar && i < len(vs.Values) {
 						table, _ = vs.Values[i].(*ast.CompositeLit)
@@ -114,21 +150,34 @@ func CoverSource(t testing.TB, tableVar string, rows []doctable.Bound, allConsts
 			}
 		}
 	}
-	require.NotNil(t, table, "the package declares var %s = []bound{...}", tableVar)
-	require.Len(t, table.Elts, len(rows), "%s's literal and its value", tableVar)
+	if table == nil {
+		return fmt.Errorf("the package declares no var %s = []bound{...}", tableVar)
+	}
+	if len(table.Elts) != len(rows) {
+		return fmt.Errorf("%s's literal has %d rows, its value %d", tableVar, len(table.Elts), len(rows))
+	}
+	var errs []error
 	seen := map[string]bool{}
 	for i, e := range table.Elts {
 		row, ok := e.(*ast.CompositeLit)
-		require.True(t, ok, "%s[%d] is a literal", tableVar, i)
+		if !ok {
+			return fmt.Errorf("%s[%d] is not a literal", tableVar, i)
+		}
 		id := valueIdent(row)
-		require.NotNil(t, id, "%s[%d]'s Value is a constant's name", tableVar, i)
 		name := rows[i].Name
-		require.Equal(t, name, id.Name, "%s[%d]'s Name is the constant its Value is", tableVar, i)
-		_, declared := want[name]
-		require.True(t, declared, "%s names %s, which is no bound constant of the package", tableVar, name)
-		require.False(t, seen[name], "%s is listed twice", name)
+		switch _, declared := want[name]; {
+		case id == nil:
+			errs = append(errs, fmt.Errorf("%s[%d]'s Value is not a constant's name", tableVar, i))
+		case id.Name != name:
+			errs = append(errs, fmt.Errorf("%s[%d] is named %s but its Value is %s", tableVar, i, name, id.Name))
+		case !declared:
+			errs = append(errs, fmt.Errorf("%s names %s, which is no bound constant of the package", tableVar, name))
+		case seen[name]:
+			errs = append(errs, fmt.Errorf("%s lists %s twice", tableVar, name))
+		case rows[i].Protects == "":
+			errs = append(errs, fmt.Errorf("%s's row of %s says nothing of what it protects", tableVar, name))
+		}
 		seen[name] = true
-		require.NotEmpty(t, rows[i].Protects, name)
 	}
 	var missing []string
 	for name, file := range want {
@@ -136,8 +185,11 @@ func CoverSource(t testing.TB, tableVar string, rows []doctable.Bound, allConsts
 			missing = append(missing, name+" ("+file+")")
 		}
 	}
-	sort.Strings(missing)
-	require.Empty(t, missing, "bound constants without a row in %s (and so in the doc)", tableVar)
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		errs = append(errs, fmt.Errorf("bound constants without a row in %s (and so in the doc): %s", tableVar, strings.Join(missing, ", ")))
+	}
+	return errors.Join(errs...)
 }
 
 // valueIdent returns the identifier a row literal gives as its Value,
@@ -157,13 +209,4 @@ func valueIdent(row *ast.CompositeLit) *ast.Ident {
 		}
 	}
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
