@@ -15,6 +15,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/testnet"
 	"github.com/bloomwatch/bloomwatch/testnet/bcoin"
+	"github.com/bloomwatch/bloomwatch/testnet/dnsseed"
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
 
@@ -308,7 +309,7 @@ func TestSeedPeerReachedAgainOverV2(t *testing.T) {
 	c := newTransportChain(t, h.Chain)
 	_, port, _ := net.SplitHostPort(h.Node().P2PAddr())
 	seed := startDNSSeed(t)
-	seed.SetAnswer(seedName, testnet.SeedAnswer{IPs: []net.IP{net.ParseIP("127.0.0.1")}})
+	seed.SetAnswer(seedName, dnsseed.Answer{IPs: []net.IP{net.ParseIP("127.0.0.1")}})
 	for _, tc := range []struct {
 		policy   spv.Transport
 		want     string
