@@ -26,6 +26,7 @@ import (
 // are safe for concurrent use but serialize on one mutex.
 type Chain struct {
 	mu     sync.Mutex
+	params *chaincfg.Params
 	node   FullNode
 	br     Brancher
 	stop   func() error
@@ -65,12 +66,12 @@ const MatureExtra = 10
 // btcd ignores getheaders while its tip is more than 24 hours old. On
 // failure it closes what cfg.Close stops.
 func NewChain(ctx context.Context, node FullNode, cfg ChainConfig) (*Chain, error) {
-	c := &Chain{node: node, br: cfg.Brancher, stop: cfg.Close, rng: rand.New(rand.NewSource(1))}
+	c := &Chain{params: node.Params(), node: node, br: cfg.Brancher, stop: cfg.Close, rng: rand.New(rand.NewSource(1))}
 	if c.stop == nil {
 		c.stop = node.Stop
 	}
 	var err error
-	if c.f, err = newFunder(node.Params()); err != nil {
+	if c.f, err = newFunder(c.params); err != nil {
 		return nil, errors.Join(err, c.Close())
 	}
 	if err := c.setup(ctx, cfg.Bare); err != nil {
@@ -100,7 +101,7 @@ func (c *Chain) setup(ctx context.Context, bare bool) error {
 			tip++
 		}
 	}
-	params := c.node.Params()
+	params := c.params
 	want := max(int32(params.CoinbaseMaturity)+MatureExtra, SegwitHeight(params))
 	if bare || tip >= want {
 		return nil
@@ -174,12 +175,12 @@ func (c *Chain) P2PAddr() string { return c.Node().P2PAddr() }
 func (c *Chain) BestBlock() (*chainhash.Hash, int32, error) { return c.Node().BestBlock() }
 
 // Params returns the chain parameters.
-func (c *Chain) Params() *chaincfg.Params { return c.f.params }
+func (c *Chain) Params() *chaincfg.Params { return c.params }
 
 // FunderAddress returns the funding wallet's address (the coinbases'
 // default recipient).
 func (c *Chain) FunderAddress() btcutil.Address {
-	addr, _ := funderAddress(c.f.params)
+	addr, _ := funderAddress(c.params)
 	return addr
 }
 
