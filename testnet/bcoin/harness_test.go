@@ -92,6 +92,8 @@ func TestBcoinSyncWallet(t *testing.T) {
 	// The builder's bookkeeping equals bcoin's own view of its blocks.
 	scanned, err := h.ScanTruth(ctx, key, testnet.PurposeBIP84, truth.StartHeight+1)
 	require.NoError(t, err)
+	sortTxs(truth.Txs)
+	sortTxs(scanned.Txs)
 	require.Equal(t, truth.Txs, scanned.Txs)
 	require.Equal(t, truth.Addresses, scanned.Addresses)
 	require.Equal(t, truth.UTXOs, scanned.UTXOs)
@@ -204,6 +206,17 @@ func TestBcoinSyncWallet(t *testing.T) {
 	t.Logf("whole test %s", time.Since(began).Round(time.Millisecond))
 }
 
+// sortTxs orders transactions by height, then txid (a block's order is
+// the miner's).
+func sortTxs(txs []testnet.TruthTx) {
+	sort.Slice(txs, func(i, j int) bool {
+		if txs[i].Height != txs[j].Height {
+			return txs[i].Height < txs[j].Height
+		}
+		return txs[i].Txid.String() < txs[j].Txid.String()
+	})
+}
+
 // countChange returns how many change addresses the truth lists.
 func countChange(t *testnet.Truth) int {
 	n := 0
@@ -248,14 +261,6 @@ func requireWalletIs(t *testing.T, w *wallet.Wallet, truth *testnet.Truth) {
 	for _, tx := range truth.Txs {
 		tx.Kind = ""
 		want = append(want, tx)
-	}
-	sortTxs := func(txs []testnet.TruthTx) {
-		sort.Slice(txs, func(i, j int) bool {
-			if txs[i].Height != txs[j].Height {
-				return txs[i].Height < txs[j].Height
-			}
-			return txs[i].Txid.String() < txs[j].Txid.String()
-		})
 	}
 	sortTxs(got)
 	sortTxs(want)

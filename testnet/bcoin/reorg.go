@@ -2,12 +2,10 @@ package bcoin
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
-	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/bloomwatch/bloomwatch/testnet"
@@ -24,9 +22,9 @@ type brancher struct{ n *Node }
 
 var _ testnet.Brancher = brancher{}
 
-// Split returns the node itself, mining with coinbases to branchScript.
+// Split returns the node itself: it mines both branches.
 func (b brancher) Split(context.Context) (testnet.FullNode, error) {
-	return winner{b.n}, nil
+	return b.n, nil
 }
 
 // Switch invalidates the block above the fork and waits for bcoin's
@@ -67,24 +65,4 @@ func (b brancher) Join(_ context.Context, losing, winning []*wire.MsgBlock, _ te
 		}
 	}
 	return nil
-}
-
-// branchScript receives the coinbases of a reorg's winning branch: a
-// P2WPKH script nobody holds the key of. bcoin's coinbase has no extra
-// nonce and its block times are whole seconds, so a winning block paying
-// the funder, holding the same transactions as the losing one at its
-// height and mined within the same second, would be the invalidated
-// block itself.
-var branchScript = func() []byte {
-	h := sha256.Sum256([]byte("bloomwatch bcoin reorg branch"))
-	s, _ := txscript.NewScriptBuilder().AddOp(txscript.OP_0).AddData(h[:20]).Script()
-	return s
-}()
-
-// winner is the node mining a reorg's winning branch.
-type winner struct{ *Node }
-
-// GenerateBlocks mines with coinbases to branchScript.
-func (w winner) GenerateBlocks(ctx context.Context, n int) ([]*chainhash.Hash, error) {
-	return w.GenerateTo(ctx, n, branchScript)
 }
