@@ -6,6 +6,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/btcsuite/btcd/blockchain"
+	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/btcsuite/btcwallet/waddrmgr"
@@ -183,6 +185,7 @@ func (w *Wallet) applyBlockIn(bk buckets, b *watch.FilteredBlock, reapply bool) 
 		if anyStored && newRel[0].pos < lastStored {
 			full = true
 			w.coins.reset()
+			w.history.invalidate()
 			if err := w.txStore.Rollback(bk.tm, b.Height); err != nil {
 				return res, fmt.Errorf("restore block %d: %w", b.Height, err)
 			}
@@ -226,6 +229,14 @@ func (w *Wallet) applyBlockIn(bk buckets, b *watch.FilteredBlock, reapply bool) 
 			}
 			res.Relevant = append(res.Relevant, c.txid)
 			res.Amounts[c.txid] = netAmount(d)
+		}
+		if !full {
+			// newRel is in the order storeTx stored it, after
+			// every transaction stored before.
+			t := time.Unix(b.Header.Timestamp.Unix(), 0)
+			for _, c := range newRel {
+				w.history.add(minedTx{txid: c.txid, height: b.Height, block: b.Hash, time: t, delta: res.Amounts[c.txid]})
+			}
 		}
 	}
 	evicted, err := w.evictDoubleSpent(bk, cands, relevant)
@@ -400,8 +411,9 @@ func (w *Wallet) touches(tx *wire.MsgTx, extra map[wire.OutPoint]struct{}) bool 
 // storeTx records a wallet transaction in wtxmgr (mined when bm is set),
 // without its witness (see stripWitness),
 // marks each output paying a watched script as a credit (change when it
-// pays the internal branch), and flags those addresses used. wtxmgr finds
-// the debits itself from its unspent outputs. It returns the sum of the
+// pays the internal branch), flags those addresses used, and records each
+// mined credit in the coin cache (what readCoins would read back for it).
+// wtxmgr finds the debits itself from its unspent outputs. It returns the sum of the
 // outputs it credited and whether wtxmgr already held the transaction
 // (then its credits may include earlier ones).
 func (w *Wallet) storeTx(bk buckets, tx *wire.MsgTx, bm *wtxmgr.BlockMeta, received time.Time) (credited int64, existed bool, err error) {
@@ -413,6 +425,7 @@ func (w *Wallet) storeTx(bk buckets, tx *wire.MsgTx, bm *wtxmgr.BlockMeta, recei
 	if err != nil {
 		return 0, false, fmt.Errorf("insert %v: %w", rec.Hash, err)
 	}
+	coinbase := bm != nil && blockchain.IsCoinBaseTx(tx)
 	for i, out := range tx.TxOut {
 		e := w.watch.lookup(out.PkScript)
 		if e == nil {
@@ -425,6 +438,13 @@ func (w *Wallet) storeTx(bk buckets, tx *wire.MsgTx, bm *wtxmgr.BlockMeta, recei
 		credited = addSat(credited, out.Value)
 		if err := w.markUsed(bk, e); err != nil {
 			return 0, false, err
+		}
+		if bm != nil {
+			// The watch entry's script is the output's, and never
+			// modified: the cache shares it.
+			w.coins.put(wire.OutPoint{Hash: rec.Hash, Index: uint32(i)}, coinFact{
+				amount: btcutil.Amount(out.Value), height: bm.Block.Height, pkScript: e.ws.pkScript,
+				coinbase: coinbase, invalid: out.Value < 0 || out.Value > btcutil.MaxSatoshi})
 		}
 	}
 	return credited, existed, nil
