@@ -198,22 +198,41 @@ func (w *Wallet) applyBlockIn(bk buckets, b *watch.FilteredBlock, reapply bool) 
 		}
 		bm := &wtxmgr.BlockMeta{Block: blockID, Time: b.Header.Timestamp}
 		// The net amount of a new transaction that spends no wallet
-		// output is what storeTx credited; the others' are read back
-		// from wtxmgr, which found their debits (as is every one of a
-		// block restored whole, or one wtxmgr already held, confirmed
-		// or not).
+		// output is what storeTx credited. With no unconfirmed wallet
+		// transaction in wtxmgr, one that spends wallet outputs whose
+		// facts the coin cache holds has those amounts as its debits
+		// (cachedDebits). The others' are read back from wtxmgr, which
+		// found their debits (as is every one of a block restored
+		// whole, or one wtxmgr already held, confirmed or not).
 		known := make(map[chainhash.Hash]int64, len(toStore))
 		stored := make(map[chainhash.Hash]struct{}, len(toStore))
+		spent := make(map[wire.OutPoint]struct{})
 		for _, c := range toStore {
 			spendsNone := !full && w.spendsNothing(c.tx, stored)
+			var debits []int64
+			debitsKnown := false
+			if !full && !spendsNone && len(before) == 0 {
+				debits, debitsKnown = w.cachedDebits(c.tx, stored, spent)
+			}
 			_, wasPending := before[c.txid]
 			credited, existed, err := w.storeTx(bk, c.tx, bm, b.Header.Timestamp)
 			if err != nil {
 				return res, err
 			}
 			stored[c.txid] = struct{}{}
-			if spendsNone && !existed && !wasPending {
+			for _, in := range c.tx.TxIn {
+				spent[in.PreviousOutPoint] = struct{}{}
+			}
+			switch {
+			case existed || wasPending:
+			case spendsNone:
 				known[c.txid] = credited
+			case debitsKnown:
+				n := credited
+				for _, d := range debits {
+					n = subSat(n, d)
+				}
+				known[c.txid] = n
 			}
 		}
 		res.Amounts = make(map[chainhash.Hash]int64, len(newRel))
@@ -466,6 +485,38 @@ func (w *Wallet) spendsNothing(tx *wire.MsgTx, stored map[chainhash.Hash]struct{
 		}
 	}
 	return true
+}
+
+// cachedDebits returns, in input order, the amounts wtxmgr debits when it
+// stores tx as a new mined transaction of this block while it holds no
+// unconfirmed wallet transaction: an input spends a wallet output when the
+// output is unspent (in w.watch.outpoints as of before the block, or
+// credited to a transaction stored from this block, in stored) and no
+// transaction stored before it from this block spent it (in spent). It
+// reports false when the coin cache lacks such an output's facts.
+func (w *Wallet) cachedDebits(tx *wire.MsgTx, stored map[chainhash.Hash]struct{}, spent map[wire.OutPoint]struct{}) ([]int64, bool) {
+	var debits []int64
+	for _, in := range tx.TxIn {
+		op := in.PreviousOutPoint
+		if _, gone := spent[op]; gone {
+			continue
+		}
+		_, unspent := w.watch.outpoints[op]
+		_, here := stored[op.Hash]
+		if !unspent && !here {
+			continue
+		}
+		f, ok := w.coins.facts[op]
+		switch {
+		case ok:
+			debits = append(debits, int64(f.amount))
+		case unspent:
+			return nil, false
+		}
+		// An output of a transaction stored from this block without
+		// facts is no credit: storeTx records every mined credit.
+	}
+	return debits, true
 }
 
 // netAmount is a transaction's net effect on the wallet: credits minus
