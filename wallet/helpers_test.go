@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"slices"
 	"testing"
 	"time"
 
@@ -372,12 +371,11 @@ func requireOutpointsMatchStore(t testing.TB, w *Wallet) {
 		if want, err = referenceCoins(w, b.tm, ps); err != nil {
 			return err
 		}
-		if history, err = w.minedHistory(b.tm); err != nil {
+		h, err := w.minedHistory(b.tm)
+		if err != nil {
 			return err
 		}
-		if history = slices.Clone(history); len(history) == 0 {
-			history = nil
-		}
+		h.each(func(m *minedTx) { history = append(history, *m) })
 		if wantHistory, err = referenceHistory(w, b.tm); err != nil {
 			return err
 		}

@@ -189,12 +189,11 @@ func (w *Wallet) txsIn(b readBuckets, ps *pendingSet) ([]TxSummary, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]TxSummary, 0, len(mined)+len(ps.txs))
-	for i := range mined {
-		m := &mined[i]
+	out := make([]TxSummary, 0, mined.len()+len(ps.txs))
+	mined.each(func(m *minedTx) {
 		out = append(out, TxSummary{Txid: m.txid, Height: m.height, BlockHash: m.block, Time: m.time,
 			Delta: m.delta, Confirmations: confirmations(m.height, tip)})
-	}
+	})
 	err = w.txStore.RangeTransactions(b.tm, noHeight, noHeight, func(details []wtxmgr.TxDetails) (bool, error) {
 		for i := range details {
 			d := &details[i]
