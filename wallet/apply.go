@@ -215,7 +215,7 @@ func (w *Wallet) applyBlockIn(bk buckets, b *watch.FilteredBlock, reapply bool) 
 				debits, debitsKnown = w.cachedDebits(c.tx, stored, spent)
 			}
 			_, wasPending := before[c.txid]
-			credited, existed, err := w.storeTx(bk, c.tx, bm, b.Header.Timestamp)
+			credited, existed, err := w.storeTx(bk, c.tx, c.txid, bm, b.Header.Timestamp)
 			if err != nil {
 				return res, err
 			}
@@ -427,7 +427,7 @@ func (w *Wallet) touches(tx *wire.MsgTx, extra map[wire.OutPoint]struct{}) bool 
 	return false
 }
 
-// storeTx records a wallet transaction in wtxmgr (mined when bm is set),
+// storeTx records a wallet transaction, txid, in wtxmgr (mined when bm is set),
 // without its witness (see stripWitness),
 // marks each output paying a watched script as a credit (change when it
 // pays the internal branch), flags those addresses used, and records each
@@ -435,11 +435,10 @@ func (w *Wallet) touches(tx *wire.MsgTx, extra map[wire.OutPoint]struct{}) bool 
 // wtxmgr finds the debits itself from its unspent outputs. It returns the sum of the
 // outputs it credited and whether wtxmgr already held the transaction
 // (then its credits may include earlier ones).
-func (w *Wallet) storeTx(bk buckets, tx *wire.MsgTx, bm *wtxmgr.BlockMeta, received time.Time) (credited int64, existed bool, err error) {
-	rec, err := wtxmgr.NewTxRecordFromMsgTx(stripWitness(tx), received)
-	if err != nil {
-		return 0, false, fmt.Errorf("record %v: %w", tx.TxHash(), err)
-	}
+func (w *Wallet) storeTx(bk buckets, tx *wire.MsgTx, txid chainhash.Hash, bm *wtxmgr.BlockMeta, received time.Time) (credited int64, existed bool, err error) {
+	// txid is tx's, which the witness does not change; wtxmgr serializes
+	// a record without SerializedTx itself, once, as it writes it.
+	rec := &wtxmgr.TxRecord{MsgTx: *stripWitness(tx), Hash: txid, Received: received}
 	existed, err = w.txStore.InsertTxCheckIfExists(bk.tm, rec, bm)
 	if err != nil {
 		return 0, false, fmt.Errorf("insert %v: %w", rec.Hash, err)
