@@ -12,6 +12,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/experiments"
 )
 
@@ -59,7 +60,7 @@ type scanConfig struct {
 }
 
 // candKey returns a candidate as match.Cand writes it.
-func candKey(c privacy.Candidate) string {
+func candKey(c element.Candidate) string {
 	var b strings.Builder
 	for i, f := range c.Forms {
 		if i > 0 {
@@ -75,20 +76,20 @@ func candKey(c privacy.Candidate) string {
 // keeps.
 func scanShard(ctx context.Context, cfg scanConfig, sh shard, fs []*bip37.Filter, both []bool) (*shardResult, error) {
 	var (
-		u     privacy.Universe
-		fileU *privacy.FileUniverse
+		u     element.Universe
+		fileU *element.FileUniverse
 	)
 	switch sh.Source {
 	case sourceSynthetic:
 		s := privacy.Synthetic{Seed: cfg.Universe.Seed, Count: cfg.Universe.Count, PubKeys: cfg.Universe.PubKeys}
-		u = privacy.StreamRange(s, sh.Lo, sh.Hi)
+		u = element.StreamRange(s, sh.Lo, sh.Hi)
 	case sourceFile:
 		r, err := openLineRange(ctx, cfg.Universe.File, int64(sh.Lo), int64(sh.Hi))
 		if err != nil {
 			return nil, err
 		}
 		defer r.Close()
-		fileU = privacy.NewFileUniverse(r)
+		fileU = element.NewFileUniverse(r)
 		u = fileU
 	default:
 		return nil, fmt.Errorf("shard %d: unknown source %d", sh.ID, sh.Source)

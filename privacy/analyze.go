@@ -5,9 +5,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/replay"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
@@ -52,13 +52,13 @@ type Input struct {
 	// filterclear received, in order.
 	Records []transcript.Record
 	// Universe is the candidates the adversary tests.
-	Universe Universe
+	Universe element.Universe
 	// UniverseSource says, in words, where the universe comes from (an
 	// element file, a chain read up to a height, a synthetic universe);
 	// the report repeats it beside its figures.
 	UniverseSource string
 	// Truth is the wallet's real elements, to score the attack (optional).
-	Truth []Candidate
+	Truth []element.Candidate
 	// TruthOnChain also scans the Truth candidates the universe did not
 	// contain, for synthetic universes that cannot contain the wallet.
 	TruthOnChain bool
@@ -68,7 +68,7 @@ type Input struct {
 	// the zero value) or bip37.RulesBtcd.
 	ServerRules bip37.Rules
 	// Chain is needed by the Graph, Saturation and Behaviour attacks.
-	Chain   Chain
+	Chain   element.Chain
 	Attacks Attacks
 	// Workers bounds the scan's goroutines (0: GOMAXPROCS).
 	Workers int
@@ -186,7 +186,7 @@ type analysis struct {
 	stateRate []float64
 	res       *ScanResult
 	hasTruth  bool
-	revealed  *ElementSet
+	revealed  *element.Set
 	hitRev    []bool // hit is a revealed element
 	graph     *linkGraph
 	// joints caches the joint model of each set of constraint states.
@@ -312,7 +312,7 @@ func (a *analysis) scan(ctx context.Context) error {
 	}
 	cfg := ScanConfig{Filters: filters, Workers: a.in.Workers, MaxHits: a.in.MaxHits}
 	if a.hasTruth {
-		cfg.Truth = NewElementSetFromCandidates(a.in.Truth)
+		cfg.Truth = element.NewSetFromCandidates(a.in.Truth)
 	}
 	res, err := Scan(ctx, a.in.Universe, cfg)
 	if err != nil {
@@ -325,18 +325,18 @@ func (a *analysis) scan(ctx context.Context) error {
 				seen[h.Candidate.Key()] = true
 			}
 		}
-		var extra SliceUniverse
+		var extra element.SliceUniverse
 		for _, c := range a.in.Truth {
 			if len(c.Forms) > 0 && !seen[c.Key()] {
 				seen[c.Key()] = true
 				extra = append(extra, c)
 			}
 		}
-		more, err := Scan(ctx, Stream(extra), cfg)
+		more, err := Scan(ctx, element.Stream(extra), cfg)
 		if err != nil {
 			return fmt.Errorf("scan truth: %w", err)
 		}
-		res = mergeResults(res, more)
+		res = res.Merge(more)
 	}
 	a.res = res
 	a.remask()
@@ -404,33 +404,6 @@ func (a *analysis) remask() {
 	}
 }
 
-// mergeResults adds b's counts and hits to a.
-func mergeResults(a, b *ScanResult) *ScanResult {
-	a.Scanned += b.Scanned
-	addCounts(a.FormCounts, b.FormCounts)
-	addCounts(a.TruthCounts, b.TruthCounts)
-	addCounts(a.AnyCounts, b.AnyCounts)
-	addCounts(a.AllCounts, b.AllCounts)
-	mergeCountMaps(a.SeenCounts, b.SeenCounts)
-	mergeCountMaps(a.TruthSeenCounts, b.TruthSeenCounts)
-	a.Hits = append(a.Hits, b.Hits...)
-	slices.SortFunc(a.Hits, func(x, y Hit) int {
-		return compareStrings(x.Candidate.Key(), y.Candidate.Key())
-	})
-	return a
-}
-
-// compareStrings orders strings bytewise.
-func compareStrings(x, y string) int {
-	switch {
-	case x < y:
-		return -1
-	case x > y:
-		return 1
-	}
-	return 0
-}
-
 // markRevealed collects the filteradd elements and flags the hits among
 // them.
 func (a *analysis) markRevealed() {
@@ -440,7 +413,7 @@ func (a *analysis) markRevealed() {
 			rev = append(rev, e.Revealed)
 		}
 	}
-	a.revealed = NewElementSet(rev)
+	a.revealed = element.NewSet(rev)
 	a.hitRev = make([]bool, len(a.res.Hits))
 	for i, h := range a.res.Hits {
 		a.hitRev[i] = a.revealed.ContainsAny(h.Candidate)

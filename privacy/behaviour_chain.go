@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/replay"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -97,13 +98,13 @@ type BehaviourOptions struct {
 // output that did (NewWalletTxs, read from the lowest height asked: an
 // output the wallet received before it is not known), and a block is the
 // wallet's when it holds one; the report then scores the suspects.
-func AnalyzeBehaviour(ctx context.Context, records []transcript.Record, ch Chain, truth []Candidate, opts BehaviourOptions) (*BehaviourReport, error) {
+func AnalyzeBehaviour(ctx context.Context, records []transcript.Record, ch element.Chain, truth []element.Candidate, opts BehaviourOptions) (*BehaviourReport, error) {
 	if ch == nil {
 		return nil, fmt.Errorf("%w: the behaviour attack needs the chain", ErrBadConfig)
 	}
 	tip, err := ch.BestHeight()
 	if err != nil {
-		return nil, fmt.Errorf("%w: best height: %w", ErrChain, err)
+		return nil, fmt.Errorf("%w: best height: %w", element.ErrChain, err)
 	}
 	rb := &rebuild{ctx: ctx, ch: ch, tip: tip, beh: NewBehaviour(len(truth) > 0), srv: map[string]*bip37.Filter{}, rules: opts.Rules}
 	rb.plan(records)
@@ -113,7 +114,7 @@ func AnalyzeBehaviour(ctx context.Context, records []transcript.Record, ch Chain
 			rep.Note = noRequestsNote
 		}
 	} else if len(truth) > 0 {
-		if err := rb.readTruth(NewElementSetFromCandidates(truth)); err != nil {
+		if err := rb.readTruth(element.NewSetFromCandidates(truth)); err != nil {
 			return nil, err
 		}
 	}
@@ -131,7 +132,7 @@ func AnalyzeBehaviour(ctx context.Context, records []transcript.Record, ch Chain
 // rebuild is AnalyzeBehaviour's working state.
 type rebuild struct {
 	ctx context.Context
-	ch  Chain
+	ch  element.Chain
 	tip int32
 	beh *Behaviour
 	// srv is each peer's filter as the server holds it, tested with
@@ -206,10 +207,10 @@ func (rb *rebuild) plan(records []transcript.Record) {
 }
 
 // readTruth finds the wallet's transactions in the heights asked.
-func (rb *rebuild) readTruth(truth *ElementSet) error {
+func (rb *rebuild) readTruth(truth *element.Set) error {
 	rb.wallet = map[chainhash.Hash]bool{}
-	wt := NewWalletTxs(truth)
-	return walkChain(rb.ctx, rb.ch, rb.lo, rb.hi, func(_ int32, b *wire.MsgBlock) error {
+	wt := element.NewWalletTxs(truth)
+	return element.WalkChain(rb.ctx, rb.ch, rb.lo, rb.hi, func(_ int32, b *wire.MsgBlock) error {
 		for i, w := range wt.Block(b) {
 			if w {
 				rb.wallet[b.Transactions[i].TxHash()] = true
@@ -231,7 +232,7 @@ func (rb *rebuild) block(h int32) (*wire.MsgBlock, error) {
 	}
 	b, err := rb.ch.BlockAt(h)
 	if err != nil {
-		return nil, fmt.Errorf("%w: block %d: %w", ErrChain, h, err)
+		return nil, fmt.Errorf("%w: block %d: %w", element.ErrChain, h, err)
 	}
 	if len(rb.cache) == blockCacheSize {
 		rb.cache = rb.cache[1:]

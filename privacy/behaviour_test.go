@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
+	"github.com/bloomwatch/bloomwatch/privacy/internal/testkit"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -355,22 +357,22 @@ func TestHypergeometric(t *testing.T) {
 // analyzer rebuilds what the peer served from the getdata records and
 // the chain, and names the three paying blocks and the three payments.
 func TestAnalyzeBehaviourRebuild(t *testing.T) {
-	var ch testChain
-	keys := []keyPair{testKey(60), testKey(61), testKey(62), testKey(63), testKey(64)}
-	payAt := map[int]keyPair{10: keys[0], 25: keys[1], 40: keys[2], 52: keys[3]}
+	var ch testkit.Chain
+	keys := []testkit.Key{testkit.NewKey(60), testkit.NewKey(61), testkit.NewKey(62), testkit.NewKey(63), testkit.NewKey(64)}
+	payAt := map[int]testkit.Key{10: keys[0], 25: keys[1], 40: keys[2], 52: keys[3]}
 	for h := 0; h < 60; h++ {
-		txs := []*wire.MsgTx{pay(nil, nil, testKey(uint64(300+h))), pay(nil, nil, testKey(uint64(400+h)))}
+		txs := []*wire.MsgTx{testkit.Pay(nil, nil, testkit.NewKey(uint64(300+h))), testkit.Pay(nil, nil, testkit.NewKey(uint64(400+h)))}
 		if k, ok := payAt[h]; ok {
-			txs = append(txs, pay(nil, nil, k, testKey(uint64(500+h))))
+			txs = append(txs, testkit.Pay(nil, nil, k, testkit.NewKey(uint64(500+h))))
 		}
-		ch.block(txs...)
+		ch.Block(txs...)
 	}
 	filter := func(n int) *bip37.Filter { // the wallet's first n keys
-		var cands []Candidate
+		var cands []element.Candidate
 		for _, k := range keys[:n] {
-			cands = append(cands, Candidate{Forms: [][]byte{k.Hash160}})
+			cands = append(cands, element.Candidate{Forms: [][]byte{k.Hash160}})
 		}
-		return mustFilter(t, 8, 1e-6, 5, bip37.UpdateAll, cands...)
+		return testkit.MustFilter(t, 8, 1e-6, 5, bip37.UpdateAll, cands...)
 	}
 	t0 := time.Unix(1_700_000_000, 0)
 	var recs []transcript.Record
@@ -385,20 +387,20 @@ func TestAnalyzeBehaviourRebuild(t *testing.T) {
 	get := func(h int32, n int64) transcript.Record {
 		return transcript.Record{Kind: transcript.KindGetData, Height: h, Count: n}
 	}
-	add(loadRecord(0, "a", 5, filter(2)))
-	add(get(6, 25))                        // 6..30
-	add(loadRecord(0, "a", 25, filter(3))) // key 2 derived after the payment at 25
-	add(get(25, 21))                       // 25..45 again from 25
-	add(loadRecord(0, "a", 40, filter(4)))
+	add(testkit.LoadRecord(0, "a", 5, filter(2)))
+	add(get(6, 25))                                // 6..30
+	add(testkit.LoadRecord(0, "a", 25, filter(3))) // key 2 derived after the payment at 25
+	add(get(25, 21))                               // 25..45 again from 25
+	add(testkit.LoadRecord(0, "a", 40, filter(4)))
 	add(get(40, 11)) // 40..50
 	add(get(51, 1))  // live: 52's payment reaches the mempool after this
-	add(loadRecord(0, "a", 51, filter(5)))
+	add(testkit.LoadRecord(0, "a", 51, filter(5)))
 	add(get(52, 1))
-	truth := make([]Candidate, len(keys))
+	truth := make([]element.Candidate, len(keys))
 	for i, k := range keys {
-		truth[i] = Candidate{Forms: [][]byte{k.Hash160}}
+		truth[i] = element.Candidate{Forms: [][]byte{k.Hash160}}
 	}
-	rep, err := AnalyzeBehaviour(context.Background(), recs, ch.blocks, truth, BehaviourOptions{})
+	rep, err := AnalyzeBehaviour(context.Background(), recs, ch.Blocks, truth, BehaviourOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -424,8 +426,8 @@ func TestAnalyzeBehaviourRebuild(t *testing.T) {
 	for _, s := range rep.SuspectTxs {
 		got = append(got, s.Txid)
 	}
-	wantTxs := []string{ch.blocks[25].Transactions[3].TxHash().String(), ch.blocks[40].Transactions[3].TxHash().String(),
-		ch.blocks[52].Transactions[3].TxHash().String()}
+	wantTxs := []string{ch.Blocks[25].Transactions[3].TxHash().String(), ch.Blocks[40].Transactions[3].TxHash().String(),
+		ch.Blocks[52].Transactions[3].TxHash().String()}
 	if !slices.Equal(got, wantTxs) {
 		t.Errorf("suspect txs %v, want %v", got, wantTxs)
 	}
@@ -441,7 +443,7 @@ func TestAnalyzeBehaviourRebuild(t *testing.T) {
 		}
 	}
 	// Without the truth the same suspects, no scores.
-	rep, err = AnalyzeBehaviour(context.Background(), recs, ch.blocks, nil, BehaviourOptions{})
+	rep, err = AnalyzeBehaviour(context.Background(), recs, ch.Blocks, nil, BehaviourOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -449,7 +451,7 @@ func TestAnalyzeBehaviourRebuild(t *testing.T) {
 		t.Errorf("no truth: %v", s)
 	}
 	// A transcript without getdata records says so.
-	rep, err = AnalyzeBehaviour(context.Background(), transcript.FilterRecords(recs), ch.blocks, truth, BehaviourOptions{})
+	rep, err = AnalyzeBehaviour(context.Background(), transcript.FilterRecords(recs), ch.Blocks, truth, BehaviourOptions{})
 	if err != nil || rep.Note == "" || rep.Servings != 0 {
 		t.Errorf("no requests: %+v, %v", rep, err)
 	}

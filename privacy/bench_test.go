@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/internal/synth"
 	"github.com/btcsuite/btcd/btcutil/bloom"
 )
@@ -66,7 +67,7 @@ func BenchmarkCandidates(b *testing.B) {
 	f, bf := benchFilter(b)
 	u := Synthetic{Seed: 42}
 	b.Run("generate-only", func(b *testing.B) {
-		var c Candidate
+		var c element.Candidate
 		n := 0
 		start := time.Now()
 		for i := 0; b.Loop(); i++ {
@@ -77,7 +78,7 @@ func BenchmarkCandidates(b *testing.B) {
 		reportRate(b, uint64(b.N), 1, time.Since(start))
 	})
 	b.Run("btcutil-Matches", func(b *testing.B) {
-		var c Candidate
+		var c element.Candidate
 		hits := 0
 		start := time.Now()
 		for i := 0; b.Loop(); i++ {
@@ -90,7 +91,7 @@ func BenchmarkCandidates(b *testing.B) {
 		reportRate(b, uint64(b.N), 1, time.Since(start))
 	})
 	b.Run("bip37-Matches", func(b *testing.B) {
-		var c Candidate
+		var c element.Candidate
 		hits := 0
 		start := time.Now()
 		for i := 0; b.Loop(); i++ {
@@ -117,7 +118,7 @@ func BenchmarkCandidates(b *testing.B) {
 	for _, workers := range []int{1, 2} {
 		b.Run(fmt.Sprintf("Scan-%d-workers", workers), func(b *testing.B) {
 			start := time.Now()
-			r, err := Scan(context.Background(), Stream(Synthetic{Seed: 42, Count: uint64(b.N)}), ScanConfig{Filters: []*bip37.Filter{f}, Workers: workers})
+			r, err := Scan(context.Background(), element.Stream(Synthetic{Seed: 42, Count: uint64(b.N)}), ScanConfig{Filters: []*bip37.Filter{f}, Workers: workers})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -127,7 +128,7 @@ func BenchmarkCandidates(b *testing.B) {
 	}
 	b.Run("Scan-per-candidate-1-worker", func(b *testing.B) {
 		start := time.Now()
-		r, err := Scan(context.Background(), Stream(plainIndexed{Synthetic{Seed: 42, Count: uint64(b.N)}}), ScanConfig{Filters: []*bip37.Filter{f}, Workers: 1})
+		r, err := Scan(context.Background(), element.Stream(plainIndexed{Synthetic{Seed: 42, Count: uint64(b.N)}}), ScanConfig{Filters: []*bip37.Filter{f}, Workers: 1})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package privacy
 
 import (
 	"context"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"sort"
 )
 
@@ -55,10 +56,10 @@ func (c *Clustering) MeanSeen() float64 {
 // that the graph attack finds on ch (buildLinkGraph's walk of every
 // block), of the kinds asked. Elements no output of ch pays are clusters
 // of their own.
-func LinkClusters(ctx context.Context, ch Chain, elements [][]byte, kinds LinkKinds) (*Clustering, error) {
+func LinkClusters(ctx context.Context, ch element.Chain, elements [][]byte, kinds LinkKinds) (*Clustering, error) {
 	hits := make([]Hit, len(elements))
 	for i, e := range elements {
-		hits[i] = Hit{Candidate: Candidate{Forms: [][]byte{e}}}
+		hits[i] = Hit{Candidate: element.Candidate{Forms: [][]byte{e}}}
 	}
 	g, err := buildLinkGraph(ctx, ch, hits)
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/filterpolicy"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
+	"github.com/bloomwatch/bloomwatch/privacy/internal/testkit"
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
 
@@ -151,14 +153,14 @@ func TestMeterOnPathBesidePeers(t *testing.T) {
 // universe and the element range of the burst; the table says which.
 func TestAnalyzeOnPath(t *testing.T) {
 	fx := newFixture(31, 20, 20000, 1)
-	f := mustFilter(t, 64, 1e-4, 7, bip37.UpdateAll, fx.wallet...)
+	f := testkit.MustFilter(t, 64, 1e-4, 7, bip37.UpdateAll, fx.wallet...)
 	for _, tr := range []string{transcript.TransportV1, transcript.TransportV2} {
-		rec := loadRecord(0, "127.0.0.1:1", 5, f)
+		rec := testkit.LoadRecord(0, "127.0.0.1:1", 5, f)
 		rec.Transport = tr
 		if tr == transcript.TransportV2 {
 			rec.Wire = 4096
 		}
-		rep := analyze(t, Input{Records: []transcript.Record{rec}, Universe: Stream(SliceUniverse(fx.universe)), Truth: fx.wallet})
+		rep := analyze(t, Input{Records: []transcript.Record{rec}, Universe: element.Stream(element.SliceUniverse(fx.universe)), Truth: fx.wallet})
 		op := rep.OnPath
 		var b strings.Builder
 		if err := rep.WriteTable(&b); err != nil {
@@ -167,7 +169,7 @@ func TestAnalyzeOnPath(t *testing.T) {
 		n, u := 20.0, float64(len(fx.universe))
 		switch tr {
 		case transcript.TransportV1:
-			if op.Clear != 1 || !near(op.ExpectedFP, f.CurrentFPRate()*(u-n), 1e-9) || !strings.Contains(b.String(), "read all 1 filterloads") {
+			if op.Clear != 1 || !testkit.Near(op.ExpectedFP, f.CurrentFPRate()*(u-n), 1e-9) || !strings.Contains(b.String(), "read all 1 filterloads") {
 				t.Errorf("v1: %+v\n%s", op, b.String())
 			}
 		default:

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
 )
 
 // Scan limits.
@@ -31,7 +32,7 @@ type ScanConfig struct {
 	Filters []*bip37.Filter
 	// Truth, when set, is the wallet's elements: a candidate any of whose
 	// forms is in it is the wallet's, and is kept even if nothing matches.
-	Truth *ElementSet
+	Truth *element.Set
 	// Workers is the number of goroutines; 0 means GOMAXPROCS.
 	Workers int
 	// MaxHits bounds the hits kept; 0 means DefaultMaxHits.
@@ -41,7 +42,7 @@ type ScanConfig struct {
 // Hit is a candidate that matched at least one filter, or a wallet
 // candidate.
 type Hit struct {
-	Candidate Candidate
+	Candidate element.Candidate
 	// Truth reports that the candidate is the wallet's.
 	Truth bool
 	// Any has bit j set when some form of the candidate matches
@@ -89,7 +90,7 @@ type scanWorker struct {
 	formCounts           []uint64
 	truthCounts          []uint64
 	anyCounts, allCounts []uint64
-	cand                 Candidate
+	cand                 element.Candidate
 	synth                *synthBatch      // the synthetic fast path's buffers
 	matchers             []*bip37.Matcher // the fast path's Filters, shared
 	seen, truthSeen      map[int32][]uint64
@@ -107,7 +108,7 @@ type scanWorker struct {
 // in batches by the calling goroutine and each batch scanned in parallel. Scan returns
 // ErrTooManyHits when more than MaxHits candidates would be kept, the
 // universe's error if its stream fails, and ctx's error when cancelled.
-func Scan(ctx context.Context, u Universe, cfg ScanConfig) (*ScanResult, error) {
+func Scan(ctx context.Context, u element.Universe, cfg ScanConfig) (*ScanResult, error) {
 	if cfg.MaxHits <= 0 {
 		cfg.MaxHits = DefaultMaxHits
 	}
@@ -118,9 +119,8 @@ func Scan(ctx context.Context, u Universe, cfg ScanConfig) (*ScanResult, error) 
 		ws[i] = newScanWorker(&cfg, &total)
 	}
 	var err error
-	if rs, ok := u.(*rangeStream); ok {
-		err = scanIndexed(ctx, rs.ix, rs.next, rs.end, ws)
-		rs.next = rs.end
+	if ix, lo, hi, ok := element.Indexed(u); ok {
+		err = scanIndexed(ctx, ix, lo, hi, ws)
 	} else {
 		err = scanStream(ctx, u, ws)
 	}
@@ -130,6 +130,23 @@ func Scan(ctx context.Context, u Universe, cfg ScanConfig) (*ScanResult, error) 
 	return mergeWorkers(&cfg, ws), nil
 }
 
+// Merge adds b's counts and hits to r, keeps the hits ordered by key, and
+// returns r: the result of scanning the two universes as one.
+func (r *ScanResult) Merge(b *ScanResult) *ScanResult {
+	r.Scanned += b.Scanned
+	addCounts(r.FormCounts, b.FormCounts)
+	addCounts(r.TruthCounts, b.TruthCounts)
+	addCounts(r.AnyCounts, b.AnyCounts)
+	addCounts(r.AllCounts, b.AllCounts)
+	mergeCountMaps(r.SeenCounts, b.SeenCounts)
+	mergeCountMaps(r.TruthSeenCounts, b.TruthSeenCounts)
+	r.Hits = append(r.Hits, b.Hits...)
+	slices.SortFunc(r.Hits, func(x, y Hit) int {
+		return strings.Compare(x.Candidate.Key(), y.Candidate.Key())
+	})
+	return r
+}
+
 // cacheLine is the allocation size of a worker's candidate buffers: a
 // multiple of the cache line, so no two workers' buffers share one.
 const cacheLine = 128
@@ -137,15 +154,15 @@ const cacheLine = 128
 // newScanWorker returns a worker with zeroed counters.
 func newScanWorker(cfg *ScanConfig, total *atomic.Int64) *scanWorker {
 	nf := len(cfg.Filters)
-	forms := make([][]byte, MaxFormsPerLine)
+	forms := make([][]byte, element.MaxFormsPerLine)
 	for i := range forms {
 		forms[i] = make([]byte, 0, cacheLine)
 	}
 	return &scanWorker{
-		cand:        Candidate{Forms: forms[:0]},
+		cand:        element.Candidate{Forms: forms[:0]},
 		cfg:         cfg,
-		formCounts:  make([]uint64, MaxFormsPerLine+1),
-		truthCounts: make([]uint64, MaxFormsPerLine+1),
+		formCounts:  make([]uint64, element.MaxFormsPerLine+1),
+		truthCounts: make([]uint64, element.MaxFormsPerLine+1),
 		anyCounts:   make([]uint64, nf),
 		allCounts:   make([]uint64, nf),
 		seen:        map[int32][]uint64{},
@@ -162,22 +179,22 @@ func newScanWorker(cfg *ScanConfig, total *atomic.Int64) *scanWorker {
 // added to the worker's totals once per chunk, and the candidate buffers
 // are cache-line sized allocations. Sharing a line between the two cores
 // (false sharing) halves the scan rate.
-func scanIndexed(ctx context.Context, ix IndexedUniverse, first, end uint64, ws []*scanWorker) error {
+func scanIndexed(ctx context.Context, ix element.IndexedUniverse, first, end uint64, ws []*scanWorker) error {
 	if end <= first {
 		return ctx.Err()
 	}
 	switch u := ix.(type) {
 	case Synthetic:
 		return scanSynthetic(ctx, u, first, end, ws)
-	case *Concat:
+	case *element.Concat:
 		return scanConcat(ctx, u, first, end, ws)
 	}
 	return forkJoin(ctx, len(ws), end-first, defaultChunk, func(w int, lo, hi uint64) error {
 		sw := ws[w]
-		var forms [MaxFormsPerLine + 1]uint64
+		var forms [element.MaxFormsPerLine + 1]uint64
 		for i := first + lo; i < first+hi; i++ {
 			ix.Fill(i, &sw.cand)
-			nForms := min(len(sw.cand.Forms), MaxFormsPerLine)
+			nForms := min(len(sw.cand.Forms), element.MaxFormsPerLine)
 			forms[nForms]++
 			if h := sw.cand.FirstSeen; h > 0 {
 				countAt(sw.seen, h, nForms)
@@ -194,29 +211,31 @@ func scanIndexed(ctx context.Context, ix IndexedUniverse, first, end uint64, ws 
 
 // scanConcat scans candidates first..end-1 of c part by part, so that each
 // part takes its own path (a synthetic part the fast one).
-func scanConcat(ctx context.Context, c *Concat, first, end uint64, ws []*scanWorker) error {
-	for i, p := range c.parts {
-		lo, hi := max(first, c.starts[i]), min(end, c.starts[i]+p.Len())
-		if lo >= hi {
-			continue
+func scanConcat(ctx context.Context, c *element.Concat, first, end uint64, ws []*scanWorker) error {
+	var start uint64
+	for _, p := range c.Parts() {
+		n := p.Len()
+		lo, hi := max(first, start), min(end, start+n)
+		if lo < hi {
+			if err := scanIndexed(ctx, p, lo-start, hi-start, ws); err != nil {
+				return err
+			}
 		}
-		if err := scanIndexed(ctx, p, lo-c.starts[i], hi-c.starts[i], ws); err != nil {
-			return err
-		}
+		start += n
 	}
 	return ctx.Err()
 }
 
 // scanStream reads u in batches and scans each batch in parallel.
-func scanStream(ctx context.Context, u Universe, ws []*scanWorker) error {
-	batch := make(SliceUniverse, 0, streamBatch)
-	var c Candidate
+func scanStream(ctx context.Context, u element.Universe, ws []*scanWorker) error {
+	batch := make(element.SliceUniverse, 0, streamBatch)
+	var c element.Candidate
 	for {
 		batch = batch[:0]
 		for len(batch) < streamBatch && u.Next(&c) {
 			n := len(batch)
 			batch = batch[:n+1]
-			batch[n] = cloneInto(batch[n], c)
+			batch[n] = element.CloneInto(batch[n], c)
 		}
 		if len(batch) > 0 {
 			if err := scanIndexed(ctx, batch, 0, batch.Len(), ws); err != nil {
@@ -234,8 +253,8 @@ func scanStream(ctx context.Context, u Universe, ws []*scanWorker) error {
 }
 
 // test runs one candidate through every filter. The caller counts it.
-func (sw *scanWorker) test(c *Candidate) error {
-	nForms := min(len(c.Forms), MaxFormsPerLine)
+func (sw *scanWorker) test(c *element.Candidate) error {
+	nForms := min(len(c.Forms), element.MaxFormsPerLine)
 	truth := sw.cfg.Truth.ContainsAny(*c)
 	if truth {
 		sw.truthCounts[nForms]++
@@ -274,7 +293,7 @@ func (sw *scanWorker) test(c *Candidate) error {
 
 // keep records a wallet candidate that matched nothing as a hit too and
 // enforces the hit limit.
-func (sw *scanWorker) keep(h *Hit, c *Candidate, truth bool) error {
+func (sw *scanWorker) keep(h *Hit, c *element.Candidate, truth bool) error {
 	if h == nil && truth {
 		h = sw.newHit(c, truth)
 	}
@@ -285,7 +304,7 @@ func (sw *scanWorker) keep(h *Hit, c *Candidate, truth bool) error {
 }
 
 // newHit appends a hit for c and returns it.
-func (sw *scanWorker) newHit(c *Candidate, truth bool) *Hit {
+func (sw *scanWorker) newHit(c *element.Candidate, truth bool) *Hit {
 	n := len(sw.cfg.Filters)
 	sw.hits = append(sw.hits, Hit{Candidate: c.Clone(), Truth: truth, Any: NewBitset(n), All: NewBitset(n)})
 	return &sw.hits[len(sw.hits)-1]
@@ -295,8 +314,8 @@ func (sw *scanWorker) newHit(c *Candidate, truth bool) *Hit {
 func mergeWorkers(cfg *ScanConfig, ws []*scanWorker) *ScanResult {
 	nf := len(cfg.Filters)
 	r := &ScanResult{
-		FormCounts:      make([]uint64, MaxFormsPerLine+1),
-		TruthCounts:     make([]uint64, MaxFormsPerLine+1),
+		FormCounts:      make([]uint64, element.MaxFormsPerLine+1),
+		TruthCounts:     make([]uint64, element.MaxFormsPerLine+1),
 		AnyCounts:       make([]uint64, nf),
 		AllCounts:       make([]uint64, nf),
 		SeenCounts:      map[int32][]uint64{},
@@ -320,7 +339,7 @@ func mergeWorkers(cfg *ScanConfig, ws []*scanWorker) *ScanResult {
 func countAt(m map[int32][]uint64, h int32, nForms int) {
 	c := m[h]
 	if c == nil {
-		c = make([]uint64, MaxFormsPerLine+1)
+		c = make([]uint64, element.MaxFormsPerLine+1)
 		m[h] = c
 	}
 	c[nForms]++
@@ -330,7 +349,7 @@ func countAt(m map[int32][]uint64, h int32, nForms int) {
 func mergeCountMaps(dst, src map[int32][]uint64) {
 	for h, c := range src {
 		if dst[h] == nil {
-			dst[h] = make([]uint64, MaxFormsPerLine+1)
+			dst[h] = make([]uint64, element.MaxFormsPerLine+1)
 		}
 		addCounts(dst[h], c)
 	}

@@ -8,11 +8,13 @@ import (
 	"testing"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
+	"github.com/bloomwatch/bloomwatch/privacy/internal/testkit"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 )
 
 // onlyStream hides a universe's indexed form so Scan takes its batch path.
-type onlyStream struct{ Universe }
+type onlyStream struct{ element.Universe }
 
 // failingStream yields n candidates, then fails.
 type failingStream struct {
@@ -20,7 +22,7 @@ type failingStream struct {
 	err error
 }
 
-func (f *failingStream) Next(c *Candidate) bool {
+func (f *failingStream) Next(c *element.Candidate) bool {
 	if f.n == 0 {
 		return false
 	}
@@ -33,27 +35,27 @@ func (f *failingStream) Err() error { return f.err }
 
 func TestScanMatchesBruteForce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 11))
-	wallet := randomCandidates(rng, 30, 2)
+	wallet := testkit.RandomCandidates(rng, 30, 2)
 	// A loose filter so thousands of candidates match.
-	f1 := mustFilter(t, 60, 0.05, 1, bip37.UpdateNone, wallet...)
-	f2 := mustFilter(t, 20, 0.1, 2, bip37.UpdateNone, wallet[:10]...)
+	f1 := testkit.MustFilter(t, 60, 0.05, 1, bip37.UpdateNone, wallet...)
+	f2 := testkit.MustFilter(t, 20, 0.1, 2, bip37.UpdateNone, wallet[:10]...)
 	empty, err := bip37.NewFilterFromBits(nil, 0, 0, bip37.UpdateNone)
 	if err != nil {
 		t.Fatal(err)
 	}
 	filters := []*bip37.Filter{f1, f2}
-	universe := append(randomCandidates(rng, 40000, 1), randomCandidates(rng, 20000, 2)...)
+	universe := append(testkit.RandomCandidates(rng, 40000, 1), testkit.RandomCandidates(rng, 20000, 2)...)
 	universe = append(universe, wallet...)
-	truth := NewElementSetFromCandidates(wallet)
+	truth := element.NewSetFromCandidates(wallet)
 
 	tests := []struct {
 		name    string
-		u       Universe
+		u       element.Universe
 		workers int
 	}{
-		{"indexed, one worker", Stream(SliceUniverse(universe)), 1},
-		{"indexed, four workers", Stream(SliceUniverse(universe)), 4},
-		{"stream batches", onlyStream{Stream(SliceUniverse(universe))}, 3},
+		{"indexed, one worker", element.Stream(element.SliceUniverse(universe)), 1},
+		{"indexed, four workers", element.Stream(element.SliceUniverse(universe)), 4},
+		{"stream batches", onlyStream{element.Stream(element.SliceUniverse(universe))}, 3},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -68,7 +70,7 @@ func TestScanMatchesBruteForce(t *testing.T) {
 				t.Errorf("truth counts %v", r.TruthCounts[:3])
 			}
 			for j, f := range filters {
-				anyM, allM := bruteForce(universe, f)
+				anyM, allM := testkit.BruteForce(universe, f)
 				gotAny, gotAll := hitKeys(r, j, false), hitKeys(r, j, true)
 				var nAny, nAll uint64
 				for i, c := range universe {
@@ -98,7 +100,7 @@ func TestScanMatchesBruteForce(t *testing.T) {
 		})
 	}
 	t.Run("match-all filter", func(t *testing.T) {
-		r := scanAll(t, Stream(SliceUniverse(universe[:100])), ScanConfig{Filters: []*bip37.Filter{empty}})
+		r := scanAll(t, element.Stream(element.SliceUniverse(universe[:100])), ScanConfig{Filters: []*bip37.Filter{empty}})
 		if r.AnyCounts[0] != 100 || len(r.Hits) != 100 {
 			t.Errorf("empty filter matched %d", r.AnyCounts[0])
 		}
@@ -107,8 +109,8 @@ func TestScanMatchesBruteForce(t *testing.T) {
 
 func TestScanErrors(t *testing.T) {
 	rng := rand.New(rand.NewPCG(12, 12))
-	loose := mustFilter(t, 1, 0.5, 0, bip37.UpdateNone, randomCandidates(rng, 1, 1)...)
-	_, err := Scan(context.Background(), Stream(Synthetic{Seed: 1, Count: 100000}), ScanConfig{Filters: []*bip37.Filter{loose}, MaxHits: 10})
+	loose := testkit.MustFilter(t, 1, 0.5, 0, bip37.UpdateNone, testkit.RandomCandidates(rng, 1, 1)...)
+	_, err := Scan(context.Background(), element.Stream(Synthetic{Seed: 1, Count: 100000}), ScanConfig{Filters: []*bip37.Filter{loose}, MaxHits: 10})
 	if !errors.Is(err, ErrTooManyHits) {
 		t.Errorf("err = %v, want ErrTooManyHits", err)
 	}
@@ -119,7 +121,7 @@ func TestScanErrors(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = Scan(ctx, Stream(Synthetic{Seed: 1, Count: 1 << 20}), ScanConfig{Filters: []*bip37.Filter{loose}})
+	_, err = Scan(ctx, element.Stream(Synthetic{Seed: 1, Count: 1 << 20}), ScanConfig{Filters: []*bip37.Filter{loose}})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
 	}
@@ -146,8 +148,8 @@ func TestScanMonteCarloFPRate(t *testing.T) {
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(i), 99))
-			f := mustFilter(t, tc.capacity, tc.fp, rng.Uint32(), bip37.UpdateNone, randomCandidates(rng, tc.elements, 1)...)
-			r := scanAll(t, Stream(Synthetic{Seed: uint64(100 + i), Count: tc.universe}), ScanConfig{Filters: []*bip37.Filter{f}})
+			f := testkit.MustFilter(t, tc.capacity, tc.fp, rng.Uint32(), bip37.UpdateNone, testkit.RandomCandidates(rng, tc.elements, 1)...)
+			r := scanAll(t, element.Stream(Synthetic{Seed: uint64(100 + i), Count: tc.universe}), ScanConfig{Filters: []*bip37.Filter{f}})
 			p := f.CurrentFPRate()
 			mean := p * float64(tc.universe)
 			sd := stats.BinomialSigma(float64(tc.universe), p)

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
+	"github.com/bloomwatch/bloomwatch/privacy/internal/cputime"
 	"github.com/bloomwatch/bloomwatch/privacy/replay"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
@@ -87,15 +89,15 @@ func RunSyntheticScan(ctx context.Context, cfg SyntheticScanConfig) (*SyntheticS
 		return nil, fmt.Errorf("synthetic scan: no filter")
 	}
 	workers := workerCount(cfg.Workers)
-	cpu0 := processCPU()
+	cpu0 := cputime.Process()
 	start := time.Now()
-	res, err := Scan(ctx, Stream(cfg.Universe), ScanConfig{Filters: cfg.Filters, Workers: workers})
+	res, err := Scan(ctx, element.Stream(cfg.Universe), ScanConfig{Filters: cfg.Filters, Workers: workers})
 	if err != nil {
 		return nil, fmt.Errorf("synthetic scan: %w", err)
 	}
 	elapsed := time.Since(start).Seconds()
 	rep := &SyntheticScanReport{
-		Candidates: res.Scanned, Workers: workers, Seconds: elapsed, CPUSeconds: (processCPU() - cpu0).Seconds(),
+		Candidates: res.Scanned, Workers: workers, Seconds: elapsed, CPUSeconds: (cputime.Process() - cpu0).Seconds(),
 		PerSec: float64(res.Scanned) / elapsed, PerSecPerCore: float64(res.Scanned) / elapsed / float64(workers),
 	}
 	forms := 1
@@ -123,7 +125,7 @@ func RunSyntheticScan(ctx context.Context, cfg SyntheticScanConfig) (*SyntheticS
 // baselineRounds slices of u.
 func compareMatchers(ctx context.Context, u Synthetic, f *bip37.Filter) (*ScanBaseline, error) {
 	bf := bloom.LoadFilter(f.MsgFilterLoad())
-	var c Candidate
+	var c element.Candidate
 	perCandidate := func(match func([]byte) bool) func(lo, hi uint64) (uint64, error) {
 		return func(lo, hi uint64) (uint64, error) {
 			var hits uint64
@@ -138,7 +140,7 @@ func compareMatchers(ctx context.Context, u Synthetic, f *bip37.Filter) (*ScanBa
 	}
 	matchers := [3]func(lo, hi uint64) (uint64, error){
 		func(lo, hi uint64) (uint64, error) {
-			r, err := Scan(ctx, StreamRange(u, lo, hi), ScanConfig{Filters: []*bip37.Filter{f}, Workers: 1})
+			r, err := Scan(ctx, element.StreamRange(u, lo, hi), ScanConfig{Filters: []*bip37.Filter{f}, Workers: 1})
 			if err != nil {
 				return 0, fmt.Errorf("synthetic scan baseline: %w", err)
 			}

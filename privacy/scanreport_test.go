@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
 )
 
 func TestRunSyntheticScan(t *testing.T) {
@@ -18,7 +19,7 @@ func TestRunSyntheticScan(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := scanAll(t, Stream(u), ScanConfig{Filters: []*bip37.Filter{f}})
+		want := scanAll(t, element.Stream(u), ScanConfig{Filters: []*bip37.Filter{f}})
 		if rep.Candidates != u.Count || rep.Workers != 2 || len(rep.Filters) != 2 || rep.Filters[1].Matched != want.AnyCounts[0] {
 			t.Fatalf("pubkeys %v: report %+v, scan matched %d", pubKeys, rep, want.AnyCounts[0])
 		}

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/joint"
 	"github.com/bloomwatch/bloomwatch/privacy/replay"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
@@ -82,7 +83,7 @@ func (a *analysis) buckets(v view, intersect bool) ([]bucket, []int32) {
 	out := make([]bucket, len(heights)+1)
 	for j := range out {
 		b := &out[j]
-		b.forms, b.truth = make([]uint64, MaxFormsPerLine+1), make([]uint64, MaxFormsPerLine+1)
+		b.forms, b.truth = make([]uint64, element.MaxFormsPerLine+1), make([]uint64, element.MaxFormsPerLine+1)
 		b.constraints = []int{v.latest}
 		for _, g := range v.gens {
 			if j < len(heights) && g.height >= heights[j] && !slices.Contains(b.constraints, g.state) {

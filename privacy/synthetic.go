@@ -6,6 +6,7 @@ import (
 	"math/bits"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/internal/synth"
 )
 
@@ -18,6 +19,9 @@ const (
 	// SyntheticHashSize is the size of a synthetic primary form, a
 	// hash160-like 20-byte string.
 	SyntheticHashSize = synth.HashSize
+	// SyntheticPubKeySize is the size of a synthetic second form, a
+	// compressed-public-key-like 33-byte string (0x02 or 0x03 prefix).
+	SyntheticPubKeySize = synth.PubKeySize
 )
 
 // Synthetic is an indexed universe of Count pseudorandom candidates drawn
@@ -40,7 +44,7 @@ func (s Synthetic) Len() uint64 { return s.Count }
 
 // Fill implements IndexedUniverse. Fill is safe for concurrent use with
 // distinct candidates.
-func (s Synthetic) Fill(i uint64, c *Candidate) {
+func (s Synthetic) Fill(i uint64, c *element.Candidate) {
 	forms := 1
 	if s.PubKeys {
 		forms = 2
@@ -56,7 +60,7 @@ func (s Synthetic) Fill(i uint64, c *Candidate) {
 	}
 }
 
-var _ IndexedUniverse = Synthetic{}
+var _ element.IndexedUniverse = Synthetic{}
 
 // Scanning a synthetic universe: the fast path of Scan. Instead of filling
 // a Candidate per index and testing its forms one at a time through
@@ -198,7 +202,7 @@ func hashForm(w *bip37.Words20, t int) [SyntheticHashSize]byte {
 func (sw *scanWorker) keepSynthetic(b *synthBatch, t int, pubKeys, truth bool) error {
 	h := hashForm(&b.words, t)
 	forms := [2][]byte{h[:], b.pubKeys[t][:]}
-	c := Candidate{Forms: forms[:1]}
+	c := element.Candidate{Forms: forms[:1]}
 	if pubKeys {
 		c.Forms = forms[:2]
 	}

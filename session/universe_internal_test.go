@@ -1,14 +1,13 @@
 package session
 
 import (
+	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/bloomwatch/bloomwatch/privacy"
 )
 
 // TestUniverseFeedPersists follows the meter's universe estimate across
@@ -26,7 +25,7 @@ func TestUniverseFeedPersists(t *testing.T) {
 	// Run 1: blocks 101..200, 1,000 transactions.
 	u.block(101, false)
 	u.update(1000, 200)
-	if n, src := u.size(); n != 1000*privacy.ScriptsPerTx || !strings.Contains(src, "heights 101..200") || !strings.Contains(src, UniverseFile) {
+	if n, src := u.size(); n != 1000*element.ScriptsPerTx || !strings.Contains(src, "heights 101..200") || !strings.Contains(src, UniverseFile) {
 		t.Fatalf("run 1: %d %q", n, src)
 	}
 	if err := u.save(); err != nil {
@@ -35,12 +34,12 @@ func TestUniverseFeedPersists(t *testing.T) {
 	// Run 2 starts where run 1 stopped: the estimate is there before any
 	// block, and grows by this run's count.
 	u = loadUniverse(dir, "regtest", log)
-	if n, _ := u.size(); n != 1000*privacy.ScriptsPerTx {
+	if n, _ := u.size(); n != 1000*element.ScriptsPerTx {
 		t.Fatalf("after restart: %d", n)
 	}
 	u.block(201, false)
 	u.update(500, 250)
-	if n, src := u.size(); n != 1500*privacy.ScriptsPerTx || !strings.Contains(src, "heights 101..250") {
+	if n, src := u.size(); n != 1500*element.ScriptsPerTx || !strings.Contains(src, "heights 101..250") {
 		t.Fatalf("run 2: %d %q", n, src)
 	}
 	if err := u.save(); err != nil {
@@ -52,8 +51,8 @@ func TestUniverseFeedPersists(t *testing.T) {
 	u.block(151, true) // a block delivered again does not start the run
 	u.block(151, false)
 	u.update(1200, 250)
-	if n, _ := u.size(); n != (500+1200)*privacy.ScriptsPerTx {
-		t.Fatalf("rescan: %d, want %d", n, (500+1200)*privacy.ScriptsPerTx)
+	if n, _ := u.size(); n != (500+1200)*element.ScriptsPerTx {
+		t.Fatalf("rescan: %d, want %d", n, (500+1200)*element.ScriptsPerTx)
 	}
 	// Another network's file, or a malformed one, starts over.
 	if u := loadUniverse(dir, "simnet", log); u.cur.Txs != 0 {
@@ -69,7 +68,7 @@ func TestUniverseFeedPersists(t *testing.T) {
 	m := loadUniverse(t.TempDir(), "mainnet", log)
 	m.block(900000, false)
 	m.update(10, 900001)
-	if n, src := m.size(); n != privacy.MainnetChainTxData.Candidates() || !strings.Contains(src, "chainTxData") {
+	if n, src := m.size(); n != element.MainnetChainTxData.Candidates() || !strings.Contains(src, "chainTxData") {
 		t.Errorf("mainnet: %d %q", n, src)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/internal/progress"
 	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/privacy/btcdrpc"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/plot"
 	"github.com/bloomwatch/bloomwatch/privacy/replay"
 	"github.com/bloomwatch/bloomwatch/transcript"
@@ -152,10 +153,10 @@ func (o *privacyAnalyzeOptions) run(cmd *cobra.Command, _ []string) error {
 			return err
 		}
 		defer f.Close()
-		in.Universe = privacy.NewFileUniverse(f)
+		in.Universe = element.NewFileUniverse(f)
 		in.UniverseSource = "element file " + o.universe
 	case o.synthetic > 0:
-		in.Universe = privacy.Stream(privacy.Synthetic{Seed: o.seed, Count: o.synthetic, PubKeys: o.pubKeys})
+		in.Universe = element.Stream(privacy.Synthetic{Seed: o.seed, Count: o.synthetic, PubKeys: o.pubKeys})
 		in.TruthOnChain = true
 		in.UniverseSource = fmt.Sprintf("synthetic, seed %d: every match not in --truth is a false positive", o.seed)
 	default:
@@ -164,22 +165,22 @@ func (o *privacyAnalyzeOptions) run(cmd *cobra.Command, _ []string) error {
 			return err
 		}
 		defer chain.Close()
-		var u privacy.SliceUniverse
+		var u element.SliceUniverse
 		if o.outpoints {
 			at := o.height
 			if !cmd.Flags().Changed("height") {
 				at = privacy.LastLoadHeight(records)
 			}
-			u, err = privacy.ChainOutpointUniverse(ctx, chain, at)
+			u, err = element.ChainOutpointUniverse(ctx, chain, at)
 			in.UniverseSource = fmt.Sprintf("chain over btcd RPC %s up to height %d (-1: tip), each push with its outpoints unspent there", o.rpc, at)
 		} else {
-			u, err = privacy.ChainUniverse(ctx, chain, o.height)
+			u, err = element.ChainUniverse(ctx, chain, o.height)
 			in.UniverseSource = fmt.Sprintf("chain over btcd RPC %s up to height %d (-1: tip)", o.rpc, o.height)
 		}
 		if err != nil {
 			return fmt.Errorf("privacy analyze: %w", err)
 		}
-		in.Universe, in.Chain = privacy.Stream(u), chain
+		in.Universe, in.Chain = element.Stream(u), chain
 	}
 	rep, err := privacy.Analyze(ctx, in)
 	if err != nil {
@@ -279,7 +280,7 @@ func analyzeErr(err error, transcriptPath string) error {
 		return fmt.Errorf("privacy analyze: interrupted: %w", err)
 	case errors.Is(err, replay.ErrNoFilters), errors.Is(err, replay.ErrBadFilterRecord), errors.Is(err, transcript.ErrBad):
 		return usagef("privacy analyze: --transcript %s: %w", transcriptPath, err)
-	case errors.Is(err, privacy.ErrBadElementFile):
+	case errors.Is(err, element.ErrBadElementFile):
 		return usagef("privacy analyze: --universe: %w", err)
 	}
 	return fmt.Errorf("privacy analyze: %w", err)
@@ -332,14 +333,14 @@ const experimentFileMode = 0o644
 
 // readElementFile reads an element file. A missing or malformed one is a
 // usage error: exit 2.
-func readElementFile(flag, path string) ([]privacy.Candidate, error) {
+func readElementFile(flag, path string) ([]element.Candidate, error) {
 	f, err := openInput(flag, path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	cands, err := privacy.ReadCandidates(f)
-	if errors.Is(err, privacy.ErrBadElementFile) {
+	cands, err := element.ReadCandidates(f)
+	if errors.Is(err, element.ErrBadElementFile) {
 		return nil, usagef("%s %s: %w", flag, path, err)
 	}
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/btcsuite/btcd/rpcclient"
 	"github.com/btcsuite/btcd/wire"
 )
@@ -71,7 +71,7 @@ type Chain struct {
 	noCache bool
 }
 
-var _ privacy.Chain = (*Chain)(nil)
+var _ element.Chain = (*Chain)(nil)
 
 // Dial checks that hostPort is a loopback address (an *AddressError if
 // not), probes it, connects to btcd there with the RPC credentials and

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
 )
 
 // oneTweakCount scans the one-tweak filters of a tweak-policy setting
@@ -16,13 +17,13 @@ import (
 // wallet's own keys, in u when own is set, excluded) and the row's
 // formula, the sum over wallets of (X/n)^k times the candidates that are
 // not the wallet's.
-func oneTweakCount(t *testing.T, tf tweakFilters, n int, u privacy.IndexedUniverse, own bool) (uint64, float64) {
+func oneTweakCount(t *testing.T, tf tweakFilters, n int, u element.IndexedUniverse, own bool) (uint64, float64) {
 	t.Helper()
 	ones := make([]*bip37.Filter, len(tf.one))
 	for w, i := range tf.one {
 		ones[w] = tf.filters[i]
 	}
-	res, err := privacy.Scan(context.Background(), privacy.StreamRange(u, 0, u.Len()), privacy.ScanConfig{Filters: ones, Workers: 2})
+	res, err := privacy.Scan(context.Background(), element.StreamRange(u, 0, u.Len()), privacy.ScanConfig{Filters: ones, Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

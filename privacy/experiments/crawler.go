@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/bloomwatch/bloomwatch/internal/unionfind"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"math"
 	"slices"
 
@@ -32,7 +33,7 @@ type CrawlerView struct {
 	Sets [][]int32
 	// Candidates[c] is candidate c: every candidate some filter's scan
 	// hit, in the order the scan returned them.
-	Candidates []privacy.Candidate
+	Candidates []element.Candidate
 	// Owner[c] is the owner of candidate c: a wallet index, or -1 for a
 	// background user or a synthetic candidate.
 	Owner []int32
@@ -76,7 +77,7 @@ func CrawlProgress(ctx context.Context, p *Population, sessions []*Session, back
 		v.Filters = append(v.Filters, s.Loads[0].Filter)
 	}
 	onChain := p.OnChainCandidates()
-	u := privacy.NewConcat(onChain, privacy.Synthetic{Seed: seed, Count: background, PubKeys: true})
+	u := element.NewConcat(onChain, privacy.Synthetic{Seed: seed, Count: background, PubKeys: true})
 	hits, err := scanChunks(ctx, u, privacy.ScanConfig{Filters: v.Filters, Workers: workers}, stageCrawl, progress)
 	if err != nil {
 		return nil, err
@@ -162,13 +163,13 @@ const progressSteps = 100
 
 // scanChunks scans u chunk by chunk (privacy.Scan on each index range)
 // so that progress can be told, and returns every chunk's hits.
-func scanChunks(ctx context.Context, u privacy.IndexedUniverse, cfg privacy.ScanConfig, stage string, progress ProgressFunc) ([]privacy.Hit, error) {
+func scanChunks(ctx context.Context, u element.IndexedUniverse, cfg privacy.ScanConfig, stage string, progress ProgressFunc) ([]privacy.Hit, error) {
 	total := u.Len()
 	chunk := max(uint64(scanChunkMin), total/progressSteps)
 	var hits []privacy.Hit
 	for lo := uint64(0); lo < total; lo += chunk {
 		hi := min(total, lo+chunk)
-		res, err := privacy.Scan(ctx, privacy.StreamRange(u, lo, hi), cfg)
+		res, err := privacy.Scan(ctx, element.StreamRange(u, lo, hi), cfg)
 		if err != nil {
 			return nil, err
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/filterpolicy"
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 )
 
@@ -238,7 +239,7 @@ func runRappor(ctx context.Context, cfg Config) (*Result, error) {
 			for _, e := range ws[w].els {
 				df.Add(e)
 			}
-			var c privacy.Candidate
+			var c element.Candidate
 			syn := privacy.Synthetic{Seed: cfg.Seed, Count: u}
 			for range o.decoys {
 				syn.Fill(uint64(rng.IntN(int(u))), &c)

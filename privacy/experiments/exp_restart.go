@@ -8,6 +8,7 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/joint"
 )
 
@@ -86,7 +87,7 @@ func runRestartIntersection(ctx context.Context, cfg Config) (*Result, error) {
 			}
 		}
 	}
-	res, err := privacy.Scan(ctx, privacy.Stream(privacy.Synthetic{Seed: cfg.Seed, Count: u}), privacy.ScanConfig{Filters: filters, Workers: cfg.Workers})
+	res, err := privacy.Scan(ctx, element.Stream(privacy.Synthetic{Seed: cfg.Seed, Count: u}), privacy.ScanConfig{Filters: filters, Workers: cfg.Workers})
 	if err != nil {
 		return nil, err
 	}

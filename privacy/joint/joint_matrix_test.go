@@ -8,6 +8,7 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/joint"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 )
@@ -55,7 +56,7 @@ type matrixCase struct {
 func scanMatrix(seed, count uint64, filters []*bip37.Filter, stage matrixStage) []uint64 {
 	u := privacy.Synthetic{Seed: seed, Count: count, PubKeys: stage != stageOneForm}
 	counts := make([]uint64, len(filters))
-	var c privacy.Candidate
+	var c element.Candidate
 	for i := range count {
 		u.Fill(i, &c)
 		passed := 0

@@ -1,10 +1,14 @@
-package privacy
+package element_test
 
 import (
 	"bytes"
 	"errors"
+	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/bloomwatch/bloomwatch/privacy/element"
+	"github.com/bloomwatch/bloomwatch/privacy/internal/testkit"
 )
 
 // TestFileUniverseMatchesReadCandidates checks that streaming a file
@@ -17,13 +21,13 @@ func TestFileUniverseMatchesReadCandidates(t *testing.T) {
 		"\n" +
 		"ffeeddccbbaa99887766554433221100ffeeddcc   # one form\n" +
 		"0102\t0304 0506 @0\n"
-	want, err := ReadCandidates(strings.NewReader(file))
+	want, err := element.ReadCandidates(strings.NewReader(file))
 	if err != nil {
 		t.Fatal(err)
 	}
-	u := NewFileUniverse(strings.NewReader(file))
-	var got []Candidate
-	var c Candidate
+	u := element.NewFileUniverse(strings.NewReader(file))
+	var got []element.Candidate
+	var c element.Candidate
 	for u.Next(&c) {
 		got = append(got, c.Clone())
 	}
@@ -44,14 +48,14 @@ func TestFileUniverseMatchesReadCandidates(t *testing.T) {
 		{"0011 @x\n", "first-seen height"},
 		{"@5\n", "without a form"},
 		{"00 @5 11\n", "last field"},
-		{strings.Repeat("00 ", MaxFormsPerLine+1) + "\n", "forms, at most"},
-		{strings.Repeat("ab", MaxFormSize+1) + "\n", "bytes, want 1 to"},
+		{strings.Repeat("00 ", element.MaxFormsPerLine+1) + "\n", "forms, at most"},
+		{strings.Repeat("ab", element.MaxFormSize+1) + "\n", "bytes, want 1 to"},
 	}
 	for _, tc := range bad {
-		u := NewFileUniverse(strings.NewReader(tc.file))
+		u := element.NewFileUniverse(strings.NewReader(tc.file))
 		for u.Next(&c) {
 		}
-		if !errors.Is(u.Err(), ErrBadElementFile) || !strings.Contains(u.Err().Error(), tc.want) {
+		if !errors.Is(u.Err(), element.ErrBadElementFile) || !strings.Contains(u.Err().Error(), tc.want) {
 			t.Errorf("%q: err = %v, want %q", tc.file, u.Err(), tc.want)
 		}
 	}
@@ -62,24 +66,18 @@ func TestFileUniverseMatchesReadCandidates(t *testing.T) {
 // whatever the file's length.
 func TestFileUniverseReusesBuffers(t *testing.T) {
 	var file bytes.Buffer
-	var c Candidate
-	syn := Synthetic{Seed: 1, Count: 2000, PubKeys: true}
-	var all []Candidate
-	for i := range syn.Count {
-		syn.Fill(i, &c)
-		all = append(all, c.Clone())
-	}
-	if err := WriteCandidates(&file, all); err != nil {
+	all := testkit.RandomCandidates(rand.New(rand.NewPCG(1, 2)), 2000, 2)
+	if err := element.WriteCandidates(&file, all); err != nil {
 		t.Fatal(err)
 	}
 	raw := file.Bytes()
 	allocs := testing.AllocsPerRun(3, func() {
-		u := NewFileUniverse(bytes.NewReader(raw))
-		var c Candidate
+		u := element.NewFileUniverse(bytes.NewReader(raw))
+		var c element.Candidate
 		for u.Next(&c) {
 		}
 	})
 	if allocs > 50 {
-		t.Errorf("%.0f allocations to stream %d candidates: buffers are not reused", allocs, syn.Count)
+		t.Errorf("%.0f allocations to stream %d candidates: buffers are not reused", allocs, len(all))
 	}
 }

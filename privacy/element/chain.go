@@ -1,4 +1,4 @@
-package privacy
+package element
 
 import (
 	"context"
@@ -39,9 +39,9 @@ func (c MemChain) BlockAt(height int32) (*wire.MsgBlock, error) {
 
 var _ Chain = MemChain(nil)
 
-// walkChain calls fn for every block from height from to to inclusive,
+// WalkChain calls fn for every block from height from to to inclusive,
 // stopping at the first error or when ctx ends.
-func walkChain(ctx context.Context, ch Chain, from, to int32, fn func(height int32, b *wire.MsgBlock) error) error {
+func WalkChain(ctx context.Context, ch Chain, from, to int32, fn func(height int32, b *wire.MsgBlock) error) error {
 	for h := max(from, 0); h <= to; h++ {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -58,11 +58,12 @@ func walkChain(ctx context.Context, ch Chain, from, to int32, fn func(height int
 }
 
 // Sizes of public keys as pushed in scripts.
-// outputCandidates returns the candidates an output script pays: its data
-// push for hash-based scripts, and [hash160(key), key] for every key of a
+// OutputCandidates returns the candidates an output script pays, as
+// ChainUniverse reads them: the data push of a hash-based script (P2PKH,
+// P2WPKH, P2SH, P2WSH, P2TR), and [hash160(key), key] for each key of a
 // bare pubkey or multisig script. Null-data and non-standard scripts pay
 // no one and yield nothing.
-func outputCandidates(pkScript []byte) []Candidate {
+func OutputCandidates(pkScript []byte) []Candidate {
 	switch txscript.GetScriptClass(pkScript) {
 	case txscript.PubKeyHashTy, txscript.WitnessV0PubKeyHashTy, txscript.ScriptHashTy,
 		txscript.WitnessV0ScriptHashTy, txscript.WitnessV1TaprootTy:
@@ -89,7 +90,7 @@ func outputCandidates(pkScript []byte) []Candidate {
 
 // ChainUniverse returns every distinct candidate paid on chain at heights
 // 0 to upTo (the chain's tip when upTo < 0), in order of first appearance,
-// with the height of that appearance (FirstSeen): see outputCandidates. A public key revealed by a spend is added as the
+// with the height of that appearance (FirstSeen): see OutputCandidates. A public key revealed by a spend is added as the
 // second form of its hash160 candidate, so the both-forms test can use it.
 // The universe is held in memory: it suits test, regtest and simnet
 // chains; a mainnet-sized universe should be exported once to an element
@@ -118,7 +119,7 @@ func ChainUniverse(ctx context.Context, ch Chain, upTo int32) (SliceUniverse, er
 			out[i] = withForm(out[i], f)
 		}
 	}
-	err = walkChain(ctx, ch, 0, upTo, func(h int32, b *wire.MsgBlock) error {
+	err = WalkChain(ctx, ch, 0, upTo, func(h int32, b *wire.MsgBlock) error {
 		for _, tx := range b.Transactions {
 			for _, in := range tx.TxIn {
 				pk := filterpolicy.RevealedPubKey(in)
@@ -130,7 +131,7 @@ func ChainUniverse(ctx context.Context, ch Chain, upTo int32) (SliceUniverse, er
 				}
 			}
 			for _, o := range tx.TxOut {
-				for _, c := range outputCandidates(o.PkScript) {
+				for _, c := range OutputCandidates(o.PkScript) {
 					c.FirstSeen = h
 					add(c)
 				}

@@ -1,4 +1,4 @@
-package privacy
+package element
 
 import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -12,13 +12,13 @@ import (
 // blocks must be fed once each, in chain order. It is not safe for
 // concurrent use.
 type WalletTxs struct {
-	truth *ElementSet
+	truth *Set
 	outs  map[wire.OutPoint]bool
 }
 
 // NewWalletTxs returns a WalletTxs for the wallet whose elements (every
 // form) are truth. An empty or nil truth marks no transaction.
-func NewWalletTxs(truth *ElementSet) *WalletTxs {
+func NewWalletTxs(truth *Set) *WalletTxs {
 	return &WalletTxs{truth: truth, outs: map[wire.OutPoint]bool{}}
 }
 
@@ -37,7 +37,7 @@ func (w *WalletTxs) PaysWallet(pkScript []byte) bool {
 // walletTxs reports which transactions of b are the wallet's: those paying
 // a truth element or spending an output that did. walletOuts carries the
 // wallet's outputs from block to block.
-func walletTxs(b *wire.MsgBlock, truth *ElementSet, walletOuts map[wire.OutPoint]bool) []bool {
+func walletTxs(b *wire.MsgBlock, truth *Set, walletOuts map[wire.OutPoint]bool) []bool {
 	out := make([]bool, len(b.Transactions))
 	if truth.Len() == 0 {
 		return out
@@ -66,8 +66,8 @@ func walletTxs(b *wire.MsgBlock, truth *ElementSet, walletOuts map[wire.OutPoint
 }
 
 // paysWallet reports whether any candidate pkScript pays is in truth.
-func paysWallet(truth *ElementSet, pkScript []byte) bool {
-	for _, c := range outputCandidates(pkScript) {
+func paysWallet(truth *Set, pkScript []byte) bool {
+	for _, c := range OutputCandidates(pkScript) {
 		if truth.ContainsAny(c) {
 			return true
 		}

@@ -1,4 +1,4 @@
-package privacy
+package element
 
 import (
 	"fmt"
@@ -40,6 +40,21 @@ func StreamRange(ix IndexedUniverse, lo, hi uint64) Universe {
 	return &rangeStream{ix: ix, next: lo, end: hi}
 }
 
+// Indexed reports whether u is a stream over an indexed universe, made by
+// Stream or StreamRange, and if so returns that universe and the index
+// range lo..hi-1 that u has yet to yield, which it then counts as read: a
+// reader that handles the range itself (Scan splits it across workers)
+// takes it whole.
+func Indexed(u Universe) (ix IndexedUniverse, lo, hi uint64, ok bool) {
+	rs, ok := u.(*rangeStream)
+	if !ok {
+		return nil, 0, 0, false
+	}
+	lo, hi = rs.next, rs.end
+	rs.next = rs.end
+	return rs.ix, lo, hi, true
+}
+
 // rangeStream walks an index range of an IndexedUniverse.
 type rangeStream struct {
 	ix        IndexedUniverse
@@ -69,7 +84,7 @@ func (s SliceUniverse) Len() uint64 { return uint64(len(s)) }
 // Fill implements IndexedUniverse. It copies into c's buffers: handing
 // out the stored slices would let the next Fill from another universe
 // overwrite them.
-func (s SliceUniverse) Fill(i uint64, c *Candidate) { *c = cloneInto(*c, s[i]) }
+func (s SliceUniverse) Fill(i uint64, c *Candidate) { *c = CloneInto(*c, s[i]) }
 
 var _ IndexedUniverse = SliceUniverse(nil)
 
@@ -104,11 +119,14 @@ func (c *Concat) Fill(i uint64, cand *Candidate) {
 	c.parts[p].Fill(i-c.starts[p], cand)
 }
 
+// Parts returns the universes c concatenates, in order.
+func (c *Concat) Parts() []IndexedUniverse { return append([]IndexedUniverse(nil), c.parts...) }
+
 var _ IndexedUniverse = (*Concat)(nil)
 
-// cloneInto copies src into dst's buffers, growing them as needed, so a
-// batch slot reuses its memory from one batch to the next.
-func cloneInto(dst, src Candidate) Candidate {
+// CloneInto copies src into dst's buffers, growing them as needed, and
+// returns dst: a batch slot reuses its memory from one batch to the next.
+func CloneInto(dst, src Candidate) Candidate {
 	if cap(dst.Forms) < len(src.Forms) {
 		dst.Forms = make([][]byte, len(src.Forms))
 	}

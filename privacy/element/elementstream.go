@@ -1,4 +1,4 @@
-package privacy
+package element
 
 import (
 	"bufio"
@@ -7,13 +7,11 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-
-	"github.com/bloomwatch/bloomwatch/privacy/internal/synth"
 )
 
-// SyntheticPubKeySize is the size of a synthetic second form, a
-// compressed-public-key-like 33-byte string (0x02 or 0x03 prefix).
-const SyntheticPubKeySize = synth.PubKeySize
+// formBufferSize is the least capacity of a form buffer: a compressed
+// public key, so a buffer grown for a hash160 holds the next line's key.
+const formBufferSize = 33
 
 // FileUniverse streams the candidates of an element file (the format
 // ReadCandidates reads and WriteCandidates writes) one line at a time, so
@@ -121,7 +119,7 @@ func parseCandidateInto(line []byte, c *Candidate) (bool, error) {
 			buf = forms[:len(forms)+1][len(forms)]
 		}
 		if cap(buf) < size {
-			buf = make([]byte, size, max(size, SyntheticPubKeySize))
+			buf = make([]byte, size, max(size, formBufferSize))
 		}
 		buf = buf[:size]
 		if _, err := hex.Decode(buf, field); err != nil {

@@ -1,4 +1,4 @@
-package privacy
+package element
 
 import (
 	"cmp"
@@ -62,7 +62,7 @@ func ChainOutpointUniverse(ctx context.Context, ch Chain, at int32) (SliceUniver
 	index := map[string]int{}
 	unspent := map[wire.OutPoint]utxo{}
 	var order uint64
-	err = walkChain(ctx, ch, 0, at, func(h int32, b *wire.MsgBlock) error {
+	err = WalkChain(ctx, ch, 0, at, func(h int32, b *wire.MsgBlock) error {
 		for _, tx := range b.Transactions {
 			for _, in := range tx.TxIn {
 				delete(unspent, in.PreviousOutPoint)
@@ -70,7 +70,7 @@ func ChainOutpointUniverse(ctx context.Context, ch Chain, at int32) (SliceUniver
 			var txid chainhash.Hash
 			hashed := false
 			for vout, o := range tx.TxOut {
-				cands := outputCandidates(o.PkScript)
+				cands := OutputCandidates(o.PkScript)
 				if len(cands) != 1 || len(cands[0].Forms) != 1 {
 					continue
 				}

@@ -1,4 +1,4 @@
-package privacy
+package element
 
 import (
 	"bytes"
@@ -6,15 +6,15 @@ import (
 	"math/bits"
 )
 
-// elementSetLoad is the inverse load factor of an ElementSet's table: four
+// setLoad is the inverse load factor of a Set's table: four
 // slots per element keep probe chains short.
-const elementSetLoad = 4
+const setLoad = 4
 
-// ElementSet is an immutable set of byte strings with a membership test
+// Set is an immutable set of byte strings with a membership test
 // cheap enough to run on every candidate of a billion-candidate scan: an
 // open-addressing table of 64-bit fingerprints, verified against the stored
 // element on a fingerprint hit. It is safe for concurrent readers.
-type ElementSet struct {
+type Set struct {
 	seed     maphash.Seed
 	prints   []uint64 // 0 marks an empty slot
 	slotElem []int32  // element index of each occupied slot
@@ -22,14 +22,14 @@ type ElementSet struct {
 	mask     uint64
 }
 
-// NewElementSet returns the set of elements (copied; duplicates and empty
+// NewSet returns the set of elements (copied; duplicates and empty
 // strings are dropped).
-func NewElementSet(elements [][]byte) *ElementSet {
+func NewSet(elements [][]byte) *Set {
 	size := uint64(1)
-	if n := uint64(len(elements)) * elementSetLoad; n > 1 {
+	if n := uint64(len(elements)) * setLoad; n > 1 {
 		size = 1 << bits.Len64(n-1)
 	}
-	s := &ElementSet{
+	s := &Set{
 		seed:     maphash.MakeSeed(),
 		prints:   make([]uint64, size),
 		slotElem: make([]int32, size),
@@ -44,22 +44,22 @@ func NewElementSet(elements [][]byte) *ElementSet {
 	return s
 }
 
-// NewElementSetFromCandidates returns the set of every form of cands.
-func NewElementSetFromCandidates(cands []Candidate) *ElementSet {
+// NewSetFromCandidates returns the set of every form of cands.
+func NewSetFromCandidates(cands []Candidate) *Set {
 	var all [][]byte
 	for _, c := range cands {
 		all = append(all, c.Forms...)
 	}
-	return NewElementSet(all)
+	return NewSet(all)
 }
 
 // fingerprint returns b's nonzero 64-bit hash.
-func (s *ElementSet) fingerprint(b []byte) uint64 {
+func (s *Set) fingerprint(b []byte) uint64 {
 	return maphash.Bytes(s.seed, b) | 1
 }
 
 // insert adds e, which is not in the set.
-func (s *ElementSet) insert(e []byte) {
+func (s *Set) insert(e []byte) {
 	fp := s.fingerprint(e)
 	for i := fp & s.mask; ; i = (i + 1) & s.mask {
 		if s.prints[i] == 0 {
@@ -72,7 +72,7 @@ func (s *ElementSet) insert(e []byte) {
 }
 
 // Contains reports whether b is in the set.
-func (s *ElementSet) Contains(b []byte) bool {
+func (s *Set) Contains(b []byte) bool {
 	if s == nil || len(s.elems) == 0 {
 		return false
 	}
@@ -90,7 +90,7 @@ func (s *ElementSet) Contains(b []byte) bool {
 }
 
 // ContainsAny reports whether any form of c is in the set.
-func (s *ElementSet) ContainsAny(c Candidate) bool {
+func (s *Set) ContainsAny(c Candidate) bool {
 	for _, f := range c.Forms {
 		if s.Contains(f) {
 			return true
@@ -100,7 +100,7 @@ func (s *ElementSet) ContainsAny(c Candidate) bool {
 }
 
 // Len returns the number of distinct elements.
-func (s *ElementSet) Len() int {
+func (s *Set) Len() int {
 	if s == nil {
 		return 0
 	}
@@ -109,7 +109,7 @@ func (s *ElementSet) Len() int {
 
 // Elements returns the elements in insertion order. The caller must not
 // modify them.
-func (s *ElementSet) Elements() [][]byte {
+func (s *Set) Elements() [][]byte {
 	if s == nil {
 		return nil
 	}
