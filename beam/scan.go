@@ -11,12 +11,12 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	"github.com/bloomwatch/bloomwatch/bip37"
-	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/experiments"
+	"github.com/bloomwatch/bloomwatch/privacy/scan"
 )
 
-// A shard's scan is privacy.Scan, the kernel `privacy scan`, `privacy
+// A shard's scan is scan.Run, the kernel `privacy scan`, `privacy
 // analyze` and the population experiment's crawler run: a synthetic range
 // through bip37's batch matcher (AVX2 where the CPU has it), element-file
 // lines through bip37.Filter.Matches, each hit with its any-form and
@@ -81,7 +81,7 @@ func scanShard(ctx context.Context, cfg scanConfig, sh shard, fs []*bip37.Filter
 	)
 	switch sh.Source {
 	case sourceSynthetic:
-		s := privacy.Synthetic{Seed: cfg.Universe.Seed, Count: cfg.Universe.Count, PubKeys: cfg.Universe.PubKeys}
+		s := scan.Synthetic{Seed: cfg.Universe.Seed, Count: cfg.Universe.Count, PubKeys: cfg.Universe.PubKeys}
 		u = element.StreamRange(s, sh.Lo, sh.Hi)
 	case sourceFile:
 		r, err := openLineRange(ctx, cfg.Universe.File, int64(sh.Lo), int64(sh.Hi))
@@ -94,7 +94,7 @@ func scanShard(ctx context.Context, cfg scanConfig, sh shard, fs []*bip37.Filter
 	default:
 		return nil, fmt.Errorf("shard %d: unknown source %d", sh.ID, sh.Source)
 	}
-	res, err := privacy.Scan(ctx, u, privacy.ScanConfig{Filters: fs, Workers: cfg.Workers, MaxHits: cfg.MaxHits})
+	res, err := scan.Run(ctx, u, scan.Config{Filters: fs, Workers: cfg.Workers, MaxHits: cfg.MaxHits})
 	if err != nil {
 		where := fmt.Sprintf("candidates %d to %d", sh.Lo, sh.Hi)
 		if fileU != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/replay"
+	"github.com/bloomwatch/bloomwatch/privacy/scan"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
@@ -184,7 +185,7 @@ type analysis struct {
 	pubKeysIn []bool
 	// stateRate[s] is state s's exact rate (X/n)^k.
 	stateRate []float64
-	res       *ScanResult
+	res       *scan.Result
 	hasTruth  bool
 	revealed  *element.Set
 	hitRev    []bool // hit is a revealed element
@@ -310,11 +311,11 @@ func (a *analysis) scan(ctx context.Context) error {
 		a.finalIdx[s] = len(filters)
 		filters = append(filters, a.tl.States[s])
 	}
-	cfg := ScanConfig{Filters: filters, Workers: a.in.Workers, MaxHits: a.in.MaxHits}
+	cfg := scan.Config{Filters: filters, Workers: a.in.Workers, MaxHits: a.in.MaxHits}
 	if a.hasTruth {
 		cfg.Truth = element.NewSetFromCandidates(a.in.Truth)
 	}
-	res, err := Scan(ctx, a.in.Universe, cfg)
+	res, err := scan.Run(ctx, a.in.Universe, cfg)
 	if err != nil {
 		return fmt.Errorf("scan: %w", err)
 	}
@@ -332,7 +333,7 @@ func (a *analysis) scan(ctx context.Context) error {
 				extra = append(extra, c)
 			}
 		}
-		more, err := Scan(ctx, element.Stream(extra), cfg)
+		more, err := scan.Run(ctx, element.Stream(extra), cfg)
 		if err != nil {
 			return fmt.Errorf("scan truth: %w", err)
 		}
@@ -384,7 +385,7 @@ func (a *analysis) remask() {
 	n := len(a.tl.States)
 	for i := range a.res.Hits {
 		h := &a.res.Hits[i]
-		h.Any, h.All = NewBitset(n), NewBitset(n)
+		h.Any, h.All = scan.NewBitset(n), scan.NewBitset(n)
 		for s, f := range a.tl.States {
 			matchedAny, matchedAll := false, len(h.Candidate.Forms) > 0
 			for _, form := range h.Candidate.Forms {

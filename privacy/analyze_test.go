@@ -14,6 +14,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/internal/testkit"
 	"github.com/bloomwatch/bloomwatch/privacy/replay"
+	"github.com/bloomwatch/bloomwatch/privacy/scan"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
@@ -294,7 +295,7 @@ func TestAnalyzeTruthOnChainAndErrors(t *testing.T) {
 	w := testkit.RandomCandidates(rng, 5, 1)
 	f := testkit.MustFilter(t, 5, 0.001, 1, bip37.UpdateNone, w...)
 	recs := []transcript.Record{testkit.LoadRecord(0, "a", 0, f)}
-	u := Synthetic{Seed: 5, Count: 10000}
+	u := scan.Synthetic{Seed: 5, Count: 10000}
 	rep := analyze(t, Input{Records: recs, Universe: element.Stream(u), Truth: w, TruthOnChain: true})
 	if rep.Universe != 10005 || rep.Members != 5 || lastPoint(t, rep, StageSingle).Recall != 1 {
 		t.Errorf("universe %d members %d", rep.Universe, rep.Members)

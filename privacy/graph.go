@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/bloomwatch/bloomwatch/privacy/element"
+	"github.com/bloomwatch/bloomwatch/privacy/scan"
 	"github.com/btcsuite/btcd/wire"
 )
 
@@ -40,7 +41,7 @@ const (
 // buildLinkGraph walks the whole chain and records every co-spend and
 // change link between two hits. Only outputs paying a hit are indexed, so
 // memory grows with the hits' outputs, not with the chain.
-func buildLinkGraph(ctx context.Context, ch element.Chain, hits []Hit) (*linkGraph, error) {
+func buildLinkGraph(ctx context.Context, ch element.Chain, hits []scan.Hit) (*linkGraph, error) {
 	formIndex := map[string]int32{}
 	for i, h := range hits {
 		for _, f := range h.Candidate.Forms {

@@ -3,6 +3,7 @@ package privacy
 import (
 	"context"
 	"github.com/bloomwatch/bloomwatch/privacy/element"
+	"github.com/bloomwatch/bloomwatch/privacy/scan"
 	"sort"
 )
 
@@ -57,9 +58,9 @@ func (c *Clustering) MeanSeen() float64 {
 // block), of the kinds asked. Elements no output of ch pays are clusters
 // of their own.
 func LinkClusters(ctx context.Context, ch element.Chain, elements [][]byte, kinds LinkKinds) (*Clustering, error) {
-	hits := make([]Hit, len(elements))
+	hits := make([]scan.Hit, len(elements))
 	for i, e := range elements {
-		hits[i] = Hit{Candidate: element.Candidate{Forms: [][]byte{e}}}
+		hits[i] = scan.Hit{Candidate: element.Candidate{Forms: [][]byte{e}}}
 	}
 	g, err := buildLinkGraph(ctx, ch, hits)
 	if err != nil {

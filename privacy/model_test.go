@@ -11,6 +11,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/internal/testkit"
 	"github.com/bloomwatch/bloomwatch/privacy/joint"
+	"github.com/bloomwatch/bloomwatch/privacy/scan"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -87,7 +88,7 @@ func TestAnalyzeAndMeterShareTheJointModel(t *testing.T) {
 			}
 			m.SetUniverse(u, "synthetic")
 			rd = m.Current()
-			rep := analyze(t, Input{Records: recs, Universe: element.Stream(Synthetic{Seed: 3, Count: u}), Attacks: Attacks{Intersection: true}})
+			rep := analyze(t, Input{Records: recs, Universe: element.Stream(scan.Synthetic{Seed: 3, Count: u}), Attacks: Attacks{Intersection: true}})
 			p := lastPoint(t, rep, StageIntersection)
 			if p.FPRate != rate || rd.IntersectionRate != rate {
 				t.Errorf("rates: analyzer %g, meter %g, JointRate %g", p.FPRate, rd.IntersectionRate, rate)
@@ -236,7 +237,7 @@ func TestAnalyzeReloadEstimates(t *testing.T) {
 func TestAnalyzeOutpointTwoForms(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 17))
 	cand := func(funded bool) element.Candidate {
-		c := element.Candidate{Forms: [][]byte{testkit.RandomBytes(rng, SyntheticHashSize)}}
+		c := element.Candidate{Forms: [][]byte{testkit.RandomBytes(rng, scan.SyntheticHashSize)}}
 		if funded {
 			c.Forms = append(c.Forms, testkit.RandomBytes(rng, element.OutPointSize))
 		}

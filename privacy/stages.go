@@ -9,6 +9,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/joint"
 	"github.com/bloomwatch/bloomwatch/privacy/replay"
+	"github.com/bloomwatch/bloomwatch/privacy/scan"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 )
 
@@ -91,8 +92,8 @@ func (a *analysis) buckets(v view, intersect bool) ([]bucket, []int32) {
 			}
 		}
 	}
-	addCounts(out[0].forms, a.res.FormCounts)
-	addCounts(out[0].truth, a.res.TruthCounts)
+	scan.AddCounts(out[0].forms, a.res.FormCounts)
+	scan.AddCounts(out[0].truth, a.res.TruthCounts)
 	move := func(hist map[int32][]uint64, pick func(*bucket) []uint64) {
 		for h, c := range hist {
 			j := bucketOf(heights, h)
@@ -100,7 +101,7 @@ func (a *analysis) buckets(v view, intersect bool) ([]bucket, []int32) {
 				continue
 			}
 			subCounts(pick(&out[0]), c)
-			addCounts(pick(&out[j]), c)
+			scan.AddCounts(pick(&out[j]), c)
 		}
 	}
 	move(a.res.SeenCounts, func(b *bucket) []uint64 { return b.forms })

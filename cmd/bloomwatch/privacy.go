@@ -14,6 +14,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/plot"
 	"github.com/bloomwatch/bloomwatch/privacy/replay"
+	"github.com/bloomwatch/bloomwatch/privacy/scan"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -105,7 +106,7 @@ func newPrivacyAnalyzeCmd() *cobra.Command {
 	f.StringVar(&o.png, "png", "", "draw the collapse curves to this PNG file (and its caption to NAME.caption.txt beside it)")
 	f.IntVar(&o.workers, "workers", 0, "scan goroutines (default: all CPUs)")
 	f.Int32Var(&o.saturationEvery, "saturation-every", 1, "one saturation point per this many blocks")
-	f.IntVar(&o.maxHits, "max-hits", privacy.DefaultMaxHits, "most matching candidates kept")
+	f.IntVar(&o.maxHits, "max-hits", scan.DefaultMaxHits, "most matching candidates kept")
 	f.BoolVar(&o.outpoints, "outpoints", false, "candidates carry their unspent outpoints as further forms (needs --btcd-rpc)")
 	f.StringVar(&o.bip158, "bip158-transcript", "", "the transcript of a BIP158 sync of the same wallet: its block requests are analyzed beside the BIP37 figures (needs --btcd-rpc)")
 	f.StringVar(&o.serverRules, "server-rules", privacy.ServerRulesCore, "relevance rules the peers filtered with, for saturation and behaviour: core (Bitcoin Core, bcoin) or btcd")
@@ -156,7 +157,7 @@ func (o *privacyAnalyzeOptions) run(cmd *cobra.Command, _ []string) error {
 		in.Universe = element.NewFileUniverse(f)
 		in.UniverseSource = "element file " + o.universe
 	case o.synthetic > 0:
-		in.Universe = element.Stream(privacy.Synthetic{Seed: o.seed, Count: o.synthetic, PubKeys: o.pubKeys})
+		in.Universe = element.Stream(scan.Synthetic{Seed: o.seed, Count: o.synthetic, PubKeys: o.pubKeys})
 		in.TruthOnChain = true
 		in.UniverseSource = fmt.Sprintf("synthetic, seed %d: every match not in --truth is a false positive", o.seed)
 	default:

@@ -19,6 +19,7 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/privacy/element"
+	"github.com/bloomwatch/bloomwatch/privacy/scan"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/session"
 	"github.com/bloomwatch/bloomwatch/testnet"
@@ -29,13 +30,13 @@ import (
 // nodeChain is the adversary's chain read over btcd's RPC client.
 type nodeChain struct{ rpc *rpcclient.Client }
 
-// BestHeight implements privacy.Chain.
+// BestHeight implements element.Chain.
 func (c nodeChain) BestHeight() (int32, error) {
 	n, err := c.rpc.GetBlockCount()
 	return int32(n), err
 }
 
-// BlockAt implements privacy.Chain.
+// BlockAt implements element.Chain.
 func (c nodeChain) BlockAt(h int32) (*wire.MsgBlock, error) {
 	hash, err := c.rpc.GetBlockHash(int64(h))
 	if err != nil {
@@ -222,7 +223,7 @@ func checkModelAgainstScan(t *testing.T, records []transcript.Record, reading *p
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	rep, err := privacy.Analyze(ctx, privacy.Input{Records: records, Universe: element.Stream(privacy.Synthetic{Seed: 14, Count: u}),
+	rep, err := privacy.Analyze(ctx, privacy.Input{Records: records, Universe: element.Stream(scan.Synthetic{Seed: 14, Count: u}),
 		Attacks: privacy.Attacks{Intersection: true}})
 	if err != nil {
 		t.Fatal(err)

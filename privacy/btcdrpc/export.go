@@ -14,15 +14,15 @@ import (
 	"slices"
 
 	"github.com/bloomwatch/bloomwatch/filterpolicy"
-	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/privacy/element"
+	"github.com/bloomwatch/bloomwatch/privacy/scan"
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/wire"
 )
 
 // The universe exporter: it reads a chain block by
 // block and writes its candidates as an element file, the format
-// privacy.FileUniverse streams, in bounded memory. Every observation (a
+// element.FileUniverse streams, in bounded memory. Every observation (a
 // script first paid, a public key revealed by a spend, an output created
 // or spent) is written to one of Partitions spill files chosen by a hash
 // of the candidate (or outpoint) it concerns; each partition is then
@@ -31,8 +31,8 @@ import (
 // grouped by partition, sorted by primary form within one: not in order
 // of first payment (FirstSeen carries that).
 //
-// The two universes are the analyzer's (privacy.ChainUniverse and
-// privacy.ChainOutpointUniverse): without Outpoints, each push paid on
+// The two universes are the analyzer's (element.ChainUniverse and
+// element.ChainOutpointUniverse): without Outpoints, each push paid on
 // chain with the public key a spend revealed as its second form (and
 // [hash160, key] for bare-key outputs); with Outpoints, each single-push
 // output's push with the outpoints of its outputs unspent at the last
@@ -414,12 +414,12 @@ func (a *candidateAcc) addForm(f []byte) {
 	a.forms = append(a.forms, f)
 }
 
-// ExportSynthetic writes n synthetic candidates (privacy.Synthetic of
+// ExportSynthetic writes n synthetic candidates (scan.Synthetic of
 // seed, with a public-key form when pubKeys) in the element file format:
 // universes of any size for measuring a scan's memory and rate.
 func ExportSynthetic(w io.Writer, seed, n uint64, pubKeys bool, progress func(done, total int)) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
-	u := privacy.Synthetic{Seed: seed, Count: n, PubKeys: pubKeys}
+	u := scan.Synthetic{Seed: seed, Count: n, PubKeys: pubKeys}
 	var c element.Candidate
 	const batch = 1 << 16
 	buf := make([]element.Candidate, 0, batch)

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/experiments"
+	"github.com/bloomwatch/bloomwatch/privacy/scan"
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/txscript"
@@ -170,7 +170,7 @@ func TestExportSyntheticStreamsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	u := element.NewFileUniverse(&out)
-	syn := privacy.Synthetic{Seed: 3, Count: 1000, PubKeys: true}
+	syn := scan.Synthetic{Seed: 3, Count: 1000, PubKeys: true}
 	var c, want element.Candidate
 	var n uint64
 	for u.Next(&c) {

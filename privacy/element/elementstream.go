@@ -17,7 +17,7 @@ const formBufferSize = 33
 // ReadCandidates reads and WriteCandidates writes) one line at a time, so
 // a universe far larger than memory (a mainnet universe of about a billion
 // scripts) can be scanned: it holds one line and one candidate's buffers,
-// and Scan reads it in bounded batches. Unlike ReadCandidates it cannot
+// and scan.Run reads it in bounded batches. Unlike ReadCandidates it cannot
 // merge repeated candidates: a file must list each once (the exporter,
 // btcdrpc.ExportUniverse, writes each once).
 type FileUniverse struct {

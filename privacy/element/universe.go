@@ -43,7 +43,7 @@ func StreamRange(ix IndexedUniverse, lo, hi uint64) Universe {
 // Indexed reports whether u is a stream over an indexed universe, made by
 // Stream or StreamRange, and if so returns that universe and the index
 // range lo..hi-1 that u has yet to yield, which it then counts as read: a
-// reader that handles the range itself (Scan splits it across workers)
+// reader that handles the range itself (scan.Run splits it across workers)
 // takes it whole.
 func Indexed(u Universe) (ix IndexedUniverse, lo, hi uint64, ok bool) {
 	rs, ok := u.(*rangeStream)

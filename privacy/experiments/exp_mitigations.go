@@ -7,6 +7,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/privacy/element"
+	"github.com/bloomwatch/bloomwatch/privacy/scan"
 )
 
 // The mitigations experiment: one wallet's life on a synthetic chain
@@ -156,7 +157,7 @@ func runMitigations(ctx context.Context, cfg Config) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		universe := element.NewConcat(onChain, privacy.Synthetic{Seed: seed, Count: u, PubKeys: true})
+		universe := element.NewConcat(onChain, scan.Synthetic{Seed: seed, Count: u, PubKeys: true})
 		scenario := mitigationScenario(seed, sc, blocks)
 		truth := sc.WalletCandidates(sc.UsedKeys)
 		decoys := sc.NearDecoys(mitigationDecoysPerKey * sc.UsedKeys)

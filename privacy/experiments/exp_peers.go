@@ -10,6 +10,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/joint"
+	"github.com/bloomwatch/bloomwatch/privacy/scan"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 )
 
@@ -120,8 +121,8 @@ func runPeers(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		setups = append(setups, st)
 	}
-	univ := element.NewConcat(element.SliceUniverse(truth), privacy.Synthetic{Seed: cfg.Seed, Count: u})
-	hits, err := scanChunks(ctx, univ, privacy.ScanConfig{Filters: filters, Workers: cfg.Workers}, "scan", cfg.progress)
+	univ := element.NewConcat(element.SliceUniverse(truth), scan.Synthetic{Seed: cfg.Seed, Count: u})
+	hits, err := scanChunks(ctx, univ, scan.Config{Filters: filters, Workers: cfg.Workers}, "scan", cfg.progress)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/filterpolicy"
 	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/privacy/element"
+	"github.com/bloomwatch/bloomwatch/privacy/scan"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 )
 
@@ -240,7 +241,7 @@ func runRappor(ctx context.Context, cfg Config) (*Result, error) {
 				df.Add(e)
 			}
 			var c element.Candidate
-			syn := privacy.Synthetic{Seed: cfg.Seed, Count: u}
+			syn := scan.Synthetic{Seed: cfg.Seed, Count: u}
 			for range o.decoys {
 				syn.Fill(uint64(rng.IntN(int(u))), &c)
 				df.Add(c.Forms[0])
@@ -261,7 +262,7 @@ func runRappor(ctx context.Context, cfg Config) (*Result, error) {
 			o.memo, o.fresh, o.decoy = append(o.memo, memo), append(o.fresh, fresh), append(o.decoy, dec)
 		}
 	}
-	hits, err := scanChunks(ctx, privacy.Synthetic{Seed: cfg.Seed, Count: u}, privacy.ScanConfig{Filters: filters, Workers: cfg.Workers}, "scan", cfg.progress)
+	hits, err := scanChunks(ctx, scan.Synthetic{Seed: cfg.Seed, Count: u}, scan.Config{Filters: filters, Workers: cfg.Workers}, "scan", cfg.progress)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/joint"
+	"github.com/bloomwatch/bloomwatch/privacy/scan"
 )
 
 // The tweak-policy experiment: a wallet behind a proxy
@@ -141,7 +142,7 @@ func buildTweakFilters(cfg Config, rate float64, n, wallets, peers int) (tweakFi
 // tweakUniverseOf returns a setting's candidates: the wallets' keys and u
 // synthetic ones.
 func tweakUniverseOf(cfg Config, n int, truth []element.Candidate, u uint64) element.IndexedUniverse {
-	return element.NewConcat(element.SliceUniverse(truth), privacy.Synthetic{Seed: cfg.Seed + uint64(n), Count: u})
+	return element.NewConcat(element.SliceUniverse(truth), scan.Synthetic{Seed: cfg.Seed + uint64(n), Count: u})
 }
 
 // tweakSetting builds every wallet's filters under both policies, scans
@@ -154,7 +155,7 @@ func tweakSetting(ctx context.Context, cfg Config, rate float64, n, wallets, pee
 	}
 	filters, one, per, owner := tf.filters, tf.one, tf.per, tf.owner
 	univ := tweakUniverseOf(cfg, n, tf.truth, u)
-	hits, err := scanChunks(ctx, univ, privacy.ScanConfig{Filters: filters, Workers: cfg.Workers}, "scan", nil)
+	hits, err := scanChunks(ctx, univ, scan.Config{Filters: filters, Workers: cfg.Workers}, "scan", nil)
 	if err != nil {
 		return tc, err
 	}

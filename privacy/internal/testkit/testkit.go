@@ -3,8 +3,8 @@
 // them, a brute-force reference match, transcript records, and a chain of
 // hand-made transactions paying synthetic keys.
 //
-// It is imported by tests only. A sub-package that testkit imports
-// (privacy/element, privacy/scan) uses it from its external test package.
+// It is imported by tests only. Package privacy/element, which testkit
+// imports, uses it from its external test package element_test.
 package testkit
 
 import (

@@ -1,4 +1,4 @@
-package privacy
+package scan
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 )
 
-// onlyStream hides a universe's indexed form so Scan takes its batch path.
+// onlyStream hides a universe's indexed form so Run takes its batch path.
 type onlyStream struct{ element.Universe }
 
 // failingStream yields n candidates, then fails.
@@ -59,7 +59,7 @@ func TestScanMatchesBruteForce(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := scanAll(t, tc.u, ScanConfig{Filters: filters, Truth: truth, Workers: tc.workers})
+			r := scanAll(t, tc.u, Config{Filters: filters, Truth: truth, Workers: tc.workers})
 			if r.Scanned != uint64(len(universe)) {
 				t.Fatalf("scanned %d, want %d", r.Scanned, len(universe))
 			}
@@ -100,7 +100,7 @@ func TestScanMatchesBruteForce(t *testing.T) {
 		})
 	}
 	t.Run("match-all filter", func(t *testing.T) {
-		r := scanAll(t, element.Stream(element.SliceUniverse(universe[:100])), ScanConfig{Filters: []*bip37.Filter{empty}})
+		r := scanAll(t, element.Stream(element.SliceUniverse(universe[:100])), Config{Filters: []*bip37.Filter{empty}})
 		if r.AnyCounts[0] != 100 || len(r.Hits) != 100 {
 			t.Errorf("empty filter matched %d", r.AnyCounts[0])
 		}
@@ -110,18 +110,18 @@ func TestScanMatchesBruteForce(t *testing.T) {
 func TestScanErrors(t *testing.T) {
 	rng := rand.New(rand.NewPCG(12, 12))
 	loose := testkit.MustFilter(t, 1, 0.5, 0, bip37.UpdateNone, testkit.RandomCandidates(rng, 1, 1)...)
-	_, err := Scan(context.Background(), element.Stream(Synthetic{Seed: 1, Count: 100000}), ScanConfig{Filters: []*bip37.Filter{loose}, MaxHits: 10})
+	_, err := Run(context.Background(), element.Stream(Synthetic{Seed: 1, Count: 100000}), Config{Filters: []*bip37.Filter{loose}, MaxHits: 10})
 	if !errors.Is(err, ErrTooManyHits) {
 		t.Errorf("err = %v, want ErrTooManyHits", err)
 	}
 	boom := errors.New("disk on fire")
-	_, err = Scan(context.Background(), &failingStream{n: 5, err: boom}, ScanConfig{Filters: []*bip37.Filter{loose}})
+	_, err = Run(context.Background(), &failingStream{n: 5, err: boom}, Config{Filters: []*bip37.Filter{loose}})
 	if !errors.Is(err, boom) {
 		t.Errorf("err = %v, want the stream's error", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = Scan(ctx, element.Stream(Synthetic{Seed: 1, Count: 1 << 20}), ScanConfig{Filters: []*bip37.Filter{loose}})
+	_, err = Run(ctx, element.Stream(Synthetic{Seed: 1, Count: 1 << 20}), Config{Filters: []*bip37.Filter{loose}})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
 	}
@@ -149,7 +149,7 @@ func TestScanMonteCarloFPRate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(i), 99))
 			f := testkit.MustFilter(t, tc.capacity, tc.fp, rng.Uint32(), bip37.UpdateNone, testkit.RandomCandidates(rng, tc.elements, 1)...)
-			r := scanAll(t, element.Stream(Synthetic{Seed: uint64(100 + i), Count: tc.universe}), ScanConfig{Filters: []*bip37.Filter{f}})
+			r := scanAll(t, element.Stream(Synthetic{Seed: uint64(100 + i), Count: tc.universe}), Config{Filters: []*bip37.Filter{f}})
 			p := f.CurrentFPRate()
 			mean := p * float64(tc.universe)
 			sd := stats.BinomialSigma(float64(tc.universe), p)

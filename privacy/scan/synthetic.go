@@ -1,4 +1,4 @@
-package privacy
+package scan
 
 import (
 	"context"
@@ -62,7 +62,7 @@ func (s Synthetic) Fill(i uint64, c *element.Candidate) {
 
 var _ element.IndexedUniverse = Synthetic{}
 
-// Scanning a synthetic universe: the fast path of Scan. Instead of filling
+// Scanning a synthetic universe: the fast path of Run. Instead of filling
 // a Candidate per index and testing its forms one at a time through
 // Filter.Matches, a worker generates a batch of bip37.MaxMatchBatch
 // candidates' primary forms straight into the word-major layout of
@@ -165,8 +165,8 @@ func (sw *scanWorker) scanSyntheticRange(s Synthetic, lo, hi uint64) error {
 	}
 	sw.formCounts[forms] += hi - lo
 	sw.scanned += hi - lo
-	addCounts(sw.anyCounts, b.anyCounts)
-	addCounts(sw.allCounts, b.allCounts)
+	AddCounts(sw.anyCounts, b.anyCounts)
+	AddCounts(sw.allCounts, b.allCounts)
 	return nil
 }
 

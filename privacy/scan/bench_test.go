@@ -1,4 +1,4 @@
-package privacy
+package scan
 
 import (
 	"context"
@@ -118,7 +118,7 @@ func BenchmarkCandidates(b *testing.B) {
 	for _, workers := range []int{1, 2} {
 		b.Run(fmt.Sprintf("Scan-%d-workers", workers), func(b *testing.B) {
 			start := time.Now()
-			r, err := Scan(context.Background(), element.Stream(Synthetic{Seed: 42, Count: uint64(b.N)}), ScanConfig{Filters: []*bip37.Filter{f}, Workers: workers})
+			r, err := Run(context.Background(), element.Stream(Synthetic{Seed: 42, Count: uint64(b.N)}), Config{Filters: []*bip37.Filter{f}, Workers: workers})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -128,7 +128,7 @@ func BenchmarkCandidates(b *testing.B) {
 	}
 	b.Run("Scan-per-candidate-1-worker", func(b *testing.B) {
 		start := time.Now()
-		r, err := Scan(context.Background(), element.Stream(plainIndexed{Synthetic{Seed: 42, Count: uint64(b.N)}}), ScanConfig{Filters: []*bip37.Filter{f}, Workers: 1})
+		r, err := Run(context.Background(), element.Stream(plainIndexed{Synthetic{Seed: 42, Count: uint64(b.N)}}), Config{Filters: []*bip37.Filter{f}, Workers: 1})
 		if err != nil {
 			b.Fatal(err)
 		}

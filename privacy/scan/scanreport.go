@@ -1,4 +1,4 @@
-package privacy
+package scan
 
 import (
 	"context"
@@ -25,8 +25,8 @@ import (
 // machine's load during the run falls on all three.
 const baselineRounds = 3
 
-// SyntheticScanConfig says what RunSyntheticScan measures.
-type SyntheticScanConfig struct {
+// SyntheticConfig says what RunSynthetic measures.
+type SyntheticConfig struct {
 	Universe Synthetic
 	// Filters are scanned together, read-only.
 	Filters []*bip37.Filter
@@ -39,22 +39,22 @@ type SyntheticScanConfig struct {
 	Baseline uint64
 }
 
-// SyntheticScanReport is what RunSyntheticScan measured.
-type SyntheticScanReport struct {
+// SyntheticReport is what RunSynthetic measured.
+type SyntheticReport struct {
 	Candidates uint64 `json:"candidates"`
 	Workers    int    `json:"workers"`
 	// Seconds is the scan's wall time; CPUSeconds the process's CPU time
 	// (user and system) during it, 0 where the OS does not say.
-	Seconds       float64          `json:"seconds"`
-	CPUSeconds    float64          `json:"cpu_seconds"`
-	PerSec        float64          `json:"per_sec"`
-	PerSecPerCore float64          `json:"per_sec_per_core"`
-	Filters       []ScanFilterLine `json:"filters"`
-	Baseline      *ScanBaseline    `json:"baseline,omitempty"`
+	Seconds       float64      `json:"seconds"`
+	CPUSeconds    float64      `json:"cpu_seconds"`
+	PerSec        float64      `json:"per_sec"`
+	PerSecPerCore float64      `json:"per_sec_per_core"`
+	Filters       []FilterLine `json:"filters"`
+	Baseline      *Baseline    `json:"baseline,omitempty"`
 }
 
-// ScanFilterLine is one filter's line of a synthetic scan report.
-type ScanFilterLine struct {
+// FilterLine is one filter's line of a synthetic scan report.
+type FilterLine struct {
 	Bytes     int     `json:"bytes"`
 	HashFuncs uint32  `json:"hash_funcs"`
 	FPRate    float64 `json:"fp_rate"`
@@ -65,9 +65,9 @@ type ScanFilterLine struct {
 	Sigma    float64 `json:"sigma"`
 }
 
-// ScanBaseline compares, on one core and the same candidates, the scan
+// Baseline compares, on one core and the same candidates, the scan
 // with bip37's per-candidate matcher and btcutil/bloom's.
-type ScanBaseline struct {
+type Baseline struct {
 	Candidates uint64 `json:"candidates"`
 	// ScanPerSec is the scan's rate with one worker; Bip37PerSec the rate
 	// of generating each candidate and calling bip37.Filter.Matches;
@@ -82,21 +82,21 @@ type ScanBaseline struct {
 	Agree bool `json:"agree"`
 }
 
-// RunSyntheticScan scans cfg.Universe through cfg.Filters on every worker,
+// RunSynthetic scans cfg.Universe through cfg.Filters on every worker,
 // times it and, with cfg.Baseline, compares matchers on one core.
-func RunSyntheticScan(ctx context.Context, cfg SyntheticScanConfig) (*SyntheticScanReport, error) {
+func RunSynthetic(ctx context.Context, cfg SyntheticConfig) (*SyntheticReport, error) {
 	if len(cfg.Filters) == 0 {
 		return nil, fmt.Errorf("synthetic scan: no filter")
 	}
 	workers := workerCount(cfg.Workers)
 	cpu0 := cputime.Process()
 	start := time.Now()
-	res, err := Scan(ctx, element.Stream(cfg.Universe), ScanConfig{Filters: cfg.Filters, Workers: workers})
+	res, err := Run(ctx, element.Stream(cfg.Universe), Config{Filters: cfg.Filters, Workers: workers})
 	if err != nil {
 		return nil, fmt.Errorf("synthetic scan: %w", err)
 	}
 	elapsed := time.Since(start).Seconds()
-	rep := &SyntheticScanReport{
+	rep := &SyntheticReport{
 		Candidates: res.Scanned, Workers: workers, Seconds: elapsed, CPUSeconds: (cputime.Process() - cpu0).Seconds(),
 		PerSec: float64(res.Scanned) / elapsed, PerSecPerCore: float64(res.Scanned) / elapsed / float64(workers),
 	}
@@ -106,7 +106,7 @@ func RunSyntheticScan(ctx context.Context, cfg SyntheticScanConfig) (*SyntheticS
 	}
 	for j, f := range cfg.Filters {
 		rate := stats.AnyFormRate(f.CurrentFPRate(), forms)
-		rep.Filters = append(rep.Filters, ScanFilterLine{
+		rep.Filters = append(rep.Filters, FilterLine{
 			Bytes: f.Size(), HashFuncs: f.HashFuncs(), FPRate: f.CurrentFPRate(), Matched: res.AnyCounts[j],
 			Expected: rate * float64(res.Scanned), Sigma: stats.BinomialSigma(float64(res.Scanned), rate),
 		})
@@ -123,7 +123,7 @@ func RunSyntheticScan(ctx context.Context, cfg SyntheticScanConfig) (*SyntheticS
 // compareMatchers times u's candidates through f on one core with the
 // scan, bip37's Matches and btcutil/bloom's Matches, alternating them over
 // baselineRounds slices of u.
-func compareMatchers(ctx context.Context, u Synthetic, f *bip37.Filter) (*ScanBaseline, error) {
+func compareMatchers(ctx context.Context, u Synthetic, f *bip37.Filter) (*Baseline, error) {
 	bf := bloom.LoadFilter(f.MsgFilterLoad())
 	var c element.Candidate
 	perCandidate := func(match func([]byte) bool) func(lo, hi uint64) (uint64, error) {
@@ -140,7 +140,7 @@ func compareMatchers(ctx context.Context, u Synthetic, f *bip37.Filter) (*ScanBa
 	}
 	matchers := [3]func(lo, hi uint64) (uint64, error){
 		func(lo, hi uint64) (uint64, error) {
-			r, err := Scan(ctx, element.StreamRange(u, lo, hi), ScanConfig{Filters: []*bip37.Filter{f}, Workers: 1})
+			r, err := Run(ctx, element.StreamRange(u, lo, hi), Config{Filters: []*bip37.Filter{f}, Workers: 1})
 			if err != nil {
 				return 0, fmt.Errorf("synthetic scan baseline: %w", err)
 			}
@@ -167,7 +167,7 @@ func compareMatchers(ctx context.Context, u Synthetic, f *bip37.Filter) (*ScanBa
 		}
 	}
 	rate := func(m int) float64 { return float64(u.Count) / elapsed[m].Seconds() }
-	b := &ScanBaseline{Candidates: u.Count, ScanPerSec: rate(0), Bip37PerSec: rate(1), BtcutilPerSec: rate(2),
+	b := &Baseline{Candidates: u.Count, ScanPerSec: rate(0), Bip37PerSec: rate(1), BtcutilPerSec: rate(2),
 		Agree: hits[0] == hits[1] && hits[1] == hits[2]}
 	b.ScanRatio, b.Ratio = b.ScanPerSec/b.BtcutilPerSec, b.Bip37PerSec/b.BtcutilPerSec
 	return b, nil

@@ -1,13 +1,13 @@
-package privacy
+package scan
 
 import (
 	"strings"
 	"testing"
 )
 
-func TestSyntheticScanReportWriteText(t *testing.T) {
-	r := &SyntheticScanReport{Candidates: 1_000_000, Workers: 2, Seconds: 0.5, CPUSeconds: 0.9, PerSec: 2e6, PerSecPerCore: 1e6,
-		Filters: []ScanFilterLine{{Bytes: 1269, HashFuncs: 10, FPRate: 0.000512345, Matched: 510, Expected: 512.3, Sigma: 22.6}}}
+func TestSyntheticReportWriteText(t *testing.T) {
+	r := &SyntheticReport{Candidates: 1_000_000, Workers: 2, Seconds: 0.5, CPUSeconds: 0.9, PerSec: 2e6, PerSecPerCore: 1e6,
+		Filters: []FilterLine{{Bytes: 1269, HashFuncs: 10, FPRate: 0.000512345, Matched: 510, Expected: 512.3, Sigma: 22.6}}}
 	var b strings.Builder
 	if err := r.WriteText(&b); err != nil {
 		t.Fatal(err)
@@ -17,7 +17,7 @@ func TestSyntheticScanReportWriteText(t *testing.T) {
 	if b.String() != want {
 		t.Fatalf("got\n%q\nwant\n%q", b.String(), want)
 	}
-	r.Baseline = &ScanBaseline{Candidates: 1000, ScanPerSec: 5e7, Bip37PerSec: 2e7, BtcutilPerSec: 1e7, ScanRatio: 5, Ratio: 2, Agree: true}
+	r.Baseline = &Baseline{Candidates: 1000, ScanPerSec: 5e7, Bip37PerSec: 2e7, BtcutilPerSec: 1e7, ScanRatio: 5, Ratio: 2, Agree: true}
 	b.Reset()
 	if err := r.WriteText(&b); err != nil {
 		t.Fatal(err)

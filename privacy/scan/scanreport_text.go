@@ -1,4 +1,4 @@
-package privacy
+package scan
 
 import (
 	"fmt"
@@ -12,7 +12,7 @@ import (
 // time and rate, each filter's matches beside the expected count, and
 // with a baseline the one-core rates and what btcutil/bloom would take for
 // the same candidates on the scan's workers.
-func (r *SyntheticScanReport) WriteText(w io.Writer) error {
+func (r *SyntheticReport) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "scanned %d synthetic candidates through %d filter(s) in %.2f s (%.2f s CPU): %.1f M/s (%.1f M/s per core, %d workers)\n",
 		r.Candidates, len(r.Filters), r.Seconds, r.CPUSeconds, r.PerSec/1e6, r.PerSecPerCore/1e6, r.Workers)

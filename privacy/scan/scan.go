@@ -1,4 +1,4 @@
-package privacy
+package scan
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/privacy/element"
 )
 
-// Scan limits.
+// Limits of a scan.
 const (
 	// DefaultMaxHits bounds the candidates a scan keeps (those matching a
 	// filter, and the wallet's own): a filter that matches a large share of
@@ -23,8 +23,8 @@ const (
 	streamBatch = 1 << 16
 )
 
-// ScanConfig says what a scan tests every candidate against.
-type ScanConfig struct {
+// Config says what a scan tests every candidate against.
+type Config struct {
 	// Filters are tested read-only and concurrently; nobody may mutate
 	// them during the scan. At most one filter should match everything
 	// (a zero-length filter or one without hash functions): such a filter
@@ -50,8 +50,8 @@ type Hit struct {
 	Any, All Bitset
 }
 
-// ScanResult is what a scan measured.
-type ScanResult struct {
+// Result is what a scan measured.
+type Result struct {
 	// Scanned counts the candidates tested.
 	Scanned uint64
 	// FormCounts[f] counts the candidates with f forms (f capped at
@@ -71,7 +71,7 @@ type ScanResult struct {
 }
 
 // Truth returns the number of wallet candidates seen.
-func (r *ScanResult) Truth() uint64 {
+func (r *Result) Truth() uint64 {
 	var n uint64
 	for _, c := range r.TruthCounts {
 		n += c
@@ -84,7 +84,7 @@ func (r *ScanResult) Truth() uint64 {
 // slice header is written for every candidate.
 type scanWorker struct {
 	_                    [cacheLine]byte
-	cfg                  *ScanConfig
+	cfg                  *Config
 	hits                 []Hit
 	scanned              uint64
 	formCounts           []uint64
@@ -99,16 +99,16 @@ type scanWorker struct {
 	_                    [cacheLine]byte
 }
 
-// Scan streams every candidate of u through every filter of cfg and
+// Run streams every candidate of u through every filter of cfg and
 // returns the counts and the hits. A universe made by Stream or
 // StreamRange is split across the workers by index ranges (from its
 // current position, which it then consumes); a Synthetic universe, alone
 // or as a part of a Concat, takes a fast path that generates and tests its
 // candidates in batches, with the same results. Any other universe is read
-// in batches by the calling goroutine and each batch scanned in parallel. Scan returns
+// in batches by the calling goroutine and each batch scanned in parallel. Run returns
 // ErrTooManyHits when more than MaxHits candidates would be kept, the
 // universe's error if its stream fails, and ctx's error when cancelled.
-func Scan(ctx context.Context, u element.Universe, cfg ScanConfig) (*ScanResult, error) {
+func Run(ctx context.Context, u element.Universe, cfg Config) (*Result, error) {
 	if cfg.MaxHits <= 0 {
 		cfg.MaxHits = DefaultMaxHits
 	}
@@ -132,12 +132,12 @@ func Scan(ctx context.Context, u element.Universe, cfg ScanConfig) (*ScanResult,
 
 // Merge adds b's counts and hits to r, keeps the hits ordered by key, and
 // returns r: the result of scanning the two universes as one.
-func (r *ScanResult) Merge(b *ScanResult) *ScanResult {
+func (r *Result) Merge(b *Result) *Result {
 	r.Scanned += b.Scanned
-	addCounts(r.FormCounts, b.FormCounts)
-	addCounts(r.TruthCounts, b.TruthCounts)
-	addCounts(r.AnyCounts, b.AnyCounts)
-	addCounts(r.AllCounts, b.AllCounts)
+	AddCounts(r.FormCounts, b.FormCounts)
+	AddCounts(r.TruthCounts, b.TruthCounts)
+	AddCounts(r.AnyCounts, b.AnyCounts)
+	AddCounts(r.AllCounts, b.AllCounts)
 	mergeCountMaps(r.SeenCounts, b.SeenCounts)
 	mergeCountMaps(r.TruthSeenCounts, b.TruthSeenCounts)
 	r.Hits = append(r.Hits, b.Hits...)
@@ -152,7 +152,7 @@ func (r *ScanResult) Merge(b *ScanResult) *ScanResult {
 const cacheLine = 128
 
 // newScanWorker returns a worker with zeroed counters.
-func newScanWorker(cfg *ScanConfig, total *atomic.Int64) *scanWorker {
+func newScanWorker(cfg *Config, total *atomic.Int64) *scanWorker {
 	nf := len(cfg.Filters)
 	forms := make([][]byte, element.MaxFormsPerLine)
 	for i := range forms {
@@ -204,7 +204,7 @@ func scanIndexed(ctx context.Context, ix element.IndexedUniverse, first, end uin
 			}
 		}
 		sw.scanned += hi - lo
-		addCounts(sw.formCounts, forms[:])
+		AddCounts(sw.formCounts, forms[:])
 		return nil
 	})
 }
@@ -311,9 +311,9 @@ func (sw *scanWorker) newHit(c *element.Candidate, truth bool) *Hit {
 }
 
 // mergeWorkers sums the workers' counters and sorts their hits.
-func mergeWorkers(cfg *ScanConfig, ws []*scanWorker) *ScanResult {
+func mergeWorkers(cfg *Config, ws []*scanWorker) *Result {
 	nf := len(cfg.Filters)
-	r := &ScanResult{
+	r := &Result{
 		FormCounts:      make([]uint64, element.MaxFormsPerLine+1),
 		TruthCounts:     make([]uint64, element.MaxFormsPerLine+1),
 		AnyCounts:       make([]uint64, nf),
@@ -325,10 +325,10 @@ func mergeWorkers(cfg *ScanConfig, ws []*scanWorker) *ScanResult {
 		mergeCountMaps(r.SeenCounts, w.seen)
 		mergeCountMaps(r.TruthSeenCounts, w.truthSeen)
 		r.Scanned += w.scanned
-		addCounts(r.FormCounts, w.formCounts)
-		addCounts(r.TruthCounts, w.truthCounts)
-		addCounts(r.AnyCounts, w.anyCounts)
-		addCounts(r.AllCounts, w.allCounts)
+		AddCounts(r.FormCounts, w.formCounts)
+		AddCounts(r.TruthCounts, w.truthCounts)
+		AddCounts(r.AnyCounts, w.anyCounts)
+		AddCounts(r.AllCounts, w.allCounts)
 		r.Hits = append(r.Hits, w.hits...)
 	}
 	slices.SortFunc(r.Hits, func(a, b Hit) int { return strings.Compare(a.Candidate.Key(), b.Candidate.Key()) })
@@ -351,12 +351,12 @@ func mergeCountMaps(dst, src map[int32][]uint64) {
 		if dst[h] == nil {
 			dst[h] = make([]uint64, element.MaxFormsPerLine+1)
 		}
-		addCounts(dst[h], c)
+		AddCounts(dst[h], c)
 	}
 }
 
 // addCounts adds src to dst element-wise.
-func addCounts(dst, src []uint64) {
+func AddCounts(dst, src []uint64) {
 	for i, v := range src {
 		dst[i] += v
 	}

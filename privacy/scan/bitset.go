@@ -1,4 +1,4 @@
-package privacy
+package scan
 
 import "math/bits"
 

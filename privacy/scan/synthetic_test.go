@@ -1,4 +1,4 @@
-package privacy
+package scan
 
 import (
 	"math/rand/v2"
@@ -10,7 +10,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/privacy/internal/testkit"
 )
 
-// plainIndexed hides a universe's concrete type, so Scan takes the
+// plainIndexed hides a universe's concrete type, so Run takes the
 // per-candidate path even for a Synthetic.
 type plainIndexed struct{ element.IndexedUniverse }
 
@@ -58,7 +58,7 @@ func TestScanSyntheticFastPathMatchesPlainPath(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := ScanConfig{Filters: tc.filters, Truth: tc.truth, Workers: tc.workers}
+			cfg := Config{Filters: tc.filters, Truth: tc.truth, Workers: tc.workers}
 			fast := scanAll(t, element.Stream(tc.u), cfg)
 			var plainU element.IndexedUniverse = plainIndexed{tc.u}
 			if cc, ok := tc.u.(*element.Concat); ok {
@@ -101,7 +101,7 @@ func TestScanSyntheticCounts(t *testing.T) {
 		{Synthetic{Seed: 2, Count: 1_000_000, PubKeys: true}, 324, 0},
 	}
 	for _, tc := range tests {
-		r := scanAll(t, element.Stream(tc.u), ScanConfig{Filters: []*bip37.Filter{f}})
+		r := scanAll(t, element.Stream(tc.u), Config{Filters: []*bip37.Filter{f}})
 		if r.AnyCounts[0] != tc.wantAny || r.AllCounts[0] != tc.wantAll || len(r.Hits) != int(tc.wantAny) {
 			t.Errorf("%+v: any %d all %d hits %d, want %d %d", tc.u, r.AnyCounts[0], r.AllCounts[0], len(r.Hits), tc.wantAny, tc.wantAll)
 		}

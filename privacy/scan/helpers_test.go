@@ -1,4 +1,4 @@
-package privacy
+package scan
 
 import (
 	"context"
@@ -8,9 +8,9 @@ import (
 )
 
 // scanAll scans u with the filters and fails the test on error.
-func scanAll(t testing.TB, u element.Universe, cfg ScanConfig) *ScanResult {
+func scanAll(t testing.TB, u element.Universe, cfg Config) *Result {
 	t.Helper()
-	r, err := Scan(context.Background(), u, cfg)
+	r, err := Run(context.Background(), u, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -18,7 +18,7 @@ func scanAll(t testing.TB, u element.Universe, cfg ScanConfig) *ScanResult {
 }
 
 // hitKeys returns the primary forms of the hits matching filter j.
-func hitKeys(r *ScanResult, j int, all bool) map[string]bool {
+func hitKeys(r *Result, j int, all bool) map[string]bool {
 	out := map[string]bool{}
 	for _, h := range r.Hits {
 		m := h.Any

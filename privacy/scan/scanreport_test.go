@@ -1,4 +1,4 @@
-package privacy
+package scan
 
 import (
 	"context"
@@ -9,17 +9,17 @@ import (
 	"github.com/bloomwatch/bloomwatch/privacy/element"
 )
 
-func TestRunSyntheticScan(t *testing.T) {
+func TestRunSynthetic(t *testing.T) {
 	f := bitcoinjFilter(t)
 	for _, pubKeys := range []bool{false, true} {
 		u := Synthetic{Seed: 1, Count: 1_000_000, PubKeys: pubKeys}
-		rep, err := RunSyntheticScan(context.Background(), SyntheticScanConfig{
+		rep, err := RunSynthetic(context.Background(), SyntheticConfig{
 			Universe: u, Filters: []*bip37.Filter{f, f}, Workers: 2, Baseline: 30_000,
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := scanAll(t, element.Stream(u), ScanConfig{Filters: []*bip37.Filter{f}})
+		want := scanAll(t, element.Stream(u), Config{Filters: []*bip37.Filter{f}})
 		if rep.Candidates != u.Count || rep.Workers != 2 || len(rep.Filters) != 2 || rep.Filters[1].Matched != want.AnyCounts[0] {
 			t.Fatalf("pubkeys %v: report %+v, scan matched %d", pubKeys, rep, want.AnyCounts[0])
 		}
@@ -32,7 +32,7 @@ func TestRunSyntheticScan(t *testing.T) {
 			t.Errorf("pubkeys %v: baseline %+v", pubKeys, bl)
 		}
 	}
-	if _, err := RunSyntheticScan(context.Background(), SyntheticScanConfig{Universe: Synthetic{Count: 1}}); err == nil {
+	if _, err := RunSynthetic(context.Background(), SyntheticConfig{Universe: Synthetic{Count: 1}}); err == nil {
 		t.Error("a scan without filters did not fail")
 	}
 }
