@@ -8,6 +8,7 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/privacy/element"
+	"github.com/bloomwatch/bloomwatch/privacy/onpath"
 	"github.com/bloomwatch/bloomwatch/privacy/replay"
 	"github.com/bloomwatch/bloomwatch/privacy/scan"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
@@ -152,7 +153,7 @@ type Report struct {
 	// OnPath is what an observer on the path of every connection read
 	// from the same records (onPathOf): the filters sent over v1, the
 	// sizes of those sent over v2.
-	OnPath *OnPathReading `json:"on_path,omitempty"`
+	OnPath *onpath.Reading `json:"on_path,omitempty"`
 	// Behaviour is the behaviour attack (Attacks.Behaviour), nil when
 	// not run.
 	Behaviour *BehaviourReport `json:"behaviour,omitempty"`
@@ -472,8 +473,8 @@ func (a *analysis) listFinal(set []int32, extra uint64) ([]Listed, bool) {
 
 // onPathOf runs the on-path observer over a report's records; the wallet
 // size is the truth's when there is one.
-func onPathOf(in Input, rep *Report) *OnPathReading {
-	o := NewOnPath(in.FPRate)
+func onPathOf(in Input, rep *Report) *onpath.Reading {
+	o := onpath.NewObserver(in.FPRate)
 	for _, r := range in.Records {
 		o.Observe(r)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/privacy/joint"
+	"github.com/bloomwatch/bloomwatch/privacy/onpath"
 	"github.com/bloomwatch/bloomwatch/privacy/replay"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
@@ -163,7 +164,7 @@ type Reading struct {
 	// OnPath is what an observer on the path of every connection (an
 	// ISP, a Wi-Fi operator) learned so far, beside the peers' figures
 	// above: every filter sent over v1, only sizes over v2 (OnPath).
-	OnPath OnPathReading `json:"on_path"`
+	OnPath onpath.Reading `json:"on_path"`
 	// CF is what the BIP157/158 peers learned, in a session over BIP158
 	// (nil over BIP37): the client sets it beside the meter's figures,
 	// which then describe no filter sent.
@@ -244,7 +245,7 @@ type Meter struct {
 	latest        *meterEntry
 	last          transcript.Record
 	readings      []Reading
-	onPath        *OnPath
+	onPath        *onpath.Observer
 	behave        meterBehaviour
 
 	// The cache Current reads, refreshed by Observe.
@@ -274,7 +275,7 @@ func NewMeter(cfg MeterConfig) *Meter {
 	}
 	return &Meter{
 		history: h, elementsPerTx: e, joint: joint.NewJoint(), rate: 1, independent: 1, added: -1, addedErr: -1,
-		onPath: NewOnPath(cfg.FPRate),
+		onPath: onpath.NewObserver(cfg.FPRate),
 		peers:  map[string]*meterEntry{}, byContent: map[string]*meterEntry{}, revealed: map[string]bool{},
 	}
 }

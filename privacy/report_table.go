@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/bloomwatch/bloomwatch/internal/table"
+	"github.com/bloomwatch/bloomwatch/privacy/onpath"
 	"github.com/bloomwatch/bloomwatch/privacy/replay"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 )
@@ -290,7 +291,7 @@ func writeSaturationRows(w io.Writer, pts []Point, truth bool) {
 
 // writeOnPath writes the report's on-path line: what an observer on the
 // path read, beside the peers' figures the report's tables give.
-func writeOnPath(b *strings.Builder, op *OnPathReading) {
+func writeOnPath(b *strings.Builder, op *onpath.Reading) {
 	if op == nil || op.Loads == 0 {
 		return
 	}

@@ -1,4 +1,4 @@
-package privacy
+package onpath
 
 import (
 	"math"
@@ -11,24 +11,11 @@ import (
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
 
-// The on-path observer is the second party a BIP37 filter leaks to: an
-// ISP, a Wi-Fi operator, a compromised router, anyone on the path between
-// the client and its peers, who sees every connection of the client. Over
-// the plaintext v1 transport it reads every message, so it learns what
-// the peers learn, all of them together. BIP324's v2 transport encrypts
-// the contents but not their lengths and times: it learns a filterload's
-// size (the capacity step, hence a range of element counts, unless the
-// client pads it), a getdata's size (how many blocks are asked: the
-// wallet's birthday once it knows the tip), each merkleblock's length (a
-// block without matches gives the shortest one: it sees which blocks
-// held matches, false positives included) and each matched
-// transaction's length (with the public chain, often which transaction).
-
-// OnPathReading is what the on-path observer learned from the records and
+// Reading is what the on-path observer learned from the records and
 // blocks seen so far: the filters it read in clear (sent over v1), the
 // anonymity set they leave it, the element range the latest encrypted
 // filterload's size gives, and the blocks it saw carry matches.
-type OnPathReading struct {
+type Reading struct {
 	// Loads counts the filterloads it saw; Clear those it read (v1, or
 	// records written before the transport was recorded, which all left
 	// on v1), Encrypted those it saw only the size of (v2).
@@ -64,26 +51,26 @@ type OnPathReading struct {
 	BlockPrecision float64 `json:"block_precision"`
 }
 
-// OnPath follows the on-path observer of one client over its transcript
+// Observer follows the on-path observer of one client over its transcript
 // records and delivered blocks. It is pure and synchronous, not safe for
 // concurrent use.
-type OnPath struct {
+type Observer struct {
 	fpRate       float64
 	joint        *joint.Joint
 	seen         map[string]bool
-	rd           OnPathReading
+	rd           Reading
 	blocks       int
 	walletBlocks int
 }
 
-// NewOnPath returns an observer that assumes the client sizes its filters
+// NewObserver returns an observer that assumes the client sizes its filters
 // at fpRate (filterpolicy.DefaultFPRate when not in (0, 1)).
-func NewOnPath(fpRate float64) *OnPath {
+func NewObserver(fpRate float64) *Observer {
 	if !(fpRate > 0 && fpRate < 1) {
 		fpRate = filterpolicy.DefaultFPRate
 	}
-	return &OnPath{fpRate: fpRate, joint: joint.NewJoint(), seen: map[string]bool{},
-		rd: OnPathReading{MinElements: -1, MaxElements: -1, Rate: 1}}
+	return &Observer{fpRate: fpRate, joint: joint.NewJoint(), seen: map[string]bool{},
+		rd: Reading{MinElements: -1, MaxElements: -1, Rate: 1}}
 }
 
 // clearRecord reports whether r left in plaintext.
@@ -92,7 +79,7 @@ func clearRecord(r transcript.Record) bool { return r.Transport != transcript.Tr
 // Observe feeds one transcript record. A v1 filterload joins the filters
 // the observer read (identical ones count once); a v2 one gives it the
 // element range of its burst. Records it cannot use change nothing.
-func (o *OnPath) Observe(r transcript.Record) {
+func (o *Observer) Observe(r transcript.Record) {
 	if r.Kind != transcript.KindFilterLoad {
 		return
 	}
@@ -128,7 +115,7 @@ func (o *OnPath) Observe(r transcript.Record) {
 // ObserveBlock feeds one delivered filtered block: matched transactions
 // (false positives included) and relevant ones, the wallet's among them.
 // Whatever the transport, the observer sees whether a block held matches.
-func (o *OnPath) ObserveBlock(matched, relevant int) {
+func (o *Observer) ObserveBlock(matched, relevant int) {
 	if matched > 0 {
 		o.blocks++
 		if relevant > 0 {
@@ -142,7 +129,7 @@ func (o *OnPath) ObserveBlock(matched, relevant int) {
 // decoys the decoys every filter holds) the expected false positives
 // leave them out and count the decoys as found, and precision and entropy
 // are given, as the meter does for the peers; otherwise they are not.
-func (o *OnPath) Reading(candidates uint64, known bool, onChain, decoys int) OnPathReading {
+func (o *Observer) Reading(candidates uint64, known bool, onChain, decoys int) Reading {
 	rd := o.rd
 	others, found := float64(candidates), 0.0
 	if known {
@@ -175,32 +162,32 @@ const (
 	txWireOverhead = filterpolicy.V2PacketOverhead + 1
 )
 
-// PathPacket is one burst an on-path observer sees: one side's write,
+// Packet is one burst an on-path observer sees: one side's write,
 // its length and time.
-type PathPacket struct {
+type Packet struct {
 	Time  time.Time
 	Out   bool // client to peer
 	Bytes int
 }
 
-// PathBlock is what the observer knows of a block from the public chain:
+// Block is what the observer knows of a block from the public chain:
 // its height and the sizes of its transactions as a BIP37 server sends
 // them to a client that did not ask for witnesses, in block order.
-type PathBlock struct {
+type Block struct {
 	Height  int32
 	TxSizes []int
 }
 
-// PathTx is a transaction packet the observer placed in a block, with the
+// Tx is a transaction packet the observer placed in a block, with the
 // block's transactions of that size: Candidates holds one index when the
 // length names the transaction.
-type PathTx struct {
+type Tx struct {
 	Height     int32
 	Candidates []int
 }
 
-// PathStream is the observer's reading of a v2 filtered-block stream.
-type PathStream struct {
+// Stream is the observer's reading of a v2 filtered-block stream.
+type Stream struct {
 	// Requested is the number of blocks the getdata bursts asked for
 	// (from their lengths), refetches included.
 	Requested int
@@ -210,7 +197,7 @@ type PathStream struct {
 	// first saw them.
 	Matched []int32
 	// Txs are the transaction packets it placed.
-	Txs []PathTx
+	Txs []Tx
 	// Parsed counts the merkleblocks it placed.
 	Parsed int
 	// Roles says, for each packet, what the observer took it for:
@@ -278,16 +265,16 @@ func isFilterLoadBurst(n int, fpRate float64) bool {
 // than an empty merkleblock: pong, inv, notfound; skipped), or the next
 // asked block's merkleblock (exactly EmptyMerkleBlockWire when nothing
 // matched). The caller scores the reading against the truth.
-func ObserveFilteredBlocks(packets []PathPacket, blocks []PathBlock, fpRate float64) PathStream {
-	out := PathStream{Roles: make([]string, len(packets))}
+func ObserveFilteredBlocks(packets []Packet, blocks []Block, fpRate float64) Stream {
+	out := Stream{Roles: make([]string, len(packets))}
 	if len(blocks) == 0 {
 		return out
 	}
 	first := blocks[0].Height
-	byHeight := func(h int32) (PathBlock, bool) {
+	byHeight := func(h int32) (Block, bool) {
 		i := int(h - first)
 		if i < 0 || i >= len(blocks) {
-			return PathBlock{}, false
+			return Block{}, false
 		}
 		return blocks[i], true
 	}
@@ -295,7 +282,7 @@ func ObserveFilteredBlocks(packets []PathPacket, blocks []PathBlock, fpRate floa
 		queue     []int32 // heights asked, not yet answered
 		frontier  = first - 1
 		afterLoad bool
-		cur       PathBlock // the block whose merkleblock came last
+		cur       Block // the block whose merkleblock came last
 		haveCur   bool
 		seen      = map[int32]bool{}
 	)
@@ -321,7 +308,7 @@ func ObserveFilteredBlocks(packets []PathPacket, blocks []PathBlock, fpRate floa
 		}
 		if haveCur && p.Bytes != EmptyMerkleBlockWire {
 			if c := txsOfSize(cur, p.Bytes-txWireOverhead); len(c) > 0 {
-				out.Txs = append(out.Txs, PathTx{Height: cur.Height, Candidates: c})
+				out.Txs = append(out.Txs, Tx{Height: cur.Height, Candidates: c})
 				out.Roles[i] = RoleTx
 				if !seen[cur.Height] {
 					seen[cur.Height] = true
@@ -355,7 +342,7 @@ func ObserveFilteredBlocks(packets []PathPacket, blocks []PathBlock, fpRate floa
 }
 
 // txsOfSize returns the indexes of b's transactions of size bytes.
-func txsOfSize(b PathBlock, size int) []int {
+func txsOfSize(b Block, size int) []int {
 	var out []int
 	for i, s := range b.TxSizes {
 		if s == size {
