@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/behaviour"
 	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/onpath"
 	"github.com/bloomwatch/bloomwatch/privacy/replay"
@@ -30,7 +31,7 @@ type Attacks struct {
 	// Saturation replays the server-side BLOOM_UPDATE_* updates over the
 	// chain after each filterload; needs a Chain.
 	Saturation bool `json:"saturation"`
-	// Behaviour runs the behaviour attack (AnalyzeBehaviour): what the
+	// Behaviour runs the behaviour attack (behaviour.Analyze): what the
 	// client's reload and request timing point at; needs a Chain.
 	Behaviour bool `json:"behaviour"`
 }
@@ -156,14 +157,14 @@ type Report struct {
 	OnPath *onpath.Reading `json:"on_path,omitempty"`
 	// Behaviour is the behaviour attack (Attacks.Behaviour), nil when
 	// not run.
-	Behaviour *BehaviourReport `json:"behaviour,omitempty"`
+	Behaviour *behaviour.Report `json:"behaviour,omitempty"`
 	// BIP158 is the leak of a BIP158 sync of the same wallet
 	// (AnalyzeBlockRequests), set by the caller; nil without one.
 	BIP158 *BlockRequestReport `json:"bip158,omitempty"`
 	// Verdicts is how the report's verdicts were decided: every curve
 	// point's comparison and every behaviour score, one family, each
 	// with a power check, Holm-corrected together.
-	Verdicts VerdictFamily `json:"verdicts"`
+	Verdicts stats.Family `json:"verdicts"`
 }
 
 // Curve returns the curve of stage, or nil.
@@ -260,8 +261,8 @@ func Analyze(ctx context.Context, in Input) (*Report, error) {
 		rep.Curves = append(rep.Curves, c)
 	}
 	if in.Attacks.Behaviour {
-		opts := BehaviourOptions{Rules: in.ServerRules, Limit: in.MaxListed}
-		if rep.Behaviour, err = AnalyzeBehaviour(ctx, in.Records, in.Chain, in.Truth, opts); err != nil {
+		opts := behaviour.Options{Rules: in.ServerRules, Limit: in.MaxListed}
+		if rep.Behaviour, err = behaviour.Analyze(ctx, in.Records, in.Chain, in.Truth, opts); err != nil {
 			return nil, err
 		}
 	}
@@ -269,9 +270,9 @@ func Analyze(ctx context.Context, in Input) (*Report, error) {
 	// first, then Holm over those printed.
 	tests := comparisonTests(rep.Curves)
 	if rep.Behaviour != nil {
-		tests = append(tests, behaviourTests(&rep.Behaviour.BehaviourReading)...)
+		tests = append(tests, behaviour.Tests(&rep.Behaviour.Reading)...)
 	}
-	rep.Verdicts = decideFamily(tests)
+	rep.Verdicts = stats.DecideFamily(tests)
 	if rep.Behaviour != nil {
 		rep.Behaviour.Verdicts = rep.Verdicts
 	}
@@ -484,8 +485,8 @@ func onPathOf(in Input, rep *Report) *onpath.Reading {
 
 // comparisonTests returns the family tests of the curves' points that
 // ask for a comparison (Point.score with compare).
-func comparisonTests(curves []Curve) []familyTest {
-	var out []familyTest
+func comparisonTests(curves []Curve) []stats.Test {
+	var out []stats.Test
 	for c := range curves {
 		for i := range curves[c].Points {
 			p := &curves[c].Points[i]
@@ -493,11 +494,11 @@ func comparisonTests(curves []Curve) []familyTest {
 				continue
 			}
 			expected := p.ExpectedFP
-			out = append(out, familyTest{
-				p:        p.ComparisonP,
-				power:    func(level float64) float64 { return stats.ComparisonPower(expected, 1-level) },
-				minPower: stats.MinComparisonPower,
-				decide: func(power float64, adj *float64) {
+			out = append(out, stats.Test{
+				P:        p.ComparisonP,
+				Power:    func(level float64) float64 { return stats.ComparisonPower(expected, 1-level) },
+				MinPower: stats.MinComparisonPower,
+				Decide: func(power float64, adj *float64) {
 					p.ComparisonPower = power
 					if adj == nil {
 						p.Comparison = stats.ComparisonNoVerdict

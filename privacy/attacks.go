@@ -76,3 +76,7 @@ func LastLoadHeight(records []transcript.Record) int32 {
 	}
 	return -1
 }
+
+// StageBehaviour names the behaviour attack among the analyzer's stages
+// (ParseAttacks, Report.Behaviour).
+const StageBehaviour = "behaviour"

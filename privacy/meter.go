@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/behaviour"
 	"github.com/bloomwatch/bloomwatch/privacy/joint"
 	"github.com/bloomwatch/bloomwatch/privacy/onpath"
 	"github.com/bloomwatch/bloomwatch/privacy/replay"
@@ -133,7 +134,7 @@ type Reading struct {
 	// Behaviour is what the behaviour attack suspects so far, scored
 	// against the client's own truth (Meter.ObserveSent); nil before
 	// any request or sending was observed.
-	Behaviour *BehaviourReading `json:"behaviour,omitempty"`
+	Behaviour *behaviour.Reading `json:"behaviour,omitempty"`
 	// ExpectedTxFP is the expected number of false-positive
 	// transactions among the ObservedTxTested transactions: for each
 	// block's, the per-transaction rate 1 - (1 - f)^e of the filter sent

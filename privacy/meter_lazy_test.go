@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/behaviour"
 	"github.com/bloomwatch/bloomwatch/privacy/internal/testkit"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -73,7 +74,7 @@ func TestMeterReadOncePerBatch(t *testing.T) {
 				var id chainhash.Hash
 				id[0], id[1], id[2] = byte(batch), byte(b), byte(rng.IntN(256))
 				both(func(m *Meter) {
-					m.ObserveSent(at, "127.0.0.1:18444", height, SentTx{ID: id, Wallet: relevant > 0})
+					m.ObserveSent(at, "127.0.0.1:18444", height, behaviour.SentTx{ID: id, Wallet: relevant > 0})
 				})
 			}
 			both(func(m *Meter) { m.ObserveBlock(matched+relevant, relevant) })

@@ -10,7 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/behaviour"
 	"github.com/bloomwatch/bloomwatch/privacy/element"
+	"github.com/bloomwatch/bloomwatch/privacy/internal/behavetest"
 	"github.com/bloomwatch/bloomwatch/privacy/internal/testkit"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
@@ -21,21 +23,21 @@ import (
 // "points at the wallet" nor "no better than chance" can be printed: the
 // score says it cannot tell, and so does its one-line summary.
 func TestBehaviourOneSuspectNoVerdict(t *testing.T) {
-	c := newBehaveChain(rand.New(rand.NewSource(3)), 100, 160, 0.3)
+	c := behavetest.NewChain(rand.New(rand.NewSource(3)), 100, 160, 0.3)
 	first := int32(-1)
-	for h := c.from; h <= c.to; h++ {
-		if c.wallet[h] {
+	for h := c.From; h <= c.To; h++ {
+		if c.Wallet[h] {
 			first = h
 			break
 		}
 	}
-	require.GreaterOrEqual(t, first, c.from)
-	r := runLive(t, c, func(h int32) bool { return h == first }, false)
-	s := r.Blocks.Score(SignalReloadTiming)
+	require.GreaterOrEqual(t, first, c.From)
+	r := behavetest.RunLive(t, c, func(h int32) bool { return h == first }, false)
+	s := r.Blocks.Score(behaviour.SignalReloadTiming)
 	require.Equal(t, 1, s.Suspects)
 	require.Equal(t, 1.0, s.Chance.Hi, "the chance range of one suspect reaches 1.00")
-	require.Equal(t, VerdictNoPower, s.Verdict, "%v", s)
-	require.Less(t, s.Power, MinVerdictPower)
+	require.Equal(t, behaviour.VerdictNoPower, s.Verdict, "%v", s)
+	require.Less(t, s.Power, behaviour.MinVerdictPower)
 	require.Nil(t, s.PHolm)
 	require.Contains(t, s.String(), "no verdict: 1 suspect cannot tell")
 }
@@ -70,15 +72,15 @@ func TestVerdictsFlipOnWrongInput(t *testing.T) {
 		require.Contains(t, b.String(), map[string]string{stats.ComparisonInside: "inside (", stats.ComparisonOutside: "OUTSIDE ("}[tc.want])
 	}
 
-	c := newBehaveChain(rand.New(rand.NewSource(1)), 100, 399, 0.3)
-	immediate := runLive(t, c, func(h int32) bool { return c.wallet[h] }, false)
-	require.Equal(t, VerdictPoints, immediate.Blocks.Score(SignalReloadTiming).Verdict)
+	c := behavetest.NewChain(rand.New(rand.NewSource(1)), 100, 399, 0.3)
+	immediate := behavetest.RunLive(t, c, func(h int32) bool { return c.Wallet[h] }, false)
+	require.Equal(t, behaviour.VerdictPoints, immediate.Blocks.Score(behaviour.SignalReloadTiming).Verdict)
 	rng := rand.New(rand.NewSource(2))
-	c = newBehaveChain(rng, 100, 599, 0.3)
-	own := runLive(t, c, scheduled(rng, c.from), true)
-	s := own.Blocks.Score(SignalReloadTiming)
-	require.Equalf(t, VerdictChance, s.Verdict, "%v (power %.2f)", s, s.Power)
-	require.GreaterOrEqual(t, s.Power, MinVerdictPower)
+	c = behavetest.NewChain(rng, 100, 599, 0.3)
+	own := behavetest.RunLive(t, c, behavetest.Scheduled(rng, c.From), true)
+	s := own.Blocks.Score(behaviour.SignalReloadTiming)
+	require.Equalf(t, behaviour.VerdictChance, s.Verdict, "%v (power %.2f)", s, s.Power)
+	require.GreaterOrEqual(t, s.Power, behaviour.MinVerdictPower)
 }
 
 // TestVerdictCalibration: over 100 correct inputs (fresh universes

@@ -10,6 +10,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/internal/atomicfile"
 	"github.com/bloomwatch/bloomwatch/internal/progress"
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/behaviour"
 	"github.com/bloomwatch/bloomwatch/privacy/btcdrpc"
 	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/plot"
@@ -109,7 +110,7 @@ func newPrivacyAnalyzeCmd() *cobra.Command {
 	f.IntVar(&o.maxHits, "max-hits", scan.DefaultMaxHits, "most matching candidates kept")
 	f.BoolVar(&o.outpoints, "outpoints", false, "candidates carry their unspent outpoints as further forms (needs --btcd-rpc)")
 	f.StringVar(&o.bip158, "bip158-transcript", "", "the transcript of a BIP158 sync of the same wallet: its block requests are analyzed beside the BIP37 figures (needs --btcd-rpc)")
-	f.StringVar(&o.serverRules, "server-rules", privacy.ServerRulesCore, "relevance rules the peers filtered with, for saturation and behaviour: core (Bitcoin Core, bcoin) or btcd")
+	f.StringVar(&o.serverRules, "server-rules", behaviour.ServerRulesCore, "relevance rules the peers filtered with, for saturation and behaviour: core (Bitcoin Core, bcoin) or btcd")
 	return cmd
 }
 
@@ -137,7 +138,7 @@ func (o *privacyAnalyzeOptions) run(cmd *cobra.Command, _ []string) error {
 	if len(cfRecs) > 0 && len(transcript.FilterRecords(records)) == 0 {
 		return o.runBIP158Only(cmd, cfRecs)
 	}
-	rules, _ := privacy.ParseServerRules(o.serverRules) // checked
+	rules, _ := behaviour.ParseServerRules(o.serverRules) // checked
 	in := privacy.Input{Records: records, Attacks: attacks, Workers: o.workers, MaxHits: o.maxHits, SaturationEvery: o.saturationEvery,
 		ServerRules: rules}
 	if o.truth != "" {
@@ -262,7 +263,7 @@ func (o *privacyAnalyzeOptions) check(fl *pflag.FlagSet) error {
 	if o.outpoints && o.rpc == "" {
 		return usagef("privacy analyze: --outpoints needs the chain: use --btcd-rpc")
 	}
-	if _, err := privacy.ParseServerRules(o.serverRules); err != nil {
+	if _, err := behaviour.ParseServerRules(o.serverRules); err != nil {
 		return usagef("privacy analyze: --server-rules %q: want core or btcd", o.serverRules)
 	}
 	if o.saturationEvery < 1 || o.maxHits < 1 || o.workers < 0 {

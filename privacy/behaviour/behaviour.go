@@ -1,4 +1,4 @@
-package privacy
+package behaviour
 
 import (
 	"fmt"
@@ -14,50 +14,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 )
 
-// The behaviour attack: what a peer learns from WHEN the
-// client acts, not from what its filters hold. A light client that
-// reloads its filter right after a payment, or fetches blocks again from
-// the paying block, points at the wallet's blocks and transactions
-// whatever its filter's false-positive rate. The attack uses only what a
-// peer sees:
-//
-//   - reload timing: every filterload to a peer that held a filter is
-//     set against what that peer sent just before it: the most recent
-//     sending since that peer's previous filterload that carried a
-//     transaction (a filtered block with a matched transaction, or
-//     transactions relayed from its mempool). A sending without a
-//     transaction cannot have changed the wallet, so it is passed over.
-//     When that sending is one block of a run of several asked together
-//     (a catch-up batch), the peer cannot tell which of them the client
-//     had reached: the reload is counted as ambiguous and names nothing
-//     (a peer that modelled the client's processing rate could do
-//     better; the re-fetch that follows such a reload is the signal
-//     there). Only reloads that added elements count: the observer's
-//     estimate of the elements a reload added over the filter that peer
-//     held (or, when the peer's own is of another tweak or hash count,
-//     the latest filter of the reload's sent to any peer)
-//     (EstimateReload: the fold of nested sizes, else the net change)
-//     must be at least pointingSigmas standard errors and
-//     minPointingAdded above zero; the filter the peer held, sent again,
-//     adds nothing; a reload whose estimate cannot be made (no earlier
-//     filter of its tweak and hash count, a saturated union) counts.
-//   - re-fetch start: every getdata run that asks a peer again for a
-//     height it asked that peer before points at the first block of the
-//     run in which that peer sent a transaction. A run that starts where
-//     the peer's previous run ended continues it and starts nothing.
-//
-// Each pointer names a block (for a filtered block, or the block that
-// later confirmed relayed transactions, once known) and the transactions
-// the peer sent in it (or relayed). The suspects are judged against the
-// candidates the filter alone leaves a peer: the blocks in which a peer
-// sent at least one transaction and the transactions it sent. Their
-// wallet share is the base rate: what naming candidates at random
-// achieves. What the behaviour adds is the precision above it; a
-// precision within the range of a random pick of as many candidates
-// (hypergeometric, 95 %) means the behaviour told the peer nothing more
-// than its filter did.
-
-// Signals of the behaviour attack, as BehaviourScore.Signal.
+// Signals of the behaviour attack, as Score.Signal.
 const (
 	// SignalReloadTiming is the most recent sending with a transaction
 	// before a reload that added elements.
@@ -69,7 +26,7 @@ const (
 	SignalAny = "any"
 )
 
-// Verdicts of a BehaviourScore.
+// Verdicts of a Score.
 const (
 	// VerdictPoints: more of the suspects are the wallet's than a random
 	// pick of as many candidates gives, at the run's family-wise 5 %
@@ -103,15 +60,15 @@ const (
 	minPointingAdded = 0.5
 )
 
-// maxBehaviourRun bounds the heights one getdata record may cover in the
+// maxRun bounds the heights one getdata record may cover in the
 // attack's state (a record's Count is untrusted input: up to 2^31).
-const maxBehaviourRun = 1 << 20
+const maxRun = 1 << 20
 
-// MaxBehaviourTxs bounds the distinct transactions the attack keeps
+// MaxTxs bounds the distinct transactions the attack keeps
 // (about 100 MiB with their per-peer sets): a hostile peer's merkleblocks
 // can flag every transaction of every block. Those past it are counted
-// (BehaviourReading.DroppedTxs), not kept.
-const MaxBehaviourTxs = 1 << 20
+// (Reading.DroppedTxs), not kept.
+const MaxTxs = 1 << 20
 
 // SentTx is one transaction a peer sent the client: in a filtered block
 // (its merkleblock matched it) or relayed from its mempool.
@@ -122,15 +79,15 @@ type SentTx struct {
 	Wallet bool `json:"wallet"`
 }
 
-// Behaviour is the behaviour attack's state: fed, in order, the
+// Attack is the behaviour attack's state: fed, in order, the
 // transcript records (Observe) and what each peer sent (Sent for the
 // transactions of a filtered block, Relayed for mempool relays), it names
 // the blocks and transactions the client's timing points at
-// (BehaviourReading). The analyzer feeds it the sendings it reconstructs
-// from the chain (AnalyzeBehaviour); the live meter feeds it what the
-// client received (Meter.ObserveSent). Pure and synchronous, not safe for
+// (Reading). The analyzer feeds it the sendings it reconstructs
+// from the chain (Analyze); the live meter feeds it what the
+// client received (privacy.Meter.ObserveSent). Pure and synchronous, not safe for
 // concurrent use.
-type Behaviour struct {
+type Attack struct {
 	truth bool
 	pos   int64
 	peers map[string]*behavePeer
@@ -145,7 +102,7 @@ type Behaviour struct {
 	blocks map[int32]bool
 	txs    map[chainhash.Hash]*behaveTx
 	// changes counts the calls since the last reading; dropped the
-	// transactions refused past MaxBehaviourTxs.
+	// transactions refused past MaxTxs.
 	changes int
 	dropped int
 }
@@ -206,11 +163,11 @@ type behaveTx struct {
 	height int32
 }
 
-// NewBehaviour returns an empty behaviour attack. truth says whether the
+// NewAttack returns an empty behaviour attack. truth says whether the
 // SentTx.Wallet flags it will be fed are known (the analyzer with
 // --truth, the meter always).
-func NewBehaviour(truth bool) *Behaviour {
-	return &Behaviour{
+func NewAttack(truth bool) *Attack {
+	return &Attack{
 		truth: truth, peers: map[string]*behavePeer{}, byParams: map[[2]uint32]*bip37.Filter{},
 		blocks: map[int32]bool{}, txs: map[chainhash.Hash]*behaveTx{},
 	}
@@ -221,7 +178,7 @@ func NewBehaviour(truth bool) *Behaviour {
 func orderKey(pos int64, sub int64) int64 { return pos*4 + sub }
 
 // peer returns the state of peer addr.
-func (b *Behaviour) peer(addr string) *behavePeer {
+func (b *Attack) peer(addr string) *behavePeer {
 	p := b.peers[addr]
 	if p == nil {
 		p = &behavePeer{lastLoad: -1, lastEnd: -2, sentBlocks: newSentBlocks()}
@@ -234,7 +191,7 @@ func (b *Behaviour) peer(addr string) *behavePeer {
 // whose filter does not deserialize returns an error wrapping
 // ErrBadFilterRecord and changes nothing; an unknown kind returns an
 // error wrapping transcript.ErrBad.
-func (b *Behaviour) Observe(r transcript.Record) error {
+func (b *Attack) Observe(r transcript.Record) error {
 	var f *bip37.Filter
 	switch r.Kind {
 	case transcript.KindFilterLoad:
@@ -269,7 +226,7 @@ func (b *Behaviour) Observe(r transcript.Record) error {
 }
 
 // remember records f as the latest filter of its tweak and hash count.
-func (b *Behaviour) remember(f *bip37.Filter) {
+func (b *Attack) remember(f *bip37.Filter) {
 	if !replay.MatchesAll(f) {
 		b.byParams[[2]uint32{f.Tweak(), f.HashFuncs()}] = f
 	}
@@ -277,7 +234,7 @@ func (b *Behaviour) remember(f *bip37.Filter) {
 
 // load handles a filterload: a reload when the peer held one before,
 // with the observer's estimate of the elements it added.
-func (b *Behaviour) load(p *behavePeer, r transcript.Record, f *bip37.Filter, key int64) {
+func (b *Attack) load(p *behavePeer, r transcript.Record, f *bip37.Filter, key int64) {
 	if p.lastLoad >= 0 {
 		rl := &behaveReload{peer: r.Peer, key: key, prev: p.lastLoad, seq: r.Seq, height: r.Height, at: r.Time,
 			added: -1, addedErr: -1}
@@ -292,8 +249,8 @@ func (b *Behaviour) load(p *behavePeer, r transcript.Record, f *bip37.Filter, ke
 // estimate sets what the peer infers a reload to f added over its own
 // previous filter held (or, when that one is gone or of another tweak
 // or hash count, the latest filter of f's sent to any peer), and whether
-// the reload points (see Behaviour).
-func (b *Behaviour) estimate(rl *behaveReload, held, f *bip37.Filter) {
+// the reload points (see Attack).
+func (b *Attack) estimate(rl *behaveReload, held, f *bip37.Filter) {
 	if replay.MatchesAll(f) {
 		return // a match-all filter holds nothing to compare
 	}
@@ -328,8 +285,8 @@ func (b *Behaviour) estimate(rl *behaveReload, held, f *bip37.Filter) {
 
 // request handles a getdata record: a run of filtered blocks the peer
 // serves, and a re-fetch when it asks that peer again.
-func (b *Behaviour) request(p *behavePeer, r transcript.Record) {
-	n := min(max(r.Count, 1), maxBehaviourRun)
+func (b *Attack) request(p *behavePeer, r transcript.Record) {
+	n := min(max(r.Count, 1), maxRun)
 	from := r.Height
 	to := from + int32(n) - 1
 	if to < from {
@@ -348,7 +305,7 @@ func (b *Behaviour) request(p *behavePeer, r transcript.Record) {
 // Sent feeds the transactions peer sent in the filtered block at height
 // (its merkleblock matched them), in any serving of that block the peer
 // was asked for. Transactions already known are merged.
-func (b *Behaviour) Sent(peer string, height int32, txs []SentTx) {
+func (b *Attack) Sent(peer string, height int32, txs []SentTx) {
 	txs = b.admit(txs)
 	if len(txs) == 0 || height < 0 {
 		return
@@ -372,7 +329,7 @@ func (b *Behaviour) Sent(peer string, height int32, txs []SentTx) {
 // Relayed feeds transactions peer relayed from its mempool at time at,
 // after the records observed so far. Relays with no record between them
 // are one sending (at the first one's time).
-func (b *Behaviour) Relayed(peer string, at time.Time, txs []SentTx) {
+func (b *Attack) Relayed(peer string, at time.Time, txs []SentTx) {
 	txs = b.admit(txs)
 	if len(txs) == 0 {
 		return
@@ -396,7 +353,7 @@ func (b *Behaviour) Relayed(peer string, at time.Time, txs []SentTx) {
 // matches a transaction announces it, and the client takes it from the
 // first (the meter knows that one alone; the peers it did not take it
 // from know they announced it too).
-func (b *Behaviour) RelayedByAll(at time.Time, txs []SentTx) {
+func (b *Attack) RelayedByAll(at time.Time, txs []SentTx) {
 	addrs := make([]string, 0, len(b.peers))
 	for addr, p := range b.peers {
 		if p.filter != nil {
@@ -410,15 +367,15 @@ func (b *Behaviour) RelayedByAll(at time.Time, txs []SentTx) {
 }
 
 // admit returns txs without the transactions that would take the
-// candidates past MaxBehaviourTxs (counted in dropped): what a peer sends
+// candidates past MaxTxs (counted in dropped): what a peer sends
 // is untrusted, and a merkleblock can flag every transaction of a block.
-func (b *Behaviour) admit(txs []SentTx) []SentTx {
-	if len(b.txs)+len(txs) <= MaxBehaviourTxs {
+func (b *Attack) admit(txs []SentTx) []SentTx {
+	if len(b.txs)+len(txs) <= MaxTxs {
 		return txs
 	}
 	out := make([]SentTx, 0, len(txs))
 	for _, tx := range txs {
-		if _, known := b.txs[tx.ID]; known || len(b.txs)+len(out) < MaxBehaviourTxs {
+		if _, known := b.txs[tx.ID]; known || len(b.txs)+len(out) < MaxTxs {
 			out = append(out, tx)
 			continue
 		}
@@ -428,7 +385,7 @@ func (b *Behaviour) admit(txs []SentTx) []SentTx {
 }
 
 // candidate records a sent transaction.
-func (b *Behaviour) candidate(tx SentTx, height int32) {
+func (b *Attack) candidate(tx SentTx, height int32) {
 	c := b.txs[tx.ID]
 	if c == nil {
 		c = &behaveTx{height: height}
@@ -442,7 +399,7 @@ func (b *Behaviour) candidate(tx SentTx, height int32) {
 
 // Changes returns the number of records and sendings fed since the last
 // Reading (a caller that reads often can skip a reading while it is 0).
-func (b *Behaviour) Changes() int { return b.changes }
+func (b *Attack) Changes() int { return b.changes }
 
 // matchedIn returns the highest (last) or lowest (first) height in
 // [from, to] in which p sent a transaction.
@@ -483,7 +440,7 @@ const (
 
 // pointer returns the most recent sending with a transaction of the
 // reload's peer between its previous filterload and it.
-func (b *Behaviour) pointer(rl *behaveReload) (behavePointer, pointerState) {
+func (b *Attack) pointer(rl *behaveReload) (behavePointer, pointerState) {
 	p := b.peers[rl.peer]
 	end := sort.Search(len(p.items), func(i int) bool { return p.items[i].key >= rl.key })
 	for i := end - 1; i >= 0 && p.items[i].key > rl.prev; i-- {
@@ -542,7 +499,3 @@ func (s *spanSet) add(from, to int32) {
 	}
 	*s = slices.Replace(v, i, j, span{from, to})
 }
-
-// StageBehaviour names the behaviour attack among the analyzer's stages
-// (ParseAttacks, Report.Behaviour).
-const StageBehaviour = "behaviour"

@@ -1,4 +1,4 @@
-package privacy
+package behaviour
 
 import (
 	"fmt"
@@ -7,12 +7,12 @@ import (
 	"github.com/bloomwatch/bloomwatch/internal/table"
 )
 
-// maxBehaviourRows bounds the reloads and suspects the text report lists
+// maxRows bounds the reloads and suspects the text report lists
 // (the JSON lists them up to MaxListed).
-const maxBehaviourRows = 40
+const maxRows = 40
 
-// writeBehaviour writes the behaviour attack's section of the report.
-func writeBehaviour(b *strings.Builder, r *BehaviourReport) {
+// WriteReport writes the behaviour attack's section of the report.
+func WriteReport(b *strings.Builder, r *Report) {
 	b.WriteString("\nbehaviour attack: what the client's timing points at, beyond what its filter matched\n")
 	wrap(b, "peers' side "+r.Source+"; servers replayed with "+r.Rules+"'s relevance rules", wrapWidth)
 	if r.Note != "" {
@@ -27,7 +27,7 @@ func writeBehaviour(b *strings.Builder, r *BehaviourReport) {
 	fmt.Fprintf(b, "; %d runs asked again of the same peer\n", r.Refetches)
 	if r.DroppedTxs > 0 {
 		fmt.Fprintf(b, "%d transactions sent past the limit of %d were counted, not kept: candidates and suspects leave them out\n",
-			r.DroppedTxs, MaxBehaviourTxs)
+			r.DroppedTxs, MaxTxs)
 	}
 	if !r.HasTruth {
 		b.WriteString("no --truth: the suspects are named, not scored\n")
@@ -43,7 +43,7 @@ func writeBehaviour(b *strings.Builder, r *BehaviourReport) {
 	num, nk := table.Num, table.NotKnown
 	for _, lv := range []struct {
 		name string
-		l    BehaviourLevel
+		l    Level
 	}{{"blocks", r.Blocks}, {"txs", r.Txs}} {
 		wallet, base := nk, nk
 		if r.HasTruth {
@@ -70,9 +70,9 @@ func writeBehaviour(b *strings.Builder, r *BehaviourReport) {
 	}
 	_ = t.Flush() // a strings.Builder does not fail
 	if len(r.SuspectBlocks) > 0 {
-		parts := make([]string, 0, min(len(r.SuspectBlocks), maxBehaviourRows))
+		parts := make([]string, 0, min(len(r.SuspectBlocks), maxRows))
 		for i, s := range r.SuspectBlocks {
-			if i == maxBehaviourRows {
+			if i == maxRows {
 				parts = append(parts, "...")
 				break
 			}
@@ -92,7 +92,7 @@ func writeBehaviour(b *strings.Builder, r *BehaviourReport) {
 	t = table.New(b)
 	fmt.Fprintln(t, "seq\tpeer\theight\tadded\t± s.e.\tpoints\tpointer\ttxs\tdelay s")
 	for i, rl := range r.ReloadList {
-		if i == maxBehaviourRows {
+		if i == maxRows {
 			fmt.Fprintf(t, "...\t%d more\n", len(r.ReloadList)-i)
 			break
 		}

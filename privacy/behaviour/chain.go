@@ -1,4 +1,4 @@
-package privacy
+package behaviour
 
 import (
 	"context"
@@ -13,31 +13,31 @@ import (
 	"github.com/btcsuite/btcd/wire"
 )
 
-// BehaviourSource says how AnalyzeBehaviour knows what each peer sent:
+// Source says how Analyze knows what each peer sent:
 // the transcript records only what the client sent, so the analyzer
 // rebuilds each peer's side from the getdata records and the chain, as
 // the peer knows what it served.
-const BehaviourSource = "rebuilt from the transcript's getdata records and the chain: each peer served every block it was asked " +
+const Source = "rebuilt from the transcript's getdata records and the chain: each peer served every block it was asked " +
 	"for at the record's time, with the transactions its filter matched (the filter as loaded, grown by filteradd and by " +
 	"BLOOM_UPDATE_* server updates, replayed in order); a block first asked alone, after the block below it was asked in an " +
 	"earlier record, is taken as a new block, whose matched transactions each peer holding a filter relayed from its " +
 	"mempool just after the getdata record before it (the chain does not say when a transaction reached a mempool)"
 
-// BehaviourReport is the behaviour attack's stage of privacy analyze.
-type BehaviourReport struct {
-	BehaviourReading
-	BehaviourDetail
-	// Source is BehaviourSource.
+// Report is the behaviour attack's stage of privacy analyze.
+type Report struct {
+	Reading
+	Detail
+	// Source is Source.
 	Source string `json:"source"`
 	// Servings counts the filtered blocks the peers served (heights of
 	// getdata records on the chain); LiveBlocks the blocks taken as new
-	// (see BehaviourSource); Relays the transactions rebuilt as relayed
+	// (see Source); Relays the transactions rebuilt as relayed
 	// from a mempool.
 	Servings   int64 `json:"servings"`
 	LiveBlocks int   `json:"live_blocks"`
 	Relays     int   `json:"relays"`
 	// Rules names the relevance rules the servers were replayed with
-	// ("core" or "btcd", BehaviourOptions.Rules).
+	// ("core" or "btcd", Options.Rules).
 	Rules string `json:"server_rules"`
 	// Note explains a report the attack could not run on (a transcript
 	// without getdata records).
@@ -70,17 +70,17 @@ func ParseServerRules(name string) (bip37.Rules, error) {
 	return bip37.RulesCore, fmt.Errorf("%w: server rules %q (want core or btcd)", ErrBadConfig, name)
 }
 
-// noRequestsNote is BehaviourReport.Note for a transcript without
+// noRequestsNote is Report.Note for a transcript without
 // getdata records.
 const noRequestsNote = "the transcript has no getdata records (written before version 3): the peers' sendings cannot be rebuilt"
 
-// blockCacheSize is how many recent blocks AnalyzeBehaviour keeps: a
+// blockCacheSize is how many recent blocks Analyze keeps: a
 // block is asked of a second peer for a check, or again after a reload,
 // soon after the first time.
 const blockCacheSize = 16
 
-// BehaviourOptions tunes AnalyzeBehaviour.
-type BehaviourOptions struct {
+// Options tunes Analyze.
+type Options struct {
 	// Rules are the relevance rules the serving peers apply when they
 	// filter (bip37.RulesCore: Bitcoin Core and bcoin; bip37.RulesBtcd:
 	// btcd, which tests empty pushes too: once its filter covers the
@@ -91,14 +91,14 @@ type BehaviourOptions struct {
 	Limit int
 }
 
-// AnalyzeBehaviour runs the behaviour attack (see Behaviour) on a
+// Analyze runs the behaviour attack (see Attack) on a
 // transcript, rebuilding what each peer sent from the getdata records and
-// ch (BehaviourSource). With truth (the wallet's elements), each sent
+// ch (Source). With truth (the wallet's elements), each sent
 // transaction is the wallet's when it pays one of them or spends an
 // output that did (NewWalletTxs, read from the lowest height asked: an
 // output the wallet received before it is not known), and a block is the
 // wallet's when it holds one; the report then scores the suspects.
-func AnalyzeBehaviour(ctx context.Context, records []transcript.Record, ch element.Chain, truth []element.Candidate, opts BehaviourOptions) (*BehaviourReport, error) {
+func Analyze(ctx context.Context, records []transcript.Record, ch element.Chain, truth []element.Candidate, opts Options) (*Report, error) {
 	if ch == nil {
 		return nil, fmt.Errorf("%w: the behaviour attack needs the chain", ErrBadConfig)
 	}
@@ -106,9 +106,9 @@ func AnalyzeBehaviour(ctx context.Context, records []transcript.Record, ch eleme
 	if err != nil {
 		return nil, fmt.Errorf("%w: best height: %w", element.ErrChain, err)
 	}
-	rb := &rebuild{ctx: ctx, ch: ch, tip: tip, beh: NewBehaviour(len(truth) > 0), srv: map[string]*bip37.Filter{}, rules: opts.Rules}
+	rb := &rebuild{ctx: ctx, ch: ch, tip: tip, beh: NewAttack(len(truth) > 0), srv: map[string]*bip37.Filter{}, rules: opts.Rules}
 	rb.plan(records)
-	rep := &BehaviourReport{Source: BehaviourSource, LiveBlocks: rb.live}
+	rep := &Report{Source: Source, LiveBlocks: rb.live}
 	if rb.lo > rb.hi {
 		if !rb.anyRequest {
 			rep.Note = noRequestsNote
@@ -123,18 +123,18 @@ func AnalyzeBehaviour(ctx context.Context, records []transcript.Record, ch eleme
 			return nil, err
 		}
 	}
-	rep.BehaviourReading, rep.BehaviourDetail = rb.beh.Detail(opts.Limit)
+	rep.Reading, rep.Detail = rb.beh.Detail(opts.Limit)
 	rep.Rules = rulesName(opts.Rules)
 	rep.Servings, rep.Relays = rb.servings, rb.relays
 	return rep, nil
 }
 
-// rebuild is AnalyzeBehaviour's working state.
+// rebuild is Analyze's working state.
 type rebuild struct {
 	ctx context.Context
 	ch  element.Chain
 	tip int32
-	beh *Behaviour
+	beh *Attack
 	// srv is each peer's filter as the server holds it, tested with
 	// rules.
 	srv   map[string]*bip37.Filter
@@ -159,7 +159,7 @@ type cachedBlock struct {
 
 // span returns the heights of a getdata record on the chain.
 func (rb *rebuild) span(r transcript.Record) (int32, int32, bool) {
-	n := min(max(r.Count, 1), maxBehaviourRun)
+	n := min(max(r.Count, 1), maxRun)
 	to := r.Height + int32(n) - 1
 	if to < r.Height || to > rb.tip {
 		to = rb.tip

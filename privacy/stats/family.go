@@ -1,21 +1,14 @@
-package privacy
+package stats
 
-import "github.com/bloomwatch/bloomwatch/privacy/stats"
-
-// A run's verdicts as one family: every comparison a report prints (each
+// Verdicts as one family: every comparison a report prints (each
 // curve point's measured false positives against the model, each
 // behaviour score against chance) is a test; a test is printed only
 // where it has the power to fail, and the printed ones are
 // Holm-corrected together, so that on correct inputs the chance that any
 // of them raises a false alarm is at most FamilyAlpha.
 
-// MinVerdictPower is the least power a behaviour verdict needs against
-// its alternative (see BehaviourScore.Power) to be printed; the count
-// comparisons use MinComparisonPower.
-const MinVerdictPower = 0.8
-
-// VerdictFamily says how one run's verdicts were decided.
-type VerdictFamily struct {
+// Family says how one run's verdicts were decided.
+type Family struct {
 	Correction  string  `json:"correction"`
 	FamilyAlpha float64 `json:"family_alpha"`
 	// Candidates counts the tests asked for; Screened those with power
@@ -29,53 +22,53 @@ type VerdictFamily struct {
 	Rejected   int `json:"rejected"`
 }
 
-// familyTest is one test of a family: its p-value, its power at a
-// two-sided level, its least power for a verdict, and what to do once
-// decided (adj is the Holm-adjusted p-value; nil: no verdict).
-type familyTest struct {
-	p        float64
-	power    func(level float64) float64
-	minPower float64
-	decide   func(power float64, adj *float64)
+// Test is one test of a family: its p-value, its power at a two-sided
+// level, its least power for a verdict, and what to do once decided (adj
+// is the Holm-adjusted p-value; nil: no verdict).
+type Test struct {
+	P        float64
+	Power    func(level float64) float64
+	MinPower float64
+	Decide   func(power float64, adj *float64)
 }
 
-// decideFamily screens the tests' power at FamilyAlpha, computes it for
+// DecideFamily screens the tests' power at FamilyAlpha, computes it for
 // the screened ones at FamilyAlpha over their number, and Holm-corrects
-// those with enough power; every test's decide is called once.
-func decideFamily(tests []familyTest) VerdictFamily {
-	v := VerdictFamily{Correction: stats.CorrectionHolm, FamilyAlpha: stats.FamilyAlpha, Candidates: len(tests)}
+// those with enough power; every test's Decide is called once.
+func DecideFamily(tests []Test) Family {
+	v := Family{Correction: CorrectionHolm, FamilyAlpha: FamilyAlpha, Candidates: len(tests)}
 	for _, t := range tests {
-		if t.power(stats.FamilyAlpha) >= t.minPower {
+		if t.Power(FamilyAlpha) >= t.MinPower {
 			v.Screened++
 		}
 	}
-	level := stats.FamilyAlpha / float64(max(1, v.Screened))
+	level := FamilyAlpha / float64(max(1, v.Screened))
 	var printed []int
 	powers := make([]float64, len(tests))
 	for i, t := range tests {
-		powers[i] = t.power(level)
-		if powers[i] >= t.minPower {
+		powers[i] = t.Power(level)
+		if powers[i] >= t.MinPower {
 			printed = append(printed, i)
 		}
 	}
 	ps := make([]float64, len(printed))
 	for k, i := range printed {
-		ps[k] = tests[i].p
+		ps[k] = tests[i].P
 	}
-	adjusted := stats.HolmAdjust(ps)
+	adjusted := HolmAdjust(ps)
 	done := make([]bool, len(tests))
 	for k, i := range printed {
 		adj := adjusted[k]
-		if adj < stats.FamilyAlpha {
+		if adj < FamilyAlpha {
 			v.Rejected++
 		}
-		tests[i].decide(powers[i], &adj)
+		tests[i].Decide(powers[i], &adj)
 		done[i] = true
 	}
 	v.Printed = len(printed)
 	for i, t := range tests {
 		if !done[i] {
-			t.decide(powers[i], nil)
+			t.Decide(powers[i], nil)
 		}
 	}
 	return v

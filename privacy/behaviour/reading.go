@@ -1,4 +1,4 @@
-package privacy
+package behaviour
 
 import (
 	"fmt"
@@ -9,10 +9,10 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 )
 
-// BehaviourScore is one signal's suspects at one level (blocks or
+// Score is one signal's suspects at one level (blocks or
 // transactions), judged against the level's base rate. The figures that
 // need the truth are 0 without it (Verdict VerdictNoTruth).
-type BehaviourScore struct {
+type Score struct {
 	Signal string `json:"signal"`
 	// Suspects counts the candidates the signal named; Hits those that
 	// are the wallet's.
@@ -49,10 +49,19 @@ type BehaviourScore struct {
 	Verdict string  `json:"verdict"`
 }
 
+// DefaultMaxListed bounds each list of a Detail: the reloads, the
+// re-fetches and the suspects.
+const DefaultMaxListed = 1000
+
+// MinVerdictPower is the least power a behaviour verdict needs against
+// its alternative (see Score.Power) to be printed; the count
+// comparisons use MinComparisonPower.
+const MinVerdictPower = 0.8
+
 // test returns the score's family test, among n candidates of which w
 // are the wallet's (nil for a score with no suspects or no truth, which
 // has nothing to test).
-func (s *BehaviourScore) test(n, w int) *familyTest {
+func (s *Score) test(n, w int) *stats.Test {
 	if s.Suspects == 0 || n == 0 || s.Verdict == VerdictNoTruth || s.Verdict == VerdictNoSuspects {
 		return nil
 	}
@@ -60,11 +69,11 @@ func (s *BehaviourScore) test(n, w int) *familyTest {
 	p1 := (1 + float64(w)/float64(n)) / 2
 	hg := newHypergeometric(n, w, min(k, n))
 	mean := hg.mean()
-	return &familyTest{
-		p:        s.PValue,
-		power:    func(level float64) float64 { return hg.powerAgainst(k, p1, level) },
-		minPower: MinVerdictPower,
-		decide: func(power float64, adj *float64) {
+	return &stats.Test{
+		P:        s.PValue,
+		Power:    func(level float64) float64 { return hg.powerAgainst(k, p1, level) },
+		MinPower: MinVerdictPower,
+		Decide: func(power float64, adj *float64) {
 			s.Power, s.PHolm = power, adj
 			switch {
 			case adj == nil:
@@ -80,10 +89,10 @@ func (s *BehaviourScore) test(n, w int) *familyTest {
 	}
 }
 
-// behaviourTests returns the family tests of a reading's scores.
-func behaviourTests(r *BehaviourReading) []familyTest {
-	var out []familyTest
-	for _, l := range []*BehaviourLevel{&r.Blocks, &r.Txs} {
+// Tests returns the family tests of a reading's scores.
+func Tests(r *Reading) []stats.Test {
+	var out []stats.Test
+	for _, l := range []*Level{&r.Blocks, &r.Txs} {
 		for i := range l.Scores {
 			if t := l.Scores[i].test(l.Candidates, l.Wallet); t != nil {
 				out = append(out, *t)
@@ -93,33 +102,33 @@ func behaviourTests(r *BehaviourReading) []familyTest {
 	return out
 }
 
-// BehaviourLevel is the attack at one level: the candidates a peer's
+// Level is the attack at one level: the candidates a peer's
 // filter leaves it (blocks in which a peer sent a transaction, or the
 // transactions sent), their wallet share (the base rate: a count over
 // every candidate, exact, not a sample) and each signal's score.
-type BehaviourLevel struct {
+type Level struct {
 	Candidates int     `json:"candidates"`
 	Wallet     int     `json:"wallet"`
 	BaseRate   float64 `json:"base_rate"`
 	// Scores holds one score per signal: SignalReloadTiming,
 	// SignalRefetchStart, SignalAny.
-	Scores []BehaviourScore `json:"scores"`
+	Scores []Score `json:"scores"`
 }
 
 // Score returns the score of signal, or a zero score.
-func (l BehaviourLevel) Score(signal string) BehaviourScore {
+func (l Level) Score(signal string) Score {
 	for _, s := range l.Scores {
 		if s.Signal == signal {
 			return s
 		}
 	}
-	return BehaviourScore{Signal: signal, Verdict: VerdictNoSuspects}
+	return Score{Signal: signal, Verdict: VerdictNoSuspects}
 }
 
-// BehaviourReading is what the behaviour attack suspects so far: the
+// Reading is what the behaviour attack suspects so far: the
 // live meter's reading (Reading.Behaviour) and the summary of the
-// analyzer's stage (BehaviourReport).
-type BehaviourReading struct {
+// analyzer's stage (Report).
+type Reading struct {
 	HasTruth bool `json:"has_truth"`
 	// Reloads counts the filterloads to a peer that held a filter;
 	// PointingReloads those that added elements (or whose addition could
@@ -129,26 +138,26 @@ type BehaviourReading struct {
 	PointingReloads int `json:"pointing_reloads"`
 	Pointed         int `json:"pointed"`
 	// Ambiguous counts the pointing reloads whose latest sending was one
-	// block of a batch (see Behaviour): they name nothing.
+	// block of a batch (see Attack): they name nothing.
 	Ambiguous int `json:"ambiguous"`
 	// Refetches counts the getdata runs that asked a peer again.
 	Refetches int `json:"refetches"`
 	// MedianDelay is the median time, in seconds, from the sending a
 	// reload pointed at to the reload (-1 without one).
 	MedianDelay float64 `json:"median_delay_s"`
-	// DroppedTxs counts the transactions sent past MaxBehaviourTxs,
+	// DroppedTxs counts the transactions sent past MaxTxs,
 	// which the candidates and suspects leave out.
-	DroppedTxs int            `json:"dropped_txs,omitempty"`
-	Blocks     BehaviourLevel `json:"blocks"`
-	Txs        BehaviourLevel `json:"txs"`
+	DroppedTxs int   `json:"dropped_txs,omitempty"`
+	Blocks     Level `json:"blocks"`
+	Txs        Level `json:"txs"`
 	// Verdicts is how the scores' verdicts were decided: one family,
 	// Holm-corrected, each with a power check (in a Report, the report's
 	// family replaces it: Report.Verdicts).
-	Verdicts VerdictFamily `json:"verdicts"`
+	Verdicts stats.Family `json:"verdicts"`
 }
 
-// BehaviourReload is one reload as the attack read it.
-type BehaviourReload struct {
+// Reload is one reload as the attack read it.
+type Reload struct {
 	Peer   string    `json:"peer"`
 	Seq    uint64    `json:"seq"`
 	Height int32     `json:"height"`
@@ -172,8 +181,8 @@ type BehaviourReload struct {
 	DelaySeconds float64 `json:"delay_s"`
 }
 
-// BehaviourRefetch is one run asked again of a peer.
-type BehaviourRefetch struct {
+// Refetch is one run asked again of a peer.
+type Refetch struct {
 	Peer string    `json:"peer"`
 	Seq  uint64    `json:"seq"`
 	Time time.Time `json:"time"`
@@ -201,13 +210,13 @@ type SuspectTx struct {
 	Wallet  bool     `json:"wallet"`
 }
 
-// BehaviourDetail is the attack's full account: each reload and re-fetch
+// Detail is the attack's full account: each reload and re-fetch
 // and every suspect (lists truncated at a limit).
-type BehaviourDetail struct {
-	ReloadList    []BehaviourReload  `json:"reload_list"`
-	RefetchList   []BehaviourRefetch `json:"refetch_list"`
-	SuspectBlocks []SuspectBlock     `json:"suspect_blocks"`
-	SuspectTxs    []SuspectTx        `json:"suspect_txs"`
+type Detail struct {
+	ReloadList    []Reload       `json:"reload_list"`
+	RefetchList   []Refetch      `json:"refetch_list"`
+	SuspectBlocks []SuspectBlock `json:"suspect_blocks"`
+	SuspectTxs    []SuspectTx    `json:"suspect_txs"`
 	// Truncated reports lists cut at the limit.
 	Truncated bool `json:"truncated"`
 }
@@ -232,14 +241,14 @@ func signalsOf(bits uint8) []string {
 
 // Reading returns what the attack suspects so far, scored against the
 // truth it was fed.
-func (b *Behaviour) Reading() BehaviourReading {
+func (b *Attack) Reading() Reading {
 	r, _ := b.compute(false, 0)
 	return r
 }
 
 // Detail returns the reading and every reload, re-fetch and suspect,
 // each list cut at limit (0: DefaultMaxListed).
-func (b *Behaviour) Detail(limit int) (BehaviourReading, BehaviourDetail) {
+func (b *Attack) Detail(limit int) (Reading, Detail) {
 	if limit <= 0 {
 		limit = DefaultMaxListed
 	}
@@ -247,11 +256,11 @@ func (b *Behaviour) Detail(limit int) (BehaviourReading, BehaviourDetail) {
 }
 
 // compute resolves every pointer and scores the suspects.
-func (b *Behaviour) compute(detail bool, limit int) (BehaviourReading, BehaviourDetail) {
+func (b *Attack) compute(detail bool, limit int) (Reading, Detail) {
 	b.changes = 0
-	r := BehaviourReading{HasTruth: b.truth, Reloads: len(b.reloads), Refetches: len(b.refetch), MedianDelay: -1,
+	r := Reading{HasTruth: b.truth, Reloads: len(b.reloads), Refetches: len(b.refetch), MedianDelay: -1,
 		DroppedTxs: b.dropped}
-	var d BehaviourDetail
+	var d Detail
 	blocks := map[int32]uint8{}
 	txs := map[chainhash.Hash]uint8{}
 	name := func(h int32, sent []SentTx, bit uint8) {
@@ -267,7 +276,7 @@ func (b *Behaviour) compute(detail bool, limit int) (BehaviourReading, Behaviour
 	}
 	var delays []float64
 	for _, rl := range b.reloads {
-		row := BehaviourReload{Peer: rl.peer, Seq: rl.seq, Height: rl.height, Time: rl.at, Added: rl.added,
+		row := Reload{Peer: rl.peer, Seq: rl.seq, Height: rl.height, Time: rl.at, Added: rl.added,
 			AddedStdErr: rl.addedErr, Nested: rl.nested, Estimated: rl.estimated, Pointing: rl.pointing,
 			Pointer: -2, DelaySeconds: -1}
 		if rl.pointing {
@@ -292,7 +301,7 @@ func (b *Behaviour) compute(detail bool, limit int) (BehaviourReading, Behaviour
 		}
 	}
 	for _, f := range b.refetch {
-		row := BehaviourRefetch{Peer: f.peer, Seq: f.seq, Time: f.at, From: f.from, To: f.to, Pointer: -2}
+		row := Refetch{Peer: f.peer, Seq: f.seq, Time: f.at, From: f.from, To: f.to, Pointer: -2}
 		p := b.peers[f.peer]
 		if h, ok := p.matchedIn(f.from, f.to, false); ok {
 			name(h, p.sentTxs(h), bitRefetch)
@@ -312,7 +321,7 @@ func (b *Behaviour) compute(detail bool, limit int) (BehaviourReading, Behaviour
 	}
 	r.Blocks = b.blockLevel(blocks)
 	r.Txs = b.txLevel(txs)
-	r.Verdicts = decideFamily(behaviourTests(&r))
+	r.Verdicts = stats.DecideFamily(Tests(&r))
 	if detail {
 		d.SuspectBlocks, d.SuspectTxs = b.listSuspects(blocks, txs, limit, &d.Truncated)
 	}
@@ -320,8 +329,8 @@ func (b *Behaviour) compute(detail bool, limit int) (BehaviourReading, Behaviour
 }
 
 // blockLevel scores the suspect blocks.
-func (b *Behaviour) blockLevel(sus map[int32]uint8) BehaviourLevel {
-	l := BehaviourLevel{Candidates: len(b.blocks)}
+func (b *Attack) blockLevel(sus map[int32]uint8) Level {
+	l := Level{Candidates: len(b.blocks)}
 	for _, w := range b.blocks {
 		if w {
 			l.Wallet++
@@ -341,8 +350,8 @@ func (b *Behaviour) blockLevel(sus map[int32]uint8) BehaviourLevel {
 }
 
 // txLevel scores the suspect transactions.
-func (b *Behaviour) txLevel(sus map[chainhash.Hash]uint8) BehaviourLevel {
-	l := BehaviourLevel{Candidates: len(b.txs)}
+func (b *Attack) txLevel(sus map[chainhash.Hash]uint8) Level {
+	l := Level{Candidates: len(b.txs)}
 	for _, c := range b.txs {
 		if c.wallet {
 			l.Wallet++
@@ -363,7 +372,7 @@ func (b *Behaviour) txLevel(sus map[chainhash.Hash]uint8) BehaviourLevel {
 
 // scoreLevel fills a level's base rate and scores from the suspects
 // counted by signal bits.
-func (b *Behaviour) scoreLevel(l *BehaviourLevel, byBits map[uint8][2]int) {
+func (b *Attack) scoreLevel(l *Level, byBits map[uint8][2]int) {
 	if l.Candidates > 0 {
 		l.BaseRate = float64(l.Wallet) / float64(l.Candidates)
 	}
@@ -383,8 +392,8 @@ func (b *Behaviour) scoreLevel(l *BehaviourLevel, byBits map[uint8][2]int) {
 }
 
 // score judges suspects with hits among n candidates, w the wallet's.
-func (b *Behaviour) score(signal string, suspects, hits, n, w int) BehaviourScore {
-	s := BehaviourScore{Signal: signal, Suspects: suspects}
+func (b *Attack) score(signal string, suspects, hits, n, w int) Score {
+	s := Score{Signal: signal, Suspects: suspects}
 	switch {
 	case suspects == 0:
 		s.Verdict = VerdictNoSuspects
@@ -405,13 +414,13 @@ func (b *Behaviour) score(signal string, suspects, hits, n, w int) BehaviourScor
 	lo, hi := hg.central(behaviourTail)
 	s.Chance = stats.Interval{Lo: float64(lo) / float64(suspects), Hi: float64(hi) / float64(suspects), Method: MethodHypergeometric}
 	s.PValue = hg.pValue(hits)
-	// The verdict is the family's (decideFamily over the reading).
+	// The verdict is the family's (stats.DecideFamily over the reading).
 	s.Verdict = VerdictNoPower
 	return s
 }
 
 // listSuspects lists the suspects, oldest first, cut at limit.
-func (b *Behaviour) listSuspects(blocks map[int32]uint8, txs map[chainhash.Hash]uint8, limit int, truncated *bool) ([]SuspectBlock, []SuspectTx) {
+func (b *Attack) listSuspects(blocks map[int32]uint8, txs map[chainhash.Hash]uint8, limit int, truncated *bool) ([]SuspectBlock, []SuspectTx) {
 	sb := make([]SuspectBlock, 0, min(len(blocks), limit))
 	hs := make([]int32, 0, len(blocks))
 	for h := range blocks {
@@ -449,7 +458,7 @@ func (b *Behaviour) listSuspects(blocks map[int32]uint8, txs map[chainhash.Hash]
 }
 
 // String summarizes a score in one line.
-func (s BehaviourScore) String() string {
+func (s Score) String() string {
 	switch s.Verdict {
 	case VerdictNoSuspects, VerdictNoTruth:
 		return fmt.Sprintf("%s: %d suspects (%s)", s.Signal, s.Suspects, s.Verdict)
@@ -463,7 +472,7 @@ func (s BehaviourScore) String() string {
 
 // NoPowerText is the words of VerdictNoPower for the score: how many
 // suspects, and that they cannot tell (with the test's power).
-func (s BehaviourScore) NoPowerText() string {
+func (s Score) NoPowerText() string {
 	what := "suspects cannot"
 	if s.Suspects == 1 {
 		what = "suspect cannot"
