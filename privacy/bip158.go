@@ -33,12 +33,6 @@ type BlockRequests struct {
 	PerPeer []PeerBlocks `json:"per_peer"`
 }
 
-// PeerBlocks is the number of whole blocks one peer was asked.
-type PeerBlocks struct {
-	Peer   string `json:"peer"`
-	Blocks int    `json:"blocks"`
-}
-
 // SummarizeBlockRequests returns the compact-filter part of recs, or nil
 // when it holds none.
 func SummarizeBlockRequests(recs []transcript.Record) *BlockRequests {

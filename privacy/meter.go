@@ -557,17 +557,37 @@ func (m *Meter) History() []Reading {
 	return append([]Reading(nil), m.readings...)
 }
 
-// finiteOr returns v, or alt when v is infinite or NaN.
-func finiteOr(v, alt float64) float64 {
-	if math.IsInf(v, 0) || math.IsNaN(v) {
-		return alt
-	}
-	return v
-}
-
 // ObserveBlock feeds the on-path observer one delivered filtered block:
 // matched transactions (false positives included) and the wallet's among
 // them. The reading stands; the next Current has it.
 func (m *Meter) ObserveBlock(matched, relevant int) {
 	m.onPath.ObserveBlock(matched, relevant)
+}
+
+// ObserveSent feeds one transaction a peer sent the client: in the
+// filtered block at height, or relayed from its mempool (height -1) at
+// time at, which every peer holding a filter is taken to have announced
+// (behaviour.Attack.RelayedByAll). tx.Wallet is the client's own verdict (relevant, not a false
+// positive), false when not judged yet: a transaction fed again with
+// Wallet set becomes the wallet's. The behaviour attack
+// (Reading.Behaviour) sets what the peers sent against the client's
+// reloads and requests, as the peer would; the reading is refreshed at
+// the next filterload, every behaviourRefreshEvery sendings, or by
+// Settle.
+func (m *Meter) ObserveSent(at time.Time, peer string, height int32, tx behaviour.SentTx) {
+	m.behave.active = true
+	b := m.behave.attack()
+	if height >= 0 {
+		b.Sent(peer, height, []behaviour.SentTx{tx})
+		return
+	}
+	b.RelayedByAll(at, []behaviour.SentTx{tx})
+}
+
+// Settle returns the current reading with the behaviour attack
+// recomputed from everything observed (Current may show one a few
+// sendings old).
+func (m *Meter) Settle() Reading {
+	m.behave.reading(true)
+	return m.Current()
 }

@@ -1,8 +1,6 @@
 package privacy
 
 import (
-	"time"
-
 	"github.com/bloomwatch/bloomwatch/privacy/behaviour"
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
@@ -56,32 +54,4 @@ func (mb *meterBehaviour) reading(force bool) *behaviour.Reading {
 		mb.cached, mb.loaded = &r, false
 	}
 	return mb.cached
-}
-
-// ObserveSent feeds one transaction a peer sent the client: in the
-// filtered block at height, or relayed from its mempool (height -1) at
-// time at, which every peer holding a filter is taken to have announced
-// (behaviour.Attack.RelayedByAll). tx.Wallet is the client's own verdict (relevant, not a false
-// positive), false when not judged yet: a transaction fed again with
-// Wallet set becomes the wallet's. The behaviour attack
-// (Reading.Behaviour) sets what the peers sent against the client's
-// reloads and requests, as the peer would; the reading is refreshed at
-// the next filterload, every behaviourRefreshEvery sendings, or by
-// Settle.
-func (m *Meter) ObserveSent(at time.Time, peer string, height int32, tx behaviour.SentTx) {
-	m.behave.active = true
-	b := m.behave.attack()
-	if height >= 0 {
-		b.Sent(peer, height, []behaviour.SentTx{tx})
-		return
-	}
-	b.RelayedByAll(at, []behaviour.SentTx{tx})
-}
-
-// Settle returns the current reading with the behaviour attack
-// recomputed from everything observed (Current may show one a few
-// sendings old).
-func (m *Meter) Settle() Reading {
-	m.behave.reading(true)
-	return m.Current()
 }

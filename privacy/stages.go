@@ -2,6 +2,7 @@ package privacy
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 
@@ -420,4 +421,12 @@ func (a *analysis) expectedFP(je *jointEval, forms, truth []uint64) expectation 
 		e.independent += je.independentRate(nf) * nonMembers
 	}
 	return e
+}
+
+// finiteOr returns v, or alt when v is infinite or NaN.
+func finiteOr(v, alt float64) float64 {
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return alt
+	}
+	return v
 }
