@@ -16,8 +16,8 @@
 // universe from a chain's transaction count when none is read.
 //
 // A Set holds a wallet's elements (the truth) for exact membership tests,
-// and WalletTxs marks the transactions of a block that pay or spend
-// them.
+// and WalletTxs marks the transactions of a block that pay them or spend
+// what paid them.
 //
 // The package is pure: it reads files only through io.Reader and writes
 // through io.Writer.
