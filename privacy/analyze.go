@@ -75,7 +75,7 @@ type Input struct {
 	Attacks Attacks
 	// Workers bounds the scan's goroutines (0: GOMAXPROCS).
 	Workers int
-	// MaxHits bounds the candidates kept by the scan (0: DefaultMaxHits).
+	// MaxHits bounds the candidates kept by the scan (0: scan.DefaultMaxHits).
 	MaxHits int
 	// SaturationEvery emits a saturation point every this many blocks
 	// (0: every block); the last block of each replay always has one.

@@ -288,7 +288,7 @@ func (m *Meter) SetCandidates(n uint64) {
 }
 
 // SetUniverse sets the universe size |A| and the words UniverseSource
-// reports for it (see UniverseFromTxs, MainnetChainTxData); the next
+// reports for it (see element.UniverseFromTxs, element.MainnetChainTxData); the next
 // Current has them.
 func (m *Meter) SetUniverse(n uint64, source string) {
 	m.candidates, m.source = n, source

@@ -46,8 +46,8 @@ type universeState struct {
 
 // universeFeed keeps the meter's universe |A|: the transactions of the
 // blocks filtered in earlier runs (base) plus this run's (spv's
-// Status.Tested), times privacy.ScriptsPerTx; on mainnet the whole
-// chain's figure (privacy.MainnetChainTxData) instead, since the
+// Status.Tested), times element.ScriptsPerTx; on mainnet the whole
+// chain's figure (element.MainnetChainTxData) instead, since the
 // adversary tests every script on chain, not only those of the blocks
 // this wallet fetched.
 type universeFeed struct {

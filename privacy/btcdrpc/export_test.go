@@ -68,7 +68,7 @@ func sortedUniverse(t *testing.T, cands []element.Candidate) []string {
 
 // TestExportUniverseEqualsChainUniverse checks that the exporter writes,
 // whatever the number of partitions, exactly the universes the analyzer
-// builds in memory (ChainUniverse, ChainOutpointUniverse), each candidate
+// builds in memory (element.ChainUniverse, element.ChainOutpointUniverse), each candidate
 // once, holding at most one partition's observations.
 func TestExportUniverseEqualsChainUniverse(t *testing.T) {
 	ch := exportChain(t)

@@ -282,7 +282,7 @@ func tweakRows(out *Result, tc tweakCase, peers int, u uint64, k int) {
 	)
 }
 
-// mainnetUniverse is privacy.MainnetChainTxData's candidate count.
+// mainnetUniverse is element.MainnetChainTxData's candidate count.
 var mainnetUniverse = float64(element.MainnetChainTxData.Candidates())
 
 // tweakMainnet adds the formula's figures at mainnet scale for
