@@ -9,6 +9,7 @@ import (
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/btcutil/bloom"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 // Benchmarks compare this package ("bip37") with btcutil/bloom ("btcutil")
@@ -58,9 +59,7 @@ func randomElements(rng *rand.Rand, count, size int) [][]byte {
 func filledFilters(b *testing.B, spec benchFilterSpec, size int, rng *rand.Rand) (*Filter, *bloom.Filter, [][]byte) {
 	b.Helper()
 	f, err := NewFilter(spec.elements, spec.fpRate, rng.Uint32(), UpdateNone)
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	members := randomElements(rng, int(spec.elements), size)
 	for _, m := range members {
 		f.Add(m)
@@ -76,9 +75,7 @@ func BenchmarkAdd(b *testing.B) {
 		spec := benchFilters[0]
 		b.Run(fmt.Sprintf("%s/%dB/bip37", spec.name, size), func(b *testing.B) {
 			f, err := NewFilter(spec.elements, spec.fpRate, 1, UpdateNone)
-			if err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, err)
 			for i := 0; b.Loop(); i++ {
 				f.Add(elems[i&benchMask])
 			}
@@ -129,9 +126,7 @@ func benchMatches(b *testing.B, member bool) {
 				}
 				sink = hits
 			})
-			if member && want != len(queries) {
-				b.Fatalf("%s: %d of %d members match", name, want, len(queries))
-			}
+			require.False(b, member && want != len(queries), "%s: %d of %d members match", name, want, len(queries))
 		}
 	}
 }
@@ -174,21 +169,15 @@ func BenchmarkMatchTx(b *testing.B) {
 	spec := benchFilters[0]
 	f, bf, _ := filledFilters(b, spec, 20, rng)
 	tx := typicalTx(rng)
-	if f.MatchTx(tx) {
-		b.Fatal("fixture tx matches")
-	}
+	require.False(b, f.MatchTx(tx), "fixture tx matches")
 	b.Run(spec.name+"/2in2out/bip37", func(b *testing.B) {
 		for b.Loop() {
-			if f.MatchTxAndUpdate(tx) {
-				b.Fatal("matched")
-			}
+			require.False(b, f.MatchTxAndUpdate(tx), "matched")
 		}
 	})
 	b.Run(spec.name+"/2in2out/btcutil", func(b *testing.B) {
 		for b.Loop() {
-			if bf.MatchTxAndUpdate(btcutil.NewTx(tx)) {
-				b.Fatal("matched")
-			}
+			require.False(b, bf.MatchTxAndUpdate(btcutil.NewTx(tx)), "matched")
 		}
 	})
 }
@@ -221,18 +210,17 @@ func BenchmarkVerifyMerkleBlock(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			m, _, err := VerifyMerkleBlock(mb)
-			if err != nil || len(m) != len(matched) {
-				b.Fatal(err)
-			}
+			require.NoError(b, err)
+			require.Equal(b, len(matched), len(m), err)
 		}
 	})
 	b.Run("2000tx_5matches/reference", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			root, m, _, ok := newRefPMT(mb.Transactions, mb.Hashes, mb.Flags).extract()
-			if !ok || root != mb.Header.MerkleRoot || len(m) != len(matched) {
-				b.Fatal("reference rejected the tree")
-			}
+			require.True(b, ok, "reference rejected the tree")
+			require.Equal(b, mb.Header.MerkleRoot, root, "reference rejected the tree")
+			require.Equal(b, len(matched), len(m), "reference rejected the tree")
 		}
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/btcutil/bloom"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 // twinFilters returns this package's filter and a btcutil/bloom filter
@@ -13,9 +14,7 @@ import (
 func twinFilters(t *testing.T, size int, hashFuncs uint32, flags UpdateFlag) (*Filter, *bloom.Filter) {
 	t.Helper()
 	f, err := NewFilterFromBits(make([]byte, size), hashFuncs, 0x5eed, flags)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return f, bloom.LoadFilter(f.MsgFilterLoad())
 }
 
@@ -36,10 +35,9 @@ func TestParamsDiffersFromBtcutil(t *testing.T) {
 	for _, tc := range tests {
 		size, k := Params(tc.elements, tc.fpRate)
 		msg := bloom.NewFilter(tc.elements, 0, tc.fpRate, wire.BloomUpdateNone).MsgFilterLoad()
-		if k != tc.wantK || msg.HashFuncs != tc.btcutilK || (uint32(len(msg.Filter)) == size) != tc.sameLength {
-			t.Errorf("(%d, %v): ours %d bytes k=%d, btcutil %d bytes k=%d; want k=%d vs %d",
-				tc.elements, tc.fpRate, size, k, len(msg.Filter), msg.HashFuncs, tc.wantK, tc.btcutilK)
-		}
+		require.Equal(t, tc.wantK, k, "(%d, %v): ours %d bytes k=%d, btcutil %d bytes k=%d; want k=%d vs %d", tc.elements, tc.fpRate, size, k, len(msg.Filter), msg.HashFuncs, tc.wantK, tc.btcutilK)
+		require.Equal(t, tc.btcutilK, msg.HashFuncs, "(%d, %v): ours %d bytes k=%d, btcutil %d bytes k=%d; want k=%d vs %d", tc.elements, tc.fpRate, size, k, len(msg.Filter), msg.HashFuncs, tc.wantK, tc.btcutilK)
+		require.Equal(t, tc.sameLength, (uint32(len(msg.Filter)) == size), "(%d, %v): ours %d bytes k=%d, btcutil %d bytes k=%d; want k=%d vs %d", tc.elements, tc.fpRate, size, k, len(msg.Filter), msg.HashFuncs, tc.wantK, tc.btcutilK)
 	}
 }
 
@@ -50,17 +48,11 @@ func TestParamsDiffersFromBtcutil(t *testing.T) {
 func TestEmptyFilterDiffersFromBtcutil(t *testing.T) {
 	f, bf := twinFilters(t, 0, 5, UpdateNone)
 	data := []byte("anything")
-	if !f.Matches(data) {
-		t.Error("Matches = false, want true")
-	}
+	require.True(t, f.Matches(data), "Matches = false, want true")
 	tx := wire.NewMsgTx(wire.TxVersion)
 	tx.AddTxOut(wire.NewTxOut(1, []byte{0x6a}))
-	if !f.MatchTx(tx) {
-		t.Error("MatchTx = false, want true")
-	}
-	if !panics(func() { bf.Matches(data) }) {
-		t.Error("btcutil Matches on an empty filter no longer panics; revisit this difference")
-	}
+	require.True(t, f.MatchTx(tx), "MatchTx = false, want true")
+	require.True(t, panics(func() { bf.Matches(data) }), "btcutil Matches on an empty filter no longer panics; revisit this difference")
 }
 
 // panics reports whether fn panics.
@@ -118,16 +110,13 @@ func TestScriptParsingDiffersFromBtcutil(t *testing.T) {
 			tx := wire.NewMsgTx(wire.TxVersion)
 			tx.AddTxIn(wire.NewTxIn(&wire.OutPoint{Index: 1}, tc.sigScript, nil))
 			tx.AddTxOut(wire.NewTxOut(1, tc.pkScript))
-			if got := f.MatchTx(tx); got != tc.want {
-				t.Errorf("MatchTx = %v, want %v", got, tc.want)
-			}
-			if got := bf.MatchTxAndUpdate(btcutil.NewTx(tx)); got != tc.btcutil {
-				t.Errorf("btcutil = %v, want %v", got, tc.btcutil)
-			}
+			got := f.MatchTx(tx)
+			require.Equal(t, tc.want, got, "MatchTx = %v, want %v", got, tc.want)
+			got = bf.MatchTxAndUpdate(btcutil.NewTx(tx))
+			require.Equal(t, tc.btcutil, got, "btcutil = %v, want %v", got, tc.btcutil)
 			ref := &refFilter{data: append([]byte(nil), f.Bits()...), hashFuncs: 7, tweak: 0x5eed}
-			if got := ref.isRelevantAndUpdate(tx); got != tc.want {
-				t.Errorf("reference = %v, want %v", got, tc.want)
-			}
+			got = ref.isRelevantAndUpdate(tx)
+			require.Equal(t, tc.want, got, "reference = %v, want %v", got, tc.want)
 		})
 	}
 }
@@ -188,16 +177,13 @@ func TestP2PubKeyOnlyDiffersFromBtcutil(t *testing.T) {
 			tx := wire.NewMsgTx(wire.TxVersion)
 			tx.AddTxIn(wire.NewTxIn(&wire.OutPoint{Index: 1}, nil, nil))
 			tx.AddTxOut(wire.NewTxOut(1, tc.pkScript))
-			if !f.MatchTxAndUpdate(tx) || !bf.MatchTxAndUpdate(btcutil.NewTx(tx)) {
-				t.Fatal("the output push must match in both")
-			}
+			require.True(t, f.MatchTxAndUpdate(tx), "the output push must match in both")
+			require.True(t, bf.MatchTxAndUpdate(btcutil.NewTx(tx)), "the output push must match in both")
 			op := &wire.OutPoint{Hash: tx.TxHash(), Index: 0}
-			if got := f.MatchesOutPoint(op); got != tc.want {
-				t.Errorf("ours inserted = %v, want %v", got, tc.want)
-			}
-			if got := bf.MatchesOutPoint(op); got != tc.btcutil {
-				t.Errorf("btcutil inserted = %v, want %v", got, tc.btcutil)
-			}
+			got := f.MatchesOutPoint(op)
+			require.Equal(t, tc.want, got, "ours inserted = %v, want %v", got, tc.want)
+			got = bf.MatchesOutPoint(op)
+			require.Equal(t, tc.btcutil, got, "btcutil inserted = %v, want %v", got, tc.btcutil)
 		})
 	}
 }

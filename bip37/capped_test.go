@@ -6,6 +6,7 @@ import (
 
 	"github.com/btcsuite/btcd/btcutil/bloom"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 // TestCappedAgreesOnGrid compares Capped, the module's one "capped" rule,
@@ -49,12 +50,13 @@ func TestCappedAgreesOnGrid(t *testing.T) {
 		if want {
 			capped++
 		}
-		if oldNode(c, p) != want || oldBench(c, p) != want || paramsCut(c, p) != want {
-			t.Errorf("capacity %d rate %g: Capped %v, old node rule %v, old bench rule %v, Params at the cap %v",
-				c, p, want, oldNode(c, p), oldBench(c, p), paramsCut(c, p))
+		// The guard keeps require's reflection out of a grid of a million
+		// points.
+		if rules := [3]bool{oldNode(c, p), oldBench(c, p), paramsCut(c, p)}; rules != [3]bool{want, want, want} {
+			require.Equal(t, [3]bool{want, want, want}, rules, "capacity %d rate %g: Capped against the old node rule, the old bench rule and Params at the cap", c, p)
 		}
-		if withBtcutil && btcutilCut(c, p) != want {
-			t.Errorf("capacity %d rate %g: Capped %v, btcutil/bloom at the cap %v", c, p, want, btcutilCut(c, p))
+		if withBtcutil {
+			require.Equal(t, want, btcutilCut(c, p), "capacity %d rate %g: Capped against btcutil/bloom at the cap", c, p)
 		}
 	}
 	for _, p := range rates {
@@ -73,11 +75,10 @@ func TestCappedAgreesOnGrid(t *testing.T) {
 			}
 		}
 	}
-	if capped == 0 || capped == checked {
-		t.Fatalf("%d of %d grid points capped: the grid does not straddle the cap", capped, checked)
-	}
+	require.NotEqual(t, 0, capped, "%d of %d grid points capped: the grid does not straddle the cap", capped, checked)
+	require.NotEqual(t, checked, capped, "%d of %d grid points capped: the grid does not straddle the cap", capped, checked)
 	t.Logf("%d grid points, %d capped: every rule agrees", checked, capped)
-	if Capped(10, 0) || Capped(0, 0.1) || Capped(10, 1) {
-		t.Error("Capped accepts inputs Params rejects")
-	}
+	require.False(t, Capped(10, 0), "Capped accepts inputs Params rejects")
+	require.False(t, Capped(0, 0.1), "Capped accepts inputs Params rejects")
+	require.False(t, Capped(10, 1), "Capped accepts inputs Params rejects")
 }

@@ -1,10 +1,11 @@
 package bip37
 
 import (
-	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // randomElement returns a pseudorandom 20-byte element.
@@ -21,9 +22,7 @@ func randomElement(rng *rand.Rand) []byte {
 func filterOf(t testing.TB, sizeBytes int, k, tweak uint32, elems [][]byte) *Filter {
 	t.Helper()
 	f, err := NewFilterFromBits(make([]byte, sizeBytes), k, tweak, UpdateNone)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, e := range elems {
 		f.Add(e)
 	}
@@ -53,13 +52,11 @@ func TestHashSeedSelectsFilterBits(t *testing.T) {
 				want[idx/bitsPerByte] |= 1 << (idx % bitsPerByte)
 			}
 		}
-		if string(want) != string(f.Bits()) {
-			t.Fatalf("trial %d: bits from HashSeed differ from Filter.Add (size %d, k %d, tweak %#x)", trial, size, k, tweak)
-		}
+		require.Equal(t, string(want), string(f.Bits()), "trial %d: bits from HashSeed differ from Filter.Add (size %d, k %d, tweak %#x)", trial, size, k, tweak)
 	}
-	if HashSeed(0, 1) != 0xFBA4C795 || HashSeed(5, 0) != 5 || HashSeed(1, 2) != uint32((2*0xFBA4C795+1)%(1<<32)) {
-		t.Fatalf("HashSeed: got %#x %#x %#x", HashSeed(0, 1), HashSeed(5, 0), HashSeed(1, 2))
-	}
+	require.Equal(t, uint32(0xFBA4C795), HashSeed(0, 1), "HashSeed: got %#x %#x %#x", HashSeed(0, 1), HashSeed(5, 0), HashSeed(1, 2))
+	require.Equal(t, uint32(5), HashSeed(5, 0), "HashSeed: got %#x %#x %#x", HashSeed(0, 1), HashSeed(5, 0), HashSeed(1, 2))
+	require.Equal(t, uint32((2*0xFBA4C795+1)%(1<<32)), HashSeed(1, 2), "HashSeed: got %#x %#x %#x", HashSeed(0, 1), HashSeed(5, 0), HashSeed(1, 2))
 }
 
 func TestFoldIsTheSmallerFilter(t *testing.T) {
@@ -77,29 +74,24 @@ func TestFoldIsTheSmallerFilter(t *testing.T) {
 		big.flags = UpdateAll
 		want := filterOf(t, small, k, tweak, elems)
 		got, err := Fold(big, small)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(got.Bits()) != string(want.Bits()) {
-			t.Fatalf("trial %d: fold of %d bytes onto %d differs from the filter built at %d bytes", trial, small*factor, small, small)
-		}
-		if got.HashFuncs() != k || got.Tweak() != tweak || got.Flags() != UpdateAll || got.Size() != small {
-			t.Fatalf("trial %d: fold changed parameters: k %d tweak %#x flags %v size %d", trial, got.HashFuncs(), got.Tweak(), got.Flags(), got.Size())
-		}
+		require.NoError(t, err)
+		require.Equal(t, string(want.Bits()), string(got.Bits()), "trial %d: fold of %d bytes onto %d differs from the filter built at %d bytes", trial, small*factor, small, small)
+		require.Equal(t, k, got.HashFuncs(), "trial %d: fold changed parameters: k %d tweak %#x flags %v size %d", trial, got.HashFuncs(), got.Tweak(), got.Flags(), got.Size())
+		require.Equal(t, tweak, got.Tweak(), "trial %d: fold changed parameters: k %d tweak %#x flags %v size %d", trial, got.HashFuncs(), got.Tweak(), got.Flags(), got.Size())
+		require.Equal(t, UpdateAll, got.Flags(), "trial %d: fold changed parameters: k %d tweak %#x flags %v size %d", trial, got.HashFuncs(), got.Tweak(), got.Flags(), got.Size())
+		require.Equal(t, small, got.Size(), "trial %d: fold changed parameters: k %d tweak %#x flags %v size %d", trial, got.HashFuncs(), got.Tweak(), got.Flags(), got.Size())
 	}
 }
 
 func TestFoldErrors(t *testing.T) {
 	f := filterOf(t, 12, 3, 7, nil)
 	for _, size := range []int{0, -1, 5, 24} {
-		if _, err := Fold(f, size); !errors.Is(err, ErrSizesNotNested) {
-			t.Errorf("Fold(12 bytes, %d): err %v, want ErrSizesNotNested", size, err)
-		}
+		_, err := Fold(f, size)
+		require.ErrorIs(t, err, ErrSizesNotNested, "Fold(12 bytes, %d): err %v, want ErrSizesNotNested", size, err)
 	}
 	for _, g := range []*Filter{filterOf(t, 0, 3, 7, nil), filterOf(t, 12, 0, 7, nil)} {
-		if _, err := Fold(g, 1); !errors.Is(err, ErrNoElementInfo) {
-			t.Errorf("Fold(%d bytes, k %d): err %v, want ErrNoElementInfo", g.Size(), g.HashFuncs(), err)
-		}
+		_, err := Fold(g, 1)
+		require.ErrorIs(t, err, ErrNoElementInfo, "Fold(%d bytes, k %d): err %v, want ErrNoElementInfo", g.Size(), g.HashFuncs(), err)
 	}
 }
 
@@ -128,22 +120,19 @@ func TestEstimateOverlapErrors(t *testing.T) {
 	for _, c := range cases {
 		for _, order := range [][2]*Filter{{base, c.b}, {c.b, base}} {
 			_, err := EstimateOverlap(order[0], order[1])
-			if !errors.Is(err, c.want) {
-				t.Errorf("%s: err %v, want %v", c.name, err, c.want)
-			}
-			if u, err := EstimateUnion(order[0], order[1]); !errors.Is(err, c.want) || !math.IsNaN(u) {
-				t.Errorf("%s: EstimateUnion = %v, %v", c.name, u, err)
-			}
-			if i, err := EstimateIntersection(order[0], order[1]); !errors.Is(err, c.want) || !math.IsNaN(i) {
-				t.Errorf("%s: EstimateIntersection = %v, %v", c.name, i, err)
-			}
+			require.ErrorIs(t, err, c.want, "%s: err %v, want %v", c.name, err, c.want)
+			u, err := EstimateUnion(order[0], order[1])
+			require.ErrorIs(t, err, c.want, "%s: EstimateUnion = %v, %v", c.name, u, err)
+			require.True(t, math.IsNaN(u), "%s: EstimateUnion = %v, %v", c.name, u, err)
+			i, err := EstimateIntersection(order[0], order[1])
+			require.ErrorIs(t, err, c.want, "%s: EstimateIntersection = %v, %v", c.name, i, err)
+			require.True(t, math.IsNaN(i), "%s: EstimateIntersection = %v, %v", c.name, i, err)
 		}
 	}
 	// Nested sizes in either order and equal sizes are accepted.
 	for _, size := range []int{100, 200, 50, 25, 500} {
-		if _, err := EstimateOverlap(base, filterOf(t, size, 5, 9, elems)); err != nil {
-			t.Errorf("size 100 with %d: %v", size, err)
-		}
+		_, err := EstimateOverlap(base, filterOf(t, size, 5, 9, elems))
+		require.NoError(t, err, "size 100 with %d", size)
 	}
 }
 
@@ -197,15 +186,11 @@ func TestEstimateOverlapAccuracy(t *testing.T) {
 				b = append(b, randomElement(rng))
 			}
 			o, err := EstimateOverlap(filterOf(t, c.sizeA, c.k, tweak, a), filterOf(t, c.sizeB, c.k, tweak, b))
-			if err != nil {
-				t.Fatalf("%s: %v", c.name, err)
-			}
-			if o.SizeBytes != truth.SizeBytes || o.HashFuncs != c.k {
-				t.Fatalf("%s: estimated at %d bytes, k %d", c.name, o.SizeBytes, o.HashFuncs)
-			}
-			if d := o.A + o.B - o.Union - o.Intersection; math.Abs(d) > 1e-9 {
-				t.Fatalf("%s: intersection is not A + B - union (off by %v)", c.name, d)
-			}
+			require.NoError(t, err, "%s", c.name)
+			require.Equal(t, truth.SizeBytes, o.SizeBytes, "%s: estimated at %d bytes, k %d", c.name, o.SizeBytes, o.HashFuncs)
+			require.Equal(t, c.k, o.HashFuncs, "%s: estimated at %d bytes, k %d", c.name, o.SizeBytes, o.HashFuncs)
+			d := o.A + o.B - o.Union - o.Intersection
+			require.LessOrEqual(t, math.Abs(d), 1e-9, "%s: intersection is not A + B - union (off by %v)", c.name, d)
 			ei, eb, ea := o.Intersection-truth.Intersection, o.OnlyB()-float64(c.added), o.OnlyA()-float64(c.nA-c.common)
 			sumI, sumI2 = sumI+ei, sumI2+ei*ei
 			sumB, sumB2 = sumB+eb, sumB2+eb*eb
@@ -214,19 +199,16 @@ func TestEstimateOverlapAccuracy(t *testing.T) {
 		rmsI, rmsB, rmsA := math.Sqrt(sumI2/trials), math.Sqrt(sumB2/trials), math.Sqrt(sumA2/trials)
 		t.Logf("%s: intersection bias %+.2f rms %.2f (formula %.2f); added bias %+.2f rms %.2f (formula %.2f); dropped rms %.2f (formula %.2f)",
 			c.name, sumI/trials, rmsI, wantSDI, sumB/trials, rmsB, wantSDOnlyB, rmsA, wantSDOnlyA)
-		if d := sumI/trials - biasI; math.Abs(d) > 4*wantSDI/math.Sqrt(trials) {
-			t.Errorf("%s: intersection biased by %.2f", c.name, d)
-		}
-		if d := sumB/trials - biasOnlyB; math.Abs(d) > 4*wantSDOnlyB/math.Sqrt(trials) {
-			t.Errorf("%s: added-elements estimate biased by %.2f", c.name, d)
-		}
+		d := sumI/trials - biasI
+		require.LessOrEqual(t, math.Abs(d), 4*wantSDI/math.Sqrt(trials), "%s: intersection biased by %.2f", c.name, d)
+		d = sumB/trials - biasOnlyB
+		require.LessOrEqual(t, math.Abs(d), 4*wantSDOnlyB/math.Sqrt(trials), "%s: added-elements estimate biased by %.2f", c.name, d)
 		for _, r := range []struct {
 			what      string
 			rms, want float64
 		}{{"intersection", rmsI, wantSDI}, {"added", rmsB, wantSDOnlyB}, {"dropped", rmsA, wantSDOnlyA}} {
-			if r.rms < 0.8*r.want || r.rms > 1.2*r.want {
-				t.Errorf("%s: %s rms error %.2f, StdErr formula %.2f", c.name, r.what, r.rms, r.want)
-			}
+			require.GreaterOrEqual(t, r.rms, 0.8*r.want, "%s: %s rms error %.2f, StdErr formula %.2f", c.name, r.what, r.rms, r.want)
+			require.LessOrEqual(t, r.rms, 1.2*r.want, "%s: %s rms error %.2f, StdErr formula %.2f", c.name, r.what, r.rms, r.want)
 		}
 	}
 }
@@ -243,19 +225,16 @@ func TestEstimateOverlapSymmetric(t *testing.T) {
 	}
 	fa, fb := filterOf(t, 200, 7, 3, a), filterOf(t, 800, 7, 3, b)
 	ab, err := EstimateOverlap(fa, fb)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ba, err := EstimateOverlap(fb, fa)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ab.A != ba.B || ab.B != ba.A || ab.Union != ba.Union || ab.Intersection != ba.Intersection || ab.OnlyB() != ba.OnlyA() {
-		t.Fatalf("EstimateOverlap is not symmetric: %+v vs %+v", ab, ba)
-	}
+	require.NoError(t, err)
+	require.Equal(t, ba.B, ab.A, "EstimateOverlap is not symmetric: %+v vs %+v", ab, ba)
+	require.Equal(t, ba.A, ab.B, "EstimateOverlap is not symmetric: %+v vs %+v", ab, ba)
+	require.Equal(t, ba.Union, ab.Union, "EstimateOverlap is not symmetric: %+v vs %+v", ab, ba)
+	require.Equal(t, ba.Intersection, ab.Intersection, "EstimateOverlap is not symmetric: %+v vs %+v", ab, ba)
+	require.Equal(t, ba.OnlyA(), ab.OnlyB(), "EstimateOverlap is not symmetric: %+v vs %+v", ab, ba)
 	u, _ := EstimateUnion(fa, fb)
 	i, _ := EstimateIntersection(fa, fb)
-	if u != ab.Union || i != ab.Intersection {
-		t.Fatalf("EstimateUnion/Intersection = %v, %v; overlap %+v", u, i, ab)
-	}
+	require.Equal(t, ab.Union, u, "EstimateUnion/Intersection = %v, %v; overlap %+v", u, i, ab)
+	require.Equal(t, ab.Intersection, i, "EstimateUnion/Intersection = %v, %v; overlap %+v", u, i, ab)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 )
 
@@ -38,32 +39,27 @@ func TestExplainNamesTheMatchingPart(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f, err := NewFilter(10, 1e-6, 99, UpdateNone)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			f.Add(c.elem)
 			m, ok := f.Explain(tx)
-			if !ok || m.Kind != c.kind || m.Index != c.index || !bytes.Equal(m.Element, c.elem) {
-				t.Fatalf("explain %+v %v, want %s at %d", m, ok, c.kind, c.index)
-			}
-			if len(m.Bits) != int(f.HashFuncs()) {
-				t.Fatalf("%d bit positions, want k = %d", len(m.Bits), f.HashFuncs())
-			}
+			require.True(t, ok, "explain %+v %v, want %s at %d", m, ok, c.kind, c.index)
+			require.Equal(t, c.kind, m.Kind, "explain %+v %v, want %s at %d", m, ok, c.kind, c.index)
+			require.Equal(t, c.index, m.Index, "explain %+v %v, want %s at %d", m, ok, c.kind, c.index)
+			require.Equal(t, c.elem, m.Element, "explain %+v %v, want %s at %d", m, ok, c.kind, c.index)
+			require.Equal(t, int(f.HashFuncs()), len(m.Bits), "%d bit positions, want k = %d", len(m.Bits), f.HashFuncs())
 			for _, b := range m.Bits {
-				if uint64(b) >= f.NumBits() || f.Bits()[b/8]&(1<<(b%8)) == 0 {
-					t.Fatalf("bit %d not set in the filter", b)
-				}
+				require.Less(t, uint64(b), f.NumBits(), "bit %d not set in the filter", b)
+				require.NotEqual(t, byte(0), f.Bits()[b/8]&(1<<(b%8)), "bit %d not set in the filter", b)
 			}
 		})
 	}
 	empty, _ := NewFilter(10, 1e-6, 99, UpdateNone)
-	if _, ok := empty.Explain(tx); ok {
-		t.Fatal("an empty filter explained a match")
-	}
+	_, ok := empty.Explain(tx)
+	require.False(t, ok, "an empty filter explained a match")
 	all, _ := NewFilterFromBits(nil, 0, 0, UpdateNone)
-	if m, ok := all.Explain(tx); !ok || m.Kind != MatchAll {
-		t.Fatalf("zero-length filter: %+v %v", m, ok)
-	}
+	m, ok := all.Explain(tx)
+	require.True(t, ok, "zero-length filter: %+v %v", m, ok)
+	require.Equal(t, MatchAll, m.Kind, "zero-length filter: %+v %v", m, ok)
 }
 
 // TestExplainAgreesWithMatchTx checks on random filters and transactions
@@ -75,12 +71,8 @@ func TestExplainAgreesWithMatchTx(t *testing.T) {
 		bits := rapid.SliceOfN(rapid.Byte(), 1, 8).Draw(t, "bits")
 		k := rapid.Uint32Range(1, 8).Draw(t, "k")
 		f, err := NewFilterFromBits(bits, k, rapid.Uint32().Draw(t, "tweak"), UpdateNone)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		_, ok := f.Explain(tx)
-		if ok != f.MatchTx(tx) {
-			t.Fatalf("Explain %v, MatchTx %v", ok, f.MatchTx(tx))
-		}
+		require.Equal(t, f.MatchTx(tx), ok, "Explain %v, MatchTx %v", ok, f.MatchTx(tx))
 	})
 }

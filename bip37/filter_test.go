@@ -3,13 +3,13 @@ package bip37
 import (
 	"bytes"
 	"encoding/hex"
-	"errors"
 	"math"
 	"sync"
 	"testing"
 
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 // TestFilterInsertSerialize runs Core's bloom_create_insert_serialize,
@@ -24,9 +24,7 @@ func TestFilterInsertSerialize(t *testing.T) {
 	const absent = "19108ad8ed9bb6274d3980bab5a85c048f0950c8"
 
 	wif, err := btcutil.DecodeWIF("5Kg1gnAjaLfKiwhhPpGS3QfRg2m6awQvaj98JCZBZQ5SuS2F15C")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	pubKey := wif.SerializePubKey()
 	keyElements := []string{hex.EncodeToString(pubKey), hex.EncodeToString(btcutil.Hash160(pubKey))}
 
@@ -46,30 +44,20 @@ func TestFilterInsertSerialize(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f, err := NewFilter(tc.elements, tc.fpRate, tc.tweak, UpdateAll)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			for _, s := range tc.insert {
 				f.Add(mustHex(t, s))
-				if !f.Matches(mustHex(t, s)) {
-					t.Errorf("just-inserted %s does not match", s)
-				}
+				require.True(t, f.Matches(mustHex(t, s)), "just-inserted %s does not match", s)
 			}
 			for _, s := range tc.absent {
-				if f.Matches(mustHex(t, s)) {
-					t.Errorf("absent %s matches", s)
-				}
+				require.False(t, f.Matches(mustHex(t, s)), "absent %s matches", s)
 			}
-			if got := hex.EncodeToString(f.Serialize()); got != tc.want {
-				t.Errorf("Serialize = %s, want %s", got, tc.want)
-			}
+			got := hex.EncodeToString(f.Serialize())
+			require.Equal(t, tc.want, got, "Serialize = %s, want %s", got, tc.want)
 			var buf bytes.Buffer
-			if err := f.MsgFilterLoad().BtcEncode(&buf, wire.ProtocolVersion, wire.LatestEncoding); err != nil {
-				t.Fatal(err)
-			}
-			if got := hex.EncodeToString(buf.Bytes()); got != tc.want {
-				t.Errorf("MsgFilterLoad encodes to %s, want %s", got, tc.want)
-			}
+			require.NoError(t, f.MsgFilterLoad().BtcEncode(&buf, wire.ProtocolVersion, wire.LatestEncoding))
+			got = hex.EncodeToString(buf.Bytes())
+			require.Equal(t, tc.want, got, "MsgFilterLoad encodes to %s, want %s", got, tc.want)
 		})
 	}
 }
@@ -108,16 +96,13 @@ func TestParams(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			size, k := Params(tc.elements, tc.fpRate)
-			if size != tc.wantBytes || k != tc.wantK {
-				t.Errorf("Params(%d, %v) = (%d, %d), want (%d, %d)", tc.elements, tc.fpRate, size, k, tc.wantBytes, tc.wantK)
-			}
+			require.Equal(t, tc.wantBytes, size, "Params(%d, %v) = (%d, %d), want (%d, %d)", tc.elements, tc.fpRate, size, k, tc.wantBytes, tc.wantK)
+			require.Equal(t, tc.wantK, k, "Params(%d, %v) = (%d, %d), want (%d, %d)", tc.elements, tc.fpRate, size, k, tc.wantBytes, tc.wantK)
 			f, err := NewFilter(tc.elements, tc.fpRate, 0, UpdateNone)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if uint32(f.Size()) != size || f.HashFuncs() != k || f.NumBits() != uint64(size)*8 {
-				t.Errorf("NewFilter: size %d k %d bits %d", f.Size(), f.HashFuncs(), f.NumBits())
-			}
+			require.NoError(t, err)
+			require.Equal(t, size, uint32(f.Size()), "NewFilter: size %d k %d bits %d", f.Size(), f.HashFuncs(), f.NumBits())
+			require.Equal(t, k, f.HashFuncs(), "NewFilter: size %d k %d bits %d", f.Size(), f.HashFuncs(), f.NumBits())
+			require.Equal(t, uint64(size)*8, f.NumBits(), "NewFilter: size %d k %d bits %d", f.Size(), f.HashFuncs(), f.NumBits())
 		})
 	}
 }
@@ -139,12 +124,11 @@ func TestNewFilterRejects(t *testing.T) {
 	}
 	for _, tc := range tests {
 		f, err := NewFilter(tc.elements, tc.fpRate, 0, UpdateAll)
-		if !errors.Is(err, tc.want) || f != nil {
-			t.Errorf("NewFilter(%d, %v) = %v, %v; want %v", tc.elements, tc.fpRate, f, err, tc.want)
-		}
-		if size, k := Params(tc.elements, tc.fpRate); size != 0 || k != 0 {
-			t.Errorf("Params(%d, %v) = (%d, %d), want (0, 0)", tc.elements, tc.fpRate, size, k)
-		}
+		require.ErrorIs(t, err, tc.want, "NewFilter(%d, %v) = %v, %v; want %v", tc.elements, tc.fpRate, f, err, tc.want)
+		require.Nil(t, f, "NewFilter(%d, %v) = %v, %v; want %v", tc.elements, tc.fpRate, f, err, tc.want)
+		size, k := Params(tc.elements, tc.fpRate)
+		require.Equal(t, uint32(0), size, "Params(%d, %v) = (%d, %d), want (0, 0)", tc.elements, tc.fpRate, size, k)
+		require.Equal(t, uint32(0), k, "Params(%d, %v) = (%d, %d), want (0, 0)", tc.elements, tc.fpRate, size, k)
 	}
 }
 
@@ -164,24 +148,15 @@ func TestEmptyFilterMatchesAll(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f, err := NewFilterFromBits(tc.bits, tc.hashFuncs, 7, UpdateAll)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			f.Add([]byte{1, 2, 3})
-			if !bytes.Equal(f.Bits(), tc.bits) && len(tc.bits) != 0 {
-				t.Errorf("Add changed bits to %x", f.Bits())
-			}
+			require.False(t, !bytes.Equal(f.Bits(), tc.bits) && len(tc.bits) != 0, "Add changed bits to %x", f.Bits())
 			for _, data := range [][]byte{nil, {1}, bytes.Repeat([]byte{9}, 200)} {
-				if !f.Matches(data) {
-					t.Errorf("Matches(%x) = false", data)
-				}
+				require.True(t, f.Matches(data), "Matches(%x) = false", data)
 			}
-			if !f.MatchTx(wire.NewMsgTx(wire.TxVersion)) {
-				t.Error("MatchTx(empty tx) = false")
-			}
-			if got := f.CurrentFPRate(); got != 1 {
-				t.Errorf("CurrentFPRate = %v, want 1", got)
-			}
+			require.True(t, f.MatchTx(wire.NewMsgTx(wire.TxVersion)), "MatchTx(empty tx) = false")
+			got := f.CurrentFPRate()
+			require.Equal(t, float64(1), got, "CurrentFPRate = %v, want 1", got)
 		})
 	}
 }
@@ -189,37 +164,26 @@ func TestEmptyFilterMatchesAll(t *testing.T) {
 // TestFilterCapsAndCopies checks NewFilterFromBits's caps and that it and
 // the accessors do not alias caller memory.
 func TestFilterCapsAndCopies(t *testing.T) {
-	if _, err := NewFilterFromBits(make([]byte, MaxFilterSize+1), 1, 0, UpdateNone); !errors.Is(err, ErrFilterTooLarge) {
-		t.Errorf("oversized: %v", err)
-	}
-	if _, err := NewFilterFromBits(make([]byte, 10), MaxHashFuncs+1, 0, UpdateNone); !errors.Is(err, ErrTooManyHashFuncs) {
-		t.Errorf("too many hash funcs: %v", err)
-	}
-	if _, err := NewFilterFromBits(make([]byte, MaxFilterSize), MaxHashFuncs, 0, UpdateNone); err != nil {
-		t.Errorf("at the caps: %v", err)
-	}
+	_, err := NewFilterFromBits(make([]byte, MaxFilterSize+1), 1, 0, UpdateNone)
+	require.ErrorIs(t, err, ErrFilterTooLarge, "oversized")
+	_, err = NewFilterFromBits(make([]byte, 10), MaxHashFuncs+1, 0, UpdateNone)
+	require.ErrorIs(t, err, ErrTooManyHashFuncs, "too many hash funcs")
+	_, err = NewFilterFromBits(make([]byte, MaxFilterSize), MaxHashFuncs, 0, UpdateNone)
+	require.NoError(t, err, "at the caps")
 	bits := []byte{0, 0, 0, 0}
 	f, err := NewFilterFromBits(bits, 3, 1, UpdateAll)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	f.Add([]byte("element"))
-	if !bytes.Equal(bits, []byte{0, 0, 0, 0}) {
-		t.Error("NewFilterFromBits aliases the caller's slice")
-	}
+	require.Equal(t, []byte{0, 0, 0, 0}, bits, "NewFilterFromBits aliases the caller's slice")
 	c := f.Clone()
 	c.Add([]byte("another element"))
-	if bytes.Equal(c.Bits(), f.Bits()) {
-		t.Error("Clone shares bits with the original")
-	}
+	require.False(t, bytes.Equal(c.Bits(), f.Bits()), "Clone shares bits with the original")
 	msg := f.MsgFilterLoad()
 	msg.Filter[0] ^= 0xff
-	if bytes.Equal(msg.Filter, f.Bits()) {
-		t.Error("MsgFilterLoad shares bits with the filter")
-	}
-	if f.Tweak() != 1 || f.Flags() != UpdateAll || f.HashFuncs() != 3 {
-		t.Errorf("accessors: tweak %d flags %v k %d", f.Tweak(), f.Flags(), f.HashFuncs())
-	}
+	require.False(t, bytes.Equal(msg.Filter, f.Bits()), "MsgFilterLoad shares bits with the filter")
+	require.Equal(t, uint32(1), f.Tweak(), "accessors: tweak %d flags %v k %d", f.Tweak(), f.Flags(), f.HashFuncs())
+	require.Equal(t, UpdateAll, f.Flags(), "accessors: tweak %d flags %v k %d", f.Tweak(), f.Flags(), f.HashFuncs())
+	require.Equal(t, uint32(3), f.HashFuncs(), "accessors: tweak %d flags %v k %d", f.Tweak(), f.Flags(), f.HashFuncs())
 }
 
 // TestBitsSet counts bits over lengths that exercise the 8-byte loop and
@@ -237,12 +201,9 @@ func TestBitsSet(t *testing.T) {
 	}
 	for _, tc := range tests {
 		f, err := NewFilterFromBits(tc.bits, 1, 0, UpdateNone)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := f.BitsSet(); got != tc.want {
-			t.Errorf("BitsSet(%x) = %d, want %d", tc.bits, got, tc.want)
-		}
+		require.NoError(t, err)
+		got := f.BitsSet()
+		require.Equal(t, tc.want, got, "BitsSet(%x) = %d, want %d", tc.bits, got, tc.want)
 	}
 }
 
@@ -265,41 +226,37 @@ func TestUpdateFlag(t *testing.T) {
 	for _, tc := range tests {
 		got, err := ParseUpdateFlag(tc.in)
 		if tc.wantErr {
-			if !errors.Is(err, ErrUnknownUpdateFlag) {
-				t.Errorf("ParseUpdateFlag(%q) error = %v, want ErrUnknownUpdateFlag", tc.in, err)
-			}
+			require.ErrorIs(t, err, ErrUnknownUpdateFlag, "ParseUpdateFlag(%q) error = %v, want ErrUnknownUpdateFlag", tc.in, err)
 			continue
 		}
-		if err != nil || got != tc.want {
-			t.Errorf("ParseUpdateFlag(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
-		}
-		if back, _ := ParseUpdateFlag(got.String()); back != got {
-			t.Errorf("%v does not round trip through String", got)
-		}
+		require.NoError(t, err, "ParseUpdateFlag(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		require.Equal(t, tc.want, got, "ParseUpdateFlag(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		back, _ := ParseUpdateFlag(got.String())
+		require.Equal(t, got, back, "%v does not round trip through String", got)
 	}
-	if got := UpdateFlag(0x83).String(); got != "unknown(0x83)" {
-		t.Errorf("String(0x83) = %q", got)
-	}
+	got := UpdateFlag(0x83).String()
+	require.Equal(t, "unknown(0x83)", got, "String(0x83) = %q", got)
 }
 
 // TestConcurrentReaders runs the read-only methods from several goroutines
 // at once; under -race it proves they do not write to the filter.
 func TestConcurrentReaders(t *testing.T) {
 	f, err := NewFilter(100, 0.001, 3, UpdateAll)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	f.Add([]byte("watched"))
 	tx := wire.NewMsgTx(wire.TxVersion)
 	tx.AddTxIn(wire.NewTxIn(&wire.OutPoint{Index: 1}, []byte{0x07, 'w', 'a', 't', 'c', 'h', 'e', 'd'}, nil))
 	tx.AddTxOut(wire.NewTxOut(1, []byte{0x6a}))
 	const readers = 4
+	// The readers report to the test goroutine: require stops the test
+	// with FailNow, which only the test goroutine may call.
+	stopped := make(chan int, readers)
 	var wg sync.WaitGroup
 	for r := range readers {
 		wg.Go(func() {
 			for i := range 1000 {
 				if !f.Matches([]byte("watched")) || !f.MatchTx(tx) {
-					t.Error("a member stopped matching")
+					stopped <- r
 					return
 				}
 				f.MatchesOutPoint(&wire.OutPoint{Index: uint32(r*1000 + i)})
@@ -308,26 +265,24 @@ func TestConcurrentReaders(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	close(stopped)
+	for r := range stopped {
+		require.FailNow(t, "a member stopped matching", "reader %d", r)
+	}
 }
 
 func TestBitsSetKeptAsBitsAreSet(t *testing.T) {
 	f, err := NewFilter(500, 0.01, 5, UpdateAll)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for i := range 400 {
 		f.Add([]byte{byte(i), byte(i >> 8), 7})
-		if got, want := f.BitsSet(), uint64(popcount(f.Bits())); got != want {
-			t.Fatalf("after %d insertions: BitsSet %d, bits in the array %d", i+1, got, want)
-		}
+		got, want := f.BitsSet(), uint64(popcount(f.Bits()))
+		require.Equal(t, want, got, "after %d insertions: BitsSet %d, bits in the array %d", i+1, got, want)
 	}
 	c := f.Clone()
 	c.Add([]byte("one more"))
-	if f.BitsSet() != uint64(popcount(f.Bits())) || c.BitsSet() != uint64(popcount(c.Bits())) {
-		t.Fatal("a clone shares the count")
-	}
+	require.Equal(t, uint64(popcount(f.Bits())), f.BitsSet(), "a clone shares the count")
+	require.Equal(t, uint64(popcount(c.Bits())), c.BitsSet(), "a clone shares the count")
 	g, _ := NewFilterFromBits(f.Bits(), f.HashFuncs(), 5, UpdateAll)
-	if g.BitsSet() != f.BitsSet() {
-		t.Fatalf("from bits: %d, want %d", g.BitsSet(), f.BitsSet())
-	}
+	require.Equal(t, f.BitsSet(), g.BitsSet(), "from bits: %d, want %d", g.BitsSet(), f.BitsSet())
 }

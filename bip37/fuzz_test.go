@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 // Fuzz targets. Seed corpora live in testdata/fuzz/<FuzzName>/ and run with
@@ -39,15 +40,13 @@ func FuzzExtractMatches(f *testing.F) {
 		}
 		root, matches, indexes, err := ExtractMatches(mb.Transactions, mb.Hashes, mb.Flags)
 		refRoot, refMatches, refIdx, refOK := newRefPMT(mb.Transactions, nonNil(mb.Hashes), mb.Flags).extract()
-		if (err == nil) != refOK && !errors.Is(err, ErrNilHash) {
-			t.Fatalf("ExtractMatches err %v, reference ok %v", err, refOK)
-		}
+		require.False(t, (err == nil) != refOK && !errors.Is(err, ErrNilHash), "ExtractMatches err %v, reference ok %v", err, refOK)
 		if err != nil {
 			return
 		}
-		if root != refRoot || !slices.Equal(matches, refMatches) || !slices.Equal(indexes, refIdx) {
-			t.Fatal("ExtractMatches disagrees with the reference")
-		}
+		require.Equal(t, refRoot, root, "ExtractMatches disagrees with the reference")
+		require.True(t, slices.Equal(matches, refMatches), "ExtractMatches disagrees with the reference")
+		require.True(t, slices.Equal(indexes, refIdx), "ExtractMatches disagrees with the reference")
 		if root != block.Header.MerkleRoot {
 			return
 		}
@@ -60,15 +59,15 @@ func FuzzExtractMatches(f *testing.F) {
 			return
 		}
 		for i, idx := range indexes {
-			if int(idx) >= n || matches[i] != block.Transactions[idx].TxHash() || (i > 0 && idx <= indexes[i-1]) {
-				t.Fatalf("authenticated match %d (index %d) is not the block's txid", i, idx)
-			}
+			require.Less(t, int(idx), n, "authenticated match %d (index %d) is not the block's txid", i, idx)
+			require.Equal(t, block.Transactions[idx].TxHash(), matches[i], "authenticated match %d (index %d) is not the block's txid", i, idx)
+			require.False(t, i > 0 && idx <= indexes[i-1], "authenticated match %d (index %d) is not the block's txid", i, idx)
 		}
 		rebuilt := BuildMerkleBlock(block, func(i int, _ *wire.MsgTx) bool { return slices.Contains(indexes, uint32(i)) })
 		m2, i2, err := VerifyMerkleBlock(rebuilt)
-		if err != nil || !slices.Equal(m2, matches) || !slices.Equal(i2, indexes) {
-			t.Fatalf("rebuilt tree: %v", err)
-		}
+		require.NoError(t, err, "rebuilt tree")
+		require.True(t, slices.Equal(m2, matches), "rebuilt tree: %v", err)
+		require.True(t, slices.Equal(i2, indexes), "rebuilt tree: %v", err)
 	})
 }
 
@@ -121,35 +120,24 @@ func FuzzVerifyMerkleBlock(f *testing.F) {
 		matches, indexes, err := VerifyMerkleBlock(&mb)
 		refRoot, _, _, refOK := newRefPMT(mb.Transactions, mb.Hashes, mb.Flags).extract()
 		refOK = refOK && refRoot == mb.Header.MerkleRoot
-		if (err == nil) != refOK {
-			t.Fatalf("VerifyMerkleBlock err %v, reference ok %v", err, refOK)
-		}
+		require.Equal(t, refOK, (err == nil), "VerifyMerkleBlock err %v, reference ok %v", err, refOK)
 		if err != nil {
 			return
 		}
-		if len(matches) != len(indexes) {
-			t.Fatal("matches and indexes differ in length")
-		}
+		require.Equal(t, len(indexes), len(matches), "matches and indexes differ in length")
 		for i, idx := range indexes {
-			if idx >= mb.Transactions || (i > 0 && idx <= indexes[i-1]) {
-				t.Fatalf("index %d out of order or range", idx)
-			}
+			require.Less(t, idx, mb.Transactions, "index %d out of order or range", idx)
+			require.False(t, i > 0 && idx <= indexes[i-1], "index %d out of order or range", idx)
 		}
 		var buf bytes.Buffer
-		if err := mb.BtcEncode(&buf, wire.ProtocolVersion, wire.LatestEncoding); err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(buf.Bytes(), payload[:len(payload)-r.Len()]) {
-			t.Fatal("verified message does not re-encode to its bytes")
-		}
+		require.NoError(t, mb.BtcEncode(&buf, wire.ProtocolVersion, wire.LatestEncoding))
+		require.True(t, bytes.Equal(buf.Bytes(), payload[:len(payload)-r.Len()]), "verified message does not re-encode to its bytes")
 		var again wire.MsgMerkleBlock
-		if err := again.BtcDecode(&buf, wire.ProtocolVersion, wire.LatestEncoding); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, again.BtcDecode(&buf, wire.ProtocolVersion, wire.LatestEncoding))
 		m2, i2, err := VerifyMerkleBlock(&again)
-		if err != nil || !slices.Equal(m2, matches) || !slices.Equal(i2, indexes) {
-			t.Fatalf("re-decoded message verifies differently: %v", err)
-		}
+		require.NoError(t, err, "re-decoded message verifies differently")
+		require.True(t, slices.Equal(m2, matches), "re-decoded message verifies differently: %v", err)
+		require.True(t, slices.Equal(i2, indexes), "re-decoded message verifies differently: %v", err)
 	})
 }
 
@@ -162,16 +150,10 @@ func FuzzDeserializeFilter(f *testing.F) {
 			return
 		}
 		out := filter.Serialize()
-		if !bytes.Equal(out, payload) {
-			t.Fatalf("round trip %x, want %x", out, payload)
-		}
+		require.True(t, bytes.Equal(out, payload), "round trip %x, want %x", out, payload)
 		back, err := Deserialize(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if back.Matches(probe) != filter.Matches(probe) {
-			t.Fatal("round-tripped filter answers differently")
-		}
+		require.NoError(t, err)
+		require.Equal(t, filter.Matches(probe), back.Matches(probe), "round-tripped filter answers differently")
 	})
 }
 
@@ -185,22 +167,17 @@ func FuzzLoadFilter(f *testing.F) {
 		}
 		filter, err := LoadFilter(&msg)
 		if err != nil {
-			if !errors.Is(err, ErrFilterTooLarge) && !errors.Is(err, ErrTooManyHashFuncs) {
-				t.Fatalf("unexpected error %v", err)
-			}
+			require.False(t, !errors.Is(err, ErrFilterTooLarge) && !errors.Is(err, ErrTooManyHashFuncs), "unexpected error %v", err)
 			return
 		}
 		back := filter.MsgFilterLoad()
-		if !bytes.Equal(back.Filter, msg.Filter) || back.HashFuncs != msg.HashFuncs || back.Tweak != msg.Tweak || back.Flags != msg.Flags {
-			t.Fatalf("round trip %+v, want %+v", back, msg)
-		}
+		require.True(t, bytes.Equal(back.Filter, msg.Filter), "round trip %+v, want %+v", back, msg)
+		require.Equal(t, msg.HashFuncs, back.HashFuncs, "round trip %+v, want %+v", back, msg)
+		require.Equal(t, msg.Tweak, back.Tweak, "round trip %+v, want %+v", back, msg)
+		require.Equal(t, msg.Flags, back.Flags, "round trip %+v, want %+v", back, msg)
 		var buf bytes.Buffer
-		if err := msg.BtcEncode(&buf, wire.ProtocolVersion, wire.LatestEncoding); err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(buf.Bytes(), filter.Serialize()) {
-			t.Fatal("Serialize differs from the wire encoding")
-		}
+		require.NoError(t, msg.BtcEncode(&buf, wire.ProtocolVersion, wire.LatestEncoding))
+		require.True(t, bytes.Equal(buf.Bytes(), filter.Serialize()), "Serialize differs from the wire encoding")
 	})
 }
 
@@ -213,25 +190,20 @@ func FuzzMatchTx(f *testing.F) {
 			bits = bits[:MaxFilterSize]
 		}
 		filter, err := NewFilterFromBits(bits, uint32(hashFuncs)%(MaxHashFuncs+1), tweak, UpdateFlag(flags))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		var tx wire.MsgTx
 		if err := tx.Deserialize(bytes.NewReader(txBytes)); err != nil {
 			return
 		}
 		before := slices.Clone(filter.Bits())
 		readOnly := filter.MatchTx(&tx)
-		if !bytes.Equal(before, filter.Bits()) {
-			t.Fatal("MatchTx changed the filter")
-		}
+		require.True(t, bytes.Equal(before, filter.Bits()), "MatchTx changed the filter")
 		clone := filter.Clone()
-		if got := clone.MatchTxAndUpdate(&tx); got != readOnly {
-			t.Fatalf("MatchTx %v, MatchTxAndUpdate on a clone %v", readOnly, got)
-		}
+		got := clone.MatchTxAndUpdate(&tx)
+		require.Equal(t, readOnly, got, "MatchTx %v, MatchTxAndUpdate on a clone %v", readOnly, got)
 		ref := &refFilter{data: slices.Clone(before), hashFuncs: filter.HashFuncs(), tweak: tweak, flags: flags}
-		if want := ref.isRelevantAndUpdate(&tx); want != readOnly || !bytes.Equal(ref.data, clone.Bits()) {
-			t.Fatalf("reference %v, got %v (bits equal %v)", want, readOnly, bytes.Equal(ref.data, clone.Bits()))
-		}
+		want := ref.isRelevantAndUpdate(&tx)
+		require.Equal(t, want, readOnly, "reference %v, got %v (bits equal %v)", want, readOnly, bytes.Equal(ref.data, clone.Bits()))
+		require.True(t, bytes.Equal(ref.data, clone.Bits()), "reference %v, got %v (bits equal %v)", want, readOnly, bytes.Equal(ref.data, clone.Bits()))
 	})
 }

@@ -12,15 +12,14 @@ import (
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 // mustHex decodes a hex string or fails the test.
 func mustHex(t testing.TB, s string) []byte {
 	t.Helper()
 	b, err := hex.DecodeString(s)
-	if err != nil {
-		t.Fatalf("bad hex %q: %v", s, err)
-	}
+	require.NoError(t, err, "bad hex %q", s)
 	return b
 }
 
@@ -29,9 +28,7 @@ func mustHex(t testing.TB, s string) []byte {
 func mustHash(t testing.TB, s string) chainhash.Hash {
 	t.Helper()
 	h, err := chainhash.NewHashFromStr(s)
-	if err != nil {
-		t.Fatalf("bad hash %q: %v", s, err)
-	}
+	require.NoError(t, err, "bad hash %q", s)
 	return *h
 }
 
@@ -39,9 +36,7 @@ func mustHash(t testing.TB, s string) chainhash.Hash {
 func readHexFile(t testing.TB, name string) []byte {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatalf("read %s: %v", name, err)
-	}
+	require.NoError(t, err, "read %s", name)
 	return mustHex(t, strings.TrimSpace(string(raw)))
 }
 
@@ -52,12 +47,8 @@ func loadTx(t testing.TB, name string) *wire.MsgTx {
 	raw := readHexFile(t, name)
 	r := bytes.NewReader(raw)
 	var tx wire.MsgTx
-	if err := tx.Deserialize(r); err != nil {
-		t.Fatalf("decode %s: %v", name, err)
-	}
-	if r.Len() != 0 {
-		t.Fatalf("%s: %d trailing bytes", name, r.Len())
-	}
+	require.NoError(t, tx.Deserialize(r), "decode %s", name)
+	require.Equal(t, 0, r.Len(), "%s: %d trailing bytes", name, r.Len())
 	return &tx
 }
 
@@ -68,19 +59,12 @@ func loadBlock(t testing.TB, name, wantHash string) *wire.MsgBlock {
 	raw := readHexFile(t, name)
 	r := bytes.NewReader(raw)
 	var block wire.MsgBlock
-	if err := block.Deserialize(r); err != nil {
-		t.Fatalf("decode %s: %v", name, err)
-	}
-	if r.Len() != 0 {
-		t.Fatalf("%s: %d trailing bytes", name, r.Len())
-	}
-	if got := block.BlockHash(); got != mustHash(t, wantHash) {
-		t.Fatalf("%s: block hash %v, want %s", name, got, wantHash)
-	}
+	require.NoError(t, block.Deserialize(r), "decode %s", name)
+	require.Equal(t, 0, r.Len(), "%s: %d trailing bytes", name, r.Len())
+	got := block.BlockHash()
+	require.Equal(t, mustHash(t, wantHash), got, "%s: block hash %v, want %s", name, got, wantHash)
 	root := blockchain.CalcMerkleRoot(btcutil.NewBlock(&block).Transactions(), false)
-	if root != block.Header.MerkleRoot {
-		t.Fatalf("%s: merkle root %v, header %v", name, root, block.Header.MerkleRoot)
-	}
+	require.Equal(t, block.Header.MerkleRoot, root, "%s: merkle root %v, header %v", name, root, block.Header.MerkleRoot)
 	return &block
 }
 

@@ -3,6 +3,8 @@ package bip37
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // batchFilter returns a filter of the given size and hash count with a
@@ -41,14 +43,9 @@ func checkMatcherAgrees(t testing.TB, f *Filter, elems [][]byte) {
 	check := func(size int, vector bool, got uint64, want []bool) {
 		t.Helper()
 		for i, w := range want {
-			if got>>i&1 == 1 != w {
-				t.Fatalf("%d-byte element %d of %d (k=%d, %d bits, vector %v): Matcher %v, Matches %v",
-					size, i, len(want), f.HashFuncs(), f.NumBits(), vector, !w, w)
-			}
+			require.Equal(t, w, got>>i&1 == 1, "%d-byte element %d of %d (k=%d, %d bits, vector %v): Matcher %v, Matches %v", size, i, len(want), f.HashFuncs(), f.NumBits(), vector, !w, w)
 		}
-		if len(want) < MaxMatchBatch && got>>len(want) != 0 {
-			t.Fatalf("%d-byte batch of %d (vector %v) sets bits beyond it: %x", size, len(want), vector, got)
-		}
+		require.False(t, len(want) < MaxMatchBatch && got>>len(want) != 0, "%d-byte batch of %d (vector %v) sets bits beyond it: %x", size, len(want), vector, got)
 	}
 	for _, vector := range []bool{true, false} {
 		restore := setAVX2(vector)
@@ -115,9 +112,9 @@ func TestMatcherIsASnapshot(t *testing.T) {
 	m := NewMatcher(f)
 	e := [hash160Len]byte{1, 2, 3}
 	f.Add(e[:])
-	if !f.Matches(e[:]) || m.Match20([][hash160Len]byte{e}) != 0 || NewMatcher(f).Match20([][hash160Len]byte{e}) != 1 {
-		t.Error("Matcher followed its filter")
-	}
+	require.True(t, f.Matches(e[:]), "Matcher followed its filter")
+	require.Equal(t, uint64(0), m.Match20([][hash160Len]byte{e}), "Matcher followed its filter")
+	require.Equal(t, uint64(1), NewMatcher(f).Match20([][hash160Len]byte{e}), "Matcher followed its filter")
 }
 
 func TestMatcherPanicsOnOversizedBatch(t *testing.T) {
@@ -128,9 +125,7 @@ func TestMatcherPanicsOnOversizedBatch(t *testing.T) {
 	} {
 		func() {
 			defer func() {
-				if recover() == nil {
-					t.Errorf("%s of %d elements did not panic", name, MaxMatchBatch+1)
-				}
+				require.NotNil(t, recover(), "%s of %d elements did not panic", name, MaxMatchBatch+1)
 			}()
 			call()
 		}()
@@ -156,8 +151,10 @@ func TestFastModMod31(t *testing.T) {
 		for _, a := range vs {
 			q := a / d
 			for _, v := range []uint32{a, a - d, a + d, d - 1, d, d + 1, q * d, q*d - 1, q*d + d - 1} {
+				// The guard keeps require's reflection out of this
+				// loop of millions of comparisons.
 				if got, want := fm.mod31(v), v%d; got != want {
-					t.Fatalf("fastMod(%d).mod31(%d) = %d, want %d", d, v, got, want)
+					require.Equal(t, want, got, "fastMod(%d).mod31(%d)", d, v)
 				}
 			}
 		}

@@ -3,6 +3,8 @@ package bip37
 import (
 	"math"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // closeTo reports whether got is within a relative tolerance of want.
@@ -38,16 +40,12 @@ func TestFalsePositiveRate(t *testing.T) {
 	}
 	for _, tc := range tests {
 		got := FalsePositiveRate(tc.nBits, tc.k, tc.m)
-		if !closeTo(got, tc.want, tc.rel) {
-			t.Errorf("%s: FalsePositiveRate(%d, %d, %v) = %v, want %v", tc.name, tc.nBits, tc.k, tc.m, got, tc.want)
-		}
+		require.True(t, closeTo(got, tc.want, tc.rel), "%s: FalsePositiveRate(%d, %d, %v) = %v, want %v", tc.name, tc.nBits, tc.k, tc.m, got, tc.want)
 	}
 	// The pubkey-AND-hash test gives f^2 = 2.15e-8 (computed; Nick's blog
 	// squared the rounded 0.000146: 2.13e-8).
 	f := FalsePositiveRate(1269*8, 10, 542)
-	if !closeTo(f*f, 2.15e-8, 0.02) {
-		t.Errorf("f^2 = %v, want 2.15e-8", f*f)
-	}
+	require.True(t, closeTo(f*f, 2.15e-8, 0.02), "f^2 = %v, want 2.15e-8", f*f)
 }
 
 // TestEstimateElements checks the estimator on bit counts produced by a
@@ -68,14 +66,11 @@ func TestEstimateElements(t *testing.T) {
 	}
 	for _, tc := range tests {
 		got := EstimateElements(tc.nBits, tc.k, tc.bitsSet)
-		if !closeTo(got, tc.want, 1e-3) {
-			t.Errorf("%s: EstimateElements = %v, want %v", tc.name, got, tc.want)
-		}
+		require.True(t, closeTo(got, tc.want, 1e-3), "%s: EstimateElements = %v, want %v", tc.name, got, tc.want)
 	}
 	for _, tc := range []struct{ nBits, k uint64 }{{0, 5}, {100, 0}} {
-		if got := EstimateElements(tc.nBits, uint32(tc.k), 0); !math.IsNaN(got) {
-			t.Errorf("EstimateElements(%d, %d, 0) = %v, want NaN", tc.nBits, tc.k, got)
-		}
+		got := EstimateElements(tc.nBits, uint32(tc.k), 0)
+		require.True(t, math.IsNaN(got), "EstimateElements(%d, %d, 0) = %v, want NaN", tc.nBits, tc.k, got)
 	}
 }
 
@@ -83,25 +78,19 @@ func TestEstimateElements(t *testing.T) {
 // number of distinct elements inserted.
 func TestFilterEstimates(t *testing.T) {
 	f, err := NewFilter(1000, 0.0001, 12345, UpdateNone)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	const inserted = 600
 	for i := range inserted {
 		f.Add([]byte{byte(i), byte(i >> 8), 0xab, 0xcd})
 	}
-	if est := f.EstimatedElements(); math.Abs(est-inserted) > 0.05*inserted {
-		t.Errorf("EstimatedElements = %v after %d inserts", est, inserted)
-	}
+	est := f.EstimatedElements()
+	require.InDelta(t, inserted, est, 0.05*inserted, "EstimatedElements = %v after %d inserts", est, inserted)
 	theory := f.FPRate(inserted)
 	current := f.CurrentFPRate()
-	if current <= 0 || !closeTo(current, theory, 0.5) {
-		t.Errorf("CurrentFPRate %v vs FPRate(%d) %v", current, inserted, theory)
-	}
+	require.Greater(t, current, float64(0), "CurrentFPRate %v vs FPRate(%d) %v", current, inserted, theory)
+	require.True(t, closeTo(current, theory, 0.5), "CurrentFPRate %v vs FPRate(%d) %v", current, inserted, theory)
 	want := math.Pow(float64(f.BitsSet())/float64(f.NumBits()), float64(f.HashFuncs()))
-	if current != want {
-		t.Errorf("CurrentFPRate = %v, want (X/n)^k = %v", current, want)
-	}
+	require.Equal(t, want, current, "CurrentFPRate = %v, want (X/n)^k = %v", current, want)
 }
 
 // TestExpectedFalsePositives checks f * (|A| - N).
@@ -118,8 +107,7 @@ func TestExpectedFalsePositives(t *testing.T) {
 		{0.5, 10, 20, 0},
 	}
 	for _, tc := range tests {
-		if got := ExpectedFalsePositives(tc.f, tc.universe, tc.members); !closeTo(got, tc.wantResult, 1e-12) {
-			t.Errorf("ExpectedFalsePositives(%v, %d, %d) = %v, want %v", tc.f, tc.universe, tc.members, got, tc.wantResult)
-		}
+		got := ExpectedFalsePositives(tc.f, tc.universe, tc.members)
+		require.True(t, closeTo(got, tc.wantResult, 1e-12), "ExpectedFalsePositives(%v, %d, %d) = %v, want %v", tc.f, tc.universe, tc.members, got, tc.wantResult)
 	}
 }

@@ -1,13 +1,13 @@
 package bip37
 
 import (
-	"errors"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 // tamperFixture returns a verified merkleblock over a 10-tx block with
@@ -16,9 +16,8 @@ func tamperFixture(t *testing.T) (*wire.MsgBlock, *wire.MsgMerkleBlock, int) {
 	t.Helper()
 	block := syntheticBlock(10, rand.New(rand.NewPCG(5, 6)))
 	mb := BuildMerkleBlock(block, func(i int, _ *wire.MsgTx) bool { return i == 2 || i == 3 || i == 9 })
-	if _, _, err := VerifyMerkleBlock(mb); err != nil {
-		t.Fatal(err)
-	}
+	_, _, err := VerifyMerkleBlock(mb)
+	require.NoError(t, err)
 	x := extractor{numTxs: mb.Transactions, hashes: mb.Hashes, flags: mb.Flags, numBits: uint64(len(mb.Flags)) * 8}
 	x.traverse(treeHeight(mb.Transactions), 0)
 	return block, mb, int(x.bitsUsed)
@@ -40,33 +39,23 @@ func TestTamperFlagBits(t *testing.T) {
 		c.Flags[bit/8] ^= 1 << (bit % 8)
 		matches, indexes, err := VerifyMerkleBlock(c)
 		if bit >= used {
-			if err != nil || !slices.Equal(indexes, wantIdx) {
-				t.Errorf("padding bit %d: indexes %v, err %v", bit, indexes, err)
-			}
+			require.NoError(t, err, "padding bit %d: indexes %v", bit, indexes)
+			require.True(t, slices.Equal(indexes, wantIdx), "padding bit %d: indexes %v, err %v", bit, indexes, err)
 			continue
 		}
 		if err != nil {
 			var me *MerkleError
-			if !errors.As(err, &me) {
-				t.Errorf("flag bit %d: err = %v, want a MerkleError", bit, err)
-			}
+			require.ErrorAs(t, err, &me, "flag bit %d: err = %v, want a MerkleError", bit, err)
 			continue
 		}
 		diff := symmetricDifference(indexes, wantIdx)
-		if len(diff) != 1 {
-			t.Errorf("flag bit %d verified with indexes %v (want %v +/- one leaf)", bit, indexes, wantIdx)
-			continue
-		}
+		require.Len(t, diff, 1, "flag bit %d verified with indexes %v (want %v +/- one leaf)", bit, indexes, wantIdx)
 		toggled++
 		for i, idx := range indexes {
-			if matches[i] != block.Transactions[idx].TxHash() {
-				t.Errorf("flag bit %d: match %d is not the txid at %d", bit, i, idx)
-			}
+			require.Equal(t, block.Transactions[idx].TxHash(), matches[i], "flag bit %d: match %d is not the txid at %d", bit, i, idx)
 		}
 	}
-	if toggled == 0 {
-		t.Error("no leaf flag toggled a match; the fixture should carry sibling leaves")
-	}
+	require.NotEqual(t, 0, toggled, "no leaf flag toggled a match; the fixture should carry sibling leaves")
 }
 
 // symmetricDifference returns the elements in exactly one of a and b.
@@ -93,9 +82,8 @@ func TestTamperHashes(t *testing.T) {
 		for _, bit := range []int{0, 77, 255} {
 			c := cloneMerkleBlock(mb)
 			c.Hashes[i][bit/8] ^= 1 << (bit % 8)
-			if _, _, err := VerifyMerkleBlock(c); !errors.Is(err, ErrMerkleRootMismatch) {
-				t.Errorf("hash %d bit %d: err = %v, want ErrMerkleRootMismatch", i, bit, err)
-			}
+			_, _, err := VerifyMerkleBlock(c)
+			require.ErrorIs(t, err, ErrMerkleRootMismatch, "hash %d bit %d: err = %v, want ErrMerkleRootMismatch", i, bit, err)
 		}
 	}
 }
@@ -139,18 +127,12 @@ func TestTamperStructure(t *testing.T) {
 			if tc.want == nil {
 				// A changed tree shape must fail some check.
 				var me *MerkleError
-				if !errors.As(err, &me) {
-					t.Fatalf("err = %v, want a MerkleError", err)
-				}
+				require.ErrorAs(t, err, &me, "err = %v, want a MerkleError", err)
 				return
 			}
-			if !errors.Is(err, tc.want) {
-				t.Fatalf("err = %v, want %v", err, tc.want)
-			}
+			require.ErrorIs(t, err, tc.want, "err = %v, want %v", err, tc.want)
 			root, _, _, refOK := newRefPMT(c.Transactions, nonNil(c.Hashes), c.Flags).extract()
-			if tc.want != ErrMerkleRootMismatch && tc.want != ErrNilHash && refOK {
-				t.Errorf("the reference accepts the tree (root %v)", root)
-			}
+			require.False(t, tc.want != ErrMerkleRootMismatch && tc.want != ErrNilHash && refOK, "the reference accepts the tree (root %v)", root)
 		})
 	}
 }
@@ -176,18 +158,13 @@ func TestDuplicateLastTransaction(t *testing.T) {
 		forged := *block
 		forged.Transactions = append(slices.Clone(block.Transactions), block.Transactions[n-1])
 		mb := BuildMerkleBlock(&forged, func(i int, _ *wire.MsgTx) bool { return i >= n-1 })
-		if mb.Header.MerkleRoot != block.Header.MerkleRoot {
-			t.Fatal("fixture: roots differ")
-		}
+		require.Equal(t, block.Header.MerkleRoot, mb.Header.MerkleRoot, "fixture: roots differ")
 		root, _, _, err := ExtractMatches(mb.Transactions, mb.Hashes, mb.Flags)
-		if !errors.Is(err, ErrDuplicateHash) {
-			t.Fatalf("n %d: err = %v (root %v), want ErrDuplicateHash", n, err, root)
-		}
+		require.ErrorIs(t, err, ErrDuplicateHash, "n %d: err = %v (root %v), want ErrDuplicateHash", n, err, root)
 		// Matching only the original copy hides the duplicate from the
 		// check at the leaves, but the inner node hashes still repeat.
 		mb = BuildMerkleBlock(&forged, func(i int, _ *wire.MsgTx) bool { return i == n-1 })
-		if _, _, err := VerifyMerkleBlock(mb); !errors.Is(err, ErrDuplicateHash) {
-			t.Errorf("n %d, original copy matched: err = %v, want ErrDuplicateHash", n, err)
-		}
+		_, _, err = VerifyMerkleBlock(mb)
+		require.ErrorIs(t, err, ErrDuplicateHash, "n %d, original copy matched", n)
 	}
 }

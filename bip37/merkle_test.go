@@ -2,10 +2,8 @@ package bip37
 
 import (
 	"bytes"
-	"errors"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/btcsuite/btcd/blockchain"
@@ -13,6 +11,7 @@ import (
 	"github.com/btcsuite/btcd/btcutil/bloom"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 // syntheticBlock returns a block of n distinct transactions (unique lock
@@ -61,30 +60,20 @@ func TestPartialMerkleTreeCore(t *testing.T) {
 			match, want := matchSet(nTx, att/2, rng)
 			mb := BuildMerkleBlock(block, match)
 			var buf bytes.Buffer
-			if err := mb.BtcEncode(&buf, wire.ProtocolVersion, wire.LatestEncoding); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, mb.BtcEncode(&buf, wire.ProtocolVersion, wire.LatestEncoding))
 			// Core's bound on the serialized tree (the 80-byte header is
 			// not part of CPartialMerkleTree).
 			n := min(nTx, 1+len(want)*height)
-			if size := buf.Len() - blockHeaderLen; size > 10+(258*n+7)/8 {
-				t.Errorf("nTx %d att %d: tree is %d bytes, bound %d", nTx, att, size, 10+(258*n+7)/8)
-			}
+			size := buf.Len() - blockHeaderLen
+			require.LessOrEqual(t, size, 10+(258*n+7)/8, "nTx %d att %d: tree is %d bytes, bound %d", nTx, att, size, 10+(258*n+7)/8)
 			var decoded wire.MsgMerkleBlock
-			if err := decoded.BtcDecode(&buf, wire.ProtocolVersion, wire.LatestEncoding); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, decoded.BtcDecode(&buf, wire.ProtocolVersion, wire.LatestEncoding))
 			matches, indexes, err := VerifyMerkleBlock(&decoded)
-			if err != nil {
-				t.Fatalf("nTx %d att %d: %v", nTx, att, err)
-			}
-			if len(matches) != len(want) {
-				t.Fatalf("nTx %d att %d: %d matches, want %d", nTx, att, len(matches), len(want))
-			}
+			require.NoError(t, err, "nTx %d att %d", nTx, att)
+			require.Equal(t, len(want), len(matches), "nTx %d att %d: %d matches, want %d", nTx, att, len(matches), len(want))
 			for i, w := range want {
-				if indexes[i] != uint32(w) || matches[i] != block.Transactions[w].TxHash() {
-					t.Fatalf("nTx %d att %d: match %d is %v at %d", nTx, att, i, matches[i], indexes[i])
-				}
+				require.Equal(t, uint32(w), indexes[i], "nTx %d att %d: match %d is %v at %d", nTx, att, i, matches[i], indexes[i])
+				require.Equal(t, block.Transactions[w].TxHash(), matches[i], "nTx %d att %d: match %d is %v at %d", nTx, att, i, matches[i], indexes[i])
 			}
 			for range 4 {
 				damaged := cloneMerkleBlock(&decoded)
@@ -92,9 +81,7 @@ func TestPartialMerkleTreeCore(t *testing.T) {
 				bit := rng.IntN(256)
 				h[bit>>3] ^= 1 << (bit & 7)
 				root, _, _, err := ExtractMatches(damaged.Transactions, damaged.Hashes, damaged.Flags)
-				if err == nil && root == block.Header.MerkleRoot {
-					t.Fatalf("nTx %d att %d: damaged tree still authenticates", nTx, att)
-				}
+				require.False(t, err == nil && root == block.Header.MerkleRoot, "nTx %d att %d: damaged tree still authenticates", nTx, att)
 			}
 		}
 	}
@@ -127,9 +114,7 @@ func TestPartialMerkleTreeMalleability(t *testing.T) {
 	matched := []bool{false, false, false, false, false, false, false, false, false, true, true, false}
 	mb := buildMerkleBlock(&wire.BlockHeader{}, txids, matched)
 	_, _, _, err := ExtractMatches(mb.Transactions, mb.Hashes, mb.Flags)
-	if !errors.Is(err, ErrDuplicateHash) {
-		t.Fatalf("err = %v, want ErrDuplicateHash", err)
-	}
+	require.ErrorIs(t, err, ErrDuplicateHash, "err = %v, want ErrDuplicateHash", err)
 }
 
 // TestMerkleRoundTripBtcutil builds merkleblocks for random blocks of 1 to
@@ -149,35 +134,24 @@ func TestMerkleRoundTripBtcutil(t *testing.T) {
 		// the wanted txids into a tight filter and take what it matched,
 		// which includes any false positive.
 		bf, err := NewFilter(uint32(len(want)+1), 1e-7, rng.Uint32(), UpdateNone)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for _, i := range want {
 			h := block.Transactions[i].TxHash()
 			bf.Add(h[:])
 		}
 		theirs, theirIdx := bloomNewMerkleBlock(block, bf)
 		for _, i := range want {
-			if !slices.Contains(theirIdx, uint32(i)) {
-				t.Fatalf("n %d: btcutil missed tx %d", n, i)
-			}
+			require.True(t, slices.Contains(theirIdx, uint32(i)), "n %d: btcutil missed tx %d", n, i)
 		}
 		ours := BuildMerkleBlock(block, func(i int, _ *wire.MsgTx) bool { return slices.Contains(theirIdx, uint32(i)) })
-		if a, b := encodeMerkleBlock(t, ours), encodeMerkleBlock(t, theirs); !bytes.Equal(a, b) {
-			t.Fatalf("n %d: serializations differ (%d vs %d bytes)", n, len(a), len(b))
-		}
+		a, b := encodeMerkleBlock(t, ours), encodeMerkleBlock(t, theirs)
+		require.Equal(t, b, a, "n %d: serializations differ (%d vs %d bytes)", n, len(a), len(b))
 		for name, mb := range map[string]*wire.MsgMerkleBlock{"ours": ours, "btcutil": theirs} {
 			matches, indexes, err := VerifyMerkleBlock(mb)
-			if err != nil {
-				t.Fatalf("n %d %s: %v", n, name, err)
-			}
-			if !slices.Equal(indexes, theirIdx) {
-				t.Fatalf("n %d %s: indexes %v, want %v", n, name, indexes, theirIdx)
-			}
+			require.NoError(t, err, "n %d %s", n, name)
+			require.True(t, slices.Equal(indexes, theirIdx), "n %d %s: indexes %v, want %v", n, name, indexes, theirIdx)
 			for i, idx := range indexes {
-				if matches[i] != block.Transactions[idx].TxHash() {
-					t.Fatalf("n %d %s: match %d is not tx %d", n, name, i, idx)
-				}
+				require.Equal(t, block.Transactions[idx].TxHash(), matches[i], "n %d %s: match %d is not tx %d", n, name, i, idx)
 			}
 		}
 	}
@@ -187,9 +161,7 @@ func TestMerkleRoundTripBtcutil(t *testing.T) {
 func encodeMerkleBlock(t *testing.T, mb *wire.MsgMerkleBlock) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := mb.BtcEncode(&buf, wire.ProtocolVersion, wire.LatestEncoding); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, mb.BtcEncode(&buf, wire.ProtocolVersion, wire.LatestEncoding))
 	return buf.Bytes()
 }
 
@@ -201,41 +173,32 @@ func TestFilterBlockMatchesBuild(t *testing.T) {
 	addTxid(t, f, "74d681e0e03bafa802c8aa084379aa98d9fcd632ddc2ed9782b586ec87451f20")
 	addTxid(t, f, "f9fc751cb7dc372406a9f8d738d5e6f8f63bab71986a39cf36ee70ee17036d07")
 	mb, indexes := FilterBlock(f, block)
-	if !slices.Equal(indexes, []int{1, 8}) {
-		t.Fatalf("indexes %v", indexes)
-	}
+	require.True(t, slices.Equal(indexes, []int{1, 8}), "indexes %v", indexes)
 	rebuilt := BuildMerkleBlock(block, func(i int, _ *wire.MsgTx) bool { return slices.Contains(indexes, i) })
-	if !bytes.Equal(encodeMerkleBlock(t, mb), encodeMerkleBlock(t, rebuilt)) {
-		t.Error("FilterBlock and BuildMerkleBlock disagree")
-	}
+	require.Equal(t, encodeMerkleBlock(t, rebuilt), encodeMerkleBlock(t, mb), "FilterBlock and BuildMerkleBlock disagree")
 	empty := BuildMerkleBlock(wire.NewMsgBlock(&block.Header), func(int, *wire.MsgTx) bool { return true })
-	if empty.Transactions != 0 || len(empty.Hashes) != 0 || len(empty.Flags) != 0 {
-		t.Errorf("empty block: %+v", empty)
-	}
-	if _, _, err := VerifyMerkleBlock(empty); !errors.Is(err, ErrNoTransactions) {
-		t.Errorf("empty block verifies: %v", err)
-	}
+	require.Equal(t, uint32(0), empty.Transactions, "empty block: %+v", empty)
+	require.Equal(t, 0, len(empty.Hashes), "empty block: %+v", empty)
+	require.Equal(t, 0, len(empty.Flags), "empty block: %+v", empty)
+	_, _, err := VerifyMerkleBlock(empty)
+	require.ErrorIs(t, err, ErrNoTransactions, "empty block verifies: %v", err)
 }
 
 // TestMerkleErrorType checks MerkleError's message, Is and As.
 func TestMerkleErrorType(t *testing.T) {
 	_, _, _, err := ExtractMatches(0, nil, nil)
 	var me *MerkleError
-	if !errors.As(err, &me) || me.Reason != ReasonNoTransactions {
-		t.Fatalf("err %v is not a MerkleError with ReasonNoTransactions", err)
-	}
-	if !errors.Is(err, ErrNoTransactions) || errors.Is(err, ErrTooManyHashes) {
-		t.Error("Is matches the wrong sentinel")
-	}
-	if !strings.Contains(err.Error(), "no transactions") || !strings.Contains(err.Error(), "0 transactions") {
-		t.Errorf("message %q", err.Error())
-	}
-	if got := MerkleReason(200).Sentinel(); got == nil || errors.Is(got, ErrNoTransactions) {
-		t.Errorf("unknown reason sentinel %v", got)
-	}
-	if _, _, err := VerifyMerkleBlock(nil); !errors.Is(err, ErrNilMessage) {
-		t.Errorf("nil merkleblock: %v", err)
-	}
+	require.ErrorAs(t, err, &me, "err %v is not a MerkleError with ReasonNoTransactions", err)
+	require.Equal(t, ReasonNoTransactions, me.Reason, "err %v is not a MerkleError with ReasonNoTransactions", err)
+	require.ErrorIs(t, err, ErrNoTransactions, "Is matches the wrong sentinel")
+	require.NotErrorIs(t, err, ErrTooManyHashes, "Is matches the wrong sentinel")
+	require.Contains(t, err.Error(), "no transactions", "message %q", err.Error())
+	require.Contains(t, err.Error(), "0 transactions", "message %q", err.Error())
+	got := MerkleReason(200).Sentinel()
+	require.Error(t, got, "unknown reason sentinel %v", got)
+	require.NotErrorIs(t, got, ErrNoTransactions, "unknown reason sentinel %v", got)
+	_, _, err = VerifyMerkleBlock(nil)
+	require.ErrorIs(t, err, ErrNilMessage, "nil merkleblock")
 }
 
 // bloomNewMerkleBlock runs btcutil's NewMerkleBlock with a btcutil copy of
@@ -255,13 +218,13 @@ func bloomNewMerkleBlock(block *wire.MsgBlock, f *Filter) (*wire.MsgMerkleBlock,
 func TestUnderstatedCountAuthenticates(t *testing.T) {
 	block := syntheticBlock(2, rand.New(rand.NewPCG(1, 2)))
 	honest := BuildMerkleBlock(block, func(int, *wire.MsgTx) bool { return true })
-	if m, _, err := VerifyMerkleBlock(honest); err != nil || len(m) != 2 {
-		t.Fatalf("honest merkleblock: %d matches, %v", len(m), err)
-	}
+	m, _, err := VerifyMerkleBlock(honest)
+	require.NoError(t, err, "honest merkleblock")
+	require.Len(t, m, 2, "honest merkleblock")
 	root := block.Header.MerkleRoot
 	forged := &wire.MsgMerkleBlock{Header: block.Header, Transactions: 1, Hashes: []*chainhash.Hash{&root}, Flags: []byte{0}}
 	m, idx, err := VerifyMerkleBlock(forged)
-	if err != nil || len(m) != 0 || len(idx) != 0 {
-		t.Fatalf("understated count: %d matches, %v; want it to verify with none (the known BIP37 property)", len(m), err)
-	}
+	require.NoError(t, err, "understated count: %d matches, %v; want it to verify with none (the known BIP37 property)", len(m), err)
+	require.Equal(t, 0, len(m), "understated count: %d matches, %v; want it to verify with none (the known BIP37 property)", len(m), err)
+	require.Equal(t, 0, len(idx), "understated count: %d matches, %v; want it to verify with none (the known BIP37 property)", len(m), err)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 // match is one expected matched transaction: its index and txid.
@@ -20,27 +21,18 @@ type match struct {
 func checkFiltered(t *testing.T, f *Filter, block *wire.MsgBlock, want []match) *wire.MsgMerkleBlock {
 	t.Helper()
 	mb, indexes := FilterBlock(f, block)
-	if mb.Header.BlockHash() != block.BlockHash() {
-		t.Fatalf("merkleblock header hash %v, block %v", mb.Header.BlockHash(), block.BlockHash())
-	}
-	if len(indexes) != len(want) {
-		t.Fatalf("matched %v, want %v", indexes, want)
-	}
+	require.Equal(t, block.BlockHash(), mb.Header.BlockHash(), "merkleblock header hash %v, block %v", mb.Header.BlockHash(), block.BlockHash())
+	require.Equal(t, len(want), len(indexes), "matched %v, want %v", indexes, want)
 	matches, positions, err := VerifyMerkleBlock(mb)
-	if err != nil {
-		t.Fatalf("VerifyMerkleBlock: %v", err)
-	}
-	if len(matches) != len(want) || len(positions) != len(want) {
-		t.Fatalf("verified %d matches at %v, want %d", len(matches), positions, len(want))
-	}
+	require.NoError(t, err, "VerifyMerkleBlock")
+	require.Equal(t, len(want), len(matches), "verified %d matches at %v, want %d", len(matches), positions, len(want))
+	require.Equal(t, len(want), len(positions), "verified %d matches at %v, want %d", len(matches), positions, len(want))
 	for i, w := range want {
 		txid := mustHash(t, w.txid)
-		if indexes[i] != w.index || block.Transactions[indexes[i]].TxHash() != txid {
-			t.Errorf("match %d: index %d txid %v, want %d %s", i, indexes[i], block.Transactions[indexes[i]].TxHash(), w.index, w.txid)
-		}
-		if matches[i] != txid || positions[i] != uint32(w.index) {
-			t.Errorf("verified match %d: %v at %d, want %s at %d", i, matches[i], positions[i], w.txid, w.index)
-		}
+		require.Equal(t, w.index, indexes[i], "match %d: index %d txid %v, want %d %s", i, indexes[i], block.Transactions[indexes[i]].TxHash(), w.index, w.txid)
+		require.Equal(t, txid, block.Transactions[indexes[i]].TxHash(), "match %d: index %d txid %v, want %d %s", i, indexes[i], block.Transactions[indexes[i]].TxHash(), w.index, w.txid)
+		require.Equal(t, txid, matches[i], "verified match %d: %v at %d, want %s at %d", i, matches[i], positions[i], w.txid, w.index)
+		require.Equal(t, uint32(w.index), positions[i], "verified match %d: %v at %d, want %s at %d", i, matches[i], positions[i], w.txid, w.index)
 	}
 	return mb
 }
@@ -49,9 +41,7 @@ func checkFiltered(t *testing.T, f *Filter, block *wire.MsgBlock, want []match) 
 func newVectorFilter(t *testing.T, flags UpdateFlag) *Filter {
 	t.Helper()
 	f, err := NewFilter(10, 0.000001, 0, flags)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return f
 }
 
@@ -116,13 +106,10 @@ func TestMerkleBlock3(t *testing.T) {
 	addTxid(t, f, tx0)
 	mb := checkFiltered(t, f, block, []match{{0, tx0}})
 	var buf bytes.Buffer
-	if err := mb.BtcEncode(&buf, wire.ProtocolVersion, wire.LatestEncoding); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, mb.BtcEncode(&buf, wire.ProtocolVersion, wire.LatestEncoding))
 	const want = "0100000079cda856b143d9db2c1caff01d1aecc8630d30625d10e8b4b8b0000000000000b50cc069d6a3e33e3ff84a5c41d9d3febe7c770fdcc96b2c3ff60abe184f196367291b4d4c86041b8fa45d630100000001b50cc069d6a3e33e3ff84a5c41d9d3febe7c770fdcc96b2c3ff60abe184f19630101"
-	if got := hex.EncodeToString(buf.Bytes()); got != want {
-		t.Errorf("serialized merkleblock\n got %s\nwant %s", got, want)
-	}
+	got := hex.EncodeToString(buf.Bytes())
+	require.Equal(t, want, got, "serialized merkleblock\n got %s\nwant %s", got, want)
 }
 
 // TestMerkleBlock4 is Core's merkle_block_4, merkle_block_4_test_p2pubkey_only
@@ -160,12 +147,10 @@ func TestMerkleBlock4(t *testing.T) {
 			f.Add(mustHex(t, genPubKey))
 			f.Add(mustHex(t, tx3Output))
 			FilterBlock(f, block)
-			if got := f.MatchesOutPoint(&wire.OutPoint{Hash: mustHash(t, coinbase)}); got != tc.wantCoinbase {
-				t.Errorf("coinbase outpoint in filter = %v, want %v", got, tc.wantCoinbase)
-			}
-			if got := f.MatchesOutPoint(&wire.OutPoint{Hash: mustHash(t, tx3)}); got != tc.wantTx3Output {
-				t.Errorf("tx 3 outpoint in filter = %v, want %v", got, tc.wantTx3Output)
-			}
+			got := f.MatchesOutPoint(&wire.OutPoint{Hash: mustHash(t, coinbase)})
+			require.Equal(t, tc.wantCoinbase, got, "coinbase outpoint in filter = %v, want %v", got, tc.wantCoinbase)
+			got = f.MatchesOutPoint(&wire.OutPoint{Hash: mustHash(t, tx3)})
+			require.Equal(t, tc.wantTx3Output, got, "tx 3 outpoint in filter = %v, want %v", got, tc.wantTx3Output)
 		})
 	}
 }
@@ -196,16 +181,11 @@ func TestMerkleBlockFromTxids(t *testing.T) {
 			}
 			mb := BuildMerkleBlock(block, func(_ int, tx *wire.MsgTx) bool { return set[tx.TxHash()] })
 			matches, indexes, err := VerifyMerkleBlock(mb)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(matches) != len(tc.want) {
-				t.Fatalf("matches %v, want %v", matches, tc.want)
-			}
+			require.NoError(t, err)
+			require.Equal(t, len(tc.want), len(matches), "matches %v, want %v", matches, tc.want)
 			for i, w := range tc.want {
-				if matches[i] != mustHash(t, w.txid) || indexes[i] != uint32(w.index) {
-					t.Errorf("match %d: %v at %d, want %s at %d", i, matches[i], indexes[i], w.txid, w.index)
-				}
+				require.Equal(t, mustHash(t, w.txid), matches[i], "match %d: %v at %d, want %s at %d", i, matches[i], indexes[i], w.txid, w.index)
+				require.Equal(t, uint32(w.index), indexes[i], "match %d: %v at %d, want %s at %d", i, matches[i], indexes[i], w.txid, w.index)
 			}
 		})
 	}

@@ -3,6 +3,8 @@ package bip37
 import (
 	"math/rand"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestMurmurHash3 checks the vectors of Core's hash_tests.cpp (also in
@@ -29,12 +31,10 @@ func TestMurmurHash3(t *testing.T) {
 		{0x00000000, []byte{0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88}, 0xb4698def},
 	}
 	for i, tc := range tests {
-		if got := MurmurHash3(tc.seed, tc.data); got != tc.want {
-			t.Errorf("#%d MurmurHash3(%#x, %x) = %#08x, want %#08x", i, tc.seed, tc.data, got, tc.want)
-		}
-		if got := referenceMurmur3(tc.seed, tc.data); got != tc.want {
-			t.Errorf("#%d referenceMurmur3(%#x, %x) = %#08x, want %#08x", i, tc.seed, tc.data, got, tc.want)
-		}
+		got := MurmurHash3(tc.seed, tc.data)
+		require.Equal(t, tc.want, got, "#%d MurmurHash3(%#x, %x) = %#08x, want %#08x", i, tc.seed, tc.data, got, tc.want)
+		got = referenceMurmur3(tc.seed, tc.data)
+		require.Equal(t, tc.want, got, "#%d referenceMurmur3(%#x, %x) = %#08x, want %#08x", i, tc.seed, tc.data, got, tc.want)
 	}
 }
 
@@ -46,9 +46,8 @@ func TestFastModExact(t *testing.T) {
 		fm := newFastMod(d)
 		for _, a := range values {
 			for _, v := range []uint32{a, a - d, a + d, d - 1, d, d + 1} {
-				if got, want := fm.mod(v), v%d; got != want {
-					t.Errorf("fastMod(%d).mod(%d) = %d, want %d", d, v, got, want)
-				}
+				got, want := fm.mod(v), v%d
+				require.Equal(t, want, got, "fastMod(%d).mod(%d) = %d, want %d", d, v, got, want)
 			}
 		}
 	}
@@ -64,11 +63,11 @@ func TestUnrolledPairsMatchMurmur(t *testing.T) {
 		var b [compressedPubKeyLen]byte
 		r.Read(a[:])
 		r.Read(b[:])
-		if h0, h1 := murmurHash3Pair20(s0, s1, &a); h0 != MurmurHash3(s0, a[:]) || h1 != MurmurHash3(s1, a[:]) {
-			t.Fatalf("20 bytes %x seeds %d %d: pair %d %d", a, s0, s1, h0, h1)
-		}
-		if h0, h1 := murmurHash3Pair33(s0, s1, &b); h0 != MurmurHash3(s0, b[:]) || h1 != MurmurHash3(s1, b[:]) {
-			t.Fatalf("33 bytes %x seeds %d %d: pair %d %d", b, s0, s1, h0, h1)
-		}
+		h0, h1 := murmurHash3Pair20(s0, s1, &a)
+		require.Equal(t, MurmurHash3(s0, a[:]), h0, "20 bytes %x seeds %d %d: pair %d %d", a, s0, s1, h0, h1)
+		require.Equal(t, MurmurHash3(s1, a[:]), h1, "20 bytes %x seeds %d %d: pair %d %d", a, s0, s1, h0, h1)
+		h0, h1 = murmurHash3Pair33(s0, s1, &b)
+		require.Equal(t, MurmurHash3(s0, b[:]), h0, "33 bytes %x seeds %d %d: pair %d %d", b, s0, s1, h0, h1)
+		require.Equal(t, MurmurHash3(s1, b[:]), h1, "33 bytes %x seeds %d %d: pair %d %d", b, s0, s1, h0, h1)
 	}
 }

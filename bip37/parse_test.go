@@ -7,28 +7,27 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 func TestParseTweak(t *testing.T) {
 	for in, want := range map[string]uint32{"0": 0, "2147483649": 2147483649, "0x80000001": 0x80000001, "0XfF": 255, "010": 10, "4294967295": 1<<32 - 1} {
 		got, err := ParseTweak(in)
-		if err != nil || got != want {
-			t.Errorf("ParseTweak(%q) = %d, %v; want %d", in, got, err, want)
-		}
+		require.NoError(t, err, "ParseTweak(%q) = %d, %v; want %d", in, got, err, want)
+		require.Equal(t, want, got, "ParseTweak(%q) = %d, %v; want %d", in, got, err, want)
 	}
 	for _, in := range []string{"", "-1", "0x1ffffffff", "4294967296", "seven", "0xg", "0x", "0o7", " 1"} {
-		if _, err := ParseTweak(in); err == nil || !strings.Contains(err.Error(), "want a decimal or 0x-hex uint32") {
-			t.Errorf("ParseTweak(%q): %v", in, err)
-		}
+		_, err := ParseTweak(in)
+		require.Error(t, err, "ParseTweak(%q): %v", in, err)
+		require.Contains(t, err.Error(), "want a decimal or 0x-hex uint32", "ParseTweak(%q): %v", in, err)
 	}
 }
 
 func TestParseOutPoint(t *testing.T) {
 	op := wire.OutPoint{Hash: chainhash.DoubleHashH([]byte("tx")), Index: 7}
 	got, err := ParseOutPoint(op.String())
-	if err != nil || got != op {
-		t.Fatalf("round trip of %s: %v %v", op, got, err)
-	}
+	require.NoError(t, err, "round trip of %s: %v", op, got)
+	require.Equal(t, op, got, "round trip of %s: %v %v", op, got, err)
 	zero := strings.Repeat("0", 64)
 	for in, want := range map[string]string{
 		zero:                                 "want TXID:INDEX",
@@ -39,9 +38,10 @@ func TestParseOutPoint(t *testing.T) {
 		strings.Repeat("0", 63) + "g:0":      "bad txid",
 		zero + ":" + strings.Repeat("9", 30): "bad index",
 	} {
-		if _, err := ParseOutPoint(in); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), in) {
-			t.Errorf("ParseOutPoint(%q) = %v, want an error with %q", in, err, want)
-		}
+		_, err := ParseOutPoint(in)
+		require.Error(t, err, "ParseOutPoint(%q) = %v, want an error with %q", in, err, want)
+		require.Contains(t, err.Error(), want, "ParseOutPoint(%q) = %v, want an error with %q", in, err, want)
+		require.Contains(t, err.Error(), in, "ParseOutPoint(%q) = %v, want an error with %q", in, err, want)
 	}
 }
 
@@ -54,17 +54,14 @@ func TestDecodeMerkleBlock(t *testing.T) {
 	}
 	mb := BuildMerkleBlock(block, func(i int, _ *wire.MsgTx) bool { return i == 1 })
 	var b bytes.Buffer
-	if err := mb.BtcEncode(&b, wire.ProtocolVersion, wire.LatestEncoding); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, mb.BtcEncode(&b, wire.ProtocolVersion, wire.LatestEncoding))
 	got, err := DecodeMerkleBlock(b.Bytes())
-	if err != nil || got.Transactions != 3 || len(got.Hashes) != len(mb.Hashes) {
-		t.Fatalf("decode: %+v %v", got, err)
-	}
-	if _, err := DecodeMerkleBlock(append(b.Bytes(), 0, 0)); err == nil || err.Error() != "2 trailing bytes after the message" {
-		t.Errorf("trailing bytes: %v", err)
-	}
-	if _, err := DecodeMerkleBlock(b.Bytes()[:50]); err == nil || !strings.HasPrefix(err.Error(), "decode: ") {
-		t.Errorf("truncated: %v", err)
-	}
+	require.NoError(t, err, "decode: %+v", got)
+	require.Equal(t, uint32(3), got.Transactions, "decode: %+v %v", got, err)
+	require.Equal(t, len(mb.Hashes), len(got.Hashes), "decode: %+v %v", got, err)
+	_, err = DecodeMerkleBlock(append(b.Bytes(), 0, 0))
+	require.EqualError(t, err, "2 trailing bytes after the message", "trailing bytes")
+	_, err = DecodeMerkleBlock(b.Bytes()[:50])
+	require.Error(t, err, "truncated")
+	require.True(t, strings.HasPrefix(err.Error(), "decode: "), "truncated: %v", err)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/btcutil/bloom"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 )
 
@@ -24,9 +25,7 @@ func TestPropertyFilterMatchesReference(t *testing.T) {
 		k := rapid.Uint32Range(0, MaxHashFuncs).Draw(t, "k")
 		tweak := rapid.Uint32().Draw(t, "tweak")
 		f, err := NewFilterFromBits(make([]byte, size), k, tweak, UpdateNone)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		ref := &refFilter{data: make([]byte, size), hashFuncs: k, tweak: tweak}
 		element := rapid.SliceOfN(rapid.Byte(), 0, propertyMaxElement)
 		inserted := rapid.SliceOfN(element, 0, 40).Draw(t, "inserted")
@@ -34,9 +33,7 @@ func TestPropertyFilterMatchesReference(t *testing.T) {
 			f.Add(e)
 			ref.insert(e)
 		}
-		if !bytes.Equal(f.Bits(), ref.data) {
-			t.Fatalf("bits %x, reference %x", f.Bits(), ref.data)
-		}
+		require.True(t, bytes.Equal(f.Bits(), ref.data), "bits %x, reference %x", f.Bits(), ref.data)
 		queries := append(rapid.SliceOfN(element, 1, 40).Draw(t, "queries"), inserted...)
 		var bf *bloom.Filter
 		if size > 0 {
@@ -44,12 +41,9 @@ func TestPropertyFilterMatchesReference(t *testing.T) {
 		}
 		for _, q := range queries {
 			got := f.Matches(q)
-			if want := ref.contains(q); got != want {
-				t.Fatalf("Matches(%x) = %v, reference %v", q, got, want)
-			}
-			if bf != nil && bf.Matches(q) != got {
-				t.Fatalf("Matches(%x) = %v, btcutil %v", q, got, !got)
-			}
+			want := ref.contains(q)
+			require.Equal(t, want, got, "Matches(%x) = %v, reference %v", q, got, want)
+			require.False(t, bf != nil && bf.Matches(q) != got, "Matches(%x) = %v, btcutil %v", q, got, !got)
 		}
 	})
 }
@@ -60,14 +54,12 @@ func TestPropertyMurmurAndFastMod(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		seed := rapid.Uint32().Draw(t, "seed")
 		data := rapid.SliceOfN(rapid.Byte(), 0, 300).Draw(t, "data")
-		if got, want := MurmurHash3(seed, data), referenceMurmur3(seed, data); got != want {
-			t.Fatalf("MurmurHash3 = %#x, reference %#x", got, want)
-		}
+		got, want := MurmurHash3(seed, data), referenceMurmur3(seed, data)
+		require.Equal(t, want, got, "MurmurHash3 = %#x, reference %#x", got, want)
 		d := rapid.Uint32Min(1).Draw(t, "d")
 		a := rapid.Uint32().Draw(t, "a")
-		if got := newFastMod(d).mod(a); got != a%d {
-			t.Fatalf("%d mod %d = %d, want %d", a, d, got, a%d)
-		}
+		got = newFastMod(d).mod(a)
+		require.Equal(t, a%d, got, "%d mod %d = %d, want %d", a, d, got, a%d)
 	})
 }
 
@@ -230,9 +222,7 @@ func TestPropertyMatchTxReference(t *testing.T) {
 		tweak := rapid.Uint32().Draw(t, "tweak")
 		flags := rapid.SampledFrom([]UpdateFlag{UpdateNone, UpdateAll, UpdateP2PubKeyOnly, UpdateP2PubKeyOnly, 3, 0x86}).Draw(t, "flags")
 		f, err := NewFilterFromBits(make([]byte, size), k, tweak, flags)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for _, e := range g.pool[:rapid.IntRange(0, len(g.pool)).Draw(t, "watchedCount")] {
 			f.Add(e)
 		}
@@ -240,17 +230,12 @@ func TestPropertyMatchTxReference(t *testing.T) {
 		runTxSequence(t, g, func(tx *wire.MsgTx) {
 			clone := f.Clone()
 			readOnly := f.MatchTx(tx)
-			if !bytes.Equal(clone.Bits(), f.Bits()) {
-				t.Fatal("MatchTx changed the filter")
-			}
+			require.True(t, bytes.Equal(clone.Bits(), f.Bits()), "MatchTx changed the filter")
 			got := f.MatchTxAndUpdate(tx)
 			want := ref.isRelevantAndUpdate(tx)
-			if got != want || readOnly != got {
-				t.Fatalf("MatchTxAndUpdate %v, MatchTx %v, reference %v", got, readOnly, want)
-			}
-			if !bytes.Equal(f.Bits(), ref.data) {
-				t.Fatalf("bits after update %x, reference %x", f.Bits(), ref.data)
-			}
+			require.Equal(t, want, got, "MatchTxAndUpdate %v, MatchTx %v, reference %v", got, readOnly, want)
+			require.Equal(t, got, readOnly, "MatchTxAndUpdate %v, MatchTx %v, reference %v", got, readOnly, want)
+			require.True(t, bytes.Equal(f.Bits(), ref.data), "bits after update %x, reference %x", f.Bits(), ref.data)
 		})
 	})
 }
@@ -267,21 +252,16 @@ func TestPropertyMatchTxBtcutil(t *testing.T) {
 		k := rapid.Uint32Range(1, 20).Draw(t, "k")
 		flags := rapid.SampledFrom([]UpdateFlag{UpdateNone, UpdateAll}).Draw(t, "flags")
 		f, err := NewFilterFromBits(make([]byte, size), k, rapid.Uint32().Draw(t, "tweak"), flags)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for _, e := range g.pool[:rapid.IntRange(0, len(g.pool)).Draw(t, "watchedCount")] {
 			f.Add(e)
 		}
 		bf := bloom.LoadFilter(f.MsgFilterLoad())
 		runTxSequence(t, g, func(tx *wire.MsgTx) {
 			got := f.MatchTxAndUpdate(tx)
-			if want := bf.MatchTxAndUpdate(btcutil.NewTx(tx)); got != want {
-				t.Fatalf("MatchTxAndUpdate %v, btcutil %v", got, want)
-			}
-			if !bytes.Equal(f.Bits(), bf.MsgFilterLoad().Filter) {
-				t.Fatal("filters diverged after the update")
-			}
+			want := bf.MatchTxAndUpdate(btcutil.NewTx(tx))
+			require.Equal(t, want, got, "MatchTxAndUpdate %v, btcutil %v", got, want)
+			require.True(t, bytes.Equal(f.Bits(), bf.MsgFilterLoad().Filter), "filters diverged after the update")
 		})
 	})
 }
@@ -295,9 +275,8 @@ func TestPropertyClassificationReference(t *testing.T) {
 		for range 20 {
 			script := g.script(t)
 			got := isPayToPubKey(script) || isBareMultisig(script)
-			if want := refIsPubKeyOrMultisig(script); got != want {
-				t.Fatalf("classification of %x = %v, reference %v", script, got, want)
-			}
+			want := refIsPubKeyOrMultisig(script)
+			require.Equal(t, want, got, "classification of %x = %v, reference %v", script, got, want)
 		}
 	})
 }

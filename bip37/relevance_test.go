@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 // TestBloomMatch runs Core's bloom_match: which elements make the filter
@@ -12,12 +13,10 @@ import (
 func TestBloomMatch(t *testing.T) {
 	tx := loadTx(t, "tx_b4749f.hex")
 	spend := loadTx(t, "tx_e2769b_spend.hex")
-	if got := tx.TxHash(); got != mustHash(t, "b4749f017444b051c44dfd2720e88f314ff94f3dd6d56d40ef65854fcd7fff6b") {
-		t.Fatalf("tx hash %v", got)
-	}
-	if got := spend.TxHash(); got != mustHash(t, "e2769b09e784f32f62ef849763d4f45b98e07ba658647343b915ff832b110436") {
-		t.Fatalf("spending tx hash %v", got)
-	}
+	got := tx.TxHash()
+	require.Equal(t, mustHash(t, "b4749f017444b051c44dfd2720e88f314ff94f3dd6d56d40ef65854fcd7fff6b"), got, "tx hash %v", got)
+	got = spend.TxHash()
+	require.Equal(t, mustHash(t, "e2769b09e784f32f62ef849763d4f45b98e07ba658647343b915ff832b110436"), got, "spending tx hash %v", got)
 	const prevTx = "90c122d70786e899529d71dbeba91ba216982fb6ba58f3bdaab65e73b7e9260b"
 
 	type insert func(t *testing.T, f *Filter)
@@ -53,19 +52,13 @@ func TestBloomMatch(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f, err := NewFilter(10, 0.000001, 0, UpdateAll)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			tc.insert(t, f)
-			if got := f.MatchTx(tx); got != tc.want {
-				t.Errorf("MatchTx = %v, want %v", got, tc.want)
-			}
-			if got := f.MatchTxAndUpdate(tx); got != tc.want {
-				t.Errorf("MatchTxAndUpdate = %v, want %v", got, tc.want)
-			}
-			if tc.wantSpends && !f.MatchTxAndUpdate(spend) {
-				t.Error("spending tx does not match after the update")
-			}
+			got := f.MatchTx(tx)
+			require.Equal(t, tc.want, got, "MatchTx = %v, want %v", got, tc.want)
+			got = f.MatchTxAndUpdate(tx)
+			require.Equal(t, tc.want, got, "MatchTxAndUpdate = %v, want %v", got, tc.want)
+			require.False(t, tc.wantSpends && !f.MatchTxAndUpdate(spend), "spending tx does not match after the update")
 		})
 	}
 }
@@ -102,31 +95,20 @@ func TestMatchTxUpdateModes(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f, err := NewFilter(10, 0.000001, 99, tc.flags)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			f.Add(tc.element)
 			tx := wire.NewMsgTx(wire.TxVersion)
 			tx.AddTxIn(wire.NewTxIn(&wire.OutPoint{Index: 7}, nil, nil))
 			tx.AddTxOut(wire.NewTxOut(1000, []byte{0x6a}))
 			tx.AddTxOut(wire.NewTxOut(1000, tc.script))
 			before := append([]byte(nil), f.Bits()...)
-			if !f.MatchTx(tx) {
-				t.Fatal("MatchTx = false")
-			}
-			if string(before) != string(f.Bits()) {
-				t.Fatal("MatchTx changed the filter")
-			}
-			if !f.MatchTxAndUpdate(tx) {
-				t.Fatal("MatchTxAndUpdate = false")
-			}
+			require.True(t, f.MatchTx(tx), "MatchTx = false")
+			require.Equal(t, string(f.Bits()), string(before), "MatchTx changed the filter")
+			require.True(t, f.MatchTxAndUpdate(tx), "MatchTxAndUpdate = false")
 			spent := &wire.OutPoint{Hash: tx.TxHash(), Index: 1}
-			if got := f.MatchesOutPoint(spent); got != tc.wantSpnd {
-				t.Errorf("outpoint inserted = %v, want %v", got, tc.wantSpnd)
-			}
-			if f.MatchesOutPoint(&wire.OutPoint{Hash: tx.TxHash(), Index: 0}) {
-				t.Error("outpoint of the unmatched output inserted")
-			}
+			got := f.MatchesOutPoint(spent)
+			require.Equal(t, tc.wantSpnd, got, "outpoint inserted = %v, want %v", got, tc.wantSpnd)
+			require.False(t, f.MatchesOutPoint(&wire.OutPoint{Hash: tx.TxHash(), Index: 0}), "outpoint of the unmatched output inserted")
 		})
 	}
 }
@@ -136,22 +118,16 @@ func TestMatchTxUpdateModes(t *testing.T) {
 func TestMatchTxIgnoresWitness(t *testing.T) {
 	key33 := append([]byte{0x03}, make([]byte, 32)...)
 	f, err := NewFilter(10, 0.0001, 0, UpdateAll)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	f.Add(key33)
 	prev := wire.OutPoint{Index: 3}
 	prev.Hash[0] = 1
 	tx := wire.NewMsgTx(wire.TxVersion)
 	tx.AddTxIn(wire.NewTxIn(&prev, nil, wire.TxWitness{make([]byte, 71), key33}))
 	tx.AddTxOut(wire.NewTxOut(1000, append([]byte{0x00, 0x14}, make([]byte, 20)...)))
-	if f.MatchTx(tx) {
-		t.Fatal("matched through the witness")
-	}
+	require.False(t, f.MatchTx(tx), "matched through the witness")
 	f.AddOutPoint(&prev)
-	if !f.MatchTx(tx) {
-		t.Fatal("no match through the spent outpoint")
-	}
+	require.True(t, f.MatchTx(tx), "no match through the spent outpoint")
 }
 
 // TestScriptClassification checks isPayToPubKey and isBareMultisig against
@@ -204,15 +180,12 @@ func TestScriptClassification(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := isPayToPubKey(tc.script); got != tc.pubKey {
-				t.Errorf("isPayToPubKey = %v, want %v", got, tc.pubKey)
-			}
-			if got := isBareMultisig(tc.script); got != tc.multisig {
-				t.Errorf("isBareMultisig = %v, want %v", got, tc.multisig)
-			}
-			if got := refIsPubKeyOrMultisig(tc.script); got != (tc.pubKey || tc.multisig) {
-				t.Errorf("reference Solver = %v, want %v", got, tc.pubKey || tc.multisig)
-			}
+			got := isPayToPubKey(tc.script)
+			require.Equal(t, tc.pubKey, got, "isPayToPubKey = %v, want %v", got, tc.pubKey)
+			got = isBareMultisig(tc.script)
+			require.Equal(t, tc.multisig, got, "isBareMultisig = %v, want %v", got, tc.multisig)
+			got = refIsPubKeyOrMultisig(tc.script)
+			require.Equal(t, (tc.pubKey || tc.multisig), got, "reference Solver = %v, want %v", got, tc.pubKey || tc.multisig)
 		})
 	}
 }
@@ -235,8 +208,7 @@ func TestMinimalScriptNum(t *testing.T) {
 	}
 	for _, tc := range tests {
 		got, ok := minimalScriptNum(tc.in)
-		if ok != tc.ok || (ok && got != tc.want) {
-			t.Errorf("minimalScriptNum(%x) = %d, %v; want %d, %v", tc.in, got, ok, tc.want, tc.ok)
-		}
+		require.Equal(t, tc.ok, ok, "minimalScriptNum(%x) = %d, %v; want %d, %v", tc.in, got, ok, tc.want, tc.ok)
+		require.False(t, ok && got != tc.want, "minimalScriptNum(%x) = %d, %v; want %d, %v", tc.in, got, ok, tc.want, tc.ok)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/btcutil/bloom"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 )
 
@@ -22,9 +23,7 @@ func TestPropertyBtcdRulesMatchBtcutil(t *testing.T) {
 		k := rapid.Uint32Range(1, 20).Draw(t, "k")
 		flags := rapid.SampledFrom([]UpdateFlag{UpdateNone, UpdateAll}).Draw(t, "flags")
 		f, err := NewFilterFromBits(make([]byte, size), k, rapid.Uint32().Draw(t, "tweak"), flags)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		f.SetRules(RulesBtcd)
 		for _, e := range g.pool[:rapid.IntRange(0, len(g.pool)).Draw(t, "watchedCount")] {
 			f.Add(e)
@@ -35,15 +34,10 @@ func TestPropertyBtcdRulesMatchBtcutil(t *testing.T) {
 			// update).
 			_, explained := f.Explain(tx)
 			got := f.MatchTxAndUpdate(tx)
-			if explained != got {
-				t.Fatalf("Explain %v, MatchTxAndUpdate %v", explained, got)
-			}
-			if want := bf.MatchTxAndUpdate(btcutil.NewTx(tx)); got != want {
-				t.Fatalf("MatchTxAndUpdate %v, btcutil %v", got, want)
-			}
-			if !bytes.Equal(f.Bits(), bf.MsgFilterLoad().Filter) {
-				t.Fatal("filters diverged after the update")
-			}
+			require.Equal(t, explained, got, "Explain %v, MatchTxAndUpdate %v", explained, got)
+			want := bf.MatchTxAndUpdate(btcutil.NewTx(tx))
+			require.Equal(t, want, got, "MatchTxAndUpdate %v, btcutil %v", got, want)
+			require.True(t, bytes.Equal(f.Bits(), bf.MsgFilterLoad().Filter), "filters diverged after the update")
 		})
 	})
 }
@@ -54,36 +48,29 @@ func TestPropertyBtcdRulesMatchBtcutil(t *testing.T) {
 // push; clones keep the rules; RulesFor reads btcd's user agent.
 func TestBtcdRulesMatchEmptyPushes(t *testing.T) {
 	f, err := NewFilter(10, 0.01, 7, UpdateAll)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	f.Add(nil)
 	tx := wire.NewMsgTx(wire.TxVersion)
 	tx.AddTxIn(wire.NewTxIn(&wire.OutPoint{Index: 1}, nil, nil))
 	tx.AddTxOut(wire.NewTxOut(1, append([]byte{0x00, 0x14}, bytes.Repeat([]byte{0x42}, 20)...)))
-	if f.Clone().MatchTxAndUpdate(tx) {
-		t.Fatal("Core's rules matched an empty push")
-	}
+	require.False(t, f.Clone().MatchTxAndUpdate(tx), "Core's rules matched an empty push")
 	b := f.Clone()
 	b.SetRules(RulesBtcd)
-	if c := b.Clone(); c.Rules() != RulesBtcd {
-		t.Fatal("a clone lost the rules")
-	}
+	c := b.Clone()
+	require.Equal(t, RulesBtcd, c.Rules(), "a clone lost the rules")
 	m, ok := b.Explain(tx)
-	if !ok || m.Kind != MatchOutput || len(m.Element) != 0 {
-		t.Fatalf("explain %+v %v", m, ok)
-	}
-	if !b.MatchTxAndUpdate(tx) || !b.MatchesOutPoint(&wire.OutPoint{Hash: tx.TxHash(), Index: 0}) {
-		t.Fatal("btcd's rules: no match, or the outpoint not inserted")
-	}
+	require.True(t, ok, "explain %+v %v", m, ok)
+	require.Equal(t, MatchOutput, m.Kind, "explain %+v %v", m, ok)
+	require.Equal(t, 0, len(m.Element), "explain %+v %v", m, ok)
+	require.True(t, b.MatchTxAndUpdate(tx), "btcd's rules: no match, or the outpoint not inserted")
+	require.True(t, b.MatchesOutPoint(&wire.OutPoint{Hash: tx.TxHash(), Index: 0}), "btcd's rules: no match, or the outpoint not inserted")
 	for agent, want := range map[string]Rules{
 		"/btcwire:0.5.0/btcd:0.24.2/": RulesBtcd,
 		"/Satoshi:27.0.0/":            RulesCore,
 		"/bcoin:1.0.2/":               RulesCore,
 		"":                            RulesCore,
 	} {
-		if got := RulesFor(agent); got != want {
-			t.Errorf("RulesFor(%q) = %v, want %v", agent, got, want)
-		}
+		got := RulesFor(agent)
+		require.Equal(t, want, got, "RulesFor(%q) = %v, want %v", agent, got, want)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 // serialized builds a filterload payload from raw parts, so tests can make
@@ -50,24 +51,16 @@ func TestDeserialize(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f, err := Deserialize(tc.in)
 			if tc.wantErr != nil {
-				if !errors.Is(err, tc.wantErr) || f != nil {
-					t.Fatalf("Deserialize = %v, %v; want %v", f, err, tc.wantErr)
-				}
+				require.ErrorIs(t, err, tc.wantErr, "Deserialize = %v, %v; want %v", f, err, tc.wantErr)
+				require.Nil(t, f, "Deserialize = %v, %v; want %v", f, err, tc.wantErr)
 				return
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := f.Serialize(); !bytes.Equal(got, tc.in) {
-				t.Errorf("round trip: %x, want %x", got, tc.in)
-			}
+			require.NoError(t, err)
+			got := f.Serialize()
+			require.Equal(t, tc.in, got, "round trip: %x, want %x", got, tc.in)
 			var buf bytes.Buffer
-			if err := f.MsgFilterLoad().BtcEncode(&buf, wire.ProtocolVersion, wire.LatestEncoding); err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(buf.Bytes(), tc.in) {
-				t.Errorf("wire encoding %x, want %x", buf.Bytes(), tc.in)
-			}
+			require.NoError(t, f.MsgFilterLoad().BtcEncode(&buf, wire.ProtocolVersion, wire.LatestEncoding))
+			require.Equal(t, tc.in, buf.Bytes(), "wire encoding %x, want %x", buf.Bytes(), tc.in)
 		})
 	}
 }
@@ -91,24 +84,18 @@ func TestLoadFilter(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f, err := LoadFilter(tc.msg)
 			if tc.wantErr != nil {
-				if !errors.Is(err, tc.wantErr) {
-					t.Fatalf("LoadFilter error %v, want %v", err, tc.wantErr)
-				}
+				require.ErrorIs(t, err, tc.wantErr, "LoadFilter error %v, want %v", err, tc.wantErr)
 				return
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			back := f.MsgFilterLoad()
-			if !bytes.Equal(back.Filter, tc.msg.Filter) || back.HashFuncs != tc.msg.HashFuncs ||
-				back.Tweak != tc.msg.Tweak || back.Flags != tc.msg.Flags {
-				t.Errorf("round trip %+v, want %+v", back, tc.msg)
-			}
+			require.Equal(t, tc.msg.Filter, back.Filter, "round trip %+v, want %+v", back, tc.msg)
+			require.Equal(t, tc.msg.HashFuncs, back.HashFuncs, "round trip %+v, want %+v", back, tc.msg)
+			require.Equal(t, tc.msg.Tweak, back.Tweak, "round trip %+v, want %+v", back, tc.msg)
+			require.Equal(t, tc.msg.Flags, back.Flags, "round trip %+v, want %+v", back, tc.msg)
 			if len(tc.msg.Filter) > 0 {
 				tc.msg.Filter[0] ^= 0xff
-				if f.Bits()[0] == tc.msg.Filter[0] {
-					t.Error("LoadFilter aliases the message's bytes")
-				}
+				require.NotEqual(t, tc.msg.Filter[0], f.Bits()[0], "LoadFilter aliases the message's bytes")
 			}
 		})
 	}
@@ -122,9 +109,8 @@ func TestCheckFilterAdd(t *testing.T) {
 	}{{0, false}, {20, false}, {MaxFilterAddSize, false}, {MaxFilterAddSize + 1, true}}
 	for _, tc := range tests {
 		err := CheckFilterAdd(make([]byte, tc.size))
-		if got := errors.Is(err, ErrFilterAddTooLarge); got != tc.wantErr {
-			t.Errorf("CheckFilterAdd(%d bytes) = %v", tc.size, err)
-		}
+		got := errors.Is(err, ErrFilterAddTooLarge)
+		require.Equal(t, tc.wantErr, got, "CheckFilterAdd(%d bytes) = %v", tc.size, err)
 	}
 }
 
@@ -133,15 +119,11 @@ func TestCompactSizeRoundTrip(t *testing.T) {
 	for _, v := range []uint64{0, 1, 0xfc, 0xfd, 0xffff, 0x10000, 0xffffffff, 0x100000000, ^uint64(0)} {
 		enc := appendCompactSize(nil, v)
 		var buf bytes.Buffer
-		if err := wire.WriteVarInt(&buf, 0, v); err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(enc, buf.Bytes()) {
-			t.Errorf("appendCompactSize(%d) = %x, wire writes %x", v, enc, buf.Bytes())
-		}
+		require.NoError(t, wire.WriteVarInt(&buf, 0, v))
+		require.Equal(t, buf.Bytes(), enc, "appendCompactSize(%d) = %x, wire writes %x", v, enc, buf.Bytes())
 		got, n, err := readCompactSize(enc)
-		if err != nil || got != v || n != len(enc) {
-			t.Errorf("readCompactSize(%s) = %d, %d, %v", hex.EncodeToString(enc), got, n, err)
-		}
+		require.NoError(t, err, "readCompactSize(%s) = %d, %d", hex.EncodeToString(enc), got, n)
+		require.Equal(t, v, got, "readCompactSize(%s) = %d, %d, %v", hex.EncodeToString(enc), got, n, err)
+		require.Equal(t, len(enc), n, "readCompactSize(%s) = %d, %d, %v", hex.EncodeToString(enc), got, n, err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 // key returns a deterministic public key and its hash160.
@@ -26,9 +27,7 @@ func p2pkh(t *testing.T, hash []byte) []byte {
 	t.Helper()
 	s, err := txscript.NewScriptBuilder().AddOp(txscript.OP_DUP).AddOp(txscript.OP_HASH160).
 		AddData(hash).AddOp(txscript.OP_EQUALVERIFY).AddOp(txscript.OP_CHECKSIG).Script()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return s
 }
 
@@ -46,14 +45,10 @@ func TestGraphNear(t *testing.T) {
 	_, nestedKeyHash := key(t, 6)
 	sig := bytes.Repeat([]byte{0x30}, 71)
 	spend, err := txscript.NewScriptBuilder().AddData(sig).AddData(payerPK).Script()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	redeem := append([]byte{txscript.OP_0, 20}, nestedKeyHash...)
 	nested, err := txscript.NewScriptBuilder().AddData(redeem).Script()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	tx := wire.NewMsgTx(wire.TxVersion)
 	tx.AddTxIn(wire.NewTxIn(&wire.OutPoint{Hash: chainhash.Hash{1}}, spend, nil))
 	tx.AddTxIn(wire.NewTxIn(&wire.OutPoint{Hash: chainhash.Hash{2}}, nil, wire.TxWitness{sig, wpkPK}))
@@ -65,25 +60,17 @@ func TestGraphNear(t *testing.T) {
 	got := GraphNear([]*wire.MsgTx{tx, tx}, own, [][]byte{old}, 5)
 	want := [][]byte{old, payerHash, btcutil.Hash160(redeem), changeHash}
 	for _, d := range got {
-		if bytes.Equal(d, wpkHash) {
-			t.Fatalf("the witness's key %x was chosen: a peer can rewrite it", wpkHash)
-		}
+		require.False(t, bytes.Equal(d, wpkHash), "the witness's key %x was chosen: a peer can rewrite it", wpkHash)
 	}
-	if len(got) != len(want) {
-		t.Fatalf("%d decoys %x, want %d", len(got), got, len(want))
-	}
+	require.Len(t, got, len(want), "%d decoys %x, want %d", len(got), got, len(want))
 	for i := range want {
-		if !bytes.Equal(got[i], want[i]) {
-			t.Errorf("decoy %d = %x, want %x", i, got[i], want[i])
-		}
+		require.Equal(t, want[i], got[i], "decoy %d = %x, want %x", i, got[i], want[i])
 	}
-	if got := GraphNear([]*wire.MsgTx{tx}, own, [][]byte{old}, 2); len(got) != 2 || !bytes.Equal(got[0], old) {
-		t.Errorf("n = 2: %x", got)
-	}
-	if got := GraphNear([]*wire.MsgTx{tx}, own, [][]byte{old}, 0); len(got) != 1 {
-		t.Errorf("n below the decoys held drops one: %x", got)
-	}
-	if got := GraphNear(nil, nil, nil, 3); len(got) != 0 {
-		t.Errorf("no transactions: %x", got)
-	}
+	got = GraphNear([]*wire.MsgTx{tx}, own, [][]byte{old}, 2)
+	require.Len(t, got, 2, "n = 2: %x", got)
+	require.Equal(t, old, got[0], "n = 2: %x", got)
+	got = GraphNear([]*wire.MsgTx{tx}, own, [][]byte{old}, 0)
+	require.Len(t, got, 1, "n below the decoys held drops one: %x", got)
+	got = GraphNear(nil, nil, nil, 3)
+	require.Len(t, got, 0, "no transactions: %x", got)
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/stretchr/testify/require"
 )
 
 func TestFilterCapacity(t *testing.T) {
@@ -11,9 +12,8 @@ func TestFilterCapacity(t *testing.T) {
 		n    int
 		want uint32
 	}{{0, 64}, {1, 64}, {32, 64}, {33, 128}, {64, 128}, {65, 256}, {1000, 2048}} {
-		if got := FilterCapacity(c.n); got != c.want {
-			t.Errorf("FilterCapacity(%d) = %d, want %d", c.n, got, c.want)
-		}
+		got := FilterCapacity(c.n)
+		require.Equal(t, c.want, got, "FilterCapacity(%d) = %d, want %d", c.n, got, c.want)
 	}
 }
 
@@ -25,27 +25,23 @@ func TestFilterSizeNests(t *testing.T) {
 	n := 1
 	for i, w := range want {
 		size, k := FilterSize(n, DefaultFPRate)
-		if size != w || (i < len(want)-1 && k != 13) {
-			t.Errorf("FilterSize(%d) = %d bytes, k %d; want %d bytes, k 13", n, size, k, w)
-		}
+		require.Equal(t, w, size, "FilterSize(%d) = %d bytes, k %d; want %d bytes, k 13", n, size, k, w)
+		require.False(t, i < len(want)-1 && k != 13, "FilterSize(%d) = %d bytes, k %d; want %d bytes, k 13", n, size, k, w)
 		n = int(FilterCapacity(n)) // the next capacity step
 	}
 	for _, p := range []float64{1e-6, 1e-5, 1e-4, 1e-3, 0.02, 0.05} {
 		prev, prevK := 0, uint32(0)
 		for n := 1; n <= 1<<16; n *= 2 {
 			size, k := FilterSize(n, p)
-			if size == 0 || k == 0 {
-				t.Fatalf("p=%g n=%d: %d bytes, k %d", p, n, size, k)
-			}
-			if prev != 0 && size != prev && size < bip37.MaxFilterSize && (size%prev != 0 || k != prevK) {
-				t.Errorf("p=%g: %d bytes (k %d) after %d (k %d) does not nest", p, size, k, prev, prevK)
-			}
+			require.NotEqual(t, 0, size, "p=%g n=%d: %d bytes, k %d", p, n, size, k)
+			require.NotEqual(t, uint32(0), k, "p=%g n=%d: %d bytes, k %d", p, n, size, k)
+			require.False(t, prev != 0 && size != prev && size < bip37.MaxFilterSize && (size%prev != 0 || k != prevK), "p=%g: %d bytes (k %d) after %d (k %d) does not nest", p, size, k, prev, prevK)
 			prev, prevK = size, k
 		}
 	}
-	if size, k := FilterSize(10, 0); size != 0 || k != 0 {
-		t.Errorf("FilterSize at rate 0 = %d, %d", size, k)
-	}
+	size, k := FilterSize(10, 0)
+	require.Equal(t, 0, size, "FilterSize at rate 0 = %d, %d", size, k)
+	require.Equal(t, uint32(0), k, "FilterSize at rate 0 = %d, %d", size, k)
 }
 
 // TestFilterSizeBandwidth bounds what nesting costs: at every element
@@ -63,9 +59,7 @@ func TestFilterSizeBandwidth(t *testing.T) {
 			bip := bip37.FalsePositiveRate(uint64(bipSize)*8, bipK, float64(n))
 			worst = max(worst, nested/bip)
 		}
-		if worst > 1.10 {
-			t.Errorf("p=%g: nested sizing's rate up to %.3fx BIP37's", p, worst)
-		}
+		require.LessOrEqual(t, worst, 1.10, "p=%g: nested sizing's rate up to %.3fx BIP37's", p, worst)
 		t.Logf("p=%g: nested rate at most %.4fx BIP37's sizing", p, worst)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/filterpolicy"
 	"github.com/bloomwatch/bloomwatch/privacy/joint"
 	"github.com/bloomwatch/bloomwatch/privacy/replay"
+	"github.com/stretchr/testify/require"
 )
 
 // This test lives in the external test package: it measures the sizing
@@ -58,9 +59,7 @@ func TestCapacityStepsLeak(t *testing.T) {
 		for len(els) < 2000 {
 			size, k := pol.size(len(els))
 			f, err := bip37.NewFilterFromBits(make([]byte, size), k, 42, filterpolicy.FilterFlags)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			for _, e := range els {
 				f.Add(e)
 			}
@@ -70,9 +69,7 @@ func TestCapacityStepsLeak(t *testing.T) {
 				reloads++
 				bits := math.Log2(prevRate / rate)
 				r, err := replay.EstimateReload(prev, f)
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				if prev.Size() == f.Size() {
 					sameLost += bits
 				} else {
@@ -88,11 +85,8 @@ func TestCapacityStepsLeak(t *testing.T) {
 		}
 		t.Logf("%s: %d reloads, %d size steps losing %.1f bits, same-size reloads %.2f bits; final joint rate %.3g",
 			pol.name, reloads, steps, lost, sameLost, prevRate)
-		if sameLost > 0.01 || worst > pol.maxOne {
-			t.Errorf("%s: same-size reloads lost %.2f bits, a size step up to %.1f (want at most %.0f)", pol.name, sameLost, worst, pol.maxOne)
-		}
-		if pol.name == "bip37" && worst < 25 {
-			t.Errorf("bip37 sizing's worst step lost only %.1f bits: the comparison has no contrast", worst)
-		}
+		require.LessOrEqual(t, sameLost, 0.01, "%s: same-size reloads lost %.2f bits, a size step up to %.1f (want at most %.0f)", pol.name, sameLost, worst, pol.maxOne)
+		require.LessOrEqual(t, worst, pol.maxOne, "%s: same-size reloads lost %.2f bits, a size step up to %.1f (want at most %.0f)", pol.name, sameLost, worst, pol.maxOne)
+		require.False(t, pol.name == "bip37" && worst < 25, "bip37 sizing's worst step lost only %.1f bits: the comparison has no contrast", worst)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/watch"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 // TestFilterAboveMaxElements builds filters for 65,536 and 70,053
@@ -28,20 +29,14 @@ func TestFilterAboveMaxElements(t *testing.T) {
 			els.OutPoints = append(els.OutPoints, wire.OutPoint{Hash: h, Index: uint32(i)})
 		}
 		f, err := filterpolicy.BuildFilter(els, filterpolicy.DefaultFPRate, 7)
-		if err != nil {
-			t.Fatalf("%d elements: %v", n, err)
-		}
-		if f.Size() != bip37.MaxFilterSize || f.HashFuncs() != 1 {
-			t.Fatalf("%d elements: %d bytes, k %d; want %d bytes, k 1", n, f.Size(), f.HashFuncs(), bip37.MaxFilterSize)
-		}
+		require.NoError(t, err, "%d elements", n)
+		require.Equal(t, bip37.MaxFilterSize, f.Size(), "%d elements: %d bytes, k %d; want %d bytes, k 1", n, f.Size(), f.HashFuncs(), bip37.MaxFilterSize)
+		require.Equal(t, uint32(1), f.HashFuncs(), "%d elements: %d bytes, k %d; want %d bytes, k 1", n, f.Size(), f.HashFuncs(), bip37.MaxFilterSize)
 		for i := range els.OutPoints {
-			if !f.MatchesOutPoint(&els.OutPoints[i]) {
-				t.Fatalf("%d elements: element %d not held", n, i)
-			}
+			require.True(t, f.MatchesOutPoint(&els.OutPoints[i]), "%d elements: element %d not held", n, i)
 		}
 		want := 1 - math.Exp(-float64(n)/(bip37.MaxFilterSize*8))
-		if got := f.FPRate(float64(n)); math.Abs(got-want) > 0.01 {
-			t.Fatalf("%d elements: rate %.3f, want about %.3f", n, got, want)
-		}
+		got := f.FPRate(float64(n))
+		require.InDelta(t, want, got, 0.01, "%d elements: rate %.3f, want about %.3f", n, got, want)
 	}
 }

@@ -1,19 +1,19 @@
 package filterpolicy
 
 import (
-	"errors"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestParseFilterPadding(t *testing.T) {
 	for in, want := range map[string]FilterPadding{"": PadSteps, "steps": PadSteps, "max": PadMax, "none": PadNone} {
-		if got, err := ParseFilterPadding(in); err != nil || got != want {
-			t.Errorf("ParseFilterPadding(%q) = %q, %v", in, got, err)
-		}
+		got, err := ParseFilterPadding(in)
+		require.NoError(t, err, "ParseFilterPadding(%q) = %q", in, got)
+		require.Equal(t, want, got, "ParseFilterPadding(%q) = %q, %v", in, got, err)
 	}
-	if _, err := ParseFilterPadding("some"); !errors.Is(err, ErrBadPadding) {
-		t.Errorf("ParseFilterPadding(some): %v", err)
-	}
+	_, err := ParseFilterPadding("some")
+	require.ErrorIs(t, err, ErrBadPadding, "ParseFilterPadding(some): %v", err)
 }
 
 // TestPadFilterLoad checks the padded bursts: the smallest class with room
@@ -36,16 +36,13 @@ func TestPadFilterLoad(t *testing.T) {
 	}
 	for _, c := range cases {
 		burst, decoy := PadFilterLoad(c.p, c.packet)
-		if burst != c.burst || decoy != c.decoys {
-			t.Errorf("PadFilterLoad(%s, %d) = %d, %d; want %d, %d", c.p, c.packet, burst, decoy, c.burst, c.decoys)
-		}
+		require.Equal(t, c.burst, burst, "PadFilterLoad(%s, %d) = %d, %d; want %d, %d", c.p, c.packet, burst, decoy, c.burst, c.decoys)
+		require.Equal(t, c.decoys, decoy, "PadFilterLoad(%s, %d) = %d, %d; want %d, %d", c.p, c.packet, burst, decoy, c.burst, c.decoys)
 	}
-	if got := MessageWire(true, 37); got != 37+21 {
-		t.Errorf("v2 wire of a 37-byte payload: %d", got)
-	}
-	if got := MessageWire(false, 37); got != 37+24 {
-		t.Errorf("v1 wire of a 37-byte payload: %d", got)
-	}
+	got := MessageWire(true, 37)
+	require.Equal(t, 37+21, got, "v2 wire of a 37-byte payload: %d", got)
+	got = MessageWire(false, 37)
+	require.Equal(t, 37+24, got, "v1 wire of a 37-byte payload: %d", got)
 }
 
 // TestElementsForWire checks what an observer who knows the policy reads
@@ -69,27 +66,28 @@ func TestElementsForWire(t *testing.T) {
 	}
 	for _, c := range cases {
 		got, ok := ElementsForWire(c.wire, fp, c.p)
-		if !ok || got.MinElements != c.lo || got.MaxElements != c.hi {
-			t.Errorf("ElementsForWire(%d) = %+v %v, want [%d, %d]", c.wire, got, ok, c.lo, c.hi)
-		}
+		require.True(t, ok, "ElementsForWire(%d) = %+v %v, want [%d, %d]", c.wire, got, ok, c.lo, c.hi)
+		require.Equal(t, c.lo, got.MinElements, "ElementsForWire(%d) = %+v %v, want [%d, %d]", c.wire, got, ok, c.lo, c.hi)
+		require.Equal(t, c.hi, got.MaxElements, "ElementsForWire(%d) = %+v %v, want [%d, %d]", c.wire, got, ok, c.lo, c.hi)
 	}
-	if got, ok := ElementsForWire(5000, fp, PadNone); ok {
-		t.Errorf("ElementsForWire(5000) = %+v, want none", got)
-	}
+	got, ok := ElementsForWire(5000, fp, PadNone)
+	require.False(t, ok, "ElementsForWire(5000) = %+v, want none", got)
 	for n := 0; n <= 10000; n += 7 {
 		size, _ := FilterSize(n, fp)
 		packet := MessageWire(true, filterLoadPayload(size))
 		for _, p := range []FilterPadding{PadNone, PadSteps, PadMax} {
 			b, _ := PadFilterLoad(p, packet)
 			got, ok := ElementsForWire(b, fp, p)
-			if !ok || n < got.MinElements || n > got.MaxElements {
-				t.Fatalf("%d elements, %s: burst %d reads as %+v %v", n, p, b, got, ok)
+			require.True(t, ok, "%d elements, %s: burst %d reads as %+v %v", n, p, b, got, ok)
+			require.GreaterOrEqual(t, n, got.MinElements, "%d elements, %s: burst %d reads as %+v %v", n, p, b, got, ok)
+			require.LessOrEqual(t, n, got.MaxElements, "%d elements, %s: burst %d reads as %+v %v", n, p, b, got, ok)
+			q, ok := PaddingOf(packet, b)
+			require.True(t, ok, "%d elements, %s: PaddingOf(%d, %d) = %s %v", n, p, packet, b, q, ok)
+			if p == PadNone {
+				require.Equal(t, PadNone, q, "%d elements, %s: PaddingOf(%d, %d) = %s %v", n, p, packet, b, q, ok)
 			}
-			if q, ok := PaddingOf(packet, b); !ok || (p == PadNone && q != PadNone) {
-				t.Fatalf("%d elements, %s: PaddingOf(%d, %d) = %s %v", n, p, packet, b, q, ok)
-			} else if qb, _ := PadFilterLoad(q, packet); qb != b {
-				t.Fatalf("%d elements: PaddingOf gave %s, whose burst is %d, not %d", n, q, qb, b)
-			}
+			qb, _ := PadFilterLoad(q, packet)
+			require.Equal(t, b, qb, "%d elements: PaddingOf gave %s, whose burst is %d, not %d", n, q, qb, b)
 		}
 	}
 }

@@ -1,12 +1,12 @@
 package netparams
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/btcsuite/btcd/blockchain"
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 func TestTestNet4Genesis(t *testing.T) {
@@ -15,24 +15,14 @@ func TestTestNet4Genesis(t *testing.T) {
 	// The merkle root is computed from the coinbase we built, and the
 	// block hash from the header, so a mistake in either shows here.
 	txid := testNet4GenesisCoinbase.TxHash()
-	if !txid.IsEqual(testNet4GenesisMerkleRoot) {
-		t.Fatalf("coinbase txid %v, want merkle root %v", txid, testNet4GenesisMerkleRoot)
-	}
+	require.True(t, txid.IsEqual(testNet4GenesisMerkleRoot), "coinbase txid %v, want merkle root %v", txid, testNet4GenesisMerkleRoot)
 	TestNet4Params := handTestNet4
 	got := TestNet4Params.GenesisBlock.BlockHash()
-	if got.String() != want {
-		t.Fatalf("testnet4 genesis hash %v, want %v", got, want)
-	}
-	if !TestNet4Params.GenesisHash.IsEqual(&got) {
-		t.Fatalf("GenesisHash %v disagrees with the computed %v", TestNet4Params.GenesisHash, got)
-	}
+	require.Equal(t, want, got.String(), "testnet4 genesis hash %v, want %v", got, want)
+	require.True(t, TestNet4Params.GenesisHash.IsEqual(&got), "GenesisHash %v disagrees with the computed %v", TestNet4Params.GenesisHash, got)
 	// Its proof of work is valid against its own limit.
-	if blockchain.HashToBig(&got).Cmp(blockchain.CompactToBig(TestNet4Params.GenesisBlock.Header.Bits)) > 0 {
-		t.Fatal("genesis hash above its target")
-	}
-	if blockchain.BigToCompact(TestNet4Params.PowLimit) != TestNet4Params.PowLimitBits {
-		t.Fatalf("pow limit %x does not match bits %08x", TestNet4Params.PowLimit, TestNet4Params.PowLimitBits)
-	}
+	require.LessOrEqual(t, blockchain.HashToBig(&got).Cmp(blockchain.CompactToBig(TestNet4Params.GenesisBlock.Header.Bits)), 0, "genesis hash above its target")
+	require.Equal(t, TestNet4Params.PowLimitBits, blockchain.BigToCompact(TestNet4Params.PowLimit), "pow limit %x does not match bits %08x", TestNet4Params.PowLimit, TestNet4Params.PowLimitBits)
 }
 
 func TestLookup(t *testing.T) {
@@ -56,54 +46,42 @@ func TestLookup(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			n, err := Lookup(tc.name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n.Name != tc.wantName || n.Rules != tc.rules || n.DefaultPort != tc.port || n.Params != tc.params {
-				t.Fatalf("got %+v", n)
-			}
-			if n.Params.Name != n.Name {
-				t.Fatalf("params name %q, network name %q", n.Params.Name, n.Name)
-			}
+			require.NoError(t, err)
+			require.Equal(t, tc.wantName, n.Name, "got %+v", n)
+			require.Equal(t, tc.rules, n.Rules, "got %+v", n)
+			require.Equal(t, tc.port, n.DefaultPort, "got %+v", n)
+			require.Same(t, tc.params, n.Params, "got %+v", n)
+			require.Equal(t, n.Name, n.Params.Name, "params name %q, network name %q", n.Params.Name, n.Name)
 			back, err := ForParams(n.Params)
-			if err != nil || back != n {
-				t.Fatalf("ForParams: %v, %v", back, err)
-			}
+			require.NoError(t, err, "ForParams: %v", back)
+			require.Same(t, n, back, "ForParams: %v, %v", back, err)
 			// A copy of the params is recognized too.
 			cp := *n.Params
 			back, err = ForParams(&cp)
-			if err != nil || back != n {
-				t.Fatalf("ForParams(copy): %v, %v", back, err)
-			}
+			require.NoError(t, err, "ForParams(copy): %v", back)
+			require.Same(t, n, back, "ForParams(copy): %v, %v", back, err)
 		})
 	}
 }
 
 func TestLookupUnknown(t *testing.T) {
 	for _, name := range []string{"", "testnet5", "litecoin"} {
-		if _, err := Lookup(name); !errors.Is(err, ErrUnknownNetwork) {
-			t.Fatalf("Lookup(%q) = %v, want ErrUnknownNetwork", name, err)
-		}
+		_, err := Lookup(name)
+		require.ErrorIs(t, err, ErrUnknownNetwork, "Lookup(%q) = %v, want ErrUnknownNetwork", name, err)
 	}
 	custom := chaincfg.CustomSignetParams([]byte{0x51}, nil)
-	if _, err := ForParams(&custom); !errors.Is(err, ErrUnknownNetwork) {
-		t.Fatalf("custom signet: %v", err)
-	}
-	if _, err := ForParams(nil); !errors.Is(err, ErrUnknownNetwork) {
-		t.Fatalf("nil: %v", err)
-	}
+	_, err := ForParams(&custom)
+	require.ErrorIs(t, err, ErrUnknownNetwork, "custom signet: %v", err)
+	_, err = ForParams(nil)
+	require.ErrorIs(t, err, ErrUnknownNetwork, "nil: %v", err)
 }
 
 func TestNames(t *testing.T) {
 	got := Names()
 	want := []string{"mainnet", "regtest", "signet", "simnet", "testnet3", "testnet4"}
-	if len(got) != len(want) {
-		t.Fatalf("Names() = %v", got)
-	}
+	require.Len(t, got, len(want), "Names() = %v", got)
 	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("Names() = %v, want %v", got, want)
-		}
+		require.Equal(t, want[i], got[i], "Names() = %v, want %v", got, want)
 	}
 }
 
@@ -118,9 +96,8 @@ func TestWalletNetworks(t *testing.T) {
 	}
 	for name, p := range wallet {
 		n, err := Lookup(name)
-		if err != nil || n.Params != p {
-			t.Fatalf("%s: %v %v", name, n, err)
-		}
+		require.NoError(t, err, "%s: %v", name, n)
+		require.Same(t, p, n.Params, "%s: %v %v", name, n, err)
 	}
 }
 
@@ -140,32 +117,21 @@ func TestSeedQuery(t *testing.T) {
 			0, "seed.bitcoin.sipa.be"},
 	}
 	for _, tc := range tests {
-		if got := SeedQuery(tc.seed, tc.services); got != tc.want {
-			t.Errorf("SeedQuery(%v, %v) = %q, want %q", tc.seed, tc.services, got, tc.want)
-		}
+		got := SeedQuery(tc.seed, tc.services)
+		require.Equal(t, tc.want, got, "SeedQuery(%v, %v) = %q, want %q", tc.seed, tc.services, got, tc.want)
 	}
 }
 
 func TestRules(t *testing.T) {
 	for _, name := range Names() {
 		n, _ := Lookup(name)
-		if n.Rules.String() != name {
-			t.Errorf("%s: rules %v", name, n.Rules)
-		}
-		if n.Rules.MinDifficultyException() != n.Params.ReduceMinDifficulty && n.Rules != RulesRegtest {
-			t.Errorf("%s: min-difficulty exception %v, params %v", name,
-				n.Rules.MinDifficultyException(), n.Params.ReduceMinDifficulty)
-		}
-		if (n.Rules == RulesRegtest) != n.Params.PoWNoRetargeting {
-			t.Errorf("%s: PoWNoRetargeting %v", name, n.Params.PoWNoRetargeting)
-		}
+		require.Equal(t, name, n.Rules.String(), "%s: rules %v", name, n.Rules)
+		require.False(t, n.Rules.MinDifficultyException() != n.Params.ReduceMinDifficulty && n.Rules != RulesRegtest, "%s: min-difficulty exception %v, params %v", name, n.Rules.MinDifficultyException(), n.Params.ReduceMinDifficulty)
+		require.Equal(t, n.Params.PoWNoRetargeting, (n.Rules == RulesRegtest), "%s: PoWNoRetargeting %v", name, n.Params.PoWNoRetargeting)
 	}
-	if !RulesTestnet4.BIP94() || RulesTestnet3.BIP94() {
-		t.Fatal("BIP94 flag")
-	}
-	if Rules(99).String() != "Rules(99)" {
-		t.Fatal(Rules(99).String())
-	}
+	require.True(t, RulesTestnet4.BIP94(), "BIP94 flag")
+	require.False(t, RulesTestnet3.BIP94(), "BIP94 flag")
+	require.Equal(t, "Rules(99)", Rules(99).String(), Rules(99).String())
 }
 
 // TestParamsConsistent checks every network's genesis hash against its
@@ -174,33 +140,24 @@ func TestParamsConsistent(t *testing.T) {
 	for _, name := range Names() {
 		n, _ := Lookup(name)
 		p := n.Params
-		if got := p.GenesisBlock.BlockHash(); !got.IsEqual(p.GenesisHash) {
-			t.Errorf("%s: genesis block hashes to %v, params say %v", name, got, p.GenesisHash)
-		}
-		if got := p.GenesisBlock.Header.Bits; got != p.PowLimitBits {
-			t.Errorf("%s: genesis bits %08x, pow limit bits %08x", name, got, p.PowLimitBits)
-		}
-		if blockchain.CompactToBig(p.PowLimitBits).Cmp(p.PowLimit) > 0 {
-			t.Errorf("%s: pow limit bits above the limit", name)
-		}
-		if n.DefaultPort != p.DefaultPort || len(n.Seeds) != len(p.DNSSeeds) {
-			t.Errorf("%s: port or seeds differ from params", name)
-		}
-		if (len(n.Seeds) == 0) != (name == "regtest" || name == "simnet") {
-			t.Errorf("%s: %d seeds", name, len(n.Seeds))
-		}
+		got := p.GenesisBlock.BlockHash()
+		require.True(t, got.IsEqual(p.GenesisHash), "%s: genesis block hashes to %v, params say %v", name, got, p.GenesisHash)
+		bits := p.GenesisBlock.Header.Bits
+		require.Equal(t, p.PowLimitBits, bits, "%s: genesis bits %08x, pow limit bits %08x", name, bits, p.PowLimitBits)
+		require.LessOrEqual(t, blockchain.CompactToBig(p.PowLimitBits).Cmp(p.PowLimit), 0, "%s: pow limit bits above the limit", name)
+		require.Equal(t, p.DefaultPort, n.DefaultPort, "%s: port or seeds differ from params", name)
+		require.Len(t, n.Seeds, len(p.DNSSeeds), "%s: port or seeds differ from params", name)
+		require.Equal(t, (name == "regtest" || name == "simnet"), (len(n.Seeds) == 0), "%s: %d seeds", name, len(n.Seeds))
 	}
 	t3, t4 := chaincfg.TestNet3Params, chaincfg.TestNet4Params
-	if t4.Bech32HRPSegwit != "tb" || t4.PubKeyHashAddrID != t3.PubKeyHashAddrID ||
-		t4.ScriptHashAddrID != t3.ScriptHashAddrID || t4.HDPublicKeyID != t3.HDPublicKeyID ||
-		t4.HDCoinType != 1 {
-		t.Error("testnet4 address or key encodings differ from testnet3's")
-	}
-	if t4.Net == t3.Net || t4.DefaultPort == t3.DefaultPort {
-		t.Error("testnet4 shares testnet3's magic or port")
-	}
+	require.Equal(t, "tb", t4.Bech32HRPSegwit, "testnet4 address or key encodings differ from testnet3's")
+	require.Equal(t, t3.PubKeyHashAddrID, t4.PubKeyHashAddrID, "testnet4 address or key encodings differ from testnet3's")
+	require.Equal(t, t3.ScriptHashAddrID, t4.ScriptHashAddrID, "testnet4 address or key encodings differ from testnet3's")
+	require.Equal(t, t3.HDPublicKeyID, t4.HDPublicKeyID, "testnet4 address or key encodings differ from testnet3's")
+	require.Equal(t, uint32(1), t4.HDCoinType, "testnet4 address or key encodings differ from testnet3's")
+	require.NotEqual(t, t3.Net, t4.Net, "testnet4 shares testnet3's magic or port")
+	require.NotEqual(t, t3.DefaultPort, t4.DefaultPort, "testnet4 shares testnet3's magic or port")
 	// Modifying the copy did not touch btcd's testnet3.
-	if chaincfg.TestNet3Params.Name != "testnet3" || chaincfg.TestNet3Params.DefaultPort != "18333" {
-		t.Error("testnet3 params were modified")
-	}
+	require.Equal(t, "testnet3", chaincfg.TestNet3Params.Name, "testnet3 params were modified")
+	require.Equal(t, "18333", chaincfg.TestNet3Params.DefaultPort, "testnet3 params were modified")
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 // The testnet4 parameters bloomwatch wrote by hand before btcd v0.25.0
@@ -132,26 +133,15 @@ func mustHash(s string) *chainhash.Hash {
 // were copied by hand; nothing bloomwatch runs reads them).
 func TestBtcdTestNet4MatchesCore(t *testing.T) {
 	n, err := Lookup("testnet4")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	btcd, hand := n.Params, &handTestNet4
-	if btcd != &chaincfg.TestNet4Params {
-		t.Fatal("testnet4 does not use btcd's parameters")
-	}
+	require.Same(t, &chaincfg.TestNet4Params, btcd, "testnet4 does not use btcd's parameters")
 	var gb, hb bytes.Buffer
-	if err := btcd.GenesisBlock.Serialize(&gb); err != nil {
-		t.Fatal(err)
-	}
-	if err := hand.GenesisBlock.Serialize(&hb); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(gb.Bytes(), hb.Bytes()) || !btcd.GenesisHash.IsEqual(hand.GenesisHash) {
-		t.Fatalf("genesis blocks differ: btcd %v, hand %v", btcd.GenesisHash, hand.GenesisHash)
-	}
-	if btcd.PowLimit.Cmp(hand.PowLimit) != 0 {
-		t.Errorf("pow limit: btcd %x, hand %x", btcd.PowLimit, hand.PowLimit)
-	}
+	require.NoError(t, btcd.GenesisBlock.Serialize(&gb))
+	require.NoError(t, hand.GenesisBlock.Serialize(&hb))
+	require.Equal(t, hb.Bytes(), gb.Bytes(), "genesis blocks differ: btcd %v, hand %v", btcd.GenesisHash, hand.GenesisHash)
+	require.True(t, btcd.GenesisHash.IsEqual(hand.GenesisHash), "genesis blocks differ: btcd %v, hand %v", btcd.GenesisHash, hand.GenesisHash)
+	require.Equal(t, 0, btcd.PowLimit.Cmp(hand.PowLimit), "pow limit: btcd %x, hand %x", btcd.PowLimit, hand.PowLimit)
 	differ := map[string]bool{}
 	bv, hv := reflect.ValueOf(*btcd), reflect.ValueOf(*hand)
 	for i := range bv.NumField() {
@@ -170,25 +160,18 @@ func TestBtcdTestNet4MatchesCore(t *testing.T) {
 		}
 	}
 	want := map[string]bool{"EnforceBIP94": true, "Deployments": true}
-	if !reflect.DeepEqual(differ, want) {
-		t.Fatalf("fields that differ: %v, want %v", differ, want)
-	}
-	if !btcd.EnforceBIP94 || hand.EnforceBIP94 {
-		t.Errorf("EnforceBIP94: btcd %v, hand %v", btcd.EnforceBIP94, hand.EnforceBIP94)
-	}
+	require.Equal(t, want, differ, "fields that differ: %v, want %v", differ, want)
+	require.True(t, btcd.EnforceBIP94, "EnforceBIP94: btcd %v, hand %v", btcd.EnforceBIP94, hand.EnforceBIP94)
+	require.False(t, hand.EnforceBIP94, "EnforceBIP94: btcd %v, hand %v", btcd.EnforceBIP94, hand.EnforceBIP94)
 	for _, i := range []int{chaincfg.DeploymentCSV, chaincfg.DeploymentSegwit, chaincfg.DeploymentTaproot} {
-		if btcd.Deployments[i].AlwaysActiveHeight != 1 {
-			t.Errorf("btcd's testnet4 deployment %d is not active from height 1", i)
-		}
+		require.Equal(t, uint32(1), btcd.Deployments[i].AlwaysActiveHeight, "btcd's testnet4 deployment %d is not active from height 1", i)
 	}
 	// The magic is 1c 16 3f 28 on the wire.
-	if btcd.Net != testNet4Net || wire.TestNet4 != testNet4Net {
-		t.Fatalf("magic %#x", uint32(btcd.Net))
-	}
+	require.Equal(t, testNet4Net, btcd.Net, "magic %#x", uint32(btcd.Net))
+	require.Equal(t, testNet4Net, wire.TestNet4, "magic %#x", uint32(btcd.Net))
 	// What btcd lacks, netparams keeps: the minimum chain work.
-	if n.MinChainWork == nil || n.MinChainWork.Sign() <= 0 {
-		t.Error("testnet4 has no minimum chain work")
-	}
+	require.NotNil(t, n.MinChainWork, "testnet4 has no minimum chain work")
+	require.Greater(t, n.MinChainWork.Sign(), 0, "testnet4 has no minimum chain work")
 }
 
 // TestBIP94Flag checks that the rule family that applies BIP94 and btcd's
@@ -196,8 +179,6 @@ func TestBtcdTestNet4MatchesCore(t *testing.T) {
 func TestBIP94Flag(t *testing.T) {
 	for _, name := range Names() {
 		n, _ := Lookup(name)
-		if n.Rules.BIP94() != n.Params.EnforceBIP94 {
-			t.Errorf("%s: rules BIP94 %v, params EnforceBIP94 %v", name, n.Rules.BIP94(), n.Params.EnforceBIP94)
-		}
+		require.Equal(t, n.Params.EnforceBIP94, n.Rules.BIP94(), "%s: rules BIP94 %v, params EnforceBIP94 %v", name, n.Rules.BIP94(), n.Params.EnforceBIP94)
 	}
 }

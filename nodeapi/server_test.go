@@ -3,6 +3,7 @@ package nodeapi
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -260,7 +261,7 @@ func TestPSBTParamsCarryEveryField(t *testing.T) {
 		case reflect.Slice:
 			f.Set(reflect.ValueOf([]wallet.PSBTOutput{{Address: "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080", Amount: 7}}))
 		default:
-			t.Fatalf("PSBTRequest.%s: a %s field this test does not fill", v.Type().Field(i).Name, f.Kind())
+			require.FailNow(t, fmt.Sprintf("PSBTRequest.%s: a %s field this test does not fill", v.Type().Field(i).Name, f.Kind()))
 		}
 	}
 	require.Equal(t, wallet.SelectLargestFirst, req.Selection)
@@ -280,7 +281,7 @@ func TestReceiveParamsCarryEveryField(t *testing.T) {
 		case reflect.String:
 			f.SetString("m/84'/1'/0")
 		default:
-			t.Fatalf("ReceiveOptions.%s: a %s field this test does not fill", v.Type().Field(i).Name, f.Kind())
+			require.FailNow(t, fmt.Sprintf("ReceiveOptions.%s: a %s field this test does not fill", v.Type().Field(i).Name, f.Kind()))
 		}
 	}
 	require.Equal(t, opts, receiveParams(opts).options())

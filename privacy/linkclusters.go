@@ -2,9 +2,10 @@ package privacy
 
 import (
 	"context"
+	"sort"
+
 	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/scan"
-	"sort"
 )
 
 // LinkKinds selects the links LinkClusters follows.

@@ -2,6 +2,7 @@ package session_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/btcutil/psbt"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 
 	"github.com/bloomwatch/bloomwatch/session"
 	"github.com/bloomwatch/bloomwatch/spv"
@@ -27,27 +29,19 @@ func startBroadcastSession(ctx context.Context, t *testing.T, w *wallet.Wallet, 
 	t.Helper()
 	s, err := session.New(session.Config{Wallet: w, PeerTimeout: time.Minute, Stderr: testWriter{t},
 		Node: spv.Config{Connect: connect, MaxPeers: 2}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, s.Start(ctx))
 	t.Cleanup(func() {
-		if err := s.Stop(); err != nil {
-			t.Error(err)
-		}
+		require.NoError(t, s.Stop())
 	})
 	for len(s.Node().Peers()) < min(2, len(connect)) {
 		select {
 		case <-ctx.Done():
-			t.Fatalf("filter peers: %v", s.Node().Peers())
+			require.FailNow(t, fmt.Sprintf("filter peers: %v", s.Node().Peers()))
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	if err := s.Node().WaitSynced(ctx); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, s.Node().WaitSynced(ctx))
 	return s
 }
 
@@ -56,27 +50,17 @@ func startBroadcastSession(ctx context.Context, t *testing.T, w *wallet.Wallet, 
 func signedSpend(t *testing.T, w *wallet.Wallet, key *testnet.Keyring, sweep bool) *wire.MsgTx {
 	t.Helper()
 	to, err := btcutil.NewAddressWitnessPubKeyHash(make([]byte, 20), key.Params())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	req := wallet.PSBTRequest{Outputs: []wallet.PSBTOutput{{Address: to.EncodeAddress(), Amount: 300_000}}, FeeRate: 2}
 	if sweep {
 		req = wallet.PSBTRequest{SweepTo: to.EncodeAddress(), FeeRate: 2}
 	}
 	res, err := w.CreatePSBT(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := key.SignPSBT(res.Packet); err != nil {
-		t.Fatal(err)
-	}
-	if err := psbt.MaybeFinalizeAll(res.Packet); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, key.SignPSBT(res.Packet))
+	require.NoError(t, psbt.MaybeFinalizeAll(res.Packet))
 	tx, err := psbt.Extract(res.Packet)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return tx
 }
 
@@ -96,43 +80,30 @@ func TestBroadcastSkipsPeerBehind(t *testing.T) {
 	defer cancel()
 	h := testnet.NewT(t, testnet.Options{})
 	b, err := h.StartPeer(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	c, err := h.StartPeer(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	a := h.Node()
 	for _, n := range []*testnet.Node{b, c} {
-		if err := n.WaitSynced(ctx, a); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, n.WaitSynced(ctx, a))
 	}
-	if err := c.DisconnectFromCtx(ctx, a); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, c.DisconnectFromCtx(ctx, a))
 	key, _, w := paidDemoWallet(ctx, t, h, b)
 	_, tip, err := a.BestBlock()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, cHeight, err := c.BestBlock(); err != nil || cHeight >= tip {
-		t.Fatalf("C at %d (%v), want below the tip %d", cHeight, err, tip)
-	}
+	require.NoError(t, err)
+	_, cHeight, err := c.BestBlock()
+	require.NoError(t, err, "C's best block")
+	require.Less(t, cHeight, tip, "C at %d, want below the tip %d", cHeight, tip)
 	s := startBroadcastSession(ctx, t, w, a.P2PAddr(), b.P2PAddr(), c.P2PAddr())
 	tx := signedSpend(t, w, key, false)
 	br, err := s.Broadcast(ctx, tx, spv.BroadcastOptions{Timeout: broadcastCaseTimeout})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Logf("broadcast: sent to %s, confirmed by %s, skipped %q", br.SentTo, br.ConfirmedBy, br.Skipped)
-	if br.SentTo == c.P2PAddr() || br.ConfirmedBy == br.SentTo || br.ConfirmedBy == "" {
-		t.Fatalf("sent to %s, confirmed by %s: want a peer at the tip, relayed back by another", br.SentTo, br.ConfirmedBy)
-	}
-	if len(br.Skipped) != 1 || !strings.HasPrefix(br.Skipped[0], c.P2PAddr()+": at height") {
-		t.Fatalf("skipped %q, want C named with its height", br.Skipped)
-	}
+	require.NotEqual(t, c.P2PAddr(), br.SentTo, "sent to %s, confirmed by %s: want a peer at the tip, relayed back by another", br.SentTo, br.ConfirmedBy)
+	require.NotEqual(t, br.SentTo, br.ConfirmedBy, "sent to %s, confirmed by %s: want a peer at the tip, relayed back by another", br.SentTo, br.ConfirmedBy)
+	require.NotEqual(t, "", br.ConfirmedBy, "sent to %s, confirmed by %s: want a peer at the tip, relayed back by another", br.SentTo, br.ConfirmedBy)
+	require.Len(t, br.Skipped, 1, "skipped %q, want C named with its height", br.Skipped)
+	require.True(t, strings.HasPrefix(br.Skipped[0], c.P2PAddr()+": at height"), "skipped %q, want C named with its height", br.Skipped)
 }
 
 // TestBroadcastToFilterPeerAndAgain runs the sweep sent to a peer that
@@ -154,9 +125,7 @@ func TestBroadcastToFilterPeerAndAgain(t *testing.T) {
 	defer cancel()
 	h := testnet.NewT(t, testnet.Options{})
 	b, err := h.StartPeer(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	a := h.Node()
 	key, _, w := paidDemoWallet(ctx, t, h, b)
 	s := startBroadcastSession(ctx, t, w, a.P2PAddr(), b.P2PAddr())
@@ -172,9 +141,7 @@ func TestBroadcastToFilterPeerAndAgain(t *testing.T) {
 	// the target's own relay on its filter connection comes first (the
 	// two are cut off from each other), the other filter peer's after it
 	// (it gets the spend once the node holds it from the target).
-	if err := b.DisconnectFromCtx(ctx, a); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, b.DisconnectFromCtx(ctx, a))
 	sub := s.Node().Subscribe()
 	defer sub.Cancel()
 	type result struct {
@@ -192,9 +159,9 @@ func TestBroadcastToFilterPeerAndAgain(t *testing.T) {
 			m, ok := ev.(spv.MatchedTx)
 			fetched = ok && m.Txid == txid && m.Peer == to
 		case r := <-done:
-			t.Fatalf("the broadcast ended before the target relayed the spend on its filter connection: %+v, %v", r.br, r.err)
+			require.FailNow(t, fmt.Sprintf("the broadcast ended before the target relayed the spend on its filter connection: %+v, %v", r.br, r.err))
 		case <-ctx.Done():
-			t.Fatal("the target never relayed the spend on its filter connection")
+			require.FailNow(t, "the target never relayed the spend on its filter connection")
 		}
 	}
 	// The other filter peer gets it as by relay (a node reconnecting
@@ -203,39 +170,27 @@ func TestBroadcastToFilterPeerAndAgain(t *testing.T) {
 	if to == a.P2PAddr() {
 		other = b
 	}
-	if _, err := other.RPC().SendRawTransaction(tx, false); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.ConnectToCtx(ctx, a); err != nil {
-		t.Fatal(err)
-	}
+	_, err = other.RPC().SendRawTransaction(tx, false)
+	require.NoError(t, err)
+	require.NoError(t, b.ConnectToCtx(ctx, a))
 	r := <-done
 	br, err := r.br, r.err
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Logf("sweep to the filter peer %s: confirmed by %s after %v", br.SentTo, br.ConfirmedBy, br.Elapsed)
-	if !br.AlsoFilterPeer || br.ConfirmedBy == br.SentTo || br.AlreadyKnown {
-		t.Fatalf("%+v: want a relay back by the other filter peer", br)
-	}
+	require.True(t, br.AlsoFilterPeer, "%+v: want a relay back by the other filter peer", br)
+	require.NotEqual(t, br.SentTo, br.ConfirmedBy, "%+v: want a relay back by the other filter peer", br)
+	require.False(t, br.AlreadyKnown, "%+v: want a relay back by the other filter peer", br)
 	for _, n := range []*testnet.Node{a, b} {
 		pool, err := n.RPC().GetRawMempool()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		in := false
 		for _, h := range pool {
 			in = in || *h == txid
 		}
-		if !in {
-			t.Fatalf("%v is not in %s's mempool", txid, n.P2PAddr())
-		}
+		require.True(t, in, "%v is not in %s's mempool", txid, n.P2PAddr())
 	}
 	again, err := s.Broadcast(ctx, tx, spv.BroadcastOptions{To: to, Timeout: broadcastCaseTimeout})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !again.AlreadyKnown || again.ConfirmedBy != again.SentTo {
-		t.Fatalf("again: %+v, want it counted as sent: the target holds it", again)
-	}
+	require.NoError(t, err)
+	require.True(t, again.AlreadyKnown, "again: %+v, want it counted as sent: the target holds it", again)
+	require.Equal(t, again.SentTo, again.ConfirmedBy, "again: %+v, want it counted as sent: the target holds it", again)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 
 	"github.com/bloomwatch/bloomwatch/session"
 	"github.com/bloomwatch/bloomwatch/spv"
@@ -36,7 +38,7 @@ func sentMessages(t *testing.T, b []byte, params *chaincfg.Params) []wire.Messag
 			if errors.As(err, &me) {
 				continue // a command this btcd does not know: skip it
 			}
-			t.Fatalf("parse the client's stream: %v", err)
+			require.NoError(t, err, "parse the client's stream")
 		}
 		out = append(out, msg)
 	}
@@ -80,73 +82,45 @@ func TestBroadcastReachesFilterPeersOnlyByRelay(t *testing.T) {
 	defer cancel()
 	h := testnet.NewT(t, testnet.Options{})
 	b, err := h.StartPeer(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	c, err := h.StartPeer(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	params := h.Params()
 	key, start, w := paidDemoWallet(ctx, t, h, b, c)
 	proxy, err := testnet.StartSOCKS(testnet.SOCKSOptions{Record: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer proxy.Close()
 	a := h.Node()
 	s, err := session.New(session.Config{Wallet: w, PeerTimeout: time.Minute, Stderr: testWriter{t},
 		Node: spv.Config{Connect: []string{a.P2PAddr(), b.P2PAddr(), c.P2PAddr()}, MaxPeers: 2, Proxy: proxy.Addr()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, s.Start(ctx))
 	defer func() {
-		if err := s.Stop(); err != nil {
-			t.Error(err)
-		}
+		require.NoError(t, s.Stop())
 	}()
 	// Both filter connections up (a v2 attempt that falls back to v1
 	// takes a moment), so the record covers both.
 	for len(s.Node().Peers()) < 2 {
 		select {
 		case <-ctx.Done():
-			t.Fatalf("filter peers: %v", s.Node().Peers())
+			require.FailNow(t, fmt.Sprintf("filter peers: %v", s.Node().Peers()))
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	if err := s.Node().WaitSynced(ctx); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, s.Node().WaitSynced(ctx))
 	to, err := btcutil.NewAddressWitnessPubKeyHash(make([]byte, 20), params)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	res, err := w.CreatePSBT(wallet.PSBTRequest{Outputs: []wallet.PSBTOutput{{Address: to.EncodeAddress(), Amount: 300_000}}, FeeRate: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := key.SignPSBT(res.Packet); err != nil {
-		t.Fatal(err)
-	}
-	if err := psbt.MaybeFinalizeAll(res.Packet); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, key.SignPSBT(res.Packet))
+	require.NoError(t, psbt.MaybeFinalizeAll(res.Packet))
 	tx, err := psbt.Extract(res.Packet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.CheckSpend(tx); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, w.CheckSpend(tx))
 	txid := tx.TxHash()
 
 	br, err := s.Broadcast(ctx, tx, spv.BroadcastOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Logf("broadcast %v: sent to %s via %s, confirmed by %s after %v, %d bytes from the target",
 		txid, br.SentTo, br.Via, br.ConfirmedBy, br.Elapsed, br.BytesReceived)
 	// Two connection slots over three addresses: the filter peers are
@@ -155,26 +129,21 @@ func TestBroadcastReachesFilterPeersOnlyByRelay(t *testing.T) {
 	for _, p := range s.Node().Peers() {
 		filterPeers[p.Addr] = true
 	}
-	if br.AlsoFilterPeer || filterPeers[br.SentTo] || len(filterPeers) != 2 {
-		t.Fatalf("sent to %s (filter peer too: %v), filter peers %v: want the node that is no filter peer", br.SentTo, br.AlsoFilterPeer, filterPeers)
-	}
-	if br.ConfirmedBy == br.SentTo || !filterPeers[br.ConfirmedBy] || br.Mined {
-		t.Fatalf("confirmed by %q (mined %v), want a relay by a filter peer", br.ConfirmedBy, br.Mined)
-	}
-	if br.BytesReceived == 0 || br.BytesReceived > spv.MaxBroadcastBytes {
-		t.Fatalf("%d bytes from the target", br.BytesReceived)
-	}
+	require.False(t, br.AlsoFilterPeer, "sent to %s (filter peer too: %v), filter peers %v: want the node that is no filter peer", br.SentTo, br.AlsoFilterPeer, filterPeers)
+	require.False(t, filterPeers[br.SentTo], "sent to %s (filter peer too: %v), filter peers %v: want the node that is no filter peer", br.SentTo, br.AlsoFilterPeer, filterPeers)
+	require.Len(t, filterPeers, 2, "sent to %s (filter peer too: %v), filter peers %v: want the node that is no filter peer", br.SentTo, br.AlsoFilterPeer, filterPeers)
+	require.NotEqual(t, br.SentTo, br.ConfirmedBy, "confirmed by %q (mined %v), want a relay by a filter peer", br.ConfirmedBy, br.Mined)
+	require.True(t, filterPeers[br.ConfirmedBy], "confirmed by %q (mined %v), want a relay by a filter peer", br.ConfirmedBy, br.Mined)
+	require.False(t, br.Mined, "confirmed by %q (mined %v), want a relay by a filter peer", br.ConfirmedBy, br.Mined)
+	require.NotEqual(t, uint64(0), br.BytesReceived, "%d bytes from the target", br.BytesReceived)
+	require.LessOrEqual(t, br.BytesReceived, uint64(spv.MaxBroadcastBytes), "%d bytes from the target", br.BytesReceived)
 	pool, err := a.RPC().GetRawMempool()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	inPool := false
 	for _, h := range pool {
 		inPool = inPool || *h == txid
 	}
-	if !inPool {
-		t.Fatalf("%v is not in A's mempool (%d txs)", txid, len(pool))
-	}
+	require.True(t, inPool, "%v is not in A's mempool (%d txs)", txid, len(pool))
 
 	// What each node saw from the client, from the proxy's record.
 	users := map[string]string{}
@@ -187,9 +156,8 @@ func TestBroadcastReachesFilterPeersOnlyByRelay(t *testing.T) {
 		if loaded {
 			// A filter connection: the node never sends it the
 			// transaction, its peer learns of it by relay only.
-			if gotTx || gotInv {
-				t.Errorf("filter connection to %s carried the transaction (tx %v, inv %v)", conn.Dest, gotTx, gotInv)
-			}
+			require.False(t, gotTx, "filter connection to %s carried the transaction (tx %v, inv %v)", conn.Dest, gotTx, gotInv)
+			require.False(t, gotInv, "filter connection to %s carried the transaction (tx %v, inv %v)", conn.Dest, gotTx, gotInv)
 			users[conn.User] = conn.Dest
 		}
 	}
@@ -200,24 +168,21 @@ func TestBroadcastReachesFilterPeersOnlyByRelay(t *testing.T) {
 			continue
 		}
 		sent++
-		if conn.Dest != br.SentTo || loaded || !gotTx || !gotInv {
-			t.Errorf("the transaction went to %s (filter loaded %v, tx %v, inv %v), want only the broadcast connection to %s",
-				conn.Dest, loaded, gotTx, gotInv, br.SentTo)
-		}
-		if d, shared := users[conn.User]; shared || conn.User == "" {
-			t.Errorf("the broadcast connection's SOCKS username %q is %s's", conn.User, d)
-		}
+		require.Equal(t, br.SentTo, conn.Dest, "the transaction went to %s (filter loaded %v, tx %v, inv %v), want only the broadcast connection to %s", conn.Dest, loaded, gotTx, gotInv, br.SentTo)
+		require.False(t, loaded, "the transaction went to %s (filter loaded %v, tx %v, inv %v), want only the broadcast connection to %s", conn.Dest, loaded, gotTx, gotInv, br.SentTo)
+		require.True(t, gotTx, "the transaction went to %s (filter loaded %v, tx %v, inv %v), want only the broadcast connection to %s", conn.Dest, loaded, gotTx, gotInv, br.SentTo)
+		require.True(t, gotInv, "the transaction went to %s (filter loaded %v, tx %v, inv %v), want only the broadcast connection to %s", conn.Dest, loaded, gotTx, gotInv, br.SentTo)
+		d, shared := users[conn.User]
+		require.False(t, shared, "the broadcast connection's SOCKS username %q is %s's", conn.User, d)
+		require.NotEqual(t, "", conn.User, "the broadcast connection's SOCKS username %q is %s's", conn.User, d)
 	}
-	if sent != 1 || len(users) < 2 {
-		t.Fatalf("connections carrying the transaction: %d; filter connections seen through the proxy: %v", sent, users)
-	}
+	require.Equal(t, 1, sent, "connections carrying the transaction: %d; filter connections seen through the proxy: %v", sent, users)
+	require.GreaterOrEqual(t, len(users), 2, "connections carrying the transaction: %d; filter connections seen through the proxy: %v", sent, users)
 
 	// The wallet shows it pending; a block confirms it.
 	pending := func() (int32, bool) {
 		txs, err := w.Txs()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for _, s := range txs {
 			if s.Txid == txid {
 				return s.Height, true
@@ -225,44 +190,32 @@ func TestBroadcastReachesFilterPeersOnlyByRelay(t *testing.T) {
 		}
 		return 0, false
 	}
-	if height, ok := pending(); !ok || height != -1 {
-		t.Fatalf("wallet: %v held %v at height %d, want pending", txid, ok, height)
-	}
+	height, ok := pending()
+	require.True(t, ok, "wallet: %v held %v at height %d, want pending", txid, ok, height)
+	require.Equal(t, int32(-1), height, "wallet: %v held %v at height %d, want pending", txid, ok, height)
 	bal, err := w.Balance()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if bal.PendingSpent != 1_000_000 {
-		t.Fatalf("pending spent %v, want the coin", bal.PendingSpent)
-	}
-	if _, err := h.Mine(1); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.Equal(t, btcutil.Amount(1_000_000), bal.PendingSpent, "pending spent %v, want the coin", bal.PendingSpent)
+	_, err = h.Mine(1)
+	require.NoError(t, err)
 	_, tip, err := a.BestBlock()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for {
 		if height, ok := pending(); ok && height == tip {
 			break
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatal("the block never confirmed the transaction in the wallet")
+			require.FailNow(t, "the block never confirmed the transaction in the wallet")
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
 	truth, err := testnet.ScanTruth(ctx, a, key, testnet.PurposeBIP84, start+1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	bal, err = w.Balance()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if int64(bal.Confirmed) != truth.Balance || bal.PendingSpent != 0 {
-		t.Fatalf("balance %+v, truth %d", bal, truth.Balance)
-	}
+	require.NoError(t, err)
+	require.Equal(t, truth.Balance, int64(bal.Confirmed), "balance %+v, truth %d", bal, truth.Balance)
+	require.Equal(t, btcutil.Amount(0), bal.PendingSpent, "balance %+v, truth %d", bal, truth.Balance)
 }
 
 // TestBroadcastOverV2 runs the broadcast against btcd speaking BIP324
@@ -278,67 +231,39 @@ func TestBroadcastOverV2(t *testing.T) {
 	defer cancel()
 	h := testnet.NewT(t, testnet.Options{Args: []string{"--v2transport"}})
 	other, err := h.StartPeer(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	params := h.Params()
 	key, _, w := paidDemoWallet(ctx, t, h, other)
 	proxy, err := testnet.StartSOCKS(testnet.SOCKSOptions{Record: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer proxy.Close()
 	s, err := session.New(session.Config{Wallet: w, PeerTimeout: time.Minute, Stderr: testWriter{t},
 		Node: spv.Config{Connect: []string{h.Node().P2PAddr(), other.P2PAddr()}, MaxPeers: 1, Proxy: proxy.Addr()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, s.Start(ctx))
 	defer func() {
-		if err := s.Stop(); err != nil {
-			t.Error(err)
-		}
+		require.NoError(t, s.Stop())
 	}()
-	if err := s.Node().WaitSynced(ctx); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, s.Node().WaitSynced(ctx))
 	to, err := btcutil.NewAddressWitnessPubKeyHash(make([]byte, 20), params)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	res, err := w.CreatePSBT(wallet.PSBTRequest{Outputs: []wallet.PSBTOutput{{Address: to.EncodeAddress(), Amount: 300_000}}, FeeRate: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := key.SignPSBT(res.Packet); err != nil {
-		t.Fatal(err)
-	}
-	if err := psbt.MaybeFinalizeAll(res.Packet); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, key.SignPSBT(res.Packet))
+	require.NoError(t, psbt.MaybeFinalizeAll(res.Packet))
 	tx, err := psbt.Extract(res.Packet)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	br, err := s.Broadcast(ctx, tx, spv.BroadcastOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if br.Transport != "v2" || br.AlsoFilterPeer || br.ConfirmedBy == br.SentTo {
-		t.Fatalf("broadcast %+v: want a v2 connection to the node without the filter, relayed back by the other", br)
-	}
+	require.NoError(t, err)
+	require.Equal(t, "v2", br.Transport, "broadcast %+v: want a v2 connection to the node without the filter, relayed back by the other", br)
+	require.False(t, br.AlsoFilterPeer, "broadcast %+v: want a v2 connection to the node without the filter, relayed back by the other", br)
+	require.NotEqual(t, br.SentTo, br.ConfirmedBy, "broadcast %+v: want a v2 connection to the node without the filter, relayed back by the other", br)
 	var raw bytes.Buffer
-	if err := tx.Serialize(&raw); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, tx.Serialize(&raw))
 	// The transaction's outputs, serialized, are in no stream in clear.
 	needle := raw.Bytes()[len(raw.Bytes())-40:]
 	for _, conn := range proxy.Conns() {
-		if bytes.Contains(conn.Sent, needle) {
-			t.Errorf("the transaction left in clear on the connection to %s", conn.Dest)
-		}
+		require.False(t, bytes.Contains(conn.Sent, needle), "the transaction left in clear on the connection to %s", conn.Dest)
 	}
 	t.Logf("broadcast over %s to %s, relayed back by %s after %v", br.Transport, br.SentTo, br.ConfirmedBy, br.Elapsed)
 }
@@ -351,36 +276,22 @@ func TestBroadcastOverV2(t *testing.T) {
 func paidDemoWallet(ctx context.Context, t *testing.T, h *testnet.Harness, peers ...*testnet.Node) (*testnet.Keyring, int32, *wallet.Wallet) {
 	t.Helper()
 	key, err := testnet.NewKeyring(testnet.DemoSeed, h.Params())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	_, start, err := h.Node().BestBlock()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	addr, err := key.Address(testnet.PurposeBIP84, testnet.BranchExternal, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.PayAddress(addr, 1_000_000); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.Mine(1); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	_, err = h.PayAddress(addr, 1_000_000)
+	require.NoError(t, err)
+	_, err = h.Mine(1)
+	require.NoError(t, err)
 	for _, n := range peers {
-		if err := n.WaitSynced(ctx, h.Node()); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, n.WaitSynced(ctx, h.Node()))
 	}
 	vpub, err := key.Xpub(testnet.PurposeBIP84)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	w, err := wallet.Create(t.TempDir(), wallet.CreateConfig{Network: "regtest", Xpubs: []string{vpub}, Birthday: start + 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { _ = w.Close() })
 	return key, start, w
 }

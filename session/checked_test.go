@@ -2,6 +2,7 @@ package session_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -81,7 +82,7 @@ func TestUntilSyncedWaitsForTheCheck(t *testing.T) {
 				require.Equal(t, "at the tip, 1 block awaiting a check", session.SyncState(st))
 				select {
 				case <-s.Done():
-					t.Fatalf("the session ended at the tip with a check awaited: %v", s.Err())
+					require.FailNow(t, fmt.Sprintf("the session ended at the tip with a check awaited: %v", s.Err()))
 				default:
 				}
 				require.NoError(t, honest.ConnectToCtx(ctx, h.Node()))

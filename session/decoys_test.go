@@ -1,7 +1,6 @@
 package session_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/wallet"
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 // syncWith runs one session of cfg (its Wallet opened from spec in dir)
@@ -25,23 +25,15 @@ import (
 func syncWith(t *testing.T, ctx context.Context, dir string, spec wallet.CreateConfig, cfg session.Config) *session.Summary {
 	t.Helper()
 	w, _, err := session.OpenWallet(dir, spec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer w.Close()
 	cfg.Wallet, cfg.UntilSynced, cfg.PeerTimeout, cfg.Stderr = w, true, time.Minute, testWriter{t}
 	s, err := session.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, s.Start(ctx))
 	werr := s.Wait(ctx)
 	sum, serr := s.Summary()
-	if err := errors.Join(werr, s.Stop(), serr); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, errors.Join(werr, s.Stop(), serr))
 	return sum
 }
 
@@ -49,9 +41,7 @@ func syncWith(t *testing.T, ctx context.Context, dir string, spec wallet.CreateC
 func decoyScript(t *testing.T, d []byte) []byte {
 	t.Helper()
 	s, err := txscript.NewScriptBuilder().AddOp(txscript.OP_0).AddData(d).Script()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return s
 }
 
@@ -69,14 +59,10 @@ func TestSessionDecoys(t *testing.T) {
 	defer cancel()
 	h := testnet.NewT(t, testnet.Options{})
 	key, err := testnet.NewKeyring(testnet.DemoSeed, h.Params())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	truth, err := h.BuildChain(ctx, testnet.ChainSpec{Blocks: 30, TxsPerBlock: 3, Keyring: key, WatchAddrs: 6,
 		SpendFraction: 0.5, Seed: 11})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	dir := filepath.Join(t.TempDir(), "w")
 	spec := wallet.CreateConfig{Network: "regtest", Xpubs: []string{truth.Xpub}, Birthday: truth.StartHeight + 1,
 		GapExternal: wallet.DefaultGapExternal, GapInternal: wallet.DefaultGapInternal}
@@ -85,12 +71,9 @@ func TestSessionDecoys(t *testing.T) {
 	sum := syncWith(t, ctx, dir, spec, cfg)
 	checkTruth(t, "first sync", sum, truth)
 	decoys, err := spv.ReadDecoys(session.NodePath(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(decoys) != 3 || sum.Decoys != 3 {
-		t.Fatalf("%d decoys persisted, summary %d; want 3", len(decoys), sum.Decoys)
-	}
+	require.NoError(t, err)
+	require.Len(t, decoys, 3, "%d decoys persisted, summary %d; want 3", len(decoys), sum.Decoys)
+	require.Equal(t, 3, sum.Decoys, "%d decoys persisted, summary %d; want 3", len(decoys), sum.Decoys)
 	// The meter counts the decoys of the filter the peer holds (the last
 	// one sent): decoys chosen after it wait for the next reload point,
 	// and this short sync may end before one (the restart below loads
@@ -100,60 +83,41 @@ func TestSessionDecoys(t *testing.T) {
 	// brings the funder's traffic until it is retired (it brought
 	// 104-120 false positives before decoys were retired).
 	retired, err := spv.ReadRetiredDecoys(session.NodePath(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(retired) != sum.DecoysRetired {
-		t.Fatalf("%d decoys retired on disk, summary %d", len(retired), sum.DecoysRetired)
-	}
-	if limit := (sum.Decoys + sum.DecoysRetired) * (spv.DecoyBusyLimit + 5); sum.DecoyMatches > limit {
-		t.Fatalf("decoy matches %d above %d for %d decoys (%d retired)", sum.DecoyMatches, limit, sum.Decoys, sum.DecoysRetired)
-	}
+	require.NoError(t, err)
+	require.Len(t, retired, sum.DecoysRetired, "%d decoys retired on disk, summary %d", len(retired), sum.DecoysRetired)
+	limit := (sum.Decoys + sum.DecoysRetired) * (spv.DecoyBusyLimit + 5)
+	require.LessOrEqual(t, sum.DecoyMatches, limit, "decoy matches %d above %d for %d decoys (%d retired)", sum.DecoyMatches, limit, sum.Decoys, sum.DecoysRetired)
 	firstRecs := readRecords(t, dir)
 
 	// Pay the last decoy (a counterparty's script), mine it, restart.
 	pay, err := h.Pay([]*wire.TxOut{wire.NewTxOut(70_000, decoyScript(t, decoys[2]))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.Mine(1); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	_, err = h.Mine(1)
+	require.NoError(t, err)
 	again := syncWith(t, ctx, dir, spec, cfg)
 	after, err := spv.ReadDecoys(session.NodePath(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(after) != len(decoys) || again.Decoys != 3 {
-		t.Fatalf("after the restart %d decoys (summary %d), want the same 3", len(after), again.Decoys)
-	}
+	require.NoError(t, err)
+	require.Len(t, after, len(decoys), "after the restart %d decoys (summary %d), want the same 3", len(after), again.Decoys)
+	require.Equal(t, 3, again.Decoys, "after the restart %d decoys (summary %d), want the same 3", len(after), again.Decoys)
 	for i := range decoys {
-		if !bytes.Equal(after[i], decoys[i]) {
-			t.Fatalf("decoy %d changed across the restart: %x -> %x", i, decoys[i], after[i])
-		}
+		require.Equal(t, decoys[i], after[i], "decoy %d changed across the restart: %x -> %x", i, decoys[i], after[i])
 	}
-	if held := heldDecoys(t, dir, decoys); held != 3 {
-		t.Fatalf("the restart's last filter holds %d of the 3 decoys", held)
-	}
+	held := heldDecoys(t, dir, decoys)
+	require.Equal(t, 3, held, "the restart's last filter holds %d of the 3 decoys", held)
 	checkMeterDecoys(t, "restart", again, 3)
-	if again.BalanceSat != truth.Balance || len(again.Txs) != len(truth.Txs) || !sameUTXOs(again, truth) {
-		t.Fatalf("after the decoy payment: balance %d txs %d; truth %d %d", again.BalanceSat, len(again.Txs), truth.Balance, len(truth.Txs))
-	}
+	require.Equal(t, truth.Balance, again.BalanceSat, "after the decoy payment: balance %d txs %d; truth %d %d", again.BalanceSat, len(again.Txs), truth.Balance, len(truth.Txs))
+	require.Len(t, again.Txs, len(truth.Txs), "after the decoy payment: balance %d txs %d; truth %d %d", again.BalanceSat, len(again.Txs), truth.Balance, len(truth.Txs))
+	require.True(t, sameUTXOs(again, truth), "after the decoy payment: balance %d txs %d; truth %d %d", again.BalanceSat, len(again.Txs), truth.Balance, len(truth.Txs))
 	id := pay.TxHash().String()
-	if !slices.Contains(again.FalsePosTxids, id) {
-		t.Fatalf("decoy payment %s not among the false positives %v", id, again.FalsePosTxids)
-	}
+	require.True(t, slices.Contains(again.FalsePosTxids, id), "decoy payment %s not among the false positives %v", id, again.FalsePosTxids)
 	for _, tx := range again.Txs {
-		if tx.Txid == id {
-			t.Fatalf("decoy payment %s in the wallet", id)
-		}
+		require.NotEqual(t, id, tx.Txid, "decoy payment %s in the wallet", id)
 	}
-	if again.DecoyMatches < 1 || again.DecoyMatches > again.FalsePositives {
-		t.Fatalf("decoy matches %d of %d false positives", again.DecoyMatches, again.FalsePositives)
-	}
-	if again.Omissions != 0 || len(again.Bans) != 0 || again.FullBlockChecks == 0 {
-		t.Fatalf("omissions %d, bans %v, full-block checks %d", again.Omissions, again.Bans, again.FullBlockChecks)
-	}
+	require.GreaterOrEqual(t, again.DecoyMatches, 1, "decoy matches %d of %d false positives", again.DecoyMatches, again.FalsePositives)
+	require.LessOrEqual(t, again.DecoyMatches, again.FalsePositives, "decoy matches %d of %d false positives", again.DecoyMatches, again.FalsePositives)
+	require.Equal(t, 0, again.Omissions, "omissions %d, bans %v, full-block checks %d", again.Omissions, again.Bans, again.FullBlockChecks)
+	require.Len(t, again.Bans, 0, "omissions %d, bans %v, full-block checks %d", again.Omissions, again.Bans, again.FullBlockChecks)
+	require.NotEqual(t, 0, again.FullBlockChecks, "omissions %d, bans %v, full-block checks %d", again.Omissions, again.Bans, again.FullBlockChecks)
 	// The restart's filters hold every decoy (the transcript is what the
 	// peers received).
 	recs := readRecords(t, dir)
@@ -164,23 +128,15 @@ func TestSessionDecoys(t *testing.T) {
 		}
 		n++
 		f, err := bip37.Deserialize(r.Filter)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for _, d := range decoys {
-			if !f.Matches(d) {
-				t.Errorf("filterload %d (%s) lacks decoy %x", r.Seq, r.Reason, d)
-			}
+			require.True(t, f.Matches(d), "filterload %d (%s) lacks decoy %x", r.Seq, r.Reason, d)
 		}
 		for _, d := range retired {
-			if f.Matches(d) {
-				t.Errorf("filterload %d (%s) holds retired decoy %x", r.Seq, r.Reason, d)
-			}
+			require.False(t, f.Matches(d), "filterload %d (%s) holds retired decoy %x", r.Seq, r.Reason, d)
 		}
 	}
-	if n == 0 {
-		t.Fatal("the restart sent no filter")
-	}
+	require.NotEqual(t, 0, n, "the restart sent no filter")
 	t.Logf("decoys %x, retired %x; first sync %d false positives (%d decoy matches); restart %d (%d)",
 		decoys, retired, sum.FalsePositives, sum.DecoyMatches, again.FalsePositives, again.DecoyMatches)
 }
@@ -188,10 +144,10 @@ func TestSessionDecoys(t *testing.T) {
 // checkTruth compares a summary with the truth of a built chain.
 func checkTruth(t *testing.T, what string, sum *session.Summary, truth *testnet.Truth) {
 	t.Helper()
-	if sum.TipHash != truth.TipHash.String() || sum.BalanceSat != truth.Balance || len(sum.Txs) != len(truth.Txs) || !sameUTXOs(sum, truth) {
-		t.Fatalf("%s: tip %s balance %d txs %d utxos %d; truth %s %d %d %d", what, sum.TipHash, sum.BalanceSat,
-			len(sum.Txs), len(sum.UTXOs), truth.TipHash, truth.Balance, len(truth.Txs), len(truth.UTXOs))
-	}
+	require.Equal(t, truth.TipHash.String(), sum.TipHash, "%s: tip %s balance %d txs %d utxos %d; truth %s %d %d %d", what, sum.TipHash, sum.BalanceSat, len(sum.Txs), len(sum.UTXOs), truth.TipHash, truth.Balance, len(truth.Txs), len(truth.UTXOs))
+	require.Equal(t, truth.Balance, sum.BalanceSat, "%s: tip %s balance %d txs %d utxos %d; truth %s %d %d %d", what, sum.TipHash, sum.BalanceSat, len(sum.Txs), len(sum.UTXOs), truth.TipHash, truth.Balance, len(truth.Txs), len(truth.UTXOs))
+	require.Len(t, sum.Txs, len(truth.Txs), "%s: tip %s balance %d txs %d utxos %d; truth %s %d %d %d", what, sum.TipHash, sum.BalanceSat, len(sum.Txs), len(sum.UTXOs), truth.TipHash, truth.Balance, len(truth.Txs), len(truth.UTXOs))
+	require.True(t, sameUTXOs(sum, truth), "%s: tip %s balance %d txs %d utxos %d; truth %s %d %d %d", what, sum.TipHash, sum.BalanceSat, len(sum.Txs), len(sum.UTXOs), truth.TipHash, truth.Balance, len(truth.Txs), len(truth.UTXOs))
 }
 
 // sameUTXOs reports whether the summary's unspent outputs are the truth's.
@@ -231,10 +187,12 @@ func heldDecoys(t *testing.T, dir string, decoys [][]byte) int {
 // precision at N/(N+D).
 func checkMeterDecoys(t *testing.T, what string, sum *session.Summary, held int) {
 	t.Helper()
-	if p := sum.Privacy; p == nil || p.Decoys != held || p.IntersectionFP < float64(held) || p.Members == 0 ||
-		p.Precision > float64(p.Members)/float64(p.Members+held)+1e-9 {
-		t.Fatalf("%s: meter with %d decoys in the last filter: %+v", what, held, p)
-	}
+	p := sum.Privacy
+	require.NotNil(t, p, "%s: meter with %d decoys in the last filter: %+v", what, held, p)
+	require.Equal(t, held, p.Decoys, "%s: meter with %d decoys in the last filter: %+v", what, held, p)
+	require.GreaterOrEqual(t, p.IntersectionFP, float64(held), "%s: meter with %d decoys in the last filter: %+v", what, held, p)
+	require.NotEqual(t, 0, p.Members, "%s: meter with %d decoys in the last filter: %+v", what, held, p)
+	require.LessOrEqual(t, p.Precision, float64(p.Members)/float64(p.Members+held)+1e-9, "%s: meter with %d decoys in the last filter: %+v", what, held, p)
 }
 
 // lastFilter returns the filter of the last filterload of dir's
@@ -245,9 +203,7 @@ func lastFilter(t *testing.T, dir string) *bip37.Filter {
 	for i := len(recs) - 1; i >= 0; i-- {
 		if recs[i].Kind == transcript.KindFilterLoad {
 			f, err := recs[i].Bloom()
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			return f
 		}
 	}
@@ -258,12 +214,8 @@ func lastFilter(t *testing.T, dir string) *bip37.Filter {
 func readRecords(t *testing.T, dir string) []transcript.Record {
 	t.Helper()
 	raw, err := os.ReadFile(session.TranscriptPath(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	recs, err := transcript.Read(bytesReader(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return recs
 }

@@ -2,6 +2,8 @@ package session
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"path/filepath"
 	"sync"
@@ -11,6 +13,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/testnet"
 	"github.com/bloomwatch/bloomwatch/wallet"
+	"github.com/stretchr/testify/require"
 )
 
 // TestOneWalletReadPerEventBatch syncs a wallet from a real btcd twice,
@@ -36,13 +39,9 @@ func TestOneWalletReadPerEventBatch(t *testing.T) {
 	defer cancel()
 	h := testnet.NewT(t, testnet.Options{})
 	key, err := testnet.NewKeyring(testnet.DemoSeed, h.Params())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	truth, err := h.BuildChain(ctx, testnet.ChainSpec{Blocks: 150, TxsPerBlock: 2, Keyring: key, WatchAddrs: 6, Seed: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, dashboard := range []bool{true, false} {
 		name := map[bool]string{true: "dashboard", false: "headless"}[dashboard]
 		t.Run(name, func(t *testing.T) {
@@ -55,15 +54,11 @@ func TestOneWalletReadPerEventBatch(t *testing.T) {
 func countReads(t *testing.T, ctx context.Context, peer string, truth *testnet.Truth, dashboard bool) {
 	w, _, err := OpenWallet(filepath.Join(t.TempDir(), "w"), wallet.CreateConfig{Network: "regtest",
 		Xpubs: []string{truth.Xpub}, Birthday: truth.StartHeight + 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer w.Close()
 	s, err := New(Config{Wallet: w, Node: spv.Config{Connect: []string{peer}, MaxPeers: 1},
 		Dashboard: dashboard, Stderr: io.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	type batch struct{ events, reads int }
 	var (
 		mu      sync.Mutex
@@ -94,6 +89,9 @@ func countReads(t *testing.T, ctx context.Context, peer string, truth *testnet.T
 	}
 	// The stand-in dashboard, or a program's own subscription.
 	var first *wallet.Change
+	// The wallet-change reader reports its errors here, for the test
+	// goroutine to require once the readers are done.
+	var readErr error
 	var readers sync.WaitGroup
 	stream := s.Events()
 	readers.Add(1)
@@ -128,9 +126,7 @@ func countReads(t *testing.T, ctx context.Context, peer string, truth *testnet.T
 		go func() {
 			defer readers.Done()
 			for r := range s.WalletChanges() {
-				if r.Err != nil {
-					t.Errorf("wallet read: %v", r.Err)
-				}
+				readErr = errors.Join(readErr, r.Err)
 				if first == nil {
 					c := r.Change
 					first = &c
@@ -138,9 +134,7 @@ func countReads(t *testing.T, ctx context.Context, peer string, truth *testnet.T
 			}
 		}()
 	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, s.Start(ctx))
 	// Synced, then idle for three peer snapshots.
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
@@ -153,21 +147,18 @@ func countReads(t *testing.T, ctx context.Context, peer string, truth *testnet.T
 		if idle >= 4 {
 			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the session did not sync and idle")
-		}
+		require.False(t, time.Now().After(deadline), "the session did not sync and idle")
 		time.Sleep(50 * time.Millisecond)
 	}
-	if err := s.Stop(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, s.Stop())
 	closed := make(chan struct{})
 	go func() { readers.Wait(); close(closed) }()
 	select {
 	case <-closed:
 	case <-time.After(30 * time.Second):
-		t.Fatal("the session's feeds were not closed within 30 s of Stop")
+		require.FailNow(t, "the session's feeds were not closed within 30 s of Stop")
 	}
+	require.NoError(t, readErr, "wallet read")
 
 	mu.Lock()
 	defer mu.Unlock()
@@ -177,20 +168,20 @@ func countReads(t *testing.T, ctx context.Context, peer string, truth *testnet.T
 		total += b.reads
 		switch {
 		case i == 0 && b.reads > 2:
-			t.Errorf("first batch (%d events): %d wallet reads, want the start's and at most one more", b.events, b.reads)
+			require.FailNow(t, fmt.Sprintf("first batch (%d events): %d wallet reads, want the start's and at most one more", b.events, b.reads))
 		case i > 0 && b.reads > 1:
-			t.Errorf("batch %d (%d events): %d wallet reads, want at most one", i, b.events, b.reads)
+			require.FailNow(t, fmt.Sprintf("batch %d (%d events): %d wallet reads, want at most one", i, b.events, b.reads))
 		case i > synced+1 && b.reads > 0:
-			t.Errorf("batch %d after the sync (%d events: peer snapshots): %d wallet reads, want none", i, b.events, b.reads)
+			require.FailNow(t, fmt.Sprintf("batch %d after the sync (%d events: peer snapshots): %d wallet reads, want none", i, b.events, b.reads))
 		}
 	}
 	t.Logf("%d events (%d blocks) in %d batches, %d wallet reads (%d batches after the sync)",
 		events, blocks, len(batches), total, len(batches)-synced)
-	if synced < 2 || total >= blocks {
-		t.Fatalf("the sync spanned %d batches, %d reads for %d blocks: too few batches to tell one read per batch from one per block",
-			synced, total, blocks)
-	}
-	if dashboard && (first == nil || len(first.Addresses) != first.Counts.Derived+first.Counts.Imported || len(first.Addresses) == 0) {
-		t.Fatalf("the first change does not hold every address: %+v", first)
+	require.GreaterOrEqual(t, synced, 2, "the sync spanned %d batches, %d reads for %d blocks: too few batches to tell one read per batch from one per block", synced, total, blocks)
+	require.Less(t, total, blocks, "the sync spanned %d batches, %d reads for %d blocks: too few batches to tell one read per batch from one per block", synced, total, blocks)
+	if dashboard {
+		require.NotNil(t, first, "no wallet change reached the dashboard")
+		require.Len(t, first.Addresses, first.Counts.Derived+first.Counts.Imported, "the first change does not hold every address: %+v", first)
+		require.NotEmpty(t, first.Addresses, "the first change does not hold every address: %+v", first)
 	}
 }

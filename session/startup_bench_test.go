@@ -18,6 +18,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/bloomwatch/bloomwatch/wallet"
 	"github.com/bloomwatch/bloomwatch/watch"
+	"github.com/stretchr/testify/require"
 )
 
 // startupRecords is the number of filter records of the data dir
@@ -33,36 +34,20 @@ const startupRecords = 1000
 func writeStartupDir(tb testing.TB, dir string, n int) wallet.CreateConfig {
 	tb.Helper()
 	net, err := netparams.Lookup("regtest")
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	key, err := testnet.NewKeyring(testnet.DemoSeed, net.Params)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	xpub, err := key.Xpub(testnet.PurposeBIP84)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	spec := wallet.CreateConfig{Network: "regtest", Xpubs: []string{xpub}}
 	w, _, err := session.OpenWallet(dir, spec)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		tb.Fatal(err)
-	}
-	if err := os.MkdirAll(session.NodePath(dir), 0o700); err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
+	require.NoError(tb, w.Close())
+	require.NoError(tb, os.MkdirAll(session.NodePath(dir), 0o700))
 	tf, old, err := transcript.Open(session.NodePath(dir))
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	defer tf.Close()
-	if len(old) > 0 {
-		tb.Fatalf("transcript of %s holds %d records", dir, len(old))
-	}
+	require.LessOrEqual(tb, len(old), 0, "transcript of %s holds %d records", dir, len(old))
 	rng := rand.New(rand.NewPCG(1, 2))
 	var els watch.Elements
 	grow := func(k int) {
@@ -84,17 +69,13 @@ func writeStartupDir(tb testing.TB, dir string, n int) wallet.CreateConfig {
 			grow(5)
 		}
 		f, err := filterpolicy.BuildFilter(els, filterpolicy.DefaultFPRate, tweak)
-		if err != nil {
-			tb.Fatal(err)
-		}
+		require.NoError(tb, err)
 		_, err = tf.Append(transcript.Record{
 			Time: at.Add(time.Duration(i) * time.Minute), Peer: peers[i%len(peers)], Height: int32(100 + i/len(peers)),
 			Kind: transcript.KindFilterLoad, Filter: f.Serialize(), Reason: reasons[(i/len(peers))%len(reasons)],
 			Via: transcript.ViaDirect,
 		})
-		if err != nil {
-			tb.Fatal(err)
-		}
+		require.NoError(tb, err)
 	}
 	return spec
 }
@@ -114,19 +95,11 @@ func BenchmarkSessionStartup(b *testing.B) {
 	cpu0 := cpuTime()
 	for b.Loop() {
 		w, _, err := session.OpenWallet(dir, spec)
-		if err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, err)
 		s, err := session.New(session.Config{Wallet: w, Node: spv.Config{Connect: []string{"127.0.0.1:1"}}, Stderr: discard{}})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := s.Stop(); err != nil {
-			b.Fatal(err)
-		}
-		if err := w.Close(); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, err)
+		require.NoError(b, s.Stop())
+		require.NoError(b, w.Close())
 	}
 	// CPU time is what the machine's load does not stretch: the wall
 	// time of a shared machine is mostly waiting for a core.
@@ -148,16 +121,11 @@ func TestStartupDirReplays(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "w")
 	spec := writeStartupDir(t, dir, 30)
 	w, _, err := session.OpenWallet(dir, spec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer w.Close()
 	s, err := session.New(session.Config{Wallet: w, Node: spv.Config{Connect: []string{"127.0.0.1:1"}}, Stderr: discard{}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer s.Stop()
-	if got := len(s.Node().Transcript()); got != 30 {
-		t.Fatalf("node read %d records, want 30", got)
-	}
+	got := len(s.Node().Transcript())
+	require.Equal(t, 30, got, "node read %d records, want 30", got)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/testnet"
 	"github.com/bloomwatch/bloomwatch/wallet"
+	"github.com/stretchr/testify/require"
 )
 
 // TestStopWhenTheDashboardFailsWithAFullBuffer runs a session under a
@@ -29,9 +30,7 @@ func TestStopWhenTheDashboardFailsWithAFullBuffer(t *testing.T) {
 	h := testnet.NewT(t, testnet.Options{})
 	w, _, err := OpenWallet(t.TempDir(), wallet.CreateConfig{Network: "regtest",
 		Addresses: []string{"bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer w.Close()
 	errDashboard := errors.New("the dashboard failed")
 	ui := func(ctx context.Context, s *Session, _ context.CancelFunc) error {
@@ -54,10 +53,8 @@ func TestStopWhenTheDashboardFailsWithAFullBuffer(t *testing.T) {
 	}()
 	select {
 	case err := <-done:
-		if !errors.Is(err, errDashboard) {
-			t.Fatalf("Run: %v, want the dashboard's error", err)
-		}
+		require.ErrorIs(t, err, errDashboard, "Run: %v, want the dashboard's error", err)
 	case <-time.After(90 * time.Second):
-		t.Fatal("Run did not return: Stop waits for a bridge blocked on the dashboard's full buffer")
+		require.FailNow(t, "Run did not return: Stop waits for a bridge blocked on the dashboard's full buffer")
 	}
 }

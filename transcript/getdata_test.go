@@ -2,10 +2,11 @@ package transcript
 
 import (
 	"bytes"
-	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestGetDataRecords checks the version 3 request kind: it round-trips,
@@ -16,20 +17,17 @@ func TestGetDataRecords(t *testing.T) {
 	var buf bytes.Buffer
 	load := loadRecord(t)
 	load.V = 2
-	if err := Write(&buf, load); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, Write(&buf, load))
 	req := Record{Seq: 1, Time: at, Peer: "127.0.0.1:1", Height: 120, Kind: KindGetData, Count: 500, Reason: "sync"}
-	if err := Write(&buf, req); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, Write(&buf, req))
 	got, err := Read(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != 2 || got[0].V != 2 || got[1].Kind != KindGetData || got[1].Count != 500 || got[1].Height != 120 || got[1].V != 3 {
-		t.Fatalf("got %+v", got)
-	}
+	require.NoError(t, err)
+	require.Len(t, got, 2, "got %+v", got)
+	require.Equal(t, 2, got[0].V, "got %+v", got)
+	require.Equal(t, KindGetData, got[1].Kind, "got %+v", got)
+	require.Equal(t, int64(500), got[1].Count, "got %+v", got)
+	require.Equal(t, int32(120), got[1].Height, "got %+v", got)
+	require.Equal(t, 3, got[1].V, "got %+v", got)
 	bad := []struct {
 		name, line, want string
 	}{
@@ -42,9 +40,8 @@ func TestGetDataRecords(t *testing.T) {
 	for _, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Read(strings.NewReader(tc.line + "\n"))
-			if !errors.Is(err, ErrBad) || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("err = %v, want %q", err, tc.want)
-			}
+			require.ErrorIs(t, err, ErrBad, "err = %v, want %q", err, tc.want)
+			require.Contains(t, err.Error(), tc.want, "err = %v, want %q", err, tc.want)
 		})
 	}
 }

@@ -2,7 +2,6 @@ package transcript
 
 import (
 	"bytes"
-	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -11,15 +10,14 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/stretchr/testify/require"
 )
 
 // loadRecord returns a valid filterload record.
 func loadRecord(t *testing.T) Record {
 	t.Helper()
 	f, err := bip37.NewFilter(10, 0.001, 7, bip37.UpdateAll)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	f.Add([]byte("element"))
 	return Record{Time: time.Unix(1700000000, 0).UTC(), Peer: "127.0.0.1:1", Height: 5,
 		Kind: KindFilterLoad, Filter: f.Serialize(), Reason: "initial"}
@@ -30,31 +28,25 @@ func TestReadVersionOneRecords(t *testing.T) {
 	v1 := `{"seq":0,"time":"2026-11-23T10:00:00Z","peer":"127.0.0.1:1","height":3,"kind":"filterload","filter":"03614e9b050000000000000001","reason":"initial"}` + "\n" +
 		`{"seq":1,"time":"2026-11-23T10:00:01Z","peer":"127.0.0.1:1","height":3,"kind":"filterclear"}` + "\n"
 	recs, err := Read(strings.NewReader(v1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(recs) != 2 || recs[0].V != 0 || recs[0].Kind != KindFilterLoad || recs[1].Seq != 1 {
-		t.Fatalf("records %+v", recs)
-	}
+	require.NoError(t, err)
+	require.Len(t, recs, 2, "records %+v", recs)
+	require.Equal(t, 0, recs[0].V, "records %+v", recs)
+	require.Equal(t, KindFilterLoad, recs[0].Kind, "records %+v", recs)
+	require.Equal(t, uint64(1), recs[1].Seq, "records %+v", recs)
 }
 
 func TestWriteReadRoundTrip(t *testing.T) {
 	r := loadRecord(t)
 	var buf bytes.Buffer
-	if err := Write(&buf, r); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(buf.String(), `"v":2`) {
-		t.Fatalf("no version in %s", buf.String())
-	}
+	require.NoError(t, Write(&buf, r))
+	require.Contains(t, buf.String(), `"v":2`, "no version in %s", buf.String())
 	got, err := Read(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	r.V = VersionFor(KindFilterLoad)
-	if len(got) != 1 || !bytes.Equal(got[0].Filter, r.Filter) || got[0].V != VersionFor(KindFilterLoad) || !got[0].Time.Equal(r.Time) {
-		t.Fatalf("got %+v, want %+v", got, r)
-	}
+	require.Len(t, got, 1, "got %+v, want %+v", got, r)
+	require.True(t, bytes.Equal(got[0].Filter, r.Filter), "got %+v, want %+v", got, r)
+	require.Equal(t, VersionFor(KindFilterLoad), got[0].V, "got %+v, want %+v", got, r)
+	require.True(t, got[0].Time.Equal(r.Time), "got %+v, want %+v", got, r)
 }
 
 func TestReadRefusesBadRecords(t *testing.T) {
@@ -66,9 +58,7 @@ func TestReadRefusesBadRecords(t *testing.T) {
 	tooBig = append(tooBig, 1, 0, 0, 0, 0, 0, 0, 0, 0)
 	line := func(r Record) string {
 		var b bytes.Buffer
-		if err := Write(&b, r); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, Write(&b, r))
 		return b.String()
 	}
 	good := line(loadRecord(t))
@@ -90,15 +80,10 @@ func TestReadRefusesBadRecords(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Read(strings.NewReader(c.in))
 			var te *Error
-			if !errors.As(err, &te) || !errors.Is(err, ErrBad) {
-				t.Fatalf("err %v, want *Error wrapping ErrBad", err)
-			}
-			if te.Line != c.line {
-				t.Fatalf("line %d, want %d (%v)", te.Line, c.line, err)
-			}
-			if strings.Contains(err.Error(), "\n") {
-				t.Fatalf("multi-line error %q", err)
-			}
+			require.ErrorAs(t, err, &te, "err %v, want *Error wrapping ErrBad", err)
+			require.ErrorIs(t, err, ErrBad, "err %v, want *Error wrapping ErrBad", err)
+			require.Equal(t, c.line, te.Line, "line %d, want %d (%v)", te.Line, c.line, err)
+			require.NotContains(t, err.Error(), "\n", "multi-line error %q", err)
 		})
 	}
 }
@@ -106,70 +91,53 @@ func TestReadRefusesBadRecords(t *testing.T) {
 func TestFileAppendsAndContinues(t *testing.T) {
 	dir := t.TempDir()
 	f, recs, err := Open(dir)
-	if err != nil || len(recs) != 0 {
-		t.Fatalf("open: %v %v", recs, err)
-	}
+	require.NoError(t, err, "open: %v", recs)
+	require.Len(t, recs, 0, "open: %v %v", recs, err)
 	for i := range 3 {
 		got, err := f.Append(loadRecord(t))
-		if err != nil || got.Seq != uint64(i) || got.V != VersionFor(KindFilterLoad) {
-			t.Fatalf("append %d: %+v %v", i, got, err)
-		}
+		require.NoError(t, err, "append %d: %+v", i, got)
+		require.Equal(t, uint64(i), got.Seq, "append %d: %+v %v", i, got, err)
+		require.Equal(t, VersionFor(KindFilterLoad), got.V, "append %d: %+v %v", i, got, err)
 	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.Append(loadRecord(t)); !errors.Is(err, ErrClosed) {
-		t.Fatalf("append after close: %v", err)
-	}
+	require.NoError(t, f.Close())
+	_, err = f.Append(loadRecord(t))
+	require.ErrorIs(t, err, ErrClosed, "append after close")
 	// A crash mid-append leaves a torn tail: Open cuts it and goes on.
 	path := filepath.Join(dir, FileName)
 	raw, _ := os.ReadFile(path)
-	if err := os.WriteFile(path, append(raw, `{"seq":3,"ti`...), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(path, append(raw, `{"seq":3,"ti`...), 0o600))
 	f, recs, err = Open(dir)
-	if err != nil || len(recs) != 3 {
-		t.Fatalf("reopen: %d records, %v", len(recs), err)
-	}
+	require.NoError(t, err, "reopen: %d records", len(recs))
+	require.Len(t, recs, 3, "reopen: %d records, %v", len(recs), err)
 	got, err := f.Append(loadRecord(t))
-	if err != nil || got.Seq != 3 {
-		t.Fatalf("append after torn tail: %+v %v", got, err)
-	}
+	require.NoError(t, err, "append after torn tail: %+v", got)
+	require.Equal(t, uint64(3), got.Seq, "append after torn tail: %+v %v", got, err)
 	_ = f.Close()
 	raw, _ = os.ReadFile(path)
-	if _, err := Read(bytes.NewReader(raw)); err != nil {
-		t.Fatalf("file after repair: %v", err)
-	}
+	_, err = Read(bytes.NewReader(raw))
+	require.NoError(t, err, "file after repair")
 }
 
 func TestFileRefusesCorruptContent(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, FileName)
 	bad := []byte("garbage line\n")
-	if err := os.WriteFile(path, bad, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := Open(dir); !errors.Is(err, ErrBad) {
-		t.Fatalf("open corrupt: %v", err)
-	}
-	if raw, _ := os.ReadFile(path); !bytes.Equal(raw, bad) {
-		t.Fatal("corrupt transcript was modified")
-	}
+	require.NoError(t, os.WriteFile(path, bad, 0o600))
+	_, _, err := Open(dir)
+	require.ErrorIs(t, err, ErrBad, "open corrupt: %v", err)
+	raw, _ := os.ReadFile(path)
+	require.Equal(t, bad, raw, "corrupt transcript was modified")
 }
 
 func TestAppendRefusesInvalidRecord(t *testing.T) {
 	f, _, err := Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer f.Close()
-	if _, err := f.Append(Record{Kind: "bogus"}); err == nil {
-		t.Fatal("invalid record appended")
-	}
+	_, err = f.Append(Record{Kind: "bogus"})
+	require.Error(t, err, "invalid record appended")
 	got, err := f.Append(loadRecord(t))
-	if err != nil || got.Seq != 0 {
-		t.Fatalf("sequence advanced by a refused record: %+v %v", got, err)
-	}
+	require.NoError(t, err, "sequence advanced by a refused record: %+v", got)
+	require.Equal(t, uint64(0), got.Seq, "sequence advanced by a refused record: %+v %v", got, err)
 }
 
 func TestViaRoundTripAndOldRecords(t *testing.T) {
@@ -177,37 +145,28 @@ func TestViaRoundTripAndOldRecords(t *testing.T) {
 	for _, via := range []string{ViaDirect, ViaProxy, ViaIsolated("bw1a2b3c4d-7"), ""} {
 		r := loadRecord(t)
 		r.Via = via
-		if err := Write(&buf, r); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, Write(&buf, r))
 	}
-	if strings.Count(buf.String(), `"via"`) != 3 {
-		t.Fatalf("via written %d times, want 3 (omitted when empty):\n%s", strings.Count(buf.String(), `"via"`), buf.String())
-	}
+	require.Equal(t, 3, strings.Count(buf.String(), `"via"`), "via written %d times, want 3 (omitted when empty):\n%s", strings.Count(buf.String(), `"via"`), buf.String())
 	got, err := Read(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := []string{ViaDirect, ViaProxy, "proxy:bw1a2b3c4d-7", ""}
 	for i, r := range got {
-		if r.Via != want[i] {
-			t.Errorf("record %d via %q, want %q", i, r.Via, want[i])
-		}
+		require.Equal(t, want[i], r.Via, "record %d via %q, want %q", i, r.Via, want[i])
 	}
-	if id, ok := IsolationID(got[2].Via); !ok || id != "bw1a2b3c4d-7" {
-		t.Errorf("IsolationID(%q) = %q, %v", got[2].Via, id, ok)
-	}
+	id, ok := IsolationID(got[2].Via)
+	require.True(t, ok, "IsolationID(%q) = %q, %v", got[2].Via, id, ok)
+	require.Equal(t, "bw1a2b3c4d-7", id, "IsolationID(%q) = %q, %v", got[2].Via, id, ok)
 	for _, via := range []string{ViaDirect, ViaProxy, "", "proxy:"} {
-		if id, ok := IsolationID(via); ok {
-			t.Errorf("IsolationID(%q) = %q, true", via, id)
-		}
+		id, ok := IsolationID(via)
+		require.False(t, ok, "IsolationID(%q) = %q, true", via, id)
 	}
 	// A version 2 record written before the field existed reads as before.
 	old := `{"v":2,"seq":0,"time":"2026-11-23T10:00:00Z","peer":"127.0.0.1:1","height":3,"kind":"filterload","filter":"03614e9b050000000000000001","reason":"initial"}` + "\n"
 	recs, err := Read(strings.NewReader(old))
-	if err != nil || len(recs) != 1 || recs[0].Via != "" {
-		t.Fatalf("old record: %+v, %v", recs, err)
-	}
+	require.NoError(t, err, "old record: %+v", recs)
+	require.Len(t, recs, 1, "old record: %+v, %v", recs, err)
+	require.Equal(t, "", recs[0].Via, "old record: %+v, %v", recs, err)
 }
 
 func TestReadRefusesBadVia(t *testing.T) {
@@ -215,18 +174,13 @@ func TestReadRefusesBadVia(t *testing.T) {
 		r := loadRecord(t)
 		r.Via = via
 		var b bytes.Buffer
-		if err := Write(&b, r); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := Read(&b); !errors.Is(err, ErrBad) {
-			t.Errorf("via %q: err %v, want ErrBad", via, err)
-		}
+		require.NoError(t, Write(&b, r))
+		_, err := Read(&b)
+		require.ErrorIs(t, err, ErrBad, "via %q: err %v, want ErrBad", via, err)
 	}
 	r := loadRecord(t)
 	r.Via = ViaIsolated(strings.Repeat("a", MaxIsolationID))
-	if err := r.Validate(); err != nil {
-		t.Errorf("longest isolation id refused: %v", err)
-	}
+	require.NoError(t, r.Validate(), "longest isolation id refused")
 }
 
 // TestBloomDecodedOnce: a filterload record that Read returned hands out
@@ -238,51 +192,35 @@ func TestReadRefusesBadVia(t *testing.T) {
 func TestBloomDecodedOnce(t *testing.T) {
 	r := loadRecord(t)
 	var b bytes.Buffer
-	if err := Write(&b, r); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, Write(&b, r))
 	recs, err := Read(&b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	f1, err := recs[0].Bloom()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	cp := recs[0]
-	if f2, _ := cp.Bloom(); f2 != f1 || !bytes.Equal(f1.Serialize(), r.Filter) {
-		t.Fatal("a read record's copies do not share one decoded filter")
-	}
-	if a, _ := r.Bloom(); a == nil {
-		t.Fatal("a record built by hand does not decode")
-	} else if b2, _ := r.Bloom(); a == b2 {
-		t.Fatal("a record built by hand kept a decoded filter")
-	}
+	f2, _ := cp.Bloom()
+	require.Same(t, f1, f2, "a read record's copies do not share one decoded filter")
+	require.True(t, bytes.Equal(f1.Serialize(), r.Filter), "a read record's copies do not share one decoded filter")
+	a, _ := r.Bloom()
+	require.NotNil(t, a, "a record built by hand does not decode")
+	b2, _ := r.Bloom()
+	require.NotSame(t, a, b2, "a record built by hand kept a decoded filter")
 
 	tf, _, err := Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer tf.Close()
 	sent, err := bip37.Deserialize(r.Filter)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	w, err := tf.Append(r.WithBloom(sent))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := w.Bloom(); got != sent {
-		t.Fatal("Append did not keep the sender's filter")
-	}
+	require.NoError(t, err)
+	got, _ := w.Bloom()
+	require.Same(t, sent, got, "Append did not keep the sender's filter")
 	other := sent.Clone()
 	other.Add([]byte("another element"))
-	if _, err := tf.Append(r.WithBloom(other)); err == nil {
-		t.Fatal("Append took a filter that is not the record's")
-	}
-	if _, err := (Record{Kind: KindGetData, Height: 1, Count: 1}).Bloom(); err == nil {
-		t.Fatal("a getdata record has a filter")
-	}
+	_, err = tf.Append(r.WithBloom(other))
+	require.Error(t, err, "Append took a filter that is not the record's")
+	_, err = (Record{Kind: KindGetData, Height: 1, Count: 1}).Bloom()
+	require.Error(t, err, "a getdata record has a filter")
 }
 
 // TestHexBytesJSON: the plain hex string MarshalJSON writes decodes
@@ -291,15 +229,14 @@ func TestBloomDecodedOnce(t *testing.T) {
 func TestHexBytesJSON(t *testing.T) {
 	for in, want := range map[string]string{`"00ff10"`: "\x00\xff\x10", `""`: "", `"\u0030\u0031ab"`: "\x01\xab"} {
 		var h HexBytes
-		if err := h.UnmarshalJSON([]byte(in)); err != nil || string(h) != want {
-			t.Errorf("%s: %x, %v; want %x", in, []byte(h), err, want)
-		}
+		err := h.UnmarshalJSON([]byte(in))
+		require.NoError(t, err, "%s: %x, %v; want %x", in, []byte(h), err, want)
+		require.Equal(t, want, string(h), "%s: %x, %v; want %x", in, []byte(h), err, want)
 	}
 	for _, in := range []string{`"0g"`, `"abc"`, `"\u0030"`, `12`, `"00`} {
 		var h HexBytes
-		if err := h.UnmarshalJSON([]byte(in)); err == nil {
-			t.Errorf("%s: decoded to %x", in, []byte(h))
-		}
+		err := h.UnmarshalJSON([]byte(in))
+		require.Error(t, err, "%s: decoded to %x", in, []byte(h))
 	}
 }
 
@@ -310,30 +247,22 @@ func TestOversizedTranscriptRefused(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, FileName)
 	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Truncate(MaxFileBytes + 1); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, f.Truncate(MaxFileBytes+1))
 	_ = f.Close()
-	if _, _, err := Open(dir); !errors.Is(err, ErrTooLarge) || strings.Contains(err.Error(), "\n") {
-		t.Fatalf("Open: %v", err)
-	}
-	if _, _, err := ReadFile(path); !errors.Is(err, ErrTooLarge) {
-		t.Fatalf("ReadFile: %v", err)
-	}
+	_, _, err = Open(dir)
+	require.ErrorIs(t, err, ErrTooLarge, "Open")
+	require.NotContains(t, err.Error(), "\n", "Open: %v", err)
+	_, _, err = ReadFile(path)
+	require.ErrorIs(t, err, ErrTooLarge, "ReadFile")
 	rf, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer rf.Close()
-	if _, err := Read(rf); !errors.Is(err, ErrTooLarge) {
-		t.Fatalf("Read: %v", err)
-	}
-	if fi, err := os.Stat(path); err != nil || fi.Size() != MaxFileBytes+1 {
-		t.Fatalf("file changed: %v %v", fi.Size(), err)
-	}
+	_, err = Read(rf)
+	require.ErrorIs(t, err, ErrTooLarge, "Read: %v", err)
+	fi, err := os.Stat(path)
+	require.NoError(t, err, "file changed: %v", fi.Size())
+	require.Equal(t, int64(MaxFileBytes+1), fi.Size(), "file changed: %v %v", fi.Size(), err)
 	// Blank lines of 1 MiB each, past the bound.
 	blank := strings.Repeat(" ", maxLine-1) + "\n"
 	r := io.MultiReader(func() []io.Reader {
@@ -343,7 +272,6 @@ func TestOversizedTranscriptRefused(t *testing.T) {
 		}
 		return rs
 	}()...)
-	if _, err := Read(r); !errors.Is(err, ErrTooLarge) {
-		t.Fatalf("Read of a stream: %v", err)
-	}
+	_, err = Read(r)
+	require.ErrorIs(t, err, ErrTooLarge, "Read of a stream: %v", err)
 }

@@ -2,9 +2,10 @@ package transcript
 
 import (
 	"bytes"
-	"errors"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestTransportRecords checks version 4: a record that names its
@@ -20,43 +21,35 @@ func TestTransportRecords(t *testing.T) {
 	old := `{"seq":3,"time":"2026-11-23T10:00:00Z","peer":"127.0.0.1:1","height":3,"kind":"filterload","filter":"03614e9b050000000000000001","reason":"initial"}` + "\n"
 	var buf bytes.Buffer
 	for _, r := range []Record{plain, v2, req} {
-		if err := Write(&buf, r); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, Write(&buf, r))
 	}
 	buf.WriteString(old)
 	got, err := Read(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := []struct {
 		v         int
 		transport string
 		wire      int
 	}{{2, "", 0}, {4, TransportV2, 4096}, {4, TransportV1, 0}, {0, "", 0}}
-	if len(got) != len(want) {
-		t.Fatalf("%d records, want %d", len(got), len(want))
-	}
+	require.Len(t, got, len(want), "%d records, want %d", len(got), len(want))
 	for i, w := range want {
-		if got[i].V != w.v || got[i].Transport != w.transport || got[i].Wire != w.wire {
-			t.Errorf("record %d: v %d transport %q wire %d, want %+v", i, got[i].V, got[i].Transport, got[i].Wire, w)
-		}
+		require.Equal(t, w.v, got[i].V, "record %d: v %d transport %q wire %d, want %+v", i, got[i].V, got[i].Transport, got[i].Wire, w)
+		require.Equal(t, w.transport, got[i].Transport, "record %d: v %d transport %q wire %d, want %+v", i, got[i].V, got[i].Transport, got[i].Wire, w)
+		require.Equal(t, w.wire, got[i].Wire, "record %d: v %d transport %q wire %d, want %+v", i, got[i].V, got[i].Transport, got[i].Wire, w)
 	}
-	if VersionOf(plain) != 2 || VersionOf(v2) != 4 || VersionOf(req) != 4 {
-		t.Errorf("VersionOf: %d %d %d, want 2 4 4", VersionOf(plain), VersionOf(v2), VersionOf(req))
-	}
+	require.Equal(t, 2, VersionOf(plain), "VersionOf: %d %d %d, want 2 4 4", VersionOf(plain), VersionOf(v2), VersionOf(req))
+	require.Equal(t, 4, VersionOf(v2), "VersionOf: %d %d %d, want 2 4 4", VersionOf(plain), VersionOf(v2), VersionOf(req))
+	require.Equal(t, 4, VersionOf(req), "VersionOf: %d %d %d, want 2 4 4", VersionOf(plain), VersionOf(v2), VersionOf(req))
 
 	f, _, err := Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer f.Close()
-	if r, err := f.Append(v2); err != nil || r.V != 4 {
-		t.Fatalf("append: v %d, %v", r.V, err)
-	}
-	if r, err := f.Append(plain); err != nil || r.V != 2 {
-		t.Fatalf("append: v %d, %v", r.V, err)
-	}
+	r, err := f.Append(v2)
+	require.NoError(t, err, "append: v %d", r.V)
+	require.Equal(t, 4, r.V, "append: v %d, %v", r.V, err)
+	r, err = f.Append(plain)
+	require.NoError(t, err, "append: v %d", r.V)
+	require.Equal(t, 2, r.V, "append: v %d, %v", r.V, err)
 
 	bad := []struct {
 		name, line, want string
@@ -69,9 +62,8 @@ func TestTransportRecords(t *testing.T) {
 	for _, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Read(strings.NewReader(tc.line + "\n"))
-			if !errors.Is(err, ErrBad) || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("err = %v, want %q", err, tc.want)
-			}
+			require.ErrorIs(t, err, ErrBad, "err = %v, want %q", err, tc.want)
+			require.Contains(t, err.Error(), tc.want, "err = %v, want %q", err, tc.want)
 		})
 	}
 }

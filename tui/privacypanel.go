@@ -2,8 +2,9 @@ package tui
 
 import (
 	"fmt"
-	"github.com/bloomwatch/bloomwatch/privacy/behaviour"
 	"strings"
+
+	"github.com/bloomwatch/bloomwatch/privacy/behaviour"
 )
 
 // privacyPanel is the live privacy meter in words: how many addresses

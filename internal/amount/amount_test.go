@@ -3,6 +3,8 @@ package amount
 import (
 	"math"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestBTC(t *testing.T) {
@@ -20,11 +22,9 @@ func TestBTC(t *testing.T) {
 		{math.MinInt64, "-92233720368.54775808", "-92233720368.54775808"},
 		{math.MinInt64 + 1, "-92233720368.54775807", "-92233720368.54775807"},
 	} {
-		if got := BTC(c.sat); got != c.plain {
-			t.Errorf("BTC(%d) = %q, want %q", c.sat, got, c.plain)
-		}
-		if got := SignedBTC(c.sat); got != c.signd {
-			t.Errorf("SignedBTC(%d) = %q, want %q", c.sat, got, c.signd)
-		}
+		got := BTC(c.sat)
+		require.Equal(t, c.plain, got, "BTC(%d) = %q, want %q", c.sat, got, c.plain)
+		got = SignedBTC(c.sat)
+		require.Equal(t, c.signd, got, "SignedBTC(%d) = %q, want %q", c.sat, got, c.signd)
 	}
 }

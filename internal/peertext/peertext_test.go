@@ -51,16 +51,13 @@ func FuzzClean(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string, limit int) {
 		limit = 1 + (limit & 0x3ff)
 		c := Clean(s, limit)
-		if !utf8.ValidString(c) || len(c) > limit+suffixMax {
-			t.Fatalf("Clean(%q, %d) = %q", s, limit, c)
-		}
+		require.True(t, utf8.ValidString(c), "Clean(%q, %d) = %q", s, limit, c)
+		require.LessOrEqual(t, len(c), limit+suffixMax, "Clean(%q, %d) = %q", s, limit, c)
 		for _, r := range c {
-			if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-				t.Fatalf("control %U in %q", r, c)
-			}
+			require.GreaterOrEqual(t, r, rune(0x20), "control %U in %q", r, c)
+			require.NotEqual(t, rune(0x7f), r, "control %U in %q", r, c)
+			require.False(t, r >= 0x80 && r < 0xa0, "control %U in %q", r, c)
 		}
-		if Clean(c, limit) != c {
-			t.Fatalf("not idempotent: %q", c)
-		}
+		require.Equal(t, c, Clean(c, limit), "not idempotent: %q", c)
 	})
 }

@@ -3,17 +3,17 @@ package progress
 import (
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestCheckMode(t *testing.T) {
 	for _, m := range []string{Auto, Bar, Lines, None} {
-		if err := CheckMode(m); err != nil {
-			t.Errorf("%s: %v", m, err)
-		}
+		require.NoError(t, CheckMode(m), "%s", m)
 	}
-	if err := CheckMode("fancy"); err == nil || err.Error() != `"fancy": want auto, bar, lines or none` {
-		t.Errorf("fancy: %v", err)
-	}
+	err := CheckMode("fancy")
+	require.Error(t, err, "fancy: %v", err)
+	require.Equal(t, `"fancy": want auto, bar, lines or none`, err.Error(), "fancy: %v", err)
 }
 
 // TestLines checks the plain lines: at most one per tenth of a stage,
@@ -29,10 +29,11 @@ func TestLines(t *testing.T) {
 	p.Report("link", 1, 2)
 	p.Done()
 	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
-	if len(lines) != 12 || lines[0] != "scan: 0/100 (0%)" || lines[1] != "scan: 10/100 (10%)" ||
-		lines[10] != "scan: 100/100 (100%)" || lines[11] != "link: 1/2 (50%)" {
-		t.Fatalf("lines %q", lines)
-	}
+	require.Len(t, lines, 12, "lines %q", lines)
+	require.Equal(t, "scan: 0/100 (0%)", lines[0], "lines %q", lines)
+	require.Equal(t, "scan: 10/100 (10%)", lines[1], "lines %q", lines)
+	require.Equal(t, "scan: 100/100 (100%)", lines[10], "lines %q", lines)
+	require.Equal(t, "link: 1/2 (50%)", lines[11], "lines %q", lines)
 }
 
 // TestBar checks the bar: redrawn in place, its line ended by a new stage
@@ -48,14 +49,11 @@ func TestBar(t *testing.T) {
 	want := "\rblocks   [===============               ]  50% 1/2" +
 		"\rblocks   [==============================] 100% 2/2\n" +
 		"\rgroups   [==============================] 100% 3/3\n"
-	if b.String() != want {
-		t.Fatalf("bar\n%q\nwant\n%q", b.String(), want)
-	}
+	require.Equal(t, want, b.String(), "bar\n%q\nwant\n%q", b.String(), want)
 	b.Reset()
 	New(&b, None).Report("x", 1, 1)
 	auto := New(&b, Auto)
 	auto.Report("x", 1, 1)
-	if b.String() != "x: 1/1 (100%)\n" || IsTerminal(&b) {
-		t.Fatalf("none and auto off a terminal: %q", b.String())
-	}
+	require.Equal(t, "x: 1/1 (100%)\n", b.String(), "none and auto off a terminal: %q", b.String())
+	require.False(t, IsTerminal(&b), "none and auto off a terminal: %q", b.String())
 }

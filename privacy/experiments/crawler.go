@@ -3,13 +3,13 @@ package experiments
 import (
 	"context"
 	"fmt"
-	"github.com/bloomwatch/bloomwatch/internal/unionfind"
-	"github.com/bloomwatch/bloomwatch/privacy/element"
-	"github.com/bloomwatch/bloomwatch/privacy/scan"
 	"math"
 	"slices"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/internal/unionfind"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
+	"github.com/bloomwatch/bloomwatch/privacy/scan"
 )
 
 // The crawler: a node that collects one filter per

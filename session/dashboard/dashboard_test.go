@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/bloomwatch/bloomwatch/session"
+	"github.com/stretchr/testify/require"
 )
 
 // TestAttach checks the configuration Attach leaves: the dashboard on and
@@ -13,13 +14,14 @@ import (
 // is driven end to end by cmd/bloomwatch's TestDemoInTmux.
 func TestAttach(t *testing.T) {
 	var cfg session.Config
-	if ui := Attach(&cfg, os.Stdout, os.Stdin); ui == nil || !cfg.Dashboard || cfg.LogTee == nil {
-		t.Fatalf("attach: dashboard %v, tee %v", cfg.Dashboard, cfg.LogTee)
-	}
+	ui := Attach(&cfg, os.Stdout, os.Stdin)
+	require.NotNil(t, ui, "attach: dashboard %v, tee %v", cfg.Dashboard, cfg.LogTee)
+	require.True(t, cfg.Dashboard, "attach: dashboard %v, tee %v", cfg.Dashboard, cfg.LogTee)
+	require.False(t, cfg.LogTee == nil, "attach: dashboard %v, tee %v", cfg.Dashboard, cfg.LogTee)
 	var own bytes.Buffer
 	cfg = session.Config{LogTee: &own}
 	Attach(&cfg, os.Stdout, os.Stdin)
-	if _, err := cfg.LogTee.Write([]byte("line\n")); err != nil || own.String() != "line\n" {
-		t.Fatalf("the caller's tee lost a line: %q %v", own.String(), err)
-	}
+	_, err := cfg.LogTee.Write([]byte("line\n"))
+	require.NoError(t, err, "the caller's tee lost a line: %q", own.String())
+	require.Equal(t, "line\n", own.String(), "the caller's tee lost a line: %q %v", own.String(), err)
 }

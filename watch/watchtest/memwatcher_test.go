@@ -1,12 +1,12 @@
 package watchtest
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/bloomwatch/bloomwatch/watch"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 // p2wpkh returns a P2WPKH script for a 20-byte program filled with b.
@@ -57,81 +57,73 @@ func TestMemWatcherApplySpendRollback(t *testing.T) {
 	noise := payTx(nil, wire.NewTxOut(7, p2wpkh(8)))
 	b1 := c.block(pay, noise)
 	res, err := w.ApplyBlock(b1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	payOp := wire.OutPoint{Hash: pay.TxHash(), Index: 0}
-	if len(res.Relevant) != 1 || len(res.FalsePositives) != 1 || res.Amounts[pay.TxHash()] != 1000 ||
-		len(res.Delta.OutPoints) != 1 || res.Delta.OutPoints[0] != payOp || len(res.Delta.Spent) != 0 {
-		t.Fatalf("block 1: %+v", res)
-	}
+	require.Len(t, res.Relevant, 1, "block 1: %+v", res)
+	require.Len(t, res.FalsePositives, 1, "block 1: %+v", res)
+	require.Equal(t, int64(1000), res.Amounts[pay.TxHash()], "block 1: %+v", res)
+	require.Len(t, res.Delta.OutPoints, 1, "block 1: %+v", res)
+	require.Equal(t, payOp, res.Delta.OutPoints[0], "block 1: %+v", res)
+	require.Len(t, res.Delta.Spent, 0, "block 1: %+v", res)
 	els, _ := w.FilterElements()
-	if len(els.OutPoints) != 1 || len(els.Data) != 2 {
-		t.Fatalf("elements %+v", els)
-	}
+	require.Len(t, els.OutPoints, 1, "elements %+v", els)
+	require.Len(t, els.Data, 2, "elements %+v", els)
 	spend := payTx([]wire.OutPoint{{Hash: pay.TxHash(), Index: 0}}, wire.NewTxOut(900, p2wpkh(7)))
 	b2 := c.block(spend)
-	if res, err = w.ApplyBlock(b2); err != nil || res.Amounts[spend.TxHash()] != -1000 ||
-		len(res.Delta.Spent) != 1 || res.Delta.Spent[0] != payOp {
-		t.Fatalf("spend: %+v %v", res, err)
-	}
-	if w.Balance() != 0 {
-		t.Fatalf("balance %d", w.Balance())
-	}
+	res, err = w.ApplyBlock(b2)
+	require.NoError(t, err, "spend: %+v", res)
+	require.Equal(t, int64(-1000), res.Amounts[spend.TxHash()], "spend: %+v %v", res, err)
+	require.Len(t, res.Delta.Spent, 1, "spend: %+v %v", res, err)
+	require.Equal(t, payOp, res.Delta.Spent[0], "spend: %+v %v", res, err)
+	require.Equal(t, int64(0), w.Balance(), "balance %d", w.Balance())
 	// Applying b2 again (after an element change) counts nothing twice.
-	if res, err = w.ApplyBlock(b2); err != nil || len(res.Relevant) != 1 || len(w.Txs()) != 2 {
-		t.Fatalf("reapply: %+v %v %d", res, err, len(w.Txs()))
-	}
+	res, err = w.ApplyBlock(b2)
+	require.NoError(t, err, "reapply: %+v %v %d", res, err, len(w.Txs()))
+	require.Len(t, res.Relevant, 1, "reapply: %+v %v %d", res, err, len(w.Txs()))
+	require.Len(t, w.Txs(), 2, "reapply: %+v %v %d", res, err, len(w.Txs()))
 	// A block that does not extend the sync point is refused.
 	stray := &memChain{prev: chainhash.Hash{9}, height: 5}
-	if _, err := w.ApplyBlock(stray.block()); !errors.Is(err, ErrNotNext) {
-		t.Fatalf("stray block: %v", err)
-	}
-	if d, err := w.Rollback(1); err != nil || len(d.OutPoints) != 1 || d.OutPoints[0] != payOp {
-		t.Fatalf("rollback to 1: %+v %v (the spent coin is watched again)", d, err)
-	}
-	if sp, _ := w.SyncedTo(); sp.Height != 1 || sp.Hash != b1.Hash || w.Balance() != 1000 || len(w.Txs()) != 1 {
-		t.Fatalf("after rollback: %+v balance %d txs %d", sp, w.Balance(), len(w.Txs()))
-	}
-	if d, err := w.Rollback(0); err != nil || len(d.Spent) != 1 || d.Spent[0] != payOp {
-		t.Fatalf("rollback to 0: %+v %v (the received coin is gone)", d, err)
-	}
-	if sp, _ := w.SyncedTo(); sp.Height != -1 || w.Balance() != 0 {
-		t.Fatalf("after full rollback: %+v", sp)
-	}
+	_, err = w.ApplyBlock(stray.block())
+	require.ErrorIs(t, err, ErrNotNext, "stray block: %v", err)
+	d, err := w.Rollback(1)
+	require.NoError(t, err, "rollback to 1: %+v %v (the spent coin is watched again)", d, err)
+	require.Len(t, d.OutPoints, 1, "rollback to 1: %+v %v (the spent coin is watched again)", d, err)
+	require.Equal(t, payOp, d.OutPoints[0], "rollback to 1: %+v %v (the spent coin is watched again)", d, err)
+	sp, _ := w.SyncedTo()
+	require.Equal(t, int32(1), sp.Height, "after rollback: %+v balance %d txs %d", sp, w.Balance(), len(w.Txs()))
+	require.Equal(t, b1.Hash, sp.Hash, "after rollback: %+v balance %d txs %d", sp, w.Balance(), len(w.Txs()))
+	require.Equal(t, int64(1000), w.Balance(), "after rollback: %+v balance %d txs %d", sp, w.Balance(), len(w.Txs()))
+	require.Len(t, w.Txs(), 1, "after rollback: %+v balance %d txs %d", sp, w.Balance(), len(w.Txs()))
+	d, err = w.Rollback(0)
+	require.NoError(t, err, "rollback to 0: %+v %v (the received coin is gone)", d, err)
+	require.Len(t, d.Spent, 1, "rollback to 0: %+v %v (the received coin is gone)", d, err)
+	require.Equal(t, payOp, d.Spent[0], "rollback to 0: %+v %v (the received coin is gone)", d, err)
+	sp, _ = w.SyncedTo()
+	require.Equal(t, int32(-1), sp.Height, "after full rollback: %+v", sp)
+	require.Equal(t, int64(0), w.Balance(), "after full rollback: %+v", sp)
 	// Mempool: relevant only when it pays or spends the watcher.
-	if r, _ := w.ApplyMempoolTx(payTx(nil, wire.NewTxOut(3, p2wpkh(2)))); !r.Relevant || r.Amount != 3 {
-		t.Fatalf("mempool pay: %+v", r)
-	}
-	if r, _ := w.ApplyMempoolTx(noise); r.Relevant {
-		t.Fatal("mempool noise relevant")
-	}
-	if len(w.Mempool()) != 1 {
-		t.Fatalf("mempool %v", w.Mempool())
-	}
+	r, _ := w.ApplyMempoolTx(payTx(nil, wire.NewTxOut(3, p2wpkh(2))))
+	require.True(t, r.Relevant, "mempool pay: %+v", r)
+	require.Equal(t, int64(3), r.Amount, "mempool pay: %+v", r)
+	r, _ = w.ApplyMempoolTx(noise)
+	require.False(t, r.Relevant, "mempool noise relevant")
+	require.Len(t, w.Mempool(), 1, "mempool %v", w.Mempool())
 }
 
 func TestMemWatcherGapLimit(t *testing.T) {
 	derive := func(i uint32) ([]byte, error) { return p2wpkh(byte(10 + i)), nil }
 	w, err := NewMemWatcherGap(1, 3, derive)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := len(w.Scripts()); n != 3 {
-		t.Fatalf("%d scripts, want 3", n)
-	}
+	require.NoError(t, err)
+	n := len(w.Scripts())
+	require.Equal(t, 3, n, "%d scripts, want 3", n)
 	c := &memChain{}
 	res, err := w.ApplyBlock(c.block(payTx(nil, wire.NewTxOut(1, p2wpkh(12)))))
-	if err != nil || len(res.Delta.Data) != 3 {
-		t.Fatalf("%+v %v", res, err)
-	}
-	if n := len(w.Scripts()); n != 6 {
-		t.Fatalf("%d scripts after using index 2, want 6", n)
-	}
-	if _, err := NewMemWatcherGap(1, 0, derive); !errors.Is(err, ErrBadConfig) {
-		t.Fatalf("gap 0: %v", err)
-	}
-	if _, err := w.ApplyBlock(nil); err == nil {
-		t.Fatal("nil block accepted")
-	}
+	require.NoError(t, err, "%+v", res)
+	require.Len(t, res.Delta.Data, 3, "%+v %v", res, err)
+	n = len(w.Scripts())
+	require.Equal(t, 6, n, "%d scripts after using index 2, want 6", n)
+	_, err = NewMemWatcherGap(1, 0, derive)
+	require.ErrorIs(t, err, ErrBadConfig, "gap 0: %v", err)
+	_, err = w.ApplyBlock(nil)
+	require.Error(t, err, "nil block accepted")
 }
