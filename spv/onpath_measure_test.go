@@ -77,7 +77,7 @@ func TestOnPathObserverMeasured(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &transportChain{srv: btcdServer{h}, key: key, xpub: xpub, truth: truth, birth: truth.StartHeight + 1}
+	c := &transportChain{srv: h.Chain, key: key, xpub: xpub, truth: truth, birth: truth.StartHeight + 1}
 	blocks, txids := chainShapes(t, h, c.birth, truth.TipHeight)
 
 	runs := []onPathRun{
