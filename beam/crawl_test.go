@@ -18,8 +18,8 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/bloomwatch/bloomwatch/bip37"
-	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/privacy/experiments"
+	"github.com/bloomwatch/bloomwatch/privacy/scan"
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
 
@@ -225,7 +225,7 @@ func TestPipelineEqualsExperiment(t *testing.T) {
 	want, v := inProcessCrawl(t, pop, sessions, background, seed)
 	o := &options{transcripts: dir, universe: filepath.Join(dir, experiments.UniverseFileName), synthetic: background, seed: seed,
 		pubKeys: true, out: t.TempDir(), bothForms: bothAuto, groupBytes: 32 << 10, rangeN: 2_500_000, rangeBytes: 300 << 10,
-		maxHits: privacy.DefaultMaxHits, every: 200 * time.Millisecond}
+		maxHits: scan.DefaultMaxHits, every: 200 * time.Millisecond}
 	start := time.Now()
 	got := runCrawl(t, o)
 	elapsed := time.Since(start)
@@ -282,7 +282,7 @@ func TestPipelineEqualsExperiment(t *testing.T) {
 func TestInProcessEqualsPipeline(t *testing.T) {
 	dir, _, _ := population(t, experiments.PopulationConfig{Seed: 4, WalletsPerKind: 4, Blocks: 100})
 	base := options{transcripts: dir, universe: filepath.Join(dir, experiments.UniverseFileName), synthetic: 200_000, seed: 2,
-		pubKeys: true, bothForms: bothAuto, groupBytes: 4 << 10, rangeN: 70_000, rangeBytes: 100 << 10, maxHits: privacy.DefaultMaxHits}
+		pubKeys: true, bothForms: bothAuto, groupBytes: 4 << 10, rangeN: 70_000, rangeBytes: 100 << 10, maxHits: scan.DefaultMaxHits}
 	pipe, local := base, base
 	pipe.out, local.out, local.inProcess = t.TempDir(), t.TempDir(), true
 	got, want := runCrawl(t, &pipe), runCrawl(t, &local)
@@ -546,7 +546,7 @@ func TestJobServer(t *testing.T) {
 	}
 	got := readCrawl(t, remote)
 	local := options{transcripts: dir, universe: filepath.Join(dir, experiments.UniverseFileName), synthetic: 200_000, seed: 2,
-		pubKeys: true, bothForms: bothAuto, groupBytes: 4096, rangeN: 70_000, rangeBytes: 100 << 10, maxHits: privacy.DefaultMaxHits,
+		pubKeys: true, bothForms: bothAuto, groupBytes: 4096, rangeN: 70_000, rangeBytes: 100 << 10, maxHits: scan.DefaultMaxHits,
 		out: t.TempDir(), inProcess: true}
 	want := runCrawl(t, &local)
 	compareCrawls(t, "job server vs in-process", got, want)

@@ -9,7 +9,7 @@
 // and a universe (an element file, `privacy export-universe` or the
 // population's DIR/universe.elements, then --synthetic candidates), cuts
 // the filters into groups and the universe into ranges, scans every
-// group x range shard with privacy.Scan and writes under --out: each
+// group x range shard with scan.Run and writes under --out: each
 // session's match set (matches.jsonl), its wallet groups by both of the
 // population experiment's linking rules (linking.jsonl), every
 // overlapping pair (overlaps.jsonl) and the summary (summary.json, also
@@ -41,7 +41,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
-	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/scan"
 )
 
 // name prefixes the command's error lines.
@@ -80,7 +80,7 @@ const (
 func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.transcripts, "transcripts", "", "directory of session transcripts (*.jsonl), one filter each: the first filterload")
 	fs.StringVar(&o.universe, "universe", "", "element file of candidates, scanned first (a local path, or gs://... on Dataflow)")
-	fs.Uint64Var(&o.synthetic, "synthetic", 0, "then N synthetic candidates (privacy.Synthetic)")
+	fs.Uint64Var(&o.synthetic, "synthetic", 0, "then N synthetic candidates (scan.Synthetic)")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the synthetic candidates")
 	fs.BoolVar(&o.pubKeys, "pubkeys", false, "synthetic candidates carry a public-key form too")
 	fs.StringVar(&o.out, "out", "", "output directory: plan/, matches.jsonl, linking.jsonl, overlaps.jsonl, summary.json")
@@ -89,7 +89,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.Uint64Var(&o.rangeN, "range", defaultRange, "synthetic candidates per shard")
 	fs.Int64Var(&o.rangeBytes, "range-bytes", defaultRangeBytes, "element-file bytes per shard")
 	fs.IntVar(&o.workers, "scan-workers", 0, "scan goroutines per shard (default: all CPUs of the worker)")
-	fs.IntVar(&o.maxHits, "max-hits", privacy.DefaultMaxHits, "most hits one shard keeps")
+	fs.IntVar(&o.maxHits, "max-hits", scan.DefaultMaxHits, "most hits one shard keeps")
 	fs.BoolVar(&o.inProcess, "in-process", false, "run the shards in this process without Beam (the baseline)")
 	fs.BoolVar(&o.asJSON, "json", false, "print the summary as JSON")
 	fs.DurationVar(&o.every, "progress-every", 5*time.Second, "progress line on stderr this often while the scan runs here (0: none)")

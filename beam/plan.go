@@ -144,7 +144,7 @@ type universe struct {
 	// its size. Empty: none.
 	File     string `json:"file,omitempty"`
 	FileSize int64  `json:"file_size,omitempty"`
-	// Synthetic candidates (privacy.Synthetic).
+	// Synthetic candidates (scan.Synthetic).
 	Seed    uint64 `json:"seed"`
 	Count   uint64 `json:"count"`
 	PubKeys bool   `json:"pubkeys"`

@@ -11,11 +11,12 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	"github.com/bloomwatch/bloomwatch/bip37"
-	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/experiments"
+	"github.com/bloomwatch/bloomwatch/privacy/scan"
 )
 
-// A shard's scan is privacy.Scan, the kernel `privacy scan`, `privacy
+// A shard's scan is scan.Run, the kernel `privacy scan`, `privacy
 // analyze` and the population experiment's crawler run: a synthetic range
 // through bip37's batch matcher (AVX2 where the CPU has it), element-file
 // lines through bip37.Filter.Matches, each hit with its any-form and
@@ -59,7 +60,7 @@ type scanConfig struct {
 }
 
 // candKey returns a candidate as match.Cand writes it.
-func candKey(c privacy.Candidate) string {
+func candKey(c element.Candidate) string {
 	var b strings.Builder
 	for i, f := range c.Forms {
 		if i > 0 {
@@ -75,25 +76,25 @@ func candKey(c privacy.Candidate) string {
 // keeps.
 func scanShard(ctx context.Context, cfg scanConfig, sh shard, fs []*bip37.Filter, both []bool) (*shardResult, error) {
 	var (
-		u     privacy.Universe
-		fileU *privacy.FileUniverse
+		u     element.Universe
+		fileU *element.FileUniverse
 	)
 	switch sh.Source {
 	case sourceSynthetic:
-		s := privacy.Synthetic{Seed: cfg.Universe.Seed, Count: cfg.Universe.Count, PubKeys: cfg.Universe.PubKeys}
-		u = privacy.StreamRange(s, sh.Lo, sh.Hi)
+		s := scan.Synthetic{Seed: cfg.Universe.Seed, Count: cfg.Universe.Count, PubKeys: cfg.Universe.PubKeys}
+		u = element.StreamRange(s, sh.Lo, sh.Hi)
 	case sourceFile:
 		r, err := openLineRange(ctx, cfg.Universe.File, int64(sh.Lo), int64(sh.Hi))
 		if err != nil {
 			return nil, err
 		}
 		defer r.Close()
-		fileU = privacy.NewFileUniverse(r)
+		fileU = element.NewFileUniverse(r)
 		u = fileU
 	default:
 		return nil, fmt.Errorf("shard %d: unknown source %d", sh.ID, sh.Source)
 	}
-	res, err := privacy.Scan(ctx, u, privacy.ScanConfig{Filters: fs, Workers: cfg.Workers, MaxHits: cfg.MaxHits})
+	res, err := scan.Run(ctx, u, scan.Config{Filters: fs, Workers: cfg.Workers, MaxHits: cfg.MaxHits})
 	if err != nil {
 		where := fmt.Sprintf("candidates %d to %d", sh.Lo, sh.Hi)
 		if fileU != nil {

@@ -5,10 +5,13 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/behaviour"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
+	"github.com/bloomwatch/bloomwatch/privacy/onpath"
 	"github.com/bloomwatch/bloomwatch/privacy/replay"
+	"github.com/bloomwatch/bloomwatch/privacy/scan"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
@@ -28,7 +31,7 @@ type Attacks struct {
 	// Saturation replays the server-side BLOOM_UPDATE_* updates over the
 	// chain after each filterload; needs a Chain.
 	Saturation bool `json:"saturation"`
-	// Behaviour runs the behaviour attack (AnalyzeBehaviour): what the
+	// Behaviour runs the behaviour attack (behaviour.Analyze): what the
 	// client's reload and request timing point at; needs a Chain.
 	Behaviour bool `json:"behaviour"`
 }
@@ -52,13 +55,13 @@ type Input struct {
 	// filterclear received, in order.
 	Records []transcript.Record
 	// Universe is the candidates the adversary tests.
-	Universe Universe
+	Universe element.Universe
 	// UniverseSource says, in words, where the universe comes from (an
 	// element file, a chain read up to a height, a synthetic universe);
 	// the report repeats it beside its figures.
 	UniverseSource string
 	// Truth is the wallet's real elements, to score the attack (optional).
-	Truth []Candidate
+	Truth []element.Candidate
 	// TruthOnChain also scans the Truth candidates the universe did not
 	// contain, for synthetic universes that cannot contain the wallet.
 	TruthOnChain bool
@@ -68,11 +71,11 @@ type Input struct {
 	// the zero value) or bip37.RulesBtcd.
 	ServerRules bip37.Rules
 	// Chain is needed by the Graph, Saturation and Behaviour attacks.
-	Chain   Chain
+	Chain   element.Chain
 	Attacks Attacks
 	// Workers bounds the scan's goroutines (0: GOMAXPROCS).
 	Workers int
-	// MaxHits bounds the candidates kept by the scan (0: DefaultMaxHits).
+	// MaxHits bounds the candidates kept by the scan (0: scan.DefaultMaxHits).
 	MaxHits int
 	// SaturationEvery emits a saturation point every this many blocks
 	// (0: every block); the last block of each replay always has one.
@@ -151,17 +154,17 @@ type Report struct {
 	// OnPath is what an observer on the path of every connection read
 	// from the same records (onPathOf): the filters sent over v1, the
 	// sizes of those sent over v2.
-	OnPath *OnPathReading `json:"on_path,omitempty"`
+	OnPath *onpath.Reading `json:"on_path,omitempty"`
 	// Behaviour is the behaviour attack (Attacks.Behaviour), nil when
 	// not run.
-	Behaviour *BehaviourReport `json:"behaviour,omitempty"`
+	Behaviour *behaviour.Report `json:"behaviour,omitempty"`
 	// BIP158 is the leak of a BIP158 sync of the same wallet
 	// (AnalyzeBlockRequests), set by the caller; nil without one.
 	BIP158 *BlockRequestReport `json:"bip158,omitempty"`
 	// Verdicts is how the report's verdicts were decided: every curve
 	// point's comparison and every behaviour score, one family, each
 	// with a power check, Holm-corrected together.
-	Verdicts VerdictFamily `json:"verdicts"`
+	Verdicts stats.Family `json:"verdicts"`
 }
 
 // Curve returns the curve of stage, or nil.
@@ -184,9 +187,9 @@ type analysis struct {
 	pubKeysIn []bool
 	// stateRate[s] is state s's exact rate (X/n)^k.
 	stateRate []float64
-	res       *ScanResult
+	res       *scan.Result
 	hasTruth  bool
-	revealed  *ElementSet
+	revealed  *element.Set
 	hitRev    []bool // hit is a revealed element
 	graph     *linkGraph
 	// joints caches the joint model of each set of constraint states.
@@ -258,8 +261,8 @@ func Analyze(ctx context.Context, in Input) (*Report, error) {
 		rep.Curves = append(rep.Curves, c)
 	}
 	if in.Attacks.Behaviour {
-		opts := BehaviourOptions{Rules: in.ServerRules, Limit: in.MaxListed}
-		if rep.Behaviour, err = AnalyzeBehaviour(ctx, in.Records, in.Chain, in.Truth, opts); err != nil {
+		opts := behaviour.Options{Rules: in.ServerRules, Limit: in.MaxListed}
+		if rep.Behaviour, err = behaviour.Analyze(ctx, in.Records, in.Chain, in.Truth, opts); err != nil {
 			return nil, err
 		}
 	}
@@ -267,9 +270,9 @@ func Analyze(ctx context.Context, in Input) (*Report, error) {
 	// first, then Holm over those printed.
 	tests := comparisonTests(rep.Curves)
 	if rep.Behaviour != nil {
-		tests = append(tests, behaviourTests(&rep.Behaviour.BehaviourReading)...)
+		tests = append(tests, behaviour.Tests(&rep.Behaviour.Reading)...)
 	}
-	rep.Verdicts = decideFamily(tests)
+	rep.Verdicts = stats.DecideFamily(tests)
 	if rep.Behaviour != nil {
 		rep.Behaviour.Verdicts = rep.Verdicts
 	}
@@ -310,11 +313,11 @@ func (a *analysis) scan(ctx context.Context) error {
 		a.finalIdx[s] = len(filters)
 		filters = append(filters, a.tl.States[s])
 	}
-	cfg := ScanConfig{Filters: filters, Workers: a.in.Workers, MaxHits: a.in.MaxHits}
+	cfg := scan.Config{Filters: filters, Workers: a.in.Workers, MaxHits: a.in.MaxHits}
 	if a.hasTruth {
-		cfg.Truth = NewElementSetFromCandidates(a.in.Truth)
+		cfg.Truth = element.NewSetFromCandidates(a.in.Truth)
 	}
-	res, err := Scan(ctx, a.in.Universe, cfg)
+	res, err := scan.Run(ctx, a.in.Universe, cfg)
 	if err != nil {
 		return fmt.Errorf("scan: %w", err)
 	}
@@ -325,18 +328,18 @@ func (a *analysis) scan(ctx context.Context) error {
 				seen[h.Candidate.Key()] = true
 			}
 		}
-		var extra SliceUniverse
+		var extra element.SliceUniverse
 		for _, c := range a.in.Truth {
 			if len(c.Forms) > 0 && !seen[c.Key()] {
 				seen[c.Key()] = true
 				extra = append(extra, c)
 			}
 		}
-		more, err := Scan(ctx, Stream(extra), cfg)
+		more, err := scan.Run(ctx, element.Stream(extra), cfg)
 		if err != nil {
 			return fmt.Errorf("scan truth: %w", err)
 		}
-		res = mergeResults(res, more)
+		res = res.Merge(more)
 	}
 	a.res = res
 	a.remask()
@@ -384,7 +387,7 @@ func (a *analysis) remask() {
 	n := len(a.tl.States)
 	for i := range a.res.Hits {
 		h := &a.res.Hits[i]
-		h.Any, h.All = NewBitset(n), NewBitset(n)
+		h.Any, h.All = scan.NewBitset(n), scan.NewBitset(n)
 		for s, f := range a.tl.States {
 			matchedAny, matchedAll := false, len(h.Candidate.Forms) > 0
 			for _, form := range h.Candidate.Forms {
@@ -404,33 +407,6 @@ func (a *analysis) remask() {
 	}
 }
 
-// mergeResults adds b's counts and hits to a.
-func mergeResults(a, b *ScanResult) *ScanResult {
-	a.Scanned += b.Scanned
-	addCounts(a.FormCounts, b.FormCounts)
-	addCounts(a.TruthCounts, b.TruthCounts)
-	addCounts(a.AnyCounts, b.AnyCounts)
-	addCounts(a.AllCounts, b.AllCounts)
-	mergeCountMaps(a.SeenCounts, b.SeenCounts)
-	mergeCountMaps(a.TruthSeenCounts, b.TruthSeenCounts)
-	a.Hits = append(a.Hits, b.Hits...)
-	slices.SortFunc(a.Hits, func(x, y Hit) int {
-		return compareStrings(x.Candidate.Key(), y.Candidate.Key())
-	})
-	return a
-}
-
-// compareStrings orders strings bytewise.
-func compareStrings(x, y string) int {
-	switch {
-	case x < y:
-		return -1
-	case x > y:
-		return 1
-	}
-	return 0
-}
-
 // markRevealed collects the filteradd elements and flags the hits among
 // them.
 func (a *analysis) markRevealed() {
@@ -440,7 +416,7 @@ func (a *analysis) markRevealed() {
 			rev = append(rev, e.Revealed)
 		}
 	}
-	a.revealed = NewElementSet(rev)
+	a.revealed = element.NewSet(rev)
 	a.hitRev = make([]bool, len(a.res.Hits))
 	for i, h := range a.res.Hits {
 		a.hitRev[i] = a.revealed.ContainsAny(h.Candidate)
@@ -498,8 +474,8 @@ func (a *analysis) listFinal(set []int32, extra uint64) ([]Listed, bool) {
 
 // onPathOf runs the on-path observer over a report's records; the wallet
 // size is the truth's when there is one.
-func onPathOf(in Input, rep *Report) *OnPathReading {
-	o := NewOnPath(in.FPRate)
+func onPathOf(in Input, rep *Report) *onpath.Reading {
+	o := onpath.NewObserver(in.FPRate)
 	for _, r := range in.Records {
 		o.Observe(r)
 	}
@@ -509,8 +485,8 @@ func onPathOf(in Input, rep *Report) *OnPathReading {
 
 // comparisonTests returns the family tests of the curves' points that
 // ask for a comparison (Point.score with compare).
-func comparisonTests(curves []Curve) []familyTest {
-	var out []familyTest
+func comparisonTests(curves []Curve) []stats.Test {
+	var out []stats.Test
 	for c := range curves {
 		for i := range curves[c].Points {
 			p := &curves[c].Points[i]
@@ -518,11 +494,11 @@ func comparisonTests(curves []Curve) []familyTest {
 				continue
 			}
 			expected := p.ExpectedFP
-			out = append(out, familyTest{
-				p:        p.ComparisonP,
-				power:    func(level float64) float64 { return stats.ComparisonPower(expected, 1-level) },
-				minPower: stats.MinComparisonPower,
-				decide: func(power float64, adj *float64) {
+			out = append(out, stats.Test{
+				P:        p.ComparisonP,
+				Power:    func(level float64) float64 { return stats.ComparisonPower(expected, 1-level) },
+				MinPower: stats.MinComparisonPower,
+				Decide: func(power float64, adj *float64) {
 					p.ComparisonPower = power
 					if adj == nil {
 						p.Comparison = stats.ComparisonNoVerdict

@@ -11,23 +11,26 @@ import (
 	"testing"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
+	"github.com/bloomwatch/bloomwatch/privacy/internal/testkit"
 	"github.com/bloomwatch/bloomwatch/privacy/replay"
+	"github.com/bloomwatch/bloomwatch/privacy/scan"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
 
 // analyzeFixture is a wallet, a universe holding it, and filters of it.
 type analyzeFixture struct {
-	wallet   []Candidate
-	universe []Candidate
+	wallet   []element.Candidate
+	universe []element.Candidate
 }
 
 // newFixture returns n wallet candidates inside a universe of u others,
 // with the given number of forms each.
 func newFixture(seed uint64, n, u, forms int) analyzeFixture {
 	rng := rand.New(rand.NewPCG(seed, seed))
-	w := randomCandidates(rng, n, forms)
-	univ := append(randomCandidates(rng, u, forms), w...)
+	w := testkit.RandomCandidates(rng, n, forms)
+	univ := append(testkit.RandomCandidates(rng, u, forms), w...)
 	return analyzeFixture{wallet: w, universe: univ}
 }
 
@@ -56,11 +59,11 @@ func lastPoint(t *testing.T, rep *Report, stage string) Point {
 
 // countMatching counts the candidates whose membership test passes for
 // every filter.
-func countMatching(cands []Candidate, all bool, filters ...*bip37.Filter) (n uint64) {
+func countMatching(cands []element.Candidate, all bool, filters ...*bip37.Filter) (n uint64) {
 	for _, c := range cands {
 		ok := true
 		for _, f := range filters {
-			anyM, allM := bruteForce([]Candidate{c}, f)
+			anyM, allM := testkit.BruteForce([]element.Candidate{c}, f)
 			if all && !allM[0] || !all && !anyM[0] {
 				ok = false
 			}
@@ -74,9 +77,9 @@ func countMatching(cands []Candidate, all bool, filters ...*bip37.Filter) (n uin
 
 func TestAnalyzeSingleFilter(t *testing.T) {
 	fx := newFixture(31, 20, 50000, 1)
-	f := mustFilter(t, 20, 0.01, 7, bip37.UpdateNone, fx.wallet...)
+	f := testkit.MustFilter(t, 20, 0.01, 7, bip37.UpdateNone, fx.wallet...)
 	rep := analyze(t, Input{
-		Records: []transcript.Record{loadRecord(0, "127.0.0.1:1", 5, f)}, Universe: Stream(SliceUniverse(fx.universe)), Truth: fx.wallet,
+		Records: []transcript.Record{testkit.LoadRecord(0, "127.0.0.1:1", 5, f)}, Universe: element.Stream(element.SliceUniverse(fx.universe)), Truth: fx.wallet,
 	})
 	p := lastPoint(t, rep, StageSingle)
 	want := countMatching(fx.universe, false, f)
@@ -105,7 +108,7 @@ func TestAnalyzeSingleFilter(t *testing.T) {
 		{"est elements", p.EstElements, f.EstimatedElements()},
 	}
 	for _, c := range checks {
-		if !near(c.got, c.want, 1e-9) {
+		if !testkit.Near(c.got, c.want, 1e-9) {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
 		}
 	}
@@ -143,8 +146,8 @@ func TestAnalyzeSingleFilter(t *testing.T) {
 
 func TestAnalyzeIntersection(t *testing.T) {
 	fx := newFixture(32, 20, 50000, 1)
-	f1 := mustFilter(t, 20, 0.02, 1, bip37.UpdateNone, fx.wallet...)
-	f2 := mustFilter(t, 20, 0.02, 2, bip37.UpdateNone, fx.wallet...)
+	f1 := testkit.MustFilter(t, 20, 0.02, 1, bip37.UpdateNone, fx.wallet...)
+	f2 := testkit.MustFilter(t, 20, 0.02, 2, bip37.UpdateNone, fx.wallet...)
 	// A reload with the same tweak and size and one more element: it probes
 	// the same bits, so intersecting it with f1 changes nothing.
 	f3 := f1.Clone()
@@ -161,10 +164,10 @@ func TestAnalyzeIntersection(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var recs []transcript.Record
 			for i, f := range tc.filters {
-				recs = append(recs, loadRecord(uint64(i), "127.0.0.1:1", int32(i), f))
+				recs = append(recs, testkit.LoadRecord(uint64(i), "127.0.0.1:1", int32(i), f))
 			}
 			rep := analyze(t, Input{
-				Records: recs, Universe: Stream(SliceUniverse(fx.universe)), Truth: fx.wallet,
+				Records: recs, Universe: element.Stream(element.SliceUniverse(fx.universe)), Truth: fx.wallet,
 				Attacks: Attacks{Intersection: true},
 			})
 			c := rep.Curve(StageIntersection)
@@ -178,7 +181,7 @@ func TestAnalyzeIntersection(t *testing.T) {
 			if first.Matched != countMatching(fx.universe, false, tc.filters[0]) {
 				t.Errorf("first point %d", first.Matched)
 			}
-			if !near(last.FPRate, tc.wantRate, 1e-9) {
+			if !testkit.Near(last.FPRate, tc.wantRate, 1e-9) {
 				t.Errorf("combined rate %g, want %g", last.FPRate, tc.wantRate)
 			}
 			if last.Filters != 2 || last.Recall != 1 {
@@ -194,13 +197,13 @@ func TestAnalyzeIntersection(t *testing.T) {
 
 func TestAnalyzeBothForms(t *testing.T) {
 	fx := newFixture(33, 20, 40000, 2)
-	hashOnly := make([]Candidate, len(fx.wallet))
+	hashOnly := make([]element.Candidate, len(fx.wallet))
 	for i, c := range fx.wallet {
-		hashOnly[i] = Candidate{Forms: c.Forms[:1]}
+		hashOnly[i] = element.Candidate{Forms: c.Forms[:1]}
 	}
 	tests := []struct {
 		name     string
-		inserted []Candidate
+		inserted []element.Candidate
 		wantAll  bool // the both-forms test applies
 	}{
 		{"wallet inserts pubkey and hash", fx.wallet, true},
@@ -208,9 +211,9 @@ func TestAnalyzeBothForms(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := mustFilter(t, 40, 0.01, 3, bip37.UpdateNone, tc.inserted...)
+			f := testkit.MustFilter(t, 40, 0.01, 3, bip37.UpdateNone, tc.inserted...)
 			rep := analyze(t, Input{
-				Records: []transcript.Record{loadRecord(0, "p", 0, f)}, Universe: Stream(SliceUniverse(fx.universe)),
+				Records: []transcript.Record{testkit.LoadRecord(0, "p", 0, f)}, Universe: element.Stream(element.SliceUniverse(fx.universe)),
 				Truth: fx.wallet, Attacks: Attacks{BothForms: true},
 			})
 			p := lastPoint(t, rep, StageBothForms)
@@ -230,7 +233,7 @@ func TestAnalyzeBothForms(t *testing.T) {
 			if !tc.wantAll {
 				wantE = stats.AnyFormRate(r, 2) * 40000
 			}
-			if !near(p.ExpectedFP, wantE, 1e-9) {
+			if !testkit.Near(p.ExpectedFP, wantE, 1e-9) {
 				t.Errorf("expected %g, want %g", p.ExpectedFP, wantE)
 			}
 		})
@@ -239,16 +242,16 @@ func TestAnalyzeBothForms(t *testing.T) {
 
 func TestAnalyzeWithoutTruthAndRevealed(t *testing.T) {
 	fx := newFixture(34, 10, 20000, 1)
-	f := mustFilter(t, 30, 0.01, 4, bip37.UpdateNone, fx.wallet...)
+	f := testkit.MustFilter(t, 30, 0.01, 4, bip37.UpdateNone, fx.wallet...)
 	added := fx.wallet[0].Forms[0]
 	empty, _ := bip37.NewFilterFromBits(nil, 0, 0, bip37.UpdateNone)
 	recs := []transcript.Record{
-		loadRecord(0, "a", 0, f),
+		testkit.LoadRecord(0, "a", 0, f),
 		{Seq: 1, Peer: "a", Kind: transcript.KindFilterAdd, Data: added},
 		{Seq: 2, Peer: "a", Kind: transcript.KindFilterAdd, Data: added},
-		loadRecord(3, "b", 1, empty),
+		testkit.LoadRecord(3, "b", 1, empty),
 	}
-	rep := analyze(t, Input{Records: recs, Universe: Stream(SliceUniverse(fx.universe))})
+	rep := analyze(t, Input{Records: recs, Universe: element.Stream(element.SliceUniverse(fx.universe))})
 	c := rep.Curve(StageSingle)
 	if rep.HasTruth || rep.Members != 0 || len(c.Points) != 4 {
 		t.Fatalf("has truth %v members %d points %d", rep.HasTruth, rep.Members, len(c.Points))
@@ -263,7 +266,7 @@ func TestAnalyzeWithoutTruthAndRevealed(t *testing.T) {
 	if p.Members != 0 || p.ExpectedPrecision != 0 || p.ExpectedEntropy != 0 {
 		t.Errorf("members %v, expected precision %v, entropy %v without the truth", p.Members, p.ExpectedPrecision, p.ExpectedEntropy)
 	}
-	if want := f.CurrentFPRate() * float64(rep.Universe); !near(p.ExpectedFP, want, 1e-9) {
+	if want := f.CurrentFPRate() * float64(rep.Universe); !testkit.Near(p.ExpectedFP, want, 1e-9) {
 		t.Errorf("expected fp %v, want f x |A| = %v", p.ExpectedFP, want)
 	}
 	raw, err := json.Marshal(p)
@@ -289,15 +292,15 @@ func TestAnalyzeWithoutTruthAndRevealed(t *testing.T) {
 
 func TestAnalyzeTruthOnChainAndErrors(t *testing.T) {
 	rng := rand.New(rand.NewPCG(35, 35))
-	w := randomCandidates(rng, 5, 1)
-	f := mustFilter(t, 5, 0.001, 1, bip37.UpdateNone, w...)
-	recs := []transcript.Record{loadRecord(0, "a", 0, f)}
-	u := Synthetic{Seed: 5, Count: 10000}
-	rep := analyze(t, Input{Records: recs, Universe: Stream(u), Truth: w, TruthOnChain: true})
+	w := testkit.RandomCandidates(rng, 5, 1)
+	f := testkit.MustFilter(t, 5, 0.001, 1, bip37.UpdateNone, w...)
+	recs := []transcript.Record{testkit.LoadRecord(0, "a", 0, f)}
+	u := scan.Synthetic{Seed: 5, Count: 10000}
+	rep := analyze(t, Input{Records: recs, Universe: element.Stream(u), Truth: w, TruthOnChain: true})
 	if rep.Universe != 10005 || rep.Members != 5 || lastPoint(t, rep, StageSingle).Recall != 1 {
 		t.Errorf("universe %d members %d", rep.Universe, rep.Members)
 	}
-	rep = analyze(t, Input{Records: recs, Universe: Stream(u), Truth: w})
+	rep = analyze(t, Input{Records: recs, Universe: element.Stream(u), Truth: w})
 	if rep.Members != 0 || lastPoint(t, rep, StageSingle).TruePositives != 0 {
 		t.Errorf("off-chain truth counted: %d", rep.Members)
 	}
@@ -307,9 +310,9 @@ func TestAnalyzeTruthOnChainAndErrors(t *testing.T) {
 		want error
 	}{
 		{"no universe", Input{Records: recs}, ErrBadConfig},
-		{"graph without chain", Input{Records: recs, Universe: Stream(u), Attacks: Attacks{Graph: true}}, ErrBadConfig},
-		{"empty universe", Input{Records: recs, Universe: Stream(SliceUniverse(nil))}, ErrEmptyUniverse},
-		{"no filter", Input{Records: []transcript.Record{{Kind: transcript.KindFilterClear}}, Universe: Stream(u)}, replay.ErrNoFilters},
+		{"graph without chain", Input{Records: recs, Universe: element.Stream(u), Attacks: Attacks{Graph: true}}, ErrBadConfig},
+		{"empty universe", Input{Records: recs, Universe: element.Stream(element.SliceUniverse(nil))}, ErrEmptyUniverse},
+		{"no filter", Input{Records: []transcript.Record{{Kind: transcript.KindFilterClear}}, Universe: element.Stream(u)}, replay.ErrNoFilters},
 	}
 	for _, tc := range errs {
 		if _, err := Analyze(context.Background(), tc.in); !errors.Is(err, tc.want) {
@@ -320,9 +323,9 @@ func TestAnalyzeTruthOnChainAndErrors(t *testing.T) {
 
 func TestWriteCSV(t *testing.T) {
 	fx := newFixture(36, 5, 1000, 1)
-	f := mustFilter(t, 5, 0.01, 1, bip37.UpdateNone, fx.wallet...)
+	f := testkit.MustFilter(t, 5, 0.01, 1, bip37.UpdateNone, fx.wallet...)
 	rep := analyze(t, Input{
-		Records: []transcript.Record{loadRecord(0, "a", 0, f), loadRecord(1, "b", 0, f)}, Universe: Stream(SliceUniverse(fx.universe)),
+		Records: []transcript.Record{testkit.LoadRecord(0, "a", 0, f), testkit.LoadRecord(1, "b", 0, f)}, Universe: element.Stream(element.SliceUniverse(fx.universe)),
 		Truth: fx.wallet, Attacks: Attacks{Intersection: true},
 	})
 	var buf bytes.Buffer
@@ -346,11 +349,11 @@ func TestWriteCSV(t *testing.T) {
 // truth.
 func TestReportCharts(t *testing.T) {
 	fx := newFixture(37, 5, 2000, 1)
-	f := mustFilter(t, 5, 0.01, 1, bip37.UpdateNone, fx.wallet...)
-	g := mustFilter(t, 5, 0.01, 2, bip37.UpdateNone, fx.wallet...)
-	run := func(second *bip37.Filter, truth []Candidate) []Chart {
+	f := testkit.MustFilter(t, 5, 0.01, 1, bip37.UpdateNone, fx.wallet...)
+	g := testkit.MustFilter(t, 5, 0.01, 2, bip37.UpdateNone, fx.wallet...)
+	run := func(second *bip37.Filter, truth []element.Candidate) []Chart {
 		return analyze(t, Input{
-			Records: []transcript.Record{loadRecord(0, "a", 0, f), loadRecord(1, "b", 0, second)}, Universe: Stream(SliceUniverse(fx.universe)),
+			Records: []transcript.Record{testkit.LoadRecord(0, "a", 0, f), testkit.LoadRecord(1, "b", 0, second)}, Universe: element.Stream(element.SliceUniverse(fx.universe)),
 			Truth: truth, Attacks: Attacks{Intersection: true},
 		}).Charts()
 	}
@@ -386,29 +389,29 @@ func TestReportCharts(t *testing.T) {
 // or after h (and the latest), so a wallet that grows keeps its recall.
 func TestAnalyzeIntersectionFirstSeen(t *testing.T) {
 	rng := rand.New(rand.NewPCG(38, 38))
-	old := randomCandidates(rng, 10, 1)
-	fresh := randomCandidates(rng, 5, 1) // the wallet's, first paid at height 10
+	old := testkit.RandomCandidates(rng, 10, 1)
+	fresh := testkit.RandomCandidates(rng, 5, 1) // the wallet's, first paid at height 10
 	for i := range fresh {
 		fresh[i].FirstSeen = 10
 	}
-	others := randomCandidates(rng, 40000, 1)
+	others := testkit.RandomCandidates(rng, 40000, 1)
 	for i := range others[:20000] {
 		others[i].FirstSeen = 7 // paid between the two loads
 	}
-	universe := append(append(append([]Candidate{}, others...), old...), fresh...)
-	wallet := append(append([]Candidate{}, old...), fresh...)
-	f1 := mustFilter(t, 10, 0.02, 1, bip37.UpdateNone, old...)
-	f2 := mustFilter(t, 15, 0.02, 2, bip37.UpdateNone, wallet...)
+	universe := append(append(append([]element.Candidate{}, others...), old...), fresh...)
+	wallet := append(append([]element.Candidate{}, old...), fresh...)
+	f1 := testkit.MustFilter(t, 10, 0.02, 1, bip37.UpdateNone, old...)
+	f2 := testkit.MustFilter(t, 15, 0.02, 2, bip37.UpdateNone, wallet...)
 	rep := analyze(t, Input{
-		Records:  []transcript.Record{loadRecord(0, "a", 0, f1), loadRecord(1, "a", 10, f2)},
-		Universe: Stream(SliceUniverse(universe)), Truth: wallet, Attacks: Attacks{Intersection: true},
+		Records:  []transcript.Record{testkit.LoadRecord(0, "a", 0, f1), testkit.LoadRecord(1, "a", 10, f2)},
+		Universe: element.Stream(element.SliceUniverse(universe)), Truth: wallet, Attacks: Attacks{Intersection: true},
 	})
 	p := lastPoint(t, rep, StageIntersection)
 	var want uint64
 	for _, c := range universe {
-		ok := countMatching([]Candidate{c}, false, f2) == 1
+		ok := countMatching([]element.Candidate{c}, false, f2) == 1
 		if c.FirstSeen <= 0 {
-			ok = ok && countMatching([]Candidate{c}, false, f1) == 1
+			ok = ok && countMatching([]element.Candidate{c}, false, f1) == 1
 		}
 		if ok {
 			want++
@@ -419,7 +422,7 @@ func TestAnalyzeIntersectionFirstSeen(t *testing.T) {
 	}
 	r1, r2 := f1.CurrentFPRate(), f2.CurrentFPRate()
 	wantE := r1*r2*(20000) + r2*(20000)
-	if !near(p.ExpectedFP, wantE, 1e-9) || !near(p.FPRate, r1*r2, 1e-12) {
+	if !testkit.Near(p.ExpectedFP, wantE, 1e-9) || !testkit.Near(p.FPRate, r1*r2, 1e-12) {
 		t.Errorf("expected %v (rate %v), want %v (%v)", p.ExpectedFP, p.FPRate, wantE, r1*r2)
 	}
 	if sd := math.Sqrt(wantE); math.Abs(float64(p.FalsePositives)-wantE) > 5*sd+1 {
@@ -432,22 +435,22 @@ func TestAnalyzeIntersectionFirstSeen(t *testing.T) {
 // are all in the set, hits or not.
 func TestAnalyzeMatchAllLatest(t *testing.T) {
 	rng := rand.New(rand.NewPCG(39, 39))
-	w := randomCandidates(rng, 5, 1)
-	others := randomCandidates(rng, 3000, 1)
+	w := testkit.RandomCandidates(rng, 5, 1)
+	others := testkit.RandomCandidates(rng, 3000, 1)
 	for i := range others[:1000] {
 		others[i].FirstSeen = 3
 	}
-	f := mustFilter(t, 5, 0.01, 1, bip37.UpdateNone, w...)
+	f := testkit.MustFilter(t, 5, 0.01, 1, bip37.UpdateNone, w...)
 	empty, _ := bip37.NewFilterFromBits(nil, 0, 0, bip37.UpdateNone)
-	universe := append(append([]Candidate{}, others...), w...)
+	universe := append(append([]element.Candidate{}, others...), w...)
 	rep := analyze(t, Input{
-		Records:  []transcript.Record{loadRecord(0, "a", 0, f), loadRecord(1, "a", 2, empty)},
-		Universe: Stream(SliceUniverse(universe)), Truth: w, Attacks: Attacks{Intersection: true},
+		Records:  []transcript.Record{testkit.LoadRecord(0, "a", 0, f), testkit.LoadRecord(1, "a", 2, empty)},
+		Universe: element.Stream(element.SliceUniverse(universe)), Truth: w, Attacks: Attacks{Intersection: true},
 	})
 	p := lastPoint(t, rep, StageIntersection)
 	// Old candidates must match f; the 1000 first seen at 3 face only the
 	// empty filter.
-	want := countMatching(append(append([]Candidate{}, others[1000:]...), w...), false, f) + 1000
+	want := countMatching(append(append([]element.Candidate{}, others[1000:]...), w...), false, f) + 1000
 	if p.Matched != want || p.TruePositives != 5 {
 		t.Errorf("matched %d tp %d, want %d and 5", p.Matched, p.TruePositives, want)
 	}
@@ -471,21 +474,21 @@ func TestAnalyzeMatchAllLatest(t *testing.T) {
 func TestPrecisionNeverFallsWithMoreKnowledge(t *testing.T) {
 	for seed := uint64(1); seed <= 5; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 270))
-		old := randomCandidates(rng, 14, 1)
-		fresh := randomCandidates(rng, 7, 1)
+		old := testkit.RandomCandidates(rng, 14, 1)
+		fresh := testkit.RandomCandidates(rng, 7, 1)
 		for i := range fresh {
 			fresh[i].FirstSeen = 40
 		}
-		wallet := append(append([]Candidate{}, old...), fresh...)
-		universe := append(randomCandidates(rng, 200000, 1), wallet...)
+		wallet := append(append([]element.Candidate{}, old...), fresh...)
+		universe := append(testkit.RandomCandidates(rng, 200000, 1), wallet...)
 		tweak := rng.Uint32()
-		f1 := mustFilter(t, 32, 0.02, tweak, bip37.UpdateAll, old...)
-		f2 := mustFilter(t, 64, 0.02, tweak, bip37.UpdateAll, wallet...)
+		f1 := testkit.MustFilter(t, 32, 0.02, tweak, bip37.UpdateAll, old...)
+		f2 := testkit.MustFilter(t, 64, 0.02, tweak, bip37.UpdateAll, wallet...)
 		recs := []transcript.Record{
-			loadRecord(0, "a", 30, f1), loadRecord(1, "b", 30, f1),
-			loadRecord(2, "a", 45, f2), loadRecord(3, "b", 45, f2),
+			testkit.LoadRecord(0, "a", 30, f1), testkit.LoadRecord(1, "b", 30, f1),
+			testkit.LoadRecord(2, "a", 45, f2), testkit.LoadRecord(3, "b", 45, f2),
 		}
-		rep := analyze(t, Input{Records: recs, Universe: Stream(SliceUniverse(universe)), Truth: wallet,
+		rep := analyze(t, Input{Records: recs, Universe: element.Stream(element.SliceUniverse(universe)), Truth: wallet,
 			Attacks: Attacks{BothForms: true, Intersection: true}})
 		single, inter := rep.Curve(StageSingle), rep.Curve(StageIntersection)
 		for i, s := range single.Points {
@@ -509,7 +512,7 @@ func TestPrecisionNeverFallsWithMoreKnowledge(t *testing.T) {
 			wallet[i].FirstSeen = 0
 			universe[len(universe)-len(wallet)+i].FirstSeen = 0
 		}
-		rep = analyze(t, Input{Records: recs, Universe: Stream(SliceUniverse(universe)), Truth: wallet,
+		rep = analyze(t, Input{Records: recs, Universe: element.Stream(element.SliceUniverse(universe)), Truth: wallet,
 			Attacks: Attacks{Intersection: true}})
 		if p := lastPoint(t, rep, StageIntersection); p.TruePositives != uint64(len(old)) {
 			t.Errorf("seed %d: without first-seen heights the intersection kept %d wallet candidates, want the %d old ones", seed, p.TruePositives, len(old))

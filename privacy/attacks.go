@@ -66,7 +66,7 @@ func ParseAttacks(list string, chain bool) (Attacks, error) {
 
 // LastLoadHeight returns the height of the transcript's last filterload,
 // or -1 (the tip) when it has none: the height at which the outpoints a
-// BLOOM_UPDATE_ALL wallet inserted are read (ChainOutpointUniverse)
+// BLOOM_UPDATE_ALL wallet inserted are read (element.ChainOutpointUniverse)
 // unless told otherwise.
 func LastLoadHeight(records []transcript.Record) int32 {
 	for i := len(records) - 1; i >= 0; i-- {
@@ -76,3 +76,7 @@ func LastLoadHeight(records []transcript.Record) int32 {
 	}
 	return -1
 }
+
+// StageBehaviour names the behaviour attack among the analyzer's stages
+// (ParseAttacks, Report.Behaviour).
+const StageBehaviour = "behaviour"

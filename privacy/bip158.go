@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/replay"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
@@ -30,12 +31,6 @@ type BlockRequests struct {
 	// PerPeer counts the blocks each peer was asked, in the order the
 	// peers were first asked.
 	PerPeer []PeerBlocks `json:"per_peer"`
-}
-
-// PeerBlocks is the number of whole blocks one peer was asked.
-type PeerBlocks struct {
-	Peer   string `json:"peer"`
-	Blocks int    `json:"blocks"`
 }
 
 // SummarizeBlockRequests returns the compact-filter part of recs, or nil
@@ -134,14 +129,14 @@ type BlockRequestReport struct {
 // holds). The chain is read from the genesis block (spends need the
 // outputs they spend), in memory: it suits test, regtest and simnet
 // chains.
-func AnalyzeBlockRequests(ctx context.Context, recs []transcript.Record, chain Chain, truth []Candidate, upTo int32) (*BlockRequestReport, error) {
+func AnalyzeBlockRequests(ctx context.Context, recs []transcript.Record, chain element.Chain, truth []element.Candidate, upTo int32) (*BlockRequestReport, error) {
 	req := SummarizeBlockRequests(recs)
 	if req == nil || req.FiltersFrom < 0 {
 		return nil, fmt.Errorf("%w: no compact-filter request in the transcript", replay.ErrNoFilters)
 	}
 	tip, err := chain.BestHeight()
 	if err != nil {
-		return nil, fmt.Errorf("%w: best height: %w", ErrChain, err)
+		return nil, fmt.Errorf("%w: best height: %w", element.ErrChain, err)
 	}
 	if upTo < 0 || upTo > tip {
 		upTo = tip
@@ -168,7 +163,7 @@ func AnalyzeBlockRequests(ctx context.Context, recs []transcript.Record, chain C
 	spent := map[wire.OutPoint]output{}
 	walletBlock := map[int32]bool{}
 	var lambda float64
-	err = walkChain(ctx, chain, 0, upTo, func(h int32, b *wire.MsgBlock) error {
+	err = element.WalkChain(ctx, chain, 0, upTo, func(h int32, b *wire.MsgBlock) error {
 		seen := map[string]bool{}
 		items := map[string]bool{}
 		for i, tx := range b.Transactions {
@@ -193,7 +188,7 @@ func AnalyzeBlockRequests(ctx context.Context, recs []transcript.Record, chain C
 					items[string(out.PkScript)] = true
 				}
 				var keys []string
-				for _, c := range outputCandidates(out.PkScript) {
+				for _, c := range element.OutputCandidates(out.PkScript) {
 					keys = append(keys, c.Key())
 					seen[c.Key()] = true
 				}

@@ -10,6 +10,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/replay"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
@@ -43,7 +44,7 @@ func TestAnalyzeBlockRequests(t *testing.T) {
 		}
 		return tx
 	}
-	var chain MemChain
+	var chain element.MemChain
 	add := func(txs ...*wire.MsgTx) {
 		b := wire.NewMsgBlock(&wire.BlockHeader{Nonce: uint32(len(chain))})
 		b.AddTransaction(coinbase(miner))
@@ -66,7 +67,7 @@ func TestAnalyzeBlockRequests(t *testing.T) {
 		{Seq: 1, Time: at, Peer: "p", Height: 2, Kind: transcript.KindGetBlock, Count: 1, Reason: transcript.ReasonSync},
 		{Seq: 2, Time: at, Peer: "p", Height: 4, Kind: transcript.KindGetBlock, Count: 1, Reason: transcript.ReasonSync},
 	}
-	truth := []Candidate{{Forms: [][]byte{bytes.Repeat([]byte{1}, 20)}}}
+	truth := []element.Candidate{{Forms: [][]byte{bytes.Repeat([]byte{1}, 20)}}}
 	rep, err := AnalyzeBlockRequests(context.Background(), recs, chain, truth, -1)
 	require.NoError(t, err)
 	require.Equal(t, int32(2), rep.From)

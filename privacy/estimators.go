@@ -1,10 +1,9 @@
 package privacy
 
 import (
+	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/replay"
 )
-
-import ()
 
 // The seed's estimators used as an attack: filters of one
 // wallet that share a tweak and hash count are linkable by those alone,
@@ -19,7 +18,7 @@ import ()
 func (a *analysis) reloadEstimates() []replay.ReloadEstimate {
 	var truth [][]byte
 	if a.hasTruth {
-		truth = NewElementSetFromCandidates(a.in.Truth).Elements()
+		truth = element.NewSetFromCandidates(a.in.Truth).Elements()
 	}
 	out := []replay.ReloadEstimate{}
 	for i, g := range a.tl.Generations {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 
+	"github.com/bloomwatch/bloomwatch/privacy/element"
+	"github.com/bloomwatch/bloomwatch/privacy/scan"
 	"github.com/btcsuite/btcd/wire"
 )
 
@@ -39,7 +41,7 @@ const (
 // buildLinkGraph walks the whole chain and records every co-spend and
 // change link between two hits. Only outputs paying a hit are indexed, so
 // memory grows with the hits' outputs, not with the chain.
-func buildLinkGraph(ctx context.Context, ch Chain, hits []Hit) (*linkGraph, error) {
+func buildLinkGraph(ctx context.Context, ch element.Chain, hits []scan.Hit) (*linkGraph, error) {
 	formIndex := map[string]int32{}
 	for i, h := range hits {
 		for _, f := range h.Candidate.Forms {
@@ -66,7 +68,7 @@ func buildLinkGraph(ctx context.Context, ch Chain, hits []Hit) (*linkGraph, erro
 		g.edges = append(g.edges, e)
 		g.kinds = append(g.kinds, kind)
 	}
-	err = walkChain(ctx, ch, 0, tip, func(_ int32, b *wire.MsgBlock) error {
+	err = element.WalkChain(ctx, ch, 0, tip, func(_ int32, b *wire.MsgBlock) error {
 		for _, tx := range b.Transactions {
 			var owners []int32
 			for _, in := range tx.TxIn {
@@ -80,7 +82,7 @@ func buildLinkGraph(ctx context.Context, ch Chain, hits []Hit) (*linkGraph, erro
 			txid := tx.TxHash()
 			for vout, out := range tx.TxOut {
 				payee := int32(-1)
-				for _, c := range outputCandidates(out.PkScript) {
+				for _, c := range element.OutputCandidates(out.PkScript) {
 					for _, f := range c.Forms {
 						if i, ok := formIndex[string(f)]; ok {
 							payee = i

@@ -3,6 +3,9 @@ package privacy
 import (
 	"context"
 	"sort"
+
+	"github.com/bloomwatch/bloomwatch/privacy/element"
+	"github.com/bloomwatch/bloomwatch/privacy/scan"
 )
 
 // LinkKinds selects the links LinkClusters follows.
@@ -55,10 +58,10 @@ func (c *Clustering) MeanSeen() float64 {
 // that the graph attack finds on ch (buildLinkGraph's walk of every
 // block), of the kinds asked. Elements no output of ch pays are clusters
 // of their own.
-func LinkClusters(ctx context.Context, ch Chain, elements [][]byte, kinds LinkKinds) (*Clustering, error) {
-	hits := make([]Hit, len(elements))
+func LinkClusters(ctx context.Context, ch element.Chain, elements [][]byte, kinds LinkKinds) (*Clustering, error) {
+	hits := make([]scan.Hit, len(elements))
 	for i, e := range elements {
-		hits[i] = Hit{Candidate: Candidate{Forms: [][]byte{e}}}
+		hits[i] = scan.Hit{Candidate: element.Candidate{Forms: [][]byte{e}}}
 	}
 	g, err := buildLinkGraph(ctx, ch, hits)
 	if err != nil {

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/behaviour"
 	"github.com/bloomwatch/bloomwatch/privacy/joint"
+	"github.com/bloomwatch/bloomwatch/privacy/onpath"
 	"github.com/bloomwatch/bloomwatch/privacy/replay"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
@@ -132,7 +134,7 @@ type Reading struct {
 	// Behaviour is what the behaviour attack suspects so far, scored
 	// against the client's own truth (Meter.ObserveSent); nil before
 	// any request or sending was observed.
-	Behaviour *BehaviourReading `json:"behaviour,omitempty"`
+	Behaviour *behaviour.Reading `json:"behaviour,omitempty"`
 	// ExpectedTxFP is the expected number of false-positive
 	// transactions among the ObservedTxTested transactions: for each
 	// block's, the per-transaction rate 1 - (1 - f)^e of the filter sent
@@ -163,7 +165,7 @@ type Reading struct {
 	// OnPath is what an observer on the path of every connection (an
 	// ISP, a Wi-Fi operator) learned so far, beside the peers' figures
 	// above: every filter sent over v1, only sizes over v2 (OnPath).
-	OnPath OnPathReading `json:"on_path"`
+	OnPath onpath.Reading `json:"on_path"`
 	// CF is what the BIP157/158 peers learned, in a session over BIP158
 	// (nil over BIP37): the client sets it beside the meter's figures,
 	// which then describe no filter sent.
@@ -244,7 +246,7 @@ type Meter struct {
 	latest        *meterEntry
 	last          transcript.Record
 	readings      []Reading
-	onPath        *OnPath
+	onPath        *onpath.Observer
 	behave        meterBehaviour
 
 	// The cache Current reads, refreshed by Observe.
@@ -274,7 +276,7 @@ func NewMeter(cfg MeterConfig) *Meter {
 	}
 	return &Meter{
 		history: h, elementsPerTx: e, joint: joint.NewJoint(), rate: 1, independent: 1, added: -1, addedErr: -1,
-		onPath: NewOnPath(cfg.FPRate),
+		onPath: onpath.NewObserver(cfg.FPRate),
 		peers:  map[string]*meterEntry{}, byContent: map[string]*meterEntry{}, revealed: map[string]bool{},
 	}
 }
@@ -286,7 +288,7 @@ func (m *Meter) SetCandidates(n uint64) {
 }
 
 // SetUniverse sets the universe size |A| and the words UniverseSource
-// reports for it (see UniverseFromTxs, MainnetChainTxData); the next
+// reports for it (see element.UniverseFromTxs, element.MainnetChainTxData); the next
 // Current has them.
 func (m *Meter) SetUniverse(n uint64, source string) {
 	m.candidates, m.source = n, source
@@ -555,17 +557,37 @@ func (m *Meter) History() []Reading {
 	return append([]Reading(nil), m.readings...)
 }
 
-// finiteOr returns v, or alt when v is infinite or NaN.
-func finiteOr(v, alt float64) float64 {
-	if math.IsInf(v, 0) || math.IsNaN(v) {
-		return alt
-	}
-	return v
-}
-
 // ObserveBlock feeds the on-path observer one delivered filtered block:
 // matched transactions (false positives included) and the wallet's among
 // them. The reading stands; the next Current has it.
 func (m *Meter) ObserveBlock(matched, relevant int) {
 	m.onPath.ObserveBlock(matched, relevant)
+}
+
+// ObserveSent feeds one transaction a peer sent the client: in the
+// filtered block at height, or relayed from its mempool (height -1) at
+// time at, which every peer holding a filter is taken to have announced
+// (behaviour.Attack.RelayedByAll). tx.Wallet is the client's own verdict (relevant, not a false
+// positive), false when not judged yet: a transaction fed again with
+// Wallet set becomes the wallet's. The behaviour attack
+// (Reading.Behaviour) sets what the peers sent against the client's
+// reloads and requests, as the peer would; the reading is refreshed at
+// the next filterload, every behaviourRefreshEvery sendings, or by
+// Settle.
+func (m *Meter) ObserveSent(at time.Time, peer string, height int32, tx behaviour.SentTx) {
+	m.behave.active = true
+	b := m.behave.attack()
+	if height >= 0 {
+		b.Sent(peer, height, []behaviour.SentTx{tx})
+		return
+	}
+	b.RelayedByAll(at, []behaviour.SentTx{tx})
+}
+
+// Settle returns the current reading with the behaviour attack
+// recomputed from everything observed (Current may show one a few
+// sendings old).
+func (m *Meter) Settle() Reading {
+	m.behave.reading(true)
+	return m.Current()
 }

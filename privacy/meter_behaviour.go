@@ -1,8 +1,7 @@
 package privacy
 
 import (
-	"time"
-
+	"github.com/bloomwatch/bloomwatch/privacy/behaviour"
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
 
@@ -15,16 +14,16 @@ const behaviourRefreshEvery = 64
 // Behaviour the analyzer runs, fed the records the client sends and what
 // its peers sent it, with the client's own verdicts as the truth.
 type meterBehaviour struct {
-	b      *Behaviour
+	b      *behaviour.Attack
 	active bool // a request or a sending was observed
 	loaded bool // a filterload came since the cached reading
-	cached *BehaviourReading
+	cached *behaviour.Reading
 }
 
 // attack returns the behaviour attack, created on first use.
-func (mb *meterBehaviour) attack() *Behaviour {
+func (mb *meterBehaviour) attack() *behaviour.Attack {
 	if mb.b == nil {
-		mb.b = NewBehaviour(true)
+		mb.b = behaviour.NewAttack(true)
 	}
 	return mb.b
 }
@@ -45,7 +44,7 @@ func (mb *meterBehaviour) observe(r transcript.Record) {
 // reading returns the cached reading, recomputed when a filterload came
 // since, when behaviourRefreshEvery changes piled up, or when forced;
 // nil while nothing was requested or sent.
-func (mb *meterBehaviour) reading(force bool) *BehaviourReading {
+func (mb *meterBehaviour) reading(force bool) *behaviour.Reading {
 	if !mb.active {
 		return nil
 	}
@@ -55,32 +54,4 @@ func (mb *meterBehaviour) reading(force bool) *BehaviourReading {
 		mb.cached, mb.loaded = &r, false
 	}
 	return mb.cached
-}
-
-// ObserveSent feeds one transaction a peer sent the client: in the
-// filtered block at height, or relayed from its mempool (height -1) at
-// time at, which every peer holding a filter is taken to have announced
-// (Behaviour.RelayedByAll). tx.Wallet is the client's own verdict (relevant, not a false
-// positive), false when not judged yet: a transaction fed again with
-// Wallet set becomes the wallet's. The behaviour attack
-// (Reading.Behaviour) sets what the peers sent against the client's
-// reloads and requests, as the peer would; the reading is refreshed at
-// the next filterload, every behaviourRefreshEvery sendings, or by
-// Settle.
-func (m *Meter) ObserveSent(at time.Time, peer string, height int32, tx SentTx) {
-	m.behave.active = true
-	b := m.behave.attack()
-	if height >= 0 {
-		b.Sent(peer, height, []SentTx{tx})
-		return
-	}
-	b.RelayedByAll(at, []SentTx{tx})
-}
-
-// Settle returns the current reading with the behaviour attack
-// recomputed from everything observed (Current may show one a few
-// sendings old).
-func (m *Meter) Settle() Reading {
-	m.behave.reading(true)
-	return m.Current()
 }

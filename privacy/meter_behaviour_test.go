@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bloomwatch/bloomwatch/privacy/behaviour"
+	"github.com/bloomwatch/bloomwatch/privacy/internal/behavetest"
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
 
@@ -14,18 +16,18 @@ import (
 // sendings alone refresh the reading only in batches, Settle at once.
 func TestMeterBehaviour(t *testing.T) {
 	m := NewMeter(MeterConfig{})
-	cl := &behaveClient{t: t, b: NewBehaviour(true), now: time.Unix(1_700_000_000, 0), elems: 20}
+	cl := &behavetest.Client{T: t, Attack: behaviour.NewAttack(true), Now: time.Unix(1_700_000_000, 0), Elems: 20}
 	rec := func(r transcript.Record) {
 		t.Helper()
-		cl.seq++
-		cl.now = cl.now.Add(50 * time.Millisecond)
-		r.Seq, r.Time = cl.seq, cl.now
+		cl.Seq++
+		cl.Now = cl.Now.Add(50 * time.Millisecond)
+		r.Seq, r.Time = cl.Seq, cl.Now
 		if _, err := m.Observe(r); err != nil {
 			t.Fatal(err)
 		}
 	}
 	load := func(peer string, h int32) {
-		rec(transcript.Record{Kind: transcript.KindFilterLoad, Peer: peer, Height: h, Filter: cl.filter()})
+		rec(transcript.Record{Kind: transcript.KindFilterLoad, Peer: peer, Height: h, Filter: cl.Filter()})
 	}
 	load("a", 10)
 	load("b", 10)
@@ -36,21 +38,21 @@ func TestMeterBehaviour(t *testing.T) {
 	// (a false positive in every block, the payment in 15), then the
 	// watcher's verdict on the payment; b answers omission checks.
 	served := func(peer string, h int32) {
-		m.ObserveSent(cl.now, peer, h, SentTx{ID: txid(h, 1)})
+		m.ObserveSent(cl.Now, peer, h, behaviour.SentTx{ID: behavetest.TxID(h, 1)})
 		if h == 15 {
-			m.ObserveSent(cl.now, peer, h, SentTx{ID: txid(h, 0)})
+			m.ObserveSent(cl.Now, peer, h, behaviour.SentTx{ID: behavetest.TxID(h, 0)})
 		}
 	}
 	for h := int32(11); h <= 20; h++ {
 		rec(transcript.Record{Kind: transcript.KindGetData, Peer: "a", Height: h, Count: 1})
 		served("a", h)
 		if h == 15 {
-			m.ObserveSent(cl.now, "a", h, SentTx{ID: txid(h, 0), Wallet: true})
+			m.ObserveSent(cl.Now, "a", h, behaviour.SentTx{ID: behavetest.TxID(h, 0), Wallet: true})
 		}
 		rec(transcript.Record{Kind: transcript.KindGetData, Peer: "b", Height: h, Count: 1, Reason: transcript.ReasonCheck})
 		served("b", h)
 		if h == 15 { // the payment needs a key: both peers reloaded
-			cl.elems++
+			cl.Elems++
 			load("a", h)
 			load("b", h)
 		}
@@ -59,11 +61,11 @@ func TestMeterBehaviour(t *testing.T) {
 	if r == nil || r.Reloads != 2 || r.Pointed != 2 {
 		t.Fatalf("behaviour %+v: want two reloads, each pointing (b at the block it checked)", r)
 	}
-	if s := r.Blocks.Score(SignalReloadTiming); s.Suspects != 1 || s.Hits != 1 || r.Blocks.Candidates != 10 || r.Blocks.Wallet != 1 {
+	if s := r.Blocks.Score(behaviour.SignalReloadTiming); s.Suspects != 1 || s.Hits != 1 || r.Blocks.Candidates != 10 || r.Blocks.Wallet != 1 {
 		t.Errorf("blocks %+v: want block 15 named among 10 candidates", r.Blocks)
 	}
 	// Sendings alone: the cached reading stands until a batch or Settle.
-	m.ObserveSent(cl.now, "a", 21, SentTx{ID: txid(21, 1)})
+	m.ObserveSent(cl.Now, "a", 21, behaviour.SentTx{ID: behavetest.TxID(21, 1)})
 	if got := m.Current().Behaviour.Blocks.Candidates; got != 10 {
 		t.Errorf("candidates %d after one sending: want the cached 10", got)
 	}
@@ -71,10 +73,10 @@ func TestMeterBehaviour(t *testing.T) {
 		t.Errorf("candidates %d after Settle: want 11", got)
 	}
 	// A relayed payment and a reload at once: the relay is named.
-	m.ObserveSent(cl.now, "a", -1, SentTx{ID: txid(22, 0), Wallet: true})
-	cl.elems++
+	m.ObserveSent(cl.Now, "a", -1, behaviour.SentTx{ID: behavetest.TxID(22, 0), Wallet: true})
+	cl.Elems++
 	load("a", 21)
-	if s := m.Current().Behaviour.Txs.Score(SignalReloadTiming); s.Suspects != 3 || s.Hits != 2 {
+	if s := m.Current().Behaviour.Txs.Score(behaviour.SignalReloadTiming); s.Suspects != 3 || s.Hits != 2 {
 		t.Errorf("txs %+v: want the two payments and block 15's false positive", s)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/behaviour"
+	"github.com/bloomwatch/bloomwatch/privacy/internal/testkit"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/stretchr/testify/require"
@@ -21,11 +23,11 @@ import (
 // everything fed.
 func TestMeterReadOncePerBatch(t *testing.T) {
 	rng := rand.New(rand.NewPCG(38, 38))
-	els := jointElements(rng, 400)
+	els := testkit.Elements(rng, 400)
 	filters := []*bip37.Filter{
-		newTestFilter(t, 600, 7, 11, els[:100]),
-		newTestFilter(t, 600, 7, 11, els[:180]),
-		newTestFilter(t, 1200, 7, 11, els[:300]),
+		testkit.FilterOf(t, 600, 7, 11, els[:100]),
+		testkit.FilterOf(t, 600, 7, 11, els[:180]),
+		testkit.FilterOf(t, 1200, 7, 11, els[:300]),
 	}
 	eager, lazy := NewMeter(MeterConfig{}), NewMeter(MeterConfig{})
 	var last Reading
@@ -48,7 +50,7 @@ func TestMeterReadOncePerBatch(t *testing.T) {
 	height := int32(0)
 	for batch, f := range filters {
 		seq++
-		rec := loadRecord(seq, "127.0.0.1:18444", height, f)
+		rec := testkit.LoadRecord(seq, "127.0.0.1:18444", height, f)
 		rec.Time = at.Add(time.Duration(seq) * time.Second)
 		both(func(m *Meter) {
 			_, err := m.Observe(rec)
@@ -72,7 +74,7 @@ func TestMeterReadOncePerBatch(t *testing.T) {
 				var id chainhash.Hash
 				id[0], id[1], id[2] = byte(batch), byte(b), byte(rng.IntN(256))
 				both(func(m *Meter) {
-					m.ObserveSent(at, "127.0.0.1:18444", height, SentTx{ID: id, Wallet: relevant > 0})
+					m.ObserveSent(at, "127.0.0.1:18444", height, behaviour.SentTx{ID: id, Wallet: relevant > 0})
 				})
 			}
 			both(func(m *Meter) { m.ObserveBlock(matched+relevant, relevant) })

@@ -11,6 +11,9 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/filterpolicy"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
+	"github.com/bloomwatch/bloomwatch/privacy/internal/cputime"
+	"github.com/bloomwatch/bloomwatch/privacy/internal/testkit"
 	"github.com/bloomwatch/bloomwatch/privacy/replay"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
@@ -19,9 +22,9 @@ import (
 
 func TestMeter(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 41))
-	w := randomCandidates(rng, 10, 1)
-	f1 := mustFilter(t, 20, 0.01, 1, bip37.UpdateNone, w...)
-	f2 := mustFilter(t, 20, 0.01, 2, bip37.UpdateNone, w...)
+	w := testkit.RandomCandidates(rng, 10, 1)
+	f1 := testkit.MustFilter(t, 20, 0.01, 1, bip37.UpdateNone, w...)
+	f2 := testkit.MustFilter(t, 20, 0.01, 2, bip37.UpdateNone, w...)
 	const u = 1_000_000
 	m := NewMeter(MeterConfig{History: 3})
 	m.SetCandidates(u)
@@ -35,9 +38,9 @@ func TestMeter(t *testing.T) {
 		wantSingle  float64 // rate of the latest filter
 		wantInter   float64 // rate product of the intersection
 	}{
-		{"first load", loadRecord(0, "a", 1, f1), 1, f1.CurrentFPRate(), f1.CurrentFPRate()},
-		{"same filter to another peer", loadRecord(1, "b", 1, f1), 1, f1.CurrentFPRate(), f1.CurrentFPRate()},
-		{"restart with a fresh tweak", loadRecord(2, "a", 2, f2), 2, f2.CurrentFPRate(), f1.CurrentFPRate() * f2.CurrentFPRate()},
+		{"first load", testkit.LoadRecord(0, "a", 1, f1), 1, f1.CurrentFPRate(), f1.CurrentFPRate()},
+		{"same filter to another peer", testkit.LoadRecord(1, "b", 1, f1), 1, f1.CurrentFPRate(), f1.CurrentFPRate()},
+		{"restart with a fresh tweak", testkit.LoadRecord(2, "a", 2, f2), 2, f2.CurrentFPRate(), f1.CurrentFPRate() * f2.CurrentFPRate()},
 	}
 	for _, s := range steps {
 		r, err := m.Observe(s.rec)
@@ -50,7 +53,7 @@ func TestMeter(t *testing.T) {
 		if r.WalletKnown || r.Members != 0 || r.Precision != 0 || r.SingleEntropy != 0 {
 			t.Errorf("%s: wallet figures without the wallet: %+v", s.name, r)
 		}
-		if r.Filters != s.wantFilters || !near(r.ExpectedFP, s.wantSingle*u, 1e-9) || !near(r.IntersectionFP, s.wantInter*u, 1e-9) {
+		if r.Filters != s.wantFilters || !testkit.Near(r.ExpectedFP, s.wantSingle*u, 1e-9) || !testkit.Near(r.IntersectionFP, s.wantInter*u, 1e-9) {
 			t.Errorf("%s: %+v", s.name, r)
 		}
 		if r.EstElementsCI == nil || !r.EstElementsCI.Contains(r.EstElements) {
@@ -67,16 +70,16 @@ func TestMeter(t *testing.T) {
 	r := m.Current()
 	fi := f1.CurrentFPRate() * f2.CurrentFPRate()
 	if !r.WalletKnown || r.Members != 10 || r.Watched != 40 || r.Elements != 47 ||
-		!near(r.IntersectionFP, fi*(u-10), 1e-9) || !near(r.ExpectedFP, f2.CurrentFPRate()*(u-10), 1e-9) {
+		!testkit.Near(r.IntersectionFP, fi*(u-10), 1e-9) || !testkit.Near(r.ExpectedFP, f2.CurrentFPRate()*(u-10), 1e-9) {
 		t.Errorf("with the wallet: %+v", r)
 	}
-	if !near(r.Precision, stats.ExpectedPrecision(10, 0, fi*(u-10)), 1e-12) || !near(r.SingleEntropy, stats.ExpectedEntropy(10, 0, f2.CurrentFPRate()*(u-10)), 1e-12) {
+	if !testkit.Near(r.Precision, stats.ExpectedPrecision(10, 0, fi*(u-10)), 1e-12) || !testkit.Near(r.SingleEntropy, stats.ExpectedEntropy(10, 0, f2.CurrentFPRate()*(u-10)), 1e-12) {
 		t.Errorf("precision/entropy %+v", r)
 	}
 	// Decoys match for certain and are not the wallet's.
 	m.SetWallet(WalletCounts{OnChain: 10, Watched: 40, Elements: 47, Decoys: 3})
 	r = m.Current()
-	if !near(r.IntersectionFP, 3+fi*(u-13), 1e-9) || !near(r.Precision, stats.ExpectedPrecision(10, 3, fi*(u-13)), 1e-12) || r.Precision > 10.0/13 {
+	if !testkit.Near(r.IntersectionFP, 3+fi*(u-13), 1e-9) || !testkit.Near(r.Precision, stats.ExpectedPrecision(10, 3, fi*(u-13)), 1e-12) || r.Precision > 10.0/13 {
 		t.Errorf("with 3 decoys: %+v", r)
 	}
 	m.SetWallet(WalletCounts{OnChain: 10, Watched: 40, Elements: 47})
@@ -98,7 +101,7 @@ func TestMeter(t *testing.T) {
 	}
 	// Peer b's grown filter and peer a's old f1 share tweak and size: their
 	// AND is f1's bits, so the intersection rate is unchanged.
-	if !near(r.IntersectionFP, f1.CurrentFPRate()*f2.CurrentFPRate()*(u-10), 1e-9) {
+	if !testkit.Near(r.IntersectionFP, f1.CurrentFPRate()*f2.CurrentFPRate()*(u-10), 1e-9) {
 		t.Errorf("intersection after filteradd %v", r.IntersectionFP)
 	}
 	if h := m.History(); len(h) != 3 || h[0].Seq != 1 || h[2].Seq != 3 {
@@ -122,9 +125,9 @@ func TestMeterAgreesWithAnalyze(t *testing.T) {
 	fx := newFixture(42, 10, 30000, 1)
 	var recs []transcript.Record
 	for i := range 3 {
-		recs = append(recs, loadRecord(uint64(i), "p", int32(i), mustFilter(t, 10, 0.05, uint32(i), bip37.UpdateNone, fx.wallet...)))
+		recs = append(recs, testkit.LoadRecord(uint64(i), "p", int32(i), testkit.MustFilter(t, 10, 0.05, uint32(i), bip37.UpdateNone, fx.wallet...)))
 	}
-	rep := analyze(t, Input{Records: recs, Universe: Stream(SliceUniverse(fx.universe)), Truth: fx.wallet, Attacks: Attacks{Intersection: true}})
+	rep := analyze(t, Input{Records: recs, Universe: element.Stream(element.SliceUniverse(fx.universe)), Truth: fx.wallet, Attacks: Attacks{Intersection: true}})
 	m := NewMeter(MeterConfig{})
 	m.SetCandidates(uint64(len(fx.universe)))
 	m.SetWallet(WalletCounts{OnChain: 10, Watched: 10, Elements: 10})
@@ -134,7 +137,7 @@ func TestMeterAgreesWithAnalyze(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := rep.Curve(StageIntersection).Points[i]
-		if !near(rd.IntersectionFP, p.ExpectedFP, 1e-9) || !near(rd.Entropy, p.ExpectedEntropy, 1e-9) || !near(rd.Precision, p.ExpectedPrecision, 1e-9) {
+		if !testkit.Near(rd.IntersectionFP, p.ExpectedFP, 1e-9) || !testkit.Near(rd.Entropy, p.ExpectedEntropy, 1e-9) || !testkit.Near(rd.Precision, p.ExpectedPrecision, 1e-9) {
 			t.Errorf("record %d: meter %v/%v, analyzer %v/%v", i, rd.IntersectionFP, rd.Entropy, p.ExpectedFP, p.ExpectedEntropy)
 		}
 	}
@@ -147,7 +150,7 @@ func TestMeterAgreesWithAnalyze(t *testing.T) {
 // refuses and says so.
 func TestRestoreIsObserveRecordByRecord(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 9))
-	cands := randomCandidates(rng, 400, 1)
+	cands := testkit.RandomCandidates(rng, 400, 1)
 	var recs []transcript.Record
 	seq := uint64(0)
 	next := func(r transcript.Record) {
@@ -159,9 +162,9 @@ func TestRestoreIsObserveRecordByRecord(t *testing.T) {
 	// growing: as the node sends them.
 	for i := 0; i < 30; i++ {
 		n := uint32(64 << (i / 10))
-		f := mustFilter(t, n, 1e-4, 0x5eed, bip37.UpdateAll, cands[:10+5*i]...)
+		f := testkit.MustFilter(t, n, 1e-4, 0x5eed, bip37.UpdateAll, cands[:10+5*i]...)
 		for _, p := range []string{"a", "b", "c"} {
-			next(loadRecord(0, p, int32(100+i), f))
+			next(testkit.LoadRecord(0, p, int32(100+i), f))
 		}
 		if i == 12 {
 			next(transcript.Record{Peer: "b", Kind: transcript.KindFilterAdd, Data: cands[399].Forms[0]})
@@ -192,8 +195,8 @@ func TestRestoreIsObserveRecordByRecord(t *testing.T) {
 	if h := all.History(); len(h) != 1 || !reflect.DeepEqual(h[0], got) {
 		t.Fatalf("history after Restore: %d readings", len(h))
 	}
-	f := mustFilter(t, 512, 1e-4, 0x5eed, bip37.UpdateAll, cands[:200]...)
-	more := loadRecord(seq, "a", 200, f)
+	f := testkit.MustFilter(t, 512, 1e-4, 0x5eed, bip37.UpdateAll, cands[:200]...)
+	more := testkit.LoadRecord(seq, "a", 200, f)
 	r1, err1 := one.Observe(more)
 	r2, err2 := all.Observe(more)
 	if err1 != nil || err2 != nil || !reflect.DeepEqual(r1, r2) {
@@ -213,7 +216,7 @@ func TestRestoreIsObserveRecordByRecord(t *testing.T) {
 // before the record shared its filter.
 func BenchmarkMeterStartup(b *testing.B) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	cands := randomCandidates(rng, 2000, 1)
+	cands := testkit.RandomCandidates(rng, 2000, 1)
 	var recs []transcript.Record
 	var raw []transcript.Record
 	for i := 0; len(recs) < 1000; i++ {
@@ -226,7 +229,7 @@ func BenchmarkMeterStartup(b *testing.B) {
 			b.Fatal(err)
 		}
 		for _, p := range []string{"a", "b", "c"} {
-			r := loadRecord(uint64(len(recs)), p, int32(100+i), f)
+			r := testkit.LoadRecord(uint64(len(recs)), p, int32(100+i), f)
 			raw = append(raw, r)
 			recs = append(recs, r.WithBloom(f))
 		}
@@ -236,13 +239,13 @@ func BenchmarkMeterStartup(b *testing.B) {
 	// stretches.
 	run := func(name string, f func(m *Meter) error) {
 		b.Run(name, func(b *testing.B) {
-			cpu0 := processCPU()
+			cpu0 := cputime.Process()
 			for b.Loop() {
 				if err := f(NewMeter(MeterConfig{})); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(processCPU()-cpu0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+			b.ReportMetric(float64(cputime.Process()-cpu0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
 		})
 	}
 	observe := func(recs []transcript.Record) func(m *Meter) error {

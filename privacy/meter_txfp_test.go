@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/internal/testkit"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 )
 
@@ -40,15 +41,15 @@ func TestMeterTxFPSameQuantity(t *testing.T) {
 		for b := range blocks {
 			if b%(blocks/len(schedule)) == 0 {
 				rate := schedule[b/(blocks/len(schedule))]
-				latest = mustFilter(t, 200, rate, uint32(seq+1), bip37.UpdateNone, randomCandidates(rng, 200, 1)...)
-				_, err := m.Observe(loadRecord(seq, "peer", int32(b), latest))
+				latest = testkit.MustFilter(t, 200, rate, uint32(seq+1), bip37.UpdateNone, testkit.RandomCandidates(rng, 200, 1)...)
+				_, err := m.Observe(testkit.LoadRecord(seq, "peer", int32(b), latest))
 				require.NoError(t, err)
 				seq++
 			}
 			for range txsPerBlock {
 				tested++
 				for range DefaultElementsPerTx {
-					if latest.Matches(randomBytes(rng, 32)) {
+					if latest.Matches(testkit.RandomBytes(rng, 32)) {
 						fp++
 						break
 					}

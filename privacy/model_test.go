@@ -1,19 +1,17 @@
 package privacy
 
 import (
-	"context"
 	"math"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
+	"github.com/bloomwatch/bloomwatch/privacy/internal/testkit"
 	"github.com/bloomwatch/bloomwatch/privacy/joint"
+	"github.com/bloomwatch/bloomwatch/privacy/scan"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
-	"github.com/btcsuite/btcd/chaincfg/chainhash"
-	"github.com/btcsuite/btcd/txscript"
-	"github.com/btcsuite/btcd/wire"
 )
 
 // Tests of the joint model as the analyzer and the meter use it (issue
@@ -49,8 +47,8 @@ type reloadSet struct {
 // nest (x2, x4), do not divide (260 and 521 bytes), or both; every case
 // is sized to expect at least 20 false positives in the intersection.
 func sameTweakReloads(t *testing.T, rng *rand.Rand) []reloadSet {
-	els := jointElements(rng, 400)
-	mk := func(size int, k uint32, n int) *bip37.Filter { return newTestFilter(t, size, k, 77, els[:n]) }
+	els := testkit.Elements(rng, 400)
+	mk := func(size int, k uint32, n int) *bip37.Filter { return testkit.FilterOf(t, size, k, 77, els[:n]) }
 	return []reloadSet{
 		{"nested x2, same elements (300 then 600)", true, []*bip37.Filter{mk(130, 5, 150), mk(260, 5, 150)}},
 		{"nested x2 x4, growing", true, []*bip37.Filter{mk(130, 5, 140), mk(260, 5, 200), mk(520, 5, 300)}},
@@ -77,7 +75,7 @@ func TestAnalyzeAndMeterShareTheJointModel(t *testing.T) {
 			m := NewMeter(MeterConfig{})
 			var rd Reading
 			for i, f := range tc.filters {
-				recs = append(recs, loadRecord(uint64(i), "127.0.0.1:1", int32(i), f))
+				recs = append(recs, testkit.LoadRecord(uint64(i), "127.0.0.1:1", int32(i), f))
 				var err error
 				if rd, err = m.Observe(recs[i]); err != nil {
 					t.Fatal(err)
@@ -85,7 +83,7 @@ func TestAnalyzeAndMeterShareTheJointModel(t *testing.T) {
 			}
 			m.SetUniverse(u, "synthetic")
 			rd = m.Current()
-			rep := analyze(t, Input{Records: recs, Universe: Stream(Synthetic{Seed: 3, Count: u}), Attacks: Attacks{Intersection: true}})
+			rep := analyze(t, Input{Records: recs, Universe: element.Stream(scan.Synthetic{Seed: 3, Count: u}), Attacks: Attacks{Intersection: true}})
 			p := lastPoint(t, rep, StageIntersection)
 			if p.FPRate != rate || rd.IntersectionRate != rate {
 				t.Errorf("rates: analyzer %g, meter %g, JointRate %g", p.FPRate, rd.IntersectionRate, rate)
@@ -99,7 +97,7 @@ func TestAnalyzeAndMeterShareTheJointModel(t *testing.T) {
 				t.Errorf("the independent product %.3g agrees with %d measured: the case does not test correlation", p.IndependentFP, p.Matched)
 			}
 			// No wallet counts: every candidate is a chance match.
-			if !near(rd.IndependentFP/float64(u), joint.IndependentRate(tc.filters), 1e-9) {
+			if !testkit.Near(rd.IndependentFP/float64(u), joint.IndependentRate(tc.filters), 1e-9) {
 				t.Errorf("meter independent %g, want rate %g", rd.IndependentFP, joint.IndependentRate(tc.filters))
 			}
 			t.Logf("%d candidates: measured %d, joint %.2f, independent %.3g", u, p.Matched, p.ExpectedFP, p.IndependentFP)
@@ -112,11 +110,11 @@ func TestAnalyzeAndMeterShareTheJointModel(t *testing.T) {
 // per-transaction rate and the universe's source.
 func TestMeterReading(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 15))
-	els := jointElements(rng, 200)
-	a := newTestFilter(t, 153, 13, 9, els[:60])
-	b := newTestFilter(t, 306, 13, 9, els[:100])    // nested: 40 added
-	c := newTestFilter(t, 613, 13, 9, els[:150])    // does not nest
-	d := newTestFilter(t, 1226, 13, 9, els[20:200]) // nested on c: 50 added, 20 dropped
+	els := testkit.Elements(rng, 200)
+	a := testkit.FilterOf(t, 153, 13, 9, els[:60])
+	b := testkit.FilterOf(t, 306, 13, 9, els[:100])    // nested: 40 added
+	c := testkit.FilterOf(t, 613, 13, 9, els[:150])    // does not nest
+	d := testkit.FilterOf(t, 1226, 13, 9, els[20:200]) // nested on c: 50 added, 20 dropped
 	m := NewMeter(MeterConfig{})
 	m.SetUniverse(1000, "the test's")
 	if r := m.Current(); r.UniverseSource != "the test's" || r.AddedElements != -1 {
@@ -136,7 +134,7 @@ func TestMeterReading(t *testing.T) {
 		{"p1", d, 4, 50, 50},
 	}
 	for i, s := range steps {
-		r, err := m.Observe(loadRecord(uint64(i), s.peer, int32(i), s.f))
+		r, err := m.Observe(testkit.LoadRecord(uint64(i), s.peer, int32(i), s.f))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -149,7 +147,7 @@ func TestMeterReading(t *testing.T) {
 		case s.added >= 0 && (math.Abs(r.AddedElements-s.added) > 4*r.AddedStdErr+1 || r.AddedStdErr <= 0):
 			t.Errorf("step %d: added %.2f ± %.2f, truth %v", i, r.AddedElements, r.AddedStdErr, s.added)
 		}
-		if want := 1 - math.Pow(1-r.FPRate, DefaultElementsPerTx); !near(r.ExpectedTxFPRate, want, 1e-6) || r.ExpectedTxFPRate <= r.FPRate {
+		if want := 1 - math.Pow(1-r.FPRate, DefaultElementsPerTx); !testkit.Near(r.ExpectedTxFPRate, want, 1e-6) || r.ExpectedTxFPRate <= r.FPRate {
 			t.Errorf("step %d: tx rate %g, want %g", i, r.ExpectedTxFPRate, want)
 		}
 	}
@@ -157,7 +155,7 @@ func TestMeterReading(t *testing.T) {
 	// generation its own state; the other keeps the old one.
 	m2 := NewMeter(MeterConfig{ElementsPerTx: 1})
 	for i, p := range []string{"p1", "p2"} {
-		if _, err := m2.Observe(loadRecord(uint64(i), p, 0, a)); err != nil {
+		if _, err := m2.Observe(testkit.LoadRecord(uint64(i), p, 0, a)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -184,19 +182,19 @@ func TestAnalyzeReloadEstimates(t *testing.T) {
 		els = append(els, c.Forms[0])
 	}
 	filters := []*bip37.Filter{
-		newTestFilter(t, 153, 13, 5, els[:50]),
-		newTestFilter(t, 153, 13, 5, els[:50]),     // the same filter again: skipped
-		newTestFilter(t, 306, 13, 5, els[:90]),     // nested: 40 added
-		newTestFilter(t, 613, 13, 5, els[:150]),    // not nested: net change only
-		newTestFilter(t, 1226, 13, 5, els[30:250]), // nested: 100 added, 30 dropped
-		newTestFilter(t, 1226, 13, 6, els[30:250]), // another tweak: no predecessor
-		newTestFilter(t, 2452, 13, 5, els[30:260]), // nested on gen 4: 10 added
+		testkit.FilterOf(t, 153, 13, 5, els[:50]),
+		testkit.FilterOf(t, 153, 13, 5, els[:50]),     // the same filter again: skipped
+		testkit.FilterOf(t, 306, 13, 5, els[:90]),     // nested: 40 added
+		testkit.FilterOf(t, 613, 13, 5, els[:150]),    // not nested: net change only
+		testkit.FilterOf(t, 1226, 13, 5, els[30:250]), // nested: 100 added, 30 dropped
+		testkit.FilterOf(t, 1226, 13, 6, els[30:250]), // another tweak: no predecessor
+		testkit.FilterOf(t, 2452, 13, 5, els[30:260]), // nested on gen 4: 10 added
 	}
 	var recs []transcript.Record
 	for i, f := range filters {
-		recs = append(recs, loadRecord(uint64(i), "p", int32(i), f))
+		recs = append(recs, testkit.LoadRecord(uint64(i), "p", int32(i), f))
 	}
-	rep := analyze(t, Input{Records: recs, Universe: Stream(SliceUniverse(fx.universe)), Truth: fx.wallet})
+	rep := analyze(t, Input{Records: recs, Universe: element.Stream(element.SliceUniverse(fx.universe)), Truth: fx.wallet})
 	want := []struct {
 		gen, prev     int
 		nested        bool
@@ -233,14 +231,14 @@ func TestAnalyzeReloadEstimates(t *testing.T) {
 // requires both keeps about f^2 of the funded non-members instead of f.
 func TestAnalyzeOutpointTwoForms(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 17))
-	cand := func(funded bool) Candidate {
-		c := Candidate{Forms: [][]byte{randomBytes(rng, SyntheticHashSize)}}
+	cand := func(funded bool) element.Candidate {
+		c := element.Candidate{Forms: [][]byte{testkit.RandomBytes(rng, scan.SyntheticHashSize)}}
 		if funded {
-			c.Forms = append(c.Forms, randomBytes(rng, OutPointSize))
+			c.Forms = append(c.Forms, testkit.RandomBytes(rng, element.OutPointSize))
 		}
 		return c
 	}
-	var wallet, universe []Candidate
+	var wallet, universe []element.Candidate
 	for i := range 60 {
 		wallet = append(wallet, cand(i%2 == 0))
 	}
@@ -248,8 +246,8 @@ func TestAnalyzeOutpointTwoForms(t *testing.T) {
 		universe = append(universe, cand(i%2 == 0))
 	}
 	universe = append(universe, wallet...)
-	f := mustFilter(t, 90, 0.005, 8, bip37.UpdateAll, wallet...)
-	rep := analyze(t, Input{Records: []transcript.Record{loadRecord(0, "p", 0, f)}, Universe: Stream(SliceUniverse(universe)),
+	f := testkit.MustFilter(t, 90, 0.005, 8, bip37.UpdateAll, wallet...)
+	rep := analyze(t, Input{Records: []transcript.Record{testkit.LoadRecord(0, "p", 0, f)}, Universe: element.Stream(element.SliceUniverse(universe)),
 		Truth: wallet, Attacks: Attacks{BothForms: true}})
 	single, both := lastPoint(t, rep, StageSingle), lastPoint(t, rep, StageBothForms)
 	if both.Recall != 1 || both.Matched != countMatchingMixed(universe, f) {
@@ -258,7 +256,7 @@ func TestAnalyzeOutpointTwoForms(t *testing.T) {
 	inPoisson(t, "single", single.FalsePositives, single.ExpectedFP)
 	inPoisson(t, "two-form", both.FalsePositives, both.ExpectedFP)
 	r := f.CurrentFPRate()
-	if want := 100_000*r + 100_000*r*r; !near(both.ExpectedFP, want, 1e-9) {
+	if want := 100_000*r + 100_000*r*r; !testkit.Near(both.ExpectedFP, want, 1e-9) {
 		t.Errorf("two-form expected %g, want %g", both.ExpectedFP, want)
 	}
 	t.Logf("f = %.4f: single %d false positives (%.1f expected), two-form %d (%.1f)", r, single.FalsePositives, single.ExpectedFP, both.FalsePositives, both.ExpectedFP)
@@ -266,74 +264,14 @@ func TestAnalyzeOutpointTwoForms(t *testing.T) {
 
 // countMatchingMixed counts the candidates that match f through every
 // form when they have two, through their one form otherwise.
-func countMatchingMixed(cands []Candidate, f *bip37.Filter) (n uint64) {
+func countMatchingMixed(cands []element.Candidate, f *bip37.Filter) (n uint64) {
 	for _, c := range cands {
-		anyM, allM := bruteForce([]Candidate{c}, f)
+		anyM, allM := testkit.BruteForce([]element.Candidate{c}, f)
 		if len(c.Forms) > 1 && allM[0] || len(c.Forms) == 1 && anyM[0] {
 			n++
 		}
 	}
 	return n
-}
-
-// TestChainOutpointUniverse builds the two-form candidates from a chain:
-// each push with its outputs unspent at the height asked.
-func TestChainOutpointUniverse(t *testing.T) {
-	k1, k2 := testKey(1), testKey(2)
-	var c testChain
-	pay1 := pay(nil, nil, k1, k1) // two outputs to k1
-	c.block(pay1)
-	op0, op1 := wire.OutPoint{Hash: pay1.TxHash(), Index: 0}, wire.OutPoint{Hash: pay1.TxHash(), Index: 1}
-	spend := pay([]wire.OutPoint{op0}, []keyPair{k1}, k2)
-	c.block(spend)
-	bare := wire.NewMsgTx(wire.TxVersion)
-	bare.AddTxIn(wire.NewTxIn(&wire.OutPoint{Hash: chainhash.Hash{9}}, nil, nil))
-	pk, _ := txscript.NewScriptBuilder().AddData(k2.PubKey).AddOp(txscript.OP_CHECKSIG).Script()
-	bare.AddTxOut(wire.NewTxOut(5, pk))
-	c.block(bare)
-	ctx := context.Background()
-	forms := func(u SliceUniverse, key []byte) []string {
-		for _, cand := range u {
-			if string(cand.Forms[0]) == string(key) {
-				var out []string
-				for _, f := range cand.Forms[1:] {
-					out = append(out, string(f))
-				}
-				return out
-			}
-		}
-		return nil
-	}
-	at0, err := ChainOutpointUniverse(ctx, c.blocks, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := forms(at0, k1.Hash160); len(got) != 2 || got[0] != string(OutPointForm(op0)) || got[1] != string(OutPointForm(op1)) {
-		t.Errorf("at 0, k1's outpoints %x", got)
-	}
-	tip, err := ChainOutpointUniverse(ctx, c.blocks, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := forms(tip, k1.Hash160); len(got) != 1 || got[0] != string(OutPointForm(op1)) {
-		t.Errorf("at the tip, k1's outpoints %x (one was spent)", got)
-	}
-	if got := forms(tip, k2.Hash160); len(got) != 1 {
-		t.Errorf("k2's outpoints %x", got)
-	}
-	for _, cand := range tip {
-		if len(cand.Forms[0]) == len(k2.PubKey) {
-			t.Errorf("a bare-key output made a candidate %x", cand.Forms[0])
-		}
-	}
-	f := newTestFilter(t, 100, 5, 1, nil)
-	f.AddOutPoint(&op1)
-	if !f.Matches(OutPointForm(op1)) {
-		t.Error("OutPointForm differs from what AddOutPoint inserts")
-	}
-	if !strings.Contains(MainnetChainTxData.Describe(), "1235299397") {
-		t.Errorf("mainnet universe: %s", MainnetChainTxData.Describe())
-	}
 }
 
 // BenchmarkMeterCurrent is the meter's per-block cost after a long sync:
@@ -356,18 +294,18 @@ func BenchmarkMeterCurrent(b *testing.B) {
 func BenchmarkMeterCurrentMainnet(b *testing.B) {
 	rng := rand.New(rand.NewPCG(21, 21))
 	m := NewMeter(MeterConfig{})
-	if _, err := m.Observe(loadRecord(0, "p", 0, newTestFilter(b, 36000, 13, 3, jointElements(rng, 18000)))); err != nil {
+	if _, err := m.Observe(testkit.LoadRecord(0, "p", 0, testkit.FilterOf(b, 36000, 13, 3, testkit.Elements(rng, 18000)))); err != nil {
 		b.Fatal(err)
 	}
 	m.SetWallet(WalletCounts{OnChain: 2000, Watched: 4000, Elements: 18000})
-	m.SetUniverse(MainnetChainTxData.Candidates(), "bench")
+	m.SetUniverse(element.MainnetChainTxData.Candidates(), "bench")
 	rd := m.Current()
 	if rd.ExpectedFP < 1e4 {
 		b.Fatalf("expected %v false positives: the case is not wide", rd.ExpectedFP)
 	}
 	b.ResetTimer()
 	for i := range b.N {
-		m.SetUniverse(MainnetChainTxData.Candidates()+uint64(i), "bench")
+		m.SetUniverse(element.MainnetChainTxData.Candidates()+uint64(i), "bench")
 		_ = m.Current()
 	}
 }
@@ -380,7 +318,7 @@ func BenchmarkMeterReload(b *testing.B) {
 	rng := rand.New(rand.NewPCG(20, 20))
 	recs := make([]transcript.Record, b.N)
 	for i := range recs {
-		recs[i] = loadRecord(uint64(1000+i), "p", 0, newTestFilter(b, 36000, 13, 3, jointElements(rng, 2000)))
+		recs[i] = testkit.LoadRecord(uint64(1000+i), "p", 0, testkit.FilterOf(b, 36000, 13, 3, testkit.Elements(rng, 2000)))
 	}
 	b.ResetTimer()
 	for i := range b.N {
@@ -394,11 +332,11 @@ func BenchmarkMeterReload(b *testing.B) {
 // growing through the nested sizes up to 36,000 bytes.
 func meterWithReloads(b *testing.B, n int) *Meter {
 	rng := rand.New(rand.NewPCG(19, 19))
-	els := jointElements(rng, 4*n+64)
+	els := testkit.Elements(rng, 4*n+64)
 	m := NewMeter(MeterConfig{})
 	for i := range n {
 		size := min(153<<(i/15), 36000)
-		if _, err := m.Observe(loadRecord(uint64(i), "p", int32(i), newTestFilter(b, size, 13, 3, els[:64+4*i]))); err != nil {
+		if _, err := m.Observe(testkit.LoadRecord(uint64(i), "p", int32(i), testkit.FilterOf(b, size, 13, 3, els[:64+4*i]))); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/bloomwatch/bloomwatch/internal/table"
+	"github.com/bloomwatch/bloomwatch/privacy/behaviour"
+	"github.com/bloomwatch/bloomwatch/privacy/onpath"
 	"github.com/bloomwatch/bloomwatch/privacy/replay"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 )
@@ -88,7 +90,7 @@ func (r *Report) WriteTableRows(w io.Writer, maxRows int) error {
 		}
 	}
 	if r.Behaviour != nil {
-		writeBehaviour(&b, r.Behaviour)
+		behaviour.WriteReport(&b, r.Behaviour)
 	}
 	if v := r.Verdicts; v.Candidates > 0 {
 		fmt.Fprintf(&b, "\nverdicts: %d tests asked, %d with the power to fail; %s over those %d at a family-wise %g: %d rejected\n",
@@ -290,7 +292,7 @@ func writeSaturationRows(w io.Writer, pts []Point, truth bool) {
 
 // writeOnPath writes the report's on-path line: what an observer on the
 // path read, beside the peers' figures the report's tables give.
-func writeOnPath(b *strings.Builder, op *OnPathReading) {
+func writeOnPath(b *strings.Builder, op *onpath.Reading) {
 	if op == nil || op.Loads == 0 {
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/joint"
 	"github.com/bloomwatch/bloomwatch/privacy/replay"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
@@ -39,7 +40,7 @@ func (a *analysis) saturation(ctx context.Context) (Curve, error) {
 	c := Curve{Stage: StageSaturation}
 	tip, err := a.in.Chain.BestHeight()
 	if err != nil {
-		return c, fmt.Errorf("%w: best height: %w", ErrChain, err)
+		return c, fmt.Errorf("%w: best height: %w", element.ErrChain, err)
 	}
 	gens, err := a.saturationGens(tip)
 	if err != nil {
@@ -49,8 +50,8 @@ func (a *analysis) saturation(ctx context.Context) (Curve, error) {
 	if every <= 0 {
 		every = defaultSaturationEvery
 	}
-	walletTxs := NewWalletTxs(NewElementSetFromCandidates(a.in.Truth))
-	err = walkChain(ctx, a.in.Chain, 0, tip, func(h int32, b *wire.MsgBlock) error {
+	walletTxs := element.NewWalletTxs(element.NewSetFromCandidates(a.in.Truth))
+	err = element.WalkChain(ctx, a.in.Chain, 0, tip, func(h int32, b *wire.MsgBlock) error {
 		wallet := walletTxs.Block(b)
 		for _, g := range gens {
 			if h < g.from || h > g.to {

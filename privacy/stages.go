@@ -2,12 +2,15 @@ package privacy
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/joint"
 	"github.com/bloomwatch/bloomwatch/privacy/replay"
+	"github.com/bloomwatch/bloomwatch/privacy/scan"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 )
 
@@ -82,7 +85,7 @@ func (a *analysis) buckets(v view, intersect bool) ([]bucket, []int32) {
 	out := make([]bucket, len(heights)+1)
 	for j := range out {
 		b := &out[j]
-		b.forms, b.truth = make([]uint64, MaxFormsPerLine+1), make([]uint64, MaxFormsPerLine+1)
+		b.forms, b.truth = make([]uint64, element.MaxFormsPerLine+1), make([]uint64, element.MaxFormsPerLine+1)
 		b.constraints = []int{v.latest}
 		for _, g := range v.gens {
 			if j < len(heights) && g.height >= heights[j] && !slices.Contains(b.constraints, g.state) {
@@ -90,8 +93,8 @@ func (a *analysis) buckets(v view, intersect bool) ([]bucket, []int32) {
 			}
 		}
 	}
-	addCounts(out[0].forms, a.res.FormCounts)
-	addCounts(out[0].truth, a.res.TruthCounts)
+	scan.AddCounts(out[0].forms, a.res.FormCounts)
+	scan.AddCounts(out[0].truth, a.res.TruthCounts)
 	move := func(hist map[int32][]uint64, pick func(*bucket) []uint64) {
 		for h, c := range hist {
 			j := bucketOf(heights, h)
@@ -99,7 +102,7 @@ func (a *analysis) buckets(v view, intersect bool) ([]bucket, []int32) {
 				continue
 			}
 			subCounts(pick(&out[0]), c)
-			addCounts(pick(&out[j]), c)
+			scan.AddCounts(pick(&out[j]), c)
 		}
 	}
 	move(a.res.SeenCounts, func(b *bucket) []uint64 { return b.forms })
@@ -418,4 +421,12 @@ func (a *analysis) expectedFP(je *jointEval, forms, truth []uint64) expectation 
 		e.independent += je.independentRate(nf) * nonMembers
 	}
 	return e
+}
+
+// finiteOr returns v, or alt when v is infinite or NaN.
+func finiteOr(v, alt float64) float64 {
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return alt
+	}
+	return v
 }

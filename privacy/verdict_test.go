@@ -10,33 +10,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/bloomwatch/bloomwatch/privacy/behaviour"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
+	"github.com/bloomwatch/bloomwatch/privacy/internal/behavetest"
+	"github.com/bloomwatch/bloomwatch/privacy/internal/testkit"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
-
-// TestBehaviourOneSuspectNoVerdict: one reload right after the wallet's
-// only payment names one block; its chance range reaches 1.00, so neither
-// "points at the wallet" nor "no better than chance" can be printed: the
-// score says it cannot tell, and so does its one-line summary.
-func TestBehaviourOneSuspectNoVerdict(t *testing.T) {
-	c := newBehaveChain(rand.New(rand.NewSource(3)), 100, 160, 0.3)
-	first := int32(-1)
-	for h := c.from; h <= c.to; h++ {
-		if c.wallet[h] {
-			first = h
-			break
-		}
-	}
-	require.GreaterOrEqual(t, first, c.from)
-	r := runLive(t, c, func(h int32) bool { return h == first }, false)
-	s := r.Blocks.Score(SignalReloadTiming)
-	require.Equal(t, 1, s.Suspects)
-	require.Equal(t, 1.0, s.Chance.Hi, "the chance range of one suspect reaches 1.00")
-	require.Equal(t, VerdictNoPower, s.Verdict, "%v", s)
-	require.Less(t, s.Power, MinVerdictPower)
-	require.Nil(t, s.PHolm)
-	require.Contains(t, s.String(), "no verdict: 1 suspect cannot tell")
-}
 
 // TestVerdictsFlipOnWrongInput: each verdict comes out one way on a
 // right input and flips on a deliberately wrong one. The count
@@ -47,19 +27,19 @@ func TestBehaviourOneSuspectNoVerdict(t *testing.T) {
 // wallet; reloads on a schedule of their own are no better than chance.
 func TestVerdictsFlipOnWrongInput(t *testing.T) {
 	fx := newFixture(36, 20, 30_000, 1)
-	extra := randomCandidates(randv2.New(randv2.NewPCG(36, 1)), 150, 1)
-	f := mustFilter(t, 200, 0.01, 7, bip37.UpdateNone, append(fx.wallet, extra...)...)
-	univ := append(append([]Candidate(nil), fx.universe...), extra...)
-	rec := []transcript.Record{loadRecord(0, "127.0.0.1:1", 5, f)}
+	extra := testkit.RandomCandidates(randv2.New(randv2.NewPCG(36, 1)), 150, 1)
+	f := testkit.MustFilter(t, 200, 0.01, 7, bip37.UpdateNone, append(fx.wallet, extra...)...)
+	univ := append(append([]element.Candidate(nil), fx.universe...), extra...)
+	rec := []transcript.Record{testkit.LoadRecord(0, "127.0.0.1:1", 5, f)}
 	for _, tc := range []struct {
 		name  string
-		truth []Candidate
+		truth []element.Candidate
 		want  string
 	}{
-		{"right truth", append(append([]Candidate(nil), fx.wallet...), extra...), stats.ComparisonInside},
+		{"right truth", append(append([]element.Candidate(nil), fx.wallet...), extra...), stats.ComparisonInside},
 		{"truth missing 150 inserted elements", fx.wallet, stats.ComparisonOutside},
 	} {
-		rep := analyze(t, Input{Records: rec, Universe: Stream(SliceUniverse(univ)), Truth: tc.truth})
+		rep := analyze(t, Input{Records: rec, Universe: element.Stream(element.SliceUniverse(univ)), Truth: tc.truth})
 		p := lastPoint(t, rep, StageSingle)
 		require.Equalf(t, tc.want, p.Comparison, "%s: %d false positives, %.1f expected, power %.2f", tc.name, p.FalsePositives, p.ExpectedFP, p.ComparisonPower)
 		require.NotNil(t, p.ComparisonPHolm)
@@ -68,15 +48,15 @@ func TestVerdictsFlipOnWrongInput(t *testing.T) {
 		require.Contains(t, b.String(), map[string]string{stats.ComparisonInside: "inside (", stats.ComparisonOutside: "OUTSIDE ("}[tc.want])
 	}
 
-	c := newBehaveChain(rand.New(rand.NewSource(1)), 100, 399, 0.3)
-	immediate := runLive(t, c, func(h int32) bool { return c.wallet[h] }, false)
-	require.Equal(t, VerdictPoints, immediate.Blocks.Score(SignalReloadTiming).Verdict)
+	c := behavetest.NewChain(rand.New(rand.NewSource(1)), 100, 399, 0.3)
+	immediate := behavetest.RunLive(t, c, func(h int32) bool { return c.Wallet[h] }, false)
+	require.Equal(t, behaviour.VerdictPoints, immediate.Blocks.Score(behaviour.SignalReloadTiming).Verdict)
 	rng := rand.New(rand.NewSource(2))
-	c = newBehaveChain(rng, 100, 599, 0.3)
-	own := runLive(t, c, scheduled(rng, c.from), true)
-	s := own.Blocks.Score(SignalReloadTiming)
-	require.Equalf(t, VerdictChance, s.Verdict, "%v (power %.2f)", s, s.Power)
-	require.GreaterOrEqual(t, s.Power, MinVerdictPower)
+	c = behavetest.NewChain(rng, 100, 599, 0.3)
+	own := behavetest.RunLive(t, c, behavetest.Scheduled(rng, c.From), true)
+	s := own.Blocks.Score(behaviour.SignalReloadTiming)
+	require.Equalf(t, behaviour.VerdictChance, s.Verdict, "%v (power %.2f)", s, s.Power)
+	require.GreaterOrEqual(t, s.Power, behaviour.MinVerdictPower)
 }
 
 // TestVerdictCalibration: over 100 correct inputs (fresh universes
@@ -92,16 +72,16 @@ func TestVerdictCalibration(t *testing.T) {
 		seed := uint64(1000 + run)
 		fx := newFixture(seed, 20, 20_000, 1)
 		fs := []*bip37.Filter{
-			mustFilter(t, 20, 0.02, uint32(seed), bip37.UpdateNone, fx.wallet...),
-			mustFilter(t, 20, 0.005, uint32(seed), bip37.UpdateNone, fx.wallet...),
-			mustFilter(t, 20, 0.05, uint32(seed)+1, bip37.UpdateNone, fx.wallet...),
-			mustFilter(t, 20, 0.01, uint32(seed)+1, bip37.UpdateNone, fx.wallet...),
+			testkit.MustFilter(t, 20, 0.02, uint32(seed), bip37.UpdateNone, fx.wallet...),
+			testkit.MustFilter(t, 20, 0.005, uint32(seed), bip37.UpdateNone, fx.wallet...),
+			testkit.MustFilter(t, 20, 0.05, uint32(seed)+1, bip37.UpdateNone, fx.wallet...),
+			testkit.MustFilter(t, 20, 0.01, uint32(seed)+1, bip37.UpdateNone, fx.wallet...),
 		}
 		var rec []transcript.Record
 		for i, f := range fs {
-			rec = append(rec, loadRecord(uint64(i), "127.0.0.1:1", int32(5+i), f))
+			rec = append(rec, testkit.LoadRecord(uint64(i), "127.0.0.1:1", int32(5+i), f))
 		}
-		rep := analyze(t, Input{Records: rec, Universe: Stream(SliceUniverse(fx.universe)), Truth: fx.wallet,
+		rep := analyze(t, Input{Records: rec, Universe: element.Stream(element.SliceUniverse(fx.universe)), Truth: fx.wallet,
 			Attacks: Attacks{Intersection: true}})
 		tests += rep.Verdicts.Printed
 		if rep.Verdicts.Rejected > 0 {
@@ -121,8 +101,8 @@ func TestVerdictCalibration(t *testing.T) {
 // method is named beside it in the text, the JSON and the CSV.
 func TestIntervalMethodsNamed(t *testing.T) {
 	fx := newFixture(37, 20, 200_000, 1)
-	f := mustFilter(t, 20, 0.02, 9, bip37.UpdateNone, fx.wallet...)
-	rep := analyze(t, Input{Records: []transcript.Record{loadRecord(0, "127.0.0.1:1", 5, f)}, Universe: Stream(SliceUniverse(fx.universe)), Truth: fx.wallet})
+	f := testkit.MustFilter(t, 20, 0.02, 9, bip37.UpdateNone, fx.wallet...)
+	rep := analyze(t, Input{Records: []transcript.Record{testkit.LoadRecord(0, "127.0.0.1:1", 5, f)}, Universe: element.Stream(element.SliceUniverse(fx.universe)), Truth: fx.wallet})
 	p := lastPoint(t, rep, StageSingle)
 	require.Equal(t, stats.MethodPoissonMapped, p.PrecisionCI.Method)
 	require.InDelta(t, stats.Precision(20, p.FalsePositivesCI.Hi), p.PrecisionCI.Lo, 1e-12)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/behaviour"
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/bloomwatch/bloomwatch/wallet"
@@ -216,13 +217,13 @@ func (s *Session) handleEvent(ctx context.Context, f *feed, ev spv.Event) (end b
 		// What a peer sent in a filtered block (the behaviour attack's
 		// side of the peer; judged when MatchedTx comes).
 		for _, id := range ev.Matched {
-			s.meter.ObserveSent(ev.Time, ev.Peer, ev.Height, privacy.SentTx{ID: id})
+			s.meter.ObserveSent(ev.Time, ev.Peer, ev.Height, behaviour.SentTx{ID: id})
 		}
 	case spv.MatchedTx:
 		// The watcher's verdict on a transaction a peer sent, or a
 		// mempool relay, for the behaviour attack.
 		if ev.Peer != "" && (ev.Relevant || ev.Height < 0) {
-			s.meter.ObserveSent(ev.Time, ev.Peer, ev.Height, privacy.SentTx{ID: ev.Txid, Wallet: ev.Relevant})
+			s.meter.ObserveSent(ev.Time, ev.Peer, ev.Height, behaviour.SentTx{ID: ev.Txid, Wallet: ev.Relevant})
 		}
 		// An unconfirmed payment marks its address used, a relayed false
 		// positive counts in the wallet's statistics (a block's come with

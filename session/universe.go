@@ -10,7 +10,7 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/internal/atomicfile"
 	"github.com/bloomwatch/bloomwatch/internal/boundedread"
-	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
 )
 
 // UniverseFile is the name, in the light node's directory (next to the
@@ -46,8 +46,8 @@ type universeState struct {
 
 // universeFeed keeps the meter's universe |A|: the transactions of the
 // blocks filtered in earlier runs (base) plus this run's (spv's
-// Status.Tested), times privacy.ScriptsPerTx; on mainnet the whole
-// chain's figure (privacy.MainnetChainTxData) instead, since the
+// Status.Tested), times element.ScriptsPerTx; on mainnet the whole
+// chain's figure (element.MainnetChainTxData) instead, since the
 // adversary tests every script on chain, not only those of the blocks
 // this wallet fetched.
 type universeFeed struct {
@@ -64,7 +64,7 @@ type universeFeed struct {
 // ignored (the estimate is only the meter's, never the wallet's).
 func loadUniverse(dir, network string, log *slog.Logger) universeFeed {
 	u := universeFeed{path: filepath.Join(dir, UniverseFile), network: network, runFrom: -1}
-	u.base = universeState{Version: universeVersion, Network: network, From: -1, To: -1, ScriptsPerTx: privacy.ScriptsPerTx}
+	u.base = universeState{Version: universeVersion, Network: network, From: -1, To: -1, ScriptsPerTx: element.ScriptsPerTx}
 	raw, err := boundedread.ReadFile(u.path, maxUniverseFileBytes, "maxUniverseFileBytes")
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -119,14 +119,14 @@ func (u *universeFeed) update(tested uint64, to int32) {
 
 // size returns the universe the meter uses and its description.
 func (u *universeFeed) size() (uint64, string) {
-	if u.network == privacy.MainnetChainTxData.Network {
-		return privacy.MainnetChainTxData.Candidates(), privacy.MainnetChainTxData.Describe()
+	if u.network == element.MainnetChainTxData.Network {
+		return element.MainnetChainTxData.Candidates(), element.MainnetChainTxData.Describe()
 	}
 	c := u.cur
 	if c.To < 0 {
 		return 0, "no merkleblock counted yet (estimate kept in " + u.path + ")"
 	}
-	return privacy.UniverseFromTxs(c.Txs), privacy.DescribeTxUniverse(c.Txs, c.From, c.To, u.path)
+	return element.UniverseFromTxs(c.Txs), element.DescribeTxUniverse(c.Txs, c.From, c.To, u.path)
 }
 
 // universeFileMode is UniverseFile's permission.

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/stretchr/testify/require"
 )
 
@@ -27,7 +27,7 @@ func TestUniverseFeedPersists(t *testing.T) {
 	u.block(101, false)
 	u.update(1000, 200)
 	n, src = u.size()
-	require.Equal(t, uint64(1000*privacy.ScriptsPerTx), n, "run 1: %d %q", n, src)
+	require.Equal(t, uint64(1000*element.ScriptsPerTx), n, "run 1: %d %q", n, src)
 	require.Contains(t, src, "heights 101..200", "run 1: %d %q", n, src)
 	require.Contains(t, src, UniverseFile, "run 1: %d %q", n, src)
 	require.NoError(t, u.save())
@@ -35,11 +35,11 @@ func TestUniverseFeedPersists(t *testing.T) {
 	// block, and grows by this run's count.
 	u = loadUniverse(dir, "regtest", log)
 	n, _ = u.size()
-	require.Equal(t, uint64(1000*privacy.ScriptsPerTx), n, "after restart: %d", n)
+	require.Equal(t, uint64(1000*element.ScriptsPerTx), n, "after restart: %d", n)
 	u.block(201, false)
 	u.update(500, 250)
 	n, src = u.size()
-	require.Equal(t, uint64(1500*privacy.ScriptsPerTx), n, "run 2: %d %q", n, src)
+	require.Equal(t, uint64(1500*element.ScriptsPerTx), n, "run 2: %d %q", n, src)
 	require.Contains(t, src, "heights 101..250", "run 2: %d %q", n, src)
 	require.NoError(t, u.save())
 	// Run 3 rescans from height 151: the part of the 1,500 below it is
@@ -49,7 +49,7 @@ func TestUniverseFeedPersists(t *testing.T) {
 	u.block(151, false)
 	u.update(1200, 250)
 	n, _ = u.size()
-	require.Equal(t, uint64((500+1200)*privacy.ScriptsPerTx), n, "rescan: %d, want %d", n, (500+1200)*privacy.ScriptsPerTx)
+	require.Equal(t, uint64((500+1200)*element.ScriptsPerTx), n, "rescan: %d, want %d", n, (500+1200)*element.ScriptsPerTx)
 	// Another network's file, or a malformed one, starts over.
 	u = loadUniverse(dir, "simnet", log)
 	require.Equal(t, uint64(0), u.cur.Txs, "simnet read regtest's estimate: %+v", u.cur)
@@ -61,6 +61,6 @@ func TestUniverseFeedPersists(t *testing.T) {
 	m.block(900000, false)
 	m.update(10, 900001)
 	n, src = m.size()
-	require.Equal(t, privacy.MainnetChainTxData.Candidates(), n, "mainnet: %d %q", n, src)
+	require.Equal(t, element.MainnetChainTxData.Candidates(), n, "mainnet: %d %q", n, src)
 	require.Contains(t, src, "chainTxData", "mainnet: %d %q", n, src)
 }

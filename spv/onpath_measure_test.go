@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/filterpolicy"
-	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/onpath"
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/testnet"
 	"github.com/bloomwatch/bloomwatch/transcript"
@@ -121,9 +121,9 @@ func TestOnPathObserverMeasured(t *testing.T) {
 
 // chainShapes returns the observer's view of the blocks from..to (the
 // stripped size of every transaction, in block order) and their txids.
-func chainShapes(t *testing.T, h *testnet.Harness, from, to int32) ([]privacy.PathBlock, map[int32][]chainhash.Hash) {
+func chainShapes(t *testing.T, h *testnet.Harness, from, to int32) ([]onpath.Block, map[int32][]chainhash.Hash) {
 	t.Helper()
-	var blocks []privacy.PathBlock
+	var blocks []onpath.Block
 	txids := map[int32][]chainhash.Hash{}
 	for ht := from; ht <= to; ht++ {
 		hash, err := h.Node().RPC().GetBlockHash(int64(ht))
@@ -134,7 +134,7 @@ func chainShapes(t *testing.T, h *testnet.Harness, from, to int32) ([]privacy.Pa
 		if err != nil {
 			t.Fatal(err)
 		}
-		pb := privacy.PathBlock{Height: ht}
+		pb := onpath.Block{Height: ht}
 		for _, tx := range b.Transactions {
 			pb.TxSizes = append(pb.TxSizes, tx.SerializeSizeStripped())
 			txids[ht] = append(txids[ht], tx.TxHash())
@@ -145,7 +145,7 @@ func chainShapes(t *testing.T, h *testnet.Harness, from, to int32) ([]privacy.Pa
 }
 
 // measureOnPath runs one v2 sync and scores the observer.
-func measureOnPath(t *testing.T, c *transportChain, h *testnet.Harness, run onPathRun, blocks []privacy.PathBlock, txids map[int32][]chainhash.Hash) onPathResult {
+func measureOnPath(t *testing.T, c *transportChain, h *testnet.Harness, run onPathRun, blocks []onpath.Block, txids map[int32][]chainhash.Hash) onPathResult {
 	relay, err := testnet.StartRelay(t.Context(), h.Node().P2PAddr())
 	if err != nil {
 		t.Fatal(err)
@@ -230,9 +230,9 @@ func measureOnPath(t *testing.T, c *transportChain, h *testnet.Harness, run onPa
 	res.anyBlocks, res.walletBlocks = len(anyBlock), len(walletBlock)
 	res.matched, res.walletTxs = len(matched), len(wallet)
 	mu.Lock()
-	var pkts []privacy.PathPacket
+	var pkts []onpath.Packet
 	for _, p := range taps {
-		pkts = append(pkts, privacy.PathPacket{Time: p.Time, Out: p.Out, Bytes: p.Bytes})
+		pkts = append(pkts, onpath.Packet{Time: p.Time, Out: p.Out, Bytes: p.Bytes})
 		if p.Out {
 			res.sent += p.Bytes
 		} else {
@@ -246,14 +246,14 @@ func measureOnPath(t *testing.T, c *transportChain, h *testnet.Harness, run onPa
 			res.reads++
 		}
 	}
-	st := privacy.ObserveFilteredBlocks(pkts, blocks, run.fp)
+	st := onpath.ObserveFilteredBlocks(pkts, blocks, run.fp)
 	// The reading from lengths alone takes every merkleblock and
 	// transaction packet for what it is, and nothing else for either.
 	wrong := 0
 	mu.Lock()
 	for i, p := range taps {
 		want := ""
-		if !p.Out && (p.Cmd == privacy.RoleMerkleBlock || p.Cmd == privacy.RoleTx) {
+		if !p.Out && (p.Cmd == onpath.RoleMerkleBlock || p.Cmd == onpath.RoleTx) {
 			want = p.Cmd
 		}
 		if st.Roles[i] != want {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/behaviour"
 )
 
 // privacyPanel is the live privacy meter in words: how many addresses
@@ -274,14 +274,14 @@ func (m *Model) axisLine(w int) string {
 // verdict with what it read, then what the client's timing named
 // (blocks, then transactions) with its precision against your own truth
 // beside what naming as many at random gives.
-func behaviourLines(k func(string) string, w int, b *privacy.BehaviourReading) []string {
+func behaviourLines(k func(string) string, w int, b *behaviour.Reading) []string {
 	seen := k(fmt.Sprintf("%d reloads, %d re-fetches seen", b.Reloads, b.Refetches))
-	blocks, txs := b.Blocks.Score(privacy.SignalAny), b.Txs.Score(privacy.SignalAny)
+	blocks, txs := b.Blocks.Score(behaviour.SignalAny), b.Txs.Score(behaviour.SignalAny)
 	if blocks.Suspects == 0 && txs.Suspects == 0 {
 		return []string{joinFit(w, k(" · "), k("timing attack: names nothing yet"), seen)}
 	}
 	verdict := behaviourVerdict(blocks, txs)
-	level := func(one, many string, s privacy.BehaviourScore) string {
+	level := func(one, many string, s behaviour.Score) string {
 		what := many
 		if s.Suspects == 1 {
 			what = one
@@ -299,10 +299,10 @@ func behaviourLines(k func(string) string, w int, b *privacy.BehaviourReading) [
 // "points at" if either level's does, then "avoids", then "no better
 // than chance" if a level's test had the power to say so, else no
 // verdict, with the suspects that cannot tell.
-func behaviourVerdict(scores ...privacy.BehaviourScore) string {
+func behaviourVerdict(scores ...behaviour.Score) string {
 	var chance bool
-	var noPower []privacy.BehaviourScore
-	for _, want := range []string{privacy.VerdictPoints, privacy.VerdictAvoids} {
+	var noPower []behaviour.Score
+	for _, want := range []string{behaviour.VerdictPoints, behaviour.VerdictAvoids} {
 		for _, s := range scores {
 			if s.Verdict == want {
 				return s.Verdict
@@ -311,17 +311,17 @@ func behaviourVerdict(scores ...privacy.BehaviourScore) string {
 	}
 	for _, s := range scores {
 		switch s.Verdict {
-		case privacy.VerdictChance:
+		case behaviour.VerdictChance:
 			chance = true
-		case privacy.VerdictNoPower:
+		case behaviour.VerdictNoPower:
 			noPower = append(noPower, s)
 		}
 	}
 	switch {
 	case chance:
-		return privacy.VerdictChance
+		return behaviour.VerdictChance
 	case len(noPower) > 0:
 		return noPower[0].NoPowerText()
 	}
-	return privacy.VerdictNoTruth
+	return behaviour.VerdictNoTruth
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/spv"
 )
 
@@ -238,7 +239,7 @@ func TestLogLinesReadWhole(t *testing.T) {
 // universe's source, is not cut (it was capped at 120 runes, so the help
 // ended in "= 2800 ca…." above empty rows).
 func TestHelpShowsTheUniverseSourceWhole(t *testing.T) {
-	src := privacy.DescribeTxUniverse(1400, 433, 466, "/tmp/bloomwatch-demo-1234/spv/universe.json")
+	src := element.DescribeTxUniverse(1400, 433, 466, "/tmp/bloomwatch-demo-1234/spv/universe.json")
 	rs := scriptedReadings(t)
 	last := rs[len(rs)-1]
 	last.UniverseSource = src

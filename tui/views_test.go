@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
-	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/behaviour"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/transcript"
@@ -223,11 +223,11 @@ func TestDetailCoinbaseScriptSigMatch(t *testing.T) {
 func TestPrivacyPanelBehaviour(t *testing.T) {
 	m := scriptedModel(t, 160, 48, nil)
 	r := m.st.reading
-	r.Behaviour = &privacy.BehaviourReading{HasTruth: true, Reloads: 9, Refetches: 4,
-		Blocks: privacy.BehaviourLevel{Scores: []privacy.BehaviourScore{{Signal: privacy.SignalAny, Suspects: 9, Hits: 9,
-			Precision: 1, Chance: stats.Interval{Hi: 0.44}, Verdict: privacy.VerdictPoints}}},
-		Txs: privacy.BehaviourLevel{Scores: []privacy.BehaviourScore{{Signal: privacy.SignalAny, Suspects: 11, Hits: 9,
-			Precision: 0.82, Chance: stats.Interval{Hi: 0.18}, Verdict: privacy.VerdictPoints}}}}
+	r.Behaviour = &behaviour.Reading{HasTruth: true, Reloads: 9, Refetches: 4,
+		Blocks: behaviour.Level{Scores: []behaviour.Score{{Signal: behaviour.SignalAny, Suspects: 9, Hits: 9,
+			Precision: 1, Chance: stats.Interval{Hi: 0.44}, Verdict: behaviour.VerdictPoints}}},
+		Txs: behaviour.Level{Scores: []behaviour.Score{{Signal: behaviour.SignalAny, Suspects: 11, Hits: 9,
+			Precision: 0.82, Chance: stats.Interval{Hi: 0.18}, Verdict: behaviour.VerdictPoints}}}}
 	m.st.reading = r
 	plain := ansi.Strip(strings.Join(privacyP.render(&m, 100, 30), "\n"))
 	require.Contains(t, plain, "timing attack: points at your wallet · 9 reloads, 4 re-fetches seen")
@@ -235,7 +235,7 @@ func TestPrivacyPanelBehaviour(t *testing.T) {
 	require.Contains(t, plain, "timing attack: points at your wallet\n")
 	require.Contains(t, plain, "  named 9 blocks: precision 1.00, chance ≤ 0.44")
 	require.Contains(t, plain, "  named 11 txs: precision 0.82, chance ≤ 0.18")
-	r.Behaviour = &privacy.BehaviourReading{Reloads: 2}
+	r.Behaviour = &behaviour.Reading{Reloads: 2}
 	m.st.reading = r
 	plain = ansi.Strip(strings.Join(privacyP.render(&m, 100, 30), "\n"))
 	require.Contains(t, plain, "timing attack: names nothing yet")

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/testnet"
 	"github.com/bloomwatch/bloomwatch/wallet"
 	"github.com/bloomwatch/bloomwatch/watch"
@@ -27,7 +28,7 @@ import (
 
 // leakChain builds blocks the wallet applies and the analyzer reads.
 type leakChain struct {
-	blocks privacy.MemChain
+	blocks element.MemChain
 	prev   chainhash.Hash
 	n      uint32
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/behaviour"
 	"github.com/bloomwatch/bloomwatch/session"
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/testnet"
@@ -184,7 +185,7 @@ func TestBehaviourAttackOnSparsePayments(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The peer is btcd: it filters with btcd's relevance rules.
-	rep, err := privacy.AnalyzeBehaviour(ctx, records, nodeChain{rpc: h.Node().RPC()}, used, privacy.BehaviourOptions{Rules: bip37.RulesBtcd})
+	rep, err := behaviour.Analyze(ctx, records, nodeChain{rpc: h.Node().RPC()}, used, behaviour.Options{Rules: bip37.RulesBtcd})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,17 +196,17 @@ func TestBehaviourAttackOnSparsePayments(t *testing.T) {
 	}
 	mb := meter.Behaviour
 	t.Logf("meter: %d reloads (%d pointed, %d ambiguous), %d re-fetches; blocks %d of %d the wallet's, %v; txs %d of %d, %v",
-		mb.Reloads, mb.Pointed, mb.Ambiguous, mb.Refetches, mb.Blocks.Wallet, mb.Blocks.Candidates, mb.Blocks.Score(privacy.SignalAny),
-		mb.Txs.Wallet, mb.Txs.Candidates, mb.Txs.Score(privacy.SignalAny))
+		mb.Reloads, mb.Pointed, mb.Ambiguous, mb.Refetches, mb.Blocks.Wallet, mb.Blocks.Candidates, mb.Blocks.Score(behaviour.SignalAny),
+		mb.Txs.Wallet, mb.Txs.Candidates, mb.Txs.Score(behaviour.SignalAny))
 	sameReading(t, mb, rep)
 	judgeBehaviour(t, rep)
 }
 
 // checkAnalyzeCommand runs the attack as a user would, `bloomwatch
 // privacy analyze --attacks behaviour` against the node's RPC with a
-// truth file (wallet export-truth's), and checks that its JSON names what AnalyzeBehaviour named
+// truth file (wallet export-truth's), and checks that its JSON names what behaviour.Analyze named
 // and that its table prints the stage.
-func checkAnalyzeCommand(t *testing.T, h *testnet.Harness, dir, truth string, want *privacy.BehaviourReport) {
+func checkAnalyzeCommand(t *testing.T, h *testnet.Harness, dir, truth string, want *behaviour.Report) {
 	t.Helper()
 	user, pass := h.Node().RPCCredentials()
 	args := []string{"privacy", "analyze", "--transcript", session.TranscriptPath(dir), "--btcd-rpc", h.Node().RPCAddr(),
@@ -224,9 +225,9 @@ func checkAnalyzeCommand(t *testing.T, h *testnet.Harness, dir, truth string, wa
 	if got == nil {
 		t.Fatalf("privacy analyze --json: no behaviour stage")
 	}
-	gs, ws := got.Blocks.Score(privacy.SignalAny), want.Blocks.Score(privacy.SignalAny)
+	gs, ws := got.Blocks.Score(behaviour.SignalAny), want.Blocks.Score(behaviour.SignalAny)
 	if len(got.SuspectBlocks) != len(want.SuspectBlocks) || gs.Suspects != ws.Suspects || gs.Hits != ws.Hits || gs.PValue != ws.PValue {
-		t.Errorf("privacy analyze --json: behaviour %+v, want %+v", got, want.BehaviourReading)
+		t.Errorf("privacy analyze --json: behaviour %+v, want %+v", got, want.Reading)
 	}
 	out.Reset()
 	if code := run(args, &out, &errb); code != 0 {
@@ -264,7 +265,7 @@ func waitWatcher(ctx context.Context, t *testing.T, s *session.Session, h *testn
 }
 
 // logBehaviour logs the attack's figures.
-func logBehaviour(t *testing.T, rep *privacy.BehaviourReport) {
+func logBehaviour(t *testing.T, rep *behaviour.Report) {
 	t.Helper()
 	t.Logf("servings %d, new blocks %d, relays %d; reloads %d (%d added elements, %d pointed, %d ambiguous, median delay %.3f s); re-fetches %d",
 		rep.Servings, rep.LiveBlocks, rep.Relays, rep.Reloads, rep.PointingReloads, rep.Pointed, rep.Ambiguous, rep.MedianDelay, rep.Refetches)
@@ -278,7 +279,7 @@ func logBehaviour(t *testing.T, rep *privacy.BehaviourReport) {
 	t.Logf("  suspect blocks: %v", rep.SuspectBlocks)
 	for _, lv := range []struct {
 		name string
-		l    privacy.BehaviourLevel
+		l    behaviour.Level
 	}{{"blocks", rep.Blocks}, {"txs", rep.Txs}} {
 		t.Logf("%s: %d candidates, %d the wallet's, base rate %.3f", lv.name, lv.l.Candidates, lv.l.Wallet, lv.l.BaseRate)
 		for _, s := range lv.l.Scores {
@@ -305,10 +306,10 @@ func logBehaviour(t *testing.T, rep *privacy.BehaviourReport) {
 // saturation of btcd's filters once their bits covered the empty
 // element: 338 blocks and 1,218 transactions against the 399 and 2,516
 // the peers sent, on one run.)
-func sameReading(t *testing.T, meter *privacy.BehaviourReading, an *privacy.BehaviourReport) {
+func sameReading(t *testing.T, meter *behaviour.Reading, an *behaviour.Report) {
 	t.Helper()
-	mb, ab := meter.Blocks.Score(privacy.SignalAny), an.Blocks.Score(privacy.SignalAny)
-	mt, at := meter.Txs.Score(privacy.SignalAny), an.Txs.Score(privacy.SignalAny)
+	mb, ab := meter.Blocks.Score(behaviour.SignalAny), an.Blocks.Score(behaviour.SignalAny)
+	mt, at := meter.Txs.Score(behaviour.SignalAny), an.Txs.Score(behaviour.SignalAny)
 	t.Logf("meter vs analyzer: blocks %d vs %d candidates, %d vs %d the wallet's, %d/%d vs %d/%d suspects hit; txs %d vs %d candidates, %d/%d vs %d/%d",
 		meter.Blocks.Candidates, an.Blocks.Candidates, meter.Blocks.Wallet, an.Blocks.Wallet, mb.Hits, mb.Suspects, ab.Hits, ab.Suspects,
 		meter.Txs.Candidates, an.Txs.Candidates, mt.Hits, mt.Suspects, at.Hits, at.Suspects)
@@ -329,11 +330,11 @@ const relayDating = 2
 
 // judgeBehaviour fails every comparison whose precision is outside
 // chance at the family level.
-func judgeBehaviour(t *testing.T, rep *privacy.BehaviourReport) {
+func judgeBehaviour(t *testing.T, rep *behaviour.Report) {
 	t.Helper()
 	for _, lv := range []struct {
 		name string
-		l    privacy.BehaviourLevel
+		l    behaviour.Level
 	}{{"blocks", rep.Blocks}, {"txs", rep.Txs}} {
 		if lv.l.Candidates < 50 || lv.l.BaseRate > 0.5 {
 			t.Errorf("%s: %d candidates, base rate %.3f: too few, or too many the wallet's, to tell an attack that points", lv.name, lv.l.Candidates, lv.l.BaseRate)

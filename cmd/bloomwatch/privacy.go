@@ -11,9 +11,12 @@ import (
 	"github.com/bloomwatch/bloomwatch/internal/boundedread"
 	"github.com/bloomwatch/bloomwatch/internal/progress"
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/behaviour"
 	"github.com/bloomwatch/bloomwatch/privacy/btcdrpc"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/plot"
 	"github.com/bloomwatch/bloomwatch/privacy/replay"
+	"github.com/bloomwatch/bloomwatch/privacy/scan"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -105,10 +108,10 @@ func newPrivacyAnalyzeCmd() *cobra.Command {
 	f.StringVar(&o.png, "png", "", "draw the collapse curves to this PNG file (and its caption to NAME.caption.txt beside it)")
 	f.IntVar(&o.workers, "workers", 0, "scan goroutines (default: all CPUs)")
 	f.Int32Var(&o.saturationEvery, "saturation-every", 1, "one saturation point per this many blocks")
-	f.IntVar(&o.maxHits, "max-hits", privacy.DefaultMaxHits, "most matching candidates kept")
+	f.IntVar(&o.maxHits, "max-hits", scan.DefaultMaxHits, "most matching candidates kept")
 	f.BoolVar(&o.outpoints, "outpoints", false, "candidates carry their unspent outpoints as further forms (needs --btcd-rpc)")
 	f.StringVar(&o.bip158, "bip158-transcript", "", "the transcript of a BIP158 sync of the same wallet: its block requests are analyzed beside the BIP37 figures (needs --btcd-rpc)")
-	f.StringVar(&o.serverRules, "server-rules", privacy.ServerRulesCore, "relevance rules the peers filtered with, for saturation and behaviour: core (Bitcoin Core, bcoin) or btcd")
+	f.StringVar(&o.serverRules, "server-rules", behaviour.ServerRulesCore, "relevance rules the peers filtered with, for saturation and behaviour: core (Bitcoin Core, bcoin) or btcd")
 	return cmd
 }
 
@@ -136,7 +139,7 @@ func (o *privacyAnalyzeOptions) run(cmd *cobra.Command, _ []string) error {
 	if len(cfRecs) > 0 && len(transcript.FilterRecords(records)) == 0 {
 		return o.runBIP158Only(cmd, cfRecs)
 	}
-	rules, _ := privacy.ParseServerRules(o.serverRules) // checked
+	rules, _ := behaviour.ParseServerRules(o.serverRules) // checked
 	in := privacy.Input{Records: records, Attacks: attacks, Workers: o.workers, MaxHits: o.maxHits, SaturationEvery: o.saturationEvery,
 		ServerRules: rules}
 	if o.truth != "" {
@@ -153,10 +156,10 @@ func (o *privacyAnalyzeOptions) run(cmd *cobra.Command, _ []string) error {
 			return err
 		}
 		defer f.Close()
-		in.Universe = privacy.NewFileUniverse(f)
+		in.Universe = element.NewFileUniverse(f)
 		in.UniverseSource = "element file " + o.universe
 	case o.synthetic > 0:
-		in.Universe = privacy.Stream(privacy.Synthetic{Seed: o.seed, Count: o.synthetic, PubKeys: o.pubKeys})
+		in.Universe = element.Stream(scan.Synthetic{Seed: o.seed, Count: o.synthetic, PubKeys: o.pubKeys})
 		in.TruthOnChain = true
 		in.UniverseSource = fmt.Sprintf("synthetic, seed %d: every match not in --truth is a false positive", o.seed)
 	default:
@@ -165,22 +168,22 @@ func (o *privacyAnalyzeOptions) run(cmd *cobra.Command, _ []string) error {
 			return err
 		}
 		defer chain.Close()
-		var u privacy.SliceUniverse
+		var u element.SliceUniverse
 		if o.outpoints {
 			at := o.height
 			if !cmd.Flags().Changed("height") {
 				at = privacy.LastLoadHeight(records)
 			}
-			u, err = privacy.ChainOutpointUniverse(ctx, chain, at)
+			u, err = element.ChainOutpointUniverse(ctx, chain, at)
 			in.UniverseSource = fmt.Sprintf("chain over btcd RPC %s up to height %d (-1: tip), each push with its outpoints unspent there", o.rpc, at)
 		} else {
-			u, err = privacy.ChainUniverse(ctx, chain, o.height)
+			u, err = element.ChainUniverse(ctx, chain, o.height)
 			in.UniverseSource = fmt.Sprintf("chain over btcd RPC %s up to height %d (-1: tip)", o.rpc, o.height)
 		}
 		if err != nil {
 			return fmt.Errorf("privacy analyze: %w", err)
 		}
-		in.Universe, in.Chain = privacy.Stream(u), chain
+		in.Universe, in.Chain = element.Stream(u), chain
 	}
 	rep, err := privacy.Analyze(ctx, in)
 	if err != nil {
@@ -261,7 +264,7 @@ func (o *privacyAnalyzeOptions) check(fl *pflag.FlagSet) error {
 	if o.outpoints && o.rpc == "" {
 		return usagef("privacy analyze: --outpoints needs the chain: use --btcd-rpc")
 	}
-	if _, err := privacy.ParseServerRules(o.serverRules); err != nil {
+	if _, err := behaviour.ParseServerRules(o.serverRules); err != nil {
 		return usagef("privacy analyze: --server-rules %q: want core or btcd", o.serverRules)
 	}
 	if o.saturationEvery < 1 || o.maxHits < 1 || o.workers < 0 {
@@ -280,7 +283,7 @@ func analyzeErr(err error, transcriptPath string) error {
 		return fmt.Errorf("privacy analyze: interrupted: %w", err)
 	case errors.Is(err, replay.ErrNoFilters), errors.Is(err, replay.ErrBadFilterRecord), errors.Is(err, transcript.ErrBad):
 		return usagef("privacy analyze: --transcript %s: %w", transcriptPath, err)
-	case errors.Is(err, privacy.ErrBadElementFile):
+	case errors.Is(err, element.ErrBadElementFile):
 		return usagef("privacy analyze: --universe: %w", err)
 	}
 	return fmt.Errorf("privacy analyze: %w", err)
@@ -334,7 +337,7 @@ const experimentFileMode = 0o644
 // readElementFile reads an element file whole (a --truth file: the
 // wallet's own elements). A missing or malformed one, or one above
 // maxTruthFileBytes, is a usage error: exit 2.
-func readElementFile(flag, path string) ([]privacy.Candidate, error) {
+func readElementFile(flag, path string) ([]element.Candidate, error) {
 	f, err := openInput(flag, path)
 	if err != nil {
 		return nil, err
@@ -344,11 +347,11 @@ func readElementFile(flag, path string) ([]privacy.Candidate, error) {
 	if err != nil {
 		return nil, usagef("%s: %w", flag, err)
 	}
-	cands, err := privacy.ReadCandidates(r)
+	cands, err := element.ReadCandidates(r)
 	if big := (*boundedread.TooLargeError)(nil); errors.As(err, &big) {
 		return nil, usagef("%s: %w", flag, big)
 	}
-	if errors.Is(err, privacy.ErrBadElementFile) {
+	if errors.Is(err, element.ErrBadElementFile) {
 		return nil, usagef("%s %s: %w", flag, path, err)
 	}
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
 
@@ -43,7 +44,7 @@ func (o *privacyAnalyzeOptions) runBIP158Only(cmd *cobra.Command, cf []transcrip
 	if o.rpc == "" {
 		return usagef("privacy analyze: the transcript holds BIP158 requests only: their leak needs the chain (--btcd-rpc)")
 	}
-	var truth []privacy.Candidate
+	var truth []element.Candidate
 	if o.truth != "" {
 		var err error
 		if truth, err = readElementFile("--truth", o.truth); err != nil {

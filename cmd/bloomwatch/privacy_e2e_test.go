@@ -18,6 +18,8 @@ import (
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
+	"github.com/bloomwatch/bloomwatch/privacy/scan"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/session"
 	"github.com/bloomwatch/bloomwatch/testnet"
@@ -28,13 +30,13 @@ import (
 // nodeChain is the adversary's chain read over btcd's RPC client.
 type nodeChain struct{ rpc *rpcclient.Client }
 
-// BestHeight implements privacy.Chain.
+// BestHeight implements element.Chain.
 func (c nodeChain) BestHeight() (int32, error) {
 	n, err := c.rpc.GetBlockCount()
 	return int32(n), err
 }
 
-// BlockAt implements privacy.Chain.
+// BlockAt implements element.Chain.
 func (c nodeChain) BlockAt(h int32) (*wire.MsgBlock, error) {
 	hash, err := c.rpc.GetBlockHash(int64(h))
 	if err != nil {
@@ -77,7 +79,7 @@ func TestPrivacyOfARealSync(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var truthCands []privacy.Candidate
+	var truthCands []element.Candidate
 	for _, a := range addrs {
 		if !a.Used {
 			continue // never on chain: not in the universe
@@ -86,7 +88,7 @@ func TestPrivacyOfARealSync(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		truthCands = append(truthCands, privacy.Candidate{Forms: [][]byte{el}})
+		truthCands = append(truthCands, element.Candidate{Forms: [][]byte{el}})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -95,12 +97,12 @@ func TestPrivacyOfARealSync(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	universe, err := privacy.ChainUniverse(ctx, chain, tip)
+	universe, err := element.ChainUniverse(ctx, chain, tip)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rep, err := privacy.Analyze(ctx, privacy.Input{
-		Records: records, Universe: privacy.Stream(universe), Truth: truthCands, Chain: chain,
+		Records: records, Universe: element.Stream(universe), Truth: truthCands, Chain: chain,
 		Attacks: privacy.Attacks{Intersection: true},
 	})
 	if err != nil {
@@ -221,7 +223,7 @@ func checkModelAgainstScan(t *testing.T, records []transcript.Record, reading *p
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	rep, err := privacy.Analyze(ctx, privacy.Input{Records: records, Universe: privacy.Stream(privacy.Synthetic{Seed: 14, Count: u}),
+	rep, err := privacy.Analyze(ctx, privacy.Input{Records: records, Universe: element.Stream(scan.Synthetic{Seed: 14, Count: u}),
 		Attacks: privacy.Attacks{Intersection: true}})
 	if err != nil {
 		t.Fatal(err)
@@ -411,7 +413,7 @@ func TestPrivacyModelOnRealSyncWithReloads(t *testing.T) {
 
 // usedWalletCandidates returns the elements of the wallet's used
 // addresses: the part of the wallet the chain shows.
-func usedWalletCandidates(t *testing.T, dir string) []privacy.Candidate {
+func usedWalletCandidates(t *testing.T, dir string) []element.Candidate {
 	t.Helper()
 	w, err := wallet.Open(dir)
 	if err != nil {
@@ -422,7 +424,7 @@ func usedWalletCandidates(t *testing.T, dir string) []privacy.Candidate {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []privacy.Candidate
+	var out []element.Candidate
 	for _, a := range addrs {
 		if !a.Used {
 			continue
@@ -431,7 +433,7 @@ func usedWalletCandidates(t *testing.T, dir string) []privacy.Candidate {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, privacy.Candidate{Forms: [][]byte{el}})
+		out = append(out, element.Candidate{Forms: [][]byte{el}})
 	}
 	return out
 }
@@ -442,7 +444,7 @@ func usedWalletCandidates(t *testing.T, dir string) []privacy.Candidate {
 // truth does not list: unused lookahead keys and outpoints), and the
 // two-form test on outpoints (candidates as of the last filterload) is
 // measured beside its expectation.
-func reloadsAndOutpoints(ctx context.Context, t *testing.T, chain nodeChain, records []transcript.Record, truth []privacy.Candidate) {
+func reloadsAndOutpoints(ctx context.Context, t *testing.T, chain nodeChain, records []transcript.Record, truth []element.Candidate) {
 	t.Helper()
 	var at int32
 	for _, r := range records {
@@ -450,11 +452,11 @@ func reloadsAndOutpoints(ctx context.Context, t *testing.T, chain nodeChain, rec
 			at = r.Height
 		}
 	}
-	u, err := privacy.ChainOutpointUniverse(ctx, chain, at)
+	u, err := element.ChainOutpointUniverse(ctx, chain, at)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := privacy.Analyze(ctx, privacy.Input{Records: records, Universe: privacy.Stream(u), Truth: truth,
+	rep, err := privacy.Analyze(ctx, privacy.Input{Records: records, Universe: element.Stream(u), Truth: truth,
 		Attacks: privacy.Attacks{BothForms: true}})
 	if err != nil {
 		t.Fatal(err)
@@ -506,7 +508,7 @@ func reloadsAndOutpoints(ctx context.Context, t *testing.T, chain nodeChain, rec
 // (truth) whose push matched a filter sent before the latest one and one
 // of whose outpoints the latest filter holds: the outputs a server could
 // have inserted for a false positive, carried by a reload.
-func carriedFalsePositives(t *testing.T, records []transcript.Record, u privacy.SliceUniverse, truth []privacy.Candidate) int {
+func carriedFalsePositives(t *testing.T, records []transcript.Record, u element.SliceUniverse, truth []element.Candidate) int {
 	t.Helper()
 	var filters []*bip37.Filter
 	for _, r := range records {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
-	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/scan"
 	"github.com/spf13/cobra"
 )
 
@@ -49,7 +49,7 @@ func newPrivacyScanCmd() *cobra.Command {
 }
 
 // scanJSON is the output of `privacy scan --json`.
-type scanJSON = privacy.SyntheticScanReport
+type scanJSON = scan.SyntheticReport
 
 // run implements `privacy scan`.
 func (o *privacyScanOptions) run(cmd *cobra.Command, _ []string) error {
@@ -66,8 +66,8 @@ func (o *privacyScanOptions) run(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	rep, err := privacy.RunSyntheticScan(cmd.Context(), privacy.SyntheticScanConfig{
-		Universe: privacy.Synthetic{Seed: o.seed, Count: o.synthetic, PubKeys: o.pubKeys},
+	rep, err := scan.RunSynthetic(cmd.Context(), scan.SyntheticConfig{
+		Universe: scan.Synthetic{Seed: o.seed, Count: o.synthetic, PubKeys: o.pubKeys},
 		Filters:  filters, Workers: o.workers, Baseline: o.baseline,
 	})
 	if err != nil {
@@ -93,7 +93,7 @@ func scanFilters(filterHex, transcriptPath string) ([]*bip37.Filter, error) {
 	if err != nil {
 		return nil, err
 	}
-	filters, err := privacy.TranscriptFilters(recs)
+	filters, err := scan.TranscriptFilters(recs)
 	if err != nil {
 		return nil, fmt.Errorf("privacy scan: %w", err)
 	}

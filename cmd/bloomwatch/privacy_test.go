@@ -18,6 +18,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/privacy/btcdrpc"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/experiments"
 	"github.com/bloomwatch/bloomwatch/testnet"
 	"github.com/bloomwatch/bloomwatch/transcript"
@@ -26,7 +27,7 @@ import (
 // privacyFixture writes a transcript, a universe and a truth file.
 type privacyFixture struct {
 	dir, transcript, universe, truth string
-	wallet                           []privacy.Candidate
+	wallet                           []element.Candidate
 	universeSize                     int
 	filterHex                        string
 }
@@ -48,15 +49,15 @@ func newPrivacyFixture(t *testing.T) privacyFixture {
 	rng := rand.New(rand.NewPCG(5, 5))
 	fx := privacyFixture{dir: t.TempDir()}
 	for range 20 {
-		fx.wallet = append(fx.wallet, privacy.Candidate{Forms: [][]byte{randomForm(rng, 20), randomForm(rng, 33)}})
+		fx.wallet = append(fx.wallet, element.Candidate{Forms: [][]byte{randomForm(rng, 20), randomForm(rng, 33)}})
 	}
-	var univ []privacy.Candidate
+	var univ []element.Candidate
 	for range 20000 {
-		univ = append(univ, privacy.Candidate{Forms: [][]byte{randomForm(rng, 20), randomForm(rng, 33)}})
+		univ = append(univ, element.Candidate{Forms: [][]byte{randomForm(rng, 20), randomForm(rng, 33)}})
 	}
 	univ = append(univ, fx.wallet...)
 	fx.universeSize = len(univ)
-	build := func(tweak uint32, cands []privacy.Candidate) *bip37.Filter {
+	build := func(tweak uint32, cands []element.Candidate) *bip37.Filter {
 		f, err := bip37.NewFilter(60, 0.01, tweak, bip37.UpdateAll)
 		if err != nil {
 			t.Fatal(err)
@@ -84,10 +85,10 @@ func newPrivacyFixture(t *testing.T) privacyFixture {
 	fx.transcript = fx.write(t, "transcript.jsonl", tb.Bytes())
 	var ub, wb bytes.Buffer
 	ub.WriteString("# candidates: hash160 pubkey\n")
-	if err := privacy.WriteCandidates(&ub, univ); err != nil {
+	if err := element.WriteCandidates(&ub, univ); err != nil {
 		t.Fatal(err)
 	}
-	if err := privacy.WriteCandidates(&wb, fx.wallet); err != nil {
+	if err := element.WriteCandidates(&wb, fx.wallet); err != nil {
 		t.Fatal(err)
 	}
 	fx.universe = fx.write(t, "universe.txt", ub.Bytes())
@@ -386,12 +387,12 @@ func TestPrivacyExportFromBtcd(t *testing.T) {
 	chain := nodeChain{rpc: h.Node().RPC()}
 	ctx := context.Background()
 	for _, outpoints := range []bool{false, true} {
-		var want privacy.SliceUniverse
+		var want element.SliceUniverse
 		var err error
 		if outpoints {
-			want, err = privacy.ChainOutpointUniverse(ctx, chain, -1)
+			want, err = element.ChainOutpointUniverse(ctx, chain, -1)
 		} else {
-			want, err = privacy.ChainUniverse(ctx, chain, -1)
+			want, err = element.ChainUniverse(ctx, chain, -1)
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -401,12 +402,12 @@ func TestPrivacyExportFromBtcd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		u := privacy.NewFileUniverse(&out)
+		u := element.NewFileUniverse(&out)
 		got := map[string]string{}
-		var c privacy.Candidate
+		var c element.Candidate
 		for u.Next(&c) {
 			var b bytes.Buffer
-			if err := privacy.WriteCandidates(&b, []privacy.Candidate{c}); err != nil {
+			if err := element.WriteCandidates(&b, []element.Candidate{c}); err != nil {
 				t.Fatal(err)
 			}
 			got[c.Key()] = b.String()
@@ -421,7 +422,7 @@ func TestPrivacyExportFromBtcd(t *testing.T) {
 		}
 		for _, w := range want {
 			var b bytes.Buffer
-			if err := privacy.WriteCandidates(&b, []privacy.Candidate{w}); err != nil {
+			if err := element.WriteCandidates(&b, []element.Candidate{w}); err != nil {
 				t.Fatal(err)
 			}
 			if got[w.Key()] != b.String() {

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bloomwatch/bloomwatch/internal/atomicfile"
-	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/wallet"
 )
 
@@ -61,7 +61,7 @@ func (o *walletTruthOptions) run(cmd *cobra.Command, _ []string) (err error) {
 		"read by: bloomwatch privacy analyze --truth FILE",
 	}
 	var b bytes.Buffer
-	if err := privacy.WriteTruthFile(&b, header, cands, notes); err != nil {
+	if err := element.WriteTruthFile(&b, header, cands, notes); err != nil {
 		return fmt.Errorf("%s: %w", prefix, err)
 	}
 	if o.out == "" {
@@ -79,12 +79,12 @@ func (o *walletTruthOptions) run(cmd *cobra.Command, _ []string) (err error) {
 
 // truthCandidates turns the wallet's truth into element-file candidates
 // with the address of each as its note, and counts those with a height.
-func truthCandidates(truth []wallet.TruthElement) ([]privacy.Candidate, []string, int) {
-	cands := make([]privacy.Candidate, 0, len(truth))
+func truthCandidates(truth []wallet.TruthElement) ([]element.Candidate, []string, int) {
+	cands := make([]element.Candidate, 0, len(truth))
 	notes := make([]string, 0, len(truth))
 	dated := 0
 	for _, e := range truth {
-		c := privacy.Candidate{Forms: [][]byte{e.Element}}
+		c := element.Candidate{Forms: [][]byte{e.Element}}
 		if e.FirstHeight > 0 {
 			c.FirstSeen = e.FirstHeight
 			dated++

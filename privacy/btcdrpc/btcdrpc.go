@@ -7,7 +7,7 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/btcsuite/btcd/rpcclient"
 	"github.com/btcsuite/btcd/wire"
 )
@@ -71,7 +71,7 @@ type Chain struct {
 	noCache bool
 }
 
-var _ privacy.Chain = (*Chain)(nil)
+var _ element.Chain = (*Chain)(nil)
 
 // Dial checks that hostPort is a loopback address (an *AddressError if
 // not), probes it, connects to btcd there with the RPC credentials and
@@ -104,11 +104,11 @@ func Dial(hostPort, user, pass string, upTo int32) (*Chain, error) {
 	return c, nil
 }
 
-// BestHeight implements privacy.Chain: the node's tip when Dial read it,
+// BestHeight implements element.Chain: the node's tip when Dial read it,
 // or the cap Dial was given.
 func (c *Chain) BestHeight() (int32, error) { return c.tip, nil }
 
-// BlockAt implements privacy.Chain. It checks that the block the node
+// BlockAt implements element.Chain. It checks that the block the node
 // returns hashes to the hash it gave for the height.
 func (c *Chain) BlockAt(height int32) (*wire.MsgBlock, error) {
 	if height < 0 || height > c.tip {

@@ -1,10 +1,10 @@
 // Package btcdrpc reads a block chain from a btcd JSON-RPC server (HTTP
-// POST, no TLS) as a privacy.Chain, for the analyzer's chain-based attacks
+// POST, no TLS) as a element.Chain, for the analyzer's chain-based attacks
 // (transaction graph, saturation) and for building a universe from what is
-// on chain (privacy.ChainUniverse).
+// on chain (element.ChainUniverse).
 //
 // ExportUniverse writes a chain's candidates to an element file in
-// bounded memory (spill files by partition), for privacy.FileUniverse to
+// bounded memory (spill files by partition), for element.FileUniverse to
 // stream back: a mainnet-sized universe is exported once and never held.
 //
 // It talks to the loopback interface only: Dial refuses any host but

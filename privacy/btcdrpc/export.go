@@ -14,14 +14,15 @@ import (
 	"slices"
 
 	"github.com/bloomwatch/bloomwatch/filterpolicy"
-	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
+	"github.com/bloomwatch/bloomwatch/privacy/scan"
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/wire"
 )
 
 // The universe exporter: it reads a chain block by
 // block and writes its candidates as an element file, the format
-// privacy.FileUniverse streams, in bounded memory. Every observation (a
+// element.FileUniverse streams, in bounded memory. Every observation (a
 // script first paid, a public key revealed by a spend, an output created
 // or spent) is written to one of Partitions spill files chosen by a hash
 // of the candidate (or outpoint) it concerns; each partition is then
@@ -30,8 +31,8 @@ import (
 // grouped by partition, sorted by primary form within one: not in order
 // of first payment (FirstSeen carries that).
 //
-// The two universes are the analyzer's (privacy.ChainUniverse and
-// privacy.ChainOutpointUniverse): without Outpoints, each push paid on
+// The two universes are the analyzer's (element.ChainUniverse and
+// element.ChainOutpointUniverse): without Outpoints, each push paid on
 // chain with the public key a spend revealed as its second form (and
 // [hash160, key] for bare-key outputs); with Outpoints, each single-push
 // output's push with the outpoints of its outputs unspent at the last
@@ -196,7 +197,7 @@ func (s *spill) remove() {
 // ExportUniverse reads ch from height 0 to cfg.UpTo and writes its
 // candidates to w in the element file format. It returns the counts, or
 // the chain's, the spill files' or ctx's error.
-func ExportUniverse(ctx context.Context, ch privacy.Chain, cfg ExportConfig, w io.Writer) (ExportStats, error) {
+func ExportUniverse(ctx context.Context, ch element.Chain, cfg ExportConfig, w io.Writer) (ExportStats, error) {
 	var st ExportStats
 	parts := cfg.Partitions
 	if parts == 0 {
@@ -273,7 +274,7 @@ func observeBlock(b *wire.MsgBlock, h int32, outpoints bool, cands, ops *spill, 
 	for _, tx := range b.Transactions {
 		for _, in := range tx.TxIn {
 			if outpoints {
-				if err := ops.put(observation{kind: obsSpent, key: privacy.OutPointForm(in.PreviousOutPoint)}); err != nil {
+				if err := ops.put(observation{kind: obsSpent, key: element.OutPointForm(in.PreviousOutPoint)}); err != nil {
 					return err
 				}
 				continue
@@ -286,7 +287,7 @@ func observeBlock(b *wire.MsgBlock, h int32, outpoints bool, cands, ops *spill, 
 		}
 		txid := tx.TxHash()
 		for vout, o := range tx.TxOut {
-			cs := privacy.OutputCandidates(o.PkScript)
+			cs := element.OutputCandidates(o.PkScript)
 			if outpoints {
 				if len(cs) != 1 || len(cs[0].Forms) != 1 {
 					continue
@@ -295,7 +296,7 @@ func observeBlock(b *wire.MsgBlock, h int32, outpoints bool, cands, ops *spill, 
 				if err := cands.put(observation{kind: obsPaid, key: push, value: uint64(h)}); err != nil {
 					return err
 				}
-				op := privacy.OutPointForm(wire.OutPoint{Hash: txid, Index: uint32(vout)})
+				op := element.OutPointForm(wire.OutPoint{Hash: txid, Index: uint32(vout)})
 				if err := ops.put(observation{kind: obsCreated, key: op, form: push, value: *order}); err != nil {
 					return err
 				}
@@ -379,21 +380,21 @@ func writePartition(w *bufio.Writer, obs []observation, st *ExportStats) error {
 		}
 	}
 	slices.Sort(keys)
-	var batch []privacy.Candidate
+	var batch []element.Candidate
 	for _, k := range keys {
 		a := acc[k]
 		slices.SortFunc(a.held, func(x, y observation) int { return cmp.Compare(x.value, y.value) })
 		for _, o := range a.held {
 			a.addForm(o.form)
 		}
-		c := privacy.Candidate{Forms: append([][]byte{[]byte(k)}, a.forms...), FirstSeen: int32(a.firstSeen)}
+		c := element.Candidate{Forms: append([][]byte{[]byte(k)}, a.forms...), FirstSeen: int32(a.firstSeen)}
 		if len(c.Forms) > 1 {
 			st.MultiForm++
 		}
 		batch = append(batch, c)
 	}
 	st.Candidates += uint64(len(batch))
-	if err := privacy.WriteCandidates(w, batch); err != nil {
+	if err := element.WriteCandidates(w, batch); err != nil {
 		return fmt.Errorf("write: %w", err)
 	}
 	return nil
@@ -402,7 +403,7 @@ func writePartition(w *bufio.Writer, obs []observation, st *ExportStats) error {
 // addForm adds a further form unless it is empty, known, or over the
 // element file's limit.
 func (a *candidateAcc) addForm(f []byte) {
-	if len(f) == 0 || 1+len(a.forms) >= privacy.MaxFormsPerLine {
+	if len(f) == 0 || 1+len(a.forms) >= element.MaxFormsPerLine {
 		return
 	}
 	for _, g := range a.forms {
@@ -413,20 +414,20 @@ func (a *candidateAcc) addForm(f []byte) {
 	a.forms = append(a.forms, f)
 }
 
-// ExportSynthetic writes n synthetic candidates (privacy.Synthetic of
+// ExportSynthetic writes n synthetic candidates (scan.Synthetic of
 // seed, with a public-key form when pubKeys) in the element file format:
 // universes of any size for measuring a scan's memory and rate.
 func ExportSynthetic(w io.Writer, seed, n uint64, pubKeys bool, progress func(done, total int)) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
-	u := privacy.Synthetic{Seed: seed, Count: n, PubKeys: pubKeys}
-	var c privacy.Candidate
+	u := scan.Synthetic{Seed: seed, Count: n, PubKeys: pubKeys}
+	var c element.Candidate
 	const batch = 1 << 16
-	buf := make([]privacy.Candidate, 0, batch)
+	buf := make([]element.Candidate, 0, batch)
 	for i := uint64(0); i < n; i++ {
 		u.Fill(i, &c)
 		buf = append(buf, c.Clone())
 		if len(buf) == batch || i == n-1 {
-			if err := privacy.WriteCandidates(bw, buf); err != nil {
+			if err := element.WriteCandidates(bw, buf); err != nil {
 				return err
 			}
 			buf = buf[:0]

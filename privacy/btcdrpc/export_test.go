@@ -8,8 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/experiments"
+	"github.com/bloomwatch/bloomwatch/privacy/scan"
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/txscript"
@@ -20,7 +21,7 @@ import (
 // change, plus a block with a bare P2PK output, a 1-of-2 multisig and a
 // P2WPKH output spent with a witness, so that every kind of candidate and
 // revealed key is exported.
-func exportChain(t *testing.T) privacy.MemChain {
+func exportChain(t *testing.T) element.MemChain {
 	t.Helper()
 	sc, err := experiments.NewSynthChain(experiments.ChainConfig{Seed: 5, Blocks: 40, TxsPerBlock: 6, Users: 30, WalletKeys: 10,
 		WalletReceiveEvery: 3, WalletSpendEvery: 7})
@@ -54,10 +55,10 @@ func exportChain(t *testing.T) privacy.MemChain {
 
 // sortedUniverse returns the candidates as sorted lines of the element
 // file format.
-func sortedUniverse(t *testing.T, cands []privacy.Candidate) []string {
+func sortedUniverse(t *testing.T, cands []element.Candidate) []string {
 	t.Helper()
 	var b bytes.Buffer
-	if err := privacy.WriteCandidates(&b, cands); err != nil {
+	if err := element.WriteCandidates(&b, cands); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
@@ -67,18 +68,18 @@ func sortedUniverse(t *testing.T, cands []privacy.Candidate) []string {
 
 // TestExportUniverseEqualsChainUniverse checks that the exporter writes,
 // whatever the number of partitions, exactly the universes the analyzer
-// builds in memory (ChainUniverse, ChainOutpointUniverse), each candidate
+// builds in memory (element.ChainUniverse, element.ChainOutpointUniverse), each candidate
 // once, holding at most one partition's observations.
 func TestExportUniverseEqualsChainUniverse(t *testing.T) {
 	ch := exportChain(t)
 	ctx := context.Background()
 	for _, outpoints := range []bool{false, true} {
-		var want privacy.SliceUniverse
+		var want element.SliceUniverse
 		var err error
 		if outpoints {
-			want, err = privacy.ChainOutpointUniverse(ctx, ch, -1)
+			want, err = element.ChainOutpointUniverse(ctx, ch, -1)
 		} else {
-			want, err = privacy.ChainUniverse(ctx, ch, -1)
+			want, err = element.ChainUniverse(ctx, ch, -1)
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -89,7 +90,7 @@ func TestExportUniverseEqualsChainUniverse(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := privacy.ReadCandidates(&out)
+			got, err := element.ReadCandidates(&out)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,15 +105,15 @@ func TestExportUniverseEqualsChainUniverse(t *testing.T) {
 			}
 		}
 	}
-	if !slices.ContainsFunc(mustUniverse(t, ch), func(c privacy.Candidate) bool { return len(c.Forms) == 2 }) {
+	if !slices.ContainsFunc(mustUniverse(t, ch), func(c element.Candidate) bool { return len(c.Forms) == 2 }) {
 		t.Error("no candidate with a revealed key: the chain does not exercise the merge")
 	}
 }
 
 // mustUniverse returns the chain's in-memory universe.
-func mustUniverse(t *testing.T, ch privacy.Chain) privacy.SliceUniverse {
+func mustUniverse(t *testing.T, ch element.Chain) element.SliceUniverse {
 	t.Helper()
-	u, err := privacy.ChainUniverse(context.Background(), ch, -1)
+	u, err := element.ChainUniverse(context.Background(), ch, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,11 +141,11 @@ func TestExportOverRPCReadsEachBlockOnce(t *testing.T) {
 	if st.Blocks != 21 || node.calls["getblock"] != 21 {
 		t.Errorf("%d blocks exported, %d getblock calls, want 21 each", st.Blocks, node.calls["getblock"])
 	}
-	want, err := privacy.ChainUniverse(context.Background(), ch, 20)
+	want, err := element.ChainUniverse(context.Background(), ch, 20)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := privacy.ReadCandidates(&out)
+	got, err := element.ReadCandidates(&out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,9 +169,9 @@ func TestExportSyntheticStreamsBack(t *testing.T) {
 	if err := ExportSynthetic(&out, 3, 1000, true, nil); err != nil {
 		t.Fatal(err)
 	}
-	u := privacy.NewFileUniverse(&out)
-	syn := privacy.Synthetic{Seed: 3, Count: 1000, PubKeys: true}
-	var c, want privacy.Candidate
+	u := element.NewFileUniverse(&out)
+	syn := scan.Synthetic{Seed: 3, Count: 1000, PubKeys: true}
+	var c, want element.Candidate
 	var n uint64
 	for u.Next(&c) {
 		syn.Fill(n, &want)

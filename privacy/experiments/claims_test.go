@@ -9,6 +9,7 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/filterpolicy"
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/stretchr/testify/require"
 )
 
@@ -236,7 +237,7 @@ func TestPopulationTranscriptsAnalyze(t *testing.T) {
 		if len(s.Records) < 2 || s.Records[0].Kind != "filterload" {
 			t.Fatalf("wallet %d session %d: records %d", s.Wallet, s.Index, len(s.Records))
 		}
-		rep, err := privacy.Analyze(context.Background(), privacy.Input{Records: s.Records, Universe: privacy.Stream(pop.OnChainCandidates()),
+		rep, err := privacy.Analyze(context.Background(), privacy.Input{Records: s.Records, Universe: element.Stream(pop.OnChainCandidates()),
 			Truth: walletTruth(pop, pop.Wallets[s.Wallet]), Workers: 2})
 		if err != nil {
 			t.Fatalf("wallet %d session %d: %v", s.Wallet, s.Index, err)

@@ -8,7 +8,8 @@ import (
 	"testing"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
-	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
+	"github.com/bloomwatch/bloomwatch/privacy/scan"
 )
 
 // oneTweakCount scans the one-tweak filters of a tweak-policy setting
@@ -16,13 +17,13 @@ import (
 // wallet's own keys, in u when own is set, excluded) and the row's
 // formula, the sum over wallets of (X/n)^k times the candidates that are
 // not the wallet's.
-func oneTweakCount(t *testing.T, tf tweakFilters, n int, u privacy.IndexedUniverse, own bool) (uint64, float64) {
+func oneTweakCount(t *testing.T, tf tweakFilters, n int, u element.IndexedUniverse, own bool) (uint64, float64) {
 	t.Helper()
 	ones := make([]*bip37.Filter, len(tf.one))
 	for w, i := range tf.one {
 		ones[w] = tf.filters[i]
 	}
-	res, err := privacy.Scan(context.Background(), privacy.StreamRange(u, 0, u.Len()), privacy.ScanConfig{Filters: ones, Workers: 2})
+	res, err := scan.Run(context.Background(), element.StreamRange(u, 0, u.Len()), scan.Config{Filters: ones, Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +102,7 @@ func TestClaimTweakPolicyOneTweakFormula(t *testing.T) {
 			zSum, zSq = zSum+z, zSq+z*z
 			fp, expected = fp+c, expected+e
 			if freshEach > 1 {
-				fc, fe := oneTweakCount(t, tf, tc.keys, privacy.Synthetic{Seed: 1<<41 + uint64(s), Count: freshEach}, false)
+				fc, fe := oneTweakCount(t, tf, tc.keys, scan.Synthetic{Seed: 1<<41 + uint64(s), Count: freshEach}, false)
 				freshFP, freshExpected = freshFP+fc, freshExpected+fe
 			}
 			if uint64(s) != tc.seed {
@@ -113,7 +114,7 @@ func TestClaimTweakPolicyOneTweakFormula(t *testing.T) {
 				t.Errorf("rate %g, %d keys, seed %d: %d false positives against %.1f, the experiment printed %d against %.1f",
 					tc.rate, tc.keys, s, c, e, tc.measured, tc.formula)
 			}
-			fc, fe := oneTweakCount(t, tf, tc.keys, privacy.Synthetic{Seed: 1<<40 + uint64(s), Count: fresh}, false)
+			fc, fe := oneTweakCount(t, tf, tc.keys, scan.Synthetic{Seed: 1<<40 + uint64(s), Count: fresh}, false)
 			p := evidence{kind: KindPoisson, x: float64(fc), n: 1}.pValue(fe)
 			t.Logf("rate %g, %d keys, seed %d: experiment's universe %d against %.1f (p %.3g); a fresh universe of %d: %d against %.1f (ratio %.4f, p %.3g)",
 				tc.rate, tc.keys, s, c, e, evidence{kind: KindPoisson, x: float64(c), n: 1}.pValue(e), fresh, fc, fe, float64(fc)/fe, p)

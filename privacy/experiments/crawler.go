@@ -3,12 +3,13 @@ package experiments
 import (
 	"context"
 	"fmt"
-	"github.com/bloomwatch/bloomwatch/internal/unionfind"
 	"math"
 	"slices"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
-	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/internal/unionfind"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
+	"github.com/bloomwatch/bloomwatch/privacy/scan"
 )
 
 // The crawler: a node that collects one filter per
@@ -32,7 +33,7 @@ type CrawlerView struct {
 	Sets [][]int32
 	// Candidates[c] is candidate c: every candidate some filter's scan
 	// hit, in the order the scan returned them.
-	Candidates []privacy.Candidate
+	Candidates []element.Candidate
 	// Owner[c] is the owner of candidate c: a wallet index, or -1 for a
 	// background user or a synthetic candidate.
 	Owner []int32
@@ -76,8 +77,8 @@ func CrawlProgress(ctx context.Context, p *Population, sessions []*Session, back
 		v.Filters = append(v.Filters, s.Loads[0].Filter)
 	}
 	onChain := p.OnChainCandidates()
-	u := privacy.NewConcat(onChain, privacy.Synthetic{Seed: seed, Count: background, PubKeys: true})
-	hits, err := scanChunks(ctx, u, privacy.ScanConfig{Filters: v.Filters, Workers: workers}, stageCrawl, progress)
+	u := element.NewConcat(onChain, scan.Synthetic{Seed: seed, Count: background, PubKeys: true})
+	hits, err := scanChunks(ctx, u, scan.Config{Filters: v.Filters, Workers: workers}, stageCrawl, progress)
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +133,7 @@ func CrawlProgress(ctx context.Context, p *Population, sessions []*Session, back
 // must carry two forms and match f through every one (h.All), otherwise
 // its primary form must match f. A hit of a scan that did not hold f as
 // filter j gives a meaningless answer.
-func CrawlTest(f *bip37.Filter, bothForms bool, h *privacy.Hit, j int) bool {
+func CrawlTest(f *bip37.Filter, bothForms bool, h *scan.Hit, j int) bool {
 	if !h.Any.Has(j) {
 		return false
 	}
@@ -160,15 +161,15 @@ const scanChunkMin = 1 << 16
 // progressSteps is about how many progress reports a chunked scan makes.
 const progressSteps = 100
 
-// scanChunks scans u chunk by chunk (privacy.Scan on each index range)
+// scanChunks scans u chunk by chunk (scan.Run on each index range)
 // so that progress can be told, and returns every chunk's hits.
-func scanChunks(ctx context.Context, u privacy.IndexedUniverse, cfg privacy.ScanConfig, stage string, progress ProgressFunc) ([]privacy.Hit, error) {
+func scanChunks(ctx context.Context, u element.IndexedUniverse, cfg scan.Config, stage string, progress ProgressFunc) ([]scan.Hit, error) {
 	total := u.Len()
 	chunk := max(uint64(scanChunkMin), total/progressSteps)
-	var hits []privacy.Hit
+	var hits []scan.Hit
 	for lo := uint64(0); lo < total; lo += chunk {
 		hi := min(total, lo+chunk)
-		res, err := privacy.Scan(ctx, privacy.StreamRange(u, lo, hi), cfg)
+		res, err := scan.Run(ctx, element.StreamRange(u, lo, hi), cfg)
 		if err != nil {
 			return nil, err
 		}

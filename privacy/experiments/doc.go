@@ -22,5 +22,5 @@
 // distributions their tests use.
 //
 // Like package privacy, it is pure: no I/O, and no goroutines beyond the
-// bounded fork-join of privacy.Scan.
+// bounded fork-join of scan.Run.
 package experiments

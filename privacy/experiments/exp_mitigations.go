@@ -6,6 +6,8 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
+	"github.com/bloomwatch/bloomwatch/privacy/scan"
 )
 
 // The mitigations experiment: one wallet's life on a synthetic chain
@@ -151,11 +153,11 @@ func runMitigations(ctx context.Context, cfg Config) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		onChain, err := privacy.ChainUniverse(ctx, sc.Chain, -1)
+		onChain, err := element.ChainUniverse(ctx, sc.Chain, -1)
 		if err != nil {
 			return nil, err
 		}
-		universe := privacy.NewConcat(onChain, privacy.Synthetic{Seed: seed, Count: u, PubKeys: true})
+		universe := element.NewConcat(onChain, scan.Synthetic{Seed: seed, Count: u, PubKeys: true})
 		scenario := mitigationScenario(seed, sc, blocks)
 		truth := sc.WalletCandidates(sc.UsedKeys)
 		decoys := sc.NearDecoys(mitigationDecoysPerKey * sc.UsedKeys)
@@ -165,7 +167,7 @@ func runMitigations(ctx context.Context, cfg Config) (*Result, error) {
 				return nil, err
 			}
 			rep, err := privacy.Analyze(ctx, privacy.Input{
-				Records: records, Universe: privacy.Stream(universe), Truth: truth, Chain: sc.Chain,
+				Records: records, Universe: element.Stream(universe), Truth: truth, Chain: sc.Chain,
 				Attacks: privacy.Attacks{BothForms: true, Intersection: true, Graph: true}, Workers: cfg.Workers,
 			})
 			if err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
 
@@ -186,7 +187,7 @@ func runNoise(ctx context.Context, cfg Config) (*Result, error) {
 }
 
 // runNoiseVariant simulates the variant's clients and attacks each wallet.
-func runNoiseVariant(ctx context.Context, pop *Population, universe privacy.SliceUniverse, v noiseVariant, cfg Config) (noiseOutcome, error) {
+func runNoiseVariant(ctx context.Context, pop *Population, universe element.SliceUniverse, v noiseVariant, cfg Config) (noiseOutcome, error) {
 	opts := v.opts
 	opts.Only = v.kind
 	if v.noise != 0 {
@@ -253,7 +254,7 @@ func runNoiseVariant(ctx context.Context, pop *Population, universe privacy.Slic
 		}
 		for _, recs := range views {
 			rep, err := privacy.Analyze(ctx, privacy.Input{
-				Records: recs, Universe: privacy.Stream(universe), Truth: truth, Chain: pop.Chain, Workers: cfg.Workers,
+				Records: recs, Universe: element.Stream(universe), Truth: truth, Chain: pop.Chain, Workers: cfg.Workers,
 				Attacks: privacy.Attacks{BothForms: v.kind == KindBitcoinj, Intersection: true, Graph: true},
 			})
 			if err != nil {
@@ -282,11 +283,11 @@ func runNoiseVariant(ctx context.Context, pop *Population, universe privacy.Slic
 }
 
 // walletTruth returns the wallet's keys paid on chain as candidates.
-func walletTruth(pop *Population, w *PopWallet) []privacy.Candidate {
-	var out []privacy.Candidate
+func walletTruth(pop *Population, w *PopWallet) []element.Candidate {
+	var out []element.Candidate
 	for i, id := range w.KeyIDs {
 		if id >= 0 {
-			out = append(out, privacy.Candidate{Forms: [][]byte{w.Keys[i].Hash160}})
+			out = append(out, element.Candidate{Forms: [][]byte{w.Keys[i].Hash160}})
 		}
 	}
 	return out

@@ -8,7 +8,9 @@ import (
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/filterpolicy"
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/joint"
+	"github.com/bloomwatch/bloomwatch/privacy/scan"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 )
 
@@ -81,7 +83,7 @@ func runPeers(ctx context.Context, cfg Config) (*Result, error) {
 	rng := rand.New(rand.NewPCG(cfg.Seed, peersKeyStream))
 	var filters []*bip37.Filter
 	var setups []peersSetup
-	var truth []privacy.Candidate
+	var truth []element.Candidate
 	add := func(f *bip37.Filter) int { filters = append(filters, f); return len(filters) - 1 }
 	for t := range trials {
 		var st peersSetup
@@ -89,7 +91,7 @@ func runPeers(ctx context.Context, cfg Config) (*Result, error) {
 			k := synthKey(cfg.Seed, peersKeyStream+uint64(t), uint64(i))
 			st.keys = append(st.keys, k.Hash160)
 			st.shardOf = append(st.shardOf, i%p)
-			truth = append(truth, privacy.Candidate{Forms: [][]byte{k.Hash160}})
+			truth = append(truth, element.Candidate{Forms: [][]byte{k.Hash160}})
 		}
 		f, err := bloomwatchFilter(st.keys, rate, rng.Uint32(), cfg.HashFuncs)
 		if err != nil {
@@ -119,8 +121,8 @@ func runPeers(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		setups = append(setups, st)
 	}
-	univ := privacy.NewConcat(privacy.SliceUniverse(truth), privacy.Synthetic{Seed: cfg.Seed, Count: u})
-	hits, err := scanChunks(ctx, univ, privacy.ScanConfig{Filters: filters, Workers: cfg.Workers}, "scan", cfg.progress)
+	univ := element.NewConcat(element.SliceUniverse(truth), scan.Synthetic{Seed: cfg.Seed, Count: u})
+	hits, err := scanChunks(ctx, univ, scan.Config{Filters: filters, Workers: cfg.Workers}, "scan", cfg.progress)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,8 @@ import (
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/filterpolicy"
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
+	"github.com/bloomwatch/bloomwatch/privacy/scan"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 )
 
@@ -238,8 +240,8 @@ func runRappor(ctx context.Context, cfg Config) (*Result, error) {
 			for _, e := range ws[w].els {
 				df.Add(e)
 			}
-			var c privacy.Candidate
-			syn := privacy.Synthetic{Seed: cfg.Seed, Count: u}
+			var c element.Candidate
+			syn := scan.Synthetic{Seed: cfg.Seed, Count: u}
 			for range o.decoys {
 				syn.Fill(uint64(rng.IntN(int(u))), &c)
 				df.Add(c.Forms[0])
@@ -260,7 +262,7 @@ func runRappor(ctx context.Context, cfg Config) (*Result, error) {
 			o.memo, o.fresh, o.decoy = append(o.memo, memo), append(o.fresh, fresh), append(o.decoy, dec)
 		}
 	}
-	hits, err := scanChunks(ctx, privacy.Synthetic{Seed: cfg.Seed, Count: u}, privacy.ScanConfig{Filters: filters, Workers: cfg.Workers}, "scan", cfg.progress)
+	hits, err := scanChunks(ctx, scan.Synthetic{Seed: cfg.Seed, Count: u}, scan.Config{Filters: filters, Workers: cfg.Workers}, "scan", cfg.progress)
 	if err != nil {
 		return nil, err
 	}

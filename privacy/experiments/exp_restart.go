@@ -8,7 +8,9 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/joint"
+	"github.com/bloomwatch/bloomwatch/privacy/scan"
 )
 
 // The restart-intersection experiment (formula 5): a client that draws a
@@ -86,7 +88,7 @@ func runRestartIntersection(ctx context.Context, cfg Config) (*Result, error) {
 			}
 		}
 	}
-	res, err := privacy.Scan(ctx, privacy.Stream(privacy.Synthetic{Seed: cfg.Seed, Count: u}), privacy.ScanConfig{Filters: filters, Workers: cfg.Workers})
+	res, err := scan.Run(ctx, element.Stream(scan.Synthetic{Seed: cfg.Seed, Count: u}), scan.Config{Filters: filters, Workers: cfg.Workers})
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +133,7 @@ func runRestartIntersection(ctx context.Context, cfg Config) (*Result, error) {
 }
 
 // countAllOf counts the hits matching every filter base..base+r-1.
-func countAllOf(hits []privacy.Hit, base, r int) uint64 {
+func countAllOf(hits []scan.Hit, base, r int) uint64 {
 	var n uint64
 	for _, h := range hits {
 		ok := true

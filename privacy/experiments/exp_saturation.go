@@ -8,6 +8,7 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
@@ -52,7 +53,7 @@ type satModel struct {
 	nBits     uint64
 	k         uint32
 	m         float64
-	walletTxs *privacy.WalletTxs // only for PaysWallet, which keeps no state
+	walletTxs *element.WalletTxs // only for PaysWallet, which keeps no state
 	inserted  map[wire.OutPoint]float64
 	fpTxs     float64
 	txBytes   float64
@@ -82,7 +83,7 @@ func runSaturation(ctx context.Context, cfg Config) (*Result, error) {
 	rng := rand.New(rand.NewPCG(cfg.Seed, saturationStream))
 	capacities := []uint32{saturationWalletKeys, saturationWalletKeys + 2*uint32(blocks)}
 	names := []string{"tight", "headroom"}
-	truth := privacy.NewElementSetFromCandidates(sc.WalletCandidates(len(sc.Wallet)))
+	truth := element.NewSetFromCandidates(sc.WalletCandidates(len(sc.Wallet)))
 	out := &Result{
 		Name:  "saturation",
 		Title: "BLOOM_UPDATE_ALL saturation: tight vs headroom",
@@ -114,7 +115,7 @@ func runSaturation(ctx context.Context, cfg Config) (*Result, error) {
 			if t == 0 {
 				m = &satModel{
 					nBits: f.NumBits(), k: f.HashFuncs(), m: saturationWalletKeys,
-					walletTxs: privacy.NewWalletTxs(truth), inserted: map[wire.OutPoint]float64{},
+					walletTxs: element.NewWalletTxs(truth), inserted: map[wire.OutPoint]float64{},
 				}
 				model = m
 			}
@@ -185,9 +186,9 @@ func runSaturation(ctx context.Context, cfg Config) (*Result, error) {
 
 // replaySaturation runs f over the chain as a serving node would, and the
 // model beside it when model is not nil.
-func replaySaturation(ctx context.Context, ch privacy.MemChain, f *bip37.Filter, truth *privacy.ElementSet, model *satModel) (*satRun, error) {
+func replaySaturation(ctx context.Context, ch element.MemChain, f *bip37.Filter, truth *element.Set, model *satModel) (*satRun, error) {
 	run := &satRun{}
-	walletTxs := privacy.NewWalletTxs(truth)
+	walletTxs := element.NewWalletTxs(truth)
 	for i, b := range ch {
 		if err := ctx.Err(); err != nil {
 			return run, err

@@ -7,6 +7,8 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
+	"github.com/bloomwatch/bloomwatch/privacy/scan"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 )
 
@@ -86,7 +88,7 @@ func runSingleFilter(ctx context.Context, cfg Config) (*Result, error) {
 			filters = append(filters, f)
 		}
 	}
-	res, err := privacy.Scan(ctx, privacy.Stream(privacy.Synthetic{Seed: cfg.Seed, Count: u}), privacy.ScanConfig{Filters: filters, Workers: cfg.Workers})
+	res, err := scan.Run(ctx, element.Stream(scan.Synthetic{Seed: cfg.Seed, Count: u}), scan.Config{Filters: filters, Workers: cfg.Workers})
 	if err != nil {
 		return nil, err
 	}

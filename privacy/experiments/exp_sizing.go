@@ -7,6 +7,8 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
+	"github.com/bloomwatch/bloomwatch/privacy/scan"
 )
 
 // The bitcoinj sizing check (Nick 2015, blog and thesis): a fresh
@@ -118,11 +120,11 @@ func runSizing(ctx context.Context, cfg Config) (*Result, error) {
 			formulaY = append(formulaY, bip37.FalsePositiveRate(nBits, k, float64(m)))
 		}
 	}
-	single, err := privacy.Scan(ctx, privacy.Stream(privacy.Synthetic{Seed: cfg.Seed, Count: u}), privacy.ScanConfig{Filters: []*bip37.Filter{first}, Workers: cfg.Workers})
+	single, err := scan.Run(ctx, element.Stream(scan.Synthetic{Seed: cfg.Seed, Count: u}), scan.Config{Filters: []*bip37.Filter{first}, Workers: cfg.Workers})
 	if err != nil {
 		return nil, err
 	}
-	both, err := privacy.Scan(ctx, privacy.Stream(privacy.Synthetic{Seed: cfg.Seed + 1, Count: u2, PubKeys: true}), privacy.ScanConfig{Filters: []*bip37.Filter{first}, Workers: cfg.Workers})
+	both, err := scan.Run(ctx, element.Stream(scan.Synthetic{Seed: cfg.Seed + 1, Count: u2, PubKeys: true}), scan.Config{Filters: []*bip37.Filter{first}, Workers: cfg.Workers})
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,9 @@ import (
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/filterpolicy"
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/joint"
+	"github.com/bloomwatch/bloomwatch/privacy/scan"
 )
 
 // The tweak-policy experiment: a wallet behind a proxy
@@ -103,7 +105,7 @@ type tweakFilters struct {
 	filters []*bip37.Filter
 	one     []int   // the one-tweak filter of each wallet
 	per     [][]int // the per-peer filters of each wallet
-	truth   []privacy.Candidate
+	truth   []element.Candidate
 	owner   map[string]int // wallet of each key
 }
 
@@ -117,7 +119,7 @@ func buildTweakFilters(cfg Config, rate float64, n, wallets, peers int) (tweakFi
 			k := synthKey(cfg.Seed, tweakStream+uint64(w)*uint64(len(tweakKeys)+1)+uint64(n), uint64(i))
 			els = append(els, k.Hash160)
 			tf.owner[string(k.Hash160)] = w
-			tf.truth = append(tf.truth, privacy.Candidate{Forms: [][]byte{k.Hash160}})
+			tf.truth = append(tf.truth, element.Candidate{Forms: [][]byte{k.Hash160}})
 		}
 		f, err := bloomwatchFilter(els, rate, rng.Uint32(), cfg.HashFuncs)
 		if err != nil {
@@ -139,8 +141,8 @@ func buildTweakFilters(cfg Config, rate float64, n, wallets, peers int) (tweakFi
 
 // tweakUniverseOf returns a setting's candidates: the wallets' keys and u
 // synthetic ones.
-func tweakUniverseOf(cfg Config, n int, truth []privacy.Candidate, u uint64) privacy.IndexedUniverse {
-	return privacy.NewConcat(privacy.SliceUniverse(truth), privacy.Synthetic{Seed: cfg.Seed + uint64(n), Count: u})
+func tweakUniverseOf(cfg Config, n int, truth []element.Candidate, u uint64) element.IndexedUniverse {
+	return element.NewConcat(element.SliceUniverse(truth), scan.Synthetic{Seed: cfg.Seed + uint64(n), Count: u})
 }
 
 // tweakSetting builds every wallet's filters under both policies, scans
@@ -153,7 +155,7 @@ func tweakSetting(ctx context.Context, cfg Config, rate float64, n, wallets, pee
 	}
 	filters, one, per, owner := tf.filters, tf.one, tf.per, tf.owner
 	univ := tweakUniverseOf(cfg, n, tf.truth, u)
-	hits, err := scanChunks(ctx, univ, privacy.ScanConfig{Filters: filters, Workers: cfg.Workers}, "scan", nil)
+	hits, err := scanChunks(ctx, univ, scan.Config{Filters: filters, Workers: cfg.Workers}, "scan", nil)
 	if err != nil {
 		return tc, err
 	}
@@ -280,8 +282,8 @@ func tweakRows(out *Result, tc tweakCase, peers int, u uint64, k int) {
 	)
 }
 
-// mainnetUniverse is privacy.MainnetChainTxData's candidate count.
-var mainnetUniverse = float64(privacy.MainnetChainTxData.Candidates())
+// mainnetUniverse is element.MainnetChainTxData's candidate count.
+var mainnetUniverse = float64(element.MainnetChainTxData.Candidates())
 
 // tweakMainnet adds the formula's figures at mainnet scale for
 // bloomwatch's filter of a 20-key wallet at its default rate, as loaded
@@ -294,7 +296,7 @@ func tweakMainnet(out *Result, peers int) {
 	out.Rows = append(out.Rows,
 		computedRow("mainnet: bloomwatch's 20-key filter at 1e-4, its rate as loaded", f).withNote(fmt.Sprintf("%d bytes, k = %d", size, k)),
 		computedRow("mainnet: chance overlap of two such filters, |A| f^2", chance).
-			withNote(fmt.Sprintf("|A| = %.4g (%s); the wallet's filters share its 20 keys: overlap links them", mainnetUniverse, privacy.MainnetChainTxData.Source)),
+			withNote(fmt.Sprintf("|A| = %.4g (%s); the wallet's filters share its 20 keys: overlap links them", mainnetUniverse, element.MainnetChainTxData.Source)),
 		computedRow("mainnet: one tweak, false positives left to every peer (|A| f)", mainnetUniverse*f),
 		computedRow(fmt.Sprintf("mainnet: tweak per peer, false positives left to %d peers that link them (|A| f^%d)", peers, peers), mainnetUniverse*math.Pow(f, float64(peers))),
 	)

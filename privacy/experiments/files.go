@@ -11,7 +11,7 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/internal/atomicfile"
-	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/replay"
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
@@ -103,7 +103,7 @@ func WriteUniverse(dir string, p *Population, perm os.FileMode) error {
 		return err
 	}
 	var b bytes.Buffer
-	if err := privacy.WriteCandidates(&b, p.OnChainCandidates()); err != nil {
+	if err := element.WriteCandidates(&b, p.OnChainCandidates()); err != nil {
 		return err
 	}
 	return atomicfile.Write(filepath.Join(dir, UniverseFileName), b.Bytes(), perm)

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
-	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/replay"
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
@@ -141,7 +141,7 @@ func TestWriteUniverse(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	got, err := privacy.ReadCandidates(f)
+	got, err := element.ReadCandidates(f)
 	want := pop.OnChainCandidates()
 	if err != nil || len(got) != len(want) {
 		t.Fatalf("read %d candidates, want %d: %v", len(got), len(want), err)

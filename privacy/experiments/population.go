@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/internal/synth"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -232,7 +232,7 @@ type PopWallet struct {
 // Population is a chain with its wallets, users and keys.
 type Population struct {
 	Config  PopulationConfig
-	Chain   privacy.MemChain
+	Chain   element.MemChain
 	Wallets []*PopWallet
 	// Keys lists every key paid on chain, in order of first payment;
 	// KeyIndex maps a hash160 to its index.
@@ -587,10 +587,10 @@ func (b *popBuilder) schedule(w *PopWallet) {
 // OnChainCandidates returns every key paid on chain as a candidate:
 // [hash160, pubkey] when a spend revealed the public key, [hash160]
 // otherwise, with the height of its first payment.
-func (p *Population) OnChainCandidates() privacy.SliceUniverse {
-	out := make(privacy.SliceUniverse, len(p.Keys))
+func (p *Population) OnChainCandidates() element.SliceUniverse {
+	out := make(element.SliceUniverse, len(p.Keys))
 	for i, k := range p.Keys {
-		c := privacy.Candidate{Forms: [][]byte{k.Hash160}, FirstSeen: k.FirstSeen}
+		c := element.Candidate{Forms: [][]byte{k.Hash160}, FirstSeen: k.FirstSeen}
 		if k.Revealed {
 			c.Forms = append(c.Forms, k.PubKey)
 		}

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/internal/synth"
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -60,13 +60,13 @@ type Key struct {
 }
 
 // Candidate returns the key as a candidate [hash160, pubkey].
-func (k Key) Candidate() privacy.Candidate {
-	return privacy.Candidate{Forms: [][]byte{k.Hash160, k.PubKey}}
+func (k Key) Candidate() element.Candidate {
+	return element.Candidate{Forms: [][]byte{k.Hash160, k.PubKey}}
 }
 
 // SynthChain is a generated chain with its ground truth.
 type SynthChain struct {
-	Chain privacy.MemChain
+	Chain element.MemChain
 	// Wallet holds the wallet's keys in derivation order; UsedKeys of
 	// them appear on chain.
 	Wallet   []Key
@@ -335,8 +335,8 @@ func (b *chainBuilder) meet(u int) {
 
 // WalletCandidates returns the wallet's first n keys as candidates
 // [hash160, pubkey] (the truth for an analysis).
-func (s *SynthChain) WalletCandidates(n int) []privacy.Candidate {
-	out := make([]privacy.Candidate, 0, n)
+func (s *SynthChain) WalletCandidates(n int) []element.Candidate {
+	out := make([]element.Candidate, 0, n)
 	for _, k := range s.Wallet[:min(n, len(s.Wallet))] {
 		out = append(out, k.Candidate())
 	}

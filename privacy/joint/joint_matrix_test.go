@@ -7,8 +7,9 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
-	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/joint"
+	"github.com/bloomwatch/bloomwatch/privacy/scan"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 )
 
@@ -53,9 +54,9 @@ type matrixCase struct {
 // stage. With prefix, it counts for every p the candidates that pass the
 // first p filters (single form only) in counts[p-1].
 func scanMatrix(seed, count uint64, filters []*bip37.Filter, stage matrixStage) []uint64 {
-	u := privacy.Synthetic{Seed: seed, Count: count, PubKeys: stage != stageOneForm}
+	u := scan.Synthetic{Seed: seed, Count: count, PubKeys: stage != stageOneForm}
 	counts := make([]uint64, len(filters))
-	var c privacy.Candidate
+	var c element.Candidate
 	for i := range count {
 		u.Fill(i, &c)
 		passed := 0

@@ -5,8 +5,10 @@
 // BinomialInterval, NormalInterval, PoissonRange, BinomialSigma), the
 // comparison of a measured count with its expectation (ComparisonPower,
 // CompareCount, CountPValue), expectations over a Poisson false-positive
-// count (ExpectOverPoisson, ExpectedEntropy, ExpectedPrecision) and the
-// Holm correction of a family of tests (HolmAdjust, HolmReject).
+// count (ExpectOverPoisson, ExpectedEntropy, ExpectedPrecision), the
+// Holm correction of a family of tests (HolmAdjust, HolmReject), and the
+// decision of one run's verdicts as such a family (DecideFamily over
+// Tests, each printed only where it has the power to fail).
 //
 // Every function is pure and the package imports nothing else of the
 // module; package privacy and its sub-packages build on it.

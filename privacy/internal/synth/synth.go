@@ -1,5 +1,5 @@
 // Package synth is the deterministic generator shared by privacy's
-// synthetic universe (privacy.Synthetic) and the synthetic keys and
+// synthetic universe (scan.Synthetic) and the synthetic keys and
 // scripts of the experiments (privacy/experiments) and the privacy tests:
 // splitmix64 lanes drawn from a seed, shaped into hash160-like and
 // compressed-public-key-like strings, and the P2PKH scripts of a

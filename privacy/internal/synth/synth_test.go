@@ -55,7 +55,7 @@ func TestShapes(t *testing.T) {
 }
 
 // TestCandidateGeneratorsMatchHashAndPubKey checks the scan's batch
-// generators against Hash and PubKey, the bytes privacy.Synthetic.Fill
+// generators against Hash and PubKey, the bytes scan.Synthetic.Fill
 // gives.
 func TestCandidateGeneratorsMatchHashAndPubKey(t *testing.T) {
 	for _, vector := range []bool{true, false} {
