@@ -744,7 +744,7 @@ func TestConcurrentReaders(t *testing.T) {
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		require.FailNow(t, fmt.Sprint(err))
+		require.NoError(t, err)
 	}
 	_, h := s.Tip()
 	require.Equal(t, int32(300), h, "tip %d", h)
