@@ -12,6 +12,7 @@ import (
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/txscript"
 
+	"github.com/bloomwatch/bloomwatch/internal/boundedread"
 	"github.com/bloomwatch/bloomwatch/nodeapi"
 )
 
@@ -165,7 +166,7 @@ func MarkRunning(dir string) (func(), error) {
 		return nil, err
 	}
 	return func() {
-		if b, err := os.ReadFile(path); err == nil && strings.TrimSpace(string(b)) == abs {
+		if b, err := boundedread.ReadFile(path, maxRunningFileBytes, "demo.maxRunningFileBytes"); err == nil && strings.TrimSpace(string(b)) == abs {
 			_ = os.Remove(path)
 		}
 	}, nil
@@ -175,6 +176,10 @@ func MarkRunning(dir string) (func(), error) {
 // dir.
 var ErrNotRunning = errors.New("no demo runs (start one with bloomwatch demo, or give its --datadir)")
 
+// maxRunningFileBytes bounds RunningFile, which holds one absolute path:
+// a larger file is not a demo's record and is refused unread.
+const maxRunningFileBytes = 4 << 10
+
 // RunningDir returns the data dir of the demo that runs, as MarkRunning
 // recorded it.
 func RunningDir() (string, error) {
@@ -182,7 +187,7 @@ func RunningDir() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	b, err := os.ReadFile(path)
+	b, err := boundedread.ReadFile(path, maxRunningFileBytes, "demo.maxRunningFileBytes")
 	if errors.Is(err, os.ErrNotExist) {
 		return "", ErrNotRunning
 	}

@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/bloomwatch/bloomwatch/internal/atomicfile"
+	"github.com/bloomwatch/bloomwatch/internal/boundedread"
 )
 
 // File names in the data dir.
@@ -79,14 +79,20 @@ func writeFiles(dir, password, address string) error {
 	}, 0o600)
 }
 
+// maxNodeFileBytes bounds the cookie and the address file Dial reads: a
+// cookie is a user name and 64 hex digits, an address a socket path of
+// at most maxSocketPath bytes or 127.0.0.1:PORT.
+const maxNodeFileBytes = 4096
+
 // readFiles reads the cookie's password and the address; os.ErrNotExist
-// when no node wrote them.
+// when no node wrote them, boundedread.ErrTooLarge for a file above
+// maxNodeFileBytes.
 func readFiles(dir string) (password, address string, err error) {
-	a, err := os.ReadFile(filepath.Join(dir, AddressFile))
+	a, err := boundedread.ReadFile(filepath.Join(dir, AddressFile), maxNodeFileBytes, "nodeapi.maxNodeFileBytes")
 	if err != nil {
 		return "", "", err
 	}
-	c, err := os.ReadFile(filepath.Join(dir, CookieFile))
+	c, err := boundedread.ReadFile(filepath.Join(dir, CookieFile), maxNodeFileBytes, "nodeapi.maxNodeFileBytes")
 	if err != nil {
 		return "", "", err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/session"
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/testnet"
+	"github.com/bloomwatch/bloomwatch/testnet/socks"
 	"github.com/bloomwatch/bloomwatch/wallet"
 )
 
@@ -87,7 +88,7 @@ func TestBroadcastReachesFilterPeersOnlyByRelay(t *testing.T) {
 	require.NoError(t, err)
 	params := h.Params()
 	key, start, w := paidDemoWallet(ctx, t, h, b, c)
-	proxy, err := testnet.StartSOCKS(testnet.SOCKSOptions{Record: true})
+	proxy, err := socks.Start(socks.Options{Record: true})
 	require.NoError(t, err)
 	defer proxy.Close()
 	a := h.Node()
@@ -234,7 +235,7 @@ func TestBroadcastOverV2(t *testing.T) {
 	require.NoError(t, err)
 	params := h.Params()
 	key, _, w := paidDemoWallet(ctx, t, h, other)
-	proxy, err := testnet.StartSOCKS(testnet.SOCKSOptions{Record: true})
+	proxy, err := socks.Start(socks.Options{Record: true})
 	require.NoError(t, err)
 	defer proxy.Close()
 	s, err := session.New(session.Config{Wallet: w, PeerTimeout: time.Minute, Stderr: testWriter{t},

@@ -14,6 +14,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/session"
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/testnet"
+	"github.com/bloomwatch/bloomwatch/testnet/socks"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/bloomwatch/bloomwatch/wallet"
 	"github.com/stretchr/testify/require"
@@ -157,7 +158,7 @@ func TestSessionPassesTheProxy(t *testing.T) {
 	_, err = session.New(session.Config{Wallet: w, Node: spv.Config{Connect: []string{addr}, Proxy: "tor.example:9050"}, Stderr: testWriter{t}})
 	require.ErrorIs(t, err, spv.ErrBadConfig, "proxy by name: %v, want spv.ErrBadConfig", err)
 	for _, shared := range []bool{false, true} {
-		proxy, err := testnet.StartSOCKS(testnet.SOCKSOptions{Auth: testnet.SOCKSPasswordOrNone})
+		proxy, err := socks.Start(socks.Options{Auth: socks.PasswordOrNone})
 		require.NoError(t, err)
 		defer proxy.Close()
 		s, err := session.New(session.Config{Wallet: w, PeerTimeout: 500 * time.Millisecond,

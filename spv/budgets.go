@@ -242,8 +242,8 @@ const (
 )
 
 // bound is one named bound of the package, a row of docs/RELIABILITY.md's
-// bounds table (TestReliabilityBoundsTable renders the table from bounds
-// and fails while the doc differs).
+// bounds table (a doctable.Bound: TestReliabilityBoundsTable renders the
+// table from bounds and fails while the doc differs).
 type bound struct {
 	Name     string // the constant, as the code names it
 	Value    any    // the constant itself: an integer, a float64 or a time.Duration
@@ -272,10 +272,12 @@ var bounds = []bound{
 	{"maxSideTips", maxSideTips, "tips", "the side-branch tips remembered per peer; the oldest is forgotten, unscored"},
 	{"maxMatchAttempts", maxMatchAttempts, "requests", "requests of one block before the peers that failed it are scored"},
 	{"maxTransportMemory", maxTransportMemory, "addresses", "each set of addresses remembered as v1-only or v2 (they come from addr messages)"},
+	{"DefaultRetryMax", DefaultRetryMax, "", "the largest reconnect backoff (Config.RetryMax's default): a peer that keeps failing is dialed again at most this far apart"},
 	{"maxSeedAddrs", maxSeedAddrs, "addresses", "the addresses taken from one DNS seed's answer (Core's limit)"},
 	// The log: what a peer makes the node write about it.
 	{"logBurst", logBurst, "lines", "the lines of one kind about one peer written at once; past it they are counted in one \"suppressed N\" line"},
 	{"logRate", logRate, "lines a second", "the refill of that bucket"},
+	{"logFieldMax", logFieldMax, "bytes", "each string of a log line about a peer (a reject reason, a user agent, an error carrying either), escaped by peertext.Clean"},
 	{"maxLogKeys", maxLogKeys, "buckets", "the (peer, kind) buckets held: reached only by a bug, they are then forgotten, not grown"},
 	{"LogFileMaxBytes", LogFileMaxBytes, "bytes", "the log file: rotated past it (github.com/jrick/logrotate)"},
 	{"LogFileRolls", LogFileRolls, "files", "the gzipped old log files kept: a log flood fills at most (1 + this) times LogFileMaxBytes before compression"},

@@ -40,7 +40,8 @@ type hrObserved struct {
 	downloads []string
 }
 
-// hrString renders the observation as a table row for docs/RELIABILITY.md.
+// hrString renders the observation as a table row (docs/RELIABILITY.md
+// section 1 quotes its reasons).
 func (o hrObserved) hrString(s hostile.Scenario) string {
 	react := "kept"
 	switch {
@@ -59,7 +60,8 @@ func (o hrObserved) hrString(s hostile.Scenario) string {
 // through its events and ban list, that the misbehaviour really happened
 // (the hostile peer's own count), and that the wallet ends equal to the
 // chain's truth: same transactions at the same heights, same UTXOs, same
-// balance. Each row it logs is a line of docs/RELIABILITY.md.
+// balance. It logs a row per scenario (BLOOMWATCH_REACTIONS_OUT writes
+// them to a file): docs/RELIABILITY.md section 1 quotes their reasons.
 func TestHostileReactions(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts btcd")

@@ -64,7 +64,7 @@ func TestBrokenV2Handshakes(t *testing.T) {
 		t.Skip("starts btcd")
 	}
 	h := testnet.NewT(t, testnet.Options{V2Transport: true})
-	c := newTransportChain(t, btcdServer{h})
+	c := newTransportChain(t, h.Chain)
 	for _, brk := range hostile.V2Breaks() {
 		t.Run(string(brk), func(t *testing.T) {
 			b, err := hostile.StartV2Breaker(t.Context(), hostile.V2BreakerConfig{

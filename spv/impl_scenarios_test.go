@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/netparams"
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/testnet"
+	"github.com/bloomwatch/bloomwatch/testnet/bcoin"
 	"github.com/bloomwatch/bloomwatch/testnet/hostile"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/bloomwatch/bloomwatch/wallet"
@@ -33,66 +33,21 @@ import (
 // in order on one chain per implementation: each starts from what the
 // rows before it left (a synced node, a wallet, the chain's truth).
 
-// implServer is a full node the scenarios run against, behind the few
-// operations they need.
-type implServer interface {
-	// P2PAddr is the node's 127.0.0.1 P2P address.
-	P2PAddr() string
-	// Tip returns the node's best block.
-	Tip() (*chainhash.Hash, int32, error)
-	// BuildChain mines a scenario chain (testnet.ChainSpec).
-	BuildChain(ctx context.Context, spec testnet.ChainSpec) (*testnet.Truth, error)
-	// ScanTruth is the node's own view of the keyring's BIP84 wallet
-	// from height from.
-	ScanTruth(ctx context.Context, key *testnet.Keyring, from int32) (*testnet.Truth, error)
-	// Mine mines n blocks with the mempool's transactions.
-	Mine(n int) ([]*chainhash.Hash, error)
-	// PayAddress pays addr amt; the payment is in the node's mempool
-	// when it returns.
-	PayAddress(ctx context.Context, addr btcutil.Address, amt btcutil.Amount) (*wire.MsgTx, error)
-	// Spend spends the keyring's outpoints to to; the spend is in the
-	// node's mempool when it returns.
-	Spend(ctx context.Context, key *testnet.Keyring, ops []wire.OutPoint, to []*wire.TxOut) (*wire.MsgTx, error)
-	// ReorgPayment pays pkScript amt in a branch of depth blocks that a
-	// longer one then replaces, whose first block confirms the same
-	// payment again; it returns the payment and the new tip. onOld is
-	// called with the losing branch's tip before the switch (bcoin: the
-	// branch is mined first and invalidated later; btcd: the harness's
-	// AfterLosing, between the branches).
-	ReorgPayment(ctx context.Context, pkScript []byte, amt int64, depth int, onOld func(chainhash.Hash)) (*wire.MsgTx, chainhash.Hash, error)
-}
-
-// btcdServer is a btcd regtest harness; its methods implement
-// implServer.
-type btcdServer struct{ h *testnet.Harness }
-
-func (s btcdServer) P2PAddr() string                      { return s.h.Node().P2PAddr() }
-func (s btcdServer) Tip() (*chainhash.Hash, int32, error) { return s.h.Node().BestBlock() }
-func (s btcdServer) Mine(n int) ([]*chainhash.Hash, error) {
-	return s.h.Mine(n)
-}
-func (s btcdServer) BuildChain(ctx context.Context, spec testnet.ChainSpec) (*testnet.Truth, error) {
-	return s.h.BuildChain(ctx, spec)
-}
-func (s btcdServer) ScanTruth(ctx context.Context, key *testnet.Keyring, from int32) (*testnet.Truth, error) {
-	return testnet.ScanTruth(ctx, s.h.Node(), key, testnet.PurposeBIP84, from)
-}
-func (s btcdServer) PayAddress(_ context.Context, addr btcutil.Address, amt btcutil.Amount) (*wire.MsgTx, error) {
-	return s.h.PayAddress(addr, amt) // sendrawtransaction returns once accepted
-}
-func (s btcdServer) Spend(_ context.Context, key *testnet.Keyring, ops []wire.OutPoint, to []*wire.TxOut) (*wire.MsgTx, error) {
-	return s.h.Spend(key, ops, to)
-}
-func (s btcdServer) ReorgPayment(ctx context.Context, pkScript []byte, amt int64, depth int, onOld func(chainhash.Hash)) (*wire.MsgTx, chainhash.Hash, error) {
-	tx, err := s.h.NewTx([]*wire.TxOut{wire.NewTxOut(amt, pkScript)})
+// implReorgPayment pays pkScript amt in the first block of a branch of
+// depth blocks that a longer one then replaces, whose first block
+// confirms the same payment again (testnet.Chain.Reorg: btcd's second
+// node or bcoin's invalidateblock, the same call); it returns the
+// payment and the new tip. onOld is called with the losing branch's tip
+// between the branches: a node that never reached it has no reorg to
+// follow.
+func implReorgPayment(ctx context.Context, c *testnet.Chain, pkScript []byte, amt int64, depth int, onOld func(chainhash.Hash)) (*wire.MsgTx, chainhash.Hash, error) {
+	tx, err := c.NewTx([]*wire.TxOut{wire.NewTxOut(amt, pkScript)})
 	if err != nil {
 		return nil, chainhash.Hash{}, err
 	}
 	opts := testnet.ReorgOptions{OrphanTxs: []*wire.MsgTx{tx}, WinnerTxs: []*wire.MsgTx{tx}}
 	if onOld != nil {
-		// Between the branches, as bcoinServer does: a node that never
-		// reached the losing tip has no reorg to follow.
-		node := s.h.Node() // AfterLosing runs under the harness's lock
+		node := c.Node() // AfterLosing runs under the chain's lock
 		opts.AfterLosing = func() error {
 			old, _, err := node.BestBlock()
 			if err != nil {
@@ -102,77 +57,18 @@ func (s btcdServer) ReorgPayment(ctx context.Context, pkScript []byte, amt int64
 			return nil
 		}
 	}
-	res, err := s.h.Reorg(ctx, depth, opts)
+	res, err := c.Reorg(ctx, depth, opts)
 	if err != nil {
 		return nil, chainhash.Hash{}, err
 	}
 	return tx, *res.New[len(res.New)-1], nil
 }
 
-// bcoinServer is a bcoin regtest harness; its methods implement
-// implServer.
-type bcoinServer struct{ h *testnet.BcoinHarness }
-
-func (s bcoinServer) P2PAddr() string                      { return s.h.Node().P2PAddr() }
-func (s bcoinServer) Tip() (*chainhash.Hash, int32, error) { return s.h.Node().BestBlock() }
-func (s bcoinServer) Mine(n int) ([]*chainhash.Hash, error) {
-	return s.h.Mine(n)
-}
-func (s bcoinServer) BuildChain(ctx context.Context, spec testnet.ChainSpec) (*testnet.Truth, error) {
-	return s.h.BuildChain(ctx, spec)
-}
-func (s bcoinServer) ScanTruth(ctx context.Context, key *testnet.Keyring, from int32) (*testnet.Truth, error) {
-	return s.h.ScanTruth(ctx, key, testnet.PurposeBIP84, from)
-}
-func (s bcoinServer) PayAddress(ctx context.Context, addr btcutil.Address, amt btcutil.Amount) (*wire.MsgTx, error) {
-	tx, err := s.h.PayAddress(addr, amt)
-	if err != nil {
-		return nil, err
-	}
-	return tx, s.h.Node().WaitForMempool(ctx, tx.TxHash())
-}
-func (s bcoinServer) Spend(ctx context.Context, key *testnet.Keyring, ops []wire.OutPoint, to []*wire.TxOut) (*wire.MsgTx, error) {
-	tx, err := s.h.Spend(key, ops, to)
-	if err != nil {
-		return nil, err
-	}
-	return tx, s.h.Node().WaitForMempool(ctx, tx.TxHash())
-}
-func (s bcoinServer) ReorgPayment(ctx context.Context, pkScript []byte, amt int64, depth int, onOld func(chainhash.Hash)) (*wire.MsgTx, chainhash.Hash, error) {
-	tx, err := s.h.PayScript(pkScript, btcutil.Amount(amt))
-	if err != nil {
-		return nil, chainhash.Hash{}, err
-	}
-	if err := s.h.Node().WaitForMempool(ctx, tx.TxHash()); err != nil {
-		return nil, chainhash.Hash{}, err
-	}
-	hashes, err := s.h.Mine(1)
-	if err != nil {
-		return nil, chainhash.Hash{}, err
-	}
-	if onOld != nil {
-		onOld(*hashes[0])
-	}
-	r, err := s.h.Reorg(ctx, depth, true)
-	if err != nil {
-		return nil, chainhash.Hash{}, err
-	}
-	if !slices.Contains(r.Resent, tx.TxHash()) {
-		return nil, chainhash.Hash{}, fmt.Errorf("bcoin reorg did not confirm %v again (dropped %v)", tx.TxHash(), r.Dropped)
-	}
-	return tx, r.Connected[len(r.Connected)-1], nil
-}
-
-var (
-	_ implServer = btcdServer{}
-	_ implServer = bcoinServer{}
-)
-
 // implEnv is what the rows of one implementation share.
 type implEnv struct {
 	top   *testing.T // the implementation's test: owns what outlives a row
 	name  string
-	srv   implServer
+	srv   *testnet.Chain
 	key   *testnet.Keyring
 	xpub  string
 	truth *testnet.Truth // the built chain's truth
@@ -206,7 +102,7 @@ var implScenarios = []struct {
 }
 
 // TestImplScenarios runs the scenario table against btcd and bcoin. The
-// bcoin rows need Node.js and bcoin (testnet.RequireBcoin: skipped when
+// bcoin rows need Node.js and bcoin (bcoin.Require: skipped when
 // missing, a failure in CI).
 func TestImplScenarios(t *testing.T) {
 	if testing.Short() {
@@ -214,10 +110,10 @@ func TestImplScenarios(t *testing.T) {
 	}
 	impls := []struct {
 		name  string
-		start func(t *testing.T) implServer
+		start func(t *testing.T) *testnet.Chain
 	}{
-		{"btcd", func(t *testing.T) implServer { return btcdServer{testnet.NewT(t, testnet.Options{})} }},
-		{"bcoin", func(t *testing.T) implServer { return bcoinServer{testnet.NewBcoinT(t, testnet.BcoinOptions{})} }},
+		{"btcd", func(t *testing.T) *testnet.Chain { return testnet.NewT(t, testnet.Options{}).Chain }},
+		{"bcoin", func(t *testing.T) *testnet.Chain { return bcoin.NewT(t, bcoin.Options{}).Chain }},
 	}
 	for _, impl := range impls {
 		t.Run(impl.name, func(t *testing.T) {
@@ -287,7 +183,7 @@ func scenarioRestartNothingNew(t *testing.T, e *implEnv) {
 		t.Fatal(err)
 	}
 	addr := implFreshAddr(t, e)
-	pay, err := e.srv.PayAddress(t.Context(), addr, 1_111_111)
+	pay, err := e.srv.PayAddress(addr, 1_111_111)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +200,7 @@ func scenarioRestartNothingNew(t *testing.T, e *implEnv) {
 // our tip and never answers getheaders (no headers message, empty or
 // not): synced within 5 s from the fence, never from the stall timeout.
 func scenarioSilentAtTip(t *testing.T, e *implEnv) {
-	_, tip, err := e.srv.Tip()
+	_, tip, err := e.srv.BestBlock()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +234,7 @@ func scenarioSilentAtTip(t *testing.T, e *implEnv) {
 // sync and be synced on the server's word, and neither ban nor use the
 // lagging one for blocks.
 func scenarioLaggingBeside(t *testing.T, e *implEnv) {
-	_, tip, err := e.srv.Tip()
+	_, tip, err := e.srv.BestBlock()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +243,7 @@ func scenarioLaggingBeside(t *testing.T, e *implEnv) {
 	w := implWallet(t, t, filepath.Join(dir, "wallet"), e.xpub, e.birth, 0)
 	mark := time.Now()
 	n := implNode(t, t, filepath.Join(dir, "spv"), w, silent.Addr(), e.srv.P2PAddr())
-	hash, _, err := e.srv.Tip()
+	hash, _, err := e.srv.BestBlock()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,7 +269,7 @@ func scenarioMempoolPayments(t *testing.T, e *implEnv) {
 	amts := []btcutil.Amount{1_234_567, 7_654_321}
 	var pays []*wire.MsgTx
 	for _, amt := range amts {
-		pay, err := e.srv.PayAddress(t.Context(), implFreshAddr(t, e), amt)
+		pay, err := e.srv.PayAddress(implFreshAddr(t, e), amt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -403,7 +299,7 @@ func scenarioWalletSpend(t *testing.T, e *implEnv) {
 		t.Fatalf("no confirmed wallet coin to spend among %d", len(utxos))
 	}
 	to := []*wire.TxOut{wire.NewTxOut(int64(coin.Amount)-5_000, testnet.RandomScript(nil, testnet.KindP2WPKH))}
-	spend, err := e.srv.Spend(t.Context(), e.key, []wire.OutPoint{{Hash: coin.Txid, Index: coin.Index}}, to)
+	spend, err := e.srv.Spend(e.key, []wire.OutPoint{{Hash: coin.Txid, Index: coin.Index}}, to)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -420,7 +316,7 @@ func scenarioReorg(t *testing.T, e *implEnv) {
 	}
 	e.next++
 	before := e.n.Status().Reorgs
-	pay, tip, err := e.srv.ReorgPayment(t.Context(), script, 2_500_000, 2, func(old chainhash.Hash) {
+	pay, tip, err := implReorgPayment(t.Context(), e.srv, script, 2_500_000, 2, func(old chainhash.Hash) {
 		implWaitAt(t, e.n, old, 30*time.Second)
 	})
 	if err != nil {
@@ -460,7 +356,7 @@ func scenarioReloadMidSync(t *testing.T, e *implEnv) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = n.Stop() })
-	hash, _, err := e.srv.Tip()
+	hash, _, err := e.srv.BestBlock()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -572,7 +468,7 @@ func implFreshAddr(t *testing.T, e *implEnv) btcutil.Address {
 // implTruth is the server's view of the keyring's wallet now.
 func implTruth(t *testing.T, e *implEnv) *testnet.Truth {
 	t.Helper()
-	view, err := e.srv.ScanTruth(t.Context(), e.key, e.birth)
+	view, err := e.srv.ScanTruth(t.Context(), e.key, testnet.PurposeBIP84, e.birth)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,7 +72,7 @@ func TestOnPathObserverMeasured(t *testing.T) {
 		WatchAddrs: 10, PaymentsPerAddr: 2, SpendFraction: 0.3, Seed: 2626,
 	})
 	require.NoError(t, err)
-	c := &transportChain{srv: btcdServer{h}, key: key, xpub: xpub, truth: truth, birth: truth.StartHeight + 1}
+	c := &transportChain{srv: h.Chain, key: key, xpub: xpub, truth: truth, birth: truth.StartHeight + 1}
 	blocks, txids := chainShapes(t, h, c.birth, truth.TipHeight)
 
 	runs := []onPathRun{

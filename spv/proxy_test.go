@@ -9,16 +9,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bloomwatch/bloomwatch/testnet"
+	"github.com/bloomwatch/bloomwatch/testnet/dnsseed"
+	"github.com/bloomwatch/bloomwatch/testnet/socks"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/stretchr/testify/require"
 )
 
 // startProxy starts a SOCKS5 server on 127.0.0.1, closed at cleanup.
-func startProxy(t testing.TB, opts testnet.SOCKSOptions) *testnet.SOCKSProxy {
+func startProxy(t testing.TB, opts socks.Options) *socks.Proxy {
 	t.Helper()
-	p, err := testnet.StartSOCKS(opts)
+	p, err := socks.Start(opts)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		require.NoError(t, p.Close())
@@ -108,10 +109,10 @@ func TestSOCKSRequestEncoding(t *testing.T) {
 
 func TestDialerIsolatesEveryConnection(t *testing.T) {
 	seed := startTestSeed(t)
-	seed.SetAnswer("node.bloomwatch.test", testnet.SeedAnswer{IPs: []net.IP{net.ParseIP("127.0.0.1")}})
+	seed.SetAnswer("node.bloomwatch.test", dnsseed.Answer{IPs: []net.IP{net.ParseIP("127.0.0.1")}})
 	echo := startEchoServer(t)
 	_, echoPort, _ := net.SplitHostPort(echo)
-	proxy := startProxy(t, testnet.SOCKSOptions{Resolver: seed.Resolver()})
+	proxy := startProxy(t, socks.Options{Resolver: seed.Resolver()})
 	d, _ := testDialer(t, proxy.Addr(), false)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -153,7 +154,7 @@ func TestDialerSharedStreamAndIgnoredCredentials(t *testing.T) {
 	defer cancel()
 
 	// Isolation off: no credentials offered, Via "proxy".
-	both := startProxy(t, testnet.SOCKSOptions{Auth: testnet.SOCKSPasswordOrNone})
+	both := startProxy(t, socks.Options{Auth: socks.PasswordOrNone})
 	d, _ := testDialer(t, both.Addr(), true)
 	conn, via, err := d.dial(ctx, echo)
 	require.NoError(t, err, "shared: via %q", via)
@@ -175,7 +176,7 @@ func TestDialerSharedStreamAndIgnoredCredentials(t *testing.T) {
 
 	// A proxy without authentication ignores the credentials: Via says
 	// so, and the log warns once.
-	none := startProxy(t, testnet.SOCKSOptions{Auth: testnet.SOCKSNone})
+	none := startProxy(t, socks.Options{Auth: socks.None})
 	d, sink := testDialer(t, none.Addr(), false)
 	for range 2 {
 		conn, via, err := d.dial(ctx, echo)
@@ -187,7 +188,7 @@ func TestDialerSharedStreamAndIgnoredCredentials(t *testing.T) {
 	require.Equal(t, 1, n, "%d warnings, want 1:\n%s", n, sink.String())
 
 	// A proxy that wants credentials refuses a client without.
-	pass := startProxy(t, testnet.SOCKSOptions{Auth: testnet.SOCKSPassword})
+	pass := startProxy(t, socks.Options{Auth: socks.Password})
 	d, _ = testDialer(t, pass.Addr(), true)
 	_, _, err = d.dial(ctx, echo)
 	require.ErrorIs(t, err, ErrProxy, "password-only proxy without credentials: %v", err)
@@ -197,7 +198,7 @@ func TestDialerSharedStreamAndIgnoredCredentials(t *testing.T) {
 func TestDialerProxyErrors(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	proxy := startProxy(t, testnet.SOCKSOptions{})
+	proxy := startProxy(t, socks.Options{})
 	d, _ := testDialer(t, proxy.Addr(), false)
 
 	// The destination refuses: the proxy's reply says so.
@@ -243,7 +244,7 @@ func TestDialerProxyErrors(t *testing.T) {
 
 func TestDirectDialResolvesWithResolver(t *testing.T) {
 	seed := startTestSeed(t)
-	seed.SetAnswer("node.bloomwatch.test", testnet.SeedAnswer{IPs: []net.IP{net.ParseIP("127.0.0.1")}})
+	seed.SetAnswer("node.bloomwatch.test", dnsseed.Answer{IPs: []net.IP{net.ParseIP("127.0.0.1")}})
 	echo := startEchoServer(t)
 	_, port, _ := net.SplitHostPort(echo)
 	_, log := newLogSink()
@@ -261,10 +262,10 @@ func TestDirectDialResolvesWithResolver(t *testing.T) {
 
 func TestProxyNodeResolvesNothingLocally(t *testing.T) {
 	seed := startTestSeed(t)
-	seed.SetAnswer(testSeedHost, testnet.SeedAnswer{IPs: []net.IP{net.ParseIP("127.0.0.1")}})
-	seed.SetAnswer("x5."+testSeedHost, testnet.SeedAnswer{IPs: []net.IP{net.ParseIP("127.0.0.1")}})
-	seed.SetAnswer("peer.bloomwatch.test", testnet.SeedAnswer{IPs: []net.IP{net.ParseIP("127.0.0.1")}})
-	proxy := startProxy(t, testnet.SOCKSOptions{Resolver: seed.Resolver()})
+	seed.SetAnswer(testSeedHost, dnsseed.Answer{IPs: []net.IP{net.ParseIP("127.0.0.1")}})
+	seed.SetAnswer("x5."+testSeedHost, dnsseed.Answer{IPs: []net.IP{net.ParseIP("127.0.0.1")}})
+	seed.SetAnswer("peer.bloomwatch.test", dnsseed.Answer{IPs: []net.IP{net.ParseIP("127.0.0.1")}})
+	proxy := startProxy(t, socks.Options{Resolver: seed.Resolver()})
 	port := deadPort(t)
 	network := seededRegtest(t, port)
 

@@ -14,6 +14,8 @@ import (
 	"github.com/bloomwatch/bloomwatch/netparams"
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/testnet"
+	"github.com/bloomwatch/bloomwatch/testnet/dnsseed"
+	"github.com/bloomwatch/bloomwatch/testnet/socks"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/bloomwatch/bloomwatch/watch/watchtest"
 	"github.com/btcsuite/btcd/chaincfg"
@@ -37,9 +39,9 @@ func seededNetwork(t testing.TB, port string) *netparams.Network {
 }
 
 // startDNSSeed starts the test DNS server, closed at cleanup.
-func startDNSSeed(t testing.TB) *testnet.DNSSeed {
+func startDNSSeed(t testing.TB) *dnsseed.Seed {
 	t.Helper()
-	s, err := testnet.StartDNSSeed()
+	s, err := dnsseed.Start()
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		require.NoError(t, s.Close())
@@ -122,7 +124,7 @@ func TestSyncFromDNSSeed(t *testing.T) {
 	// The seed knows no x5 subdomain (NXDOMAIN): the node falls back to
 	// the plain name, which leads to the btcd node.
 	seed := startDNSSeed(t)
-	seed.SetAnswer(seedName, testnet.SeedAnswer{IPs: []net.IP{net.ParseIP("127.0.0.1")}})
+	seed.SetAnswer(seedName, dnsseed.Answer{IPs: []net.IP{net.ParseIP("127.0.0.1")}})
 
 	dir := t.TempDir()
 	w := watchtest.NewMemWatcher(start+1, scripts...)
@@ -192,9 +194,9 @@ func TestSyncThroughProxyFromSeedNode(t *testing.T) {
 	// The seed's name resolves (for the proxy only) to 127.0.0.1; the
 	// network's port is the seed node's.
 	dns := startDNSSeed(t)
-	dns.SetAnswer(seedName, testnet.SeedAnswer{IPs: []net.IP{net.ParseIP("127.0.0.1")}})
-	dns.SetAnswer("x5."+seedName, testnet.SeedAnswer{IPs: []net.IP{net.ParseIP("127.0.0.1")}})
-	proxy, err := testnet.StartSOCKS(testnet.SOCKSOptions{Resolver: dns.Resolver()})
+	dns.SetAnswer(seedName, dnsseed.Answer{IPs: []net.IP{net.ParseIP("127.0.0.1")}})
+	dns.SetAnswer("x5."+seedName, dnsseed.Answer{IPs: []net.IP{net.ParseIP("127.0.0.1")}})
+	proxy, err := socks.Start(socks.Options{Resolver: dns.Resolver()})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = proxy.Close() })
 
@@ -285,7 +287,7 @@ func TestSyncThroughProxyFromSeedNode(t *testing.T) {
 // checkTranscriptVia checks the transcript's Via against the proxy's
 // log: each filter names the credential of a proxy connection to its
 // peer, and no credential serves two peers.
-func checkTranscriptVia(t *testing.T, byPeer map[string]map[string]bool, conns []testnet.SOCKSConn) {
+func checkTranscriptVia(t *testing.T, byPeer map[string]map[string]bool, conns []socks.Conn) {
 	t.Helper()
 	owner := map[string]string{}
 	for peer, vias := range byPeer {
@@ -295,7 +297,7 @@ func checkTranscriptVia(t *testing.T, byPeer map[string]map[string]bool, conns [
 			prev, dup := owner[id]
 			require.False(t, dup && prev != peer, "credential %s carried filters to %s and %s", id, prev, peer)
 			owner[id] = peer
-			require.True(t, slices.ContainsFunc(conns, func(c testnet.SOCKSConn) bool { return c.User == id && c.Dest == peer }), "filter to %s via %s: no such proxy connection", peer, id)
+			require.True(t, slices.ContainsFunc(conns, func(c socks.Conn) bool { return c.User == id && c.Dest == peer }), "filter to %s via %s: no such proxy connection", peer, id)
 		}
 	}
 }

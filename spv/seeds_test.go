@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/netparams"
-	"github.com/bloomwatch/bloomwatch/testnet"
+	"github.com/bloomwatch/bloomwatch/testnet/dnsseed"
 	"github.com/bloomwatch/bloomwatch/watch/watchtest"
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/miekg/dns"
@@ -63,9 +63,9 @@ func seededRegtest(t testing.TB, port string) *netparams.Network {
 }
 
 // startTestSeed starts a DNS seed server on 127.0.0.1, closed at cleanup.
-func startTestSeed(t testing.TB) *testnet.DNSSeed {
+func startTestSeed(t testing.TB) *dnsseed.Seed {
 	t.Helper()
-	s, err := testnet.StartDNSSeed()
+	s, err := dnsseed.Start()
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		require.NoError(t, s.Close())
@@ -157,23 +157,23 @@ func TestLookupSeedAgainstDNSServer(t *testing.T) {
 	lo := []net.IP{net.ParseIP("127.0.0.1")}
 	cases := []struct {
 		name       string
-		x5, plain  *testnet.SeedAnswer // nil: NXDOMAIN
+		x5, plain  *dnsseed.Answer // nil: NXDOMAIN
 		want       []string
 		plainAsked bool
 		logs       []string
 	}{
-		{name: "x5 answers", x5: &testnet.SeedAnswer{IPs: lo}, plain: &testnet.SeedAnswer{IPs: []net.IP{net.ParseIP("127.0.0.9")}},
+		{name: "x5 answers", x5: &dnsseed.Answer{IPs: lo}, plain: &dnsseed.Answer{IPs: []net.IP{net.ParseIP("127.0.0.9")}},
 			want: []string{"127.0.0.1:18444"}},
-		{name: "x5 unknown, plain answers", plain: &testnet.SeedAnswer{IPs: lo},
+		{name: "x5 unknown, plain answers", plain: &dnsseed.Answer{IPs: lo},
 			want: []string{"127.0.0.1:18444"}, plainAsked: true,
 			logs: []string{"DNS seed query gave no peer", "name=" + x5, "next=" + testSeedHost}},
-		{name: "x5 answers no address", x5: &testnet.SeedAnswer{TXT: []string{"hello"}}, plain: &testnet.SeedAnswer{IPs: lo},
+		{name: "x5 answers no address", x5: &dnsseed.Answer{TXT: []string{"hello"}}, plain: &dnsseed.Answer{IPs: lo},
 			want: []string{"127.0.0.1:18444"}, plainAsked: true},
-		{name: "server failure, then junk records", x5: &testnet.SeedAnswer{Rcode: dns.RcodeServerFailure},
-			plain:      &testnet.SeedAnswer{IPs: []net.IP{net.ParseIP("0.0.0.0"), net.ParseIP("224.0.0.1"), net.ParseIP("255.255.255.255")}},
+		{name: "server failure, then junk records", x5: &dnsseed.Answer{Rcode: dns.RcodeServerFailure},
+			plain:      &dnsseed.Answer{IPs: []net.IP{net.ParseIP("0.0.0.0"), net.ParseIP("224.0.0.1"), net.ParseIP("255.255.255.255")}},
 			plainAsked: true,
 			logs:       []string{"name=" + x5, "name=" + testSeedHost, "none a usable IP address"}},
-		{name: "junk bytes", x5: &testnet.SeedAnswer{Junk: true}, plain: &testnet.SeedAnswer{Junk: true},
+		{name: "junk bytes", x5: &dnsseed.Answer{Junk: true}, plain: &dnsseed.Answer{Junk: true},
 			plainAsked: true, logs: []string{"name=" + x5, "name=" + testSeedHost}},
 		{name: "nothing at all", plainAsked: true, logs: []string{"name=" + x5, "name=" + testSeedHost}},
 	}
@@ -230,8 +230,8 @@ func waitLog(t testing.TB, sink *logSink, want ...string) {
 
 func TestNodeSurvivesJunkSeed(t *testing.T) {
 	seed := startTestSeed(t)
-	seed.SetAnswer("x5."+testSeedHost, testnet.SeedAnswer{IPs: []net.IP{net.ParseIP("0.0.0.0")}})
-	seed.SetAnswer(testSeedHost, testnet.SeedAnswer{Junk: true})
+	seed.SetAnswer("x5."+testSeedHost, dnsseed.Answer{IPs: []net.IP{net.ParseIP("0.0.0.0")}})
+	seed.SetAnswer(testSeedHost, dnsseed.Answer{Junk: true})
 	sink, log := newLogSink()
 	n := seedTestNode(t, seededRegtest(t, "18444"), Config{Resolver: seed.Resolver(), Log: log, MaxPeers: 2, Tuning: Tuning{SeedTimeout: 200 * time.Millisecond}})
 	require.NoError(t, n.Start(context.Background()))

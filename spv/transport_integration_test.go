@@ -14,13 +14,15 @@ import (
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/testnet"
+	"github.com/bloomwatch/bloomwatch/testnet/bcoin"
+	"github.com/bloomwatch/bloomwatch/testnet/dnsseed"
 	"github.com/bloomwatch/bloomwatch/transcript"
 )
 
 // transportChain is a server with a built scenario chain and the keyring
 // whose wallet it pays.
 type transportChain struct {
-	srv   implServer
+	srv   *testnet.Chain
 	key   *testnet.Keyring
 	xpub  string
 	truth *testnet.Truth
@@ -29,7 +31,7 @@ type transportChain struct {
 
 // newTransportChain builds the cold-sync scenario's chain (payments to 6
 // receive addresses, 30 % spent, noise) on srv.
-func newTransportChain(t *testing.T, srv implServer) *transportChain {
+func newTransportChain(t *testing.T, srv *testnet.Chain) *transportChain {
 	t.Helper()
 	key, err := testnet.NewKeyring(testnet.DemoSeed, regtest(t).Params)
 	if err != nil {
@@ -103,7 +105,7 @@ func syncedOver(t *testing.T, c *transportChain, tp spv.Transport, addr, want st
 		}
 	})
 	implWaitAt(t, n, c.truth.TipHash, time.Minute)
-	view, err := c.srv.ScanTruth(t.Context(), c.key, c.birth)
+	view, err := c.srv.ScanTruth(t.Context(), c.key, testnet.PurposeBIP84, c.birth)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +165,7 @@ func TestTransportAgainstBtcd(t *testing.T) {
 		t.Skip("starts btcd")
 	}
 	h := testnet.NewT(t, testnet.Options{V2Transport: true})
-	c := newTransportChain(t, btcdServer{h})
+	c := newTransportChain(t, h.Chain)
 	for _, tc := range []struct {
 		policy spv.Transport
 		want   string
@@ -246,10 +248,10 @@ func TestTransportFallback(t *testing.T) {
 	}
 	servers := []struct {
 		name, how string // how: the v2 attempt's end, as logged
-		start     func(t *testing.T) implServer
+		start     func(t *testing.T) *testnet.Chain
 	}{
-		{"btcd without v2", "sent nothing", func(t *testing.T) implServer { return btcdServer{testnet.NewT(t, testnet.Options{})} }},
-		{"bcoin", "answered in v1", func(t *testing.T) implServer { return bcoinServer{testnet.NewBcoinT(t, testnet.BcoinOptions{})} }},
+		{"btcd without v2", "sent nothing", func(t *testing.T) *testnet.Chain { return testnet.NewT(t, testnet.Options{}).Chain }},
+		{"bcoin", "answered in v1", func(t *testing.T) *testnet.Chain { return bcoin.NewT(t, bcoin.Options{}).Chain }},
 	}
 	for _, s := range servers {
 		t.Run(s.name, func(t *testing.T) {
@@ -304,10 +306,10 @@ func TestSeedPeerReachedAgainOverV2(t *testing.T) {
 		t.Skip("starts btcd")
 	}
 	h := testnet.NewT(t, testnet.Options{V2Transport: true})
-	c := newTransportChain(t, btcdServer{h})
+	c := newTransportChain(t, h.Chain)
 	_, port, _ := net.SplitHostPort(h.Node().P2PAddr())
 	seed := startDNSSeed(t)
-	seed.SetAnswer(seedName, testnet.SeedAnswer{IPs: []net.IP{net.ParseIP("127.0.0.1")}})
+	seed.SetAnswer(seedName, dnsseed.Answer{IPs: []net.IP{net.ParseIP("127.0.0.1")}})
 	for _, tc := range []struct {
 		policy   spv.Transport
 		want     string

@@ -35,7 +35,7 @@ func TestStallingV2KeyNeverSent(t *testing.T) {
 		t.Skip("starts btcd")
 	}
 	h := testnet.NewT(t, testnet.Options{})
-	c := newTransportChain(t, btcdServer{h})
+	c := newTransportChain(t, h.Chain)
 
 	// The premise: btcd hangs up at once on a plain key, and not on a
 	// stalling one (it would only at its own 30 s negotiation timeout).

@@ -223,7 +223,7 @@ func plan(spec *ChainSpec, r *rand.Rand) []*plannedPay {
 
 // chainBuilder carries BuildChain's state.
 type chainBuilder struct {
-	h      *Harness
+	c      *Chain
 	spec   ChainSpec
 	r      *rand.Rand
 	truth  *Truth
@@ -234,38 +234,37 @@ type chainBuilder struct {
 	// some spends add one as a second input.
 	changeOuts  []wire.OutPoint
 	changeIndex map[wire.OutPoint]uint32
-	// serialSends waits for each sendrawtransaction (the benchmark's
-	// baseline for the pipelined default).
-	serialSends bool
 }
 
-// BuildChain mines spec.Blocks blocks on the main node: TxsPerBlock noise
+// BuildChain mines spec.Blocks blocks on the node: TxsPerBlock noise
 // transactions each, payments to the keyring's first WatchAddrs receive
 // addresses, and later spends of SpendFraction of them. It returns the
 // ground truth a synced wallet must reproduce. Blocks without
-// transactions are mined in batches; each transaction is one
-// sendrawtransaction, nothing waits per transaction.
-func (h *Harness) BuildChain(ctx context.Context, spec ChainSpec) (*Truth, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if err := h.usable(); err != nil {
+// transactions are mined in batches; each transaction is sent once
+// (nothing waits per transaction), and every block is checked to hold
+// exactly the transactions sent for it. The same spec on the same
+// starting chain gives the same structure on btcd and bcoin.
+func (c *Chain) BuildChain(ctx context.Context, spec ChainSpec) (*Truth, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.usable(); err != nil {
 		return nil, err
 	}
-	if err := spec.check(h.Params()); err != nil {
+	if err := spec.check(c.Params()); err != nil {
 		return nil, err
 	}
-	_, start, err := h.node.BestBlock()
+	_, start, err := c.node.BestBlock()
 	if err != nil {
 		return nil, err
 	}
-	if err := h.pruneUnconfirmed(); err != nil {
+	if err := c.pruneUnconfirmed(); err != nil {
 		return nil, err
 	}
 	b := &chainBuilder{
-		h:     h,
+		c:     c,
 		spec:  spec,
 		r:     rand.New(rand.NewSource(spec.Seed)),
-		truth: &Truth{Network: h.Params().Name, Seed: spec.Seed, Purpose: spec.Purpose, StartHeight: start},
+		truth: &Truth{Network: c.Params().Name, Seed: spec.Seed, Purpose: spec.Purpose, StartHeight: start},
 		addrs: make(map[string]*TruthAddress),
 		utxos: make(map[wire.OutPoint]TruthUTXO),
 
@@ -302,12 +301,12 @@ func (b *chainBuilder) run(ctx context.Context, start int32) error {
 			for j < spec.Blocks && len(payAt[j]) == 0 && len(spendAt[j]) == 0 {
 				j++
 			}
-			if _, err := b.h.mineLocked(b.h.node, j-i); err != nil {
+			if _, _, err := b.c.mineLocked(ctx, b.c.node, j-i); err != nil {
 				return err
 			}
 			i = j
 		} else {
-			if err := b.block(start+int32(i)+1, payAt[i], spendAt[i]); err != nil {
+			if err := b.block(ctx, start+int32(i)+1, payAt[i], spendAt[i]); err != nil {
 				return fmt.Errorf("testnet: build chain block %d: %w", i, err)
 			}
 			i++
@@ -330,21 +329,21 @@ type pending struct {
 // block sends one block's transactions, mines it and records the truth.
 // Each transaction is sent as soon as it is signed; a rejected one stops
 // the build.
-func (b *chainBuilder) block(height int32, pays, spends []*plannedPay) error {
-	h, spec := b.h, &b.spec
+func (b *chainBuilder) block(ctx context.Context, height int32, pays, spends []*plannedPay) error {
+	c, spec := b.c, &b.spec
 	var txs []pending
 	// send broadcasts one transaction; a rejected one is undone (the
 	// earlier ones are in the mempool, the funder's view stays true).
 	send := func(pt pending) error {
-		if err := sendTx(h.node, pt.tx); err != nil {
-			h.f.unapply(pt.tx)
+		if err := c.node.SendTx(pt.tx); err != nil {
+			c.f.unapply(pt.tx)
 			return err
 		}
 		txs = append(txs, pt)
 		return nil
 	}
 	for _, p := range pays {
-		tx, err := payTx(h.f, spec, b.r, p)
+		tx, err := payTx(c.f, spec, b.r, p)
 		if err != nil {
 			return err
 		}
@@ -353,7 +352,7 @@ func (b *chainBuilder) block(height int32, pays, spends []*plannedPay) error {
 		}
 	}
 	for range spec.TxsPerBlock {
-		tx, err := h.f.build(noiseOutputs(b.r))
+		tx, err := c.f.build(noiseOutputs(b.r))
 		if err != nil {
 			return err
 		}
@@ -370,17 +369,22 @@ func (b *chainBuilder) block(height int32, pays, spends []*plannedPay) error {
 			return err
 		}
 	}
-	hashes, err := h.node.Generate(1)
+	hashes, blocks, err := c.mineLocked(ctx, c.node, 1)
 	if err != nil {
 		return err
 	}
-	blk, err := h.node.RPC().GetBlock(hashes[0])
-	if err != nil {
-		return fmt.Errorf("testnet: getblock %s: %w", hashes[0], err)
-	}
-	h.f.applyBlock(blk, height)
+	blk := blocks[0]
 	if got := len(blk.Transactions) - 1; got != len(txs) {
 		return fmt.Errorf("testnet: block %s at height %d has %d transactions, sent %d", hashes[0], height, got, len(txs))
+	}
+	sent := make(map[chainhash.Hash]bool, len(txs))
+	for _, pt := range txs {
+		sent[pt.tx.TxHash()] = true
+	}
+	for _, tx := range blk.Transactions[1:] {
+		if !sent[tx.TxHash()] {
+			return fmt.Errorf("testnet: block %s at height %d has unsent transaction %s", hashes[0], height, tx.TxHash())
+		}
 	}
 	for _, pt := range txs {
 		if pt.kind == "" {
@@ -538,7 +542,7 @@ func (b *chainBuilder) record(pt pending, height int32, block chainhash.Hash) {
 // finish sorts and totals the truth.
 func (b *chainBuilder) finish() (*Truth, error) {
 	t := b.truth
-	tipHash, tip, err := b.h.node.BestBlock()
+	tipHash, tip, err := b.c.node.BestBlock()
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,10 @@
 package testnet
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/bloomwatch/bloomwatch/testnet/internal/proc"
+)
 
 // Sentinel errors callers can tell apart with errors.Is.
 var (
@@ -23,11 +27,11 @@ var (
 
 	// ErrStopped is returned by operations on a stopped node or a closed
 	// harness.
-	ErrStopped = errors.New("testnet: node stopped")
+	ErrStopped = proc.ErrStopped
 
 	// ErrTimeout is returned when a wait (RPC readiness, connection,
 	// sync, height) does not finish in time.
-	ErrTimeout = errors.New("testnet: timed out")
+	ErrTimeout = proc.ErrTimeout
 
 	// ErrInsufficientFunds is returned when the funding wallet has no
 	// spendable output large enough for a payment.

@@ -1,11 +1,7 @@
 package testnet
 
 import (
-	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -15,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/btcsuite/btcd/btcjson"
@@ -23,26 +18,21 @@ import (
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/rpcclient"
+
+	"github.com/bloomwatch/bloomwatch/testnet/internal/proc"
 )
 
-// Timeouts and polling of the node lifecycle.
+// Timeouts of the node lifecycle, bcoin's as well as btcd's.
 const (
-	// StartTimeout bounds how long StartNode waits for btcd's RPC server
-	// when the context has no earlier deadline.
-	StartTimeout = 60 * time.Second
-	// StopTimeout is how long Stop waits by default for btcd to exit
+	// StartTimeout bounds how long a start waits for the node's RPC
+	// server when the context has no earlier deadline.
+	StartTimeout = proc.StartTimeout
+	// StopTimeout is how long Stop waits by default for the node to exit
 	// after SIGINT before it sends SIGKILL.
-	StopTimeout = 15 * time.Second
+	StopTimeout = proc.StopTimeout
 	// WaitTimeout bounds the connection and sync waits of the methods
 	// that take no context.
-	WaitTimeout = 60 * time.Second
-	// pollInterval is the period of every polling wait.
-	pollInterval = 25 * time.Millisecond
-	// startAttempts is how many port pairs StartNode tries when btcd
-	// fails to bind (another process took a free port in between).
-	startAttempts = 3
-	// tailBytes is how much of btcd's output an error quotes.
-	tailBytes = 2048
+	WaitTimeout = proc.WaitTimeout
 )
 
 // Network names accepted by Config.Network and Options.Network.
@@ -85,11 +75,9 @@ type Config struct {
 
 // Node is a running btcd process on 127.0.0.1.
 type Node struct {
-	// child is the process: its scratch directory holds the logs, the
-	// output and the default datadir; stopTimeout is Config.StopTimeout
-	// or StopTimeout; liveLog is set when btcd's stdout goes straight to
-	// Config.Log (an *os.File).
-	child
+	// ch is the process: its scratch directory holds the logs, the
+	// output and the default datadir.
+	ch      *proc.Child
 	params  *chaincfg.Params
 	p2p     string
 	rpcAddr string
@@ -148,34 +136,15 @@ func StartNode(ctx context.Context, cfg Config) (*Node, error) {
 		ctx, cancel = context.WithTimeout(ctx, StartTimeout)
 		defer cancel()
 	}
-	var lastErr error
-	for range startAttempts {
-		n, retry, err := startOnce(ctx, bin, netFlag, params, miningAddr, cfg)
-		if err == nil {
-			return n, nil
-		}
-		lastErr = err
-		if !retry {
-			break
-		}
-	}
-	return nil, lastErr
-}
-
-// nodePorts returns a node's P2P and RPC ports: the ones asked for, free
-// 127.0.0.1 ports for those left 0.
-func nodePorts(p2p, rpc int) ([]int, error) {
-	ports, err := freePorts(2)
+	var n *Node
+	err = proc.StartWithRetries(func() (retry bool, err error) {
+		n, retry, err = startOnce(ctx, bin, netFlag, params, miningAddr, cfg)
+		return retry, err
+	})
 	if err != nil {
 		return nil, err
 	}
-	if p2p != 0 {
-		ports[0] = p2p
-	}
-	if rpc != 0 {
-		ports[1] = rpc
-	}
-	return ports, nil
+	return n, nil
 }
 
 // startOnce launches btcd once on a fresh pair of ports. retry reports a
@@ -188,8 +157,8 @@ func startOnce(ctx context.Context, bin, netFlag string, params *chaincfg.Params
 		return nil, false, fmt.Errorf("testnet: temp dir: %w", err)
 	}
 	n = &Node{params: params, dataDir: cfg.DataDir,
-		child: child{name: "btcd", killed: ErrKilled, scratch: scratch, log: cfg.Log, stopTimeout: cfg.StopTimeout}}
-	n.closeClients = func() {
+		ch: &proc.Child{Name: "btcd", Killed: ErrKilled, Exited: ErrNodeExited, Scratch: scratch, Log: cfg.Log, StopTimeout: cfg.StopTimeout}}
+	n.ch.CloseClients = func() {
 		if n.rpc != nil {
 			n.rpc.Shutdown()
 			n.rpc.WaitForShutdown()
@@ -200,11 +169,11 @@ func startOnce(ctx context.Context, bin, netFlag string, params *chaincfg.Params
 	}
 	defer func() {
 		if err != nil {
-			n.stopNow()
+			_ = n.ch.Stop()
 			n = nil
 		}
 	}()
-	ports, err := nodePorts(cfg.P2PPort, cfg.RPCPort)
+	ports, err := proc.Ports(cfg.P2PPort, cfg.RPCPort)
 	if err != nil {
 		return n, false, err
 	}
@@ -212,7 +181,7 @@ func startOnce(ctx context.Context, bin, netFlag string, params *chaincfg.Params
 	n.rpcAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1]))
 	n.cfg = cfg
 	n.cfg.P2PPort, n.cfg.RPCPort, n.cfg.MiningAddr = ports[0], ports[1], miningAddr
-	user, pass := randomHex(8), randomHex(16)
+	user, pass := proc.RandomHex(8), proc.RandomHex(16)
 	n.rpcUser, n.rpcPass = user, pass
 	args := []string{
 		netFlag,
@@ -234,10 +203,10 @@ func startOnce(ctx context.Context, bin, netFlag string, params *chaincfg.Params
 		args = append(args, "--v2transport")
 	}
 	args = append(args, cfg.Args...)
-	if err := n.start(exec.Command(bin, args...), "btcd.out"); err != nil {
+	if err := n.ch.Start(exec.Command(bin, args...), "btcd.out"); err != nil {
 		return n, false, err
 	}
-	if n.liveLog {
+	if n.ch.LiveLog() {
 		// btcd's log goes live to the file; stderr (flag errors,
 		// panics) stays in our file for Tail, with btcd's own log file.
 		n.logFile = filepath.Join(scratch, "logs", params.Name, "btcd.log")
@@ -252,55 +221,13 @@ func startOnce(ctx context.Context, bin, netFlag string, params *chaincfg.Params
 	if err != nil {
 		return n, false, fmt.Errorf("testnet: rpc client: %w", err)
 	}
-	for {
-		if n.reap(false) {
-			tail := n.Tail()
-			if strings.Contains(tail, "address already in use") {
-				time.Sleep(100 * time.Millisecond) // a fixed port may free up
-				return n, true, fmt.Errorf("%w before RPC was ready (%s): %s", ErrNodeExited, exitString(n.status), tail)
-			}
-			return n, false,
-				fmt.Errorf("%w before RPC was ready (%s): %s", ErrNodeExited, exitString(n.status), tail)
-		}
-		// Probe with a bounded request of our own: rpcclient retries a
-		// refused request for ~20 s and has no timeout at all, so a
-		// port that accepts but never answers would hang it.
-		if probeRPC(ctx, n.rpcAddr, user, pass) == nil {
-			return n, false, nil
-		}
-		select {
-		case <-ctx.Done():
-			return n, false, fmt.Errorf("testnet: waiting for btcd RPC: %w: %w: %s", ErrTimeout, ctx.Err(), n.Tail())
-		case <-time.After(pollInterval):
-		}
-	}
-}
-
-// freePorts returns k distinct free TCP ports on 127.0.0.1.
-func freePorts(k int) ([]int, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			_ = l.Close()
-		}
-	}()
-	ports := make([]int, 0, k)
-	for range k {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("testnet: free port: %w", err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
-}
-
-// randomHex returns n random bytes in hex.
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
+	// Probe with a bounded request of our own: rpcclient retries a
+	// refused request for ~20 s and has no timeout at all, so a port that
+	// accepts but never answers would hang it.
+	retry, err = n.ch.WaitReady(ctx, func(ctx context.Context) error {
+		return probeRPC(ctx, n.rpcAddr, user, pass)
+	}, n.Tail, "address already in use")
+	return n, retry, err
 }
 
 // Config returns the node's effective configuration: the ports and
@@ -326,7 +253,18 @@ func (n *Node) RPC() *rpcclient.Client { return n.rpc }
 func (n *Node) Params() *chaincfg.Params { return n.params }
 
 // PID returns the btcd process id.
-func (n *Node) PID() int { return n.pid }
+func (n *Node) PID() int { return n.ch.PID() }
+
+// Exited reports whether the btcd process has exited (and reaps it).
+func (n *Node) Exited() bool { return n.ch.HasExited() }
+
+// Stop stops btcd: SIGINT (its graceful shutdown; not the stop RPC,
+// since rpcclient has no request timeout and a wedged btcd would hang
+// it), then SIGKILL by PID after the stop timeout (the error then wraps
+// ErrKilled); it reaps the process, hands btcd's output to Config.Log
+// and removes the temporary directory. It is idempotent and returns the
+// first call's result.
+func (n *Node) Stop() error { return n.ch.Stop() }
 
 // DataDir returns btcd's data directory.
 func (n *Node) DataDir() string { return n.dataDir }
@@ -334,55 +272,21 @@ func (n *Node) DataDir() string { return n.dataDir }
 // LogPath returns the file that receives btcd's output while it runs
 // (only its stderr when Config.Log is an *os.File, which then gets the
 // log live).
-func (n *Node) LogPath() string { return n.outPath }
+func (n *Node) LogPath() string { return n.ch.OutPath() }
 
 // Tail returns the last couple of kilobytes of btcd's output.
 func (n *Node) Tail() string {
-	out := tailOf(n.outPath)
+	out := n.ch.Tail()
 	if n.logFile != "" {
-		if log := tailOf(n.logFile); log != "" {
+		if log := proc.TailOf(n.logFile); log != "" {
 			out = strings.TrimSpace(log + "\n" + out)
 		}
 	}
 	return out
 }
 
-// tailOf returns the last tailBytes of a file, from a line start.
-func tailOf(path string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return ""
-	}
-	off := max(fi.Size()-tailBytes, 0)
-	buf := make([]byte, fi.Size()-off)
-	if _, err := f.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
-		return ""
-	}
-	if off > 0 {
-		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
-			buf = buf[i+1:]
-		}
-	}
-	return strings.TrimSpace(string(buf))
-}
-
 // alive returns ErrStopped or ErrNodeExited when the node cannot serve.
-func (n *Node) alive() error {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.stopped {
-		return ErrStopped
-	}
-	if n.reapLocked(false) {
-		return fmt.Errorf("%w (%s): %s", ErrNodeExited, exitString(n.status), n.Tail())
-	}
-	return nil
-}
+func (n *Node) alive() error { return n.ch.Alive(n.Tail) }
 
 // Generate mines nblocks blocks (with the mempool's transactions) and
 // returns their hashes.
@@ -417,28 +321,10 @@ func (n *Node) WaitForHeight(ctx context.Context, h int32) error {
 	})
 }
 
-// poll calls cond every pollInterval until it returns true or an error,
-// or ctx (bounded by WaitTimeout when it has no deadline) ends.
+// poll is proc.Poll: cond every 25 ms until true, an error or ctx's end
+// (WaitTimeout without a deadline).
 func poll(ctx context.Context, what string, cond func() (bool, error)) error {
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, WaitTimeout)
-		defer cancel()
-	}
-	for {
-		ok, err := cond()
-		if err != nil {
-			return err
-		}
-		if ok {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("testnet: waiting for %s: %w: %w", what, ErrTimeout, ctx.Err())
-		case <-time.After(pollInterval):
-		}
-	}
+	return proc.Poll(ctx, what, cond)
 }
 
 // peerWith returns n's peer entry whose address is addr, if any.
@@ -613,14 +499,6 @@ func (n *Node) peerList() string {
 // disconnectNudgePolls is how many polls DisconnectFromCtx waits before it
 // disconnects a lingering peer by hand.
 const disconnectNudgePolls = 10
-
-// exitString describes a wait status.
-func exitString(ws syscall.WaitStatus) string {
-	if ws.Signaled() {
-		return "killed by " + ws.Signal().String()
-	}
-	return "exit status " + strconv.Itoa(ws.ExitStatus())
-}
 
 // probeTimeout bounds one readiness probe.
 const probeTimeout = time.Second

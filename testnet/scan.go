@@ -14,28 +14,16 @@ import (
 // BuildChain's bookkeeping, so it cross-checks it, and it gives the truth
 // of any chain, e.g. after a Reorg. Xpub, Seed and NoiseTxs are left
 // zero; StartHeight is from-1.
-func ScanTruth(ctx context.Context, node *Node, key *Keyring, purpose uint32, from int32) (*Truth, error) {
+func ScanTruth(ctx context.Context, node FullNode, key *Keyring, purpose uint32, from int32) (*Truth, error) {
 	tipHash, tip, err := node.BestBlock()
 	if err != nil {
 		return nil, err
 	}
-	rpc := node.RPC()
-	return scanBlocks(ctx, node.Params().Name, key, purpose, from, tip, *tipHash, func(height int32) (*chainhash.Hash, *wire.MsgBlock, error) {
-		hash, err := rpc.GetBlockHash(int64(height))
-		if err != nil {
-			return nil, nil, fmt.Errorf("testnet: getblockhash %d: %w", height, err)
-		}
-		blk, err := rpc.GetBlock(hash)
-		if err != nil {
-			return nil, nil, fmt.Errorf("testnet: getblock %s: %w", hash, err)
-		}
-		return hash, blk, nil
-	})
+	return scanBlocks(ctx, node.Params().Name, key, purpose, from, tip, *tipHash, node.BlockAt)
 }
 
-// scanBlocks walks blocks from..tip fetched by blockAt (any node: btcd
-// over RPC, bcoin over its API) and computes the truth ScanTruth
-// describes.
+// scanBlocks walks blocks from..tip fetched by blockAt and computes the
+// truth ScanTruth describes.
 func scanBlocks(ctx context.Context, network string, key *Keyring, purpose uint32, from, tip int32, tipHash chainhash.Hash,
 	blockAt func(int32) (*chainhash.Hash, *wire.MsgBlock, error)) (*Truth, error) {
 

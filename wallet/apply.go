@@ -6,6 +6,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/btcsuite/btcd/blockchain"
+	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/btcsuite/btcwallet/waddrmgr"
@@ -183,6 +185,7 @@ func (w *Wallet) applyBlockIn(bk buckets, b *watch.FilteredBlock, reapply bool) 
 		if anyStored && newRel[0].pos < lastStored {
 			full = true
 			w.coins.reset()
+			w.history.invalidate()
 			if err := w.txStore.Rollback(bk.tm, b.Height); err != nil {
 				return res, fmt.Errorf("restore block %d: %w", b.Height, err)
 			}
@@ -195,22 +198,41 @@ func (w *Wallet) applyBlockIn(bk buckets, b *watch.FilteredBlock, reapply bool) 
 		}
 		bm := &wtxmgr.BlockMeta{Block: blockID, Time: b.Header.Timestamp}
 		// The net amount of a new transaction that spends no wallet
-		// output is what storeTx credited; the others' are read back
-		// from wtxmgr, which found their debits (as is every one of a
-		// block restored whole, or one wtxmgr already held, confirmed
-		// or not).
+		// output is what storeTx credited. With no unconfirmed wallet
+		// transaction in wtxmgr, one that spends wallet outputs whose
+		// facts the coin cache holds has those amounts as its debits
+		// (cachedDebits). The others' are read back from wtxmgr, which
+		// found their debits (as is every one of a block restored
+		// whole, or one wtxmgr already held, confirmed or not).
 		known := make(map[chainhash.Hash]int64, len(toStore))
 		stored := make(map[chainhash.Hash]struct{}, len(toStore))
+		spent := make(map[wire.OutPoint]struct{})
 		for _, c := range toStore {
 			spendsNone := !full && w.spendsNothing(c.tx, stored)
+			var debits []int64
+			debitsKnown := false
+			if !full && !spendsNone && len(before) == 0 {
+				debits, debitsKnown = w.cachedDebits(c.tx, stored, spent)
+			}
 			_, wasPending := before[c.txid]
-			credited, existed, err := w.storeTx(bk, c.tx, bm, b.Header.Timestamp)
+			credited, existed, err := w.storeTx(bk, c.tx, c.txid, bm, b.Header.Timestamp)
 			if err != nil {
 				return res, err
 			}
 			stored[c.txid] = struct{}{}
-			if spendsNone && !existed && !wasPending {
+			for _, in := range c.tx.TxIn {
+				spent[in.PreviousOutPoint] = struct{}{}
+			}
+			switch {
+			case existed || wasPending:
+			case spendsNone:
 				known[c.txid] = credited
+			case debitsKnown:
+				n := credited
+				for _, d := range debits {
+					n = subSat(n, d)
+				}
+				known[c.txid] = n
 			}
 		}
 		res.Amounts = make(map[chainhash.Hash]int64, len(newRel))
@@ -226,6 +248,14 @@ func (w *Wallet) applyBlockIn(bk buckets, b *watch.FilteredBlock, reapply bool) 
 			}
 			res.Relevant = append(res.Relevant, c.txid)
 			res.Amounts[c.txid] = netAmount(d)
+		}
+		if !full {
+			// newRel is in the order storeTx stored it, after
+			// every transaction stored before.
+			t := time.Unix(b.Header.Timestamp.Unix(), 0)
+			for _, c := range newRel {
+				w.history.add(minedTx{txid: c.txid, height: b.Height, block: b.Hash, time: t, delta: res.Amounts[c.txid]})
+			}
 		}
 	}
 	evicted, err := w.evictDoubleSpent(bk, cands, relevant)
@@ -397,22 +427,23 @@ func (w *Wallet) touches(tx *wire.MsgTx, extra map[wire.OutPoint]struct{}) bool 
 	return false
 }
 
-// storeTx records a wallet transaction in wtxmgr (mined when bm is set),
+// storeTx records a wallet transaction, txid, in wtxmgr (mined when bm is set),
 // without its witness (see stripWitness),
 // marks each output paying a watched script as a credit (change when it
-// pays the internal branch), and flags those addresses used. wtxmgr finds
-// the debits itself from its unspent outputs. It returns the sum of the
+// pays the internal branch), flags those addresses used, and records each
+// mined credit in the coin cache (what readCoins would read back for it).
+// wtxmgr finds the debits itself from its unspent outputs. It returns the sum of the
 // outputs it credited and whether wtxmgr already held the transaction
 // (then its credits may include earlier ones).
-func (w *Wallet) storeTx(bk buckets, tx *wire.MsgTx, bm *wtxmgr.BlockMeta, received time.Time) (credited int64, existed bool, err error) {
-	rec, err := wtxmgr.NewTxRecordFromMsgTx(stripWitness(tx), received)
-	if err != nil {
-		return 0, false, fmt.Errorf("record %v: %w", tx.TxHash(), err)
-	}
+func (w *Wallet) storeTx(bk buckets, tx *wire.MsgTx, txid chainhash.Hash, bm *wtxmgr.BlockMeta, received time.Time) (credited int64, existed bool, err error) {
+	// txid is tx's, which the witness does not change; wtxmgr serializes
+	// a record without SerializedTx itself, once, as it writes it.
+	rec := &wtxmgr.TxRecord{MsgTx: *stripWitness(tx), Hash: txid, Received: received}
 	existed, err = w.txStore.InsertTxCheckIfExists(bk.tm, rec, bm)
 	if err != nil {
 		return 0, false, fmt.Errorf("insert %v: %w", rec.Hash, err)
 	}
+	coinbase := bm != nil && blockchain.IsCoinBaseTx(tx)
 	for i, out := range tx.TxOut {
 		e := w.watch.lookup(out.PkScript)
 		if e == nil {
@@ -425,6 +456,13 @@ func (w *Wallet) storeTx(bk buckets, tx *wire.MsgTx, bm *wtxmgr.BlockMeta, recei
 		credited = addSat(credited, out.Value)
 		if err := w.markUsed(bk, e); err != nil {
 			return 0, false, err
+		}
+		if bm != nil {
+			// The watch entry's script is the output's, and never
+			// modified: the cache shares it.
+			w.coins.put(wire.OutPoint{Hash: rec.Hash, Index: uint32(i)}, coinFact{
+				amount: btcutil.Amount(out.Value), height: bm.Block.Height, pkScript: e.ws.pkScript,
+				coinbase: coinbase, invalid: out.Value < 0 || out.Value > btcutil.MaxSatoshi})
 		}
 	}
 	return credited, existed, nil
@@ -446,6 +484,38 @@ func (w *Wallet) spendsNothing(tx *wire.MsgTx, stored map[chainhash.Hash]struct{
 		}
 	}
 	return true
+}
+
+// cachedDebits returns, in input order, the amounts wtxmgr debits when it
+// stores tx as a new mined transaction of this block while it holds no
+// unconfirmed wallet transaction: an input spends a wallet output when the
+// output is unspent (in w.watch.outpoints as of before the block, or
+// credited to a transaction stored from this block, in stored) and no
+// transaction stored before it from this block spent it (in spent). It
+// reports false when the coin cache lacks such an output's facts.
+func (w *Wallet) cachedDebits(tx *wire.MsgTx, stored map[chainhash.Hash]struct{}, spent map[wire.OutPoint]struct{}) ([]int64, bool) {
+	var debits []int64
+	for _, in := range tx.TxIn {
+		op := in.PreviousOutPoint
+		if _, gone := spent[op]; gone {
+			continue
+		}
+		_, unspent := w.watch.outpoints[op]
+		_, here := stored[op.Hash]
+		if !unspent && !here {
+			continue
+		}
+		f, ok := w.coins.facts[op]
+		switch {
+		case ok:
+			debits = append(debits, int64(f.amount))
+		case unspent:
+			return nil, false
+		}
+		// An output of a transaction stored from this block without
+		// facts is no credit: storeTx records every mined credit.
+	}
+	return debits, true
 }
 
 // netAmount is a transaction's net effect on the wallet: credits minus

@@ -5,6 +5,7 @@ import (
 	"crypto/sha512"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -333,14 +334,17 @@ func (d *deltaTracker) check() {
 // its public API gives (UnspentOutputs, which decodes a transaction per
 // output), and so does the walk of wtxmgr's unspent index Open uses; and
 // the coins Balance and UTXOs read to equal those read through
-// UnspentOutputs, both as read from the database and as read again from
-// the coin cache.
+// UnspentOutputs: as the coin cache holds them, read from the database
+// with the cache emptied, and read again from the cache that read filled.
+// The confirmed history as the history cache holds it must equal a full
+// read of wtxmgr's confirmed transactions.
 func requireOutpointsMatchStore(t testing.TB, w *Wallet) {
 	t.Helper()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var ops, guards, walked, walkedGuards map[wire.OutPoint]struct{}
-	var coins, warm, want []coin
+	var kept, coins, warm, want []coin
+	var history, wantHistory []minedTx
 	require.NoError(t, w.view(func(b readBuckets) error {
 		var err error
 		if ops, guards, err = referenceOutpoints(b.tm, w.txStore); err != nil {
@@ -353,14 +357,26 @@ func requireOutpointsMatchStore(t testing.TB, w *Wallet) {
 		if err != nil {
 			return err
 		}
+		if kept, err = w.readCoins(b.tm, ps); err != nil {
+			return err
+		}
+		w.coins.reset()
 		if coins, err = w.readCoins(b.tm, ps); err != nil {
 			return err
 		}
-		// Again, from the coin cache the first read filled.
+		// Again, from the coin cache the cold read filled.
 		if warm, err = w.readCoins(b.tm, ps); err != nil {
 			return err
 		}
 		if want, err = referenceCoins(w, b.tm, ps); err != nil {
+			return err
+		}
+		h, err := w.minedHistory(b.tm)
+		if err != nil {
+			return err
+		}
+		h.each(func(m *minedTx) { history = append(history, *m) })
+		if wantHistory, err = referenceHistory(w, b.tm); err != nil {
 			return err
 		}
 		fresh, _, err := loadPending(b.tm, b.own, w.txStore, w.now())
@@ -385,8 +401,25 @@ func requireOutpointsMatchStore(t testing.TB, w *Wallet) {
 		}
 		return m
 	}
+	require.Equal(t, byOp(want), byOp(kept), "coins as the cache kept them = coins read through UnspentOutputs")
 	require.Equal(t, byOp(want), byOp(coins), "coins read once per transaction = coins read through UnspentOutputs")
 	require.Equal(t, byOp(want), byOp(warm), "coins read from the cache = coins read through UnspentOutputs")
+	require.Equal(t, wantHistory, history, "the history cache = wtxmgr's confirmed transactions")
+}
+
+// referenceHistory reads every confirmed transaction through wtxmgr's
+// RangeTransactions, in its order, as the history cache must hold them.
+func referenceHistory(w *Wallet, tm walletdb.ReadBucket) ([]minedTx, error) {
+	var out []minedTx
+	err := w.txStore.RangeTransactions(tm, 0, math.MaxInt32, func(details []wtxmgr.TxDetails) (bool, error) {
+		for i := range details {
+			d := &details[i]
+			out = append(out, minedTx{txid: d.Hash, height: d.Block.Height, block: d.Block.Hash,
+				time: d.Block.Time, delta: netAmount(d)})
+		}
+		return false, nil
+	})
+	return out, err
 }
 
 // referenceOutpoints is unspentOutpoints through wtxmgr's public API

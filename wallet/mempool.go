@@ -127,7 +127,7 @@ func (w *Wallet) storeMempoolTx(bk buckets, tx *wire.MsgTx) (watch.MempoolResult
 		}
 	}
 	now := w.now()
-	if _, _, err := w.storeTx(bk, tx, nil, now); err != nil {
+	if _, _, err := w.storeTx(bk, tx, txid, nil, now); err != nil {
 		return res, err
 	}
 	d, err := w.txStore.UniqueTxDetails(bk.tm, &txid, nil)

@@ -185,34 +185,39 @@ func (w *Wallet) Txs() ([]TxSummary, error) {
 // read in the same view.
 func (w *Wallet) txsIn(b readBuckets, ps *pendingSet) ([]TxSummary, error) {
 	tip := w.synced.Height
-	var out []TxSummary
-	err := w.txStore.RangeTransactions(b.tm, 0, noHeight, func(details []wtxmgr.TxDetails) (bool, error) {
+	mined, err := w.minedHistory(b.tm)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]TxSummary, 0, mined.len()+len(ps.txs))
+	mined.each(func(m *minedTx) {
+		out = append(out, TxSummary{Txid: m.txid, Height: m.height, BlockHash: m.block, Time: m.time,
+			Delta: m.delta, Confirmations: confirmations(m.height, tip)})
+	})
+	err = w.txStore.RangeTransactions(b.tm, noHeight, noHeight, func(details []wtxmgr.TxDetails) (bool, error) {
 		for i := range details {
 			d := &details[i]
 			s := TxSummary{
-				Txid:          d.Hash,
-				Height:        d.Block.Height,
-				Time:          d.Block.Time,
-				Delta:         netAmount(d),
-				Confirmations: confirmations(d.Block.Height, tip),
+				Txid:   d.Hash,
+				Height: noHeight,
+				Time:   d.Received,
+				Delta:  netAmount(d),
 			}
-			if d.Block.Height >= 0 {
-				s.BlockHash = d.Block.Hash
-			} else {
-				s.Time = d.Received
-				if e, ok := w.pending[d.Hash]; ok {
-					s.Time = e.seen
-				}
-				exp := s.Time.Add(MempoolExpiry)
-				s.Expires = &exp
-				if p, ok := ps.txs[d.Hash]; ok {
-					s.Conflicts, s.Conflicted = p.conflicts, p.conflicted
-				}
+			if e, ok := w.pending[d.Hash]; ok {
+				s.Time = e.seen
+			}
+			exp := s.Time.Add(MempoolExpiry)
+			s.Expires = &exp
+			if p, ok := ps.txs[d.Hash]; ok {
+				s.Conflicts, s.Conflicted = p.conflicts, p.conflicted
 			}
 			out = append(out, s)
 		}
 		return false, nil
 	})
+	if len(out) == 0 {
+		return nil, err
+	}
 	return out, err
 }
 

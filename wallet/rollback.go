@@ -80,6 +80,7 @@ func (w *Wallet) rollbackIn(b buckets, height int32, forget bool) error {
 		}
 	}
 	w.coins.reset()
+	w.history.truncate(removeFrom)
 	if err := w.txStore.Rollback(b.tm, removeFrom); err != nil {
 		return fmt.Errorf("transaction store rollback to %d: %w", height, err)
 	}

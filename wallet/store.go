@@ -145,6 +145,7 @@ func (w *Wallet) loadFrom(tx walletdb.ReadTx) error {
 	// log reports changes from here on.
 	ws.log.Reset()
 	w.closeManagers()
+	w.loadHistory(tm, store)
 	w.net, w.meta, w.addrMgr, w.txStore, w.watch, w.synced = net, m, mgr, store, ws, synced
 	w.pending, w.pendingDirty = pending, pendingDirty
 	w.recountPending()

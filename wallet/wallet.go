@@ -69,8 +69,11 @@ type Wallet struct {
 	// coins holds what readCoins read of each confirmed wallet output
 	// (see coinCache), so a balance read decodes only outputs new since
 	// the last read.
-	coins  coinCache
-	closed bool
+	coins coinCache
+	// history holds the confirmed transactions the history reads report
+	// (see historyCache), so they decode no stored transaction.
+	history historyCache
+	closed  bool
 	// broken holds the error that left the in-memory state unusable (a
 	// failed reload after a failed write); every call returns it.
 	broken error

@@ -4,7 +4,8 @@ package main
 // others live beside their readers: transcript.MaxFileBytes (the privacy
 // transcript, the node's and privacy analyze's), wallet.MaxAddressListBytes
 // (--addresses-file), spv.MaxStateFileBytes (the data dir's ban list of
-// peers, decoys, filter state and unfinished checks).
+// peers, decoys, filter state and unfinished checks). A --universe file is
+// streamed, never held: a mainnet universe does not fit in memory.
 
 // maxConfigFileBytes bounds the data dir's bloomwatch.conf: a file of
 // key = value lines for the flags of every command is a few kilobytes; a
@@ -16,3 +17,29 @@ const maxConfigFileBytes = 1 << 20
 // with every input's previous transaction is far smaller; a larger file
 // (a wrong path) is refused, with one line, before it is read.
 const maxPSBTFileBytes = 16 << 20
+
+// maxTruthFileBytes bounds a --truth file of privacy analyze, held whole:
+// the wallet's own elements (wallet export-truth writes a line of a few
+// hex forms per used address) take a few megabytes for the largest
+// wallet; a larger file (a universe given as --truth, a wrong path) is
+// refused, with one line, before it is read.
+const maxTruthFileBytes = 64 << 20
+
+// bound is one named bound of the command line, a row of
+// docs/RELIABILITY.md's local input bounds (a doctable.Bound:
+// TestLocalInputBoundsTable renders the table from bounds).
+type bound struct {
+	Name     string // the constant, as the code names it
+	Value    any    // the constant itself
+	Unit     string // what Value counts ("bytes" prints as B, KiB, MiB)
+	Protects string // what it bounds, and against what
+}
+
+// bounds lists every max* constant of the package, each once;
+// TestLocalInputBoundsTable checks against the source that none is
+// missing.
+var bounds = []bound{
+	{"maxConfigFileBytes", maxConfigFileBytes, "bytes", "the data dir's `bloomwatch.conf`, read whole"},
+	{"maxPSBTFileBytes", maxPSBTFileBytes, "bytes", "`broadcast --psbt FILE`, read whole"},
+	{"maxTruthFileBytes", maxTruthFileBytes, "bytes", "`privacy analyze --truth FILE`, held whole"},
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/bloomwatch/bloomwatch/internal/atomicfile"
+	"github.com/bloomwatch/bloomwatch/internal/boundedread"
 	"github.com/bloomwatch/bloomwatch/internal/progress"
 	"github.com/bloomwatch/bloomwatch/privacy"
 	"github.com/bloomwatch/bloomwatch/privacy/btcdrpc"
@@ -330,15 +331,23 @@ const outputFileMode = 0o600
 // like any other build output.
 const experimentFileMode = 0o644
 
-// readElementFile reads an element file. A missing or malformed one is a
-// usage error: exit 2.
+// readElementFile reads an element file whole (a --truth file: the
+// wallet's own elements). A missing or malformed one, or one above
+// maxTruthFileBytes, is a usage error: exit 2.
 func readElementFile(flag, path string) ([]privacy.Candidate, error) {
 	f, err := openInput(flag, path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	cands, err := privacy.ReadCandidates(f)
+	r, err := boundedread.Limit(f, path, maxTruthFileBytes, "maxTruthFileBytes")
+	if err != nil {
+		return nil, usagef("%s: %w", flag, err)
+	}
+	cands, err := privacy.ReadCandidates(r)
+	if big := (*boundedread.TooLargeError)(nil); errors.As(err, &big) {
+		return nil, usagef("%s: %w", flag, big)
+	}
 	if errors.Is(err, privacy.ErrBadElementFile) {
 		return nil, usagef("%s %s: %w", flag, path, err)
 	}

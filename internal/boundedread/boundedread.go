@@ -41,11 +41,64 @@ func ReadFile(path string, max int64, bound string) ([]byte, error) {
 	return raw, nil
 }
 
-// tooLarge is the one-line error of a file above its bound (size -1: not
-// known, more than max).
-func tooLarge(path string, size, max int64, bound string) error {
-	if size < 0 {
-		return fmt.Errorf("%w: %s holds more than %s (%d bytes)", ErrTooLarge, path, bound, max)
+// TooLargeError is the one-line error of a file above its bound; it
+// wraps ErrTooLarge.
+type TooLargeError struct {
+	Path  string
+	Size  int64 // -1: not known, more than Max
+	Max   int64
+	Bound string // the name of the caller's constant
+}
+
+// Error names the file, its size and the bound.
+func (e *TooLargeError) Error() string {
+	if e.Size < 0 {
+		return fmt.Sprintf("%v: %s holds more than %s (%d bytes)", ErrTooLarge, e.Path, e.Bound, e.Max)
 	}
-	return fmt.Errorf("%w: %s is %d bytes, above %s (%d bytes)", ErrTooLarge, path, size, bound, max)
+	return fmt.Sprintf("%v: %s is %d bytes, above %s (%d bytes)", ErrTooLarge, e.Path, e.Size, e.Bound, e.Max)
+}
+
+// Unwrap returns ErrTooLarge.
+func (e *TooLargeError) Unwrap() error { return ErrTooLarge }
+
+// tooLarge is the error of a file above its bound (size -1: not known,
+// more than max).
+func tooLarge(path string, size, max int64, bound string) error {
+	return &TooLargeError{Path: path, Size: size, Max: max, Bound: bound}
+}
+
+// Limit bounds a streamed read of f, the file at path, to max bytes: a
+// regular file above it is refused at once with ReadFile's error, and a
+// read past max bytes of any other (a device, a pipe) fails with it, a
+// *TooLargeError whatever wraps it.
+func Limit(f *os.File, path string, max int64, bound string) (io.Reader, error) {
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > max {
+		return nil, tooLarge(path, fi.Size(), max, bound)
+	}
+	return &limitedReader{r: f, left: max, path: path, max: max, bound: bound}, nil
+}
+
+// limitedReader reads at most max bytes and fails past them.
+type limitedReader struct {
+	r     io.Reader
+	left  int64
+	path  string
+	max   int64
+	bound string
+}
+
+// Read reads from r, failing once more than max bytes would be read.
+func (l *limitedReader) Read(p []byte) (int, error) {
+	if l.left < 0 {
+		return 0, tooLarge(l.path, -1, l.max, l.bound)
+	}
+	if int64(len(p)) > l.left+1 {
+		p = p[:l.left+1]
+	}
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	if l.left < 0 {
+		return n + int(l.left), tooLarge(l.path, -1, l.max, l.bound)
+	}
+	return n, err
 }

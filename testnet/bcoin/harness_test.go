@@ -1,10 +1,11 @@
-package testnet
+package bcoin
 
 import (
 	"bytes"
 	"context"
 	"os"
 	"path/filepath"
+	"sort"
 	"testing"
 	"time"
 
@@ -16,6 +17,8 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/netparams"
 	"github.com/bloomwatch/bloomwatch/spv"
+	"github.com/bloomwatch/bloomwatch/testnet"
+	"github.com/bloomwatch/bloomwatch/testnet/internal/proc"
 	"github.com/bloomwatch/bloomwatch/wallet"
 )
 
@@ -45,15 +48,15 @@ func TestBcoinAddress(t *testing.T) {
 			"rb1qyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3qj8rpda"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := BcoinAddress(tc.script)
+			got, err := Address(tc.script)
 			require.NoError(t, err)
 			require.Equal(t, tc.want, got)
 		})
 	}
-	_, err := BcoinAddress(RandomScript(nil, KindP2TR))
-	require.ErrorIs(t, err, ErrBcoinAddress)
-	_, err = BcoinAddress([]byte{txscript.OP_RETURN})
-	require.ErrorIs(t, err, ErrBcoinAddress)
+	_, err := Address(testnet.RandomScript(nil, testnet.KindP2TR))
+	require.ErrorIs(t, err, ErrAddress)
+	_, err = Address([]byte{txscript.OP_RETURN})
+	require.ErrorIs(t, err, ErrAddress)
 }
 
 // TestBcoinSyncWallet starts bcoin 1.0.2 on regtest, mines a 200-block
@@ -71,24 +74,33 @@ func TestBcoinSyncWallet(t *testing.T) {
 	}
 	ctx := t.Context()
 	began := time.Now()
-	h := NewBcoinT(t, BcoinOptions{})
+	h := NewT(t, Options{})
 	node := h.Node()
-	t.Logf("bcoin up with %d setup blocks in %s", SegwitHeight(h.Params()), time.Since(began).Round(time.Millisecond))
+	t.Logf("bcoin up with %d setup blocks in %s", testnet.SegwitHeight(h.Params()), time.Since(began).Round(time.Millisecond))
 
-	key, err := NewKeyring(DemoSeed, h.Params())
+	key, err := testnet.NewKeyring(testnet.DemoSeed, h.Params())
 	require.NoError(t, err)
 	mark := time.Now()
-	truth, err := h.BuildChain(ctx, ChainSpec{
-		Blocks: 200, TxsPerBlock: 1, Keyring: key, Purpose: PurposeBIP84,
+	truth, err := h.BuildChain(ctx, testnet.ChainSpec{
+		Blocks: 200, TxsPerBlock: 1, Keyring: key, Purpose: testnet.PurposeBIP84,
 		WatchAddrs: 20, PaymentsPerAddr: 2, SpendFraction: 0.3, Seed: 16,
 	})
 	require.NoError(t, err)
 	t.Logf("built %d blocks (%d wallet txs, %d noise) in %s", truth.TipHeight-truth.StartHeight,
 		len(truth.Txs), truth.NoiseTxs, time.Since(mark).Round(time.Millisecond))
 	require.Len(t, truth.Addresses, 20+countChange(truth))
+	// The builder's bookkeeping equals bcoin's own view of its blocks.
+	scanned, err := h.ScanTruth(ctx, key, testnet.PurposeBIP84, truth.StartHeight+1)
+	require.NoError(t, err)
+	sortTxs(truth.Txs)
+	sortTxs(scanned.Txs)
+	require.Equal(t, truth.Txs, scanned.Txs)
+	require.Equal(t, truth.Addresses, scanned.Addresses)
+	require.Equal(t, truth.UTXOs, scanned.UTXOs)
+	require.Equal(t, truth.Balance, scanned.Balance)
 	// bcoin's coin view agrees with its blocks.
 	for _, u := range truth.UTXOs {
-		out, err := node.TxOut(u.OutPoint(), false)
+		out, err := node.Unspent(u.OutPoint(), false)
 		require.NoError(t, err)
 		require.NotNil(t, out, "bcoin has no unspent %v", u.OutPoint())
 		require.Equal(t, u.Value, out.Value)
@@ -124,14 +136,16 @@ func TestBcoinSyncWallet(t *testing.T) {
 	require.Len(t, peers, 1)
 	require.True(t, peers[0].Inbound)
 	require.GreaterOrEqual(t, peers[0].Version, int32(70011))
-	require.GreaterOrEqual(t, requireLoopbackOnly(t, node.PID()), 3, "P2P and RPC listeners and the peer link")
+	seen, err := proc.LoopbackSockets(node.PID())
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, seen, 3, "P2P and RPC listeners and the peer link")
 
 	// Two payments to fresh receive addresses reach the wallet from
 	// bcoin's mempool, then confirm.
 	var pending btcutil.Amount
 	var payTxs []chainhash.Hash
 	for i, amt := range []btcutil.Amount{1_234_567, 7_654_321} {
-		addr, err := key.Address(PurposeBIP84, BranchExternal, uint32(20+i))
+		addr, err := key.Address(testnet.PurposeBIP84, testnet.BranchExternal, uint32(20+i))
 		require.NoError(t, err)
 		tx, err := h.PayAddress(addr, amt)
 		require.NoError(t, err)
@@ -140,40 +154,74 @@ func TestBcoinSyncWallet(t *testing.T) {
 	}
 	require.NoError(t, node.WaitForMempool(ctx, payTxs...))
 	confirmed := btcutil.Amount(truth.Balance)
-	require.NoError(t, poll(ctx, "mempool payments in the wallet", func() (bool, error) {
+	require.NoError(t, proc.Poll(ctx, "mempool payments in the wallet", func() (bool, error) {
 		bal, err := w.Balance()
 		return bal.Unconfirmed == pending && bal.Confirmed == confirmed, err
 	}))
 	hashes, err := h.Mine(1)
 	require.NoError(t, err)
 	waitWalletAt(t, n, *hashes[0])
-	after, err := h.ScanTruth(ctx, key, PurposeBIP84, truth.StartHeight+1)
+	after, err := h.ScanTruth(ctx, key, testnet.PurposeBIP84, truth.StartHeight+1)
 	require.NoError(t, err)
 	require.Equal(t, truth.Balance+int64(pending), after.Balance)
 	requireWalletIs(t, w, after)
 
-	// A two-block reorganisation that confirms the same transactions
-	// one block higher, in other blocks.
-	r, err := h.Reorg(ctx, 2, true)
+	// A two-block reorganisation (bcoin's invalidateblock) whose losing
+	// branch confirms two more payments, which the wallet follows, and
+	// whose winning branch confirms the same payments again in other
+	// blocks.
+	var reorgTxs []*wire.MsgTx
+	var reorgPaid int64
+	for i, amt := range []int64{2_222_222, 3_333_333} {
+		script, err := key.PkScript(testnet.PurposeBIP84, testnet.BranchExternal, uint32(22+i))
+		require.NoError(t, err)
+		tx, err := h.NewTx([]*wire.TxOut{wire.NewTxOut(amt, script)})
+		require.NoError(t, err)
+		reorgTxs = append(reorgTxs, tx)
+		reorgPaid += amt
+	}
+	r, err := h.Reorg(ctx, 2, testnet.ReorgOptions{OrphanTxs: reorgTxs, WinnerTxs: reorgTxs, AfterLosing: func() error {
+		losingTip, _, err := node.BestBlock()
+		if err == nil {
+			waitWalletAt(t, n, *losingTip)
+		}
+		return err
+	}})
 	require.NoError(t, err)
-	require.Empty(t, r.Dropped)
-	require.Len(t, r.Connected, 3)
-	waitWalletAt(t, n, r.Connected[2])
-	reorged, err := h.ScanTruth(ctx, key, PurposeBIP84, truth.StartHeight+1)
+	require.Len(t, r.Orphaned, 2)
+	require.Len(t, r.New, 3)
+	waitWalletAt(t, n, *r.New[2])
+	reorged, err := h.ScanTruth(ctx, key, testnet.PurposeBIP84, truth.StartHeight+1)
 	require.NoError(t, err)
-	require.Equal(t, after.Balance, reorged.Balance)
-	require.NotEqual(t, after.TipHash, reorged.TipHash)
+	require.Equal(t, after.Balance+reorgPaid, reorged.Balance)
+	for _, tx := range reorged.Txs[len(reorged.Txs)-2:] {
+		require.Equal(t, *r.New[0], tx.BlockHash, "the payments confirm in the winning branch's first block")
+	}
 	requireWalletIs(t, w, reorged)
+	pool, err := node.Mempool()
+	require.NoError(t, err)
+	require.Empty(t, pool, "the losing branch held nothing the winning one lacks")
 	st = n.Status()
 	require.GreaterOrEqual(t, st.Reorgs, 1)
 	t.Logf("whole test %s", time.Since(began).Round(time.Millisecond))
 }
 
+// sortTxs orders transactions by height, then txid (a block's order is
+// the miner's).
+func sortTxs(txs []testnet.TruthTx) {
+	sort.Slice(txs, func(i, j int) bool {
+		if txs[i].Height != txs[j].Height {
+			return txs[i].Height < txs[j].Height
+		}
+		return txs[i].Txid.String() < txs[j].Txid.String()
+	})
+}
+
 // countChange returns how many change addresses the truth lists.
-func countChange(t *Truth) int {
+func countChange(t *testnet.Truth) int {
 	n := 0
 	for _, a := range t.Addresses {
-		if a.Branch == BranchInternal {
+		if a.Branch == testnet.BranchInternal {
 			n++
 		}
 	}
@@ -186,7 +234,7 @@ func waitWalletAt(t *testing.T, n *spv.Node, hash chainhash.Hash) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	err := poll(ctx, "wallet at "+hash.String(), func() (bool, error) {
+	err := proc.Poll(ctx, "wallet at "+hash.String(), func() (bool, error) {
 		st := n.Status()
 		return st.Synced && st.WatcherHash == hash, st.Err
 	})
@@ -196,7 +244,7 @@ func waitWalletAt(t *testing.T, n *spv.Node, hash chainhash.Hash) {
 // requireWalletIs checks that the wallet holds exactly the truth, all of
 // it confirmed: balance, transactions (height, block, delta), unspent
 // outputs, and every truth address marked used.
-func requireWalletIs(t *testing.T, w *wallet.Wallet, truth *Truth) {
+func requireWalletIs(t *testing.T, w *wallet.Wallet, truth *testnet.Truth) {
 	t.Helper()
 	bal, err := w.Balance()
 	require.NoError(t, err)
@@ -205,11 +253,11 @@ func requireWalletIs(t *testing.T, w *wallet.Wallet, truth *Truth) {
 
 	txs, err := w.Txs()
 	require.NoError(t, err)
-	got := make([]TruthTx, 0, len(txs))
+	got := make([]testnet.TruthTx, 0, len(txs))
 	for _, s := range txs {
-		got = append(got, TruthTx{Txid: s.Txid, Height: s.Height, BlockHash: s.BlockHash, Delta: s.Delta})
+		got = append(got, testnet.TruthTx{Txid: s.Txid, Height: s.Height, BlockHash: s.BlockHash, Delta: s.Delta})
 	}
-	want := make([]TruthTx, 0, len(truth.Txs))
+	want := make([]testnet.TruthTx, 0, len(truth.Txs))
 	for _, tx := range truth.Txs {
 		tx.Kind = ""
 		want = append(want, tx)
@@ -247,22 +295,22 @@ func requireWalletIs(t *testing.T, w *wallet.Wallet, truth *Truth) {
 	require.Empty(t, missing)
 }
 
-// TestBcoinPackage checks the installation BcoinPackage finds or makes:
-// bcoin at BcoinVersion, and the launcher and leveldown stub it runs
+// TestBcoinPackage checks the installation Package finds or makes:
+// bcoin at Version, and the launcher and leveldown stub it runs
 // byte for byte the embedded ones. .ci/run runs it before the suite, with
 // the npm registry reachable, so that the suite finds bcoin offline.
 func TestBcoinPackage(t *testing.T) {
-	RequireBcoin(t)
-	dir, err := BcoinPackage(t.Context())
+	Require(t)
+	dir, err := Package(t.Context())
 	require.NoError(t, err)
-	require.NoError(t, checkBcoinDir(dir))
-	for _, name := range []string{bcoinLauncher, "leveldown-stub.js", "package-lock.json"} {
-		want, err := bcoinFiles.ReadFile("bcoinjs/" + name)
+	require.NoError(t, checkDir(dir))
+	for _, name := range []string{launcherName, "leveldown-stub.js", "package-lock.json"} {
+		want, err := files.ReadFile("bcoinjs/" + name)
 		require.NoError(t, err)
 		got, err := os.ReadFile(filepath.Join(dir, name))
 		require.NoError(t, err)
 		require.Equal(t, want, got, name)
 	}
 	// A directory without bcoin is refused, naming why.
-	require.ErrorIs(t, checkBcoinDir(t.TempDir()), ErrBcoinNotInstalled)
+	require.ErrorIs(t, checkDir(t.TempDir()), ErrNotInstalled)
 }

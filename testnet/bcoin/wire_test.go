@@ -1,4 +1,4 @@
-package testnet
+package bcoin
 
 import (
 	"net"
@@ -13,6 +13,8 @@ import (
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bloomwatch/bloomwatch/testnet"
 )
 
 // wireClient is a bare P2P connection to a node: btcd's peer package
@@ -148,13 +150,13 @@ func TestBcoinWire(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts bcoin")
 	}
-	h := NewBcoinT(t, BcoinOptions{})
+	h := NewT(t, Options{})
 	node := h.Node()
-	key, err := NewKeyring(DemoSeed, h.Params())
+	key, err := testnet.NewKeyring(testnet.DemoSeed, h.Params())
 	require.NoError(t, err)
-	watched, err := key.PkScript(PurposeBIP84, BranchExternal, 0)
+	watched, err := key.PkScript(testnet.PurposeBIP84, testnet.BranchExternal, 0)
 	require.NoError(t, err)
-	other, err := key.PkScript(PurposeBIP84, BranchExternal, 1)
+	other, err := key.PkScript(testnet.PurposeBIP84, testnet.BranchExternal, 1)
 	require.NoError(t, err)
 
 	paid, err := h.PayScript(watched, 1_000_000)
@@ -276,6 +278,6 @@ func TestBcoinWire(t *testing.T) {
 	// SendTx, not a silent drop. (bcoin then "broadcasts anyway": it
 	// would serve it to a getdata, which is why this comes last.)
 	err = node.SendTx(paid)
-	require.ErrorIs(t, err, ErrBcoinTxRejected)
+	require.ErrorIs(t, err, ErrTxRejected)
 	t.Logf("resending a confirmed tx: %v", err)
 }

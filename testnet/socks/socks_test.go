@@ -1,4 +1,4 @@
-package testnet
+package socks
 
 import (
 	"io"
@@ -8,16 +8,20 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/net/proxy"
+
+	"github.com/bloomwatch/bloomwatch/testnet/dnsseed"
 )
 
 func TestSOCKSProxyLogsUsersAndStaysOnLoopback(t *testing.T) {
-	seed := startSeed(t)
-	seed.SetAnswer("node.bloomwatch.test", SeedAnswer{IPs: []net.IP{net.ParseIP("127.0.0.1")}})
-	seed.SetAnswer("far.bloomwatch.test", SeedAnswer{IPs: []net.IP{net.ParseIP("192.0.2.1")}})
+	seed, err := dnsseed.Start()
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, seed.Close()) })
+	seed.SetAnswer("node.bloomwatch.test", dnsseed.Answer{IPs: []net.IP{net.ParseIP("127.0.0.1")}})
+	seed.SetAnswer("far.bloomwatch.test", dnsseed.Answer{IPs: []net.IP{net.ParseIP("192.0.2.1")}})
 	echo := startEcho(t)
 	_, echoPort, _ := net.SplitHostPort(echo)
 
-	p, err := StartSOCKS(SOCKSOptions{Resolver: seed.Resolver()})
+	p, err := Start(Options{Resolver: seed.Resolver()})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, p.Close()) })
 

@@ -1,4 +1,8 @@
-package testnet
+// Package dnsseed is a DNS seed on 127.0.0.1 for bloomwatch's tests
+// (Start): it answers the names it is given with the addresses of
+// loopback nodes and records every query, so peer discovery is tested
+// without asking a real seed.
+package dnsseed
 
 import (
 	"context"
@@ -11,9 +15,11 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/bloomwatch/bloomwatch/testnet"
 )
 
-// DNSSeed is a DNS server on 127.0.0.1 (UDP and TCP on one port, built on
+// Seed is a DNS server on 127.0.0.1 (UDP and TCP on one port, built on
 // github.com/miekg/dns) that plays a Bitcoin DNS seed: it answers A and
 // AAAA queries for the names it was given (SetAnswer), such as a seed's
 // plain name and its service-bit subdomains (x5.<seed>), and NXDOMAIN for
@@ -21,20 +27,20 @@ import (
 // whitelist. It logs every query (Queries). It never forwards a query
 // anywhere. Resolver returns a Go resolver that sends every query to it
 // and nowhere else.
-type DNSSeed struct {
+type Seed struct {
 	addr string
 	udp  *dns.Server
 	tcp  *dns.Server
 
 	mu      sync.Mutex
-	answers map[string]SeedAnswer // by lower-case FQDN
-	queries []DNSQuery
+	answers map[string]Answer // by lower-case FQDN
+	queries []Query
 	closed  bool
 	errs    chan error
 }
 
-// SeedAnswer is what a DNSSeed answers for one name.
-type SeedAnswer struct {
+// Answer is what a Seed answers for one name.
+type Answer struct {
 	// IPs are answered as A (IPv4) and AAAA (IPv6) records, TTL 60.
 	IPs []net.IP
 	// Rcode, when not zero, is answered instead (dns.RcodeServerFailure,
@@ -47,26 +53,26 @@ type SeedAnswer struct {
 	TXT []string
 }
 
-// DNSQuery is one question a DNSSeed received.
-type DNSQuery struct {
+// Query is one question a Seed received.
+type Query struct {
 	// Name is the queried name, lower case, without the final dot.
 	Name string
 	// Type is the query type: "A", "AAAA", ...
 	Type string
 }
 
-// dnsseedStartAttempts is how many ports StartDNSSeed tries for its UDP
+// startAttempts is how many ports Start tries for its UDP
 // and TCP pair.
-const dnsseedStartAttempts = 5
+const startAttempts = 5
 
-// StartDNSSeed starts a DNSSeed on a free 127.0.0.1 port with no names.
+// Start starts a Seed on a free 127.0.0.1 port with no names.
 // Close stops it.
-func StartDNSSeed() (*DNSSeed, error) {
+func Start() (*Seed, error) {
 	var lastErr error
-	for range dnsseedStartAttempts {
+	for range startAttempts {
 		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 		if err != nil {
-			return nil, fmt.Errorf("testnet: dns seed: %w", err)
+			return nil, fmt.Errorf("dnsseed: %w", err)
 		}
 		l, err := net.Listen("tcp", pc.LocalAddr().String())
 		if err != nil {
@@ -74,7 +80,7 @@ func StartDNSSeed() (*DNSSeed, error) {
 			lastErr = err
 			continue // the TCP port was taken: another pair
 		}
-		s := &DNSSeed{addr: pc.LocalAddr().String(), answers: make(map[string]SeedAnswer), errs: make(chan error, 2)}
+		s := &Seed{addr: pc.LocalAddr().String(), answers: make(map[string]Answer), errs: make(chan error, 2)}
 		started := make(chan struct{}, 2)
 		notify := func() { started <- struct{}{} }
 		s.udp = &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(s.serve), NotifyStartedFunc: notify}
@@ -86,44 +92,44 @@ func StartDNSSeed() (*DNSSeed, error) {
 			select {
 			case <-started:
 			case err := <-s.errs:
-				return nil, errors.Join(fmt.Errorf("testnet: dns seed: %w", err), s.Close())
-			case <-time.After(StartTimeout):
-				return nil, errors.Join(fmt.Errorf("testnet: dns seed: %w: not serving", ErrTimeout), s.Close())
+				return nil, errors.Join(fmt.Errorf("dnsseed: %w", err), s.Close())
+			case <-time.After(testnet.StartTimeout):
+				return nil, errors.Join(fmt.Errorf("dnsseed: %w: not serving", testnet.ErrTimeout), s.Close())
 			}
 		}
 		return s, nil
 	}
-	return nil, fmt.Errorf("testnet: dns seed: no free UDP and TCP port pair: %w", lastErr)
+	return nil, fmt.Errorf("dnsseed: no free UDP and TCP port pair: %w", lastErr)
 }
 
 // Addr returns the server's address, "127.0.0.1:port" (UDP and TCP).
-func (s *DNSSeed) Addr() string { return s.addr }
+func (s *Seed) Addr() string { return s.addr }
 
 // SetAnswer sets what the server answers for name (case-insensitive,
 // with or without the final dot); it replaces an earlier answer.
-func (s *DNSSeed) SetAnswer(name string, a SeedAnswer) {
+func (s *Seed) SetAnswer(name string, a Answer) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.answers[dns.CanonicalName(name)] = a
 }
 
 // RemoveAnswer makes the server answer NXDOMAIN for name again.
-func (s *DNSSeed) RemoveAnswer(name string) {
+func (s *Seed) RemoveAnswer(name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.answers, dns.CanonicalName(name))
 }
 
 // Queries returns the questions received so far, in order.
-func (s *DNSSeed) Queries() []DNSQuery {
+func (s *Seed) Queries() []Query {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]DNSQuery(nil), s.queries...)
+	return append([]Query(nil), s.queries...)
 }
 
 // QueriedNames returns the distinct names asked, in the order first
 // asked.
-func (s *DNSSeed) QueriedNames() []string {
+func (s *Seed) QueriedNames() []string {
 	var out []string
 	seen := make(map[string]bool)
 	for _, q := range s.Queries() {
@@ -139,7 +145,7 @@ func (s *DNSSeed) QueriedNames() []string {
 // server (UDP, and TCP for truncated answers) and nowhere else: the
 // system's name servers are never asked. /etc/hosts is still read
 // first, as the Go resolver always does.
-func (s *DNSSeed) Resolver() *net.Resolver {
+func (s *Seed) Resolver() *net.Resolver {
 	return &net.Resolver{
 		PreferGo: true,
 		Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
@@ -150,7 +156,7 @@ func (s *DNSSeed) Resolver() *net.Resolver {
 }
 
 // Close stops the server. It is idempotent.
-func (s *DNSSeed) Close() error {
+func (s *Seed) Close() error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -172,13 +178,13 @@ func (s *DNSSeed) Close() error {
 		}
 	}
 	if len(errs) > 0 {
-		return fmt.Errorf("testnet: dns seed close: %w", errors.Join(errs...))
+		return fmt.Errorf("dnsseed: dns seed close: %w", errors.Join(errs...))
 	}
 	return nil
 }
 
 // serve answers one DNS message.
-func (s *DNSSeed) serve(w dns.ResponseWriter, req *dns.Msg) {
+func (s *Seed) serve(w dns.ResponseWriter, req *dns.Msg) {
 	defer w.Close()
 	m := new(dns.Msg)
 	m.SetReply(req)
@@ -191,7 +197,7 @@ func (s *DNSSeed) serve(w dns.ResponseWriter, req *dns.Msg) {
 	q := req.Question[0]
 	name := strings.TrimSuffix(dns.CanonicalName(q.Name), ".")
 	s.mu.Lock()
-	s.queries = append(s.queries, DNSQuery{Name: name, Type: dns.TypeToString[q.Qtype]})
+	s.queries = append(s.queries, Query{Name: name, Type: dns.TypeToString[q.Qtype]})
 	a, ok := s.answers[dns.CanonicalName(q.Name)]
 	s.mu.Unlock()
 	switch {

@@ -1,4 +1,4 @@
-package testnet
+package dnsseed
 
 import (
 	"context"
@@ -11,10 +11,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// startSeed starts a DNSSeed closed at cleanup.
-func startSeed(t *testing.T) *DNSSeed {
+// startSeed starts a Seed closed at cleanup.
+func startSeed(t *testing.T) *Seed {
 	t.Helper()
-	s, err := StartDNSSeed()
+	s, err := Start()
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.Close()) })
 	return s
@@ -22,10 +22,10 @@ func startSeed(t *testing.T) *DNSSeed {
 
 func TestDNSSeedAnswersAndLogs(t *testing.T) {
 	s := startSeed(t)
-	s.SetAnswer("x5.seed.bloomwatch.test", SeedAnswer{IPs: []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1")}})
-	s.SetAnswer("Seed.Bloomwatch.Test.", SeedAnswer{IPs: []net.IP{net.ParseIP("127.0.0.1")}})
-	s.SetAnswer("fail.bloomwatch.test", SeedAnswer{Rcode: dns.RcodeServerFailure})
-	s.SetAnswer("txt.bloomwatch.test", SeedAnswer{TXT: []string{"not an address"}})
+	s.SetAnswer("x5.seed.bloomwatch.test", Answer{IPs: []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1")}})
+	s.SetAnswer("Seed.Bloomwatch.Test.", Answer{IPs: []net.IP{net.ParseIP("127.0.0.1")}})
+	s.SetAnswer("fail.bloomwatch.test", Answer{Rcode: dns.RcodeServerFailure})
+	s.SetAnswer("txt.bloomwatch.test", Answer{TXT: []string{"not an address"}})
 	r := s.Resolver()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -72,7 +72,7 @@ func TestDNSSeedAnswersAndLogs(t *testing.T) {
 
 func TestDNSSeedJunkTimesOut(t *testing.T) {
 	s := startSeed(t)
-	s.SetAnswer("junk.bloomwatch.test", SeedAnswer{Junk: true})
+	s.SetAnswer("junk.bloomwatch.test", Answer{Junk: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	start := time.Now()
@@ -83,7 +83,7 @@ func TestDNSSeedJunkTimesOut(t *testing.T) {
 }
 
 func TestDNSSeedCloseIsIdempotent(t *testing.T) {
-	s, err := StartDNSSeed()
+	s, err := Start()
 	require.NoError(t, err)
 	addr := s.Addr()
 	require.NoError(t, s.Close())

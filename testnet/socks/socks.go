@@ -1,4 +1,9 @@
-package testnet
+// Package socks is a SOCKS5 proxy on 127.0.0.1 for bloomwatch's tests
+// (Start): it connects only to loopback addresses, resolves names only
+// with the resolver it is given, and records every CONNECT with its
+// credentials, so a test can tell which of a client's connections went
+// through it and on which circuit.
+package socks
 
 import (
 	"context"
@@ -13,67 +18,69 @@ import (
 	"sync"
 
 	socks5 "github.com/armon/go-socks5"
+
+	"github.com/bloomwatch/bloomwatch/testnet"
 )
 
 // ErrNotLoopback is returned (and answered "host unreachable") when a
-// SOCKSProxy is asked to connect outside 127.0.0.0/8 and ::1.
-var ErrNotLoopback = errors.New("testnet: destination is not a loopback address")
+// Proxy is asked to connect outside 127.0.0.0/8 and ::1.
+var ErrNotLoopback = errors.New("socks: destination is not a loopback address")
 
-// SOCKSAuth selects the authentication methods a SOCKSProxy accepts.
-type SOCKSAuth int
+// Auth selects the authentication methods a Proxy accepts.
+type Auth int
 
 const (
-	// SOCKSPassword accepts username/password authentication (RFC 1929)
+	// Password accepts username/password authentication (RFC 1929)
 	// with any username and password, and nothing else: Tor's SOCKS
 	// port with IsolateSOCKSAuth, from the client's point of view.
-	SOCKSPassword SOCKSAuth = iota
-	// SOCKSPasswordOrNone accepts username/password (any) and no
+	Password Auth = iota
+	// PasswordOrNone accepts username/password (any) and no
 	// authentication, whichever the client offers first.
-	SOCKSPasswordOrNone
-	// SOCKSNone accepts only clients offering no authentication (as
+	PasswordOrNone
+	// None accepts only clients offering no authentication (as
 	// OpenSSH's dynamic forwarding does).
-	SOCKSNone
+	None
 )
 
-// SOCKSOptions configures a SOCKSProxy.
-type SOCKSOptions struct {
-	// Auth is the accepted authentication (SOCKSPassword by default).
-	Auth SOCKSAuth
+// Options configures a Proxy.
+type Options struct {
+	// Auth is the accepted authentication (Password by default).
+	Auth Auth
 	// Resolver resolves the host names of CONNECT requests (for example
-	// DNSSeed.Resolver()); nil refuses names ("host unreachable"). The
-	// system's resolver is never used.
+	// the Resolver of a testnet/dnsseed Seed); nil refuses names ("host
+	// unreachable"). The system's resolver is never used.
 	Resolver *net.Resolver
 	// Record keeps what each client sent to its destination
-	// (SOCKSConn.Sent, up to MaxRecorded bytes), so a test can read the
+	// (Conn.Sent, up to MaxRecorded bytes), so a test can read the
 	// messages a client sent to each peer.
 	Record bool
 }
 
-// MaxRecorded bounds SOCKSConn.Sent.
+// MaxRecorded bounds Conn.Sent.
 const MaxRecorded = 16 << 20
 
-// SOCKSProxy is a SOCKS5 server on 127.0.0.1 built on
+// Proxy is a SOCKS5 server on 127.0.0.1 built on
 // github.com/armon/go-socks5. It accepts any credentials, connects only
 // to loopback addresses (ErrNotLoopback otherwise), resolves names only
-// with SOCKSOptions.Resolver, and logs every CONNECT with its username
+// with Options.Resolver, and logs every CONNECT with its username
 // and the local address of its outbound connection (what the destination
 // sees as the client), so a test can tell which connections came through
 // it and on which credential.
-type SOCKSProxy struct {
+type Proxy struct {
 	srv  *socks5.Server
 	ln   net.Listener
-	opts SOCKSOptions
+	opts Options
 	done chan struct{} // closed when the accept loop ends
 
 	mu     sync.Mutex
-	conns  []*SOCKSConn
+	conns  []*Conn
 	open   map[net.Conn]struct{} // client and outbound connections
 	logged []string
 	closed bool
 }
 
-// SOCKSConn is one CONNECT request a SOCKSProxy handled.
-type SOCKSConn struct {
+// Conn is one CONNECT request a Proxy handled.
+type Conn struct {
 	// User is the username the client authenticated with ("" without
 	// authentication).
 	User string
@@ -89,57 +96,57 @@ type SOCKSConn struct {
 	// Err says why the request failed; empty on success.
 	Err string
 	// Sent is what the client sent to the destination, with
-	// SOCKSOptions.Record.
+	// Options.Record.
 	Sent []byte
 }
 
-// socksConnKey is the context key of the *SOCKSConn being handled.
-type socksConnKey struct{}
+// connKey is the context key of the *Conn being handled.
+type connKey struct{}
 
-// StartSOCKS starts a SOCKSProxy on a free 127.0.0.1 port. Close stops
+// Start starts a Proxy on a free 127.0.0.1 port. Close stops
 // it.
-func StartSOCKS(opts SOCKSOptions) (*SOCKSProxy, error) {
+func Start(opts Options) (*Proxy, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, fmt.Errorf("testnet: socks listen: %w", err)
+		return nil, fmt.Errorf("socks: listen: %w", err)
 	}
-	p := &SOCKSProxy{ln: ln, opts: opts, done: make(chan struct{}), open: make(map[net.Conn]struct{})}
-	anyCred := socksAnyCredential{}
+	p := &Proxy{ln: ln, opts: opts, done: make(chan struct{}), open: make(map[net.Conn]struct{})}
+	anyCred := anyCredential{}
 	var methods []socks5.Authenticator
 	switch opts.Auth {
-	case SOCKSPassword:
+	case Password:
 		methods = []socks5.Authenticator{socks5.UserPassAuthenticator{Credentials: anyCred}}
-	case SOCKSPasswordOrNone:
+	case PasswordOrNone:
 		methods = []socks5.Authenticator{socks5.UserPassAuthenticator{Credentials: anyCred}, socks5.NoAuthAuthenticator{}}
-	case SOCKSNone:
+	case None:
 		methods = []socks5.Authenticator{socks5.NoAuthAuthenticator{}}
 	default:
 		_ = ln.Close()
-		return nil, fmt.Errorf("testnet: socks auth %d: %w", opts.Auth, ErrBadSpec)
+		return nil, fmt.Errorf("socks: auth %d: %w", opts.Auth, testnet.ErrBadSpec)
 	}
 	p.srv, err = socks5.New(&socks5.Config{
 		AuthMethods: methods,
-		Resolver:    socksResolver{p},
-		Rules:       socksRecorder{p},
-		Logger:      log.New(socksLog{p}, "", 0),
+		Resolver:    resolver{p},
+		Rules:       recorder{p},
+		Logger:      log.New(logWriter{p}, "", 0),
 		Dial:        p.dial,
 	})
 	if err != nil {
 		_ = ln.Close()
-		return nil, fmt.Errorf("testnet: socks server: %w", err)
+		return nil, fmt.Errorf("socks: server: %w", err)
 	}
 	go p.serve()
 	return p, nil
 }
 
 // Addr returns the proxy's address, "127.0.0.1:port".
-func (p *SOCKSProxy) Addr() string { return p.ln.Addr().String() }
+func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 
 // Conns returns a copy of the CONNECT requests handled so far, in order.
-func (p *SOCKSProxy) Conns() []SOCKSConn {
+func (p *Proxy) Conns() []Conn {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := make([]SOCKSConn, len(p.conns))
+	out := make([]Conn, len(p.conns))
 	for i, c := range p.conns {
 		out[i] = *c
 		out[i].Sent = append([]byte(nil), c.Sent...)
@@ -148,7 +155,7 @@ func (p *SOCKSProxy) Conns() []SOCKSConn {
 }
 
 // Log returns the server library's log lines (failed requests).
-func (p *SOCKSProxy) Log() []string {
+func (p *Proxy) Log() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]string(nil), p.logged...)
@@ -156,7 +163,7 @@ func (p *SOCKSProxy) Log() []string {
 
 // Close stops accepting, closes every connection the proxy holds and
 // waits for the accept loop to end. It is idempotent.
-func (p *SOCKSProxy) Close() error {
+func (p *Proxy) Close() error {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -170,14 +177,14 @@ func (p *SOCKSProxy) Close() error {
 	err := p.ln.Close()
 	<-p.done
 	if err != nil {
-		return fmt.Errorf("testnet: socks close: %w", err)
+		return fmt.Errorf("socks: close: %w", err)
 	}
 	return nil
 }
 
 // serve accepts client connections until the listener closes; each is
 // served by the library on a goroutine of its own.
-func (p *SOCKSProxy) serve() {
+func (p *Proxy) serve() {
 	defer close(p.done)
 	for {
 		c, err := p.ln.Accept()
@@ -196,7 +203,7 @@ func (p *SOCKSProxy) serve() {
 }
 
 // track registers an open connection; false once the proxy is closed.
-func (p *SOCKSProxy) track(c net.Conn) bool {
+func (p *Proxy) track(c net.Conn) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
@@ -207,7 +214,7 @@ func (p *SOCKSProxy) track(c net.Conn) bool {
 }
 
 // untrack forgets a connection and closes it.
-func (p *SOCKSProxy) untrack(c net.Conn) {
+func (p *Proxy) untrack(c net.Conn) {
 	p.mu.Lock()
 	delete(p.open, c)
 	p.mu.Unlock()
@@ -216,8 +223,8 @@ func (p *SOCKSProxy) untrack(c net.Conn) {
 
 // dial connects to a loopback destination for a CONNECT and records the
 // outbound connection's local address.
-func (p *SOCKSProxy) dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	rec, _ := ctx.Value(socksConnKey{}).(*SOCKSConn)
+func (p *Proxy) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	rec, _ := ctx.Value(connKey{}).(*Conn)
 	fail := func(err error) (net.Conn, error) {
 		if rec != nil {
 			p.mu.Lock()
@@ -241,27 +248,27 @@ func (p *SOCKSProxy) dial(ctx context.Context, network, addr string) (net.Conn, 
 	}
 	if !p.track(c) {
 		_ = c.Close()
-		return fail(errors.New("testnet: socks proxy closed"))
+		return fail(errors.New("socks: proxy closed"))
 	}
 	if rec != nil {
 		p.mu.Lock()
 		rec.Dialed, rec.Local = addr, c.LocalAddr().String()
 		p.mu.Unlock()
 	}
-	return &socksTarget{Conn: c, p: p, rec: rec}, nil
+	return &target{Conn: c, p: p, rec: rec}, nil
 }
 
-// socksTarget is an outbound connection that untracks itself on Close
-// and, with SOCKSOptions.Record, records what it writes.
-type socksTarget struct {
+// target is an outbound connection that untracks itself on Close
+// and, with Options.Record, records what it writes.
+type target struct {
 	net.Conn
-	p    *SOCKSProxy
-	rec  *SOCKSConn
+	p    *Proxy
+	rec  *Conn
 	once sync.Once
 }
 
 // Write sends b to the destination, recording it.
-func (t *socksTarget) Write(b []byte) (int, error) {
+func (t *target) Write(b []byte) (int, error) {
 	if t.p.opts.Record && t.rec != nil {
 		t.p.mu.Lock()
 		if room := MaxRecorded - len(t.rec.Sent); room > 0 {
@@ -273,33 +280,33 @@ func (t *socksTarget) Write(b []byte) (int, error) {
 }
 
 // Close closes the connection and forgets it.
-func (t *socksTarget) Close() error {
+func (t *target) Close() error {
 	t.once.Do(func() { t.p.untrack(t.Conn) })
 	return nil
 }
 
 // CloseWrite half-closes the connection (the library calls it when the
 // client stops sending).
-func (t *socksTarget) CloseWrite() error {
+func (t *target) CloseWrite() error {
 	if cw, ok := t.Conn.(interface{ CloseWrite() error }); ok {
 		return cw.CloseWrite()
 	}
 	return nil
 }
 
-// socksAnyCredential accepts every username and password.
-type socksAnyCredential struct{}
+// anyCredential accepts every username and password.
+type anyCredential struct{}
 
 // Valid implements socks5.CredentialStore.
-func (socksAnyCredential) Valid(user, password string) bool { return true }
+func (anyCredential) Valid(user, password string) bool { return true }
 
-// socksRecorder is the proxy's rule set: it permits CONNECT only and
+// recorder is the proxy's rule set: it permits CONNECT only and
 // records each request.
-type socksRecorder struct{ p *SOCKSProxy }
+type recorder struct{ p *Proxy }
 
 // Allow implements socks5.RuleSet.
-func (r socksRecorder) Allow(ctx context.Context, req *socks5.Request) (context.Context, bool) {
-	rec := &SOCKSConn{Dest: socksDest(req.DestAddr)}
+func (r recorder) Allow(ctx context.Context, req *socks5.Request) (context.Context, bool) {
+	rec := &Conn{Dest: destOf(req.DestAddr)}
 	if req.AuthContext != nil {
 		rec.User = req.AuthContext.Payload["Username"]
 	}
@@ -310,12 +317,12 @@ func (r socksRecorder) Allow(ctx context.Context, req *socks5.Request) (context.
 	r.p.mu.Lock()
 	r.p.conns = append(r.p.conns, rec)
 	r.p.mu.Unlock()
-	return context.WithValue(ctx, socksConnKey{}, rec), ok
+	return context.WithValue(ctx, connKey{}, rec), ok
 }
 
-// socksDest formats a requested destination: the name as asked, or the
+// destOf formats a requested destination: the name as asked, or the
 // IP, and the port.
-func socksDest(a *socks5.AddrSpec) string {
+func destOf(a *socks5.AddrSpec) string {
 	if a == nil {
 		return ""
 	}
@@ -326,40 +333,40 @@ func socksDest(a *socks5.AddrSpec) string {
 	return net.JoinHostPort(host, strconv.Itoa(a.Port))
 }
 
-// socksResolver resolves CONNECT host names with SOCKSOptions.Resolver
+// resolver resolves CONNECT host names with Options.Resolver
 // only; a failure is recorded as a request of its own.
-type socksResolver struct{ p *SOCKSProxy }
+type resolver struct{ p *Proxy }
 
 // Resolve implements socks5.NameResolver.
-func (r socksResolver) Resolve(ctx context.Context, name string) (context.Context, net.IP, error) {
+func (r resolver) Resolve(ctx context.Context, name string) (context.Context, net.IP, error) {
 	fail := func(err error) (context.Context, net.IP, error) {
 		r.p.mu.Lock()
-		r.p.conns = append(r.p.conns, &SOCKSConn{Dest: name, Err: "resolve: " + err.Error()})
+		r.p.conns = append(r.p.conns, &Conn{Dest: name, Err: "resolve: " + err.Error()})
 		r.p.mu.Unlock()
 		return ctx, nil, err
 	}
 	if r.p.opts.Resolver == nil {
-		return fail(errors.New("testnet: socks proxy resolves no names"))
+		return fail(errors.New("socks: proxy resolves no names"))
 	}
 	ips, err := r.p.opts.Resolver.LookupIP(ctx, "ip", name)
 	if err != nil {
 		return fail(err)
 	}
 	if len(ips) == 0 {
-		return fail(fmt.Errorf("testnet: %s has no address", name))
+		return fail(fmt.Errorf("socks: %s has no address", name))
 	}
 	return ctx, ips[0], nil
 }
 
-// socksLog keeps the library's log lines.
-type socksLog struct{ p *SOCKSProxy }
+// logWriter keeps the library's log lines.
+type logWriter struct{ p *Proxy }
 
 // Write implements io.Writer.
-func (l socksLog) Write(b []byte) (int, error) {
+func (l logWriter) Write(b []byte) (int, error) {
 	l.p.mu.Lock()
 	l.p.logged = append(l.p.logged, strings.TrimSpace(string(b)))
 	l.p.mu.Unlock()
 	return len(b), nil
 }
 
-var _ io.Writer = socksLog{}
+var _ io.Writer = logWriter{}

@@ -1,6 +1,7 @@
 /*!
  * launcher.js - one bcoin 1.0.2 full node for bloomwatch's integration
- * tests (testnet.StartBcoin runs it with node; not for use elsewhere).
+ * tests (bcoin.Start in testnet/bcoin runs it with node; not for use
+ * elsewhere).
  *
  * The node is bcoin's own FullNode, built the way bcoin's bin/node builds
  * it, minus the wallet plugin, with these settings:

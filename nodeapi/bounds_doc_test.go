@@ -1,0 +1,45 @@
+package nodeapi
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bloomwatch/bloomwatch/internal/boundedread"
+	"github.com/bloomwatch/bloomwatch/internal/doctable"
+	"github.com/bloomwatch/bloomwatch/internal/doctable/doctabletest"
+)
+
+// TestNodeAPIBoundsTable holds docs/RELIABILITY.md's table of the node
+// API's bounds to bounds, and bounds to the source (every max* constant
+// of the package, each once); -update rewrites the table.
+func TestNodeAPIBoundsTable(t *testing.T) {
+	doctabletest.CoverSource(t, "bounds", doctable.Rows(bounds))
+	table, err := doctable.Render("nodeapi.", doctable.Rows(bounds))
+	require.NoError(t, err)
+	doctabletest.Sync(t, "../docs/RELIABILITY.md", doctabletest.Region{
+		Name:    "nodeapi bounds",
+		Command: "go test ./nodeapi -run TestNodeAPIBoundsTable -update",
+		Table:   table,
+	})
+}
+
+// TestDialRefusesOversizedFiles gives Dial a data dir whose address file,
+// then whose cookie, is above maxNodeFileBytes: refused before it is
+// read, naming the file and the bound.
+func TestDialRefusesOversizedFiles(t *testing.T) {
+	for _, big := range []string{AddressFile, CookieFile} {
+		t.Run(big, func(t *testing.T) {
+			dir := t.TempDir()
+			require.NoError(t, writeFiles(dir, "pw", "127.0.0.1:1"))
+			path := filepath.Join(dir, big)
+			require.NoError(t, os.Truncate(path, maxNodeFileBytes+1))
+			_, err := Dial(context.Background(), dir)
+			require.ErrorIs(t, err, boundedread.ErrTooLarge)
+			require.ErrorContains(t, err, path+" is 4097 bytes, above nodeapi.maxNodeFileBytes (4096 bytes)")
+		})
+	}
+}
