@@ -21,6 +21,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/privacy/experiments"
 	"github.com/bloomwatch/bloomwatch/privacy/scan"
 	"github.com/bloomwatch/bloomwatch/transcript"
+	"github.com/stretchr/testify/require"
 )
 
 func TestMain(m *testing.M) {
@@ -34,20 +35,12 @@ func TestMain(m *testing.M) {
 func population(t *testing.T, cfg experiments.PopulationConfig) (string, *experiments.Population, []*experiments.Session) {
 	t.Helper()
 	pop, err := experiments.NewPopulation(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	sessions, err := pop.Simulate(experiments.ClientOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	dir := t.TempDir()
-	if err := experiments.WriteTranscripts(dir, sessions, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := experiments.WriteUniverse(dir, pop, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, experiments.WriteTranscripts(dir, sessions, 0o600))
+	require.NoError(t, experiments.WriteUniverse(dir, pop, 0o600))
 	return dir, pop, sessions
 }
 
@@ -65,9 +58,8 @@ type crawlOutput struct {
 func runCrawl(t *testing.T, o *options) *crawlOutput {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	if err := crawl(context.Background(), o, &stdout, &stderr); err != nil {
-		t.Fatalf("crawl: %v\n%s", err, stderr.String())
-	}
+	err := crawl(context.Background(), o, &stdout, &stderr)
+	require.NoError(t, err, "crawl: %v\n%s", err, stderr.String())
 	t.Logf("%s%s", stderr.String(), stdout.String())
 	out := readCrawl(t, o.out)
 	out.stderr = stderr.String()
@@ -79,45 +71,33 @@ func readCrawl(t *testing.T, dir string) *crawlOutput {
 	t.Helper()
 	ctx := context.Background()
 	ss, err := readLines[session](ctx, sessionsPath(joinPath(dir, planSubdir)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	out := &crawlOutput{sets: map[string][]string{}, overlaps: map[[2]string]int{}}
 	lines, err := readLines[matchSetLine](ctx, joinPath(dir, matchesFile))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, l := range lines {
 		name := ss[l.Session].Name
-		if _, dup := out.sets[name]; dup {
-			t.Fatalf("%s: two match-set lines", name)
-		}
+		_, dup := out.sets[name]
+		require.False(t, dup, "%s: two match-set lines", name)
 		out.sets[name] = l.Matches
 	}
 	ols, err := readLines[overlapLine](ctx, joinPath(dir, overlapsFile))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, ol := range ols {
 		out.overlaps[[2]string{ss[ol.I].Name, ss[ol.J].Name}] = ol.Common
 	}
 	links, err := readLines[linkLine](ctx, joinPath(dir, linkingFile))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	anyG, sigG := make([]int, len(links)), make([]int, len(links))
 	names := make([]string, len(links))
 	for i, l := range links {
-		if l.Session != i {
-			t.Fatalf("linking line %d is session %d", i, l.Session)
-		}
+		require.Equal(t, i, l.Session, "linking line %d is session %d", i, l.Session)
 		anyG[i], sigG[i], names[i] = l.AnyGroup, l.SigGroup, l.Name
 	}
 	out.anyGroups, out.sigGroups = partition(names, anyG), partition(names, sigG)
 	sums, err := readLines[summary](ctx, joinPath(dir, summaryFile))
-	if err != nil || len(sums) != 1 {
-		t.Fatalf("summary: %v", err)
-	}
+	require.NoError(t, err, "summary")
+	require.Len(t, sums, 1, "summary: %v", err)
 	out.sum = sums[0]
 	return out
 }
@@ -142,9 +122,7 @@ func partition(names []string, groups []int) [][]string {
 func inProcessCrawl(t *testing.T, pop *experiments.Population, sessions []*experiments.Session, background, seed uint64) (*crawlOutput, *experiments.CrawlerView) {
 	t.Helper()
 	v, err := experiments.Crawl(context.Background(), pop, sessions, background, seed, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	out := &crawlOutput{sets: map[string][]string{}, overlaps: map[[2]string]int{}}
 	names := make([]string, len(sessions))
 	for j, s := range sessions {
@@ -175,30 +153,21 @@ func inProcessCrawl(t *testing.T, pop *experiments.Population, sessions []*exper
 // compareCrawls fails the test where the two crawls differ.
 func compareCrawls(t *testing.T, what string, got, want *crawlOutput) {
 	t.Helper()
-	if len(got.sets) != len(want.sets) {
-		t.Errorf("%s: %d sessions with a match, want %d", what, len(got.sets), len(want.sets))
-	}
+	require.Len(t, got.sets, len(want.sets), "%s: %d sessions with a match, want %d", what, len(got.sets), len(want.sets))
 	matches := 0
 	for name, w := range want.sets {
 		matches += len(w)
-		if g := got.sets[name]; !slices.Equal(g, w) {
-			t.Errorf("%s: %s: %d matches, want %d (first difference in %v vs %v)", what, name, len(g), len(w), head(g), head(w))
-		}
+		g := got.sets[name]
+		require.True(t, slices.Equal(g, w), "%s: %s: %d matches, want %d (first difference in %v vs %v)", what, name, len(g), len(w), head(g), head(w))
 	}
-	if len(got.overlaps) != len(want.overlaps) {
-		t.Errorf("%s: %d overlapping pairs, want %d", what, len(got.overlaps), len(want.overlaps))
-	}
+	require.Len(t, got.overlaps, len(want.overlaps), "%s: %d overlapping pairs, want %d", what, len(got.overlaps), len(want.overlaps))
 	for k, w := range want.overlaps {
-		if g, ok := got.overlaps[k]; !ok || g != w {
-			t.Errorf("%s: overlap %v: %d common, want %d", what, k, g, w)
-		}
+		g, ok := got.overlaps[k]
+		require.True(t, ok, "%s: overlap %v: %d common, want %d", what, k, g, w)
+		require.Equal(t, w, g, "%s: overlap %v: %d common, want %d", what, k, g, w)
 	}
-	if !slices.EqualFunc(got.anyGroups, want.anyGroups, slices.Equal) {
-		t.Errorf("%s: groups by any overlap differ: %d vs %d groups", what, len(got.anyGroups), len(want.anyGroups))
-	}
-	if !slices.EqualFunc(got.sigGroups, want.sigGroups, slices.Equal) {
-		t.Errorf("%s: groups by significant overlap differ: %d vs %d groups", what, len(got.sigGroups), len(want.sigGroups))
-	}
+	require.True(t, slices.EqualFunc(got.anyGroups, want.anyGroups, slices.Equal), "%s: groups by any overlap differ: %d vs %d groups", what, len(got.anyGroups), len(want.anyGroups))
+	require.True(t, slices.EqualFunc(got.sigGroups, want.sigGroups, slices.Equal), "%s: groups by significant overlap differ: %d vs %d groups", what, len(got.sigGroups), len(want.sigGroups))
 	t.Logf("%s: %d matches in %d sets, %d overlapping pairs, %d / %d groups", what, matches, len(want.sets), len(want.overlaps),
 		len(want.anyGroups), len(want.sigGroups))
 }
@@ -219,9 +188,7 @@ func TestPipelineEqualsExperiment(t *testing.T) {
 	}
 	const background, seed = 10_000_000, 7
 	dir, pop, sessions := population(t, experiments.PopulationConfig{Seed: 3, WalletsPerKind: 34, Blocks: 120})
-	if len(pop.Wallets) < 100 {
-		t.Fatalf("%d wallets", len(pop.Wallets))
-	}
+	require.GreaterOrEqual(t, len(pop.Wallets), 100, "%d wallets", len(pop.Wallets))
 	want, v := inProcessCrawl(t, pop, sessions, background, seed)
 	o := &options{transcripts: dir, universe: filepath.Join(dir, experiments.UniverseFileName), synthetic: background, seed: seed,
 		pubKeys: true, out: t.TempDir(), bothForms: bothAuto, groupBytes: 32 << 10, rangeN: 2_500_000, rangeBytes: 300 << 10,
@@ -230,12 +197,11 @@ func TestPipelineEqualsExperiment(t *testing.T) {
 	got := runCrawl(t, o)
 	elapsed := time.Since(start)
 	compareCrawls(t, "prism vs experiment", got, want)
-	if len(want.overlaps) == 0 || len(want.anyGroups) == len(sessions) {
-		t.Error("no session overlaps another: the comparison of groups says nothing")
-	}
-	if got.sum.Candidates < background || got.sum.OneForm != v.FormCounts[1] || got.sum.TwoForms != v.FormCounts[2] {
-		t.Errorf("summary counts %d candidates (%d + %d), the experiment %v", got.sum.Candidates, got.sum.OneForm, got.sum.TwoForms, v.FormCounts)
-	}
+	require.NotEqual(t, 0, len(want.overlaps), "no session overlaps another: the comparison of groups says nothing")
+	require.NotEqual(t, len(want.anyGroups), len(sessions), "no session overlaps another: the comparison of groups says nothing")
+	require.GreaterOrEqual(t, got.sum.Candidates, uint64(background), "summary counts %d candidates (%d + %d), the experiment %v", got.sum.Candidates, got.sum.OneForm, got.sum.TwoForms, v.FormCounts)
+	require.Equal(t, v.FormCounts[1], got.sum.OneForm, "summary counts %d candidates (%d + %d), the experiment %v", got.sum.Candidates, got.sum.OneForm, got.sum.TwoForms, v.FormCounts)
+	require.Equal(t, v.FormCounts[2], got.sum.TwoForms, "summary counts %d candidates (%d + %d), the experiment %v", got.sum.Candidates, got.sum.OneForm, got.sum.TwoForms, v.FormCounts)
 	// The chance matches the summary expects are the experiment's
 	// expected false positives plus the members' own rate terms, which
 	// the crawl cannot tell from the rest.
@@ -246,9 +212,9 @@ func TestPipelineEqualsExperiment(t *testing.T) {
 			members += float64(v.Members[j][f]) * v.Rate[j][f]
 		}
 	}
-	if d := got.sum.ChanceMatches - expFP; d < -1e-9 || d > members+1e-9 {
-		t.Errorf("summary expects %.6g chance matches; the experiment %.6g false positives (+ at most %.3g)", got.sum.ChanceMatches, expFP, members)
-	}
+	d := got.sum.ChanceMatches - expFP
+	require.GreaterOrEqual(t, d, -1e-9, "summary expects %.6g chance matches; the experiment %.6g false positives (+ at most %.3g)", got.sum.ChanceMatches, expFP, members)
+	require.LessOrEqual(t, d, members+1e-9, "summary expects %.6g chance matches; the experiment %.6g false positives (+ at most %.3g)", got.sum.ChanceMatches, expFP, members)
 	wallets := make([]int, len(sessions))
 	for j, s := range sessions {
 		wallets[j] = s.Wallet
@@ -257,24 +223,21 @@ func TestPipelineEqualsExperiment(t *testing.T) {
 	for i, rule := range []experiments.LinkRule{experiments.LinkAnyOverlap, experiments.LinkSignificant} {
 		c := experiments.CountLinks(v.Link(sessions, overlaps, rule), wallets, overlaps)
 		r := got.sum.Rules[i]
-		if r.Rule != rule.String() || r.Wrong == nil || *r.Wrong != c.Wrong || *r.SameLinked != c.SameLinked || *r.SamePairs != c.SamePairs {
-			t.Errorf("summary %s: %+v, the experiment %+v", rule, r, c)
-		}
+		require.Equal(t, rule.String(), r.Rule, "summary %s: %+v, the experiment %+v", rule, r, c)
+		require.NotNil(t, r.Wrong, "summary %s: %+v, the experiment %+v", rule, r, c)
+		require.Equal(t, c.Wrong, *r.Wrong, "summary %s: %+v, the experiment %+v", rule, r, c)
+		require.Equal(t, c.SameLinked, *r.SameLinked, "summary %s: %+v, the experiment %+v", rule, r, c)
+		require.Equal(t, c.SamePairs, *r.SamePairs, "summary %s: %+v, the experiment %+v", rule, r, c)
 	}
 	seen := map[int]bool{}
 	for _, s := range sessions {
 		seen[s.Wallet] = true
 	}
-	if got.sum.Wallets != len(seen) || got.sum.Sessions != len(sessions) {
-		t.Errorf("summary: %d wallets, %d sessions; the population's sessions: %d wallets, %d sessions",
-			got.sum.Wallets, got.sum.Sessions, len(seen), len(sessions))
-	}
-	if !strings.Contains(got.stderr, "on Beam runner prism") || !strings.Contains(got.stderr, "probes in") {
-		t.Errorf("stderr %q", got.stderr)
-	}
-	if elapsed > 10*o.every && !strings.Contains(got.stderr, "shards scanned") {
-		t.Errorf("no progress line in %s at one every %s: %q", elapsed, o.every, got.stderr)
-	}
+	require.Equal(t, len(seen), got.sum.Wallets, "summary: %d wallets, %d sessions; the population's sessions: %d wallets, %d sessions", got.sum.Wallets, got.sum.Sessions, len(seen), len(sessions))
+	require.Equal(t, len(sessions), got.sum.Sessions, "summary: %d wallets, %d sessions; the population's sessions: %d wallets, %d sessions", got.sum.Wallets, got.sum.Sessions, len(seen), len(sessions))
+	require.Contains(t, got.stderr, "on Beam runner prism", "stderr %q", got.stderr)
+	require.Contains(t, got.stderr, "probes in", "stderr %q", got.stderr)
+	require.False(t, elapsed > 10*o.every && !strings.Contains(got.stderr, "shards scanned"), "no progress line in %s at one every %s: %q", elapsed, o.every, got.stderr)
 }
 
 // TestInProcessEqualsPipeline: --in-process, the baseline the pipeline
@@ -287,12 +250,9 @@ func TestInProcessEqualsPipeline(t *testing.T) {
 	pipe.out, local.out, local.inProcess = t.TempDir(), t.TempDir(), true
 	got, want := runCrawl(t, &pipe), runCrawl(t, &local)
 	compareCrawls(t, "prism vs in-process", got, want)
-	if g, w := jsonOf(t, got.sum), jsonOf(t, want.sum); g != w {
-		t.Errorf("summaries differ:\n%s\n%s", g, w)
-	}
-	if !strings.Contains(want.stderr, "this process, without Beam") {
-		t.Errorf("in-process stderr %q", want.stderr)
-	}
+	g, w := jsonOf(t, got.sum), jsonOf(t, want.sum)
+	require.Equal(t, w, g, "summaries differ:\n%s\n%s", g, w)
+	require.Contains(t, want.stderr, "this process, without Beam", "in-process stderr %q", want.stderr)
 }
 
 // TestLineRanges: the byte ranges of an element file read each line
@@ -313,29 +273,22 @@ func TestLineRanges(t *testing.T) {
 	b.WriteString("last-line-without-newline")
 	lines = append(lines, "last-line-without-newline")
 	path := filepath.Join(t.TempDir(), "u")
-	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o600))
 	size := int64(b.Len())
 	for _, step := range []int64{1, 2, 7, 40, 333, size - 1, size, size + 10} {
 		var got []string
 		for lo := int64(0); lo < size; lo += step {
 			r, err := openLineRange(context.Background(), path, lo, min(size, lo+step))
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			var buf bytes.Buffer
-			if _, err := buf.ReadFrom(r); err != nil {
-				t.Fatal(err)
-			}
+			_, err = buf.ReadFrom(r)
+			require.NoError(t, err)
 			_ = r.Close()
 			if s := buf.String(); s != "" {
 				got = append(got, strings.Split(strings.TrimSuffix(s, "\n"), "\n")...)
 			}
 		}
-		if !slices.Equal(got, lines) {
-			t.Fatalf("ranges of %d bytes: %d lines, want %d", step, len(got), len(lines))
-		}
+		require.True(t, slices.Equal(got, lines), "ranges of %d bytes: %d lines, want %d", step, len(got), len(lines))
 	}
 }
 
@@ -347,28 +300,16 @@ func TestBadInput(t *testing.T) {
 			groupBytes: 1, rangeN: 1, rangeBytes: 1}
 	}
 	bad := filepath.Join(t.TempDir(), "bad")
-	if err := os.MkdirAll(bad, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(bad, "x.jsonl"), []byte("{not json\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.MkdirAll(bad, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(bad, "x.jsonl"), []byte("{not json\n"), 0o600))
 	noLoad := filepath.Join(t.TempDir(), "noload")
-	if err := os.MkdirAll(noLoad, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(noLoad, "x.jsonl"), []byte(`{"v":2,"seq":1,"time":"2026-01-01T00:00:00Z","peer":"p","height":1,"kind":"filterclear"}`+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.MkdirAll(noLoad, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(noLoad, "x.jsonl"), []byte(`{"v":2,"seq":1,"time":"2026-01-01T00:00:00Z","peer":"p","height":1,"kind":"filterclear"}`+"\n"), 0o600))
 	ok := filepath.Join(t.TempDir(), "ok")
 	f, err := bip37.NewFilter(10, 0.001, 1, bip37.UpdateNone)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := experiments.WriteTranscripts(ok, []*experiments.Session{{Wallet: 1, Kind: experiments.KindBloomwatch,
-		Records: []transcript.Record{{Seq: 1, Peer: "p", Kind: transcript.KindFilterLoad, Filter: f.Serialize()}}}}, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, experiments.WriteTranscripts(ok, []*experiments.Session{{Wallet: 1, Kind: experiments.KindBloomwatch,
+		Records: []transcript.Record{{Seq: 1, Peer: "p", Kind: transcript.KindFilterLoad, Filter: f.Serialize()}}}}, 0o600))
 	cases := []struct {
 		name string
 		edit func(*options)
@@ -394,12 +335,11 @@ func TestBadInput(t *testing.T) {
 			if err == nil {
 				err = crawl(context.Background(), o, &bytes.Buffer{}, &bytes.Buffer{})
 			}
-			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), ErrUsage.Error()) {
-				t.Fatalf("err %v, want a usage error with %q", err, tc.want)
-			}
-			if _, err := os.Stat(o.out); err == nil {
-				t.Errorf("%s written", o.out)
-			}
+			require.Error(t, err, "err %v, want a usage error with %q", err, tc.want)
+			require.Contains(t, err.Error(), tc.want, "err %v, want a usage error with %q", err, tc.want)
+			require.True(t, strings.HasPrefix(err.Error(), ErrUsage.Error()), "err %v, want a usage error with %q", err, tc.want)
+			_, err = os.Stat(o.out)
+			require.Error(t, err, "%s written", o.out)
 		})
 	}
 }
@@ -408,9 +348,7 @@ func TestBadInput(t *testing.T) {
 func jsonOf(t *testing.T, v any) string {
 	t.Helper()
 	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return string(b)
 }
 
@@ -419,9 +357,7 @@ func jsonOf(t *testing.T, v any) string {
 func onlyLoopback(t *testing.T) bool {
 	t.Helper()
 	ifs, err := net.Interfaces()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, i := range ifs {
 		if i.Flags&net.FlagUp != 0 && i.Flags&net.FlagLoopback == 0 {
 			return false
@@ -434,9 +370,7 @@ func onlyLoopback(t *testing.T) bool {
 func freePort(t *testing.T) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
 }
@@ -452,9 +386,7 @@ func waitPort(t *testing.T, port int, deadline time.Duration, what string) {
 			_ = c.Close()
 			return
 		}
-		if time.Now().After(end) {
-			t.Fatalf("%s does not listen on 127.0.0.1:%d after %s: %v", what, port, deadline, err)
-		}
+		require.False(t, time.Now().After(end), "%s does not listen on 127.0.0.1:%d after %s: %v", what, port, deadline, err)
 		time.Sleep(50 * time.Millisecond)
 	}
 }
@@ -464,14 +396,10 @@ func waitPort(t *testing.T, port int, deadline time.Duration, what string) {
 func startServer(t *testing.T, dir, name string, args ...string) {
 	t.Helper()
 	log, err := os.Create(filepath.Join(dir, name+".log"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
@@ -510,9 +438,8 @@ func TestJobServer(t *testing.T) {
 	bin := t.TempDir()
 	build := exec.Command("go", "build", "-o", bin+string(filepath.Separator), ".",
 		"github.com/apache/beam/sdks/v2/go/cmd/prism", "github.com/apache/beam/sdks/v2/go/container")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "go build: %v\n%s", err, out)
 	work := t.TempDir()
 	jobPort := freePort(t)
 	startServer(t, work, "prism", filepath.Join(bin, "prism"), "--job_port", fmt.Sprint(jobPort), "--serve_http=false")
@@ -531,32 +458,24 @@ func TestJobServer(t *testing.T) {
 		"--environment_config", fmt.Sprintf("localhost:%d", workerPoolPort))...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("crawl on the job server: %v\n%s%s", err, stderr.String(), stdout.String())
-	}
+	err = cmd.Run()
+	require.NoError(t, err, "crawl on the job server: %v\n%s%s", err, stderr.String(), stdout.String())
 	t.Logf("%s%s", stderr.String(), stdout.String())
 	for _, want := range []string{fmt.Sprintf("on Beam runner universal at localhost:%d", jobPort), "the runner's counter bloomwatch/probes: ",
 		"the runner's counter bloomwatch/shards: "} {
-		if !strings.Contains(stderr.String(), want) {
-			t.Errorf("stderr lacks %q", want)
-		}
+		require.Contains(t, stderr.String(), want, "stderr lacks %q", want)
 	}
-	if strings.Contains(stderr.String(), "shards scanned") {
-		t.Error("progress lines printed by the submitter, whose process scans nothing")
-	}
+	require.NotContains(t, stderr.String(), "shards scanned", "progress lines printed by the submitter, whose process scans nothing")
 	got := readCrawl(t, remote)
 	local := options{transcripts: dir, universe: filepath.Join(dir, experiments.UniverseFileName), synthetic: 200_000, seed: 2,
 		pubKeys: true, bothForms: bothAuto, groupBytes: 4096, rangeN: 70_000, rangeBytes: 100 << 10, maxHits: scan.DefaultMaxHits,
 		out: t.TempDir(), inProcess: true}
 	want := runCrawl(t, &local)
 	compareCrawls(t, "job server vs in-process", got, want)
-	if g, w := jsonOf(t, got.sum), jsonOf(t, want.sum); g != w {
-		t.Errorf("summaries differ:\n%s\n%s", g, w)
-	}
+	g, w := jsonOf(t, got.sum), jsonOf(t, want.sum)
+	require.Equal(t, w, g, "summaries differ:\n%s\n%s", g, w)
 	probes := fmt.Sprintf("the runner's counter bloomwatch/probes: %d\n", want.sum.Probes)
-	if !strings.Contains(stderr.String(), probes) {
-		t.Errorf("stderr lacks %q", probes)
-	}
+	require.Contains(t, stderr.String(), probes, "stderr lacks %q", probes)
 
 	// Dataflow cannot be reached from here: its --dry_run translates the
 	// same pipeline into a Dataflow job and prints it, submitting
@@ -564,9 +483,9 @@ func TestJobServer(t *testing.T) {
 	dry := exec.CommandContext(ctx, filepath.Join(bin, "beam"), append(args, "--out", t.TempDir(), "--runner", "dataflow",
 		"--project", "example-project", "--region", "us-central1", "--staging_location", "gs://example-bucket/staging",
 		"--dry_run", "--verbose")...)
-	out, err := dry.CombinedOutput()
-	if err != nil || !bytes.Contains(out, []byte("Dry-run: not submitting job!")) || !bytes.Contains(out, []byte("use_runner_v2")) ||
-		!bytes.Contains(out, []byte("not waited for")) {
-		t.Errorf("Dataflow dry run: %v\n%s", err, out)
-	}
+	out, err = dry.CombinedOutput()
+	require.NoError(t, err, "Dataflow dry run: %v\n%s", err, out)
+	require.True(t, bytes.Contains(out, []byte("Dry-run: not submitting job!")), "Dataflow dry run: %v\n%s", err, out)
+	require.True(t, bytes.Contains(out, []byte("use_runner_v2")), "Dataflow dry run: %v\n%s", err, out)
+	require.True(t, bytes.Contains(out, []byte("not waited for")), "Dataflow dry run: %v\n%s", err, out)
 }

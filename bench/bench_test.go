@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"io"
 	"os"
 	"runtime"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/stretchr/testify/require"
 )
 
 func TestCompareTruth(t *testing.T) {
@@ -31,9 +31,8 @@ func TestCompareTruth(t *testing.T) {
 	}
 	for _, tc := range tests {
 		ok, detail := compareTruth([]FoundTx{a, b}, tc.found)
-		if ok != tc.ok || !strings.Contains(detail, tc.want) {
-			t.Errorf("%s: got %v %q, want %v containing %q", tc.name, ok, detail, tc.ok, tc.want)
-		}
+		require.Equal(t, tc.ok, ok, "%s: got %v %q, want %v containing %q", tc.name, ok, detail, tc.ok, tc.want)
+		require.Contains(t, detail, tc.want, "%s: got %v %q, want %v containing %q", tc.name, ok, detail, tc.ok, tc.want)
 	}
 }
 
@@ -42,31 +41,27 @@ func TestMedian(t *testing.T) {
 		in   []float64
 		want float64
 	}{{nil, 0}, {[]float64{3}, 3}, {[]float64{5, 1, 3}, 3}, {[]float64{4, 1, 3, 2}, 2.5}} {
-		if got := median(tc.in); got != tc.want {
-			t.Errorf("median(%v) = %v, want %v", tc.in, got, tc.want)
-		}
+		got := median(tc.in)
+		require.Equal(t, tc.want, got, "median(%v) = %v, want %v", tc.in, got, tc.want)
 	}
 }
 
 func TestParseBloomwatchJSON(t *testing.T) {
 	out := []byte("progress line\n{\n  \"tip_height\": 12,\n  \"balance_sat\": 5,\n  \"txs\": [\n    {\"txid\": \"ab\", \"height\": 3, \"delta_sat\": 5}\n  ],\n  \"false_positives\": 2,\n  \"bytes_received\": 999,\n  \"timing\": {\"first_filter_ms\": 120.5, \"synced_ms\": 403.5}\n}\n")
 	run, err := parseBloomwatchJSON(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	r := run.result
-	if got := run.phases["p2p sync"]; got != 283 {
-		t.Fatalf("p2p sync %v ms, want 283", got)
-	}
-	if r.TipHeight != 12 || r.FalsePositives != 2 || r.BytesReceived != 999 || len(r.Txs) != 1 || r.Txs[0] != (FoundTx{Txid: "ab", Height: 3}) {
-		t.Fatalf("parsed %+v", r)
-	}
-	if _, err := parseBloomwatchJSON([]byte("no json")); !errors.Is(err, errNoSummary) {
-		t.Fatalf("no JSON: %v", err)
-	}
-	if _, err := parseBloomwatchJSON([]byte(`{"tip_height": 1, "txs": []}`)); !errors.Is(err, errNoSummary) {
-		t.Fatalf("fields absent: %v", err)
-	}
+	got := run.phases["p2p sync"]
+	require.Equal(t, float64(283), got, "p2p sync %v ms, want 283", got)
+	require.Equal(t, int32(12), r.TipHeight, "parsed %+v", r)
+	require.Equal(t, 2, r.FalsePositives, "parsed %+v", r)
+	require.Equal(t, uint64(999), r.BytesReceived, "parsed %+v", r)
+	require.Len(t, r.Txs, 1, "parsed %+v", r)
+	require.Equal(t, (FoundTx{Txid: "ab", Height: 3}), r.Txs[0], "parsed %+v", r)
+	_, err = parseBloomwatchJSON([]byte("no json"))
+	require.ErrorIs(t, err, errNoSummary, "no JSON: %v", err)
+	_, err = parseBloomwatchJSON([]byte(`{"tip_height": 1, "txs": []}`))
+	require.ErrorIs(t, err, errNoSummary, "fields absent: %v", err)
 }
 
 func TestProcCPU(t *testing.T) {
@@ -74,36 +69,28 @@ func TestProcCPU(t *testing.T) {
 	for time.Now().Before(deadline) {
 	}
 	d, err := procCPU(os.Getpid())
-	if err != nil || d <= 0 {
-		t.Fatalf("procCPU = %v, %v", d, err)
-	}
-	if _, err := procCPU(1 << 30); err == nil {
-		t.Fatal("no error for a missing pid")
-	}
+	require.NoError(t, err, "procCPU = %v", d)
+	require.Greater(t, d, time.Duration(0), "procCPU = %v, %v", d, err)
+	_, err = procCPU(1 << 30)
+	require.Error(t, err, "no error for a missing pid")
 }
 
 func TestGenerateHeadersPassMinimalChecks(t *testing.T) {
 	params := &chaincfg.RegressionNetParams
 	hdrs := generateHeaders(params, 300)
-	if err := minimalHeaderChecks(params, hdrs); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, minimalHeaderChecks(params, hdrs))
 	hdrs[100].Nonce++
-	if err := minimalHeaderChecks(params, hdrs); err == nil {
-		t.Fatal("tampered chain passed")
-	}
+	err := minimalHeaderChecks(params, hdrs)
+	require.Error(t, err, "tampered chain passed")
 }
 
 func TestScalePoints(t *testing.T) {
 	cfg := &benchConfig{Txs: 10, Spend: 0.5, Seed: 1, ScaleBlocks: []int{500, 2000, 8000}, ScaleAddrs: []int{20, 200, 2000}}
 	pts := scalePoints(cfg)
-	if len(pts) != 5 {
-		t.Fatalf("cross series: %d points %v", len(pts), pts)
-	}
+	require.Len(t, pts, 5, "cross series: %d points %v", len(pts), pts)
 	cfg.ScaleGrid = true
-	if pts := scalePoints(cfg); len(pts) != 9 {
-		t.Fatalf("grid: %d points", len(pts))
-	}
+	pts = scalePoints(cfg)
+	require.Len(t, pts, 9, "grid: %d points", len(pts))
 }
 
 // TestRunMeasuredRSSIsTheChilds checks that a client's peak RSS is its own,
@@ -113,33 +100,22 @@ func TestRunMeasuredRSSIsTheChilds(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	spawn, err := buildSpawn(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	env := &benchEnv{spawn: spawn, tmp: dir, log: io.Discard}
 	ballast := make([]byte, 96<<20) // make the parent big
 	for i := range ballast {
 		ballast[i] = 1
 	}
 	small, out, err := runMeasured(ctx, env, nil, nil, "/bin/sh", "-c", "echo hi")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(out) != "hi\n" {
-		t.Fatalf("stdout %q", out)
-	}
+	require.NoError(t, err)
+	require.Equal(t, "hi\n", string(out), "stdout %q", out)
 	big, _, err := runMeasured(ctx, env, nil, nil, "/bin/sh", "-c", `x=$(head -c 40000000 /dev/zero | tr '\0' a); echo ${#x}`)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	runtime.KeepAlive(ballast)
-	if small.MaxRSS > 16<<20 {
-		t.Fatalf("sh reported %d MiB: the parent's RSS leaked into the child's", small.MaxRSS>>20)
-	}
-	if big.MaxRSS < 40<<20 || big.Wall <= 0 || big.CPU <= 0 {
-		t.Fatalf("big child: %+v", big)
-	}
-	if _, _, err := runMeasured(ctx, env, nil, nil, "/bin/sh", "-c", "exit 3"); err == nil {
-		t.Fatal("failing child reported no error")
-	}
+	require.LessOrEqual(t, small.MaxRSS, int64(16<<20), "sh reported %d MiB: the parent's RSS leaked into the child's", small.MaxRSS>>20)
+	require.GreaterOrEqual(t, big.MaxRSS, int64(40<<20), "big child: %+v", big)
+	require.Greater(t, big.Wall, time.Duration(0), "big child: %+v", big)
+	require.Greater(t, big.CPU, time.Duration(0), "big child: %+v", big)
+	_, _, err = runMeasured(ctx, env, nil, nil, "/bin/sh", "-c", "exit 3")
+	require.Error(t, err, "failing child reported no error")
 }

@@ -1,66 +1,50 @@
 package main
 
 import (
-	"math"
 	"math/rand"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/btcsuite/btcd/btcutil/bloom"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 func TestClientSpecs(t *testing.T) {
 	for _, name := range clientNames() {
 		s, err := lookupClient(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s.peers < 1 || s.doc == "" || (s.kind != kindBloomwatch && (s.xpub || len(s.args) > 0 || s.peers != 1)) {
-			t.Errorf("%s: %+v", name, s)
-		}
+		require.NoError(t, err)
+		require.GreaterOrEqual(t, s.peers, 1, "%s: %+v", name, s)
+		require.NotEqual(t, "", s.doc, "%s: %+v", name, s)
+		require.False(t, s.kind != kindBloomwatch && (s.xpub || len(s.args) > 0 || s.peers != 1), "%s: %+v", name, s)
 	}
-	if _, err := lookupClient("bloomwatch-fast"); err == nil || !strings.Contains(err.Error(), "minimal-bwcap") {
-		t.Fatalf("unknown client: %v", err)
-	}
-	if n := peersNeeded([]string{"bloomwatch", "minimal"}); n != 1 {
-		t.Fatalf("one-peer clients need %d servers", n)
-	}
-	if n := peersNeeded([]string{"bloomwatch", "bloomwatch-check1"}); n != 2 {
-		t.Fatalf("a cross-peer check needs %d servers", n)
-	}
+	_, err := lookupClient("bloomwatch-fast")
+	require.Error(t, err, "unknown client: %v", err)
+	require.Contains(t, err.Error(), "minimal-bwcap", "unknown client: %v", err)
+	n := peersNeeded([]string{"bloomwatch", "minimal"})
+	require.Equal(t, 1, n, "one-peer clients need %d servers", n)
+	n = peersNeeded([]string{"bloomwatch", "bloomwatch-check1"})
+	require.Equal(t, 2, n, "a cross-peer check needs %d servers", n)
 }
 
 func TestScenarioFlags(t *testing.T) {
 	cfg, err := parseBenchFlags([]string{"--scenarios", "all", "--dense-blocks", "7"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	scs, err := scenarios(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(scs) != len(scenarioOrder) {
-		t.Fatalf("all: %d scenarios", len(scs))
-	}
+	require.NoError(t, err)
+	require.Len(t, scs, len(scenarioOrder), "all: %d scenarios", len(scs))
 	for _, sc := range scs {
 		for _, c := range sc.clients {
-			if _, err := lookupClient(c); err != nil {
-				t.Errorf("%s: %v", sc.name, err)
-			}
+			_, err := lookupClient(c)
+			require.NoError(t, err, "%s", sc.name)
 		}
-		if (sc.name == scenarioDense || sc.name == scenarioChecks) && (sc.chain.Blocks != 7 || sc.chain.Txs != 2000) {
-			t.Errorf("%s chain %v", sc.name, sc.chain)
-		}
+		require.False(t, (sc.name == scenarioDense || sc.name == scenarioChecks) && (sc.chain.Blocks != 7 || sc.chain.Txs != 2000), "%s chain %v", sc.name, sc.chain)
 	}
-	if _, err := parseBenchFlags([]string{"--scenarios", "addrs2000,bogus"}); err == nil {
-		t.Fatal("unknown scenario accepted")
-	}
-	if _, err := parseBenchFlags([]string{"--clients", "bloomwatch,minimal-bwcap,bloomwatch-full1"}); err != nil {
-		t.Fatal(err)
-	}
+	_, err = parseBenchFlags([]string{"--scenarios", "addrs2000,bogus"})
+	require.Error(t, err, "unknown scenario accepted")
+	_, err = parseBenchFlags([]string{"--clients", "bloomwatch,minimal-bwcap,bloomwatch-full1"})
+	require.NoError(t, err)
 }
 
 func TestEvalGoals(t *testing.T) {
@@ -78,15 +62,14 @@ func TestEvalGoals(t *testing.T) {
 		{"bloomwatch", "minimal", metricBytes, 0},
 		{"bloomwatch", "neutrino", metricWall, 1.2}, // did not run: left out
 	})
-	if len(got) != 3 {
-		t.Fatalf("%d results: %+v", len(got), got)
-	}
-	if got[0].Met || math.Abs(got[0].Ratio-1.3) > 1e-9 || len(got[0].RoundRatios) != 2 || got[0].RoundMedian != 2 {
-		t.Errorf("wall: %+v", got[0])
-	}
-	if !got[1].Met || !got[2].Met || got[2].Ratio != 1 {
-		t.Errorf("cpu, bytes: %+v %+v", got[1], got[2])
-	}
+	require.Len(t, got, 3, "%d results: %+v", len(got), got)
+	require.False(t, got[0].Met, "wall: %+v", got[0])
+	require.InDelta(t, 1.3, got[0].Ratio, 1e-9, "wall: %+v", got[0])
+	require.Len(t, got[0].RoundRatios, 2, "wall: %+v", got[0])
+	require.Equal(t, float64(2), got[0].RoundMedian, "wall: %+v", got[0])
+	require.True(t, got[1].Met, "cpu, bytes: %+v %+v", got[1], got[2])
+	require.True(t, got[2].Met, "cpu, bytes: %+v %+v", got[1], got[2])
+	require.Equal(t, float64(1), got[2].Ratio, "cpu, bytes: %+v %+v", got[1], got[2])
 }
 
 func TestMedianFilter(t *testing.T) {
@@ -98,12 +81,13 @@ func TestMedianFilter(t *testing.T) {
 		{Client: "bloomwatch", Filter: &FilterReport{Bytes: 7}},
 	}
 	f := medianFilter("minimal", runs)
-	if f == nil || f.Bytes != 100 || f.HashFuncs != 3 || f.EndFPRate != 0.2 || !f.Capped || f.Loads != 1 {
-		t.Fatalf("median filter %+v", f)
-	}
-	if medianFilter("neutrino", runs) != nil {
-		t.Fatal("a filter for a client without one")
-	}
+	require.NotNil(t, f, "median filter %+v", f)
+	require.Equal(t, 100, f.Bytes, "median filter %+v", f)
+	require.Equal(t, uint32(3), f.HashFuncs, "median filter %+v", f)
+	require.Equal(t, 0.2, f.EndFPRate, "median filter %+v", f)
+	require.True(t, f.Capped, "median filter %+v", f)
+	require.Equal(t, 1, f.Loads, "median filter %+v", f)
+	require.Nil(t, medianFilter("neutrino", runs), "a filter for a client without one")
 }
 
 // TestMinimalFilterReport checks the minimal loop's filter report against
@@ -121,24 +105,25 @@ func TestMinimalFilterReport(t *testing.T) {
 		small.Add(elem())
 	}
 	rep := minimalFilterReport(small, 1000, 1e-4, 20)
-	if rep.Capped || rep.Bytes != 2396 || rep.HashFuncs != 13 || rep.LoadFPRate > 1e-15 || rep.EndFPRate > 1e-15 {
-		t.Fatalf("small filter %+v", rep)
-	}
+	require.False(t, rep.Capped, "small filter %+v", rep)
+	require.Equal(t, 2396, rep.Bytes, "small filter %+v", rep)
+	require.Equal(t, uint32(13), rep.HashFuncs, "small filter %+v", rep)
+	require.LessOrEqual(t, rep.LoadFPRate, 1e-15, "small filter %+v", rep)
+	require.LessOrEqual(t, rep.EndFPRate, 1e-15, "small filter %+v", rep)
 	big := bloom.NewFilter(30000, 1, 1e-4, wire.BloomUpdateAll)
 	for range 3000 {
 		big.Add(elem())
 	}
 	rep = minimalFilterReport(big, 30000, 1e-4, 3000)
-	if !rep.Capped || rep.Bytes != wire.MaxFilterLoadFilterSize || rep.HashFuncs != 6 {
-		t.Fatalf("capped filter %+v", rep)
-	}
+	require.True(t, rep.Capped, "capped filter %+v", rep)
+	require.Equal(t, wire.MaxFilterLoadFilterSize, rep.Bytes, "capped filter %+v", rep)
+	require.Equal(t, uint32(6), rep.HashFuncs, "capped filter %+v", rep)
 	for range 6000 { // what UPDATE_ALL insertions would add
 		big.Add(elem())
 	}
 	after := minimalFilterReport(big, 30000, 1e-4, 3000)
-	if after.EndFPRate <= rep.EndFPRate || after.LoadFPRate != rep.LoadFPRate {
-		t.Fatalf("end rate %v after insertions, %v before (load %v, %v)", after.EndFPRate, rep.EndFPRate, after.LoadFPRate, rep.LoadFPRate)
-	}
+	require.Greater(t, after.EndFPRate, rep.EndFPRate, "end rate %v after insertions, %v before (load %v, %v)", after.EndFPRate, rep.EndFPRate, after.LoadFPRate, rep.LoadFPRate)
+	require.Equal(t, rep.LoadFPRate, after.LoadFPRate, "end rate %v after insertions, %v before (load %v, %v)", after.EndFPRate, rep.EndFPRate, after.LoadFPRate, rep.LoadFPRate)
 }
 
 func TestParseBloomwatchFilter(t *testing.T) {
@@ -146,31 +131,25 @@ func TestParseBloomwatchFilter(t *testing.T) {
 "filter": {"bytes": 36000, "hash_funcs": 6, "elements": 15020, "capacity": 32768, "fp_rate": 0.0001, "predicted_fp_rate": 0.004,
 "target_fp_rate": 0.0001, "capped": true, "loads": 2}}`)
 	run, err := parseBloomwatchJSON(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	r := run.result
 	want := FilterReport{Bytes: 36000, HashFuncs: 6, Capacity: 32768, Capped: true, Elements: 15020, TargetFPRate: 1e-4,
 		LoadFPRate: 1e-4, EndFPRate: 0.004, Loads: 2}
-	if r.Filter == nil || *r.Filter != want || r.SpotChecks != 4 || r.Omissions != 1 {
-		t.Fatalf("parsed %+v filter %+v", r, r.Filter)
-	}
+	require.NotNil(t, r.Filter, "parsed %+v filter %+v", r, r.Filter)
+	require.Equal(t, want, *r.Filter, "parsed %+v filter %+v", r, r.Filter)
+	require.Equal(t, 4, r.SpotChecks, "parsed %+v filter %+v", r, r.Filter)
+	require.Equal(t, 1, r.Omissions, "parsed %+v filter %+v", r, r.Filter)
 }
 
 func TestWriteSyncScript(t *testing.T) {
 	dir := t.TempDir()
 	path, err := writeSyncScript(dir, []string{"127.0.0.1:1", "127.0.0.1:2"}, []string{"sb1qa", "sb1qb"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	b, err := os.ReadFile(path)
-	if err != nil || filepath.Dir(path) != dir {
-		t.Fatal(path, err)
-	}
+	require.NoError(t, err, path)
+	require.Equal(t, dir, filepath.Dir(path), "%v %v", path, err)
 	s := string(b)
 	for _, want := range []string{"--connect 127.0.0.1:1 --connect 127.0.0.1:2", "--address sb1qa", "--address sb1qb", `"$@"`} {
-		if !strings.Contains(s, want) {
-			t.Errorf("script lacks %q:\n%s", want, s)
-		}
+		require.Contains(t, s, want, "script lacks %q:\n%s", want, s)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/rand"
 	"os"
@@ -21,6 +20,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/spv/headers"
 	"github.com/bloomwatch/bloomwatch/testnet"
+	"github.com/stretchr/testify/require"
 )
 
 // crashRuns is the number of SIGKILLed syncs; crashSeed seeds the kill
@@ -38,9 +38,8 @@ func binary(t *testing.T, dir string) string {
 	bin := filepath.Join(dir, "bloomwatch")
 	cmd := exec.Command("go", "build", "-o", bin, "./cmd/bloomwatch")
 	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build bloomwatch: %v\n%s", err, out)
-	}
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "build bloomwatch: %v\n%s", err, out)
 	return bin
 }
 
@@ -60,15 +59,11 @@ func newChain(t *testing.T) *chain {
 	}
 	h := testnet.NewT(t, testnet.Options{})
 	k, err := testnet.NewKeyring(testnet.DemoSeed, h.Params())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	truth, err := h.BuildChain(context.Background(), testnet.ChainSpec{
 		Blocks: 300, TxsPerBlock: 6, Keyring: k, WatchAddrs: 8, PaymentsPerAddr: 2, SpendFraction: 0.5, Seed: 2026,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return &chain{h: h, truth: truth, bin: binary(t, t.TempDir())}
 }
 
@@ -178,9 +173,7 @@ func (c *chain) killAfter(t *testing.T, datadir string, d time.Duration) (landed
 	cmd := exec.Command(c.bin, c.args(datadir)...)
 	cmd.Stdout, cmd.Stderr = nil, nil
 	began := time.Now()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, cmd.Start())
 	done := make(chan struct{})
 	go func() {
 		_ = cmd.Wait()
@@ -193,13 +186,14 @@ func (c *chain) killAfter(t *testing.T, datadir string, d time.Duration) (landed
 	}
 	// The process may end between the timer and the signal: that is
 	// no kill, and no error.
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		t.Fatalf("kill pid %d: %v", cmd.Process.Pid, err)
+	err := cmd.Process.Signal(syscall.SIGKILL)
+	if err != nil {
+		require.ErrorIs(t, err, os.ErrProcessDone, "kill pid %d: %v", cmd.Process.Pid, err)
 	}
 	select { // reap
 	case <-done:
 	case <-time.After(30 * time.Second):
-		t.Fatalf("pid %d not reaped 30 s after SIGKILL", cmd.Process.Pid)
+		require.FailNow(t, fmt.Sprintf("pid %d not reaped 30 s after SIGKILL", cmd.Process.Pid))
 	}
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
 		return true, 0
@@ -224,13 +218,10 @@ type view struct {
 // parse decodes a summary and keeps its view.
 func parse(t *testing.T, r result) view {
 	t.Helper()
-	if r.code != 0 {
-		t.Fatalf("sync exit %d: %s", r.code, r.stderr)
-	}
+	require.Equal(t, 0, r.code, "sync exit %d: %s", r.code, r.stderr)
 	var s session.Summary
-	if err := json.Unmarshal(r.stdout, &s); err != nil {
-		t.Fatalf("summary: %v\n%s", err, r.stdout)
-	}
+	err := json.Unmarshal(r.stdout, &s)
+	require.NoError(t, err, "summary: %v\n%s", err, r.stdout)
 	return view{
 		Network: s.Network, TipHeight: s.TipHeight, TipHash: s.TipHash, HeaderHeight: s.HeaderHeight,
 		BalanceSat: s.BalanceSat, UnconfirmedSat: s.UnconfirmedSat, ImmatureSat: s.ImmatureSat,
@@ -251,10 +242,10 @@ func same(a, b view) string {
 // checkTruth compares the reference view with the chain's truth.
 func checkTruth(t *testing.T, v view, truth *testnet.Truth) {
 	t.Helper()
-	if v.TipHash != truth.TipHash.String() || v.BalanceSat != truth.Balance || len(v.Txs) != len(truth.Txs) || len(v.UTXOs) != len(truth.UTXOs) {
-		t.Fatalf("reference run: tip %s balance %d, %d txs, %d utxos; truth tip %s balance %d, %d txs, %d utxos",
-			v.TipHash, v.BalanceSat, len(v.Txs), len(v.UTXOs), truth.TipHash, truth.Balance, len(truth.Txs), len(truth.UTXOs))
-	}
+	require.Equal(t, truth.TipHash.String(), v.TipHash, "reference run: tip %s balance %d, %d txs, %d utxos; truth tip %s balance %d, %d txs, %d utxos", v.TipHash, v.BalanceSat, len(v.Txs), len(v.UTXOs), truth.TipHash, truth.Balance, len(truth.Txs), len(truth.UTXOs))
+	require.Equal(t, truth.Balance, v.BalanceSat, "reference run: tip %s balance %d, %d txs, %d utxos; truth tip %s balance %d, %d txs, %d utxos", v.TipHash, v.BalanceSat, len(v.Txs), len(v.UTXOs), truth.TipHash, truth.Balance, len(truth.Txs), len(truth.UTXOs))
+	require.Len(t, v.Txs, len(truth.Txs), "reference run: tip %s balance %d, %d txs, %d utxos; truth tip %s balance %d, %d txs, %d utxos", v.TipHash, v.BalanceSat, len(v.Txs), len(v.UTXOs), truth.TipHash, truth.Balance, len(truth.Txs), len(truth.UTXOs))
+	require.Len(t, v.UTXOs, len(truth.UTXOs), "reference run: tip %s balance %d, %d txs, %d utxos; truth tip %s balance %d, %d txs, %d utxos", v.TipHash, v.BalanceSat, len(v.Txs), len(v.UTXOs), truth.TipHash, truth.Balance, len(truth.Txs), len(truth.UTXOs))
 }
 
 // crashTries bounds the fresh starts of one run whose first kill came
@@ -281,9 +272,8 @@ func TestCrashRestart(t *testing.T) {
 	seed := int64(crashSeed)
 	if s := os.Getenv("BLOOMWATCH_CRASH_SEED"); s != "" {
 		var err error
-		if seed, err = strconv.ParseInt(s, 10, 64); err != nil {
-			t.Fatal(err)
-		}
+		seed, err = strconv.ParseInt(s, 10, 64)
+		require.NoError(t, err)
 	}
 	r := rand.New(rand.NewSource(seed))
 	t.Logf("reference sync took %v; seed %d", took, seed)
@@ -304,9 +294,7 @@ func TestCrashRestart(t *testing.T) {
 				killed++
 				break
 			}
-			if try == crashTries {
-				t.Fatalf("run %d: the sync finished before its first kill in %d fresh starts (last: kill at %v, the sync took %v)", i, try, d, ran)
-			}
+			require.NotEqual(t, crashTries, try, "run %d: the sync finished before its first kill in %d fresh starts (last: kill at %v, the sync took %v)", i, try, d, ran)
 			t.Logf("run %d: the sync took %v, before its kill at %v: starting over with that duration", i, ran, d)
 			window = ran
 			restarts++
@@ -324,16 +312,11 @@ func TestCrashRestart(t *testing.T) {
 			// and renames it into place: a kill during creation must
 			// leave no half-made wallet.
 			tornCreates++
-			t.Errorf("run %d (killed at %v): wallet left half-created: %s", i, at, got.stderr)
-			continue
+			require.FailNow(t, fmt.Sprintf("run %d (killed at %v): wallet left half-created: %s", i, at, got.stderr))
 		}
-		if got.code != 0 {
-			t.Errorf("run %d (killed at %v): restart exit %d: %s", i, at, got.code, got.stderr)
-			continue
-		}
-		if diff := same(parse(t, got), ref); diff != "" {
-			t.Errorf("run %d (killed at %v): restarted sync differs:%s", i, at, diff)
-		}
+		require.Equal(t, 0, got.code, "run %d (killed at %v): restart exit %d: %s", i, at, got.code, got.stderr)
+		diff := same(parse(t, got), ref)
+		require.Equal(t, "", diff, "run %d (killed at %v): restarted sync differs:%s", i, at, diff)
 	}
 	t.Logf("%d kills landed mid-sync over %d runs (%d fresh starts over); %d runs left a half-created wallet", killed, crashRuns, restarts, tornCreates)
 }
@@ -362,15 +345,10 @@ func TestDamagedFiles(t *testing.T) {
 		dir := synced(t)
 		f := headerFile(dir)
 		st, err := os.Stat(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Truncate(f, st.Size()-37); err != nil {
-			t.Fatal(err)
-		}
-		if diff := same(parse(t, c.run(ctx, c.args(dir)...)), ref); diff != "" {
-			t.Errorf("after a torn tail:%s", diff)
-		}
+		require.NoError(t, err)
+		require.NoError(t, os.Truncate(f, st.Size()-37))
+		diff := same(parse(t, c.run(ctx, c.args(dir)...)), ref)
+		require.Equal(t, "", diff, "after a torn tail:%s", diff)
 	})
 	for _, tc := range []struct {
 		name string
@@ -384,36 +362,26 @@ func TestDamagedFiles(t *testing.T) {
 			dir := synced(t)
 			f := tc.file(dir)
 			st, err := os.Stat(f)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			garbage := bytes.Repeat([]byte("bloomwatch garbage "), int(st.Size()/19)+1)[:st.Size()]
 			// Keep the first 4 KiB: the damage is inside the file, not a
 			// wrong file type.
 			orig, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			copy(garbage, orig[:min(4096, len(orig))])
-			if err := os.WriteFile(f, garbage, 0o600); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, os.WriteFile(f, garbage, 0o600))
 			got := c.run(ctx, c.args(dir)...)
 			t.Logf("%s: exit %d, stderr %q", tc.name, got.code, got.stderr)
-			if got.code != 1 || strings.Count(got.stderr, "\n") != 1 || !strings.Contains(got.stderr, tc.hint) {
-				t.Errorf("exit %d, stderr %q: want exit 1 and one line about the %s", got.code, got.stderr, tc.hint)
-			}
+			require.Equal(t, 1, got.code, "exit %d, stderr %q: want exit 1 and one line about the %s", got.code, got.stderr, tc.hint)
+			require.Equal(t, 1, strings.Count(got.stderr, "\n"), "exit %d, stderr %q: want exit 1 and one line about the %s", got.code, got.stderr, tc.hint)
+			require.Contains(t, got.stderr, tc.hint, "exit %d, stderr %q: want exit 1 and one line about the %s", got.code, got.stderr, tc.hint)
 			after, err := os.ReadFile(f)
-			if err != nil || !bytes.Equal(after, garbage) {
-				t.Errorf("the damaged file was changed (err %v)", err)
-			}
+			require.NoError(t, err, "the damaged file was changed (err %v)", err)
+			require.Equal(t, garbage, after, "the damaged file was changed (err %v)", err)
 			// The way out: move the file away and sync again.
-			if err := os.Rename(f, f+".damaged"); err != nil {
-				t.Fatal(err)
-			}
-			if diff := same(parse(t, c.run(ctx, c.args(dir)...)), ref); diff != "" {
-				t.Errorf("after moving the damaged file away:%s", diff)
-			}
+			require.NoError(t, os.Rename(f, f+".damaged"))
+			diff := same(parse(t, c.run(ctx, c.args(dir)...)), ref)
+			require.Equal(t, "", diff, "after moving the damaged file away:%s", diff)
 		})
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 // The flood soak: for every message type (hostile.FloodCommands) and for a
@@ -46,9 +47,8 @@ func soakDuration(t *testing.T) time.Duration {
 		return soakShort
 	}
 	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 {
-		t.Fatalf("BLOOMWATCH_SOAK=%q: want a positive duration", s)
-	}
+	require.NoError(t, err, "BLOOMWATCH_SOAK=%q: want a positive duration", s)
+	require.Greater(t, d, time.Duration(0), "BLOOMWATCH_SOAK=%q: want a positive duration", s)
 	return d
 }
 
@@ -87,9 +87,7 @@ func TestFloodSoak(t *testing.T) {
 	bin := binary(t, t.TempDir())
 	d := soakDuration(t)
 	addr, err := btcutil.NewAddressWitnessPubKeyHash(make([]byte, 20), &chaincfg.RegressionNetParams)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Logf("| flood | sent | sent bytes | peak RSS MiB | log bytes | to disconnect | banned |")
 	for _, sc := range soakCases() {
 		t.Run(sc.name, func(t *testing.T) {
@@ -99,15 +97,9 @@ func TestFloodSoak(t *testing.T) {
 				dis = r.disconnect.Round(time.Millisecond).String()
 			}
 			t.Logf("| %s | %d | %d | %.1f | %d | %s | %v |", sc.name, r.sent, r.sentBytes, float64(r.peakRSS)/(1<<20), r.logBytes, dis, r.banned)
-			if r.peakRSS > soakRSSBound {
-				t.Errorf("peak RSS %d MiB > %d MiB", r.peakRSS>>20, soakRSSBound>>20)
-			}
-			if r.logBytes > soakLogBound {
-				t.Errorf("log grew %d bytes > %d", r.logBytes, soakLogBound)
-			}
-			if r.disconnect == 0 && r.sent > 0 {
-				t.Errorf("the flooding peer was never disconnected (%d messages)", r.sent)
-			}
+			require.LessOrEqual(t, r.peakRSS, int64(soakRSSBound), "peak RSS %d MiB > %d MiB", r.peakRSS>>20, soakRSSBound>>20)
+			require.LessOrEqual(t, r.logBytes, int64(soakLogBound), "log grew %d bytes > %d", r.logBytes, soakLogBound)
+			require.False(t, r.disconnect == 0 && r.sent > 0, "the flooding peer was never disconnected (%d messages)", r.sent)
 		})
 	}
 }
@@ -118,9 +110,7 @@ func soakOne(t *testing.T, bin, addr string, sc soakCase, d time.Duration) soakR
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	f, err := hostile.StartFlooder(ctx, hostile.FloodConfig{Params: &chaincfg.RegressionNetParams, Cmd: sc.cmd, NoRead: sc.noRead})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer f.Close()
 	dir := t.TempDir()
 	logPath := filepath.Join(dir, "bloomwatch.log")
@@ -128,9 +118,7 @@ func soakOne(t *testing.T, bin, addr string, sc soakCase, d time.Duration) soakR
 		"--address", addr, "--birthday", "1", "--connect", f.Addr(), "--transport", "v1",
 		"--log-file", logPath, "--log-level", "info", "--peer-timeout", "0")
 	cmd.Stdout, cmd.Stderr = nil, nil
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, cmd.Start())
 	done := make(chan struct{})
 	go func() {
 		_ = cmd.Wait()
@@ -145,12 +133,10 @@ func soakOne(t *testing.T, bin, addr string, sc soakCase, d time.Duration) soakR
 	for f.Stats().FloodStart.IsZero() {
 		select {
 		case <-done:
-			t.Fatalf("the sync ended before the flood began")
+			require.FailNow(t, "the sync ended before the flood began")
 		default:
 		}
-		if time.Since(began) > time.Minute {
-			t.Fatalf("no filterload within a minute: %+v", f.Stats())
-		}
+		require.LessOrEqual(t, time.Since(began), time.Minute, "no filterload within a minute: %+v", f.Stats())
 		time.Sleep(10 * time.Millisecond)
 	}
 	deadline := f.Stats().FloodStart.Add(d)
@@ -165,7 +151,7 @@ func soakOne(t *testing.T, bin, addr string, sc soakCase, d time.Duration) soakR
 	select {
 	case <-done:
 	case <-time.After(30 * time.Second):
-		t.Errorf("the sync did not stop within 30 s of SIGINT")
+		require.FailNow(t, "the sync did not stop within 30 s of SIGINT")
 	}
 	r := soakResult{peakRSS: peak, logBytes: logSize(logPath), sent: st.Sent, sentBytes: st.SentBytes, conns: st.Connections}
 	if !st.Ended.IsZero() {

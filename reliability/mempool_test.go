@@ -16,6 +16,7 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 
 	"github.com/bloomwatch/bloomwatch/testnet"
 	"github.com/bloomwatch/bloomwatch/testnet/hostile"
@@ -60,9 +61,7 @@ func (l *logLines) String() string {
 func maxRSS(t *testing.T, cmd *exec.Cmd) int64 {
 	t.Helper()
 	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if !ok {
-		t.Fatalf("no rusage for pid %d", cmd.ProcessState.Pid())
-	}
+	require.True(t, ok, "no rusage for pid %d", cmd.ProcessState.Pid())
 	return ru.Maxrss << 10
 }
 
@@ -84,27 +83,17 @@ func TestFabricatedManyOutputPaymentKeepsSyncing(t *testing.T) {
 	}
 	h := testnet.NewT(t, testnet.Options{})
 	k, err := testnet.NewKeyring(testnet.DemoSeed, h.Params())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	_, start, err := h.Node().BestBlock()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	addr, err := k.PkScript(testnet.PurposeBIP84, testnet.BranchExternal, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.Pay([]*wire.TxOut{wire.NewTxOut(250_000, addr)}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.Mine(1); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	_, err = h.Pay([]*wire.TxOut{wire.NewTxOut(250_000, addr)})
+	require.NoError(t, err)
+	_, err = h.Mine(1)
+	require.NoError(t, err)
 	xpub, err := k.Xpub(testnet.PurposeBIP84)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	fake := wire.NewMsgTx(wire.TxVersion)
 	fake.AddTxIn(wire.NewTxIn(wire.NewOutPoint(&chainhash.Hash{0xfa, 0x7e}, 3), nil, nil))
 	for range 70_000 {
@@ -112,9 +101,7 @@ func TestFabricatedManyOutputPaymentKeepsSyncing(t *testing.T) {
 	}
 	mem := hostile.NewFakeMempool(h.Node().RPC(), fake)
 	hp, err := hostile.Start(context.Background(), hostile.Config{Upstream: mem, Params: h.Params(), Scenario: hostile.Honest})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer hp.Close()
 	bin := binary(t, t.TempDir())
 	datadir := filepath.Join(t.TempDir(), "d")
@@ -125,13 +112,9 @@ func TestFabricatedManyOutputPaymentKeepsSyncing(t *testing.T) {
 		"--xpub", xpub, "--birthday", strconv.Itoa(int(start+1)), "--connect", hp.Addr(), "--connect", h.Node().P2PAddr(),
 		"--peer-timeout", "60s", "--log-level", "info")
 	stderr, err := sync.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var log logLines
-	if err := sync.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, sync.Start())
 	scanned := make(chan struct{})
 	go func() {
 		defer close(scanned)
@@ -150,57 +133,41 @@ func TestFabricatedManyOutputPaymentKeepsSyncing(t *testing.T) {
 		for !log.has(words...) {
 			select {
 			case err := <-exited:
-				t.Fatalf("sync exited (%v) before %s:\n%s", err, what, log.String())
+				require.FailNow(t, fmt.Sprintf("sync exited (%v) before %s:\n%s", err, what, log.String()))
 			case <-ctx.Done():
-				t.Fatalf("no %s:\n%s", what, log.String())
+				require.FailNow(t, fmt.Sprintf("no %s:\n%s", what, log.String()))
 			case <-time.After(50 * time.Millisecond):
 			}
 		}
 	}
 	await("ban of the hostile peer", "peer misbehaved", hp.Addr(), "invalid transaction")
-	if mem.Served(fake.TxHash()) == 0 {
-		t.Fatal("the hostile peer never served its fake")
-	}
+	require.NotEqual(t, 0, mem.Served(fake.TxHash()), "the hostile peer never served its fake")
 	hashes, err := h.Mine(1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	_, tip, err := h.Node().BestBlock()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	await("the next block", "synced", fmt.Sprintf("height=%d", tip), "hash="+hashes[0].String())
-	if err := sync.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, sync.Process.Signal(syscall.SIGINT))
 	select {
 	case err := <-exited:
-		if err != nil {
-			t.Fatalf("sync: %v\n%s", err, log.String())
-		}
+		require.NoError(t, err, "sync: %v\n%s", err, log.String())
 	case <-time.After(time.Minute):
-		t.Fatalf("sync still running a minute after SIGINT\n%s", log.String())
+		require.FailNow(t, fmt.Sprintf("sync still running a minute after SIGINT\n%s", log.String()))
 	}
 	t.Logf("sync peak RSS %.1f MiB", float64(maxRSS(t, sync))/(1<<20))
 
 	bal := exec.CommandContext(ctx, bin, "wallet", "balance", "--datadir", datadir, "--json")
 	out, err := bal.Output()
-	if err != nil {
-		t.Fatalf("wallet balance: %v\n%s", err, out)
-	}
+	require.NoError(t, err, "wallet balance: %v\n%s", err, out)
 	rss := maxRSS(t, bal)
 	t.Logf("wallet balance peak RSS %.1f MiB: %s", float64(rss)/(1<<20), out)
-	if rss > maxBalanceRSS {
-		t.Errorf("wallet balance took %d MiB, more than %d", rss>>20, maxBalanceRSS>>20)
-	}
+	require.LessOrEqual(t, rss, int64(maxBalanceRSS), "wallet balance took %d MiB, more than %d", rss>>20, maxBalanceRSS>>20)
 	var got struct {
 		Confirmed   int64 `json:"confirmed_sat"`
 		Unconfirmed int64 `json:"unconfirmed_sat"`
 	}
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatalf("balance: %v\n%s", err, out)
-	}
-	if got.Confirmed != 250_000 || got.Unconfirmed != 0 {
-		t.Fatalf("balance %+v, want 250,000 sat confirmed and nothing unconfirmed", got)
-	}
+	err = json.Unmarshal(out, &got)
+	require.NoError(t, err, "balance: %v\n%s", err, out)
+	require.Equal(t, int64(250_000), got.Confirmed, "balance %+v, want 250,000 sat confirmed and nothing unconfirmed", got)
+	require.Equal(t, int64(0), got.Unconfirmed, "balance %+v, want 250,000 sat confirmed and nothing unconfirmed", got)
 }

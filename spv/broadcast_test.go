@@ -11,6 +11,7 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 
 	"github.com/bloomwatch/bloomwatch/internal/peertext"
 	"github.com/bloomwatch/bloomwatch/netparams"
@@ -56,9 +57,7 @@ type fakeTarget struct {
 func startTarget(t *testing.T, nw *netparams.Network, b targetBehaviour) *fakeTarget {
 	t.Helper()
 	ln, err := listenLoopback()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ft := &fakeTarget{ln: ln, got: make(chan *wire.MsgTx, 4), inv: make(chan struct{})}
 	var invOnce sync.Once
 	ft.wg.Add(1)
@@ -175,13 +174,9 @@ func broadcastTx() *wire.MsgTx {
 func broadcastNode(t *testing.T) (*Node, *netparams.Network) {
 	t.Helper()
 	nw, err := netparams.Lookup("regtest")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	n, err := New(Config{Network: nw, DataDir: t.TempDir(), Watcher: watchtest.NewMemWatcher(0, p2wpkh(1))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { _ = n.store.Close() })
 	return n, nw
 }
@@ -232,20 +227,17 @@ func TestBroadcastConnection(t *testing.T) {
 			}
 			bc, err := n.openBroadcast(ctx, target, tx, need)
 			if tc.b == targetBehind {
-				if !errors.Is(err, tc.wantErr) {
-					t.Fatalf("open: %v, want %v", err, tc.wantErr)
-				}
+				require.ErrorIs(t, err, tc.wantErr, "open: %v, want %v", err, tc.wantErr)
 				select {
 				case <-ft.inv:
-					t.Fatal("the target below the height needed got the inv")
+					require.FailNow(t, "the target below the height needed got the inv")
 				default:
 				}
 				return
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			defer bc.close()
+			witness := make(chan error, 1) // the relay goroutine's finding
 			if tc.relayBy != "" {
 				go func() {
 					var sent *wire.MsgTx
@@ -255,7 +247,10 @@ func TestBroadcastConnection(t *testing.T) {
 						return
 					}
 					if len(sent.TxIn[0].Witness) != 2 {
-						t.Errorf("the target got the transaction without its witness")
+						select {
+						case witness <- errors.New("the target got the transaction without its witness"):
+						case <-ctx.Done():
+						}
 					}
 					// The target's own relay does not confirm; another
 					// peer's does.
@@ -270,28 +265,31 @@ func TestBroadcastConnection(t *testing.T) {
 				defer wcancel()
 			}
 			err = bc.await(ctx, sub, res, nil)
+			// The relay checks the witness before it publishes the
+			// confirmation await returns on: its finding, if any, is in
+			// the channel once await has returned with that peer.
+			select {
+			case werr := <-witness:
+				require.NoError(t, werr)
+			default:
+			}
 			if tc.wantErr == nil {
 				want := tc.relayBy
 				if tc.known {
 					want = target
 				}
-				if err != nil || res.ConfirmedBy != want || res.AlreadyKnown != tc.known {
-					t.Fatalf("await: %v, confirmed by %q (already known %v)", err, res.ConfirmedBy, res.AlreadyKnown)
-				}
+				require.NoError(t, err, "await: %v, confirmed by %q (already known %v)", err, res.ConfirmedBy, res.AlreadyKnown)
+				require.Equal(t, want, res.ConfirmedBy, "await: %v, confirmed by %q (already known %v)", err, res.ConfirmedBy, res.AlreadyKnown)
+				require.Equal(t, tc.known, res.AlreadyKnown, "await: %v, confirmed by %q (already known %v)", err, res.ConfirmedBy, res.AlreadyKnown)
 				return
 			}
-			if !errors.Is(err, tc.wantErr) {
-				t.Fatalf("await: %v, want %v", err, tc.wantErr)
-			}
+			require.ErrorIs(t, err, tc.wantErr, "await: %v, want %v", err, tc.wantErr)
 			if tc.b == targetHostileReject {
 				msg := err.Error()
-				if strings.ContainsAny(msg, "\r\x1b\x07") || len(msg) > 2*peertext.FieldMax {
-					t.Errorf("the reject reason reached the error raw (%d bytes): %.200q", len(msg), msg)
-				}
+				require.False(t, strings.ContainsAny(msg, "\r\x1b\x07"), "the reject reason reached the error raw (%d bytes): %.200q", len(msg), msg)
+				require.LessOrEqual(t, len(msg), 2*peertext.FieldMax, "the reject reason reached the error raw (%d bytes): %.200q", len(msg), msg)
 			}
-			if tc.b == targetFlood && bc.p.BytesReceived() > MaxBroadcastBytes+64<<10 {
-				t.Errorf("read %d bytes past the budget of %d", bc.p.BytesReceived(), MaxBroadcastBytes)
-			}
+			require.False(t, tc.b == targetFlood && bc.p.BytesReceived() > MaxBroadcastBytes+64<<10, "read %d bytes past the budget of %d", bc.p.BytesReceived(), MaxBroadcastBytes)
 		})
 	}
 }
@@ -307,23 +305,23 @@ func TestBroadcastTargets(t *testing.T) {
 		{Addr: "127.0.0.1:4", StartHeight: 4, LastBlock: 5}}}
 	for range 20 {
 		got, skipped, err := n.broadcastTargets(st, "", 6)
-		if err != nil || len(got) != 2 || got[0] != (broadcastCandidate{"127.0.0.1:3", false}) || got[1] != (broadcastCandidate{"127.0.0.1:2", true}) {
-			t.Fatalf("targets %v (%v): want the address no filter peer uses, then the filter peer at the tip", got, err)
-		}
-		if len(skipped) != 1 || !strings.Contains(skipped[0], "127.0.0.1:4: filter peer at height 5, below 6") {
-			t.Fatalf("skipped %q", skipped)
-		}
+		require.NoError(t, err, "targets %v (%v): want the address no filter peer uses, then the filter peer at the tip", got, err)
+		require.Len(t, got, 2, "targets %v (%v): want the address no filter peer uses, then the filter peer at the tip", got, err)
+		require.Equal(t, (broadcastCandidate{"127.0.0.1:3", false}), got[0], "targets %v (%v): want the address no filter peer uses, then the filter peer at the tip", got, err)
+		require.Equal(t, (broadcastCandidate{"127.0.0.1:2", true}), got[1], "targets %v (%v): want the address no filter peer uses, then the filter peer at the tip", got, err)
+		require.Len(t, skipped, 1, "skipped %q", skipped)
+		require.Contains(t, skipped[0], "127.0.0.1:4: filter peer at height 5, below 6", "skipped %q", skipped)
 	}
 	n.cfg.Connect = []string{"127.0.0.1:1", "127.0.0.1:4"}
-	if _, _, err := n.broadcastTargets(st, "", 6); !errors.Is(err, ErrBroadcastTarget) || !strings.Contains(err.Error(), "127.0.0.1:4: filter peer at height 5") {
-		t.Fatalf("only the download peer and one behind: %v", err)
-	}
-	if _, _, err := n.broadcastTargets(st, "127.0.0.1:1", 6); !errors.Is(err, ErrBroadcastTarget) {
-		t.Fatalf("asked for the download peer: %v", err)
-	}
-	if got, _, err := n.broadcastTargets(st, "127.0.0.1:2", 6); err != nil || len(got) != 1 || !got[0].filter {
-		t.Fatalf("asked for a filter peer: %v %v", got, err)
-	}
+	_, _, err := n.broadcastTargets(st, "", 6)
+	require.ErrorIs(t, err, ErrBroadcastTarget, "only the download peer and one behind: %v", err)
+	require.Contains(t, err.Error(), "127.0.0.1:4: filter peer at height 5", "only the download peer and one behind: %v", err)
+	_, _, err = n.broadcastTargets(st, "127.0.0.1:1", 6)
+	require.ErrorIs(t, err, ErrBroadcastTarget, "asked for the download peer: %v", err)
+	got, _, err := n.broadcastTargets(st, "127.0.0.1:2", 6)
+	require.NoError(t, err, "asked for a filter peer: %v", got)
+	require.Len(t, got, 1, "asked for a filter peer: %v %v", got, err)
+	require.True(t, got[0].filter, "asked for a filter peer: %v %v", got, err)
 }
 
 // TestBroadcastStallingKeyNotSent opens a broadcast connection under
@@ -339,32 +337,22 @@ func TestBroadcastStallingKeyNotSent(t *testing.T) {
 	}
 	h := testnet.NewT(t, testnet.Options{})
 	relay, err := testnet.StartRelay(t.Context(), h.Node().P2PAddr())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer relay.Close()
 	nw, err := netparams.Lookup("regtest")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	n, err := New(Config{Network: nw, DataDir: t.TempDir(), Watcher: watchtest.NewMemWatcher(0, p2wpkh(1)),
 		Connect: []string{relay.Addr()}, Tuning: Tuning{HandshakeTimeout: time.Minute}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { _ = n.store.Close() })
 	stallKeys.Store(1)
 	defer stallKeys.Store(0)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	bc, err := n.openBroadcast(ctx, relay.Addr(), broadcastTx(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	bc.close()
-	if bc.transport != transcript.TransportV1 {
-		t.Fatalf("the broadcast went over %s, want v1", bc.transport)
-	}
+	require.Equal(t, transcript.TransportV1, bc.transport, "the broadcast went over %s, want v1", bc.transport)
 	up, _ := relay.Recording()
 	conns := map[int][]byte{}
 	last := -1
@@ -375,8 +363,8 @@ func TestBroadcastStallingKeyNotSent(t *testing.T) {
 		}
 		last = max(last, ch.Conn)
 	}
-	if last != 2 || len(conns[0]) != 0 || len(conns[1]) != v2KeyLen || v1Stalls(conns[1]) {
-		t.Fatalf("%d connections; the first carried %d bytes, the second %x: want an empty one, then a %d-byte key that does not stall btcd, then v1",
-			last+1, len(conns[0]), conns[1], v2KeyLen)
-	}
+	require.Equal(t, 2, last, "%d connections; the first carried %d bytes, the second %x: want an empty one, then a %d-byte key that does not stall btcd, then v1", last+1, len(conns[0]), conns[1], v2KeyLen)
+	require.Len(t, conns[0], 0, "%d connections; the first carried %d bytes, the second %x: want an empty one, then a %d-byte key that does not stall btcd, then v1", last+1, len(conns[0]), conns[1], v2KeyLen)
+	require.Len(t, conns[1], v2KeyLen, "%d connections; the first carried %d bytes, the second %x: want an empty one, then a %d-byte key that does not stall btcd, then v1", last+1, len(conns[0]), conns[1], v2KeyLen)
+	require.False(t, v1Stalls(conns[1]), "%d connections; the first carried %d bytes, the second %x: want an empty one, then a %d-byte key that does not stall btcd, then v1", last+1, len(conns[0]), conns[1], v2KeyLen)
 }

@@ -1,6 +1,7 @@
 package spv
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/btcsuite/btcd/btcutil/gcs/builder"
@@ -68,7 +69,7 @@ func (c *cfTestPeer) serve() bool {
 				return int32(i)
 			}
 		}
-		c.t.Fatalf("unknown block %v", h)
+		require.FailNow(c.t, fmt.Sprintf("unknown block %v", h))
 		return -1
 	}
 	hdrs := cfTestHeaders(c.filters)

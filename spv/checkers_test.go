@@ -8,6 +8,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/watch/watchtest"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 func TestNetGroup(t *testing.T) {
@@ -18,9 +19,7 @@ func TestNetGroup(t *testing.T) {
 		{"abcdefghijklmnop.onion:8333", "azzzzzzzzzzzzzzz.onion:8333"},
 		{"seed.example.org:8333", "SEED.example.org.:18333"},
 	} {
-		if netGroup(c.a) != netGroup(c.b) {
-			t.Errorf("%s (%s) and %s (%s) differ", c.a, netGroup(c.a), c.b, netGroup(c.b))
-		}
+		require.Equal(t, netGroup(c.b), netGroup(c.a), "%s (%s) and %s (%s) differ", c.a, netGroup(c.a), c.b, netGroup(c.b))
 	}
 	for _, c := range []struct{ a, b string }{
 		{"1.2.3.4:8333", "1.3.3.4:8333"},
@@ -29,9 +28,7 @@ func TestNetGroup(t *testing.T) {
 		{"a.example.org:8333", "b.example.org:8333"},
 		{"1.2.3.4:8333", "[2001:db8:1::1]:8333"},
 	} {
-		if netGroup(c.a) == netGroup(c.b) {
-			t.Errorf("%s and %s share group %s", c.a, c.b, netGroup(c.a))
-		}
+		require.NotEqual(t, netGroup(c.b), netGroup(c.a), "%s and %s share group %s", c.a, c.b, netGroup(c.a))
 	}
 }
 
@@ -41,9 +38,7 @@ func checkerManager(t *testing.T, cfg Config, addrs ...string) (*manager, []*pee
 	t.Helper()
 	_, m := newTestManager(t, watchtest.NewMemWatcher(1, p2wpkh(1)), cfg)
 	f, err := bip37.NewFilter(64, 0.001, 1, bip37.UpdateAll)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var out []*peerState
 	for _, a := range addrs {
 		ps := &peerState{addr: a, ready: true, lastBlock: 10, mirror: f.Clone()}
@@ -68,36 +63,29 @@ func TestPickCheckersIsRandomAndDiverse(t *testing.T) {
 	drawn := map[string]int{}
 	for range 2000 {
 		got := m.pickCheckers(plan)
-		if len(got) != 2 {
-			t.Fatalf("%d checkers, want 2", len(got))
-		}
+		require.Len(t, got, 2, "%d checkers, want 2", len(got))
 		g0, g1 := netGroup(got[0].addr), netGroup(got[1].addr)
-		if g0 == netGroup(ps[0].addr) || g1 == netGroup(ps[0].addr) {
-			t.Fatalf("a peer of the primary's /16 drawn while others were free: %s %s", got[0].addr, got[1].addr)
-		}
-		if g0 == g1 {
-			t.Fatalf("two peers of one /16 drawn while other groups were free: %s %s", got[0].addr, got[1].addr)
-		}
+		require.NotEqual(t, netGroup(ps[0].addr), g0, "a peer of the primary's /16 drawn while others were free: %s %s", got[0].addr, got[1].addr)
+		require.NotEqual(t, netGroup(ps[0].addr), g1, "a peer of the primary's /16 drawn while others were free: %s %s", got[0].addr, got[1].addr)
+		require.NotEqual(t, g1, g0, "two peers of one /16 drawn while other groups were free: %s %s", got[0].addr, got[1].addr)
 		for _, p := range got {
 			drawn[p.addr]++
 		}
 	}
 	for _, a := range []string{"10.1.0.1:8333", "10.1.0.2:8333", "10.2.0.1:8333", "10.3.0.1:8333"} {
-		if n := drawn[a]; n < 300 || n > 1700 {
-			t.Errorf("%s drawn %d times of 2000 blocks: not an even random draw (%v)", a, n, drawn)
-		}
+		n := drawn[a]
+		require.GreaterOrEqual(t, n, 300, "%s drawn %d times of 2000 blocks: not an even random draw (%v)", a, n, drawn)
+		require.LessOrEqual(t, n, 1700, "%s drawn %d times of 2000 blocks: not an even random draw (%v)", a, n, drawn)
 	}
 	// Only the primary's group left besides one peer: it is used.
 	m2, ps2 := checkerManager(t, Config{Tuning: Tuning{CheckPeers: 2}}, "10.0.0.1:8333", "10.0.0.2:8333", "10.5.0.1:8333")
 	got := m2.pickCheckers(&checkPlan{height: 10, primary: ps2[0]})
-	if len(got) != 2 {
-		t.Fatalf("%d checkers of 2 candidates", len(got))
-	}
+	require.Len(t, got, 2, "%d checkers of 2 candidates", len(got))
 	// Fewer candidates than CheckPeers: all of them; one: one.
 	m3, ps3 := checkerManager(t, Config{Tuning: Tuning{CheckPeers: 3}}, "127.0.0.1:1", "127.0.0.1:2")
-	if got := m3.pickCheckers(&checkPlan{height: 10, primary: ps3[0]}); len(got) != 1 || got[0] != ps3[1] {
-		t.Fatalf("one candidate: %v", got)
-	}
+	got = m3.pickCheckers(&checkPlan{height: 10, primary: ps3[0]})
+	require.Len(t, got, 1, "one candidate: %v", got)
+	require.Same(t, ps3[1], got[0], "one candidate: %v", got)
 }
 
 // TestAddrSourcePrefersNewGroups: a peer address from DNS seeds is taken
@@ -109,12 +97,8 @@ func TestAddrSourcePrefersNewGroups(t *testing.T) {
 	got := map[string]bool{}
 	for range 3 {
 		addr, ok := a.pick()
-		if !ok {
-			t.Fatal("no address")
-		}
-		if got[netGroup(addr)] {
-			t.Fatalf("a second address of %s while other groups were free (%v)", netGroup(addr), got)
-		}
+		require.True(t, ok, "no address")
+		require.False(t, got[netGroup(addr)], "a second address of %s while other groups were free (%v)", netGroup(addr), got)
 		got[netGroup(addr)] = true
 	}
 }
@@ -158,14 +142,10 @@ func TestCheckerGetsTheOutpointsItLacks(t *testing.T) {
 				}
 			}
 		}
-		if len(hidden) == 0 {
-			t.Fatalf("run %d: the liar hid nothing", run)
-		}
-		if _, banned := n.bans.IsBanned("liar:1"); !banned {
-			t.Fatalf("run %d: the hidden spend went unnoticed (omissions %d)", run, m.st.Omissions)
-		}
-		if _, ok := w.Txs()[spend.TxHash()]; !ok {
-			t.Fatalf("run %d: the wallet lacks the hidden spend", run)
-		}
+		require.NotEqual(t, 0, len(hidden), "run %d: the liar hid nothing", run)
+		_, banned := n.bans.IsBanned("liar:1")
+		require.True(t, banned, "run %d: the hidden spend went unnoticed (omissions %d)", run, m.st.Omissions)
+		_, ok := w.Txs()[spend.TxHash()]
+		require.True(t, ok, "run %d: the wallet lacks the hidden spend", run)
 	}
 }

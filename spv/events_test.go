@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 
 	"github.com/bloomwatch/bloomwatch/watch"
 	"github.com/bloomwatch/bloomwatch/watch/watchtest"
@@ -67,9 +68,7 @@ func TestEventsCarryWhatStatusHad(t *testing.T) {
 		switch ev := ev.(type) {
 		case BlockProcessed:
 			tested += uint64(len(chain[ev.Height-1].Transactions))
-			if ev.Tested != tested {
-				t.Fatalf("block %d: Tested %d, the blocks so far hold %d transactions", ev.Height, ev.Tested, tested)
-			}
+			require.Equal(t, tested, ev.Tested, "block %d: Tested %d, the blocks so far hold %d transactions", ev.Height, ev.Tested, tested)
 			last = ev
 		case FilterLoaded:
 			loaded = &ev
@@ -77,13 +76,13 @@ func TestEventsCarryWhatStatusHad(t *testing.T) {
 			stopped = &ev
 		}
 	}
-	if last.Height != 4 {
-		t.Fatalf("last block processed %d, want 4 (5 fails)", last.Height)
-	}
-	if loaded == nil || loaded.Elements != 1 || loaded.Decoys != 0 || loaded.Seq != loaded.Record.Seq || loaded.Loads != 1 {
-		t.Fatalf("filter loaded: %+v", loaded)
-	}
-	if stopped == nil || !errors.Is(stopped.Err, errApply) || !errors.Is(stopped.Err, ErrWatcher) {
-		t.Fatalf("sync stopped: %+v", stopped)
-	}
+	require.Equal(t, int32(4), last.Height, "last block processed %d, want 4 (5 fails)", last.Height)
+	require.NotNil(t, loaded, "filter loaded: %+v", loaded)
+	require.Equal(t, 1, loaded.Elements, "filter loaded: %+v", loaded)
+	require.Equal(t, 0, loaded.Decoys, "filter loaded: %+v", loaded)
+	require.Equal(t, loaded.Record.Seq, loaded.Seq, "filter loaded: %+v", loaded)
+	require.Equal(t, 1, loaded.Loads, "filter loaded: %+v", loaded)
+	require.NotNil(t, stopped, "sync stopped: %+v", stopped)
+	require.ErrorIs(t, stopped.Err, errApply, "sync stopped: %+v", stopped)
+	require.ErrorIs(t, stopped.Err, ErrWatcher, "sync stopped: %+v", stopped)
 }

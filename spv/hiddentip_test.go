@@ -37,9 +37,9 @@ func newHiddenTip(t *testing.T) *hiddenTip {
 	t.Helper()
 	h, k := demoHarness(t)
 	scripts := keyScripts(t, k, 2)
-	if _, err := h.Mine(2); err != nil { // a fresh tip: btcd serves headers
-		t.Fatal(err)
-	}
+	// a fresh tip: btcd serves headers
+	_, err := h.Mine(2)
+	require.NoError(t, err)
 	_, start, _ := h.Node().BestBlock()
 	honest, err := testnet.StartNode(t.Context(), testnet.Config{})
 	require.NoError(t, err)

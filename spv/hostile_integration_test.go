@@ -17,6 +17,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/watch/watchtest"
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 // TestHostilePeers syncs with a hostile peer listed first and waited for
@@ -38,9 +39,7 @@ func TestHostilePeers(t *testing.T) {
 			hp, err := hostile.Start(context.Background(), hostile.Config{
 				Upstream: h.Node().RPC(), Params: h.Params(), Scenario: sc, ForkHeight: start + 5,
 			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			defer hp.Close()
 			w := watchtest.NewMemWatcher(start+1, scripts...)
 			dir := t.TempDir()
@@ -51,34 +50,22 @@ func TestHostilePeers(t *testing.T) {
 				SpotCheckEvery: 1,
 				Tuning:         spv.Tuning{StallTimeout: 2 * time.Second, TickInterval: 200 * time.Millisecond, MinPeers: 2, MinPeersWait: hostileFirstWait(sc)},
 			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := n.Start(context.Background()); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
+			require.NoError(t, n.Start(context.Background()))
 			defer n.Stop()
 			waitSynced(t, n, tip)
 			checkTruth(t, w, truth)
-			if sc != hostile.NoBloom && !dl.servedFirst(hp.Addr()) {
-				t.Errorf("%s: the hostile peer %s was not the first download peer (picked: %v)", sc, hp.Addr(), dl.Picks())
-			}
+			require.False(t, sc != hostile.NoBloom && !dl.servedFirst(hp.Addr()), "%s: the hostile peer %s was not the first download peer (picked: %v)", sc, hp.Addr(), dl.Picks())
 			st := n.Status()
 			banned := false
 			for _, b := range n.Bans() {
 				banned = banned || b.Addr == hp.Addr()
 			}
 			t.Logf("%s: banned %v, dropped %d, omissions %d, loads %d, peers %d", sc, banned, st.Dropped, st.Omissions, st.Filter.Loads, len(st.Peers))
-			if sc.Expected() == hostile.ReactBan && !banned {
-				t.Errorf("%s: hostile peer not banned (bans %+v)", sc, n.Bans())
-			}
-			if sc.Expected() == hostile.ReactNone && banned {
-				t.Errorf("honest peer banned: %+v", n.Bans())
-			}
+			require.False(t, sc.Expected() == hostile.ReactBan && !banned, "%s: hostile peer not banned (bans %+v)", sc, n.Bans())
+			require.False(t, sc.Expected() == hostile.ReactNone && banned, "honest peer banned: %+v", n.Bans())
 			for _, r := range readTranscript(t, dir) {
-				if r.Reason == transcript.ReasonFPDrift {
-					t.Errorf("%s: filter reloaded for FP drift: %+v", sc, r)
-				}
+				require.NotEqual(t, transcript.ReasonFPDrift, r.Reason, "%s: filter reloaded for FP drift: %+v", sc, r)
 			}
 		})
 	}
@@ -100,9 +87,7 @@ func TestSideBranchFloodIsBounded(t *testing.T) {
 	hp, err := hostile.Start(context.Background(), hostile.Config{
 		Upstream: h.Node().RPC(), Params: h.Params(), Scenario: hostile.SideBranchFlood, FloodMessages: 15,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer hp.Close()
 	w := watchtest.NewMemWatcher(start+1, scripts...)
 	cfg := hostileFirst(t, hp, hostile.SideBranchFlood, h.Node().P2PAddr(), w, t.TempDir())
@@ -110,19 +95,14 @@ func TestSideBranchFloodIsBounded(t *testing.T) {
 	n := startNodeWith(t, cfg)
 	waitSynced(t, n, tip)
 	checkTruth(t, w, truth)
-	if hp.Stats().Applied == 0 {
-		t.Fatalf("the flood was never sent: %+v", hp.Stats())
-	}
+	require.NotEqual(t, 0, hp.Stats().Applied, "the flood was never sent: %+v", hp.Stats())
 	banned := false
 	for _, b := range n.Bans() {
 		banned = banned || b.Addr == hp.Addr()
 	}
-	if !banned {
-		t.Fatalf("a peer flooding refused side branches was not banned: %+v", n.Bans())
-	}
-	if count, tipH := n.Headers().Count(), tip; count > int(tipH)+1+10*15 {
-		t.Fatalf("%d headers stored for a %d-block chain: the flood was not bounded", count, tipH)
-	}
+	require.True(t, banned, "a peer flooding refused side branches was not banned: %+v", n.Bans())
+	count, tipH := n.Headers().Count(), tip
+	require.LessOrEqual(t, count, int(tipH)+1+10*15, "%d headers stored for a %d-block chain: the flood was not bounded", count, tipH)
 }
 
 // TestHonestReorgAfterSideBranchFlood fills the side-branch bound (scaled
@@ -147,9 +127,7 @@ func TestHonestReorgAfterSideBranchFlood(t *testing.T) {
 	hp, err := hostile.Start(context.Background(), hostile.Config{
 		Upstream: h.Node().RPC(), Params: h.Params(), Scenario: hostile.SideBranchFlood, FloodMessages: 8,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer hp.Close()
 	btcd := h.Node().P2PAddr()
 	w := watchtest.NewMemWatcher(start+1, scripts...)
@@ -157,12 +135,8 @@ func TestHonestReorgAfterSideBranchFlood(t *testing.T) {
 	cfg := hostileFirst(t, hp, hostile.SideBranchFlood, btcd, w, dir)
 	cfg.MaxSideHeaders = bound
 	n, err := spv.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, n.Start(context.Background()))
 	waitSynced(t, n, tip)
 	checkTruth(t, w, truth)
 	waitFor(t, func() bool { return n.Headers().SideHeaders() >= bound-bound/8 })
@@ -171,13 +145,9 @@ func TestHonestReorgAfterSideBranchFlood(t *testing.T) {
 	reorg := func(n *spv.Node, round int) {
 		t.Helper()
 		orphan, err := h.NewTx([]*wire.TxOut{wire.NewTxOut(400_000, scripts[0])})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		winner, err := h.DoubleSpend(orphan, []*wire.TxOut{wire.NewTxOut(350_000, scripts[1])})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		main := h.Node()
 		res, err := h.Reorg(context.Background(), 1, testnet.ReorgOptions{
 			OrphanTxs: []*wire.MsgTx{orphan}, WinnerTxs: []*wire.MsgTx{winner},
@@ -199,48 +169,36 @@ func TestHonestReorgAfterSideBranchFlood(t *testing.T) {
 				return nil
 			},
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		newTip := *res.New[len(res.New)-1]
 		deadline := time.Now().Add(30 * time.Second)
 		for n.Status().WatcherHash != newTip {
 			if time.Now().After(deadline) {
 				st := n.Status()
-				t.Fatalf("round %d: the node did not follow the honest reorg: watcher %d %v, headers %d, want %v at %d; bans %+v",
-					round, st.WatcherHeight, st.WatcherHash, st.HeaderHeight, newTip, res.TipHeight, n.Bans())
+				require.FailNow(t, fmt.Sprintf("round %d: the node did not follow the honest reorg: watcher %d %v, headers %d, want %v at %d; bans %+v",
+					round, st.WatcherHeight, st.WatcherHash, st.HeaderHeight, newTip, res.TipHeight, n.Bans()))
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
 		got := w.Txs()
-		if _, ok := got[orphan.TxHash()]; ok {
-			t.Errorf("round %d: the double-spent payment is still confirmed", round)
-		}
-		if g, ok := got[winner.TxHash()]; !ok || g.Height != res.ForkHeight+1 {
-			t.Errorf("round %d: the double spend is missing or misplaced: %+v", round, g)
-		}
+		_, ok := got[orphan.TxHash()]
+		require.False(t, ok, "round %d: the double-spent payment is still confirmed", round)
+		g, ok := got[winner.TxHash()]
+		require.True(t, ok, "round %d: the double spend is missing or misplaced: %+v", round, g)
+		require.Equal(t, res.ForkHeight+1, g.Height, "round %d: the double spend is missing or misplaced: %+v", round, g)
 		for _, b := range n.Bans() {
-			if b.Addr == btcd {
-				t.Errorf("round %d: the honest btcd was banned: %+v", round, b)
-			}
+			require.NotEqual(t, btcd, b.Addr, "round %d: the honest btcd was banned: %+v", round, b)
 		}
-		if side := n.Headers().SideHeaders(); side > bound {
-			t.Errorf("round %d: %d side headers stored, bound %d", round, side, bound)
-		}
+		side := n.Headers().SideHeaders()
+		require.LessOrEqual(t, side, bound, "round %d: %d side headers stored, bound %d", round, side, bound)
 	}
 	reorg(n, 1)
-	if err := n.Stop(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, n.Stop())
 	// A restart on the full store, the honest btcd alone.
 	cfg.Connect, cfg.Tuning.MinPeers = []string{btcd}, 1
 	n2, err := spv.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := n2.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, n2.Start(context.Background()))
 	defer n2.Stop()
 	t.Logf("after the restart: %d side headers", n2.Headers().SideHeaders())
 	_, tip, _ = h.Node().BestBlock()
@@ -272,28 +230,22 @@ func TestKeepAliveStallIsReplaced(t *testing.T) {
 	hp, err := hostile.Start(context.Background(), hostile.Config{
 		Upstream: h.Node().RPC(), Params: h.Params(), Scenario: hostile.StallKeepAlive, KeepAliveInterval: time.Second,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer hp.Close()
 	w := watchtest.NewMemWatcher(start+1, scripts...)
 	cfg := hostileFirst(t, hp, hostile.StallKeepAlive, h.Node().P2PAddr(), w, t.TempDir())
 	cfg.Tuning.StallTimeout, cfg.Tuning.TickInterval = 3*time.Second, 200*time.Millisecond
 	n, err := spv.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	sub := n.Subscribe()
 	defer sub.Cancel()
-	if err := n.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, n.Start(context.Background()))
 	defer n.Stop()
 	waitSynced(t, n, tip)
 	checkTruth(t, w, truth)
-	if st := hp.Stats(); st.Applied == 0 || st.Sent["headers"] < 2 {
-		t.Fatalf("the stall with keep-alive never happened: %+v", st)
-	}
+	st := hp.Stats()
+	require.NotEqual(t, 0, st.Applied, "the stall with keep-alive never happened: %+v", st)
+	require.GreaterOrEqual(t, st.Sent["headers"], 2, "the stall with keep-alive never happened: %+v", st)
 	deadline := time.After(10 * time.Second)
 	for stalled := false; !stalled; {
 		select {
@@ -302,7 +254,7 @@ func TestKeepAliveStallIsReplaced(t *testing.T) {
 				stalled = true
 			}
 		case <-deadline:
-			t.Fatalf("the stalling peer was not dropped as stalled")
+			require.FailNow(t, "the stalling peer was not dropped as stalled")
 		}
 	}
 }
@@ -335,9 +287,7 @@ func TestTwoLiarsOfThreeCannotHide(t *testing.T) {
 		return hp, nil
 	}
 	primary, err := liar(0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// The second liar's address sorts below btcd's, so a client that
 	// asks the lowest address for its checks asks only liars. btcd's
 	// port is an ephemeral one (32768 and up): the ports 20000 to 20999
@@ -348,9 +298,8 @@ func TestTwoLiarsOfThreeCannotHide(t *testing.T) {
 			low = hp
 		}
 	}
-	if low == nil || low.Addr() >= btcd {
-		t.Fatalf("no listening port sorts below btcd's %s", btcd)
-	}
+	require.NotNil(t, low, "no listening port sorts below btcd's %s", btcd)
+	require.False(t, low.Addr() >= btcd, "no listening port sorts below btcd's %s", btcd)
 	w := watchtest.NewMemWatcher(start+1, scripts...)
 	n, err := spv.New(spv.Config{
 		Network: regtest(t), DataDir: t.TempDir(), Connect: []string{primary.Addr(), low.Addr(), btcd},
@@ -362,12 +311,8 @@ func TestTwoLiarsOfThreeCannotHide(t *testing.T) {
 		SpotCheckEvery: 1,
 		Tuning:         spv.Tuning{MinPeers: 3, MinPeersWait: time.Minute},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, n.Start(context.Background()))
 	defer n.Stop()
 	waitSynced(t, n, tip)
 	got := len(w.Txs())
@@ -378,9 +323,9 @@ func TestTwoLiarsOfThreeCannotHide(t *testing.T) {
 	}
 	st := n.Status()
 	t.Logf("wallet %d of %d txs; omissions %d, unchecked %d, bans %+v", got, len(truth.txs), st.Omissions, st.Unchecked, n.Bans())
-	if !banned[primary.Addr()] || !banned[low.Addr()] || banned[btcd] {
-		t.Errorf("bans: primary %v, low liar %v, btcd %v; want the two liars and not btcd", banned[primary.Addr()], banned[low.Addr()], banned[btcd])
-	}
+	require.True(t, banned[primary.Addr()], "bans: primary %v, low liar %v, btcd %v; want the two liars and not btcd", banned[primary.Addr()], banned[low.Addr()], banned[btcd])
+	require.True(t, banned[low.Addr()], "bans: primary %v, low liar %v, btcd %v; want the two liars and not btcd", banned[primary.Addr()], banned[low.Addr()], banned[btcd])
+	require.False(t, banned[btcd], "bans: primary %v, low liar %v, btcd %v; want the two liars and not btcd", banned[primary.Addr()], banned[low.Addr()], banned[btcd])
 }
 
 // TestWitnessCannotChooseDecoys syncs with decoys on from a download peer
@@ -402,9 +347,7 @@ func TestWitnessCannotChooseDecoys(t *testing.T) {
 	hp, err := hostile.Start(context.Background(), hostile.Config{
 		Upstream: h.Node().RPC(), Params: h.Params(), Scenario: hostile.RewriteWitness,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer hp.Close()
 	w := watchtest.NewMemWatcher(start+1, scripts...)
 	dir := t.TempDir()
@@ -413,25 +356,15 @@ func TestWitnessCannotChooseDecoys(t *testing.T) {
 	n := startNodeWith(t, cfg)
 	waitSynced(t, n, tip)
 	checkTruth(t, w, truth)
-	if hp.Stats().Applied == 0 {
-		t.Fatalf("no witness was rewritten: %+v", hp.Stats())
-	}
+	require.NotEqual(t, 0, hp.Stats().Applied, "no witness was rewritten: %+v", hp.Stats())
 	decoys, err := spv.ReadDecoys(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	retired, err := spv.ReadRetiredDecoys(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(decoys) == 0 {
-		t.Fatal("no decoy chosen: the test shows nothing")
-	}
+	require.NoError(t, err)
+	require.NotEqual(t, 0, len(decoys), "no decoy chosen: the test shows nothing")
 	peerKey := btcutil.Hash160(hostile.WitnessPubKey)
 	for i, d := range append(decoys, retired...) {
-		if bytes.Equal(d, peerKey) {
-			t.Fatalf("decoy %d of %d is the download peer's key hash %x: the peer chose it", i, len(decoys), d)
-		}
+		require.False(t, bytes.Equal(d, peerKey), "decoy %d of %d is the download peer's key hash %x: the peer chose it", i, len(decoys), d)
 	}
 	t.Logf("%d decoys, %d retired, none the peer's", len(decoys), len(retired))
 }
@@ -454,21 +387,13 @@ func TestDeletedFilterStateKeepsTheTweak(t *testing.T) {
 	w := watchtest.NewMemWatcher(start+1, scripts...)
 	sync := func() {
 		n, err := spv.New(spv.Config{Network: regtest(t), DataDir: dir, Connect: []string{h.Node().P2PAddr()}, Watcher: w, Log: testLogger()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := n.Start(context.Background()); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
+		require.NoError(t, n.Start(context.Background()))
 		waitSynced(t, n, tip)
-		if err := n.Stop(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, n.Stop())
 	}
 	sync()
-	if err := os.Remove(filepath.Join(dir, "filter.json")); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.Remove(filepath.Join(dir, "filter.json")))
 	sync()
 	tweaks := map[uint32]int{}
 	for _, r := range readTranscript(t, dir) {
@@ -476,12 +401,8 @@ func TestDeletedFilterStateKeepsTheTweak(t *testing.T) {
 			continue
 		}
 		var msg wire.MsgFilterLoad
-		if err := msg.BtcDecode(bytes.NewReader(r.Filter), wire.ProtocolVersion, wire.BaseEncoding); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, msg.BtcDecode(bytes.NewReader(r.Filter), wire.ProtocolVersion, wire.BaseEncoding))
 		tweaks[msg.Tweak]++
 	}
-	if len(tweaks) != 1 {
-		t.Fatalf("filterloads with %d tweaks %v: filter.json's loss changed the tweak", len(tweaks), tweaks)
-	}
+	require.Len(t, tweaks, 1, "filterloads with %d tweaks %v: filter.json's loss changed the tweak", len(tweaks), tweaks)
 }

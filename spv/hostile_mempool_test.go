@@ -15,6 +15,7 @@ import (
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 
 	"github.com/bloomwatch/bloomwatch/netparams"
 	"github.com/bloomwatch/bloomwatch/spv"
@@ -111,23 +112,15 @@ func TestFabricatedPaymentsFromHostilePeer(t *testing.T) {
 	}
 	h, k := demoHarness(t)
 	addr, err := k.PkScript(testnet.PurposeBIP84, testnet.BranchExternal, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	_, start, err := h.Node().BestBlock()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.Pay([]*wire.TxOut{wire.NewTxOut(200_000, addr)}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.Mine(1); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	_, err = h.Pay([]*wire.TxOut{wire.NewTxOut(200_000, addr)})
+	require.NoError(t, err)
+	_, err = h.Mine(1)
+	require.NoError(t, err)
 	xpub, err := k.Xpub(testnet.PurposeBIP84)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	btc := int64(btcutil.SatoshiPerBitcoin)
 	cases := []mempoolCase{
 		{name: "70,000 outputs", fakes: func(a []byte) []*wire.MsgTx {
@@ -171,50 +164,35 @@ func runMempoolCase(t *testing.T, h *testnet.Harness, xpub string, birthday int3
 	var genuine *wire.MsgTx
 	if tc.genuine > 0 {
 		var err error
-		if genuine, err = h.Pay([]*wire.TxOut{wire.NewTxOut(tc.genuine, addr)}); err != nil {
-			t.Fatal(err)
-		}
+		genuine, err = h.Pay([]*wire.TxOut{wire.NewTxOut(tc.genuine, addr)})
+		require.NoError(t, err)
 	}
 	_, tip, err := h.Node().BestBlock()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	fakes := tc.fakes(addr)
 	mem := hostile.NewFakeMempool(h.Node().RPC(), fakes...)
 	hp, err := hostile.Start(context.Background(), hostile.Config{Upstream: mem, Params: h.Params(), Scenario: hostile.Honest})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer hp.Close()
 	dir := t.TempDir()
 	walletDir := filepath.Join(dir, "wallet")
 	w, err := wallet.Create(walletDir, wallet.CreateConfig{Network: "regtest", Xpubs: []string{xpub}, Birthday: birthday},
 		wallet.WithMempoolLimits(tc.limits))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer w.Close()
 	sink := &mempoolLog{}
 	log := slog.New(slog.NewTextHandler(sink, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	net, err := netparams.Lookup("regtest")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	n, err := spv.New(spv.Config{
 		Network: net, DataDir: filepath.Join(dir, "spv"), Connect: []string{hp.Addr(), h.Node().P2PAddr()}, Watcher: w,
 		Log: log, RetryMin: 100 * time.Millisecond, RetryMax: time.Second,
 		Tuning: spv.Tuning{StallTimeout: 10 * time.Second},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, n.Start(context.Background()))
 	defer func() {
-		if err := n.Stop(); err != nil {
-			t.Errorf("stop: %v", err)
-		}
+		require.NoError(t, n.Stop(), "stop")
 	}()
 
 	banReason := func() string {
@@ -227,9 +205,7 @@ func runMempoolCase(t *testing.T, h *testnet.Harness, xpub string, birthday int3
 	}
 	pending := func() map[chainhash.Hash]wallet.TxSummary {
 		txs, err := w.Txs()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		out := map[chainhash.Hash]wallet.TxSummary{}
 		for _, s := range txs {
 			if s.Height < 0 {
@@ -243,9 +219,8 @@ func runMempoolCase(t *testing.T, h *testnet.Harness, xpub string, birthday int3
 		wantPending++
 	}
 	waitFor(t, func() bool {
-		if err := n.Status().Err; err != nil {
-			t.Fatalf("the node stopped: %v", err)
-		}
+		err := n.Status().Err
+		require.NoError(t, err, "the node stopped")
 		st := n.Status()
 		switch {
 		case st.WatcherHeight < tip:
@@ -257,14 +232,11 @@ func runMempoolCase(t *testing.T, h *testnet.Harness, xpub string, birthday int3
 		}
 	})
 	for _, f := range fakes[:1] {
-		if mem.Served(f.TxHash()) == 0 {
-			t.Fatal("the hostile peer never served its fake")
-		}
+		require.NotEqual(t, 0, mem.Served(f.TxHash()), "the hostile peer never served its fake")
 	}
 	if tc.banned != "" {
-		if r := banReason(); !strings.Contains(r, tc.banned) {
-			t.Fatalf("ban reason %q, want %q", r, tc.banned)
-		}
+		r := banReason()
+		require.Contains(t, r, tc.banned, "ban reason %q, want %q", r, tc.banned)
 	} else {
 		// The peers table is refreshed at the node's tick.
 		waitFor(t, func() bool {
@@ -273,7 +245,7 @@ func runMempoolCase(t *testing.T, h *testnet.Harness, xpub string, birthday int3
 					return p.BanScore == tc.score
 				}
 			}
-			t.Fatal("the hostile peer is no longer connected")
+			require.FailNow(t, "the hostile peer is no longer connected")
 			return false
 		})
 	}
@@ -281,75 +253,52 @@ func runMempoolCase(t *testing.T, h *testnet.Harness, xpub string, birthday int3
 	scoredLine := `msg="peer misbehaved" addr=` + hp.Addr()
 	if tc.score > 0 || tc.banned != "" {
 		waitFor(t, func() bool { return strings.Contains(sink.String(), scoredLine) })
-	} else if strings.Contains(sink.String(), scoredLine) {
-		t.Fatalf("the hostile peer was scored:\n%s", sink.String())
+	} else {
+		require.NotContains(t, sink.String(), scoredLine, "the hostile peer was scored")
 	}
 	if tc.logLine != "" {
 		waitFor(t, func() bool { return strings.Contains(sink.String(), tc.logLine) })
 	}
 	bal, err := w.Balance()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if bal.Confirmed != confirmed {
-		t.Fatalf("confirmed balance %v, want %v", bal.Confirmed, confirmed)
-	}
+	require.NoError(t, err)
+	require.Equal(t, confirmed, bal.Confirmed, "confirmed balance %v, want %v", bal.Confirmed, confirmed)
 	want := btcutil.Amount(tc.genuine)
 	for _, f := range fakes {
 		if _, ok := pending()[f.TxHash()]; ok {
 			want += btcutil.Amount(f.TxOut[0].Value)
 		}
 	}
-	if bal.Unconfirmed != want || bal.Unconfirmed < 0 {
-		t.Fatalf("unconfirmed balance %v, want %v (the genuine payment and the fakes kept)", bal.Unconfirmed, want)
-	}
+	require.Equal(t, want, bal.Unconfirmed, "unconfirmed balance %v, want %v (the genuine payment and the fakes kept)", bal.Unconfirmed, want)
+	require.GreaterOrEqual(t, bal.Unconfirmed, btcutil.Amount(0), "unconfirmed balance %v, want %v (the genuine payment and the fakes kept)", bal.Unconfirmed, want)
 	if genuine != nil {
-		if s, ok := pending()[genuine.TxHash()]; !ok || s.Delta != tc.genuine {
-			t.Fatalf("genuine pending payment %+v (kept %v), want %d", s, ok, tc.genuine)
-		}
+		s, ok := pending()[genuine.TxHash()]
+		require.True(t, ok, "genuine pending payment %+v (kept %v), want %d", s, ok, tc.genuine)
+		require.Equal(t, tc.genuine, s.Delta, "genuine pending payment %+v (kept %v), want %d", s, ok, tc.genuine)
 	}
 	els, err := w.FilterElements()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// Its addresses (and their lookahead reserve), a handful of
 	// outpoints: never the fakes' outputs.
-	if len(els.OutPoints) > 200 {
-		t.Fatalf("the wallet watches %d outpoints", len(els.OutPoints))
-	}
+	require.LessOrEqual(t, len(els.OutPoints), 200, "the wallet watches %d outpoints", len(els.OutPoints))
 	if tc.maxBytes > 0 {
-		if err := w.Flush(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, w.Flush())
 		info, err := os.Stat(filepath.Join(walletDir, "wallet.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if info.Size() > tc.maxBytes {
-			t.Fatalf("wallet.db %d bytes after the padded relays", info.Size())
-		}
+		require.NoError(t, err)
+		require.LessOrEqual(t, info.Size(), tc.maxBytes, "wallet.db %d bytes after the padded relays", info.Size())
 	}
 	// The node goes on syncing.
 	hashes, err := h.Mine(1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	waitFor(t, func() bool {
 		sp, err := w.SyncedTo()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		return sp.Hash == *hashes[0]
 	})
 	if genuine != nil {
 		txs, err := w.Txs()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for _, s := range txs {
-			if s.Txid == genuine.TxHash() && s.Height != tip+1 {
-				t.Fatalf("genuine payment at height %d, want %d", s.Height, tip+1)
-			}
+			require.False(t, s.Txid == genuine.TxHash() && s.Height != tip+1, "genuine payment at height %d, want %d", s.Height, tip+1)
 		}
 	}
 }

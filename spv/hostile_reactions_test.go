@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/stretchr/testify/require"
 
 	"github.com/bloomwatch/bloomwatch/netparams"
 	"github.com/bloomwatch/bloomwatch/spv"
@@ -32,7 +33,7 @@ type hrObserved struct {
 	fpReloads        int
 	dropped          int
 	omissions        int
-	truthOK          bool
+	truthDiffs       []string // the wallet's differences from the truth
 	// hostile is the hostile peer's address; downloads the download
 	// peers the node picked, in order.
 	hostile   string
@@ -50,7 +51,7 @@ func (o hrObserved) hrString(s hostile.Scenario) string {
 		react = fmt.Sprintf("disconnected x%d (%s)", o.disconnects, o.discReason)
 	}
 	return fmt.Sprintf("| %s | %s | %s | applied %d, skipped %d; dropped txs %d, omissions %d, fp reloads %d; wallet = truth: %v |",
-		s, s.Expected(), react, o.applied, o.skipped, o.dropped, o.omissions, o.fpReloads, o.truthOK)
+		s, s.Expected(), react, o.applied, o.skipped, o.dropped, o.omissions, o.fpReloads, len(o.truthDiffs) == 0)
 }
 
 // TestHostileReactions syncs the real watch-only wallet (wallet.Wallet)
@@ -70,13 +71,9 @@ func TestHostileReactions(t *testing.T) {
 	truth, err := h.BuildChain(ctx, testnet.ChainSpec{
 		Blocks: 30, TxsPerBlock: 4, Keyring: k, WatchAddrs: 4, PaymentsPerAddr: 2, SpendFraction: 0.5, Seed: 77,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	net, err := netparams.Lookup("regtest")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var rows []string
 	for _, sc := range hostile.Scenarios() {
 		t.Run(string(sc), func(t *testing.T) {
@@ -87,52 +84,33 @@ func TestHostileReactions(t *testing.T) {
 	}
 	t.Logf("observed reactions:\n%s", strings.Join(rows, "\n"))
 	if out := os.Getenv("BLOOMWATCH_REACTIONS_OUT"); out != "" {
-		if err := os.WriteFile(out, []byte(strings.Join(rows, "\n")+"\n"), 0o644); err != nil {
-			t.Error(err)
-		}
+		require.NoError(t, os.WriteFile(out, []byte(strings.Join(rows, "\n")+"\n"), 0o644))
 	}
 }
 
 // hrCheck compares an observation with the scenario's expected reaction.
 func hrCheck(t *testing.T, sc hostile.Scenario, o hrObserved) {
 	t.Helper()
-	if !o.truthOK {
-		t.Errorf("wallet differs from the truth")
-	}
+	require.Empty(t, o.truthDiffs, "wallet differs from the truth")
 	// The premise of every row: the peer listed first served the
 	// download (a NoBloom peer is refused at its version message).
-	if sc != hostile.NoBloom && (len(o.downloads) == 0 || o.downloads[0] != o.hostile) {
-		t.Errorf("the hostile peer %s was not the first download peer (picked: %v): the sync did not run through it", o.hostile, o.downloads)
-	}
-	if sc != hostile.Honest && o.applied == 0 {
-		t.Errorf("the misbehaviour was never applied (skipped %d): the scenario tested nothing", o.skipped)
-	}
-	if o.fpReloads != 0 {
-		t.Errorf("%d filter reloads for false-positive drift: a peer made the node reload (bitcoinj 876)", o.fpReloads)
-	}
+	require.False(t, sc != hostile.NoBloom && (len(o.downloads) == 0 || o.downloads[0] != o.hostile), "the hostile peer %s was not the first download peer (picked: %v): the sync did not run through it", o.hostile, o.downloads)
+	require.False(t, sc != hostile.Honest && o.applied == 0, "the misbehaviour was never applied (skipped %d): the scenario tested nothing", o.skipped)
+	require.Equal(t, 0, o.fpReloads, "%d filter reloads for false-positive drift: a peer made the node reload (bitcoinj 876)", o.fpReloads)
 	switch sc.Expected() {
 	case hostile.ReactNone:
-		if o.banned || o.disconnects > 0 {
-			t.Errorf("honest peer banned %v / disconnected %d (%s)", o.banned, o.disconnects, o.discReason)
-		}
+		require.False(t, o.banned, "honest peer banned %v / disconnected %d (%s)", o.banned, o.disconnects, o.discReason)
+		require.LessOrEqual(t, o.disconnects, 0, "honest peer banned %v / disconnected %d (%s)", o.banned, o.disconnects, o.discReason)
 	case hostile.ReactBan:
-		if !o.banned {
-			t.Errorf("not banned (disconnects %d: %s)", o.disconnects, o.discReason)
-		}
+		require.True(t, o.banned, "not banned (disconnects %d: %s)", o.disconnects, o.discReason)
 	case hostile.ReactDisconnect, hostile.ReactRetry:
-		if !o.banned && o.disconnects == 0 {
-			t.Errorf("neither banned nor disconnected")
-		}
+		require.False(t, !o.banned && o.disconnects == 0, "neither banned nor disconnected")
 	case hostile.ReactIgnore:
 		// A valid fork is no offence; failing to serve the blocks of the
 		// chain it announced is (misbehaviorNotServed).
-		if sc == hostile.LowWorkFork && o.banned && !strings.Contains(o.banReason, "not served") {
-			t.Errorf("banned for serving a valid (low-work) fork: %s", o.banReason)
-		}
+		require.False(t, sc == hostile.LowWorkFork && o.banned && !strings.Contains(o.banReason, "not served"), "banned for serving a valid (low-work) fork: %s", o.banReason)
 	}
-	if sc == hostile.OmitMatchedTx && o.omissions == 0 {
-		t.Errorf("the omission was not detected by asking the second peer")
-	}
+	require.False(t, sc == hostile.OmitMatchedTx && o.omissions == 0, "the omission was not detected by asking the second peer")
 }
 
 // hrRun runs one scenario and returns what happened.
@@ -141,17 +119,13 @@ func hrRun(t *testing.T, h *testnet.Harness, net *netparams.Network, truth *test
 	hp, err := hostile.Start(context.Background(), hostile.Config{
 		Upstream: h.Node().RPC(), Params: h.Params(), Scenario: sc, ForkHeight: truth.StartHeight + 5,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer hp.Close()
 	dir := t.TempDir()
 	w, err := wallet.Create(filepath.Join(dir, "wallet"), wallet.CreateConfig{
 		Network: net.Name, Xpubs: []string{truth.Xpub}, Birthday: truth.StartHeight + 1,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer w.Close()
 	spvDir := filepath.Join(dir, "spv")
 	dl := newDLLog()
@@ -163,18 +137,12 @@ func hrRun(t *testing.T, h *testnet.Harness, net *netparams.Network, truth *test
 		Log:            slog.New(dl),
 		Tuning:         spv.Tuning{StallTimeout: 2 * time.Second, TickInterval: 200 * time.Millisecond, MinPeers: 2, MinPeersWait: wait},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	sub := n.Subscribe()
 	defer sub.Cancel()
-	if err := n.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, n.Start(context.Background()))
 	defer func() {
-		if err := n.Stop(); err != nil {
-			t.Errorf("stop: %v", err)
-		}
+		require.NoError(t, n.Stop(), "stop")
 	}()
 
 	o := hrObserved{hostile: hp.Addr()}
@@ -183,13 +151,11 @@ func hrRun(t *testing.T, h *testnet.Harness, net *netparams.Network, truth *test
 	for synced := false; !synced; {
 		select {
 		case ev, ok := <-sub.Events():
-			if !ok {
-				t.Fatal("event stream closed before sync")
-			}
+			require.True(t, ok, "event stream closed before sync")
 			hrNote(&o, hp.Addr(), ev)
 		case <-time.After(50 * time.Millisecond):
 		case <-ctx.Done():
-			t.Fatalf("not synced: status %+v", n.Status())
+			require.FailNow(t, fmt.Sprintf("not synced: status %+v", n.Status()))
 		}
 		st := n.Status()
 		synced = st.Synced && st.WatcherHeight >= truth.TipHeight && st.WatcherHash == truth.TipHash
@@ -213,10 +179,8 @@ func hrRun(t *testing.T, h *testnet.Harness, net *netparams.Network, truth *test
 	hs := hp.Stats()
 	o.applied, o.skipped = hs.Applied, hs.Skipped
 	o.downloads = dl.Picks()
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	o.truthOK = hrWalletMatches(t, w, truth)
+	require.NoError(t, w.Flush())
+	o.truthDiffs = hrWalletDiffs(t, w, truth)
 	o.fpReloads = hrFPReloads(t, spvDir)
 	return o
 }
@@ -238,34 +202,28 @@ func hrNote(o *hrObserved, addr string, ev spv.Event) {
 	}
 }
 
-// hrWalletMatches compares the wallet's transactions, UTXOs and balance
-// with the truth, reporting every difference.
-func hrWalletMatches(t *testing.T, w *wallet.Wallet, truth *testnet.Truth) bool {
+// hrWalletDiffs compares the wallet's transactions, UTXOs and balance
+// with the truth and returns every difference.
+func hrWalletDiffs(t *testing.T, w *wallet.Wallet, truth *testnet.Truth) []string {
 	t.Helper()
-	ok := true
+	var diffs []string
 	txs, err := w.Txs()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	got := map[chainhash.Hash]int32{}
 	for _, tx := range txs {
 		got[tx.Txid] = tx.Height
 	}
 	for _, tx := range truth.Txs {
 		if h, found := got[tx.Txid]; !found || h != tx.Height {
-			t.Errorf("wallet tx %v: height %d (found %v), truth %d", tx.Txid, h, found, tx.Height)
-			ok = false
+			diffs = append(diffs, fmt.Sprintf("wallet tx %v: height %d (found %v), truth %d", tx.Txid, h, found, tx.Height))
 		}
 		delete(got, tx.Txid)
 	}
 	for id, h := range got {
-		t.Errorf("wallet has tx %v at %d that the truth lacks", id, h)
-		ok = false
+		diffs = append(diffs, fmt.Sprintf("wallet has tx %v at %d that the truth lacks", id, h))
 	}
 	utxos, err := w.UTXOs()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var have, want []string
 	for _, u := range utxos {
 		have = append(have, fmt.Sprintf("%v:%d=%d", u.Txid, u.Index, int64(u.Amount)))
@@ -276,18 +234,14 @@ func hrWalletMatches(t *testing.T, w *wallet.Wallet, truth *testnet.Truth) bool 
 	sort.Strings(have)
 	sort.Strings(want)
 	if !slices.Equal(have, want) {
-		t.Errorf("utxos %v, truth %v", have, want)
-		ok = false
+		diffs = append(diffs, fmt.Sprintf("utxos %v, truth %v", have, want))
 	}
 	bal, err := w.Balance()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if int64(bal.Confirmed) != truth.Balance || bal.Unconfirmed != 0 {
-		t.Errorf("balance %+v, truth %d", bal, truth.Balance)
-		ok = false
+		diffs = append(diffs, fmt.Sprintf("balance %+v, truth %d", bal, truth.Balance))
 	}
-	return ok
+	return diffs
 }
 
 // hrFPReloads counts filterloads sent for false-positive drift.
@@ -314,28 +268,22 @@ func TestHostileStreamSimnet(t *testing.T) {
 	}
 	h := testnet.NewT(t, testnet.Options{Network: "simnet"})
 	k, err := testnet.NewKeyring(testnet.DemoSeed, h.Params())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	truth, err := h.BuildChain(context.Background(), testnet.ChainSpec{
 		Blocks: 20, TxsPerBlock: 3, Keyring: k, WatchAddrs: 3, PaymentsPerAddr: 1, Seed: 78,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	net, err := netparams.Lookup("simnet")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var rows []string
 	for _, sc := range []hostile.Scenario{hostile.Garbage, hostile.Oversized} {
 		t.Run(string(sc), func(t *testing.T) {
 			o := hrRun(t, h, net, truth, sc)
 			rows = append(rows, o.hrString(sc))
 			hrCheck(t, sc, o)
-			if o.banned || o.disconnects == 0 || strings.Contains(o.discReason, "stall") {
-				t.Errorf("want an immediate disconnect on the read error, got banned %v, %d disconnects (%s)", o.banned, o.disconnects, o.discReason)
-			}
+			require.False(t, o.banned, "want an immediate disconnect on the read error, got banned %v, %d disconnects (%s)", o.banned, o.disconnects, o.discReason)
+			require.NotEqual(t, 0, o.disconnects, "want an immediate disconnect on the read error, got banned %v, %d disconnects (%s)", o.banned, o.disconnects, o.discReason)
+			require.NotContains(t, o.discReason, "stall", "want an immediate disconnect on the read error, got banned %v, %d disconnects (%s)", o.banned, o.disconnects, o.discReason)
 		})
 	}
 	t.Logf("observed reactions (simnet):\n%s", strings.Join(rows, "\n"))

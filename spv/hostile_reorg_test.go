@@ -12,6 +12,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 
 	"github.com/bloomwatch/bloomwatch/netparams"
 	"github.com/bloomwatch/bloomwatch/spv"
@@ -41,23 +42,15 @@ func TestReorgDoubleSpends(t *testing.T) {
 	ctx := context.Background()
 	h, k := demoHarness(t)
 	xpub, err := k.Xpub(84)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	_, start, err := h.Node().BestBlock()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	dir := t.TempDir()
 	w, err := wallet.Create(filepath.Join(dir, "wallet"), wallet.CreateConfig{Network: "regtest", Xpubs: []string{xpub}, Birthday: start + 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer w.Close()
 	net, err := netparams.Lookup("regtest")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	n, err := spv.New(spv.Config{
 		Network: net, DataDir: filepath.Join(dir, "spv"), Connect: []string{h.Node().P2PAddr()}, Watcher: w,
 		RetryMin: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond,
@@ -65,35 +58,23 @@ func TestReorgDoubleSpends(t *testing.T) {
 		// reach below everything the node had in flight.
 		Tuning: spv.Tuning{TickInterval: 200 * time.Millisecond, BatchSize: 2, Window: 4},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	sub := n.Subscribe()
 	defer sub.Cancel()
-	if err := n.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, n.Start(ctx))
 	defer func() {
-		if err := n.Stop(); err != nil {
-			t.Errorf("stop: %v", err)
-		}
+		require.NoError(t, n.Stop(), "stop")
 	}()
 	script := func(branch, index uint32) []byte {
 		addr, err := k.Address(84, branch, index)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		s, err := txscript.PayToAddrScript(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		return s
 	}
 	foreign := func(i int) []byte {
 		s, err := txscript.NewScriptBuilder().AddOp(txscript.OP_0).AddData(chainhash.HashB([]byte(fmt.Sprintf("foreign %d", i)))[:20]).Script()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		return s
 	}
 	var events []spv.Event
@@ -110,7 +91,7 @@ func TestReorgDoubleSpends(t *testing.T) {
 				events = append(events, ev)
 			case <-time.After(20 * time.Millisecond):
 			case <-deadline:
-				t.Fatalf("node did not reach %v: %+v", hash, st)
+				require.FailNow(t, fmt.Sprintf("node did not reach %v: %+v", hash, st))
 			}
 		}
 	}
@@ -126,45 +107,30 @@ func TestReorgDoubleSpends(t *testing.T) {
 		// A confirmed wallet UTXO to double-spend.
 		recv := script(0, uint32(round))
 		fund, err := h.Pay([]*wire.TxOut{wire.NewTxOut(1_000_000, recv)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := h.Mine(1); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
+		_, err = h.Mine(1)
+		require.NoError(t, err)
 		utxo := wire.OutPoint{Hash: fund.TxHash(), Index: reorgOutputIndex(t, fund, recv)}
 		tipHash, _, _ := h.Node().BestBlock()
 		waitTip(*tipHash)
 		drain()
 
 		orphanPay, err := h.NewTx([]*wire.TxOut{wire.NewTxOut(400_000, script(0, uint32(10+round)))})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		spendA, err := h.BuildSpend(k, []wire.OutPoint{utxo}, []*wire.TxOut{wire.NewTxOut(900_000, foreign(2*round))})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		spendB, err := h.BuildSpend(k, []wire.OutPoint{utxo}, []*wire.TxOut{wire.NewTxOut(800_000, foreign(2*round+1))})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		conflict, err := h.DoubleSpend(orphanPay, []*wire.TxOut{wire.NewTxOut(390_000, foreign(100+round))})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		events = events[:0]
 		res, err := h.Reorg(ctx, depth, testnet.ReorgOptions{
 			OrphanTxs: []*wire.MsgTx{orphanPay, spendA}, WinnerTxs: []*wire.MsgTx{spendB, conflict},
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		waitTip(*res.New[len(res.New)-1])
 		drain()
-		if err := w.Flush(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, w.Flush())
 
 		// The node must have applied the losing branch and rolled it back.
 		sawOrphan, sawReorg := false, false
@@ -181,16 +147,11 @@ func TestReorgDoubleSpends(t *testing.T) {
 		// one arrived is a race with the harness (it mines both branches
 		// back to back); the final state must be right either way.
 		txs, err := w.Txs()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for _, tx := range txs {
-			if tx.Txid == orphanPay.TxHash() || tx.Txid == spendA.TxHash() {
-				t.Errorf("depth %d: orphaned tx %v still in the wallet (height %d)", depth, tx.Txid, tx.Height)
-			}
-			if tx.Txid == spendB.TxHash() && tx.Height != res.ForkHeight+1 {
-				t.Errorf("depth %d: double spend at height %d, want %d", depth, tx.Height, res.ForkHeight+1)
-			}
+			require.NotEqual(t, orphanPay.TxHash(), tx.Txid, "depth %d: orphaned tx %v still in the wallet (height %d)", depth, tx.Txid, tx.Height)
+			require.NotEqual(t, spendA.TxHash(), tx.Txid, "depth %d: orphaned tx %v still in the wallet (height %d)", depth, tx.Txid, tx.Height)
+			require.False(t, tx.Txid == spendB.TxHash() && tx.Height != res.ForkHeight+1, "depth %d: double spend at height %d, want %d", depth, tx.Height, res.ForkHeight+1)
 		}
 		reorgCompare(t, h, w, start+1, func(branch, index uint32) []byte { return script(branch, index) })
 	}
@@ -204,7 +165,7 @@ func reorgOutputIndex(t *testing.T, tx *wire.MsgTx, script []byte) uint32 {
 			return uint32(i)
 		}
 	}
-	t.Fatal("no output pays the script")
+	require.FailNow(t, "no output pays the script")
 	return 0
 }
 
@@ -222,20 +183,14 @@ func reorgCompare(t *testing.T, h *testnet.Harness, w *wallet.Wallet, from int32
 	}
 	rpc := h.Node().RPC()
 	_, tip, err := h.Node().BestBlock()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	wantTxs := map[chainhash.Hash]int32{}
 	coins := map[wire.OutPoint]int64{}
 	for height := from; height <= tip; height++ {
 		hash, err := rpc.GetBlockHash(int64(height))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		block, err := rpc.GetBlock(hash)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for _, tx := range block.Transactions {
 			id := tx.TxHash()
 			for _, in := range tx.TxIn {
@@ -253,20 +208,14 @@ func reorgCompare(t *testing.T, h *testnet.Harness, w *wallet.Wallet, from int32
 		}
 	}
 	txs, err := w.Txs()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	gotTxs := map[chainhash.Hash]int32{}
 	for _, tx := range txs {
 		gotTxs[tx.Txid] = tx.Height
 	}
-	if fmt.Sprint(gotTxs) != fmt.Sprint(wantTxs) {
-		t.Errorf("wallet txs %v, chain has %v", gotTxs, wantTxs)
-	}
+	require.Equal(t, fmt.Sprint(wantTxs), fmt.Sprint(gotTxs), "wallet txs %v, chain has %v", gotTxs, wantTxs)
 	utxos, err := w.UTXOs()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var have, want []string
 	var sum int64
 	for _, u := range utxos {
@@ -278,14 +227,9 @@ func reorgCompare(t *testing.T, h *testnet.Harness, w *wallet.Wallet, from int32
 	}
 	sort.Strings(have)
 	sort.Strings(want)
-	if !slices.Equal(have, want) {
-		t.Errorf("wallet utxos %v, chain has %v", have, want)
-	}
+	require.True(t, slices.Equal(have, want), "wallet utxos %v, chain has %v", have, want)
 	bal, err := w.Balance()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if int64(bal.Confirmed) != sum || bal.Unconfirmed != 0 {
-		t.Errorf("balance %+v, chain says %d confirmed and nothing unconfirmed", bal, sum)
-	}
+	require.NoError(t, err)
+	require.Equal(t, sum, int64(bal.Confirmed), "balance %+v, chain says %d confirmed and nothing unconfirmed", bal, sum)
+	require.Zero(t, bal.Unconfirmed, "balance %+v, chain says %d confirmed and nothing unconfirmed", bal, sum)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/testnet"
 	"github.com/bloomwatch/bloomwatch/testnet/hostile"
 	"github.com/bloomwatch/bloomwatch/transcript"
+	"github.com/stretchr/testify/require"
 )
 
 // logBuffer is a slog handler's output, safe to read while the node logs.
@@ -69,9 +70,7 @@ func TestBrokenV2Handshakes(t *testing.T) {
 			b, err := hostile.StartV2Breaker(t.Context(), hostile.V2BreakerConfig{
 				Params: regtest(t).Params, Break: brk, Upstream: h.Node().P2PAddr(),
 			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			defer b.Close()
 			logs := &logBuffer{}
 			if brk == hostile.V2Stall {
@@ -80,24 +79,21 @@ func TestBrokenV2Handshakes(t *testing.T) {
 				implWaitAt(t, n, c.truth.TipHash, time.Minute)
 				took := time.Since(mark)
 				peers := n.Peers()
-				if len(peers) != 1 || peers[0].Transport != transcript.TransportV1 {
-					t.Fatalf("peers %+v, want the breaker over v1", peers)
-				}
+				require.Len(t, peers, 1, "peers %+v, want the breaker over v1", peers)
+				require.Equal(t, transcript.TransportV1, peers[0].Transport, "peers %+v, want the breaker over v1", peers)
 				st := b.Stats()
-				if st.V2 != 1 || st.V1 < 1 || logs.count("reconnecting over v1", `v2_handshake="sent nothing"`) != 1 {
-					t.Fatalf("breaker %+v; want one v2 attempt, then v1", st)
-				}
-				if st.V2Durations[0] > v2HandshakeTimeout+time.Second {
-					t.Errorf("the stalled v2 attempt lasted %s, bound %s", st.V2Durations[0], v2HandshakeTimeout)
-				}
+				require.Equal(t, 1, st.V2, "breaker %+v; want one v2 attempt, then v1", st)
+				require.GreaterOrEqual(t, st.V1, 1, "breaker %+v; want one v2 attempt, then v1", st)
+				require.Equal(t, 1, logs.count("reconnecting over v1", `v2_handshake="sent nothing"`), "breaker %+v; want one v2 attempt, then v1", st)
+				require.LessOrEqual(t, st.V2Durations[0], v2HandshakeTimeout+time.Second, "the stalled v2 attempt lasted %s, bound %s", st.V2Durations[0], v2HandshakeTimeout)
 				t.Logf("synced over v1 after a stalled v2 handshake in %s (the attempt: %s)", took.Round(time.Millisecond), st.V2Durations[0].Round(time.Millisecond))
 
 				refused := &logBuffer{}
 				n2 := brokenV2Node(t, c, refused, spv.TransportV2, b.Addr())
 				waitLog(t, refused, time.Minute, "peer refused", "plaintext")
-				if st := n2.Status(); len(st.Peers) != 0 || st.Synced {
-					t.Fatalf("under --transport v2: %+v", st)
-				}
+				st2 := n2.Status()
+				require.Empty(t, st2.Peers, "under --transport v2: %+v", st2)
+				require.False(t, st2.Synced, "under --transport v2: %+v", st2)
 				return
 			}
 			// Beside an honest peer: the wallet syncs, the breaker is
@@ -105,30 +101,19 @@ func TestBrokenV2Handshakes(t *testing.T) {
 			n := brokenV2Node(t, c, logs, spv.TransportAuto, b.Addr(), h.Node().P2PAddr())
 			implWaitAt(t, n, c.truth.TipHash, time.Minute)
 			waitLog(t, logs, time.Minute, "v2 handshake failed", b.Addr())
-			if err := waitBreaker(b, 2, time.Minute); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, waitBreaker(b, 2, time.Minute))
 			st := b.Stats()
-			if st.V1 != 0 {
-				t.Fatalf("the broken v2 peer was reached over v1 %d times", st.V1)
-			}
+			require.Equal(t, 0, st.V1, "the broken v2 peer was reached over v1 %d times", st.V1)
 			for i, d := range st.V2Durations {
-				if d > v2HandshakeTimeout+time.Second {
-					t.Errorf("broken attempt %d lasted %s, bound %s", i, d, v2HandshakeTimeout)
-				}
+				require.LessOrEqual(t, d, v2HandshakeTimeout+time.Second, "broken attempt %d lasted %s, bound %s", i, d, v2HandshakeTimeout)
 			}
 			for _, p := range n.Peers() {
-				if p.Addr == b.Addr() {
-					t.Fatalf("the breaker is a peer: %+v", p)
-				}
+				require.NotEqual(t, b.Addr(), p.Addr, "the breaker is a peer: %+v", p)
 			}
 			mark := time.Now()
-			if err := n.Stop(); err != nil {
-				t.Fatal(err)
-			}
-			if d := time.Since(mark); d > 5*time.Second {
-				t.Errorf("stop took %s", d)
-			}
+			require.NoError(t, n.Stop())
+			d := time.Since(mark)
+			require.LessOrEqual(t, d, 5*time.Second, "stop took %s", d)
 			t.Logf("%s: %d v2 attempts dropped, lasting %v", brk, st.V2, st.V2Durations)
 		})
 	}
@@ -145,12 +130,8 @@ func brokenV2Node(t *testing.T, c *transportChain, logs *logBuffer, tp spv.Trans
 	cfg.Tuning.HandshakeTimeout = v2HandshakeTimeout
 	cfg.Log = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	n, err := spv.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, n.Start(context.Background()))
 	t.Cleanup(func() { _ = n.Stop() })
 	return n
 }
@@ -160,9 +141,7 @@ func waitLog(t *testing.T, logs *logBuffer, d time.Duration, parts ...string) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for logs.count(parts...) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("no log line with %q after %s", parts, d)
-		}
+		require.False(t, time.Now().After(deadline), "no log line with %q after %s", parts, d)
 		time.Sleep(20 * time.Millisecond)
 	}
 }

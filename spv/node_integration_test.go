@@ -2,6 +2,7 @@ package spv_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"math/rand"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 // chainTruth is what a test chain pays the watched scripts.
@@ -39,9 +41,7 @@ func testLogger() *slog.Logger {
 func regtest(t testing.TB) *netparams.Network {
 	t.Helper()
 	net, err := netparams.Lookup("regtest")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return net
 }
 
@@ -51,9 +51,7 @@ func demoHarness(t testing.TB) (*testnet.Harness, *testnet.Keyring) {
 	t.Helper()
 	h := testnet.NewT(t, testnet.Options{})
 	k, err := testnet.NewKeyring(testnet.DemoSeed, h.Params())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return h, k
 }
 
@@ -68,9 +66,7 @@ func keyScripts(t testing.TB, k *testnet.Keyring, n int) [][]byte {
 			purpose = testnet.PurposeBIP84
 		}
 		s, err := k.PkScript(purpose, 0, uint32(i/2))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		out[i] = s
 	}
 	return out
@@ -87,17 +83,14 @@ func buildChain(t testing.TB, h *testnet.Harness, k *testnet.Keyring, scripts []
 	spendable := []wire.OutPoint{}
 	for b := 0; b < blocks; b++ {
 		if noise > 0 {
-			if _, err := h.Noise(noise); err != nil {
-				t.Fatal(err)
-			}
+			_, err := h.Noise(noise)
+			require.NoError(t, err)
 		}
 		if r.Intn(3) == 0 {
 			s := scripts[r.Intn(len(scripts))]
 			amt := int64(100_000 + r.Intn(1_000_000))
 			tx, err := h.Pay([]*wire.TxOut{wire.NewTxOut(amt, s)})
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			pending = append(pending, tx)
 			for i, out := range tx.TxOut {
 				if string(out.PkScript) == string(s) {
@@ -112,20 +105,14 @@ func buildChain(t testing.TB, h *testnet.Harness, k *testnet.Keyring, scripts []
 			spendable = spendable[1:]
 			to := []*wire.TxOut{wire.NewTxOut(truth.coins[op]-5_000, testnet.RandomScript(r, testnet.KindP2WPKH))}
 			tx, err := h.Spend(k, []wire.OutPoint{op}, to)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			delete(truth.coins, op)
 			pending = append(pending, tx)
 		}
 		hashes, err := h.Mine(1)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		_, height, err := h.Node().BestBlock()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		_ = hashes
 		for _, tx := range pending {
 			truth.txs[tx.TxHash()] = height
@@ -149,16 +136,10 @@ func startNode(t testing.TB, dir string, w watch.Watcher, peers ...string) *spv.
 func startNodeWith(t testing.TB, cfg spv.Config) *spv.Node {
 	t.Helper()
 	n, err := spv.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, n.Start(context.Background()))
 	t.Cleanup(func() {
-		if err := n.Stop(); err != nil {
-			t.Errorf("stop: %v", err)
-		}
+		require.NoError(t, n.Stop(), "stop")
 	})
 	return n
 }
@@ -175,19 +156,17 @@ func waitSynced(t testing.TB, n *spv.Node, height int32) {
 		st := n.Status()
 		switch {
 		case st.Err != nil:
-			t.Fatalf("wait synced: %v (status %+v)", st.Err, st)
+			require.FailNow(t, fmt.Sprintf("wait synced: %v (status %+v)", st.Err, st))
 		case st.Stopped:
-			t.Fatalf("wait synced: %v (status %+v)", spv.ErrStopped, st)
+			require.FailNow(t, fmt.Sprintf("wait synced: %v (status %+v)", spv.ErrStopped, st))
 		case st.Synced && st.WatcherHeight >= height && st.HeaderHeight >= height:
 			return
 		}
 		if st.WatcherHeight != last.WatcherHeight || st.HeaderHeight != last.HeaderHeight {
 			last, moved = st, time.Now()
 		}
-		if time.Since(moved) > syncIdle || time.Since(began) > syncLimit {
-			t.Fatalf("timeout waiting for height %d: no progress for %v (%v in all): status %+v",
-				height, time.Since(moved).Round(time.Millisecond), time.Since(began).Round(time.Millisecond), st)
-		}
+		require.LessOrEqual(t, time.Since(moved), syncIdle, "timeout waiting for height %d: no progress for %v (%v in all): status %+v", height, time.Since(moved).Round(time.Millisecond), time.Since(began).Round(time.Millisecond), st)
+		require.LessOrEqual(t, time.Since(began), syncLimit, "timeout waiting for height %d: no progress for %v (%v in all): status %+v", height, time.Since(moved).Round(time.Millisecond), time.Since(began).Round(time.Millisecond), st)
 		time.Sleep(20 * time.Millisecond)
 	}
 }
@@ -205,27 +184,17 @@ func checkTruth(t testing.TB, w *watchtest.MemWatcher, truth *chainTruth) {
 	got := w.Txs()
 	for id, h := range truth.txs {
 		g, ok := got[id]
-		if !ok {
-			t.Errorf("missed tx %v at %d", id, h)
-			continue
-		}
-		if g.Height != h {
-			t.Errorf("tx %v at %d, want %d", id, g.Height, h)
-		}
+		require.True(t, ok, "missed tx %v at %d", id, h)
+		require.Equal(t, h, g.Height, "tx %v at %d, want %d", id, g.Height, h)
 	}
 	for id := range got {
-		if _, ok := truth.txs[id]; !ok {
-			t.Errorf("extra tx %v", id)
-		}
+		_, ok := truth.txs[id]
+		require.True(t, ok, "extra tx %v", id)
 	}
 	coins := w.Coins()
-	if len(coins) != len(truth.coins) {
-		t.Errorf("%d coins, want %d", len(coins), len(truth.coins))
-	}
+	require.Len(t, coins, len(truth.coins), "%d coins, want %d", len(coins), len(truth.coins))
 	for op, v := range truth.coins {
-		if coins[op] != v {
-			t.Errorf("coin %v = %d, want %d", op, coins[op], v)
-		}
+		require.Equal(t, v, coins[op], "coin %v = %d, want %d", op, coins[op], v)
 	}
 }
 
@@ -236,9 +205,7 @@ func TestSyncMatchesTruth(t *testing.T) {
 	h, k := demoHarness(t)
 	scripts := keyScripts(t, k, 10)
 	_, start, err := h.Node().BestBlock()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	truth := buildChain(t, h, k, scripts, 60, 4, 1)
 	_, tip, _ := h.Node().BestBlock()
 
@@ -249,9 +216,7 @@ func TestSyncMatchesTruth(t *testing.T) {
 	st := n.Status()
 	t.Logf("synced %d blocks: matched %d relevant %d fp %d dropped %d bytes %d loads %d",
 		st.Blocks, st.Matched, st.Relevant, st.FalsePositives, st.Dropped, st.BytesReceived, st.Filter.Loads)
-	if len(truth.txs) == 0 {
-		t.Fatal("test chain has no wallet txs")
-	}
+	require.NotEqual(t, 0, len(truth.txs), "test chain has no wallet txs")
 }
 
 var _ = btcutil.Amount(0)
@@ -264,9 +229,7 @@ func TestSyncGapLimitRerequests(t *testing.T) {
 	derive := func(i uint32) ([]byte, error) { return k.PkScript(testnet.PurposeBIP84, 0, i) }
 	script := func(i uint32) []byte {
 		s, err := derive(i)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		return s
 	}
 	_, start, _ := h.Node().BestBlock()
@@ -274,17 +237,13 @@ func TestSyncGapLimitRerequests(t *testing.T) {
 	pay := func(idx ...uint32) {
 		for _, i := range idx {
 			tx, err := h.Pay([]*wire.TxOut{wire.NewTxOut(200_000, script(i))})
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			want[tx.TxHash()] = true
 		}
-		if _, err := h.Noise(3); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := h.Mine(1); err != nil {
-			t.Fatal(err)
-		}
+		_, err := h.Noise(3)
+		require.NoError(t, err)
+		_, err = h.Mine(1)
+		require.NoError(t, err)
 	}
 	// Gap 3 watches 0..2 at first. Index 2 reveals 3..5; index 4 in the
 	// same block is only found when that block is fetched again; 5 in the
@@ -294,34 +253,25 @@ func TestSyncGapLimitRerequests(t *testing.T) {
 	pay(5)
 	pay(8)
 	pay(11)
-	if _, err := h.Mine(5); err != nil {
-		t.Fatal(err)
-	}
+	_, err := h.Mine(5)
+	require.NoError(t, err)
 	_, tip, _ := h.Node().BestBlock()
 	w, err := watchtest.NewMemWatcherGap(start+1, 3, derive)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	n := startNode(t, t.TempDir(), w, h.Node().P2PAddr())
 	waitSynced(t, n, tip)
 	got := w.Txs()
 	for id := range want {
-		if _, ok := got[id]; !ok {
-			t.Errorf("missed %v", id)
-		}
+		_, ok := got[id]
+		require.True(t, ok, "missed %v", id)
 	}
-	if len(got) != len(want) {
-		t.Errorf("found %d txs, want %d", len(got), len(want))
-	}
+	require.Len(t, got, len(want), "found %d txs, want %d", len(got), len(want))
 	st := n.Status()
 	_, again := w.Applied()
 	t.Logf("loads %d rerequested %d reapplied %d", st.Filter.Loads, st.Rerequested, again)
-	if st.Relevant != len(want) {
-		t.Errorf("status counts %d relevant txs, want %d (re-deliveries must not count twice)", st.Relevant, len(want))
-	}
-	if st.Rerequested == 0 || again == 0 {
-		t.Errorf("no block was fetched again (rerequested %d, reapplied %d)", st.Rerequested, again)
-	}
+	require.Equal(t, len(want), st.Relevant, "status counts %d relevant txs, want %d (re-deliveries must not count twice)", st.Relevant, len(want))
+	require.NotEqual(t, 0, st.Rerequested, "no block was fetched again (rerequested %d, reapplied %d)", st.Rerequested, again)
+	require.NotEqual(t, 0, again, "no block was fetched again (rerequested %d, reapplied %d)", st.Rerequested, again)
 }
 
 func TestSyncFollowsReorgs(t *testing.T) {
@@ -344,32 +294,25 @@ func TestSyncFollowsReorgs(t *testing.T) {
 		// A payment in the losing branch vanishes; one in the winning
 		// branch appears.
 		orphan, err := h.NewTx([]*wire.TxOut{wire.NewTxOut(300_000, scripts[0])})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		winner, err := h.DoubleSpend(orphan, []*wire.TxOut{wire.NewTxOut(250_000, scripts[1])})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		t.Logf("reorg depth %d", depth)
 		res, err := h.Reorg(context.Background(), depth, testnet.ReorgOptions{
 			OrphanTxs: []*wire.MsgTx{orphan}, WinnerTxs: []*wire.MsgTx{winner},
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		waitSynced(t, n, res.TipHeight)
 		waitFor(t, func() bool {
 			st := n.Status()
 			return st.WatcherHash == *res.New[len(res.New)-1]
 		})
 		got := w.Txs()
-		if _, ok := got[orphan.TxHash()]; ok {
-			t.Errorf("depth %d: orphaned tx still in the watcher", depth)
-		}
-		if g, ok := got[winner.TxHash()]; !ok || g.Height != res.ForkHeight+1 {
-			t.Errorf("depth %d: winning tx %v missing or at wrong height (%+v)", depth, winner.TxHash(), g)
-		}
+		_, ok := got[orphan.TxHash()]
+		require.False(t, ok, "depth %d: orphaned tx still in the watcher", depth)
+		g, ok := got[winner.TxHash()]
+		require.True(t, ok, "depth %d: winning tx %v missing or at wrong height (%+v)", depth, winner.TxHash(), g)
+		require.Equal(t, res.ForkHeight+1, g.Height, "depth %d: winning tx %v missing or at wrong height (%+v)", depth, winner.TxHash(), g)
 		truth.txs[winner.TxHash()] = res.ForkHeight + 1
 		for i, out := range winner.TxOut {
 			if string(out.PkScript) == string(scripts[1]) {
@@ -378,9 +321,8 @@ func TestSyncFollowsReorgs(t *testing.T) {
 		}
 	}
 	checkTruth(t, w, truth)
-	if st := n.Status(); st.Reorgs == 0 {
-		t.Errorf("no reorg counted: %+v", st)
-	}
+	st := n.Status()
+	require.NotEqual(t, 0, st.Reorgs, "no reorg counted: %+v", st)
 }
 
 // waitFor polls cond for up to 20 s.
@@ -388,9 +330,7 @@ func waitFor(t testing.TB, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached")
-		}
+		require.False(t, time.Now().After(deadline), "condition not reached")
 		time.Sleep(20 * time.Millisecond)
 	}
 }
@@ -411,19 +351,11 @@ func TestSyncRestartAndMempool(t *testing.T) {
 		RetryMin: 100 * time.Millisecond,
 	}
 	n, err := spv.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, n.Start(context.Background()))
 	waitSynced(t, n, tip)
-	if err := n.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Stop(); err != nil {
-		t.Fatalf("second stop: %v", err)
-	}
+	require.NoError(t, n.Stop())
+	require.NoError(t, n.Stop(), "second stop")
 
 	more := buildChain(t, h, k, scripts, 10, 2, 4)
 	for id, ht := range more.txs {
@@ -431,77 +363,55 @@ func TestSyncRestartAndMempool(t *testing.T) {
 	}
 	_, tip2, _ := h.Node().BestBlock()
 	n2, err := spv.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st := n2.Status(); st.HeaderHeight != tip {
-		t.Errorf("reopened header store at %d, want %d", st.HeaderHeight, tip)
-	}
-	if err := n2.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	st := n2.Status()
+	require.Equal(t, tip, st.HeaderHeight, "reopened header store at %d, want %d", st.HeaderHeight, tip)
+	require.NoError(t, n2.Start(context.Background()))
 	t.Cleanup(func() { _ = n2.Stop() })
 	waitSynced(t, n2, tip2)
 	got := w.Txs()
 	for id, ht := range truth.txs {
-		if g, ok := got[id]; !ok || g.Height != ht {
-			t.Errorf("tx %v: got %+v, want height %d", id, g, ht)
-		}
+		g, ok := got[id]
+		require.True(t, ok, "tx %v: got %+v, want height %d", id, g, ht)
+		require.Equal(t, ht, g.Height, "tx %v: got %+v, want height %d", id, g, ht)
 	}
 
 	// An unconfirmed payment reaches the watcher before it is mined.
 	addr, err := k.Address(testnet.PurposeBIP84, 0, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	tx, err := h.PayAddress(addr, 123_456)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	waitFor(t, func() bool { _, ok := w.Mempool()[tx.TxHash()]; return ok })
-	if _, err := h.Mine(1); err != nil {
-		t.Fatal(err)
-	}
+	_, err = h.Mine(1)
+	require.NoError(t, err)
 	waitFor(t, func() bool { g, ok := w.Txs()[tx.TxHash()]; return ok && g.Height == tip2+1 })
 
 	// A node restarted at the tip gets an empty headers reply; the
 	// getheaders after the next announcement has the same locator and
 	// must still be sent (btcd's PushGetHeadersMsg would drop it).
-	if err := n2.Stop(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, n2.Stop())
 	n3, err := spv.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := n3.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, n3.Start(context.Background()))
 	t.Cleanup(func() { _ = n3.Stop() })
 	waitSynced(t, n3, tip2+1)
-	if _, err := h.Mine(1); err != nil {
-		t.Fatal(err)
-	}
+	_, err = h.Mine(1)
+	require.NoError(t, err)
 	start3 := time.Now()
 	waitSynced(t, n3, tip2+2)
-	if d := time.Since(start3); d > 5*time.Second {
-		t.Errorf("new block took %v after a restart at the tip", d)
-	}
+	d := time.Since(start3)
+	require.LessOrEqual(t, d, 5*time.Second, "new block took %v after a restart at the tip", d)
 
 	recs := readTranscript(t, dir)
-	if len(recs) < 2 || recs[0].Reason != transcript.ReasonInitial {
-		t.Fatalf("transcript %+v", recs)
-	}
+	require.GreaterOrEqual(t, len(recs), 2, "transcript %+v", recs)
+	require.Equal(t, transcript.ReasonInitial, recs[0].Reason, "transcript %+v", recs)
 	sawRestart := false
 	for _, r := range transcript.FilterRecords(recs) {
 		sawRestart = sawRestart || r.Reason == transcript.ReasonRestart
-		if r.Peer != h.Node().P2PAddr() || len(r.Filter) == 0 {
-			t.Errorf("record %+v", r)
-		}
+		require.Equal(t, h.Node().P2PAddr(), r.Peer, "record %+v", r)
+		require.NotEqual(t, 0, len(r.Filter), "record %+v", r)
 	}
-	if !sawRestart {
-		t.Errorf("no restart record in %+v", recs)
-	}
+	require.True(t, sawRestart, "no restart record in %+v", recs)
 }
 
 func TestSyncSurvivesPeerLoss(t *testing.T) {
@@ -514,18 +424,12 @@ func TestSyncSurvivesPeerLoss(t *testing.T) {
 	truth := buildChain(t, h, k, scripts, 120, 1, 5)
 	_, tip, _ := h.Node().BestBlock()
 	second, err := testnet.StartNode(context.Background(), testnet.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { _ = second.Stop() })
-	if err := second.ConnectTo(h.Node()); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, second.ConnectTo(h.Node()))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := second.WaitForHeight(ctx, tip); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, second.WaitForHeight(ctx, tip))
 	nodes := map[string]*testnet.Node{h.Node().P2PAddr(): h.Node(), second.P2PAddr(): second}
 
 	w := watchtest.NewMemWatcher(start+1, scripts...)
@@ -535,18 +439,14 @@ func TestSyncSurvivesPeerLoss(t *testing.T) {
 		Watcher: gate, Log: testLogger(), RetryMin: 50 * time.Millisecond,
 		Tuning: spv.Tuning{BatchSize: 5, Window: 10},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, n.Start(context.Background()))
 	t.Cleanup(func() { _ = n.Stop() })
 	t.Cleanup(gate.open) // first: a failed test must not leave Stop waiting at the gate
 	select {
 	case <-gate.reached:
 	case <-ctx.Done():
-		t.Fatalf("no progress: %+v", n.Status())
+		require.FailNow(t, fmt.Sprintf("no progress: %+v", n.Status()))
 	}
 	killed := ""
 	for _, p := range n.Peers() {
@@ -555,24 +455,17 @@ func TestSyncSurvivesPeerLoss(t *testing.T) {
 		}
 	}
 	victim := nodes[killed]
-	if victim == nil {
-		t.Fatalf("no download peer among %+v", n.Peers())
-	}
-	if err := victim.Stop(); err != nil {
-		t.Fatal(err)
-	}
+	require.NotNil(t, victim, "no download peer among %+v", n.Peers())
+	require.NoError(t, victim.Stop())
 	gate.open()
 	st0 := n.Status()
 	waitSynced(t, n, tip)
 	checkTruth(t, w, truth)
 	st := n.Status()
 	t.Logf("lost %s at watcher height %d; synced to %d with %d peers", killed, st0.WatcherHeight, st.WatcherHeight, len(st.Peers))
-	if st0.WatcherHeight >= tip {
-		t.Errorf("peer stopped after the sync ended (height %d)", st0.WatcherHeight)
-	}
-	if len(st.Peers) != 1 || st.Peers[0].Addr == killed {
-		t.Errorf("peers after the loss: %+v", st.Peers)
-	}
+	require.Less(t, st0.WatcherHeight, tip, "peer stopped after the sync ended (height %d)", st0.WatcherHeight)
+	require.Len(t, st.Peers, 1, "peers after the loss: %+v", st.Peers)
+	require.NotEqual(t, killed, st.Peers[0].Addr, "peers after the loss: %+v", st.Peers)
 }
 
 // gateWatcher holds ApplyBlock at one height until released, so a test
@@ -613,14 +506,11 @@ func TestSyncThousandBlocks(t *testing.T) {
 			Blocks: 500, TxsPerBlock: 4, Keyring: k, Purpose: purpose,
 			WatchAddrs: 10, PaymentsPerAddr: 2, SpendFraction: 0.5, Seed: int64(10 + i),
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		truths = append(truths, tr)
 	}
-	if _, err := h.Mine(1); err != nil {
-		t.Fatal(err)
-	}
+	_, err := h.Mine(1)
+	require.NoError(t, err)
 	_, tip, _ := h.Node().BestBlock()
 	// The wallet: 10 receive and 10 change scripts of each purpose.
 	var scripts [][]byte
@@ -628,9 +518,7 @@ func TestSyncThousandBlocks(t *testing.T) {
 		for branch := uint32(0); branch < 2; branch++ {
 			for i := uint32(0); i < 10; i++ {
 				s, err := k.PkScript(purpose, branch, i)
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				scripts = append(scripts, s)
 			}
 		}
@@ -645,24 +533,18 @@ func TestSyncThousandBlocks(t *testing.T) {
 		want += len(tr.Txs)
 		balance += tr.Balance
 		for _, tx := range tr.Txs {
-			if g, ok := got[tx.Txid]; !ok || g.Height != tx.Height || g.Amount != tx.Delta {
-				t.Errorf("wallet tx %v (height %d, delta %d): got %+v", tx.Txid, tx.Height, tx.Delta, g)
-			}
+			g, ok := got[tx.Txid]
+			require.True(t, ok, "wallet tx %v (height %d, delta %d): got %+v", tx.Txid, tx.Height, tx.Delta, g)
+			require.Equal(t, tx.Height, g.Height, "wallet tx %v (height %d, delta %d): got %+v", tx.Txid, tx.Height, tx.Delta, g)
+			require.Equal(t, tx.Delta, g.Amount, "wallet tx %v (height %d, delta %d): got %+v", tx.Txid, tx.Height, tx.Delta, g)
 		}
 	}
-	if len(got) != want {
-		t.Errorf("%d wallet txs, want %d", len(got), want)
-	}
-	if w.Balance() != balance {
-		t.Errorf("balance %d, want %d", w.Balance(), balance)
-	}
+	require.Len(t, got, want, "%d wallet txs, want %d", len(got), want)
+	require.Equal(t, balance, w.Balance(), "balance %d, want %d", w.Balance(), balance)
 	st := n.Status()
 	t.Logf("%d blocks, %d txs tested, %d matched, %d relevant, %d false positives (observed rate %.2g, filter %.2g), %d bytes, %d loads",
 		st.Blocks, st.Tested, st.Matched, st.Relevant, st.FalsePositives, st.ObservedFPRate, st.Filter.FPRate, st.BytesReceived, st.Filter.Loads)
-	if st.Blocks < 1000 {
-		t.Errorf("only %d blocks synced", st.Blocks)
-	}
-	if st.Matched == 0 || float64(st.FalsePositives) >= 0.05*float64(st.Matched) {
-		t.Errorf("%d false positives among %d matched txs (>= 5%%)", st.FalsePositives, st.Matched)
-	}
+	require.GreaterOrEqual(t, st.Blocks, 1000, "only %d blocks synced", st.Blocks)
+	require.NotEqual(t, 0, st.Matched, "%d false positives among %d matched txs (>= 5%%)", st.FalsePositives, st.Matched)
+	require.Less(t, float64(st.FalsePositives), 0.05*float64(st.Matched), "%d false positives among %d matched txs (>= 5%%)", st.FalsePositives, st.Matched)
 }

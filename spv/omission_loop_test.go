@@ -2,6 +2,7 @@ package spv_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/testnet/hostile"
 	"github.com/bloomwatch/bloomwatch/watch/watchtest"
 	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/stretchr/testify/require"
 )
 
 // envInt reads a positive integer from the environment, or def.
@@ -22,9 +24,8 @@ func envInt(t *testing.T, name string, def int) int {
 		return def
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil || n <= 0 {
-		t.Fatalf("%s=%q: want a positive integer", name, v)
-	}
+	require.NoError(t, err, "%s=%q: want a positive integer", name, v)
+	require.Greater(t, n, 0, "%s=%q: want a positive integer", name, v)
 	return n
 }
 
@@ -64,7 +65,7 @@ func TestOmissionDetectionLoop(t *testing.T) {
 		bytes += r.bytes
 		if r.honestBanned {
 			honestBans++
-			t.Errorf("run %d: the honest btcd was banned", run)
+			require.FailNow(t, fmt.Sprintf("run %d: the honest btcd was banned", run))
 		}
 		if r.omitted == 0 {
 			continue
@@ -79,13 +80,11 @@ func TestOmissionDetectionLoop(t *testing.T) {
 			continue
 		}
 		misses++
-		t.Errorf("run %d: omission of a wallet tx missed: detected %v, liar banned %v, watcher = truth %v", run, r.detected, r.liarBanned, r.truth)
+		require.FailNow(t, fmt.Sprintf("run %d: omission of a wallet tx missed: detected %v, liar banned %v, watcher = truth %v", run, r.detected, r.liarBanned, r.truth))
 	}
 	t.Logf("check every block: %d runs, %d omissions (%d of wallet txs), %d caught, %d missed, %d honest bans, %.0f bytes received per sync",
 		runs, made, wallet, caught, misses, honestBans, float64(bytes)/float64(runs))
-	if wallet == 0 {
-		t.Fatal("no omission of a wallet transaction happened: the loop tested nothing")
-	}
+	require.NotEqual(t, 0, wallet, "no omission of a wallet transaction happened: the loop tested nothing")
 }
 
 // sampledCheckEvery is the sampled check rate TestSampledCheckDetectionRate
@@ -110,9 +109,7 @@ func TestSampledCheckDetectionRate(t *testing.T) {
 	var made, caught int
 	for run := 0; run < runs; run++ {
 		r := omissionSync(t, h.Node().RPC(), h.Params(), h.Node().P2PAddr(), start, tip, scripts, truth, int64(1000+run), sampledCheckEvery)
-		if r.honestBanned {
-			t.Errorf("run %d: the honest btcd was banned", run)
-		}
+		require.False(t, r.honestBanned, "run %d: the honest btcd was banned", run)
 		if r.omitted == 0 {
 			continue
 		}
@@ -127,9 +124,8 @@ func TestSampledCheckDetectionRate(t *testing.T) {
 	lo, hi := float64(made)*p-z999*sd, float64(made)*p+z999*sd
 	t.Logf("sampled 1/%d: %d omissions, %d caught (%.3f; expected %.3f, 99.9%% interval %.1f..%.1f caught)",
 		sampledCheckEvery, made, caught, float64(caught)/math.Max(1, float64(made)), p, lo, hi)
-	if float64(caught) < lo || float64(caught) > hi {
-		t.Fatalf("caught %d of %d, outside the 99.9%% interval %.1f..%.1f for p = %.3f", caught, made, lo, hi, p)
-	}
+	require.GreaterOrEqual(t, float64(caught), lo, "caught %d of %d, outside the 99.9%% interval %.1f..%.1f for p = %.3f", caught, made, lo, hi, p)
+	require.LessOrEqual(t, float64(caught), hi, "caught %d of %d, outside the 99.9%% interval %.1f..%.1f for p = %.3f", caught, made, lo, hi, p)
 }
 
 // omissionSync runs one cold sync with a liar (seed) listed first and the
@@ -140,21 +136,15 @@ func omissionSync(t *testing.T, up hostile.Upstream, params *chaincfg.Params, ho
 	hp, err := hostile.Start(context.Background(), hostile.Config{
 		Upstream: up, Params: params, Scenario: hostile.OmitRandomMatch, Times: 1, Seed: seed, OmitRate: 0.3,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer hp.Close()
 	w := watchtest.NewMemWatcher(start+1, scripts...)
 	cfg := hostileFirst(t, hp, hostile.OmitRandomMatch, honest, w, t.TempDir())
 	cfg.Tuning.StallTimeout, cfg.Tuning.TickInterval = 2*time.Second, 200*time.Millisecond
 	cfg.SpotCheckEvery, cfg.FullBlockEvery = checkEvery, -1
 	n, err := spv.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, n.Start(context.Background()))
 	defer n.Stop()
 	waitSynced(t, n, tip)
 	st := n.Status()
@@ -209,14 +199,10 @@ func TestOmissionCheckCost(t *testing.T) {
 	buildChain(t, h, k, scripts, 60, 4, 23)
 	_, tip, _ := h.Node().BestBlock()
 	honest, err := hostile.Start(context.Background(), hostile.Config{Upstream: h.Node().RPC(), Params: h.Params()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer honest.Close()
 	honest2, err := hostile.Start(context.Background(), hostile.Config{Upstream: h.Node().RPC(), Params: h.Params()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer honest2.Close()
 	two := []string{honest.Addr(), h.Node().P2PAddr()}
 	sync := func(cross, full int, peers []string) uint64 {
@@ -226,17 +212,12 @@ func TestOmissionCheckCost(t *testing.T) {
 			Log: testLogger(), SpotCheckEvery: cross, FullBlockEvery: full,
 			Tuning: spv.Tuning{MinPeers: len(peers), MinPeersWait: 5 * time.Second},
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := n.Start(context.Background()); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
+		require.NoError(t, n.Start(context.Background()))
 		defer n.Stop()
 		waitSynced(t, n, tip)
-		if bans := n.Bans(); len(bans) > 0 {
-			t.Errorf("honest peers banned: %+v", bans)
-		}
+		bans := n.Bans()
+		require.LessOrEqual(t, len(bans), 0, "honest peers banned: %+v", bans)
 		st := n.Status()
 		t.Logf("%d peers, cross %d full %d: spot checks %d, full-block checks %d, omissions %d, dropped %d", len(peers), cross, full, st.SpotChecks, st.FullBlockChecks, st.Omissions, st.Dropped)
 		return st.BytesReceived
@@ -245,7 +226,7 @@ func TestOmissionCheckCost(t *testing.T) {
 	cross2 := sync(1, -1, append(two, honest2.Addr()))
 	t.Logf("bytes received, %d blocks: no check %d; every block from a second peer %d (%.2fx); from two second peers (3 peers) %d (%.2fx); every block whole %d (%.2fx)",
 		tip-start, none, cross, float64(cross)/float64(none), cross2, float64(cross2)/float64(none), full, float64(full)/float64(none))
-	if cross <= none || full <= none || cross2 <= cross {
-		t.Fatalf("checks cost nothing? none %d, cross %d, two second peers %d, full %d", none, cross, cross2, full)
-	}
+	require.Greater(t, cross, none, "checks cost nothing? none %d, cross %d, two second peers %d, full %d", none, cross, cross2, full)
+	require.Greater(t, full, none, "checks cost nothing? none %d, cross %d, two second peers %d, full %d", none, cross, cross2, full)
+	require.Greater(t, cross2, cross, "checks cost nothing? none %d, cross %d, two second peers %d, full %d", none, cross, cross2, full)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/testnet"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/stretchr/testify/require"
 )
 
 // onPathRun is one measured v2 sync: the client's settings.
@@ -63,20 +64,14 @@ func TestOnPathObserverMeasured(t *testing.T) {
 	}
 	h := testnet.NewT(t, testnet.Options{V2Transport: true})
 	key, err := testnet.NewKeyring(testnet.DemoSeed, regtest(t).Params)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	xpub, err := key.Xpub(testnet.PurposeBIP84)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	truth, err := h.BuildChain(t.Context(), testnet.ChainSpec{
 		Blocks: 150, TxsPerBlock: 12, Keyring: key, Purpose: testnet.PurposeBIP84,
 		WatchAddrs: 10, PaymentsPerAddr: 2, SpendFraction: 0.3, Seed: 2626,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	c := &transportChain{srv: h.Chain, key: key, xpub: xpub, truth: truth, birth: truth.StartHeight + 1}
 	blocks, txids := chainShapes(t, h, c.birth, truth.TipHeight)
 
@@ -109,13 +104,9 @@ func TestOnPathObserverMeasured(t *testing.T) {
 		len(blocks), all, unique, onPathTable(results))
 	if len(results) == len(runs) {
 		def, wide := results[1], results[5]
-		if p, q := ratio(def.calledWallet, def.called), ratio(wide.calledWallet, wide.called); !(q < p) {
-			t.Errorf("false-positive cover did not lower the observer's block precision: %.3f at 1e-4, %.3f at 0.05", p, q)
-		}
-		if !(results[2].hi-results[2].lo > results[1].hi-results[1].lo && results[1].hi-results[1].lo > results[0].hi-results[0].lo) {
-			t.Errorf("padding did not widen the element range: %d-%d, %d-%d, %d-%d",
-				results[0].lo, results[0].hi, results[1].lo, results[1].hi, results[2].lo, results[2].hi)
-		}
+		p, q := ratio(def.calledWallet, def.called), ratio(wide.calledWallet, wide.called)
+		require.Less(t, q, p, "false-positive cover did not lower the observer's block precision: %.3f at 1e-4, %.3f at 0.05", p, q)
+		require.True(t, results[2].hi-results[2].lo > results[1].hi-results[1].lo && results[1].hi-results[1].lo > results[0].hi-results[0].lo, "padding did not widen the element range: %d-%d, %d-%d, %d-%d", results[0].lo, results[0].hi, results[1].lo, results[1].hi, results[2].lo, results[2].hi)
 	}
 }
 
@@ -127,13 +118,9 @@ func chainShapes(t *testing.T, h *testnet.Harness, from, to int32) ([]onpath.Blo
 	txids := map[int32][]chainhash.Hash{}
 	for ht := from; ht <= to; ht++ {
 		hash, err := h.Node().RPC().GetBlockHash(int64(ht))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		b, err := h.Node().RPC().GetBlock(hash)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		pb := onpath.Block{Height: ht}
 		for _, tx := range b.Transactions {
 			pb.TxSizes = append(pb.TxSizes, tx.SerializeSizeStripped())
@@ -147,9 +134,7 @@ func chainShapes(t *testing.T, h *testnet.Harness, from, to int32) ([]onpath.Blo
 // measureOnPath runs one v2 sync and scores the observer.
 func measureOnPath(t *testing.T, c *transportChain, h *testnet.Harness, run onPathRun, blocks []onpath.Block, txids map[int32][]chainhash.Hash) onPathResult {
 	relay, err := testnet.StartRelay(t.Context(), h.Node().P2PAddr())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer relay.Close()
 	var mu sync.Mutex
 	var taps []spv.WirePacket
@@ -163,9 +148,7 @@ func measureOnPath(t *testing.T, c *transportChain, h *testnet.Harness, run onPa
 		mu.Unlock()
 	}
 	n, err := spv.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	sub := n.Subscribe()
 	defer sub.Cancel()
 	// Collect the events as they come (the node discards what is
@@ -181,17 +164,13 @@ func measureOnPath(t *testing.T, c *transportChain, h *testnet.Harness, run onPa
 			}
 		}
 	}()
-	if err := n.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, n.Start(context.Background()))
 	select {
 	case <-atTip:
 	case <-time.After(2 * time.Minute):
-		t.Fatalf("not synced at the tip after 2 min: %+v", n.Status())
+		require.FailNow(t, fmt.Sprintf("not synced at the tip after 2 min: %+v", n.Status()))
 	}
-	if err := n.Stop(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, n.Stop())
 	res := onPathResult{run: run, asked: len(blocks), lo: -1, hi: -1}
 	walletBlock, anyBlock := map[int32]bool{}, map[int32]bool{}
 	wallet, matched := map[chainhash.Hash]bool{}, map[chainhash.Hash]bool{}
@@ -207,9 +186,7 @@ func measureOnPath(t *testing.T, c *transportChain, h *testnet.Harness, run onPa
 					res.lo, res.hi = cl.MinElements, cl.MaxElements
 				}
 			}
-			if ev.Record.Transport != transcript.TransportV2 {
-				t.Fatalf("a filterload over %q", ev.Record.Transport)
-			}
+			require.Equal(t, transcript.TransportV2, ev.Record.Transport, "a filterload over %q", ev.Record.Transport)
 		case spv.MatchedTx:
 			if ev.Height < 0 {
 				continue
@@ -258,19 +235,14 @@ func measureOnPath(t *testing.T, c *transportChain, h *testnet.Harness, run onPa
 		}
 		if st.Roles[i] != want {
 			wrong++
-			if wrong <= 5 {
-				t.Errorf("packet %d (%s, %d bytes, out %v) read as %q", i, p.Cmd, p.Bytes, p.Out, st.Roles[i])
-			}
+			require.Greater(t, wrong, 5, "packet %d (%s, %d bytes, out %v) read as %q", i, p.Cmd, p.Bytes, p.Out, st.Roles[i])
 		}
 	}
 	mu.Unlock()
-	if wrong > 0 {
-		t.Errorf("%d packets misread", wrong)
-	}
+	require.LessOrEqual(t, wrong, 0, "%d packets misread", wrong)
 	res.reasked = st.Refetched
-	if st.Requested-st.Refetched != len(blocks) || st.Parsed != st.Requested {
-		t.Errorf("the observer read %d blocks asked (%d again) and placed %d merkleblocks, want %d asked once", st.Requested, st.Refetched, st.Parsed, len(blocks))
-	}
+	require.Equal(t, len(blocks), st.Requested-st.Refetched, "the observer read %d blocks asked (%d again) and placed %d merkleblocks, want %d asked once", st.Requested, st.Refetched, st.Parsed, len(blocks))
+	require.Equal(t, st.Requested, st.Parsed, "the observer read %d blocks asked (%d again) and placed %d merkleblocks, want %d asked once", st.Requested, st.Refetched, st.Parsed, len(blocks))
 	called := map[int32]bool{}
 	for _, ht := range st.Matched {
 		called[ht] = true
@@ -283,9 +255,7 @@ func measureOnPath(t *testing.T, c *transportChain, h *testnet.Harness, run onPa
 	// observer may call more: the answers the client discarded after a
 	// reload, to its old filter, matched other false positives.
 	for ht := range anyBlock {
-		if !called[ht] {
-			t.Errorf("block %d held matches; the observer missed it", ht)
-		}
+		require.True(t, called[ht], "block %d held matches; the observer missed it", ht)
 	}
 	placed, named := map[string]bool{}, map[chainhash.Hash]bool{}
 	for _, tx := range st.Txs {
@@ -300,9 +270,9 @@ func measureOnPath(t *testing.T, c *transportChain, h *testnet.Harness, run onPa
 			res.namedWallet++
 		}
 	}
-	if res.lo < 0 || res.elements < res.lo || res.elements > res.hi {
-		t.Errorf("%d elements, the burst of %d bytes reads as %d-%d", res.elements, res.wire, res.lo, res.hi)
-	}
+	require.GreaterOrEqual(t, res.lo, 0, "%d elements, the burst of %d bytes reads as %d-%d", res.elements, res.wire, res.lo, res.hi)
+	require.GreaterOrEqual(t, res.elements, res.lo, "%d elements, the burst of %d bytes reads as %d-%d", res.elements, res.wire, res.lo, res.hi)
+	require.LessOrEqual(t, res.elements, res.hi, "%d elements, the burst of %d bytes reads as %d-%d", res.elements, res.wire, res.lo, res.hi)
 	return res
 }
 

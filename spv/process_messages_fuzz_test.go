@@ -3,6 +3,7 @@ package spv
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"runtime"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/watch/watchtest"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 // The message-sequence fuzz target, in the manner of Bitcoin Core's
@@ -129,9 +131,8 @@ func FuzzMessageSequences(f *testing.F) {
 // TestFuzzHarnessSyncs: the honest seed program syncs the watcher to the
 // chain's three payments, so the target's checks see a working sync.
 func TestFuzzHarnessSyncs(t *testing.T) {
-	if got := runFuzzProgram(t, fuzzSeeds()[0]); got != 3 {
-		t.Fatalf("the honest program confirmed %d payments, want 3", got)
-	}
+	got := runFuzzProgram(t, fuzzSeeds()[0])
+	require.Equal(t, 3, got, "the honest program confirmed %d payments, want 3", got)
 }
 
 // runFuzzProgram runs one program against a fresh manager and returns the
@@ -232,9 +233,8 @@ func runFuzzProgram(t *testing.T, data []byte) int {
 			deliver(s, blk.Transactions[len(blk.Transactions)-1])
 		}
 		for _, s := range sims {
-			if held := s.ps.stateBytes() + s.ps.acct.held(); held > maxPeerStateBytes+maxWriteQueueBytes+maxInboxBytes {
-				t.Fatalf("peer %s holds %d bytes", s.ps.addr, held)
-			}
+			held := s.ps.stateBytes() + s.ps.acct.held()
+			require.LessOrEqual(t, held, int64(maxPeerStateBytes+maxWriteQueueBytes+maxInboxBytes), "peer %s holds %d bytes", s.ps.addr, held)
 		}
 	}
 	confirmed := 0
@@ -243,23 +243,21 @@ func runFuzzProgram(t *testing.T, data []byte) int {
 			continue
 		}
 		confirmed++
-		if h, ok := fuzzChain.truth[txid]; !ok || h != tx.Height {
-			t.Fatalf("the watcher confirms %v at %d; the chain has it at %d (%v)", txid, tx.Height, h, ok)
-		}
+		h, ok := fuzzChain.truth[txid]
+		require.True(t, ok, "the watcher confirms %v at %d; the chain has it at %d (%v)", txid, tx.Height, h, ok)
+		require.Equal(t, tx.Height, h, "the watcher confirms %v at %d; the chain has it at %d (%v)", txid, tx.Height, h, ok)
 	}
 	for _, s := range sims {
 		s.ps.acct.close()
 	}
 	cancel()
-	if err := n.Stop(); err != nil {
-		t.Fatalf("stop: %v", err)
-	}
+	require.NoError(t, n.Stop(), "stop")
 	// Stop waits for what it started: nothing may be left. (A test
 	// goroutine of the package may still be ending: give it a moment.)
 	for i := 0; runtime.NumGoroutine() > g0; i++ {
 		if i == 500 {
 			buf := make([]byte, 1<<16)
-			t.Fatalf("%d goroutines after Stop, %d before:\n%s", runtime.NumGoroutine(), g0, buf[:runtime.Stack(buf, true)])
+			require.FailNow(t, fmt.Sprintf("%d goroutines after Stop, %d before:\n%s", runtime.NumGoroutine(), g0, buf[:runtime.Stack(buf, true)]))
 		}
 		time.Sleep(2 * time.Millisecond)
 	}

@@ -1,7 +1,6 @@
 package spv
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -14,19 +13,16 @@ import (
 	"github.com/bloomwatch/bloomwatch/testnet/socks"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 // startProxy starts a SOCKS5 server on 127.0.0.1, closed at cleanup.
 func startProxy(t testing.TB, opts socks.Options) *socks.Proxy {
 	t.Helper()
 	p, err := socks.Start(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() {
-		if err := p.Close(); err != nil {
-			t.Error(err)
-		}
+		require.NoError(t, p.Close())
 	})
 	return p
 }
@@ -42,9 +38,7 @@ func startEchoServer(t testing.TB) string {
 func startTCPServer(t testing.TB, handle func(net.Conn)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -70,9 +64,7 @@ func startTCPServer(t testing.TB, handle func(net.Conn)) string {
 func deadPort(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	_ = ln.Close()
 	return port
@@ -83,19 +75,18 @@ func deadPort(t testing.TB) string {
 func testDialer(t testing.TB, proxy string, shared bool) (*dialer, *logSink) {
 	t.Helper()
 	sink, log := newLogSink()
-	return newDialer(Config{Proxy: proxy, NoProxyIsolation: shared, Resolver: failResolver{t}, Log: log}), sink
+	return newDialer(Config{Proxy: proxy, NoProxyIsolation: shared, Resolver: newFailResolver(t), Log: log}), sink
 }
 
 // echoOnce checks that conn echoes.
 func echoOnce(t testing.TB, conn net.Conn) {
 	t.Helper()
-	if _, err := conn.Write([]byte("bloom")); err != nil {
-		t.Fatal(err)
-	}
+	_, err := conn.Write([]byte("bloom"))
+	require.NoError(t, err)
 	buf := make([]byte, 5)
-	if _, err := io.ReadFull(conn, buf); err != nil || string(buf) != "bloom" {
-		t.Fatalf("echo %q, %v", buf, err)
-	}
+	_, err = io.ReadFull(conn, buf)
+	require.NoError(t, err, "echo %q", buf)
+	require.Equal(t, "bloom", string(buf), "echo %q, %v", buf, err)
 }
 
 func TestSOCKSRequestEncoding(t *testing.T) {
@@ -107,14 +98,12 @@ func TestSOCKSRequestEncoding(t *testing.T) {
 	}
 	for host, want := range cases {
 		got, err := socksRequest(host, 8333)
-		if err != nil || !bytes.Equal(got, want) {
-			t.Errorf("socksRequest(%q) = %x, %v; want %x", host, got, err, want)
-		}
+		require.NoError(t, err, "socksRequest(%q) = %x, %v; want %x", host, got, err, want)
+		require.Equal(t, want, got, "socksRequest(%q) = %x, %v; want %x", host, got, err, want)
 	}
 	for _, host := range []string{"", strings.Repeat("a", 256)} {
-		if _, err := socksRequest(host, 1); !errors.Is(err, ErrProxy) {
-			t.Errorf("socksRequest(%d bytes): %v, want ErrProxy", len(host), err)
-		}
+		_, err := socksRequest(host, 1)
+		require.ErrorIs(t, err, ErrProxy, "socksRequest(%d bytes): %v, want ErrProxy", len(host), err)
 	}
 }
 
@@ -131,43 +120,32 @@ func TestDialerIsolatesEveryConnection(t *testing.T) {
 	var vias []string
 	for _, dest := range []string{echo, net.JoinHostPort("node.bloomwatch.test", echoPort), echo} {
 		conn, via, err := d.dial(ctx, dest)
-		if err != nil {
-			t.Fatalf("dial %s: %v", dest, err)
-		}
+		require.NoError(t, err, "dial %s", dest)
 		echoOnce(t, conn)
 		_ = conn.Close()
 		vias = append(vias, via)
 	}
 	conns := proxy.Conns()
-	if len(conns) != 3 {
-		t.Fatalf("proxy saw %d connections: %+v", len(conns), conns)
-	}
+	require.Len(t, conns, 3, "proxy saw %d connections: %+v", len(conns), conns)
 	seen := map[string]bool{}
 	for i, via := range vias {
 		id, ok := transcript.IsolationID(via)
-		if !ok || !strings.HasPrefix(id, d.prefix+"-") {
-			t.Fatalf("via %q", via)
-		}
-		if seen[id] {
-			t.Fatalf("isolation id %s used twice", id)
-		}
+		require.True(t, ok, "via %q", via)
+		require.True(t, strings.HasPrefix(id, d.prefix+"-"), "via %q", via)
+		require.False(t, seen[id], "isolation id %s used twice", id)
 		seen[id] = true
-		if conns[i].User != id {
-			t.Errorf("connection %d: proxy saw user %q, transcript would say %q", i, conns[i].User, id)
-		}
+		require.Equal(t, id, conns[i].User, "connection %d: proxy saw user %q, transcript would say %q", i, conns[i].User, id)
 	}
 	// The name went to the proxy unresolved (failResolver was never
 	// asked): the proxy resolved it with the test's DNS server.
-	if conns[1].Dest != net.JoinHostPort("node.bloomwatch.test", echoPort) || conns[1].Dialed != echo {
-		t.Errorf("named destination: %+v", conns[1])
-	}
-	if got := seed.QueriedNames(); len(got) == 0 || got[0] != "node.bloomwatch.test" {
-		t.Errorf("seed queried %v", got)
-	}
+	require.Equal(t, net.JoinHostPort("node.bloomwatch.test", echoPort), conns[1].Dest, "named destination: %+v", conns[1])
+	require.Equal(t, echo, conns[1].Dialed, "named destination: %+v", conns[1])
+	got := seed.QueriedNames()
+	require.NotEqual(t, 0, len(got), "seed queried %v", got)
+	require.Equal(t, "node.bloomwatch.test", got[0], "seed queried %v", got)
 	// Another node (or run) starts from another random prefix.
-	if d2, _ := testDialer(t, proxy.Addr(), false); d2.prefix == d.prefix {
-		t.Errorf("two dialers share the prefix %s", d.prefix)
-	}
+	d2, _ := testDialer(t, proxy.Addr(), false)
+	require.NotEqual(t, d.prefix, d2.prefix, "two dialers share the prefix %s", d.prefix)
 }
 
 func TestDialerSharedStreamAndIgnoredCredentials(t *testing.T) {
@@ -179,25 +157,22 @@ func TestDialerSharedStreamAndIgnoredCredentials(t *testing.T) {
 	both := startProxy(t, socks.Options{Auth: socks.PasswordOrNone})
 	d, _ := testDialer(t, both.Addr(), true)
 	conn, via, err := d.dial(ctx, echo)
-	if err != nil || via != transcript.ViaProxy {
-		t.Fatalf("shared: via %q, err %v", via, err)
-	}
+	require.NoError(t, err, "shared: via %q", via)
+	require.Equal(t, transcript.ViaProxy, via, "shared: via %q, err %v", via, err)
 	echoOnce(t, conn)
 	_ = conn.Close()
-	if c := both.Conns(); len(c) != 1 || c[0].User != "" {
-		t.Fatalf("shared: proxy saw %+v", c)
-	}
+	c := both.Conns()
+	require.Len(t, c, 1, "shared: proxy saw %+v", c)
+	require.Equal(t, "", c[0].User, "shared: proxy saw %+v", c)
 	// Isolation on with a proxy that takes both: credentials win (they
 	// are offered first).
 	d, _ = testDialer(t, both.Addr(), false)
 	conn, via, err = d.dial(ctx, echo)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	_ = conn.Close()
-	if id, ok := transcript.IsolationID(via); !ok || both.Conns()[1].User != id {
-		t.Fatalf("isolated on a password-or-none proxy: via %q, proxy %+v", via, both.Conns())
-	}
+	id, ok := transcript.IsolationID(via)
+	require.True(t, ok, "isolated on a password-or-none proxy: via %q, proxy %+v", via, both.Conns())
+	require.Equal(t, id, both.Conns()[1].User, "isolated on a password-or-none proxy: via %q, proxy %+v", via, both.Conns())
 
 	// A proxy without authentication ignores the credentials: Via says
 	// so, and the log warns once.
@@ -205,21 +180,19 @@ func TestDialerSharedStreamAndIgnoredCredentials(t *testing.T) {
 	d, sink := testDialer(t, none.Addr(), false)
 	for range 2 {
 		conn, via, err := d.dial(ctx, echo)
-		if err != nil || via != transcript.ViaProxy {
-			t.Fatalf("no-auth proxy: via %q, err %v", via, err)
-		}
+		require.NoError(t, err, "no-auth proxy: via %q", via)
+		require.Equal(t, transcript.ViaProxy, via, "no-auth proxy: via %q, err %v", via, err)
 		_ = conn.Close()
 	}
-	if n := strings.Count(sink.String(), "no stream isolation"); n != 1 {
-		t.Errorf("%d warnings, want 1:\n%s", n, sink.String())
-	}
+	n := strings.Count(sink.String(), "no stream isolation")
+	require.Equal(t, 1, n, "%d warnings, want 1:\n%s", n, sink.String())
 
 	// A proxy that wants credentials refuses a client without.
 	pass := startProxy(t, socks.Options{Auth: socks.Password})
 	d, _ = testDialer(t, pass.Addr(), true)
-	if _, _, err := d.dial(ctx, echo); !errors.Is(err, ErrProxy) || !strings.Contains(err.Error(), "no acceptable authentication method") {
-		t.Fatalf("password-only proxy without credentials: %v", err)
-	}
+	_, _, err = d.dial(ctx, echo)
+	require.ErrorIs(t, err, ErrProxy, "password-only proxy without credentials: %v", err)
+	require.Contains(t, err.Error(), "no acceptable authentication method", "password-only proxy without credentials: %v", err)
 }
 
 func TestDialerProxyErrors(t *testing.T) {
@@ -231,30 +204,29 @@ func TestDialerProxyErrors(t *testing.T) {
 	// The destination refuses: the proxy's reply says so.
 	_, _, err := d.dial(ctx, "127.0.0.1:"+deadPort(t))
 	var reply *ProxyReplyError
-	if !errors.As(err, &reply) || reply.Code != 5 || !reply.DestinationFault() || !errors.Is(err, ErrProxy) {
-		t.Fatalf("refused destination: %v", err)
-	}
+	require.ErrorAs(t, err, &reply, "refused destination: %v", err)
+	require.Equal(t, byte(5), reply.Code, "refused destination: %v", err)
+	require.True(t, reply.DestinationFault(), "refused destination: %v", err)
+	require.ErrorIs(t, err, ErrProxy, "refused destination: %v", err)
 	// A name the proxy cannot resolve: host unreachable.
 	_, _, err = d.dial(ctx, "nowhere.bloomwatch.test:8333")
-	if !errors.As(err, &reply) || reply.Code != 4 {
-		t.Fatalf("unresolvable name: %v", err)
-	}
+	require.ErrorAs(t, err, &reply, "unresolvable name: %v", err)
+	require.Equal(t, byte(4), reply.Code, "unresolvable name: %v", err)
 
 	// No proxy listening.
 	down, _ := testDialer(t, "127.0.0.1:"+deadPort(t), false)
 	_, _, err = down.dial(ctx, "127.0.0.1:8333")
-	if !errors.Is(err, ErrProxy) || errors.As(err, &reply) {
-		t.Fatalf("proxy down: %v", err)
-	}
+	require.ErrorIs(t, err, ErrProxy, "proxy down: %v", err)
+	require.False(t, errors.As(err, &reply), "proxy down: %v", err)
 
 	// Something that is not a SOCKS5 server.
 	httpd := startTCPServer(t, func(c net.Conn) {
 		_, _ = c.Write([]byte("HTTP/1.0 400 Bad Request\r\n\r\n"))
 	})
 	notSocks, _ := testDialer(t, httpd, false)
-	if _, _, err := notSocks.dial(ctx, "127.0.0.1:8333"); !errors.Is(err, ErrProxy) || !strings.Contains(err.Error(), "not a SOCKS5 server") {
-		t.Fatalf("HTTP server as proxy: %v", err)
-	}
+	_, _, err = notSocks.dial(ctx, "127.0.0.1:8333")
+	require.ErrorIs(t, err, ErrProxy, "HTTP server as proxy: %v", err)
+	require.ErrorContains(t, err, "not a SOCKS5 server", "HTTP server as proxy: %v", err)
 
 	// A proxy that never answers: the context ends the handshake.
 	hold := make(chan struct{})
@@ -265,12 +237,9 @@ func TestDialerProxyErrors(t *testing.T) {
 	defer scancel()
 	start := time.Now()
 	_, _, err = mute.dial(sctx, "127.0.0.1:8333")
-	if !errors.Is(err, ErrProxy) || !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("silent proxy: %v", err)
-	}
-	if time.Since(start) > 5*time.Second {
-		t.Fatalf("silent proxy held the dial %v", time.Since(start))
-	}
+	require.ErrorIs(t, err, ErrProxy, "silent proxy: %v", err)
+	require.ErrorIs(t, err, context.DeadlineExceeded, "silent proxy: %v", err)
+	require.LessOrEqual(t, time.Since(start), 5*time.Second, "silent proxy held the dial %v", time.Since(start))
 }
 
 func TestDirectDialResolvesWithResolver(t *testing.T) {
@@ -283,14 +252,12 @@ func TestDirectDialResolvesWithResolver(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	conn, via, err := d.dial(ctx, net.JoinHostPort("node.bloomwatch.test", port))
-	if err != nil || via != transcript.ViaDirect {
-		t.Fatalf("via %q, err %v", via, err)
-	}
+	require.NoError(t, err, "via %q", via)
+	require.Equal(t, transcript.ViaDirect, via, "via %q, err %v", via, err)
 	echoOnce(t, conn)
 	_ = conn.Close()
-	if _, _, err := d.dial(ctx, net.JoinHostPort("unknown.bloomwatch.test", port)); err == nil {
-		t.Fatal("an unknown name dialed")
-	}
+	_, _, err = d.dial(ctx, net.JoinHostPort("unknown.bloomwatch.test", port))
+	require.Error(t, err, "an unknown name dialed")
 }
 
 func TestProxyNodeResolvesNothingLocally(t *testing.T) {
@@ -304,51 +271,35 @@ func TestProxyNodeResolvesNothingLocally(t *testing.T) {
 
 	// Seeds: reached by name through the proxy (an address fetch).
 	sink, log := newLogSink()
-	n := seedTestNode(t, network, Config{Proxy: proxy.Addr(), Resolver: failResolver{t}, Log: log, Tuning: Tuning{SeedTimeout: time.Second}})
-	if err := n.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	n := seedTestNode(t, network, Config{Proxy: proxy.Addr(), Resolver: newFailResolver(t), Log: log, Tuning: Tuning{SeedTimeout: time.Second}})
+	require.NoError(t, n.Start(context.Background()))
 	waitLog(t, sink, "address fetch through the proxy", "no new peer address from the DNS seeds")
 	// Explicit peers by name: the name goes to the proxy.
 	sink2, log2 := newLogSink()
-	n2 := seedTestNode(t, network, Config{Proxy: proxy.Addr(), Resolver: failResolver{t}, Log: log2,
+	n2 := seedTestNode(t, network, Config{Proxy: proxy.Addr(), Resolver: newFailResolver(t), Log: log2,
 		Connect: []string{net.JoinHostPort("peer.bloomwatch.test", port)}})
-	if err := n2.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, n2.Start(context.Background()))
 	waitLog(t, sink2, "dial failed")
-	if err := n.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	if err := n2.Stop(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, n.Stop())
+	require.NoError(t, n2.Stop())
 
 	wantDest := map[string]bool{
 		net.JoinHostPort(testSeedHost, port):           false,
 		net.JoinHostPort("peer.bloomwatch.test", port): false,
 	}
 	for _, c := range proxy.Conns() {
-		if _, ok := wantDest[c.Dest]; !ok {
-			t.Errorf("unexpected proxy request %+v", c)
-			continue
-		}
+		_, ok := wantDest[c.Dest]
+		require.True(t, ok, "unexpected proxy request %+v", c)
 		wantDest[c.Dest] = true
-		if !strings.HasPrefix(c.User, "bw") {
-			t.Errorf("request without an isolation credential: %+v", c)
-		}
+		require.True(t, strings.HasPrefix(c.User, "bw"), "request without an isolation credential: %+v", c)
 	}
 	for dest, seen := range wantDest {
-		if !seen {
-			t.Errorf("the proxy never got %s: %+v", dest, proxy.Conns())
-		}
+		require.True(t, seen, "the proxy never got %s: %+v", dest, proxy.Conns())
 	}
 	// Only the proxy asked the DNS server, and only for the names it was
 	// given: a proxied node never asks for the x5 subdomain.
 	for _, name := range seed.QueriedNames() {
-		if name != testSeedHost && name != "peer.bloomwatch.test" {
-			t.Errorf("DNS server asked for %s", name)
-		}
+		require.False(t, name != testSeedHost && name != "peer.bloomwatch.test", "DNS server asked for %s", name)
 	}
 }
 
@@ -376,12 +327,10 @@ func TestUsableAnnounced(t *testing.T) {
 	}
 	for _, c := range cases {
 		got, ok := usableAnnounced(c.na, c.proxied)
-		if got != c.want || ok != (c.want != "") {
-			t.Errorf("%s: %q, %v; want %q", c.name, got, ok, c.want)
-		}
+		require.Equal(t, c.want, got, "%s: %q, %v; want %q", c.name, got, ok, c.want)
+		require.Equal(t, (c.want != ""), ok, "%s: %q, %v; want %q", c.name, got, ok, c.want)
 	}
 	got, ok := usableAnnounced(wire.NetAddressV2FromBytes(now, both, onion, 8333), true)
-	if !ok || !strings.HasSuffix(got, ".onion:8333") {
-		t.Errorf("tor v3 through the proxy: %q, %v", got, ok)
-	}
+	require.True(t, ok, "tor v3 through the proxy: %q, %v", got, ok)
+	require.True(t, strings.HasSuffix(got, ".onion:8333"), "tor v3 through the proxy: %q, %v", got, ok)
 }

@@ -179,7 +179,7 @@ func broadcastKeptByTarget(ctx context.Context, t *testing.T) *keptByTarget {
 	for len(n.Peers()) < 2 {
 		select {
 		case <-ctx.Done():
-			t.Fatalf("filter peers: %v", n.Peers())
+			require.FailNow(t, fmt.Sprintf("filter peers: %v", n.Peers()))
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
@@ -293,7 +293,7 @@ func waitPass(t *testing.T, sub *Subscription, height int32) RebroadcastPass {
 				return p
 			}
 		case <-deadline:
-			t.Fatalf("no rebroadcast pass at %d within %v", height, rebroadcastTimeout+waitBound)
+			require.FailNow(t, fmt.Sprintf("no rebroadcast pass at %d within %v", height, rebroadcastTimeout+waitBound))
 		}
 	}
 }
@@ -312,7 +312,7 @@ func waitMempool(ctx context.Context, t *testing.T, n *testnet.Node, txid chainh
 	for !inMempool(t, n, txid) {
 		select {
 		case <-ctx.Done():
-			t.Fatalf("%v never reached %s's mempool: %v", txid, n.P2PAddr(), ctx.Err())
+			require.FailNow(t, fmt.Sprintf("%v never reached %s's mempool: %v", txid, n.P2PAddr(), ctx.Err()))
 		case <-time.After(50 * time.Millisecond):
 		}
 	}

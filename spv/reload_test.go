@@ -12,6 +12,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/watch/watchtest"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 // The tests of reload.go: no match makes the node send a filter; filters
@@ -26,9 +27,7 @@ func reserveScript(i uint32) []byte { return p2wpkh(byte(0x40 + i)) }
 func newReserveWatcher(t *testing.T, gap, reserve int) *watchtest.MemWatcher {
 	t.Helper()
 	w, err := watchtest.NewMemWatcherGap(1, gap, func(i uint32) ([]byte, error) { return reserveScript(i), nil })
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return w.SetLookahead(reserve)
 }
 
@@ -39,9 +38,7 @@ func seedRand(n *Node) { n.rng = rand.New(rand.NewPCG(24, 24)) }
 func filterRecords(t *testing.T, n *Node) []transcript.Record {
 	t.Helper()
 	recs, err := transcript.Read(openFile(t, n.cfg.DataDir+"/"+transcript.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return transcript.FilterRecords(recs)
 }
 
@@ -49,9 +46,7 @@ func filterRecords(t *testing.T, n *Node) []transcript.Record {
 func getDataRecords(t *testing.T, n *Node) []transcript.Record {
 	t.Helper()
 	recs, err := transcript.Read(openFile(t, n.cfg.DataDir+"/"+transcript.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var out []transcript.Record
 	for _, r := range recs {
 		if r.Kind == transcript.KindGetData {
@@ -123,22 +118,20 @@ func TestMatchesDoNotReload(t *testing.T) {
 	a := addSimPeer(t, m, "sim:1", chain, 0)
 	b := addSimPeer(t, m, "sim:2", chain, 1)
 	runAll(a, b)
-	if !m.st.Synced || m.synced.Height != 8 {
-		t.Fatalf("synced %v at %d", m.st.Synced, m.synced.Height)
-	}
+	require.True(t, m.st.Synced, "synced %v at %d", m.st.Synced, m.synced.Height)
+	require.Equal(t, int32(8), m.synced.Height, "synced %v at %d", m.st.Synced, m.synced.Height)
 	loads := func() (int, int) { return a.filterLoads(), b.filterLoads() }
-	if la, lb := loads(); la != 1 || lb != 1 {
-		t.Fatalf("filterloads after the catch-up: %d, %d; want 1 each", la, lb)
-	}
+	la, lb := loads()
+	require.Equal(t, 1, la, "filterloads after the catch-up: %d, %d; want 1 each", la, lb)
+	require.Equal(t, 1, lb, "filterloads after the catch-up: %d, %d; want 1 each", la, lb)
 
 	// The live chain: a payment in the mempool beyond the gap...
 	clk.now = clk.now.Add(time.Minute)
 	pay := payTo(2, 2000, reserveScript(gap+8))
 	relay(pay, a, b)
 	runAll(a, b)
-	if _, ok := w.Mempool()[pay.TxHash()]; !ok {
-		t.Fatalf("the mempool payment was not offered to the watcher: %+v", w.Mempool())
-	}
+	_, ok := w.Mempool()[pay.TxHash()]
+	require.True(t, ok, "the mempool payment was not offered to the watcher: %+v", w.Mempool())
 	// ... and one in a new block, further still.
 	clk.now = clk.now.Add(10 * time.Minute)
 	chain = append(chain, mineBlocks(t, n.cfg.Network, &chain[len(chain)-1].Header, 1, func(int) []*wire.MsgTx {
@@ -146,15 +139,12 @@ func TestMatchesDoNotReload(t *testing.T) {
 	})...)
 	announceBlock(chain, a, b)
 	runAll(a, b)
-	if m.synced.Height != 9 || len(w.Txs()) != 3 {
-		t.Fatalf("synced to %d with %d txs; want 9 and 3", m.synced.Height, len(w.Txs()))
-	}
-	if la, lb := loads(); la != 1 || lb != 1 {
-		t.Fatalf("filterloads after the payments: %d, %d; a match made the node send a filter", la, lb)
-	}
-	if m.rl.pendingKeys == 0 {
-		t.Fatal("the watcher's reserve top-up is not pending")
-	}
+	require.Equal(t, int32(9), m.synced.Height, "synced to %d with %d txs; want 9 and 3", m.synced.Height, len(w.Txs()))
+	require.Len(t, w.Txs(), 3, "synced to %d with %d txs; want 9 and 3", m.synced.Height, len(w.Txs()))
+	la, lb = loads()
+	require.Equal(t, 1, la, "filterloads after the payments: %d, %d; a match made the node send a filter", la, lb)
+	require.Equal(t, 1, lb, "filterloads after the payments: %d, %d; a match made the node send a filter", la, lb)
+	require.NotEqual(t, 0, m.rl.pendingKeys, "the watcher's reserve top-up is not pending")
 	payAt := clk.now
 
 	// Within the quiet window nothing is sent even past the reload
@@ -163,9 +153,9 @@ func TestMatchesDoNotReload(t *testing.T) {
 	m.rl.atTime = clk.now
 	m.onTick(clk.now)
 	runAll(a, b)
-	if la, lb := loads(); la != 1 || lb != 1 {
-		t.Fatalf("filterloads within the quiet window: %d, %d", la, lb)
-	}
+	la, lb = loads()
+	require.Equal(t, 1, la, "filterloads within the quiet window: %d, %d", la, lb)
+	require.Equal(t, 1, lb, "filterloads within the quiet window: %d, %d", la, lb)
 	// Two more blocks (the block half of the window) and the time.
 	for i := range 2 {
 		clk.now = clk.now.Add(10 * time.Minute)
@@ -177,31 +167,26 @@ func TestMatchesDoNotReload(t *testing.T) {
 	}
 	m.onTick(clk.now)
 	runAll(a, b)
-	if la, lb := loads(); la != 2 || lb != 2 {
-		t.Fatalf("filterloads after the reload point and the quiet window: %d, %d; want 2 each", la, lb)
-	}
+	la, lb = loads()
+	require.Equal(t, 2, la, "filterloads after the reload point and the quiet window: %d, %d; want 2 each", la, lb)
+	require.Equal(t, 2, lb, "filterloads after the reload point and the quiet window: %d, %d; want 2 each", la, lb)
 	recs := filterRecords(t, n)
 	last := recs[len(recs)-2:]
-	if last[0].Reason != transcript.ReasonNewKey || last[1].Reason != transcript.ReasonNewKey || last[0].Peer == last[1].Peer ||
-		!bytes.Equal(last[0].Filter, last[1].Filter) {
-		t.Fatalf("the reload: %s to %s and %s to %s, same bytes %v; want new-key, one filter for both peers",
-			last[0].Reason, last[0].Peer, last[1].Reason, last[1].Peer, bytes.Equal(last[0].Filter, last[1].Filter))
-	}
-	if gapAfter := last[0].Time.Sub(payAt); gapAfter < 20*time.Minute {
-		t.Fatalf("reloaded %v after the last wallet payment, inside the quiet window", gapAfter)
-	}
+	require.Equal(t, transcript.ReasonNewKey, last[0].Reason, "the reload: %s to %s and %s to %s, same bytes %v; want new-key, one filter for both peers", last[0].Reason, last[0].Peer, last[1].Reason, last[1].Peer, bytes.Equal(last[0].Filter, last[1].Filter))
+	require.Equal(t, transcript.ReasonNewKey, last[1].Reason, "the reload: %s to %s and %s to %s, same bytes %v; want new-key, one filter for both peers", last[0].Reason, last[0].Peer, last[1].Reason, last[1].Peer, bytes.Equal(last[0].Filter, last[1].Filter))
+	require.NotEqual(t, last[1].Peer, last[0].Peer, "the reload: %s to %s and %s to %s, same bytes %v; want new-key, one filter for both peers", last[0].Reason, last[0].Peer, last[1].Reason, last[1].Peer, bytes.Equal(last[0].Filter, last[1].Filter))
+	require.True(t, bytes.Equal(last[0].Filter, last[1].Filter), "the reload: %s to %s and %s to %s, same bytes %v; want new-key, one filter for both peers", last[0].Reason, last[0].Peer, last[1].Reason, last[1].Peer, bytes.Equal(last[0].Filter, last[1].Filter))
+	gapAfter := last[0].Time.Sub(payAt)
+	require.GreaterOrEqual(t, gapAfter, 20*time.Minute, "reloaded %v after the last wallet payment, inside the quiet window", gapAfter)
 	// The new filter holds the gap after the last payment (index gap +
 	// 20) and at least the reserve beyond it.
 	f := m.dl.mirror
 	for i := range uint32(gap + 20 + 1 + gap + reserve) {
-		if !f.Matches(reserveScript(i)[2:]) {
-			t.Fatalf("the reloaded filter lacks key %d", i)
-		}
+		require.True(t, f.Matches(reserveScript(i)[2:]), "the reloaded filter lacks key %d", i)
 	}
 	for _, s := range []*simServer{a, b} {
-		if score := n.bans.Score(s.ps.addr); score != 0 {
-			t.Errorf("%s scored %d", s.ps.addr, score)
-		}
+		score := n.bans.Score(s.ps.addr)
+		require.Equal(t, uint32(0), score, "%s scored %d", s.ps.addr, score)
 	}
 }
 
@@ -230,19 +215,14 @@ func TestGapRaceRefetchesAlignedWindow(t *testing.T) {
 	})
 	s := addSimPeer(t, m, "sim:1", chain, 0)
 	s.run()
-	if len(w.Txs()) != 2 || m.synced.Height != 20 || !m.st.Synced {
-		t.Fatalf("watcher has %d of 2 txs, synced to %d (%v)", len(w.Txs()), m.synced.Height, m.st.Synced)
-	}
-	if m.st.GapRaces != 1 {
-		t.Fatalf("%d gap races, want 1", m.st.GapRaces)
-	}
-	if _, again := w.Applied(); again == 0 {
-		t.Fatal("the paying block was not applied again")
-	}
+	require.Len(t, w.Txs(), 2, "watcher has %d of 2 txs, synced to %d (%v)", len(w.Txs()), m.synced.Height, m.st.Synced)
+	require.Equal(t, int32(20), m.synced.Height, "watcher has %d of 2 txs, synced to %d (%v)", len(w.Txs()), m.synced.Height, m.st.Synced)
+	require.True(t, m.st.Synced, "watcher has %d of 2 txs, synced to %d (%v)", len(w.Txs()), m.synced.Height, m.st.Synced)
+	require.Equal(t, 1, m.st.GapRaces, "%d gap races, want 1", m.st.GapRaces)
+	_, again := w.Applied()
+	require.NotEqual(t, 0, again, "the paying block was not applied again")
 	recs, err := transcript.Read(openFile(t, n.cfg.DataDir+"/"+transcript.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// The first getdata after the gap-race filterload is the re-fetch.
 	raced := false
 	for _, r := range recs {
@@ -250,17 +230,14 @@ func TestGapRaceRefetchesAlignedWindow(t *testing.T) {
 		case r.Kind == transcript.KindFilterLoad && r.Reason == transcript.ReasonGapRace:
 			raced = true
 		case raced && r.Kind == transcript.KindGetData:
-			if r.Height%window != 0 || r.Height > paying || r.Reason != transcript.ReasonRefetch {
-				t.Fatalf("the re-fetch starts at %d (%s): want a multiple of %d at or below the paying block %d",
-					r.Height, r.Reason, window, paying)
-			}
-			if r.Height+int32(r.Count) <= paying {
-				t.Fatalf("the re-fetch covers %d blocks from %d: not the paying block", r.Count, r.Height)
-			}
+			require.Equal(t, int32(0), r.Height%window, "the re-fetch starts at %d (%s): want a multiple of %d at or below the paying block %d", r.Height, r.Reason, window, paying)
+			require.LessOrEqual(t, r.Height, int32(paying), "the re-fetch starts at %d (%s): want a multiple of %d at or below the paying block %d", r.Height, r.Reason, window, paying)
+			require.Equal(t, transcript.ReasonRefetch, r.Reason, "the re-fetch starts at %d (%s): want a multiple of %d at or below the paying block %d", r.Height, r.Reason, window, paying)
+			require.Greater(t, r.Height+int32(r.Count), int32(paying), "the re-fetch covers %d blocks from %d: not the paying block", r.Count, r.Height)
 			return
 		}
 	}
-	t.Fatalf("no re-fetch after a gap-race filterload in %d records", len(recs))
+	require.FailNow(t, fmt.Sprintf("no re-fetch after a gap-race filterload in %d records", len(recs)))
 }
 
 // TestSwitchWaitsForUnheldOutpoints: a download-peer switch (the peer
@@ -287,7 +264,7 @@ func TestSwitchWaitsForUnheldOutpoints(t *testing.T) {
 				return p
 			}
 		}
-		t.Fatalf("no sim peer for %s", ps.addr)
+		require.FailNow(t, fmt.Sprintf("no sim peer for %s", ps.addr))
 		return nil
 	}
 
@@ -297,15 +274,12 @@ func TestSwitchWaitsForUnheldOutpoints(t *testing.T) {
 	first := m.dl
 	m.lagging(first, 10, 6, "test")
 	runAll(peers...)
-	if m.dl == first || m.dl == nil {
-		t.Fatalf("no switch: download peer %v", m.dl)
-	}
-	if got := loads(); !slices.Equal(got, before) {
-		t.Fatalf("filterloads after a switch with an outpoint no filter holds: %v, before %v", got, before)
-	}
-	if r := m.pendingReason(); r != transcript.ReasonOutPoints {
-		t.Fatalf("pending reason %q: the guard must wait for the next point", r)
-	}
+	require.NotSame(t, first, m.dl, "no switch: download peer %v", m.dl)
+	require.NotNil(t, m.dl, "no switch: download peer %v", m.dl)
+	got := loads()
+	require.True(t, slices.Equal(got, before), "filterloads after a switch with an outpoint no filter holds: %v, before %v", got, before)
+	r := m.pendingReason()
+	require.Equal(t, transcript.ReasonOutPoints, r, "pending reason %q: the guard must wait for the next point", r)
 
 	// An outpoint the lagging first peer's filter holds (its server
 	// inserted it) and the others lack: the next switch reloads at once.
@@ -315,18 +289,13 @@ func TestSwitchWaitsForUnheldOutpoints(t *testing.T) {
 	second := m.dl
 	m.lagging(second, 10, 6, "test")
 	runAll(peers...)
-	if m.dl == second || m.dl == first {
-		t.Fatalf("download peer %s: want the third", m.dl.addr)
-	}
+	require.NotSame(t, second, m.dl, "download peer %s: want the third", m.dl.addr)
+	require.NotSame(t, first, m.dl, "download peer %s: want the third", m.dl.addr)
 	after := loads()
 	for i := range after {
-		if after[i] != before[i]+1 {
-			t.Fatalf("filterloads after a switch to a peer lacking a held outpoint: %v, before %v; want one more each", after, before)
-		}
+		require.Equal(t, before[i]+1, after[i], "filterloads after a switch to a peer lacking a held outpoint: %v, before %v; want one more each", after, before)
 	}
-	if !m.outpointsHeld(byState(m.dl).ps.mirror) {
-		t.Fatal("the new download peer's filter lacks an outpoint after the reload")
-	}
+	require.True(t, m.outpointsHeld(byState(m.dl).ps.mirror), "the new download peer's filter lacks an outpoint after the reload")
 }
 
 // TestLaterAnnouncerMirrorsTheRelay: a mempool payment is announced by
@@ -359,23 +328,17 @@ func TestLaterAnnouncerMirrorsTheRelay(t *testing.T) {
 	runAll(a, b)
 	relay(pay, b)
 	runAll(a, b)
-	if getdatas(a) != 1 || getdatas(b) != 0 {
-		t.Fatalf("the payment was asked %d times of the first announcer, %d of the second; want 1 and 0", getdatas(a), getdatas(b))
-	}
+	require.Equal(t, 1, getdatas(a), "the payment was asked %d times of the first announcer, %d of the second; want 1 and 0", getdatas(a), getdatas(b))
+	require.Equal(t, 0, getdatas(b), "the payment was asked %d times of the first announcer, %d of the second; want 1 and 0", getdatas(a), getdatas(b))
 	for _, s := range []*simServer{a, b} {
-		if !s.filter.MatchesOutPoint(&op) {
-			t.Fatalf("%s's server did not insert the payment's outpoint", s.ps.addr)
-		}
-		if !s.ps.mirror.MatchesOutPoint(&op) {
-			t.Fatalf("%s's mirror lacks the outpoint its server inserted", s.ps.addr)
-		}
+		require.True(t, s.filter.MatchesOutPoint(&op), "%s's server did not insert the payment's outpoint", s.ps.addr)
+		require.True(t, s.ps.mirror.MatchesOutPoint(&op), "%s's mirror lacks the outpoint its server inserted", s.ps.addr)
 	}
 	before := []int{a.filterLoads(), b.filterLoads()}
 	m.lagging(m.dl, 10, 6, "test")
 	runAll(a, b)
-	if after := []int{a.filterLoads(), b.filterLoads()}; !slices.Equal(after, before) {
-		t.Fatalf("filterloads after a switch right after the payment: %v, before %v", after, before)
-	}
+	after := []int{a.filterLoads(), b.filterLoads()}
+	require.True(t, slices.Equal(after, before), "filterloads after a switch right after the payment: %v, before %v", after, before)
 }
 
 // syncedLivePeers syncs a manager over a reserve watcher (gap 5, reserve
@@ -392,9 +355,8 @@ func syncedLivePeers(t *testing.T, k int) (*manager, []*simServer) {
 		peers[i] = addSimPeer(t, m, fmt.Sprintf("sim:%d", i+1), chain, i)
 	}
 	runAll(peers...)
-	if !m.st.Synced || m.synced.Height != 6 {
-		t.Fatalf("synced %v at %d", m.st.Synced, m.synced.Height)
-	}
+	require.True(t, m.st.Synced, "synced %v at %d", m.st.Synced, m.synced.Height)
+	require.Equal(t, int32(6), m.synced.Height, "synced %v at %d", m.st.Synced, m.synced.Height)
 	return m, peers
 }
 
@@ -411,22 +373,19 @@ func TestTwoNamedPeersBothCheckTheFirstSync(t *testing.T) {
 		SpotCheckEvery: 1, Connect: []string{"sim:1", "sim:2"},
 		Tuning: Tuning{Clock: clk},
 	})
-	if n.cfg.Tuning.MinPeers != 2 {
-		t.Fatalf("MinPeers %d with two peers named; want 2", n.cfg.Tuning.MinPeers)
-	}
+	require.Equal(t, 2, n.cfg.Tuning.MinPeers, "MinPeers %d with two peers named; want 2", n.cfg.Tuning.MinPeers)
 	chain := mineBlocks(t, n.cfg.Network, genesis(n), 6, func(i int) []*wire.MsgTx {
 		return []*wire.MsgTx{payTo(byte(100+i), 7, p2wpkh(0x99))}
 	})
 	a := addSimPeer(t, m, "sim:1", chain, 0)
 	runAll(a)
-	if m.dl != nil || m.synced.Height > 0 {
-		t.Fatalf("download peer %v, synced to %d with one of two named peers ready", m.dl, m.synced.Height)
-	}
+	require.Nil(t, m.dl, "download peer %v, synced to %d with one of two named peers ready", m.dl, m.synced.Height)
+	require.LessOrEqual(t, m.synced.Height, int32(0), "download peer %v, synced to %d with one of two named peers ready", m.dl, m.synced.Height)
 	b := addSimPeer(t, m, "sim:2", chain, 1)
 	runAll(a, b)
-	if m.synced.Height != 6 || m.st.Unchecked != 0 || m.st.SpotChecks == 0 {
-		t.Fatalf("synced to %d, %d unchecked, %d checks; want 6 blocks all checked", m.synced.Height, m.st.Unchecked, m.st.SpotChecks)
-	}
+	require.Equal(t, int32(6), m.synced.Height, "synced to %d, %d unchecked, %d checks; want 6 blocks all checked", m.synced.Height, m.st.Unchecked, m.st.SpotChecks)
+	require.Equal(t, 0, m.st.Unchecked, "synced to %d, %d unchecked, %d checks; want 6 blocks all checked", m.synced.Height, m.st.Unchecked, m.st.SpotChecks)
+	require.NotEqual(t, 0, m.st.SpotChecks, "synced to %d, %d unchecked, %d checks; want 6 blocks all checked", m.synced.Height, m.st.Unchecked, m.st.SpotChecks)
 }
 
 // newLiveTestManager builds a manager over a reserve watcher (gap,

@@ -2,21 +2,21 @@ package spv
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/bloomwatch/bloomwatch/watch/watchtest"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 // readRecords reads the manager's transcript file.
 func readRecords(t *testing.T, m *manager) []transcript.Record {
 	t.Helper()
 	recs, err := transcript.Read(openFile(t, m.n.cfg.DataDir+"/"+transcript.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return recs
 }
 
@@ -49,35 +49,28 @@ func TestManagerTranscriptRecordsRequests(t *testing.T) {
 	chain := mineBlocks(t, n.cfg.Network, genesis(n), 12, func(int) []*wire.MsgTx { return nil })
 	s := addSimPeer(t, m, "sim:1", chain[:10], 0)
 	s.run()
-	if m.synced.Height != 10 {
-		t.Fatalf("synced to %d", m.synced.Height)
-	}
+	require.Equal(t, int32(10), m.synced.Height, "synced to %d", m.synced.Height)
 	s.setChain(chain)
 	inv := wire.NewMsgInv()
 	h := chain[11].BlockHash()
 	_ = inv.AddInvVect(wire.NewInvVect(wire.InvTypeBlock, &h))
 	s.deliver(inv)
 	s.run()
-	if m.synced.Height != 12 {
-		t.Fatalf("synced to %d after the new blocks", m.synced.Height)
-	}
+	require.Equal(t, int32(12), m.synced.Height, "synced to %d after the new blocks", m.synced.Height)
 	recs := readRecords(t, m)
-	if recs[0].Kind != transcript.KindFilterLoad {
-		t.Fatalf("first record %+v: the filter goes before any request", recs[0])
-	}
+	require.Equal(t, transcript.KindFilterLoad, recs[0].Kind, "first record %+v: the filter goes before any request", recs[0])
 	asked := map[int32]string{}
 	total := 0
 	for _, r := range recs {
 		if r.Kind != transcript.KindGetData {
 			continue
 		}
-		if r.V != 3 || r.Peer != "sim:1" || r.Count < 1 {
-			t.Fatalf("getdata record %+v", r)
-		}
+		require.Equal(t, 3, r.V, "getdata record %+v", r)
+		require.Equal(t, "sim:1", r.Peer, "getdata record %+v", r)
+		require.GreaterOrEqual(t, r.Count, int64(1), "getdata record %+v", r)
 		for h := r.Height; h < r.Height+int32(r.Count); h++ {
-			if _, dup := asked[h]; dup {
-				t.Fatalf("height %d recorded twice", h)
-			}
+			_, dup := asked[h]
+			require.False(t, dup, "height %d recorded twice", h)
 			asked[h] = r.Reason
 		}
 		total += int(r.Count)
@@ -87,13 +80,10 @@ func TestManagerTranscriptRecordsRequests(t *testing.T) {
 		if h > 10 {
 			want = transcript.ReasonLive
 		}
-		if asked[h] != want {
-			t.Errorf("height %d: reason %q, want %q (records %+v)", h, asked[h], want, recs)
-		}
+		require.Equal(t, want, asked[h], "height %d: reason %q, want %q (records %+v)", h, asked[h], want, recs)
 	}
-	if len(asked) != 8 || total != filteredAsked(s) {
-		t.Fatalf("recorded %d heights (%d blocks), sent %d", len(asked), total, filteredAsked(s))
-	}
+	require.Len(t, asked, 8, "recorded %d heights (%d blocks), sent %d", len(asked), total, filteredAsked(s))
+	require.Equal(t, filteredAsked(s), total, "recorded %d heights (%d blocks), sent %d", len(asked), total, filteredAsked(s))
 	var published []transcript.Record
 	deadline := time.After(5 * time.Second)
 	for len(published) < len(recs)-1 { // every record but the filterload
@@ -103,13 +93,16 @@ func TestManagerTranscriptRecordsRequests(t *testing.T) {
 				published = append(published, br.Record)
 			}
 		case <-deadline:
-			t.Fatalf("%d BlocksRequested events, want %d", len(published), len(recs)-1)
+			require.FailNow(t, fmt.Sprintf("%d BlocksRequested events, want %d", len(published), len(recs)-1))
 		}
 	}
 	for i, r := range published {
-		if want := recs[i+1]; r.Seq != want.Seq || r.Height != want.Height || r.Count != want.Count || r.Reason != want.Reason || r.V != want.V {
-			t.Errorf("event %d: %+v, want the record %+v", i, r, want)
-		}
+		want := recs[i+1]
+		require.Equal(t, want.Seq, r.Seq, "event %d: %+v, want the record %+v", i, r, want)
+		require.Equal(t, want.Height, r.Height, "event %d: %+v, want the record %+v", i, r, want)
+		require.Equal(t, want.Count, r.Count, "event %d: %+v, want the record %+v", i, r, want)
+		require.Equal(t, want.Reason, r.Reason, "event %d: %+v, want the record %+v", i, r, want)
+		require.Equal(t, want.V, r.V, "event %d: %+v, want the record %+v", i, r, want)
 	}
 }
 
@@ -130,18 +123,14 @@ func TestManagerTranscriptRecordsRefetch(t *testing.T) {
 		stingy.run()
 		other.run()
 	}
-	if len(w.Txs()) != 2 {
-		t.Fatalf("%d txs", len(w.Txs()))
-	}
+	require.Len(t, w.Txs(), 2, "%d txs", len(w.Txs()))
 	refetched := 0
 	for _, r := range readRecords(t, m) {
 		if r.Kind == transcript.KindGetData && r.Peer == "other:1" && r.Reason == transcript.ReasonRefetch {
 			refetched += int(r.Count)
 		}
 	}
-	if refetched == 0 {
-		t.Fatal("no refetch recorded for the blocks asked again from other:1")
-	}
+	require.NotEqual(t, 0, refetched, "no refetch recorded for the blocks asked again from other:1")
 }
 
 // failAfterLog writes its first ok records and fails after.
@@ -168,12 +157,8 @@ func TestRequestNotSentWhenTranscriptFails(t *testing.T) {
 	chain := mineBlocks(t, n.cfg.Network, genesis(n), 3, func(int) []*wire.MsgTx { return nil })
 	s := addSimPeer(t, m, "sim:1", chain, 0)
 	s.run()
-	if filteredAsked(s) != 0 {
-		t.Fatalf("%d filtered blocks asked that the transcript does not hold", filteredAsked(s))
-	}
-	if !errors.Is(m.st.Err, ErrTranscriptWrite) {
-		t.Fatalf("sync error %v, want ErrTranscriptWrite", m.st.Err)
-	}
+	require.Equal(t, 0, filteredAsked(s), "%d filtered blocks asked that the transcript does not hold", filteredAsked(s))
+	require.ErrorIs(t, m.st.Err, ErrTranscriptWrite, "sync error %v, want ErrTranscriptWrite", m.st.Err)
 }
 
 // TestManagerPublishesBlockMatches: every merkleblock a peer serves with
@@ -204,18 +189,15 @@ func TestManagerPublishesBlockMatches(t *testing.T) {
 		select {
 		case ev := <-sub.Events():
 			if bm, ok := ev.(BlockMatches); ok {
-				if bm.Peer != "sim:1" || len(bm.Matched) != 1 {
-					t.Fatalf("event %+v", bm)
-				}
+				require.Equal(t, "sim:1", bm.Peer, "event %+v", bm)
+				require.Len(t, bm.Matched, 1, "event %+v", bm)
 				got[bm.Height] = bm.Matched[0].String()
 			}
 		case <-deadline:
-			t.Fatalf("BlockMatches for %v, want %v", got, want)
+			require.FailNow(t, fmt.Sprintf("BlockMatches for %v, want %v", got, want))
 		}
 	}
 	for h, id := range want {
-		if got[h] != id {
-			t.Errorf("height %d: %s, want %s", h, got[h], id)
-		}
+		require.Equal(t, id, got[h], "height %d: %s, want %s", h, got[h], id)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/watch"
 	"github.com/bloomwatch/bloomwatch/watch/watchtest"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 // TestMirrorFollowsBtcdRules: btcd tests empty pushes (bip37.RulesBtcd),
@@ -48,18 +49,10 @@ func TestMirrorFollowsBtcdRules(t *testing.T) {
 			s.ps.rules = tc.mirror
 			s.connect()
 			s.run()
-			if !loadedCoversEmpty(t, s) {
-				t.Fatal("the filter the node loaded does not cover the empty element")
-			}
+			require.True(t, loadedCoversEmpty(t, s), "the filter the node loaded does not cover the empty element")
 			_, banned := n.bans.IsBanned("btcd:1")
-			if banned != tc.wantBan {
-				t.Fatalf("banned %v (score %d), want %v; false positives %d, dropped %d",
-					banned, n.bans.Score("btcd:1"), tc.wantBan, m.st.FalsePositives, m.st.Dropped)
-			}
-			if !tc.wantBan && (m.synced.Height != 3 || m.st.FalsePositives < 18 || m.st.Dropped != 0) {
-				t.Fatalf("synced %d, false positives %d, dropped %d: every tx is a false positive of the empty push",
-					m.synced.Height, m.st.FalsePositives, m.st.Dropped)
-			}
+			require.Equal(t, tc.wantBan, banned, "banned %v (score %d), want %v; false positives %d, dropped %d", banned, n.bans.Score("btcd:1"), tc.wantBan, m.st.FalsePositives, m.st.Dropped)
+			require.False(t, !tc.wantBan && (m.synced.Height != 3 || m.st.FalsePositives < 18 || m.st.Dropped != 0), "synced %d, false positives %d, dropped %d: every tx is a false positive of the empty push", m.synced.Height, m.st.FalsePositives, m.st.Dropped)
 		})
 	}
 }
@@ -70,14 +63,12 @@ func tweakCoveringEmpty(t *testing.T, els watch.Elements, fpRate float64) uint32
 	t.Helper()
 	for tweak := uint32(0); tweak < 1<<16; tweak++ {
 		f, err := filterpolicy.BuildFilter(els, fpRate, tweak)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if f.Matches(nil) {
 			return tweak
 		}
 	}
-	t.Fatal("no tweak below 2^16 gives a filter covering the empty element")
+	require.FailNow(t, "no tweak below 2^16 gives a filter covering the empty element")
 	return 0
 }
 
@@ -88,9 +79,7 @@ func loadedCoversEmpty(t *testing.T, s *simServer) bool {
 	for _, msg := range s.sent {
 		if fl, ok := msg.(*wire.MsgFilterLoad); ok {
 			f, err := bip37.LoadFilter(fl)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			return f.Matches(nil)
 		}
 	}

@@ -1,7 +1,6 @@
 package spv_test
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/spv"
@@ -39,32 +39,20 @@ func TestCheckingPeerDoesNotSaturate(t *testing.T) {
 	truth, err := h.BuildChain(context.Background(), testnet.ChainSpec{
 		Blocks: 1000, TxsPerBlock: 10, Keyring: k, WatchAddrs: 20, PaymentsPerAddr: 10, SpendFraction: 0.5, Seed: 24,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	second, err := testnet.StartNode(context.Background(), testnet.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { _ = second.Stop() })
-	if err := second.ConnectTo(h.Node()); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, second.ConnectTo(h.Node()))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := second.WaitForHeight(ctx, truth.TipHeight); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, second.WaitForHeight(ctx, truth.TipHeight))
 	var scripts [][]byte
 	for _, a := range truth.Addresses {
 		addr, err := btcutil.DecodeAddress(a.Address, h.Params())
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		s, err := txscript.PayToAddrScript(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		scripts = append(scripts, s)
 	}
 	const fpRate = 0.005
@@ -75,22 +63,16 @@ func TestCheckingPeerDoesNotSaturate(t *testing.T) {
 		dir := t.TempDir()
 		// One tweak for both runs: which noise a filter matches depends
 		// on it.
-		if err := os.WriteFile(filepath.Join(dir, "filter.json"), []byte(`{"version":1,"tweak":2024}`), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "filter.json"), []byte(`{"version":1,"tweak":2024}`), 0o600))
 		n, err := spv.New(spv.Config{
 			Network: regtest(t), DataDir: dir, Connect: peers, Watcher: w, Log: testLogger(),
 			FPRate: fpRate, RetryMin: 50 * time.Millisecond,
 			Tuning: spv.Tuning{MinPeers: len(peers), TickInterval: 20 * time.Millisecond},
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		sub := n.Subscribe()
 		defer sub.Cancel()
-		if err := n.Start(context.Background()); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, n.Start(context.Background()))
 		defer func() { _ = n.Stop() }()
 		waitSynced(t, n, truth.TipHeight)
 		matched = matched[:0]
@@ -113,9 +95,8 @@ func TestCheckingPeerDoesNotSaturate(t *testing.T) {
 	one, _, w1, _ := sync(h.Node().P2PAddr())
 	two, peers, w2, dir := sync(h.Node().P2PAddr(), second.P2PAddr())
 	for _, w := range []*watchtest.MemWatcher{w1, w2} {
-		if len(w.Txs()) != len(truth.Txs) || w.Balance() != truth.Balance {
-			t.Fatalf("watcher has %d txs, balance %d; truth %d, %d", len(w.Txs()), w.Balance(), len(truth.Txs), truth.Balance)
-		}
+		require.Len(t, w.Txs(), len(truth.Txs), "watcher has %d txs, balance %d; truth %d, %d", len(w.Txs()), w.Balance(), len(truth.Txs), truth.Balance)
+		require.Equal(t, truth.Balance, w.Balance(), "watcher has %d txs, balance %d; truth %d, %d", len(w.Txs()), w.Balance(), len(truth.Txs), truth.Balance)
 	}
 	var dl, check uint64
 	for _, p := range peers {
@@ -129,9 +110,9 @@ func TestCheckingPeerDoesNotSaturate(t *testing.T) {
 	t.Logf("one peer: %d bytes, %d false positives, %d filterloads; two peers: %d bytes (download %d, checking %d), %d false positives, %d filterloads, %d checks, %d unchecked; ratio %.2f",
 		one.BytesReceived, one.FalsePositives, one.Filter.Loads, two.BytesReceived, dl, check,
 		two.FalsePositives, two.Filter.Loads, two.SpotChecks, two.Unchecked, ratio)
-	if two.SpotChecks == 0 || check == 0 || dl == 0 {
-		t.Fatalf("%d checks, checking peer %d bytes, download peer %d bytes", two.SpotChecks, check, dl)
-	}
+	require.NotEqual(t, 0, two.SpotChecks, "%d checks, checking peer %d bytes, download peer %d bytes", two.SpotChecks, check, dl)
+	require.NotEqual(t, uint64(0), check, "%d checks, checking peer %d bytes, download peer %d bytes", two.SpotChecks, check, dl)
+	require.NotEqual(t, uint64(0), dl, "%d checks, checking peer %d bytes, download peer %d bytes", two.SpotChecks, check, dl)
 	// Every filter went to both peers, the same bytes: the checking
 	// peer's filter follows the download peer's.
 	recs := readTranscript(t, dir)
@@ -146,9 +127,8 @@ func TestCheckingPeerDoesNotSaturate(t *testing.T) {
 		filters = append(filters, fl)
 	}
 	t.Logf("two-peer filterloads by reason: %v", byReason)
-	if len(filters) != 2 || !bytes.Equal(filters[0], filters[1]) {
-		t.Errorf("the peers' last filters differ (%d peers): a reload went to one peer alone (%v)", len(filters), byReason)
-	}
+	require.Len(t, filters, 2, "the peers' last filters differ (%d peers): a reload went to one peer alone (%v)", len(filters), byReason)
+	require.Equal(t, filters[1], filters[0], "the peers' last filters differ (%d peers): a reload went to one peer alone (%v)", len(filters), byReason)
 	// What a reload shows either peer (the same bytes for both): the
 	// outputs the servers inserted for the transactions they sent
 	// (BLOOM_UPDATE_ALL; here the first output that matched, as Why
@@ -190,27 +170,16 @@ func TestCheckingPeerDoesNotSaturate(t *testing.T) {
 	}
 	t.Logf("the last filter holds %d of the wallet's %d unspent outputs and %d of the %d unspent false-positive outputs the servers inserted",
 		walletIn, walletAll, fpIn, fpAll)
-	if walletIn != walletAll {
-		t.Errorf("the last filter lacks %d wallet outpoints", walletAll-walletIn)
-	}
-	if byReason[transcript.ReasonFPDrift] == 0 && fpIn != fpAll {
-		t.Errorf("the last filter lacks %d of the %d false-positive outputs the servers inserted: a reload shows which matched outputs are the wallet's",
-			fpAll-fpIn, fpAll)
-	}
-	if float64(check) > 1.3*float64(dl) {
-		t.Errorf("the checking peer sent %d bytes, the download peer %d: its filter saturated", check, dl)
-	}
-	if ratio > 2.2 {
-		t.Errorf("two peers cost %.2f times the bytes of one (goal: at most 2.2)", ratio)
-	}
+	require.Equal(t, walletAll, walletIn, "the last filter lacks %d wallet outpoints", walletAll-walletIn)
+	require.False(t, byReason[transcript.ReasonFPDrift] == 0 && fpIn != fpAll, "the last filter lacks %d of the %d false-positive outputs the servers inserted: a reload shows which matched outputs are the wallet's", fpAll-fpIn, fpAll)
+	require.LessOrEqual(t, float64(check), 1.3*float64(dl), "the checking peer sent %d bytes, the download peer %d: its filter saturated", check, dl)
+	require.LessOrEqual(t, ratio, 2.2, "two peers cost %.2f times the bytes of one (goal: at most 2.2)", ratio)
 }
 
 // bip37FromRecord decodes a transcript filter record's filter.
 func bip37FromRecord(t *testing.T, raw []byte) *bip37.Filter {
 	t.Helper()
 	f, err := bip37.Deserialize(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return f
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/watch/watchtest"
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 // seedName is the DNS seed of the test networks; the test DNS server on
@@ -40,23 +42,37 @@ func seededNetwork(t testing.TB, port string) *netparams.Network {
 func startDNSSeed(t testing.TB) *dnsseed.Seed {
 	t.Helper()
 	s, err := dnsseed.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Error(err)
-		}
+		require.NoError(t, s.Close())
 	})
 	return s
 }
 
-// noLookups is a Resolver that fails the test when asked anything.
-type noLookups struct{ t testing.TB }
+// noLookups is a Resolver that records every name asked of it: the node's
+// goroutines ask, and the test requires none at its end, on its own
+// goroutine.
+type noLookups struct {
+	mu    sync.Mutex
+	hosts []string
+}
+
+// newNoLookups returns a noLookups whose check runs when t ends.
+func newNoLookups(t testing.TB) *noLookups {
+	r := &noLookups{}
+	t.Cleanup(func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		require.Empty(t, r.hosts, "local DNS lookups while a proxy is set")
+	})
+	return r
+}
 
 // LookupHost implements spv.Resolver.
-func (r noLookups) LookupHost(_ context.Context, host string) ([]string, error) {
-	r.t.Errorf("local DNS lookup of %q while a proxy is set", host)
+func (r *noLookups) LookupHost(_ context.Context, host string) ([]string, error) {
+	r.mu.Lock()
+	r.hosts = append(r.hosts, host)
+	r.mu.Unlock()
 	return nil, errors.New("no local lookups")
 }
 
@@ -65,16 +81,10 @@ func (r noLookups) LookupHost(_ context.Context, host string) ([]string, error) 
 func startSpv(t testing.TB, cfg spv.Config) *spv.Node {
 	t.Helper()
 	n, err := spv.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, n.Start(context.Background()))
 	t.Cleanup(func() {
-		if err := n.Stop(); err != nil {
-			t.Errorf("stop: %v", err)
-		}
+		require.NoError(t, n.Stop(), "stop")
 	})
 	return n
 }
@@ -84,9 +94,7 @@ func waitUntil(t testing.TB, what string, d time.Duration, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timeout waiting for %s", what)
-		}
+		require.False(t, time.Now().After(deadline), "timeout waiting for %s", what)
 		time.Sleep(25 * time.Millisecond)
 	}
 }
@@ -96,9 +104,7 @@ func waitSyncedTo(t testing.TB, n *spv.Node, height int32, d time.Duration) {
 	t.Helper()
 	waitUntil(t, fmt.Sprintf("sync to %d", height), d, func() bool {
 		st := n.Status()
-		if st.Err != nil {
-			t.Fatalf("sync failed: %v", st.Err)
-		}
+		require.NoError(t, st.Err, "sync failed")
 		return st.Synced && st.WatcherHeight >= height
 	})
 }
@@ -110,9 +116,7 @@ func TestSyncFromDNSSeed(t *testing.T) {
 	h, k := demoHarness(t)
 	scripts := keyScripts(t, k, 6)
 	_, start, err := h.Node().BestBlock()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	truth := buildChain(t, h, k, scripts, 30, 3, 5)
 	_, tip, _ := h.Node().BestBlock()
 	_, port, _ := net.SplitHostPort(h.Node().P2PAddr())
@@ -135,23 +139,16 @@ func TestSyncFromDNSSeed(t *testing.T) {
 
 	names := seed.QueriedNames()
 	x5, plain := slices.Index(names, "x5."+seedName), slices.Index(names, seedName)
-	if x5 != 0 || plain < 0 {
-		t.Fatalf("queried %v: want x5.%s first, then %s", names, seedName, seedName)
-	}
-	if peers := n.Peers(); len(peers) != 1 || peers[0].Addr != h.Node().P2PAddr() {
-		t.Fatalf("peers %+v, want the seed's %s", peers, h.Node().P2PAddr())
-	}
+	require.Equal(t, 0, x5, "queried %v: want x5.%s first, then %s", names, seedName, seedName)
+	require.GreaterOrEqual(t, plain, 0, "queried %v: want x5.%s first, then %s", names, seedName, seedName)
+	peers := n.Peers()
+	require.Len(t, peers, 1, "peers %+v, want the seed's %s", peers, h.Node().P2PAddr())
+	require.Equal(t, h.Node().P2PAddr(), peers[0].Addr, "peers %+v, want the seed's %s", peers, h.Node().P2PAddr())
 	recs := readTranscript(t, dir)
-	if len(recs) == 0 {
-		t.Fatal("no filter recorded")
-	}
+	require.NotEqual(t, 0, len(recs), "no filter recorded")
 	for _, r := range recs {
-		if r.Peer != h.Node().P2PAddr() {
-			t.Errorf("filter to %s", r.Peer)
-		}
-		if r.Via != "" && r.Via != transcript.ViaDirect {
-			t.Errorf("direct connection recorded via %q", r.Via)
-		}
+		require.Equal(t, h.Node().P2PAddr(), r.Peer, "filter to %s", r.Peer)
+		require.False(t, r.Via != "" && r.Via != transcript.ViaDirect, "direct connection recorded via %q", r.Via)
 	}
 }
 
@@ -164,21 +161,15 @@ func TestSyncThroughProxyFromSeedNode(t *testing.T) {
 	h, k := demoHarness(t)
 	scripts := keyScripts(t, k, 6)
 	_, start, err := h.Node().BestBlock()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	truth := buildChain(t, h, k, scripts, 30, 3, 6)
 	_, tip, _ := h.Node().BestBlock()
 
 	// A second full node with the same chain.
 	h2, err := testnet.StartNode(ctx, testnet.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { _ = h2.Stop() })
-	if err := h2.ConnectToCtx(ctx, h.Node()); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, h2.ConnectToCtx(ctx, h.Node()))
 	// The node at the seed's name: it knows both full nodes and three
 	// addresses without NODE_BLOOM (never to be dialed), and hands them
 	// out in answer to getaddr (btcd gives a random 23 %: one of five).
@@ -194,13 +185,9 @@ func TestSyncThroughProxyFromSeedNode(t *testing.T) {
 		known = append(known, testnet.KnownAddr{Addr: a, Services: wire.SFNodeNetwork | wire.SFNodeWitness})
 	}
 	seedDir := t.TempDir()
-	if err := testnet.WritePeersFile(seedDir, h.Params(), known); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, testnet.WritePeersFile(seedDir, h.Params(), known))
 	seedNode, err := testnet.StartNode(ctx, testnet.Config{DataDir: seedDir})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { _ = seedNode.Stop() })
 	_, seedPort, _ := net.SplitHostPort(seedNode.P2PAddr())
 
@@ -210,16 +197,14 @@ func TestSyncThroughProxyFromSeedNode(t *testing.T) {
 	dns.SetAnswer(seedName, dnsseed.Answer{IPs: []net.IP{net.ParseIP("127.0.0.1")}})
 	dns.SetAnswer("x5."+seedName, dnsseed.Answer{IPs: []net.IP{net.ParseIP("127.0.0.1")}})
 	proxy, err := socks.Start(socks.Options{Resolver: dns.Resolver()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { _ = proxy.Close() })
 
 	dir := t.TempDir()
 	w := watchtest.NewMemWatcher(start+1, scripts...)
 	n := startSpv(t, spv.Config{
 		Network: seededNetwork(t, seedPort), DataDir: dir, Watcher: w, Log: testLogger(),
-		Proxy: proxy.Addr(), Resolver: noLookups{t},
+		Proxy: proxy.Addr(), Resolver: newNoLookups(t),
 		MaxPeers: 2,
 		RetryMin: 50 * time.Millisecond, RetryMax: 500 * time.Millisecond,
 		Tuning: spv.Tuning{SeedTimeout: 5 * time.Second, MinPeers: 2, MinPeersWait: 90 * time.Second},
@@ -244,12 +229,8 @@ func TestSyncThroughProxyFromSeedNode(t *testing.T) {
 	local := map[string]bool{}
 	seedFetches := 0
 	for _, c := range conns {
-		if !strings.HasPrefix(c.User, "bw") {
-			t.Errorf("connection without an isolation credential: %+v", c)
-		}
-		if users[c.User] {
-			t.Errorf("credential %s used twice", c.User)
-		}
+		require.True(t, strings.HasPrefix(c.User, "bw"), "connection without an isolation credential: %+v", c)
+		require.False(t, users[c.User], "credential %s used twice", c.User)
 		users[c.User] = true
 		if c.Local != "" {
 			local[c.Local] = true
@@ -259,38 +240,28 @@ func TestSyncThroughProxyFromSeedNode(t *testing.T) {
 			seedFetches++
 		case slices.Contains(want, c.Dest):
 		case noBloom[c.Dest]:
-			t.Errorf("dialed %s, announced without NODE_BLOOM", c.Dest)
+			require.FailNow(t, fmt.Sprintf("dialed %s, announced without NODE_BLOOM", c.Dest))
 		default:
-			t.Errorf("unexpected proxy request %+v", c)
+			require.FailNow(t, fmt.Sprintf("unexpected proxy request %+v", c))
 		}
 	}
-	if seedFetches == 0 {
-		t.Errorf("the seed's name never went to the proxy: %+v", conns)
-	}
+	require.NotEqual(t, 0, seedFetches, "the seed's name never went to the proxy: %+v", conns)
 	for _, name := range dns.QueriedNames() {
-		if name != seedName {
-			t.Errorf("DNS server asked for %s (only the proxy asks, and only for the seed's name)", name)
-		}
+		require.Equal(t, seedName, name, "DNS server asked for %s (only the proxy asks, and only for the seed's name)", name)
 	}
 	// btcd saw the light node only at the proxy's outbound addresses.
 	for _, node := range []*testnet.Node{h.Node(), h2} {
 		infos, err := node.RPC().GetPeerInfo()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		seen := 0
 		for _, p := range infos {
 			if !strings.Contains(p.SubVer, "bloomwatch") {
 				continue
 			}
 			seen++
-			if !local[p.Addr] {
-				t.Errorf("%s sees bloomwatch at %s, not a proxy connection (%v)", node.P2PAddr(), p.Addr, local)
-			}
+			require.True(t, local[p.Addr], "%s sees bloomwatch at %s, not a proxy connection (%v)", node.P2PAddr(), p.Addr, local)
 		}
-		if seen == 0 {
-			t.Errorf("%s has no bloomwatch peer", node.P2PAddr())
-		}
+		require.NotEqual(t, 0, seen, "%s has no bloomwatch peer", node.P2PAddr())
 	}
 
 	// The transcript names each filter's isolation credential: the one
@@ -308,9 +279,7 @@ func TestSyncThroughProxyFromSeedNode(t *testing.T) {
 		byPeer[r.Peer][r.Via] = true
 	}
 	for _, addr := range want {
-		if len(byPeer[addr]) == 0 {
-			t.Errorf("no filter recorded for %s", addr)
-		}
+		require.NotEqual(t, 0, len(byPeer[addr]), "no filter recorded for %s", addr)
 	}
 	checkTranscriptVia(t, byPeer, conns)
 }
@@ -324,17 +293,11 @@ func checkTranscriptVia(t *testing.T, byPeer map[string]map[string]bool, conns [
 	for peer, vias := range byPeer {
 		for via := range vias {
 			id, ok := transcript.IsolationID(via)
-			if !ok {
-				t.Errorf("filter to %s recorded via %q, want an isolation id", peer, via)
-				continue
-			}
-			if prev, dup := owner[id]; dup && prev != peer {
-				t.Errorf("credential %s carried filters to %s and %s", id, prev, peer)
-			}
+			require.True(t, ok, "filter to %s recorded via %q, want an isolation id", peer, via)
+			prev, dup := owner[id]
+			require.False(t, dup && prev != peer, "credential %s carried filters to %s and %s", id, prev, peer)
 			owner[id] = peer
-			if !slices.ContainsFunc(conns, func(c socks.Conn) bool { return c.User == id && c.Dest == peer }) {
-				t.Errorf("filter to %s via %s: no such proxy connection", peer, id)
-			}
+			require.True(t, slices.ContainsFunc(conns, func(c socks.Conn) bool { return c.User == id && c.Dest == peer }), "filter to %s via %s: no such proxy connection", peer, id)
 		}
 	}
 }
@@ -343,9 +306,7 @@ func checkTranscriptVia(t *testing.T, byPeer map[string]map[string]bool, conns [
 func freePort(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	_ = ln.Close()
 	return port

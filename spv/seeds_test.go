@@ -18,6 +18,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/watch/watchtest"
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/miekg/dns"
+	"github.com/stretchr/testify/require"
 )
 
 // testSeedHost is the DNS seed name the tests' seed server answers for.
@@ -54,9 +55,7 @@ func newLogSink() (*logSink, *slog.Logger) {
 func seededRegtest(t testing.TB, port string) *netparams.Network {
 	t.Helper()
 	reg, err := netparams.Lookup("regtest")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	n := *reg
 	n.DefaultPort = port
 	n.Seeds = []chaincfg.DNSSeed{{Host: testSeedHost, HasFiltering: true}}
@@ -67,23 +66,36 @@ func seededRegtest(t testing.TB, port string) *netparams.Network {
 func startTestSeed(t testing.TB) *dnsseed.Seed {
 	t.Helper()
 	s, err := dnsseed.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Error(err)
-		}
+		require.NoError(t, s.Close())
 	})
 	return s
 }
 
-// failResolver fails the test when anything asks it for a name.
-type failResolver struct{ t testing.TB }
+// failResolver records every name asked of it: the node's goroutines ask,
+// and the test requires none at its end, on its own goroutine.
+type failResolver struct {
+	mu    sync.Mutex
+	hosts []string
+}
+
+// newFailResolver returns a failResolver whose check runs when t ends.
+func newFailResolver(t testing.TB) *failResolver {
+	r := &failResolver{}
+	t.Cleanup(func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		require.Empty(t, r.hosts, "local lookups while a proxy is set")
+	})
+	return r
+}
 
 // LookupHost implements Resolver.
-func (r failResolver) LookupHost(_ context.Context, host string) ([]string, error) {
-	r.t.Errorf("local lookup of %q while a proxy is set", host)
+func (r *failResolver) LookupHost(_ context.Context, host string) ([]string, error) {
+	r.mu.Lock()
+	r.hosts = append(r.hosts, host)
+	r.mu.Unlock()
 	return nil, errors.New("no local lookups")
 }
 
@@ -98,9 +110,7 @@ func seedTestNode(t testing.TB, network *netparams.Network, cfg Config) *Node {
 		cfg.RetryMin, cfg.RetryMax = 20*time.Millisecond, 200*time.Millisecond
 	}
 	n, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { _ = n.Stop() })
 	return n
 }
@@ -109,25 +119,19 @@ func seedTestNode(t testing.TB, network *netparams.Network, cfg Config) *Node {
 func index(names []string, name string) int { return slices.Index(names, name) }
 
 func TestSeedQueriesAskServiceSubdomainFirst(t *testing.T) {
-	if seedServices != 5 {
-		t.Fatalf("seedServices = %#x, want 0x5 (NODE_NETWORK|NODE_BLOOM, in bitcoin-seeder's default whitelist)", uint64(seedServices))
-	}
+	require.Equal(t, uint64(5), uint64(seedServices), "seedServices = %#x, want 0x5 (NODE_NETWORK|NODE_BLOOM, in bitcoin-seeder's default whitelist)", uint64(seedServices))
 	got := seedQueries(chaincfg.DNSSeed{Host: "seed.example", HasFiltering: true})
-	if want := []string{"x5.seed.example", "seed.example"}; !slices.Equal(got, want) {
-		t.Errorf("filtering seed: %v, want %v", got, want)
-	}
+	want := []string{"x5.seed.example", "seed.example"}
+	require.True(t, slices.Equal(got, want), "filtering seed: %v, want %v", got, want)
 	got = seedQueries(chaincfg.DNSSeed{Host: "seed.example"})
-	if want := []string{"seed.example"}; !slices.Equal(got, want) {
-		t.Errorf("plain seed: %v, want %v", got, want)
-	}
+	want = []string{"seed.example"}
+	require.True(t, slices.Equal(got, want), "plain seed: %v, want %v", got, want)
 	// Every real seed gets x5, never the x4 no seeder whitelists.
 	for _, name := range netparams.Names() {
 		nw, _ := netparams.Lookup(name)
 		for _, s := range nw.Seeds {
 			for _, q := range seedQueries(s) {
-				if strings.HasPrefix(q, "x4.") {
-					t.Errorf("%s: asks %s", name, q)
-				}
+				require.False(t, strings.HasPrefix(q, "x4."), "%s: asks %s", name, q)
 			}
 		}
 	}
@@ -137,19 +141,15 @@ func TestSeedAddrsDropJunk(t *testing.T) {
 	in := []string{"127.0.0.1", "0.0.0.0", "224.0.0.1", "255.255.255.255", "::", "not-an-ip",
 		"127.0.0.1", "::ffff:127.0.0.2", "::1", "ff02::1", ""}
 	addrs, junk := seedAddrs(in, "18444")
-	if want := []string{"127.0.0.1:18444", "127.0.0.2:18444", "[::1]:18444"}; !slices.Equal(addrs, want) {
-		t.Errorf("addrs %v, want %v", addrs, want)
-	}
-	if junk != 7 {
-		t.Errorf("junk %d, want 7", junk)
-	}
+	want := []string{"127.0.0.1:18444", "127.0.0.2:18444", "[::1]:18444"}
+	require.True(t, slices.Equal(addrs, want), "addrs %v, want %v", addrs, want)
+	require.Equal(t, 7, junk, "junk %d, want 7", junk)
 	var many []string
 	for i := range 300 {
 		many = append(many, fmt.Sprintf("10.0.%d.%d", i/256, i%256))
 	}
-	if addrs, _ := seedAddrs(many, "8333"); len(addrs) != maxSeedAddrs {
-		t.Errorf("%d addrs from one seed, want the cap %d", len(addrs), maxSeedAddrs)
-	}
+	addrs, _ = seedAddrs(many, "8333")
+	require.Len(t, addrs, maxSeedAddrs, "%d addrs from one seed, want the cap %d", len(addrs), maxSeedAddrs)
 }
 
 func TestLookupSeedAgainstDNSServer(t *testing.T) {
@@ -190,23 +190,19 @@ func TestLookupSeedAgainstDNSServer(t *testing.T) {
 			n := seedTestNode(t, seededRegtest(t, "18444"), Config{Resolver: seed.Resolver(), Log: log, Tuning: Tuning{SeedTimeout: 300 * time.Millisecond}})
 			addrs, err := n.addrs.lookupSeed(context.Background(), n.cfg.Network.Seeds[0])
 			names := seed.QueriedNames()
-			if len(names) == 0 || names[0] != x5 {
-				t.Fatalf("queried %v, want %s first", names, x5)
-			}
-			if got := index(names, testSeedHost) >= 0; got != c.plainAsked {
-				t.Fatalf("plain name asked: %v, want %v (queried %v)", got, c.plainAsked, names)
-			}
+			require.NotEqual(t, 0, len(names), "queried %v, want %s first", names, x5)
+			require.Equal(t, x5, names[0], "queried %v, want %s first", names, x5)
+			got := index(names, testSeedHost) >= 0
+			require.Equal(t, c.plainAsked, got, "plain name asked: %v, want %v (queried %v)", got, c.plainAsked, names)
 			if c.want != nil {
-				if err != nil || !slices.Equal(addrs, c.want) {
-					t.Fatalf("addrs %v, err %v; want %v", addrs, err, c.want)
-				}
-			} else if !errors.Is(err, ErrSeedEmpty) || !strings.Contains(err.Error(), testSeedHost) {
-				t.Fatalf("err %v, want ErrSeedEmpty naming the seed", err)
+				require.NoError(t, err, "addrs %v, err %v; want %v", addrs, err, c.want)
+				require.True(t, slices.Equal(addrs, c.want), "addrs %v, err %v; want %v", addrs, err, c.want)
+			} else {
+				require.ErrorIs(t, err, ErrSeedEmpty, "err %v, want ErrSeedEmpty naming the seed", err)
+				require.ErrorContains(t, err, testSeedHost, "err %v, want ErrSeedEmpty naming the seed", err)
 			}
 			for _, l := range c.logs {
-				if !strings.Contains(sink.String(), l) {
-					t.Errorf("log lacks %q:\n%s", l, sink.String())
-				}
+				require.Contains(t, sink.String(), l, "log lacks %q:\n%s", l, sink.String())
 			}
 		})
 	}
@@ -227,9 +223,7 @@ func waitLog(t testing.TB, sink *logSink, want ...string) {
 		if missing == "" {
 			return
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("log never had %q:\n%s", missing, sink.String())
-		}
+		require.False(t, time.Now().After(deadline), "log never had %q:\n%s", missing, sink.String())
 		time.Sleep(20 * time.Millisecond)
 	}
 }
@@ -240,30 +234,24 @@ func TestNodeSurvivesJunkSeed(t *testing.T) {
 	seed.SetAnswer(testSeedHost, dnsseed.Answer{Junk: true})
 	sink, log := newLogSink()
 	n := seedTestNode(t, seededRegtest(t, "18444"), Config{Resolver: seed.Resolver(), Log: log, MaxPeers: 2, Tuning: Tuning{SeedTimeout: 200 * time.Millisecond}})
-	if err := n.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, n.Start(context.Background()))
 	waitLog(t, sink, "DNS seed gave no peer", "no new peer address from the DNS seeds")
 	// The seed is asked again.
 	deadline := time.Now().Add(15 * time.Second)
 	for strings.Count(sink.String(), "no new peer address from the DNS seeds") < 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("seed not asked again:\n%s", sink.String())
-		}
+		require.False(t, time.Now().After(deadline), "seed not asked again:\n%s", sink.String())
 		time.Sleep(20 * time.Millisecond)
 	}
-	if st := n.Status(); len(st.Peers) != 0 || st.Err != nil {
-		t.Fatalf("status %+v", st)
-	}
+	st := n.Status()
+	require.Len(t, st.Peers, 0, "status %+v", st)
+	require.NoError(t, st.Err, "status %+v", st)
 	done := make(chan error, 1)
 	go func() { done <- n.Stop() }()
 	select {
 	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 	case <-time.After(10 * time.Second):
-		t.Fatal("Stop hangs while the seeds are asked")
+		require.FailNow(t, "Stop hangs while the seeds are asked")
 	}
 }
 
@@ -278,21 +266,19 @@ func TestCheckProxy(t *testing.T) {
 	}
 	for in, want := range good {
 		got, err := CheckProxy(in)
-		if err != nil || got != want {
-			t.Errorf("CheckProxy(%q) = %q, %v; want %q", in, got, err, want)
-		}
+		require.NoError(t, err, "CheckProxy(%q) = %q, %v; want %q", in, got, err, want)
+		require.Equal(t, want, got, "CheckProxy(%q) = %q, %v; want %q", in, got, err, want)
 	}
 	for _, in := range []string{"tor.example:9050", "127.0.0.1", "127.0.0.1:0", "127.0.0.1:65536", "0.0.0.0:9050", ":9050", "[fe80::1%lo]:9050"} {
-		if _, err := CheckProxy(in); !errors.Is(err, ErrBadConfig) {
-			t.Errorf("CheckProxy(%q): %v, want ErrBadConfig", in, err)
-		}
+		_, err := CheckProxy(in)
+		require.ErrorIs(t, err, ErrBadConfig, "CheckProxy(%q): %v, want ErrBadConfig", in, err)
 	}
 	cfg, err := Config{Network: seededRegtest(t, "1"), DataDir: "x", Watcher: watchtest.NewMemWatcher(0), Proxy: "localhost:9050"}.withDefaults()
-	if err != nil || cfg.Proxy != "127.0.0.1:9050" || cfg.Resolver != net.DefaultResolver || cfg.Tuning.SeedTimeout != DefaultSeedTimeout ||
-		cfg.Tuning.DialTimeout != DefaultProxyDialTimeout {
-		t.Errorf("defaults: proxy %q resolver %v timeouts %v %v err %v", cfg.Proxy, cfg.Resolver, cfg.Tuning.SeedTimeout, cfg.Tuning.DialTimeout, err)
-	}
-	if cfg, _ := (Config{Network: seededRegtest(t, "1"), DataDir: "x", Watcher: watchtest.NewMemWatcher(0)}).withDefaults(); cfg.Tuning.DialTimeout != DefaultDialTimeout {
-		t.Errorf("direct dial timeout %v", cfg.Tuning.DialTimeout)
-	}
+	require.NoError(t, err, "defaults: proxy %q resolver %v timeouts %v %v", cfg.Proxy, cfg.Resolver, cfg.Tuning.SeedTimeout, cfg.Tuning.DialTimeout)
+	require.Equal(t, "127.0.0.1:9050", cfg.Proxy, "defaults: proxy %q resolver %v timeouts %v %v err %v", cfg.Proxy, cfg.Resolver, cfg.Tuning.SeedTimeout, cfg.Tuning.DialTimeout, err)
+	require.Same(t, net.DefaultResolver, cfg.Resolver, "defaults: proxy %q resolver %v timeouts %v %v err %v", cfg.Proxy, cfg.Resolver, cfg.Tuning.SeedTimeout, cfg.Tuning.DialTimeout, err)
+	require.Equal(t, DefaultSeedTimeout, cfg.Tuning.SeedTimeout, "defaults: proxy %q resolver %v timeouts %v %v err %v", cfg.Proxy, cfg.Resolver, cfg.Tuning.SeedTimeout, cfg.Tuning.DialTimeout, err)
+	require.Equal(t, DefaultProxyDialTimeout, cfg.Tuning.DialTimeout, "defaults: proxy %q resolver %v timeouts %v %v err %v", cfg.Proxy, cfg.Resolver, cfg.Tuning.SeedTimeout, cfg.Tuning.DialTimeout, err)
+	cfg, _ = (Config{Network: seededRegtest(t, "1"), DataDir: "x", Watcher: watchtest.NewMemWatcher(0)}).withDefaults()
+	require.Equal(t, DefaultDialTimeout, cfg.Tuning.DialTimeout, "direct dial timeout %v", cfg.Tuning.DialTimeout)
 }

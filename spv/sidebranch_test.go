@@ -5,6 +5,7 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/watch/watchtest"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 // TestSideBranchThatWinsIsNeverScored: a peer still on a competing tip
@@ -20,9 +21,7 @@ func TestSideBranchThatWinsIsNeverScored(t *testing.T) {
 	chain := mineBlocks(t, net, genesis(n), 10, noTxs)
 	honest := addSimPeer(t, m, "sim:1", chain, 0)
 	honest.run()
-	if m.synced.Height != 10 {
-		t.Fatalf("synced to %d", m.synced.Height)
-	}
+	require.Equal(t, int32(10), m.synced.Height, "synced to %d", m.synced.Height)
 	// The competitor's branch: 3 blocks from 7, as much work as ours.
 	rival := append(append([]*wire.MsgBlock(nil), chain[:7]...), mineBlocks(t, net, &chain[6].Header, 3, func(i int) []*wire.MsgTx {
 		return []*wire.MsgTx{payTo(byte(200+i), 9, p2wpkh(0x66))}
@@ -40,20 +39,19 @@ func TestSideBranchThatWinsIsNeverScored(t *testing.T) {
 		}
 	}
 	announce(competitor, rival[9])
-	if got := n.store.SideHeaders(); got != 3 || len(competitor.ps.sideTips) != 1 {
-		t.Fatalf("%d side headers, %d side tips of the competitor", got, len(competitor.ps.sideTips))
-	}
+	got := n.store.SideHeaders()
+	require.Equal(t, 3, got, "%d side headers, %d side tips of the competitor", got, len(competitor.ps.sideTips))
+	require.Len(t, competitor.ps.sideTips, 1, "%d side headers, %d side tips of the competitor", got, len(competitor.ps.sideTips))
 	// Its branch grows and wins.
 	rival = append(rival, mineBlocks(t, net, &rival[9].Header, 1, noTxs)...)
 	competitor.setChain(rival)
 	tip := rival[10].BlockHash()
 	announce(competitor, rival[10])
-	if !n.store.IsBest(tip) || m.synced.Hash != tip {
-		t.Fatalf("the winning branch was not followed: synced %d %v", m.synced.Height, m.synced.Hash)
-	}
-	if score := n.bans.Score(competitor.ps.addr); score != 0 || len(competitor.ps.sideTips) != 0 {
-		t.Fatalf("the peer whose branch won was scored %d (tips %d)", score, len(competitor.ps.sideTips))
-	}
+	require.True(t, n.store.IsBest(tip), "the winning branch was not followed: synced %d %v", m.synced.Height, m.synced.Hash)
+	require.Equal(t, tip, m.synced.Hash, "the winning branch was not followed: synced %d %v", m.synced.Height, m.synced.Hash)
+	score := n.bans.Score(competitor.ps.addr)
+	require.Equal(t, uint32(0), score, "the peer whose branch won was scored %d (tips %d)", score, len(competitor.ps.sideTips))
+	require.Len(t, competitor.ps.sideTips, 0, "the peer whose branch won was scored %d (tips %d)", score, len(competitor.ps.sideTips))
 
 	// A flooder: branches of 3 from ever lower forks, none ever best.
 	flooder := addSimPeer(t, m, "sim:3", rival, 2)
@@ -70,16 +68,13 @@ func TestSideBranchThatWinsIsNeverScored(t *testing.T) {
 		flooder.deliver(msg)
 		flooder.run()
 	}
-	if score := n.bans.Score(flooder.ps.addr); score == 0 {
-		t.Fatalf("a peer flooding side branches that never win was not scored")
-	}
-	if side := n.store.SideHeaders(); side > 16 {
-		t.Fatalf("%d side headers, bound 16", side)
-	}
+	score = n.bans.Score(flooder.ps.addr)
+	require.NotEqual(t, uint32(0), score, "a peer flooding side branches that never win was not scored")
+	side := n.store.SideHeaders()
+	require.LessOrEqual(t, side, 16, "%d side headers, bound 16", side)
 	for _, p := range []*simServer{honest, competitor} {
-		if score := n.bans.Score(p.ps.addr); score != 0 {
-			t.Fatalf("honest peer %s scored %d", p.ps.addr, score)
-		}
+		score := n.bans.Score(p.ps.addr)
+		require.Equal(t, uint32(0), score, "honest peer %s scored %d", p.ps.addr, score)
 	}
 	t.Logf("flooder scored %d, %d side headers", n.bans.Score(flooder.ps.addr), n.store.SideHeaders())
 }
@@ -97,9 +92,7 @@ func TestDeepReorgLongerThanOneHeadersMessage(t *testing.T) {
 	chain := mineBlocks(t, net, genesis(n), 2100, noTxs)
 	s := addSimPeer(t, m, "sim:1", chain, 0)
 	s.run()
-	if m.synced.Height != 2100 {
-		t.Fatalf("synced to %d", m.synced.Height)
-	}
+	require.Equal(t, int32(2100), m.synced.Height, "synced to %d", m.synced.Height)
 	// 2,011 blocks from height 90: one more than ours.
 	branch := append(append([]*wire.MsgBlock(nil), chain[:90]...), mineBlocks(t, net, &chain[89].Header, 2011, func(i int) []*wire.MsgTx {
 		return []*wire.MsgTx{payTo(byte(i), 9, p2wpkh(0x68))}
@@ -110,12 +103,10 @@ func TestDeepReorgLongerThanOneHeadersMessage(t *testing.T) {
 	_ = inv.AddInvVect(wire.NewInvVect(wire.InvTypeBlock, &tip))
 	s.deliver(inv)
 	for len(s.queue) > 0 {
-		if got := s.count(wire.CmdGetHeaders); got > 20 {
-			t.Fatalf("%d getheaders: the same headers asked again and again", got)
-		}
+		got := s.count(wire.CmdGetHeaders)
+		require.LessOrEqual(t, got, 20, "%d getheaders: the same headers asked again and again", got)
 		s.runOne()
 	}
-	if !n.store.IsBest(tip) || m.synced.Hash != tip {
-		t.Fatalf("the deep reorg was not followed: synced %d", m.synced.Height)
-	}
+	require.True(t, n.store.IsBest(tip), "the deep reorg was not followed: synced %d", m.synced.Height)
+	require.Equal(t, tip, m.synced.Hash, "the deep reorg was not followed: synced %d", m.synced.Height)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/netparams"
 	"github.com/bloomwatch/bloomwatch/watch/watchtest"
+	"github.com/stretchr/testify/require"
 )
 
 // nodeGoroutines returns the stacks of the goroutines running code of
@@ -34,38 +35,26 @@ func nodeGoroutines() []string {
 // not: it was seen alive after Stop within 40 runs).
 func TestStopWaitsForEveryGoroutine(t *testing.T) {
 	net, err := netparams.Lookup("regtest")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ln, err := netListen()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	addr := ln.Addr().String()
 	ln.Close() // nobody listens: the node keeps dialing with backoff
-	if g := nodeGoroutines(); len(g) > 0 {
-		t.Fatalf("node goroutines before the test:\n%s", strings.Join(g, "\n\n"))
-	}
+	g := nodeGoroutines()
+	require.LessOrEqual(t, len(g), 0, "node goroutines before the test:\n%s", strings.Join(g, "\n\n"))
 	for i := range 40 {
 		n, err := New(Config{Network: net, DataDir: t.TempDir(), Connect: []string{addr}, Watcher: watchtest.NewMemWatcher(1),
 			RetryMin: time.Millisecond, RetryMax: 2 * time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(context.Background())
-		if err := n.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, n.Start(ctx))
 		_ = n.Subscribe() // its queue's goroutine ends with the node
 		if i%2 == 1 {
 			cancel() // the node stops itself; Stop then waits for it
 		}
-		if err := n.Stop(); err != nil {
-			t.Fatal(err)
-		}
-		if g := nodeGoroutines(); len(g) > 0 {
-			t.Fatalf("run %d: %d node goroutines after Stop returned:\n%s", i, len(g), strings.Join(g, "\n\n"))
-		}
+		require.NoError(t, n.Stop())
+		g := nodeGoroutines()
+		require.LessOrEqual(t, len(g), 0, "run %d: %d node goroutines after Stop returned:\n%s", i, len(g), strings.Join(g, "\n\n"))
 		cancel()
 	}
 }

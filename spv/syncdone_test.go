@@ -1,11 +1,13 @@
 package spv
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/watch/watchtest"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 // syncDones returns the heights of the SyncDone events n published so
@@ -29,7 +31,7 @@ func syncDones(t *testing.T, n *Node, sub *Subscription) []int32 {
 				}
 			}
 		case <-timeout:
-			t.Fatalf("the fence event never came (SyncDone heights so far %v)", out)
+			require.FailNow(t, fmt.Sprintf("the fence event never came (SyncDone heights so far %v)", out))
 		}
 	}
 }
@@ -67,9 +69,9 @@ func TestSyncDoneOncePerTip(t *testing.T) {
 		}
 		runAll()
 	}
-	if got := syncDones(t, n, sub); len(got) != 1 || got[0] != 5 {
-		t.Fatalf("SyncDone heights %v, want [5]", got)
-	}
+	got := syncDones(t, n, sub)
+	require.Len(t, got, 1, "SyncDone heights %v, want [5]", got)
+	require.Equal(t, int32(5), got[0], "SyncDone heights %v, want [5]", got)
 	a.setChain(chain)
 	b.setChain(chain)
 	for _, s := range []*simServer{a, b} {
@@ -79,7 +81,7 @@ func TestSyncDoneOncePerTip(t *testing.T) {
 		s.deliver(inv)
 	}
 	runAll()
-	if got := syncDones(t, n, sub); len(got) != 1 || got[0] != 6 {
-		t.Fatalf("after a new block: SyncDone heights %v, want [6]", got)
-	}
+	got = syncDones(t, n, sub)
+	require.Len(t, got, 1, "after a new block: SyncDone heights %v, want [6]", got)
+	require.Equal(t, int32(6), got[0], "after a new block: SyncDone heights %v, want [6]", got)
 }

@@ -3,7 +3,6 @@ package spv
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -11,18 +10,18 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 func TestParseTransport(t *testing.T) {
 	for in, want := range map[string]Transport{"": TransportAuto, "auto": TransportAuto, "v2": TransportV2, "v1": TransportV1} {
-		if got, err := ParseTransport(in); err != nil || got != want {
-			t.Errorf("ParseTransport(%q) = %q, %v", in, got, err)
-		}
+		got, err := ParseTransport(in)
+		require.NoError(t, err, "ParseTransport(%q) = %q", in, got)
+		require.Equal(t, want, got, "ParseTransport(%q) = %q, %v", in, got, err)
 	}
 	for _, bad := range []string{"v3", "V2", "encrypted"} {
-		if _, err := ParseTransport(bad); !errors.Is(err, ErrBadConfig) {
-			t.Errorf("ParseTransport(%q): %v", bad, err)
-		}
+		_, err := ParseTransport(bad)
+		require.ErrorIs(t, err, ErrBadConfig, "ParseTransport(%q): %v", bad, err)
 	}
 }
 
@@ -30,9 +29,7 @@ func TestParseTransport(t *testing.T) {
 func tcpPair(t *testing.T) (client, server net.Conn) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer ln.Close()
 	accepted := make(chan net.Conn, 1)
 	go func() {
@@ -40,13 +37,9 @@ func tcpPair(t *testing.T) (client, server net.Conn) {
 		accepted <- c
 	}()
 	client, err = net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	server, _ = recv(t, accepted, "accepted connection")
-	if server == nil {
-		t.Fatal("accept failed")
-	}
+	require.False(t, server == nil, "accept failed")
 	t.Cleanup(func() {
 		_ = client.Close()
 		_ = server.Close()
@@ -80,50 +73,41 @@ func TestWireConnHoldsGarbage(t *testing.T) {
 	t.Run("v2 answer", func(t *testing.T) {
 		client, server := tcpPair(t)
 		c := newWireConn(client, wire.TestNet, true)
-		if n, err := c.Write(first); err != nil || n != len(first) {
-			t.Fatalf("write: %d %v", n, err)
-		}
-		if got := readFor(t, server, 200*time.Millisecond); len(got) != v2KeyLen {
-			t.Fatalf("the peer got %d bytes before answering, want the %d-byte key", len(got), v2KeyLen)
-		}
-		if _, err := server.Write([]byte{1, 2, 3, 4, 5}); err != nil {
-			t.Fatal(err)
-		}
+		n, err := c.Write(first)
+		require.NoError(t, err, "write: %d %v", n, err)
+		require.Equal(t, len(first), n, "write: %d %v", n, err)
+		got := readFor(t, server, 200*time.Millisecond)
+		require.Len(t, got, v2KeyLen, "the peer got %d bytes before answering, want the %d-byte key", len(got), v2KeyLen)
+		_, err = server.Write([]byte{1, 2, 3, 4, 5})
+		require.NoError(t, err)
 		buf := make([]byte, 64)
-		n, err := io.ReadAtLeast(c, buf, 5)
-		if err != nil || !bytes.Equal(buf[:n], []byte{1, 2, 3, 4, 5}) {
-			t.Fatalf("read %x %v", buf[:n], err)
-		}
-		if got := readFor(t, server, 200*time.Millisecond); len(got) != 300 {
-			t.Fatalf("the peer got %d garbage bytes after answering, want 300", len(got))
-		}
-		if c.answeredV1() || c.received() != 5 || c.sent() != uint64(len(first)) {
-			t.Fatalf("v1 %v, received %d, sent %d", c.answeredV1(), c.received(), c.sent())
-		}
+		n, err = io.ReadAtLeast(c, buf, 5)
+		require.NoError(t, err, "read %x", buf[:n])
+		require.Equal(t, []byte{1, 2, 3, 4, 5}, buf[:n], "read %x %v", buf[:n], err)
+		got = readFor(t, server, 200*time.Millisecond)
+		require.Len(t, got, 300, "the peer got %d garbage bytes after answering, want 300", len(got))
+		require.False(t, c.answeredV1(), "v1 %v, received %d, sent %d", c.answeredV1(), c.received(), c.sent())
+		require.Equal(t, uint64(5), c.received(), "v1 %v, received %d, sent %d", c.answeredV1(), c.received(), c.sent())
+		require.Equal(t, uint64(len(first)), c.sent(), "v1 %v, received %d, sent %d", c.answeredV1(), c.received(), c.sent())
 	})
 	t.Run("v1 answer", func(t *testing.T) {
 		client, server := tcpPair(t)
 		c := newWireConn(client, wire.TestNet, true)
-		if _, err := c.Write(first); err != nil {
-			t.Fatal(err)
-		}
+		_, err := c.Write(first)
+		require.NoError(t, err)
 		readFor(t, server, 100*time.Millisecond)
 		// A reject message's header, cut after the magic and 2 bytes.
 		for _, part := range [][]byte{magic[:2], append(magic[2:], 'r', 'e')} {
-			if _, err := server.Write(part); err != nil {
-				t.Fatal(err)
-			}
+			_, err := server.Write(part)
+			require.NoError(t, err)
 			time.Sleep(20 * time.Millisecond)
 		}
-		if n, err := c.Read(make([]byte, 64)); n != 0 || !errors.Is(err, errV1Answer) {
-			t.Fatalf("read %d, %v; want errV1Answer", n, err)
-		}
-		if !c.answeredV1() {
-			t.Fatal("not marked as a v1 answer")
-		}
-		if got := readFor(t, server, 200*time.Millisecond); len(got) != 0 {
-			t.Fatalf("%d garbage bytes went to a v1 peer", len(got))
-		}
+		n, err := c.Read(make([]byte, 64))
+		require.Equal(t, 0, n, "read %d, %v; want errV1Answer", n, err)
+		require.ErrorIs(t, err, errV1Answer, "read %d, %v; want errV1Answer", n, err)
+		require.True(t, c.answeredV1(), "not marked as a v1 answer")
+		got := readFor(t, server, 200*time.Millisecond)
+		require.Len(t, got, 0, "%d garbage bytes went to a v1 peer", len(got))
 	})
 	t.Run("messages coalesce", func(t *testing.T) {
 		client, server := tcpPair(t)
@@ -131,21 +115,17 @@ func TestWireConnHoldsGarbage(t *testing.T) {
 		var taps []int
 		c.tap = func(n int, _ string) { taps = append(taps, n) }
 		for _, msg := range [][]byte{[]byte("version"), []byte("header"), []byte("payload"), []byte("decoy")} {
-			if _, err := c.Write(msg); err != nil {
-				t.Fatal(err)
-			}
+			_, err := c.Write(msg)
+			require.NoError(t, err)
 			if string(msg) == "version" || string(msg) == "decoy" {
-				if err := c.flush("x"); err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, c.flush("x"))
 			}
 		}
-		if got := readFor(t, server, 200*time.Millisecond); string(got) != "versionheaderpayloaddecoy" {
-			t.Fatalf("got %q", got)
-		}
-		if len(taps) != 2 || taps[0] != 7 || taps[1] != len("headerpayloaddecoy") {
-			t.Fatalf("writes %v, want the first message alone, then the next three in one", taps)
-		}
+		got := readFor(t, server, 200*time.Millisecond)
+		require.Equal(t, "versionheaderpayloaddecoy", string(got), "got %q", got)
+		require.Len(t, taps, 2, "writes %v, want the first message alone, then the next three in one", taps)
+		require.Equal(t, 7, taps[0], "writes %v, want the first message alone, then the next three in one", taps)
+		require.Equal(t, len("headerpayloaddecoy"), taps[1], "writes %v, want the first message alone, then the next three in one", taps)
 	})
 }
 
@@ -164,24 +144,19 @@ func TestTransportMemory(t *testing.T) {
 	}
 	for addr, w := range want {
 		for i, p := range []Transport{TransportAuto, TransportV2, TransportV1} {
-			if got := m.first(p, addr); got != w[i] {
-				t.Errorf("first(%s, %s) = %s, want %s", p, addr, got, w[i])
-			}
+			got := m.first(p, addr)
+			require.Equal(t, w[i], got, "first(%s, %s) = %s, want %s", p, addr, got, w[i])
 		}
 	}
-	if !m.upgradable(TransportAuto, "plain:1") || m.upgradable(TransportV1, "plain:1") {
-		t.Error("upgradable")
-	}
+	require.True(t, m.upgradable(TransportAuto, "plain:1"), "upgradable")
+	require.False(t, m.upgradable(TransportV1, "plain:1"), "upgradable")
 	m.plaintext("explicit:1")
-	if m.first(TransportAuto, "explicit:1") != "v1" || m.upgradable(TransportAuto, "explicit:1") {
-		t.Error("a peer that answered in v1 is still tried over v2")
-	}
+	require.Equal(t, "v1", m.first(TransportAuto, "explicit:1"), "a peer that answered in v1 is still tried over v2")
+	require.False(t, m.upgradable(TransportAuto, "explicit:1"), "a peer that answered in v1 is still tried over v2")
 	for i := range maxTransportMemory + 10 {
 		m.learn(fmt.Sprintf("flood:%d", i), wire.SFNodeP2PV2)
 	}
-	if len(m.v2) != maxTransportMemory {
-		t.Errorf("%d addresses remembered, bound %d", len(m.v2), maxTransportMemory)
-	}
+	require.Len(t, m.v2, maxTransportMemory, "%d addresses remembered, bound %d", len(m.v2), maxTransportMemory)
 }
 
 // TestV1Stalls checks which keys stall a btcd v1 peer: a payload length
@@ -194,9 +169,8 @@ func TestV1Stalls(t *testing.T) {
 	} {
 		key := bytes.Repeat([]byte{0xa5}, v2KeyLen)
 		binary.LittleEndian.PutUint32(key[16:20], length)
-		if got := v1Stalls(key); got != want {
-			t.Errorf("length %d: stalls %v, want %v", length, got, want)
-		}
+		got := v1Stalls(key)
+		require.Equal(t, want, got, "length %d: stalls %v, want %v", length, got, want)
 	}
 }
 
@@ -212,31 +186,26 @@ func TestWireConnRefusesStallingKey(t *testing.T) {
 		client, server := tcpPair(t)
 		c := newWireConn(client, wire.TestNet, true)
 		c.rekey = true
-		if n, err := c.Write(first); n != 0 || !errors.Is(err, errKeyStallsV1) {
-			t.Fatalf("write: %d %v, want errKeyStallsV1", n, err)
-		}
+		n, err := c.Write(first)
+		require.Equal(t, 0, n, "write: %d %v, want errKeyStallsV1", n, err)
+		require.ErrorIs(t, err, errKeyStallsV1, "write: %d %v, want errKeyStallsV1", n, err)
 		_ = server.SetReadDeadline(time.Now().Add(time.Minute))
-		if n, err := server.Read(make([]byte, 64)); n != 0 || !errors.Is(err, io.EOF) {
-			t.Fatalf("the peer read %d bytes, %v; want the connection's end", n, err)
-		}
-		if !c.keyRefused() || c.sent() != 0 {
-			t.Fatalf("refused %v, sent %d", c.keyRefused(), c.sent())
-		}
-		if _, err := c.Read(make([]byte, 4)); err == nil {
-			t.Fatal("the handshake's read on the closed connection succeeded")
-		}
+		n, err = server.Read(make([]byte, 64))
+		require.Equal(t, 0, n, "the peer read %d bytes, %v; want the connection's end", n, err)
+		require.ErrorIs(t, err, io.EOF, "the peer read %d bytes, %v; want the connection's end", n, err)
+		require.True(t, c.keyRefused(), "refused %v, sent %d", c.keyRefused(), c.sent())
+		require.Equal(t, uint64(0), c.sent(), "refused %v, sent %d", c.keyRefused(), c.sent())
+		_, err = c.Read(make([]byte, 4))
+		require.Error(t, err, "the handshake's read on the closed connection succeeded")
 	})
 	t.Run("last draw", func(t *testing.T) {
 		client, server := tcpPair(t)
 		c := newWireConn(client, wire.TestNet, true)
-		if n, err := c.Write(first); err != nil || n != len(first) {
-			t.Fatalf("write: %d %v", n, err)
-		}
-		if got := readFor(t, server, 200*time.Millisecond); !bytes.Equal(got, first[:v2KeyLen]) {
-			t.Fatalf("the peer got %d bytes, want the %d-byte key", len(got), v2KeyLen)
-		}
-		if c.keyRefused() {
-			t.Fatal("marked refused")
-		}
+		n, err := c.Write(first)
+		require.NoError(t, err, "write: %d", n)
+		require.Equal(t, len(first), n, "write: %d %v", n, err)
+		got := readFor(t, server, 200*time.Millisecond)
+		require.Equal(t, first[:v2KeyLen], got, "the peer got %d bytes, want the %d-byte key", len(got), v2KeyLen)
+		require.False(t, c.keyRefused(), "marked refused")
 	})
 }

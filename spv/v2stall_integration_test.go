@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/binary"
-	"errors"
 	"log/slog"
 	"net"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/testnet"
 	"github.com/bloomwatch/bloomwatch/transcript"
+	"github.com/stretchr/testify/require"
 )
 
 // TestStallingV2KeyNeverSent checks the v2 key that would stall a btcd v1
@@ -48,33 +48,28 @@ func TestStallingV2KeyNeverSent(t *testing.T) {
 	}
 	dial := func(k []byte) net.Conn {
 		conn, err := net.Dial("tcp", h.Node().P2PAddr())
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		t.Cleanup(func() { _ = conn.Close() })
-		if _, err := conn.Write(k); err != nil {
-			t.Fatal(err)
-		}
+		_, err = conn.Write(k)
+		require.NoError(t, err)
 		return conn
 	}
 	stalling, plain := key(1<<20), key(0xa5a5a5a5)
-	if !spv.V1Stalls(stalling) || spv.V1Stalls(plain) {
-		t.Fatal("V1Stalls disagrees with the keys made")
-	}
+	require.True(t, spv.V1Stalls(stalling), "V1Stalls disagrees with the keys made")
+	require.False(t, spv.V1Stalls(plain), "V1Stalls disagrees with the keys made")
 	sc, pc := dial(stalling), dial(plain)
 	_ = pc.SetReadDeadline(time.Now().Add(20 * time.Second))
-	if n, err := pc.Read(make([]byte, 64)); n != 0 || err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
-		t.Fatalf("btcd answered a plain v2 key with %d bytes, %v; want a hang-up", n, err)
-	}
+	read, err := pc.Read(make([]byte, 64))
+	require.Equal(t, 0, read, "btcd answered a plain v2 key with %d bytes, %v; want a hang-up", read, err)
+	require.Error(t, err, "btcd answered a plain v2 key with %d bytes, %v; want a hang-up", read, err)
+	require.NotErrorIs(t, err, os.ErrDeadlineExceeded, "btcd answered a plain v2 key with %d bytes, %v; want a hang-up", read, err)
 	_ = sc.SetReadDeadline(time.Now().Add(time.Second))
-	if n, err := sc.Read(make([]byte, 64)); n != 0 || !errors.Is(err, os.ErrDeadlineExceeded) {
-		t.Fatalf("btcd answered a stalling v2 key with %d bytes, %v; want it still waiting", n, err)
-	}
+	read, err = sc.Read(make([]byte, 64))
+	require.Equal(t, 0, read, "btcd answered a stalling v2 key with %d bytes, %v; want it still waiting", read, err)
+	require.ErrorIs(t, err, os.ErrDeadlineExceeded, "btcd answered a stalling v2 key with %d bytes, %v; want it still waiting", read, err)
 
 	relay, err := testnet.StartRelay(t.Context(), h.Node().P2PAddr())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer relay.Close()
 	logs := &logBuffer{}
 	undo := spv.StallNextV2Keys(1)
@@ -85,15 +80,11 @@ func TestStallingV2KeyNeverSent(t *testing.T) {
 		// record, not the time, tells whether one was.
 		cfg.Tuning.HandshakeTimeout = time.Minute
 	})
-	if err := n.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	if got := logs.count("v2 key would stall a btcd v1 peer"); got != 1 {
-		t.Errorf("%d stalling keys refused, want 1", got)
-	}
-	if got := logs.count("reconnecting over v1", `v2_handshake="sent nothing"`); got != 1 {
-		t.Errorf("%d v2 attempts btcd hung up on, want 1", got)
-	}
+	require.NoError(t, n.Stop())
+	got := logs.count("v2 key would stall a btcd v1 peer")
+	require.Equal(t, 1, got, "%d stalling keys refused, want 1", got)
+	got = logs.count("reconnecting over v1", `v2_handshake="sent nothing"`)
+	require.Equal(t, 1, got, "%d v2 attempts btcd hung up on, want 1", got)
 	// Each connection's bytes up, in order: the relay records every
 	// read with its connection, the up stream is those reads in turn.
 	up, _ := relay.Recording()
@@ -107,13 +98,10 @@ func TestStallingV2KeyNeverSent(t *testing.T) {
 		up = up[ch.Bytes:]
 		last = max(last, ch.Conn)
 	}
-	if last < 2 || len(conns[0]) != 0 {
-		t.Fatalf("%d connections, the first carrying %d bytes: want the refused one empty, then the v2 attempt and v1", last+1, len(conns[0]))
-	}
+	require.GreaterOrEqual(t, last, 2, "%d connections, the first carrying %d bytes: want the refused one empty, then the v2 attempt and v1", last+1, len(conns[0]))
+	require.Len(t, conns[0], 0, "%d connections, the first carrying %d bytes: want the refused one empty, then the v2 attempt and v1", last+1, len(conns[0]))
 	magic := binary.LittleEndian.AppendUint32(nil, uint32(h.Params().Net))
 	for id, b := range conns {
-		if len(b) >= 64 && !bytes.HasPrefix(b, magic) && spv.V1Stalls(b[:64]) {
-			t.Errorf("connection %d sent a stalling v2 key: %x", id, b[:64])
-		}
+		require.False(t, len(b) >= 64 && !bytes.HasPrefix(b, magic) && spv.V1Stalls(b[:64]), "connection %d sent a stalling v2 key: %x", id, b[:64])
 	}
 }

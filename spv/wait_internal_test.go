@@ -1,6 +1,8 @@
 package spv
 
 import (
+	"fmt"
+	"github.com/stretchr/testify/require"
 	"testing"
 	"time"
 )
@@ -18,7 +20,7 @@ func recv[T any](t testing.TB, ch <-chan T, what string) (v T, ok bool) {
 	case v, ok = <-ch:
 		return v, ok
 	case <-time.After(waitBound):
-		t.Fatalf("no %s within %v", what, waitBound)
+		require.FailNow(t, fmt.Sprintf("no %s within %v", what, waitBound))
 		return v, false
 	}
 }
@@ -31,14 +33,12 @@ func waitEvent(t testing.TB, sub *Subscription, what string, match func(Event) b
 	for {
 		select {
 		case ev, ok := <-sub.Events():
-			if !ok {
-				t.Fatalf("the events ended without %s", what)
-			}
+			require.True(t, ok, "the events ended without %s", what)
 			if match(ev) {
 				return ev
 			}
 		case <-deadline:
-			t.Fatalf("no %s within %v", what, waitBound)
+			require.FailNow(t, fmt.Sprintf("no %s within %v", what, waitBound))
 		}
 	}
 }

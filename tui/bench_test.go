@@ -2,13 +2,13 @@ package tui
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
+	"github.com/stretchr/testify/require"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/spv"
@@ -35,12 +35,10 @@ func benchModel(b *testing.B, rows int) Model {
 	}
 	m = feed(b, m, tea.WindowSizeMsg{Width: 160, Height: 48}, eventsMsg{events: evs},
 		readingsMsg{readings: scriptedReadings(b)}, logMsg{lines: lines})
-	if got := m.matchedView().len(); got != min(rows, MaxMatched) {
-		b.Fatalf("model holds %d rows, want %d", got, rows)
-	}
-	if v := m.View(); !strings.Contains(v, "\x1b[") {
-		b.Fatal("benchmark view has no colours")
-	}
+	got := m.matchedView().len()
+	require.Equal(b, min(rows, MaxMatched), got, "model holds %d rows, want %d", got, rows)
+	v := m.View()
+	require.Contains(b, v, "\x1b[", "benchmark view has no colours")
 	return m
 }
 
@@ -53,7 +51,7 @@ func benchView(b *testing.B, rows int) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if len(m.View()) == 0 {
-			b.Fatal("empty view")
+			require.NotEqual(b, 0, len(m.View()), "empty view")
 		}
 	}
 }
@@ -96,9 +94,8 @@ func BenchmarkUpdateEvents(b *testing.B) {
 func BenchmarkView10kSearchedSorted(b *testing.B) {
 	m := benchModel(b, 10_000)
 	m = feed(b, m, keys("/wallet\nss")...)
-	if m.tableLen() == 0 || m.sortBy != sortAmount {
-		b.Fatal("not searched and sorted")
-	}
+	require.NotEqual(b, 0, m.tableLen(), "not searched and sorted")
+	require.Equal(b, sortAmount, m.sortBy, "not searched and sorted")
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -126,9 +123,7 @@ func BenchmarkSearchKeystroke10k(b *testing.B) {
 func BenchmarkViewOverlays(b *testing.B) {
 	m := benchModel(b, 10_000)
 	f, err := bip37.NewFilter(30_000, 0.0001, 7, bip37.UpdateAll)
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	for i := 0; i < 30_000; i++ {
 		f.Add([]byte(fmt.Sprint("element", i)))
 	}
@@ -139,9 +134,7 @@ func BenchmarkViewOverlays(b *testing.B) {
 	}{{"detail", "\n"}, {"bits36000", "b"}} {
 		b.Run(c.name, func(b *testing.B) {
 			v := feed(b, m, keys(c.press)...)
-			if v.overlay == overlayNone {
-				b.Fatal("no overlay")
-			}
+			require.NotEqual(b, overlayNone, v.overlay, "no overlay")
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -158,9 +151,7 @@ func BenchmarkFilterLoaded36000(b *testing.B) {
 	m := benchModel(b, 10)
 	m = feed(b, m, keys("b")...)
 	f, err := bip37.NewFilter(30_000, 0.0001, 7, bip37.UpdateAll)
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	ev := eventsMsg{events: []spv.Event{filterLoaded(spv.At{Time: t0}, f, 9, 1, transcript.ReasonManual, 30_000, 3)}}
 	b.ReportAllocs()
 	b.ResetTimer()

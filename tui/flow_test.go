@@ -86,7 +86,7 @@ func TestFlowFilterReloadQuit(t *testing.T) {
 	select {
 	case <-fm.sh.done:
 	default:
-		t.Fatal("done not closed after quit")
+		require.FailNow(t, "done not closed after quit")
 	}
 }
 

@@ -18,7 +18,7 @@ func nextLine(t *testing.T, s *LogSink) string {
 	case l := <-s.Lines():
 		return l
 	case <-time.After(5 * time.Second):
-		t.Fatal("no log line within 5 s")
+		require.FailNow(t, "no log line within 5 s")
 		return ""
 	}
 }

@@ -298,13 +298,10 @@ func TestWidthMatchesAnsi(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		parts := rapid.SliceOfN(rapid.SampledFrom(alphabet), 0, 40).Draw(t, "parts")
 		s := strings.Join(parts, "")
-		if width(s) != ansi.StringWidth(s) {
-			t.Fatalf("width(%q) = %d, ansi says %d", s, width(s), ansi.StringWidth(s))
-		}
+		require.Equal(t, ansi.StringWidth(s), width(s), "width(%q) = %d, ansi says %d", s, width(s), ansi.StringWidth(s))
 		w := rapid.IntRange(1, 50).Draw(t, "w")
-		if got := ansi.StringWidth(fit(s, w)); got != w {
-			t.Fatalf("fit(%q, %d) is %d wide", s, w, got)
-		}
+		got := ansi.StringWidth(fit(s, w))
+		require.Equal(t, w, got, "fit(%q, %d) is %d wide", s, w, got)
 	})
 }
 

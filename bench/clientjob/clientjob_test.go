@@ -9,25 +9,19 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 func TestWatchSetApply(t *testing.T) {
 	params := &chaincfg.SimNetParams
 	key, err := btcec.NewPrivateKey()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	addr, err := btcutil.NewAddressWitnessPubKeyHash(btcutil.Hash160(key.PubKey().SerializeCompressed()), params)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ws, err := NewWatchSet([]string{addr.EncodeAddress(), addr.EncodeAddress()}, params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ws.Pushes) != 1 || len(ws.Pushes[0]) != 20 {
-		t.Fatalf("pushes %x", ws.Pushes)
-	}
+	require.NoError(t, err)
+	require.Len(t, ws.Pushes, 1, "pushes %x", ws.Pushes)
+	require.Len(t, ws.Pushes[0], 20, "pushes %x", ws.Pushes)
 	pk, _ := txscript.PayToAddrScript(addr)
 	other := []byte{txscript.OP_0, 20, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20}
 
@@ -42,13 +36,10 @@ func TestWatchSetApply(t *testing.T) {
 	unrelated.AddTxIn(wire.NewTxIn(&wire.OutPoint{Hash: pay.TxHash(), Index: 0}, nil, nil))
 	unrelated.AddTxOut(wire.NewTxOut(1, other))
 
-	if ws.Apply(spend) {
-		t.Fatal("spend before its payment matched")
-	}
-	if !ws.Apply(pay) || !ws.Apply(spend) || ws.Apply(unrelated) {
-		t.Fatal("classification wrong")
-	}
-	if _, err := NewWatchSet([]string{"notanaddress"}, params); err == nil {
-		t.Fatal("bad address accepted")
-	}
+	require.False(t, ws.Apply(spend), "spend before its payment matched")
+	require.True(t, ws.Apply(pay), "classification wrong")
+	require.True(t, ws.Apply(spend), "classification wrong")
+	require.False(t, ws.Apply(unrelated), "classification wrong")
+	_, err = NewWatchSet([]string{"notanaddress"}, params)
+	require.Error(t, err, "bad address accepted")
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 // benchChains caches mined chains by network and length.
@@ -40,9 +41,8 @@ func benchChain(name string, n int) []wire.BlockHeader {
 // connectAll connects a chain in batches of 2000 (a getheaders reply).
 func connectAll(tb testing.TB, s *Store, chain []wire.BlockHeader) {
 	for i := 0; i < len(chain); i += wire.MaxBlockHeadersPerMsg {
-		if _, err := s.Connect(chain[i:min(i+wire.MaxBlockHeadersPerMsg, len(chain))]); err != nil {
-			tb.Fatal(err)
-		}
+		_, err := s.Connect(chain[i:min(i+wire.MaxBlockHeadersPerMsg, len(chain))])
+		require.NoError(tb, err)
 	}
 }
 
@@ -77,7 +77,7 @@ func BenchmarkConnect(b *testing.B) {
 				b.StopTimer()
 				s, err := Open(b.TempDir(), net, WithClock(fixedClock))
 				if err != nil {
-					b.Fatal(err)
+					require.NoError(b, err)
 				}
 				b.StartTimer()
 				c0 := cpuTime(b)
@@ -94,9 +94,7 @@ func BenchmarkConnect(b *testing.B) {
 		// A store holding the chain serves as the view for the
 		// validation-only runs: header k has node index k+1.
 		s, err := Open(b.TempDir(), net, WithClock(fixedClock))
-		if err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, err)
 		connectAll(b, s, chain)
 		now := testNow.Unix()
 		b.Run(name+"/validate", func(b *testing.B) {
@@ -107,10 +105,10 @@ func BenchmarkConnect(b *testing.B) {
 					encodeHeader(&raw, h)
 					hash := chainhash.DoubleHashH(raw[:])
 					if _, err := s.rules.checkSanity(h, &hash, now); err != nil {
-						b.Fatal(err)
+						require.NoError(b, err)
 					}
 					if _, err := s.rules.checkContext(s, h, &hash, int32(k), -1); err != nil {
-						b.Fatal(err)
+						require.NoError(b, err)
 					}
 				}
 			})
@@ -119,7 +117,7 @@ func BenchmarkConnect(b *testing.B) {
 			timed(b, func() {
 				for k := range chain {
 					if err := btcdVerdict(s.rules, s, &chain[k], int32(k), testNow); err != nil {
-						b.Fatal(err)
+						require.NoError(b, err)
 					}
 				}
 			})
@@ -148,9 +146,7 @@ func cpuTime(b *testing.B) time.Duration {
 // included).
 func cpuTimes(b testing.TB) (user, sys time.Duration) {
 	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
 	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano())
 }
 
@@ -166,9 +162,7 @@ func BenchmarkOpen(b *testing.B) {
 	net := mustNetNoT("regtest")
 	dir := b.TempDir()
 	s, err := Open(dir, net, WithClock(fixedClock))
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	connectAll(b, s, chain)
 	s.Close()
 
@@ -176,7 +170,7 @@ func BenchmarkOpen(b *testing.B) {
 		for b.Loop() {
 			s, err := Open(dir, net)
 			if err != nil {
-				b.Fatal(err)
+				require.NoError(b, err)
 			}
 			s.Close()
 		}
@@ -185,13 +179,11 @@ func BenchmarkOpen(b *testing.B) {
 	})
 	b.Run("verify-100k", func(b *testing.B) {
 		s, err := Open(dir, net)
-		if err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, err)
 		defer s.Close()
 		for b.Loop() {
 			if err := s.Verify(); err != nil {
-				b.Fatal(err)
+				require.NoError(b, err)
 			}
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/(float64(b.N)*n), "ns/header")
@@ -205,9 +197,7 @@ func heapPerHeader(b *testing.B, dir string) float64 {
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	s, err := Open(dir, mustNetNoT("regtest"))
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	count := s.Count()
@@ -248,9 +238,8 @@ func connectSerialized(tb testing.TB, s *Store, raw []byte) (user, sys time.Dura
 			batch[k] = decodeHeader(raw[off : off+headerLen])
 		}
 		u0, s0 := cpuTimes(tb)
-		if _, err := s.Connect(batch[:k]); err != nil {
-			tb.Fatal(err)
-		}
+		_, err := s.Connect(batch[:k])
+		require.NoError(tb, err)
 		u1, s1 := cpuTimes(tb)
 		user, sys = user+u1-u0, sys+s1-s0
 	}
@@ -279,9 +268,7 @@ func BenchmarkMainnetScale(b *testing.B) {
 	raw := mainnetChain()
 	net := mustNetNoT("regtest")
 	chainFile := filepath.Join(b.TempDir(), "chain.raw")
-	if err := os.WriteFile(chainFile, raw, 0o600); err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, os.WriteFile(chainFile, raw, 0o600))
 	for b.Loop() {
 		b.StopTimer()
 		dir := b.TempDir()
@@ -290,7 +277,7 @@ func BenchmarkMainnetScale(b *testing.B) {
 		runtime.ReadMemStats(&before)
 		s, err := Open(dir, net, WithClock(fixedClock))
 		if err != nil {
-			b.Fatal(err)
+			require.NoError(b, err)
 		}
 		b.StartTimer()
 		user, sys := connectSerialized(b, s, raw)
@@ -310,7 +297,7 @@ func BenchmarkMainnetScale(b *testing.B) {
 		o0 := time.Now()
 		s, err = Open(dir, net)
 		if err != nil {
-			b.Fatal(err)
+			require.NoError(b, err)
 		}
 		b.ReportMetric(time.Since(o0).Seconds(), "open-s/900k")
 		s.Close()
@@ -357,14 +344,10 @@ func TestHelperConnectRSS(t *testing.T) {
 	}
 	file, dir, _ := strings.Cut(env, ":")
 	f, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer f.Close()
 	s, err := Open(dir, mustNet(t, "regtest"), WithClock(fixedClock))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer s.Close()
 	buf := make([]byte, wire.MaxBlockHeadersPerMsg*headerLen)
 	for {
@@ -375,9 +358,7 @@ func TestHelperConnectRSS(t *testing.T) {
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			break
 		}
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 	}
 	fmt.Printf("PEAK %d %d\n", vmStatus(t, "VmHWM:"), s.Count())
 }
@@ -388,9 +369,7 @@ func childConnectRSS(b *testing.B, chainFile, dir string) int64 {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperConnectRSS$", "-test.count=1")
 	cmd.Env = append(os.Environ(), connectEnv+"="+chainFile+":"+dir)
 	out, err := cmd.Output()
-	if err != nil {
-		b.Fatalf("child: %v: %s", err, out)
-	}
+	require.NoError(b, err, "child: %v: %s", err, out)
 	for _, line := range strings.Split(string(out), "\n") {
 		var peak int64
 		var count int
@@ -398,7 +377,7 @@ func childConnectRSS(b *testing.B, chainFile, dir string) int64 {
 			return peak
 		}
 	}
-	b.Fatalf("child printed no peak: %s", out)
+	require.FailNow(b, fmt.Sprintf("child printed no peak: %s", out))
 	return 0
 }
 
@@ -416,9 +395,7 @@ func TestHelperOpenRSS(t *testing.T) {
 	}
 	before := vmRSS(t)
 	s, err := Open(dir, mustNet(t, "regtest"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	debug.FreeOSMemory()
 	fmt.Printf("RSS %d %d %d\n", before, vmRSS(t), s.Count())
 	s.Close()
@@ -431,19 +408,15 @@ func vmRSS(t testing.TB) int64 { return vmStatus(t, "VmRSS:") }
 // VmHWM: ...).
 func vmStatus(t testing.TB, field string) int64 {
 	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, line := range strings.Split(string(b), "\n") {
 		if f := strings.Fields(line); len(f) >= 2 && f[0] == field {
 			kb, err := strconv.ParseInt(f[1], 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			return kb * 1024
 		}
 	}
-	t.Fatalf("no %s", field)
+	require.FailNow(t, fmt.Sprintf("no %s", field))
 	return 0
 }
 
@@ -453,19 +426,16 @@ func childRSS(b *testing.B, dir string) (grow, total int64, count int) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperOpenRSS$", "-test.count=1")
 	cmd.Env = append(os.Environ(), rssEnv+"="+dir)
 	out, err := cmd.Output()
-	if err != nil {
-		b.Fatalf("child: %v: %s", err, out)
-	}
+	require.NoError(b, err, "child: %v: %s", err, out)
 	var before int64
 	for _, line := range strings.Split(string(out), "\n") {
 		if strings.HasPrefix(line, "RSS ") {
-			if _, err := fmt.Sscanf(line, "RSS %d %d %d", &before, &total, &count); err != nil {
-				b.Fatal(err)
-			}
+			_, err := fmt.Sscanf(line, "RSS %d %d %d", &before, &total, &count)
+			require.NoError(b, err)
 			return total - before, total, count
 		}
 	}
-	b.Fatalf("child printed no RSS: %s", out)
+	require.FailNow(b, fmt.Sprintf("child printed no RSS: %s", out))
 	return 0, 0, 0
 }
 
@@ -485,9 +455,7 @@ func BenchmarkSideBranchEviction(b *testing.B) {
 	}{{"append", 10_000_000}, {"evict", 2000}} {
 		b.Run(c.name, func(b *testing.B) {
 			s, err := Open(b.TempDir(), net, WithClock(fixedClock), WithSideBranchLimits(0, c.bound))
-			if err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, err)
 			defer s.Close()
 			connectAll(b, s, chain)
 			fork, _ := s.HashByHeight(n - 600)
@@ -496,9 +464,8 @@ func BenchmarkSideBranchEviction(b *testing.B) {
 			// batch evicts.
 			for range 4 {
 				branch++
-				if _, err := s.Connect(mineOn(b, s, fork, 500, 600, 1000+branch)); err != nil {
-					b.Fatal(err)
-				}
+				_, err := s.Connect(mineOn(b, s, fork, 500, 600, 1000+branch))
+				require.NoError(b, err)
 			}
 			evicted := 0
 			for b.Loop() {
@@ -508,13 +475,11 @@ func BenchmarkSideBranchEviction(b *testing.B) {
 				b.StartTimer()
 				res, err := s.Connect(hs)
 				if err != nil {
-					b.Fatal(err)
+					require.NoError(b, err)
 				}
 				evicted += res.Evicted
 			}
-			if c.bound == 2000 && evicted < b.N {
-				b.Fatalf("%d evicted in %d batches", evicted, b.N)
-			}
+			require.False(b, c.bound == 2000 && evicted < b.N, "%d evicted in %d batches", evicted, b.N)
 			b.ReportMetric(b.Elapsed().Seconds()*1000/float64(b.N), "ms/batch")
 		})
 	}

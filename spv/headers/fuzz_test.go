@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 // fuzzBase is a deterministic regtest chain: the first 20 headers are in the
@@ -92,21 +93,13 @@ func TestFuzzSeedFiles(t *testing.T) {
 		want := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", data)
 		path := filepath.Join(dir, name)
 		if update {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, os.MkdirAll(dir, 0o755))
+			require.NoError(t, os.WriteFile(path, []byte(want), 0o644))
 			continue
 		}
 		got, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (run with BLOOMWATCH_UPDATE_FUZZ_SEEDS=1)", err)
-		}
-		if string(got) != want {
-			t.Fatalf("%s is stale (run with BLOOMWATCH_UPDATE_FUZZ_SEEDS=1)", path)
-		}
+		require.NoError(t, err, "%v (run with BLOOMWATCH_UPDATE_FUZZ_SEEDS=1)", err)
+		require.Equal(t, want, string(got), "%s is stale (run with BLOOMWATCH_UPDATE_FUZZ_SEEDS=1)", path)
 	}
 }
 
@@ -124,17 +117,12 @@ func FuzzConnect(f *testing.F) {
 	// input (creating it each time would cost three fsyncs).
 	tmplDir := f.TempDir()
 	tmpl, err := Open(tmplDir, net, WithClock(fixedClock))
-	if err != nil {
-		f.Fatal(err)
-	}
-	if _, err := tmpl.Connect(base[:20]); err != nil {
-		f.Fatal(err)
-	}
+	require.NoError(f, err)
+	_, err = tmpl.Connect(base[:20])
+	require.NoError(f, err)
 	tmpl.Close()
 	tmplBytes, err := os.ReadFile(filepath.Join(tmplDir, FileName))
-	if err != nil {
-		f.Fatal(err)
-	}
+	require.NoError(f, err)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var hdrs []wire.BlockHeader
 		r := bytes.NewReader(data)
@@ -146,55 +134,39 @@ func FuzzConnect(f *testing.F) {
 			hdrs = append(hdrs, h)
 		}
 		dir := t.TempDir()
-		if err := os.WriteFile(filepath.Join(dir, FileName), tmplBytes, 0o600); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(filepath.Join(dir, FileName), tmplBytes, 0o600))
 		s, err := Open(dir, net, WithClock(fixedClock))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		defer s.Close()
-		if _, h := s.Tip(); h != 20 {
-			t.Fatalf("template tip %d", h)
-		}
+		_, h := s.Tip()
+		require.Equal(t, int32(20), h, "template tip %d", h)
 		beforeWork := s.TipWork()
 		beforeCount := s.Count()
 
 		res, err := s.Connect(hdrs)
 		var verr *ValidationError
-		if err != nil && !errors.As(err, &verr) {
-			t.Fatalf("error %v is not a *ValidationError", err)
-		}
-		if verr != nil && (verr.Index < 0 || verr.Index >= len(hdrs) || errName(verr.Err) == verr.Err.Error()) {
-			t.Fatalf("validation error %+v", verr)
-		}
-		if res.Accepted < 0 || res.Accepted > len(hdrs) || s.Count() != beforeCount+res.Accepted {
-			t.Fatalf("accepted %d of %d, count %d -> %d", res.Accepted, len(hdrs), beforeCount, s.Count())
-		}
-		if c := s.TipWork().Cmp(beforeWork); c < 0 || (c > 0) != res.NewTip {
-			t.Fatalf("work %v -> %v, NewTip %v", beforeWork, s.TipWork(), res.NewTip)
-		}
+		require.False(t, err != nil && !errors.As(err, &verr), "error %v is not a *ValidationError", err)
+		require.False(t, verr != nil && (verr.Index < 0 || verr.Index >= len(hdrs) || errName(verr.Err) == verr.Err.Error()), "validation error %+v", verr)
+		require.GreaterOrEqual(t, res.Accepted, 0, "accepted %d of %d, count %d -> %d", res.Accepted, len(hdrs), beforeCount, s.Count())
+		require.LessOrEqual(t, res.Accepted, len(hdrs), "accepted %d of %d, count %d -> %d", res.Accepted, len(hdrs), beforeCount, s.Count())
+		require.Equal(t, beforeCount+res.Accepted, s.Count(), "accepted %d of %d, count %d -> %d", res.Accepted, len(hdrs), beforeCount, s.Count())
+		c := s.TipWork().Cmp(beforeWork)
+		require.GreaterOrEqual(t, c, 0, "work %v -> %v, NewTip %v", beforeWork, s.TipWork(), res.NewTip)
+		require.Equal(t, res.NewTip, (c > 0), "work %v -> %v, NewTip %v", beforeWork, s.TipWork(), res.NewTip)
 		tip, height := s.Tip()
 		for h := int32(0); h <= height; h++ {
 			hdr, err := s.HeaderByHeight(h)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if h == height && hdr.BlockHash() != tip {
-				t.Fatal("tip header mismatch")
-			}
+			require.NoError(t, err)
+			require.False(t, h == height && hdr.BlockHash() != tip, "tip header mismatch")
 		}
-		if err := s.Verify(); err != nil {
-			t.Fatalf("stored headers fail re-validation: %v", err)
-		}
+		require.NoError(t, s.Verify(), "stored headers fail re-validation")
 		s.Close()
 		s2, err := Open(dir, net, WithClock(fixedClock))
-		if err != nil {
-			t.Fatalf("reopen: %v", err)
-		}
+		require.NoError(t, err, "reopen")
 		defer s2.Close()
-		if t2, h2 := s2.Tip(); t2 != tip || h2 != height || s2.Count() != s.Count() {
-			t.Fatalf("reopened %v@%d, was %v@%d", t2, h2, tip, height)
-		}
+		t2, h2 := s2.Tip()
+		require.Equal(t, tip, t2, "reopened %v@%d, was %v@%d", t2, h2, tip, height)
+		require.Equal(t, height, h2, "reopened %v@%d, was %v@%d", t2, h2, tip, height)
+		require.Equal(t, s.Count(), s2.Count(), "reopened %v@%d, was %v@%d", t2, h2, tip, height)
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/stretchr/testify/require"
 )
 
 // TestHeaderHash checks headerHash against chainhash.DoubleHashH on the
@@ -15,9 +16,8 @@ func TestHeaderHash(t *testing.T) {
 		net := mustNet(t, name)
 		var raw [headerLen]byte
 		encodeHeader(&raw, &net.Params.GenesisBlock.Header)
-		if got := headerHash(&raw); got != *net.Params.GenesisHash {
-			t.Errorf("%s genesis: %v, want %v", name, got, net.Params.GenesisHash)
-		}
+		got := headerHash(&raw)
+		require.Equal(t, *net.Params.GenesisHash, got, "%s genesis: %v, want %v", name, got, net.Params.GenesisHash)
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	var raw [headerLen]byte
@@ -28,9 +28,8 @@ func TestHeaderHash(t *testing.T) {
 		if i%7 == 0 { // runs of equal bytes
 			clear(raw[rng.IntN(headerLen):])
 		}
-		if got, want := headerHash(&raw), chainhash.DoubleHashH(raw[:]); got != want {
-			t.Fatalf("header %x: %v, want %v", raw, got, want)
-		}
+		got, want := headerHash(&raw), chainhash.DoubleHashH(raw[:])
+		require.Equal(t, want, got, "header %x: %v, want %v", raw, got, want)
 	}
 	var two [2][headerLen]byte
 	var got [2]chainhash.Hash
@@ -46,9 +45,8 @@ func TestHeaderHash(t *testing.T) {
 		}
 		headerHash2(&got, &two)
 		for k := range two {
-			if want := chainhash.DoubleHashH(two[k][:]); got[k] != want {
-				t.Fatalf("pair %d header %x: %v, want %v", k, two[k], got[k], want)
-			}
+			want := chainhash.DoubleHashH(two[k][:])
+			require.Equal(t, want, got[k], "pair %d header %x: %v, want %v", k, two[k], got[k], want)
 		}
 	}
 }
@@ -62,15 +60,13 @@ func FuzzHeaderHash(f *testing.F) {
 		var two [2][headerLen]byte
 		copy(two[0][:], b)
 		copy(two[1][:], b[min(len(b), headerLen):])
-		if got, want := headerHash(&two[0]), chainhash.DoubleHashH(two[0][:]); got != want {
-			t.Fatalf("header %x: %v, want %v", two[0], got, want)
-		}
+		want := chainhash.DoubleHashH(two[0][:])
+		require.Equal(t, want, headerHash(&two[0]), "header %x", two[0])
 		var got [2]chainhash.Hash
 		headerHash2(&got, &two)
 		for k := range two {
-			if want := chainhash.DoubleHashH(two[k][:]); got[k] != want {
-				t.Fatalf("pair %d header %x: %v, want %v", k, two[k], got[k], want)
-			}
+			want := chainhash.DoubleHashH(two[k][:])
+			require.Equal(t, want, got[k], "pair %d header %x: %v, want %v", k, two[k], got[k], want)
 		}
 	})
 }

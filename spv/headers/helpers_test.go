@@ -9,6 +9,7 @@ import (
 	"github.com/btcsuite/btcd/blockchain"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 // testNow is the fixed clock of the tests: far enough after every genesis
@@ -21,9 +22,7 @@ func fixedClock() time.Time { return testNow }
 func mustNet(t testing.TB, name string) *netparams.Network {
 	t.Helper()
 	n, err := netparams.Lookup(name)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return n
 }
 
@@ -145,9 +144,7 @@ func openTest(t testing.TB, net *netparams.Network, opts ...Option) (*Store, str
 	t.Helper()
 	dir := t.TempDir()
 	s, err := Open(dir, net, append([]Option{WithClock(fixedClock)}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
 	return s, dir
 }
@@ -167,12 +164,8 @@ func mineOn(t testing.TB, s *Store, hash chainhash.Hash, n int, spacing int64, b
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	i, ok := s.index.lookup(&s.nodes, &hash)
-	if !ok {
-		t.Fatalf("no header %v", hash)
-	}
+	require.True(t, ok, "no header %v", hash)
 	ph, err := s.readHeader(i)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return extend(s.rules, s, i, ph, n, spacing, branch)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/netparams"
 	"github.com/btcsuite/btcd/blockchain"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 )
 
@@ -44,13 +45,9 @@ func TestModelForkChoice(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		net := easyNet("model", netparams.RulesMainnet, 4, false, 0x7e570007, nil)
 		dir, err := os.MkdirTemp(root, "run")
-		if err != nil {
-			rt.Fatal(err)
-		}
+		require.NoError(rt, err)
 		s, err := Open(dir, net, WithClock(fixedClock))
-		if err != nil {
-			rt.Fatal(err)
-		}
+		require.NoError(rt, err)
 		defer func() { s.Close() }()
 
 		g := net.Params.GenesisBlock.Header
@@ -77,42 +74,31 @@ func TestModelForkChoice(t *testing.T) {
 				}
 			}
 			res, err := s.Connect(hdrs)
-			if err != nil {
-				rt.Fatal(err)
-			}
-			if res.Accepted != n || res.NewTip != (best != oldBest) {
-				rt.Fatalf("result %+v, model best %d -> %d", res, oldBest, best)
-			}
+			require.NoError(rt, err)
+			require.Equal(rt, n, res.Accepted, "result %+v, model best %d -> %d", res, oldBest, best)
+			require.Equal(rt, (best != oldBest), res.NewTip, "result %+v, model best %d -> %d", res, oldBest, best)
 			oldChain, newChain := modelChain(m, oldBest), modelChain(m, best)
 			fork := 0
 			for fork+1 < len(oldChain) && fork+1 < len(newChain) && oldChain[fork+1] == newChain[fork+1] {
 				fork++
 			}
 			isReorg := best != oldBest && oldChain[len(oldChain)-1] != newChain[fork]
-			if (res.Reorg != nil) != isReorg {
-				rt.Fatalf("reorg %+v, model says %v", res.Reorg, isReorg)
-			}
+			require.Equal(rt, isReorg, (res.Reorg != nil), "reorg %+v, model says %v", res.Reorg, isReorg)
 			if len(newChain) < len(oldChain) {
 				lighterLonger++ // a shorter branch holds the most work
 			}
 			if isReorg {
 				reorgs++
 				r := res.Reorg
-				if r.ForkHeight != int32(fork) || r.ForkHash != m[newChain[fork]].hash {
-					rt.Fatalf("fork %d %v, model %d", r.ForkHeight, r.ForkHash, fork)
-				}
-				if len(r.Detached) != len(oldChain)-1-fork || len(r.Attached) != len(newChain)-1-fork {
-					rt.Fatalf("detached %d attached %d", len(r.Detached), len(r.Attached))
-				}
+				require.Equal(rt, int32(fork), r.ForkHeight, "fork %d %v, model %d", r.ForkHeight, r.ForkHash, fork)
+				require.Equal(rt, m[newChain[fork]].hash, r.ForkHash, "fork %d %v, model %d", r.ForkHeight, r.ForkHash, fork)
+				require.Len(rt, r.Detached, len(oldChain)-1-fork, "detached %d attached %d", len(r.Detached), len(r.Attached))
+				require.Len(rt, r.Attached, len(newChain)-1-fork, "detached %d attached %d", len(r.Detached), len(r.Attached))
 				for k, h := range r.Detached {
-					if h != m[oldChain[len(oldChain)-1-k]].hash {
-						rt.Fatalf("detached[%d]", k)
-					}
+					require.Equal(rt, m[oldChain[len(oldChain)-1-k]].hash, h, "detached[%d]", k)
 				}
 				for k, h := range r.Attached {
-					if h != m[newChain[fork+1+k]].hash {
-						rt.Fatalf("attached[%d]", k)
-					}
+					require.Equal(rt, m[newChain[fork+1+k]].hash, h, "attached[%d]", k)
 				}
 			}
 		}
@@ -129,9 +115,8 @@ func TestModelForkChoice(t *testing.T) {
 		for step := 0; step < steps; step++ {
 			if rapid.IntRange(0, 5).Draw(rt, "reopen") == 0 {
 				s.Close()
-				if s, err = Open(dir, net, WithClock(fixedClock)); err != nil {
-					rt.Fatal(err)
-				}
+				s, err = Open(dir, net, WithClock(fixedClock))
+				require.NoError(rt, err)
 			} else {
 				base := rapid.IntRange(0, len(m)-1).Draw(rt, "base")
 				n := rapid.IntRange(1, 8).Draw(rt, "n")
@@ -140,28 +125,22 @@ func TestModelForkChoice(t *testing.T) {
 			}
 			tip, height := s.Tip()
 			chain := modelChain(m, best)
-			if tip != m[best].hash || height != m[best].height || s.Count() != len(m) ||
-				s.TipWork().Cmp(m[best].work) != 0 {
-				rt.Fatalf("tip %v@%d count %d, model %v@%d count %d", tip, height, s.Count(),
-					m[best].hash, m[best].height, len(m))
-			}
+			require.Equal(rt, m[best].hash, tip, "tip %v@%d count %d, model %v@%d count %d", tip, height, s.Count(), m[best].hash, m[best].height, len(m))
+			require.Equal(rt, m[best].height, height, "tip %v@%d count %d, model %v@%d count %d", tip, height, s.Count(), m[best].hash, m[best].height, len(m))
+			require.Equal(rt, len(m), s.Count(), "tip %v@%d count %d, model %v@%d count %d", tip, height, s.Count(), m[best].hash, m[best].height, len(m))
+			require.Equal(rt, 0, s.TipWork().Cmp(m[best].work), "tip %v@%d count %d, model %v@%d count %d", tip, height, s.Count(), m[best].hash, m[best].height, len(m))
 			for h, i := range chain {
-				if got, err := s.HashByHeight(int32(h)); err != nil || got != m[i].hash {
-					rt.Fatalf("height %d: %v %v", h, got, err)
-				}
+				got, err := s.HashByHeight(int32(h))
+				require.NoError(rt, err, "height %d: %v", h, got)
+				require.Equal(rt, m[i].hash, got, "height %d: %v %v", h, got, err)
 			}
-			if err := s.Verify(); err != nil {
-				rt.Fatal(err)
-			}
+			require.NoError(rt, s.Verify())
 			for i := range m {
-				if s.IsBest(m[i].hash) != (int(m[i].height) < len(chain) && chain[m[i].height] == i) {
-					rt.Fatalf("IsBest(%d)", i)
-				}
+				require.Equal(rt, (int(m[i].height) < len(chain) && chain[m[i].height] == i), s.IsBest(m[i].hash), "IsBest(%d)", i)
 			}
 		}
 	})
 	t.Logf("%d reorgs, %d times a longer branch lost to a shorter one", reorgs, lighterLonger)
-	if reorgs == 0 || lighterLonger == 0 {
-		t.Fatal("the generator never produced a reorg or a heavier shorter branch")
-	}
+	require.NotEqual(t, 0, reorgs, "the generator never produced a reorg or a heavier shorter branch")
+	require.NotEqual(t, 0, lighterLonger, "the generator never produced a reorg or a heavier shorter branch")
 }

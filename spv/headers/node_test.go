@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/stretchr/testify/require"
 )
 
 // TestHashIndex checks the open-addressing index against a Go map through
@@ -35,22 +36,19 @@ func TestHashIndex(t *testing.T) {
 		check := func() {
 			t.Helper()
 			for h, want := range ref {
-				if got, ok := x.lookup(&nodes, &h); !ok || got != want {
-					t.Fatalf("lookup %v = %d %v, want %d", h, got, ok, want)
-				}
+				got, ok := x.lookup(&nodes, &h)
+				require.True(t, ok, "lookup %v = %d %v, want %d", h, got, ok, want)
+				require.Equal(t, want, got, "lookup %v = %d %v, want %d", h, got, ok, want)
 			}
-			if x.count != len(ref) {
-				t.Fatalf("count %d, want %d", x.count, len(ref))
-			}
+			require.Equal(t, len(ref), x.count, "count %d, want %d", x.count, len(ref))
 		}
 		check()
 		// Remove a random half, in random order.
 		for _, i := range rng.Perm(nodes.len())[:20000] {
 			x.remove(&nodes, int32(i))
 			delete(ref, nodes.at(int32(i)).hash)
-			if _, ok := x.lookup(&nodes, &nodes.at(int32(i)).hash); ok {
-				t.Fatalf("removed %d still found", i)
-			}
+			_, ok := x.lookup(&nodes, &nodes.at(int32(i)).hash)
+			require.False(t, ok, "removed %d still found", i)
 		}
 		check()
 		// Insert more, into the newest table (which removals emptied in
@@ -65,12 +63,9 @@ func TestHashIndex(t *testing.T) {
 			ref[h] = int32(i)
 		}
 		check()
-		if len(x.tables) < 2 {
-			t.Fatalf("%d tables", len(x.tables))
-		}
-		if _, ok := x.lookup(&nodes, &chainhash.Hash{0xff}); ok {
-			t.Fatal("found an absent hash")
-		}
+		require.GreaterOrEqual(t, len(x.tables), 2, "%d tables", len(x.tables))
+		_, ok := x.lookup(&nodes, &chainhash.Hash{0xff})
+		require.False(t, ok, "found an absent hash")
 	}
 }
 
@@ -84,24 +79,17 @@ func TestWork(t *testing.T) {
 		{max, work{0, 1}, max}, // saturates
 	}
 	for _, tc := range tests {
-		if got := tc.a.add(tc.b); got != tc.sum {
-			t.Errorf("%v + %v = %v, want %v", tc.a, tc.b, got, tc.sum)
-		}
-		if tc.sum != max && tc.a.add(tc.b).big().Cmp(new(big.Int).Add(tc.a.big(), tc.b.big())) != 0 {
-			t.Errorf("big mismatch")
-		}
+		got := tc.a.add(tc.b)
+		require.Equal(t, tc.sum, got, "%v + %v = %v, want %v", tc.a, tc.b, got, tc.sum)
+		require.False(t, tc.sum != max && tc.a.add(tc.b).big().Cmp(new(big.Int).Add(tc.a.big(), tc.b.big())) != 0, "big mismatch")
 	}
-	if (work{1, 0}).cmp(work{0, math.MaxUint64}) != 1 || (work{0, 5}).cmp(work{0, 5}) != 0 ||
-		(work{0, 4}).cmp(work{0, 5}) != -1 {
-		t.Fatal("cmp")
-	}
+	require.Equal(t, 1, (work{1, 0}).cmp(work{0, math.MaxUint64}), "cmp")
+	require.Equal(t, 0, (work{0, 5}).cmp(work{0, 5}), "cmp")
+	require.Equal(t, -1, (work{0, 4}).cmp(work{0, 5}), "cmp")
 	huge := new(big.Int).Lsh(big.NewInt(1), 200)
-	if workFromBig(huge) != max || workFromBig(big.NewInt(-1)) != (work{}) {
-		t.Fatal("workFromBig bounds")
-	}
+	require.Equal(t, max, workFromBig(huge), "workFromBig bounds")
+	require.Equal(t, (work{}), workFromBig(big.NewInt(-1)), "workFromBig bounds")
 	v := new(big.Int).SetUint64(12345)
 	v.Lsh(v, 70)
-	if workFromBig(v).big().Cmp(v) != 0 {
-		t.Fatal("round trip")
-	}
+	require.Equal(t, 0, workFromBig(v).big().Cmp(v), "round trip")
 }

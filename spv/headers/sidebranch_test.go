@@ -10,6 +10,7 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 func TestSideBranchMargin(t *testing.T) {
@@ -19,26 +20,21 @@ func TestSideBranchMargin(t *testing.T) {
 	mustConnect(t, s, mineOnTip(t, s, 30, 600, 1))
 	deep, _ := s.HashByHeight(10)
 	_, err := s.Connect(mineOn(t, s, deep, 3, 600, 2))
-	if !errors.Is(err, ErrLowWorkBranch) {
-		t.Fatalf("a branch forking 20 blocks down: %v, want ErrLowWorkBranch", err)
-	}
-	if s.Count() != 31 {
-		t.Fatalf("count %d: a refused header was stored", s.Count())
-	}
+	require.ErrorIs(t, err, ErrLowWorkBranch, "a branch forking 20 blocks down: %v, want ErrLowWorkBranch", err)
+	require.Equal(t, 31, s.Count(), "count %d: a refused header was stored", s.Count())
 	near, _ := s.HashByHeight(27)
 	mustConnect(t, s, mineOn(t, s, near, 3, 600, 3))
-	if s.Count() != 34 {
-		t.Fatalf("count %d: the near branch was not stored", s.Count())
-	}
+	require.Equal(t, 34, s.Count(), "count %d: the near branch was not stored", s.Count())
 	// The near branch overtakes when it gets longer: fork choice is
 	// untouched by the bound.
 	tipBefore, _ := s.Tip()
 	branchTip := mineOn(t, s, near, 3, 600, 3)[2].BlockHash()
 	more := mineOn(t, s, branchTip, 2, 600, 3)
 	res := mustConnect(t, s, more)
-	if tip, h := s.Tip(); tip == tipBefore || h != 32 || res.Reorg == nil {
-		t.Fatalf("the longer near branch did not win: tip %v at %d, reorg %+v", tip, h, res.Reorg)
-	}
+	tip, h := s.Tip()
+	require.NotEqual(t, tipBefore, tip, "the longer near branch did not win: tip %v at %d, reorg %+v", tip, h, res.Reorg)
+	require.Equal(t, int32(32), h, "the longer near branch did not win: tip %v at %d, reorg %+v", tip, h, res.Reorg)
+	require.NotNil(t, res.Reorg, "the longer near branch did not win: tip %v at %d, reorg %+v", tip, h, res.Reorg)
 	// And the best chain still extends after a refusal.
 	mustConnect(t, s, mineOnTip(t, s, 2, 600, 3))
 }
@@ -59,9 +55,7 @@ func TestSideBranchEviction(t *testing.T) {
 	mustConnect(t, s, mineOnTip(t, s, 30, 600, 1))
 	at := func(h int32) chainhash.Hash {
 		hash, err := s.HashByHeight(h)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		return hash
 	}
 	stored := func(hs []wire.BlockHeader) (n int) {
@@ -75,83 +69,79 @@ func TestSideBranchEviction(t *testing.T) {
 	checkFile := func(what string) {
 		t.Helper()
 		st, err := os.Stat(filepath.Join(dir, FileName))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := recordOffset(int32(s.Count())); st.Size() != want {
-			t.Fatalf("%s: file of %d bytes for %d headers (want %d)", what, st.Size(), s.Count(), want)
-		}
-		if err := s.Verify(); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
+		require.NoError(t, err)
+		want := recordOffset(int32(s.Count()))
+		require.Equal(t, want, st.Size(), "%s: file of %d bytes for %d headers (want %d)", what, st.Size(), s.Count(), want)
+		require.NoError(t, s.Verify(), "%s", what)
 	}
 
 	// A: 8 headers from height 20 (ends at 28): the bound, not above it.
 	a := mineOn(t, s, at(20), 8, 600, 2)
-	if res := mustConnect(t, s, a); res.Evicted != 0 || s.SideHeaders() != 8 {
-		t.Fatalf("A: %+v, %d side headers", res, s.SideHeaders())
-	}
+	res := mustConnect(t, s, a)
+	require.Equal(t, 0, res.Evicted, "A: %+v, %d side headers", res, s.SideHeaders())
+	require.Equal(t, 8, s.SideHeaders(), "A: %+v, %d side headers", res, s.SideHeaders())
 	// B: 4 from 25 (ends at 29, more work than A): 12 side headers, down
 	// to 7 by evicting A's top five.
 	b := mineOn(t, s, at(25), 4, 600, 3)
-	res := mustConnect(t, s, b)
-	if res.Evicted != 5 || res.Accepted != 4 || s.SideHeaders() != 7 || stored(a) != 3 || stored(b) != 4 {
-		t.Fatalf("B: %+v; side %d, A stored %d, B stored %d", res, s.SideHeaders(), stored(a), stored(b))
-	}
-	if _, err := s.HeightByHash(a[2].BlockHash()); err != nil {
-		t.Fatalf("A was not evicted from its tip down: %v", err)
-	}
+	res = mustConnect(t, s, b)
+	require.Equal(t, 5, res.Evicted, "B: %+v; side %d, A stored %d, B stored %d", res, s.SideHeaders(), stored(a), stored(b))
+	require.Equal(t, 4, res.Accepted, "B: %+v; side %d, A stored %d, B stored %d", res, s.SideHeaders(), stored(a), stored(b))
+	require.Equal(t, 7, s.SideHeaders(), "B: %+v; side %d, A stored %d, B stored %d", res, s.SideHeaders(), stored(a), stored(b))
+	require.Equal(t, 3, stored(a), "B: %+v; side %d, A stored %d, B stored %d", res, s.SideHeaders(), stored(a), stored(b))
+	require.Equal(t, 4, stored(b), "B: %+v; side %d, A stored %d, B stored %d", res, s.SideHeaders(), stored(a), stored(b))
+	_, err := s.HeightByHash(a[2].BlockHash())
+	require.NoError(t, err, "A was not evicted from its tip down")
 	checkFile("after B")
 	// C: 4 from 26, as much work as the best chain: the rest of A goes,
 	// then B's tip (less work than C's).
 	c := mineOn(t, s, at(26), 4, 600, 4)
 	res = mustConnect(t, s, c)
-	if res.Evicted != 4 || stored(a) != 0 || stored(b) != 3 || stored(c) != 4 {
-		t.Fatalf("C: %+v; A %d, B %d, C %d stored", res, stored(a), stored(b), stored(c))
-	}
+	require.Equal(t, 4, res.Evicted, "C: %+v; A %d, B %d, C %d stored", res, stored(a), stored(b), stored(c))
+	require.Equal(t, 0, stored(a), "C: %+v; A %d, B %d, C %d stored", res, stored(a), stored(b), stored(c))
+	require.Equal(t, 3, stored(b), "C: %+v; A %d, B %d, C %d stored", res, stored(a), stored(b), stored(c))
+	require.Equal(t, 4, stored(c), "C: %+v; A %d, B %d, C %d stored", res, stored(a), stored(b), stored(c))
 	tip30 := at(30)
 	// The honest reorg: 4 from 27 (ends at 31), with the bound full. The
 	// old best chain's 28-30 turn into side headers; B goes instead.
 	r := mineOn(t, s, at(27), 4, 600, 5)
 	res = mustConnect(t, s, r)
-	if res.Reorg == nil || len(res.Reorg.Detached) != 3 || len(res.Reorg.Attached) != 4 || res.Reorg.Detached[0] != tip30 {
-		t.Fatalf("the reorg: %+v (reorg %+v)", res, res.Reorg)
-	}
-	if tip, h := s.Tip(); tip != r[3].BlockHash() || h != 31 {
-		t.Fatalf("tip %v at %d, want the reorg's", tip, h)
-	}
-	if res.Evicted != 3 || stored(b) != 0 || stored(c) != 4 || !s.IsBest(r[0].BlockHash()) {
-		t.Fatalf("reorg: %+v; B %d, C %d stored", res, stored(b), stored(c))
-	}
-	if _, err := s.HeightByHash(tip30); err != nil {
-		t.Fatalf("the old tip was evicted: %v", err)
-	}
+	require.NotNil(t, res.Reorg, "the reorg: %+v (reorg %+v)", res, res.Reorg)
+	require.Len(t, res.Reorg.Detached, 3, "the reorg: %+v (reorg %+v)", res, res.Reorg)
+	require.Len(t, res.Reorg.Attached, 4, "the reorg: %+v (reorg %+v)", res, res.Reorg)
+	require.Equal(t, tip30, res.Reorg.Detached[0], "the reorg: %+v (reorg %+v)", res, res.Reorg)
+	tip, h := s.Tip()
+	require.Equal(t, r[3].BlockHash(), tip, "tip %v at %d, want the reorg's", tip, h)
+	require.Equal(t, int32(31), h, "tip %v at %d, want the reorg's", tip, h)
+	require.Equal(t, 3, res.Evicted, "reorg: %+v; B %d, C %d stored", res, stored(b), stored(c))
+	require.Equal(t, 0, stored(b), "reorg: %+v; B %d, C %d stored", res, stored(b), stored(c))
+	require.Equal(t, 4, stored(c), "reorg: %+v; B %d, C %d stored", res, stored(b), stored(c))
+	require.True(t, s.IsBest(r[0].BlockHash()), "reorg: %+v; B %d, C %d stored", res, stored(b), stored(c))
+	_, err = s.HeightByHash(tip30)
+	require.NoError(t, err, "the old tip was evicted")
 	checkFile("after the reorg")
 	// D: 2 headers from 22, less work than any stored side branch: evicted
 	// at once (Dropped), the others stay.
 	d := mineOn(t, s, at(22), 2, 600, 6)
 	res = mustConnect(t, s, d)
-	if res.Accepted != 0 || res.Dropped != 2 || res.Evicted != 2 || stored(d) != 0 || stored(c) != 4 || s.SideHeaders() != 7 {
-		t.Fatalf("D: %+v; D %d, C %d stored, %d side", res, stored(d), stored(c), s.SideHeaders())
-	}
+	require.Equal(t, 0, res.Accepted, "D: %+v; D %d, C %d stored, %d side", res, stored(d), stored(c), s.SideHeaders())
+	require.Equal(t, 2, res.Dropped, "D: %+v; D %d, C %d stored, %d side", res, stored(d), stored(c), s.SideHeaders())
+	require.Equal(t, 2, res.Evicted, "D: %+v; D %d, C %d stored, %d side", res, stored(d), stored(c), s.SideHeaders())
+	require.Equal(t, 0, stored(d), "D: %+v; D %d, C %d stored, %d side", res, stored(d), stored(c), s.SideHeaders())
+	require.Equal(t, 4, stored(c), "D: %+v; D %d, C %d stored, %d side", res, stored(d), stored(c), s.SideHeaders())
+	require.Equal(t, 7, s.SideHeaders(), "D: %+v; D %d, C %d stored, %d side", res, stored(d), stored(c), s.SideHeaders())
 	checkFile("after D")
 	// A restart finds exactly the same headers, and the best chain still
 	// extends.
 	count, side := s.Count(), s.SideHeaders()
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, s.Close())
 	s2, err := Open(dir, net, WithClock(fixedClock), WithSideBranchLimits(0, bound))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer s2.Close()
-	if s2.Count() != count || s2.SideHeaders() != side || len(s2.Repairs()) != 0 {
-		t.Fatalf("reopened: %d headers, %d side, repairs %v; want %d, %d", s2.Count(), s2.SideHeaders(), s2.Repairs(), count, side)
-	}
-	if tip, _ := s2.Tip(); tip != r[3].BlockHash() {
-		t.Fatalf("reopened tip %v", tip)
-	}
+	require.Equal(t, count, s2.Count(), "reopened: %d headers, %d side, repairs %v; want %d, %d", s2.Count(), s2.SideHeaders(), s2.Repairs(), count, side)
+	require.Equal(t, side, s2.SideHeaders(), "reopened: %d headers, %d side, repairs %v; want %d, %d", s2.Count(), s2.SideHeaders(), s2.Repairs(), count, side)
+	require.Len(t, s2.Repairs(), 0, "reopened: %d headers, %d side, repairs %v; want %d, %d", s2.Count(), s2.SideHeaders(), s2.Repairs(), count, side)
+	tip, _ = s2.Tip()
+	require.Equal(t, r[3].BlockHash(), tip, "reopened tip %v", tip)
 	mustConnect(t, s2, mineOnTip(t, s2, 2, 600, 1))
 }
 
@@ -168,27 +158,21 @@ func TestSideBranchBoundAtOpen(t *testing.T) {
 	highBranch := mineOn(t, s, high, 4, 600, 3)
 	mustConnect(t, s, lowBranch)
 	mustConnect(t, s, highBranch)
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, s.Close())
 	var repairs []Repair
 	s2, err := Open(dir, net, WithClock(fixedClock), WithSideBranchLimits(0, 5),
 		WithRepairHook(func(r Repair) { repairs = append(repairs, r) }))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer s2.Close()
-	if s2.SideHeaders() != 5 || s2.Count() != 21+5 || len(repairs) != 1 || repairs[0].Dropped != 3 {
-		t.Fatalf("%d side headers of %d, repairs %+v", s2.SideHeaders(), s2.Count(), repairs)
-	}
+	require.Equal(t, 5, s2.SideHeaders(), "%d side headers of %d, repairs %+v", s2.SideHeaders(), s2.Count(), repairs)
+	require.Equal(t, 21+5, s2.Count(), "%d side headers of %d, repairs %+v", s2.SideHeaders(), s2.Count(), repairs)
+	require.Len(t, repairs, 1, "%d side headers of %d, repairs %+v", s2.SideHeaders(), s2.Count(), repairs)
+	require.Equal(t, 3, repairs[0].Dropped, "%d side headers of %d, repairs %+v", s2.SideHeaders(), s2.Count(), repairs)
 	for _, h := range highBranch {
-		if _, err := s2.HeightByHash(h.BlockHash()); err != nil {
-			t.Fatalf("the branch with more work lost %v", h.BlockHash())
-		}
+		_, err := s2.HeightByHash(h.BlockHash())
+		require.NoError(t, err, "the branch with more work lost %v", h.BlockHash())
 	}
-	if err := s2.Verify(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, s2.Verify())
 }
 
 // TestSideBranchEvictionWriteFails fails the fsync of the rewritten file:
@@ -202,32 +186,24 @@ func TestSideBranchEvictionWriteFails(t *testing.T) {
 	h15, _ := s.HashByHeight(15)
 	mustConnect(t, s, mineOn(t, s, h10, 4, 600, 2))
 	before, err := os.ReadFile(filepath.Join(dir, FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	fail := errors.New("injected fsync failure")
 	s.sync = func(*os.File) error { return fail }
 	batch := mineOn(t, s, h15, 4, 600, 3)
-	if res, err := s.Connect(batch); !errors.Is(err, fail) || res.Accepted != 0 {
-		t.Fatalf("failed rewrite: %+v %v", res, err)
-	}
+	res, err := s.Connect(batch)
+	require.ErrorIs(t, err, fail, "failed rewrite: %+v %v", res, err)
+	require.Equal(t, 0, res.Accepted, "failed rewrite: %+v %v", res, err)
 	after, err := os.ReadFile(filepath.Join(dir, FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(before, after) || s.Count() != 25 || s.index.count != 25 {
-		t.Fatalf("after the failure: file changed %v, count %d, indexed %d", !bytes.Equal(before, after), s.Count(), s.index.count)
-	}
-	if _, err := os.Stat(filepath.Join(dir, FileName+".tmp")); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("temporary file left: %v", err)
-	}
+	require.NoError(t, err)
+	require.Equal(t, after, before, "after the failure: file changed %v, count %d, indexed %d", !bytes.Equal(before, after), s.Count(), s.index.count)
+	require.Equal(t, 25, s.Count(), "after the failure: file changed %v, count %d, indexed %d", !bytes.Equal(before, after), s.Count(), s.index.count)
+	require.Equal(t, 25, s.index.count, "after the failure: file changed %v, count %d, indexed %d", !bytes.Equal(before, after), s.Count(), s.index.count)
+	_, err = os.Stat(filepath.Join(dir, FileName+".tmp"))
+	require.ErrorIs(t, err, os.ErrNotExist, "temporary file left: %v", err)
 	s.sync = (*os.File).Sync
-	if res := mustConnect(t, s, batch); res.Evicted == 0 {
-		t.Fatalf("no eviction: %+v", res)
-	}
-	if err := s.Verify(); err != nil {
-		t.Fatal(err)
-	}
+	res = mustConnect(t, s, batch)
+	require.NotEqual(t, 0, res.Evicted, "no eviction: %+v", res)
+	require.NoError(t, s.Verify())
 }
 
 func TestSideBranchBelowMinimumChainWork(t *testing.T) {
@@ -244,9 +220,8 @@ func TestSideBranchBelowMinimumChainWork(t *testing.T) {
 	// it is stored.
 	mustConnect(t, s, hs[20:])
 	low, _ := s.HashByHeight(5)
-	if _, err := s.Connect(mineOn(t, s, low, 2, 600, 3)); !errors.Is(err, ErrLowWorkBranch) {
-		t.Fatalf("a side branch below the minimum chain work: %v", err)
-	}
+	_, err := s.Connect(mineOn(t, s, low, 2, 600, 3))
+	require.ErrorIs(t, err, ErrLowWorkBranch, "a side branch below the minimum chain work: %v", err)
 	high, _ := s.HashByHeight(26)
 	mustConnect(t, s, mineOn(t, s, high, 2, 600, 4))
 }

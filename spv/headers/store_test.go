@@ -15,14 +15,13 @@ import (
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 func mustConnect(t *testing.T, s *Store, hdrs []wire.BlockHeader) ConnectResult {
 	t.Helper()
 	res, err := s.Connect(hdrs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return res
 }
 
@@ -129,24 +128,18 @@ func TestSentinels(t *testing.T) {
 			// batch of [good, bad, good].
 			res, err := s.Connect(batch)
 			var verr *ValidationError
-			if !errors.As(err, &verr) {
-				t.Fatalf("error %v (%T), want *ValidationError", err, err)
-			}
-			if verr.Err != tc.want || !errors.Is(err, tc.want) {
-				t.Fatalf("error %v, want %v", err, tc.want)
-			}
-			if verr.Index != 1 || verr.Hash != batch[1].BlockHash() {
-				t.Fatalf("index %d hash %v", verr.Index, verr.Hash)
-			}
-			if res.Accepted != 1 || !res.NewTip {
-				t.Fatalf("result %+v: the header before the bad one must stay", res)
-			}
-			if hash, h := s.Tip(); h != 3 || hash != good[2].BlockHash() {
-				t.Fatalf("tip %v at %d", hash, h)
-			}
-			if _, err := s.HeightByHash(batch[1].BlockHash()); !errors.Is(err, ErrNotFound) {
-				t.Fatalf("bad header stored: %v", err)
-			}
+			require.ErrorAs(t, err, &verr, "error %v (%T), want *ValidationError", err, err)
+			require.Equal(t, tc.want, verr.Err, "error %v, want %v", err, tc.want)
+			require.ErrorIs(t, err, tc.want, "error %v, want %v", err, tc.want)
+			require.Equal(t, 1, verr.Index, "index %d hash %v", verr.Index, verr.Hash)
+			require.Equal(t, batch[1].BlockHash(), verr.Hash, "index %d hash %v", verr.Index, verr.Hash)
+			require.Equal(t, 1, res.Accepted, "result %+v: the header before the bad one must stay", res)
+			require.True(t, res.NewTip, "result %+v: the header before the bad one must stay", res)
+			hash, h := s.Tip()
+			require.Equal(t, int32(3), h, "tip %v at %d", hash, h)
+			require.Equal(t, good[2].BlockHash(), hash, "tip %v at %d", hash, h)
+			_, err = s.HeightByHash(batch[1].BlockHash())
+			require.ErrorIs(t, err, ErrNotFound, "bad header stored: %v", err)
 		})
 	}
 }
@@ -177,9 +170,7 @@ func TestTimewarpBIP94(t *testing.T) {
 		s.mu.RUnlock()
 		h := child(&parent, ts, bits, 5, int32(tc.before+1))
 		_, err := s.Connect([]wire.BlockHeader{h})
-		if !errors.Is(err, tc.want) && !(err == nil && tc.want == nil) {
-			t.Errorf("%v, height %d, %d s back: %v, want %v", tc.family, tc.before+1, tc.back, err, tc.want)
-		}
+		require.False(t, !errors.Is(err, tc.want) && !(err == nil && tc.want == nil), "%v, height %d, %d s back: %v, want %v", tc.family, tc.before+1, tc.back, err, tc.want)
 	}
 }
 
@@ -195,9 +186,7 @@ func TestBIP94RetargetConnect(t *testing.T) {
 		// Height 16..22 fast, then 23 after 21 minutes (exception).
 		mustConnect(t, s, mineOnTip(t, s, 7, 60, 2))
 		last := mineOnTip(t, s, 1, 1260, 3)
-		if last[0].Bits != net.Params.PowLimitBits {
-			t.Fatalf("exception block has bits %08x", last[0].Bits)
-		}
+		require.Equal(t, net.Params.PowLimitBits, last[0].Bits, "exception block has bits %08x", last[0].Bits)
 		mustConnect(t, s, last)
 		s.mu.RLock()
 		tip := s.tipIndex()
@@ -216,15 +205,9 @@ func TestBIP94RetargetConnect(t *testing.T) {
 			return blockchain.BigToCompact(target)
 		}
 		fromLimit, fromFirst := expect(net.Params.PowLimitBits), expect(first.bits)
-		if fromLimit == fromFirst {
-			t.Fatalf("setup: both bases give %08x", fromLimit)
-		}
-		if family == netparams.RulesTestnet3 && want != fromLimit {
-			t.Errorf("testnet3 retarget %08x, want %08x (from the limit)", want, fromLimit)
-		}
-		if family == netparams.RulesTestnet4 && want != fromFirst {
-			t.Errorf("testnet4 retarget %08x, want %08x (from the first block)", want, fromFirst)
-		}
+		require.NotEqual(t, fromFirst, fromLimit, "setup: both bases give %08x", fromLimit)
+		require.False(t, family == netparams.RulesTestnet3 && want != fromLimit, "testnet3 retarget %08x, want %08x (from the limit)", want, fromLimit)
+		require.False(t, family == netparams.RulesTestnet4 && want != fromFirst, "testnet4 retarget %08x, want %08x (from the first block)", want, fromFirst)
 		mustConnect(t, s, []wire.BlockHeader{child(&parent, ts, want, 4, 24)})
 		// The other family's value is refused.
 		other := fromLimit
@@ -232,9 +215,8 @@ func TestBIP94RetargetConnect(t *testing.T) {
 			other = fromFirst
 		}
 		h := child(&parent, ts, other, 5, 24)
-		if _, err := s.Connect([]wire.BlockHeader{h}); !errors.Is(err, ErrBadBits) {
-			t.Errorf("%v: other family's bits %08x: %v", family, other, err)
-		}
+		_, err := s.Connect([]wire.BlockHeader{h})
+		require.ErrorIs(t, err, ErrBadBits, "%v: other family's bits %08x: %v", family, other, err)
 	}
 }
 
@@ -255,36 +237,33 @@ func TestForkChoiceByWork(t *testing.T) {
 			long := mineOn(t, s, genesis, 80, 3000, 2) // stays at the limit
 			wl := workOf(heavy, 1)                     // the genesis contributes to both alike
 			ll := workOf(long, 1)
-			if wl.Cmp(ll) <= 0 || len(long) <= len(heavy) {
-				t.Fatalf("setup: heavy %d blocks work %v, long %d blocks work %v", len(heavy), wl, len(long), ll)
-			}
+			require.Greater(t, wl.Cmp(ll), 0, "setup: heavy %d blocks work %v, long %d blocks work %v", len(heavy), wl, len(long), ll)
+			require.Greater(t, len(long), len(heavy), "setup: heavy %d blocks work %v, long %d blocks work %v", len(heavy), wl, len(long), ll)
 			first, second := heavy, long
 			if order == "long first" {
 				first, second = long, heavy
 			}
 			mustConnect(t, s, first)
 			res := mustConnect(t, s, second)
-			if hash, h := s.Tip(); hash != heavy[39].BlockHash() || h != 40 {
-				t.Fatalf("tip %v at %d, want the heavy branch's at 40", hash, h)
-			}
+			hash, h := s.Tip()
+			require.Equal(t, heavy[39].BlockHash(), hash, "tip %v at %d, want the heavy branch's at 40", hash, h)
+			require.Equal(t, int32(40), h, "tip %v at %d, want the heavy branch's at 40", hash, h)
 			if order == "long first" {
-				if res.Reorg == nil || res.Reorg.ForkHeight != 0 || len(res.Reorg.Detached) != 80 ||
-					len(res.Reorg.Attached) != 40 {
-					t.Fatalf("reorg %+v", res.Reorg)
-				}
-			} else if res.NewTip || res.Reorg != nil {
-				t.Fatalf("the long branch moved the tip: %+v", res)
+				require.NotNil(t, res.Reorg, "reorg %+v", res.Reorg)
+				require.Equal(t, int32(0), res.Reorg.ForkHeight, "reorg %+v", res.Reorg)
+				require.Len(t, res.Reorg.Detached, 80, "reorg %+v", res.Reorg)
+				require.Len(t, res.Reorg.Attached, 40, "reorg %+v", res.Reorg)
+			} else {
+				require.False(t, res.NewTip, "the long branch moved the tip: %+v", res)
+				require.Nil(t, res.Reorg, "the long branch moved the tip: %+v", res)
 			}
-			if s.Count() != 121 {
-				t.Fatalf("count %d", s.Count())
-			}
-			if !s.IsBest(heavy[10].BlockHash()) || s.IsBest(long[10].BlockHash()) {
-				t.Fatal("IsBest")
-			}
+			require.Equal(t, 121, s.Count(), "count %d", s.Count())
+			require.True(t, s.IsBest(heavy[10].BlockHash()), "IsBest")
+			require.False(t, s.IsBest(long[10].BlockHash()), "IsBest")
 			// HeaderByHash reaches the losing branch too.
-			if _, h, err := s.HeaderByHash(long[79].BlockHash()); err != nil || h != 80 {
-				t.Fatalf("side header: %d %v", h, err)
-			}
+			_, h, err := s.HeaderByHash(long[79].BlockHash())
+			require.NoError(t, err, "side header: %d", h)
+			require.Equal(t, int32(80), h, "side header: %d %v", h, err)
 		})
 	}
 }
@@ -314,35 +293,27 @@ func TestReorg(t *testing.T) {
 	// the tip: first seen wins.
 	b := mineOn(t, s, fork, 7, 600, 2)
 	res := mustConnect(t, s, b[:5])
-	if res.NewTip || res.Reorg != nil || res.Accepted != 5 {
-		t.Fatalf("equal work: %+v", res)
-	}
+	require.False(t, res.NewTip, "equal work: %+v", res)
+	require.Nil(t, res.Reorg, "equal work: %+v", res)
+	require.Equal(t, 5, res.Accepted, "equal work: %+v", res)
 	// One more block: reorg.
 	res = mustConnect(t, s, b[5:6])
-	if !res.NewTip || res.Reorg == nil {
-		t.Fatalf("no reorg: %+v", res)
-	}
+	require.True(t, res.NewTip, "no reorg: %+v", res)
+	require.NotNil(t, res.Reorg, "no reorg: %+v", res)
 	r := res.Reorg
-	if r.ForkHeight != 5 || r.ForkHash != fork {
-		t.Fatalf("fork %d %v", r.ForkHeight, r.ForkHash)
-	}
+	require.Equal(t, int32(5), r.ForkHeight, "fork %d %v", r.ForkHeight, r.ForkHash)
+	require.Equal(t, fork, r.ForkHash, "fork %d %v", r.ForkHeight, r.ForkHash)
 	wantDetached := hashes(a[5:])
 	for i, j := 0, len(wantDetached)-1; i < j; i, j = i+1, j-1 {
 		wantDetached[i], wantDetached[j] = wantDetached[j], wantDetached[i]
 	}
-	if !equalHashes(r.Detached, wantDetached) {
-		t.Fatalf("detached %v, want tip first %v", r.Detached, wantDetached)
-	}
-	if !equalHashes(r.Attached, hashes(b[:6])) {
-		t.Fatalf("attached %v", r.Attached)
-	}
+	require.True(t, equalHashes(r.Detached, wantDetached), "detached %v, want tip first %v", r.Detached, wantDetached)
+	require.True(t, equalHashes(r.Attached, hashes(b[:6])), "attached %v", r.Attached)
 	checkBest := func(s *Store, tip chainhash.Hash, tipHeight int32) {
 		t.Helper()
 		for h := int32(0); h <= 11; h++ {
 			hash, err := s.HashByHeight(h)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			var want chainhash.Hash
 			switch {
 			case h == 0:
@@ -352,42 +323,38 @@ func TestReorg(t *testing.T) {
 			default:
 				want = b[h-6].BlockHash()
 			}
-			if hash != want {
-				t.Fatalf("height %d: %v, want %v", h, hash, want)
-			}
+			require.Equal(t, want, hash, "height %d: %v, want %v", h, hash, want)
 			hdr, err := s.HeaderByHeight(h)
-			if err != nil || hdr.BlockHash() != want {
-				t.Fatalf("HeaderByHeight(%d): %v", h, err)
-			}
+			require.NoError(t, err, "HeaderByHeight(%d)", h)
+			require.Equal(t, want, hdr.BlockHash(), "HeaderByHeight(%d): %v", h, err)
 		}
-		if _, err := s.HashByHeight(tipHeight + 1); !errors.Is(err, ErrNotFound) {
-			t.Fatalf("height %d: %v", tipHeight+1, err)
-		}
-		if s.IsBest(a[9].BlockHash()) || !s.IsBest(b[5].BlockHash()) {
-			t.Fatal("IsBest")
-		}
-		if th := s.TipHeader(); th.BlockHash() != tip {
-			t.Fatal("TipHeader")
-		}
+		_, err := s.HashByHeight(tipHeight + 1)
+		require.ErrorIs(t, err, ErrNotFound, "height %d: %v", tipHeight+1, err)
+		require.False(t, s.IsBest(a[9].BlockHash()), "IsBest")
+		require.True(t, s.IsBest(b[5].BlockHash()), "IsBest")
+		th := s.TipHeader()
+		require.Equal(t, tip, th.BlockHash(), "TipHeader")
 	}
 	checkBest(s, b[5].BlockHash(), 11)
 	// ForkPoint: a detached header forks at 5, a best one is itself.
-	if h, hash, err := s.ForkPoint(a[9].BlockHash()); err != nil || h != 5 || hash != fork {
-		t.Fatalf("ForkPoint(old tip) = %d %v %v", h, hash, err)
-	}
-	if h, hash, err := s.ForkPoint(b[2].BlockHash()); err != nil || h != 8 || hash != b[2].BlockHash() {
-		t.Fatalf("ForkPoint(best) = %d %v %v", h, hash, err)
-	}
-	if _, _, err := s.ForkPoint(chainhash.Hash{3}); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("ForkPoint(unknown): %v", err)
-	}
+	h, hash, err := s.ForkPoint(a[9].BlockHash())
+	require.NoError(t, err, "ForkPoint(old tip) = %d %v", h, hash)
+	require.Equal(t, int32(5), h, "ForkPoint(old tip) = %d %v %v", h, hash, err)
+	require.Equal(t, fork, hash, "ForkPoint(old tip) = %d %v %v", h, hash, err)
+	h, hash, err = s.ForkPoint(b[2].BlockHash())
+	require.NoError(t, err, "ForkPoint(best) = %d %v", h, hash)
+	require.Equal(t, int32(8), h, "ForkPoint(best) = %d %v %v", h, hash, err)
+	require.Equal(t, b[2].BlockHash(), hash, "ForkPoint(best) = %d %v %v", h, hash, err)
+	_, _, err = s.ForkPoint(chainhash.Hash{3})
+	require.ErrorIs(t, err, ErrNotFound, "ForkPoint(unknown): %v", err)
 
 	// Back to the first branch: it needs two more blocks.
 	a2 := mineOn(t, s, a[9].BlockHash(), 2, 600, 3)
 	res = mustConnect(t, s, a2)
-	if res.Reorg == nil || res.Reorg.ForkHeight != 5 || len(res.Reorg.Detached) != 6 || len(res.Reorg.Attached) != 7 {
-		t.Fatalf("reorg back: %+v", res.Reorg)
-	}
+	require.NotNil(t, res.Reorg, "reorg back: %+v", res.Reorg)
+	require.Equal(t, int32(5), res.Reorg.ForkHeight, "reorg back: %+v", res.Reorg)
+	require.Len(t, res.Reorg.Detached, 6, "reorg back: %+v", res.Reorg)
+	require.Len(t, res.Reorg.Attached, 7, "reorg back: %+v", res.Reorg)
 	// And again to b, persisting across a restart.
 	mustConnect(t, s, b[6:7])
 	b2 := mineOn(t, s, b[6].BlockHash(), 1, 600, 4)
@@ -396,18 +363,15 @@ func TestReorg(t *testing.T) {
 	work := s.TipWork()
 	s.Close()
 	s2, err := Open(dir, net, WithClock(fixedClock))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer s2.Close()
 	h2, ht2 := s2.Tip()
-	if h2 != tipHash || ht2 != tipHeight || s2.TipWork().Cmp(work) != 0 || s2.Count() != 1+10+7+2+1 {
-		t.Fatalf("after restart tip %v@%d work %v count %d", h2, ht2, s2.TipWork(), s2.Count())
-	}
+	require.Equal(t, tipHash, h2, "after restart tip %v@%d work %v count %d", h2, ht2, s2.TipWork(), s2.Count())
+	require.Equal(t, tipHeight, ht2, "after restart tip %v@%d work %v count %d", h2, ht2, s2.TipWork(), s2.Count())
+	require.Equal(t, 0, s2.TipWork().Cmp(work), "after restart tip %v@%d work %v count %d", h2, ht2, s2.TipWork(), s2.Count())
+	require.Equal(t, 1+10+7+2+1, s2.Count(), "after restart tip %v@%d work %v count %d", h2, ht2, s2.TipWork(), s2.Count())
 	checkBest(s2, tipHash, tipHeight)
-	if err := s2.Verify(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, s2.Verify())
 }
 
 func equalHashes(a, b []chainhash.Hash) bool {
@@ -427,24 +391,18 @@ func TestIdempotent(t *testing.T) {
 	s, _ := openTest(t, mustNet(t, "regtest"))
 	hs := mineOnTip(t, s, 30, 600, 1)
 	res := mustConnect(t, s, hs[:20])
-	if res.Accepted != 20 {
-		t.Fatalf("%+v", res)
-	}
+	require.Equal(t, 20, res.Accepted, "%+v", res)
 	res = mustConnect(t, s, hs[:20])
-	if res.Accepted != 0 || res.NewTip || res.Reorg != nil {
-		t.Fatalf("repeat: %+v", res)
-	}
+	require.Equal(t, 0, res.Accepted, "repeat: %+v", res)
+	require.False(t, res.NewTip, "repeat: %+v", res)
+	require.Nil(t, res.Reorg, "repeat: %+v", res)
 	res = mustConnect(t, s, hs[10:])
-	if res.Accepted != 10 || !res.NewTip {
-		t.Fatalf("overlap: %+v", res)
-	}
+	require.Equal(t, 10, res.Accepted, "overlap: %+v", res)
+	require.True(t, res.NewTip, "overlap: %+v", res)
 	res = mustConnect(t, s, nil)
-	if res.Accepted != 0 || res.NewTip {
-		t.Fatalf("empty: %+v", res)
-	}
-	if s.Count() != 31 {
-		t.Fatalf("count %d", s.Count())
-	}
+	require.Equal(t, 0, res.Accepted, "empty: %+v", res)
+	require.False(t, res.NewTip, "empty: %+v", res)
+	require.Equal(t, 31, s.Count(), "count %d", s.Count())
 }
 
 // TestPersistence reopens a store and compares everything.
@@ -459,40 +417,32 @@ func TestPersistence(t *testing.T) {
 	mustConnect(t, s, side)
 	loc := s.Locator()
 	tip, height := s.Tip()
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); !errors.Is(err, ErrClosed) {
-		t.Fatalf("second close: %v", err)
-	}
-	if _, err := s.Connect(hs); !errors.Is(err, ErrClosed) {
-		t.Fatalf("connect after close: %v", err)
-	}
+	require.NoError(t, s.Close())
+	err := s.Close()
+	require.ErrorIs(t, err, ErrClosed, "second close: %v", err)
+	_, err = s.Connect(hs)
+	require.ErrorIs(t, err, ErrClosed, "connect after close: %v", err)
 	s2, err := Open(dir, net, WithClock(fixedClock))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer s2.Close()
-	if h, ht := s2.Tip(); h != tip || ht != height || s2.Count() != 254 {
-		t.Fatalf("tip %v@%d count %d", h, ht, s2.Count())
-	}
-	if !equalLocators(s2.Locator(), loc) {
-		t.Fatal("locator differs")
-	}
+	h, ht := s2.Tip()
+	require.Equal(t, tip, h, "tip %v@%d count %d", h, ht, s2.Count())
+	require.Equal(t, height, ht, "tip %v@%d count %d", h, ht, s2.Count())
+	require.Equal(t, 254, s2.Count(), "tip %v@%d count %d", h, ht, s2.Count())
+	require.True(t, equalLocators(s2.Locator(), loc), "locator differs")
 	for i := range hs {
 		got, err := s2.HeaderByHeight(int32(i + 1))
-		if err != nil || got.BlockHash() != hs[i].BlockHash() || !got.Timestamp.Equal(hs[i].Timestamp) {
-			t.Fatalf("height %d: %v", i+1, err)
-		}
+		require.NoError(t, err, "height %d", i+1)
+		require.Equal(t, hs[i].BlockHash(), got.BlockHash(), "height %d: %v", i+1, err)
+		require.True(t, got.Timestamp.Equal(hs[i].Timestamp), "height %d: %v", i+1, err)
 	}
-	if _, h, err := s2.HeaderByHash(side[2].BlockHash()); err != nil || h != 104 {
-		t.Fatalf("side branch: %d %v", h, err)
-	}
+	_, sh, err := s2.HeaderByHash(side[2].BlockHash())
+	require.NoError(t, err, "side branch: %d %v", sh, err)
+	require.Equal(t, int32(104), sh, "side branch: %d %v", sh, err)
 	// It keeps growing after the restart.
 	mustConnect(t, s2, mineOnTip(t, s2, 5, 600, 3))
-	if _, h := s2.Tip(); h != 255 {
-		t.Fatalf("tip %d", h)
-	}
+	_, ht = s2.Tip()
+	require.Equal(t, int32(255), ht, "tip %d", ht)
 }
 
 func equalLocators(a, b blockchain.BlockLocator) bool {
@@ -518,36 +468,27 @@ func TestLocator(t *testing.T) {
 		var out []int32
 		for _, h := range loc {
 			ht, err := s.HeightByHash(*h)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			out = append(out, ht)
 		}
 		return out
 	}
-	if got := heightsOf(s.Locator()); !equalInts(got, want) {
-		t.Fatalf("locator heights %v, want %v", got, want)
-	}
+	got := heightsOf(s.Locator())
+	require.True(t, equalInts(got, want), "locator heights %v, want %v", got, want)
 	// A side branch from 50 to 60: its locator follows the branch, then
 	// the shared chain.
 	side := mineOn(t, s, hs[49].BlockHash(), 10, 600, 2)
 	mustConnect(t, s, side)
 	loc, err := s.LocatorFrom(side[9].BlockHash())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if *loc[0] != side[9].BlockHash() || *loc[9] != side[0].BlockHash() {
-		t.Fatal("side locator does not start on the branch")
-	}
-	if got := heightsOf(loc); !equalInts(got, []int32{60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50, 49, 47, 43, 35, 19, 0}) {
-		t.Fatalf("side locator heights %v", got)
-	}
-	if !s.IsBest(*loc[10]) || s.IsBest(*loc[9]) {
-		t.Fatal("side locator crosses to the best chain at the fork")
-	}
-	if _, err := s.LocatorFrom(chainhash.Hash{9}); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("unknown: %v", err)
-	}
+	require.NoError(t, err)
+	require.Equal(t, side[9].BlockHash(), *loc[0], "side locator does not start on the branch")
+	require.Equal(t, side[0].BlockHash(), *loc[9], "side locator does not start on the branch")
+	got = heightsOf(loc)
+	require.True(t, equalInts(got, []int32{60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50, 49, 47, 43, 35, 19, 0}), "side locator heights %v", got)
+	require.True(t, s.IsBest(*loc[10]), "side locator crosses to the best chain at the fork")
+	require.False(t, s.IsBest(*loc[9]), "side locator crosses to the best chain at the fork")
+	_, err = s.LocatorFrom(chainhash.Hash{9})
+	require.ErrorIs(t, err, ErrNotFound, "unknown: %v", err)
 }
 
 func equalInts(a, b []int32) bool {
@@ -565,28 +506,18 @@ func equalInts(a, b []int32) bool {
 // TestNotFound covers the getters' misses.
 func TestNotFound(t *testing.T) {
 	s, _ := openTest(t, mustNet(t, "regtest"))
-	if _, err := s.HeaderByHeight(1); !errors.Is(err, ErrNotFound) {
-		t.Fatal(err)
-	}
-	if _, err := s.HeaderByHeight(-1); !errors.Is(err, ErrNotFound) {
-		t.Fatal(err)
-	}
-	if _, _, err := s.HeaderByHash(chainhash.Hash{1}); !errors.Is(err, ErrNotFound) {
-		t.Fatal(err)
-	}
-	if _, err := s.HeightByHash(chainhash.Hash{1}); !errors.Is(err, ErrNotFound) {
-		t.Fatal(err)
-	}
-	if s.IsBest(chainhash.Hash{1}) {
-		t.Fatal("IsBest of unknown")
-	}
+	_, err := s.HeaderByHeight(1)
+	require.ErrorIs(t, err, ErrNotFound, err)
+	_, err = s.HeaderByHeight(-1)
+	require.ErrorIs(t, err, ErrNotFound, err)
+	_, _, err = s.HeaderByHash(chainhash.Hash{1})
+	require.ErrorIs(t, err, ErrNotFound, err)
+	_, err = s.HeightByHash(chainhash.Hash{1})
+	require.ErrorIs(t, err, ErrNotFound, err)
+	require.False(t, s.IsBest(chainhash.Hash{1}), "IsBest of unknown")
 	g := s.TipHeader()
-	if g.BlockHash() != *chaincfg.RegressionNetParams.GenesisHash {
-		t.Fatal("fresh store's tip is not genesis")
-	}
-	if s.TipWork().Cmp(blockchain.CalcWork(0x207fffff)) != 0 {
-		t.Fatalf("genesis work %v", s.TipWork())
-	}
+	require.Equal(t, *chaincfg.RegressionNetParams.GenesisHash, g.BlockHash(), "fresh store's tip is not genesis")
+	require.Equal(t, 0, s.TipWork().Cmp(blockchain.CalcWork(0x207fffff)), "genesis work %v", s.TipWork())
 }
 
 // TestTornTail simulates crashes during an append.
@@ -615,9 +546,7 @@ func TestTornTail(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			s, err := Open(dir, net, WithClock(fixedClock))
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			hs := mineOnTip(t, s, 20, 600, 1)
 			mustConnect(t, s, hs)
 			s.Close()
@@ -626,29 +555,21 @@ func TestTornTail(t *testing.T) {
 
 			var hooked []Repair
 			s2, err := Open(dir, net, WithClock(fixedClock), WithRepairHook(func(r Repair) { hooked = append(hooked, r) }))
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			defer s2.Close()
-			if len(hooked) == 0 || len(s2.Repairs()) != len(hooked) {
-				t.Fatalf("repairs %v", hooked)
-			}
+			require.NotEqual(t, 0, len(hooked), "repairs %v", hooked)
+			require.Len(t, s2.Repairs(), len(hooked), "repairs %v", hooked)
 			want := 21
 			if tc.name == "last record's checksum" {
 				want = 20 // the damaged record itself is dropped
 			}
-			if s2.Count() != want {
-				t.Fatalf("count %d, want %d", s2.Count(), want)
-			}
+			require.Equal(t, want, s2.Count(), "count %d, want %d", s2.Count(), want)
 			st, _ := os.Stat(path)
-			if st.Size() != recordOffset(int32(want)) {
-				t.Fatalf("size %d", st.Size())
-			}
+			require.Equal(t, recordOffset(int32(want)), st.Size(), "size %d", st.Size())
 			// The store works: reconnecting the chain restores it.
 			mustConnect(t, s2, hs)
-			if _, h := s2.Tip(); h != 20 {
-				t.Fatalf("tip %d", h)
-			}
+			_, h := s2.Tip()
+			require.Equal(t, int32(20), h, "tip %d", h)
 			t.Log(hooked[0])
 		})
 	}
@@ -657,29 +578,22 @@ func TestTornTail(t *testing.T) {
 func appendBytes(t *testing.T, path string, b []byte) {
 	t.Helper()
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer f.Close()
-	if _, err := f.Write(b); err != nil {
-		t.Fatal(err)
-	}
+	_, err = f.Write(b)
+	require.NoError(t, err)
 }
 
 // flipByte flips a byte at off (negative: from the end).
 func flipByte(t *testing.T, path string, off int64) {
 	t.Helper()
 	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if off < 0 {
 		off += int64(len(b))
 	}
 	b[off] ^= 0x55
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(path, b, 0o600))
 }
 
 // TestCorrupt checks that damaged or foreign files are refused with
@@ -689,9 +603,7 @@ func TestCorrupt(t *testing.T) {
 	build := func(t *testing.T) (string, []wire.BlockHeader) {
 		dir := t.TempDir()
 		s, err := Open(dir, net, WithClock(fixedClock))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		hs := mineOnTip(t, s, 10, 600, 1)
 		mustConnect(t, s, hs)
 		s.Close()
@@ -751,32 +663,20 @@ func TestCorrupt(t *testing.T) {
 			}
 			before, _ := os.ReadFile(path)
 			_, err := Open(dir, tc.open, WithClock(fixedClock))
-			if !errors.Is(err, ErrCorrupt) {
-				t.Fatalf("error %v, want ErrCorrupt", err)
-			}
+			require.ErrorIs(t, err, ErrCorrupt, "error %v, want ErrCorrupt", err)
 			var ce *CorruptError
-			if !errors.As(err, &ce) || ce.Path != path {
-				t.Fatalf("error %T %v", err, err)
-			}
-			if errors.Is(err, ErrWrongNetwork) != tc.wrongNet {
-				t.Fatalf("wrong network %v for %v", !tc.wrongNet, err)
-			}
+			require.ErrorAs(t, err, &ce, "error %T %v", err, err)
+			require.Equal(t, path, ce.Path, "error %T %v", err, err)
+			require.Equal(t, tc.wrongNet, errors.Is(err, ErrWrongNetwork), "wrong network %v for %v", !tc.wrongNet, err)
 			after, _ := os.ReadFile(path)
-			if string(before) != string(after) {
-				t.Fatal("a corrupt file was modified")
-			}
+			require.Equal(t, string(before), string(after), "a corrupt file was modified")
 			// The lock was released: Remove works, and a fresh
 			// Open in the same dir starts over.
-			if err := Remove(dir); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
-				t.Fatalf("file still there: %v", err)
-			}
+			require.NoError(t, Remove(dir))
+			_, err = os.Stat(path)
+			require.ErrorIs(t, err, os.ErrNotExist, "file still there: %v", err)
 			s, err := Open(dir, mustNet(t, "regtest"), WithClock(fixedClock))
-			if err != nil {
-				t.Fatalf("after delete: %v", err)
-			}
+			require.NoError(t, err, "after delete")
 			s.Close()
 		})
 	}
@@ -785,17 +685,13 @@ func TestCorrupt(t *testing.T) {
 // TestLocked opens the same directory twice.
 func TestLocked(t *testing.T) {
 	s, dir := openTest(t, mustNet(t, "regtest"))
-	if _, err := Open(dir, mustNet(t, "regtest")); !errors.Is(err, ErrLocked) {
-		t.Fatalf("second open: %v", err)
-	}
-	if err := Remove(dir); !errors.Is(err, ErrLocked) {
-		t.Fatalf("Remove of an open store: %v", err)
-	}
+	_, err := Open(dir, mustNet(t, "regtest"))
+	require.ErrorIs(t, err, ErrLocked, "second open: %v", err)
+	err = Remove(dir)
+	require.ErrorIs(t, err, ErrLocked, "Remove of an open store: %v", err)
 	s.Close()
 	s2, err := Open(dir, mustNet(t, "regtest"))
-	if err != nil {
-		t.Fatalf("open after close: %v", err)
-	}
+	require.NoError(t, err, "open after close")
 	s2.Close()
 }
 
@@ -848,11 +744,10 @@ func TestConcurrentReaders(t *testing.T) {
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		t.Fatal(err)
+		require.NoError(t, err)
 	}
-	if _, h := s.Tip(); h != 300 {
-		t.Fatalf("tip %d", h)
-	}
+	_, h := s.Tip()
+	require.Equal(t, int32(300), h, "tip %d", h)
 }
 
 // TestFull lowers the capacity and fills the store.
@@ -862,17 +757,15 @@ func TestFull(t *testing.T) {
 	s, dir := openTest(t, mustNet(t, "regtest"))
 	hs := mineOnTip(t, s, 30, 600, 1)
 	res, err := s.Connect(hs)
-	if !errors.Is(err, ErrFull) || res.Accepted != 24 || s.Count() != 25 {
-		t.Fatalf("%+v %v count %d", res, err, s.Count())
-	}
-	if _, h := s.Tip(); h != 24 {
-		t.Fatalf("tip %d", h)
-	}
+	require.ErrorIs(t, err, ErrFull, "%+v %v count %d", res, err, s.Count())
+	require.Equal(t, 24, res.Accepted, "%+v %v count %d", res, err, s.Count())
+	require.Equal(t, 25, s.Count(), "%+v %v count %d", res, err, s.Count())
+	_, h := s.Tip()
+	require.Equal(t, int32(24), h, "tip %d", h)
 	s.Close()
 	maxNodes = 20
-	if _, err := Open(dir, mustNet(t, "regtest")); !errors.Is(err, ErrCorrupt) {
-		t.Fatalf("open of an over-full file: %v", err)
-	}
+	_, err = Open(dir, mustNet(t, "regtest"))
+	require.ErrorIs(t, err, ErrCorrupt, "open of an over-full file: %v", err)
 }
 
 // TestWriteFailureRollsBack makes the append fail (the file is closed
@@ -890,28 +783,25 @@ func TestWriteFailureRollsBack(t *testing.T) {
 	s.f.Close()
 	s.mu.Unlock()
 	res, err := s.Connect(hs[20:])
-	if err == nil || errors.Is(err, ErrCorrupt) {
-		t.Fatalf("connect on a closed file: %v", err)
-	}
+	require.Error(t, err, "connect on a closed file: %v", err)
+	require.NotErrorIs(t, err, ErrCorrupt, "connect on a closed file: %v", err)
 	var verr *ValidationError
-	if errors.As(err, &verr) || res.Accepted != 0 || res.NewTip {
-		t.Fatalf("%+v %v", res, err)
-	}
-	if h, ht := s.Tip(); h != tip || ht != height || s.TipWork().Cmp(work) != 0 || s.Count() != 21 {
-		t.Fatalf("tip %v@%d count %d after a failed write", h, ht, s.Count())
-	}
-	if !equalLocators(s.Locator(), loc) {
-		t.Fatal("locator changed")
-	}
+	require.False(t, errors.As(err, &verr), "%+v %v", res, err)
+	require.Equal(t, 0, res.Accepted, "%+v %v", res, err)
+	require.False(t, res.NewTip, "%+v %v", res, err)
+	h, ht := s.Tip()
+	require.Equal(t, tip, h, "tip %v@%d count %d after a failed write", h, ht, s.Count())
+	require.Equal(t, height, ht, "tip %v@%d count %d after a failed write", h, ht, s.Count())
+	require.Equal(t, 0, s.TipWork().Cmp(work), "tip %v@%d count %d after a failed write", h, ht, s.Count())
+	require.Equal(t, 21, s.Count(), "tip %v@%d count %d after a failed write", h, ht, s.Count())
+	require.True(t, equalLocators(s.Locator(), loc), "locator changed")
 	for _, h := range hs[20:] {
-		if _, err := s.HeightByHash(h.BlockHash()); !errors.Is(err, ErrNotFound) {
-			t.Fatalf("header of the failed batch is indexed: %v", err)
-		}
+		_, err := s.HeightByHash(h.BlockHash())
+		require.ErrorIs(t, err, ErrNotFound, "header of the failed batch is indexed: %v", err)
 	}
 	for _, h := range hs[:20] {
-		if _, err := s.HeightByHash(h.BlockHash()); err != nil {
-			t.Fatalf("earlier header lost from the index: %v", err)
-		}
+		_, err := s.HeightByHash(h.BlockHash())
+		require.NoError(t, err, "earlier header lost from the index")
 	}
 }
 
@@ -930,18 +820,14 @@ func TestVerify(t *testing.T) {
 		mustConnect(t, s, mineOnTip(t, s, 10, 1500, 2))
 		h10, _ := s.HashByHeight(10)
 		mustConnect(t, s, mineOn(t, s, h10, 12, 100, 3))
-		if err := s.Verify(); err != nil {
-			t.Fatalf("%s: %v", net.Name, err)
-		}
+		require.NoError(t, s.Verify(), "%s", net.Name)
 		// Replace the last record with a sibling carrying other
 		// (solved) bits.
 		s.mu.RLock()
 		last := int32(s.nodes.len() - 1)
 		s.mu.RUnlock()
 		hdr, _, err := s.HeaderByHash(s.nodes.at(last).hash)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		s.Close()
 		hdr.Bits--
 		solve(&hdr)
@@ -949,13 +835,10 @@ func TestVerify(t *testing.T) {
 		copy(b[recordOffset(last):], putRecord(nil, &hdr))
 		os.WriteFile(filepath.Join(dir, FileName), b, 0o600)
 		s2, err := Open(dir, net, WithClock(fixedClock))
-		if err != nil {
-			t.Fatalf("%s: open: %v", net.Name, err)
-		}
+		require.NoError(t, err, "%s: open", net.Name)
 		err = s2.Verify()
-		if !errors.Is(err, ErrCorrupt) || !errors.Is(err, ErrBadBits) {
-			t.Fatalf("%s: Verify: %v", net.Name, err)
-		}
+		require.ErrorIs(t, err, ErrCorrupt, "%s: Verify: %v", net.Name, err)
+		require.ErrorIs(t, err, ErrBadBits, "%s: Verify: %v", net.Name, err)
 		s2.Close()
 	}
 }
@@ -994,7 +877,7 @@ func TestReadersDuringFsync(t *testing.T) {
 		select {
 		case <-entered:
 		case <-time.After(30 * time.Second):
-			t.Fatal("the batch's fsync never began")
+			require.FailNow(t, "the batch's fsync never began")
 		}
 
 		read := make(chan error, 1)
@@ -1015,32 +898,30 @@ func TestReadersDuringFsync(t *testing.T) {
 		}()
 		select {
 		case err := <-read:
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 		case <-time.After(10 * time.Second):
-			t.Fatal("readers blocked by a batch's fsync")
+			require.FailNow(t, "readers blocked by a batch's fsync")
 		}
 		close(release)
 		var r result
 		select {
 		case r = <-done:
 		case <-time.After(30 * time.Second):
-			t.Fatal("Connect did not return after its fsync was released")
+			require.FailNow(t, "Connect did not return after its fsync was released")
 		}
 		_, h := s.Tip()
 		if fail {
-			if r.err == nil || r.res.Accepted != 0 || h != 0 || s.Count() != 1 {
-				t.Fatalf("failed fsync: %+v %v tip %d count %d", r.res, r.err, h, s.Count())
-			}
-			if _, err := s.HeightByHash(hs[5].BlockHash()); !errors.Is(err, ErrNotFound) {
-				t.Fatalf("batch still indexed: %v", err)
-			}
+			require.Error(t, r.err, "failed fsync: %+v %v tip %d count %d", r.res, r.err, h, s.Count())
+			require.Equal(t, 0, r.res.Accepted, "failed fsync: %+v %v tip %d count %d", r.res, r.err, h, s.Count())
+			require.Equal(t, int32(0), h, "failed fsync: %+v %v tip %d count %d", r.res, r.err, h, s.Count())
+			require.Equal(t, 1, s.Count(), "failed fsync: %+v %v tip %d count %d", r.res, r.err, h, s.Count())
+			_, err := s.HeightByHash(hs[5].BlockHash())
+			require.ErrorIs(t, err, ErrNotFound, "batch still indexed: %v", err)
 			continue
 		}
-		if r.err != nil || r.res.Accepted != 10 || h != 10 {
-			t.Fatalf("%+v %v tip %d", r.res, r.err, h)
-		}
+		require.NoError(t, r.err, "%+v %v tip %d", r.res, r.err, h)
+		require.Equal(t, 10, r.res.Accepted, "%+v %v tip %d", r.res, r.err, h)
+		require.Equal(t, int32(10), h, "%+v %v tip %d", r.res, r.err, h)
 	}
 }
 
@@ -1072,35 +953,33 @@ func TestConnectMixedBatch(t *testing.T) {
 	mustConnect(t, s, a[:10])
 	fail := errors.New("injected fsync failure")
 	s.sync = func(*os.File) error { return fail }
-	if res, err := s.Connect(batch); !errors.Is(err, fail) || res.Accepted != 0 {
-		t.Fatalf("failed fsync: %+v %v", res, err)
-	}
-	if s.Count() != 11 || s.index.count != 11 {
-		t.Fatalf("after rollback: count %d, indexed %d", s.Count(), s.index.count)
-	}
-	s.sync = (*os.File).Sync
 	res, err := s.Connect(batch)
-	if err != nil || res.Accepted != want || !res.NewTip || res.Reorg != nil {
-		t.Fatalf("%+v %v, want %d accepted", res, err, want)
-	}
-	if s.Count() != ref.Count() || s.index.count != s.Count() {
-		t.Fatalf("count %d (indexed %d), reference %d", s.Count(), s.index.count, ref.Count())
-	}
+	require.ErrorIs(t, err, fail, "failed fsync: %+v %v", res, err)
+	require.Equal(t, 0, res.Accepted, "failed fsync: %+v %v", res, err)
+	require.Equal(t, 11, s.Count(), "after rollback: count %d, indexed %d", s.Count(), s.index.count)
+	require.Equal(t, 11, s.index.count, "after rollback: count %d, indexed %d", s.Count(), s.index.count)
+	s.sync = (*os.File).Sync
+	res, err = s.Connect(batch)
+	require.NoError(t, err, "%+v %v, want %d accepted", res, err, want)
+	require.Equal(t, want, res.Accepted, "%+v %v, want %d accepted", res, err, want)
+	require.True(t, res.NewTip, "%+v %v, want %d accepted", res, err, want)
+	require.Nil(t, res.Reorg, "%+v %v, want %d accepted", res, err, want)
+	require.Equal(t, ref.Count(), s.Count(), "count %d (indexed %d), reference %d", s.Count(), s.index.count, ref.Count())
+	require.Equal(t, s.Count(), s.index.count, "count %d (indexed %d), reference %d", s.Count(), s.index.count, ref.Count())
 	rt, rh := ref.Tip()
-	if tip, h := s.Tip(); tip != rt || h != rh || s.TipWork().Cmp(ref.TipWork()) != 0 {
-		t.Fatalf("tip %v@%d, reference %v@%d", tip, h, rt, rh)
-	}
+	tip, h := s.Tip()
+	require.Equal(t, rt, tip, "tip %v@%d, reference %v@%d", tip, h, rt, rh)
+	require.Equal(t, rh, h, "tip %v@%d, reference %v@%d", tip, h, rt, rh)
+	require.Equal(t, 0, s.TipWork().Cmp(ref.TipWork()), "tip %v@%d, reference %v@%d", tip, h, rt, rh)
 	for _, hs := range [][]wire.BlockHeader{a, c, bb} {
 		for _, hdr := range hs {
 			hash := hdr.BlockHash()
 			h, err := s.HeightByHash(hash)
 			wh, _ := ref.HeightByHash(hash)
-			if err != nil || h != wh || s.IsBest(hash) != ref.IsBest(hash) {
-				t.Fatalf("%v: height %d %v best %v, reference %d %v", hash, h, err, s.IsBest(hash), wh, ref.IsBest(hash))
-			}
+			require.NoError(t, err, "%v: height %d %v best %v, reference %d %v", hash, h, err, s.IsBest(hash), wh, ref.IsBest(hash))
+			require.Equal(t, wh, h, "%v: height %d %v best %v, reference %d %v", hash, h, err, s.IsBest(hash), wh, ref.IsBest(hash))
+			require.Equal(t, ref.IsBest(hash), s.IsBest(hash), "%v: height %d %v best %v, reference %d %v", hash, h, err, s.IsBest(hash), wh, ref.IsBest(hash))
 		}
 	}
-	if err := s.Verify(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, s.Verify())
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 // mainnetVector is one line of testdata/mainnet_0_10.txt.
@@ -33,9 +34,7 @@ type mainnetVector struct {
 func loadMainnetVectors(t *testing.T) []mainnetVector {
 	t.Helper()
 	f, err := os.Open(filepath.Join("testdata", "mainnet_0_10.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer f.Close()
 	var out []mainnetVector
 	sc := bufio.NewScanner(f)
@@ -46,14 +45,11 @@ func loadMainnetVectors(t *testing.T) []mainnetVector {
 		}
 		fields := strings.Fields(line)
 		raw, err := hex.DecodeString(fields[0])
-		if err != nil || len(raw) != headerLen {
-			t.Fatalf("bad vector %q: %v", line, err)
-		}
+		require.NoError(t, err, "bad vector %q", line)
+		require.Len(t, raw, headerLen, "bad vector %q: %v", line, err)
 		height, _ := strconv.Atoi(fields[1])
 		hash, err := chainhash.NewHashFromStr(fields[2])
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		out = append(out, mainnetVector{decodeHeader(raw), int32(height), *hash})
 	}
 	return out
@@ -63,38 +59,30 @@ func loadMainnetVectors(t *testing.T) []mainnetVector {
 // store and checks hashes, heights and chain work (0x0b000b000b at 10).
 func TestMainnetFirstHeaders(t *testing.T) {
 	vecs := loadMainnetVectors(t)
-	if len(vecs) != 11 || vecs[0].hash != *chaincfg.MainNetParams.GenesisHash {
-		t.Fatalf("%d vectors, first %v", len(vecs), vecs[0].hash)
-	}
+	require.Len(t, vecs, 11, "%d vectors, first %v", len(vecs), vecs[0].hash)
+	require.Equal(t, *chaincfg.MainNetParams.GenesisHash, vecs[0].hash, "%d vectors, first %v", len(vecs), vecs[0].hash)
 	s, _ := openTest(t, mustNet(t, "mainnet"))
 	var hdrs []wire.BlockHeader
 	for _, v := range vecs {
-		if got := v.header.BlockHash(); got != v.hash {
-			t.Fatalf("height %d: decoded hash %v, want %v", v.height, got, v.hash)
-		}
+		got := v.header.BlockHash()
+		require.Equal(t, v.hash, got, "height %d: decoded hash %v, want %v", v.height, got, v.hash)
 		hdrs = append(hdrs, v.header)
 	}
 	// The genesis is known already and skipped.
 	res, err := s.Connect(hdrs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Accepted != 10 || !res.NewTip || res.Reorg != nil {
-		t.Fatalf("result %+v", res)
-	}
+	require.NoError(t, err)
+	require.Equal(t, 10, res.Accepted, "result %+v", res)
+	require.True(t, res.NewTip, "result %+v", res)
+	require.Nil(t, res.Reorg, "result %+v", res)
 	hash, height := s.Tip()
-	if height != 10 || hash != vecs[10].hash {
-		t.Fatalf("tip %v at %d", hash, height)
-	}
+	require.Equal(t, int32(10), height, "tip %v at %d", hash, height)
+	require.Equal(t, vecs[10].hash, hash, "tip %v at %d", hash, height)
 	want, _ := new(big.Int).SetString("b000b000b", 16)
-	if s.TipWork().Cmp(want) != 0 {
-		t.Fatalf("chain work %x, want %x", s.TipWork(), want)
-	}
+	require.Equal(t, 0, s.TipWork().Cmp(want), "chain work %x, want %x", s.TipWork(), want)
 	for _, v := range vecs {
 		got, err := s.HashByHeight(v.height)
-		if err != nil || got != v.hash {
-			t.Fatalf("HashByHeight(%d) = %v, %v", v.height, got, err)
-		}
+		require.NoError(t, err, "HashByHeight(%d) = %v", v.height, got)
+		require.Equal(t, v.hash, got, "HashByHeight(%d) = %v, %v", v.height, got, err)
 	}
 	// A tampered header 5 (one bit of the merkle root) fails proof of
 	// work, which at mainnet difficulty cannot be fixed by chance.
@@ -102,9 +90,7 @@ func TestMainnetFirstHeaders(t *testing.T) {
 	bad.MerkleRoot[0] ^= 1
 	bad.PrevBlock = vecs[4].hash
 	_, err = s.Connect([]wire.BlockHeader{bad})
-	if !errors.Is(err, ErrBadPoW) {
-		t.Fatalf("tampered header: %v", err)
-	}
+	require.ErrorIs(t, err, ErrBadPoW, "tampered header: %v", err)
 }
 
 // TestMainnetBtcdTestdata validates mainnet's headers 0..14131 (seven
@@ -145,34 +131,24 @@ func TestMainnetBtcdTestdata(t *testing.T) {
 		hdrs = append(hdrs, decodeHeader(raw[off+8:off+8+headerLen]))
 		off += 8 + l
 	}
-	if len(hdrs) != 14132 {
-		t.Fatalf("%d headers", len(hdrs))
-	}
+	require.Len(t, hdrs, 14132, "%d headers", len(hdrs))
 	s, dir := openTest(t, mustNet(t, "mainnet"))
 	for i := 1; i < len(hdrs); i += wire.MaxBlockHeadersPerMsg {
 		end := min(i+wire.MaxBlockHeadersPerMsg, len(hdrs))
-		if _, err := s.Connect(hdrs[i:end]); err != nil {
-			t.Fatal(err)
-		}
+		_, err := s.Connect(hdrs[i:end])
+		require.NoError(t, err)
 	}
 	_, height := s.Tip()
-	if height != 14131 {
-		t.Fatalf("tip at %d", height)
-	}
+	require.Equal(t, int32(14131), height, "tip at %d", height)
 	cp, _ := s.HashByHeight(11111)
-	if cp.String() != "0000000069e244f73d78e8fd29ba2fd2ed618bd6fa2ee92559f542fdb26e7c1d" {
-		t.Fatalf("checkpoint height holds %v", cp)
-	}
+	require.Equal(t, "0000000069e244f73d78e8fd29ba2fd2ed618bd6fa2ee92559f542fdb26e7c1d", cp.String(), "checkpoint height holds %v", cp)
 	// Reopen: the file re-validates (hashes, links, proof of work).
 	s.Close()
 	s2, err := Open(dir, mustNet(t, "mainnet"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer s2.Close()
-	if _, h := s2.Tip(); h != 14131 {
-		t.Fatalf("reopened tip at %d", h)
-	}
+	_, h := s2.Tip()
+	require.Equal(t, int32(14131), h, "reopened tip at %d", h)
 }
 
 // linearView is a single chain of synthetic nodes (index = height - base).
@@ -207,9 +183,7 @@ func syntheticPeriod(interval, last int32, first, lastTime int64, bits uint32) *
 // pow_tests vectors (real mainnet periods) and btcd's agreement.
 func TestRetargetCoreVectors(t *testing.T) {
 	r, err := newRules(mustNet(t, "mainnet"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	tests := []struct {
 		name        string
 		last        int32
@@ -226,21 +200,16 @@ func TestRetargetCoreVectors(t *testing.T) {
 			v := syntheticPeriod(2016, tc.last, tc.first, tc.time, tc.bits)
 			tip := int32(len(v.nodes) - 1)
 			got := r.requiredBits(v, tip, tc.time+600)
-			if got != tc.want {
-				t.Fatalf("required bits %08x, want %08x", got, tc.want)
-			}
+			require.Equal(t, tc.want, got, "required bits %08x, want %08x", got, tc.want)
 			// btcd agrees: a child with these bits passes its
 			// difficulty check and one with other bits does not.
 			h := wire.BlockHeader{Version: 1, Timestamp: time.Unix(tc.time+600, 0), Bits: got}
-			if err := blockchain.CheckBlockHeaderContext(&h, btcdNode{v, tip}, blockchain.BFNone,
-				btcdChain{r}, true); err != nil {
-				t.Fatalf("btcd rejects %08x: %v", got, err)
-			}
+			require.NoError(t, blockchain.CheckBlockHeaderContext(&h, btcdNode{v, tip}, blockchain.BFNone,
+				btcdChain{r}, true), "btcd rejects %08x", got)
 			h.Bits = got - 1
-			if err := blockchain.CheckBlockHeaderContext(&h, btcdNode{v, tip}, blockchain.BFNone,
-				btcdChain{r}, true); err == nil {
-				t.Fatal("btcd accepts other bits")
-			}
+			err := blockchain.CheckBlockHeaderContext(&h, btcdNode{v, tip}, blockchain.BFNone,
+				btcdChain{r}, true)
+			require.Error(t, err, "btcd accepts other bits")
 		})
 	}
 }
@@ -271,13 +240,10 @@ func TestRequiredBitsMidPeriod(t *testing.T) {
 	}
 	for _, tc := range tests {
 		r, err := newRules(mustNet(t, tc.net))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		// Height 110 is not a retarget height of 2016-block networks.
-		if got := r.requiredBits(v, tip, tc.t); got != tc.want {
-			t.Errorf("%s at +%d s: %08x, want %08x", tc.net, tc.t-parentTime, got, tc.want)
-		}
+		got := r.requiredBits(v, tip, tc.t)
+		require.Equal(t, tc.want, got, "%s at +%d s: %08x, want %08x", tc.net, tc.t-parentTime, got, tc.want)
 	}
 }
 
@@ -292,21 +258,17 @@ func TestBIP94Retarget(t *testing.T) {
 	t3, _ := newRules(mustNet(t, "testnet3"))
 	t4, _ := newRules(mustNet(t, "testnet4"))
 	ts := int64(v.nodes[2015].time) + 600
-	if got := t3.requiredBits(v, tip, ts); got != 0x1d00ffff {
-		t.Errorf("testnet3 retarget %08x, want the limit (from the last block's bits)", got)
-	}
+	got := t3.requiredBits(v, tip, ts)
+	require.Equal(t, uint32(0x1d00ffff), got, "testnet3 retarget %08x, want the limit (from the last block's bits)", got)
 	// The period took exactly the target timespan, so BIP94 keeps the
 	// first block's target.
-	if got := t4.requiredBits(v, tip, ts); got != real {
-		t.Errorf("testnet4 retarget %08x, want %08x", got, real)
-	}
+	got = t4.requiredBits(v, tip, ts)
+	require.Equal(t, uint32(real), got, "testnet4 retarget %08x, want %08x", got, real)
 	// btcd agrees with both: v0.25.0 implements BIP94 for testnet4.
-	if got := t3.requiredBits(v, tip, ts); got != btcdRequired(t, t3, v, tip, ts) {
-		t.Errorf("testnet3 differs from btcd")
-	}
-	if got := t4.requiredBits(v, tip, ts); got != btcdRequired(t, t4, v, tip, ts) {
-		t.Errorf("testnet4 differs from btcd's BIP94")
-	}
+	got = t3.requiredBits(v, tip, ts)
+	require.Equal(t, btcdRequired(t, t3, v, tip, ts), got, "testnet3 differs from btcd")
+	got = t4.requiredBits(v, tip, ts)
+	require.Equal(t, btcdRequired(t, t4, v, tip, ts), got, "testnet4 differs from btcd's BIP94")
 }
 
 // btcdRequired finds btcd's required bits by trying ours and reading its
@@ -361,32 +323,25 @@ func TestDifferentialBtcd(t *testing.T) {
 						theirs := btcdVerdict(s.rules, s, &m, parent, testNow)
 						if !errors.Is(ours, theirs) && !(ours == nil && theirs == nil) {
 							s.mu.RUnlock()
-							t.Fatalf("height %d header %+v: ours %v, btcd %v",
+							require.ErrorIs(t, ours, theirs, "height %d header %+v: ours %v, btcd %v",
 								s.nodes.at(parent).height+1, m, ours, theirs)
 						}
 						compared++
 						verdicts[errName(ours)]++
 					}
 					s.mu.RUnlock()
-					if _, err := s.Connect(hdrs[i : i+1]); err != nil {
-						t.Fatal(err)
-					}
+					_, err := s.Connect(hdrs[i : i+1])
+					require.NoError(t, err)
 				}
 			}
 			t.Logf("%d verdicts compared: %v", compared, verdicts)
 			// Every rule was exercised, accepting and rejecting.
 			for _, k := range []string{"ok", "ErrBadBits", "ErrBelowPowLimit", "ErrTimeTooOld",
 				"ErrTimeTooNew", "ErrBadPoW"} {
-				if verdicts[k] == 0 {
-					t.Errorf("no verdict %s", k)
-				}
+				require.NotEqual(t, 0, verdicts[k], "no verdict %s", k)
 			}
-			if net.Params.BIP0034Height == 0 && verdicts["ErrBadVersion"] == 0 {
-				t.Error("no verdict ErrBadVersion")
-			}
-			if net.Params.EnforceBIP94 && verdicts["ErrTimewarp"] == 0 {
-				t.Error("no verdict ErrTimewarp")
-			}
+			require.False(t, net.Params.BIP0034Height == 0 && verdicts["ErrBadVersion"] == 0, "no verdict ErrBadVersion")
+			require.False(t, net.Params.EnforceBIP94 && verdicts["ErrTimewarp"] == 0, "no verdict ErrTimewarp")
 			s.mu.RLock()
 			distinct := map[uint32]bool{}
 			for _, i := range s.best {
@@ -394,9 +349,7 @@ func TestDifferentialBtcd(t *testing.T) {
 			}
 			s.mu.RUnlock()
 			t.Logf("%d distinct bits on the best chain", len(distinct))
-			if s.rules.interval < 100 && len(distinct) < 3 {
-				t.Errorf("difficulty barely moved: %d distinct bits", len(distinct))
-			}
+			require.False(t, s.rules.interval < 100 && len(distinct) < 3, "difficulty barely moved: %d distinct bits", len(distinct))
 		})
 	}
 }
@@ -528,9 +481,8 @@ func TestMedianTimePastMemo(t *testing.T) {
 			rng.Shuffle(len(order), func(a, b int) { order[a], order[b] = order[b], order[a] })
 		}
 		for _, i := range order {
-			if got, w := medianTimePast(v, i), want(v, i); got != w {
-				t.Fatalf("round %d node %d: median time past %d, want %d", round, i, got, w)
-			}
+			got, w := medianTimePast(v, i), want(v, i)
+			require.Equal(t, w, got, "round %d node %d: median time past %d, want %d", round, i, got, w)
 		}
 	}
 }
