@@ -21,7 +21,7 @@ import (
 // same capacities (153, 306, 613, 1226, 2453, ... bytes at 1e-4): a wallet
 // growing from 20 to 2,000 elements by 10 to 29 per reload, every reload
 // one more filter of the tweak. For the oldest candidates, which face
-// every filter, the adversary's joint rate (privacy.Joint) falls at each
+// every filter, the adversary's joint rate (joint.Joint) falls at each
 // size step by about 2^10 when the sizes nest and by 2^30 to 2^35 when
 // they do not (same-size reloads cost nothing: the older filter's bits
 // are a subset); the estimator attack reads the added elements to about

@@ -50,7 +50,7 @@ type onPathResult struct {
 // transactions a block, a 10-address wallet) from btcd v0.25.0 over v2
 // through a relay, with the settings of each run, and lets an on-path
 // observer who knows the chain read the download from the packet lengths
-// alone (privacy.ObserveFilteredBlocks): which blocks held matches and
+// alone (onpath.ObserveFilteredBlocks): which blocks held matches and
 // which transactions they were, and the element range the filterload's
 // burst gives (filterpolicy.ElementsForWire). It checks that the reading
 // is what the lengths allow (every block placed, the blocks it calls

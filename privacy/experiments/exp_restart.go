@@ -17,7 +17,7 @@ import (
 // fresh tweak at every restart hands the adversary independent filters of
 // the same wallet; a non-member survives r of them with probability
 // prod f_i, so the anonymity set collapses geometrically with r. The
-// formula column is the joint model (privacy.JointRate, the one the
+// formula column is the joint model (joint.JointRate, the one the
 // analyzer and the meter use), which for fresh tweaks is that product
 // unless two tweaks happen to share a hash seed.
 //
@@ -117,7 +117,7 @@ func runRestartIntersection(ctx context.Context, cfg Config) (*Result, error) {
 			}
 			tf := float64(trials)
 			row := poissonRow(fmt.Sprintf("p=%g r=%d (N=%d): false positives per wallet", p, r, keysOf(r-1)), count, tf).
-				withFormula(expect / tf).withSource("joint model (privacy.JointRate) of the wallets' filters").test(altFactor(2)).
+				withFormula(expect / tf).withSource("joint model (joint.JointRate) of the wallets' filters").test(altFactor(2)).
 				withNote(fmt.Sprintf("%d over %d wallets; independent product %.4g", count, trials, independent/tf))
 			out.Rows = append(out.Rows, row)
 			rx, measured, formula = append(rx, float64(r)), append(measured, row.Measured), append(formula, expect/tf)
