@@ -43,7 +43,7 @@ func (cf *cfSync) askHeaders(ps *peerState) {
 		if !ps.owesData() {
 			ps.lastAnswer = m.n.clock.Now()
 		}
-		p.cpReq = &cfCheckptReq{stop: target, stopHash: stop}
+		p.cpReq = &cfCheckptReq{stop: target, stopHash: stop, seq: p.next()}
 		ps.send(wire.NewMsgGetCFCheckpt(wire.GCSFilterRegular, &stop))
 	}
 	start := int32(len(cf.hdr) + len(p.pendHdr))
@@ -59,7 +59,7 @@ func (cf *cfSync) askHeaders(ps *peerState) {
 	if !ps.owesData() {
 		ps.lastAnswer = m.n.clock.Now()
 	}
-	p.hdrReq = &cfHeadersReq{start: start, stop: stop, stopHash: stopHash}
+	p.hdrReq = &cfHeadersReq{start: start, stop: stop, stopHash: stopHash, seq: p.next()}
 	ps.send(wire.NewMsgGetCFHeaders(wire.GCSFilterRegular, uint32(start), &stopHash))
 }
 

@@ -29,6 +29,11 @@ type cfTestPeer struct {
 	queue  []wire.Message
 	// after, when set, runs after each reply the manager handled.
 	after func()
+	// gone are blocks a reorg took off the peer's chain. Like btcd, whose
+	// filter index drops a disconnected block's entries, it answers a
+	// request naming one of them with nothing past the last block still
+	// on its chain.
+	gone []*wire.MsgBlock
 }
 
 // newCFTestPeer connects a peer serving blocks with filters and
@@ -72,12 +77,25 @@ func (c *cfTestPeer) serve() bool {
 		require.FailNow(c.t, fmt.Sprintf("unknown block %v", h))
 		return -1
 	}
+	// onChain reports whether the peer still has the block hash on its
+	// chain (a stop hash of a gone block is not).
+	onChain := func(h chainhash.Hash) bool {
+		for _, b := range c.gone {
+			if b.BlockHash() == h {
+				return false
+			}
+		}
+		return true
+	}
 	hdrs := cfTestHeaders(c.filters)
 	cpHdrs := cfTestHeaders(c.cps)
 	for _, msg := range q {
 		var replies []wire.Message
 		switch r := msg.(type) {
 		case *wire.MsgGetCFCheckpt:
+			if !onChain(r.StopHash) {
+				continue
+			}
 			stop := height(r.StopHash)
 			out := wire.NewMsgCFCheckpt(r.FilterType, &r.StopHash, int(stop/wire.CFCheckptInterval))
 			for h := int32(wire.CFCheckptInterval); h <= stop; h += wire.CFCheckptInterval {
@@ -85,6 +103,9 @@ func (c *cfTestPeer) serve() bool {
 			}
 			replies = append(replies, out)
 		case *wire.MsgGetCFHeaders:
+			if !onChain(r.StopHash) {
+				continue
+			}
 			stop := height(r.StopHash)
 			out := wire.NewMsgCFHeaders()
 			out.FilterType, out.StopHash = r.FilterType, r.StopHash
@@ -97,6 +118,17 @@ func (c *cfTestPeer) serve() bool {
 			}
 			replies = append(replies, out)
 		case *wire.MsgGetCFilters:
+			if !onChain(r.StopHash) {
+				// btcd walks back from the stop block and sends the
+				// filters up to the first it no longer has: those up to
+				// the fork.
+				fork := height(c.gone[0].Header.PrevBlock)
+				for h := int32(r.StartHeight); h <= fork; h++ {
+					hash := c.blocks[h].BlockHash()
+					replies = append(replies, wire.NewMsgCFilter(r.FilterType, &hash, c.filters[h]))
+				}
+				break
+			}
 			for h := int32(r.StartHeight); h <= height(r.StopHash); h++ {
 				hash := c.blocks[h].BlockHash()
 				data := c.filters[h]
@@ -229,6 +261,81 @@ func TestCFWrongFilterBanned(t *testing.T) {
 	runCF(h, l)
 	require.True(t, bannedAddr(m, l.ps.addr))
 	require.Equal(t, int32(50), m.synced.Height)
+}
+
+// TestCFReorgSkippedRequests reorgs the peer's chain while the node's
+// getcfheaders and getcfilters for the old branch are in flight, and the
+// peer answers them as btcd does: the filters up to the fork, nothing
+// for the blocks it no longer has. The node neither bans nor waits on
+// it: the ping after the reorg settles the stale requests, and the new
+// branch is synced.
+func TestCFReorgSkippedRequests(t *testing.T) {
+	w := watchtest.NewMemWatcher(1, p2wpkh(1))
+	_, m := newTestManager(t, w, Config{Protocol: ProtocolBIP158})
+	blocks, filters := cfTestChain(t, m, 20)
+	p := newCFTestPeer(t, m, "10.0.0.1:8333", 0, blocks, filters, filters)
+	m.schedule()
+	runCF(p)
+	require.Equal(t, int32(20), m.synced.Height)
+
+	// Five more blocks: the node asks their filter headers, then their
+	// filters, which the peer has not answered when it reorgs.
+	more := mineBlocks(t, m.n.cfg.Network, &blocks[20].Header, 5, func(int) []*wire.MsgTx { return nil })
+	var hdrs []*wire.BlockHeader
+	for _, b := range more {
+		hdrs = append(hdrs, &b.Header)
+	}
+	p.blocks = append(p.blocks, more...)
+	p.filters = append(p.filters, cfTestFilters(t, more)...)
+	p.cps = p.filters
+	p.ps.lastBlock = 25
+	m.handle(peerWireMsg{ps: p.ps, msg: &wire.MsgHeaders{Headers: hdrs}})
+	require.True(t, p.serve(), "the filter headers of 21..25 are asked")
+	var asked bool
+	for _, msg := range p.queue {
+		_, ok := msg.(*wire.MsgGetCFilters)
+		asked = asked || ok
+	}
+	require.True(t, asked, "the filters of the old branch are in flight")
+
+	// The fork at 22: blocks 23..27 of another branch.
+	fork := mineBlocks(t, m.n.cfg.Network, &p.blocks[22].Header, 5, func(i int) []*wire.MsgTx {
+		return []*wire.MsgTx{payTo(byte(200+i), 1000, p2wpkh(1))}
+	})
+	p.gone = p.blocks[23:]
+	p.blocks = append(p.blocks[:23:23], fork...)
+	p.filters = append(p.filters[:23:23], cfTestFilters(t, fork)...)
+	p.cps = p.filters
+	p.ps.lastBlock = 27
+	hdrs = hdrs[:0]
+	for _, b := range fork {
+		hdrs = append(hdrs, &b.Header)
+	}
+	m.handle(peerWireMsg{ps: p.ps, msg: &wire.MsgHeaders{Headers: hdrs}})
+	require.Positive(t, m.st.Reorgs)
+	require.True(t, p.ps.cf.owes(), "the ping after the reorg is owed")
+	runCF(p)
+
+	require.False(t, bannedAddr(m, p.ps.addr), "an honest peer that skips a stale request is not banned")
+	require.True(t, p.ps.ready)
+	require.Equal(t, int32(27), m.synced.Height)
+	require.Equal(t, fork[4].BlockHash(), m.synced.Hash)
+	require.Len(t, w.Txs(), 5, "the new branch's payments")
+	require.False(t, p.ps.cf.owes(), "nothing stale is still owed")
+	require.Empty(t, p.ps.cf.filters)
+	require.Empty(t, p.ps.cf.barriers)
+}
+
+// cfTestFilters returns the basic filters of blocks.
+func cfTestFilters(t *testing.T, blocks []*wire.MsgBlock) [][]byte {
+	out := make([][]byte, len(blocks))
+	for i, b := range blocks {
+		f, err := builder.BuildBasicFilter(b, nil)
+		require.NoError(t, err)
+		out[i], err = f.NBytes()
+		require.NoError(t, err)
+	}
+	return out
 }
 
 // TestCFBlocksAheadBounded syncs 120 blocks that all pay the watcher:

@@ -74,11 +74,58 @@ type cfPeer struct {
 	// nonces of the pings that close them.
 	blocks map[chainhash.Hash]cfBlockReq
 	pings  map[uint64]struct{}
+	// seq numbers the peer's header, checkpoint and filter requests in
+	// the order they are sent; barriers maps the nonce of each ping sent
+	// after a reorg made requests stale to the last seq sent before it.
+	seq      uint64
+	barriers map[uint64]uint64
 }
 
-// owes reports whether the peer owes an answer (nil: none).
+// owes reports whether the peer owes an answer (nil: none). A stale
+// request is not owed: it names a block that left the best chain, which
+// an honest peer may no longer serve a filter or header for (btcd drops
+// a disconnected block's index entries and answers nothing). The ping
+// after it, its barrier, is owed; its pong settles every stale request
+// sent before it (closeStale).
 func (p *cfPeer) owes() bool {
-	return p != nil && (p.hdrReq != nil || p.cpReq != nil || len(p.filters) > 0 || len(p.blocks) > 0)
+	if p == nil {
+		return false
+	}
+	if p.hdrReq != nil && !p.hdrReq.stale || p.cpReq != nil && !p.cpReq.stale || len(p.blocks) > 0 || len(p.barriers) > 0 {
+		return true
+	}
+	for _, r := range p.filters {
+		if !r.stale {
+			return true
+		}
+	}
+	return false
+}
+
+// next returns the seq of the peer's next request.
+func (p *cfPeer) next() uint64 {
+	p.seq++
+	return p.seq
+}
+
+// closeStale forgets the stale requests numbered up to seq: a peer
+// answers in order, so the pong of a ping sent after them means each was
+// answered or will never be.
+func (p *cfPeer) closeStale(seq uint64) {
+	if r := p.hdrReq; r != nil && r.stale && r.seq <= seq {
+		p.hdrReq = nil
+	}
+	if r := p.cpReq; r != nil && r.stale && r.seq <= seq {
+		p.cpReq = nil
+	}
+	kept := p.filters[:0]
+	for _, r := range p.filters {
+		if !r.stale || r.seq > seq {
+			kept = append(kept, r)
+		}
+	}
+	clear(p.filters[len(kept):])
+	p.filters = kept
 }
 
 // cfHeadersReq is an outstanding getcfheaders.
@@ -86,6 +133,7 @@ type cfHeadersReq struct {
 	start, stop int32
 	stopHash    chainhash.Hash
 	stale       bool // a reorg came after it: the answer is dropped
+	seq         uint64
 }
 
 // cfCheckptReq is an outstanding getcfcheckpt.
@@ -93,6 +141,7 @@ type cfCheckptReq struct {
 	stop     int32
 	stopHash chainhash.Hash
 	stale    bool
+	seq      uint64
 }
 
 // cfFilterReq is one filter asked.
@@ -100,6 +149,9 @@ type cfFilterReq struct {
 	height   int32
 	hash     chainhash.Hash
 	conflict bool // asked to settle a conflict, not for delivery
+	// stale: a reorg dropped its height; the peer may skip it.
+	stale bool
+	seq   uint64
 }
 
 // cfBlockReq is one block asked.
@@ -161,7 +213,7 @@ func newCFSync(m *manager) *cfSync {
 
 // onPeerReady starts a peer's compact-filter state.
 func (cf *cfSync) onPeerReady(ps *peerState) {
-	ps.cf = &cfPeer{blocks: make(map[chainhash.Hash]cfBlockReq), pings: make(map[uint64]struct{})}
+	ps.cf = &cfPeer{blocks: make(map[chainhash.Hash]cfBlockReq), pings: make(map[uint64]struct{}), barriers: make(map[uint64]uint64)}
 }
 
 // dropPeer forgets what a peer was asked: its filters and blocks go to
@@ -208,11 +260,22 @@ func (cf *cfSync) dropFrom(h int32) {
 			continue
 		}
 		p.pendHash, p.pendHdr = nil, nil
-		if p.hdrReq != nil {
-			p.hdrReq.stale = true
+		stale := false
+		if p.hdrReq != nil && !p.hdrReq.stale {
+			p.hdrReq.stale, stale = true, true
 		}
-		if p.cpReq != nil {
-			p.cpReq.stale = true
+		if p.cpReq != nil && !p.cpReq.stale {
+			p.cpReq.stale, stale = true, true
+		}
+		for i := range p.filters {
+			if r := &p.filters[i]; r.height >= h && !r.stale {
+				r.stale, stale = true, true
+			}
+		}
+		if stale {
+			nonce := cf.m.nonce()
+			p.barriers[nonce] = p.seq
+			ps.send(wire.NewMsgPing(nonce))
 		}
 		if n := int(h/wire.CFCheckptInterval) - 1; n < len(p.checkpts) {
 			p.checkpts = p.checkpts[:max(n, 0)]
@@ -269,6 +332,9 @@ func (cf *cfSync) schedule() {
 // filter headers with getcfilters to ps.
 func (cf *cfSync) askFilters(ps *peerState) {
 	m := cf.m
+	if len(ps.cf.barriers) > 0 {
+		return // a stale filter may still come: a height asked again could be taken for it
+	}
 	last := min(int32(len(cf.hdr))-1, m.next+int32(m.n.cfg.Tuning.Window)-1, cf.target(ps))
 	for h := m.next; h <= last; {
 		if cf.entries[h] != nil || cf.inflight[h] != nil {
@@ -300,7 +366,7 @@ func (cf *cfSync) sendGetCFilters(ps *peerState, from, to int32, conflict bool) 
 			m.fail(fmt.Errorf("%w: hash at %d: %w", ErrHeaderStore, h, err))
 			return
 		}
-		ps.cf.filters = append(ps.cf.filters, cfFilterReq{height: h, hash: hash, conflict: conflict})
+		ps.cf.filters = append(ps.cf.filters, cfFilterReq{height: h, hash: hash, conflict: conflict, seq: ps.cf.next()})
 		if !conflict {
 			cf.inflight[h] = ps
 		}
@@ -311,17 +377,22 @@ func (cf *cfSync) sendGetCFilters(ps *peerState, from, to int32, conflict bool) 
 	ps.send(wire.NewMsgGetCFilters(wire.GCSFilterRegular, uint32(from), &stop))
 }
 
-// onCFilter takes one filter: it must be the next one the peer owes and
-// hash to the agreed filter hash of its height.
+// onCFilter takes one filter: it must be the next one the peer owes,
+// past stale requests it skipped, and hash to the agreed filter hash of
+// its height.
 func (cf *cfSync) onCFilter(ps *peerState, msg *wire.MsgCFilter) {
 	m := cf.m
 	p := ps.cf
-	if len(p.filters) == 0 || p.filters[0].hash != msg.BlockHash || msg.FilterType != wire.GCSFilterRegular {
+	i := 0
+	for i < len(p.filters) && p.filters[i].hash != msg.BlockHash && p.filters[i].stale {
+		i++
+	}
+	if i == len(p.filters) || p.filters[i].hash != msg.BlockHash || msg.FilterType != wire.GCSFilterRegular {
 		m.misbehave(ps, misbehaviorBadFilter, "cfilter not asked: block "+msg.BlockHash.String())
 		return
 	}
-	r := p.filters[0]
-	p.filters = p.filters[1:]
+	r := p.filters[i]
+	p.filters = p.filters[i+1:]
 	ps.lastAnswer = m.n.clock.Now()
 	cf.st.Filters++
 	cf.st.FilterBytes += uint64(len(msg.Data))
@@ -439,6 +510,12 @@ func (cf *cfSync) onPong(ps *peerState, msg *wire.MsgPong) bool {
 	p := ps.cf
 	if p == nil {
 		return false
+	}
+	if seq, ok := p.barriers[msg.Nonce]; ok {
+		delete(p.barriers, msg.Nonce)
+		p.closeStale(seq)
+		ps.lastAnswer = cf.m.n.clock.Now()
+		return true
 	}
 	if _, ok := p.pings[msg.Nonce]; !ok {
 		return false
