@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 
+	"github.com/bloomwatch/bloomwatch/internal/unionfind"
 	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/scan"
 	"github.com/btcsuite/btcd/wire"
@@ -116,37 +117,17 @@ func (g *linkGraph) prune(set []int32, keep []bool) []int32 {
 	for p, i := range set {
 		pos[i] = int32(p)
 	}
-	parent := make([]int32, len(set))
-	size := make([]int32, len(set))
-	for p := range parent {
-		parent[p], size[p] = int32(p), 1
-	}
-	find := func(x int32) int32 {
-		for parent[x] != x {
-			parent[x] = parent[parent[x]]
-			x = parent[x]
-		}
-		return x
-	}
+	sets := unionfind.New(len(set))
 	for _, e := range g.edges {
 		px, okx := pos[e[0]]
 		py, oky := pos[e[1]]
-		if !okx || !oky {
-			continue
+		if okx && oky {
+			sets.Union(int(px), int(py))
 		}
-		rx, ry := find(px), find(py)
-		if rx == ry {
-			continue
-		}
-		if size[rx] < size[ry] {
-			rx, ry = ry, rx
-		}
-		parent[ry] = rx
-		size[rx] += size[ry]
 	}
 	var out []int32
 	for p, i := range set {
-		if size[find(int32(p))] > 1 || keep[i] {
+		if sets.Size(p) > 1 || keep[i] {
 			out = append(out, i)
 		}
 	}

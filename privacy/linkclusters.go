@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 
+	"github.com/bloomwatch/bloomwatch/internal/unionfind"
 	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/scan"
 )
@@ -67,31 +68,16 @@ func LinkClusters(ctx context.Context, ch element.Chain, elements [][]byte, kind
 	if err != nil {
 		return nil, err
 	}
-	parent := make([]int, len(elements))
-	for i := range parent {
-		parent[i] = i
-	}
-	var find func(int) int
-	find = func(i int) int {
-		for parent[i] != i {
-			parent[i] = parent[parent[i]]
-			i = parent[i]
-		}
-		return i
-	}
+	sets := unionfind.New(len(elements))
 	for i, e := range g.edges {
-		if LinkKinds(g.kinds[i])&kinds == 0 {
-			continue
-		}
-		a, b := find(int(e[0])), find(int(e[1]))
-		if a != b {
-			parent[max(a, b)] = min(a, b)
+		if LinkKinds(g.kinds[i])&kinds != 0 {
+			sets.Union(int(e[0]), int(e[1]))
 		}
 	}
 	c := &Clustering{Of: make([]int, len(elements))}
 	size := map[int]int{}
 	for i := range elements {
-		c.Of[i] = find(i)
+		c.Of[i] = sets.Find(i)
 		size[c.Of[i]]++
 	}
 	for _, n := range size {

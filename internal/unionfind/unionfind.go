@@ -1,7 +1,8 @@
 // Package unionfind partitions the integers [0, n) into disjoint sets:
 // the coin clusters of the wallet's coin selection, the linked sessions of
-// the crawler, the multi-input clusters of the population experiments and
-// the factor groups of the joint privacy model.
+// the crawler, the multi-input clusters of the population experiments, the
+// factor groups of the joint privacy model, and the graph attack's linked
+// addresses (its pruning and LinkClusters).
 //
 // Each set's representative is its smallest member, so the partition a
 // sequence of unions gives does not depend on the order of the unions'
