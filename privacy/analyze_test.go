@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
-	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/privacy/scan"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
+	"github.com/stretchr/testify/require"
 )
 
 // analyzeFixture is a wallet, a universe holding it, and filters of it.
@@ -38,12 +38,9 @@ func newFixture(seed uint64, n, u, forms int) analyzeFixture {
 func analyze(t *testing.T, in Input) *Report {
 	t.Helper()
 	rep, err := Analyze(context.Background(), in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := json.Marshal(rep); err != nil {
-		t.Fatalf("report does not marshal: %v", err)
-	}
+	require.NoError(t, err)
+	_, err = json.Marshal(rep)
+	require.NoError(t, err, "report does not marshal")
 	return rep
 }
 
@@ -51,9 +48,8 @@ func analyze(t *testing.T, in Input) *Report {
 func lastPoint(t *testing.T, rep *Report, stage string) Point {
 	t.Helper()
 	c := rep.Curve(stage)
-	if c == nil || len(c.Points) == 0 {
-		t.Fatalf("no %s curve", stage)
-	}
+	require.NotNil(t, c, "no %s curve", stage)
+	require.NotEqual(t, 0, len(c.Points), "no %s curve", stage)
 	return c.Points[len(c.Points)-1]
 }
 
@@ -84,12 +80,10 @@ func TestAnalyzeSingleFilter(t *testing.T) {
 	p := lastPoint(t, rep, StageSingle)
 	want := countMatching(fx.universe, false, f)
 	n, u := 20.0, float64(len(fx.universe))
-	if p.Matched != want || p.TruePositives != 20 || p.FalsePositives != want-20 {
-		t.Fatalf("matched %d (tp %d fp %d), want %d", p.Matched, p.TruePositives, p.FalsePositives, want)
-	}
-	if p.FalsePositives < 100 {
-		t.Fatalf("only %d false positives: test too weak", p.FalsePositives)
-	}
+	require.Equal(t, want, p.Matched, "matched %d (tp %d fp %d), want %d", p.Matched, p.TruePositives, p.FalsePositives, want)
+	require.Equal(t, uint64(20), p.TruePositives, "matched %d (tp %d fp %d), want %d", p.Matched, p.TruePositives, p.FalsePositives, want)
+	require.Equal(t, want-20, p.FalsePositives, "matched %d (tp %d fp %d), want %d", p.Matched, p.TruePositives, p.FalsePositives, want)
+	require.GreaterOrEqual(t, p.FalsePositives, uint64(100), "only %d false positives: test too weak", p.FalsePositives)
 	checks := []struct {
 		name      string
 		got, want float64
@@ -108,9 +102,7 @@ func TestAnalyzeSingleFilter(t *testing.T) {
 		{"est elements", p.EstElements, f.EstimatedElements()},
 	}
 	for _, c := range checks {
-		if !testkit.Near(c.got, c.want, 1e-9) {
-			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
-		}
+		require.True(t, testkit.Near(c.got, c.want, 1e-9), "%s = %v, want %v", c.name, c.got, c.want)
 	}
 	// Every measured figure has its interval, of its kind, around it.
 	ivs := []struct {
@@ -125,23 +117,23 @@ func TestAnalyzeSingleFilter(t *testing.T) {
 		{"m^", p.EstElementsCI, p.EstElements, stats.MethodNormal},
 	}
 	for _, c := range ivs {
-		if c.iv == nil || !c.iv.Contains(c.v) || c.iv.Method != c.method || c.iv.Lo == c.iv.Hi && c.v != 1 {
-			t.Errorf("%s %v: interval %+v", c.name, c.v, c.iv)
-		}
+		require.NotNil(t, c.iv, "%s %v: interval %+v", c.name, c.v, c.iv)
+		require.True(t, c.iv.Contains(c.v), "%s %v: interval %+v", c.name, c.v, c.iv)
+		require.Equal(t, c.method, c.iv.Method, "%s %v: interval %+v", c.name, c.v, c.iv)
+		require.False(t, c.iv.Lo == c.iv.Hi && c.v != 1, "%s %v: interval %+v", c.name, c.v, c.iv)
 	}
-	if !p.Scored || p.Comparison != stats.ComparisonInside || p.ComparisonPower < stats.MinComparisonPower {
-		t.Errorf("scored %v, comparison %q (power %v): want the expectation inside the measured interval", p.Scored, p.Comparison, p.ComparisonPower)
-	}
+	require.True(t, p.Scored, "scored %v, comparison %q (power %v): want the expectation inside the measured interval", p.Scored, p.Comparison, p.ComparisonPower)
+	require.Equal(t, stats.ComparisonInside, p.Comparison, "scored %v, comparison %q (power %v): want the expectation inside the measured interval", p.Scored, p.Comparison, p.ComparisonPower)
+	require.GreaterOrEqual(t, p.ComparisonPower, stats.MinComparisonPower, "scored %v, comparison %q (power %v): want the expectation inside the measured interval", p.Scored, p.Comparison, p.ComparisonPower)
 	// The measured set agrees with the formula within 5 binomial sigmas.
-	if sd := stats.BinomialSigma(u-n, f.CurrentFPRate()); math.Abs(float64(p.FalsePositives)-p.ExpectedFP) > 5*sd {
-		t.Errorf("measured %d vs expected %.1f (sd %.1f)", p.FalsePositives, p.ExpectedFP, sd)
-	}
-	if rep.Universe != uint64(len(fx.universe)) || rep.Members != 20 || len(rep.Filters) != 1 || rep.Filters[0].Matched != want {
-		t.Errorf("report header %+v", rep)
-	}
-	if len(rep.Final) != int(want) || rep.FinalTruncated {
-		t.Errorf("final list %d (truncated %v)", len(rep.Final), rep.FinalTruncated)
-	}
+	sd := stats.BinomialSigma(u-n, f.CurrentFPRate())
+	require.InDelta(t, p.ExpectedFP, float64(p.FalsePositives), 5*sd, "measured %d vs expected %.1f (sd %.1f)", p.FalsePositives, p.ExpectedFP, sd)
+	require.Equal(t, uint64(len(fx.universe)), rep.Universe, "report header %+v", rep)
+	require.Equal(t, uint64(20), rep.Members, "report header %+v", rep)
+	require.Len(t, rep.Filters, 1, "report header %+v", rep)
+	require.Equal(t, want, rep.Filters[0].Matched, "report header %+v", rep)
+	require.Len(t, rep.Final, int(want), "final list %d (truncated %v)", len(rep.Final), rep.FinalTruncated)
+	require.False(t, rep.FinalTruncated, "final list %d (truncated %v)", len(rep.Final), rep.FinalTruncated)
 }
 
 func TestAnalyzeIntersection(t *testing.T) {
@@ -171,26 +163,17 @@ func TestAnalyzeIntersection(t *testing.T) {
 				Attacks: Attacks{Intersection: true},
 			})
 			c := rep.Curve(StageIntersection)
-			if len(c.Points) != len(tc.filters) {
-				t.Fatalf("%d points", len(c.Points))
-			}
+			require.Len(t, c.Points, len(tc.filters), "%d points", len(c.Points))
 			first, last := c.Points[0], c.Points[len(c.Points)-1]
-			if want := countMatching(fx.universe, false, tc.filters...); last.Matched != want {
-				t.Errorf("intersection %d, want %d", last.Matched, want)
-			}
-			if first.Matched != countMatching(fx.universe, false, tc.filters[0]) {
-				t.Errorf("first point %d", first.Matched)
-			}
-			if !testkit.Near(last.FPRate, tc.wantRate, 1e-9) {
-				t.Errorf("combined rate %g, want %g", last.FPRate, tc.wantRate)
-			}
-			if last.Filters != 2 || last.Recall != 1 {
-				t.Errorf("filters %d recall %v", last.Filters, last.Recall)
-			}
+			want := countMatching(fx.universe, false, tc.filters...)
+			require.Equal(t, want, last.Matched, "intersection %d, want %d", last.Matched, want)
+			require.Equal(t, countMatching(fx.universe, false, tc.filters[0]), first.Matched, "first point %d", first.Matched)
+			require.True(t, testkit.Near(last.FPRate, tc.wantRate, 1e-9), "combined rate %g, want %g", last.FPRate, tc.wantRate)
+			require.Equal(t, 2, last.Filters, "filters %d recall %v", last.Filters, last.Recall)
+			require.Equal(t, float64(1), last.Recall, "filters %d recall %v", last.Filters, last.Recall)
 			// Single-filter stage sees only the latest filter.
-			if s := lastPoint(t, rep, StageSingle); s.Matched != countMatching(fx.universe, false, tc.filters[1]) {
-				t.Errorf("single stage %d", s.Matched)
-			}
+			s := lastPoint(t, rep, StageSingle)
+			require.Equal(t, countMatching(fx.universe, false, tc.filters[1]), s.Matched, "single stage %d", s.Matched)
 		})
 	}
 }
@@ -218,24 +201,16 @@ func TestAnalyzeBothForms(t *testing.T) {
 			})
 			p := lastPoint(t, rep, StageBothForms)
 			want := countMatching(fx.universe, tc.wantAll, f)
-			if p.Matched != want {
-				t.Fatalf("both-forms set %d, want %d", p.Matched, want)
-			}
-			if p.Recall != 1 {
-				t.Errorf("recall %v: the test must never drop the wallet", p.Recall)
-			}
+			require.Equal(t, want, p.Matched, "both-forms set %d, want %d", p.Matched, want)
+			require.Equal(t, float64(1), p.Recall, "recall %v: the test must never drop the wallet", p.Recall)
 			single := lastPoint(t, rep, StageSingle)
-			if tc.wantAll && single.FalsePositives < 20*p.FalsePositives+10 {
-				t.Errorf("both-forms kept %d of %d false positives", p.FalsePositives, single.FalsePositives)
-			}
+			require.False(t, tc.wantAll && single.FalsePositives < 20*p.FalsePositives+10, "both-forms kept %d of %d false positives", p.FalsePositives, single.FalsePositives)
 			r := f.CurrentFPRate()
 			wantE := stats.AllFormsRate(r, 2) * 40000
 			if !tc.wantAll {
 				wantE = stats.AnyFormRate(r, 2) * 40000
 			}
-			if !testkit.Near(p.ExpectedFP, wantE, 1e-9) {
-				t.Errorf("expected %g, want %g", p.ExpectedFP, wantE)
-			}
+			require.True(t, testkit.Near(p.ExpectedFP, wantE, 1e-9), "expected %g, want %g", p.ExpectedFP, wantE)
 		})
 	}
 }
@@ -253,41 +228,38 @@ func TestAnalyzeWithoutTruthAndRevealed(t *testing.T) {
 	}
 	rep := analyze(t, Input{Records: recs, Universe: element.Stream(element.SliceUniverse(fx.universe))})
 	c := rep.Curve(StageSingle)
-	if rep.HasTruth || rep.Members != 0 || len(c.Points) != 4 {
-		t.Fatalf("has truth %v members %d points %d", rep.HasTruth, rep.Members, len(c.Points))
-	}
+	require.False(t, rep.HasTruth, "has truth %v members %d points %d", rep.HasTruth, rep.Members, len(c.Points))
+	require.Equal(t, uint64(0), rep.Members, "has truth %v members %d points %d", rep.HasTruth, rep.Members, len(c.Points))
+	require.Len(t, c.Points, 4, "has truth %v members %d points %d", rep.HasTruth, rep.Members, len(c.Points))
 	p := c.Points[1]
-	if p.Scored || p.Precision != 0 || p.Recall != 0 || p.TruePositives != 0 || p.Revealed != 1 || p.PrecisionCI != nil || p.Comparison != "" {
-		t.Errorf("measured fields without truth: %+v", p)
-	}
+	require.False(t, p.Scored, "measured fields without truth: %+v", p)
+	require.Equal(t, float64(0), p.Precision, "measured fields without truth: %+v", p)
+	require.Equal(t, float64(0), p.Recall, "measured fields without truth: %+v", p)
+	require.Equal(t, uint64(0), p.TruePositives, "measured fields without truth: %+v", p)
+	require.Equal(t, 1, p.Revealed, "measured fields without truth: %+v", p)
+	require.Nil(t, p.PrecisionCI, "measured fields without truth: %+v", p)
+	require.Equal(t, "", p.Comparison, "measured fields without truth: %+v", p)
 	// Without the truth N is not known: it is not taken from m^ or the
 	// matched set, and the expected false positives are every
 	// candidate's chance match, nothing subtracted.
-	if p.Members != 0 || p.ExpectedPrecision != 0 || p.ExpectedEntropy != 0 {
-		t.Errorf("members %v, expected precision %v, entropy %v without the truth", p.Members, p.ExpectedPrecision, p.ExpectedEntropy)
-	}
-	if want := f.CurrentFPRate() * float64(rep.Universe); !testkit.Near(p.ExpectedFP, want, 1e-9) {
-		t.Errorf("expected fp %v, want f x |A| = %v", p.ExpectedFP, want)
-	}
+	require.Equal(t, float64(0), p.Members, "members %v, expected precision %v, entropy %v without the truth", p.Members, p.ExpectedPrecision, p.ExpectedEntropy)
+	require.Equal(t, float64(0), p.ExpectedPrecision, "members %v, expected precision %v, entropy %v without the truth", p.Members, p.ExpectedPrecision, p.ExpectedEntropy)
+	require.Equal(t, float64(0), p.ExpectedEntropy, "members %v, expected precision %v, entropy %v without the truth", p.Members, p.ExpectedPrecision, p.ExpectedEntropy)
+	want := f.CurrentFPRate() * float64(rep.Universe)
+	require.True(t, testkit.Near(p.ExpectedFP, want, 1e-9), "expected fp %v, want f x |A| = %v", p.ExpectedFP, want)
 	raw, err := json.Marshal(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, field := range []string{`"precision"`, `"recall"`, `"entropy_bits"`, `"expected_precision"`, `"members"`, `"false_positives"`} {
-		if bytes.Contains(raw, []byte(field)) {
-			t.Errorf("JSON without the truth has %s: %s", field, raw)
-		}
+		require.False(t, bytes.Contains(raw, []byte(field)), "JSON without the truth has %s: %s", field, raw)
 	}
-	if c.Points[2].Revealed != 1 || rep.Revealed != 1 {
-		t.Errorf("a repeated filteradd counted twice")
-	}
+	require.Equal(t, 1, c.Points[2].Revealed, "a repeated filteradd counted twice")
+	require.Equal(t, 1, rep.Revealed, "a repeated filteradd counted twice")
 	// A match-all filter tells nothing: the set is the universe.
-	if last := c.Points[3]; last.Matched != rep.Universe || last.FPRate != 1 {
-		t.Errorf("match-all filter: matched %d of %d, rate %v", last.Matched, rep.Universe, last.FPRate)
-	}
-	if !rep.FinalTruncated || rep.Final != nil {
-		t.Error("a universe-sized final set must not be listed")
-	}
+	last := c.Points[3]
+	require.Equal(t, rep.Universe, last.Matched, "match-all filter: matched %d of %d, rate %v", last.Matched, rep.Universe, last.FPRate)
+	require.Equal(t, float64(1), last.FPRate, "match-all filter: matched %d of %d, rate %v", last.Matched, rep.Universe, last.FPRate)
+	require.True(t, rep.FinalTruncated, "a universe-sized final set must not be listed")
+	require.Nil(t, rep.Final, "a universe-sized final set must not be listed")
 }
 
 func TestAnalyzeTruthOnChainAndErrors(t *testing.T) {
@@ -297,13 +269,12 @@ func TestAnalyzeTruthOnChainAndErrors(t *testing.T) {
 	recs := []transcript.Record{testkit.LoadRecord(0, "a", 0, f)}
 	u := scan.Synthetic{Seed: 5, Count: 10000}
 	rep := analyze(t, Input{Records: recs, Universe: element.Stream(u), Truth: w, TruthOnChain: true})
-	if rep.Universe != 10005 || rep.Members != 5 || lastPoint(t, rep, StageSingle).Recall != 1 {
-		t.Errorf("universe %d members %d", rep.Universe, rep.Members)
-	}
+	require.Equal(t, uint64(10005), rep.Universe, "universe %d members %d", rep.Universe, rep.Members)
+	require.Equal(t, uint64(5), rep.Members, "universe %d members %d", rep.Universe, rep.Members)
+	require.Equal(t, float64(1), lastPoint(t, rep, StageSingle).Recall, "universe %d members %d", rep.Universe, rep.Members)
 	rep = analyze(t, Input{Records: recs, Universe: element.Stream(u), Truth: w})
-	if rep.Members != 0 || lastPoint(t, rep, StageSingle).TruePositives != 0 {
-		t.Errorf("off-chain truth counted: %d", rep.Members)
-	}
+	require.Equal(t, uint64(0), rep.Members, "off-chain truth counted: %d", rep.Members)
+	require.Equal(t, uint64(0), lastPoint(t, rep, StageSingle).TruePositives, "off-chain truth counted: %d", rep.Members)
 	errs := []struct {
 		name string
 		in   Input
@@ -315,9 +286,8 @@ func TestAnalyzeTruthOnChainAndErrors(t *testing.T) {
 		{"no filter", Input{Records: []transcript.Record{{Kind: transcript.KindFilterClear}}, Universe: element.Stream(u)}, replay.ErrNoFilters},
 	}
 	for _, tc := range errs {
-		if _, err := Analyze(context.Background(), tc.in); !errors.Is(err, tc.want) {
-			t.Errorf("%s: err = %v, want %v", tc.name, err, tc.want)
-		}
+		_, err := Analyze(context.Background(), tc.in)
+		require.ErrorIs(t, err, tc.want, "%s: err = %v, want %v", tc.name, err, tc.want)
 	}
 }
 
@@ -329,16 +299,13 @@ func TestWriteCSV(t *testing.T) {
 		Truth: fx.wallet, Attacks: Attacks{Intersection: true},
 	})
 	var buf bytes.Buffer
-	if err := WriteCSV(&buf, rep.Curves); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, WriteCSV(&buf, rep.Curves))
 	rows, err := csv.NewReader(&buf).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rows) != 1+4 || len(rows[0]) != len(csvHeader) || rows[1][0] != StageSingle || rows[4][0] != StageIntersection {
-		t.Errorf("csv rows %v", rows)
-	}
+	require.NoError(t, err)
+	require.Len(t, rows, 1+4, "csv rows %v", rows)
+	require.Len(t, rows[0], len(csvHeader), "csv rows %v", rows)
+	require.Equal(t, StageSingle, rows[1][0], "csv rows %v", rows)
+	require.Equal(t, StageIntersection, rows[4][0], "csv rows %v", rows)
 }
 
 // TestReportCharts checks the analyze figures: identical stages merged
@@ -358,30 +325,34 @@ func TestReportCharts(t *testing.T) {
 		}).Charts()
 	}
 	charts := run(f, fx.wallet)
-	if len(charts) != 2 || !charts[0].LogY || len(charts[0].Series) != 2 || len(charts[1].Series) != 2 {
-		t.Fatalf("identical stages: want one merged group per chart: %+v", charts)
-	}
+	require.Len(t, charts, 2, "identical stages: want one merged group per chart: %+v", charts)
+	require.True(t, charts[0].LogY, "identical stages: want one merged group per chart: %+v", charts)
+	require.Len(t, charts[0].Series, 2, "identical stages: want one merged group per chart: %+v", charts)
+	require.Len(t, charts[1].Series, 2, "identical stages: want one merged group per chart: %+v", charts)
 	m, e := charts[0].Series[0], charts[0].Series[1]
-	if m.Name != "single = intersection: measured" || m.Group != e.Group || m.Group == "" || !m.Band || !m.Points || e.Points {
-		t.Errorf("merged group: %+v / %+v", m, e)
-	}
-	if len(m.YLo) != 2 || m.YLo[0] > m.Y[0] || m.YHi[0] < m.Y[0] || m.YHi[0] <= m.YLo[0] {
-		t.Errorf("band %v..%v around %v", m.YLo, m.YHi, m.Y)
-	}
-	if len(charts[0].XTicks) != 2 || charts[0].XTicks[1].Label != "1 initial" {
-		t.Errorf("event ticks %+v", charts[0].XTicks)
-	}
+	require.Equal(t, "single = intersection: measured", m.Name, "merged group: %+v / %+v", m, e)
+	require.Equal(t, e.Group, m.Group, "merged group: %+v / %+v", m, e)
+	require.NotEqual(t, "", m.Group, "merged group: %+v / %+v", m, e)
+	require.True(t, m.Band, "merged group: %+v / %+v", m, e)
+	require.True(t, m.Points, "merged group: %+v / %+v", m, e)
+	require.False(t, e.Points, "merged group: %+v / %+v", m, e)
+	require.Len(t, m.YLo, 2, "band %v..%v around %v", m.YLo, m.YHi, m.Y)
+	require.LessOrEqual(t, m.YLo[0], m.Y[0], "band %v..%v around %v", m.YLo, m.YHi, m.Y)
+	require.GreaterOrEqual(t, m.YHi[0], m.Y[0], "band %v..%v around %v", m.YLo, m.YHi, m.Y)
+	require.Greater(t, m.YHi[0], m.YLo[0], "band %v..%v around %v", m.YLo, m.YHi, m.Y)
+	require.Len(t, charts[0].XTicks, 2, "event ticks %+v", charts[0].XTicks)
+	require.Equal(t, "1 initial", charts[0].XTicks[1].Label, "event ticks %+v", charts[0].XTicks)
 	charts = run(g, fx.wallet)
-	if len(charts[0].Series) != 4 || len(charts[1].Series) != 4 || charts[0].Series[0].Group == charts[0].Series[2].Group {
-		t.Errorf("distinct stages: want a group each: %+v", charts[0].Series)
-	}
+	require.Len(t, charts[0].Series, 4, "distinct stages: want a group each: %+v", charts[0].Series)
+	require.Len(t, charts[1].Series, 4, "distinct stages: want a group each: %+v", charts[0].Series)
+	require.NotEqual(t, charts[0].Series[2].Group, charts[0].Series[0].Group, "distinct stages: want a group each: %+v", charts[0].Series)
 	charts = run(g, nil)
-	if len(charts) != 1 || charts[0].Series[0].Band || charts[0].Series[0].YLo != nil {
-		t.Fatalf("without the truth: want the collapse chart only, no band: %+v", charts)
-	}
-	if s := charts[0].Series[0]; s.Name != "single: matched (wallet included)" || s.Y[0] == 0 {
-		t.Errorf("without the truth: %+v", s)
-	}
+	require.Len(t, charts, 1, "without the truth: want the collapse chart only, no band: %+v", charts)
+	require.False(t, charts[0].Series[0].Band, "without the truth: want the collapse chart only, no band: %+v", charts)
+	require.Nil(t, charts[0].Series[0].YLo, "without the truth: want the collapse chart only, no band: %+v", charts)
+	s := charts[0].Series[0]
+	require.Equal(t, "single: matched (wallet included)", s.Name, "without the truth: %+v", s)
+	require.NotEqual(t, float64(0), s.Y[0], "without the truth: %+v", s)
 }
 
 // TestAnalyzeIntersectionFirstSeen checks the chain-aware intersection: a
@@ -417,17 +388,15 @@ func TestAnalyzeIntersectionFirstSeen(t *testing.T) {
 			want++
 		}
 	}
-	if p.Matched != want || p.Recall != 1 || p.TruePositives != 15 {
-		t.Fatalf("matched %d (recall %v, tp %d), want %d with recall 1", p.Matched, p.Recall, p.TruePositives, want)
-	}
+	require.Equal(t, want, p.Matched, "matched %d (recall %v, tp %d), want %d with recall 1", p.Matched, p.Recall, p.TruePositives, want)
+	require.Equal(t, float64(1), p.Recall, "matched %d (recall %v, tp %d), want %d with recall 1", p.Matched, p.Recall, p.TruePositives, want)
+	require.Equal(t, uint64(15), p.TruePositives, "matched %d (recall %v, tp %d), want %d with recall 1", p.Matched, p.Recall, p.TruePositives, want)
 	r1, r2 := f1.CurrentFPRate(), f2.CurrentFPRate()
 	wantE := r1*r2*(20000) + r2*(20000)
-	if !testkit.Near(p.ExpectedFP, wantE, 1e-9) || !testkit.Near(p.FPRate, r1*r2, 1e-12) {
-		t.Errorf("expected %v (rate %v), want %v (%v)", p.ExpectedFP, p.FPRate, wantE, r1*r2)
-	}
-	if sd := math.Sqrt(wantE); math.Abs(float64(p.FalsePositives)-wantE) > 5*sd+1 {
-		t.Errorf("measured %d false positives, expected %.1f", p.FalsePositives, wantE)
-	}
+	require.True(t, testkit.Near(p.ExpectedFP, wantE, 1e-9), "expected %v (rate %v), want %v (%v)", p.ExpectedFP, p.FPRate, wantE, r1*r2)
+	require.True(t, testkit.Near(p.FPRate, r1*r2, 1e-12), "expected %v (rate %v), want %v (%v)", p.ExpectedFP, p.FPRate, wantE, r1*r2)
+	sd := math.Sqrt(wantE)
+	require.InDelta(t, wantE, float64(p.FalsePositives), 5*sd+1, "measured %d false positives, expected %.1f", p.FalsePositives, wantE)
 }
 
 // TestAnalyzeMatchAllLatest checks a match-all latest filter beside an
@@ -451,15 +420,12 @@ func TestAnalyzeMatchAllLatest(t *testing.T) {
 	// Old candidates must match f; the 1000 first seen at 3 face only the
 	// empty filter.
 	want := countMatching(append(append([]element.Candidate{}, others[1000:]...), w...), false, f) + 1000
-	if p.Matched != want || p.TruePositives != 5 {
-		t.Errorf("matched %d tp %d, want %d and 5", p.Matched, p.TruePositives, want)
-	}
-	if !rep.FinalTruncated || rep.Final != nil {
-		t.Error("a set with unlisted members must be reported truncated")
-	}
-	if s := lastPoint(t, rep, StageSingle); s.Matched != uint64(len(universe)) {
-		t.Errorf("single stage on a match-all filter: %d of %d", s.Matched, len(universe))
-	}
+	require.Equal(t, want, p.Matched, "matched %d tp %d, want %d and 5", p.Matched, p.TruePositives, want)
+	require.Equal(t, uint64(5), p.TruePositives, "matched %d tp %d, want %d and 5", p.Matched, p.TruePositives, want)
+	require.True(t, rep.FinalTruncated, "a set with unlisted members must be reported truncated")
+	require.Nil(t, rep.Final, "a set with unlisted members must be reported truncated")
+	s := lastPoint(t, rep, StageSingle)
+	require.Equal(t, uint64(len(universe)), s.Matched, "single stage on a match-all filter: %d of %d", s.Matched, len(universe))
 }
 
 // TestPrecisionNeverFallsWithMoreKnowledge checks that, with the truth,
@@ -494,16 +460,14 @@ func TestPrecisionNeverFallsWithMoreKnowledge(t *testing.T) {
 		for i, s := range single.Points {
 			for _, st := range []string{StageBothForms, StageIntersection} {
 				p := rep.Curve(st).Points[i]
-				if p.Precision < s.Precision || p.ExpectedPrecision < s.ExpectedPrecision-1e-12 || p.TruePositives != s.TruePositives {
-					t.Errorf("seed %d, event %d: %s precision %.4f (expected %.4f, tp %d) below the single filter's %.4f (%.4f, tp %d)",
-						seed, i, st, p.Precision, p.ExpectedPrecision, p.TruePositives, s.Precision, s.ExpectedPrecision, s.TruePositives)
-				}
+				require.GreaterOrEqual(t, p.Precision, s.Precision, "seed %d, event %d: %s precision %.4f (expected %.4f, tp %d) below the single filter's %.4f (%.4f, tp %d)", seed, i, st, p.Precision, p.ExpectedPrecision, p.TruePositives, s.Precision, s.ExpectedPrecision, s.TruePositives)
+				require.GreaterOrEqual(t, p.ExpectedPrecision, s.ExpectedPrecision-1e-12, "seed %d, event %d: %s precision %.4f (expected %.4f, tp %d) below the single filter's %.4f (%.4f, tp %d)", seed, i, st, p.Precision, p.ExpectedPrecision, p.TruePositives, s.Precision, s.ExpectedPrecision, s.TruePositives)
+				require.Equal(t, s.TruePositives, p.TruePositives, "seed %d, event %d: %s precision %.4f (expected %.4f, tp %d) below the single filter's %.4f (%.4f, tp %d)", seed, i, st, p.Precision, p.ExpectedPrecision, p.TruePositives, s.Precision, s.ExpectedPrecision, s.TruePositives)
 			}
 		}
 		last := inter.Points[len(inter.Points)-1]
-		if last.FalsePositives >= single.Points[len(single.Points)-1].FalsePositives || last.Recall != 1 {
-			t.Errorf("seed %d: the intersection removed no false positive (%d) or lost the wallet (recall %v)", seed, last.FalsePositives, last.Recall)
-		}
+		require.Less(t, last.FalsePositives, single.Points[len(single.Points)-1].FalsePositives, "seed %d: the intersection removed no false positive (%d) or lost the wallet (recall %v)", seed, last.FalsePositives, last.Recall)
+		require.Equal(t, float64(1), last.Recall, "seed %d: the intersection removed no false positive (%d) or lost the wallet (recall %v)", seed, last.FalsePositives, last.Recall)
 		// The first-seen heights are what keeps the fresh addresses: a
 		// truth without them (and a universe that does not know them)
 		// makes the intersection require them in the first filter, which
@@ -514,8 +478,7 @@ func TestPrecisionNeverFallsWithMoreKnowledge(t *testing.T) {
 		}
 		rep = analyze(t, Input{Records: recs, Universe: element.Stream(element.SliceUniverse(universe)), Truth: wallet,
 			Attacks: Attacks{Intersection: true}})
-		if p := lastPoint(t, rep, StageIntersection); p.TruePositives != uint64(len(old)) {
-			t.Errorf("seed %d: without first-seen heights the intersection kept %d wallet candidates, want the %d old ones", seed, p.TruePositives, len(old))
-		}
+		p := lastPoint(t, rep, StageIntersection)
+		require.Equal(t, uint64(len(old)), p.TruePositives, "seed %d: without first-seen heights the intersection kept %d wallet candidates, want the %d old ones", seed, p.TruePositives, len(old))
 	}
 }

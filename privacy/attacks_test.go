@@ -1,11 +1,10 @@
 package privacy
 
 import (
-	"errors"
-	"strings"
 	"testing"
 
 	"github.com/bloomwatch/bloomwatch/transcript"
+	"github.com/stretchr/testify/require"
 )
 
 func TestParseAttacks(t *testing.T) {
@@ -25,30 +24,26 @@ func TestParseAttacks(t *testing.T) {
 		{"none,intersection", false, Attacks{Intersection: true}},
 	} {
 		got, err := ParseAttacks(tc.list, tc.chain)
-		if err != nil || got != tc.want {
-			t.Errorf("ParseAttacks(%q, %v) = %+v, %v; want %+v", tc.list, tc.chain, got, err, tc.want)
-		}
+		require.NoError(t, err, "ParseAttacks(%q, %v) = %+v, %v; want %+v", tc.list, tc.chain, got, err, tc.want)
+		require.Equal(t, tc.want, got, "ParseAttacks(%q, %v) = %+v, %v; want %+v", tc.list, tc.chain, got, err, tc.want)
 	}
-	if _, err := ParseAttacks("both-forms,zap", true); !errors.Is(err, ErrUnknownAttack) || !strings.Contains(err.Error(), `unknown attack "zap" (want`) {
-		t.Errorf("unknown name: %v", err)
-	}
+	_, err := ParseAttacks("both-forms,zap", true)
+	require.ErrorIs(t, err, ErrUnknownAttack, "unknown name: %v", err)
+	require.Contains(t, err.Error(), `unknown attack "zap" (want`, "unknown name: %v", err)
 	for _, list := range []string{"graph", "saturation", "behaviour", "all"} {
-		if _, err := ParseAttacks(list, false); !errors.Is(err, ErrAttackNeedsChain) {
-			t.Errorf("%s without a chain: %v", list, err)
-		}
+		_, err := ParseAttacks(list, false)
+		require.ErrorIs(t, err, ErrAttackNeedsChain, "%s without a chain: %v", list, err)
 	}
 }
 
 func TestLastLoadHeight(t *testing.T) {
-	if h := LastLoadHeight(nil); h != -1 {
-		t.Errorf("no records: %d", h)
-	}
+	h := LastLoadHeight(nil)
+	require.Equal(t, int32(-1), h, "no records: %d", h)
 	recs := []transcript.Record{
 		{Kind: transcript.KindFilterLoad, Height: 5},
 		{Kind: transcript.KindFilterLoad, Height: 9},
 		{Kind: transcript.KindFilterAdd, Height: 12},
 	}
-	if h := LastLoadHeight(recs); h != 9 {
-		t.Errorf("last load at %d, want 9", h)
-	}
+	h = LastLoadHeight(recs)
+	require.Equal(t, int32(9), h, "last load at %d, want 9", h)
 }

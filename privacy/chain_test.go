@@ -9,6 +9,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/privacy/internal/testkit"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 func TestGraphPruning(t *testing.T) {
@@ -24,23 +25,18 @@ func TestGraphPruning(t *testing.T) {
 	inFilter := append(append([]element.Candidate{}, wallet...), element.Candidate{Forms: [][]byte{x.Hash160}}, element.Candidate{Forms: [][]byte{y.Hash160}})
 	f := testkit.MustFilter(t, 100, 0.0001, 1, bip37.UpdateNone, inFilter...)
 	u, err := element.ChainUniverse(context.Background(), ch.Blocks, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	recs := []transcript.Record{testkit.LoadRecord(0, "a", 0, f), {Seq: 1, Peer: "a", Kind: transcript.KindFilterAdd, Data: y.Hash160}}
 	rep := analyze(t, Input{Records: recs, Universe: element.Stream(u), Truth: wallet, Chain: ch.Blocks, Attacks: Attacks{Graph: true}})
 	single, graph := lastPoint(t, rep, StageSingle), lastPoint(t, rep, StageGraph)
-	if single.Matched != 5 || single.FalsePositives != 2 {
-		t.Fatalf("single stage matched %d (fp %d), want 5 (2)", single.Matched, single.FalsePositives)
-	}
+	require.Equal(t, uint64(5), single.Matched, "single stage matched %d (fp %d), want 5 (2)", single.Matched, single.FalsePositives)
+	require.Equal(t, uint64(2), single.FalsePositives, "single stage matched %d (fp %d), want 5 (2)", single.Matched, single.FalsePositives)
 	// x is isolated and pruned; y is kept only because filteradd revealed it.
-	if graph.Matched != 4 || graph.TruePositives != 3 || graph.Recall != 1 {
-		t.Errorf("graph stage matched %d tp %d recall %v, want 4 3 1", graph.Matched, graph.TruePositives, graph.Recall)
-	}
+	require.Equal(t, uint64(4), graph.Matched, "graph stage matched %d tp %d recall %v, want 4 3 1", graph.Matched, graph.TruePositives, graph.Recall)
+	require.Equal(t, uint64(3), graph.TruePositives, "graph stage matched %d tp %d recall %v, want 4 3 1", graph.Matched, graph.TruePositives, graph.Recall)
+	require.Equal(t, float64(1), graph.Recall, "graph stage matched %d tp %d recall %v, want 4 3 1", graph.Matched, graph.TruePositives, graph.Recall)
 	for _, l := range rep.Final {
-		if l.Forms[0] == hexOf(x.Hash160) {
-			t.Error("isolated false positive survived the graph attack")
-		}
+		require.NotEqual(t, hexOf(x.Hash160), l.Forms[0], "isolated false positive survived the graph attack")
 	}
 }
 
@@ -70,14 +66,10 @@ func TestSaturationReplay(t *testing.T) {
 	}
 	truth := []element.Candidate{{Forms: [][]byte{w.Hash160}}, {Forms: [][]byte{later.Hash160}}}
 	u, err := element.ChainUniverse(context.Background(), ch.Blocks, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	rep := analyze(t, Input{Records: recs, Universe: element.Stream(u), Truth: truth, Chain: ch.Blocks, Attacks: Attacks{Saturation: true}})
 	c := rep.Curve(StageSaturation)
-	if len(c.Points) != 15 {
-		t.Fatalf("%d saturation points, want 10 + 5", len(c.Points))
-	}
+	require.Len(t, c.Points, 15, "%d saturation points, want 10 + 5", len(c.Points))
 	// The same replay by hand.
 	f := tight.Clone()
 	var matched, wallet uint64
@@ -93,17 +85,14 @@ func TestSaturationReplay(t *testing.T) {
 			}
 		}
 	}
-	if matched == 10*4 || wallet < 10 {
-		t.Fatalf("hand replay matched %d (wallet %d): the filter must saturate part-way", matched, wallet)
-	}
+	require.NotEqual(t, uint64(10*4), matched, "hand replay matched %d (wallet %d): the filter must saturate part-way", matched, wallet)
+	require.GreaterOrEqual(t, wallet, uint64(10), "hand replay matched %d (wallet %d): the filter must saturate part-way", matched, wallet)
 	p := c.Points[9]
-	if p.Height != 14 || p.TxMatched != matched || p.Fill != float64(f.BitsSet())/float64(f.NumBits()) || p.FPRate != f.CurrentFPRate() {
-		t.Errorf("point %+v, want %d matched at fill %v", p, matched, float64(f.BitsSet())/float64(f.NumBits()))
-	}
-	if p.TxWallet != wallet {
-		t.Errorf("wallet txs %d, want %d", p.TxWallet, wallet)
-	}
-	if c.Points[10].Height != 15 || c.Points[10].TxMatched > c.Points[9].TxMatched {
-		t.Errorf("second generation did not restart its counts: %+v", c.Points[10])
-	}
+	require.Equal(t, int32(14), p.Height, "point %+v, want %d matched at fill %v", p, matched, float64(f.BitsSet())/float64(f.NumBits()))
+	require.Equal(t, matched, p.TxMatched, "point %+v, want %d matched at fill %v", p, matched, float64(f.BitsSet())/float64(f.NumBits()))
+	require.Equal(t, float64(f.BitsSet())/float64(f.NumBits()), p.Fill, "point %+v, want %d matched at fill %v", p, matched, float64(f.BitsSet())/float64(f.NumBits()))
+	require.Equal(t, f.CurrentFPRate(), p.FPRate, "point %+v, want %d matched at fill %v", p, matched, float64(f.BitsSet())/float64(f.NumBits()))
+	require.Equal(t, wallet, p.TxWallet, "wallet txs %d, want %d", p.TxWallet, wallet)
+	require.Equal(t, int32(15), c.Points[10].Height, "second generation did not restart its counts: %+v", c.Points[10])
+	require.LessOrEqual(t, c.Points[10].TxMatched, c.Points[9].TxMatched, "second generation did not restart its counts: %+v", c.Points[10])
 }

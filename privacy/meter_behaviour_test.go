@@ -7,6 +7,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/privacy/behaviour"
 	"github.com/bloomwatch/bloomwatch/privacy/internal/behavetest"
 	"github.com/bloomwatch/bloomwatch/transcript"
+	"github.com/stretchr/testify/require"
 )
 
 // TestMeterBehaviour: the meter runs the behaviour attack on what the
@@ -22,18 +23,16 @@ func TestMeterBehaviour(t *testing.T) {
 		cl.Seq++
 		cl.Now = cl.Now.Add(50 * time.Millisecond)
 		r.Seq, r.Time = cl.Seq, cl.Now
-		if _, err := m.Observe(r); err != nil {
-			t.Fatal(err)
-		}
+		_, err := m.Observe(r)
+		require.NoError(t, err)
 	}
 	load := func(peer string, h int32) {
 		rec(transcript.Record{Kind: transcript.KindFilterLoad, Peer: peer, Height: h, Filter: cl.Filter()})
 	}
 	load("a", 10)
 	load("b", 10)
-	if r := m.Current(); r.Behaviour != nil {
-		t.Fatalf("behaviour %+v before any request", r.Behaviour)
-	}
+	before := m.Current()
+	require.Nil(t, before.Behaviour, "behaviour %+v before any request", before.Behaviour)
 	// As the session feeds it: each merkleblock's matches unjudged
 	// (a false positive in every block, the payment in 15), then the
 	// watcher's verdict on the payment; b answers omission checks.
@@ -58,25 +57,25 @@ func TestMeterBehaviour(t *testing.T) {
 		}
 	}
 	r := m.Settle().Behaviour
-	if r == nil || r.Reloads != 2 || r.Pointed != 2 {
-		t.Fatalf("behaviour %+v: want two reloads, each pointing (b at the block it checked)", r)
-	}
-	if s := r.Blocks.Score(behaviour.SignalReloadTiming); s.Suspects != 1 || s.Hits != 1 || r.Blocks.Candidates != 10 || r.Blocks.Wallet != 1 {
-		t.Errorf("blocks %+v: want block 15 named among 10 candidates", r.Blocks)
-	}
+	require.NotNil(t, r, "behaviour %+v: want two reloads, each pointing (b at the block it checked)", r)
+	require.Equal(t, 2, r.Reloads, "behaviour %+v: want two reloads, each pointing (b at the block it checked)", r)
+	require.Equal(t, 2, r.Pointed, "behaviour %+v: want two reloads, each pointing (b at the block it checked)", r)
+	s := r.Blocks.Score(behaviour.SignalReloadTiming)
+	require.Equal(t, 1, s.Suspects, "blocks %+v: want block 15 named among 10 candidates", r.Blocks)
+	require.Equal(t, 1, s.Hits, "blocks %+v: want block 15 named among 10 candidates", r.Blocks)
+	require.Equal(t, 10, r.Blocks.Candidates, "blocks %+v: want block 15 named among 10 candidates", r.Blocks)
+	require.Equal(t, 1, r.Blocks.Wallet, "blocks %+v: want block 15 named among 10 candidates", r.Blocks)
 	// Sendings alone: the cached reading stands until a batch or Settle.
 	m.ObserveSent(cl.Now, "a", 21, behaviour.SentTx{ID: behavetest.TxID(21, 1)})
-	if got := m.Current().Behaviour.Blocks.Candidates; got != 10 {
-		t.Errorf("candidates %d after one sending: want the cached 10", got)
-	}
-	if got := m.Settle().Behaviour.Blocks.Candidates; got != 11 {
-		t.Errorf("candidates %d after Settle: want 11", got)
-	}
+	got := m.Current().Behaviour.Blocks.Candidates
+	require.Equal(t, 10, got, "candidates %d after one sending: want the cached 10", got)
+	got = m.Settle().Behaviour.Blocks.Candidates
+	require.Equal(t, 11, got, "candidates %d after Settle: want 11", got)
 	// A relayed payment and a reload at once: the relay is named.
 	m.ObserveSent(cl.Now, "a", -1, behaviour.SentTx{ID: behavetest.TxID(22, 0), Wallet: true})
 	cl.Elems++
 	load("a", 21)
-	if s := m.Current().Behaviour.Txs.Score(behaviour.SignalReloadTiming); s.Suspects != 3 || s.Hits != 2 {
-		t.Errorf("txs %+v: want the two payments and block 15's false positive", s)
-	}
+	s = m.Current().Behaviour.Txs.Score(behaviour.SignalReloadTiming)
+	require.Equal(t, 3, s.Suspects, "txs %+v: want the two payments and block 15's false positive", s)
+	require.Equal(t, 2, s.Hits, "txs %+v: want the two payments and block 15's false positive", s)
 }

@@ -3,9 +3,7 @@ package privacy
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"math/rand/v2"
-	"reflect"
 	"testing"
 	"time"
 
@@ -18,6 +16,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/bloomwatch/bloomwatch/watch"
+	"github.com/stretchr/testify/require"
 )
 
 func TestMeter(t *testing.T) {
@@ -28,9 +27,9 @@ func TestMeter(t *testing.T) {
 	const u = 1_000_000
 	m := NewMeter(MeterConfig{History: 3})
 	m.SetCandidates(u)
-	if r := m.Current(); r.ExpectedFP != 0 || r.Filters != 0 {
-		t.Fatalf("reading before any filter: %+v", r)
-	}
+	r := m.Current()
+	require.Equal(t, float64(0), r.ExpectedFP, "reading before any filter: %+v", r)
+	require.Equal(t, 0, r.Filters, "reading before any filter: %+v", r)
 	steps := []struct {
 		name        string
 		rec         transcript.Record
@@ -44,79 +43,75 @@ func TestMeter(t *testing.T) {
 	}
 	for _, s := range steps {
 		r, err := m.Observe(s.rec)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		// Without the wallet's counts the meter knows no N: not m^ (N = m^
 		// would be wrong), no precision or entropy, and
 		// every candidate a chance match.
-		if r.WalletKnown || r.Members != 0 || r.Precision != 0 || r.SingleEntropy != 0 {
-			t.Errorf("%s: wallet figures without the wallet: %+v", s.name, r)
-		}
-		if r.Filters != s.wantFilters || !testkit.Near(r.ExpectedFP, s.wantSingle*u, 1e-9) || !testkit.Near(r.IntersectionFP, s.wantInter*u, 1e-9) {
-			t.Errorf("%s: %+v", s.name, r)
-		}
-		if r.EstElementsCI == nil || !r.EstElementsCI.Contains(r.EstElements) {
-			t.Errorf("%s: m^ %v, interval %+v", s.name, r.EstElements, r.EstElementsCI)
-		}
+		require.False(t, r.WalletKnown, "%s: wallet figures without the wallet: %+v", s.name, r)
+		require.Equal(t, 0, r.Members, "%s: wallet figures without the wallet: %+v", s.name, r)
+		require.Equal(t, float64(0), r.Precision, "%s: wallet figures without the wallet: %+v", s.name, r)
+		require.Equal(t, float64(0), r.SingleEntropy, "%s: wallet figures without the wallet: %+v", s.name, r)
+		require.Equal(t, s.wantFilters, r.Filters, "%s: %+v", s.name, r)
+		require.True(t, testkit.Near(r.ExpectedFP, s.wantSingle*u, 1e-9), "%s: %+v", s.name, r)
+		require.True(t, testkit.Near(r.IntersectionFP, s.wantInter*u, 1e-9), "%s: %+v", s.name, r)
+		require.NotNil(t, r.EstElementsCI, "%s: m^ %v, interval %+v", s.name, r.EstElements, r.EstElementsCI)
+		require.True(t, r.EstElementsCI.Contains(r.EstElements), "%s: m^ %v, interval %+v", s.name, r.EstElements, r.EstElementsCI)
 	}
 	raw, err := json.Marshal(m.Current())
-	if err != nil || bytes.Contains(raw, []byte(`"precision"`)) || bytes.Contains(raw, []byte(`"members"`)) {
-		t.Errorf("JSON without the wallet's counts: %s (%v)", raw, err)
-	}
+	require.NoError(t, err, "JSON without the wallet's counts: %s (%v)", raw, err)
+	require.False(t, bytes.Contains(raw, []byte(`"precision"`)), "JSON without the wallet's counts: %s (%v)", raw, err)
+	require.False(t, bytes.Contains(raw, []byte(`"members"`)), "JSON without the wallet's counts: %s (%v)", raw, err)
 	// The client's counts: N is the addresses on chain, not the watched
 	// ones or the elements.
 	m.SetWallet(WalletCounts{OnChain: 10, Watched: 40, Elements: 47})
-	r := m.Current()
+	r = m.Current()
 	fi := f1.CurrentFPRate() * f2.CurrentFPRate()
-	if !r.WalletKnown || r.Members != 10 || r.Watched != 40 || r.Elements != 47 ||
-		!testkit.Near(r.IntersectionFP, fi*(u-10), 1e-9) || !testkit.Near(r.ExpectedFP, f2.CurrentFPRate()*(u-10), 1e-9) {
-		t.Errorf("with the wallet: %+v", r)
-	}
-	if !testkit.Near(r.Precision, stats.ExpectedPrecision(10, 0, fi*(u-10)), 1e-12) || !testkit.Near(r.SingleEntropy, stats.ExpectedEntropy(10, 0, f2.CurrentFPRate()*(u-10)), 1e-12) {
-		t.Errorf("precision/entropy %+v", r)
-	}
+	require.True(t, r.WalletKnown, "with the wallet: %+v", r)
+	require.Equal(t, 10, r.Members, "with the wallet: %+v", r)
+	require.Equal(t, 40, r.Watched, "with the wallet: %+v", r)
+	require.Equal(t, 47, r.Elements, "with the wallet: %+v", r)
+	require.True(t, testkit.Near(r.IntersectionFP, fi*(u-10), 1e-9), "with the wallet: %+v", r)
+	require.True(t, testkit.Near(r.ExpectedFP, f2.CurrentFPRate()*(u-10), 1e-9), "with the wallet: %+v", r)
+	require.True(t, testkit.Near(r.Precision, stats.ExpectedPrecision(10, 0, fi*(u-10)), 1e-12), "precision/entropy %+v", r)
+	require.True(t, testkit.Near(r.SingleEntropy, stats.ExpectedEntropy(10, 0, f2.CurrentFPRate()*(u-10)), 1e-12), "precision/entropy %+v", r)
 	// Decoys match for certain and are not the wallet's.
 	m.SetWallet(WalletCounts{OnChain: 10, Watched: 40, Elements: 47, Decoys: 3})
 	r = m.Current()
-	if !testkit.Near(r.IntersectionFP, 3+fi*(u-13), 1e-9) || !testkit.Near(r.Precision, stats.ExpectedPrecision(10, 3, fi*(u-13)), 1e-12) || r.Precision > 10.0/13 {
-		t.Errorf("with 3 decoys: %+v", r)
-	}
+	require.True(t, testkit.Near(r.IntersectionFP, 3+fi*(u-13), 1e-9), "with 3 decoys: %+v", r)
+	require.True(t, testkit.Near(r.Precision, stats.ExpectedPrecision(10, 3, fi*(u-13)), 1e-12), "with 3 decoys: %+v", r)
+	require.LessOrEqual(t, r.Precision, 10.0/13, "with 3 decoys: %+v", r)
 	m.SetWallet(WalletCounts{OnChain: 10, Watched: 40, Elements: 47})
 	// The observed per-transaction rate is a sample, with its interval.
 	m.SetObserved(7, 10_000)
-	if r := m.Current(); r.ObservedTxFPRate != 7e-4 || r.ObservedTxFPCI == nil ||
-		!r.ObservedTxFPCI.Contains(7e-4) || r.ObservedTxFPCI.Method != stats.MethodBinomial || r.ObservedTxFPCI.Hi > 2e-3 {
-		t.Errorf("observed: %+v (%+v)", r, r.ObservedTxFPCI)
-	}
+	obs := m.Current()
+	require.Equal(t, 7e-4, obs.ObservedTxFPRate, "observed: %+v (%+v)", obs, obs.ObservedTxFPCI)
+	require.NotNil(t, obs.ObservedTxFPCI, "observed: %+v (%+v)", obs, obs.ObservedTxFPCI)
+	require.True(t, obs.ObservedTxFPCI.Contains(7e-4), "observed: %+v (%+v)", obs, obs.ObservedTxFPCI)
+	require.Equal(t, stats.MethodBinomial, obs.ObservedTxFPCI.Method, "observed: %+v (%+v)", obs, obs.ObservedTxFPCI)
+	require.LessOrEqual(t, obs.ObservedTxFPCI.Hi, 2e-3, "observed: %+v (%+v)", obs, obs.ObservedTxFPCI)
 	added := []byte("a new address hash")
 	r, err = m.Observe(transcript.Record{Seq: 3, Kind: transcript.KindFilterAdd, Peer: "b", Data: added})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	g := f1.Clone()
 	g.Add(added)
-	if r.Members != 10 || r.Revealed != 1 || r.FPRate != g.CurrentFPRate() || r.ObservedTxFP != 7 {
-		t.Errorf("after filteradd: %+v", r)
-	}
+	require.Equal(t, 10, r.Members, "after filteradd: %+v", r)
+	require.Equal(t, 1, r.Revealed, "after filteradd: %+v", r)
+	require.Equal(t, g.CurrentFPRate(), r.FPRate, "after filteradd: %+v", r)
+	require.Equal(t, uint64(7), r.ObservedTxFP, "after filteradd: %+v", r)
 	// Peer b's grown filter and peer a's old f1 share tweak and size: their
 	// AND is f1's bits, so the intersection rate is unchanged.
-	if !testkit.Near(r.IntersectionFP, f1.CurrentFPRate()*f2.CurrentFPRate()*(u-10), 1e-9) {
-		t.Errorf("intersection after filteradd %v", r.IntersectionFP)
-	}
-	if h := m.History(); len(h) != 3 || h[0].Seq != 1 || h[2].Seq != 3 {
-		t.Errorf("history %+v", h)
-	}
+	require.True(t, testkit.Near(r.IntersectionFP, f1.CurrentFPRate()*f2.CurrentFPRate()*(u-10), 1e-9), "intersection after filteradd %v", r.IntersectionFP)
+	h := m.History()
+	require.Len(t, h, 3, "history %+v", h)
+	require.Equal(t, uint64(1), h[0].Seq, "history %+v", h)
+	require.Equal(t, uint64(3), h[2].Seq, "history %+v", h)
 	before := m.Current()
-	if _, err := m.Observe(transcript.Record{Seq: 9, Kind: transcript.KindFilterLoad, Peer: "c", Filter: []byte{1}}); !errors.Is(err, replay.ErrBadFilterRecord) {
-		t.Errorf("err = %v", err)
-	}
-	if !reflect.DeepEqual(m.Current(), before) || len(m.History()) != 3 {
-		t.Error("a bad record changed the meter")
-	}
-	if _, err := m.Observe(transcript.Record{Kind: transcript.KindFilterClear, Peer: "a"}); err != nil {
-		t.Error(err)
-	}
+	_, err = m.Observe(transcript.Record{Seq: 9, Kind: transcript.KindFilterLoad, Peer: "c", Filter: []byte{1}})
+	require.ErrorIs(t, err, replay.ErrBadFilterRecord, "err = %v", err)
+	require.Equal(t, before, m.Current(), "a bad record changed the meter")
+	require.Len(t, m.History(), 3, "a bad record changed the meter")
+	_, err = m.Observe(transcript.Record{Kind: transcript.KindFilterClear, Peer: "a"})
+	require.NoError(t, err)
 }
 
 // TestMeterAgreesWithAnalyze checks the live meter's formula against the
@@ -133,13 +128,11 @@ func TestMeterAgreesWithAnalyze(t *testing.T) {
 	m.SetWallet(WalletCounts{OnChain: 10, Watched: 10, Elements: 10})
 	for i, r := range recs {
 		rd, err := m.Observe(r)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		p := rep.Curve(StageIntersection).Points[i]
-		if !testkit.Near(rd.IntersectionFP, p.ExpectedFP, 1e-9) || !testkit.Near(rd.Entropy, p.ExpectedEntropy, 1e-9) || !testkit.Near(rd.Precision, p.ExpectedPrecision, 1e-9) {
-			t.Errorf("record %d: meter %v/%v, analyzer %v/%v", i, rd.IntersectionFP, rd.Entropy, p.ExpectedFP, p.ExpectedEntropy)
-		}
+		require.True(t, testkit.Near(rd.IntersectionFP, p.ExpectedFP, 1e-9), "record %d: meter %v/%v, analyzer %v/%v", i, rd.IntersectionFP, rd.Entropy, p.ExpectedFP, p.ExpectedEntropy)
+		require.True(t, testkit.Near(rd.Entropy, p.ExpectedEntropy, 1e-9), "record %d: meter %v/%v, analyzer %v/%v", i, rd.IntersectionFP, rd.Entropy, p.ExpectedFP, p.ExpectedEntropy)
+		require.True(t, testkit.Near(rd.Precision, p.ExpectedPrecision, 1e-9), "record %d: meter %v/%v, analyzer %v/%v", i, rd.IntersectionFP, rd.Entropy, p.ExpectedFP, p.ExpectedEntropy)
 	}
 }
 
@@ -186,25 +179,23 @@ func TestRestoreIsObserveRecordByRecord(t *testing.T) {
 	all.SetUniverse(5_000_000, "test")
 	all.SetWallet(WalletCounts{OnChain: 20, Watched: 60, Elements: 70})
 	got, err := all.Restore(recs)
-	if refused != 1 || !errors.Is(err, replay.ErrBadFilterRecord) {
-		t.Fatalf("Observe refused %d records, Restore said %v", refused, err)
-	}
-	if want := one.Current(); !reflect.DeepEqual(got, want) {
-		t.Fatalf("restored reading\n%+v\nrecord by record\n%+v", got, want)
-	}
-	if h := all.History(); len(h) != 1 || !reflect.DeepEqual(h[0], got) {
-		t.Fatalf("history after Restore: %d readings", len(h))
-	}
+	require.Equal(t, 1, refused, "Observe refused %d records, Restore said %v", refused, err)
+	require.ErrorIs(t, err, replay.ErrBadFilterRecord, "Observe refused %d records, Restore said %v", refused, err)
+	want := one.Current()
+	require.Equal(t, want, got, "restored reading\n%+v\nrecord by record\n%+v", got, want)
+	h := all.History()
+	require.Len(t, h, 1, "history after Restore: %d readings", len(h))
+	require.Equal(t, got, h[0], "history after Restore: %d readings", len(h))
 	f := testkit.MustFilter(t, 512, 1e-4, 0x5eed, bip37.UpdateAll, cands[:200]...)
 	more := testkit.LoadRecord(seq, "a", 200, f)
 	r1, err1 := one.Observe(more)
 	r2, err2 := all.Observe(more)
-	if err1 != nil || err2 != nil || !reflect.DeepEqual(r1, r2) {
-		t.Fatalf("after one more record:\n%+v (%v)\n%+v (%v)", r1, err1, r2, err2)
-	}
-	if empty, err := NewMeter(MeterConfig{}).Restore(nil); err != nil || empty.Filters != 0 {
-		t.Fatalf("empty restore: %+v, %v", empty, err)
-	}
+	require.NoError(t, err1, "after one more record:\n%+v (%v)\n%+v (%v)", r1, err1, r2, err2)
+	require.NoError(t, err2, "after one more record:\n%+v (%v)\n%+v (%v)", r1, err1, r2, err2)
+	require.Equal(t, r2, r1, "after one more record:\n%+v (%v)\n%+v (%v)", r1, err1, r2, err2)
+	empty, err := NewMeter(MeterConfig{}).Restore(nil)
+	require.NoError(t, err, "empty restore: %+v", empty)
+	require.Equal(t, 0, empty.Filters, "empty restore: %+v, %v", empty, err)
 }
 
 // BenchmarkMeterStartup brings a meter to the filters of a transcript of
@@ -226,7 +217,7 @@ func BenchmarkMeterStartup(b *testing.B) {
 		}
 		f, err := filterpolicy.BuildFilter(els, filterpolicy.DefaultFPRate, 0x5eed)
 		if err != nil {
-			b.Fatal(err)
+			require.NoError(b, err)
 		}
 		for _, p := range []string{"a", "b", "c"} {
 			r := testkit.LoadRecord(uint64(len(recs)), p, int32(100+i), f)
@@ -242,7 +233,7 @@ func BenchmarkMeterStartup(b *testing.B) {
 			cpu0 := cputime.Process()
 			for b.Loop() {
 				if err := f(NewMeter(MeterConfig{})); err != nil {
-					b.Fatal(err)
+					require.NoError(b, err)
 				}
 			}
 			b.ReportMetric(float64(cputime.Process()-cpu0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")

@@ -1,6 +1,7 @@
 package privacy
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/privacy/scan"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
+	"github.com/stretchr/testify/require"
 )
 
 // Tests of the joint model as the analyzer and the meter use it (issue
@@ -27,9 +29,8 @@ const modelLevel = 0.999
 func inPoisson(t *testing.T, what string, measured uint64, expected float64) {
 	t.Helper()
 	lo, hi := stats.PoissonRange(expected, modelLevel)
-	if measured < lo || measured > hi {
-		t.Errorf("%s: measured %d, expected %.2f: outside the 99.9 %% range [%d, %d]", what, measured, expected, lo, hi)
-	}
+	require.GreaterOrEqual(t, measured, lo, "%s: measured %d, expected %.2f: outside the 99.9 %% range [%d, %d]", what, measured, expected, lo, hi)
+	require.LessOrEqual(t, measured, hi, "%s: measured %d, expected %.2f: outside the 99.9 %% range [%d, %d]", what, measured, expected, lo, hi)
 }
 
 // reloadSet is a wallet's filters as a transcript, one tweak.
@@ -68,38 +69,31 @@ func TestAnalyzeAndMeterShareTheJointModel(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rate := joint.JointRate(tc.filters)
 			u := uint64(math.Ceil(30 / rate))
-			if u > 3_000_000 {
-				t.Fatalf("case too selective: rate %g needs %d candidates", rate, u)
-			}
+			require.LessOrEqual(t, u, uint64(3_000_000), "case too selective: rate %g needs %d candidates", rate, u)
 			var recs []transcript.Record
 			m := NewMeter(MeterConfig{})
 			var rd Reading
 			for i, f := range tc.filters {
 				recs = append(recs, testkit.LoadRecord(uint64(i), "127.0.0.1:1", int32(i), f))
 				var err error
-				if rd, err = m.Observe(recs[i]); err != nil {
-					t.Fatal(err)
-				}
+				rd, err = m.Observe(recs[i])
+				require.NoError(t, err)
 			}
 			m.SetUniverse(u, "synthetic")
 			rd = m.Current()
 			rep := analyze(t, Input{Records: recs, Universe: element.Stream(scan.Synthetic{Seed: 3, Count: u}), Attacks: Attacks{Intersection: true}})
 			p := lastPoint(t, rep, StageIntersection)
-			if p.FPRate != rate || rd.IntersectionRate != rate {
-				t.Errorf("rates: analyzer %g, meter %g, JointRate %g", p.FPRate, rd.IntersectionRate, rate)
-			}
-			if rd.Filters != len(tc.filters) || p.Filters != len(tc.filters) || rd.UniverseSource != "synthetic" {
-				t.Errorf("filters: meter %d, analyzer %d; source %q", rd.Filters, p.Filters, rd.UniverseSource)
-			}
+			require.Equal(t, rate, p.FPRate, "rates: analyzer %g, meter %g, JointRate %g", p.FPRate, rd.IntersectionRate, rate)
+			require.Equal(t, rate, rd.IntersectionRate, "rates: analyzer %g, meter %g, JointRate %g", p.FPRate, rd.IntersectionRate, rate)
+			require.Equal(t, len(tc.filters), rd.Filters, "filters: meter %d, analyzer %d; source %q", rd.Filters, p.Filters, rd.UniverseSource)
+			require.Equal(t, len(tc.filters), p.Filters, "filters: meter %d, analyzer %d; source %q", rd.Filters, p.Filters, rd.UniverseSource)
+			require.Equal(t, "synthetic", rd.UniverseSource, "filters: meter %d, analyzer %d; source %q", rd.Filters, p.Filters, rd.UniverseSource)
 			inPoisson(t, "analyzer", p.Matched, p.ExpectedFP)
 			inPoisson(t, "meter", p.Matched, rd.IntersectionRate*float64(u))
-			if lo, hi := stats.PoissonRange(p.IndependentFP, modelLevel); tc.correlated && p.Matched >= lo && p.Matched <= hi {
-				t.Errorf("the independent product %.3g agrees with %d measured: the case does not test correlation", p.IndependentFP, p.Matched)
-			}
+			lo, hi := stats.PoissonRange(p.IndependentFP, modelLevel)
+			require.False(t, tc.correlated && p.Matched >= lo && p.Matched <= hi, "the independent product %.3g agrees with %d measured: the case does not test correlation", p.IndependentFP, p.Matched)
 			// No wallet counts: every candidate is a chance match.
-			if !testkit.Near(rd.IndependentFP/float64(u), joint.IndependentRate(tc.filters), 1e-9) {
-				t.Errorf("meter independent %g, want rate %g", rd.IndependentFP, joint.IndependentRate(tc.filters))
-			}
+			require.True(t, testkit.Near(rd.IndependentFP/float64(u), joint.IndependentRate(tc.filters), 1e-9), "meter independent %g, want rate %g", rd.IndependentFP, joint.IndependentRate(tc.filters))
 			t.Logf("%d candidates: measured %d, joint %.2f, independent %.3g", u, p.Matched, p.ExpectedFP, p.IndependentFP)
 		})
 	}
@@ -117,9 +111,9 @@ func TestMeterReading(t *testing.T) {
 	d := testkit.FilterOf(t, 1226, 13, 9, els[20:200]) // nested on c: 50 added, 20 dropped
 	m := NewMeter(MeterConfig{})
 	m.SetUniverse(1000, "the test's")
-	if r := m.Current(); r.UniverseSource != "the test's" || r.AddedElements != -1 {
-		t.Fatalf("empty meter: %+v", r)
-	}
+	r := m.Current()
+	require.Equal(t, "the test's", r.UniverseSource, "empty meter: %+v", r)
+	require.Equal(t, float64(-1), r.AddedElements, "empty meter: %+v", r)
 	steps := []struct {
 		peer     string
 		f        *bip37.Filter
@@ -135,42 +129,35 @@ func TestMeterReading(t *testing.T) {
 	}
 	for i, s := range steps {
 		r, err := m.Observe(testkit.LoadRecord(uint64(i), s.peer, int32(i), s.f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.Filters != s.filters {
-			t.Errorf("step %d: %d filters, want %d", i, r.Filters, s.filters)
-		}
+		require.NoError(t, err)
+		require.Equal(t, s.filters, r.Filters, "step %d: %d filters, want %d", i, r.Filters, s.filters)
 		switch {
 		case s.added < 0 && r.AddedElements != -1:
-			t.Errorf("step %d: added %v, want -1", i, r.AddedElements)
+			require.FailNow(t, fmt.Sprintf("step %d: added %v, want -1", i, r.AddedElements))
 		case s.added >= 0 && (math.Abs(r.AddedElements-s.added) > 4*r.AddedStdErr+1 || r.AddedStdErr <= 0):
-			t.Errorf("step %d: added %.2f ± %.2f, truth %v", i, r.AddedElements, r.AddedStdErr, s.added)
+			require.FailNow(t, fmt.Sprintf("step %d: added %.2f ± %.2f, truth %v", i, r.AddedElements, r.AddedStdErr, s.added))
 		}
-		if want := 1 - math.Pow(1-r.FPRate, DefaultElementsPerTx); !testkit.Near(r.ExpectedTxFPRate, want, 1e-6) || r.ExpectedTxFPRate <= r.FPRate {
-			t.Errorf("step %d: tx rate %g, want %g", i, r.ExpectedTxFPRate, want)
-		}
+		want := 1 - math.Pow(1-r.FPRate, DefaultElementsPerTx)
+		require.True(t, testkit.Near(r.ExpectedTxFPRate, want, 1e-6), "step %d: tx rate %g, want %g", i, r.ExpectedTxFPRate, want)
+		require.Greater(t, r.ExpectedTxFPRate, r.FPRate, "step %d: tx rate %g, want %g", i, r.ExpectedTxFPRate, want)
 	}
 	// A filteradd on a filter two generations share gives the peer's
 	// generation its own state; the other keeps the old one.
 	m2 := NewMeter(MeterConfig{ElementsPerTx: 1})
 	for i, p := range []string{"p1", "p2"} {
-		if _, err := m2.Observe(testkit.LoadRecord(uint64(i), p, 0, a)); err != nil {
-			t.Fatal(err)
-		}
+		_, err := m2.Observe(testkit.LoadRecord(uint64(i), p, 0, a))
+		require.NoError(t, err)
 	}
 	r, err := m2.Observe(transcript.Record{Seq: 2, Kind: transcript.KindFilterAdd, Peer: "p2", Data: els[150]})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	grown := a.Clone()
 	grown.Add(els[150])
-	if r.Filters != 2 || r.Revealed != 1 || r.FPRate != grown.CurrentFPRate() || r.ExpectedTxFPRate != r.FPRate {
-		t.Errorf("after a shared filteradd: %+v", r)
-	}
-	if want := joint.JointRate([]*bip37.Filter{a, grown}); r.IntersectionRate != want {
-		t.Errorf("joint rate %g, want %g", r.IntersectionRate, want)
-	}
+	require.Equal(t, 2, r.Filters, "after a shared filteradd: %+v", r)
+	require.Equal(t, 1, r.Revealed, "after a shared filteradd: %+v", r)
+	require.Equal(t, grown.CurrentFPRate(), r.FPRate, "after a shared filteradd: %+v", r)
+	require.Equal(t, r.ExpectedTxFPRate, r.FPRate, "after a shared filteradd: %+v", r)
+	want := joint.JointRate([]*bip37.Filter{a, grown})
+	require.Equal(t, want, r.IntersectionRate, "joint rate %g, want %g", r.IntersectionRate, want)
 }
 
 // TestAnalyzeReloadEstimates checks the estimator attack in the report:
@@ -200,28 +187,22 @@ func TestAnalyzeReloadEstimates(t *testing.T) {
 		nested        bool
 		added, droppd int
 	}{{2, 1, true, 40, 0}, {3, 2, false, 60, 0}, {4, 3, true, 100, 30}, {6, 4, true, 10, 0}}
-	if len(rep.Reloads) != len(want) {
-		t.Fatalf("%d reloads, want %d: %+v", len(rep.Reloads), len(want), rep.Reloads)
-	}
+	require.Len(t, rep.Reloads, len(want), "%d reloads, want %d: %+v", len(rep.Reloads), len(want), rep.Reloads)
 	for i, w := range want {
 		r := rep.Reloads[i]
-		if r.Generation != w.gen || r.PrevGeneration != w.prev || r.Nested != w.nested {
-			t.Errorf("reload %d: %+v, want gen %d after %d nested %v", i, r, w.gen, w.prev, w.nested)
-			continue
-		}
-		if r.TrueAdded != w.added || r.TrueDropped != w.droppd {
-			t.Errorf("reload %d: truth %d added %d dropped, want %d, %d", i, r.TrueAdded, r.TrueDropped, w.added, w.droppd)
-		}
+		require.Equal(t, w.gen, r.Generation, "reload %d: %+v, want gen %d after %d nested %v", i, r, w.gen, w.prev, w.nested)
+		require.Equal(t, w.prev, r.PrevGeneration, "reload %d: %+v, want gen %d after %d nested %v", i, r, w.gen, w.prev, w.nested)
+		require.Equal(t, w.nested, r.Nested, "reload %d: %+v, want gen %d after %d nested %v", i, r, w.gen, w.prev, w.nested)
+		require.Equal(t, w.added, r.TrueAdded, "reload %d: truth %d added %d dropped, want %d, %d", i, r.TrueAdded, r.TrueDropped, w.added, w.droppd)
+		require.Equal(t, w.droppd, r.TrueDropped, "reload %d: truth %d added %d dropped, want %d, %d", i, r.TrueAdded, r.TrueDropped, w.added, w.droppd)
 		if w.nested {
-			if math.Abs(r.Added-float64(w.added)) > 4*r.AddedStdErr+1 || math.Abs(r.Dropped-float64(w.droppd)) > 4*r.DroppedStdErr+1 {
-				t.Errorf("reload %d: added %.1f ± %.2f, dropped %.1f ± %.2f; truth %d, %d", i, r.Added, r.AddedStdErr, r.Dropped, r.DroppedStdErr, w.added, w.droppd)
-			}
-		} else if r.Added != -1 {
-			t.Errorf("reload %d: added %v across sizes that do not nest", i, r.Added)
+			require.InDelta(t, float64(w.added), r.Added, 4*r.AddedStdErr+1, "reload %d: added %.1f ± %.2f, dropped %.1f ± %.2f; truth %d, %d", i, r.Added, r.AddedStdErr, r.Dropped, r.DroppedStdErr, w.added, w.droppd)
+			require.InDelta(t, float64(w.droppd), r.Dropped, 4*r.DroppedStdErr+1, "reload %d: added %.1f ± %.2f, dropped %.1f ± %.2f; truth %d, %d", i, r.Added, r.AddedStdErr, r.Dropped, r.DroppedStdErr, w.added, w.droppd)
+		} else {
+			require.Equal(t, float64(-1), r.Added, "reload %d: added %v across sizes that do not nest", i, r.Added)
 		}
-		if net := float64(w.added - w.droppd); math.Abs(r.NetChange-net) > 4*r.NetStdErr+1 {
-			t.Errorf("reload %d: net %.1f ± %.2f, truth %v", i, r.NetChange, r.NetStdErr, net)
-		}
+		net := float64(w.added - w.droppd)
+		require.InDelta(t, net, r.NetChange, 4*r.NetStdErr+1, "reload %d: net %.1f ± %.2f, truth %v", i, r.NetChange, r.NetStdErr, net)
 	}
 }
 
@@ -250,15 +231,13 @@ func TestAnalyzeOutpointTwoForms(t *testing.T) {
 	rep := analyze(t, Input{Records: []transcript.Record{testkit.LoadRecord(0, "p", 0, f)}, Universe: element.Stream(element.SliceUniverse(universe)),
 		Truth: wallet, Attacks: Attacks{BothForms: true}})
 	single, both := lastPoint(t, rep, StageSingle), lastPoint(t, rep, StageBothForms)
-	if both.Recall != 1 || both.Matched != countMatchingMixed(universe, f) {
-		t.Errorf("two-form set %d (recall %v), want %d", both.Matched, both.Recall, countMatchingMixed(universe, f))
-	}
+	require.Equal(t, float64(1), both.Recall, "two-form set %d (recall %v), want %d", both.Matched, both.Recall, countMatchingMixed(universe, f))
+	require.Equal(t, countMatchingMixed(universe, f), both.Matched, "two-form set %d (recall %v), want %d", both.Matched, both.Recall, countMatchingMixed(universe, f))
 	inPoisson(t, "single", single.FalsePositives, single.ExpectedFP)
 	inPoisson(t, "two-form", both.FalsePositives, both.ExpectedFP)
 	r := f.CurrentFPRate()
-	if want := 100_000*r + 100_000*r*r; !testkit.Near(both.ExpectedFP, want, 1e-9) {
-		t.Errorf("two-form expected %g, want %g", both.ExpectedFP, want)
-	}
+	want := 100_000*r + 100_000*r*r
+	require.True(t, testkit.Near(both.ExpectedFP, want, 1e-9), "two-form expected %g, want %g", both.ExpectedFP, want)
 	t.Logf("f = %.4f: single %d false positives (%.1f expected), two-form %d (%.1f)", r, single.FalsePositives, single.ExpectedFP, both.FalsePositives, both.ExpectedFP)
 }
 
@@ -294,15 +273,12 @@ func BenchmarkMeterCurrent(b *testing.B) {
 func BenchmarkMeterCurrentMainnet(b *testing.B) {
 	rng := rand.New(rand.NewPCG(21, 21))
 	m := NewMeter(MeterConfig{})
-	if _, err := m.Observe(testkit.LoadRecord(0, "p", 0, testkit.FilterOf(b, 36000, 13, 3, testkit.Elements(rng, 18000)))); err != nil {
-		b.Fatal(err)
-	}
+	_, err := m.Observe(testkit.LoadRecord(0, "p", 0, testkit.FilterOf(b, 36000, 13, 3, testkit.Elements(rng, 18000))))
+	require.NoError(b, err)
 	m.SetWallet(WalletCounts{OnChain: 2000, Watched: 4000, Elements: 18000})
 	m.SetUniverse(element.MainnetChainTxData.Candidates(), "bench")
 	rd := m.Current()
-	if rd.ExpectedFP < 1e4 {
-		b.Fatalf("expected %v false positives: the case is not wide", rd.ExpectedFP)
-	}
+	require.GreaterOrEqual(b, rd.ExpectedFP, 1e4, "expected %v false positives: the case is not wide", rd.ExpectedFP)
 	b.ResetTimer()
 	for i := range b.N {
 		m.SetUniverse(element.MainnetChainTxData.Candidates()+uint64(i), "bench")
@@ -323,7 +299,7 @@ func BenchmarkMeterReload(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		if _, err := m.Observe(recs[i]); err != nil {
-			b.Fatal(err)
+			require.NoError(b, err)
 		}
 	}
 }
@@ -337,7 +313,7 @@ func meterWithReloads(b *testing.B, n int) *Meter {
 	for i := range n {
 		size := min(153<<(i/15), 36000)
 		if _, err := m.Observe(testkit.LoadRecord(uint64(i), "p", int32(i), testkit.FilterOf(b, size, 13, 3, els[:64+4*i]))); err != nil {
-			b.Fatal(err)
+			require.NoError(b, err)
 		}
 	}
 	m.SetWallet(WalletCounts{OnChain: 2 * n, Watched: 4*n + 64, Elements: 4*n + 64})

@@ -1,7 +1,6 @@
 package privacy
 
 import (
-	"math"
 	"strings"
 	"testing"
 
@@ -9,6 +8,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/internal/testkit"
 	"github.com/bloomwatch/bloomwatch/transcript"
+	"github.com/stretchr/testify/require"
 )
 
 // TestMeterOnPathBesidePeers checks the meter's on-path reading: over v1
@@ -19,9 +19,7 @@ func TestMeterOnPathBesidePeers(t *testing.T) {
 	filters := make([][]byte, 3)
 	for i := range filters {
 		f, err := bip37.NewFilter(uint32(64<<i), 1e-3, 9, bip37.UpdateAll)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for j := range 30 + 10*i {
 			f.Add([]byte{byte(j), byte(j >> 8), 7})
 		}
@@ -36,27 +34,27 @@ func TestMeterOnPathBesidePeers(t *testing.T) {
 			var err error
 			rd, err = m.Observe(transcript.Record{Seq: uint64(i), Kind: transcript.KindFilterLoad, Filter: ser,
 				Peer: "p", Transport: tr, Wire: map[bool]int{true: 4096}[tr == transcript.TransportV2]})
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 		}
 		m.ObserveBlock(3, 1)
 		rd = m.Current()
 		op := rd.OnPath
-		if op.Loads != 3 || op.Blocks != 1 || op.WalletBlocks != 1 {
-			t.Fatalf("%q: %+v", tr, op)
-		}
+		require.Equal(t, 3, op.Loads, "%q: %+v", tr, op)
+		require.Equal(t, 1, op.Blocks, "%q: %+v", tr, op)
+		require.Equal(t, 1, op.WalletBlocks, "%q: %+v", tr, op)
 		if tr == transcript.TransportV2 {
-			if op.Encrypted != 3 || op.Rate != 1 || op.ExpectedFP != 100_000-20 || op.MinElements != 0 || op.MaxElements != 1024 {
-				t.Errorf("v2: %+v", op)
-			}
+			require.Equal(t, 3, op.Encrypted, "v2: %+v", op)
+			require.Equal(t, float64(1), op.Rate, "v2: %+v", op)
+			require.Equal(t, float64(100_000-20), op.ExpectedFP, "v2: %+v", op)
+			require.Equal(t, 0, op.MinElements, "v2: %+v", op)
+			require.Equal(t, 1024, op.MaxElements, "v2: %+v", op)
 			continue
 		}
-		if op.Clear != 3 || math.Abs(op.Rate-rd.IntersectionRate) > 1e-15 || math.Abs(op.ExpectedFP-rd.IntersectionFP) > 1e-9 ||
-			op.Precision == nil || math.Abs(*op.Precision-rd.Precision) > 1e-12 {
-			t.Errorf("%q: on-path rate %g, fp %g, precision %v; the peers' %g, %g, %g", tr, op.Rate, op.ExpectedFP, op.Precision,
-				rd.IntersectionRate, rd.IntersectionFP, rd.Precision)
-		}
+		require.Equal(t, 3, op.Clear, "%q: on-path rate %g, fp %g, precision %v; the peers' %g, %g, %g", tr, op.Rate, op.ExpectedFP, op.Precision, rd.IntersectionRate, rd.IntersectionFP, rd.Precision)
+		require.InDelta(t, rd.IntersectionRate, op.Rate, 1e-15, "%q: on-path rate %g, fp %g, precision %v; the peers' %g, %g, %g", tr, op.Rate, op.ExpectedFP, op.Precision, rd.IntersectionRate, rd.IntersectionFP, rd.Precision)
+		require.InDelta(t, rd.IntersectionFP, op.ExpectedFP, 1e-9, "%q: on-path rate %g, fp %g, precision %v; the peers' %g, %g, %g", tr, op.Rate, op.ExpectedFP, op.Precision, rd.IntersectionRate, rd.IntersectionFP, rd.Precision)
+		require.NotNil(t, op.Precision, "%q: on-path rate %g, fp %g, precision %v; the peers' %g, %g, %g", tr, op.Rate, op.ExpectedFP, op.Precision, rd.IntersectionRate, rd.IntersectionFP, rd.Precision)
+		require.InDelta(t, rd.Precision, *op.Precision, 1e-12, "%q: on-path rate %g, fp %g, precision %v; the peers' %g, %g, %g", tr, op.Rate, op.ExpectedFP, op.Precision, rd.IntersectionRate, rd.IntersectionFP, rd.Precision)
 	}
 }
 
@@ -76,19 +74,18 @@ func TestAnalyzeOnPath(t *testing.T) {
 		rep := analyze(t, Input{Records: []transcript.Record{rec}, Universe: element.Stream(element.SliceUniverse(fx.universe)), Truth: fx.wallet})
 		op := rep.OnPath
 		var b strings.Builder
-		if err := rep.WriteTable(&b); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, rep.WriteTable(&b))
 		n, u := 20.0, float64(len(fx.universe))
 		switch tr {
 		case transcript.TransportV1:
-			if op.Clear != 1 || !testkit.Near(op.ExpectedFP, f.CurrentFPRate()*(u-n), 1e-9) || !strings.Contains(b.String(), "read all 1 filterloads") {
-				t.Errorf("v1: %+v\n%s", op, b.String())
-			}
+			require.Equal(t, 1, op.Clear, "v1: %+v\n%s", op, b.String())
+			require.True(t, testkit.Near(op.ExpectedFP, f.CurrentFPRate()*(u-n), 1e-9), "v1: %+v\n%s", op, b.String())
+			require.Contains(t, b.String(), "read all 1 filterloads", "v1: %+v\n%s", op, b.String())
 		default:
-			if op.Encrypted != 1 || op.ExpectedFP != u-n || op.MaxElements != 512 || !strings.Contains(b.String(), "4096-byte burst gives a wallet of 0 to 512 elements") {
-				t.Errorf("v2: %+v\n%s", op, b.String())
-			}
+			require.Equal(t, 1, op.Encrypted, "v2: %+v\n%s", op, b.String())
+			require.Equal(t, op.ExpectedFP, u-n, "v2: %+v\n%s", op, b.String())
+			require.Equal(t, 512, op.MaxElements, "v2: %+v\n%s", op, b.String())
+			require.Contains(t, b.String(), "4096-byte burst gives a wallet of 0 to 512 elements", "v2: %+v\n%s", op, b.String())
 		}
 	}
 }

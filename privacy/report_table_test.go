@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/bloomwatch/bloomwatch/privacy/replay"
+	"github.com/stretchr/testify/require"
 )
 
 // TestReportWriteTable checks the text report: the header lines with and
@@ -24,9 +25,7 @@ func TestReportWriteTable(t *testing.T) {
 		},
 	}
 	var b strings.Builder
-	if err := rep.WriteTable(&b); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, rep.WriteTable(&b))
 	out := b.String()
 	for _, want := range []string{
 		"universe: 1000 candidates (10 with more than one form",
@@ -42,9 +41,7 @@ func TestReportWriteTable(t *testing.T) {
 		"8..10",
 		"\nsaturation:\n", "expected fp set",
 	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("missing %q in:\n%s", want, out)
-		}
+		require.Contains(t, out, want, "missing %q in:\n%s", want, out)
 	}
 	// Without the truth, no measured column: the note says what to pass.
 	header := func(out string) string {
@@ -55,12 +52,10 @@ func TestReportWriteTable(t *testing.T) {
 		}
 		return ""
 	}
-	if strings.Contains(out, "\t") || header(out) != "step height event filters matched expected fp independent" {
-		t.Errorf("tabs or a measured column without the truth:\n%s", out)
-	}
-	if !strings.Contains(out, "export-truth") || !strings.Contains(out, "95 % intervals") {
-		t.Errorf("no note on the truth or the intervals:\n%s", out)
-	}
+	require.NotContains(t, out, "\t", "tabs or a measured column without the truth:\n%s", out)
+	require.Equal(t, "step height event filters matched expected fp independent", header(out), "tabs or a measured column without the truth:\n%s", out)
+	require.Contains(t, out, "export-truth", "no note on the truth or the intervals:\n%s", out)
+	require.Contains(t, out, "95 % intervals", "no note on the truth or the intervals:\n%s", out)
 	// With it, the measured columns are filled, with their intervals.
 	falsePos := func(out string) string {
 		for _, line := range strings.Split(out, "\n") {
@@ -74,12 +69,10 @@ func TestReportWriteTable(t *testing.T) {
 	p := &rep.Curves[0].Points[0]
 	p.score(5, true)
 	b.Reset()
-	if err := rep.WriteTable(&b); err != nil {
-		t.Fatal(err)
-	}
-	if out := b.String(); !strings.Contains(out, "wallet: 5 of its candidates are in the universe") || falsePos(out) != "9 [4.115, 17.08]" {
-		t.Errorf("with the truth (%q):\n%s", falsePos(out), out)
-	}
+	require.NoError(t, rep.WriteTable(&b))
+	out = b.String()
+	require.Contains(t, out, "wallet: 5 of its candidates are in the universe", "with the truth (%q):\n%s", falsePos(out), out)
+	require.Equal(t, "9 [4.115, 17.08]", falsePos(out), "with the truth (%q):\n%s", falsePos(out), out)
 }
 
 // TestReportWriteTableCapsRows checks that a curve with a row per block
@@ -93,21 +86,13 @@ func TestReportWriteTableCapsRows(t *testing.T) {
 	}
 	rep := &Report{Universe: 10, Curves: []Curve{{Stage: StageSaturation, Points: pts}}}
 	var capped, full strings.Builder
-	if err := rep.WriteTable(&capped); err != nil {
-		t.Fatal(err)
-	}
-	if err := rep.WriteTableRows(&full, 0); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, rep.WriteTable(&capped))
+	require.NoError(t, rep.WriteTableRows(&full, 0))
 	c, f := capped.String(), full.String()
-	if !strings.Contains(c, "... 235 more rows (--full-table prints them; --csv writes every point)") {
-		t.Fatalf("capped table:\n%s", c)
-	}
+	require.Contains(t, c, "... 235 more rows (--full-table prints them; --csv writes every point)", "capped table:\n%s", c)
 	lines := func(s string) int { return strings.Count(s, "\n") }
-	if lines(f)-lines(c) != 234 {
-		t.Errorf("the full table has %d lines, the capped one %d: want 235 rows fewer and one line more", lines(f), lines(c))
-	}
-	if !strings.Contains(c, "\n255 ") || !strings.Contains(c, "\n19 ") || strings.Contains(c, "\n20 ") {
-		t.Errorf("want rows 1-19 and the last (255):\n%s", c)
-	}
+	require.Equal(t, 234, lines(f)-lines(c), "the full table has %d lines, the capped one %d: want 235 rows fewer and one line more", lines(f), lines(c))
+	require.Contains(t, c, "\n255 ", "want rows 1-19 and the last (255):\n%s", c)
+	require.Contains(t, c, "\n19 ", "want rows 1-19 and the last (255):\n%s", c)
+	require.NotContains(t, c, "\n20 ", "want rows 1-19 and the last (255):\n%s", c)
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/bloomwatch/bloomwatch/transcript"
+	"github.com/stretchr/testify/require"
 )
 
 // TestSummarizeRequests reads getdata records as their peers saw them:
@@ -26,22 +27,17 @@ func TestSummarizeRequests(t *testing.T) {
 		gd("a", 302, 10, "refetch"), // 302-311: the run 300-311 goes on
 	}
 	s := SummarizeRequests(recs)
-	if s == nil || s.Records != 6 || s.Blocks != 917 || s.FirstHeight != 100 || s.Peers != 2 {
-		t.Fatalf("summary %+v", s)
-	}
-	if s.ReAskedBlocks != 12+1 || !slices.Equal(s.ReAsked, []int32{300, 700}) {
-		t.Fatalf("re-asked %d blocks from %v", s.ReAskedBlocks, s.ReAsked)
-	}
-	if SummarizeRequests(recs[:1]) != nil {
-		t.Fatal("a transcript without getdata records has no request summary")
-	}
+	require.NotNil(t, s, "summary %+v", s)
+	require.Equal(t, 6, s.Records, "summary %+v", s)
+	require.Equal(t, int64(917), s.Blocks, "summary %+v", s)
+	require.Equal(t, int32(100), s.FirstHeight, "summary %+v", s)
+	require.Equal(t, 2, s.Peers, "summary %+v", s)
+	require.Equal(t, int64(12+1), s.ReAskedBlocks, "re-asked %d blocks from %v", s.ReAskedBlocks, s.ReAsked)
+	require.True(t, slices.Equal(s.ReAsked, []int32{300, 700}), "re-asked %d blocks from %v", s.ReAskedBlocks, s.ReAsked)
+	require.Nil(t, SummarizeRequests(recs[:1]), "a transcript without getdata records has no request summary")
 	rep := &Report{Requests: s}
 	var b strings.Builder
-	if err := rep.WriteTable(&b); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(b.String(), "requests: 6 getdata records asked 2 peer(s) for 917 blocks from height 100") ||
-		!strings.Contains(b.String(), "13 blocks asked again of the same peer, from heights 300, 700") {
-		t.Fatalf("table:\n%s", b.String())
-	}
+	require.NoError(t, rep.WriteTable(&b))
+	require.Contains(t, b.String(), "requests: 6 getdata records asked 2 peer(s) for 917 blocks from height 100", "table:\n%s", b.String())
+	require.Contains(t, b.String(), "13 blocks asked again of the same peer, from heights 300, 700", "table:\n%s", b.String())
 }

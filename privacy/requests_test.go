@@ -7,6 +7,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/privacy/replay"
 	"github.com/bloomwatch/bloomwatch/transcript"
+	"github.com/stretchr/testify/require"
 )
 
 // TestGetDataRecordsAreRequests checks that version 3 getdata records
@@ -15,9 +16,7 @@ import (
 // meter adds no reading for them.
 func TestGetDataRecordsAreRequests(t *testing.T) {
 	f, err := bip37.NewFilter(20, 0.01, 7, bip37.UpdateAll)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	f.Add([]byte("a"))
 	at := time.Unix(1700000000, 0)
 	recs := []transcript.Record{
@@ -27,22 +26,19 @@ func TestGetDataRecordsAreRequests(t *testing.T) {
 		{Seq: 3, Time: at, Peer: "p", Height: 11, Kind: transcript.KindGetData, Count: 1, Reason: "refetch"},
 	}
 	tl, err := replay.Replay(recs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(tl.Events) != 2 || len(tl.Requests) != 2 || tl.Requests[1].Count != 1 || len(tl.Generations) != 1 {
-		t.Fatalf("%d events, %d requests, %d generations", len(tl.Events), len(tl.Requests), len(tl.Generations))
-	}
-	if tl.Generations[0].Load != 0 || tl.Events[1].Record.Kind != transcript.KindFilterAdd || tl.Events[1].Index != 1 {
-		t.Errorf("events %+v", tl.Events)
-	}
+	require.NoError(t, err)
+	require.Len(t, tl.Events, 2, "%d events, %d requests, %d generations", len(tl.Events), len(tl.Requests), len(tl.Generations))
+	require.Len(t, tl.Requests, 2, "%d events, %d requests, %d generations", len(tl.Events), len(tl.Requests), len(tl.Generations))
+	require.Equal(t, int64(1), tl.Requests[1].Count, "%d events, %d requests, %d generations", len(tl.Events), len(tl.Requests), len(tl.Generations))
+	require.Len(t, tl.Generations, 1, "%d events, %d requests, %d generations", len(tl.Events), len(tl.Requests), len(tl.Generations))
+	require.Equal(t, 0, tl.Generations[0].Load, "events %+v", tl.Events)
+	require.Equal(t, transcript.KindFilterAdd, tl.Events[1].Record.Kind, "events %+v", tl.Events)
+	require.Equal(t, 1, tl.Events[1].Index, "events %+v", tl.Events)
 	m := NewMeter(MeterConfig{})
 	for _, r := range recs {
-		if _, err := m.Observe(r); err != nil {
-			t.Fatalf("seq %d: %v", r.Seq, err)
-		}
+		_, err := m.Observe(r)
+		require.NoError(t, err, "seq %d", r.Seq)
 	}
-	if n := len(m.History()); n != 2 {
-		t.Errorf("%d readings for 2 filter records and 2 requests", n)
-	}
+	n := len(m.History())
+	require.Equal(t, 2, n, "%d readings for 2 filter records and 2 requests", n)
 }

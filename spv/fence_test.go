@@ -9,6 +9,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/watch/watchtest"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 // The tests in this file drive the getheaders fence (headersync.go): a
@@ -70,14 +71,10 @@ func (s *simServer) claim(h int32) { s.ps.p.UpdateLastBlockHeight(h) }
 func newFenceManager(t *testing.T, w watch.Watcher, dir string, clk *fakeClock) (*Node, *manager) {
 	t.Helper()
 	n, err := New(Config{Network: regtestNet(t), DataDir: dir, Watcher: w, SpotCheckEvery: -1, Tuning: Tuning{Clock: clk}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { _ = n.Stop() })
 	m, err := newManager(n)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return n, m
 }
 
@@ -85,9 +82,7 @@ func newFenceManager(t *testing.T, w watch.Watcher, dir string, clk *fakeClock) 
 func regtestNet(t *testing.T) *netparams.Network {
 	t.Helper()
 	net, err := netparams.Lookup("regtest")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return net
 }
 
@@ -116,12 +111,9 @@ func TestFenceRestartAtTip(t *testing.T) {
 			s1 := addSimPeer(t, m1, "sim:1", chain, 0)
 			s1.claim(4)
 			serveWith(s1, answerAll)
-			if !m1.st.Synced || m1.synced.Height != 4 {
-				t.Fatalf("first sync: synced %v at %d", m1.st.Synced, m1.synced.Height)
-			}
-			if err := n1.Stop(); err != nil {
-				t.Fatal(err)
-			}
+			require.True(t, m1.st.Synced, "first sync: synced %v at %d", m1.st.Synced, m1.synced.Height)
+			require.Equal(t, int32(4), m1.synced.Height, "first sync: synced %v at %d", m1.st.Synced, m1.synced.Height)
+			require.NoError(t, n1.Stop())
 
 			n2, m2 := newFenceManager(t, w, dir, clk)
 			s2 := addSimPeer(t, m2, "sim:2", chain, 0)
@@ -129,20 +121,14 @@ func TestFenceRestartAtTip(t *testing.T) {
 			pay := payTo(9, 555, p2wpkh(1))
 			s2.mempool = map[chainhash.Hash]*wire.MsgTx{pay.TxHash(): pay}
 			serveWith(s2, tc.policy)
-			if !m2.st.Synced {
-				t.Fatalf("restart at the tip not synced: headersReq %v done %v lagging %v",
-					s2.ps.headersReq, s2.ps.headersDone, s2.ps.lagSince)
-			}
-			if s2.count(wire.CmdGetHeaders) != 1 || s2.count(wire.CmdMemPool) != 1 || s2.count(wire.CmdGetData) != 1 {
-				t.Fatalf("sent getheaders %d mempool %d getdata %d, want 1 each",
-					s2.count(wire.CmdGetHeaders), s2.count(wire.CmdMemPool), s2.count(wire.CmdGetData))
-			}
-			if _, ok := w.Mempool()[pay.TxHash()]; !ok {
-				t.Fatal("mempool payment not offered to the watcher")
-			}
-			if s2.ps.busy() || n2.bans.Score("sim:2") != 0 {
-				t.Fatalf("busy %v, score %d", s2.ps.busy(), n2.bans.Score("sim:2"))
-			}
+			require.True(t, m2.st.Synced, "restart at the tip not synced: headersReq %v done %v lagging %v", s2.ps.headersReq, s2.ps.headersDone, s2.ps.lagSince)
+			require.Equal(t, 1, s2.count(wire.CmdGetHeaders), "sent getheaders %d mempool %d getdata %d, want 1 each", s2.count(wire.CmdGetHeaders), s2.count(wire.CmdMemPool), s2.count(wire.CmdGetData))
+			require.Equal(t, 1, s2.count(wire.CmdMemPool), "sent getheaders %d mempool %d getdata %d, want 1 each", s2.count(wire.CmdGetHeaders), s2.count(wire.CmdMemPool), s2.count(wire.CmdGetData))
+			require.Equal(t, 1, s2.count(wire.CmdGetData), "sent getheaders %d mempool %d getdata %d, want 1 each", s2.count(wire.CmdGetHeaders), s2.count(wire.CmdMemPool), s2.count(wire.CmdGetData))
+			_, ok := w.Mempool()[pay.TxHash()]
+			require.True(t, ok, "mempool payment not offered to the watcher")
+			require.False(t, s2.ps.busy(), "busy %v, score %d", s2.ps.busy(), n2.bans.Score("sim:2"))
+			require.Equal(t, uint32(0), n2.bans.Score("sim:2"), "busy %v, score %d", s2.ps.busy(), n2.bans.Score("sim:2"))
 		})
 	}
 }
@@ -167,31 +153,28 @@ func TestFenceLaggingPeerNeverSynced(t *testing.T) {
 			s := addSimPeer(t, m, "ibd:1", nil, 0) // serves no header
 			s.claim(50)
 			serveWith(s, tc.policy)
-			if m.st.Synced || s.ps.lagSince.IsZero() || s.ps.lastBlock != noBlocks || m.dl != s.ps {
-				t.Fatalf("synced %v lagging %v lastBlock %d download %v", m.st.Synced, s.ps.lagSince, s.ps.lastBlock, m.dl == s.ps)
-			}
-			if got := s.count(wire.CmdGetHeaders); got != 1 {
-				t.Fatalf("%d getheaders before the retry time", got)
-			}
+			require.False(t, m.st.Synced, "synced %v lagging %v lastBlock %d download %v", m.st.Synced, s.ps.lagSince, s.ps.lastBlock, m.dl == s.ps)
+			require.False(t, s.ps.lagSince.IsZero(), "synced %v lagging %v lastBlock %d download %v", m.st.Synced, s.ps.lagSince, s.ps.lastBlock, m.dl == s.ps)
+			require.Equal(t, noBlocks, s.ps.lastBlock, "synced %v lagging %v lastBlock %d download %v", m.st.Synced, s.ps.lagSince, s.ps.lastBlock, m.dl == s.ps)
+			require.Same(t, s.ps, m.dl, "synced %v lagging %v lastBlock %d download %v", m.st.Synced, s.ps.lagSince, s.ps.lastBlock, m.dl == s.ps)
+			got := s.count(wire.CmdGetHeaders)
+			require.Equal(t, 1, got, "%d getheaders before the retry time", got)
 			for i := 2; i <= 4; i++ {
 				clk.now = clk.now.Add(lagRetryInterval)
 				m.onTick(clk.now)
 				serveWith(s, tc.policy)
-				if m.st.Synced || s.count(wire.CmdGetHeaders) != i || !s.ps.ready {
-					t.Fatalf("retry %d: synced %v getheaders %d ready %v", i, m.st.Synced, s.count(wire.CmdGetHeaders), s.ps.ready)
-				}
+				require.False(t, m.st.Synced, "retry %d: synced %v getheaders %d ready %v", i, m.st.Synced, s.count(wire.CmdGetHeaders), s.ps.ready)
+				require.Equal(t, i, s.count(wire.CmdGetHeaders), "retry %d: synced %v getheaders %d ready %v", i, m.st.Synced, s.count(wire.CmdGetHeaders), s.ps.ready)
+				require.True(t, s.ps.ready, "retry %d: synced %v getheaders %d ready %v", i, m.st.Synced, s.count(wire.CmdGetHeaders), s.ps.ready)
 			}
-			if s.count(wire.CmdGetData) != 0 || s.count(wire.CmdMemPool) != 0 {
-				t.Fatalf("asked a lagging peer for blocks (%d) or its mempool (%d)", s.count(wire.CmdGetData), s.count(wire.CmdMemPool))
-			}
+			require.Equal(t, 0, s.count(wire.CmdGetData), "asked a lagging peer for blocks (%d) or its mempool (%d)", s.count(wire.CmdGetData), s.count(wire.CmdMemPool))
+			require.Equal(t, 0, s.count(wire.CmdMemPool), "asked a lagging peer for blocks (%d) or its mempool (%d)", s.count(wire.CmdGetData), s.count(wire.CmdMemPool))
 			clk.now = clk.now.Add(lagDropAfter)
 			m.onTick(clk.now)
-			if s.ps.ready {
-				t.Fatal("lagging peer kept past lagDropAfter")
-			}
-			if _, banned := n.bans.IsBanned("ibd:1"); banned || n.bans.Score("ibd:1") != 0 {
-				t.Fatalf("lagging peer scored %d", n.bans.Score("ibd:1"))
-			}
+			require.False(t, s.ps.ready, "lagging peer kept past lagDropAfter")
+			_, banned := n.bans.IsBanned("ibd:1")
+			require.False(t, banned, "lagging peer scored %d", n.bans.Score("ibd:1"))
+			require.Equal(t, uint32(0), n.bans.Score("ibd:1"), "lagging peer scored %d", n.bans.Score("ibd:1"))
 		})
 	}
 }
@@ -211,29 +194,25 @@ func TestFenceSwitchesFromLaggingDownloadPeer(t *testing.T) {
 	lag.claim(6)
 	good := addSimPeer(t, m, "good:2", chain, 1)
 	good.claim(6)
-	if m.dl != lag.ps {
-		t.Fatal("the first listed peer is not the download peer")
-	}
+	require.Same(t, lag.ps, m.dl, "the first listed peer is not the download peer")
 	serveWith(lag, neverAnswer)
-	if m.dl != good.ps {
-		t.Fatal("the lagging peer is still the download peer")
-	}
+	require.Same(t, good.ps, m.dl, "the lagging peer is still the download peer")
 	serveWith(good, answerAll)
-	if !m.st.Synced || m.synced.Height != 6 || len(w.Txs()) != 6 {
-		t.Fatalf("synced %v at %d with %d txs", m.st.Synced, m.synced.Height, len(w.Txs()))
-	}
-	if !lag.ps.ready || n.bans.Score("ibd:1") != 0 || lag.count(wire.CmdGetData) != 0 {
-		t.Fatalf("lagging peer: ready %v score %d getdata %d", lag.ps.ready, n.bans.Score("ibd:1"), lag.count(wire.CmdGetData))
-	}
+	require.True(t, m.st.Synced, "synced %v at %d with %d txs", m.st.Synced, m.synced.Height, len(w.Txs()))
+	require.Equal(t, int32(6), m.synced.Height, "synced %v at %d with %d txs", m.st.Synced, m.synced.Height, len(w.Txs()))
+	require.Len(t, w.Txs(), 6, "synced %v at %d with %d txs", m.st.Synced, m.synced.Height, len(w.Txs()))
+	require.True(t, lag.ps.ready, "lagging peer: ready %v score %d getdata %d", lag.ps.ready, n.bans.Score("ibd:1"), lag.count(wire.CmdGetData))
+	require.Equal(t, uint32(0), n.bans.Score("ibd:1"), "lagging peer: ready %v score %d getdata %d", lag.ps.ready, n.bans.Score("ibd:1"), lag.count(wire.CmdGetData))
+	require.Equal(t, 0, lag.count(wire.CmdGetData), "lagging peer: ready %v score %d getdata %d", lag.ps.ready, n.bans.Score("ibd:1"), lag.count(wire.CmdGetData))
 	// Still lagging at its next retry while it claims more than our tip
 	// (50 > 6): the node stays synced on the other peer's word.
 	lag.claim(50)
 	clk.now = clk.now.Add(lagRetryInterval)
 	m.onTick(clk.now)
 	serveWith(lag, neverAnswer)
-	if !m.st.Synced || lag.ps.lagSince.IsZero() || m.dl != good.ps {
-		t.Fatalf("synced %v lagging %v", m.st.Synced, lag.ps.lagSince)
-	}
+	require.True(t, m.st.Synced, "synced %v lagging %v", m.st.Synced, lag.ps.lagSince)
+	require.False(t, lag.ps.lagSince.IsZero(), "synced %v lagging %v", m.st.Synced, lag.ps.lagSince)
+	require.Same(t, good.ps, m.dl, "synced %v lagging %v", m.st.Synced, lag.ps.lagSince)
 }
 
 // TestFenceAnnouncedBlockWithheld: a synced peer announces a block the
@@ -248,9 +227,7 @@ func TestFenceAnnouncedBlockWithheld(t *testing.T) {
 	s := addSimPeer(t, m, "sim:1", chain, 0)
 	s.claim(4)
 	serveWith(s, silentWhenNothingNew)
-	if !m.st.Synced {
-		t.Fatal("not synced")
-	}
+	require.True(t, m.st.Synced, "not synced")
 	next := mineBlocks(t, n.cfg.Network, &chain[3].Header, 1, func(int) []*wire.MsgTx {
 		return []*wire.MsgTx{payTo(7, 4242, p2wpkh(1))}
 	})
@@ -259,19 +236,17 @@ func TestFenceAnnouncedBlockWithheld(t *testing.T) {
 	_ = inv.AddInvVect(wire.NewInvVect(wire.InvTypeBlock, &h))
 	s.deliver(inv)
 	serveWith(s, silentWhenNothingNew) // the chain it serves still ends at 4
-	if m.st.Synced || s.ps.lagSince.IsZero() {
-		t.Fatalf("synced %v lagging %v after a withheld announcement", m.st.Synced, s.ps.lagSince)
-	}
+	require.False(t, m.st.Synced, "synced %v lagging %v after a withheld announcement", m.st.Synced, s.ps.lagSince)
+	require.False(t, s.ps.lagSince.IsZero(), "synced %v lagging %v after a withheld announcement", m.st.Synced, s.ps.lagSince)
 	s.setChain(append(chain, next...))
 	clk.now = clk.now.Add(lagRetryInterval)
 	m.onTick(clk.now)
 	serveWith(s, silentWhenNothingNew)
-	if !m.st.Synced || m.synced.Height != 5 || !s.ps.lagSince.IsZero() || w.Balance() != 4242 {
-		t.Fatalf("synced %v at %d, lagging %v, balance %d", m.st.Synced, m.synced.Height, s.ps.lagSince, w.Balance())
-	}
-	if n.bans.Score("sim:1") != 0 {
-		t.Fatalf("scored %d", n.bans.Score("sim:1"))
-	}
+	require.True(t, m.st.Synced, "synced %v at %d, lagging %v, balance %d", m.st.Synced, m.synced.Height, s.ps.lagSince, w.Balance())
+	require.Equal(t, int32(5), m.synced.Height, "synced %v at %d, lagging %v, balance %d", m.st.Synced, m.synced.Height, s.ps.lagSince, w.Balance())
+	require.True(t, s.ps.lagSince.IsZero(), "synced %v at %d, lagging %v, balance %d", m.st.Synced, m.synced.Height, s.ps.lagSince, w.Balance())
+	require.Equal(t, int64(4242), w.Balance(), "synced %v at %d, lagging %v, balance %d", m.st.Synced, m.synced.Height, s.ps.lagSince, w.Balance())
+	require.Equal(t, uint32(0), n.bans.Score("sim:1"), "scored %d", n.bans.Score("sim:1"))
 }
 
 // TestFencePongsAreNotBatchPongs checks that a fence and a batch's ping
@@ -300,14 +275,14 @@ func TestFencePongsAreNotBatchPongs(t *testing.T) {
 		}
 		serveOne(s, msg)
 	}
-	if len(fences) != 1 || len(s.ps.reqs) != 0 {
-		t.Fatalf("held %d fences, %d requests outstanding", len(fences), len(s.ps.reqs))
-	}
+	require.Len(t, fences, 1, "held %d fences, %d requests outstanding", len(fences), len(s.ps.reqs))
+	require.Empty(t, s.ps.reqs, "held %d fences, %d requests outstanding", len(fences), len(s.ps.reqs))
 	s.deliver(wire.NewMsgPong(fences[0].Nonce))
 	serveWith(s, answerAll)
-	if !m.st.Synced || m.synced.Height != 20 || len(w.Txs()) != 20 || n.bans.Score("sim:1") != 0 {
-		t.Fatalf("synced %v at %d, %d txs, score %d", m.st.Synced, m.synced.Height, len(w.Txs()), n.bans.Score("sim:1"))
-	}
+	require.True(t, m.st.Synced, "synced %v at %d, %d txs, score %d", m.st.Synced, m.synced.Height, len(w.Txs()), n.bans.Score("sim:1"))
+	require.Equal(t, int32(20), m.synced.Height, "synced %v at %d, %d txs, score %d", m.st.Synced, m.synced.Height, len(w.Txs()), n.bans.Score("sim:1"))
+	require.Len(t, w.Txs(), 20, "synced %v at %d, %d txs, score %d", m.st.Synced, m.synced.Height, len(w.Txs()), n.bans.Score("sim:1"))
+	require.Equal(t, uint32(0), n.bans.Score("sim:1"), "synced %v at %d, %d txs, score %d", m.st.Synced, m.synced.Height, len(w.Txs()), n.bans.Score("sim:1"))
 }
 
 // serveOne answers msg, the first queued message, as simServer.run does;
@@ -350,9 +325,7 @@ func TestStaleAnnouncementIsNotLagging(t *testing.T) {
 				dl.run()
 				serveWith(other, tc.policy)
 			}
-			if m.synced.Height != 5 {
-				t.Fatalf("synced %d of 5", m.synced.Height)
-			}
+			require.Equal(t, int32(5), m.synced.Height, "synced %d of 5", m.synced.Height)
 			stale := chainhash.Hash{0x5a, 0x1e}
 			inv := wire.NewMsgInv()
 			_ = inv.AddInvVect(wire.NewInvVect(wire.InvTypeBlock, &stale))
@@ -361,20 +334,18 @@ func TestStaleAnnouncementIsNotLagging(t *testing.T) {
 				serveWith(other, tc.policy)
 				dl.run()
 			}
-			if got := !other.ps.lagSince.IsZero(); got != tc.lagging {
-				t.Fatalf("lagging %v, want %v", got, tc.lagging)
-			}
-			if cands := m.checkCandidates(dl.ps, 5, nil); !tc.lagging && (other.ps.lastBlock != 5 || len(cands) != 1 || cands[0] != other.ps) {
-				t.Fatalf("caught-up peer: last block %d, second peers for block 5 %v", other.ps.lastBlock, cands)
-			}
+			got := !other.ps.lagSince.IsZero()
+			require.Equal(t, tc.lagging, got, "lagging %v, want %v", got, tc.lagging)
+			cands := m.checkCandidates(dl.ps, 5, nil)
+			require.False(t, !tc.lagging && (other.ps.lastBlock != 5 || len(cands) != 1 || cands[0] != other.ps), "caught-up peer: last block %d, second peers for block 5 %v", other.ps.lastBlock, cands)
 			// The peers table shows what the node knows the peer has,
 			// not the version's start height (0 here).
-			if got := other.ps.info(n, false).LastBlock; !tc.lagging && got != 5 {
-				t.Fatalf("caught-up peer shown at height %d, want 5", got)
+			if !tc.lagging {
+				shown := other.ps.info(n, false).LastBlock
+				require.Equal(t, int32(5), shown, "caught-up peer shown at height %d, want 5", shown)
 			}
-			if score := n.bans.Score("b:1"); score != 0 {
-				t.Fatalf("scored %d", score)
-			}
+			score := n.bans.Score("b:1")
+			require.Equal(t, uint32(0), score, "scored %d", score)
 		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/watch/watchtest"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 // omitOne returns a tamper that hides one matched transaction per block,
@@ -62,7 +63,7 @@ func TestCheckEveryBlockCatchesEveryOmission(t *testing.T) {
 	// peer, each omission is caught, the liar banned and the watcher
 	// ends equal to the chain. Each run uses a fresh liar address.
 	const runs = 40
-	misses := 0
+	var misses []string
 	for run := range runs {
 		r := rand.New(rand.NewSource(int64(run)))
 		w := watchtest.NewMemWatcher(1, p2wpkh(1))
@@ -87,13 +88,10 @@ func TestCheckEveryBlockCatchesEveryOmission(t *testing.T) {
 		_, banned := n.bans.IsBanned("liar:1")
 		txs := len(w.Txs())
 		if len(hidden) != 1 || !banned || txs != 2*len(chain)-1 || w.Balance() != int64(1000+len(chain)-1) {
-			misses++
-			t.Errorf("run %d: hid %d, banned %v, watcher %d txs (want %d), balance %d", run, len(hidden), banned, txs, 2*len(chain)-1, w.Balance())
+			misses = append(misses, fmt.Sprintf("run %d: hid %d, banned %v, watcher %d txs (want %d), balance %d", run, len(hidden), banned, txs, 2*len(chain)-1, w.Balance()))
 		}
 	}
-	if misses > 0 {
-		t.Fatalf("%d of %d omissions missed", misses, runs)
-	}
+	require.Empty(t, misses, "%d of %d omissions missed", len(misses), runs)
 }
 
 func TestFullBlockCheckCatchesOmissionWithOnePeer(t *testing.T) {
@@ -109,15 +107,14 @@ func TestFullBlockCheckCatchesOmissionWithOnePeer(t *testing.T) {
 		return txs[len(txs)-1]
 	}, hidden)
 	liar.run()
-	if _, banned := n.bans.IsBanned("liar:1"); !banned || m.st.Omissions == 0 || m.st.FullBlockChecks == 0 {
-		t.Fatalf("not caught: omissions %d, full-block checks %d, bans %+v", m.st.Omissions, m.st.FullBlockChecks, n.bans.Bans())
-	}
+	_, banned := n.bans.IsBanned("liar:1")
+	require.True(t, banned, "not caught: omissions %d, full-block checks %d, bans %+v", m.st.Omissions, m.st.FullBlockChecks, n.bans.Bans())
+	require.NotEqual(t, 0, m.st.Omissions, "not caught: omissions %d, full-block checks %d, bans %+v", m.st.Omissions, m.st.FullBlockChecks, n.bans.Bans())
+	require.NotEqual(t, 0, m.st.FullBlockChecks, "not caught: omissions %d, full-block checks %d, bans %+v", m.st.Omissions, m.st.FullBlockChecks, n.bans.Bans())
 	// An honest peer joins: the watcher ends equal to the chain.
 	honest := addSimPeer(t, m, "honest:1", chain, 1)
 	honest.run()
-	if len(w.Txs()) != 2*len(chain)-1 {
-		t.Fatalf("watcher has %d txs, want %d", len(w.Txs()), 2*len(chain)-1)
-	}
+	require.Len(t, w.Txs(), 2*len(chain)-1, "watcher has %d txs, want %d", len(w.Txs()), 2*len(chain)-1)
 }
 
 func TestFullBlockCheckCatchesUnderstatedCount(t *testing.T) {
@@ -134,9 +131,9 @@ func TestFullBlockCheckCatchesUnderstatedCount(t *testing.T) {
 		return &wire.MsgMerkleBlock{Header: mb.Header, Transactions: 1, Hashes: []*chainhash.Hash{&root}, Flags: []byte{0}}, nil
 	}
 	liar.run()
-	if _, banned := n.bans.IsBanned("liar:1"); !banned || m.st.Omissions == 0 {
-		t.Fatalf("an understated transaction count went unnoticed: omissions %d, bans %+v", m.st.Omissions, n.bans.Bans())
-	}
+	_, banned := n.bans.IsBanned("liar:1")
+	require.True(t, banned, "an understated transaction count went unnoticed: omissions %d, bans %+v", m.st.Omissions, n.bans.Bans())
+	require.NotEqual(t, 0, m.st.Omissions, "an understated transaction count went unnoticed: omissions %d, bans %+v", m.st.Omissions, n.bans.Bans())
 }
 
 func TestFullBlockNotServedIsInconclusive(t *testing.T) {
@@ -146,12 +143,11 @@ func TestFullBlockNotServedIsInconclusive(t *testing.T) {
 	s := addSimPeer(t, m, "sim:1", chain, 0)
 	s.noFullBlocks = true
 	s.run()
-	if _, banned := n.bans.IsBanned("sim:1"); banned || m.st.Omissions != 0 {
-		t.Fatalf("a peer that does not serve full blocks was banned or blamed: %+v", n.bans.Bans())
-	}
-	if m.synced.Height != 3 || len(w.Txs()) != 5 {
-		t.Fatalf("synced %d with %d txs", m.synced.Height, len(w.Txs()))
-	}
+	_, banned := n.bans.IsBanned("sim:1")
+	require.False(t, banned, "a peer that does not serve full blocks was banned or blamed: %+v", n.bans.Bans())
+	require.Equal(t, 0, m.st.Omissions, "a peer that does not serve full blocks was banned or blamed: %+v", n.bans.Bans())
+	require.Equal(t, int32(3), m.synced.Height, "synced %d with %d txs", m.synced.Height, len(w.Txs()))
+	require.Len(t, w.Txs(), 5, "synced %d with %d txs", m.synced.Height, len(w.Txs()))
 }
 
 func TestDriftFromRelayedTxIsNotBanned(t *testing.T) {
@@ -186,12 +182,12 @@ func TestDriftFromRelayedTxIsNotBanned(t *testing.T) {
 	_ = ann.AddInvVect(wire.NewInvVect(wire.InvTypeBlock, &tip))
 	sim.deliver(ann)
 	sim.run()
-	if _, banned := n.bans.IsBanned("sim:1"); banned || n.bans.Score("sim:1") != 0 {
-		t.Fatalf("honest drift scored %d / banned: %+v", n.bans.Score("sim:1"), n.bans.Bans())
-	}
-	if m.st.DriftDropped != len(relayed) || m.synced.Height != 8 || len(w.Txs()) != 8 {
-		t.Fatalf("drift dropped %d (want %d), synced %d, %d txs", m.st.DriftDropped, len(relayed), m.synced.Height, len(w.Txs()))
-	}
+	_, banned := n.bans.IsBanned("sim:1")
+	require.False(t, banned, "honest drift scored %d / banned: %+v", n.bans.Score("sim:1"), n.bans.Bans())
+	require.Equal(t, uint32(0), n.bans.Score("sim:1"), "honest drift scored %d / banned: %+v", n.bans.Score("sim:1"), n.bans.Bans())
+	require.Equal(t, len(relayed), m.st.DriftDropped, "drift dropped %d (want %d), synced %d, %d txs", m.st.DriftDropped, len(relayed), m.synced.Height, len(w.Txs()))
+	require.Equal(t, int32(8), m.synced.Height, "drift dropped %d (want %d), synced %d, %d txs", m.st.DriftDropped, len(relayed), m.synced.Height, len(w.Txs()))
+	require.Len(t, w.Txs(), 8, "drift dropped %d (want %d), synced %d, %d txs", m.st.DriftDropped, len(relayed), m.synced.Height, len(w.Txs()))
 }
 
 func TestUnexplainedUnmatchedTxIsScored(t *testing.T) {
@@ -219,10 +215,9 @@ func TestUnexplainedUnmatchedTxIsScored(t *testing.T) {
 	_ = ann.AddInvVect(wire.NewInvVect(wire.InvTypeBlock, &tip))
 	sim.deliver(ann)
 	sim.run()
-	if m.st.Dropped != 2 || m.st.DriftDropped != 0 || n.bans.Score("sim:1") == 0 {
-		t.Fatalf("dropped %d, drift %d, score %d: an unexplained unmatched tx must be dropped and scored",
-			m.st.Dropped, m.st.DriftDropped, n.bans.Score("sim:1"))
-	}
+	require.Equal(t, 2, m.st.Dropped, "dropped %d, drift %d, score %d: an unexplained unmatched tx must be dropped and scored", m.st.Dropped, m.st.DriftDropped, n.bans.Score("sim:1"))
+	require.Equal(t, 0, m.st.DriftDropped, "dropped %d, drift %d, score %d: an unexplained unmatched tx must be dropped and scored", m.st.Dropped, m.st.DriftDropped, n.bans.Score("sim:1"))
+	require.NotEqual(t, uint32(0), n.bans.Score("sim:1"), "dropped %d, drift %d, score %d: an unexplained unmatched tx must be dropped and scored", m.st.Dropped, m.st.DriftDropped, n.bans.Score("sim:1"))
 }
 
 func TestCappedFilterIsShownAndNotReloadedForever(t *testing.T) {
@@ -244,23 +239,20 @@ func TestCappedFilterIsShownAndNotReloadedForever(t *testing.T) {
 	})
 	s := addSimPeer(t, m, "sim:1", chain, 0)
 	s.run()
-	if m.synced.Height != 20 || len(w.Txs()) != 20 {
-		t.Fatalf("synced %d with %d txs", m.synced.Height, len(w.Txs()))
-	}
+	require.Equal(t, int32(20), m.synced.Height, "synced %d with %d txs", m.synced.Height, len(w.Txs()))
+	require.Len(t, w.Txs(), 20, "synced %d with %d txs", m.synced.Height, len(w.Txs()))
 	fi := m.st.Filter
-	if !fi.Capped || fi.Bytes != bip37.MaxFilterSize || fi.FPRate <= fi.TargetFPRate {
-		t.Fatalf("filter %+v: want capped at %d bytes with a rate above the target", fi, bip37.MaxFilterSize)
-	}
-	if loads := s.filterLoads(); loads != 1 {
-		t.Fatalf("%d filterloads for 20 blocks: a capped filter is reloaded for a target it cannot reach", loads)
-	}
+	require.True(t, fi.Capped, "filter %+v: want capped at %d bytes with a rate above the target", fi, bip37.MaxFilterSize)
+	require.Equal(t, bip37.MaxFilterSize, fi.Bytes, "filter %+v: want capped at %d bytes with a rate above the target", fi, bip37.MaxFilterSize)
+	require.Greater(t, fi.FPRate, fi.TargetFPRate, "filter %+v: want capped at %d bytes with a rate above the target", fi, bip37.MaxFilterSize)
+	loads := s.filterLoads()
+	require.Equal(t, 1, loads, "%d filterloads for 20 blocks: a capped filter is reloaded for a target it cannot reach", loads)
 	ev := waitEvent(t, sub, "FilterLoaded", func(e Event) bool {
 		_, ok := e.(FilterLoaded)
 		return ok
 	}).(FilterLoaded)
-	if !ev.Capped || ev.TargetFPRate != filterpolicy.DefaultFPRate {
-		t.Fatalf("FilterLoaded %+v does not say the filter is capped", ev)
-	}
+	require.True(t, ev.Capped, "FilterLoaded %+v does not say the filter is capped", ev)
+	require.Equal(t, filterpolicy.DefaultFPRate, ev.TargetFPRate, "FilterLoaded %+v does not say the filter is capped", ev)
 }
 
 func TestDriftFromAMatchNeverReceivedIsNotBanned(t *testing.T) {
@@ -304,15 +296,11 @@ func TestDriftFromAMatchNeverReceivedIsNotBanned(t *testing.T) {
 		first.run()
 		second.run()
 	}
-	if sc := n.bans.Score("first:1"); sc >= banThreshold/5 {
-		t.Fatalf("the honest first peer was scored %d for a tx its filter rightly matched", sc)
-	}
-	if m.synced.Height != 4 || len(w.Txs()) != 2 {
-		t.Fatalf("synced %d with %d wallet txs, want 4 and 2", m.synced.Height, len(w.Txs()))
-	}
-	if m.st.DriftDropped == 0 {
-		t.Fatalf("S was not seen as drift: the scenario did not happen: %+v loads first %d second %d", m.st, first.filterLoads(), second.filterLoads())
-	}
+	sc := n.bans.Score("first:1")
+	require.Less(t, sc, uint32(banThreshold/5), "the honest first peer was scored %d for a tx its filter rightly matched", sc)
+	require.Equal(t, int32(4), m.synced.Height, "synced %d with %d wallet txs, want 4 and 2", m.synced.Height, len(w.Txs()))
+	require.Len(t, w.Txs(), 2, "synced %d with %d wallet txs, want 4 and 2", m.synced.Height, len(w.Txs()))
+	require.NotEqual(t, 0, m.st.DriftDropped, "S was not seen as drift: the scenario did not happen: %+v loads first %d second %d", m.st, first.filterLoads(), second.filterLoads())
 }
 
 func TestUnfilteredRelaysAreDroppedThenIgnored(t *testing.T) {
@@ -339,9 +327,8 @@ func TestUnfilteredRelaysAreDroppedThenIgnored(t *testing.T) {
 			inv = wire.NewMsgInv()
 		}
 	}
-	if sc := n.bans.Score("sim:1"); sc != 0 {
-		t.Fatalf("scored %d for unfiltered relays", sc)
-	}
+	sc := n.bans.Score("sim:1")
+	require.Equal(t, uint32(0), sc, "scored %d for unfiltered relays", sc)
 	asked := 0
 	for _, msg := range s.sent {
 		if gd, ok := msg.(*wire.MsgGetData); ok {
@@ -352,9 +339,8 @@ func TestUnfilteredRelaysAreDroppedThenIgnored(t *testing.T) {
 			}
 		}
 	}
-	if asked > maxUnmatchedRelays+25 || m.st.Dropped < maxUnmatchedRelays {
-		t.Fatalf("asked %d relays, dropped %d: want at most %d asked after %d unmatched", asked, m.st.Dropped, maxUnmatchedRelays+25, maxUnmatchedRelays)
-	}
+	require.LessOrEqual(t, asked, maxUnmatchedRelays+25, "asked %d relays, dropped %d: want at most %d asked after %d unmatched", asked, m.st.Dropped, maxUnmatchedRelays+25, maxUnmatchedRelays)
+	require.GreaterOrEqual(t, m.st.Dropped, maxUnmatchedRelays, "asked %d relays, dropped %d: want at most %d asked after %d unmatched", asked, m.st.Dropped, maxUnmatchedRelays+25, maxUnmatchedRelays)
 }
 
 func TestCheckUsesTheFilterTheBlockWasServedWith(t *testing.T) {
@@ -376,14 +362,11 @@ func TestCheckUsesTheFilterTheBlockWasServedWith(t *testing.T) {
 		primary.run()
 		other.run()
 	}
-	if m.synced.Height != 2 || primary.ps.mirror == nil {
-		t.Fatalf("sync did not finish: synced %d", m.synced.Height)
-	}
+	require.Equal(t, int32(2), m.synced.Height, "sync did not finish: synced %d", m.synced.Height)
+	require.NotNil(t, primary.ps.mirror, "sync did not finish: synced %d", m.synced.Height)
 	b := chain[1]
 	paysNewKey := b.Transactions[2]
-	if primary.ps.mirror.MatchTx(paysNewKey) {
-		t.Fatal("the primary's filter already matches the new key's payment: the test tests nothing")
-	}
+	require.False(t, primary.ps.mirror.MatchTx(paysNewKey), "the primary's filter already matches the new key's payment: the test tests nothing")
 	plan := &checkPlan{height: 2, hash: b.BlockHash(), primary: primary.ps, snap: primary.ps.mirror.Clone(),
 		total: uint32(len(b.Transactions)), cross: true,
 		sent: []*wire.MsgTx{b.Transactions[1]}, indexes: []uint32{1}}
@@ -391,17 +374,15 @@ func TestCheckUsesTheFilterTheBlockWasServedWith(t *testing.T) {
 	w.AddScript(newKey)
 	primary.ps.mirror.Add(newKey[2:])
 	m.finishCheck(plan, nil, nil, []*wire.MsgTx{b.Transactions[1], paysNewKey}, []uint32{1, 2})
-	if _, banned := n.bans.IsBanned("primary:1"); banned || m.st.Omissions != 0 {
-		t.Fatalf("the primary was blamed for a tx its filter did not match when it served the block: omissions %d, bans %+v", m.st.Omissions, n.bans.Bans())
-	}
+	_, banned := n.bans.IsBanned("primary:1")
+	require.False(t, banned, "the primary was blamed for a tx its filter did not match when it served the block: omissions %d, bans %+v", m.st.Omissions, n.bans.Bans())
+	require.Equal(t, 0, m.st.Omissions, "the primary was blamed for a tx its filter did not match when it served the block: omissions %d, bans %+v", m.st.Omissions, n.bans.Bans())
 	// The same answer against a snapshot that held the key is an omission.
 	plan = &checkPlan{height: 2, hash: b.BlockHash(), primary: primary.ps, snap: primary.ps.mirror.Clone(),
 		total: uint32(len(b.Transactions)), cross: true,
 		sent: []*wire.MsgTx{b.Transactions[1]}, indexes: []uint32{1}}
 	m.finishCheck(plan, nil, nil, []*wire.MsgTx{b.Transactions[1], paysNewKey}, []uint32{1, 2})
-	if m.st.Omissions != 1 {
-		t.Fatalf("omissions %d, want 1 when the served filter matched the tx", m.st.Omissions)
-	}
+	require.Equal(t, 1, m.st.Omissions, "omissions %d, want 1 when the served filter matched the tx", m.st.Omissions)
 }
 
 func TestBlocksWithoutSecondPeerAreUnchecked(t *testing.T) {
@@ -424,16 +405,12 @@ func TestBlocksWithoutSecondPeerAreUnchecked(t *testing.T) {
 				s.run()
 			}
 		}
-		if m.synced.Height != 5 {
-			t.Fatalf("%d peers: synced %d of 5", peers, m.synced.Height)
-		}
+		require.Equal(t, int32(5), m.synced.Height, "%d peers: synced %d of 5", peers, m.synced.Height)
 		want, wantUnchecked := CheckSecondPeer, 0
 		if peers == 1 {
 			want, wantUnchecked = CheckNoSecondPeer, 5
 		}
-		if m.st.Unchecked != wantUnchecked {
-			t.Errorf("%d peers: Unchecked %d, want %d", peers, m.st.Unchecked, wantUnchecked)
-		}
+		require.Equal(t, wantUnchecked, m.st.Unchecked, "%d peers: Unchecked %d, want %d", peers, m.st.Unchecked, wantUnchecked)
 		got := 0
 		timeout := time.After(5 * time.Second)
 		for got < 5 {
@@ -441,12 +418,10 @@ func TestBlocksWithoutSecondPeerAreUnchecked(t *testing.T) {
 			case e := <-sub.Events():
 				if bp, ok := e.(BlockProcessed); ok {
 					got++
-					if bp.Checks != want {
-						t.Errorf("%d peers: block %d checks %v, want %v", peers, bp.Height, bp.Checks, want)
-					}
+					require.Equal(t, want, bp.Checks, "%d peers: block %d checks %v, want %v", peers, bp.Height, bp.Checks, want)
 				}
 			case <-timeout:
-				t.Fatalf("%d peers: %d of 5 BlockProcessed events", peers, got)
+				require.FailNow(t, fmt.Sprintf("%d peers: %d of 5 BlockProcessed events", peers, got))
 			}
 		}
 		sub.Cancel()
@@ -472,16 +447,15 @@ func TestCheckWaitsForSecondPeerToHaveTheBlock(t *testing.T) {
 			dl.run()
 			other.run()
 		}
-		if m.synced.Height != 5 {
-			t.Fatalf("synced %d of 5", m.synced.Height)
-		}
-		if len(m.waiting) != 1 || m.waiting[0].height != 5 || m.st.SpotChecks != 4 || m.st.Unchecked != 0 {
-			t.Fatalf("announce %v: waiting %d, spot checks %d, unchecked %d; want block 5 waiting after 4 checks", announce, len(m.waiting), m.st.SpotChecks, m.st.Unchecked)
-		}
-		if m.st.Synced || !m.st.AtTip || m.st.AwaitingCheck != 1 || m.checksInFlight() != 1 {
-			t.Fatalf("synced %v, at tip %v, awaiting %d, checks in flight %d: a waiting check holds synced back and is counted",
-				m.st.Synced, m.st.AtTip, m.st.AwaitingCheck, m.checksInFlight())
-		}
+		require.Equal(t, int32(5), m.synced.Height, "synced %d of 5", m.synced.Height)
+		require.Len(t, m.waiting, 1, "announce %v: waiting %d, spot checks %d, unchecked %d; want block 5 waiting after 4 checks", announce, len(m.waiting), m.st.SpotChecks, m.st.Unchecked)
+		require.Equal(t, int32(5), m.waiting[0].height, "announce %v: waiting %d, spot checks %d, unchecked %d; want block 5 waiting after 4 checks", announce, len(m.waiting), m.st.SpotChecks, m.st.Unchecked)
+		require.Equal(t, 4, m.st.SpotChecks, "announce %v: waiting %d, spot checks %d, unchecked %d; want block 5 waiting after 4 checks", announce, len(m.waiting), m.st.SpotChecks, m.st.Unchecked)
+		require.Equal(t, 0, m.st.Unchecked, "announce %v: waiting %d, spot checks %d, unchecked %d; want block 5 waiting after 4 checks", announce, len(m.waiting), m.st.SpotChecks, m.st.Unchecked)
+		require.False(t, m.st.Synced, "synced %v, at tip %v, awaiting %d, checks in flight %d: a waiting check holds synced back and is counted", m.st.Synced, m.st.AtTip, m.st.AwaitingCheck, m.checksInFlight())
+		require.True(t, m.st.AtTip, "synced %v, at tip %v, awaiting %d, checks in flight %d: a waiting check holds synced back and is counted", m.st.Synced, m.st.AtTip, m.st.AwaitingCheck, m.checksInFlight())
+		require.Equal(t, 1, m.st.AwaitingCheck, "synced %v, at tip %v, awaiting %d, checks in flight %d: a waiting check holds synced back and is counted", m.st.Synced, m.st.AtTip, m.st.AwaitingCheck, m.checksInFlight())
+		require.Equal(t, 1, m.checksInFlight(), "synced %v, at tip %v, awaiting %d, checks in flight %d: a waiting check holds synced back and is counted", m.st.Synced, m.st.AtTip, m.st.AwaitingCheck, m.checksInFlight())
 		if announce {
 			other.setChain(chain)
 			inv := wire.NewMsgInv()
@@ -492,18 +466,20 @@ func TestCheckWaitsForSecondPeerToHaveTheBlock(t *testing.T) {
 				other.run()
 				dl.run()
 			}
-			if len(m.waiting) != 0 || m.st.SpotChecks != 5 || m.st.Unchecked != 0 || m.st.Omissions != 0 || !m.st.Synced {
-				t.Fatalf("after the announcement: waiting %d, spot checks %d, unchecked %d, omissions %d, synced %v",
-					len(m.waiting), m.st.SpotChecks, m.st.Unchecked, m.st.Omissions, m.st.Synced)
-			}
+			require.Empty(t, m.waiting, "after the announcement: waiting %d, spot checks %d, unchecked %d, omissions %d, synced %v", len(m.waiting), m.st.SpotChecks, m.st.Unchecked, m.st.Omissions, m.st.Synced)
+			require.Equal(t, 5, m.st.SpotChecks, "after the announcement: waiting %d, spot checks %d, unchecked %d, omissions %d, synced %v", len(m.waiting), m.st.SpotChecks, m.st.Unchecked, m.st.Omissions, m.st.Synced)
+			require.Equal(t, 0, m.st.Unchecked, "after the announcement: waiting %d, spot checks %d, unchecked %d, omissions %d, synced %v", len(m.waiting), m.st.SpotChecks, m.st.Unchecked, m.st.Omissions, m.st.Synced)
+			require.Equal(t, 0, m.st.Omissions, "after the announcement: waiting %d, spot checks %d, unchecked %d, omissions %d, synced %v", len(m.waiting), m.st.SpotChecks, m.st.Unchecked, m.st.Omissions, m.st.Synced)
+			require.True(t, m.st.Synced, "after the announcement: waiting %d, spot checks %d, unchecked %d, omissions %d, synced %v", len(m.waiting), m.st.SpotChecks, m.st.Unchecked, m.st.Omissions, m.st.Synced)
 			continue
 		}
 		clk.now = clk.now.Add(n.cfg.Tuning.CheckWait + time.Second)
 		m.handle(tickMsg{now: clk.now})
-		if len(m.waiting) != 0 || m.st.Unchecked != 1 || m.st.SpotChecks != 4 || !m.st.Synced || m.st.AwaitingCheck != 0 {
-			t.Fatalf("after CheckWait: waiting %d, unchecked %d, spot checks %d, synced %v, awaiting %d",
-				len(m.waiting), m.st.Unchecked, m.st.SpotChecks, m.st.Synced, m.st.AwaitingCheck)
-		}
+		require.Empty(t, m.waiting, "after CheckWait: waiting %d, unchecked %d, spot checks %d, synced %v, awaiting %d", len(m.waiting), m.st.Unchecked, m.st.SpotChecks, m.st.Synced, m.st.AwaitingCheck)
+		require.Equal(t, 1, m.st.Unchecked, "after CheckWait: waiting %d, unchecked %d, spot checks %d, synced %v, awaiting %d", len(m.waiting), m.st.Unchecked, m.st.SpotChecks, m.st.Synced, m.st.AwaitingCheck)
+		require.Equal(t, 4, m.st.SpotChecks, "after CheckWait: waiting %d, unchecked %d, spot checks %d, synced %v, awaiting %d", len(m.waiting), m.st.Unchecked, m.st.SpotChecks, m.st.Synced, m.st.AwaitingCheck)
+		require.True(t, m.st.Synced, "after CheckWait: waiting %d, unchecked %d, spot checks %d, synced %v, awaiting %d", len(m.waiting), m.st.Unchecked, m.st.SpotChecks, m.st.Synced, m.st.AwaitingCheck)
+		require.Equal(t, 0, m.st.AwaitingCheck, "after CheckWait: waiting %d, unchecked %d, spot checks %d, synced %v, awaiting %d", len(m.waiting), m.st.Unchecked, m.st.SpotChecks, m.st.Synced, m.st.AwaitingCheck)
 	}
 }
 
@@ -520,9 +496,10 @@ func TestCheckAskedAgainWhenSecondPeerLeaves(t *testing.T) {
 	second := addSimPeer(t, m, "b:1", chain, 1)
 	third := addSimPeer(t, m, "c:1", chain, 2)
 	dl.run() // both others get the checks and never answer them
-	if m.synced.Height != 3 || m.st.SpotChecks != 3 || second.count(wire.CmdGetData) == 0 || third.count(wire.CmdGetData) == 0 {
-		t.Fatalf("synced %d, spot checks %d", m.synced.Height, m.st.SpotChecks)
-	}
+	require.Equal(t, int32(3), m.synced.Height, "synced %d, spot checks %d", m.synced.Height, m.st.SpotChecks)
+	require.Equal(t, 3, m.st.SpotChecks, "synced %d, spot checks %d", m.synced.Height, m.st.SpotChecks)
+	require.NotEqual(t, 0, second.count(wire.CmdGetData), "synced %d, spot checks %d", m.synced.Height, m.st.SpotChecks)
+	require.NotEqual(t, 0, third.count(wire.CmdGetData), "synced %d, spot checks %d", m.synced.Height, m.st.SpotChecks)
 	second.queue, third.queue = nil, nil
 	fourth := addSimPeer(t, m, "d:1", chain, 3)
 	fourth.run()
@@ -532,9 +509,9 @@ func TestCheckAskedAgainWhenSecondPeerLeaves(t *testing.T) {
 		fourth.run()
 		dl.run()
 	}
-	if m.st.SpotChecks != 6 || m.checksInFlight() != 0 || m.st.Unchecked != 0 {
-		t.Fatalf("spot checks %d (want 3 + 3 again), in flight %d, unchecked %d", m.st.SpotChecks, m.checksInFlight(), m.st.Unchecked)
-	}
+	require.Equal(t, 6, m.st.SpotChecks, "spot checks %d (want 3 + 3 again), in flight %d, unchecked %d", m.st.SpotChecks, m.checksInFlight(), m.st.Unchecked)
+	require.Equal(t, 0, m.checksInFlight(), "spot checks %d (want 3 + 3 again), in flight %d, unchecked %d", m.st.SpotChecks, m.checksInFlight(), m.st.Unchecked)
+	require.Equal(t, 0, m.st.Unchecked, "spot checks %d (want 3 + 3 again), in flight %d, unchecked %d", m.st.SpotChecks, m.checksInFlight(), m.st.Unchecked)
 	// One of two second peers leaving: the other's answer checks it.
 	w2 := watchtest.NewMemWatcher(1, p2wpkh(1))
 	n2, m2 := newTestManager(t, w2, Config{SpotCheckEvery: 1})
@@ -548,9 +525,10 @@ func TestCheckAskedAgainWhenSecondPeerLeaves(t *testing.T) {
 		stays.run()
 		dl2.run()
 	}
-	if m2.st.SpotChecks != 3 || m2.checksInFlight() != 0 || m2.st.Unchecked != 0 || n2.Status().Omissions != 0 {
-		t.Fatalf("one of two gone: spot checks %d, in flight %d, unchecked %d", m2.st.SpotChecks, m2.checksInFlight(), m2.st.Unchecked)
-	}
+	require.Equal(t, 3, m2.st.SpotChecks, "one of two gone: spot checks %d, in flight %d, unchecked %d", m2.st.SpotChecks, m2.checksInFlight(), m2.st.Unchecked)
+	require.Equal(t, 0, m2.checksInFlight(), "one of two gone: spot checks %d, in flight %d, unchecked %d", m2.st.SpotChecks, m2.checksInFlight(), m2.st.Unchecked)
+	require.Equal(t, 0, m2.st.Unchecked, "one of two gone: spot checks %d, in flight %d, unchecked %d", m2.st.SpotChecks, m2.checksInFlight(), m2.st.Unchecked)
+	require.Equal(t, 0, n2.Status().Omissions, "one of two gone: spot checks %d, in flight %d, unchecked %d", m2.st.SpotChecks, m2.checksInFlight(), m2.st.Unchecked)
 }
 
 func TestCheckWaitsForALaggingSecondPeer(t *testing.T) {
@@ -571,12 +549,9 @@ func TestCheckWaitsForALaggingSecondPeer(t *testing.T) {
 	for range 5 {
 		dl.run()
 	}
-	if m.synced.Height != 5 {
-		t.Fatalf("synced %d of 5", m.synced.Height)
-	}
-	if m.st.Unchecked != 0 || len(m.waiting) != 5 {
-		t.Fatalf("unchecked %d, waiting %d; want 0 and 5 checks waiting for the lagging peer", m.st.Unchecked, len(m.waiting))
-	}
+	require.Equal(t, int32(5), m.synced.Height, "synced %d of 5", m.synced.Height)
+	require.Equal(t, 0, m.st.Unchecked, "unchecked %d, waiting %d; want 0 and 5 checks waiting for the lagging peer", m.st.Unchecked, len(m.waiting))
+	require.Len(t, m.waiting, 5, "unchecked %d, waiting %d; want 0 and 5 checks waiting for the lagging peer", m.st.Unchecked, len(m.waiting))
 	// It catches up: its headers clear the lag and the checks go out.
 	other.setChain(chain)
 	hs := wire.NewMsgHeaders()
@@ -588,7 +563,8 @@ func TestCheckWaitsForALaggingSecondPeer(t *testing.T) {
 		other.run()
 		dl.run()
 	}
-	if len(m.waiting) != 0 || m.st.SpotChecks != 5 || m.st.Unchecked != 0 || m.st.Omissions != 0 {
-		t.Fatalf("after it caught up: waiting %d, spot checks %d, unchecked %d, omissions %d", len(m.waiting), m.st.SpotChecks, m.st.Unchecked, m.st.Omissions)
-	}
+	require.Empty(t, m.waiting, "after it caught up: waiting %d, spot checks %d, unchecked %d, omissions %d", len(m.waiting), m.st.SpotChecks, m.st.Unchecked, m.st.Omissions)
+	require.Equal(t, 5, m.st.SpotChecks, "after it caught up: waiting %d, spot checks %d, unchecked %d, omissions %d", len(m.waiting), m.st.SpotChecks, m.st.Unchecked, m.st.Omissions)
+	require.Equal(t, 0, m.st.Unchecked, "after it caught up: waiting %d, spot checks %d, unchecked %d, omissions %d", len(m.waiting), m.st.SpotChecks, m.st.Unchecked, m.st.Omissions)
+	require.Equal(t, 0, m.st.Omissions, "after it caught up: waiting %d, spot checks %d, unchecked %d, omissions %d", len(m.waiting), m.st.SpotChecks, m.st.Unchecked, m.st.Omissions)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/peer"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 // The tests in this file drive the manager's state machine directly:
@@ -103,9 +104,7 @@ func addSimPeer(t testing.TB, m *manager, addr string, chain []*wire.MsgBlock, s
 func newSimPeer(t testing.TB, m *manager, addr string, chain []*wire.MsgBlock, slot int) *simServer {
 	t.Helper()
 	p, err := peer.NewOutboundPeer(&peer.Config{ChainParams: m.n.cfg.Network.Params}, addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	s := &simServer{t: t, m: m, blocks: make(map[chainhash.Hash]*wire.MsgBlock)}
 	s.ps = &peerState{addr: addr, p: p, slot: slot}
 	s.ps.sendHook = func(msg wire.Message) { s.queue = append(s.queue, msg); s.sent = append(s.sent, msg) }
@@ -154,9 +153,7 @@ func (s *simServer) runOne() {
 	switch msg := msg.(type) {
 	case *wire.MsgFilterLoad:
 		f, err := bip37.LoadFilter(msg)
-		if err != nil {
-			s.t.Fatal(err)
-		}
+		require.NoError(s.t, err)
 		f.SetRules(s.rules)
 		s.filter = f
 	case *wire.MsgGetHeaders:
@@ -249,9 +246,7 @@ func (s *simServer) filterLoads() int {
 func newTestManager(t testing.TB, w watch.Watcher, cfg Config) (*Node, *manager) {
 	t.Helper()
 	net, err := netparams.Lookup("regtest")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if cfg.DataDir == "" {
 		cfg.DataDir = t.TempDir()
 	}
@@ -260,14 +255,10 @@ func newTestManager(t testing.TB, w watch.Watcher, cfg Config) (*Node, *manager)
 		cfg.SpotCheckEvery = -1
 	}
 	n, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { _ = n.Stop() })
 	m, err := newManager(n)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return n, m
 }
 
@@ -277,9 +268,7 @@ func genesis(n *Node) *wire.BlockHeader { return &n.cfg.Network.Params.GenesisBl
 func TestManagerGapRaceRefetches(t *testing.T) {
 	script := func(i uint32) []byte { return p2wpkh(byte(0x40 + i)) }
 	w, err := watchtest.NewMemWatcherGap(1, 2, func(i uint32) ([]byte, error) { return script(i), nil })
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	n, m := newTestManager(t, w, Config{Tuning: Tuning{BatchSize: 10}})
 	// Block 2 pays index 1 (watched from the start: reveals 2 and 3) and
 	// index 3 (only found when block 2 is filtered again); block 3 pays
@@ -294,22 +283,15 @@ func TestManagerGapRaceRefetches(t *testing.T) {
 	})
 	s := addSimPeer(t, m, "sim:1", chain, 0)
 	s.run()
-	if got := len(w.Txs()); got != 4 {
-		t.Fatalf("watcher has %d txs, want 4: %+v", got, w.Txs())
-	}
-	if m.synced.Height != 6 || !m.st.Synced {
-		t.Fatalf("synced to %d (%v)", m.synced.Height, m.st.Synced)
-	}
+	got := len(w.Txs())
+	require.Equal(t, 4, got, "watcher has %d txs, want 4: %+v", got, w.Txs())
+	require.Equal(t, int32(6), m.synced.Height, "synced to %d (%v)", m.synced.Height, m.st.Synced)
+	require.True(t, m.st.Synced, "synced to %d (%v)", m.synced.Height, m.st.Synced)
 	_, again := w.Applied()
-	if again == 0 || m.st.Rerequested == 0 {
-		t.Fatalf("block 2 was not filtered again (reapplied %d, rerequested %d)", again, m.st.Rerequested)
-	}
-	if s.filterLoads() < 2 {
-		t.Fatalf("%d filterloads", s.filterLoads())
-	}
-	if m.st.Relevant != 4 {
-		t.Fatalf("status counts %d relevant txs", m.st.Relevant)
-	}
+	require.NotEqual(t, 0, again, "block 2 was not filtered again (reapplied %d, rerequested %d)", again, m.st.Rerequested)
+	require.NotEqual(t, 0, m.st.Rerequested, "block 2 was not filtered again (reapplied %d, rerequested %d)", again, m.st.Rerequested)
+	require.GreaterOrEqual(t, s.filterLoads(), 2, "%d filterloads", s.filterLoads())
+	require.Equal(t, 4, m.st.Relevant, "status counts %d relevant txs", m.st.Relevant)
 }
 
 func TestManagerNoReloadWhenServerHoldsOutpoints(t *testing.T) {
@@ -330,12 +312,9 @@ func TestManagerNoReloadWhenServerHoldsOutpoints(t *testing.T) {
 	})
 	s := addSimPeer(t, m, "sim:1", chain, 0)
 	s.run()
-	if len(w.Txs()) != 2 || w.Balance() != 0 {
-		t.Fatalf("txs %+v balance %d", w.Txs(), w.Balance())
-	}
-	if s.filterLoads() != 1 {
-		t.Fatalf("%d filterloads; the server's UPDATE_ALL outpoint needs no reload", s.filterLoads())
-	}
+	require.Len(t, w.Txs(), 2, "txs %+v balance %d", w.Txs(), w.Balance())
+	require.Equal(t, int64(0), w.Balance(), "txs %+v balance %d", w.Txs(), w.Balance())
+	require.Equal(t, 1, s.filterLoads(), "%d filterloads; the server's UPDATE_ALL outpoint needs no reload", s.filterLoads())
 }
 
 func TestManagerDropsUnmatchedTxs(t *testing.T) {
@@ -354,15 +333,11 @@ func TestManagerDropsUnmatchedTxs(t *testing.T) {
 		return all, b.Transactions
 	}
 	s.run()
-	if m.st.FalsePositives != 0 || m.st.Dropped == 0 {
-		t.Fatalf("false positives %d dropped %d", m.st.FalsePositives, m.st.Dropped)
-	}
-	if s.filterLoads() != 1 {
-		t.Fatalf("%d filterloads: inflated false positives must not reload", s.filterLoads())
-	}
-	if _, banned := n.bans.IsBanned("sim:1"); !banned {
-		t.Fatalf("peer not banned (score %d)", n.bans.Score("sim:1"))
-	}
+	require.Equal(t, 0, m.st.FalsePositives, "false positives %d dropped %d", m.st.FalsePositives, m.st.Dropped)
+	require.NotEqual(t, 0, m.st.Dropped, "false positives %d dropped %d", m.st.FalsePositives, m.st.Dropped)
+	require.Equal(t, 1, s.filterLoads(), "%d filterloads: inflated false positives must not reload", s.filterLoads())
+	_, banned := n.bans.IsBanned("sim:1")
+	require.True(t, banned, "peer not banned (score %d)", n.bans.Score("sim:1"))
 }
 
 func TestManagerBansForgedAnswers(t *testing.T) {
@@ -403,13 +378,11 @@ func TestManagerBansForgedAnswers(t *testing.T) {
 			good := addSimPeer(t, m, "good:1", chain, 1)
 			bad.run()
 			ban, banned := n.bans.IsBanned("bad:1")
-			if !banned || ban.Reason[:len(tc.kind.String())] != tc.kind.String() {
-				t.Fatalf("ban %+v (banned %v), want %v", ban, banned, tc.kind)
-			}
+			require.True(t, banned, "ban %+v (banned %v), want %v", ban, banned, tc.kind)
+			require.Equal(t, tc.kind.String(), ban.Reason[:len(tc.kind.String())], "ban %+v (banned %v), want %v", ban, banned, tc.kind)
 			good.run()
-			if len(w.Txs()) != 3 || m.synced.Height != 3 {
-				t.Fatalf("after the honest peer: %d txs, synced to %d", len(w.Txs()), m.synced.Height)
-			}
+			require.Len(t, w.Txs(), 3, "after the honest peer: %d txs, synced to %d", len(w.Txs()), m.synced.Height)
+			require.Equal(t, int32(3), m.synced.Height, "after the honest peer: %d txs, synced to %d", len(w.Txs()), m.synced.Height)
 		})
 	}
 }
@@ -431,12 +404,10 @@ func TestManagerOmissionSpotCheck(t *testing.T) {
 		liar.run()
 		honest.run()
 	}
-	if _, banned := n.bans.IsBanned("liar:1"); !banned || m.st.Omissions == 0 {
-		t.Fatalf("omission not detected: omissions %d, bans %+v", m.st.Omissions, n.bans.Bans())
-	}
-	if len(w.Txs()) != 3 {
-		t.Fatalf("watcher has %d of 3 txs after the omission", len(w.Txs()))
-	}
+	_, banned := n.bans.IsBanned("liar:1")
+	require.True(t, banned, "omission not detected: omissions %d, bans %+v", m.st.Omissions, n.bans.Bans())
+	require.NotEqual(t, 0, m.st.Omissions, "omission not detected: omissions %d, bans %+v", m.st.Omissions, n.bans.Bans())
+	require.Len(t, w.Txs(), 3, "watcher has %d of 3 txs after the omission", len(w.Txs()))
 }
 
 func TestManagerReorgRollsBack(t *testing.T) {
@@ -451,9 +422,8 @@ func TestManagerReorgRollsBack(t *testing.T) {
 	})
 	s := addSimPeer(t, m, "sim:1", append(append([]*wire.MsgBlock{}, base...), lose...), 0)
 	s.run()
-	if m.synced.Height != 5 || w.Balance() != 200 {
-		t.Fatalf("before the reorg: height %d balance %d", m.synced.Height, w.Balance())
-	}
+	require.Equal(t, int32(5), m.synced.Height, "before the reorg: height %d balance %d", m.synced.Height, w.Balance())
+	require.Equal(t, int64(200), w.Balance(), "before the reorg: height %d balance %d", m.synced.Height, w.Balance())
 	sub := n.Subscribe()
 	defer sub.Cancel()
 	s.setChain(append(append([]*wire.MsgBlock{}, base...), win...))
@@ -462,16 +432,17 @@ func TestManagerReorgRollsBack(t *testing.T) {
 	_ = inv.AddInvVect(wire.NewInvVect(wire.InvTypeBlock, &h))
 	s.deliver(inv)
 	s.run()
-	if m.synced.Height != 6 || m.synced.Hash != h || w.Balance() != 600 || len(w.Txs()) != 3 {
-		t.Fatalf("after the reorg: %+v balance %d txs %d", m.synced, w.Balance(), len(w.Txs()))
-	}
+	require.Equal(t, int32(6), m.synced.Height, "after the reorg: %+v balance %d txs %d", m.synced, w.Balance(), len(w.Txs()))
+	require.Equal(t, h, m.synced.Hash, "after the reorg: %+v balance %d txs %d", m.synced, w.Balance(), len(w.Txs()))
+	require.Equal(t, int64(600), w.Balance(), "after the reorg: %+v balance %d txs %d", m.synced, w.Balance(), len(w.Txs()))
+	require.Len(t, w.Txs(), 3, "after the reorg: %+v balance %d txs %d", m.synced, w.Balance(), len(w.Txs()))
 	r := waitEvent(t, sub, "Reorg", func(ev Event) bool {
 		_, ok := ev.(Reorg)
 		return ok
 	}).(Reorg)
-	if r.ForkHeight != 3 || r.OldHeight != 5 || r.NewHeight != 6 {
-		t.Fatalf("reorg event %+v", r)
-	}
+	require.Equal(t, int32(3), r.ForkHeight, "reorg event %+v", r)
+	require.Equal(t, int32(5), r.OldHeight, "reorg event %+v", r)
+	require.Equal(t, int32(6), r.NewHeight, "reorg event %+v", r)
 }
 
 func TestManagerNotServedAndMissingTxs(t *testing.T) {
@@ -491,18 +462,15 @@ func TestManagerNotServedAndMissingTxs(t *testing.T) {
 		stingy.run()
 		other.run()
 	}
-	if len(w.Txs()) != 2 || m.synced.Height != 2 {
-		t.Fatalf("%d txs, synced to %d", len(w.Txs()), m.synced.Height)
-	}
+	require.Len(t, w.Txs(), 2, "%d txs, synced to %d", len(w.Txs()), m.synced.Height)
+	require.Equal(t, int32(2), m.synced.Height, "%d txs, synced to %d", len(w.Txs()), m.synced.Height)
 	asked := false
 	for _, msg := range stingy.sent {
 		if gd, ok := msg.(*wire.MsgGetData); ok && gd.InvList[0].Type == wire.InvTypeTx {
 			asked = true
 		}
 	}
-	if !asked {
-		t.Fatal("missing matched txs were not asked with MSG_TX")
-	}
+	require.True(t, asked, "missing matched txs were not asked with MSG_TX")
 }
 
 func TestManagerTranscriptRecordsLoads(t *testing.T) {
@@ -514,29 +482,25 @@ func TestManagerTranscriptRecordsLoads(t *testing.T) {
 	m.handle(reloadMsg{reason: transcript.ReasonManual})
 	s.run()
 	all, err := transcript.Read(openFile(t, n.cfg.DataDir+"/"+transcript.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	recs := transcript.FilterRecords(all)
-	if len(recs) != 2 || recs[0].Reason != transcript.ReasonInitial || recs[1].Reason != transcript.ReasonManual {
-		t.Fatalf("records %+v", recs)
-	}
-	if recs[0].Height != 4 || recs[1].Height != 6 || recs[0].Peer != "sim:1" {
-		t.Fatalf("heights %d, %d (birthday 5, tip 6)", recs[0].Height, recs[1].Height)
-	}
+	require.Len(t, recs, 2, "records %+v", recs)
+	require.Equal(t, transcript.ReasonInitial, recs[0].Reason, "records %+v", recs)
+	require.Equal(t, transcript.ReasonManual, recs[1].Reason, "records %+v", recs)
+	require.Equal(t, int32(4), recs[0].Height, "heights %d, %d (birthday 5, tip 6)", recs[0].Height, recs[1].Height)
+	require.Equal(t, int32(6), recs[1].Height, "heights %d, %d (birthday 5, tip 6)", recs[0].Height, recs[1].Height)
+	require.Equal(t, "sim:1", recs[0].Peer, "heights %d, %d (birthday 5, tip 6)", recs[0].Height, recs[1].Height)
 	f, err := bip37.Deserialize(recs[0].Filter)
-	if err != nil || f.Flags() != filterpolicy.FilterFlags || !f.Matches(p2wpkh(1)[2:]) {
-		t.Fatalf("recorded filter %v: %v", f, err)
-	}
+	require.NoError(t, err, "recorded filter %v", f)
+	require.Equal(t, filterpolicy.FilterFlags, f.Flags(), "recorded filter %v: %v", f, err)
+	require.True(t, f.Matches(p2wpkh(1)[2:]), "recorded filter %v: %v", f, err)
 }
 
 // openFile opens path for the test.
 func openFile(t testing.TB, path string) *os.File {
 	t.Helper()
 	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { f.Close() })
 	return f
 }
@@ -558,27 +522,19 @@ func TestManagerReloadsSaturatedFilter(t *testing.T) {
 	s := addSimPeer(t, m, "sim:1", chain, 0)
 	s.run()
 	recs, err := transcript.Read(openFile(t, n.cfg.DataDir+"/"+transcript.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var drift []transcript.Record
 	for _, r := range recs {
 		if r.Reason == transcript.ReasonFPDrift {
 			drift = append(drift, r)
 		}
 	}
-	if len(drift) == 0 {
-		t.Fatalf("no fp-drift reload in %d records", len(recs))
-	}
-	if len(drift[0].Filter) <= len(recs[0].Filter) {
-		t.Fatalf("reloaded filter %d bytes, first %d: capacity did not grow with the elements", len(drift[0].Filter), len(recs[0].Filter))
-	}
-	if len(w.Txs()) != 6 || m.synced.Height != 6 {
-		t.Fatalf("%d txs, synced to %d", len(w.Txs()), m.synced.Height)
-	}
-	if p := m.dl.mirror.CurrentFPRate(); p > 2*0.001 {
-		t.Fatalf("predicted rate %v after the reloads", p)
-	}
+	require.NotEmpty(t, drift, "no fp-drift reload in %d records", len(recs))
+	require.Greater(t, len(drift[0].Filter), len(recs[0].Filter), "reloaded filter %d bytes, first %d: capacity did not grow with the elements", len(drift[0].Filter), len(recs[0].Filter))
+	require.Len(t, w.Txs(), 6, "%d txs, synced to %d", len(w.Txs()), m.synced.Height)
+	require.Equal(t, int32(6), m.synced.Height, "%d txs, synced to %d", len(w.Txs()), m.synced.Height)
+	p := m.dl.mirror.CurrentFPRate()
+	require.LessOrEqual(t, p, 2*0.001, "predicted rate %v after the reloads", p)
 }
 
 // randomMessage returns a random, mostly malformed, peer message; some
@@ -664,12 +620,9 @@ func TestManagerSurvivesRandomMessages(t *testing.T) {
 			honest.run()
 			hostile.run()
 		}
-		if m.st.Err != nil {
-			t.Fatalf("seed %d: sync failed: %v", seed, m.st.Err)
-		}
-		if m.synced.Height != 12 || len(w.Txs()) != 4 {
-			t.Fatalf("seed %d: synced to %d with %d txs, want 12 and 4", seed, m.synced.Height, len(w.Txs()))
-		}
+		require.NoError(t, m.st.Err, "seed %d: sync failed", seed)
+		require.Equal(t, int32(12), m.synced.Height, "seed %d: synced to %d with %d txs, want 12 and 4", seed, m.synced.Height, len(w.Txs()))
+		require.Len(t, w.Txs(), 4, "seed %d: synced to %d with %d txs, want 12 and 4", seed, m.synced.Height, len(w.Txs()))
 	}
 }
 
@@ -688,16 +641,17 @@ func TestManagerWatcherOnStaleBranchAtStart(t *testing.T) {
 	})
 	s := addSimPeer(t, m, "sim:1", append(append([]*wire.MsgBlock{}, base...), lose...), 0)
 	s.run()
-	if sp, _ := w.SyncedTo(); sp.Height != 4 || w.Balance() != 200 {
-		t.Fatalf("first sync: %+v balance %d", sp, w.Balance())
-	}
+	sp, _ := w.SyncedTo()
+	require.Equal(t, int32(4), sp.Height, "first sync: %+v balance %d", sp, w.Balance())
+	require.Equal(t, int64(200), w.Balance(), "first sync: %+v balance %d", sp, w.Balance())
 	_, m2 := newTestManager(t, w, Config{})
 	s2 := addSimPeer(t, m2, "sim:2", append(append([]*wire.MsgBlock{}, base...), win...), 0)
 	s2.run()
-	sp, _ := w.SyncedTo()
-	if sp.Height != 5 || sp.Hash != win[2].BlockHash() || w.Balance() != 600 || len(w.Txs()) != 3 {
-		t.Fatalf("after restart: %+v balance %d txs %d", sp, w.Balance(), len(w.Txs()))
-	}
+	sp, _ = w.SyncedTo()
+	require.Equal(t, int32(5), sp.Height, "after restart: %+v balance %d txs %d", sp, w.Balance(), len(w.Txs()))
+	require.Equal(t, win[2].BlockHash(), sp.Hash, "after restart: %+v balance %d txs %d", sp, w.Balance(), len(w.Txs()))
+	require.Equal(t, int64(600), w.Balance(), "after restart: %+v balance %d txs %d", sp, w.Balance(), len(w.Txs()))
+	require.Len(t, w.Txs(), 3, "after restart: %+v balance %d txs %d", sp, w.Balance(), len(w.Txs()))
 }
 
 func TestManagerMempool(t *testing.T) {
@@ -709,12 +663,10 @@ func TestManagerMempool(t *testing.T) {
 	noise := payTo(2, 5, p2wpkh(9))
 	s.mempool = map[chainhash.Hash]*wire.MsgTx{pay.TxHash(): pay, noise.TxHash(): noise}
 	s.run()
-	if !m.st.Synced {
-		t.Fatal("not synced")
-	}
-	if got := w.Mempool(); len(got) != 1 || got[pay.TxHash()].Amount != 777 {
-		t.Fatalf("mempool %+v", got)
-	}
+	require.True(t, m.st.Synced, "not synced")
+	got := w.Mempool()
+	require.Len(t, got, 1, "mempool %+v", got)
+	require.Equal(t, int64(777), got[pay.TxHash()].Amount, "mempool %+v", got)
 	// An announced tx that does not match the filter is dropped, never
 	// offered to the watcher, and not scored: a server may announce its
 	// mempool unfiltered (bcoin answers BIP35 mempool that way).
@@ -723,9 +675,10 @@ func TestManagerMempool(t *testing.T) {
 	_ = inv.AddInvVect(wire.NewInvVect(wire.InvTypeTx, &id))
 	s.deliver(inv)
 	s.run()
-	if m.st.Dropped != 1 || n.bans.Score("sim:1") != 0 || len(w.Mempool()) != 1 || m.st.MempoolTxs != 1 {
-		t.Fatalf("dropped %d score %d mempool %d offered %d", m.st.Dropped, n.bans.Score("sim:1"), len(w.Mempool()), m.st.MempoolTxs)
-	}
+	require.Equal(t, 1, m.st.Dropped, "dropped %d score %d mempool %d offered %d", m.st.Dropped, n.bans.Score("sim:1"), len(w.Mempool()), m.st.MempoolTxs)
+	require.Equal(t, uint32(0), n.bans.Score("sim:1"), "dropped %d score %d mempool %d offered %d", m.st.Dropped, n.bans.Score("sim:1"), len(w.Mempool()), m.st.MempoolTxs)
+	require.Len(t, w.Mempool(), 1, "dropped %d score %d mempool %d offered %d", m.st.Dropped, n.bans.Score("sim:1"), len(w.Mempool()), m.st.MempoolTxs)
+	require.Equal(t, 1, m.st.MempoolTxs, "dropped %d score %d mempool %d offered %d", m.st.Dropped, n.bans.Score("sim:1"), len(w.Mempool()), m.st.MempoolTxs)
 	// Mined, the payment becomes a confirmed tx.
 	s.setChain(append(chain, mineBlocks(t, n.cfg.Network, &chain[1].Header, 1, func(int) []*wire.MsgTx { return []*wire.MsgTx{pay} })...))
 	inv = wire.NewMsgInv()
@@ -733,9 +686,10 @@ func TestManagerMempool(t *testing.T) {
 	_ = inv.AddInvVect(wire.NewInvVect(wire.InvTypeBlock, &h))
 	s.deliver(inv)
 	s.run()
-	if tx, ok := w.Txs()[pay.TxHash()]; !ok || tx.Height != 3 || len(w.Mempool()) != 0 {
-		t.Fatalf("confirmed %+v (%v), mempool %d", tx, ok, len(w.Mempool()))
-	}
+	tx, ok := w.Txs()[pay.TxHash()]
+	require.True(t, ok, "confirmed %+v (%v), mempool %d", tx, ok, len(w.Mempool()))
+	require.Equal(t, int32(3), tx.Height, "confirmed %+v (%v), mempool %d", tx, ok, len(w.Mempool()))
+	require.Empty(t, w.Mempool(), "confirmed %+v (%v), mempool %d", tx, ok, len(w.Mempool()))
 }
 
 // TestManagerDropsUnconnectingAnnouncer checks that a peer announcing
@@ -754,21 +708,14 @@ func TestManagerDropsUnconnectingAnnouncer(t *testing.T) {
 	for i, b := range orphans {
 		msg := wire.NewMsgHeaders()
 		hdr := b.Header
-		if err := msg.AddBlockHeader(&hdr); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, msg.AddBlockHeader(&hdr))
 		s.deliver(msg)
 		if i < maxUnconnectingHeaders {
-			if !s.ps.ready {
-				t.Fatalf("dropped after %d unconnecting announcements, want more patience", i+1)
-			}
+			require.True(t, s.ps.ready, "dropped after %d unconnecting announcements, want more patience", i+1)
 			s.run() // the honest answer to our getheaders: nothing new
 		}
 	}
-	if s.ps.ready {
-		t.Fatalf("still connected after %d unconnecting announcements", len(orphans))
-	}
-	if score := n.bans.Score("announcer:1"); score == 0 {
-		t.Fatal("no misbehaviour scored")
-	}
+	require.False(t, s.ps.ready, "still connected after %d unconnecting announcements", len(orphans))
+	score := n.bans.Score("announcer:1")
+	require.NotEqual(t, uint32(0), score, "no misbehaviour scored")
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/testnet/bcoin"
 	"github.com/bloomwatch/bloomwatch/testnet/dnsseed"
 	"github.com/bloomwatch/bloomwatch/transcript"
+	"github.com/stretchr/testify/require"
 )
 
 // transportChain is a server with a built scenario chain and the keyring
@@ -34,20 +35,14 @@ type transportChain struct {
 func newTransportChain(t *testing.T, srv *testnet.Chain) *transportChain {
 	t.Helper()
 	key, err := testnet.NewKeyring(testnet.DemoSeed, regtest(t).Params)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	xpub, err := key.Xpub(testnet.PurposeBIP84)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	truth, err := srv.BuildChain(t.Context(), testnet.ChainSpec{
 		Blocks: 30, TxsPerBlock: 2, Keyring: key, Purpose: testnet.PurposeBIP84,
 		WatchAddrs: 6, PaymentsPerAddr: 2, SpendFraction: 0.3, Seed: 26,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return &transportChain{srv: srv, key: key, xpub: xpub, truth: truth, birth: truth.StartHeight + 1}
 }
 
@@ -61,18 +56,12 @@ func transportNode(t *testing.T, c *transportChain, tp spv.Transport, addr strin
 	cfg.Transport = tp
 	cfg.Tuning.HandshakeTimeout = 5 * time.Second
 	n, err := spv.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	sub := n.Subscribe()
 	t.Cleanup(sub.Cancel)
-	if err := n.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, n.Start(context.Background()))
 	t.Cleanup(func() {
-		if err := n.Stop(); err != nil {
-			t.Errorf("stop node: %v", err)
-		}
+		require.NoError(t, n.Stop(), "stop node")
 	})
 	return n, sub
 }
@@ -91,33 +80,22 @@ func syncedOver(t *testing.T, c *transportChain, tp spv.Transport, addr, want st
 		o(&cfg)
 	}
 	n, err := spv.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	sub := n.Subscribe()
 	defer sub.Cancel()
-	if err := n.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, n.Start(context.Background()))
 	t.Cleanup(func() {
-		if err := n.Stop(); err != nil {
-			t.Errorf("stop node: %v", err)
-		}
+		require.NoError(t, n.Stop(), "stop node")
 	})
 	implWaitAt(t, n, c.truth.TipHash, time.Minute)
 	view, err := c.srv.ScanTruth(t.Context(), c.key, testnet.PurposeBIP84, c.birth)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if view.Balance != c.truth.Balance || len(view.Txs) != len(c.truth.Txs) {
-		t.Fatalf("the node's view (%d sat, %d txs) differs from the built chain's (%d, %d)",
-			view.Balance, len(view.Txs), c.truth.Balance, len(c.truth.Txs))
-	}
+	require.NoError(t, err)
+	require.Equal(t, c.truth.Balance, view.Balance, "the node's view (%d sat, %d txs) differs from the built chain's (%d, %d)", view.Balance, len(view.Txs), c.truth.Balance, len(c.truth.Txs))
+	require.Len(t, view.Txs, len(c.truth.Txs), "the node's view (%d sat, %d txs) differs from the built chain's (%d, %d)", view.Balance, len(view.Txs), c.truth.Balance, len(c.truth.Txs))
 	implRequireWallet(t, w, view)
 	peers := n.Peers()
-	if len(peers) != 1 || peers[0].Transport != want {
-		t.Fatalf("peers %+v, want one over %s", peers, want)
-	}
+	require.Len(t, peers, 1, "peers %+v, want one over %s", peers, want)
+	require.Equal(t, want, peers[0].Transport, "peers %+v, want one over %s", peers, want)
 	var loads []transcript.Record
 	for {
 		select {
@@ -130,13 +108,11 @@ func syncedOver(t *testing.T, c *transportChain, tp spv.Transport, addr, want st
 		}
 		break
 	}
-	if len(loads) == 0 {
-		t.Fatal("no filterload event")
-	}
+	require.NotEmpty(t, loads, "no filterload event")
 	for _, r := range loads {
-		if r.Transport != want || r.V != transcript.TransportVersion || r.Wire == 0 {
-			t.Errorf("filterload record: transport %q v %d wire %d, want %s, v%d, a wire length", r.Transport, r.V, r.Wire, want, transcript.TransportVersion)
-		}
+		require.Equal(t, want, r.Transport, "filterload record: transport %q v %d wire %d, want %s, v%d, a wire length", r.Transport, r.V, r.Wire, want, transcript.TransportVersion)
+		require.Equal(t, transcript.TransportVersion, r.V, "filterload record: transport %q v %d wire %d, want %s, v%d, a wire length", r.Transport, r.V, r.Wire, want, transcript.TransportVersion)
+		require.NotEqual(t, 0, r.Wire, "filterload record: transport %q v %d wire %d, want %s, v%d, a wire length", r.Transport, r.V, r.Wire, want, transcript.TransportVersion)
 	}
 	return n, loads
 }
@@ -148,9 +124,7 @@ func plainWant(want string) bool { return want == transcript.TransportV1 }
 func filterBits(t *testing.T, r transcript.Record) []byte {
 	t.Helper()
 	f, err := bip37.Deserialize(r.Filter)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return f.Bits()
 }
 
@@ -176,9 +150,7 @@ func TestTransportAgainstBtcd(t *testing.T) {
 	} {
 		t.Run(string(tc.policy), func(t *testing.T) {
 			relay, err := testnet.StartRelay(t.Context(), h.Node().P2PAddr())
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			defer relay.Close()
 			var tapMu sync.Mutex
 			var taps []spv.WirePacket
@@ -189,9 +161,7 @@ func TestTransportAgainstBtcd(t *testing.T) {
 					tapMu.Unlock()
 				}
 			})
-			if err := n.Stop(); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, n.Stop())
 			up, down := relay.Recording()
 			// What the node counted on its side of the wire is what
 			// the relay saw: every byte sent, and every message's
@@ -210,26 +180,20 @@ func TestTransportAgainstBtcd(t *testing.T) {
 				}
 			}
 			tapMu.Unlock()
-			if sent != len(up) || recvd > len(down) || (plainWant(tc.want) && recvd != len(down)) {
-				t.Errorf("the node counted %d bytes sent, %d received; the relay saw %d up, %d down", sent, recvd, len(up), len(down))
-			}
-			if burst != loads[0].Wire {
-				t.Errorf("the first filterload left in a %d-byte write, its record says %d", burst, loads[0].Wire)
-			}
+			require.Equal(t, len(up), sent, "the node counted %d bytes sent, %d received; the relay saw %d up, %d down", sent, recvd, len(up), len(down))
+			require.LessOrEqual(t, recvd, len(down), "the node counted %d bytes sent, %d received; the relay saw %d up, %d down", sent, recvd, len(up), len(down))
+			require.False(t, plainWant(tc.want) && recvd != len(down), "the node counted %d bytes sent, %d received; the relay saw %d up, %d down", sent, recvd, len(up), len(down))
+			require.Equal(t, loads[0].Wire, burst, "the first filterload left in a %d-byte write, its record says %d", burst, loads[0].Wire)
 			both := append(append([]byte(nil), up...), down...)
 			plain := tc.want == transcript.TransportV1
 			for _, s := range []string{"filterload", "merkleblock"} {
-				if got := bytes.Contains(both, []byte(s)); got != plain {
-					t.Errorf("%q in the recording: %v, want %v (%d bytes up, %d down)", s, got, plain, len(up), len(down))
-				}
+				got := bytes.Contains(both, []byte(s))
+				require.Equal(t, plain, got, "%q in the recording: %v, want %v (%d bytes up, %d down)", s, got, plain, len(up), len(down))
 			}
 			bits := filterBits(t, loads[0])
-			if len(bits) < 16 {
-				t.Fatalf("a %d-byte filter is too short to look for", len(bits))
-			}
-			if got := bytes.Contains(up, bits); got != plain {
-				t.Errorf("the filter's %d bytes in the recording: %v, want %v", len(bits), got, plain)
-			}
+			require.GreaterOrEqual(t, len(bits), 16, "a %d-byte filter is too short to look for", len(bits))
+			got := bytes.Contains(up, bits)
+			require.Equal(t, plain, got, "the filter's %d bytes in the recording: %v, want %v", len(bits), got, plain)
 			t.Logf("%s: %d bytes up, %d down, %d reads; filterload wire %d bytes (filter %d)",
 				tc.policy, len(up), len(down), len(relay.Chunks()), loads[0].Wire, len(bits))
 		})
@@ -262,9 +226,8 @@ func TestTransportFallback(t *testing.T) {
 				syncedOver(t, c, spv.TransportAuto, c.srv.P2PAddr(), transcript.TransportV1, func(cfg *spv.Config) {
 					cfg.Log = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 				})
-				if got := logs.count("reconnecting over v1", fmt.Sprintf("v2_handshake=%q", s.how)); got != 1 {
-					t.Errorf("%d v2 attempts that %s, want 1", got, s.how)
-				}
+				got := logs.count("reconnecting over v1", fmt.Sprintf("v2_handshake=%q", s.how))
+				require.Equal(t, 1, got, "%d v2 attempts that %s, want 1", got, s.how)
 				t.Logf("synced over v1 after the v2 attempt in %s", time.Since(mark).Round(time.Millisecond))
 			})
 			t.Run("v2 refused", func(t *testing.T) {
@@ -275,20 +238,18 @@ func TestTransportFallback(t *testing.T) {
 					case ev := <-sub.Events():
 						switch ev := ev.(type) {
 						case spv.PeerConnected:
-							t.Fatalf("connected to a v1 server under --transport v2: %+v", ev.Peer)
+							require.FailNow(t, fmt.Sprintf("connected to a v1 server under --transport v2: %+v", ev.Peer))
 						case spv.FilterLoaded:
-							t.Fatalf("a filter sent under --transport v2 to a v1 server: %+v", ev)
+							require.FailNow(t, fmt.Sprintf("a filter sent under --transport v2 to a v1 server: %+v", ev))
 						case spv.PeerDisconnected:
-							if ev.Reason != spv.ErrPeerPlaintext.Error() {
-								t.Fatalf("disconnected for %q, want %q", ev.Reason, spv.ErrPeerPlaintext)
-							}
-							if st := n.Status(); st.Synced || len(st.Peers) != 0 {
-								t.Fatalf("status %+v", st)
-							}
+							require.Equal(t, spv.ErrPeerPlaintext.Error(), ev.Reason, "disconnected for %q, want %q", ev.Reason, spv.ErrPeerPlaintext)
+							st := n.Status()
+							require.False(t, st.Synced, "status %+v", st)
+							require.Empty(t, st.Peers, "status %+v", st)
 							return
 						}
 					case <-deadline:
-						t.Fatal("no refusal within 30 s")
+						require.FailNow(t, "no refusal within 30 s")
 					}
 				}
 			})
@@ -326,13 +287,10 @@ func TestSeedPeerReachedAgainOverV2(t *testing.T) {
 				cfg.Log = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 				dir = cfg.DataDir
 			})
-			if got := logs.count("reconnecting over v2 before sending a filter"); got != tc.upgrades {
-				t.Errorf("%d reconnections over v2, want %d", got, tc.upgrades)
-			}
+			got := logs.count("reconnecting over v2 before sending a filter")
+			require.Equal(t, tc.upgrades, got, "%d reconnections over v2, want %d", got, tc.upgrades)
 			for _, r := range readTranscript(t, dir) {
-				if r.Transport != tc.want {
-					t.Errorf("record %d (%s) left over %q, want %s", r.Seq, r.Kind, r.Transport, tc.want)
-				}
+				require.Equal(t, tc.want, r.Transport, "record %d (%s) left over %q, want %s", r.Seq, r.Kind, r.Transport, tc.want)
 			}
 		})
 	}

@@ -2,6 +2,8 @@ package testnet
 
 import (
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // benchChain builds spec b.N times on one harness and reports blocks and
@@ -9,9 +11,7 @@ import (
 func benchChain(b *testing.B, spec ChainSpec) {
 	h := NewT(b, Options{})
 	key, err := NewKeyring(DemoSeed, h.Params())
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	spec.Keyring = key
 	b.ResetTimer()
 	txs := 0
@@ -19,7 +19,7 @@ func benchChain(b *testing.B, spec ChainSpec) {
 		spec.Seed = int64(i)
 		truth, err := h.BuildChain(b.Context(), spec)
 		if err != nil {
-			b.Fatal(err)
+			require.NoError(b, err)
 		}
 		txs += truth.NoiseTxs + len(truth.Txs)
 	}
@@ -38,7 +38,7 @@ func BenchmarkMineEmpty(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		for range blocks {
 			if _, err := h.Mine(1); err != nil {
-				b.Fatal(err)
+				require.NoError(b, err)
 			}
 		}
 	}
@@ -63,10 +63,10 @@ func BenchmarkNewHarness(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		h, err := New(b.Context(), Options{})
 		if err != nil {
-			b.Fatal(err)
+			require.NoError(b, err)
 		}
 		if err := h.Close(); err != nil {
-			b.Fatal(err)
+			require.NoError(b, err)
 		}
 	}
 }
@@ -76,10 +76,10 @@ func BenchmarkStartNode(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		n, err := StartNode(b.Context(), Config{})
 		if err != nil {
-			b.Fatal(err)
+			require.NoError(b, err)
 		}
 		if err := n.Stop(); err != nil {
-			b.Fatal(err)
+			require.NoError(b, err)
 		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestDriver runs the live-chain driver for a dozen fast blocks, with a
@@ -15,13 +17,9 @@ func TestDriver(t *testing.T) {
 	}
 	h := NewT(t, Options{})
 	key, err := NewKeyring(DemoSeed, h.Params())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	_, start, err := h.Node().BestBlock()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var mu sync.Mutex
 	var whats []string
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -34,22 +32,14 @@ func TestDriver(t *testing.T) {
 			mu.Unlock()
 		},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for d.Blocks() < 8 && d.Err() == nil && ctx.Err() == nil {
 		time.Sleep(50 * time.Millisecond)
 	}
-	if err := d.Stop(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, d.Stop())
 	_, end, err := h.Node().BestBlock()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if end < start+7 {
-		t.Errorf("height %d -> %d after %d steps", start, end, d.Blocks())
-	}
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, end, start+7, "height %d -> %d after %d steps", start, end, d.Blocks())
 	mu.Lock()
 	defer mu.Unlock()
 	var paid, reorg bool
@@ -57,7 +47,6 @@ func TestDriver(t *testing.T) {
 		paid = paid || len(w) > 4 && w[:4] == "paid"
 		reorg = reorg || len(w) > 5 && w[:5] == "reorg"
 	}
-	if !paid || !reorg {
-		t.Errorf("steps %q: want a wallet payment and a reorg", whats)
-	}
+	require.True(t, paid, "steps %q: want a wallet payment and a reorg", whats)
+	require.True(t, reorg, "steps %q: want a wallet payment and a reorg", whats)
 }

@@ -1,6 +1,7 @@
 package testnet
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/btcsuite/btcd/chaincfg"
@@ -51,7 +52,7 @@ func TestKeyringMatchesWallet(t *testing.T) {
 				case "m/86'":
 					purpose = PurposeBIP86
 				default:
-					t.Fatalf("unexpected scope %q", info.Scope)
+					require.FailNow(t, fmt.Sprintf("unexpected scope %q", info.Scope))
 				}
 				addr, err := key.Address(purpose, info.Branch, info.Index)
 				require.NoError(t, err)

@@ -149,35 +149,27 @@ func TestPlanProperties(t *testing.T) {
 		}
 		r := rand.New(rand.NewSource(rapid.Int64().Draw(rt, "seed")))
 		pays := plan(&spec, r)
-		if len(pays) != spec.WatchAddrs*spec.PaymentsPerAddr {
-			rt.Fatalf("%d payments, want %d", len(pays), spec.WatchAddrs*spec.PaymentsPerAddr)
-		}
+		require.Len(rt, pays, spec.WatchAddrs*spec.PaymentsPerAddr, "%d payments, want %d", len(pays), spec.WatchAddrs*spec.PaymentsPerAddr)
 		count := map[uint32]int{}
 		next := uint32(0)
 		spends, prevBlock := 0, 0
 		for _, p := range pays {
-			if p.block < prevBlock || p.block >= spec.Blocks {
-				rt.Fatalf("payment block %d out of order or range", p.block)
-			}
+			require.GreaterOrEqual(rt, p.block, prevBlock, "payment block %d out of order or range", p.block)
+			require.Less(rt, p.block, spec.Blocks, "payment block %d out of order or range", p.block)
 			prevBlock = p.block
 			if count[p.addr] == 0 {
-				if p.addr != next {
-					rt.Fatalf("first payment to %d before %d", p.addr, next)
-				}
+				require.Equal(rt, next, p.addr, "first payment to %d before %d", p.addr, next)
 				next++
 			}
 			count[p.addr]++
 			if p.spend >= 0 {
 				spends++
-				if p.spend <= p.block || p.spend >= spec.Blocks {
-					rt.Fatalf("spend at %d of a payment at %d", p.spend, p.block)
-				}
+				require.Greater(rt, p.spend, p.block, "spend at %d of a payment at %d", p.spend, p.block)
+				require.Less(rt, p.spend, spec.Blocks, "spend at %d of a payment at %d", p.spend, p.block)
 			}
 		}
 		for a, c := range count {
-			if c != spec.PaymentsPerAddr {
-				rt.Fatalf("address %d paid %d times", a, c)
-			}
+			require.Equal(rt, spec.PaymentsPerAddr, c, "address %d paid %d times", a, c)
 		}
 		spendable := 0
 		for _, p := range pays {
@@ -185,8 +177,7 @@ func TestPlanProperties(t *testing.T) {
 				spendable++
 			}
 		}
-		if want := min(int(math.Round(float64(len(pays))*spec.SpendFraction)), spendable); spends != want {
-			rt.Fatalf("%d spends of %d payments (%d spendable) at fraction %v, want %d", spends, len(pays), spendable, spec.SpendFraction, want)
-		}
+		want := min(int(math.Round(float64(len(pays))*spec.SpendFraction)), spendable)
+		require.Equal(rt, want, spends, "%d spends of %d payments (%d spendable) at fraction %v, want %d", spends, len(pays), spendable, spec.SpendFraction, want)
 	})
 }

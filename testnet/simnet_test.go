@@ -73,8 +73,8 @@ func TestStartNodePortTaken(t *testing.T) {
 	n, err := StartNode(context.Background(), Config{RPCPort: port})
 	if err == nil {
 		n.Stop()
-		t.Fatal("btcd started with its RPC port taken")
 	}
+	require.Error(t, err, "btcd started with its RPC port taken")
 	require.ErrorIs(t, err, ErrNodeExited)
 }
 

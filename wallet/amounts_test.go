@@ -92,27 +92,27 @@ func BenchmarkSummaryReads(b *testing.B) {
 	b.Cleanup(func() { _ = w.Close() })
 	for _, fb := range fbs {
 		if _, err := w.ApplyBlock(fb); err != nil {
-			b.Fatal(err)
+			require.NoError(b, err)
 		}
 	}
 	require.NoError(b, w.Flush())
 	b.Run("holdings", func(b *testing.B) {
 		for range b.N {
 			if _, err := w.Holdings(); err != nil {
-				b.Fatal(err)
+				require.NoError(b, err)
 			}
 		}
 	})
 	b.Run("three", func(b *testing.B) {
 		for range b.N {
 			if _, err := w.Balance(); err != nil {
-				b.Fatal(err)
+				require.NoError(b, err)
 			}
 			if _, err := w.Txs(); err != nil {
-				b.Fatal(err)
+				require.NoError(b, err)
 			}
 			if _, err := w.UTXOs(); err != nil {
-				b.Fatal(err)
+				require.NoError(b, err)
 			}
 		}
 	})

@@ -30,7 +30,7 @@ func BenchmarkFirstSyncBatch(b *testing.B) {
 				b.StartTimer()
 				for _, fb := range fbs {
 					if _, err := w.ApplyBlock(fb); err != nil {
-						b.Fatal(err)
+						require.NoError(b, err)
 					}
 				}
 				require.NoError(b, w.Flush())

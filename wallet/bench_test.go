@@ -51,11 +51,11 @@ func BenchmarkApplyBlock(b *testing.B) {
 			b.ResetTimer()
 			for _, blk := range blocks {
 				if _, err := w.ApplyBlock(blk.filtered()); err != nil {
-					b.Fatal(err)
+					require.NoError(b, err)
 				}
 			}
 			if err := w.Flush(); err != nil {
-				b.Fatal(err)
+				require.NoError(b, err)
 			}
 		})
 	}

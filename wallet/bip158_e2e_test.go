@@ -2,6 +2,7 @@ package wallet_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -42,7 +43,7 @@ func syncOverBIP158(t *testing.T, w *wallet.Wallet, addr string, tip int32) spv.
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("light node did not sync to %d over BIP158: %+v", tip, st)
+			require.FailNow(t, fmt.Sprintf("light node did not sync to %d over BIP158: %+v", tip, st))
 		case <-time.After(50 * time.Millisecond):
 		}
 	}

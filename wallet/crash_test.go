@@ -101,7 +101,7 @@ func (c *crashChild) next(t *testing.T) int32 {
 		}
 	}
 	require.NoError(t, c.out.Err())
-	t.Fatal("child ended without reporting done")
+	require.FailNow(t, "child ended without reporting done")
 	return -1
 }
 

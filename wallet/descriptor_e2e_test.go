@@ -55,7 +55,7 @@ func payTo(t *testing.T, h *testnet.Harness, key *testnet.Keyring, purpose, bran
 			return wire.OutPoint{Hash: tx.TxHash(), Index: uint32(i)}
 		}
 	}
-	t.Fatalf("payment %v has no output to %x", tx.TxHash(), script)
+	require.FailNow(t, fmt.Sprintf("payment %v has no output to %x", tx.TxHash(), script))
 	return wire.OutPoint{}
 }
 
@@ -158,7 +158,7 @@ func TestDescriptorWalletSyncsTaprootOverP2P(t *testing.T) {
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("light node did not sync to %d: %+v", tip, st)
+			require.FailNow(t, fmt.Sprintf("light node did not sync to %d: %+v", tip, st))
 		case <-time.After(50 * time.Millisecond):
 		}
 	}

@@ -2,6 +2,7 @@ package wallet_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -39,7 +40,7 @@ func syncLightNode(t *testing.T, w *wallet.Wallet, addr string, tip int32) {
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("light node did not sync to %d: %+v", tip, st)
+			require.FailNow(t, fmt.Sprintf("light node did not sync to %d: %+v", tip, st))
 		case <-time.After(50 * time.Millisecond):
 		}
 	}

@@ -158,9 +158,7 @@ func TestMultisigWalletSyncsGrowsAndReopens(t *testing.T) {
 	// keys, which no filter element is: it matches by its outpoint) to a
 	// foreign script with change to change index 1.
 	spend := f.tx([]wire.OutPoint{op(pay, 0)}, output{foreignScript(2), 40_000}, output{c.p2wsh(t, 1, 1), 29_000})
-	if !bytes.Equal(pay.TxOut[0].PkScript, c.p2wsh(t, 0, last)) {
-		t.Fatal("the payment's wallet output is not its first")
-	}
+	require.Equal(t, c.p2wsh(t, 0, last), pay.TxOut[0].PkScript, "the payment's wallet output is not its first")
 	res = mustApply(t, w, chain.add(spend).filtered())
 	require.Equal(t, spend.TxHash(), res.Relevant[0])
 	require.Equal(t, int64(29_000-70_000), res.Amounts[spend.TxHash()])

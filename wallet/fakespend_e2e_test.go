@@ -2,6 +2,7 @@ package wallet_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -35,7 +36,7 @@ func waitWallet(t *testing.T, node *spv.Node, what string, cond func() bool) {
 		require.NoError(t, node.Status().Err)
 		select {
 		case <-ctx.Done():
-			t.Fatalf("timed out waiting for %s: %+v", what, node.Status())
+			require.FailNow(t, fmt.Sprintf("timed out waiting for %s: %+v", what, node.Status()))
 		case <-time.After(50 * time.Millisecond):
 		}
 	}

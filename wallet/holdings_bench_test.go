@@ -65,7 +65,7 @@ func holdingsFixture(b *testing.B, dir, shape string, n int) {
 			chain.blocks = nil
 		}
 	default:
-		b.Fatalf("unknown shape %q", shape)
+		require.FailNow(b, fmt.Sprintf("unknown shape %q", shape))
 	}
 	res, err := w.ApplyMempoolTx(f.tx(nil, output{script, 7_000}))
 	require.NoError(b, err)
@@ -116,26 +116,26 @@ func BenchmarkHoldingsScale(b *testing.B) {
 						case "open":
 							w, err := Open(dir)
 							if err != nil {
-								b.Fatal(err)
+								require.NoError(b, err)
 							}
 							if err := w.Close(); err != nil {
-								b.Fatal(err)
+								require.NoError(b, err)
 							}
 						case "balance":
 							bal, err := w.Balance()
 							if err != nil {
-								b.Fatal(err)
+								require.NoError(b, err)
 							}
 							if bal.Confirmed == 0 {
-								b.Fatal("no confirmed balance")
+								require.NotZero(b, bal.Confirmed, "no confirmed balance")
 							}
 						case "utxos":
 							u, err := w.UTXOs()
 							if err != nil {
-								b.Fatal(err)
+								require.NoError(b, err)
 							}
 							if len(u) != n+1 {
-								b.Fatalf("%d utxos, want %d", len(u), n+1)
+								require.Len(b, u, n+1, "%d utxos, want %d", len(u), n+1)
 							}
 						}
 					}

@@ -37,7 +37,8 @@ func BenchmarkApplyMempoolTxPending(b *testing.B) {
 			b.ResetTimer()
 			for _, tx := range txs {
 				if res, err := w.ApplyMempoolTx(tx); err != nil || !res.Relevant {
-					b.Fatal(res, err)
+					require.NoError(b, err, "%v", res)
+					require.True(b, res.Relevant, "%v %v", res, err)
 				}
 			}
 			b.StopTimer()
@@ -49,8 +50,6 @@ func BenchmarkApplyMempoolTxPending(b *testing.B) {
 // processCPU returns the CPU time (user and system) the process has used.
 func processCPU(tb testing.TB) time.Duration {
 	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

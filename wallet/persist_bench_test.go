@@ -133,7 +133,7 @@ func BenchmarkPersistFloor(b *testing.B) {
 						return nil
 					})
 					if err != nil {
-						b.Fatal(err)
+						require.NoError(b, err)
 					}
 				}
 				cpu.stop(b)
@@ -154,7 +154,7 @@ func BenchmarkPersistFloor(b *testing.B) {
 				cpu.start(b)
 				for _, fb := range fbs {
 					if _, err := w.ApplyBlock(fb); err != nil {
-						b.Fatal(err)
+						require.NoError(b, err)
 					}
 				}
 				require.NoError(b, w.Flush())

@@ -303,14 +303,14 @@ func BenchmarkAddressCounts(b *testing.B) {
 	b.Run("AddressCounts", func(b *testing.B) {
 		for range b.N {
 			if _, err := w.AddressCounts(); err != nil {
-				b.Fatal(err)
+				require.NoError(b, err)
 			}
 		}
 	})
 	b.Run("Addresses", func(b *testing.B) {
 		for range b.N {
 			if _, err := w.Addresses(); err != nil {
-				b.Fatal(err)
+				require.NoError(b, err)
 			}
 		}
 	})

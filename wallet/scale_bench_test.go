@@ -57,10 +57,10 @@ func BenchmarkCreateImported(b *testing.B) {
 				dir := b.TempDir()
 				w, err := Create(dir, CreateConfig{Network: "regtest", Addresses: addrs})
 				if err != nil {
-					b.Fatal(err)
+					require.NoError(b, err)
 				}
 				if err := w.Close(); err != nil {
-					b.Fatal(err)
+					require.NoError(b, err)
 				}
 			}
 		})
@@ -84,7 +84,7 @@ func BenchmarkAddAddress(b *testing.B) {
 			b.ResetTimer()
 			for _, a := range next {
 				if _, err := w.AddAddress(a); err != nil {
-					b.Fatal(err)
+					require.NoError(b, err)
 				}
 			}
 		})
@@ -103,7 +103,7 @@ func BenchmarkAddAddressWatched(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		if _, err := w.AddAddress(addrs[i%len(addrs)]); !errors.Is(err, ErrDuplicate) {
-			b.Fatalf("AddAddress of a watched address: %v", err)
+			require.ErrorIs(b, err, ErrDuplicate, "AddAddress of a watched address: %v", err)
 		}
 	}
 }
@@ -121,7 +121,7 @@ func BenchmarkAddAddresses(b *testing.B) {
 		require.NoError(b, err)
 		b.StartTimer()
 		if _, err := w.AddAddresses(all[20:]); err != nil {
-			b.Fatal(err)
+			require.NoError(b, err)
 		}
 		b.StopTimer()
 		require.NoError(b, w.Close())
@@ -142,10 +142,10 @@ func BenchmarkOpenImported(b *testing.B) {
 			for range b.N {
 				w, err := Open(dir)
 				if err != nil {
-					b.Fatal(err)
+					require.NoError(b, err)
 				}
 				if err := w.Close(); err != nil {
-					b.Fatal(err)
+					require.NoError(b, err)
 				}
 			}
 		})
@@ -321,11 +321,11 @@ func BenchmarkApplyBlockScale(b *testing.B) {
 			b.ResetTimer()
 			for _, blk := range blocks {
 				if _, err := w.ApplyBlock(blk); err != nil {
-					b.Fatal(err)
+					require.NoError(b, err)
 				}
 			}
 			if err := w.Flush(); err != nil {
-				b.Fatal(err)
+				require.NoError(b, err)
 			}
 			b.StopTimer()
 			b.ReportMetric(float64(fx.scripts), "addrs")
@@ -358,7 +358,7 @@ func BenchmarkDeriveStride(b *testing.B) {
 					return err
 				})
 				if err != nil {
-					b.Fatal(err)
+					require.NoError(b, err)
 				}
 				done += n
 			}

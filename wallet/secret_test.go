@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/bloomwatch/bloomwatch/wallet/internal/secret"
+	"github.com/stretchr/testify/require"
 )
 
 // TestPrivateKeyShape: private keys, valid or mistyped, are recognized;
@@ -18,17 +19,15 @@ func TestPrivateKeyShape(t *testing.T) {
 		" " + bip380WIFC + "\n",
 	}
 	for _, s := range secrets {
-		if secret.Shape(s) == "" {
-			t.Errorf("%.12s... not recognized as a private key", s)
-		}
+		require.NotEqual(t, "", secret.Shape(s), "%.12s... not recognized as a private key", s)
 		bad := errors.New("bad")
 		err := inputErr("address", s, bad)
-		if !errors.Is(err, bad) || !strings.Contains(err.Error(), "private key") || strings.Contains(err.Error(), strings.TrimSpace(s)[:8]) {
-			t.Errorf("%.12s...: %v", s, err)
-		}
-		if err := inputErr("descriptor", "wpkh("+s+"/0/*)", bad); strings.Contains(err.Error(), strings.TrimSpace(s)[:8]) || !strings.Contains(err.Error(), "private key") {
-			t.Errorf("descriptor holding %.12s...: %v", s, err)
-		}
+		require.ErrorIs(t, err, bad, "%.12s...: %v", s, err)
+		require.Contains(t, err.Error(), "private key", "%.12s...: %v", s, err)
+		require.NotContains(t, err.Error(), strings.TrimSpace(s)[:8], "%.12s...: %v", s, err)
+		err = inputErr("descriptor", "wpkh("+s+"/0/*)", bad)
+		require.NotContains(t, err.Error(), strings.TrimSpace(s)[:8], "descriptor holding %.12s...: %v", s, err)
+		require.Contains(t, err.Error(), "private key", "descriptor holding %.12s...: %v", s, err)
 	}
 	public := []string{
 		"1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2", "3J98t1WpEZ73CNmQviecrnyiWrnqRhWNLy",
@@ -37,8 +36,7 @@ func TestPrivateKeyShape(t *testing.T) {
 		"03a34b99f22c790c4e36b2b3c2c35a36db06226e41c692fc82b8b56ac1c540c5bd", "", "notanaddress",
 	}
 	for _, s := range public {
-		if k := secret.Shape(s); k != "" {
-			t.Errorf("%q taken for %s", s, k)
-		}
+		k := secret.Shape(s)
+		require.Equal(t, "", k, "%q taken for %s", s, k)
 	}
 }

@@ -25,9 +25,7 @@ func TestDashboardAttachInTmux(t *testing.T) {
 	}
 	tmux, err := exec.LookPath("tmux")
 	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("tmux not found (.ci/run installs it): %v", err)
-		}
+		require.Equal(t, "", os.Getenv("CI"), "tmux not found (.ci/run installs it): %v", err)
 		t.Skip("tmux is not installed")
 	}
 	dir := t.TempDir()
@@ -61,7 +59,7 @@ func TestDashboardAttachInTmux(t *testing.T) {
 	waitUntil(t, 2*time.Minute, "the attached dashboard's panels", func() (bool, string) {
 		if _, err := os.Stat(done); err == nil {
 			stderr, _ := os.ReadFile(errFile)
-			t.Fatalf("the dashboard exited early: %s", stderr)
+			require.FailNow(t, fmt.Sprintf("the dashboard exited early: %s", stderr))
 		}
 		screen := capture()
 		for _, want := range []string{"synced", "Filter #", "Wallet", "confirmed", "Privacy", "Peers 2", "Log", "demo chain"} {

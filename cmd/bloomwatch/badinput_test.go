@@ -5,7 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spf13/cobra"
+	"github.com/stretchr/testify/require"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/transcript"
@@ -75,26 +76,18 @@ func newBadFixture(t *testing.T) badFixture {
 		addrOnly:   filepath.Join(root, "addronly"),
 	}
 	fx.spend = newSpendFixture(t, root)
-	if code, out, errOut := runCLI(t, createArgsAt(fx.addrOnly, "--address", testTestP2PKH)); code != 0 {
-		t.Fatalf("create address-only fixture wallet: %d %s %s", code, out, errOut)
-	}
-	if code, out, errOut := runCLI(t, createArgs(fx.wallet)); code != 0 {
-		t.Fatalf("create fixture wallet: %d %s %s", code, out, errOut)
-	}
-	if code, out, errOut := runCLI(t, createArgs(fx.gapped, "--gap-external", "1")); code != 0 {
-		t.Fatalf("create gapped fixture wallet: %d %s %s", code, out, errOut)
-	}
-	if code, out, errOut := runCLI(t, []string{"wallet", "receive", "--datadir", fx.gapped}); code != 0 {
-		t.Fatalf("hand out the gapped wallet's address: %d %s %s", code, out, errOut)
-	}
+	code, out, errOut := runCLI(t, createArgsAt(fx.addrOnly, "--address", testTestP2PKH))
+	require.Equal(t, 0, code, "create address-only fixture wallet: %d %s %s", code, out, errOut)
+	code, out, errOut = runCLI(t, createArgs(fx.wallet))
+	require.Equal(t, 0, code, "create fixture wallet: %d %s %s", code, out, errOut)
+	code, out, errOut = runCLI(t, createArgs(fx.gapped, "--gap-external", "1"))
+	require.Equal(t, 0, code, "create gapped fixture wallet: %d %s %s", code, out, errOut)
+	code, out, errOut = runCLI(t, []string{"wallet", "receive", "--datadir", fx.gapped})
+	require.Equal(t, 0, code, "hand out the gapped wallet's address: %d %s %s", code, out, errOut)
 	db, err := os.ReadFile(filepath.Join(fx.wallet, "wallet.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, d := range []string{fx.corrupt, fx.trunc, fx.empty} {
-		if err := os.Mkdir(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.Mkdir(d, 0o700))
 	}
 	files := map[string][]byte{
 		fx.file:                                []byte("not a directory\n"),
@@ -104,26 +97,16 @@ func newBadFixture(t *testing.T) badFixture {
 		fx.addrs:                               []byte("# watched\n\n" + testTestP2PKH + "\nbcrt1qnotanaddress # typo\n"),
 	}
 	for path, data := range files {
-		if err := os.WriteFile(path, data, 0o600); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(path, data, 0o600))
 	}
-	code, out, errOut := runCLI(t, []string{"filter", "build", "00"})
-	if code != 0 {
-		t.Fatalf("build fixture filter: %d %s", code, errOut)
-	}
+	code, out, errOut = runCLI(t, []string{"filter", "build", "00"})
+	require.Equal(t, 0, code, "build fixture filter: %d %s", code, errOut)
 	fx.filter = strings.TrimSpace(out)
 	raw, err := hex.DecodeString(fx.filter)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var tb bytes.Buffer
-	if err := transcript.Write(&tb, transcript.Record{V: 2, Seq: 1, Peer: "127.0.0.1:1", Kind: transcript.KindFilterLoad, Filter: raw}); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(fx.transcript, tb.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, transcript.Write(&tb, transcript.Record{V: 2, Seq: 1, Peer: "127.0.0.1:1", Kind: transcript.KindFilterLoad, Filter: raw}))
+	require.NoError(t, os.WriteFile(fx.transcript, tb.Bytes(), 0o600))
 	return fx
 }
 
@@ -153,9 +136,7 @@ func treeHash(t *testing.T, root string) string {
 		lines = append(lines, line)
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	sort.Strings(lines)
 	sum := sha256.Sum256([]byte(strings.Join(lines, "\n")))
 	return hex.EncodeToString(sum[:])
@@ -454,22 +435,16 @@ func TestBadInput(t *testing.T) {
 			code, out, errOut := runCLI(t, tc.args)
 			switch {
 			case tc.code == 0 && code != 1 && code != 2:
-				t.Errorf("exit %d, want 1 or 2", code)
+				require.FailNow(t, fmt.Sprintf("exit %d, want 1 or 2", code))
 			case tc.code != 0 && code != tc.code:
-				t.Errorf("exit %d, want %d", code, tc.code)
+				require.FailNow(t, fmt.Sprintf("exit %d, want %d", code, tc.code))
 			}
-			if out != "" {
-				t.Errorf("stdout %q, want nothing", out)
-			}
-			if strings.Count(errOut, "\n") != 1 || !strings.HasSuffix(errOut, "\n") {
-				t.Errorf("stderr %q, want exactly one line", errOut)
-			}
-			if !strings.Contains(errOut, tc.sub) {
-				t.Errorf("stderr %q lacks %q", errOut, tc.sub)
-			}
-			if after := treeHash(t, fx.root); after != before {
-				t.Fatalf("data dirs changed")
-			}
+			require.Equal(t, "", out, "stdout %q, want nothing", out)
+			require.Equal(t, 1, strings.Count(errOut, "\n"), "stderr %q, want exactly one line", errOut)
+			require.True(t, strings.HasSuffix(errOut, "\n"), "stderr %q, want exactly one line", errOut)
+			require.Contains(t, errOut, tc.sub, "stderr %q lacks %q", errOut, tc.sub)
+			after := treeHash(t, fx.root)
+			require.Equal(t, before, after, "data dirs changed")
 		})
 	}
 }
@@ -494,9 +469,7 @@ func TestBadInputCoversEveryCommand(t *testing.T) {
 		if !c.Runnable() || c.Name() == "help" || c.Name() == "completion" || c.HasParent() && c.Parent().Name() == "completion" {
 			return
 		}
-		if !covered[c.CommandPath()] {
-			t.Errorf("command %q has no bad-input case", c.CommandPath())
-		}
+		require.True(t, covered[c.CommandPath()], "command %q has no bad-input case", c.CommandPath())
 	}
 	walk(root)
 }
@@ -510,9 +483,9 @@ func TestTruncatedWalletReopen(t *testing.T) {
 	fx := newBadFixture(t)
 	for i := 0; i < 2; i++ {
 		code, _, errOut := runCLI(t, []string{"wallet", "balance", "--datadir", fx.trunc})
-		if code != 1 || !strings.Contains(errOut, "unreadable") || !strings.Contains(errOut, "create the wallet again") {
-			t.Fatalf("open %d: exit %d, stderr %q", i+1, code, errOut)
-		}
+		require.Equal(t, 1, code, "open %d: exit %d, stderr %q", i+1, code, errOut)
+		require.Contains(t, errOut, "unreadable", "open %d: exit %d, stderr %q", i+1, code, errOut)
+		require.Contains(t, errOut, "create the wallet again", "open %d: exit %d, stderr %q", i+1, code, errOut)
 	}
 }
 
@@ -524,17 +497,13 @@ func TestTruncatedWalletReopen(t *testing.T) {
 func TestPrivacyAnalyzeBadTranscript(t *testing.T) {
 	dir := t.TempDir()
 	good, err := bip37.NewFilter(20, 0.01, 1, bip37.UpdateAll)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	good.Add([]byte("an element"))
 	// serialized builds a filterload payload by hand: BIP37's layout with
 	// any size and hash count.
 	serialized := func(size int, k uint32) []byte {
 		var b bytes.Buffer
-		if err := wire.WriteVarInt(&b, 0, uint64(size)); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, wire.WriteVarInt(&b, 0, uint64(size)))
 		b.Write(make([]byte, size))
 		_ = binary.Write(&b, binary.LittleEndian, k)
 		_ = binary.Write(&b, binary.LittleEndian, uint32(7))
@@ -543,9 +512,7 @@ func TestPrivacyAnalyzeBadTranscript(t *testing.T) {
 	}
 	record := func(seq uint64, kind transcript.Kind, filter []byte) string {
 		var b bytes.Buffer
-		if err := transcript.Write(&b, transcript.Record{Seq: seq, Peer: "127.0.0.1:1", Kind: kind, Filter: filter}); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, transcript.Write(&b, transcript.Record{Seq: seq, Peer: "127.0.0.1:1", Kind: kind, Filter: filter}))
 		return b.String()
 	}
 	first := record(1, transcript.KindFilterLoad, good.Serialize())
@@ -561,56 +528,43 @@ func TestPrivacyAnalyzeBadTranscript(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".jsonl")
-			if err := os.WriteFile(path, []byte(tc.content), 0o600); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, os.WriteFile(path, []byte(tc.content), 0o600))
 			csvPath, pngPath := path+".csv", path+".png"
 			code, out, errOut := runCLI(t, []string{"privacy", "analyze", "--transcript", path, "--synthetic", "100",
 				"--csv", csvPath, "--png", pngPath})
-			if code != 2 || out != "" {
-				t.Errorf("exit %d, stdout %q; want 2 and nothing", code, out)
-			}
-			if strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tc.sub) || !strings.Contains(errOut, path) {
-				t.Errorf("stderr %q: want one line naming %s and %q", errOut, path, tc.sub)
-			}
+			require.Equal(t, 2, code, "exit %d, stdout %q; want 2 and nothing", code, out)
+			require.Equal(t, "", out, "exit %d, stdout %q; want 2 and nothing", code, out)
+			require.Equal(t, 1, strings.Count(errOut, "\n"), "stderr %q: want one line naming %s and %q", errOut, path, tc.sub)
+			require.Contains(t, errOut, tc.sub, "stderr %q: want one line naming %s and %q", errOut, path, tc.sub)
+			require.Contains(t, errOut, path, "stderr %q: want one line naming %s and %q", errOut, path, tc.sub)
 			for _, p := range []string{csvPath, pngPath} {
-				if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
-					t.Errorf("%s: %v; want no output file", p, err)
-				}
+				_, err := os.Stat(p)
+				require.ErrorIs(t, err, fs.ErrNotExist, "%s: %v; want no output file", p, err)
 			}
 			entries, err := os.ReadDir(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			for _, e := range entries {
-				if strings.Contains(e.Name(), ".tmp") {
-					t.Errorf("temporary file %s left behind", e.Name())
-				}
+				require.NotContains(t, e.Name(), ".tmp", "temporary file %s left behind", e.Name())
 			}
 		})
 	}
 	// A good transcript writes both files whole.
 	path := filepath.Join(dir, "good.jsonl")
-	if err := os.WriteFile(path, []byte(first), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if code, _, errOut := runCLI(t, []string{"privacy", "analyze", "--transcript", path, "--synthetic", "100",
-		"--csv", path + ".csv", "--png", path + ".png"}); code != 0 {
-		t.Fatalf("good transcript: exit %d: %s", code, errOut)
-	}
+	require.NoError(t, os.WriteFile(path, []byte(first), 0o600))
+	code, _, errOut := runCLI(t, []string{"privacy", "analyze", "--transcript", path, "--synthetic", "100",
+		"--csv", path + ".csv", "--png", path + ".png"})
+	require.Equal(t, 0, code, "good transcript: exit %d: %s", code, errOut)
 	for _, p := range []string{path + ".csv", path + ".png"} {
-		if st, err := os.Stat(p); err != nil || st.Size() == 0 {
-			t.Errorf("%s: %v", p, err)
-		}
+		st, err := os.Stat(p)
+		require.NoError(t, err, "%s", p)
+		require.NotEqual(t, int64(0), st.Size(), "%s: %v", p, err)
 	}
 	// When one output cannot be written, the other is not left behind.
 	csvPath := filepath.Join(dir, "alone.csv")
-	code, _, errOut := runCLI(t, []string{"privacy", "analyze", "--transcript", path, "--synthetic", "100",
+	code, _, errOut = runCLI(t, []string{"privacy", "analyze", "--transcript", path, "--synthetic", "100",
 		"--csv", csvPath, "--png", filepath.Join(dir, "no-such-dir", "x.png")})
-	if code != 1 || !strings.Contains(errOut, "no-such-dir") {
-		t.Errorf("unwritable --png: exit %d, %q", code, errOut)
-	}
-	if _, err := os.Stat(csvPath); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("--csv written although --png failed: %v", err)
-	}
+	require.Equal(t, 1, code, "unwritable --png: exit %d, %q", code, errOut)
+	require.Contains(t, errOut, "no-such-dir", "unwritable --png: exit %d, %q", code, errOut)
+	_, err = os.Stat(csvPath)
+	require.ErrorIs(t, err, fs.ErrNotExist, "--csv written although --png failed: %v", err)
 }

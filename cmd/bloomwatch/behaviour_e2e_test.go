@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"io"
@@ -20,6 +21,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/testnet"
 	"github.com/bloomwatch/bloomwatch/wallet"
+	"github.com/stretchr/testify/require"
 )
 
 // The sparse-payment measurement of the client's timing.
@@ -76,63 +78,44 @@ func TestBehaviourAttackOnSparsePayments(t *testing.T) {
 	}
 	h := testnet.NewT(t, testnet.Options{})
 	key, err := testnet.NewKeyring(testnet.DemoSeed, h.Params())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	start := time.Now()
 	truth, err := h.BuildChain(ctx, testnet.ChainSpec{Blocks: sparseBlocks, TxsPerBlock: sparseNoise, Keyring: key, Purpose: 84,
 		WatchAddrs: sparseAddrs, SpendFraction: sparseSpends, Seed: behaviourSeed})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	walletBlocks := map[int32]bool{}
 	for _, tx := range truth.Txs {
 		walletBlocks[tx.Height] = true
 	}
-	if len(walletBlocks)*10 > sparseBlocks || len(truth.Addresses) < 40 {
-		t.Fatalf("chain not sparse: %d wallet blocks of %d, %d addresses paid", len(walletBlocks), sparseBlocks, len(truth.Addresses))
-	}
+	require.LessOrEqual(t, len(walletBlocks)*10, sparseBlocks, "chain not sparse: %d wallet blocks of %d, %d addresses paid", len(walletBlocks), sparseBlocks, len(truth.Addresses))
+	require.GreaterOrEqual(t, len(truth.Addresses), 40, "chain not sparse: %d wallet blocks of %d, %d addresses paid", len(walletBlocks), sparseBlocks, len(truth.Addresses))
 	t.Logf("history: %d blocks (%d-%d), %d wallet transactions in %d blocks, %d addresses; built in %s",
 		sparseBlocks, truth.StartHeight+1, truth.TipHeight, len(truth.Txs), len(walletBlocks), len(truth.Addresses), time.Since(start).Round(time.Millisecond))
 
 	// A second btcd that follows the first: the light node's second peer,
 	// which every block is checked against (the default), as in the demo.
 	secondLog, err := os.Create(filepath.Join(t.TempDir(), "btcd2.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer secondLog.Close()
 	// --nobanning: with a block every 300 ms, the follower asks for
 	// transactions the first node announced and mined away at once;
 	// btcd v0.25.0 scores each notfound and banned the first node after
 	// two (2 of 4 runs lost their second peer before this).
 	second, err := testnet.StartNode(ctx, testnet.Config{Network: "regtest", Log: secondLog, Args: []string{"--nobanning"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer func() { _ = second.Stop() }()
-	if err := second.ConnectToCtx(ctx, h.Node()); err != nil {
-		t.Fatal(err)
-	}
-	if err := second.WaitSynced(ctx, h.Node()); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, second.ConnectToCtx(ctx, h.Node()))
+	require.NoError(t, second.WaitSynced(ctx, h.Node()))
 	dir := filepath.Join(t.TempDir(), "w")
 	w, err := wallet.Create(dir, wallet.CreateConfig{Network: "regtest", Xpubs: []string{truth.Xpub}, Birthday: truth.StartHeight + 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	s, err := session.New(session.Config{Wallet: w,
 		Node:     spv.Config{Connect: []string{h.Node().P2PAddr(), second.P2PAddr()}, MaxPeers: 2, FPRate: sparseFPRate},
 		LogLevel: slog.LevelWarn, Stderr: io.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, s.Start(ctx))
 	stopped := false
 	defer func() {
 		if !stopped {
@@ -144,56 +127,41 @@ func TestBehaviourAttackOnSparsePayments(t *testing.T) {
 
 	drv, err := testnet.StartDriver(ctx, h, testnet.DriverConfig{Interval: liveInterval, Keyring: key, Purpose: 84,
 		NextIndex: sparseAddrs, NoisePerBlock: sparseNoise, PayEvery: livePayEvery, SpendEvery: -1, ReorgEvery: -1, Seed: behaviourSeed})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for drv.Blocks() < liveBlocks && drv.Err() == nil && ctx.Err() == nil {
 		time.Sleep(50 * time.Millisecond)
 	}
-	if err := drv.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.Mine(1); err != nil { // confirms the last payment
-		t.Fatal(err)
-	}
+	require.NoError(t, drv.Stop())
+	_, err = h.Mine(1) // confirms the last payment
+	require.NoError(t, err)
 	wctx, wcancel := context.WithTimeout(ctx, time.Minute)
 	defer wcancel()
 	if err := second.WaitSynced(wctx, h.Node()); err != nil {
 		b, _ := os.ReadFile(secondLog.Name())
-		t.Fatalf("%v; second btcd's log:\n%s", err, b[max(0, len(b)-6000):])
+		require.NoError(t, err, "second btcd's log:\n%s", b[max(0, len(b)-6000):])
 	}
 	waitWatcher(ctx, t, s, h)
 	stopped = true
-	if err := s.Stop(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, s.Stop())
 	meter := s.Reading()
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, w.Close())
 	t.Logf("live phase of %d blocks done at %s", liveBlocks, time.Since(start).Round(time.Millisecond))
 
 	records := readTranscript(t, dir)
 	// The truth as a user writes it: wallet export-truth.
 	truthFile := filepath.Join(t.TempDir(), "truth.txt")
 	var out, errb bytes.Buffer
-	if code := run([]string{"wallet", "export-truth", "--datadir", dir, "--out", truthFile}, &out, &errb); code != 0 {
-		t.Fatalf("wallet export-truth exit %d: %s", code, errb.String())
-	}
+	code := run([]string{"wallet", "export-truth", "--datadir", dir, "--out", truthFile}, &out, &errb)
+	require.Equal(t, 0, code, "wallet export-truth exit %d: %s", code, errb.String())
 	used, err := readElementFile("--truth", truthFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// The peer is btcd: it filters with btcd's relevance rules.
 	rep, err := behaviour.Analyze(ctx, records, nodeChain{rpc: h.Node().RPC()}, used, behaviour.Options{Rules: bip37.RulesBtcd})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	logBehaviour(t, rep)
 	checkAnalyzeCommand(t, h, dir, truthFile, rep)
-	if meter == nil || meter.Behaviour == nil {
-		t.Fatalf("the meter has no behaviour reading: %+v", meter)
-	}
+	require.NotNil(t, meter, "the meter has no behaviour reading: %+v", meter)
+	require.NotNil(t, meter.Behaviour, "the meter has no behaviour reading: %+v", meter)
 	mb := meter.Behaviour
 	t.Logf("meter: %d reloads (%d pointed, %d ambiguous), %d re-fetches; blocks %d of %d the wallet's, %v; txs %d of %d, %v",
 		mb.Reloads, mb.Pointed, mb.Ambiguous, mb.Refetches, mb.Blocks.Wallet, mb.Blocks.Candidates, mb.Blocks.Score(behaviour.SignalAny),
@@ -212,53 +180,43 @@ func checkAnalyzeCommand(t *testing.T, h *testnet.Harness, dir, truth string, wa
 	args := []string{"privacy", "analyze", "--transcript", session.TranscriptPath(dir), "--btcd-rpc", h.Node().RPCAddr(),
 		"--rpcuser", user, "--rpcpass", pass, "--attacks", "behaviour", "--server-rules", "btcd", "--truth", truth}
 	var out, errb bytes.Buffer
-	if code := run(append(args, "--json"), &out, &errb); code != 0 {
-		t.Fatalf("privacy analyze exit %d: %s", code, errb.String())
-	}
+	code := run(append(args, "--json"), &out, &errb)
+	require.Equal(t, 0, code, "privacy analyze exit %d: %s", code, errb.String())
 	var rep privacy.Report
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal(out.Bytes(), &rep))
 	got := rep.Behaviour
 	// The scores' suspects and hits agree; their Holm-adjusted p-values
 	// and powers are the report's family's, not the attack's alone.
-	if got == nil {
-		t.Fatalf("privacy analyze --json: no behaviour stage")
-	}
+	require.NotNil(t, got, "privacy analyze --json: no behaviour stage")
 	gs, ws := got.Blocks.Score(behaviour.SignalAny), want.Blocks.Score(behaviour.SignalAny)
-	if len(got.SuspectBlocks) != len(want.SuspectBlocks) || gs.Suspects != ws.Suspects || gs.Hits != ws.Hits || gs.PValue != ws.PValue {
-		t.Errorf("privacy analyze --json: behaviour %+v, want %+v", got, want.Reading)
-	}
+	require.Len(t, got.SuspectBlocks, len(want.SuspectBlocks), "privacy analyze --json: behaviour %+v, want %+v", got, want.Reading)
+	require.Equal(t, ws.Suspects, gs.Suspects, "privacy analyze --json: behaviour %+v, want %+v", got, want.Reading)
+	require.Equal(t, ws.Hits, gs.Hits, "privacy analyze --json: behaviour %+v, want %+v", got, want.Reading)
+	require.Equal(t, ws.PValue, gs.PValue, "privacy analyze --json: behaviour %+v, want %+v", got, want.Reading)
 	out.Reset()
-	if code := run(args, &out, &errb); code != 0 {
-		t.Fatalf("privacy analyze exit %d: %s", code, errb.String())
-	}
+	code = run(args, &out, &errb)
+	require.Equal(t, 0, code, "privacy analyze exit %d: %s", code, errb.String())
 	text := out.String()
-	if i := strings.Index(text, "behaviour attack"); i < 0 || !strings.Contains(text[i:], "refetch-start") {
-		t.Errorf("privacy analyze prints no behaviour stage:\n%s", text)
-	} else {
-		t.Logf("privacy analyze:\n%s", text[i:])
-	}
+	i := strings.Index(text, "behaviour attack")
+	require.GreaterOrEqual(t, i, 0, "privacy analyze prints no behaviour stage:\n%s", text)
+	require.Contains(t, text[i:], "refetch-start", "privacy analyze prints no behaviour stage:\n%s", text)
+	t.Logf("privacy analyze:\n%s", text[i:])
 }
 
 // waitWatcher waits until the light node's watcher reaches btcd's tip.
 func waitWatcher(ctx context.Context, t *testing.T, s *session.Session, h *testnet.Harness) {
 	t.Helper()
 	_, tip, err := h.Node().BestBlock()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for {
 		st := s.Node().Status()
-		if st.Err != nil {
-			t.Fatalf("light node: %v", st.Err)
-		}
+		require.NoError(t, st.Err, "light node")
 		if st.WatcherHeight >= tip && st.Synced {
 			return
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("watcher at %d, tip %d: %v", st.WatcherHeight, tip, ctx.Err())
+			require.FailNow(t, fmt.Sprintf("watcher at %d, tip %d: %v", st.WatcherHeight, tip, ctx.Err()))
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
@@ -314,14 +272,18 @@ func sameReading(t *testing.T, meter *behaviour.Reading, an *behaviour.Report) {
 		meter.Blocks.Candidates, an.Blocks.Candidates, meter.Blocks.Wallet, an.Blocks.Wallet, mb.Hits, mb.Suspects, ab.Hits, ab.Suspects,
 		meter.Txs.Candidates, an.Txs.Candidates, mt.Hits, mt.Suspects, at.Hits, at.Suspects)
 	near := func(a, b int) bool { return a-b <= relayDating && b-a <= relayDating }
-	if meter.Reloads != an.Reloads || meter.Pointed != an.Pointed || meter.Refetches != an.Refetches ||
-		meter.Blocks.Candidates != an.Blocks.Candidates || meter.Blocks.Wallet != an.Blocks.Wallet ||
-		meter.Txs.Candidates != an.Txs.Candidates || meter.Txs.Wallet != an.Txs.Wallet ||
-		mb.Verdict != ab.Verdict || mt.Verdict != at.Verdict ||
-		!near(mb.Suspects, ab.Suspects) || !near(mb.Hits, ab.Hits) || !near(mt.Hits, at.Hits) {
-		t.Errorf("the meter and the analyzer differ: %d vs %d reloads (%d vs %d pointed), %d vs %d re-fetches; verdicts %q/%q vs %q/%q",
-			meter.Reloads, an.Reloads, meter.Pointed, an.Pointed, meter.Refetches, an.Refetches, mb.Verdict, mt.Verdict, ab.Verdict, at.Verdict)
-	}
+	require.Equal(t, an.Reloads, meter.Reloads, "the meter and the analyzer differ: %d vs %d reloads (%d vs %d pointed), %d vs %d re-fetches; verdicts %q/%q vs %q/%q", meter.Reloads, an.Reloads, meter.Pointed, an.Pointed, meter.Refetches, an.Refetches, mb.Verdict, mt.Verdict, ab.Verdict, at.Verdict)
+	require.Equal(t, an.Pointed, meter.Pointed, "the meter and the analyzer differ: %d vs %d reloads (%d vs %d pointed), %d vs %d re-fetches; verdicts %q/%q vs %q/%q", meter.Reloads, an.Reloads, meter.Pointed, an.Pointed, meter.Refetches, an.Refetches, mb.Verdict, mt.Verdict, ab.Verdict, at.Verdict)
+	require.Equal(t, an.Refetches, meter.Refetches, "the meter and the analyzer differ: %d vs %d reloads (%d vs %d pointed), %d vs %d re-fetches; verdicts %q/%q vs %q/%q", meter.Reloads, an.Reloads, meter.Pointed, an.Pointed, meter.Refetches, an.Refetches, mb.Verdict, mt.Verdict, ab.Verdict, at.Verdict)
+	require.Equal(t, an.Blocks.Candidates, meter.Blocks.Candidates, "the meter and the analyzer differ: %d vs %d reloads (%d vs %d pointed), %d vs %d re-fetches; verdicts %q/%q vs %q/%q", meter.Reloads, an.Reloads, meter.Pointed, an.Pointed, meter.Refetches, an.Refetches, mb.Verdict, mt.Verdict, ab.Verdict, at.Verdict)
+	require.Equal(t, an.Blocks.Wallet, meter.Blocks.Wallet, "the meter and the analyzer differ: %d vs %d reloads (%d vs %d pointed), %d vs %d re-fetches; verdicts %q/%q vs %q/%q", meter.Reloads, an.Reloads, meter.Pointed, an.Pointed, meter.Refetches, an.Refetches, mb.Verdict, mt.Verdict, ab.Verdict, at.Verdict)
+	require.Equal(t, an.Txs.Candidates, meter.Txs.Candidates, "the meter and the analyzer differ: %d vs %d reloads (%d vs %d pointed), %d vs %d re-fetches; verdicts %q/%q vs %q/%q", meter.Reloads, an.Reloads, meter.Pointed, an.Pointed, meter.Refetches, an.Refetches, mb.Verdict, mt.Verdict, ab.Verdict, at.Verdict)
+	require.Equal(t, an.Txs.Wallet, meter.Txs.Wallet, "the meter and the analyzer differ: %d vs %d reloads (%d vs %d pointed), %d vs %d re-fetches; verdicts %q/%q vs %q/%q", meter.Reloads, an.Reloads, meter.Pointed, an.Pointed, meter.Refetches, an.Refetches, mb.Verdict, mt.Verdict, ab.Verdict, at.Verdict)
+	require.Equal(t, ab.Verdict, mb.Verdict, "the meter and the analyzer differ: %d vs %d reloads (%d vs %d pointed), %d vs %d re-fetches; verdicts %q/%q vs %q/%q", meter.Reloads, an.Reloads, meter.Pointed, an.Pointed, meter.Refetches, an.Refetches, mb.Verdict, mt.Verdict, ab.Verdict, at.Verdict)
+	require.Equal(t, at.Verdict, mt.Verdict, "the meter and the analyzer differ: %d vs %d reloads (%d vs %d pointed), %d vs %d re-fetches; verdicts %q/%q vs %q/%q", meter.Reloads, an.Reloads, meter.Pointed, an.Pointed, meter.Refetches, an.Refetches, mb.Verdict, mt.Verdict, ab.Verdict, at.Verdict)
+	require.True(t, near(mb.Suspects, ab.Suspects), "the meter and the analyzer differ: %d vs %d reloads (%d vs %d pointed), %d vs %d re-fetches; verdicts %q/%q vs %q/%q", meter.Reloads, an.Reloads, meter.Pointed, an.Pointed, meter.Refetches, an.Refetches, mb.Verdict, mt.Verdict, ab.Verdict, at.Verdict)
+	require.True(t, near(mb.Hits, ab.Hits), "the meter and the analyzer differ: %d vs %d reloads (%d vs %d pointed), %d vs %d re-fetches; verdicts %q/%q vs %q/%q", meter.Reloads, an.Reloads, meter.Pointed, an.Pointed, meter.Refetches, an.Refetches, mb.Verdict, mt.Verdict, ab.Verdict, at.Verdict)
+	require.True(t, near(mt.Hits, at.Hits), "the meter and the analyzer differ: %d vs %d reloads (%d vs %d pointed), %d vs %d re-fetches; verdicts %q/%q vs %q/%q", meter.Reloads, an.Reloads, meter.Pointed, an.Pointed, meter.Refetches, an.Refetches, mb.Verdict, mt.Verdict, ab.Verdict, at.Verdict)
 }
 
 // relayDating is how far apart sameReading lets the meter's and the
@@ -336,14 +298,10 @@ func judgeBehaviour(t *testing.T, rep *behaviour.Report) {
 		name string
 		l    behaviour.Level
 	}{{"blocks", rep.Blocks}, {"txs", rep.Txs}} {
-		if lv.l.Candidates < 50 || lv.l.BaseRate > 0.5 {
-			t.Errorf("%s: %d candidates, base rate %.3f: too few, or too many the wallet's, to tell an attack that points", lv.name, lv.l.Candidates, lv.l.BaseRate)
-		}
+		require.GreaterOrEqual(t, lv.l.Candidates, 50, "%s: %d candidates, base rate %.3f: too few, or too many the wallet's, to tell an attack that points", lv.name, lv.l.Candidates, lv.l.BaseRate)
+		require.LessOrEqual(t, lv.l.BaseRate, 0.5, "%s: %d candidates, base rate %.3f: too few, or too many the wallet's, to tell an attack that points", lv.name, lv.l.Candidates, lv.l.BaseRate)
 		for _, s := range lv.l.Scores {
-			if s.Suspects > 0 && s.PValue < 0.05/behaviourFamily {
-				t.Errorf("%s, %s: precision %.3f [%.3f, %.3f] of %d suspects against a base rate of %.3f (a random pick: %.3f-%.3f): %s, p = %.2g < %.4f",
-					lv.name, s.Signal, s.Precision, s.PrecisionCI.Lo, s.PrecisionCI.Hi, s.Suspects, lv.l.BaseRate, s.Chance.Lo, s.Chance.Hi, s.Verdict, s.PValue, 0.05/behaviourFamily)
-			}
+			require.False(t, s.Suspects > 0 && s.PValue < 0.05/behaviourFamily, "%s, %s: precision %.3f [%.3f, %.3f] of %d suspects against a base rate of %.3f (a random pick: %.3f-%.3f): %s, p = %.2g < %.4f", lv.name, s.Signal, s.Precision, s.PrecisionCI.Lo, s.PrecisionCI.Hi, s.Suspects, lv.l.BaseRate, s.Chance.Lo, s.Chance.Hi, s.Verdict, s.PValue, 0.05/behaviourFamily)
 		}
 	}
 }

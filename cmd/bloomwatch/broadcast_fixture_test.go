@@ -13,6 +13,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 
 	"github.com/bloomwatch/bloomwatch/testnet"
 	"github.com/bloomwatch/bloomwatch/wallet"
@@ -34,9 +35,7 @@ type spendFixture struct {
 func txHex(t *testing.T, tx *wire.MsgTx) string {
 	t.Helper()
 	var b bytes.Buffer
-	if err := tx.Serialize(&b); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, tx.Serialize(&b))
 	return hex.EncodeToString(b.Bytes())
 }
 
@@ -45,23 +44,15 @@ func newSpendFixture(t *testing.T, root string) spendFixture {
 	t.Helper()
 	params := &chaincfg.RegressionNetParams
 	key, err := testnet.NewKeyring(testnet.DemoSeed, params)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	vpub, err := key.Xpub(testnet.PurposeBIP84)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	fx := spendFixture{dir: filepath.Join(root, "funded")}
 	w, err := wallet.Create(fx.dir, wallet.CreateConfig{Network: "regtest", Xpubs: []string{vpub}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer w.Close()
 	script, err := key.PkScript(testnet.PurposeBIP84, testnet.BranchExternal, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	pay := wire.NewMsgTx(2)
 	pay.AddTxIn(wire.NewTxIn(&wire.OutPoint{Hash: chainhash.Hash{9}}, nil, nil))
 	pay.AddTxOut(wire.NewTxOut(1_000_000, script))
@@ -72,30 +63,18 @@ func newSpendFixture(t *testing.T, root string) spendFixture {
 	hdr := wire.BlockHeader{Version: 4, PrevBlock: chainhash.Hash{1}, MerkleRoot: root1, Timestamp: time.Unix(1_700_000_000, 0), Bits: 0x207fffff}
 	fb := &watch.FilteredBlock{Height: 1, Hash: hdr.BlockHash(), Header: hdr, TotalTxs: 2,
 		Txs: []*wire.MsgTx{pay}, TxIndexes: []uint32{1}}
-	if _, err := w.ApplyBlock(fb); err != nil {
-		t.Fatal(err)
-	}
+	_, err = w.ApplyBlock(fb)
+	require.NoError(t, err)
 	to, err := btcutil.NewAddressWitnessPubKeyHash(make([]byte, 20), params)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	res, err := w.CreatePSBT(wallet.PSBTRequest{Outputs: []wallet.PSBTOutput{{Address: to.EncodeAddress(), Amount: 300_000}}, FeeRate: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fx.unsigned, err = res.Packet.B64Encode(); err != nil {
-		t.Fatal(err)
-	}
-	if err := key.SignPSBT(res.Packet); err != nil {
-		t.Fatal(err)
-	}
-	if err := psbt.MaybeFinalizeAll(res.Packet); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	fx.unsigned, err = res.Packet.B64Encode()
+	require.NoError(t, err)
+	require.NoError(t, key.SignPSBT(res.Packet))
+	require.NoError(t, psbt.MaybeFinalizeAll(res.Packet))
 	tx, err := psbt.Extract(res.Packet)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	fx.signed = txHex(t, tx)
 	forged := tx.Copy()
 	forged.TxIn[0].Witness[0][8] ^= 1

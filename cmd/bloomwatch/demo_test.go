@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/bloomwatch/bloomwatch/session"
+	"github.com/stretchr/testify/require"
 )
 
 // buildBinary builds the bloomwatch binary into dir and returns its path.
@@ -20,9 +22,8 @@ func buildBinary(t *testing.T, dir string) string {
 	t.Helper()
 	bin := filepath.Join(dir, "bloomwatch")
 	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "build: %v\n%s", err, out)
 	return bin
 }
 
@@ -83,19 +84,13 @@ func TestDemoPrintsCommandsThatWork(t *testing.T) {
 	dir := t.TempDir()
 	bin := buildBinary(t, dir)
 	tmp := filepath.Join(dir, "tmp")
-	if err := os.Mkdir(tmp, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.Mkdir(tmp, 0o700))
 	cmd := exec.Command(bin, "demo", "--no-tui", "--blocks", "30", "--interval", "1s", "--log-level", "warn")
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
 	exited := make(chan error, 1)
 	var lw lineWatcher
 	go func() {
@@ -119,77 +114,57 @@ func TestDemoPrintsCommandsThatWork(t *testing.T) {
 		}
 		select {
 		case err := <-exited:
-			t.Fatalf("demo exited early (%v):\n%s", err, lw.all())
+			require.FailNow(t, fmt.Sprintf("demo exited early (%v):\n%s", err, lw.all()))
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the demo printed no RPC commands:\n%s", lw.all())
-		}
+		require.False(t, time.Now().After(deadline), "the demo printed no RPC commands:\n%s", lw.all())
 		time.Sleep(200 * time.Millisecond)
 	}
-	if !strings.HasPrefix(datadir, tmp+string(filepath.Separator)) {
-		t.Fatalf("data dir %q is not in the system's temporary directory %s", datadir, tmp)
-	}
-	if !strings.Contains(analyze, "--btcd-rpc 127.0.0.1:") || !strings.HasPrefix(analyze, bin+" ") {
-		t.Fatalf("analyze command %q", analyze)
-	}
+	require.True(t, strings.HasPrefix(datadir, tmp+string(filepath.Separator)), "data dir %q is not in the system's temporary directory %s", datadir, tmp)
+	require.Contains(t, analyze, "--btcd-rpc 127.0.0.1:", "analyze command %q", analyze)
+	require.True(t, strings.HasPrefix(analyze, bin+" "), "analyze command %q", analyze)
 	// Wait for the first filter on record, then run both as printed.
 	deadline = time.Now().Add(2 * time.Minute)
 	for {
 		if b, err := os.ReadFile(session.TranscriptPath(datadir)); err == nil && strings.Contains(string(b), `"filterload"`) {
 			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no filterload in %s:\n%s", session.TranscriptPath(datadir), lw.all())
-		}
+		require.False(t, time.Now().After(deadline), "no filterload in %s:\n%s", session.TranscriptPath(datadir), lw.all())
 		time.Sleep(200 * time.Millisecond)
 	}
 	out, err := sh(t, analyze)
-	if err != nil || !strings.Contains(out, "chain over btcd RPC 127.0.0.1:") {
-		t.Fatalf("%s: %v\n%s", analyze, err, out)
-	}
+	require.NoError(t, err, "%s: %v\n%s", analyze, err, out)
+	require.Contains(t, out, "chain over btcd RPC 127.0.0.1:", "%s: %v\n%s", analyze, err, out)
 	out, err = sh(t, export)
-	if err != nil || !strings.Contains(out, "candidates") {
-		t.Fatalf("%s: %v\n%s", export, err, out)
-	}
-	if _, err := os.Stat(filepath.Join(datadir, "universe.txt")); err != nil {
-		t.Fatalf("export-universe wrote no file: %v", err)
-	}
+	require.NoError(t, err, "%s: %v\n%s", export, err, out)
+	require.Contains(t, out, "candidates", "%s: %v\n%s", export, err, out)
+	_, err = os.Stat(filepath.Join(datadir, "universe.txt"))
+	require.NoError(t, err, "export-universe wrote no file")
 
 	// Interrupt, as ctrl-c would: the data dir is kept and said so.
-	if err := syscall.Kill(cmd.Process.Pid, syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, syscall.Kill(cmd.Process.Pid, syscall.SIGINT))
 	select {
 	case err := <-exited:
-		if err != nil {
-			t.Fatalf("demo exit after the interrupt: %v\n%s", err, lw.all())
-		}
+		require.NoError(t, err, "demo exit after the interrupt: %v\n%s", err, lw.all())
 	case <-time.After(time.Minute):
-		t.Fatalf("demo did not exit after the interrupt:\n%s", lw.all())
+		require.FailNow(t, fmt.Sprintf("demo did not exit after the interrupt:\n%s", lw.all()))
 	}
 	kept, ok := lw.after("demo: btcd stopped; the data dir is kept: ")
-	if !ok || !strings.HasPrefix(kept, datadir+" ") || !strings.Contains(kept, "rm -r "+datadir) {
-		t.Fatalf("no kept-data-dir line naming %s:\n%s", datadir, lw.all())
-	}
+	require.True(t, ok, "no kept-data-dir line naming %s:\n%s", datadir, lw.all())
+	require.True(t, strings.HasPrefix(kept, datadir+" "), "no kept-data-dir line naming %s:\n%s", datadir, lw.all())
+	require.Contains(t, kept, "rm -r "+datadir, "no kept-data-dir line naming %s:\n%s", datadir, lw.all())
 	for _, f := range []string{"wallet.db", "btcd.log", "btcd2.log", "spv"} {
-		if _, err := os.Stat(filepath.Join(datadir, f)); err != nil {
-			t.Errorf("the kept data dir lacks %s: %v", f, err)
-		}
+		_, err := os.Stat(filepath.Join(datadir, f))
+		require.NoError(t, err, "the kept data dir lacks %s", f)
 	}
 	after, ok := lw.after("demo: what your filters told the peers: ")
-	if !ok {
-		t.Fatalf("no privacy analyze command after the demo:\n%s", lw.all())
-	}
+	require.True(t, ok, "no privacy analyze command after the demo:\n%s", lw.all())
 	out, err = sh(t, after)
-	if err != nil || !strings.Contains(out, "universe source: synthetic") {
-		t.Fatalf("%s: %v\n%s", after, err, out)
-	}
+	require.NoError(t, err, "%s: %v\n%s", after, err, out)
+	require.Contains(t, out, "universe source: synthetic", "%s: %v\n%s", after, err, out)
 	bal, ok := lw.after("demo: the wallet: ")
-	if !ok {
-		t.Fatalf("no wallet command after the demo:\n%s", lw.all())
-	}
-	if out, err := sh(t, bal); err != nil || !strings.Contains(out, "confirmed") {
-		t.Fatalf("%s: %v\n%s", bal, err, out)
-	}
+	require.True(t, ok, "no wallet command after the demo:\n%s", lw.all())
+	out, err = sh(t, bal)
+	require.NoError(t, err, "%s: %v\n%s", bal, err, out)
+	require.Contains(t, out, "confirmed", "%s: %v\n%s", bal, err, out)
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,9 +59,7 @@ func electrumPath(t *testing.T) string {
 	t.Helper()
 	path, err := exec.LookPath("electrum")
 	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("electrum not found (apt-get install electrum; .ci/run installs it): %v", err)
-		}
+		require.Equal(t, "", os.Getenv("CI"), "electrum not found (apt-get install electrum; .ci/run installs it): %v", err)
 		t.Skipf("electrum not found (apt-get install electrum): %v", err)
 	}
 	return path
@@ -100,7 +99,7 @@ func (b *background) interrupt(t *testing.T) {
 	case err := <-b.exited:
 		require.NoError(t, err, "%s exit after the interrupt:\n%s", b.cmd.Args[1], b.lines.all())
 	case <-time.After(time.Minute):
-		t.Fatalf("%s did not exit after the interrupt:\n%s", b.cmd.Args[1], b.lines.all())
+		require.FailNow(t, fmt.Sprintf("%s did not exit after the interrupt:\n%s", b.cmd.Args[1], b.lines.all()))
 	}
 }
 
@@ -109,7 +108,7 @@ func (b *background) alive(t *testing.T) {
 	t.Helper()
 	select {
 	case err := <-b.exited:
-		t.Fatalf("%s exited early (%v):\n%s", b.cmd.Args[1], err, b.lines.all())
+		require.FailNow(t, fmt.Sprintf("%s exited early (%v):\n%s", b.cmd.Args[1], err, b.lines.all()))
 	default:
 	}
 }
@@ -128,9 +127,7 @@ func waitUntil(t *testing.T, limit time.Duration, what string, cond func() (bool
 		for _, p := range procs {
 			p.alive(t)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s: %s", what, limit, msg)
-		}
+		require.False(t, time.Now().After(deadline), "%s: not within %s: %s", what, limit, msg)
 		time.Sleep(200 * time.Millisecond)
 	}
 }

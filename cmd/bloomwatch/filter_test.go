@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/stretchr/testify/require"
 	"strings"
 	"testing"
 )
@@ -31,28 +32,17 @@ func checkCLI(t *testing.T, tests []cliCase) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := runCLI(t, tc.args)
-			if code != tc.wantCode {
-				t.Fatalf("exit %d, want %d (stdout %q, stderr %q)", code, tc.wantCode, out, errOut)
-			}
+			require.Equal(t, tc.wantCode, code, "exit %d, want %d (stdout %q, stderr %q)", code, tc.wantCode, out, errOut)
 			if tc.wantCode != 0 {
-				if out != "" {
-					t.Errorf("stdout %q, want nothing on failure", out)
-				}
-				if strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tc.wantErrSub) {
-					t.Errorf("stderr %q, want one line containing %q", errOut, tc.wantErrSub)
-				}
+				require.Equal(t, "", out, "stdout %q, want nothing on failure", out)
+				require.Equal(t, 1, strings.Count(errOut, "\n"), "stderr %q, want one line containing %q", errOut, tc.wantErrSub)
+				require.Contains(t, errOut, tc.wantErrSub, "stderr %q, want one line containing %q", errOut, tc.wantErrSub)
 				return
 			}
-			if errOut != "" {
-				t.Errorf("stderr %q, want nothing", errOut)
-			}
-			if len(tc.wantOutSub) == 0 && out != tc.wantOut {
-				t.Errorf("stdout %q, want %q", out, tc.wantOut)
-			}
+			require.Equal(t, "", errOut, "stderr %q, want nothing", errOut)
+			require.False(t, len(tc.wantOutSub) == 0 && out != tc.wantOut, "stdout %q, want %q", out, tc.wantOut)
 			for _, sub := range tc.wantOutSub {
-				if !strings.Contains(out, sub) {
-					t.Errorf("stdout %q lacks %q", out, sub)
-				}
+				require.Contains(t, out, sub, "stdout %q lacks %q", out, sub)
 			}
 		})
 	}
@@ -110,9 +100,8 @@ func TestFilterBuild(t *testing.T) {
 // TestFilterBuildJSON checks the JSON fields of `filter build --json`.
 func TestFilterBuildJSON(t *testing.T) {
 	code, out, errOut := runCLI(t, withElements("filter", "build", "--json", "--fp", "0.01", "--tweak", "0x80000001", "--flags", "all"))
-	if code != 0 || errOut != "" {
-		t.Fatalf("exit %d, stderr %q", code, errOut)
-	}
+	require.Equal(t, 0, code, "exit %d, stderr %q", code, errOut)
+	require.Equal(t, "", errOut, "exit %d, stderr %q", code, errOut)
 	var got struct {
 		Hex       string  `json:"hex"`
 		Bytes     int     `json:"bytes"`
@@ -122,14 +111,16 @@ func TestFilterBuildJSON(t *testing.T) {
 		Elements  uint32  `json:"elements"`
 		FPRate    float64 `json:"fp_rate"`
 	}
-	if err := json.Unmarshal([]byte(out), &got); err != nil {
-		t.Fatalf("bad JSON %q: %v", out, err)
-	}
+	require.NoError(t, json.Unmarshal([]byte(out), &got), "bad JSON %q", out)
 	// 3 bytes, k = 5, n = 3: f = (1 - e^(-15/24))^5 = 0.02168.
-	if got.Hex != "03ce4299050000000100008001" || got.Bytes != 3 || got.HashFuncs != 5 || got.Tweak != 2147483649 ||
-		got.Flags != "all" || got.Elements != 3 || got.FPRate < 0.0216 || got.FPRate > 0.0217 {
-		t.Errorf("JSON %+v", got)
-	}
+	require.Equal(t, "03ce4299050000000100008001", got.Hex, "JSON %+v", got)
+	require.Equal(t, 3, got.Bytes, "JSON %+v", got)
+	require.Equal(t, uint32(5), got.HashFuncs, "JSON %+v", got)
+	require.Equal(t, uint32(2147483649), got.Tweak, "JSON %+v", got)
+	require.Equal(t, "all", got.Flags, "JSON %+v", got)
+	require.Equal(t, uint32(3), got.Elements, "JSON %+v", got)
+	require.GreaterOrEqual(t, got.FPRate, 0.0216, "JSON %+v", got)
+	require.LessOrEqual(t, got.FPRate, 0.0217, "JSON %+v", got)
 }
 
 // TestFilterMatch covers `filter match`.
@@ -166,15 +157,11 @@ func TestFilterMatchRoundTrip(t *testing.T) {
 	const prevTx = "90c122d70786e899529d71dbeba91ba216982fb6ba58f3bdaab65e73b7e9260b"
 	const serialized = "0b26e9b7735eb6aabdf358bab62f9816a21ba9ebdb719d5299e88607d722c190" + "00000000"
 	code, out, errOut := runCLI(t, []string{"filter", "build", "--n", "10", "--fp", "0.000001", serialized})
-	if code != 0 {
-		t.Fatalf("build: exit %d: %s", code, errOut)
-	}
+	require.Equal(t, 0, code, "build: exit %d: %s", code, errOut)
 	filter := strings.TrimSpace(out)
 	code, out, errOut = runCLI(t, []string{"filter", "match", "--json", "--filter", filter,
 		"--outpoint", prevTx + ":0", "--outpoint", prevTx + ":1", serialized})
-	if code != 0 {
-		t.Fatalf("match: exit %d: %s", code, errOut)
-	}
+	require.Equal(t, 0, code, "match: exit %d: %s", code, errOut)
 	var got struct {
 		Results []struct {
 			Element  string `json:"element"`
@@ -182,11 +169,11 @@ func TestFilterMatchRoundTrip(t *testing.T) {
 			Match    bool   `json:"match"`
 		} `json:"results"`
 	}
-	if err := json.Unmarshal([]byte(out), &got); err != nil {
-		t.Fatalf("bad JSON %q: %v", out, err)
-	}
-	if len(got.Results) != 3 || !got.Results[0].Match || got.Results[0].Element != serialized ||
-		!got.Results[1].Match || got.Results[1].OutPoint != prevTx+":0" || got.Results[2].Match {
-		t.Errorf("results %+v", got.Results)
-	}
+	require.NoError(t, json.Unmarshal([]byte(out), &got), "bad JSON %q", out)
+	require.Len(t, got.Results, 3, "results %+v", got.Results)
+	require.True(t, got.Results[0].Match, "results %+v", got.Results)
+	require.Equal(t, serialized, got.Results[0].Element, "results %+v", got.Results)
+	require.True(t, got.Results[1].Match, "results %+v", got.Results)
+	require.Equal(t, prevTx+":0", got.Results[1].OutPoint, "results %+v", got.Results)
+	require.False(t, got.Results[2].Match, "results %+v", got.Results)
 }

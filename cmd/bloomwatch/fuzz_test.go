@@ -2,10 +2,13 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // FuzzWalletAdd feeds arbitrary strings to `wallet add --xpub` and
@@ -17,9 +20,8 @@ import (
 func FuzzWalletAdd(f *testing.F) {
 	dir := filepath.Join(f.TempDir(), "wallet")
 	var out, errOut bytes.Buffer
-	if code := run([]string{"wallet", "create", "--datadir", dir, "--network", "regtest"}, &out, &errOut); code != 0 {
-		f.Fatalf("create wallet: exit %d: %s", code, errOut.String())
-	}
+	code := run([]string{"wallet", "create", "--datadir", dir, "--network", "regtest"}, &out, &errOut)
+	require.Equal(f, 0, code, "create wallet: exit %d: %s", code, errOut.String())
 	f.Fuzz(func(t *testing.T, asXpub bool, input string) {
 		flag := "--address="
 		if asXpub {
@@ -30,15 +32,14 @@ func FuzzWalletAdd(f *testing.F) {
 		switch code {
 		case 0:
 			again, _, stderr2 := runCLI(t, args)
-			if again != 2 || !strings.Contains(stderr2, "already watched") {
-				t.Fatalf("%q accepted, then adding it again gave exit %d: %q", input, again, stderr2)
-			}
+			require.Equal(t, 2, again, "%q accepted, then adding it again gave exit %d: %q", input, again, stderr2)
+			require.Contains(t, stderr2, "already watched", "%q accepted, then adding it again gave exit %d: %q", input, again, stderr2)
 		case 2:
-			if stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.HasSuffix(stderr, "\n") {
-				t.Fatalf("%q refused with stdout %q, stderr %q: want one stderr line only", input, stdout, stderr)
-			}
+			require.Equal(t, "", stdout, "%q refused with stdout %q, stderr %q: want one stderr line only", input, stdout, stderr)
+			require.Equal(t, 1, strings.Count(stderr, "\n"), "%q refused with stdout %q, stderr %q: want one stderr line only", input, stdout, stderr)
+			require.True(t, strings.HasSuffix(stderr, "\n"), "%q refused with stdout %q, stderr %q: want one stderr line only", input, stdout, stderr)
 		default:
-			t.Fatalf("%q: exit %d (stderr %q), want 0 or 2", input, code, stderr)
+			require.FailNow(t, fmt.Sprintf("%q: exit %d (stderr %q), want 0 or 2", input, code, stderr))
 		}
 	})
 }
@@ -47,7 +48,6 @@ func FuzzWalletAdd(f *testing.F) {
 // fuzz target never runs on an empty one.
 func TestFuzzWalletAddCorpus(t *testing.T) {
 	entries, err := os.ReadDir(filepath.Join("testdata", "fuzz", "FuzzWalletAdd"))
-	if err != nil || len(entries) < 10 {
-		t.Fatalf("seed corpus: %d entries, %v", len(entries), err)
-	}
+	require.NoError(t, err, "seed corpus: %d entries", len(entries))
+	require.GreaterOrEqual(t, len(entries), 10, "seed corpus: %d entries, %v", len(entries), err)
 }

@@ -196,17 +196,11 @@ func checkJSONKeys(t *testing.T, command string, out []byte) {
 	}
 	sort.Strings(paths)
 	for _, p := range paths {
-		if why := amountViolation(keys[p]); why != "" {
-			t.Errorf("%s --json: key %q: %s", command, p, why)
-		}
+		why := amountViolation(keys[p])
+		require.Equal(t, "", why, "%s --json: key %q: %s", command, p, why)
 		unit, ok := documented[p]
-		if !ok {
-			t.Errorf("%s --json: key %q (%s) is not in docs/JSON.md", command, p, jsonType(keys[p].values))
-			continue
-		}
-		if strings.HasSuffix(keys[p].name, "_sat") != (unit == "sat") {
-			t.Errorf("%s --json: key %q is documented with unit %q", command, p, unit)
-		}
+		require.True(t, ok, "%s --json: key %q (%s) is not in docs/JSON.md", command, p, jsonType(keys[p].values))
+		require.Equal(t, (unit == "sat"), strings.HasSuffix(keys[p].name, "_sat"), "%s --json: key %q is documented with unit %q", command, p, unit)
 	}
 }
 
@@ -288,9 +282,7 @@ func TestJSONConventionEveryCommand(t *testing.T) {
 		for _, sub := range c.Commands() {
 			walk(sub)
 		}
-		if c.Runnable() && c.Flags().Lookup("json") != nil && !covered[c.CommandPath()] && jsonCheckedElsewhere[c.CommandPath()] == "" {
-			t.Errorf("%s has --json but no case in TestJSONConventionEveryCommand", c.CommandPath())
-		}
+		require.False(t, c.Runnable() && c.Flags().Lookup("json") != nil && !covered[c.CommandPath()] && jsonCheckedElsewhere[c.CommandPath()] == "", "%s has --json but no case in TestJSONConventionEveryCommand", c.CommandPath())
 	}
 	walk(rootCmd)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"sort"
 	"strings"
@@ -118,11 +119,8 @@ func TestJSONSchemaCoversEveryField(t *testing.T) {
 		}
 		sort.Strings(missing)
 		for _, p := range missing {
-			if keys[p] {
-				t.Errorf("%s --json can print key %q, which docs/JSON.md does not list", c.command, p)
-			} else {
-				t.Errorf("docs/JSON.md lists key %q for %s, which its Go type cannot print", p, c.command)
-			}
+			require.False(t, keys[p], "%s --json can print key %q, which docs/JSON.md does not list", c.command, p)
+			require.FailNow(t, fmt.Sprintf("docs/JSON.md lists key %q for %s, which its Go type cannot print", p, c.command))
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 // coreMerkleBlock3 is the merkleblock of Core's merkle_block_3_and_serialize
@@ -37,9 +38,7 @@ func syntheticMerkleBlock(t *testing.T, matched map[int]bool, tamper func(*wire.
 		tamper(mb)
 	}
 	var buf bytes.Buffer
-	if err := mb.BtcEncode(&buf, wire.ProtocolVersion, wire.LatestEncoding); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, mb.BtcEncode(&buf, wire.ProtocolVersion, wire.LatestEncoding))
 	return hex.EncodeToString(buf.Bytes()), txids
 }
 
@@ -47,9 +46,7 @@ func syntheticMerkleBlock(t *testing.T, matched map[int]bool, tamper func(*wire.
 func merkleRootOf(t *testing.T, mb *wire.MsgMerkleBlock) chainhash.Hash {
 	t.Helper()
 	root, _, _, err := bip37.ExtractMatches(mb.Transactions, mb.Hashes, mb.Flags)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return root
 }
 
@@ -59,9 +56,7 @@ func TestMerkleblockVerify(t *testing.T) {
 	goodHeaderHash := func() string {
 		raw, _ := hex.DecodeString(good)
 		var mb wire.MsgMerkleBlock
-		if err := mb.BtcDecode(bytes.NewReader(raw), wire.ProtocolVersion, wire.LatestEncoding); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, mb.BtcDecode(bytes.NewReader(raw), wire.ProtocolVersion, wire.LatestEncoding))
 		return mb.Header.BlockHash().String()
 	}()
 	extraByte, _ := syntheticMerkleBlock(t, map[int]bool{1: true}, func(mb *wire.MsgMerkleBlock) { mb.Flags = append(mb.Flags, 0) })
@@ -89,9 +84,8 @@ func TestMerkleblockVerify(t *testing.T) {
 // TestMerkleblockVerifyJSON checks `merkleblock verify --json`.
 func TestMerkleblockVerifyJSON(t *testing.T) {
 	code, out, errOut := runCLI(t, []string{"merkleblock", "verify", "--json", coreMerkleBlock3})
-	if code != 0 || errOut != "" {
-		t.Fatalf("exit %d, stderr %q", code, errOut)
-	}
+	require.Equal(t, 0, code, "exit %d, stderr %q", code, errOut)
+	require.Equal(t, "", errOut, "exit %d, stderr %q", code, errOut)
 	var got struct {
 		BlockHash    string `json:"block_hash"`
 		MerkleRoot   string `json:"merkle_root"`
@@ -101,12 +95,12 @@ func TestMerkleblockVerifyJSON(t *testing.T) {
 			Txid  string `json:"txid"`
 		} `json:"matches"`
 	}
-	if err := json.Unmarshal([]byte(out), &got); err != nil {
-		t.Fatalf("bad JSON %q: %v", out, err)
-	}
+	require.NoError(t, json.Unmarshal([]byte(out), &got), "bad JSON %q", out)
 	const tx0 = "63194f18be0af63f2c6bc9dc0f777cbefed3d9415c4af83f3ee3a3d669c00cb5"
-	if got.BlockHash != "000000000000dab0130bbcc991d3d7ae6b81aa6f50a798888dfe62337458dc45" || got.MerkleRoot != tx0 ||
-		got.Transactions != 1 || len(got.Matches) != 1 || got.Matches[0].Index != 0 || got.Matches[0].Txid != tx0 {
-		t.Errorf("JSON %+v", got)
-	}
+	require.Equal(t, "000000000000dab0130bbcc991d3d7ae6b81aa6f50a798888dfe62337458dc45", got.BlockHash, "JSON %+v", got)
+	require.Equal(t, tx0, got.MerkleRoot, "JSON %+v", got)
+	require.Equal(t, uint32(1), got.Transactions, "JSON %+v", got)
+	require.Len(t, got.Matches, 1, "JSON %+v", got)
+	require.Equal(t, uint32(0), got.Matches[0].Index, "JSON %+v", got)
+	require.Equal(t, tx0, got.Matches[0].Txid, "JSON %+v", got)
 }

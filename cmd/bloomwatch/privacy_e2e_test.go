@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/bloomwatch/bloomwatch/bip37"
+	"github.com/stretchr/testify/require"
 	"math"
 	"os"
 	"path/filepath"
@@ -62,74 +63,54 @@ func TestPrivacyOfARealSync(t *testing.T) {
 	checkOneFilterNumber(t, dir, sum)
 
 	f, err := os.Open(session.TranscriptPath(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer f.Close()
 	records, err := transcript.Read(f)
-	if err != nil || len(records) == 0 {
-		t.Fatalf("transcript: %d records, %v", len(records), err)
-	}
+	require.NoError(t, err, "transcript: %d records", len(records))
+	require.NotEmpty(t, records, "transcript: %d records, %v", len(records), err)
 	w, err := wallet.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	addrs, err := w.Addresses()
 	_ = w.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var truthCands []element.Candidate
 	for _, a := range addrs {
 		if !a.Used {
 			continue // never on chain: not in the universe
 		}
 		el, err := hex.DecodeString(a.Element)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		truthCands = append(truthCands, element.Candidate{Forms: [][]byte{el}})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	chain := nodeChain{rpc: h.Node().RPC()}
 	tip, err := chain.BestHeight()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	universe, err := element.ChainUniverse(ctx, chain, tip)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	rep, err := privacy.Analyze(ctx, privacy.Input{
 		Records: records, Universe: element.Stream(universe), Truth: truthCands, Chain: chain,
 		Attacks: privacy.Attacks{Intersection: true},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	single := rep.Curve(privacy.StageSingle)
-	if single == nil || len(single.Points) == 0 {
-		t.Fatalf("no single-filter curve: %+v", rep.Curves)
-	}
+	require.NotNil(t, single, "no single-filter curve: %+v", rep.Curves)
+	require.NotEmpty(t, single.Points, "no single-filter curve: %+v", rep.Curves)
 	last := single.Points[len(single.Points)-1]
 	t.Logf("universe %d candidates, %d wallet elements on chain, %d filters; latest filter: %d matched, %d false positives, %.2f expected, recall %.3f",
 		rep.Universe, rep.Members, len(rep.Filters), last.Matched, last.FalsePositives, last.ExpectedFP, last.Recall)
-	if last.Recall != 1 {
-		t.Errorf("recall %.3f: the adversary must find every used wallet element", last.Recall)
-	}
-	if bound := 4*math.Sqrt(last.ExpectedFP) + 3; math.Abs(float64(last.FalsePositives)-last.ExpectedFP) > bound {
-		t.Errorf("false positives %d, expected %.2f: outside +-%.1f", last.FalsePositives, last.ExpectedFP, bound)
-	}
+	require.Equal(t, float64(1), last.Recall, "recall %.3f: the adversary must find every used wallet element", last.Recall)
+	bound := 4*math.Sqrt(last.ExpectedFP) + 3
+	require.InDelta(t, last.ExpectedFP, float64(last.FalsePositives), bound, "false positives %d, expected %.2f: outside +-%.1f", last.FalsePositives, last.ExpectedFP, bound)
 	// The requests are in the transcript too (version 3 getdata
 	// records): the first block asked is the birthday, and every block
 	// from it to the tip was asked.
 	q := rep.Requests
-	if q == nil || q.FirstHeight != truth.StartHeight+1 || q.Blocks < int64(truth.TipHeight-truth.StartHeight) {
-		t.Errorf("requests %+v: want blocks %d..%d", q, truth.StartHeight+1, truth.TipHeight)
-	} else {
-		t.Logf("requests: %d records, %d blocks from %d; %d blocks asked again from %v", q.Records, q.Blocks, q.FirstHeight, q.ReAskedBlocks, q.ReAsked)
-	}
+	require.NotNil(t, q, "requests %+v: want blocks %d..%d", q, truth.StartHeight+1, truth.TipHeight)
+	require.EqualValues(t, truth.StartHeight+1, q.FirstHeight, "requests %+v: want blocks %d..%d", q, truth.StartHeight+1, truth.TipHeight)
+	require.GreaterOrEqual(t, q.Blocks, int64(truth.TipHeight-truth.StartHeight), "requests %+v: want blocks %d..%d", q, truth.StartHeight+1, truth.TipHeight)
+	t.Logf("requests: %d records, %d blocks from %d; %d blocks asked again from %v", q.Records, q.Blocks, q.FirstHeight, q.ReAskedBlocks, q.ReAsked)
 }
 
 // checkOneFilterNumber checks that a filter has one number everywhere: its
@@ -145,33 +126,26 @@ func checkOneFilterNumber(t *testing.T, dir string, sum *session.Summary) {
 			loads = append(loads, r.Seq)
 		}
 	}
-	if len(loads) == 0 || sum.Filter.Seq != loads[len(loads)-1] {
-		t.Fatalf("sync --json filter.seq %d, last filterload record %v", sum.Filter.Seq, loads)
-	}
+	require.NotEmpty(t, loads, "sync --json filter.seq %d, last filterload record %v", sum.Filter.Seq, loads)
+	require.Equal(t, loads[len(loads)-1], sum.Filter.Seq, "sync --json filter.seq %d, last filterload record %v", sum.Filter.Seq, loads)
 	args := []string{"privacy", "analyze", "--transcript", session.TranscriptPath(dir), "--synthetic", "1000"}
 	code, out, errOut := runCLI(t, append(args, "--json"))
 	var rep struct {
 		Filters []map[string]any `json:"filters"`
 	}
-	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || len(rep.Filters) != len(loads) {
-		t.Fatalf("privacy analyze --json: exit %d, %d filters for %d filterloads: %s", code, len(rep.Filters), len(loads), errOut)
-	}
+	require.Equal(t, 0, code, "privacy analyze --json: exit %d, %d filters for %d filterloads: %s", code, len(rep.Filters), len(loads), errOut)
+	require.NoError(t, json.Unmarshal([]byte(out), &rep), "privacy analyze --json: exit %d, %d filters for %d filterloads: %s", code, len(rep.Filters), len(loads), errOut)
+	require.Len(t, rep.Filters, len(loads), "privacy analyze --json: exit %d, %d filters for %d filterloads: %s", code, len(rep.Filters), len(loads), errOut)
 	for i, f := range rep.Filters {
-		if seq, _ := f["seq"].(float64); uint64(seq) != loads[i] {
-			t.Errorf("analyze JSON filter %d: seq %v, want %d", i, f["seq"], loads[i])
-		}
-		if _, ok := f["generation"]; ok {
-			t.Errorf("analyze JSON filter %d has a second number, generation", i)
-		}
+		seq, _ := f["seq"].(float64)
+		require.Equal(t, loads[i], uint64(seq), "analyze JSON filter %d: seq %v, want %d", i, f["seq"], loads[i])
+		_, ok := f["generation"]
+		require.False(t, ok, "analyze JSON filter %d has a second number, generation", i)
 	}
 	code, out, errOut = runCLI(t, args)
-	if code != 0 {
-		t.Fatalf("privacy analyze: exit %d: %s", code, errOut)
-	}
+	require.Equal(t, 0, code, "privacy analyze: exit %d: %s", code, errOut)
 	for _, seq := range loads {
-		if !strings.Contains(out, fmt.Sprintf("\n#%d ", seq)) {
-			t.Errorf("privacy analyze's filter table lacks #%d:\n%s", seq, out)
-		}
+		require.Contains(t, out, fmt.Sprintf("\n#%d ", seq), "privacy analyze's filter table lacks #%d:\n%s", seq, out)
 	}
 }
 
@@ -194,14 +168,11 @@ const maxModelUniverse = 20_000_000
 func readTranscript(t *testing.T, dir string) []transcript.Record {
 	t.Helper()
 	f, err := os.Open(session.TranscriptPath(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer f.Close()
 	records, err := transcript.Read(f)
-	if err != nil || len(records) == 0 {
-		t.Fatalf("transcript: %d records, %v", len(records), err)
-	}
+	require.NoError(t, err, "transcript: %d records", len(records))
+	require.NotEmpty(t, records, "transcript: %d records, %v", len(records), err)
 	return records
 }
 
@@ -214,9 +185,8 @@ func readTranscript(t *testing.T, dir string) []transcript.Record {
 // universe size, the expected count and the measured one.
 func checkModelAgainstScan(t *testing.T, records []transcript.Record, reading *privacy.Reading) (uint64, float64, uint64) {
 	t.Helper()
-	if reading == nil || reading.IntersectionRate <= 0 {
-		t.Fatalf("no privacy reading: %+v", reading)
-	}
+	require.NotNil(t, reading, "no privacy reading: %+v", reading)
+	require.Greater(t, reading.IntersectionRate, float64(0), "no privacy reading: %+v", reading)
 	u := uint64(maxModelUniverse)
 	if want := math.Ceil(modelTargetFP / reading.IntersectionRate); want < maxModelUniverse {
 		u = uint64(want)
@@ -225,14 +195,10 @@ func checkModelAgainstScan(t *testing.T, records []transcript.Record, reading *p
 	defer cancel()
 	rep, err := privacy.Analyze(ctx, privacy.Input{Records: records, Universe: element.Stream(scan.Synthetic{Seed: 14, Count: u}),
 		Attacks: privacy.Attacks{Intersection: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	c := rep.Curve(privacy.StageIntersection)
 	p := c.Points[len(c.Points)-1]
-	if p.FPRate != reading.IntersectionRate {
-		t.Errorf("joint rate: analyzer %g, meter %g", p.FPRate, reading.IntersectionRate)
-	}
+	require.Equal(t, reading.IntersectionRate, p.FPRate, "joint rate: analyzer %g, meter %g", p.FPRate, reading.IntersectionRate)
 	meter := reading.IntersectionRate * float64(u)
 	for _, e := range []struct {
 		who      string
@@ -242,10 +208,8 @@ func checkModelAgainstScan(t *testing.T, records []transcript.Record, reading *p
 		if e.expected <= 0 {
 			lo, hi = 0, 0
 		}
-		if p.Matched < lo || p.Matched > hi {
-			t.Errorf("%s: expected %.3g of %d synthetic candidates in the intersection of %d filters, measured %d: outside [%d, %d]",
-				e.who, e.expected, u, p.Filters, p.Matched, lo, hi)
-		}
+		require.GreaterOrEqual(t, p.Matched, lo, "%s: expected %.3g of %d synthetic candidates in the intersection of %d filters, measured %d: outside [%d, %d]", e.who, e.expected, u, p.Filters, p.Matched, lo, hi)
+		require.LessOrEqual(t, p.Matched, hi, "%s: expected %.3g of %d synthetic candidates in the intersection of %d filters, measured %d: outside [%d, %d]", e.who, e.expected, u, p.Filters, p.Matched, lo, hi)
 	}
 	t.Logf("%d filters, %d synthetic candidates: intersection measured %d, expected %.3g (meter %.3g), independent product %.3g",
 		p.Filters, u, p.Matched, p.ExpectedFP, meter, p.IndependentFP)
@@ -263,28 +227,26 @@ func TestPrivacyModelOnDemoTranscript(t *testing.T) {
 	}
 	dir := filepath.Join(t.TempDir(), "demo")
 	var out, errb bytes.Buffer
-	if code := run([]string{"demo", "--until-synced", "--json", "--log-level", "warn", "--datadir", dir}, &out, &errb); code != 0 {
-		t.Fatalf("demo exit %d: %s", code, errb.String())
-	}
+	code := run([]string{"demo", "--until-synced", "--json", "--log-level", "warn", "--datadir", dir}, &out, &errb)
+	require.Equal(t, 0, code, "demo exit %d: %s", code, errb.String())
 	checkJSONKeys(t, "bloomwatch demo", out.Bytes())
 	var sum session.Summary
-	if err := json.Unmarshal(out.Bytes(), &sum); err != nil {
-		t.Fatalf("decode summary: %v", err)
-	}
+	require.NoError(t, json.Unmarshal(out.Bytes(), &sum), "decode summary")
 	records := readTranscript(t, dir)
 	// With the lookahead reserve the demo's first sync needs no
 	// reload for new keys: its peers get one filter, so the joint model
 	// over several filters is checked by
 	// TestPrivacyModelOnRealSyncWithReloads (--lookahead 0) instead.
-	if sum.Privacy == nil || sum.Privacy.Filters < 1 || !strings.Contains(sum.Privacy.UniverseSource, session.UniverseFile) {
-		t.Fatalf("privacy block %+v: want a filter and the universe's source", sum.Privacy)
-	}
+	require.NotNil(t, sum.Privacy, "privacy block %+v: want a filter and the universe's source", sum.Privacy)
+	require.GreaterOrEqual(t, sum.Privacy.Filters, 1, "privacy block %+v: want a filter and the universe's source", sum.Privacy)
+	require.Contains(t, sum.Privacy.UniverseSource, session.UniverseFile, "privacy block %+v: want a filter and the universe's source", sum.Privacy)
 	checkModelAgainstScan(t, records, sum.Privacy)
 	// the meter's N is the wallet's count (21 used addresses on
 	// the demo, where it took m^ = 69), not the filter's estimate.
-	if p := sum.Privacy; !p.WalletKnown || p.Members != sum.Addresses.Used || p.Watched != sum.Addresses.Derived {
-		t.Errorf("meter: N %d of %d watched; wallet: %d used of %d derived", p.Members, p.Watched, sum.Addresses.Used, sum.Addresses.Derived)
-	}
+	p := sum.Privacy
+	require.True(t, p.WalletKnown, "meter: N %d of %d watched; wallet: %d used of %d derived", p.Members, p.Watched, sum.Addresses.Used, sum.Addresses.Derived)
+	require.Equal(t, sum.Addresses.Used, p.Members, "meter: N %d of %d watched; wallet: %d used of %d derived", p.Members, p.Watched, sum.Addresses.Used, sum.Addresses.Derived)
+	require.Equal(t, sum.Addresses.Derived, p.Watched, "meter: N %d of %d watched; wallet: %d used of %d derived", p.Members, p.Watched, sum.Addresses.Used, sum.Addresses.Derived)
 	checkDemoAnalyze(t, dir, sum)
 }
 
@@ -301,62 +263,46 @@ func checkDemoAnalyze(t *testing.T, dir string, sum session.Summary) {
 	t.Helper()
 	tr := session.TranscriptPath(dir)
 	code, out, errOut := runCLI(t, []string{"privacy", "analyze", "--transcript", tr, "--synthetic", demoUniverse})
-	if code != 0 {
-		t.Fatalf("analyze without --truth: exit %d: %s", code, errOut)
-	}
+	require.Equal(t, 0, code, "analyze without --truth: exit %d: %s", code, errOut)
 	for _, line := range strings.Split(out, "\n") {
-		if strings.HasPrefix(line, "step") && (strings.Contains(line, "prec") || strings.Contains(line, "entropy") || strings.Contains(line, "recall")) {
-			t.Errorf("analyze without --truth prints %q", line)
-		}
+		require.False(t, strings.HasPrefix(line, "step") && (strings.Contains(line, "prec") || strings.Contains(line, "entropy") || strings.Contains(line, "recall")), "analyze without --truth prints %q", line)
 	}
-	if !strings.Contains(out, "pass --truth FILE (bloomwatch wallet export-truth") {
-		t.Errorf("analyze without --truth does not say what to pass:\n%s", out)
-	}
+	require.Contains(t, out, "pass --truth FILE (bloomwatch wallet export-truth", "analyze without --truth does not say what to pass:\n%s", out)
 	code, out, errOut = runCLI(t, []string{"privacy", "analyze", "--transcript", tr, "--synthetic", demoUniverse, "--json"})
-	if code != 0 || strings.Contains(out, `"precision"`) || strings.Contains(out, `"entropy_bits"`) {
-		t.Errorf("analyze --json without --truth: exit %d (%s), precision or entropy printed", code, errOut)
-	}
+	require.Equal(t, 0, code, "analyze --json without --truth: exit %d (%s), precision or entropy printed", code, errOut)
+	require.NotContains(t, out, `"precision"`, "analyze --json without --truth: exit %d (%s), precision or entropy printed", code, errOut)
+	require.NotContains(t, out, `"entropy_bits"`, "analyze --json without --truth: exit %d (%s), precision or entropy printed", code, errOut)
 
 	truthPath := filepath.Join(t.TempDir(), "truth.txt")
 	code, out, errOut = runCLI(t, []string{"wallet", "export-truth", "--datadir", dir, "--out", truthPath})
-	if code != 0 {
-		t.Fatalf("export-truth: exit %d: %s", code, errOut)
-	}
+	require.Equal(t, 0, code, "export-truth: exit %d: %s", code, errOut)
 	t.Log(strings.TrimSpace(out))
-	if st, err := os.Stat(truthPath); err != nil || st.Mode().Perm() != 0o600 {
-		t.Errorf("truth file %v %v: it names the wallet's addresses, want 0600", st, err)
-	}
+	st, err := os.Stat(truthPath)
+	require.NoError(t, err, "truth file %v %v: it names the wallet's addresses, want 0600", st, err)
+	require.Equal(t, os.FileMode(0o600), st.Mode().Perm(), "truth file %v %v: it names the wallet's addresses, want 0600", st, err)
 	code, out, errOut = runCLI(t, []string{"privacy", "analyze", "--transcript", tr, "--synthetic", demoUniverse,
 		"--truth", truthPath, "--json"})
-	if code != 0 {
-		t.Fatalf("analyze --truth: exit %d: %s", code, errOut)
-	}
+	require.Equal(t, 0, code, "analyze --truth: exit %d: %s", code, errOut)
 	var rep privacy.Report
-	if err := json.Unmarshal([]byte(out), &rep); err != nil {
-		t.Fatal(err)
-	}
-	if !rep.HasTruth || rep.Members != uint64(sum.Addresses.Used) {
-		t.Fatalf("analyze --truth: N %d, want the wallet's %d used addresses", rep.Members, sum.Addresses.Used)
-	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.True(t, rep.HasTruth, "analyze --truth: N %d, want the wallet's %d used addresses", rep.Members, sum.Addresses.Used)
+	require.Equal(t, uint64(sum.Addresses.Used), rep.Members, "analyze --truth: N %d, want the wallet's %d used addresses", rep.Members, sum.Addresses.Used)
 	single := rep.Curve(privacy.StageSingle)
 	for _, stage := range []string{privacy.StageBothForms, privacy.StageIntersection} {
 		c := rep.Curve(stage)
-		if c == nil || len(c.Points) != len(single.Points) {
-			t.Fatalf("no %s curve", stage)
-		}
+		require.NotNil(t, c, "no %s curve", stage)
+		require.Len(t, c.Points, len(single.Points), "no %s curve", stage)
 		for i, p := range c.Points {
 			s := single.Points[i]
-			if !p.Scored || p.Precision < s.Precision || p.ExpectedPrecision < s.ExpectedPrecision-1e-12 || p.PrecisionCI == nil {
-				t.Errorf("event %d: %s precision %.4f (expected %.4f) below the single filter's %.4f (%.4f)",
-					i, stage, p.Precision, p.ExpectedPrecision, s.Precision, s.ExpectedPrecision)
-			}
+			require.True(t, p.Scored, "event %d: %s precision %.4f (expected %.4f) below the single filter's %.4f (%.4f)", i, stage, p.Precision, p.ExpectedPrecision, s.Precision, s.ExpectedPrecision)
+			require.GreaterOrEqual(t, p.Precision, s.Precision, "event %d: %s precision %.4f (expected %.4f) below the single filter's %.4f (%.4f)", i, stage, p.Precision, p.ExpectedPrecision, s.Precision, s.ExpectedPrecision)
+			require.GreaterOrEqual(t, p.ExpectedPrecision, s.ExpectedPrecision-1e-12, "event %d: %s precision %.4f (expected %.4f) below the single filter's %.4f (%.4f)", i, stage, p.Precision, p.ExpectedPrecision, s.Precision, s.ExpectedPrecision)
+			require.NotNil(t, p.PrecisionCI, "event %d: %s precision %.4f (expected %.4f) below the single filter's %.4f (%.4f)", i, stage, p.Precision, p.ExpectedPrecision, s.Precision, s.ExpectedPrecision)
 		}
 	}
 	last := func(st string) privacy.Point { c := rep.Curve(st); return c.Points[len(c.Points)-1] }
 	ls, li := last(privacy.StageSingle), last(privacy.StageIntersection)
-	if li.Recall != 1 {
-		t.Errorf("intersection recall %v: the exported first-seen heights keep every wallet address", li.Recall)
-	}
+	require.Equal(t, float64(1), li.Recall, "intersection recall %v: the exported first-seen heights keep every wallet address", li.Recall)
 	t.Logf("demo, %s synthetic candidates, N = %d: precision single %.3f %v (expected %.3f), intersection %.3f %v (expected %.3f); false positives %d and %d (expected %.3g and %.3g)",
 		demoUniverse, rep.Members, ls.Precision, *ls.PrecisionCI, ls.ExpectedPrecision, li.Precision, *li.PrecisionCI, li.ExpectedPrecision,
 		ls.FalsePositives, li.FalsePositives, ls.ExpectedFP, li.ExpectedFP)
@@ -401,9 +347,7 @@ func TestPrivacyModelOnRealSyncWithReloads(t *testing.T) {
 					loads++
 				}
 			}
-			if loads < 5 {
-				t.Fatalf("%d filterloads: want the initial one and at least four reloads", loads)
-			}
+			require.GreaterOrEqual(t, loads, 5, "%d filterloads: want the initial one and at least four reloads", loads)
 			checkModelAgainstScan(t, records, sum.Privacy)
 			used := usedWalletCandidates(t, dir)
 			reloadsAndOutpoints(ctx, t, chain, records, used)
@@ -416,23 +360,17 @@ func TestPrivacyModelOnRealSyncWithReloads(t *testing.T) {
 func usedWalletCandidates(t *testing.T, dir string) []element.Candidate {
 	t.Helper()
 	w, err := wallet.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	addrs, err := w.Addresses()
 	_ = w.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var out []element.Candidate
 	for _, a := range addrs {
 		if !a.Used {
 			continue
 		}
 		el, err := hex.DecodeString(a.Element)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		out = append(out, element.Candidate{Forms: [][]byte{el}})
 	}
 	return out
@@ -453,18 +391,12 @@ func reloadsAndOutpoints(ctx context.Context, t *testing.T, chain nodeChain, rec
 		}
 	}
 	u, err := element.ChainOutpointUniverse(ctx, chain, at)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	rep, err := privacy.Analyze(ctx, privacy.Input{Records: records, Universe: element.Stream(u), Truth: truth,
 		Attacks: privacy.Attacks{BothForms: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, r := range rep.Reloads {
-		if r.Nested && r.TrueAdded >= 0 && r.Added+4*r.AddedStdErr+1 < float64(r.TrueAdded) {
-			t.Errorf("reload of generation %d: estimated %.1f ± %.1f added, but %d of the wallet's used elements are new", r.Generation, r.Added, r.AddedStdErr, r.TrueAdded)
-		}
+		require.False(t, r.Nested && r.TrueAdded >= 0 && r.Added+4*r.AddedStdErr+1 < float64(r.TrueAdded), "reload of generation %d: estimated %.1f ± %.1f added, but %d of the wallet's used elements are new", r.Generation, r.Added, r.AddedStdErr, r.TrueAdded)
 		t.Logf("reload gen %d after %d (%s, %d -> %d bytes, nested %v): added %.1f ± %.2f, dropped %.1f ± %.2f, net %.1f ± %.1f; used elements new in it: %d",
 			r.Generation, r.PrevGeneration, r.Reason, r.PrevBytes, r.Bytes, r.Nested, r.Added, r.AddedStdErr, r.Dropped, r.DroppedStdErr, r.NetChange, r.NetStdErr, r.TrueAdded)
 	}
@@ -495,9 +427,8 @@ func reloadsAndOutpoints(ctx context.Context, t *testing.T, chain nodeChain, rec
 		if i == 1 {
 			hi += uint64(carried)
 		}
-		if p.FalsePositives < lo || p.FalsePositives > hi {
-			t.Errorf("outpoint universe at height %d: %d false positives, expected %.3g: outside [%d, %d]", at, p.FalsePositives, p.ExpectedFP, lo, hi)
-		}
+		require.GreaterOrEqual(t, p.FalsePositives, lo, "outpoint universe at height %d: %d false positives, expected %.3g: outside [%d, %d]", at, p.FalsePositives, p.ExpectedFP, lo, hi)
+		require.LessOrEqual(t, p.FalsePositives, hi, "outpoint universe at height %d: %d false positives, expected %.3g: outside [%d, %d]", at, p.FalsePositives, p.ExpectedFP, lo, hi)
 	}
 	funded := rep.MultiForm
 	t.Logf("two-form test on outpoints at height %d: %d candidates, %d holding unspent outputs; latest filter alone: %d matched, %d false positives (%.3g expected); both forms required: %d matched, %d false positives (%.3g expected by chance, at most %d carried), recall %.3f",
@@ -516,9 +447,7 @@ func carriedFalsePositives(t *testing.T, records []transcript.Record, u element.
 			continue
 		}
 		f, err := bip37.Deserialize(r.Filter)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		filters = append(filters, f)
 	}
 	if len(filters) < 2 {

@@ -59,9 +59,7 @@ func newPrivacyFixture(t *testing.T) privacyFixture {
 	fx.universeSize = len(univ)
 	build := func(tweak uint32, cands []element.Candidate) *bip37.Filter {
 		f, err := bip37.NewFilter(60, 0.01, tweak, bip37.UpdateAll)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for _, c := range cands {
 			for _, form := range c.Forms {
 				f.Add(form)
@@ -78,19 +76,13 @@ func newPrivacyFixture(t *testing.T) privacyFixture {
 	}
 	var tb bytes.Buffer
 	for _, r := range recs {
-		if err := transcript.Write(&tb, r); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, transcript.Write(&tb, r))
 	}
 	fx.transcript = fx.write(t, "transcript.jsonl", tb.Bytes())
 	var ub, wb bytes.Buffer
 	ub.WriteString("# candidates: hash160 pubkey\n")
-	if err := element.WriteCandidates(&ub, univ); err != nil {
-		t.Fatal(err)
-	}
-	if err := element.WriteCandidates(&wb, fx.wallet); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, element.WriteCandidates(&ub, univ))
+	require.NoError(t, element.WriteCandidates(&wb, fx.wallet))
 	fx.universe = fx.write(t, "universe.txt", ub.Bytes())
 	fx.truth = fx.write(t, "truth.txt", wb.Bytes())
 	return fx
@@ -100,9 +92,7 @@ func newPrivacyFixture(t *testing.T) privacyFixture {
 func (fx privacyFixture) write(t *testing.T, name string, data []byte) string {
 	t.Helper()
 	p := filepath.Join(fx.dir, name)
-	if err := os.WriteFile(p, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(p, data, 0o600))
 	return p
 }
 
@@ -110,13 +100,9 @@ func (fx privacyFixture) write(t *testing.T, name string, data []byte) string {
 func closedLoopbackPort(t *testing.T) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	addr := l.Addr().String()
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, l.Close())
 	return addr
 }
 
@@ -169,46 +155,37 @@ func TestPrivacyAnalyzeOutputs(t *testing.T) {
 	csvPath, pngPath := filepath.Join(fx.dir, "curve.csv"), filepath.Join(fx.dir, "curve.png")
 	code, out, errOut := runCLI(t, []string{"privacy", "analyze", "--transcript", fx.transcript, "--universe", fx.universe,
 		"--truth", fx.truth, "--json", "--csv", csvPath, "--png", pngPath})
-	if code != 0 || errOut != "" {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
+	require.Equal(t, 0, code, "exit %d: %s", code, errOut)
+	require.Equal(t, "", errOut, "exit %d: %s", code, errOut)
 	var rep privacy.Report
-	if err := json.Unmarshal([]byte(out), &rep); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	for _, p := range []string{csvPath, pngPath} {
-		if st, err := os.Stat(p); err != nil || st.Mode().Perm() != 0o600 {
-			t.Errorf("%s: %v %v: an analysis with --truth names the wallet's addresses, want 0600", p, st, err)
-		}
+		st, err := os.Stat(p)
+		require.NoError(t, err, "%s: %v %v: an analysis with --truth names the wallet's addresses, want 0600", p, st, err)
+		require.Equal(t, os.FileMode(0o600), st.Mode().Perm(), "%s: %v %v: an analysis with --truth names the wallet's addresses, want 0600", p, st, err)
 	}
 	inter := rep.Curve(privacy.StageIntersection)
-	if inter == nil || len(inter.Points) != 3 || rep.Members != 20 || !rep.HasTruth {
-		t.Fatalf("report: %+v", rep)
-	}
+	require.NotNil(t, inter, "report: %+v", rep)
+	require.Len(t, inter.Points, 3, "report: %+v", rep)
+	require.Equal(t, uint64(20), rep.Members, "report: %+v", rep)
+	require.True(t, rep.HasTruth, "report: %+v", rep)
 	last := inter.Points[2]
 	// The wallet's 20th address was only in the second filter (and a
 	// filteradd): intersecting both filters loses it.
-	if last.TruePositives != 19 || last.Filters != 2 {
-		t.Errorf("intersection: tp %d filters %d", last.TruePositives, last.Filters)
-	}
+	require.Equal(t, uint64(19), last.TruePositives, "intersection: tp %d filters %d", last.TruePositives, last.Filters)
+	require.Equal(t, 2, last.Filters, "intersection: tp %d filters %d", last.TruePositives, last.Filters)
 	single := rep.Curve(privacy.StageSingle).Points[0]
-	if single.FalsePositives == 0 || math.Abs(float64(single.FalsePositives)-single.ExpectedFP) > 5*math.Sqrt(single.ExpectedFP)+1 {
-		t.Errorf("single filter: %d false positives, expected %.1f", single.FalsePositives, single.ExpectedFP)
-	}
+	require.NotEqual(t, uint64(0), single.FalsePositives, "single filter: %d false positives, expected %.1f", single.FalsePositives, single.ExpectedFP)
+	require.InDelta(t, single.ExpectedFP, float64(single.FalsePositives), 5*math.Sqrt(single.ExpectedFP)+1, "single filter: %d false positives, expected %.1f", single.FalsePositives, single.ExpectedFP)
 	csvData, err := os.ReadFile(csvPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if lines := strings.Count(string(csvData), "\n"); lines != 1+3*3 || !strings.HasPrefix(string(csvData), "stage,step,kind") {
-		t.Errorf("csv has %d lines: %.80q", lines, csvData)
-	}
+	require.NoError(t, err)
+	lines := strings.Count(string(csvData), "\n")
+	require.Equal(t, 1+3*3, lines, "csv has %d lines: %.80q", lines, csvData)
+	require.True(t, strings.HasPrefix(string(csvData), "stage,step,kind"), "csv has %d lines: %.80q", lines, csvData)
 	png, err := os.ReadFile(pngPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")) || len(png) < 10000 {
-		t.Errorf("png: %d bytes", len(png))
-	}
+	require.NoError(t, err)
+	require.True(t, bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")), "png: %d bytes", len(png))
+	require.GreaterOrEqual(t, len(png), 10000, "png: %d bytes", len(png))
 }
 
 func TestPrivacyExperimentCLI(t *testing.T) {
@@ -235,14 +212,15 @@ func TestPrivacyExperimentCLI(t *testing.T) {
 	// An experiment's figure is synthetic, made to be shared: readable by
 	// all (an analysis of a real transcript stays 0600:
 	// TestPrivacyAnalyzeOutputs).
-	if st, err := os.Stat(filepath.Join(dir, "r.png")); err != nil || st.Mode().Perm() != 0o644 {
-		t.Errorf("r.png: %v %v", st, err)
-	}
+	st, err := os.Stat(filepath.Join(dir, "r.png"))
+	require.NoError(t, err, "r.png: %v", st)
+	require.Equal(t, os.FileMode(0o644), st.Mode().Perm(), "r.png: %v %v", st, err)
 	code, out, _ := runCLI(t, append([]string{"privacy", "experiment", "saturation", "--json"}, small...))
 	var res experiments.Result
-	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || res.Name != "saturation" || len(res.Rows) == 0 {
-		t.Fatalf("exit %d, %.200s", code, out)
-	}
+	require.Equal(t, 0, code, "exit %d, %.200s", code, out)
+	require.NoError(t, json.Unmarshal([]byte(out), &res), "exit %d, %.200s", code, out)
+	require.Equal(t, "saturation", res.Name, "exit %d, %.200s", code, out)
+	require.NotEmpty(t, res.Rows, "exit %d, %.200s", code, out)
 }
 
 // srcNickForTest is the source the sizing rows' published figures cite.
@@ -264,17 +242,13 @@ func TestPrivacyScanCLI(t *testing.T) {
 			wantCode: 2, wantErrSub: "larger than 36000"},
 	})
 	code, out, errOut := runCLI(t, []string{"privacy", "scan", "--synthetic", "300000", "--filter", fx.filterHex, "--json", "--workers", "2"})
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
+	require.Equal(t, 0, code, "exit %d: %s", code, errOut)
 	var got scanJSON
-	if err := json.Unmarshal([]byte(out), &got); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
 	f := got.Filters[0]
-	if got.Candidates != 300000 || got.Workers != 2 || math.Abs(float64(f.Matched)-f.Expected) > 5*f.Sigma+1 {
-		t.Errorf("scan: %+v", got)
-	}
+	require.Equal(t, uint64(300000), got.Candidates, "scan: %+v", got)
+	require.Equal(t, 2, got.Workers, "scan: %+v", got)
+	require.InDelta(t, f.Expected, float64(f.Matched), 5*f.Sigma+1, "scan: %+v", got)
 }
 
 // TestPrivacyResearchExperimentsCLI runs the population experiments at a small
@@ -297,42 +271,39 @@ func TestPrivacyResearchExperimentsCLI(t *testing.T) {
 			wantOutSub: []string{"records=200000", "hash_funcs=[30]", "k=30: never-aligned names re-identified exactly (correct 1-1)"}},
 	})
 	for _, f := range []string{"pop.png", "pop.svg"} {
-		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() < 5000 {
-			t.Errorf("%s: %v", f, err)
-		}
+		st, err := os.Stat(filepath.Join(dir, f))
+		require.NoError(t, err, "%s", f)
+		require.GreaterOrEqual(t, st.Size(), int64(5000), "%s: %v", f, err)
 	}
 	// The caption beside the figure names the command that made it; the
 	// image's legend does not carry it.
 	caption, _ := os.ReadFile(filepath.Join(dir, "pop.caption.txt"))
-	if !bytes.Contains(caption, []byte("measured here: bloomwatch privacy")) || !bytes.Contains(caption, []byte("--wallets 3")) {
-		t.Errorf("the caption does not name the command that made the figure: %q", caption)
-	}
-	if svg, _ := os.ReadFile(filepath.Join(dir, "pop.svg")); bytes.Contains(svg, []byte("measured here: bloomwatch privacy")) {
-		t.Error("the figure's legend carries its provenance: it belongs in the caption")
-	}
+	require.True(t, bytes.Contains(caption, []byte("measured here: bloomwatch privacy")), "the caption does not name the command that made the figure: %q", caption)
+	require.True(t, bytes.Contains(caption, []byte("--wallets 3")), "the caption does not name the command that made the figure: %q", caption)
+	svg, _ := os.ReadFile(filepath.Join(dir, "pop.svg"))
+	require.False(t, bytes.Contains(svg, []byte("measured here: bloomwatch privacy")), "the figure's legend carries its provenance: it belongs in the caption")
 	files, err := filepath.Glob(filepath.Join(tr, "wallet-*-session-*.jsonl"))
-	if err != nil || len(files) < 9 {
-		t.Fatalf("%d transcripts (%v)", len(files), err)
-	}
+	require.NoError(t, err, "%d transcripts (%v)", len(files), err)
+	require.GreaterOrEqual(t, len(files), 9, "%d transcripts (%v)", len(files), err)
 	recs, err := readTranscriptFile(files[0])
-	if err != nil || len(recs) < 2 || recs[0].Kind != transcript.KindFilterLoad {
-		t.Fatalf("transcript %s: %d records, %v", files[0], len(recs), err)
-	}
+	require.NoError(t, err, "transcript %s: %d records", files[0], len(recs))
+	require.GreaterOrEqual(t, len(recs), 2, "transcript %s: %d records, %v", files[0], len(recs), err)
+	require.Equal(t, transcript.KindFilterLoad, recs[0].Kind, "transcript %s: %d records, %v", files[0], len(recs), err)
 	// The chain's candidates beside them, for a crawl elsewhere (beam/).
-	if chain, err := readElementFile("universe", filepath.Join(tr, experiments.UniverseFileName)); err != nil || len(chain) < 1000 {
-		t.Errorf("%s: %d candidates, %v", experiments.UniverseFileName, len(chain), err)
-	}
+	chain, err := readElementFile("universe", filepath.Join(tr, experiments.UniverseFileName))
+	require.NoError(t, err, "%s: %d candidates", experiments.UniverseFileName, len(chain))
+	require.GreaterOrEqual(t, len(chain), 1000, "%s: %d candidates, %v", experiments.UniverseFileName, len(chain), err)
 	// A session transcript, getdata records and all, goes through the
 	// analyzer.
 	code, out, errOut := runCLI(t, []string{"privacy", "analyze", "--transcript", files[0], "--synthetic", "1000", "--attacks", "none"})
-	if code != 0 || !strings.Contains(out, "single:") {
-		t.Errorf("analyze a session transcript: exit %d, %s %s", code, out, errOut)
-	}
+	require.Equal(t, 0, code, "analyze a session transcript: exit %d, %s %s", code, out, errOut)
+	require.Contains(t, out, "single:", "analyze a session transcript: exit %d, %s %s", code, out, errOut)
 	// Progress: plain lines on a pipe.
 	code, _, errOut = runCLI(t, []string{"privacy", "experiment", "peers", "--peers", "2", "--keys", "4", "--universe", "20000", "--trials", "1"})
-	if code != 0 || !strings.Contains(errOut, "scan: ") || !strings.Contains(errOut, "(100%)") || strings.Contains(errOut, "\r") {
-		t.Errorf("progress: exit %d, stderr %q", code, errOut)
-	}
+	require.Equal(t, 0, code, "progress: exit %d, stderr %q", code, errOut)
+	require.Contains(t, errOut, "scan: ", "progress: exit %d, stderr %q", code, errOut)
+	require.Contains(t, errOut, "(100%)", "progress: exit %d, stderr %q", code, errOut)
+	require.NotContains(t, errOut, "\r", "progress: exit %d, stderr %q", code, errOut)
 }
 
 // TestPrivacyExperimentBadParameters checks that bad parameters give one
@@ -367,13 +338,11 @@ func TestPrivacyExportAndStreamedUniverse(t *testing.T) {
 	fx := newPrivacyFixture(t)
 	u := filepath.Join(fx.dir, "export.txt")
 	code, out, errOut := runCLI(t, []string{"privacy", "export-universe", "--synthetic", "5000", "--out", u, "--progress", "none"})
-	if code != 0 || !strings.Contains(out, "5000 candidates") {
-		t.Fatalf("export: exit %d, %s %s", code, out, errOut)
-	}
+	require.Equal(t, 0, code, "export: exit %d, %s %s", code, out, errOut)
+	require.Contains(t, out, "5000 candidates", "export: exit %d, %s %s", code, out, errOut)
 	code, out, errOut = runCLI(t, []string{"privacy", "analyze", "--transcript", fx.transcript, "--universe", u, "--truth", fx.truth, "--attacks", "none"})
-	if code != 0 || !strings.Contains(out, "universe: 5000 candidates") {
-		t.Errorf("analyze a streamed universe: exit %d, %.300s %s", code, out, errOut)
-	}
+	require.Equal(t, 0, code, "analyze a streamed universe: exit %d, %.300s %s", code, out, errOut)
+	require.Contains(t, out, "universe: 5000 candidates", "analyze a streamed universe: exit %d, %.300s %s", code, out, errOut)
 }
 
 // TestPrivacyExportFromBtcd exports the universe of a real btcd regtest
@@ -394,40 +363,26 @@ func TestPrivacyExportFromBtcd(t *testing.T) {
 		} else {
 			want, err = element.ChainUniverse(ctx, chain, -1)
 		}
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		var out bytes.Buffer
 		st, err := btcdrpc.ExportUniverse(ctx, chain, btcdrpc.ExportConfig{UpTo: -1, Outpoints: outpoints, Partitions: 8, TempDir: t.TempDir()}, &out)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		u := element.NewFileUniverse(&out)
 		got := map[string]string{}
 		var c element.Candidate
 		for u.Next(&c) {
 			var b bytes.Buffer
-			if err := element.WriteCandidates(&b, []element.Candidate{c}); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, element.WriteCandidates(&b, []element.Candidate{c}))
 			got[c.Key()] = b.String()
 		}
-		if u.Err() != nil {
-			t.Fatal(u.Err())
-		}
+		require.NoError(t, u.Err())
 		t.Logf("outpoints=%v: %d candidates (%d multi-form) from %d blocks, %d observations, at most %d in memory",
 			outpoints, st.Candidates, st.MultiForm, st.Blocks, st.Observations, st.MaxPartition)
-		if len(got) != len(want) {
-			t.Fatalf("outpoints=%v: %d candidates exported, %d in memory", outpoints, len(got), len(want))
-		}
+		require.Len(t, got, len(want), "outpoints=%v: %d candidates exported, %d in memory", outpoints, len(got), len(want))
 		for _, w := range want {
 			var b bytes.Buffer
-			if err := element.WriteCandidates(&b, []element.Candidate{w}); err != nil {
-				t.Fatal(err)
-			}
-			if got[w.Key()] != b.String() {
-				t.Errorf("outpoints=%v: candidate %x: exported %q, want %q", outpoints, w.Key(), got[w.Key()], b.String())
-			}
+			require.NoError(t, element.WriteCandidates(&b, []element.Candidate{w}))
+			require.Equal(t, b.String(), got[w.Key()], "outpoints=%v: candidate %x: exported %q, want %q", outpoints, w.Key(), got[w.Key()], b.String())
 		}
 	}
 }

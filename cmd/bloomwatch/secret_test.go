@@ -9,6 +9,7 @@ import (
 	"github.com/btcsuite/btcd/btcec/v2"
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/stretchr/testify/require"
 )
 
 // TestPrivateKeysNeverEchoed gives private keys where addresses and
@@ -18,17 +19,11 @@ import (
 // Before, the error quoted its first 24 characters.
 func TestPrivateKeysNeverEchoed(t *testing.T) {
 	priv, err := btcec.NewPrivateKey()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	wif, err := btcutil.NewWIF(priv, &chaincfg.RegressionNetParams, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	mainWIF, err := btcutil.NewWIF(priv, &chaincfg.MainNetParams, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	w := wif.String()
 	swap := "a" // one character changed: a bad checksum
 	if w[20] == 'a' {
@@ -38,13 +33,10 @@ func TestPrivateKeysNeverEchoed(t *testing.T) {
 	badXprv := testMainXprv[:60] + "Z" + testMainXprv[61:]
 	root := t.TempDir()
 	wallet := filepath.Join(root, "w")
-	if code, out, errOut := runCLI(t, createArgs(wallet)); code != 0 {
-		t.Fatalf("create: %d %s %s", code, out, errOut)
-	}
+	code, out, errOut := runCLI(t, createArgs(wallet))
+	require.Equal(t, 0, code, "create: %d %s %s", code, out, errOut)
 	file := filepath.Join(root, "addrs.txt")
-	if err := os.WriteFile(file, []byte("# mine\n"+w+" # paste\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(file, []byte("# mine\n"+w+" # paste\n"), 0o600))
 	missing := filepath.Join(root, "none")
 	for _, c := range []struct {
 		name   string
@@ -62,19 +54,18 @@ func TestPrivateKeysNeverEchoed(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, out, errOut := runCLI(t, c.args)
-			if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "private key") {
-				t.Fatalf("exit %d, stdout %q, stderr %q: want exit 2 and one line naming a private key", code, out, errOut)
-			}
+			require.Equal(t, 2, code, "exit %d, stdout %q, stderr %q: want exit 2 and one line naming a private key", code, out, errOut)
+			require.Equal(t, "", out, "exit %d, stdout %q, stderr %q: want exit 2 and one line naming a private key", code, out, errOut)
+			require.Equal(t, 1, strings.Count(errOut, "\n"), "exit %d, stdout %q, stderr %q: want exit 2 and one line naming a private key", code, out, errOut)
+			require.Contains(t, errOut, "private key", "exit %d, stdout %q, stderr %q: want exit 2 and one line naming a private key", code, out, errOut)
 			for i := 0; i+8 <= len(c.secret); i++ {
-				if part := c.secret[i : i+8]; strings.Contains(errOut, part) {
-					t.Fatalf("stderr %q repeats %q of the private key", errOut, part)
-				}
+				part := c.secret[i : i+8]
+				require.NotContains(t, errOut, part, "stderr %q repeats %q of the private key", errOut, part)
 			}
 		})
 	}
-	if _, err := os.Stat(missing); !os.IsNotExist(err) {
-		t.Fatalf("a refused create left %s: %v", missing, err)
-	}
+	_, err = os.Stat(missing)
+	require.True(t, os.IsNotExist(err), "a refused create left %s: %v", missing, err)
 }
 
 // TestBirthdayBounded: a birthday above wallet.MaxBirthday (2147483647,
@@ -83,13 +74,12 @@ func TestPrivateKeysNeverEchoed(t *testing.T) {
 func TestBirthdayBounded(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "w")
 	code, out, errOut := runCLI(t, createArgs(dir, "--birthday", "2147483647"))
-	if code != 2 || out != "" || !strings.Contains(errOut, "birthday") || !strings.Contains(errOut, "at most 50000000") {
-		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
-	}
-	if _, err := os.Stat(dir); !os.IsNotExist(err) {
-		t.Fatalf("a refused create left %s", dir)
-	}
-	if code, _, errOut := runCLI(t, createArgs(dir, "--birthday", "50000000")); code != 0 {
-		t.Fatalf("the bound itself refused: %s", errOut)
-	}
+	require.Equal(t, 2, code, "exit %d, stdout %q, stderr %q", code, out, errOut)
+	require.Equal(t, "", out, "exit %d, stdout %q, stderr %q", code, out, errOut)
+	require.Contains(t, errOut, "birthday", "exit %d, stdout %q, stderr %q", code, out, errOut)
+	require.Contains(t, errOut, "at most 50000000", "exit %d, stdout %q, stderr %q", code, out, errOut)
+	_, err := os.Stat(dir)
+	require.True(t, os.IsNotExist(err), "a refused create left %s", dir)
+	code, _, errOut = runCLI(t, createArgs(dir, "--birthday", "50000000"))
+	require.Equal(t, 0, code, "the bound itself refused: %s", errOut)
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/bloomwatch/bloomwatch/testnet"
+	"github.com/stretchr/testify/require"
 )
 
 // TestSyncBIP158EndToEnd syncs an xpub wallet over BIP157/158 from a real
@@ -21,30 +22,26 @@ func TestSyncBIP158EndToEnd(t *testing.T) {
 	sum := runSyncJSON(t, "--datadir", dir, "--network", "regtest", "--xpub", truth.Xpub,
 		"--birthday", itoa(truth.StartHeight+1), "--connect", h.Node().P2PAddr(), "--protocol", "bip158")
 	checkAgainstTruth(t, sum, truth)
-	if sum.Protocol != "bip158" || sum.CF == nil {
-		t.Fatalf("protocol %q, compact filters %+v", sum.Protocol, sum.CF)
-	}
-	if sum.Filter.Loads != 0 {
-		t.Errorf("%d filterloads over BIP158", sum.Filter.Loads)
-	}
-	if want := int(truth.TipHeight - truth.StartHeight); sum.CF.Filters != want {
-		t.Errorf("%d filters, want %d (one per block from the birthday)", sum.CF.Filters, want)
-	}
-	if sum.CF.Blocks == 0 || sum.CF.BlockBytes == 0 {
-		t.Errorf("no block fetched: %+v", sum.CF)
-	}
+	require.Equal(t, "bip158", sum.Protocol, "protocol %q, compact filters %+v", sum.Protocol, sum.CF)
+	require.NotNil(t, sum.CF, "protocol %q, compact filters %+v", sum.Protocol, sum.CF)
+	require.Equal(t, 0, sum.Filter.Loads, "%d filterloads over BIP158", sum.Filter.Loads)
+	want := int(truth.TipHeight - truth.StartHeight)
+	require.Equal(t, want, sum.CF.Filters, "%d filters, want %d (one per block from the birthday)", sum.CF.Filters, want)
+	require.NotEqual(t, 0, sum.CF.Blocks, "no block fetched: %+v", sum.CF)
+	require.NotEqual(t, uint64(0), sum.CF.BlockBytes, "no block fetched: %+v", sum.CF)
 	// What the peers learned, in the privacy reading: the blocks asked,
 	// the filters scanned, and BIP37's figures for the same wallet.
-	if sum.Privacy == nil || sum.Privacy.CF == nil {
-		t.Fatalf("no privacy.compact_filters over BIP158: %+v", sum.Privacy)
-	}
+	require.NotNil(t, sum.Privacy, "no privacy.compact_filters over BIP158: %+v", sum.Privacy)
+	require.NotNil(t, sum.Privacy.CF, "no privacy.compact_filters over BIP158: %+v", sum.Privacy)
 	cf := sum.Privacy.CF
-	if cf.Fetched != len(sum.CF.Seen.Blocks) || cf.Scanned != sum.CF.Filters ||
-		cf.FalsePositiveBlocks != sum.CF.FalsePositiveBlocks || cf.WalletBlocks+cf.FalsePositiveBlocks != sum.CF.Blocks {
-		t.Errorf("privacy.compact_filters %+v against compact_filters %+v", *cf, *sum.CF)
-	}
-	if a := cf.BIP37; a == nil || a.Bytes == 0 || a.Elements == 0 || !(a.FPRate > 0) {
-		t.Errorf("bip37_alternative %+v", a)
-	}
+	require.Equal(t, len(sum.CF.Seen.Blocks), cf.Fetched, "privacy.compact_filters %+v against compact_filters %+v", *cf, *sum.CF)
+	require.Equal(t, sum.CF.Filters, cf.Scanned, "privacy.compact_filters %+v against compact_filters %+v", *cf, *sum.CF)
+	require.Equal(t, sum.CF.FalsePositiveBlocks, cf.FalsePositiveBlocks, "privacy.compact_filters %+v against compact_filters %+v", *cf, *sum.CF)
+	require.Equal(t, sum.CF.Blocks, cf.WalletBlocks+cf.FalsePositiveBlocks, "privacy.compact_filters %+v against compact_filters %+v", *cf, *sum.CF)
+	a := cf.BIP37
+	require.NotNil(t, a, "bip37_alternative %+v", a)
+	require.NotEqual(t, 0, a.Bytes, "bip37_alternative %+v", a)
+	require.NotEqual(t, 0, a.Elements, "bip37_alternative %+v", a)
+	require.True(t, a.FPRate > 0, "bip37_alternative %+v", a)
 	t.Logf("compact filters: %+v; bytes received %d", *sum.CF, sum.BytesReceived)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 
 	"github.com/bloomwatch/bloomwatch/session"
 	"github.com/bloomwatch/bloomwatch/spv/headers"
@@ -30,16 +31,12 @@ func syncChain(t *testing.T, spec testnet.ChainSpec) (*testnet.Harness, *testnet
 	t.Helper()
 	h := testnet.NewT(t, testnet.Options{})
 	key, err := testnet.NewKeyring(testnet.DemoSeed, h.Params())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	spec.Keyring = key
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	truth, err := h.BuildChain(ctx, spec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return h, truth
 }
 
@@ -48,14 +45,11 @@ func runSyncJSON(t *testing.T, args ...string) *session.Summary {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code := run(append([]string{"sync", "--json", "--until-synced", "--log-level", "warn"}, args...), &out, &errb)
-	if code != 0 {
-		t.Fatalf("sync exit %d: %s", code, errb.String())
-	}
+	require.Equal(t, 0, code, "sync exit %d: %s", code, errb.String())
 	checkJSONKeys(t, "bloomwatch sync", out.Bytes())
 	var sum session.Summary
-	if err := json.Unmarshal(out.Bytes(), &sum); err != nil {
-		t.Fatalf("decode summary: %v\n%s", err, out.String())
-	}
+	err := json.Unmarshal(out.Bytes(), &sum)
+	require.NoError(t, err, "decode summary: %v\n%s", err, out.String())
 	return &sum
 }
 
@@ -63,12 +57,10 @@ func runSyncJSON(t *testing.T, args ...string) *session.Summary {
 // satoshi.
 func checkAgainstTruth(t *testing.T, sum *session.Summary, truth *testnet.Truth) {
 	t.Helper()
-	if sum.TipHeight != truth.TipHeight || sum.TipHash != truth.TipHash.String() {
-		t.Errorf("tip %d %s, want %d %s", sum.TipHeight, sum.TipHash, truth.TipHeight, truth.TipHash)
-	}
-	if sum.BalanceSat != truth.Balance || sum.UnconfirmedSat != 0 {
-		t.Errorf("balance %d (+%d unconfirmed), want %d", sum.BalanceSat, sum.UnconfirmedSat, truth.Balance)
-	}
+	require.Equal(t, truth.TipHeight, sum.TipHeight, "tip %d %s, want %d %s", sum.TipHeight, sum.TipHash, truth.TipHeight, truth.TipHash)
+	require.Equal(t, truth.TipHash.String(), sum.TipHash, "tip %d %s, want %d %s", sum.TipHeight, sum.TipHash, truth.TipHeight, truth.TipHash)
+	require.Equal(t, truth.Balance, sum.BalanceSat, "balance %d (+%d unconfirmed), want %d", sum.BalanceSat, sum.UnconfirmedSat, truth.Balance)
+	require.Equal(t, int64(0), sum.UnconfirmedSat, "balance %d (+%d unconfirmed), want %d", sum.BalanceSat, sum.UnconfirmedSat, truth.Balance)
 	want := map[string]int64{}
 	for _, tx := range truth.Txs {
 		want[tx.Txid.String()] = tx.Delta
@@ -78,28 +70,23 @@ func checkAgainstTruth(t *testing.T, sum *session.Summary, truth *testnet.Truth)
 		got[tx.Txid] = tx.DeltaSat
 	}
 	for id, d := range want {
-		if g, ok := got[id]; !ok {
-			t.Errorf("missing wallet tx %s (delta %d)", id, d)
-		} else if g != d {
-			t.Errorf("tx %s delta %d, want %d", id, g, d)
-		}
+		g, ok := got[id]
+		require.True(t, ok, "missing wallet tx %s (delta %d)", id, d)
+		require.Equal(t, d, g, "tx %s delta %d, want %d", id, g, d)
 	}
 	for id := range got {
-		if _, ok := want[id]; !ok {
-			t.Errorf("unexpected wallet tx %s", id)
-		}
+		_, ok := want[id]
+		require.True(t, ok, "unexpected wallet tx %s", id)
 	}
 	wantU := map[string]int64{}
 	for _, u := range truth.UTXOs {
 		wantU[u.OutPoint().String()] = u.Value
 	}
-	if len(sum.UTXOs) != len(wantU) {
-		t.Errorf("%d utxos, want %d", len(sum.UTXOs), len(wantU))
-	}
+	require.Len(t, sum.UTXOs, len(wantU), "%d utxos, want %d", len(sum.UTXOs), len(wantU))
 	for _, u := range sum.UTXOs {
-		if v, ok := wantU[u.Outpoint]; !ok || v != u.ValueSat {
-			t.Errorf("utxo %s %d not in the truth (want value %d, present %v)", u.Outpoint, u.ValueSat, v, ok)
-		}
+		v, ok := wantU[u.Outpoint]
+		require.True(t, ok, "utxo %s %d not in the truth (want value %d, present %v)", u.Outpoint, u.ValueSat, v, ok)
+		require.Equal(t, u.ValueSat, v, "utxo %s %d not in the truth (want value %d, present %v)", u.Outpoint, u.ValueSat, v, ok)
 	}
 }
 
@@ -116,74 +103,51 @@ func TestSyncEndToEnd(t *testing.T) {
 	sum := runSyncJSON(t, "--datadir", dir, "--network", "regtest", "--xpub", truth.Xpub,
 		"--birthday", itoa(truth.StartHeight+1), "--connect", peer)
 	checkAgainstTruth(t, sum, truth)
-	if sum.MatchedTxs < len(truth.Txs) {
-		t.Errorf("matched %d txs, fewer than the %d wallet txs", sum.MatchedTxs, len(truth.Txs))
-	}
-	if sum.FalsePositives*20 > sum.MatchedTxs {
-		t.Errorf("%d false positives of %d matched: above 5%%", sum.FalsePositives, sum.MatchedTxs)
-	}
-	if sum.Filter.Loads == 0 || sum.Filter.Bytes == 0 || sum.BytesReceived == 0 {
-		t.Errorf("filter %+v, bytes %d: nothing loaded or received", sum.Filter, sum.BytesReceived)
-	}
-	if sum.Privacy == nil || sum.Privacy.Filters == 0 {
-		t.Errorf("no privacy reading: %+v", sum.Privacy)
-	}
+	require.GreaterOrEqual(t, sum.MatchedTxs, len(truth.Txs), "matched %d txs, fewer than the %d wallet txs", sum.MatchedTxs, len(truth.Txs))
+	require.LessOrEqual(t, sum.FalsePositives*20, sum.MatchedTxs, "%d false positives of %d matched: above 5%%", sum.FalsePositives, sum.MatchedTxs)
+	require.NotEqual(t, 0, sum.Filter.Loads, "filter %+v, bytes %d: nothing loaded or received", sum.Filter, sum.BytesReceived)
+	require.NotEqual(t, 0, sum.Filter.Bytes, "filter %+v, bytes %d: nothing loaded or received", sum.Filter, sum.BytesReceived)
+	require.NotEqual(t, uint64(0), sum.BytesReceived, "filter %+v, bytes %d: nothing loaded or received", sum.Filter, sum.BytesReceived)
+	require.NotNil(t, sum.Privacy, "no privacy reading: %+v", sum.Privacy)
+	require.NotEqual(t, 0, sum.Privacy.Filters, "no privacy reading: %+v", sum.Privacy)
 
 	// More payments after a restart: the wallet and the header store
 	// persist, and the second sync picks up only what is new.
 	key, err := testnet.NewKeyring(testnet.DemoSeed, h.Params())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	addr, err := key.Address(84, 0, 12)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	tx, err := h.PayAddress(addr, 150_000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.Mine(3); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	_, err = h.Mine(3)
+	require.NoError(t, err)
 	sum2 := runSyncJSON(t, "--datadir", dir, "--connect", peer)
-	if sum2.TipHeight != truth.TipHeight+3 {
-		t.Errorf("after restart tip %d, want %d", sum2.TipHeight, truth.TipHeight+3)
-	}
-	if sum2.BalanceSat != truth.Balance+150_000 {
-		t.Errorf("after restart balance %d, want %d", sum2.BalanceSat, truth.Balance+150_000)
-	}
+	require.Equal(t, truth.TipHeight+3, sum2.TipHeight, "after restart tip %d, want %d", sum2.TipHeight, truth.TipHeight+3)
+	require.Equal(t, truth.Balance+150_000, sum2.BalanceSat, "after restart balance %d, want %d", sum2.BalanceSat, truth.Balance+150_000)
 	found := false
 	for _, x := range sum2.Txs {
 		found = found || x.Txid == tx.TxHash().String()
 	}
-	if !found {
-		t.Errorf("payment %s after restart not found", tx.TxHash())
-	}
+	require.True(t, found, "payment %s after restart not found", tx.TxHash())
 
 	// A corrupted header store: a one-line error naming the way out,
 	// then --reset-headers rebuilds it and the wallet is unchanged.
 	hdrFile := filepath.Join(session.NodePath(dir), headers.FileName)
 	raw, err := os.ReadFile(hdrFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for i := len(raw) / 2; i < len(raw)/2+64 && i < len(raw); i++ {
 		raw[i] ^= 0xff
 	}
-	if err := os.WriteFile(hdrFile, raw, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(hdrFile, raw, 0o600))
 	var out, errb bytes.Buffer
 	code := run([]string{"sync", "--datadir", dir, "--connect", peer, "--until-synced", "--json", "--log-level", "error"}, &out, &errb)
-	if code != 1 || strings.Count(strings.TrimSpace(errb.String()), "\n") != 0 || !strings.Contains(errb.String(), "--reset-headers") {
-		t.Fatalf("corrupt headers: exit %d, stderr %q: want exit 1 and one line naming --reset-headers", code, errb.String())
-	}
+	require.Equal(t, 1, code, "corrupt headers: exit %d, stderr %q: want exit 1 and one line naming --reset-headers", code, errb.String())
+	require.Equal(t, 0, strings.Count(strings.TrimSpace(errb.String()), "\n"), "corrupt headers: exit %d, stderr %q: want exit 1 and one line naming --reset-headers", code, errb.String())
+	require.Contains(t, errb.String(), "--reset-headers", "corrupt headers: exit %d, stderr %q: want exit 1 and one line naming --reset-headers", code, errb.String())
 	sum3 := runSyncJSON(t, "--datadir", dir, "--connect", peer, "--reset-headers")
-	if sum3.TipHeight != sum2.TipHeight || sum3.BalanceSat != sum2.BalanceSat || len(sum3.Txs) != len(sum2.Txs) {
-		t.Errorf("after --reset-headers tip %d balance %d txs %d, want %d %d %d",
-			sum3.TipHeight, sum3.BalanceSat, len(sum3.Txs), sum2.TipHeight, sum2.BalanceSat, len(sum2.Txs))
-	}
+	require.Equal(t, sum2.TipHeight, sum3.TipHeight, "after --reset-headers tip %d balance %d txs %d, want %d %d %d", sum3.TipHeight, sum3.BalanceSat, len(sum3.Txs), sum2.TipHeight, sum2.BalanceSat, len(sum2.Txs))
+	require.Equal(t, sum2.BalanceSat, sum3.BalanceSat, "after --reset-headers tip %d balance %d txs %d, want %d %d %d", sum3.TipHeight, sum3.BalanceSat, len(sum3.Txs), sum2.TipHeight, sum2.BalanceSat, len(sum2.Txs))
+	require.Len(t, sum3.Txs, len(sum2.Txs), "after --reset-headers tip %d balance %d txs %d, want %d %d %d", sum3.TipHeight, sum3.BalanceSat, len(sum3.Txs), sum2.TipHeight, sum2.BalanceSat, len(sum2.Txs))
 }
 
 // TestSyncNoPeer checks the one-line error and exit code when no peer can
@@ -194,12 +158,8 @@ func TestSyncEndToEnd(t *testing.T) {
 func TestSyncNoPeer(t *testing.T) {
 	root := t.TempDir()
 	existing := filepath.Join(root, "existing")
-	if err := os.MkdirAll(existing, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(existing, "notes.txt"), []byte("mine\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.MkdirAll(existing, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(existing, "notes.txt"), []byte("mine\n"), 0o600))
 	logFile := filepath.Join(existing, "sync.log")
 	for _, tc := range []struct {
 		dir, want string
@@ -213,30 +173,22 @@ func TestSyncNoPeer(t *testing.T) {
 		args := append([]string{"sync", "--datadir", tc.dir, "--network", "regtest", "--address", "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080",
 			"--connect", "127.0.0.1:1", "--until-synced", "--json", "--peer-timeout", "2s", "--log-level", "error"}, tc.extra...)
 		code := run(args, &out, &errb)
-		if code != 1 {
-			t.Fatalf("exit %d, want 1; stderr %q", code, errb.String())
-		}
-		if lines := strings.Count(strings.TrimSpace(errb.String()), "\n"); lines != 0 || !strings.Contains(errb.String(), "no reachable peer") ||
-			!strings.Contains(errb.String(), tc.want) {
-			t.Errorf("stderr %q: want one line naming no reachable peer and %q", errb.String(), tc.want)
-		}
-		if out.Len() != 0 {
-			t.Errorf("stdout %q, want nothing", out.String())
-		}
+		require.Equal(t, 1, code, "exit %d, want 1; stderr %q", code, errb.String())
+		lines := strings.Count(strings.TrimSpace(errb.String()), "\n")
+		require.Equal(t, 0, lines, "stderr %q: want one line naming no reachable peer and %q", errb.String(), tc.want)
+		require.Contains(t, errb.String(), "no reachable peer", "stderr %q: want one line naming no reachable peer and %q", errb.String(), tc.want)
+		require.Contains(t, errb.String(), tc.want, "stderr %q: want one line naming no reachable peer and %q", errb.String(), tc.want)
+		require.Equal(t, 0, out.Len(), "stdout %q, want nothing", out.String())
 		entries, err := os.ReadDir(tc.dir)
 		if tc.left == nil {
-			if !errors.Is(err, fs.ErrNotExist) {
-				t.Errorf("%s: %v, want it gone", tc.dir, err)
-			}
+			require.ErrorIs(t, err, fs.ErrNotExist, "%s: %v, want it gone", tc.dir, err)
 			continue
 		}
 		var names []string
 		for _, e := range entries {
 			names = append(names, e.Name())
 		}
-		if strings.Join(names, " ") != strings.Join(tc.left, " ") {
-			t.Errorf("%s holds %q, want %q", tc.dir, names, tc.left)
-		}
+		require.Equal(t, strings.Join(tc.left, " "), strings.Join(names, " "), "%s holds %q, want %q", tc.dir, names, tc.left)
 	}
 }
 
@@ -250,28 +202,22 @@ func TestSyncV2RefusesPlaintextPeer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	n, err := testnet.StartNode(ctx, testnet.Config{Network: "regtest"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { _ = n.Stop() })
 	dir := filepath.Join(t.TempDir(), "w")
 	var out, errb bytes.Buffer
 	code := run([]string{"sync", "--datadir", dir, "--network", "regtest", "--address", "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080",
 		"--connect", n.P2PAddr(), "--transport", "v2", "--until-synced", "--json", "--peer-timeout", "3s", "--log-level", "error"}, &out, &errb)
-	if code != 1 {
-		t.Fatalf("exit %d, want 1; stderr %q", code, errb.String())
-	}
+	require.Equal(t, 1, code, "exit %d, want 1; stderr %q", code, errb.String())
 	line := strings.TrimSpace(errb.String())
-	if strings.Count(line, "\n") != 0 || !strings.Contains(line, "no reachable peer") || !strings.Contains(line, n.P2PAddr()+": spv: peer speaks only the plaintext v1 transport") {
-		t.Errorf("stderr %q: want one line naming the refusal", errb.String())
-	}
+	require.Equal(t, 0, strings.Count(line, "\n"), "stderr %q: want one line naming the refusal", errb.String())
+	require.Contains(t, line, "no reachable peer", "stderr %q: want one line naming the refusal", errb.String())
+	require.Contains(t, line, n.P2PAddr()+": spv: peer speaks only the plaintext v1 transport", "stderr %q: want one line naming the refusal", errb.String())
 	recs, err := os.ReadFile(filepath.Join(dir, "spv", "transcript.jsonl"))
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		t.Fatal(err)
+	if !errors.Is(err, os.ErrNotExist) {
+		require.NoError(t, err)
 	}
-	if len(recs) != 0 {
-		t.Errorf("a record was written under --transport v2 to a v1 peer: %s", recs)
-	}
+	require.Empty(t, recs, "a record was written under --transport v2 to a v1 peer: %s", recs)
 }
 
 // itoa formats an int32.
@@ -302,123 +248,77 @@ func TestSyncBIP44ImportedAndReorg(t *testing.T) {
 func syncReorgCase(t *testing.T, visible bool) {
 	h, truth := syncChain(t, testnet.ChainSpec{Blocks: 60, TxsPerBlock: 5, Purpose: 44, WatchAddrs: 6, SpendFraction: 0.5, Seed: 5})
 	key, err := testnet.NewKeyring(testnet.DemoSeed, h.Params())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	imported, err := key.Address(84, 0, 500)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	pay, err := h.PayAddress(imported, 77_000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.Mine(1); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	_, err = h.Mine(1)
+	require.NoError(t, err)
 	dir := filepath.Join(t.TempDir(), "w")
 	peer := h.Node().P2PAddr()
 	sum := runSyncJSON(t, "--datadir", dir, "--network", "regtest", "--xpub", truth.Xpub, "--address", imported.EncodeAddress(),
 		"--birthday", itoa(truth.StartHeight+1), "--connect", peer)
-	if sum.BalanceSat != truth.Balance+77_000 {
-		t.Errorf("balance %d, want %d (truth %d + imported 77000)", sum.BalanceSat, truth.Balance+77_000, truth.Balance)
-	}
+	require.Equal(t, truth.Balance+77_000, sum.BalanceSat, "balance %d, want %d (truth %d + imported 77000)", sum.BalanceSat, truth.Balance+77_000, truth.Balance)
 	found := false
 	for _, x := range sum.Txs {
 		found = found || x.Txid == pay.TxHash().String()
 	}
-	if !found {
-		t.Errorf("payment %s to the imported address not found", pay.TxHash())
-	}
+	require.True(t, found, "payment %s to the imported address not found", pay.TxHash())
 	before := sum.BalanceSat
 
 	// A payment to the wallet in the branch that loses, double-spent in
 	// the branch that wins.
 	addr, err := key.Address(44, 0, 6)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	script, err := txscript.PayToAddrScript(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	orphan, err := h.NewTx([]*wire.TxOut{wire.NewTxOut(123_456, script)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// A second btcd shares the chain so far, then goes its own way.
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	n2, err := testnet.StartNode(ctx, testnet.Config{Network: "regtest"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer n2.Stop()
-	if err := n2.ConnectToCtx(ctx, h.Node()); err != nil {
-		t.Fatal(err)
-	}
-	if err := n2.WaitSynced(ctx, h.Node()); err != nil {
-		t.Fatal(err)
-	}
-	if err := n2.DisconnectFromCtx(ctx, h.Node()); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, n2.ConnectToCtx(ctx, h.Node()))
+	require.NoError(t, n2.WaitSynced(ctx, h.Node()))
+	require.NoError(t, n2.DisconnectFromCtx(ctx, h.Node()))
 	// The losing branch: one block with the payment, synced.
-	if err := h.Broadcast(orphan); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.Mine(1); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, h.Broadcast(orphan))
+	_, err = h.Mine(1)
+	require.NoError(t, err)
 	mid := runSyncJSON(t, "--datadir", dir, "--connect", peer)
-	if mid.BalanceSat != before+123_456 {
-		t.Fatalf("before the reorg balance %d, want %d", mid.BalanceSat, before+123_456)
-	}
+	require.Equal(t, before+123_456, mid.BalanceSat, "before the reorg balance %d, want %d", mid.BalanceSat, before+123_456)
 	// The winning branch: two blocks, the first double-spending the
 	// payment, handed to the first node with submitblock (over P2P btcd
 	// v0.24.2 would keep the dead payment in its mempool).
 	// The double spend pays the wallet less, at another address, or
 	// pays someone else.
 	addr2, err := key.Address(44, 0, 7)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	script2, err := txscript.PayToAddrScript(addr2)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var gain int64 = 100_000
 	if !visible {
 		script2, gain = testnet.RandomScript(rand.New(rand.NewSource(1)), testnet.KindP2WPKH), 0
 	}
 	ds, err := h.DoubleSpend(orphan, []*wire.TxOut{wire.NewTxOut(100_000, script2)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := n2.RPC().SendRawTransaction(ds, true); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	_, err = n2.RPC().SendRawTransaction(ds, true)
+	require.NoError(t, err)
 	hashes, err := n2.Generate(2)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, hash := range hashes {
 		b, err := n2.RPC().GetBlock(hash)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := h.Node().RPC().SubmitBlock(btcutil.NewBlock(b), nil); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
+		require.NoError(t, h.Node().RPC().SubmitBlock(btcutil.NewBlock(b), nil))
 	}
 	after := runSyncJSON(t, "--datadir", dir, "--connect", peer)
-	if after.BalanceSat != before+gain || after.UnconfirmedSat != 0 {
-		t.Errorf("after the reorg balance %d (+%d unconfirmed), want %d", after.BalanceSat, after.UnconfirmedSat, before+gain)
-	}
+	require.Equal(t, before+gain, after.BalanceSat, "after the reorg balance %d (+%d unconfirmed), want %d", after.BalanceSat, after.UnconfirmedSat, before+gain)
+	require.Equal(t, int64(0), after.UnconfirmedSat, "after the reorg balance %d (+%d unconfirmed), want %d", after.BalanceSat, after.UnconfirmedSat, before+gain)
 	for _, x := range after.Txs {
-		if x.Txid == orphan.TxHash().String() {
-			t.Errorf("orphaned payment %s still in the history at height %d", x.Txid, x.Height)
-		}
+		require.NotEqual(t, orphan.TxHash().String(), x.Txid, "orphaned payment %s still in the history at height %d", x.Txid, x.Height)
 	}
 }
 
@@ -440,35 +340,28 @@ func TestAddressAddedAfterSyncRescans(t *testing.T) {
 	checkAgainstTruth(t, first, truth)
 
 	code, out, errOut := runCLI(t, []string{"wallet", "add", "--datadir", a, "--address", addr})
-	if code != 0 || !strings.Contains(out, "rescans from the birthday") {
-		t.Fatalf("wallet add: %d %q %q", code, out, errOut)
-	}
+	require.Equal(t, 0, code, "wallet add: %d %q %q", code, out, errOut)
+	require.Contains(t, out, "rescans from the birthday", "wallet add: %d %q %q", code, out, errOut)
 	code, out, _ = runCLI(t, []string{"wallet", "txs", "--datadir", a})
-	if code != 0 || strings.Contains(out, "mempool") || strings.Count(out, "rescan pending") != 1 ||
-		strings.Count(out, "\n") != len(truth.Txs)+2 {
-		t.Fatalf("wallet txs after the import: %d\n%s", code, out)
-	}
+	require.Equal(t, 0, code, "wallet txs after the import: %d\n%s", code, out)
+	require.NotContains(t, out, "mempool", "wallet txs after the import: %d\n%s", code, out)
+	require.Equal(t, 1, strings.Count(out, "rescan pending"), "wallet txs after the import: %d\n%s", code, out)
+	require.Equal(t, len(truth.Txs)+2, strings.Count(out, "\n"), "wallet txs after the import: %d\n%s", code, out)
 	code, out, _ = runCLI(t, []string{"wallet", "balance", "--datadir", a, "--json"})
-	if code != 0 || !strings.Contains(out, fmt.Sprintf(`"confirmed_sat": %d`, truth.Balance)) {
-		t.Fatalf("wallet balance after the import: %d\n%s", code, out)
-	}
+	require.Equal(t, 0, code, "wallet balance after the import: %d\n%s", code, out)
+	require.Contains(t, out, fmt.Sprintf(`"confirmed_sat": %d`, truth.Balance), "wallet balance after the import: %d\n%s", code, out)
 
 	again := runSyncJSON(t, "--datadir", a, "--connect", peer)
 	ref := runSyncJSON(t, "--datadir", b, "--network", "regtest", "--xpub", truth.Xpub, "--address", addr, "--birthday", birthday, "--connect", peer)
-	if len(again.Txs) <= len(truth.Txs) {
-		t.Errorf("the rescan found %d transactions, the xpub alone has %d: none of %s's", len(again.Txs), len(truth.Txs), addr)
-	}
-	if again.TipHeight != ref.TipHeight || again.BalanceSat != ref.BalanceSat || again.UnconfirmedSat != ref.UnconfirmedSat {
-		t.Errorf("after the rescan tip %d balance %d+%d, from the start %d %d+%d", again.TipHeight, again.BalanceSat,
-			again.UnconfirmedSat, ref.TipHeight, ref.BalanceSat, ref.UnconfirmedSat)
-	}
-	if fmt.Sprint(again.Txs) != fmt.Sprint(ref.Txs) || fmt.Sprint(again.UTXOs) != fmt.Sprint(ref.UTXOs) {
-		t.Errorf("after the rescan:\n%v\n%v\nfrom the start:\n%v\n%v", again.Txs, again.UTXOs, ref.Txs, ref.UTXOs)
-	}
+	require.Greater(t, len(again.Txs), len(truth.Txs), "the rescan found %d transactions, the xpub alone has %d: none of %s's", len(again.Txs), len(truth.Txs), addr)
+	require.Equal(t, ref.TipHeight, again.TipHeight, "after the rescan tip %d balance %d+%d, from the start %d %d+%d", again.TipHeight, again.BalanceSat, again.UnconfirmedSat, ref.TipHeight, ref.BalanceSat, ref.UnconfirmedSat)
+	require.Equal(t, ref.BalanceSat, again.BalanceSat, "after the rescan tip %d balance %d+%d, from the start %d %d+%d", again.TipHeight, again.BalanceSat, again.UnconfirmedSat, ref.TipHeight, ref.BalanceSat, ref.UnconfirmedSat)
+	require.Equal(t, ref.UnconfirmedSat, again.UnconfirmedSat, "after the rescan tip %d balance %d+%d, from the start %d %d+%d", again.TipHeight, again.BalanceSat, again.UnconfirmedSat, ref.TipHeight, ref.BalanceSat, ref.UnconfirmedSat)
+	require.Equal(t, fmt.Sprint(ref.Txs), fmt.Sprint(again.Txs), "after the rescan:\n%v\n%v\nfrom the start:\n%v\n%v", again.Txs, again.UTXOs, ref.Txs, ref.UTXOs)
+	require.Equal(t, fmt.Sprint(ref.UTXOs), fmt.Sprint(again.UTXOs), "after the rescan:\n%v\n%v\nfrom the start:\n%v\n%v", again.Txs, again.UTXOs, ref.Txs, ref.UTXOs)
 	code, out, _ = runCLI(t, []string{"wallet", "txs", "--datadir", a})
-	if code != 0 || strings.Contains(out, "rescan pending") {
-		t.Errorf("wallet txs after the rescan: %d\n%s", code, out)
-	}
+	require.Equal(t, 0, code, "wallet txs after the rescan: %d\n%s", code, out)
+	require.NotContains(t, out, "rescan pending", "wallet txs after the rescan: %d\n%s", code, out)
 }
 
 // foreignAddressOnChain returns the address of an output of a transaction
@@ -483,13 +376,9 @@ func foreignAddressOnChain(t *testing.T, h *testnet.Harness, truth *testnet.Trut
 	rpc := h.Node().RPC()
 	for height := truth.StartHeight + 2; height <= truth.TipHeight; height++ {
 		hash, err := rpc.GetBlockHash(int64(height))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		blk, err := rpc.GetBlock(hash)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for _, tx := range blk.Transactions[1:] {
 			if ours[tx.TxHash().String()] {
 				continue
@@ -502,6 +391,6 @@ func foreignAddressOnChain(t *testing.T, h *testnet.Harness, truth *testnet.Trut
 			}
 		}
 	}
-	t.Fatal("no foreign address on the chain")
+	require.FailNow(t, "no foreign address on the chain")
 	return ""
 }

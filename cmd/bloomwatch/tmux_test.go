@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/stretchr/testify/require"
 )
 
 // The captures TestDemoInTmux writes for the README when
@@ -60,9 +62,8 @@ func TestDemoInTmux(t *testing.T) {
 		args = append(args, "-buildvcs=true")
 	}
 	build := exec.Command("go", append(args, ".")...)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "build: %v\n%s", err, out)
 	session := fmt.Sprintf("bwtest%d", os.Getpid())
 	socket := filepath.Join(dir, "tmux.sock")
 	tm := func(args ...string) (string, error) {
@@ -74,19 +75,19 @@ func TestDemoInTmux(t *testing.T) {
 	// through within seconds, for the detail view
 	script := fmt.Sprintf("%s demo --datadir %s --blocks 30 --interval 1s --reload-every 3 --fp-rate 0.05; echo $? > %s; sleep 60",
 		bin, filepath.Join(dir, "wallet"), done)
-	if out, err := tm("new-session", "-d", "-s", session, "-x", "160", "-y", "48", "sh", "-c", script); err != nil {
-		t.Fatalf("tmux new-session: %v: %s", err, out)
-	}
+	tmOut, err := tm("new-session", "-d", "-s", session, "-x", "160", "-y", "48", "sh", "-c", script)
+	require.NoError(t, err, "tmux new-session: %s", tmOut)
 	t.Cleanup(func() { _, _ = tm("kill-server") })
 
 	capture := func() string {
 		out, _ := tm("capture-pane", "-p", "-t", session)
 		return out
 	}
-	if v, err := exec.Command(bin, "--version").Output(); err != nil || !strings.HasPrefix(string(v), "bloomwatch ") {
-		t.Errorf("--version: %v %q", err, v)
-	} else if clone && !strings.Contains(string(v), strings.TrimSpace(string(rev))) {
-		t.Errorf("--version %q lacks the revision %s", v, rev)
+	v, err := exec.Command(bin, "--version").Output()
+	require.NoError(t, err, "--version: %q", v)
+	require.True(t, strings.HasPrefix(string(v), "bloomwatch "), "--version: %v %q", err, v)
+	if clone {
+		require.Contains(t, string(v), strings.TrimSpace(string(rev)), "--version %q lacks the revision %s", v, rev)
 	}
 	var screen string
 	deadline := time.Now().Add(4 * time.Minute)
@@ -97,18 +98,13 @@ func TestDemoInTmux(t *testing.T) {
 				break
 			}
 		}
-		if _, err := os.Stat(done); err == nil {
-			t.Fatalf("demo exited early:\n%s", screen)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("dashboard never showed matched wallet transactions:\n%s", screen)
-		}
+		_, err := os.Stat(done)
+		require.Error(t, err, "demo exited early:\n%s", screen)
+		require.False(t, time.Now().After(deadline), "dashboard never showed matched wallet transactions:\n%s", screen)
 		time.Sleep(500 * time.Millisecond)
 	}
 	for _, panel := range []string{"Filter", "Matched txs", "Wallet", "Privacy", "Peers", "Log"} {
-		if !strings.Contains(screen, panel) {
-			t.Errorf("panel %q missing from the dashboard:\n%s", panel, screen)
-		}
+		require.Contains(t, screen, panel, "panel %q missing from the dashboard:\n%s", panel, screen)
 	}
 	// Let a few live blocks arrive, so the capture shows the chain moving.
 	time.Sleep(4 * time.Second)
@@ -116,9 +112,8 @@ func TestDemoInTmux(t *testing.T) {
 	send := func(keys ...string) {
 		t.Helper()
 		for _, key := range keys {
-			if out, err := tm("send-keys", "-t", session, key); err != nil {
-				t.Fatalf("send-keys %s: %v: %s", key, err, out)
-			}
+			out, err := tm("send-keys", "-t", session, key)
+			require.NoError(t, err, "send-keys %s: %v: %s", key, err, out)
 			time.Sleep(300 * time.Millisecond)
 		}
 	}
@@ -135,18 +130,14 @@ func TestDemoInTmux(t *testing.T) {
 			if ok {
 				return s
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: the pane never showed %q:\n%s", what, want, s)
-			}
+			require.False(t, time.Now().After(deadline), "%s: the pane never showed %q:\n%s", what, want, s)
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
 	write := func(file, screen string) {
 		t.Helper()
 		if os.Getenv("BLOOMWATCH_WRITE_CAPTURE") == "1" {
-			if err := os.WriteFile(file, []byte(strings.TrimRight(screen, "\n")+"\n"), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, os.WriteFile(file, []byte(strings.TrimRight(screen, "\n")+"\n"), 0o644))
 		}
 	}
 
@@ -190,40 +181,33 @@ func TestDemoInTmux(t *testing.T) {
 	// of bits once it does not (the lookahead reserve makes the demo
 	// wallet's filter 9,792 bytes).
 	picture := waitFor("filter picture", "as sent to", "fill:", "cell per")
-	if !strings.Contains(picture, "a dot per bit set") && !strings.Contains(picture, "bits, by the share set") {
-		t.Errorf("filter picture without its caption:\n%s", picture)
-	}
+	require.False(t, !strings.Contains(picture, "a dot per bit set") && !strings.Contains(picture, "bits, by the share set"), "filter picture without its caption:\n%s", picture)
 	write(captureFilterFile, picture)
 	send("Escape")
 	waitFor("back from the picture", "Matched txs")
 
 	// Every size from 80x24 up shows what it must.
 	for _, sz := range [][2]int{{80, 24}, {120, 30}, {160, 48}} {
-		if out, err := tm("resize-window", "-t", session, "-x", strconv.Itoa(sz[0]), "-y", strconv.Itoa(sz[1])); err != nil {
-			t.Fatalf("resize to %dx%d: %v: %s", sz[0], sz[1], err, out)
-		}
+		out, err := tm("resize-window", "-t", session, "-x", strconv.Itoa(sz[0]), "-y", strconv.Itoa(sz[1]))
+		require.NoError(t, err, "resize to %dx%d: %v: %s", sz[0], sz[1], err, out)
 		screen := waitForSize(t, capture, sz[0], sz[1])
 		checkPane(t, screen, sz[0], sz[1])
 	}
 
 	send("f", "r", "?")
-	if s := capture(); !strings.Contains(s, "reload filter") || !strings.Contains(s, "What the figures mean") {
-		t.Errorf("help not shown after ?:\n%s", s)
-	}
-	if out, err := tm("send-keys", "-t", session, "q"); err != nil {
-		t.Fatalf("send-keys q: %v: %s", err, out)
-	}
+	s := capture()
+	require.Contains(t, s, "reload filter", "help not shown after ?:\n%s", s)
+	require.Contains(t, s, "What the figures mean", "help not shown after ?:\n%s", s)
+	tmOut, err = tm("send-keys", "-t", session, "q")
+	require.NoError(t, err, "send-keys q: %s", tmOut)
 	deadline = time.Now().Add(time.Minute)
 	for {
 		if b, err := os.ReadFile(done); err == nil {
-			if code := strings.TrimSpace(string(b)); code != "0" {
-				t.Fatalf("demo exit status %s:\n%s", code, capture())
-			}
+			code := strings.TrimSpace(string(b))
+			require.Equal(t, "0", code, "demo exit status %s:\n%s", code, capture())
 			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("demo did not exit after q:\n%s", capture())
-		}
+		require.False(t, time.Now().After(deadline), "demo did not exit after q:\n%s", capture())
 		time.Sleep(200 * time.Millisecond)
 	}
 	// After q the terminal shows where the data dir is and what to run on
@@ -231,13 +215,12 @@ func TestDemoInTmux(t *testing.T) {
 	joined, _ := tm("capture-pane", "-p", "-J", "-t", session)
 	const marker = "demo: what your filters told the peers: "
 	i := strings.Index(joined, marker)
-	if i < 0 || !strings.Contains(joined, "demo: btcd stopped; the data dir is kept: ") {
-		t.Fatalf("no kept-data-dir lines after q:\n%s", joined)
-	}
+	require.GreaterOrEqual(t, i, 0, "no kept-data-dir lines after q:\n%s", joined)
+	require.Contains(t, joined, "demo: btcd stopped; the data dir is kept: ", "no kept-data-dir lines after q:\n%s", joined)
 	line := strings.TrimSpace(strings.SplitN(joined[i+len(marker):], "\n", 2)[0])
-	if out, err := exec.Command("sh", "-c", line).CombinedOutput(); err != nil || !strings.Contains(string(out), "universe source: synthetic") {
-		t.Fatalf("%s: %v\n%s", line, err, out)
-	}
+	out, err = exec.Command("sh", "-c", line).CombinedOutput()
+	require.NoError(t, err, "%s: %v\n%s", line, err, out)
+	require.Contains(t, string(out), "universe source: synthetic", "%s: %v\n%s", line, err, out)
 }
 
 // dirExists reports whether path is a directory.
@@ -263,9 +246,7 @@ func waitForSize(t *testing.T, capture func() string, w, h int) string {
 				return s
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the dashboard did not redraw at %dx%d:\n%s", w, h, s)
-		}
+		require.False(t, time.Now().After(deadline), "the dashboard did not redraw at %dx%d:\n%s", w, h, s)
 		time.Sleep(200 * time.Millisecond)
 	}
 }
@@ -285,30 +266,24 @@ var downloadPeer = regexp.MustCompile(`download (127\.0\.0\.1:\d+)`)
 func checkPane(t *testing.T, screen string, w, h int) {
 	t.Helper()
 	lines := strings.Split(strings.TrimRight(screen, "\n"), "\n")
-	if f := lines[len(lines)-1]; !strings.Contains(f, "? help") || !strings.Contains(f, "q quit") {
-		t.Errorf("%dx%d: footer %q lacks ? help or q quit", w, h, f)
-	}
+	f := lines[len(lines)-1]
+	require.Contains(t, f, "? help", "%dx%d: footer %q lacks ? help or q quit", w, h, f)
+	require.Contains(t, f, "q quit", "%dx%d: footer %q lacks ? help or q quit", w, h, f)
 	dl := downloadPeer.FindStringSubmatch(screen)
-	if dl == nil {
-		t.Fatalf("%dx%d: no download peer in the header:\n%s", w, h, screen)
-	}
+	require.NotNil(t, dl, "%dx%d: no download peer in the header:\n%s", w, h, screen)
 	for i, l := range lines {
 		if !strings.Contains(l, "Peers 2") {
 			continue
 		}
-		if i+2 >= len(lines) || !strings.Contains(lines[i+1], "address") || !strings.Contains(lines[i+2], "* "+dl[1]) {
-			t.Errorf("%dx%d: the Peers panel's first row is not the download peer %s:\n%s", w, h, dl[1], screen)
-		}
-		if strings.Count(screen, "NBW") < 2 && !strings.Contains(l, "+1 more") {
-			t.Errorf("%dx%d: one of 2 peers shown without +1 more:\n%s", w, h, screen)
-		}
+		require.Less(t, i+2, len(lines), "%dx%d: the Peers panel's first row is not the download peer %s:\n%s", w, h, dl[1], screen)
+		require.Contains(t, lines[i+1], "address", "%dx%d: the Peers panel's first row is not the download peer %s:\n%s", w, h, dl[1], screen)
+		require.Contains(t, lines[i+2], "* "+dl[1], "%dx%d: the Peers panel's first row is not the download peer %s:\n%s", w, h, dl[1], screen)
+		require.False(t, strings.Count(screen, "NBW") < 2 && !strings.Contains(l, "+1 more"), "%dx%d: one of 2 peers shown without +1 more:\n%s", w, h, screen)
 	}
 	figures := 0
 	for _, want := range []string{"all combined", "precision", "entropy"} {
 		i := strings.Index(screen, want)
-		if i < 0 {
-			t.Errorf("%dx%d: privacy figure %q missing:\n%s", w, h, want, screen)
-		}
+		require.GreaterOrEqual(t, i, 0, "%dx%d: privacy figure %q missing:\n%s", w, h, want, screen)
 		figures = max(figures, i)
 	}
 	braille := func(l string) bool {
@@ -318,9 +293,9 @@ func checkPane(t *testing.T, screen string, w, h int) {
 		if !braille(l) || i > 0 && braille(lines[i-1]) {
 			continue
 		}
-		if i == 0 || !strings.Contains(lines[i-1], "expected f") || strings.Index(screen, lines[i-1]) < figures {
-			t.Errorf("%dx%d: a chart without its caption under the figures:\n%s", w, h, screen)
-		}
+		require.NotEqual(t, 0, i, "%dx%d: a chart without its caption under the figures:\n%s", w, h, screen)
+		require.Contains(t, lines[i-1], "expected f", "%dx%d: a chart without its caption under the figures:\n%s", w, h, screen)
+		require.GreaterOrEqual(t, strings.Index(screen, lines[i-1]), figures, "%dx%d: a chart without its caption under the figures:\n%s", w, h, screen)
 	}
 	if w < 160 {
 		return // the log pane has too few rows for some lines: enter on it shows one whole
@@ -332,8 +307,6 @@ func checkPane(t *testing.T, screen string, w, h int) {
 			continue
 		}
 		// the log is the right column: a cut row ends in "…" at its border
-		if inLog && strings.HasSuffix(strings.TrimRight(l, " "), "…│") {
-			t.Errorf("%dx%d: a log row cut: %q", w, h, l)
-		}
+		require.False(t, inLog && strings.HasSuffix(strings.TrimRight(l, " "), "…│"), "%dx%d: a log row cut: %q", w, h, l)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/stretchr/testify/require"
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
@@ -15,30 +16,25 @@ func TestVersion(t *testing.T) {
 	bi := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "github.com/bloomwatch/bloomwatch", Version: "v0.3.0"},
 		Settings: []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "15eb73b484fb720d78614c251b9cd9e52dfade4d"},
 			{Key: "vcs.time", Value: "2026-11-28T02:07:53Z"}, {Key: "vcs.modified", Value: "true"}}}
-	if got, want := version(bi, true), "v0.3.0 revision 15eb73b484fb720d78614c251b9cd9e52dfade4d (modified) of 2026-11-28T02:07:53Z, go1.26.8"; got != want {
-		t.Errorf("version %q, want %q", got, want)
-	}
+	got, want := version(bi, true), "v0.3.0 revision 15eb73b484fb720d78614c251b9cd9e52dfade4d (modified) of 2026-11-28T02:07:53Z, go1.26.8"
+	require.Equal(t, want, got, "version %q, want %q", got, want)
 	dev := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}}
-	if got := version(dev, true); !strings.HasPrefix(got, "(devel) revision unknown (no VCS revision recorded") {
-		t.Errorf("devel version %q", got)
-	}
+	got = version(dev, true)
+	require.True(t, strings.HasPrefix(got, "(devel) revision unknown (no VCS revision recorded"), "devel version %q", got)
 	revision = "0123abc"
-	got := version(dev, true)
+	got = version(dev, true)
 	revision = ""
-	if !strings.HasPrefix(got, "(devel) revision 0123abc (stamped at link time)") {
-		t.Errorf("stamped version %q", got)
-	}
-	if got := version(nil, false); !strings.Contains(got, "no build information") {
-		t.Errorf("no build info: %q", got)
-	}
+	require.True(t, strings.HasPrefix(got, "(devel) revision 0123abc (stamped at link time)"), "stamped version %q", got)
+	got = version(nil, false)
+	require.Contains(t, got, "no build information", "no build info: %q", got)
 	code, out, errOut := runCLI(t, []string{"--version"})
-	if code != 0 || errOut != "" || !strings.HasPrefix(out, "bloomwatch ") || strings.Count(out, "\n") != 1 {
-		t.Fatalf("--version: exit %d, stdout %q, stderr %q", code, out, errOut)
-	}
+	require.Equal(t, 0, code, "--version: exit %d, stdout %q, stderr %q", code, out, errOut)
+	require.Equal(t, "", errOut, "--version: exit %d, stdout %q, stderr %q", code, out, errOut)
+	require.True(t, strings.HasPrefix(out, "bloomwatch "), "--version: exit %d, stdout %q, stderr %q", code, out, errOut)
+	require.Equal(t, 1, strings.Count(out, "\n"), "--version: exit %d, stdout %q, stderr %q", code, out, errOut)
 	bi, ok := debug.ReadBuildInfo()
-	if want := version(bi, ok); out != "bloomwatch "+want+"\n" {
-		t.Errorf("--version %q, want %q", out, want)
-	}
+	want = version(bi, ok)
+	require.Equal(t, "bloomwatch "+want+"\n", out, "--version %q, want %q", out, want)
 }
 
 // TestErrorLinesNameTheCommand: every bad-input line starts with
@@ -55,9 +51,7 @@ func TestErrorLinesNameTheCommand(t *testing.T) {
 		name := strings.TrimPrefix(cmd.CommandPath(), "bloomwatch ")
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, errOut := runCLI(t, tc.args)
-			if !strings.HasPrefix(errOut, "bloomwatch: "+name+": ") {
-				t.Errorf("stderr %q does not start with %q", errOut, "bloomwatch: "+name+": ")
-			}
+			require.True(t, strings.HasPrefix(errOut, "bloomwatch: "+name+": "), "stderr %q does not start with %q", errOut, "bloomwatch: "+name+": ")
 		})
 	}
 }
@@ -71,11 +65,9 @@ func TestVersionStampedBuild(t *testing.T) {
 	}
 	bin := filepath.Join(t.TempDir(), "bloomwatch")
 	build := exec.Command("go", "build", "-buildvcs=false", "-ldflags", "-X main.revision=feedc0de", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	out, err := exec.Command(bin, "--version").Output()
-	if err != nil || !strings.Contains(string(out), "revision feedc0de (stamped at link time)") {
-		t.Fatalf("--version: %q, %v", out, err)
-	}
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "build: %v\n%s", err, out)
+	out, err = exec.Command(bin, "--version").Output()
+	require.NoError(t, err, "--version: %q", out)
+	require.Contains(t, string(out), "revision feedc0de (stamped at link time)", "--version: %q, %v", out, err)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,7 +30,7 @@ func psbtChange(t *testing.T, dir string, extra ...string) (uint32, string, stri
 			return o.Index, res.PSBT, errOut
 		}
 	}
-	t.Fatalf("no change output: %s", out)
+	require.FailNow(t, fmt.Sprintf("no change output: %s", out))
 	return 0, "", ""
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/stretchr/testify/require"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,41 +14,34 @@ import (
 // --unused` lists the handed-out ones as such, and no used address.
 func TestWalletReceive(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "w")
-	if code, _, errOut := runCLI(t, createArgs(dir, "--gap-external", "2")); code != 0 {
-		t.Fatalf("create: %s", errOut)
-	}
+	code, _, errOut := runCLI(t, createArgs(dir, "--gap-external", "2"))
+	require.Equal(t, 0, code, "create: %s", errOut)
 	var got []string
 	for i := range 2 {
 		code, out, errOut := runCLI(t, []string{"wallet", "receive", "--datadir", dir, "--json"})
-		if code != 0 {
-			t.Fatalf("receive %d: exit %d: %s", i, code, errOut)
-		}
+		require.Equal(t, 0, code, "receive %d: exit %d: %s", i, code, errOut)
 		var info struct {
 			Address string `json:"address"`
 			Index   uint32 `json:"index"`
 			From    string `json:"from"`
 		}
-		if err := json.Unmarshal([]byte(out), &info); err != nil {
-			t.Fatal(err)
-		}
-		if info.Index != uint32(i) || info.From != "m/84'/1'/0" {
-			t.Fatalf("receive %d: %+v", i, info)
-		}
+		require.NoError(t, json.Unmarshal([]byte(out), &info))
+		require.Equal(t, uint32(i), info.Index, "receive %d: %+v", i, info)
+		require.Equal(t, "m/84'/1'/0", info.From, "receive %d: %+v", i, info)
 		got = append(got, info.Address)
 	}
 	code, out, errOut := runCLI(t, []string{"wallet", "receive", "--datadir", dir})
-	if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "past the gap limit of 2") {
-		t.Fatalf("third receive: exit %d, stdout %q, stderr %q", code, out, errOut)
-	}
+	require.Equal(t, 2, code, "third receive: exit %d, stdout %q, stderr %q", code, out, errOut)
+	require.Equal(t, "", out, "third receive: exit %d, stdout %q, stderr %q", code, out, errOut)
+	require.Equal(t, 1, strings.Count(errOut, "\n"), "third receive: exit %d, stdout %q, stderr %q", code, out, errOut)
+	require.Contains(t, errOut, "past the gap limit of 2", "third receive: exit %d, stdout %q, stderr %q", code, out, errOut)
 	code, out, errOut = runCLI(t, []string{"wallet", "receive", "--datadir", dir, "--beyond-gap"})
-	if code != 0 || !strings.Contains(out, "index 2 of m/84'/1'/0") || !strings.Contains(out, "past the gap limit of 2") {
-		t.Fatalf("--beyond-gap: exit %d, stdout %q, stderr %q", code, out, errOut)
-	}
+	require.Equal(t, 0, code, "--beyond-gap: exit %d, stdout %q, stderr %q", code, out, errOut)
+	require.Contains(t, out, "index 2 of m/84'/1'/0", "--beyond-gap: exit %d, stdout %q, stderr %q", code, out, errOut)
+	require.Contains(t, out, "past the gap limit of 2", "--beyond-gap: exit %d, stdout %q, stderr %q", code, out, errOut)
 	got = append(got, strings.Fields(out)[0])
 	code, out, errOut = runCLI(t, []string{"wallet", "addresses", "--datadir", dir, "--unused"})
-	if code != 0 {
-		t.Fatalf("addresses --unused: %s", errOut)
-	}
+	require.Equal(t, 0, code, "addresses --unused: %s", errOut)
 	for _, a := range got {
 		line := ""
 		for _, l := range strings.Split(out, "\n") {
@@ -55,11 +49,7 @@ func TestWalletReceive(t *testing.T) {
 				line = l
 			}
 		}
-		if !strings.Contains(line, "handed out") {
-			t.Errorf("%s not listed as handed out: %q", a, line)
-		}
+		require.Contains(t, line, "handed out", "%s not listed as handed out: %q", a, line)
 	}
-	if strings.Contains(out, " true ") {
-		t.Errorf("--unused lists a used address:\n%s", out)
-	}
+	require.NotContains(t, out, " true ", "--unused lists a used address:\n%s", out)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 
 	"github.com/bloomwatch/bloomwatch/wallet"
 	"github.com/bloomwatch/bloomwatch/wallet/descriptor"
@@ -44,9 +46,7 @@ func dirEntries(t *testing.T, dir string) []string {
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var names []string
 	for _, e := range entries {
 		names = append(names, e.Name())
@@ -73,9 +73,8 @@ func TestWalletCreateBadInputLeavesNothing(t *testing.T) {
 		{name: "gap too large", args: createArgs(dir, "--gap-external", "100000"), wantCode: 2, wantErrSub: "gap limit"},
 		{name: "positional argument", args: createArgs(dir, "extra"), wantCode: 2, wantErrSub: "unknown command"},
 	})
-	if names := dirEntries(t, parent); len(names) != 0 {
-		t.Fatalf("failed creates left %v", names)
-	}
+	names := dirEntries(t, parent)
+	require.Empty(t, names, "failed creates left %v", names)
 }
 
 func TestWalletCommands(t *testing.T) {
@@ -111,16 +110,13 @@ func TestWalletCorruptFileExitsOne(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "wallet.db")
 	garbage := bytes.Repeat([]byte("garbage!"), 1024)
-	if err := os.WriteFile(path, garbage, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(path, garbage, 0o600))
 	checkCLI(t, []cliCase{
 		{name: "corrupt", args: []string{"wallet", "balance", "--datadir", dir}, wantCode: 1, wantErrSub: "unreadable"},
 	})
 	after, err := os.ReadFile(path)
-	if err != nil || !bytes.Equal(after, garbage) {
-		t.Fatalf("corrupt file changed (err %v)", err)
-	}
+	require.NoError(t, err, "corrupt file changed (err %v)", err)
+	require.Equal(t, garbage, after, "corrupt file changed (err %v)", err)
 }
 
 // fundWallet applies one block paying 5000 sat to the test key's first
@@ -128,18 +124,12 @@ func TestWalletCorruptFileExitsOne(t *testing.T) {
 func fundWallet(t *testing.T, dir string) (chainhash.Hash, chainhash.Hash) {
 	t.Helper()
 	w, err := wallet.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer w.Close()
 	addr, err := btcutil.DecodeAddress(testReceive0, &chaincfg.RegressionNetParams)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	script, err := txscript.PayToAddrScript(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	pay := func(value int64, lock uint32) *wire.MsgTx {
 		tx := wire.NewMsgTx(wire.TxVersion)
 		tx.AddTxIn(wire.NewTxIn(&wire.OutPoint{Hash: chainhash.Hash{0xaa}, Index: lock}, nil, nil))
@@ -151,31 +141,25 @@ func fundWallet(t *testing.T, dir string) (chainhash.Hash, chainhash.Hash) {
 	header := wire.BlockHeader{Version: 4, Timestamp: time.Unix(1_700_000_000, 0), Bits: 0x207fffff}
 	fb := &watch.FilteredBlock{Height: 7, Hash: header.BlockHash(), Header: header,
 		Txs: []*wire.MsgTx{confirmed}, TxIndexes: []uint32{1}, TotalTxs: 2}
-	if _, err := w.ApplyBlock(fb); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.ApplyMempoolTx(pending); err != nil {
-		t.Fatal(err)
-	}
+	_, err = w.ApplyBlock(fb)
+	require.NoError(t, err)
+	_, err = w.ApplyMempoolTx(pending)
+	require.NoError(t, err)
 	return confirmed.TxHash(), pending.TxHash()
 }
 
 func TestWalletReadCommandsJSON(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "w")
-	if code, _, errOut := runCLI(t, createArgs(dir)); code != 0 {
-		t.Fatalf("create: %s", errOut)
-	}
+	code, _, errOut := runCLI(t, createArgs(dir))
+	require.Equal(t, 0, code, "create: %s", errOut)
 	confirmed, pending := fundWallet(t, dir)
 
 	decode := func(args []string, v any) {
 		t.Helper()
 		code, out, errOut := runCLI(t, args)
-		if code != 0 {
-			t.Fatalf("%v: exit %d: %s", args, code, errOut)
-		}
-		if err := json.Unmarshal([]byte(out), v); err != nil {
-			t.Fatalf("%v: %v in %q", args, err, out)
-		}
+		require.Equal(t, 0, code, "%v: exit %d: %s", args, code, errOut)
+		err := json.Unmarshal([]byte(out), v)
+		require.NoError(t, err, "%v: %v in %q", args, err, out)
 	}
 	var bal struct {
 		Confirmed    int64 `json:"confirmed_sat"`
@@ -185,9 +169,10 @@ func TestWalletReadCommandsJSON(t *testing.T) {
 		SyncedHeight int32 `json:"synced_height"`
 	}
 	decode([]string{"wallet", "balance", "--datadir", dir, "--json"}, &bal)
-	if bal.Confirmed != 5_000 || bal.Unconfirmed != 700 || bal.Total != 5_700 || bal.SyncedHeight != 7 {
-		t.Fatalf("balance %+v", bal)
-	}
+	require.Equal(t, int64(5_000), bal.Confirmed, "balance %+v", bal)
+	require.Equal(t, int64(700), bal.Unconfirmed, "balance %+v", bal)
+	require.Equal(t, int64(5_700), bal.Total, "balance %+v", bal)
+	require.Equal(t, int32(7), bal.SyncedHeight, "balance %+v", bal)
 	var txs []struct {
 		Txid          string
 		Height        int32
@@ -195,10 +180,12 @@ func TestWalletReadCommandsJSON(t *testing.T) {
 		Confirmations int32
 	}
 	decode([]string{"wallet", "txs", "--datadir", dir, "--json"}, &txs)
-	if len(txs) != 2 || txs[0].Txid != confirmed.String() || txs[0].Delta != 5_000 || txs[0].Confirmations != 1 ||
-		txs[1].Txid != pending.String() || txs[1].Height != -1 {
-		t.Fatalf("txs %+v", txs)
-	}
+	require.Len(t, txs, 2, "txs %+v", txs)
+	require.Equal(t, confirmed.String(), txs[0].Txid, "txs %+v", txs)
+	require.Equal(t, int64(5_000), txs[0].Delta, "txs %+v", txs)
+	require.Equal(t, int32(1), txs[0].Confirmations, "txs %+v", txs)
+	require.Equal(t, pending.String(), txs[1].Txid, "txs %+v", txs)
+	require.Equal(t, int32(-1), txs[1].Height, "txs %+v", txs)
 	var utxos []struct {
 		Txid    string
 		Vout    uint32
@@ -206,9 +193,10 @@ func TestWalletReadCommandsJSON(t *testing.T) {
 		Address string
 	}
 	decode([]string{"wallet", "utxos", "--datadir", dir, "--json"}, &utxos)
-	if len(utxos) != 2 || utxos[0].Amount != 5_000 || utxos[0].Address != testReceive0 || utxos[1].Amount != 700 {
-		t.Fatalf("utxos %+v", utxos)
-	}
+	require.Len(t, utxos, 2, "utxos %+v", utxos)
+	require.Equal(t, int64(5_000), utxos[0].Amount, "utxos %+v", utxos)
+	require.Equal(t, testReceive0, utxos[0].Address, "utxos %+v", utxos)
+	require.Equal(t, int64(700), utxos[1].Amount, "utxos %+v", utxos)
 	var addrs []struct {
 		Address string
 		Used    bool
@@ -219,29 +207,29 @@ func TestWalletReadCommandsJSON(t *testing.T) {
 	// 100 whole beyond the gap (through index 20), in a batch of a third
 	// more: 21 + 133 receive addresses; the change branch keeps the 10 +
 	// 100 derived at creation.
-	if len(addrs) != 264 || addrs[0].Address != testReceive0 || !addrs[0].Used || addrs[0].Path != "m/84'/1'/0'/0/0" {
-		t.Fatalf("%d addresses %+v", len(addrs), addrs[:1])
-	}
+	require.Len(t, addrs, 264, "%d addresses %+v", len(addrs), addrs[:1])
+	require.Equal(t, testReceive0, addrs[0].Address, "%d addresses %+v", len(addrs), addrs[:1])
+	require.True(t, addrs[0].Used, "%d addresses %+v", len(addrs), addrs[:1])
+	require.Equal(t, "m/84'/1'/0'/0/0", addrs[0].Path, "%d addresses %+v", len(addrs), addrs[:1])
 	var st struct {
 		BlocksApplied   int64  `json:"blocks_applied"`
 		Relevant        uint64 `json:"relevant"`
 		MempoolRelevant uint64 `json:"mempool_relevant"`
 	}
 	decode([]string{"wallet", "stats", "--datadir", dir, "--json", "--fps", "5"}, &st)
-	if st.BlocksApplied != 1 || st.Relevant != 1 || st.MempoolRelevant != 1 {
-		t.Fatalf("stats %+v", st)
-	}
+	require.Equal(t, int64(1), st.BlocksApplied, "stats %+v", st)
+	require.Equal(t, uint64(1), st.Relevant, "stats %+v", st)
+	require.Equal(t, uint64(1), st.MempoolRelevant, "stats %+v", st)
 	code, out, _ := runCLI(t, []string{"wallet", "txs", "--datadir", dir})
-	if code != 0 || !strings.Contains(out, "mempool") || !strings.Contains(out, "+5000") {
-		t.Fatalf("txs table %q", out)
-	}
+	require.Equal(t, 0, code, "txs table %q", out)
+	require.Contains(t, out, "mempool", "txs table %q", out)
+	require.Contains(t, out, "+5000", "txs table %q", out)
 }
 
 func TestWalletAddAfterSyncRescans(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "w")
-	if code, _, errOut := runCLI(t, createArgs(dir, "--birthday", "7")); code != 0 {
-		t.Fatalf("create: %s", errOut)
-	}
+	code, _, errOut := runCLI(t, createArgs(dir, "--birthday", "7"))
+	require.Equal(t, 0, code, "create: %s", errOut)
 	confirmed, _ := fundWallet(t, dir)
 	checkCLI(t, []cliCase{
 		{name: "add address", args: []string{"wallet", "add", "--datadir", dir, "--address", testTestP2PKH},
@@ -257,76 +245,62 @@ func TestWalletAddAfterSyncRescans(t *testing.T) {
 			wantOutSub: []string{confirmed.String() + ":0", "rescan pending"}},
 	})
 	code, out, _ := runCLI(t, []string{"wallet", "txs", "--datadir", dir})
-	if code != 0 || strings.Count(out, "rescan pending") != 1 {
-		t.Fatalf("txs: %d %q", code, out)
-	}
+	require.Equal(t, 0, code, "txs: %d %q", code, out)
+	require.Equal(t, 1, strings.Count(out, "rescan pending"), "txs: %d %q", code, out)
 	// --limit: the newest (the unconfirmed payment), then the note once.
 	code, out, _ = runCLI(t, []string{"wallet", "txs", "--datadir", dir, "--limit", "1"})
-	if code != 0 || strings.Contains(out, confirmed.String()) || !strings.Contains(out, "mempool") ||
-		!strings.Contains(out, "the newest 1 of 2 transactions") || strings.Count(out, "rescan pending") != 1 {
-		t.Fatalf("txs --limit 1: %d %q", code, out)
-	}
+	require.Equal(t, 0, code, "txs --limit 1: %d %q", code, out)
+	require.NotContains(t, out, confirmed.String(), "txs --limit 1: %d %q", code, out)
+	require.Contains(t, out, "mempool", "txs --limit 1: %d %q", code, out)
+	require.Contains(t, out, "the newest 1 of 2 transactions", "txs --limit 1: %d %q", code, out)
+	require.Equal(t, 1, strings.Count(out, "rescan pending"), "txs --limit 1: %d %q", code, out)
 	code, out, _ = runCLI(t, []string{"wallet", "txs", "--datadir", dir, "--limit", "1", "--json"})
-	if code != 0 || strings.Count(out, `"txid"`) != 1 {
-		t.Fatalf("txs --limit 1 --json: %d %q", code, out)
-	}
+	require.Equal(t, 0, code, "txs --limit 1 --json: %d %q", code, out)
+	require.Equal(t, 1, strings.Count(out, `"txid"`), "txs --limit 1 --json: %d %q", code, out)
 	code, out, _ = runCLI(t, []string{"wallet", "balance", "--datadir", dir, "--json"})
-	if code != 0 || !strings.Contains(out, `"rescan_pending": true`) || !strings.Contains(out, `"confirmed_sat": 5000`) {
-		t.Fatalf("balance --json: %d %q", code, out)
-	}
+	require.Equal(t, 0, code, "balance --json: %d %q", code, out)
+	require.Contains(t, out, `"rescan_pending": true`, "balance --json: %d %q", code, out)
+	require.Contains(t, out, `"confirmed_sat": 5000`, "balance --json: %d %q", code, out)
 }
 
 func TestOpenOrCreateWallet(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "w")
 	f := &walletFlags{datadir: dir, gapExternal: wallet.DefaultGapExternal, gapInternal: wallet.DefaultGapInternal}
-	if _, _, err := openOrCreateWallet("sync", f); err == nil || !strings.Contains(err.Error(), "--network is required") {
-		t.Fatalf("no network: %v", err)
-	}
+	_, _, err := openOrCreateWallet("sync", f)
+	require.Error(t, err, "no network: %v", err)
+	require.Contains(t, err.Error(), "--network is required", "no network: %v", err)
 	f.network, f.xpubs = "regtest", []string{testVpub}
 	w, created, err := openOrCreateWallet("sync", f)
-	if err != nil || !created {
-		t.Fatalf("create: %v %v", created, err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "create: %v", created)
+	require.True(t, created, "create: %v %v", created, err)
+	require.NoError(t, w.Close())
 	// Reopening with the same flags imports nothing new; a new address
 	// is added.
 	f.addresses = []string{testTestP2PKH}
 	w, created, err = openOrCreateWallet("sync", f)
-	if err != nil || created {
-		t.Fatalf("reopen: %v %v", created, err)
-	}
+	require.NoError(t, err, "reopen: %v", created)
+	require.False(t, created, "reopen: %v %v", created, err)
 	accounts, err := w.Accounts()
-	if err != nil || len(accounts) != 1 {
-		t.Fatalf("accounts %v %v", accounts, err)
-	}
+	require.NoError(t, err, "accounts %v", accounts)
+	require.Len(t, accounts, 1, "accounts %v %v", accounts, err)
 	st, err := w.Stats()
-	if err != nil || st.Scripts != 31 {
-		t.Fatalf("scripts %d %v", st.Scripts, err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "scripts %d", st.Scripts)
+	require.Equal(t, 31, st.Scripts, "scripts %d %v", st.Scripts, err)
+	require.NoError(t, w.Close())
 	f.network = "testnet3"
 	_, _, err = openOrCreateWallet("sync", f)
 	var ue usageError
-	if !errors.As(err, &ue) || !errors.Is(err, wallet.ErrWrongNetwork) {
-		t.Fatalf("wrong network: %v", err)
-	}
+	require.ErrorAs(t, err, &ue, "wrong network: %v", err)
+	require.ErrorIs(t, err, wallet.ErrWrongNetwork, "wrong network: %v", err)
 }
 
 // testTpub is testVpub with the plain testnet version descriptors take.
 func testTpub(t *testing.T) string {
 	t.Helper()
 	k, err := hdkeychain.NewKeyFromString(testVpub)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	tk, err := k.CloneWithVersion(chaincfg.TestNet3Params.HDPublicKeyID[:])
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return tk.String()
 }
 
@@ -345,14 +319,12 @@ func TestWalletDescriptors(t *testing.T) {
 		{name: "unsupported function", args: []string{"wallet", "create", "--datadir", bad, "--network", "regtest", "--descriptor", "multi(1," + tpub + "/0/*)"},
 			wantCode: 2, wantErrSub: "bare multi()"},
 	})
-	if names := dirEntries(t, parent); len(names) != 0 {
-		t.Fatalf("refused descriptors left %v", names)
-	}
+	names := dirEntries(t, parent)
+	require.Empty(t, names, "refused descriptors left %v", names)
 	dir := filepath.Join(parent, "w")
 	code, out, errOut := runCLI(t, []string{"wallet", "create", "--datadir", dir, "--network", "regtest", "--descriptor", desc})
-	if code != 0 || !strings.Contains(out, "descriptor "+desc+"#") {
-		t.Fatalf("create: exit %d, out %q, err %q", code, out, errOut)
-	}
+	require.Equal(t, 0, code, "create: exit %d, out %q, err %q", code, out, errOut)
+	require.Contains(t, out, "descriptor "+desc+"#", "create: exit %d, out %q, err %q", code, out, errOut)
 	checksum := out[strings.Index(out, desc+"#")+len(desc)+1:][:descriptor.ChecksumLen]
 	checkCLI(t, []cliCase{
 		{name: "addresses name the descriptor", args: []string{"wallet", "addresses", "--datadir", dir},
@@ -371,22 +343,14 @@ func TestWalletDescriptors(t *testing.T) {
 func spendPending(t *testing.T, dir string, coin chainhash.Hash) (a, b, child chainhash.Hash) {
 	t.Helper()
 	w, err := wallet.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer w.Close()
 	addr, err := btcutil.DecodeAddress(testReceive0, &chaincfg.RegressionNetParams)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	own, err := txscript.PayToAddrScript(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	foreign, err := txscript.NewScriptBuilder().AddOp(txscript.OP_0).AddData(bytes.Repeat([]byte{0xee}, 20)).Script()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	spend := func(in wire.OutPoint, lock uint32, outs ...*wire.TxOut) *wire.MsgTx {
 		tx := wire.NewMsgTx(wire.TxVersion)
 		tx.AddTxIn(wire.NewTxIn(&in, nil, nil))
@@ -401,9 +365,8 @@ func spendPending(t *testing.T, dir string, coin chainhash.Hash) (a, b, child ch
 	txC := spend(wire.OutPoint{Hash: txA.TxHash(), Index: 1}, 12, wire.NewTxOut(1_800, foreign))
 	for _, tx := range []*wire.MsgTx{txA, txB, txC} {
 		res, err := w.ApplyMempoolTx(tx)
-		if err != nil || !res.Relevant {
-			t.Fatalf("relay %v: relevant %v, %v", tx.TxHash(), res.Relevant, err)
-		}
+		require.NoError(t, err, "relay %v: relevant %v", tx.TxHash(), res.Relevant)
+		require.True(t, res.Relevant, "relay %v: relevant %v, %v", tx.TxHash(), res.Relevant, err)
 	}
 	return txA.TxHash(), txB.TxHash(), txC.TxHash()
 }
@@ -412,9 +375,8 @@ func spendPending(t *testing.T, dir string, coin chainhash.Hash) (a, b, child ch
 // what unconfirmed transactions do: pending spends, conflicts and expiry.
 func TestWalletUnconfirmedColumns(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "w")
-	if code, _, errOut := runCLI(t, createArgs(dir)); code != 0 {
-		t.Fatalf("create: %s", errOut)
-	}
+	code, _, errOut := runCLI(t, createArgs(dir))
+	require.Equal(t, 0, code, "create: %s", errOut)
 	confirmed, pending := fundWallet(t, dir)
 	a, b, child := spendPending(t, dir, confirmed)
 
@@ -426,27 +388,26 @@ func TestWalletUnconfirmedColumns(t *testing.T) {
 		Total        int64 `json:"total_sat"`
 	}
 	code, out, errOut := runCLI(t, []string{"wallet", "balance", "--datadir", dir, "--json"})
-	if code != 0 || json.Unmarshal([]byte(out), &bal) != nil {
-		t.Fatalf("balance --json: exit %d %q %q", code, out, errOut)
-	}
+	require.Equal(t, 0, code, "balance --json: exit %d %q %q", code, out, errOut)
+	require.NoError(t, json.Unmarshal([]byte(out), &bal), "balance --json: exit %d %q %q", code, out, errOut)
 	// The confirmed coin stays confirmed until a spend confirms; the
 	// two spends conflict (and the child through its parent); the
 	// worst case keeps only the unconflicted 700 coming in.
-	if bal.Confirmed != 5_000 || bal.PendingSpent != 5_000 || bal.Unconfirmed != 700 || bal.Conflicts != 3 || bal.Total != 700 {
-		t.Fatalf("balance %+v", bal)
-	}
+	require.Equal(t, int64(5_000), bal.Confirmed, "balance %+v", bal)
+	require.Equal(t, int64(5_000), bal.PendingSpent, "balance %+v", bal)
+	require.Equal(t, int64(700), bal.Unconfirmed, "balance %+v", bal)
+	require.Equal(t, 3, bal.Conflicts, "balance %+v", bal)
+	require.Equal(t, int64(700), bal.Total, "balance %+v", bal)
 
 	code, out, _ = runCLI(t, []string{"wallet", "txs", "--datadir", dir, "--json"})
 	var txs []wallet.TxSummary
-	if code != 0 || json.Unmarshal([]byte(out), &txs) != nil || len(txs) != 5 {
-		t.Fatalf("txs --json: exit %d %q", code, out)
-	}
+	require.Equal(t, 0, code, "txs --json: exit %d %q", code, out)
+	require.NoError(t, json.Unmarshal([]byte(out), &txs), "txs --json: exit %d %q", code, out)
+	require.Len(t, txs, 5, "txs --json: exit %d %q", code, out)
 	expires := map[chainhash.Hash]string{}
 	for _, tx := range txs {
 		if tx.Height < 0 {
-			if tx.Expires == nil {
-				t.Fatalf("unconfirmed %v has no expiry", tx.Txid)
-			}
+			require.NotNil(t, tx.Expires, "unconfirmed %v has no expiry", tx.Txid)
 			expires[tx.Txid] = tx.Expires.UTC().Format(expiryLayout)
 		}
 	}
@@ -458,7 +419,7 @@ func TestWalletUnconfirmedColumns(t *testing.T) {
 				return line
 			}
 		}
-		t.Fatalf("no row for %s in %q", id, out)
+		require.FailNow(t, fmt.Sprintf("no row for %s in %q", id, out))
 		return ""
 	}
 	checkCLI(t, []cliCase{
@@ -471,22 +432,19 @@ func TestWalletUnconfirmedColumns(t *testing.T) {
 			"EXPIRES", "CONFLICTS", expires[a], "via a conflicted parent"}},
 	})
 	_, table, _ := runCLI(t, []string{"wallet", "txs", "--datadir", dir})
-	if row := rowOf(table, 1, a.String()); !strings.Contains(row, b.String()) || !strings.Contains(row, expires[a]) {
-		t.Fatalf("row of %v lacks its conflict %v or expiry %s: %q", a, b, expires[a], row)
-	}
-	if row := rowOf(table, 1, pending.String()); !strings.HasSuffix(strings.TrimSpace(row), "-") {
-		t.Fatalf("unconflicted pending row %q", row)
-	}
-	if f := strings.Fields(rowOf(table, 1, confirmed.String())); f[len(f)-2] != "-" || f[len(f)-1] != "-" {
-		t.Fatalf("confirmed row %q has an expiry or conflicts", f)
-	}
+	row := rowOf(table, 1, a.String())
+	require.Contains(t, row, b.String(), "row of %v lacks its conflict %v or expiry %s: %q", a, b, expires[a], row)
+	require.Contains(t, row, expires[a], "row of %v lacks its conflict %v or expiry %s: %q", a, b, expires[a], row)
+	row = rowOf(table, 1, pending.String())
+	require.True(t, strings.HasSuffix(strings.TrimSpace(row), "-"), "unconflicted pending row %q", row)
+	f := strings.Fields(rowOf(table, 1, confirmed.String()))
+	require.Equal(t, "-", f[len(f)-2], "confirmed row %q has an expiry or conflicts", f)
+	require.Equal(t, "-", f[len(f)-1], "confirmed row %q has an expiry or conflicts", f)
 	_, utxos, _ := runCLI(t, []string{"wallet", "utxos", "--datadir", dir})
-	if row := rowOf(utxos, 0, confirmed.String()+":0"); !strings.Contains(row, "spent by "+a.String()) && !strings.Contains(row, "spent by "+b.String()) {
-		t.Fatalf("confirmed coin row %q", row)
-	}
-	if row := rowOf(utxos, 0, pending.String()+":0"); !strings.HasSuffix(strings.TrimSpace(row), "-") {
-		t.Fatalf("unspent pending coin row %q", row)
-	}
+	row = rowOf(utxos, 0, confirmed.String()+":0")
+	require.False(t, !strings.Contains(row, "spent by "+a.String()) && !strings.Contains(row, "spent by "+b.String()), "confirmed coin row %q", row)
+	row = rowOf(utxos, 0, pending.String()+":0")
+	require.True(t, strings.HasSuffix(strings.TrimSpace(row), "-"), "unspent pending coin row %q", row)
 }
 
 // regtestAddrs returns n distinct regtest P2WPKH addresses nobody uses.
@@ -496,9 +454,7 @@ func regtestAddrs(t *testing.T, n int) []string {
 	for i := range out {
 		h := btcutil.Hash160([]byte{byte(i), byte(i >> 8), 0x42})
 		a, err := btcutil.NewAddressWitnessPubKeyHash(h, &chaincfg.RegressionNetParams)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		out[i] = a.EncodeAddress()
 	}
 	return out
@@ -510,24 +466,19 @@ func regtestAddrs(t *testing.T, n int) []string {
 func TestWalletAddAddressList(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "w")
-	if code, _, errOut := runCLI(t, createArgs(dir)); code != 0 {
-		t.Fatalf("create: %s", errOut)
-	}
+	code, _, errOut := runCLI(t, createArgs(dir))
+	require.Equal(t, 0, code, "create: %s", errOut)
 	addrs := regtestAddrs(t, 6)
 	write := func(name, body string) string {
 		t.Helper()
 		path := filepath.Join(root, name)
-		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(path, []byte(body), 0o600))
 		return path
 	}
 	stats := func() string {
 		t.Helper()
 		code, out, errOut := runCLI(t, []string{"wallet", "stats", "--datadir", dir})
-		if code != 0 {
-			t.Fatalf("stats: %s", errOut)
-		}
+		require.Equal(t, 0, code, "stats: %s", errOut)
 		return out
 	}
 	before := stats()
@@ -551,9 +502,8 @@ func TestWalletAddAddressList(t *testing.T) {
 		{name: "no address", args: add("--addresses-file", empty), wantCode: 2, wantErrSub: "empty.txt holds no address"},
 		{name: "missing file", args: add("--addresses-file", filepath.Join(root, "nope.txt")), wantCode: 2, wantErrSub: "--addresses-file"},
 	})
-	if after := stats(); after != before {
-		t.Fatalf("a refused list changed the wallet:\n%s\n%s", before, after)
-	}
+	after := stats()
+	require.Equal(t, before, after, "a refused list changed the wallet:\n%s\n%s", before, after)
 	checkCLI(t, []cliCase{
 		{name: "file and flags", args: add("--addresses-file", good, "--address", addrs[3], "--address", addrs[4]),
 			wantOutSub: []string{"added 5 addresses (p2wpkh 5)"}},
@@ -566,8 +516,10 @@ func TestWalletAddAddressList(t *testing.T) {
 		Addresses []wallet.ImportInfo
 		Rescan    bool
 	}
-	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || res.Added != 2 || len(res.Addresses) != 2 ||
-		res.Addresses[0].Address != testTestP2PKH || res.Addresses[0].Kind != wallet.KindP2PKH {
-		t.Fatalf("add --json: exit %d %q %q", code, out, errOut)
-	}
+	require.Equal(t, 0, code, "add --json: exit %d %q %q", code, out, errOut)
+	require.NoError(t, json.Unmarshal([]byte(out), &res), "add --json: exit %d %q %q", code, out, errOut)
+	require.Equal(t, 2, res.Added, "add --json: exit %d %q %q", code, out, errOut)
+	require.Len(t, res.Addresses, 2, "add --json: exit %d %q %q", code, out, errOut)
+	require.Equal(t, testTestP2PKH, res.Addresses[0].Address, "add --json: exit %d %q %q", code, out, errOut)
+	require.Equal(t, wallet.KindP2PKH, res.Addresses[0].Kind, "add --json: exit %d %q %q", code, out, errOut)
 }

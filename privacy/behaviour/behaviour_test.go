@@ -3,7 +3,6 @@ package behaviour_test
 import (
 	"context"
 	"encoding/binary"
-	"math"
 	"math/rand"
 	"slices"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
 	"github.com/bloomwatch/bloomwatch/transcript"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 // TestBehaviourPointsAtImmediateReloads: a client that reloads right
@@ -42,16 +42,18 @@ func TestBehaviourPointsAtImmediateReloads(t *testing.T) {
 	}{{"blocks", r.Blocks, paid}, {"txs", r.Txs, paid + fps}} {
 		s := lv.l.Score(behaviour.SignalReloadTiming)
 		t.Logf("%s: base %.3f (%d of %d); %v", lv.name, lv.l.BaseRate, lv.l.Wallet, lv.l.Candidates, s)
-		if s.Suspects != lv.suspects || s.Hits != paid || s.Verdict != behaviour.VerdictPoints || s.PValue > 1e-6 || s.Recall != 1 {
-			t.Errorf("%s: %+v, want %d of %d suspects the wallet's, every wallet item, pointing", lv.name, s, paid, lv.suspects)
-		}
-		if s.Chance.Hi >= 0.5 || lv.l.BaseRate > 0.5 {
-			t.Errorf("%s: chance range up to %.2f, base %.2f: the test has no power", lv.name, s.Chance.Hi, lv.l.BaseRate)
-		}
+		require.Equal(t, lv.suspects, s.Suspects, "%s: %+v, want %d of %d suspects the wallet's, every wallet item, pointing", lv.name, s, paid, lv.suspects)
+		require.Equal(t, paid, s.Hits, "%s: %+v, want %d of %d suspects the wallet's, every wallet item, pointing", lv.name, s, paid, lv.suspects)
+		require.Equal(t, behaviour.VerdictPoints, s.Verdict, "%s: %+v, want %d of %d suspects the wallet's, every wallet item, pointing", lv.name, s, paid, lv.suspects)
+		require.LessOrEqual(t, s.PValue, 1e-6, "%s: %+v, want %d of %d suspects the wallet's, every wallet item, pointing", lv.name, s, paid, lv.suspects)
+		require.Equal(t, float64(1), s.Recall, "%s: %+v, want %d of %d suspects the wallet's, every wallet item, pointing", lv.name, s, paid, lv.suspects)
+		require.Less(t, s.Chance.Hi, 0.5, "%s: chance range up to %.2f, base %.2f: the test has no power", lv.name, s.Chance.Hi, lv.l.BaseRate)
+		require.LessOrEqual(t, lv.l.BaseRate, 0.5, "%s: chance range up to %.2f, base %.2f: the test has no power", lv.name, s.Chance.Hi, lv.l.BaseRate)
 	}
-	if paid < 20 || r.Reloads != paid || r.PointingReloads != paid || r.Pointed != paid {
-		t.Errorf("reloads %d, pointing %d, pointed %d: want %d (at least 20)", r.Reloads, r.PointingReloads, r.Pointed, paid)
-	}
+	require.GreaterOrEqual(t, paid, 20, "reloads %d, pointing %d, pointed %d: want %d (at least 20)", r.Reloads, r.PointingReloads, r.Pointed, paid)
+	require.Equal(t, paid, r.Reloads, "reloads %d, pointing %d, pointed %d: want %d (at least 20)", r.Reloads, r.PointingReloads, r.Pointed, paid)
+	require.Equal(t, paid, r.PointingReloads, "reloads %d, pointing %d, pointed %d: want %d (at least 20)", r.Reloads, r.PointingReloads, r.Pointed, paid)
+	require.Equal(t, paid, r.Pointed, "reloads %d, pointing %d, pointed %d: want %d (at least 20)", r.Reloads, r.PointingReloads, r.Pointed, paid)
 }
 
 // TestBehaviourScheduledReloadsAreChance: reloads on a schedule of its
@@ -65,15 +67,11 @@ func TestBehaviourScheduledReloadsAreChance(t *testing.T) {
 		c := behavetest.NewChain(rng, 100, 599, 0.3)
 		r := behavetest.RunLive(t, c, behavetest.Scheduled(rng, c.From), true)
 		s := r.Blocks.Score(behaviour.SignalReloadTiming)
-		if s.Suspects < 20 {
-			t.Fatalf("seed %d: %d suspects", seed, s.Suspects)
-		}
+		require.GreaterOrEqual(t, s.Suspects, 20, "seed %d: %d suspects", seed, s.Suspects)
 		if s.Verdict == behaviour.VerdictChance {
 			inside++
 		}
-		if s.PValue < 0.05/20 {
-			t.Errorf("seed %d: %v (p %.2g)", seed, s, s.PValue)
-		}
+		require.GreaterOrEqual(t, s.PValue, 0.05/20, "seed %d: %v (p %.2g)", seed, s, s.PValue)
 	}
 	t.Logf("%d of 20 chains inside the 95 %% range", inside)
 }
@@ -97,9 +95,7 @@ func TestBehaviourScheduledReloadsThatGrowWithPaymentsPoint(t *testing.T) {
 	ci := stats.BinomialInterval(uint64(hits), uint64(suspects), stats.ConfidenceLevel)
 	lo, hi := ci.Lo, ci.Hi
 	t.Logf("pooled: %d of %d suspects the wallet's, precision %.3f [%.3f, %.3f], base rate %.3f", hits, suspects, float64(hits)/float64(suspects), lo, hi, base)
-	if lo <= base {
-		t.Errorf("precision %.3f [%.3f, %.3f] not above the base rate %.3f", float64(hits)/float64(suspects), lo, hi, base)
-	}
+	require.Greater(t, lo, base, "precision %.3f [%.3f, %.3f] not above the base rate %.3f", float64(hits)/float64(suspects), lo, hi, base)
 }
 
 // TestBehaviourReloadThatAddsNothingDoesNotPoint: a filter sent again
@@ -115,24 +111,24 @@ func TestBehaviourReloadThatAddsNothingDoesNotPoint(t *testing.T) {
 	cl.Load("p", 11) // same elements
 	cl.Load("q", 11) // same filter, another peer: not a reload
 	r, d := cl.Attack.Detail(0)
-	if r.Reloads != 1 || r.PointingReloads != 0 || len(d.SuspectBlocks) != 0 {
-		t.Fatalf("reading %+v, detail %+v: want one reload that points at nothing", r, d)
-	}
-	if d.ReloadList[0].Added != 0 || !d.ReloadList[0].Estimated {
-		t.Errorf("reload row %+v: want 0 added", d.ReloadList[0])
-	}
+	require.Equal(t, 1, r.Reloads, "reading %+v, detail %+v: want one reload that points at nothing", r, d)
+	require.Equal(t, 0, r.PointingReloads, "reading %+v, detail %+v: want one reload that points at nothing", r, d)
+	require.Len(t, d.SuspectBlocks, 0, "reading %+v, detail %+v: want one reload that points at nothing", r, d)
+	require.Equal(t, float64(0), d.ReloadList[0].Added, "reload row %+v: want 0 added", d.ReloadList[0])
+	require.True(t, d.ReloadList[0].Estimated, "reload row %+v: want 0 added", d.ReloadList[0])
 	cl.Record(transcript.Record{Kind: transcript.KindGetData, Peer: "p", Height: 12, Count: 1})
 	cl.Attack.Sent("p", 12, []behaviour.SentTx{{ID: behavetest.TxID(12, 0)}})
 	cl.Record(transcript.Record{Kind: transcript.KindGetData, Peer: "p", Height: 13, Count: 1})
 	cl.Elems++
 	cl.Load("p", 13)
 	r, d = cl.Attack.Detail(0)
-	if r.PointingReloads != 1 || len(d.SuspectBlocks) != 1 || d.SuspectBlocks[0].Height != 12 {
-		t.Fatalf("reading %+v, suspects %+v: want block 12 (block 13 sent nothing, 11 came before the previous filter)", r, d.SuspectBlocks)
-	}
-	if a := d.ReloadList[1]; !a.Nested || math.Abs(a.Added-1) > 4*a.AddedStdErr+0.5 || a.DelaySeconds <= 0 {
-		t.Errorf("reload %+v: want about one element added, after a delay", a)
-	}
+	require.Equal(t, 1, r.PointingReloads, "reading %+v, suspects %+v: want block 12 (block 13 sent nothing, 11 came before the previous filter)", r, d.SuspectBlocks)
+	require.Len(t, d.SuspectBlocks, 1, "reading %+v, suspects %+v: want block 12 (block 13 sent nothing, 11 came before the previous filter)", r, d.SuspectBlocks)
+	require.Equal(t, int32(12), d.SuspectBlocks[0].Height, "reading %+v, suspects %+v: want block 12 (block 13 sent nothing, 11 came before the previous filter)", r, d.SuspectBlocks)
+	a := d.ReloadList[1]
+	require.True(t, a.Nested, "reload %+v: want about one element added, after a delay", a)
+	require.InDelta(t, 1, a.Added, 4*a.AddedStdErr+0.5, "reload %+v: want about one element added, after a delay", a)
+	require.Greater(t, a.DelaySeconds, float64(0), "reload %+v: want about one element added, after a delay", a)
 }
 
 // TestBehaviourRefetchAndRelay: a run asked again points at its first
@@ -153,19 +149,19 @@ func TestBehaviourRefetchAndRelay(t *testing.T) {
 	cl.Elems++
 	cl.Load("p", 150)
 	_, d := cl.Attack.Detail(0)
-	if len(d.RefetchList) != 1 || d.RefetchList[0].From != 110 || d.RefetchList[0].Pointer != 120 {
-		t.Errorf("refetches %+v: want one from 110 pointing at 120", d.RefetchList)
-	}
-	if len(d.ReloadList) != 1 || d.ReloadList[0].Pointer != -1 || d.ReloadList[0].PointerTxs != 1 {
-		t.Errorf("reloads %+v: want the relay", d.ReloadList)
-	}
+	require.Len(t, d.RefetchList, 1, "refetches %+v: want one from 110 pointing at 120", d.RefetchList)
+	require.Equal(t, int32(110), d.RefetchList[0].From, "refetches %+v: want one from 110 pointing at 120", d.RefetchList)
+	require.Equal(t, int32(120), d.RefetchList[0].Pointer, "refetches %+v: want one from 110 pointing at 120", d.RefetchList)
+	require.Len(t, d.ReloadList, 1, "reloads %+v: want the relay", d.ReloadList)
+	require.Equal(t, int32(-1), d.ReloadList[0].Pointer, "reloads %+v: want the relay", d.ReloadList)
+	require.Equal(t, 1, d.ReloadList[0].PointerTxs, "reloads %+v: want the relay", d.ReloadList)
 	var relayed bool
 	for _, s := range d.SuspectTxs {
 		relayed = relayed || (s.Txid == behavetest.TxID(151, 0).String() && s.Height == -1 && s.Wallet)
 	}
-	if !relayed || len(d.SuspectBlocks) != 1 || d.SuspectBlocks[0].Height != 120 {
-		t.Errorf("suspects %+v %+v: want block 120 and the relayed transaction", d.SuspectBlocks, d.SuspectTxs)
-	}
+	require.True(t, relayed, "suspects %+v %+v: want block 120 and the relayed transaction", d.SuspectBlocks, d.SuspectTxs)
+	require.Len(t, d.SuspectBlocks, 1, "suspects %+v %+v: want block 120 and the relayed transaction", d.SuspectBlocks, d.SuspectTxs)
+	require.Equal(t, int32(120), d.SuspectBlocks[0].Height, "suspects %+v %+v: want block 120 and the relayed transaction", d.SuspectBlocks, d.SuspectTxs)
 }
 
 // TestBehaviourHostileCount: a getdata record of 2^31-1 blocks costs
@@ -174,13 +170,10 @@ func TestBehaviourHostileCount(t *testing.T) {
 	b := behaviour.NewAttack(false)
 	for i := 0; i < 3; i++ {
 		r := transcript.Record{Seq: uint64(i), Kind: transcript.KindGetData, Peer: "p", Height: int32(i * 1000), Count: transcript.MaxGetDataCount}
-		if err := b.Observe(r); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, b.Observe(r))
 	}
-	if r := b.Reading(); r.Refetches != 2 {
-		t.Errorf("refetches %d, want 2", r.Refetches)
-	}
+	r := b.Reading()
+	require.Equal(t, 2, r.Refetches, "refetches %d, want 2", r.Refetches)
 }
 
 // TestAnalyzeBehaviourRebuild plays today's client on a chain: a batch,
@@ -234,15 +227,14 @@ func TestAnalyzeBehaviourRebuild(t *testing.T) {
 		truth[i] = element.Candidate{Forms: [][]byte{k.Hash160}}
 	}
 	rep, err := behaviour.Analyze(context.Background(), recs, ch.Blocks, truth, behaviour.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep.Servings != 25+21+11+1+1 || rep.LiveBlocks != 2 || rep.Relays != 1 {
-		t.Errorf("servings %d, live blocks %d, relays %d: want 59, 2 (51, 52), 1", rep.Servings, rep.LiveBlocks, rep.Relays)
-	}
-	if rep.Blocks.Candidates != 4 || rep.Blocks.Wallet != 4 || rep.Txs.Candidates != 4 || rep.Txs.Wallet != 4 {
-		t.Errorf("candidates: blocks %+v, txs %+v: want the four payments", rep.Blocks, rep.Txs)
-	}
+	require.NoError(t, err)
+	require.Equal(t, int64(25+21+11+1+1), rep.Servings, "servings %d, live blocks %d, relays %d: want 59, 2 (51, 52), 1", rep.Servings, rep.LiveBlocks, rep.Relays)
+	require.Equal(t, 2, rep.LiveBlocks, "servings %d, live blocks %d, relays %d: want 59, 2 (51, 52), 1", rep.Servings, rep.LiveBlocks, rep.Relays)
+	require.Equal(t, 1, rep.Relays, "servings %d, live blocks %d, relays %d: want 59, 2 (51, 52), 1", rep.Servings, rep.LiveBlocks, rep.Relays)
+	require.Equal(t, 4, rep.Blocks.Candidates, "candidates: blocks %+v, txs %+v: want the four payments", rep.Blocks, rep.Txs)
+	require.Equal(t, 4, rep.Blocks.Wallet, "candidates: blocks %+v, txs %+v: want the four payments", rep.Blocks, rep.Txs)
+	require.Equal(t, 4, rep.Txs.Candidates, "candidates: blocks %+v, txs %+v: want the four payments", rep.Blocks, rep.Txs)
+	require.Equal(t, 4, rep.Txs.Wallet, "candidates: blocks %+v, txs %+v: want the four payments", rep.Blocks, rep.Txs)
 	// The two reloads in the batches are ambiguous (each came after a
 	// run of blocks sent together); their re-fetches name the paying
 	// blocks; the reload after the relay names the block that
@@ -250,44 +242,39 @@ func TestAnalyzeBehaviourRebuild(t *testing.T) {
 	want := []behaviour.SuspectBlock{{Height: 25, Signals: []string{behaviour.SignalRefetchStart}, Wallet: true},
 		{Height: 40, Signals: []string{behaviour.SignalRefetchStart}, Wallet: true},
 		{Height: 52, Signals: []string{behaviour.SignalReloadTiming}, Wallet: true}}
-	if !slices.EqualFunc(rep.SuspectBlocks, want, func(a, b behaviour.SuspectBlock) bool {
+	require.True(t, slices.EqualFunc(rep.SuspectBlocks, want, func(a, b behaviour.SuspectBlock) bool {
 		return a.Height == b.Height && a.Wallet == b.Wallet && slices.Equal(a.Signals, b.Signals)
-	}) || rep.Ambiguous != 2 || rep.Pointed != 1 {
-		t.Errorf("suspect blocks %+v (ambiguous %d, pointed %d), want %+v, 2, 1", rep.SuspectBlocks, rep.Ambiguous, rep.Pointed, want)
-	}
+	}), "suspect blocks %+v (ambiguous %d, pointed %d), want %+v, 2, 1", rep.SuspectBlocks, rep.Ambiguous, rep.Pointed, want)
+	require.Equal(t, 2, rep.Ambiguous, "suspect blocks %+v (ambiguous %d, pointed %d), want %+v, 2, 1", rep.SuspectBlocks, rep.Ambiguous, rep.Pointed, want)
+	require.Equal(t, 1, rep.Pointed, "suspect blocks %+v (ambiguous %d, pointed %d), want %+v, 2, 1", rep.SuspectBlocks, rep.Ambiguous, rep.Pointed, want)
 	var got []string
 	for _, s := range rep.SuspectTxs {
 		got = append(got, s.Txid)
 	}
 	wantTxs := []string{ch.Blocks[25].Transactions[3].TxHash().String(), ch.Blocks[40].Transactions[3].TxHash().String(),
 		ch.Blocks[52].Transactions[3].TxHash().String()}
-	if !slices.Equal(got, wantTxs) {
-		t.Errorf("suspect txs %v, want %v", got, wantTxs)
-	}
-	if s := rep.Txs.Score(behaviour.SignalAny); s.Hits != 3 || s.Precision != 1 {
-		t.Errorf("txs: %v", s)
-	}
+	require.True(t, slices.Equal(got, wantTxs), "suspect txs %v, want %v", got, wantTxs)
+	s := rep.Txs.Score(behaviour.SignalAny)
+	require.Equal(t, 3, s.Hits, "txs: %v", s)
+	require.Equal(t, float64(1), s.Precision, "txs: %v", s)
 	var text strings.Builder
 	behaviour.WriteReport(&text, rep)
 	for _, want := range []string{"suspect blocks (* the wallet's): 25*, 40*, 52*", "blocks  4           4       1          refetch-start  2",
 		"batch", "relay", "59 blocks served, 2 taken as new, 1 transactions rebuilt as relayed; 3 reloads"} {
-		if !strings.Contains(text.String(), want) {
-			t.Errorf("text report lacks %q:\n%s", want, text.String())
-		}
+		require.Contains(t, text.String(), want, "text report lacks %q:\n%s", want, text.String())
 	}
 	// Without the truth the same suspects, no scores.
 	rep, err = behaviour.Analyze(context.Background(), recs, ch.Blocks, nil, behaviour.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s := rep.Blocks.Score(behaviour.SignalAny); s.Suspects != 3 || s.Verdict != behaviour.VerdictNoTruth || rep.HasTruth {
-		t.Errorf("no truth: %v", s)
-	}
+	require.NoError(t, err)
+	s = rep.Blocks.Score(behaviour.SignalAny)
+	require.Equal(t, 3, s.Suspects, "no truth: %v", s)
+	require.Equal(t, behaviour.VerdictNoTruth, s.Verdict, "no truth: %v", s)
+	require.False(t, rep.HasTruth, "no truth: %v", s)
 	// A transcript without getdata records says so.
 	rep, err = behaviour.Analyze(context.Background(), transcript.FilterRecords(recs), ch.Blocks, truth, behaviour.Options{})
-	if err != nil || rep.Note == "" || rep.Servings != 0 {
-		t.Errorf("no requests: %+v, %v", rep, err)
-	}
+	require.NoError(t, err, "no requests: %+v", rep)
+	require.NotEqual(t, "", rep.Note, "no requests: %+v, %v", rep, err)
+	require.Equal(t, int64(0), rep.Servings, "no requests: %+v, %v", rep, err)
 }
 
 // TestBehaviourRefetchContinues: a re-fetch longer than one getdata
@@ -295,22 +282,18 @@ func TestAnalyzeBehaviourRebuild(t *testing.T) {
 func TestBehaviourRefetchContinues(t *testing.T) {
 	b := behaviour.NewAttack(false)
 	for i, r := range [][2]int64{{433, 250}, {683, 250}, {434, 250}, {684, 250}, {934, 99}} {
-		if err := b.Observe(transcript.Record{Seq: uint64(i), Kind: transcript.KindGetData, Peer: "p", Height: int32(r[0]), Count: r[1]}); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, b.Observe(transcript.Record{Seq: uint64(i), Kind: transcript.KindGetData, Peer: "p", Height: int32(r[0]), Count: r[1]}))
 	}
-	if _, d := b.Detail(0); len(d.RefetchList) != 1 || d.RefetchList[0].From != 434 {
-		t.Errorf("re-fetches %+v, want one from 434", d.RefetchList)
-	}
+	_, d := b.Detail(0)
+	require.Len(t, d.RefetchList, 1, "re-fetches %+v, want one from 434", d.RefetchList)
+	require.Equal(t, int32(434), d.RefetchList[0].From, "re-fetches %+v, want one from 434", d.RefetchList)
 }
 
 // TestBehaviourCapsTransactions: sendings past MaxTxs are
 // counted, not kept (a hostile merkleblock can flag a whole block).
 func TestBehaviourCapsTransactions(t *testing.T) {
 	b := behaviour.NewAttack(false)
-	if err := b.Observe(transcript.Record{Kind: transcript.KindGetData, Peer: "p", Height: 1, Count: 2}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, b.Observe(transcript.Record{Kind: transcript.KindGetData, Peer: "p", Height: 1, Count: 2}))
 	flood := func(h int32, n int) []behaviour.SentTx {
 		out := make([]behaviour.SentTx, n)
 		for i := range out {
@@ -323,7 +306,6 @@ func TestBehaviourCapsTransactions(t *testing.T) {
 	b.Sent("p", 2, flood(2, 30))
 	b.Sent("p", 1, flood(1, 5)) // known: kept
 	r := b.Reading()
-	if r.Txs.Candidates != behaviour.MaxTxs || r.DroppedTxs != 20 {
-		t.Errorf("%d candidates, %d dropped: want %d and 20", r.Txs.Candidates, r.DroppedTxs, behaviour.MaxTxs)
-	}
+	require.Equal(t, behaviour.MaxTxs, r.Txs.Candidates, "%d candidates, %d dropped: want %d and 20", r.Txs.Candidates, r.DroppedTxs, behaviour.MaxTxs)
+	require.Equal(t, 20, r.DroppedTxs, "%d candidates, %d dropped: want %d and 20", r.Txs.Candidates, r.DroppedTxs, behaviour.MaxTxs)
 }

@@ -1,8 +1,9 @@
 package behaviour
 
 import (
-	"math"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestSpanSet checks the asked-heights set.
@@ -11,9 +12,8 @@ func TestSpanSet(t *testing.T) {
 	s.add(10, 20)
 	s.add(30, 40)
 	s.add(21, 29) // adjacent on both sides: one span
-	if len(s) != 1 || s[0] != (span{10, 40}) {
-		t.Fatalf("%v, want [10 40]", s)
-	}
+	require.Len(t, s, 1, "%v, want [10 40]", s)
+	require.Equal(t, (span{10, 40}), s[0], "%v, want [10 40]", s)
 	s.add(50, 50)
 	s.add(5, 7)
 	for _, c := range []struct {
@@ -22,9 +22,8 @@ func TestSpanSet(t *testing.T) {
 		ok       bool
 	}{{0, 4, 0, false}, {0, 5, 5, true}, {8, 9, 0, false}, {8, 12, 10, true}, {41, 49, 0, false}, {45, 60, 50, true}, {15, 15, 15, true}} {
 		got, ok := s.firstCovered(c.from, c.to)
-		if ok != c.ok || (ok && got != c.want) {
-			t.Errorf("firstCovered(%d, %d) = %d %v, want %d %v (set %v)", c.from, c.to, got, ok, c.want, c.ok, s)
-		}
+		require.Equal(t, c.ok, ok, "firstCovered(%d, %d) = %d %v, want %d %v (set %v)", c.from, c.to, got, ok, c.want, c.ok, s)
+		require.False(t, ok && got != c.want, "firstCovered(%d, %d) = %d %v, want %d %v (set %v)", c.from, c.to, got, ok, c.want, c.ok, s)
 	}
 }
 
@@ -35,19 +34,18 @@ func TestHypergeometric(t *testing.T) {
 	// P(2) = 3/45.
 	h := newHypergeometric(10, 3, 2)
 	for x, want := range []float64{21.0 / 45, 21.0 / 45, 3.0 / 45} {
-		if got := h.pmf[x-h.lo]; math.Abs(got-want) > 1e-12 {
-			t.Errorf("pmf(%d) = %g, want %g", x, got, want)
-		}
+		got := h.pmf[x-h.lo]
+		require.InDelta(t, want, got, 1e-12, "pmf(%d) = %g, want %g", x, got, want)
 	}
-	if lo, hi := h.central(0.025); lo != 0 || hi != 2 {
-		t.Errorf("central = [%d, %d], want [0, 2] (P(2) = 0.067 > 0.025)", lo, hi)
-	}
-	if p := h.pValue(2); math.Abs(p-6.0/45) > 1e-12 {
-		t.Errorf("p(2) = %g, want %g", p, 6.0/45)
-	}
+	lo, hi := h.central(0.025)
+	require.Equal(t, 0, lo, "central = [%d, %d], want [0, 2] (P(2) = 0.067 > 0.025)", lo, hi)
+	require.Equal(t, 2, hi, "central = [%d, %d], want [0, 2] (P(2) = 0.067 > 0.025)", lo, hi)
+	p := h.pValue(2)
+	require.InDelta(t, 6.0/45, p, 1e-12, "p(2) = %g, want %g", p, 6.0/45)
 	// 1000 candidates, 100 the wallet's, 100 drawn: mean 10, sd 2.85.
-	lo, hi := newHypergeometric(1000, 100, 100).central(0.025)
-	if lo < 4 || lo > 5 || hi < 15 || hi > 16 {
-		t.Errorf("central = [%d, %d], want about 10 ± 1.96 x 2.85", lo, hi)
-	}
+	lo, hi = newHypergeometric(1000, 100, 100).central(0.025)
+	require.GreaterOrEqual(t, lo, 4, "central = [%d, %d], want about 10 ± 1.96 x 2.85", lo, hi)
+	require.LessOrEqual(t, lo, 5, "central = [%d, %d], want about 10 ± 1.96 x 2.85", lo, hi)
+	require.GreaterOrEqual(t, hi, 15, "central = [%d, %d], want about 10 ± 1.96 x 2.85", lo, hi)
+	require.LessOrEqual(t, hi, 16, "central = [%d, %d], want about 10 ± 1.96 x 2.85", lo, hi)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +16,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 func TestCheckLoopback(t *testing.T) {
@@ -37,13 +39,10 @@ func TestCheckLoopback(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.addr, func(t *testing.T) {
 			err := CheckLoopback(tc.addr)
-			if !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
-				t.Fatalf("err = %v, want %v", err, tc.want)
-			}
+			require.ErrorIs(t, err, tc.want, "err = %v, want %v", err, tc.want)
+			require.Equal(t, (tc.want == nil), (err == nil), "err = %v, want %v", err, tc.want)
 			var ae *AddressError
-			if err != nil && (!errors.As(err, &ae) || ae.Addr != tc.addr) {
-				t.Errorf("err %v is not an *AddressError for %q", err, tc.addr)
-			}
+			require.False(t, err != nil && (!errors.As(err, &ae) || ae.Addr != tc.addr), "err %v is not an *AddressError for %q", err, tc.addr)
 		})
 	}
 }
@@ -54,33 +53,38 @@ func TestCheckLoopback(t *testing.T) {
 // fails fast with a connection error instead.
 func TestDialRefusesBeforeConnecting(t *testing.T) {
 	var ae *AddressError
-	if _, err := Dial("192.0.2.1:18334", "u", "p", -1); !errors.As(err, &ae) || !errors.Is(err, ErrNotLoopback) {
-		t.Errorf("non-loopback: err = %v", err)
-	}
+	_, err := Dial("192.0.2.1:18334", "u", "p", -1)
+	require.ErrorAs(t, err, &ae, "non-loopback: err = %v", err)
+	require.ErrorIs(t, err, ErrNotLoopback, "non-loopback: err = %v", err)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	closed := l.Addr().String()
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, l.Close())
 	_, err = Dial(closed, "u", "p", -1)
-	if err == nil || errors.As(err, &ae) || !strings.Contains(err.Error(), "connection refused") {
-		t.Errorf("closed port: err = %v", err)
-	}
+	require.Error(t, err, "closed port: err = %v", err)
+	require.False(t, errors.As(err, &ae), "closed port: err = %v", err)
+	require.Contains(t, err.Error(), "connection refused", "closed port: err = %v", err)
 }
 
 // fakeNode serves getblockcount, getblockhash and getblock over HTTP
 // POST JSON-RPC, as btcd does, for a chain held in memory.
 type fakeNode struct {
-	t      *testing.T
 	blocks []*wire.MsgBlock
 	// swap makes getblock answer with the next block (a lying node).
 	swap bool
 
 	mu    sync.Mutex
 	calls map[string]int
+	// errs holds what went wrong on the server's goroutines, which the
+	// test requires empty at cleanup.
+	errs []error
+}
+
+// fail records err for the test to require at cleanup.
+func (n *fakeNode) fail(err error) {
+	n.mu.Lock()
+	n.errs = append(n.errs, err)
+	n.mu.Unlock()
 }
 
 // ServeHTTP answers one JSON-RPC request.
@@ -108,13 +112,13 @@ func (n *fakeNode) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "getblockhash":
 		var h int
 		if err := json.Unmarshal(req.Params[0], &h); err != nil {
-			n.t.Error(err)
+			n.fail(err)
 		}
 		result = n.blocks[h].BlockHash().String()
 	case "getblock":
 		var hash string
 		if err := json.Unmarshal(req.Params[0], &hash); err != nil {
-			n.t.Error(err)
+			n.fail(err)
 		}
 		for i, b := range n.blocks {
 			if b.BlockHash().String() != hash {
@@ -125,12 +129,12 @@ func (n *fakeNode) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			var buf bytes.Buffer
 			if err := b.Serialize(&buf); err != nil {
-				n.t.Error(err)
+				n.fail(err)
 			}
 			result = hex.EncodeToString(buf.Bytes())
 		}
 	default:
-		n.t.Errorf("unexpected method %q", req.Method)
+		n.fail(fmt.Errorf("unexpected method %q", req.Method))
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{"result": result, "error": nil, "id": req.ID})
@@ -156,7 +160,14 @@ func testBlocks(n int) []*wire.MsgBlock {
 // serve starts a fake node on the loopback interface.
 func serve(t *testing.T, node *fakeNode) string {
 	t.Helper()
-	node.t, node.calls = t, map[string]int{}
+	node.calls = map[string]int{}
+	// Cleanups run last first: the server is closed before its errors
+	// are required.
+	t.Cleanup(func() {
+		node.mu.Lock()
+		defer node.mu.Unlock()
+		require.NoError(t, errors.Join(node.errs...), "the fake node")
+	})
 	srv := httptest.NewServer(node) // listens on 127.0.0.1
 	t.Cleanup(srv.Close)
 	return strings.TrimPrefix(srv.URL, "http://")
@@ -166,31 +177,22 @@ func TestChainReadsAndCachesBlocks(t *testing.T) {
 	node := &fakeNode{blocks: testBlocks(5)}
 	addr := serve(t, node)
 	c, err := Dial(addr, "user", "pass", -1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer c.Close()
-	if tip, _ := c.BestHeight(); tip != 4 {
-		t.Fatalf("tip %d, want 4", tip)
-	}
+	tip, _ := c.BestHeight()
+	require.Equal(t, int32(4), tip, "tip %d, want 4", tip)
 	for range 2 {
 		for h, want := range node.blocks {
 			b, err := c.BlockAt(int32(h))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if b.BlockHash() != want.BlockHash() {
-				t.Errorf("height %d: block %s, want %s", h, b.BlockHash(), want.BlockHash())
-			}
+			require.NoError(t, err)
+			require.Equal(t, want.BlockHash(), b.BlockHash(), "height %d: block %s, want %s", h, b.BlockHash(), want.BlockHash())
 		}
 	}
-	if got := node.calls["getblock"]; got != len(node.blocks) {
-		t.Errorf("%d getblock calls for %d blocks read twice: the cache is not used", got, len(node.blocks))
-	}
+	got := node.calls["getblock"]
+	require.Equal(t, len(node.blocks), got, "%d getblock calls for %d blocks read twice: the cache is not used", got, len(node.blocks))
 	for _, h := range []int32{-1, 5} {
-		if _, err := c.BlockAt(h); err == nil {
-			t.Errorf("height %d: no error", h)
-		}
+		_, err := c.BlockAt(h)
+		require.Error(t, err, "height %d: no error", h)
 	}
 }
 
@@ -198,26 +200,19 @@ func TestChainCapAndLyingNode(t *testing.T) {
 	node := &fakeNode{blocks: testBlocks(5)}
 	addr := serve(t, node)
 	c, err := Dial(addr, "user", "pass", 2)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer c.Close()
-	if tip, _ := c.BestHeight(); tip != 2 {
-		t.Errorf("capped tip %d, want 2", tip)
-	}
-	if _, err := c.BlockAt(3); err == nil {
-		t.Error("a block above the cap was read")
-	}
+	tip, _ := c.BestHeight()
+	require.Equal(t, int32(2), tip, "capped tip %d, want 2", tip)
+	_, err = c.BlockAt(3)
+	require.Error(t, err, "a block above the cap was read")
 	high, err := Dial(addr, "user", "pass", 99)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer high.Close()
-	if tip, _ := high.BestHeight(); tip != 4 {
-		t.Errorf("cap above the tip: tip %d, want 4", tip)
-	}
+	tip, _ = high.BestHeight()
+	require.Equal(t, int32(4), tip, "cap above the tip: tip %d, want 4", tip)
 	node.swap = true
-	if _, err := c.BlockAt(1); err == nil || !strings.Contains(err.Error(), "server returned block") {
-		t.Errorf("a block that does not hash to the requested hash: err = %v", err)
-	}
+	_, err = c.BlockAt(1)
+	require.Error(t, err, "a block that does not hash to the requested hash: err = %v", err)
+	require.Contains(t, err.Error(), "server returned block", "a block that does not hash to the requested hash: err = %v", err)
 }

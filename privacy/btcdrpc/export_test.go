@@ -3,7 +3,6 @@ package btcdrpc
 import (
 	"bytes"
 	"context"
-	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 // exportChain is a synthetic chain of P2PKH payments, co-spends and
@@ -25,9 +25,7 @@ func exportChain(t *testing.T) element.MemChain {
 	t.Helper()
 	sc, err := experiments.NewSynthChain(experiments.ChainConfig{Seed: 5, Blocks: 40, TxsPerBlock: 6, Users: 30, WalletKeys: 10,
 		WalletReceiveEvery: 3, WalletSpendEvery: 7})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ch := slices.Clone(sc.Chain)
 	k1, k2 := sc.Wallet[0].PubKey, sc.Wallet[1].PubKey
 	p2pk, _ := txscript.NewScriptBuilder().AddData(k1).AddOp(txscript.OP_CHECKSIG).Script()
@@ -58,9 +56,7 @@ func exportChain(t *testing.T) element.MemChain {
 func sortedUniverse(t *testing.T, cands []element.Candidate) []string {
 	t.Helper()
 	var b bytes.Buffer
-	if err := element.WriteCandidates(&b, cands); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, element.WriteCandidates(&b, cands))
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
 	slices.Sort(lines)
 	return lines
@@ -81,42 +77,27 @@ func TestExportUniverseEqualsChainUniverse(t *testing.T) {
 		} else {
 			want, err = element.ChainUniverse(ctx, ch, -1)
 		}
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for _, parts := range []int{1, 3, 16} {
 			var out bytes.Buffer
 			st, err := ExportUniverse(ctx, ch, ExportConfig{UpTo: -1, Outpoints: outpoints, Partitions: parts, TempDir: t.TempDir()}, &out)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			got, err := element.ReadCandidates(&out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Equal(sortedUniverse(t, got), sortedUniverse(t, want)) {
-				t.Errorf("outpoints=%v partitions=%d: export differs from the in-memory universe (%d vs %d candidates)", outpoints, parts, len(got), len(want))
-			}
-			if st.Candidates != uint64(len(want)) || st.Blocks != len(ch) {
-				t.Errorf("outpoints=%v partitions=%d: stats %+v", outpoints, parts, st)
-			}
-			if parts > 1 && st.MaxPartition*uint64(parts)/4 > st.Observations {
-				t.Errorf("partitions=%d: %d of %d observations in one partition", parts, st.MaxPartition, st.Observations)
-			}
+			require.NoError(t, err)
+			require.True(t, slices.Equal(sortedUniverse(t, got), sortedUniverse(t, want)), "outpoints=%v partitions=%d: export differs from the in-memory universe (%d vs %d candidates)", outpoints, parts, len(got), len(want))
+			require.Equal(t, uint64(len(want)), st.Candidates, "outpoints=%v partitions=%d: stats %+v", outpoints, parts, st)
+			require.Equal(t, len(ch), st.Blocks, "outpoints=%v partitions=%d: stats %+v", outpoints, parts, st)
+			require.False(t, parts > 1 && st.MaxPartition*uint64(parts)/4 > st.Observations, "partitions=%d: %d of %d observations in one partition", parts, st.MaxPartition, st.Observations)
 		}
 	}
-	if !slices.ContainsFunc(mustUniverse(t, ch), func(c element.Candidate) bool { return len(c.Forms) == 2 }) {
-		t.Error("no candidate with a revealed key: the chain does not exercise the merge")
-	}
+	require.True(t, slices.ContainsFunc(mustUniverse(t, ch), func(c element.Candidate) bool { return len(c.Forms) == 2 }), "no candidate with a revealed key: the chain does not exercise the merge")
 }
 
 // mustUniverse returns the chain's in-memory universe.
 func mustUniverse(t *testing.T, ch element.Chain) element.SliceUniverse {
 	t.Helper()
 	u, err := element.ChainUniverse(context.Background(), ch, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return u
 }
 
@@ -128,37 +109,23 @@ func TestExportOverRPCReadsEachBlockOnce(t *testing.T) {
 	node := &fakeNode{blocks: ch}
 	addr := serve(t, node)
 	c, err := Dial(addr, "user", "pass", 20)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer c.Close()
 	c.SetCaching(false)
 	var out bytes.Buffer
 	st, err := ExportUniverse(context.Background(), c, ExportConfig{UpTo: -1, TempDir: t.TempDir()}, &out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Blocks != 21 || node.calls["getblock"] != 21 {
-		t.Errorf("%d blocks exported, %d getblock calls, want 21 each", st.Blocks, node.calls["getblock"])
-	}
+	require.NoError(t, err)
+	require.Equal(t, 21, st.Blocks, "%d blocks exported, %d getblock calls, want 21 each", st.Blocks, node.calls["getblock"])
+	require.Equal(t, 21, node.calls["getblock"], "%d blocks exported, %d getblock calls, want 21 each", st.Blocks, node.calls["getblock"])
 	want, err := element.ChainUniverse(context.Background(), ch, 20)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	got, err := element.ReadCandidates(&out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(sortedUniverse(t, got), sortedUniverse(t, want)) {
-		t.Error("export over RPC differs from the in-memory universe")
-	}
-	if len(c.cache) != 0 {
-		t.Errorf("%d blocks cached with caching off", len(c.cache))
-	}
+	require.NoError(t, err)
+	require.True(t, slices.Equal(sortedUniverse(t, got), sortedUniverse(t, want)), "export over RPC differs from the in-memory universe")
+	require.Len(t, c.cache, 0, "%d blocks cached with caching off", len(c.cache))
 	for _, p := range []int{-1, maxPartitions + 1} {
-		if _, err := ExportUniverse(context.Background(), ch, ExportConfig{Partitions: p}, &out); !errors.Is(err, ErrExport) {
-			t.Errorf("partitions %d: err = %v", p, err)
-		}
+		_, err := ExportUniverse(context.Background(), ch, ExportConfig{Partitions: p}, &out)
+		require.ErrorIs(t, err, ErrExport, "partitions %d: err = %v", p, err)
 	}
 }
 
@@ -166,21 +133,16 @@ func TestExportOverRPCReadsEachBlockOnce(t *testing.T) {
 // back, streamed, as the same candidates.
 func TestExportSyntheticStreamsBack(t *testing.T) {
 	var out bytes.Buffer
-	if err := ExportSynthetic(&out, 3, 1000, true, nil); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, ExportSynthetic(&out, 3, 1000, true, nil))
 	u := element.NewFileUniverse(&out)
 	syn := scan.Synthetic{Seed: 3, Count: 1000, PubKeys: true}
 	var c, want element.Candidate
 	var n uint64
 	for u.Next(&c) {
 		syn.Fill(n, &want)
-		if !c.Equal(want) {
-			t.Fatalf("candidate %d differs", n)
-		}
+		require.True(t, c.Equal(want), "candidate %d differs", n)
 		n++
 	}
-	if u.Err() != nil || n != 1000 {
-		t.Errorf("%d candidates, err %v", n, u.Err())
-	}
+	require.NoError(t, u.Err(), "%d candidates", n)
+	require.Equal(t, uint64(1000), n, "%d candidates, err %v", n, u.Err())
 }

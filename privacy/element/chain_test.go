@@ -1,9 +1,7 @@
 package element_test
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"slices"
 	"testing"
 
@@ -13,6 +11,7 @@ import (
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 func TestOutputCandidates(t *testing.T) {
@@ -39,19 +38,13 @@ func TestOutputCandidates(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got := element.OutputCandidates(tc.script)
-			if len(got) != len(tc.want) {
-				t.Fatalf("got %d candidates, want %d", len(got), len(tc.want))
-			}
+			require.Len(t, got, len(tc.want), "got %d candidates, want %d", len(got), len(tc.want))
 			for i := range got {
-				if !got[i].Equal(element.Candidate{Forms: tc.want[i]}) {
-					t.Errorf("candidate %d = %x, want %x", i, got[i].Forms, tc.want[i])
-				}
+				require.True(t, got[i].Equal(element.Candidate{Forms: tc.want[i]}), "candidate %d = %x, want %x", i, got[i].Forms, tc.want[i])
 			}
 		})
 	}
-	if !bytes.Equal(k1.Hash160, btcutil.Hash160(k1.PubKey)) {
-		t.Fatal("synthetic key hash is not hash160(pubkey)")
-	}
+	require.Equal(t, btcutil.Hash160(k1.PubKey), k1.Hash160, "synthetic key hash is not hash160(pubkey)")
 }
 
 func TestChainUniverse(t *testing.T) {
@@ -63,25 +56,18 @@ func TestChainUniverse(t *testing.T) {
 	spend := testkit.Pay([]wire.OutPoint{{Hash: fund.TxHash(), Index: 0}}, []testkit.Key{a}, c, b)
 	ch.Block(spend)
 	u, err := element.ChainUniverse(context.Background(), ch.Blocks, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := []element.Candidate{{Forms: [][]byte{a.Hash160, a.PubKey}}, {Forms: [][]byte{b.Hash160}}, {Forms: [][]byte{c.Hash160}, FirstSeen: 1}}
-	if len(u) != len(want) {
-		t.Fatalf("universe %d candidates, want %d (coinbase OP_TRUE pays no one)", len(u), len(want))
-	}
+	require.Len(t, u, len(want), "universe %d candidates, want %d (coinbase OP_TRUE pays no one)", len(u), len(want))
 	for i := range want {
-		if !u[i].Equal(want[i]) {
-			t.Errorf("candidate %d = %x, want %x", i, u[i].Forms, want[i].Forms)
-		}
+		require.True(t, u[i].Equal(want[i]), "candidate %d = %x, want %x", i, u[i].Forms, want[i].Forms)
 	}
 	upTo0, err := element.ChainUniverse(context.Background(), ch.Blocks, 0)
-	if err != nil || len(upTo0) != 2 || len(upTo0[0].Forms) != 1 {
-		t.Errorf("up to height 0: %v, %v", upTo0, err)
-	}
-	if _, err := (element.MemChain{}).BlockAt(0); !errors.Is(err, element.ErrChain) {
-		t.Errorf("err = %v, want ErrChain", err)
-	}
+	require.NoError(t, err, "up to height 0: %v", upTo0)
+	require.Len(t, upTo0, 2, "up to height 0: %v, %v", upTo0, err)
+	require.Len(t, upTo0[0].Forms, 1, "up to height 0: %v, %v", upTo0, err)
+	_, err = (element.MemChain{}).BlockAt(0)
+	require.ErrorIs(t, err, element.ErrChain, "err = %v, want ErrChain", err)
 }
 
 func TestWalletTxs(t *testing.T) {
@@ -98,14 +84,11 @@ func TestWalletTxs(t *testing.T) {
 	wt := element.NewWalletTxs(truth)
 	want := [][]bool{{false, true, false}, {false, true}, {false, false}}
 	for h, b := range ch.Blocks {
-		if got := wt.Block(b); !slices.Equal(got, want[h]) {
-			t.Errorf("block %d: %v, want %v", h, got, want[h])
-		}
+		got := wt.Block(b)
+		require.True(t, slices.Equal(got, want[h]), "block %d: %v, want %v", h, got, want[h])
 	}
-	if !wt.PaysWallet(synth.P2PKH(w.Hash160)) || wt.PaysWallet(synth.P2PKH(stranger.Hash160)) {
-		t.Error("PaysWallet does not tell the wallet's script from a stranger's")
-	}
-	if got := element.NewWalletTxs(nil).Block(ch.Blocks[0]); slices.Contains(got, true) {
-		t.Errorf("no truth marked %v", got)
-	}
+	require.True(t, wt.PaysWallet(synth.P2PKH(w.Hash160)), "PaysWallet does not tell the wallet's script from a stranger's")
+	require.False(t, wt.PaysWallet(synth.P2PKH(stranger.Hash160)), "PaysWallet does not tell the wallet's script from a stranger's")
+	got := element.NewWalletTxs(nil).Block(ch.Blocks[0])
+	require.False(t, slices.Contains(got, true), "no truth marked %v", got)
 }

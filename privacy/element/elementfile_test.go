@@ -2,9 +2,10 @@ package element
 
 import (
 	"bytes"
-	"errors"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestReadCandidates(t *testing.T) {
@@ -36,40 +37,28 @@ func TestReadCandidates(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ReadCandidates(strings.NewReader(tc.in))
 			if tc.wantLine != "" {
-				if !errors.Is(err, ErrBadElementFile) || !strings.Contains(err.Error(), tc.wantLine) {
-					t.Fatalf("err = %v, want ErrBadElementFile with %q", err, tc.wantLine)
-				}
-				if got != nil {
-					t.Errorf("returned %d candidates with the error", len(got))
-				}
+				require.ErrorIs(t, err, ErrBadElementFile, "err = %v, want ErrBadElementFile with %q", err, tc.wantLine)
+				require.Contains(t, err.Error(), tc.wantLine, "err = %v, want ErrBadElementFile with %q", err, tc.wantLine)
+				require.Nil(t, got, "returned %d candidates with the error", len(got))
 				return
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(got) != len(tc.want) {
-				t.Fatalf("got %d candidates, want %d", len(got), len(tc.want))
-			}
+			require.NoError(t, err)
+			require.Len(t, got, len(tc.want), "got %d candidates, want %d", len(got), len(tc.want))
 			var buf bytes.Buffer
-			if err := WriteCandidates(&buf, got); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, WriteCandidates(&buf, got))
 			var wantText strings.Builder
 			for _, c := range tc.want {
 				wantText.WriteString(strings.Join(c, " ") + "\n")
 			}
-			if buf.String() != wantText.String() {
-				t.Errorf("round trip %q, want %q", buf.String(), wantText.String())
-			}
+			require.Equal(t, wantText.String(), buf.String(), "round trip %q, want %q", buf.String(), wantText.String())
 		})
 	}
 }
 
 func TestReadCandidatesLineTooLong(t *testing.T) {
 	in := strings.Repeat("a", maxElementLine+2) + "\n"
-	if _, err := ReadCandidates(strings.NewReader(in)); !errors.Is(err, ErrBadElementFile) {
-		t.Fatalf("err = %v, want ErrBadElementFile", err)
-	}
+	_, err := ReadCandidates(strings.NewReader(in))
+	require.ErrorIs(t, err, ErrBadElementFile, "err = %v, want ErrBadElementFile", err)
 }
 
 // TestTruthFileRoundTrip checks that a truth file reads back as its
@@ -78,15 +67,13 @@ func TestReadCandidatesLineTooLong(t *testing.T) {
 func TestTruthFileRoundTrip(t *testing.T) {
 	cands := []Candidate{{Forms: [][]byte{{0xaa, 0xbb}}, FirstSeen: 440}, {Forms: [][]byte{{0xcc}}}}
 	var b bytes.Buffer
-	if err := WriteTruthFile(&b, []string{"wallet /tmp/w: 2 used of 40", "two\nlines"}, cands, []string{"bcrt1qaddress", ""}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, WriteTruthFile(&b, []string{"wallet /tmp/w: 2 used of 40", "two\nlines"}, cands, []string{"bcrt1qaddress", ""}))
 	text := b.String()
-	if !strings.HasPrefix(text, TruthFormat+"\n# wallet /tmp/w") || !strings.Contains(text, "aabb @440  # bcrt1qaddress\ncc\n") {
-		t.Errorf("truth file:\n%s", text)
-	}
+	require.True(t, strings.HasPrefix(text, TruthFormat+"\n# wallet /tmp/w"), "truth file:\n%s", text)
+	require.Contains(t, text, "aabb @440  # bcrt1qaddress\ncc\n", "truth file:\n%s", text)
 	got, err := ReadCandidates(strings.NewReader(text))
-	if err != nil || len(got) != 2 || !got[0].Equal(cands[0]) || !got[1].Equal(cands[1]) {
-		t.Errorf("read back %+v, %v", got, err)
-	}
+	require.NoError(t, err, "read back %+v", got)
+	require.Len(t, got, 2, "read back %+v, %v", got, err)
+	require.True(t, got[0].Equal(cands[0]), "read back %+v, %v", got, err)
+	require.True(t, got[1].Equal(cands[1]), "read back %+v, %v", got, err)
 }

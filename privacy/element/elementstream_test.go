@@ -2,13 +2,13 @@ package element_test
 
 import (
 	"bytes"
-	"errors"
 	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/internal/testkit"
+	"github.com/stretchr/testify/require"
 )
 
 // TestFileUniverseMatchesReadCandidates checks that streaming a file
@@ -22,25 +22,18 @@ func TestFileUniverseMatchesReadCandidates(t *testing.T) {
 		"ffeeddccbbaa99887766554433221100ffeeddcc   # one form\n" +
 		"0102\t0304 0506 @0\n"
 	want, err := element.ReadCandidates(strings.NewReader(file))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	u := element.NewFileUniverse(strings.NewReader(file))
 	var got []element.Candidate
 	var c element.Candidate
 	for u.Next(&c) {
 		got = append(got, c.Clone())
 	}
-	if u.Err() != nil {
-		t.Fatal(u.Err())
-	}
-	if len(got) != len(want) || u.Count() != uint64(len(want)) {
-		t.Fatalf("%d candidates streamed, %d read", len(got), len(want))
-	}
+	require.NoError(t, u.Err())
+	require.Len(t, got, len(want), "%d candidates streamed, %d read", len(got), len(want))
+	require.Equal(t, uint64(len(want)), u.Count(), "%d candidates streamed, %d read", len(got), len(want))
 	for i := range want {
-		if !got[i].Equal(want[i]) {
-			t.Errorf("candidate %d: %+v, want %+v", i, got[i], want[i])
-		}
+		require.True(t, got[i].Equal(want[i]), "candidate %d: %+v, want %+v", i, got[i], want[i])
 	}
 	bad := []struct{ file, want string }{
 		{"0011\nzz\n", "line 2"},
@@ -55,9 +48,8 @@ func TestFileUniverseMatchesReadCandidates(t *testing.T) {
 		u := element.NewFileUniverse(strings.NewReader(tc.file))
 		for u.Next(&c) {
 		}
-		if !errors.Is(u.Err(), element.ErrBadElementFile) || !strings.Contains(u.Err().Error(), tc.want) {
-			t.Errorf("%q: err = %v, want %q", tc.file, u.Err(), tc.want)
-		}
+		require.ErrorIs(t, u.Err(), element.ErrBadElementFile, "%q: err = %v, want %q", tc.file, u.Err(), tc.want)
+		require.Contains(t, u.Err().Error(), tc.want, "%q: err = %v, want %q", tc.file, u.Err(), tc.want)
 	}
 }
 
@@ -67,9 +59,7 @@ func TestFileUniverseMatchesReadCandidates(t *testing.T) {
 func TestFileUniverseReusesBuffers(t *testing.T) {
 	var file bytes.Buffer
 	all := testkit.RandomCandidates(rand.New(rand.NewPCG(1, 2)), 2000, 2)
-	if err := element.WriteCandidates(&file, all); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, element.WriteCandidates(&file, all))
 	raw := file.Bytes()
 	allocs := testing.AllocsPerRun(3, func() {
 		u := element.NewFileUniverse(bytes.NewReader(raw))
@@ -77,7 +67,5 @@ func TestFileUniverseReusesBuffers(t *testing.T) {
 		for u.Next(&c) {
 		}
 	})
-	if allocs > 50 {
-		t.Errorf("%.0f allocations to stream %d candidates: buffers are not reused", allocs, len(all))
-	}
+	require.LessOrEqual(t, allocs, float64(50), "%.0f allocations to stream %d candidates: buffers are not reused", allocs, len(all))
 }

@@ -2,7 +2,6 @@ package element_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	"github.com/bloomwatch/bloomwatch/privacy/element"
@@ -10,6 +9,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 // TestChainOutpointUniverse builds the two-form candidates from a chain:
@@ -41,33 +41,23 @@ func TestChainOutpointUniverse(t *testing.T) {
 		return nil
 	}
 	at0, err := element.ChainOutpointUniverse(ctx, c.Blocks, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := forms(at0, k1.Hash160); len(got) != 2 || got[0] != string(element.OutPointForm(op0)) || got[1] != string(element.OutPointForm(op1)) {
-		t.Errorf("at 0, k1's outpoints %x", got)
-	}
+	require.NoError(t, err)
+	got := forms(at0, k1.Hash160)
+	require.Len(t, got, 2, "at 0, k1's outpoints %x", got)
+	require.Equal(t, string(element.OutPointForm(op0)), got[0], "at 0, k1's outpoints %x", got)
+	require.Equal(t, string(element.OutPointForm(op1)), got[1], "at 0, k1's outpoints %x", got)
 	tip, err := element.ChainOutpointUniverse(ctx, c.Blocks, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := forms(tip, k1.Hash160); len(got) != 1 || got[0] != string(element.OutPointForm(op1)) {
-		t.Errorf("at the tip, k1's outpoints %x (one was spent)", got)
-	}
-	if got := forms(tip, k2.Hash160); len(got) != 1 {
-		t.Errorf("k2's outpoints %x", got)
-	}
+	require.NoError(t, err)
+	got = forms(tip, k1.Hash160)
+	require.Len(t, got, 1, "at the tip, k1's outpoints %x (one was spent)", got)
+	require.Equal(t, string(element.OutPointForm(op1)), got[0], "at the tip, k1's outpoints %x (one was spent)", got)
+	got = forms(tip, k2.Hash160)
+	require.Len(t, got, 1, "k2's outpoints %x", got)
 	for _, cand := range tip {
-		if len(cand.Forms[0]) == len(k2.PubKey) {
-			t.Errorf("a bare-key output made a candidate %x", cand.Forms[0])
-		}
+		require.NotEqual(t, len(k2.PubKey), len(cand.Forms[0]), "a bare-key output made a candidate %x", cand.Forms[0])
 	}
 	f := testkit.FilterOf(t, 100, 5, 1, nil)
 	f.AddOutPoint(&op1)
-	if !f.Matches(element.OutPointForm(op1)) {
-		t.Error("OutPointForm differs from what AddOutPoint inserts")
-	}
-	if !strings.Contains(element.MainnetChainTxData.Describe(), "1235299397") {
-		t.Errorf("mainnet universe: %s", element.MainnetChainTxData.Describe())
-	}
+	require.True(t, f.Matches(element.OutPointForm(op1)), "OutPointForm differs from what AddOutPoint inserts")
+	require.Contains(t, element.MainnetChainTxData.Describe(), "1235299397", "mainnet universe: %s", element.MainnetChainTxData.Describe())
 }

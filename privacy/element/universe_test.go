@@ -1,12 +1,12 @@
 package element_test
 
 import (
-	"bytes"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/internal/testkit"
+	"github.com/stretchr/testify/require"
 )
 
 func TestStreamRangeMatchesFill(t *testing.T) {
@@ -15,13 +15,9 @@ func TestStreamRangeMatchesFill(t *testing.T) {
 	var c element.Candidate
 	for i, g := range got {
 		s.Fill(uint64(100+i), &c)
-		if !bytes.Equal(g.Forms[0], c.Forms[0]) {
-			t.Fatalf("range candidate %d differs from Fill", i)
-		}
+		require.Equal(t, c.Forms[0], g.Forms[0], "range candidate %d differs from Fill", i)
 	}
-	if len(got) != 10 {
-		t.Errorf("range yielded %d", len(got))
-	}
+	require.Len(t, got, 10, "range yielded %d", len(got))
 }
 
 func TestSet(t *testing.T) {
@@ -32,31 +28,21 @@ func TestSet(t *testing.T) {
 	}
 	elems = append(elems, elems[0], nil) // a duplicate and an empty one
 	s := element.NewSet(elems)
-	if s.Len() != 500 {
-		t.Fatalf("Len = %d, want 500", s.Len())
-	}
+	require.Equal(t, 500, s.Len(), "Len = %d, want 500", s.Len())
 	for _, e := range elems[:500] {
-		if !s.Contains(e) {
-			t.Fatalf("missing %x", e)
-		}
+		require.True(t, s.Contains(e), "missing %x", e)
 	}
 	for range 5000 {
 		x := testkit.RandomBytes(rng, 20)
-		if s.Contains(x) {
-			t.Fatalf("false member %x", x)
-		}
+		require.False(t, s.Contains(x), "false member %x", x)
 	}
-	if s.Contains(nil) {
-		t.Error("empty string is a member")
-	}
+	require.False(t, s.Contains(nil), "empty string is a member")
 	var nilSet *element.Set
-	if nilSet.Contains(elems[0]) || nilSet.Len() != 0 || element.NewSet(nil).Contains(elems[0]) {
-		t.Error("empty sets contain something")
-	}
+	require.False(t, nilSet.Contains(elems[0]), "empty sets contain something")
+	require.Equal(t, 0, nilSet.Len(), "empty sets contain something")
+	require.False(t, element.NewSet(nil).Contains(elems[0]), "empty sets contain something")
 	c := element.Candidate{Forms: [][]byte{testkit.RandomBytes(rng, 20), elems[3]}}
-	if !s.ContainsAny(c) {
-		t.Error("ContainsAny misses a second form")
-	}
+	require.True(t, s.ContainsAny(c), "ContainsAny misses a second form")
 }
 
 func TestDedup(t *testing.T) {
@@ -65,12 +51,8 @@ func TestDedup(t *testing.T) {
 	b := element.Candidate{Forms: [][]byte{{2}, {8}}}
 	got := element.Dedup([]element.Candidate{a, b, aKey, {}, b})
 	want := []element.Candidate{aKey, b}
-	if len(got) != len(want) {
-		t.Fatalf("got %d candidates", len(got))
-	}
+	require.Len(t, got, len(want), "got %d candidates", len(got))
 	for i := range want {
-		if !got[i].Equal(want[i]) {
-			t.Errorf("candidate %d = %x, want %x", i, got[i].Forms, want[i].Forms)
-		}
+		require.True(t, got[i].Equal(want[i]), "candidate %d = %x, want %x", i, got[i].Forms, want[i].Forms)
 	}
 }

@@ -1,6 +1,10 @@
 package experiments
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
 
 // TestChainsDeterministic: two chains built from one seed have the same
 // block hashes (wire.NewBlockHeader stamps the wall clock; a population's
@@ -9,24 +13,16 @@ import "testing"
 func TestChainsDeterministic(t *testing.T) {
 	pc := PopulationConfig{Seed: 3, WalletsPerKind: 1, Blocks: 30, Kinds: []WalletKind{KindBloomwatch}}
 	a, err := NewPopulation(pc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	b, _ := NewPopulation(pc)
 	cc := ChainConfig{Seed: 3, Blocks: 30, TxsPerBlock: 2, Users: 10, WalletKeys: 2, WalletReceiveEvery: 5, WalletSpendEvery: 10}
 	c, err := NewSynthChain(cc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	d, _ := NewSynthChain(cc)
 	for h := range a.Chain {
-		if a.Chain[h].BlockHash() != b.Chain[h].BlockHash() {
-			t.Fatalf("population block %d: hashes differ", h)
-		}
+		require.Equal(t, b.Chain[h].BlockHash(), a.Chain[h].BlockHash(), "population block %d: hashes differ", h)
 	}
 	for h := range c.Chain {
-		if c.Chain[h].BlockHash() != d.Chain[h].BlockHash() {
-			t.Fatalf("synthetic chain block %d: hashes differ", h)
-		}
+		require.Equal(t, d.Chain[h].BlockHash(), c.Chain[h].BlockHash(), "synthetic chain block %d: hashes differ", h)
 	}
 }

@@ -31,17 +31,11 @@ func TestClaimNickFormulaMissesOwnKeyTerm(t *testing.T) {
 	const reps = 2
 	for rep := range reps {
 		pop, err := NewPopulation(PopulationConfig{Seed: trialSeed(1, rep), WalletsPerKind: linkingWallets, Blocks: linkingBlocks})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		sessions, err := pop.Simulate(ClientOptions{RateScale: 100})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		v, err := Crawl(context.Background(), pop, sessions, linkingBackground, 3, 2)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for a := range sessions {
 			for b := a + 1; b < len(sessions); b++ {
 				if sessions[a].Wallet != sessions[b].Wallet {
@@ -54,15 +48,10 @@ func TestClaimNickFormulaMissesOwnKeyTerm(t *testing.T) {
 		sigWrong += countLinks(v, sessions, v.Overlaps(sessions), LinkSignificant).wrong
 	}
 	t.Logf("wrong merges over %d populations: %.0f measured; expected: every term %.4g, Nick's term %.4g", reps, measured, both, nick)
-	if measured < 50 {
-		t.Fatalf("only %.0f wrong merges: the scale does not exercise the formula", measured)
-	}
-	if math.Abs(measured-both) > math.Abs(measured-nick) || measured < nick+3*math.Sqrt(nick) {
-		t.Errorf("measured %.0f is not nearer the full expectation %.4g than Nick's term %.4g", measured, both, nick)
-	}
-	if sigWrong > 1 {
-		t.Errorf("significant-overlap rule: %d wrong merges", sigWrong)
-	}
+	require.GreaterOrEqual(t, measured, float64(50), "only %.0f wrong merges: the scale does not exercise the formula", measured)
+	require.InDelta(t, both, measured, math.Abs(measured-nick), "measured %.0f is not nearer the full expectation %.4g than Nick's term %.4g", measured, both, nick)
+	require.GreaterOrEqual(t, measured, nick+3*math.Sqrt(nick), "measured %.0f is not nearer the full expectation %.4g than Nick's term %.4g", measured, both, nick)
+	require.LessOrEqual(t, sigWrong, 1, "significant-overlap rule: %d wrong merges", sigWrong)
 }
 
 // TestClaimCorrectedRecall: Nick's correction recovers a wallet's recall
@@ -74,22 +63,18 @@ func TestClaimCorrectedRecall(t *testing.T) {
 	rhoW := (3*3 + 2*2 + 1.0) / 36
 	m := 10
 	rhoM := ((3*3 + 2*2 + 1.0) + 4) / float64(m*m)
-	if got := CorrectedRecall(rhoM, m, 4); math.Abs(got-rhoW) > 1e-12 {
-		t.Errorf("corrected recall %v, want %v", got, rhoW)
-	}
+	got := CorrectedRecall(rhoM, m, 4)
+	require.InDelta(t, rhoW, got, 1e-12, "corrected recall %v, want %v", got, rhoW)
 	mean, lo, hi := ClusterCorrection(1, []float64{rhoM}, []int{m}, []float64{4})
-	if !(lo <= rhoW+0.1 && hi >= rhoW-0.1) || math.IsNaN(mean) {
-		t.Errorf("Monte Carlo correction %v [%v, %v] far from %v", mean, lo, hi, rhoW)
-	}
+	require.True(t, lo <= rhoW+0.1 && hi >= rhoW-0.1, "Monte Carlo correction %v [%v, %v] far from %v", mean, lo, hi, rhoW)
+	require.False(t, math.IsNaN(mean), "Monte Carlo correction %v [%v, %v] far from %v", mean, lo, hi, rhoW)
 }
 
 // noiseOutcomeOf runs one noise variant on a small population.
 func noiseOutcomeOf(t *testing.T, pop *Population, v noiseVariant) noiseOutcome {
 	t.Helper()
 	o, err := runNoiseVariant(context.Background(), pop, pop.OnChainCandidates(), v, Config{Seed: 3, Workers: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return o
 }
 
@@ -102,17 +87,13 @@ func TestClaimNoise(t *testing.T) {
 		t.Skip("simulates a population")
 	}
 	pop, err := NewPopulation(PopulationConfig{Seed: 3, WalletsPerKind: 12, Blocks: 220, Kinds: []WalletKind{KindBloomwatch}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	fresh := noiseOutcomeOf(t, pop, noiseVariant{kind: KindBloomwatch, noise: NoiseFreshRandom, count: 10})
-	if s, i := fresh.meanOf(getSingle), fresh.meanOf(getInter); !(s < 0.8 && i > 0.9) {
-		t.Errorf("fresh decoys: precision %.3g alone, %.3g after intersection: want < 0.8 then > 0.9", s, i)
-	}
+	s, i := fresh.meanOf(getSingle), fresh.meanOf(getInter)
+	require.True(t, s < 0.8 && i > 0.9, "fresh decoys: precision %.3g alone, %.3g after intersection: want < 0.8 then > 0.9", s, i)
 	random := noiseOutcomeOf(t, pop, noiseVariant{kind: KindBloomwatch, noise: NoisePersistedRandom, count: 10})
-	if i, g := random.meanOf(getInter), random.meanOf(getGraph); !(i < 0.8 && g > 0.95) {
-		t.Errorf("persisted random decoys: precision %.3g after intersection, %.3g after graph: want < 0.8 then > 0.95", i, g)
-	}
+	i, g := random.meanOf(getInter), random.meanOf(getGraph)
+	require.True(t, i < 0.8 && g > 0.95, "persisted random decoys: precision %.3g after intersection, %.3g after graph: want < 0.8 then > 0.95", i, g)
 	near := noiseOutcomeOf(t, pop, noiseVariant{kind: KindBloomwatch, noise: NoisePersistedNear, count: 10})
 	loose := noiseOutcomeOf(t, pop, noiseVariant{kind: KindBloomwatch, opts: ClientOptions{FPRate: 3e-2}})
 	nn, nd := near.perWallet(getGraph)
@@ -120,10 +101,7 @@ func TestClaimNoise(t *testing.T) {
 	nr, lr := clusterPropRow("near", nn, nd, "wallets"), clusterPropRow("loose", ln, ld, "wallets")
 	t.Logf("graph-near: bandwidth %.3g, precision %.3g %v; rate 0.03: bandwidth %.3g, precision %.3g %v",
 		near.bandwidth(), nr.Measured, *nr.Interval, loose.bandwidth(), lr.Measured, *lr.Interval)
-	if !(loose.bandwidth() > near.bandwidth() && nr.Interval[1] < lr.Interval[0] && nr.Interval[1] < 0.9) {
-		t.Errorf("graph-near decoys (bandwidth %.3g, precision up to %.3g) do not beat the looser rate (bandwidth %.3g, precision from %.3g)",
-			near.bandwidth(), nr.Interval[1], loose.bandwidth(), lr.Interval[0])
-	}
+	require.True(t, loose.bandwidth() > near.bandwidth() && nr.Interval[1] < lr.Interval[0] && nr.Interval[1] < 0.9, "graph-near decoys (bandwidth %.3g, precision up to %.3g) do not beat the looser rate (bandwidth %.3g, precision from %.3g)", near.bandwidth(), nr.Interval[1], loose.bandwidth(), lr.Interval[0])
 }
 
 // TestClaimRequests: bloomwatch's re-fetch points at the block that made
@@ -135,33 +113,23 @@ func TestClaimRequests(t *testing.T) {
 		t.Skip("simulates a population")
 	}
 	pop, err := NewPopulation(PopulationConfig{Seed: 4, WalletsPerKind: 30, Blocks: 240, Kinds: []WalletKind{KindBloomwatch}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	run := func(rp RequestPolicy) requestOutcome {
 		s, err := pop.Simulate(ClientOptions{FPRate: requestsLooseRate, Requests: rp})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		o, err := requestLeak(pop, pop.indexChain(), s)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		return o
 	}
 	exact := run(RequestPolicy{InFlight: filterpolicy.DefaultWindow})
 	mitigated := run(RequestPolicy{InFlight: filterpolicy.DefaultWindow, RoundBirthday: requestsRound, RefetchWindow: requestsRound, ReloadDelay: requestsDelay})
 	pe, pm, pf := ratio(exact.pointedWallet, exact.pointed), ratio(mitigated.pointedWallet, mitigated.pointed), ratio(exact.filterOwned, exact.filterOnly)
 	t.Logf("precision: pointed exact %.3g, mitigated %.3g, filter alone %.3g; birthday sharing %.3g -> %.3g", pe, pm, pf, exact.sameBirthday, mitigated.sameBirthday)
-	if exact.refetches == 0 || exact.refetchHit != exact.refetches {
-		t.Errorf("%d of %d re-fetches point at the trigger block", exact.refetchHit, exact.refetches)
-	}
-	if !(pe > 0.8 && pm < pe-0.2 && pf < pm) {
-		t.Errorf("precision of the pointed blocks: exact %.3g, mitigated %.3g, filter alone %.3g", pe, pm, pf)
-	}
-	if exact.birthdayErr != 0 || mitigated.sameBirthday < 5*exact.sameBirthday {
-		t.Errorf("birthday: exact error %.3g, sharing %.3g -> %.3g", exact.birthdayErr, exact.sameBirthday, mitigated.sameBirthday)
-	}
+	require.NotEqual(t, 0, exact.refetches, "%d of %d re-fetches point at the trigger block", exact.refetchHit, exact.refetches)
+	require.Equal(t, exact.refetches, exact.refetchHit, "%d of %d re-fetches point at the trigger block", exact.refetchHit, exact.refetches)
+	require.True(t, pe > 0.8 && pm < pe-0.2 && pf < pm, "precision of the pointed blocks: exact %.3g, mitigated %.3g, filter alone %.3g", pe, pm, pf)
+	require.Equal(t, float64(0), exact.birthdayErr, "birthday: exact error %.3g, sharing %.3g -> %.3g", exact.birthdayErr, exact.sameBirthday, mitigated.sameBirthday)
+	require.GreaterOrEqual(t, mitigated.sameBirthday, 5*exact.sameBirthday, "birthday: exact error %.3g, sharing %.3g -> %.3g", exact.birthdayErr, exact.sameBirthday, mitigated.sameBirthday)
 }
 
 // TestClaimTweakPolicy: at bloomwatch's default rate a wallet's filters
@@ -175,29 +143,21 @@ func TestClaimTweakPolicy(t *testing.T) {
 	}
 	cfg := Config{Seed: 5, Workers: 2}
 	def, err := tweakSetting(context.Background(), cfg, filterpolicy.DefaultFPRate, 10, 6, 6, 100_000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if lo, _ := WilsonInterval(float64(def.sameLinked), float64(def.samePairs), Z95); lo < 0.9 || def.wrongLinked != 0 {
-		t.Errorf("default rate: %d of %d own pairs linked (lower bound %.3g), %d wrong links", def.sameLinked, def.samePairs, lo, def.wrongLinked)
-	}
-	if def.perFP != 0 || def.perExpected > 1e-20 {
-		t.Errorf("default rate, tweak per peer: %d false positives left (%.3g expected)", def.perFP, def.perExpected)
-	}
+	require.NoError(t, err)
+	lo, _ := WilsonInterval(float64(def.sameLinked), float64(def.samePairs), Z95)
+	require.GreaterOrEqual(t, lo, 0.9, "default rate: %d of %d own pairs linked (lower bound %.3g), %d wrong links", def.sameLinked, def.samePairs, lo, def.wrongLinked)
+	require.Equal(t, 0, def.wrongLinked, "default rate: %d of %d own pairs linked (lower bound %.3g), %d wrong links", def.sameLinked, def.samePairs, lo, def.wrongLinked)
+	require.Equal(t, uint64(0), def.perFP, "default rate, tweak per peer: %d false positives left (%.3g expected)", def.perFP, def.perExpected)
+	require.LessOrEqual(t, def.perExpected, 1e-20, "default rate, tweak per peer: %d false positives left (%.3g expected)", def.perFP, def.perExpected)
 	loose, err := tweakSetting(context.Background(), cfg, 0.1, 50, 6, 6, 100_000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if loose.oneFP < 1000 || float64(loose.perFP) > float64(loose.oneFP)/100 {
-		t.Errorf("rate 0.1: one tweak leaves %d false positives, tweak per peer %d: want one filter's cover vs the intersection's", loose.oneFP, loose.perFP)
-	}
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, loose.oneFP, uint64(1000), "rate 0.1: one tweak leaves %d false positives, tweak per peer %d: want one filter's cover vs the intersection's", loose.oneFP, loose.perFP)
+	require.LessOrEqual(t, float64(loose.perFP), float64(loose.oneFP)/100, "rate 0.1: one tweak leaves %d false positives, tweak per peer %d: want one filter's cover vs the intersection's", loose.oneFP, loose.perFP)
 	wide, err := tweakSetting(context.Background(), cfg, 0.3, 10, 6, 6, 100_000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if x := math.Sqrt(wide.chance) / 10; x < 1 || ratio(wide.sameLinked, wide.samePairs) > 0.05 {
-		t.Errorf("rate 0.3: chance overlap per key %.3g, %d of %d linked: want x > 1 and almost none linked", x, wide.sameLinked, wide.samePairs)
-	}
+	require.NoError(t, err)
+	x := math.Sqrt(wide.chance) / 10
+	require.GreaterOrEqual(t, x, float64(1), "rate 0.3: chance overlap per key %.3g, %d of %d linked: want x > 1 and almost none linked", x, wide.sameLinked, wide.samePairs)
+	require.LessOrEqual(t, ratio(wide.sameLinked, wide.samePairs), 0.05, "rate 0.3: chance overlap per key %.3g, %d of %d linked: want x > 1 and almost none linked", x, wide.sameLinked, wide.samePairs)
 }
 
 // TestClaimPeers: one tweak shows every colluding peer the same match
@@ -205,18 +165,13 @@ func TestClaimTweakPolicy(t *testing.T) {
 // a hundredfold; sharding shows c of P peers c/P of the keys.
 func TestClaimPeers(t *testing.T) {
 	r, err := Run(context.Background(), "peers", Config{Seed: 6, Workers: 2, Universe: 300_000, Trials: 3, Peers: 4, Keys: 40})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	get := func(q string) Comparison { return rowByName(t, r, q) }
 	one1, one4 := get("1 of 4 peers collude, "+policySame+": false positives per wallet"), get("4 of 4 peers collude, "+policySame+": false positives per wallet")
 	per1, per2 := get("1 of 4 peers collude, "+policyPerPeer+": false positives per wallet"), get("2 of 4 peers collude, "+policyPerPeer+": false positives per wallet")
-	if one1.Measured != one4.Measured || one1.Measured < 10 {
-		t.Errorf("one tweak: %v false positives to 1 peer, %v to 4", one1.Measured, one4.Measured)
-	}
-	if per2.Measured*100 > per1.Measured {
-		t.Errorf("tweak per peer: %v false positives to 1 peer, %v to 2", per1.Measured, per2.Measured)
-	}
+	require.Equal(t, one4.Measured, one1.Measured, "one tweak: %v false positives to 1 peer, %v to 4", one1.Measured, one4.Measured)
+	require.GreaterOrEqual(t, one1.Measured, float64(10), "one tweak: %v false positives to 1 peer, %v to 4", one1.Measured, one4.Measured)
+	require.LessOrEqual(t, per2.Measured*100, per1.Measured, "tweak per peer: %v false positives to 1 peer, %v to 2", per1.Measured, per2.Measured)
 }
 
 // TestPopulationTranscriptsAnalyze checks that a session's transcript,
@@ -224,31 +179,20 @@ func TestClaimPeers(t *testing.T) {
 // session starts with a filterload and requests blocks.
 func TestPopulationTranscriptsAnalyze(t *testing.T) {
 	pop, err := NewPopulation(PopulationConfig{Seed: 7, WalletsPerKind: 2, Blocks: 80})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	sessions, err := pop.Simulate(ClientOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	kinds := map[WalletKind]bool{}
 	for _, s := range sessions {
 		kinds[s.Kind] = true
-		if len(s.Records) < 2 || s.Records[0].Kind != "filterload" {
-			t.Fatalf("wallet %d session %d: records %d", s.Wallet, s.Index, len(s.Records))
-		}
+		require.GreaterOrEqual(t, len(s.Records), 2, "wallet %d session %d: records %d", s.Wallet, s.Index, len(s.Records))
+		require.False(t, s.Records[0].Kind != "filterload", "wallet %d session %d: records %d", s.Wallet, s.Index, len(s.Records))
 		rep, err := privacy.Analyze(context.Background(), privacy.Input{Records: s.Records, Universe: element.Stream(pop.OnChainCandidates()),
 			Truth: walletTruth(pop, pop.Wallets[s.Wallet]), Workers: 2})
-		if err != nil {
-			t.Fatalf("wallet %d session %d: %v", s.Wallet, s.Index, err)
-		}
-		if rep.Members > 0 && rep.Curve(privacy.StageSingle).Points[0].TruePositives == 0 {
-			t.Errorf("wallet %d session %d: the filter matches none of the wallet's keys", s.Wallet, s.Index)
-		}
+		require.NoError(t, err, "wallet %d session %d", s.Wallet, s.Index)
+		require.False(t, rep.Members > 0 && rep.Curve(privacy.StageSingle).Points[0].TruePositives == 0, "wallet %d session %d: the filter matches none of the wallet's keys", s.Wallet, s.Index)
 	}
-	if len(kinds) != len(Kinds) {
-		t.Errorf("kinds simulated: %v", kinds)
-	}
+	require.Len(t, kinds, len(Kinds), "kinds simulated: %v", kinds)
 }
 
 // TestClaimRappor: RAPPOR's two-sided responses make a wallet miss almost
@@ -257,16 +201,14 @@ func TestPopulationTranscriptsAnalyze(t *testing.T) {
 // intersection of reloads where noise drawn fresh per filter does not.
 func TestClaimRappor(t *testing.T) {
 	r, err := Run(context.Background(), "rappor", Config{Seed: 8, Workers: 2, Wallets: 10, Universe: 50_000, Filters: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	miss := rowByName(t, r, "two-sided f=0.5 p=0.5 q=0.75: the wallet's own elements missed (false negatives)")
 	one := rowByName(t, r, "one-sided f=1: the wallet's own elements missed")
 	memo := rowByName(t, r, "one-sided f=1: false positives left after intersecting the 3 reloads, memoized noise (per wallet)")
 	fresh := rowByName(t, r, "one-sided f=1: false positives left after intersecting the 3 reloads, noise fresh per filterload (per wallet)")
-	if miss.Measured < 0.95 || one.Measured != 0 || !(memo.Interval[0] > fresh.Interval[1]) {
-		t.Errorf("missed %v (two-sided), %v (one-sided); after intersection memoized %v, fresh %v", miss.Measured, one.Measured, *memo.Interval, *fresh.Interval)
-	}
+	require.GreaterOrEqual(t, miss.Measured, 0.95, "missed %v (two-sided), %v (one-sided); after intersection memoized %v, fresh %v", miss.Measured, one.Measured, *memo.Interval, *fresh.Interval)
+	require.Equal(t, float64(0), one.Measured, "missed %v (two-sided), %v (one-sided); after intersection memoized %v, fresh %v", miss.Measured, one.Measured, *memo.Interval, *fresh.Interval)
+	require.True(t, memo.Interval[0] > fresh.Interval[1], "missed %v (two-sided), %v (one-sided); after intersection memoized %v, fresh %v", miss.Measured, one.Measured, *memo.Interval, *fresh.Interval)
 }
 
 // TestClaimFrequency: on a crawl of filters that share popular scripts,

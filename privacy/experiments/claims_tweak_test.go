@@ -10,6 +10,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/scan"
+	"github.com/stretchr/testify/require"
 )
 
 // oneTweakCount scans the one-tweak filters of a tweak-policy setting
@@ -24,9 +25,7 @@ func oneTweakCount(t *testing.T, tf tweakFilters, n int, u element.IndexedUniver
 		ones[w] = tf.filters[i]
 	}
 	res, err := scan.Run(context.Background(), element.StreamRange(u, 0, u.Len()), scan.Config{Filters: ones, Workers: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var fp uint64
 	var expected float64
 	others := float64(u.Len())
@@ -51,9 +50,8 @@ func envInt(t *testing.T, name string, def int) int {
 		return def
 	}
 	i, err := strconv.Atoi(v)
-	if err != nil || i <= 0 {
-		t.Fatalf("%s=%q: want a positive integer", name, v)
-	}
+	require.NoError(t, err, "%s=%q: want a positive integer", name, v)
+	require.Greater(t, i, 0, "%s=%q: want a positive integer", name, v)
 	return i
 }
 
@@ -94,9 +92,7 @@ func TestClaimTweakPolicyOneTweakFormula(t *testing.T) {
 		for s := 1; s <= seeds; s++ {
 			cfg := Config{Seed: uint64(s)}
 			tf, err := buildTweakFilters(cfg, tc.rate, tc.keys, tweakWallets, tweakPeers)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			c, e := oneTweakCount(t, tf, tc.keys, tweakUniverseOf(cfg, tc.keys, tf.truth, tweakUniverse), true)
 			z := (float64(c) - e) / math.Sqrt(e)
 			zSum, zSq = zSum+z, zSq+z*z
@@ -110,27 +106,20 @@ func TestClaimTweakPolicyOneTweakFormula(t *testing.T) {
 			}
 			// The count the experiment printed for this seed, and the same
 			// filters against a fresh universe.
-			if c != tc.measured || math.Abs(e-tc.formula) > 0.1 {
-				t.Errorf("rate %g, %d keys, seed %d: %d false positives against %.1f, the experiment printed %d against %.1f",
-					tc.rate, tc.keys, s, c, e, tc.measured, tc.formula)
-			}
+			require.Equal(t, tc.measured, c, "rate %g, %d keys, seed %d: %d false positives against %.1f, the experiment printed %d against %.1f", tc.rate, tc.keys, s, c, e, tc.measured, tc.formula)
+			require.InDelta(t, tc.formula, e, 0.1, "rate %g, %d keys, seed %d: %d false positives against %.1f, the experiment printed %d against %.1f", tc.rate, tc.keys, s, c, e, tc.measured, tc.formula)
 			fc, fe := oneTweakCount(t, tf, tc.keys, scan.Synthetic{Seed: 1<<40 + uint64(s), Count: fresh}, false)
 			p := evidence{kind: KindPoisson, x: float64(fc), n: 1}.pValue(fe)
 			t.Logf("rate %g, %d keys, seed %d: experiment's universe %d against %.1f (p %.3g); a fresh universe of %d: %d against %.1f (ratio %.4f, p %.3g)",
 				tc.rate, tc.keys, s, c, e, evidence{kind: KindPoisson, x: float64(c), n: 1}.pValue(e), fresh, fc, fe, float64(fc)/fe, p)
-			if p < 0.01 {
-				t.Errorf("rate %g, %d keys, seed %d: the filters' rate over a fresh universe, %d against %.1f (p %.3g): the formula is not their rate",
-					tc.rate, tc.keys, s, fc, fe, p)
-			}
+			require.GreaterOrEqual(t, p, 0.01, "rate %g, %d keys, seed %d: the filters' rate over a fresh universe, %d against %.1f (p %.3g): the formula is not their rate", tc.rate, tc.keys, s, fc, fe, p)
 		}
 		if freshEach > 1 {
 			p := evidence{kind: KindPoisson, x: float64(freshFP), n: 1}.pValue(freshExpected)
 			lo, hi := PoissonInterval(freshFP, Z95)
 			t.Logf("rate %g, %d keys, seeds 1-%d: their filters over a fresh universe of %d each: %d against %.1f, ratio %.5f [%.5f, %.5f], p %.3g",
 				tc.rate, tc.keys, seeds, freshEach, freshFP, freshExpected, float64(freshFP)/freshExpected, lo/freshExpected, hi/freshExpected, p)
-			if p < 0.01 {
-				t.Errorf("rate %g, %d keys: the filters' rate over fresh universes, %d against %.1f (p %.3g)", tc.rate, tc.keys, freshFP, freshExpected, p)
-			}
+			require.GreaterOrEqual(t, p, 0.01, "rate %g, %d keys: the filters' rate over fresh universes, %d against %.1f (p %.3g)", tc.rate, tc.keys, freshFP, freshExpected, p)
 		}
 		ev := evidence{kind: KindPoisson, x: float64(fp), n: 1}
 		p := ev.pValue(expected)
@@ -138,12 +127,9 @@ func TestClaimTweakPolicyOneTweakFormula(t *testing.T) {
 		mz := zSum / float64(seeds)
 		t.Logf("rate %g, %d keys, seeds 1-%d pooled: %d against %.1f, ratio %.4f [%.4f, %.4f], p %.3g; per-seed z mean %.3f, variance %.3f",
 			tc.rate, tc.keys, seeds, fp, expected, float64(fp)/expected, lo/expected, hi/expected, p, mz, zSq/float64(seeds)-mz*mz)
-		if p < 0.01 {
-			t.Errorf("rate %g, %d keys: pooled over %d seeds %d false positives against %.1f (p %.3g)", tc.rate, tc.keys, seeds, fp, expected, p)
-		}
+		require.GreaterOrEqual(t, p, 0.01, "rate %g, %d keys: pooled over %d seeds %d false positives against %.1f (p %.3g)", tc.rate, tc.keys, seeds, fp, expected, p)
 		// The pooled test has power: it tells the formula off by 20 %.
-		if hi/expected > 1.2 || lo/expected < 1/1.2 {
-			t.Errorf("rate %g, %d keys: the pooled interval [%.3f, %.3f] of the ratio cannot tell 20 %%", tc.rate, tc.keys, lo/expected, hi/expected)
-		}
+		require.LessOrEqual(t, hi/expected, 1.2, "rate %g, %d keys: the pooled interval [%.3f, %.3f] of the ratio cannot tell 20 %%", tc.rate, tc.keys, lo/expected, hi/expected)
+		require.GreaterOrEqual(t, lo/expected, 1/1.2, "rate %g, %d keys: the pooled interval [%.3f, %.3f] of the ratio cannot tell 20 %%", tc.rate, tc.keys, lo/expected, hi/expected)
 	}
 }

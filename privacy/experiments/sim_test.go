@@ -1,11 +1,11 @@
 package experiments
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/transcript"
+	"github.com/stretchr/testify/require"
 )
 
 // testKey returns a deterministic key of a stream no experiment uses.
@@ -48,55 +48,38 @@ func TestSimulate(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			recs, err := Simulate(tc.p, sc, keys)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			kinds := ""
 			tweaks := map[uint32]bool{}
 			reasons := map[string]bool{}
 			var last *bip37.Filter
 			for i, r := range recs {
-				if r.Seq != uint64(i) {
-					t.Fatalf("seq %d at %d", r.Seq, i)
-				}
+				require.Equal(t, uint64(i), r.Seq, "seq %d at %d", r.Seq, i)
 				reasons[r.Reason] = true
 				switch r.Kind {
 				case transcript.KindFilterLoad:
 					kinds += "l"
 					f, err := bip37.Deserialize(r.Filter)
-					if err != nil {
-						t.Fatal(err)
-					}
+					require.NoError(t, err)
 					tweaks[f.Tweak()] = true
 					last = f
 				case transcript.KindFilterAdd:
 					kinds += "a"
 				}
 			}
-			if kinds != tc.wantKinds {
-				t.Errorf("kinds %q, want %q", kinds, tc.wantKinds)
-			}
-			if len(tweaks) != tc.wantTweaks {
-				t.Errorf("%d distinct tweaks, want %d", len(tweaks), tc.wantTweaks)
-			}
+			require.Equal(t, tc.wantKinds, kinds, "kinds %q, want %q", kinds, tc.wantKinds)
+			require.Len(t, tweaks, tc.wantTweaks, "%d distinct tweaks, want %d", len(tweaks), tc.wantTweaks)
 			for _, r := range tc.wantReasons {
-				if !reasons[r] {
-					t.Errorf("no %q record", r)
-				}
+				require.True(t, reasons[r], "no %q record", r)
 			}
 			// The last full filter holds every key loaded before it.
-			if !last.Matches(keys[0].Hash160) || last.Matches(keys[0].PubKey) != tc.p.BothForms {
-				t.Error("last filter misses the first key's forms")
-			}
-			if len(tc.p.Decoys) > 0 && !last.Matches(decoy.Hash160) {
-				t.Error("decoy not inserted")
-			}
+			require.True(t, last.Matches(keys[0].Hash160), "last filter misses the first key's forms")
+			require.Equal(t, tc.p.BothForms, last.Matches(keys[0].PubKey), "last filter misses the first key's forms")
+			require.False(t, len(tc.p.Decoys) > 0 && !last.Matches(decoy.Hash160), "decoy not inserted")
 		})
 	}
-	if _, err := Simulate(base, Scenario{InitialKeys: 20, Peers: 1}, keys); !errors.Is(err, ErrBadConfig) {
-		t.Errorf("too few keys: err = %v", err)
-	}
-	if _, err := Simulate(Policy{FPRate: 1}, sc, keys); !errors.Is(err, ErrBadConfig) {
-		t.Errorf("bad rate: err = %v", err)
-	}
+	_, err := Simulate(base, Scenario{InitialKeys: 20, Peers: 1}, keys)
+	require.ErrorIs(t, err, ErrBadConfig, "too few keys: err = %v", err)
+	_, err = Simulate(Policy{FPRate: 1}, sc, keys)
+	require.ErrorIs(t, err, ErrBadConfig, "bad rate: err = %v", err)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"github.com/stretchr/testify/require"
 	"math"
 	"strings"
 	"testing"
@@ -21,49 +22,37 @@ func TestResultWriteTable(t *testing.T) {
 	}}
 	r.finish()
 	var b strings.Builder
-	if err := r.WriteTable(&b); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, r.WriteTable(&b))
 	lines := strings.Split(b.String(), "\n")
-	if lines[0] != "demo: a title" || lines[1] != "seed=7 keys=10" || !strings.HasPrefix(lines[2], "verdicts: ") {
-		t.Fatalf("header %q", lines[:3])
-	}
-	if !strings.HasPrefix(strings.Join(strings.Fields(lines[4]), " "), "quantity measured 95% interval kind formula") {
-		t.Fatalf("column header %q", lines[4])
-	}
+	require.Equal(t, "demo: a title", lines[0], "header %q", lines[:3])
+	require.Equal(t, "seed=7 keys=10", lines[1], "header %q", lines[:3])
+	require.True(t, strings.HasPrefix(lines[2], "verdicts: "), "header %q", lines[:3])
+	require.True(t, strings.HasPrefix(strings.Join(strings.Fields(lines[4]), " "), "quantity measured 95% interval kind formula"), "column header %q", lines[4])
 	for i, want := range [][]string{
 		{"rate", "0.48", "[0.379", "binomial", "0.5", "agrees with formula", "eq. 3"},
 		{"count", "7", "-", "deterministic", "0.25", "Nick; alone"},
 		{"m^", "saturated"},
 	} {
 		for _, w := range want {
-			if !strings.Contains(lines[5+i], w) {
-				t.Errorf("row %d %q lacks %q", i, lines[5+i], w)
-			}
+			require.Contains(t, lines[5+i], w, "row %d %q lacks %q", i, lines[5+i], w)
 		}
 	}
-	if !strings.Contains(b.String(), "interval kinds:") || !strings.Contains(b.String(), IntervalKinds[KindBinomial]) {
-		t.Errorf("no legend of interval kinds:\n%s", b.String())
-	}
+	require.Contains(t, b.String(), "interval kinds:", "no legend of interval kinds:\n%s", b.String())
+	require.Contains(t, b.String(), IntervalKinds[KindBinomial], "no legend of interval kinds:\n%s", b.String())
 	// JSON: the infinite measurement is null, and reads back as NaN.
 	j, err := json.Marshal(r)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var back Result
-	if err := json.Unmarshal(j, &back); err != nil {
-		t.Fatal(err)
-	}
-	if !math.IsNaN(back.Rows[2].Measured) || back.Rows[0].Test == nil || back.Seed != 7 {
-		t.Errorf("JSON round trip: %+v", back.Rows)
-	}
+	require.NoError(t, json.Unmarshal(j, &back))
+	require.True(t, math.IsNaN(back.Rows[2].Measured), "JSON round trip: %+v", back.Rows)
+	require.NotNil(t, back.Rows[0].Test, "JSON round trip: %+v", back.Rows)
+	require.Equal(t, uint64(7), back.Seed, "JSON round trip: %+v", back.Rows)
 	// CSV: a header and a line per row with the seed.
 	var c bytes.Buffer
-	if err := r.WriteCSV(&c); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, r.WriteCSV(&c))
 	recs, err := csv.NewReader(&c).ReadAll()
-	if err != nil || len(recs) != 4 || recs[1][1] != "7" || recs[1][7] != KindBinomial {
-		t.Errorf("csv %v (%v)", recs, err)
-	}
+	require.NoError(t, err, "csv %v (%v)", recs, err)
+	require.Len(t, recs, 4, "csv %v (%v)", recs, err)
+	require.Equal(t, "7", recs[1][1], "csv %v (%v)", recs, err)
+	require.Equal(t, KindBinomial, recs[1][7], "csv %v (%v)", recs, err)
 }

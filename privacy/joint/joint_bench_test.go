@@ -9,6 +9,7 @@ import (
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/privacy/internal/synth"
+	"github.com/stretchr/testify/require"
 )
 
 // Benchmarks of the joint model on the target, 100 filters of
@@ -54,7 +55,7 @@ func benchJointFilterSet(b *testing.B, tweak func(i int) uint32, k func(i int) u
 		}
 		f, err := bip37.NewFilterFromBits(buf, k(i), tweak(i), bip37.UpdateAll)
 		if err != nil {
-			b.Fatal(err)
+			require.NoError(b, err)
 		}
 		out[i] = f
 	}

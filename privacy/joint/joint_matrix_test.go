@@ -11,6 +11,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/privacy/joint"
 	"github.com/bloomwatch/bloomwatch/privacy/scan"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
+	"github.com/stretchr/testify/require"
 )
 
 // The validation matrix of the joint model: synthetic random candidates
@@ -88,9 +89,7 @@ func matrixRate(t *testing.T, j *joint.Joint, stage matrixStage) float64 {
 	switch stage {
 	case stageAnyForm:
 		b := j.AnyFormRate(2)
-		if !b.Exact() {
-			t.Fatalf("any-form rate not exact: %+v", b)
-		}
+		require.True(t, b.Exact(), "any-form rate not exact: %+v", b)
 		return b.Lower
 	case stageAllForms:
 		return j.AllFormsRate(2)
@@ -120,9 +119,7 @@ func independentStageRate(filters []*bip37.Filter, stage matrixStage) float64 {
 func capacityFilter(t *testing.T, capacity uint32, fpRate float64, tweak uint32, elems [][]byte) *bip37.Filter {
 	t.Helper()
 	f, err := bip37.NewFilter(capacity, fpRate, tweak, bip37.UpdateNone)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, e := range elems {
 		f.Add(e)
 	}
@@ -201,9 +198,8 @@ func TestJointValidationMatrix(t *testing.T) {
 			for _, f := range c.filters {
 				scratch.Add(f)
 			}
-			if got, want := j.Rate(), scratch.Rate(); !joint.JointClose(got, want, 1e-12) {
-				t.Fatalf("%s: updated model %.12g, rebuilt %.12g", c.name, got, want)
-			}
+			got, want := j.Rate(), scratch.Rate()
+			require.True(t, joint.JointClose(got, want, 1e-12), "%s: updated model %.12g, rebuilt %.12g", c.name, got, want)
 		}
 		rate := matrixRate(t, j, c.stage)
 		expected := rate * float64(c.candidates)
@@ -236,14 +232,11 @@ func TestJointValidationMatrix(t *testing.T) {
 // count is outside the Poisson range of the expected one.
 func checkMatrixRow(t *testing.T, name string, filters int, candidates uint64, expected, indep float64, measured uint64) {
 	t.Helper()
-	if expected < minExpectedFP {
-		t.Fatalf("%s: expects %.1f passes, fewer than %d: the case has no power", name, expected, minExpectedFP)
-	}
+	require.GreaterOrEqual(t, expected, float64(minExpectedFP), "%s: expects %.1f passes, fewer than %d: the case has no power", name, expected, minExpectedFP)
 	lo, hi := stats.PoissonRange(expected, matrixLevel)
 	t.Logf("| %s | %d | %d | %.1f | %.3g | %d | [%d, %d] |", name, filters, candidates, expected, indep, measured, lo, hi)
-	if measured < lo || measured > hi {
-		t.Errorf("%s: measured %d outside [%d, %d] around the expected %.1f", name, measured, lo, hi, expected)
-	}
+	require.GreaterOrEqual(t, measured, lo, "%s: measured %d outside [%d, %d] around the expected %.1f", name, measured, lo, hi, expected)
+	require.LessOrEqual(t, measured, hi, "%s: measured %d outside [%d, %d] around the expected %.1f", name, measured, lo, hi, expected)
 }
 
 func TestJointIndependentProductWrongForNestedCapacities(t *testing.T) {
@@ -257,9 +250,7 @@ func TestJointIndependentProductWrongForNestedCapacities(t *testing.T) {
 	tw := rng.Uint32()
 	a := capacityFilter(t, 300, 0.01, tw, el)
 	b := capacityFilter(t, 600, 0.01, tw, el)
-	if b.Size() != 2*a.Size() {
-		t.Fatalf("sizes %d and %d bytes do not nest", a.Size(), b.Size())
-	}
+	require.Equal(t, 2*a.Size(), b.Size(), "sizes %d and %d bytes do not nest", a.Size(), b.Size())
 	const candidates = 2_000_000
 	fs := []*bip37.Filter{a, b}
 	expected := joint.JointRate(fs) * candidates
@@ -267,10 +258,7 @@ func TestJointIndependentProductWrongForNestedCapacities(t *testing.T) {
 	measured := scanMatrix(3000, candidates, fs, stageOneForm)[1]
 	checkMatrixRow(t, fmt.Sprintf("capacity 300 then 600 at 1 %% (%d, %d B, k %d), same 300 elements", a.Size(), b.Size(), a.HashFuncs()),
 		2, candidates, expected, indep, measured)
-	if _, hi := stats.PoissonRange(indep, matrixLevel); measured <= hi {
-		t.Errorf("the independent product %.1f is not refuted by %d", indep, measured)
-	}
-	if expected < 50*indep {
-		t.Errorf("joint %.1f is not orders of magnitude above the independent %.1f", expected, indep)
-	}
+	_, hi := stats.PoissonRange(indep, matrixLevel)
+	require.Greater(t, measured, hi, "the independent product %.1f is not refuted by %d", indep, measured)
+	require.GreaterOrEqual(t, expected, 50*indep, "joint %.1f is not orders of magnitude above the independent %.1f", expected, indep)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/privacy/internal/synth"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
+	"github.com/stretchr/testify/require"
 )
 
 // jointClose reports whether got is within a relative tol of want (both
@@ -36,9 +37,7 @@ func jointElements(rng *rand.Rand, n int) [][]byte {
 func newTestFilter(t testing.TB, sizeBytes int, k, tweak uint32, elems [][]byte) *bip37.Filter {
 	t.Helper()
 	f, err := bip37.NewFilterFromBits(make([]byte, sizeBytes), k, tweak, bip37.UpdateNone)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, e := range elems {
 		f.Add(e)
 	}
@@ -101,14 +100,10 @@ func TestJointEvaluatorMatchesEnumeration(t *testing.T) {
 		full := len(want) - 1
 		for _, limit := range []uint64{0, 7, 100, 1 << 30} {
 			got := rateOfFactors(fs, limit)
-			if !jointClose(got, want[full], 1e-12) {
-				t.Fatalf("set %d %v, budget %d: P(all set) = %.15g, enumeration %.15g", si, sizes, limit, got, want[full])
-			}
+			require.True(t, jointClose(got, want[full], 1e-12), "set %d %v, budget %d: P(all set) = %.15g, enumeration %.15g", si, sizes, limit, got, want[full])
 			dist := distOfFactors(fs, len(fs), limit)
 			for m := range want {
-				if math.Abs(dist[m]-want[m]) > 1e-12 {
-					t.Fatalf("set %d %v, budget %d: P(mask %b) = %.15g, enumeration %.15g", si, sizes, limit, m, dist[m], want[m])
-				}
+				require.InDelta(t, want[m], dist[m], 1e-12, "set %d %v, budget %d: P(mask %b) = %.15g, enumeration %.15g", si, sizes, limit, m, dist[m], want[m])
 			}
 		}
 	}
@@ -136,9 +131,7 @@ func TestJointReducesToKnownRates(t *testing.T) {
 	}
 	check := func(name string, got, want, tol float64) {
 		t.Helper()
-		if !jointClose(got, want, tol) {
-			t.Errorf("%s: joint %.12g, want %.12g", name, got, want)
-		}
+		require.True(t, jointClose(got, want, tol), "%s: joint %.12g, want %.12g", name, got, want)
 	}
 	check("one filter: (X/n)^k", JointRate([]*bip37.Filter{a}), a.CurrentFPRate(), 0)
 	check("one size, k and tweak: (X_and/n)^k", JointRate([]*bip37.Filter{a, b, c}), math.Pow(and(a, b, c), 6), 1e-14)
@@ -176,9 +169,7 @@ func TestJointReducesToKnownRates(t *testing.T) {
 	check("no filters", JointRate(nil), 1, 0)
 	check("no bits set", JointRate([]*bip37.Filter{a, newTestFilter(t, 450, 6, tw, nil)}), 0, 0)
 	full, err := bip37.NewFilterFromBits(fullBytes(600), 6, tw, bip37.UpdateNone)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	check("every bit set", JointRate([]*bip37.Filter{a, full}), a.CurrentFPRate(), 1e-14)
 	check("independent rate of match-all", IndependentRate([]*bip37.Filter{empty, noHash}), 1, 0)
 
@@ -221,9 +212,7 @@ func TestJointIncrementalMatchesScratch(t *testing.T) {
 			switch {
 			case len(cur) < 2 || step%3 == 0:
 				f := newTestFilter(t, sizes[rng.IntN(len(sizes))], 2+rng.Uint32N(6), tw+uint32(rng.IntN(2))*bip37.SeedStep, take(60))
-				if j.Add(f) != len(cur) {
-					t.Fatal("Add returned a wrong index")
-				}
+				require.Equal(t, len(cur), j.Add(f), "Add returned a wrong index")
 				cur = append(cur, f)
 			case step%3 == 1:
 				// filteradd: bits only added.
@@ -249,13 +238,10 @@ func TestJointIncrementalMatchesScratch(t *testing.T) {
 			for _, f := range cur {
 				scratch.Add(f)
 			}
-			if got, want := j.Rate(), scratch.Rate(); !jointClose(got, want, 1e-12) {
-				t.Fatalf("budget %d, step %d: incremental %.15g, from scratch %.15g", limit, step, got, want)
-			}
+			got, want := j.Rate(), scratch.Rate()
+			require.True(t, jointClose(got, want, 1e-12), "budget %d, step %d: incremental %.15g, from scratch %.15g", limit, step, got, want)
 		}
-		if j.Len() != len(cur) {
-			t.Fatalf("Len %d, want %d", j.Len(), len(cur))
-		}
+		require.Equal(t, len(cur), j.Len(), "Len %d, want %d", j.Len(), len(cur))
 	}
 }
 
@@ -286,9 +272,8 @@ func TestJointResidueModelWithin32BitBound(t *testing.T) {
 		}
 		exact := (float64(q)*float64(set) + float64(low)) / (1 << 32)
 		model := JointRate(fs)
-		if d := math.Abs(exact/model - 1); d > float64(l)/(1<<32) {
-			t.Errorf("%d filters: 32-bit %.12g vs model %.12g: off by %.3g > L/2^32 = %.3g", len(fs), exact, model, d, float64(l)/(1<<32))
-		}
+		d := math.Abs(exact/model - 1)
+		require.LessOrEqual(t, d, float64(l)/(1<<32), "%d filters: 32-bit %.12g vs model %.12g: off by %.3g > L/2^32 = %.3g", len(fs), exact, model, d, float64(l)/(1<<32))
 	}
 }
 
@@ -380,9 +365,8 @@ func TestJointFormsRateMatchesEnumeration(t *testing.T) {
 		}
 		want := bruteForms(c.fs, every, c.forms, lcmUpTo(fs, math.MaxUint64))
 		got := j.FormsRate(c.forms, c.every)
-		if !got.Exact() || !jointClose(got.Lower, want, 1e-12) {
-			t.Errorf("%s: FormsRate %+v, enumeration %.15g", c.name, got, want)
-		}
+		require.True(t, got.Exact(), "%s: FormsRate %+v, enumeration %.15g", c.name, got, want)
+		require.True(t, jointClose(got.Lower, want, 1e-12), "%s: FormsRate %+v, enumeration %.15g", c.name, got, want)
 	}
 }
 
@@ -420,22 +404,19 @@ func TestJointFormsRateIndependentFilters(t *testing.T) {
 				}
 				got := j.FormsRate(forms, ev)
 				if nf <= MaxExactFormsFilters || forms == 1 {
-					if !got.Exact() || !jointClose(got.Lower, want, 1e-9) {
-						t.Errorf("%d filters, %d forms, mixed %v: %+v, want exactly %.12g", nf, forms, mixed, got, want)
-					}
+					require.True(t, got.Exact(), "%d filters, %d forms, mixed %v: %+v, want exactly %.12g", nf, forms, mixed, got, want)
+					require.True(t, jointClose(got.Lower, want, 1e-9), "%d filters, %d forms, mixed %v: %+v, want exactly %.12g", nf, forms, mixed, got, want)
 					continue
 				}
-				if got.Exact() || got.Lower > want*(1+1e-12) || got.Upper < want*(1-1e-12) {
-					t.Errorf("%d filters, %d forms, mixed %v: bounds %+v do not hold %.12g", nf, forms, mixed, got, want)
-				}
+				require.False(t, got.Exact(), "%d filters, %d forms, mixed %v: bounds %+v do not hold %.12g", nf, forms, mixed, got, want)
+				require.LessOrEqual(t, got.Lower, want*(1+1e-12), "%d filters, %d forms, mixed %v: bounds %+v do not hold %.12g", nf, forms, mixed, got, want)
+				require.GreaterOrEqual(t, got.Upper, want*(1-1e-12), "%d filters, %d forms, mixed %v: bounds %+v do not hold %.12g", nf, forms, mixed, got, want)
 			}
 		}
-		if got := j.AllFormsRate(2); !jointClose(got, math.Pow(IndependentRate(fs), 2), 1e-12) {
-			t.Errorf("AllFormsRate(2) = %v", got)
-		}
-		if got := j.AnyFormRate(0); got != exactly(0) {
-			t.Errorf("AnyFormRate(0) = %+v", got)
-		}
+		got := j.AllFormsRate(2)
+		require.True(t, jointClose(got, math.Pow(IndependentRate(fs), 2), 1e-12), "AllFormsRate(2) = %v", got)
+		anyRate := j.AnyFormRate(0)
+		require.Equal(t, exactly(0), anyRate, "AnyFormRate(0) = %+v", anyRate)
 	}
 }
 
@@ -451,9 +432,8 @@ func TestPoissonRange(t *testing.T) {
 	}
 	for _, c := range cases {
 		lo, hi := stats.PoissonRange(c.mean, 0.999)
-		if lo != c.lo || hi != c.hi {
-			t.Errorf("PoissonRange(%v) = [%d, %d], want [%d, %d]", c.mean, lo, hi, c.lo, c.hi)
-		}
+		require.Equal(t, c.lo, lo, "PoissonRange(%v) = [%d, %d], want [%d, %d]", c.mean, lo, hi, c.lo, c.hi)
+		require.Equal(t, c.hi, hi, "PoissonRange(%v) = [%d, %d], want [%d, %d]", c.mean, lo, hi, c.lo, c.hi)
 	}
 	// The defining property, by direct summation, over a range of means.
 	for _, mean := range []float64{0.5, 3, 20, 137.5, 1000, 20000} {
@@ -470,14 +450,15 @@ func TestPoissonRange(t *testing.T) {
 		if lo > 0 {
 			below = cdf(lo - 1)
 		}
-		if below > 0.0005 || cdf(lo) <= 0.0005 || 1-cdf(hi) > 0.0005+1e-12 || hi > 0 && 1-cdf(hi-1) <= 0.0005 {
-			t.Errorf("PoissonRange(%v) = [%d, %d]: P(X<lo) %.3g, P(X<=lo) %.3g, P(X>hi) %.3g", mean, lo, hi, below, cdf(lo), 1-cdf(hi))
-		}
+		require.LessOrEqual(t, below, 0.0005, "PoissonRange(%v) = [%d, %d]: P(X<lo) %.3g, P(X<=lo) %.3g, P(X>hi) %.3g", mean, lo, hi, below, cdf(lo), 1-cdf(hi))
+		require.Greater(t, cdf(lo), 0.0005, "PoissonRange(%v) = [%d, %d]: P(X<lo) %.3g, P(X<=lo) %.3g, P(X>hi) %.3g", mean, lo, hi, below, cdf(lo), 1-cdf(hi))
+		require.LessOrEqual(t, 1-cdf(hi), 0.0005+1e-12, "PoissonRange(%v) = [%d, %d]: P(X<lo) %.3g, P(X<=lo) %.3g, P(X>hi) %.3g", mean, lo, hi, below, cdf(lo), 1-cdf(hi))
+		require.False(t, hi > 0 && 1-cdf(hi-1) <= 0.0005, "PoissonRange(%v) = [%d, %d]: P(X<lo) %.3g, P(X<=lo) %.3g, P(X>hi) %.3g", mean, lo, hi, below, cdf(lo), 1-cdf(hi))
 	}
 	for _, bad := range [][2]float64{{0, 0.999}, {-1, 0.999}, {math.NaN(), 0.999}, {math.Inf(1), 0.999}, {10, 1}, {10, 0}} {
-		if lo, hi := stats.PoissonRange(bad[0], bad[1]); lo != 0 || hi != 0 {
-			t.Errorf("PoissonRange(%v, %v) = [%d, %d], want [0, 0]", bad[0], bad[1], lo, hi)
-		}
+		lo, hi := stats.PoissonRange(bad[0], bad[1])
+		require.Equal(t, uint64(0), lo, "PoissonRange(%v, %v) = [%d, %d], want [0, 0]", bad[0], bad[1], lo, hi)
+		require.Equal(t, uint64(0), hi, "PoissonRange(%v, %v) = [%d, %d], want [0, 0]", bad[0], bad[1], lo, hi)
 	}
 }
 
@@ -501,21 +482,18 @@ func TestJointFormsRateBoundsHoldForCorrelatedFilters(t *testing.T) {
 		every[i] = i%5 == 3
 	}
 	full, err := bip37.NewFilterFromBits(fullBytes(70), 3, tw, bip37.UpdateNone)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	bounded.Add(full)
 	for _, ev := range [][]bool{nil, every} {
 		for _, forms := range []int{2, 3} {
 			want := exact.FormsRate(forms, ev)
 			got := bounded.FormsRate(forms, ev)
-			if !want.Exact() || got.Exact() {
-				t.Fatalf("forms %d: exact %+v, bounded %+v", forms, want, got)
-			}
+			require.True(t, want.Exact(), "forms %d: exact %+v, bounded %+v", forms, want, got)
+			require.False(t, got.Exact(), "forms %d: exact %+v, bounded %+v", forms, want, got)
 			t.Logf("forms %d, some every-form filters %v: exact %.4g, bounds [%.4g, %.4g]", forms, ev != nil, want.Lower, got.Lower, got.Upper)
-			if got.Lower > want.Lower || !jointClose(got.Upper, want.Lower, 1e-12) || got.Lower <= 0 {
-				t.Errorf("forms %d, every %v: bounds %+v around %.12g", forms, ev != nil, got, want.Lower)
-			}
+			require.LessOrEqual(t, got.Lower, want.Lower, "forms %d, every %v: bounds %+v around %.12g", forms, ev != nil, got, want.Lower)
+			require.True(t, jointClose(got.Upper, want.Lower, 1e-12), "forms %d, every %v: bounds %+v around %.12g", forms, ev != nil, got, want.Lower)
+			require.Greater(t, got.Lower, float64(0), "forms %d, every %v: bounds %+v around %.12g", forms, ev != nil, got, want.Lower)
 		}
 	}
 }
@@ -536,20 +514,14 @@ func TestMergeNestedIsExact(t *testing.T) {
 		}
 		got := rateOfFactors(fs, 1<<30)
 		want := bruteDist(fs, len(fs))[1<<len(fs)-1]
-		if !jointClose(got, want, 1e-12) {
-			t.Errorf("sizes %v: rate %g, enumeration %g", ns, got, want)
-		}
+		require.True(t, jointClose(got, want, 1e-12), "sizes %v: rate %g, enumeration %g", ns, got, want)
 		merged := mergeNested(fs)
 		for i := range fs {
-			if !slicesEqual(fs[i].w, before[i]) {
-				t.Fatalf("sizes %v: mergeNested changed factor %d's bits", ns, i)
-			}
+			require.True(t, slicesEqual(fs[i].w, before[i]), "sizes %v: mergeNested changed factor %d's bits", ns, i)
 		}
 		for i := range merged {
 			for j := range merged {
-				if i != j && merged[i].n%merged[j].n == 0 {
-					t.Errorf("sizes %v: merged sizes %d and %d still nest", ns, merged[i].n, merged[j].n)
-				}
+				require.False(t, i != j && merged[i].n%merged[j].n == 0, "sizes %v: merged sizes %d and %d still nest", ns, merged[i].n, merged[j].n)
 			}
 		}
 	}

@@ -1,13 +1,13 @@
 package onpath
 
 import (
-	"math"
 	"slices"
 	"testing"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/filterpolicy"
 	"github.com/bloomwatch/bloomwatch/transcript"
+	"github.com/stretchr/testify/require"
 )
 
 // TestObserveFilteredBlocks reads a scripted v2 stream: a getdata for four
@@ -39,24 +39,18 @@ func TestObserveFilteredBlocks(t *testing.T) {
 		{Bytes: EmptyMerkleBlockWire},
 	}
 	got := ObserveFilteredBlocks(pkts, blocks, 1e-4)
-	if got.Requested != 4 || got.Parsed != 4 {
-		t.Fatalf("requested %d parsed %d, want 4 and 4", got.Requested, got.Parsed)
-	}
-	if !slices.Equal(got.Matched, []int32{11, 12}) {
-		t.Fatalf("matched %v, want [11 12]", got.Matched)
-	}
+	require.Equal(t, 4, got.Requested, "requested %d parsed %d, want 4 and 4", got.Requested, got.Parsed)
+	require.Equal(t, 4, got.Parsed, "requested %d parsed %d, want 4 and 4", got.Requested, got.Parsed)
+	require.True(t, slices.Equal(got.Matched, []int32{11, 12}), "matched %v, want [11 12]", got.Matched)
 	want := []Tx{{11, []int{1}}, {11, []int{2, 3}}, {12, []int{0}}}
-	if len(got.Txs) != len(want) {
-		t.Fatalf("txs %+v", got.Txs)
-	}
+	require.Len(t, got.Txs, len(want), "txs %+v", got.Txs)
 	for i, w := range want {
-		if got.Txs[i].Height != w.Height || !slices.Equal(got.Txs[i].Candidates, w.Candidates) {
-			t.Errorf("tx %d: %+v, want %+v", i, got.Txs[i], w)
-		}
+		require.Equal(t, w.Height, got.Txs[i].Height, "tx %d: %+v, want %+v", i, got.Txs[i], w)
+		require.True(t, slices.Equal(got.Txs[i].Candidates, w.Candidates), "tx %d: %+v, want %+v", i, got.Txs[i], w)
 	}
-	if getDataCount(gd) != 4 || getDataCount(gd+1) != -1 || getDataCount(filterpolicy.V2PacketOverhead+1+3+36*300) != 300 {
-		t.Errorf("getDataCount")
-	}
+	require.Equal(t, 4, getDataCount(gd), "getDataCount")
+	require.Equal(t, -1, getDataCount(gd+1), "getDataCount")
+	require.Equal(t, 300, getDataCount(filterpolicy.V2PacketOverhead+1+3+36*300), "getDataCount")
 }
 
 // TestOnPathReadsClearFiltersOnly feeds a v1 and a v2 filterload: the
@@ -65,32 +59,32 @@ func TestObserveFilteredBlocks(t *testing.T) {
 // matches count whatever they held.
 func TestOnPathReadsClearFiltersOnly(t *testing.T) {
 	f, err := bip37.NewFilter(64, 1e-4, 5, bip37.UpdateAll)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for i := range 20 {
 		f.Add([]byte{byte(i), 1, 2})
 	}
 	o := NewObserver(0)
 	rd := o.Reading(1000, true, 20, 0)
-	if rd.Rate != 1 || rd.Loads != 0 || rd.MinElements != -1 || rd.BlockPrecision != 1 {
-		t.Fatalf("empty reading %+v", rd)
-	}
+	require.Equal(t, float64(1), rd.Rate, "empty reading %+v", rd)
+	require.Equal(t, 0, rd.Loads, "empty reading %+v", rd)
+	require.Equal(t, -1, rd.MinElements, "empty reading %+v", rd)
+	require.Equal(t, float64(1), rd.BlockPrecision, "empty reading %+v", rd)
 	ser := f.Serialize()
 	o.Observe(transcript.Record{Kind: transcript.KindFilterLoad, Filter: ser}) // no transport: v1
 	rd = o.Reading(1000, true, 20, 0)
-	if rd.Clear != 1 || math.Abs(rd.Rate-f.CurrentFPRate()) > 1e-12 {
-		t.Fatalf("after a v1 load: %+v (filter rate %g)", rd, f.CurrentFPRate())
-	}
+	require.Equal(t, 1, rd.Clear, "after a v1 load: %+v (filter rate %g)", rd, f.CurrentFPRate())
+	require.InDelta(t, f.CurrentFPRate(), rd.Rate, 1e-12, "after a v1 load: %+v (filter rate %g)", rd, f.CurrentFPRate())
 	o.Observe(transcript.Record{Kind: transcript.KindFilterLoad, Filter: ser, Transport: transcript.TransportV2, Wire: 4096})
 	o.ObserveBlock(2, 1)
 	o.ObserveBlock(1, 0)
 	o.ObserveBlock(0, 0)
 	rd = o.Reading(1000, true, 20, 0)
-	if rd.Loads != 2 || rd.Encrypted != 1 || rd.MinElements != 0 || rd.MaxElements != 512 || rd.Wire != 4096 {
-		t.Fatalf("after a v2 load: %+v", rd)
-	}
-	if rd.Blocks != 2 || rd.WalletBlocks != 1 || rd.BlockPrecision != 0.5 {
-		t.Fatalf("blocks: %+v", rd)
-	}
+	require.Equal(t, 2, rd.Loads, "after a v2 load: %+v", rd)
+	require.Equal(t, 1, rd.Encrypted, "after a v2 load: %+v", rd)
+	require.Equal(t, 0, rd.MinElements, "after a v2 load: %+v", rd)
+	require.Equal(t, 512, rd.MaxElements, "after a v2 load: %+v", rd)
+	require.Equal(t, 4096, rd.Wire, "after a v2 load: %+v", rd)
+	require.Equal(t, 2, rd.Blocks, "blocks: %+v", rd)
+	require.Equal(t, 1, rd.WalletBlocks, "blocks: %+v", rd)
+	require.Equal(t, 0.5, rd.BlockPrecision, "blocks: %+v", rd)
 }

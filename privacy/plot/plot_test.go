@@ -2,7 +2,6 @@ package plot
 
 import (
 	"bytes"
-	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -35,9 +34,8 @@ func TestCleanNumbers(t *testing.T) {
 		1: "1", 250: "250", 1e4: "10000", 1e5: "1e5", 0.30000000000000004: "0.3", 2.5e6: "2.5e6", 1e-22: "1e-22", -1e-6: "-1e-6",
 	}
 	for v, want := range tests {
-		if got := cleanNumber(v); got != want {
-			t.Errorf("cleanNumber(%g) = %q, want %q", v, got, want)
-		}
+		got := cleanNumber(v)
+		require.Equal(t, want, got, "cleanNumber(%g) = %q, want %q", v, got, want)
 	}
 }
 
@@ -46,37 +44,28 @@ func TestCleanNumbers(t *testing.T) {
 // range narrower than a decade.
 func TestLogTicksOneLabelPerDecade(t *testing.T) {
 	narrow := labels(logTicks{}, 84, 104)
-	if len(narrow) < 2 {
-		t.Errorf("84..104: labels %v, want at least 2", narrow)
-	}
+	require.GreaterOrEqual(t, len(narrow), 2, "84..104: labels %v, want at least 2", narrow)
 	for _, r := range [][2]float64{{1e-4, 10}, {1e-22, 1e3}, {1, 1e6}} {
 		got := labels(logTicks{}, r[0], r[1])
-		if len(got) > maxDecadeLabels+1 || len(got) < 2 {
-			t.Errorf("%v: %d labels %v", r, len(got), got)
-		}
+		require.LessOrEqual(t, len(got), maxDecadeLabels+1, "%v: %d labels %v", r, len(got), got)
+		require.GreaterOrEqual(t, len(got), 2, "%v: %d labels %v", r, len(got), got)
 		seen := map[string]bool{}
 		for _, l := range got {
-			if seen[l] || strings.Contains(l, "00000") && !strings.HasPrefix(l, "1") {
-				t.Errorf("%v: label %q repeated or unclean in %v", r, l, got)
-			}
+			require.False(t, seen[l], "%v: label %q repeated or unclean in %v", r, l, got)
+			require.False(t, strings.Contains(l, "00000") && !strings.HasPrefix(l, "1"), "%v: label %q repeated or unclean in %v", r, l, got)
 			seen[l] = true
 		}
 	}
-	if got := labels(logTicks{}, 1e-4, 1); !strings.Contains(strings.Join(got, " "), "10^-4") {
-		t.Errorf("1e-4..1: labels %v lack 10^-4", got)
-	}
+	got := labels(logTicks{}, 1e-4, 1)
+	require.Contains(t, strings.Join(got, " "), "10^-4", "1e-4..1: labels %v lack 10^-4", got)
 }
 
 // TestLinearTicksAreRound checks round labels on a linear axis.
 func TestLinearTicksAreRound(t *testing.T) {
 	got := strings.Join(labels(linearTicks{}, 0, 600), " ")
-	if got != "0 200 400 600" {
-		t.Errorf("0..600: %q", got)
-	}
+	require.Equal(t, "0 200 400 600", got, "0..600: %q", got)
 	got = strings.Join(labels(linearTicks{}, 0, 1), " ")
-	if got != "0 0.2 0.4 0.6 0.8 1" {
-		t.Errorf("0..1: %q", got)
-	}
+	require.Equal(t, "0 0.2 0.4 0.6 0.8 1", got, "0..1: %q", got)
 }
 
 // TestFlatSeriesAxisWidened checks that a chart whose data is one value
@@ -85,12 +74,8 @@ func TestFlatSeriesAxisWidened(t *testing.T) {
 	for _, logY := range []bool{false, true} {
 		c := privacy.Chart{LogY: logY, Series: []privacy.Series{{Name: "flat", X: []float64{0, 1, 2}, Y: []float64{84, 84, 84}}}}
 		p, err := chartPanel(c, newColours())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !(p.plot.Y.Min < 84 && p.plot.Y.Max > 84) {
-			t.Errorf("logY=%v: Y range [%v, %v] does not surround 84", logY, p.plot.Y.Min, p.plot.Y.Max)
-		}
+		require.NoError(t, err)
+		require.True(t, p.plot.Y.Min < 84 && p.plot.Y.Max > 84, "logY=%v: Y range [%v, %v] does not surround 84", logY, p.plot.Y.Min, p.plot.Y.Max)
 	}
 }
 
@@ -121,26 +106,18 @@ func TestWrite(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var a, b bytes.Buffer
-			if err := tc.write(&a, testCharts()); err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.HasPrefix(a.Bytes(), []byte(tc.prefix)) {
-				t.Errorf("output starts %q, want %q", a.Bytes()[:min(a.Len(), 8)], tc.prefix)
-			}
-			if err := tc.write(&b, testCharts()); err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(a.Bytes(), b.Bytes()) {
-				t.Error("the same charts drew different bytes")
-			}
+			require.NoError(t, tc.write(&a, testCharts()))
+			require.True(t, bytes.HasPrefix(a.Bytes(), []byte(tc.prefix)), "output starts %q, want %q", a.Bytes()[:min(a.Len(), 8)], tc.prefix)
+			require.NoError(t, tc.write(&b, testCharts()))
+			require.Equal(t, b.Bytes(), a.Bytes(), "the same charts drew different bytes")
 			var empty bytes.Buffer
-			if err := tc.write(&empty, nil); !errors.Is(err, ErrNoCharts) || empty.Len() != 0 {
-				t.Errorf("no charts: err = %v, %d bytes written", err, empty.Len())
-			}
+			err := tc.write(&empty, nil)
+			require.ErrorIs(t, err, ErrNoCharts, "no charts: err = %v, %d bytes written", err, empty.Len())
+			require.Equal(t, 0, empty.Len(), "no charts: err = %v, %d bytes written", err, empty.Len())
 			bad := []privacy.Chart{{Series: []privacy.Series{{X: []float64{1}, Y: []float64{1, 2}}}}}
-			if err := tc.write(&empty, bad); !errors.Is(err, ErrBadSeries) || empty.Len() != 0 {
-				t.Errorf("bad series: err = %v, %d bytes written", err, empty.Len())
-			}
+			err = tc.write(&empty, bad)
+			require.ErrorIs(t, err, ErrBadSeries, "bad series: err = %v, %d bytes written", err, empty.Len())
+			require.Equal(t, 0, empty.Len(), "bad series: err = %v, %d bytes written", err, empty.Len())
 		})
 	}
 }
@@ -161,28 +138,20 @@ func legendOf(p panel) string {
 // positive stays linear with a note.
 func TestNoSeriesDropped(t *testing.T) {
 	p, err := chartPanel(testCharts()[0], newColours())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := p.plot.Y.Scale.(gplot.LogScale); !ok {
-		t.Errorf("Y scale %T, want logarithmic", p.plot.Y.Scale)
-	}
+	require.NoError(t, err)
+	_, ok := p.plot.Y.Scale.(gplot.LogScale)
+	require.True(t, ok, "Y scale %T, want logarithmic", p.plot.Y.Scale)
 	joined := legendOf(p)
 	for _, want := range []string{"line (1 undefined points not drawn) (1 zeros not drawn on the log axis)", "zeros (all 0)", "published: Nick 1.27 (Nick, ETH thesis 2015)"} {
-		if !strings.Contains(joined, want) {
-			t.Errorf("legend %q lacks %q", joined, want)
-		}
+		require.Contains(t, joined, want, "legend %q lacks %q", joined, want)
 	}
-	if len(p.entries) != 4 {
-		t.Errorf("%d legend entries for 4 series", len(p.entries))
-	}
+	require.Len(t, p.entries, 4, "%d legend entries for 4 series", len(p.entries))
 	zeros := privacy.Chart{Title: "zeros", LogY: true, Series: []privacy.Series{{X: []float64{0, 1}, Y: []float64{0, 0}}}}
-	if p, err = chartPanel(zeros, newColours()); err != nil {
-		t.Fatal(err)
-	}
-	if p.plot.Y.Min != -1 || p.plot.Y.Max != 1 || !strings.Contains(strings.Join(p.notes, " "), noPositive) {
-		t.Errorf("all-zero log chart: Y [%v, %v], notes %v: want a linear axis around 0 with a note", p.plot.Y.Min, p.plot.Y.Max, p.notes)
-	}
+	p, err = chartPanel(zeros, newColours())
+	require.NoError(t, err)
+	require.Equal(t, float64(-1), p.plot.Y.Min, "all-zero log chart: Y [%v, %v], notes %v: want a linear axis around 0 with a note", p.plot.Y.Min, p.plot.Y.Max, p.notes)
+	require.Equal(t, float64(1), p.plot.Y.Max, "all-zero log chart: Y [%v, %v], notes %v: want a linear axis around 0 with a note", p.plot.Y.Min, p.plot.Y.Max, p.notes)
+	require.Contains(t, strings.Join(p.notes, " "), noPositive, "all-zero log chart: Y [%v, %v], notes %v: want a linear axis around 0 with a note", p.plot.Y.Min, p.plot.Y.Max, p.notes)
 }
 
 // TestLogAxisClipsFormula checks that a formula line falling to 1e-300
@@ -194,18 +163,12 @@ func TestLogAxisClipsFormula(t *testing.T) {
 		{Name: "measured", X: []float64{1, 2, 3}, Y: []float64{90, 0, 0}, YLo: []float64{80, 0, 0}, YHi: []float64{100, 3.7, 3.7}, Points: true},
 	}}
 	p, err := chartPanel(c, newColours())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.plot.Y.Min != 1 || p.plot.Y.Max != 100 {
-		t.Errorf("Y range [%g, %g], want [1, 100]", p.plot.Y.Min, p.plot.Y.Max)
-	}
-	if joined := legendOf(p); !strings.Contains(joined, "formula"+belowNote) {
-		t.Errorf("legend %q does not say the formula continues below", joined)
-	}
-	if !strings.Contains(strings.Join(p.notes, " "), "axis bottom") {
-		t.Errorf("notes %v do not explain the measured zeros", p.notes)
-	}
+	require.NoError(t, err)
+	require.Equal(t, float64(1), p.plot.Y.Min, "Y range [%g, %g], want [1, 100]", p.plot.Y.Min, p.plot.Y.Max)
+	require.Equal(t, float64(100), p.plot.Y.Max, "Y range [%g, %g], want [1, 100]", p.plot.Y.Min, p.plot.Y.Max)
+	joined := legendOf(p)
+	require.Contains(t, joined, "formula"+belowNote, "legend %q does not say the formula continues below", joined)
+	require.Contains(t, strings.Join(p.notes, " "), "axis bottom", "notes %v do not explain the measured zeros", p.notes)
 }
 
 // TestIdenticalSeriesMerged checks that two series with the same points
@@ -218,12 +181,10 @@ func TestIdenticalSeriesMerged(t *testing.T) {
 		{Name: "c", X: []float64{1, 2}, Y: []float64{0.5, 1}, Points: true},
 	}}
 	p, err := chartPanel(c, newColours())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := legendOf(p); len(p.entries) != 2 || !strings.Contains(got, "a = b") {
-		t.Errorf("legend %q: want a = b merged and c", got)
-	}
+	require.NoError(t, err)
+	got := legendOf(p)
+	require.Len(t, p.entries, 2, "legend %q: want a = b merged and c", got)
+	require.Contains(t, got, "a = b", "legend %q: want a = b merged and c", got)
 }
 
 // TestMarkersThinned checks that a long measured series marks at most
@@ -234,23 +195,17 @@ func TestMarkersThinned(t *testing.T) {
 		x, y = append(x, float64(i)), append(y, float64(i))
 	}
 	p, err := chartPanel(privacy.Chart{Series: []privacy.Series{{Name: "m", X: x, Y: y, Points: true}}}, newColours())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := legendOf(p); !strings.Contains(got, "one point in 53 marked") {
-		t.Errorf("legend %q", got)
-	}
+	require.NoError(t, err)
+	got := legendOf(p)
+	require.Contains(t, got, "one point in 53 marked", "legend %q", got)
 }
 
 // TestConsistentLabels checks that one axis prints its labels alike.
 func TestConsistentLabels(t *testing.T) {
 	got := strings.Join(labels(logTicks{}, 1e-4, 100), " ")
-	if got != "10^-4 10^-3 10^-2 10^-1 10^0 10^1 10^2" {
-		t.Errorf("1e-4..100: %q", got)
-	}
-	if got := strings.Join(labels(logTicks{}, 0.01, 100), " "); got != "0.01 0.1 1 10 100" {
-		t.Errorf("0.01..100: %q", got)
-	}
+	require.Equal(t, "10^-4 10^-3 10^-2 10^-1 10^0 10^1 10^2", got, "1e-4..100: %q", got)
+	got = strings.Join(labels(logTicks{}, 0.01, 100), " ")
+	require.Equal(t, "0.01 0.1 1 10 100", got, "0.01..100: %q", got)
 }
 
 // TestBandOnLogAxis checks an interval drawn as a band: a lower bound of
@@ -262,19 +217,18 @@ func TestBandOnLogAxis(t *testing.T) {
 	line := privacy.Series{Name: "expected", X: []float64{0, 1, 2}, Y: []float64{710, 66, 3.9}, Group: "g"}
 	c := privacy.Chart{Title: "t", LogY: true, Series: []privacy.Series{band, line}}
 	p, err := chartPanel(c, newColours())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := p.plot.Y.Scale.(gplot.LogScale); !ok || p.plot.Y.Min != 1 || p.plot.Y.Max != 1000 {
-		t.Errorf("y axis %T %v..%v, want log 1..1000", p.plot.Y.Scale, p.plot.Y.Min, p.plot.Y.Max)
-	}
-	if len(p.entries) != 2 || p.entries[0].thumb == nil || p.entries[1].thumb == nil {
-		t.Errorf("legend %+v: want one entry per series", p.entries)
-	}
+	require.NoError(t, err)
+	_, ok := p.plot.Y.Scale.(gplot.LogScale)
+	require.True(t, ok, "y axis %T %v..%v, want log 1..1000", p.plot.Y.Scale, p.plot.Y.Min, p.plot.Y.Max)
+	require.Equal(t, float64(1), p.plot.Y.Min, "y axis %T %v..%v, want log 1..1000", p.plot.Y.Scale, p.plot.Y.Min, p.plot.Y.Max)
+	require.Equal(t, float64(1000), p.plot.Y.Max, "y axis %T %v..%v, want log 1..1000", p.plot.Y.Scale, p.plot.Y.Min, p.plot.Y.Max)
+	require.Len(t, p.entries, 2, "legend %+v: want one entry per series", p.entries)
+	require.False(t, p.entries[0].thumb == nil, "legend %+v: want one entry per series", p.entries)
+	require.False(t, p.entries[1].thumb == nil, "legend %+v: want one entry per series", p.entries)
 	var b bytes.Buffer
-	if err := WritePNG(&b, []privacy.Chart{c}); err != nil || b.Len() == 0 {
-		t.Fatalf("png: %v", err)
-	}
+	err = WritePNG(&b, []privacy.Chart{c})
+	require.NoError(t, err, "png")
+	require.NotEqual(t, 0, b.Len(), "png: %v", err)
 }
 
 // TestPaperLayout checks what a printed figure needs: powers of ten as

@@ -2,10 +2,10 @@ package plot
 
 import (
 	"bytes"
-	"errors"
 	"testing"
 
 	"github.com/bloomwatch/bloomwatch/privacy"
+	"github.com/stretchr/testify/require"
 )
 
 // TestRender checks that Render gives WritePNG's and WriteSVG's bytes and
@@ -21,21 +21,13 @@ func TestRender(t *testing.T) {
 		{SVG, func(b *bytes.Buffer) error { return WriteSVG(b, charts) }},
 	} {
 		got, err := Render(tc.f, charts)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.f, err)
-		}
+		require.NoError(t, err, "%s", tc.f)
 		var want bytes.Buffer
-		if err := tc.write(&want); err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, want.Bytes()) {
-			t.Errorf("%s: Render differs from the writer (%d vs %d bytes)", tc.f, len(got), want.Len())
-		}
+		require.NoError(t, tc.write(&want))
+		require.Equal(t, want.Bytes(), got, "%s: Render differs from the writer (%d vs %d bytes)", tc.f, len(got), want.Len())
 	}
-	if _, err := Render("gif", charts); !errors.Is(err, ErrFormat) {
-		t.Errorf("gif: %v", err)
-	}
-	if _, err := Render(PNG, nil); !errors.Is(err, ErrNoCharts) {
-		t.Errorf("no charts: %v", err)
-	}
+	_, err := Render("gif", charts)
+	require.ErrorIs(t, err, ErrFormat, "gif: %v", err)
+	_, err = Render(PNG, nil)
+	require.ErrorIs(t, err, ErrNoCharts, "no charts: %v", err)
 }

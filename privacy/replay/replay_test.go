@@ -1,12 +1,12 @@
 package replay
 
 import (
-	"errors"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/transcript"
+	"github.com/stretchr/testify/require"
 )
 
 func TestReplay(t *testing.T) {
@@ -27,9 +27,7 @@ func TestReplay(t *testing.T) {
 		loadRecord(6, "b", 13, g),                                                   // 6: gen 2, state 2
 	}
 	tl, err := Replay(records)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	type want struct {
 		state, gen int
 		revealed   bool
@@ -46,23 +44,19 @@ func TestReplay(t *testing.T) {
 	}
 	for i, w := range wants {
 		e := tl.Events[i]
-		if e.State != w.state || e.Generation != w.gen || (e.Revealed != nil) != w.revealed || e.Note != w.note {
-			t.Errorf("event %d: state %d gen %d revealed %v note %q; want %+v", i, e.State, e.Generation, e.Revealed != nil, e.Note, w)
-		}
+		require.Equal(t, w.state, e.State, "event %d: state %d gen %d revealed %v note %q; want %+v", i, e.State, e.Generation, e.Revealed != nil, e.Note, w)
+		require.Equal(t, w.gen, e.Generation, "event %d: state %d gen %d revealed %v note %q; want %+v", i, e.State, e.Generation, e.Revealed != nil, e.Note, w)
+		require.Equal(t, w.revealed, (e.Revealed != nil), "event %d: state %d gen %d revealed %v note %q; want %+v", i, e.State, e.Generation, e.Revealed != nil, e.Note, w)
+		require.Equal(t, w.note, e.Note, "event %d: state %d gen %d revealed %v note %q; want %+v", i, e.State, e.Generation, e.Revealed != nil, e.Note, w)
 	}
-	if len(tl.States) != 3 || len(tl.Generations) != 3 {
-		t.Fatalf("%d states, %d generations", len(tl.States), len(tl.Generations))
-	}
-	if string(tl.States[1].Serialize()) != string(after.Serialize()) {
-		t.Error("state 1 is not the filter after the filteradd")
-	}
-	if tl.Generations[0].Latest != 1 || tl.Generations[1].Latest != 0 || tl.Generations[2].Latest != 2 {
-		t.Errorf("latest states %+v", tl.Generations)
-	}
+	require.Len(t, tl.States, 3, "%d states, %d generations", len(tl.States), len(tl.Generations))
+	require.Len(t, tl.Generations, 3, "%d states, %d generations", len(tl.States), len(tl.Generations))
+	require.Equal(t, string(after.Serialize()), string(tl.States[1].Serialize()), "state 1 is not the filter after the filteradd")
+	require.Equal(t, 1, tl.Generations[0].Latest, "latest states %+v", tl.Generations)
+	require.Equal(t, 0, tl.Generations[1].Latest, "latest states %+v", tl.Generations)
+	require.Equal(t, 2, tl.Generations[2].Latest, "latest states %+v", tl.Generations)
 	// Replay never mutates the records' filters or shares state with them.
-	if string(records[1].Filter) != string(f.Serialize()) {
-		t.Error("replay changed a record")
-	}
+	require.Equal(t, string(f.Serialize()), string(records[1].Filter), "replay changed a record")
 }
 
 func TestReplayErrors(t *testing.T) {
@@ -79,9 +73,8 @@ func TestReplayErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, err := Replay(tc.records); !errors.Is(err, tc.want) {
-				t.Errorf("err = %v, want %v", err, tc.want)
-			}
+			_, err := Replay(tc.records)
+			require.ErrorIs(t, err, tc.want, "err = %v, want %v", err, tc.want)
 		})
 	}
 }
@@ -108,9 +101,7 @@ func randomElements(rng *rand.Rand, n int) [][]byte {
 func filterOf(t testing.TB, tweak uint32, elems ...[]byte) *bip37.Filter {
 	t.Helper()
 	f, err := bip37.NewFilter(10, 0.01, tweak, bip37.UpdateAll)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, e := range elems {
 		f.Add(e)
 	}

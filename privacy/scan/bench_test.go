@@ -10,6 +10,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/internal/synth"
 	"github.com/btcsuite/btcd/btcutil/bloom"
+	"github.com/stretchr/testify/require"
 )
 
 // Benchmarks of the single-filter scan: synthetic 20-byte candidates
@@ -44,9 +45,7 @@ func benchFilter(b *testing.B) (*bip37.Filter, *bloom.Filter) {
 func bitcoinjFilter(t testing.TB) *bip37.Filter {
 	t.Helper()
 	f, err := bip37.NewFilter(benchCapacity, benchFPRate, 0x5eed, bip37.UpdateNone)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for i := range benchKeys {
 		pubKey, hash160 := synth.Key(1, benchKeyStream, uint64(i))
 		f.Add(pubKey)
@@ -120,7 +119,7 @@ func BenchmarkCandidates(b *testing.B) {
 			start := time.Now()
 			r, err := Run(context.Background(), element.Stream(Synthetic{Seed: 42, Count: uint64(b.N)}), Config{Filters: []*bip37.Filter{f}, Workers: workers})
 			if err != nil {
-				b.Fatal(err)
+				require.NoError(b, err)
 			}
 			sinkHits = len(r.Hits)
 			reportRate(b, r.Scanned, workers, time.Since(start))
@@ -129,9 +128,7 @@ func BenchmarkCandidates(b *testing.B) {
 	b.Run("Scan-per-candidate-1-worker", func(b *testing.B) {
 		start := time.Now()
 		r, err := Run(context.Background(), element.Stream(plainIndexed{Synthetic{Seed: 42, Count: uint64(b.N)}}), Config{Filters: []*bip37.Filter{f}, Workers: 1})
-		if err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, err)
 		sinkHits = len(r.Hits)
 		reportRate(b, r.Scanned, 1, time.Since(start))
 	})

@@ -5,15 +5,14 @@ import (
 	"testing"
 
 	"github.com/bloomwatch/bloomwatch/privacy/element"
+	"github.com/stretchr/testify/require"
 )
 
 // scanAll scans u with the filters and fails the test on error.
 func scanAll(t testing.TB, u element.Universe, cfg Config) *Result {
 	t.Helper()
 	r, err := Run(context.Background(), u, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return r
 }
 

@@ -3,7 +3,6 @@ package scan
 import (
 	"context"
 	"errors"
-	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/internal/testkit"
 	"github.com/bloomwatch/bloomwatch/privacy/stats"
+	"github.com/stretchr/testify/require"
 )
 
 // onlyStream hides a universe's indexed form so Run takes its batch path.
@@ -40,9 +40,7 @@ func TestScanMatchesBruteForce(t *testing.T) {
 	f1 := testkit.MustFilter(t, 60, 0.05, 1, bip37.UpdateNone, wallet...)
 	f2 := testkit.MustFilter(t, 20, 0.1, 2, bip37.UpdateNone, wallet[:10]...)
 	empty, err := bip37.NewFilterFromBits(nil, 0, 0, bip37.UpdateNone)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	filters := []*bip37.Filter{f1, f2}
 	universe := append(testkit.RandomCandidates(rng, 40000, 1), testkit.RandomCandidates(rng, 20000, 2)...)
 	universe = append(universe, wallet...)
@@ -60,23 +58,19 @@ func TestScanMatchesBruteForce(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := scanAll(t, tc.u, Config{Filters: filters, Truth: truth, Workers: tc.workers})
-			if r.Scanned != uint64(len(universe)) {
-				t.Fatalf("scanned %d, want %d", r.Scanned, len(universe))
-			}
-			if r.FormCounts[1] != 40000 || r.FormCounts[2] != 20030 {
-				t.Errorf("form counts %v", r.FormCounts[:3])
-			}
-			if r.Truth() != 30 || r.TruthCounts[2] != 30 {
-				t.Errorf("truth counts %v", r.TruthCounts[:3])
-			}
+			require.Equal(t, uint64(len(universe)), r.Scanned, "scanned %d, want %d", r.Scanned, len(universe))
+			require.Equal(t, uint64(40000), r.FormCounts[1], "form counts %v", r.FormCounts[:3])
+			require.Equal(t, uint64(20030), r.FormCounts[2], "form counts %v", r.FormCounts[:3])
+			require.Equal(t, uint64(30), r.Truth(), "truth counts %v", r.TruthCounts[:3])
+			require.Equal(t, uint64(30), r.TruthCounts[2], "truth counts %v", r.TruthCounts[:3])
 			for j, f := range filters {
 				anyM, allM := testkit.BruteForce(universe, f)
 				gotAny, gotAll := hitKeys(r, j, false), hitKeys(r, j, true)
 				var nAny, nAll uint64
 				for i, c := range universe {
 					if anyM[i] != gotAny[c.Key()] || allM[i] != gotAll[c.Key()] {
-						t.Fatalf("filter %d candidate %d: scan any=%v all=%v, brute force %v %v",
-							j, i, gotAny[c.Key()], gotAll[c.Key()], anyM[i], allM[i])
+						require.Equal(t, gotAny[c.Key()], anyM[i], "filter %d candidate %d: scan any=%v all=%v, brute force %v %v", j, i, gotAny[c.Key()], gotAll[c.Key()], anyM[i], allM[i])
+						require.Equal(t, gotAll[c.Key()], allM[i], "filter %d candidate %d: scan any=%v all=%v, brute force %v %v", j, i, gotAny[c.Key()], gotAll[c.Key()], anyM[i], allM[i])
 					}
 					if anyM[i] {
 						nAny++
@@ -85,25 +79,19 @@ func TestScanMatchesBruteForce(t *testing.T) {
 						nAll++
 					}
 				}
-				if r.AnyCounts[j] != nAny || r.AllCounts[j] != nAll {
-					t.Errorf("filter %d counts %d/%d, want %d/%d", j, r.AnyCounts[j], r.AllCounts[j], nAny, nAll)
-				}
-				if nAny < 1000 {
-					t.Errorf("filter %d matched only %d: test too weak", j, nAny)
-				}
+				require.Equal(t, nAny, r.AnyCounts[j], "filter %d counts %d/%d, want %d/%d", j, r.AnyCounts[j], r.AllCounts[j], nAny, nAll)
+				require.Equal(t, nAll, r.AllCounts[j], "filter %d counts %d/%d, want %d/%d", j, r.AnyCounts[j], r.AllCounts[j], nAny, nAll)
+				require.GreaterOrEqual(t, nAny, uint64(1000), "filter %d matched only %d: test too weak", j, nAny)
 			}
 			for i := 1; i < len(r.Hits); i++ {
-				if r.Hits[i-1].Candidate.Key() >= r.Hits[i].Candidate.Key() {
-					t.Fatal("hits not sorted and distinct")
-				}
+				require.False(t, r.Hits[i-1].Candidate.Key() >= r.Hits[i].Candidate.Key(), "hits not sorted and distinct")
 			}
 		})
 	}
 	t.Run("match-all filter", func(t *testing.T) {
 		r := scanAll(t, element.Stream(element.SliceUniverse(universe[:100])), Config{Filters: []*bip37.Filter{empty}})
-		if r.AnyCounts[0] != 100 || len(r.Hits) != 100 {
-			t.Errorf("empty filter matched %d", r.AnyCounts[0])
-		}
+		require.Equal(t, uint64(100), r.AnyCounts[0], "empty filter matched %d", r.AnyCounts[0])
+		require.Len(t, r.Hits, 100, "empty filter matched %d", r.AnyCounts[0])
 	})
 }
 
@@ -111,20 +99,14 @@ func TestScanErrors(t *testing.T) {
 	rng := rand.New(rand.NewPCG(12, 12))
 	loose := testkit.MustFilter(t, 1, 0.5, 0, bip37.UpdateNone, testkit.RandomCandidates(rng, 1, 1)...)
 	_, err := Run(context.Background(), element.Stream(Synthetic{Seed: 1, Count: 100000}), Config{Filters: []*bip37.Filter{loose}, MaxHits: 10})
-	if !errors.Is(err, ErrTooManyHits) {
-		t.Errorf("err = %v, want ErrTooManyHits", err)
-	}
+	require.ErrorIs(t, err, ErrTooManyHits, "err = %v, want ErrTooManyHits", err)
 	boom := errors.New("disk on fire")
 	_, err = Run(context.Background(), &failingStream{n: 5, err: boom}, Config{Filters: []*bip37.Filter{loose}})
-	if !errors.Is(err, boom) {
-		t.Errorf("err = %v, want the stream's error", err)
-	}
+	require.ErrorIs(t, err, boom, "err = %v, want the stream's error", err)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err = Run(ctx, element.Stream(Synthetic{Seed: 1, Count: 1 << 20}), Config{Filters: []*bip37.Filter{loose}})
-	if !errors.Is(err, context.Canceled) {
-		t.Errorf("err = %v, want context.Canceled", err)
-	}
+	require.ErrorIs(t, err, context.Canceled, "err = %v, want context.Canceled", err)
 }
 
 // TestScanMonteCarloFPRate checks the measured false-positive count of
@@ -154,13 +136,10 @@ func TestScanMonteCarloFPRate(t *testing.T) {
 			mean := p * float64(tc.universe)
 			sd := stats.BinomialSigma(float64(tc.universe), p)
 			got := float64(r.AnyCounts[0])
-			if math.Abs(got-mean) > sigmas*sd {
-				t.Errorf("measured %v false positives, expected %.1f +- %.1f (5 sigma %.1f)", got, mean, sd, sigmas*sd)
-			}
+			require.InDelta(t, mean, got, sigmas*sd, "measured %v false positives, expected %.1f +- %.1f (5 sigma %.1f)", got, mean, sd, sigmas*sd)
 			// The design-time formula f(m) agrees with the exact rate.
-			if theory := f.FPRate(float64(tc.elements)); math.Abs(theory-p) > 0.1*p {
-				t.Errorf("f(m) = %g vs exact %g", theory, p)
-			}
+			theory := f.FPRate(float64(tc.elements))
+			require.InDelta(t, p, theory, 0.1*p, "f(m) = %g vs exact %g", theory, p)
 		})
 	}
 }

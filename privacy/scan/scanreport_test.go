@@ -2,11 +2,11 @@ package scan
 
 import (
 	"context"
-	"math"
 	"testing"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/privacy/element"
+	"github.com/stretchr/testify/require"
 )
 
 func TestRunSynthetic(t *testing.T) {
@@ -16,23 +16,23 @@ func TestRunSynthetic(t *testing.T) {
 		rep, err := RunSynthetic(context.Background(), SyntheticConfig{
 			Universe: u, Filters: []*bip37.Filter{f, f}, Workers: 2, Baseline: 30_000,
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		want := scanAll(t, element.Stream(u), Config{Filters: []*bip37.Filter{f}})
-		if rep.Candidates != u.Count || rep.Workers != 2 || len(rep.Filters) != 2 || rep.Filters[1].Matched != want.AnyCounts[0] {
-			t.Fatalf("pubkeys %v: report %+v, scan matched %d", pubKeys, rep, want.AnyCounts[0])
-		}
+		require.Equal(t, u.Count, rep.Candidates, "pubkeys %v: report %+v, scan matched %d", pubKeys, rep, want.AnyCounts[0])
+		require.Equal(t, 2, rep.Workers, "pubkeys %v: report %+v, scan matched %d", pubKeys, rep, want.AnyCounts[0])
+		require.Len(t, rep.Filters, 2, "pubkeys %v: report %+v, scan matched %d", pubKeys, rep, want.AnyCounts[0])
+		require.Equal(t, want.AnyCounts[0], rep.Filters[1].Matched, "pubkeys %v: report %+v, scan matched %d", pubKeys, rep, want.AnyCounts[0])
 		line := rep.Filters[0]
-		if line.Bytes != f.Size() || line.HashFuncs != f.HashFuncs() || math.Abs(float64(line.Matched)-line.Expected) > 5*line.Sigma {
-			t.Errorf("pubkeys %v: filter line %+v", pubKeys, line)
-		}
+		require.Equal(t, f.Size(), line.Bytes, "pubkeys %v: filter line %+v", pubKeys, line)
+		require.Equal(t, f.HashFuncs(), line.HashFuncs, "pubkeys %v: filter line %+v", pubKeys, line)
+		require.InDelta(t, line.Expected, float64(line.Matched), 5*line.Sigma, "pubkeys %v: filter line %+v", pubKeys, line)
 		bl := rep.Baseline
-		if bl == nil || bl.Candidates != 30_000 || !bl.Agree || bl.ScanPerSec <= 0 || bl.BtcutilPerSec <= 0 {
-			t.Errorf("pubkeys %v: baseline %+v", pubKeys, bl)
-		}
+		require.NotNil(t, bl, "pubkeys %v: baseline %+v", pubKeys, bl)
+		require.Equal(t, uint64(30_000), bl.Candidates, "pubkeys %v: baseline %+v", pubKeys, bl)
+		require.True(t, bl.Agree, "pubkeys %v: baseline %+v", pubKeys, bl)
+		require.Greater(t, bl.ScanPerSec, float64(0), "pubkeys %v: baseline %+v", pubKeys, bl)
+		require.Greater(t, bl.BtcutilPerSec, float64(0), "pubkeys %v: baseline %+v", pubKeys, bl)
 	}
-	if _, err := RunSynthetic(context.Background(), SyntheticConfig{Universe: Synthetic{Count: 1}}); err == nil {
-		t.Error("a scan without filters did not fail")
-	}
+	_, err := RunSynthetic(context.Background(), SyntheticConfig{Universe: Synthetic{Count: 1}})
+	require.Error(t, err, "a scan without filters did not fail")
 }

@@ -2,12 +2,12 @@ package scan
 
 import (
 	"math/rand/v2"
-	"reflect"
 	"testing"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/privacy/element"
 	"github.com/bloomwatch/bloomwatch/privacy/internal/testkit"
+	"github.com/stretchr/testify/require"
 )
 
 // plainIndexed hides a universe's concrete type, so Run takes the
@@ -25,13 +25,9 @@ func TestScanSyntheticFastPathMatchesPlainPath(t *testing.T) {
 	bitcoinj := testkit.MustFilter(t, 642, 0.0005, rng.Uint32(), bip37.UpdateNone, wallet...)
 	loose := testkit.MustFilter(t, 60, 0.05, rng.Uint32(), bip37.UpdateNone, wallet[:40]...)
 	odd, err := bip37.NewFilterFromBits(bitcoinj.Bits(), 7, rng.Uint32(), bip37.UpdateNone)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	matchAll, err := bip37.NewFilterFromBits(nil, 0, 0, bip37.UpdateNone)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// The truth holds a few of the universe's own candidates (one form of
 	// each), so that the wallet is seen, beside elements it never holds.
 	var truthElems [][]byte
@@ -69,20 +65,10 @@ func TestScanSyntheticFastPathMatchesPlainPath(t *testing.T) {
 				plainU = element.NewConcat(parts...)
 			}
 			plain := scanAll(t, element.Stream(plainU), cfg)
-			if fast.Scanned != tc.u.Len() {
-				t.Fatalf("scanned %d of %d", fast.Scanned, tc.u.Len())
-			}
-			if !reflect.DeepEqual(fast, plain) {
-				t.Fatalf("fast path differs from the plain path:\nfast  any %v all %v forms %v truth %v hits %d\nplain any %v all %v forms %v truth %v hits %d",
-					fast.AnyCounts, fast.AllCounts, fast.FormCounts[:3], fast.TruthCounts[:3], len(fast.Hits),
-					plain.AnyCounts, plain.AllCounts, plain.FormCounts[:3], plain.TruthCounts[:3], len(plain.Hits))
-			}
-			if tc.truth != nil && fast.Truth() == 0 {
-				t.Error("no wallet candidate seen: the truth check is not exercised")
-			}
-			if fast.AnyCounts[0] == 0 {
-				t.Error("filter 0 matched nothing: test too weak")
-			}
+			require.Equal(t, tc.u.Len(), fast.Scanned, "scanned %d of %d", fast.Scanned, tc.u.Len())
+			require.Equal(t, plain, fast, "fast path differs from the plain path:\nfast  any %v all %v forms %v truth %v hits %d\nplain any %v all %v forms %v truth %v hits %d", fast.AnyCounts, fast.AllCounts, fast.FormCounts[:3], fast.TruthCounts[:3], len(fast.Hits), plain.AnyCounts, plain.AllCounts, plain.FormCounts[:3], plain.TruthCounts[:3], len(plain.Hits))
+			require.False(t, tc.truth != nil && fast.Truth() == 0, "no wallet candidate seen: the truth check is not exercised")
+			require.NotEqual(t, uint64(0), fast.AnyCounts[0], "filter 0 matched nothing: test too weak")
 		})
 	}
 }
@@ -102,9 +88,9 @@ func TestScanSyntheticCounts(t *testing.T) {
 	}
 	for _, tc := range tests {
 		r := scanAll(t, element.Stream(tc.u), Config{Filters: []*bip37.Filter{f}})
-		if r.AnyCounts[0] != tc.wantAny || r.AllCounts[0] != tc.wantAll || len(r.Hits) != int(tc.wantAny) {
-			t.Errorf("%+v: any %d all %d hits %d, want %d %d", tc.u, r.AnyCounts[0], r.AllCounts[0], len(r.Hits), tc.wantAny, tc.wantAll)
-		}
+		require.Equal(t, tc.wantAny, r.AnyCounts[0], "%+v: any %d all %d hits %d, want %d %d", tc.u, r.AnyCounts[0], r.AllCounts[0], len(r.Hits), tc.wantAny, tc.wantAll)
+		require.Equal(t, tc.wantAll, r.AllCounts[0], "%+v: any %d all %d hits %d, want %d %d", tc.u, r.AnyCounts[0], r.AllCounts[0], len(r.Hits), tc.wantAny, tc.wantAll)
+		require.Len(t, r.Hits, int(tc.wantAny), "%+v: any %d all %d hits %d, want %d %d", tc.u, r.AnyCounts[0], r.AllCounts[0], len(r.Hits), tc.wantAny, tc.wantAll)
 	}
 }
 
@@ -115,23 +101,24 @@ func TestSyntheticDeterministicAndDistinct(t *testing.T) {
 	other := testkit.Collect(t, element.Stream(Synthetic{Seed: 8, Count: n}))
 	seen := map[string]bool{}
 	for i := range a {
+		// 20000 candidates: a plain comparison guards each require.
 		if !a[i].Equal(b[i]) {
-			t.Fatalf("candidate %d differs between runs", i)
+			require.True(t, a[i].Equal(b[i]), "candidate %d differs between runs", i)
 		}
 		if len(a[i].Forms) != 2 || len(a[i].Forms[0]) != SyntheticHashSize || len(a[i].Forms[1]) != SyntheticPubKeySize {
-			t.Fatalf("candidate %d has shape %d forms", i, len(a[i].Forms))
+			require.Len(t, a[i].Forms, 2, "candidate %d has shape %d forms", i, len(a[i].Forms))
+			require.Len(t, a[i].Forms[0], SyntheticHashSize, "candidate %d has shape %d forms", i, len(a[i].Forms))
+			require.Len(t, a[i].Forms[1], SyntheticPubKeySize, "candidate %d has shape %d forms", i, len(a[i].Forms))
 		}
 		if p := a[i].Forms[1][0]; p != 0x02 && p != 0x03 {
-			t.Fatalf("pubkey prefix %#x", p)
+			require.Contains(t, []byte{0x02, 0x03}, p, "pubkey prefix %#x", p)
 		}
 		seen[a[i].Key()] = true
 	}
 	for _, c := range other {
 		seen[c.Key()] = true
 	}
-	if len(seen) != 2*n {
-		t.Errorf("%d distinct primary forms among %d", len(seen), 2*n)
-	}
+	require.Len(t, seen, 2*n, "%d distinct primary forms among %d", len(seen), 2*n)
 	// Bytes are balanced: each bit is set about half the time.
 	ones := 0
 	for _, c := range a {
@@ -142,9 +129,9 @@ func TestSyntheticDeterministicAndDistinct(t *testing.T) {
 		}
 	}
 	total := n * SyntheticHashSize * 8
-	if d := float64(ones)/float64(total) - 0.5; d > 0.005 || d < -0.005 {
-		t.Errorf("bit balance %.4f", float64(ones)/float64(total))
-	}
+	d := float64(ones)/float64(total) - 0.5
+	require.LessOrEqual(t, d, 0.005, "bit balance %.4f", float64(ones)/float64(total))
+	require.GreaterOrEqual(t, d, -0.005, "bit balance %.4f", float64(ones)/float64(total))
 }
 
 func TestConcat(t *testing.T) {
@@ -154,14 +141,10 @@ func TestConcat(t *testing.T) {
 	b := element.SliceUniverse(testkit.RandomCandidates(rng, 2, 2))
 	s := Synthetic{Seed: 9, Count: 4}
 	c := element.NewConcat(a, empty, b, s)
-	if c.Len() != 9 {
-		t.Fatalf("Len = %d", c.Len())
-	}
+	require.Equal(t, uint64(9), c.Len(), "Len = %d", c.Len())
 	got := testkit.Collect(t, element.Stream(c))
 	want := append(append(append([]element.Candidate{}, a...), b...), testkit.Collect(t, element.Stream(s))...)
 	for i := range want {
-		if !got[i].Equal(want[i]) {
-			t.Errorf("candidate %d differs", i)
-		}
+		require.True(t, got[i].Equal(want[i]), "candidate %d differs", i)
 	}
 }

@@ -3,6 +3,8 @@ package stats
 import (
 	"math"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // near reports whether got is within rel relative tolerance of want (or
@@ -39,15 +41,13 @@ func TestLog2Binomial(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := Log2Binomial(tc.n, tc.k); !near(got, tc.want, 1e-9) {
-				t.Errorf("Log2Binomial(%g, %g) = %.12g, want %.12g", tc.n, tc.k, got, tc.want)
-			}
+			got := Log2Binomial(tc.n, tc.k)
+			require.True(t, near(got, tc.want, 1e-9), "Log2Binomial(%g, %g) = %.12g, want %.12g", tc.n, tc.k, got, tc.want)
 		})
 	}
 	for _, bad := range [][2]float64{{-1, 0}, {5, -1}, {math.NaN(), 1}} {
-		if got := Log2Binomial(bad[0], bad[1]); !math.IsNaN(got) {
-			t.Errorf("Log2Binomial(%v) = %v, want NaN", bad, got)
-		}
+		got := Log2Binomial(bad[0], bad[1])
+		require.True(t, math.IsNaN(got), "Log2Binomial(%v) = %v, want NaN", bad, got)
 	}
 }
 
@@ -65,23 +65,18 @@ func TestEntropyPrecisionRecall(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := Entropy(tc.n, tc.f); !near(got, tc.entropy, 1e-9) {
-				t.Errorf("Entropy = %v, want %v", got, tc.entropy)
-			}
-			if got := Precision(tc.n, tc.f); !near(got, tc.precise, 1e-12) {
-				t.Errorf("Precision = %v, want %v", got, tc.precise)
-			}
+			got := Entropy(tc.n, tc.f)
+			require.True(t, near(got, tc.entropy, 1e-9), "Entropy = %v, want %v", got, tc.entropy)
+			got = Precision(tc.n, tc.f)
+			require.True(t, near(got, tc.precise, 1e-12), "Precision = %v, want %v", got, tc.precise)
 		})
 	}
-	if got := Precision(0, 0); got != 0 {
-		t.Errorf("Precision of an empty set = %v, want 0", got)
-	}
-	if got := Recall(3, 4); got != 0.75 {
-		t.Errorf("Recall(3, 4) = %v", got)
-	}
-	if got := Recall(3, 0); got != 0 {
-		t.Errorf("Recall(3, 0) = %v", got)
-	}
+	got := Precision(0, 0)
+	require.Equal(t, float64(0), got, "Precision of an empty set = %v, want 0", got)
+	got = Recall(3, 4)
+	require.Equal(t, 0.75, got, "Recall(3, 4) = %v", got)
+	got = Recall(3, 0)
+	require.Equal(t, float64(0), got, "Recall(3, 0) = %v", got)
 }
 
 func TestRates(t *testing.T) {
@@ -102,15 +97,12 @@ func TestRates(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if !near(tc.got, tc.want, 1e-6) {
-				t.Errorf("got %.10g, want %.10g", tc.got, tc.want)
-			}
+			require.True(t, near(tc.got, tc.want, 1e-6), "got %.10g, want %.10g", tc.got, tc.want)
 		})
 	}
 }
 
 func TestBinomialSigma(t *testing.T) {
-	if got := BinomialSigma(100, 0.5); got != 5 {
-		t.Errorf("BinomialSigma(100, .5) = %v", got)
-	}
+	got := BinomialSigma(100, 0.5)
+	require.Equal(t, float64(5), got, "BinomialSigma(100, .5) = %v", got)
 }

@@ -1,6 +1,7 @@
 package bcoin
 
 import (
+	"fmt"
 	"net"
 	"sync/atomic"
 	"testing"
@@ -24,6 +25,7 @@ type wireClient struct {
 	p       *peer.Peer
 	msgs    chan wire.Message
 	version atomic.Pointer[wire.MsgVersion]
+	dropped atomic.Pointer[string] // the command of the first message the full queue dropped
 	nonce   uint64
 }
 
@@ -32,11 +34,21 @@ type wireClient struct {
 func dialWire(t *testing.T, addr string) *wireClient {
 	t.Helper()
 	c := &wireClient{t: t, msgs: make(chan wire.Message, 1024)}
+	// The listeners run on the peer's goroutine: a dropped message is
+	// recorded there and required empty on the test's goroutine at cleanup.
+	t.Cleanup(func() {
+		var dropped string
+		if d := c.dropped.Load(); d != nil {
+			dropped = *d
+		}
+		require.Empty(t, dropped, "wire client: queue full, dropped %s", dropped)
+	})
 	q := func(_ *peer.Peer, m wire.Message) {
 		select {
 		case c.msgs <- m:
 		default:
-			t.Errorf("wire client: queue full, dropped %s", m.Command())
+			cmd := m.Command()
+			c.dropped.CompareAndSwap(nil, &cmd)
 		}
 	}
 	ready := make(chan struct{})
@@ -72,7 +84,7 @@ func dialWire(t *testing.T, addr string) *wireClient {
 	select {
 	case <-ready:
 	case <-time.After(10 * time.Second):
-		t.Fatal("wire client: no verack")
+		require.FailNow(t, "wire client: no verack")
 	}
 	return c
 }
@@ -102,7 +114,7 @@ func (c *wireClient) exchange(m wire.Message) []wire.Message {
 			}
 			got = append(got, msg)
 		case <-deadline:
-			c.t.Fatalf("no pong after %s (got %d messages)", m.Command(), len(got))
+			require.FailNow(c.t, fmt.Sprintf("no pong after %s (got %d messages)", m.Command(), len(got)))
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package hostile
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 )
@@ -21,9 +21,7 @@ func regtestChain(t *testing.T, n int) []wire.BlockHeader {
 	chain := []wire.BlockHeader{chaincfg.RegressionNetParams.GenesisBlock.Header}
 	for i := 0; i < n; i++ {
 		h, err := childOf(&chain[len(chain)-1], uint32(i))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		chain = append(chain, h)
 	}
 	return chain
@@ -36,9 +34,7 @@ func TestForgeHeader(t *testing.T) {
 	for _, s := range []Scenario{HeaderBadPoW, HeaderBadBits, HeaderTimeTooOld, HeaderTimeTooNew, HeadersNotConnecting} {
 		t.Run(string(s), func(t *testing.T) {
 			h, err := forgeHeader(s, chain, now)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			connects := h.PrevBlock == parent.BlockHash()
 			sameBits := h.Bits == parent.Bits
 			afterMTP := h.Timestamp.After(medianTimePast(chain))
@@ -52,54 +48,35 @@ func TestForgeHeader(t *testing.T) {
 				HeadersNotConnecting: {true, true, true, true},
 			}[s]
 			got := [4]bool{powValid(&h), sameBits, afterMTP, notFuture}
-			if got != want {
-				t.Errorf("pow, bits, mtp, future = %v, want %v", got, want)
-			}
-			if connects != (s != HeadersNotConnecting) {
-				t.Errorf("connects = %v", connects)
-			}
+			require.Equal(t, want, got, "pow, bits, mtp, future = %v, want %v", got, want)
+			require.Equal(t, (s != HeadersNotConnecting), connects, "connects = %v", connects)
 		})
 	}
-	if _, err := forgeHeader(BadMerkleRoot, chain, now); !errors.Is(err, ErrCannotForge) {
-		t.Errorf("forgeHeader(non-header scenario) = %v, want ErrCannotForge", err)
-	}
-	if _, err := forgeHeader(HeaderBadPoW, nil, now); !errors.Is(err, ErrCannotForge) {
-		t.Errorf("forgeHeader(empty chain) = %v, want ErrCannotForge", err)
-	}
+	_, err := forgeHeader(BadMerkleRoot, chain, now)
+	require.ErrorIs(t, err, ErrCannotForge, "forgeHeader(non-header scenario) = %v, want ErrCannotForge", err)
+	_, err = forgeHeader(HeaderBadPoW, nil, now)
+	require.ErrorIs(t, err, ErrCannotForge, "forgeHeader(empty chain) = %v, want ErrCannotForge", err)
 }
 
 func TestForgeFork(t *testing.T) {
 	chain := regtestChain(t, 10)
 	fork, err := forgeFork(chain, 3, 9, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fork[0].PrevBlock != chain[3].BlockHash() {
-		t.Fatal("fork does not start at height 3")
-	}
+	require.NoError(t, err)
+	require.Equal(t, chain[3].BlockHash(), fork[0].PrevBlock, "fork does not start at height 3")
 	for i := range fork {
-		if !powValid(&fork[i]) || fork[i].Bits != chain[0].Bits {
-			t.Fatalf("honest fork header %d invalid", i)
-		}
-		if i > 0 && fork[i].PrevBlock != fork[i-1].BlockHash() {
-			t.Fatalf("fork header %d does not connect", i)
-		}
-		if fork[i].BlockHash() == chain[min(4+i, len(chain)-1)].BlockHash() {
-			t.Fatalf("fork header %d equals the honest one", i)
-		}
+		require.True(t, powValid(&fork[i]), "honest fork header %d invalid", i)
+		require.Equal(t, chain[0].Bits, fork[i].Bits, "honest fork header %d invalid", i)
+		require.False(t, i > 0 && fork[i].PrevBlock != fork[i-1].BlockHash(), "fork header %d does not connect", i)
+		require.NotEqual(t, chain[min(4+i, len(chain)-1)].BlockHash(), fork[i].BlockHash(), "fork header %d equals the honest one", i)
 	}
 	lie, err := forgeFork(chain, 3, 9, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for i := range lie {
-		if powValid(&lie[i]) || lie[i].Bits == chain[0].Bits {
-			t.Fatalf("lying fork header %d: pow valid %v, bits %x", i, powValid(&lie[i]), lie[i].Bits)
-		}
+		require.False(t, powValid(&lie[i]), "lying fork header %d: pow valid %v, bits %x", i, powValid(&lie[i]), lie[i].Bits)
+		require.NotEqual(t, chain[0].Bits, lie[i].Bits, "lying fork header %d: pow valid %v, bits %x", i, powValid(&lie[i]), lie[i].Bits)
 	}
-	if _, err := forgeFork(chain, 11, 1, false); !errors.Is(err, ErrCannotForge) {
-		t.Errorf("fork above the tip = %v, want ErrCannotForge", err)
-	}
+	_, err = forgeFork(chain, 11, 1, false)
+	require.ErrorIs(t, err, ErrCannotForge, "fork above the tip = %v, want ErrCannotForge", err)
 }
 
 // testBlock returns a block of n distinct transactions whose header
@@ -152,9 +129,8 @@ func TestMerkleTampering(t *testing.T) {
 		honest := func() *wire.MsgMerkleBlock {
 			return bip37.BuildMerkleBlock(block, func(i int, _ *wire.MsgTx) bool { return matched[i] })
 		}
-		if _, _, err := bip37.VerifyMerkleBlock(honest()); err != nil {
-			t.Fatalf("n=%d honest tree: %v", n, err)
-		}
+		_, _, err := bip37.VerifyMerkleBlock(honest())
+		require.NoError(t, err, "n=%d honest tree", n)
 		cases := []struct {
 			name   string
 			tamper func(mb *wire.MsgMerkleBlock) (*wire.MsgMerkleBlock, error)
@@ -169,29 +145,20 @@ func TestMerkleTampering(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/n=%d", tc.name, n), func(t *testing.T) {
 				mb, err := tc.tamper(honest())
 				if errors.Is(err, ErrCannotForge) {
-					if tc.name == "duplicate" && n&(n-1) != 0 {
-						t.Fatalf("duplicate tree refused for n=%d, which is not a power of two", n)
-					}
+					require.False(t, tc.name == "duplicate" && n&(n-1) != 0, "duplicate tree refused for n=%d, which is not a power of two", n)
 					return
 				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				if tc.name == "duplicate" && n&(n-1) == 0 {
-					t.Fatalf("duplicate tree built for power of two n=%d", n)
-				}
+				require.NoError(t, err)
+				require.False(t, tc.name == "duplicate" && n&(n-1) == 0, "duplicate tree built for power of two n=%d", n)
 				_, _, err = bip37.VerifyMerkleBlock(mb)
 				var me *bip37.MerkleError
-				if !errors.As(err, &me) || me.Reason != tc.want {
-					t.Fatalf("verify = %v, want reason %v", err, tc.want)
-				}
+				require.ErrorAs(t, err, &me, "verify = %v, want reason %v", err, tc.want)
+				require.Equal(t, tc.want, me.Reason, "verify = %v, want reason %v", err, tc.want)
 				if tc.name == "duplicate" {
 					// The forgery keeps the root: only the duplicate check
 					// catches it.
 					root, _, _, _ := extractRootIgnoringDup(mb)
-					if root != block.Header.MerkleRoot {
-						t.Fatalf("duplicated tree root %v, header %v", root, block.Header.MerkleRoot)
-					}
+					require.Equal(t, block.Header.MerkleRoot, root, "duplicated tree root %v, header %v", root, block.Header.MerkleRoot)
 				}
 			})
 		}
@@ -239,21 +206,17 @@ func rootFromFlags(mb *wire.MsgMerkleBlock) chainhash.Hash {
 
 func TestScenarios(t *testing.T) {
 	all := Scenarios()
-	if all[0] != Honest || len(all) != len(scenarios) {
-		t.Fatalf("Scenarios() = %v", all)
-	}
+	require.Equal(t, Honest, all[0], "Scenarios() = %v", all)
+	require.Len(t, all, len(scenarios), "Scenarios() = %v", all)
 	for _, s := range all {
 		got, err := ParseScenario(string(s))
-		if err != nil || got != s {
-			t.Errorf("ParseScenario(%q) = %v, %v", s, got, err)
-		}
-		if s.Expected() == "" || s.Summary() == "" {
-			t.Errorf("%s has no expectation or summary", s)
-		}
+		require.NoError(t, err, "ParseScenario(%q) = %v", s, got)
+		require.Equal(t, s, got, "ParseScenario(%q) = %v, %v", s, got, err)
+		require.NotEqual(t, Reaction(""), s.Expected(), "%s has no expectation or summary", s)
+		require.NotEqual(t, "", s.Summary(), "%s has no expectation or summary", s)
 	}
-	if _, err := ParseScenario("nice"); !errors.Is(err, ErrUnknownScenario) {
-		t.Errorf("ParseScenario(nice) = %v, want ErrUnknownScenario", err)
-	}
+	_, err := ParseScenario("nice")
+	require.ErrorIs(t, err, ErrUnknownScenario, "ParseScenario(nice) = %v, want ErrUnknownScenario", err)
 }
 
 // TestRewriteWitness: the rewritten transaction keeps its txid and carries
@@ -264,18 +227,13 @@ func TestRewriteWitness(t *testing.T) {
 	tx.AddTxIn(wire.NewTxIn(&wire.OutPoint{Index: 2}, nil, wire.TxWitness{{1}, {2}}))
 	tx.AddTxOut(wire.NewTxOut(5, []byte{0x51}))
 	got := rewriteWitness(tx)
-	if got.TxHash() != tx.TxHash() || got.WitnessHash() == tx.WitnessHash() {
-		t.Fatalf("txid %v (was %v), wtxid changed %v", got.TxHash(), tx.TxHash(), got.WitnessHash() != tx.WitnessHash())
-	}
-	if _, err := btcec.ParsePubKey(WitnessPubKey); err != nil {
-		t.Fatalf("WitnessPubKey: %v", err)
-	}
+	require.Equal(t, tx.TxHash(), got.TxHash(), "txid %v (was %v), wtxid changed %v", got.TxHash(), tx.TxHash(), got.WitnessHash() != tx.WitnessHash())
+	require.NotEqual(t, tx.WitnessHash(), got.WitnessHash(), "txid %v (was %v), wtxid changed %v", got.TxHash(), tx.TxHash(), got.WitnessHash() != tx.WitnessHash())
+	_, err := btcec.ParsePubKey(WitnessPubKey)
+	require.NoError(t, err, "WitnessPubKey")
 	for i, in := range got.TxIn {
-		if len(in.Witness) != 2 || !bytes.Equal(in.Witness[1], WitnessPubKey) {
-			t.Fatalf("input %d witness %x", i, in.Witness)
-		}
+		require.Len(t, in.Witness, 2, "input %d witness %x", i, in.Witness)
+		require.Equal(t, WitnessPubKey, in.Witness[1], "input %d witness %x", i, in.Witness)
 	}
-	if len(tx.TxIn[1].Witness[1]) != 1 {
-		t.Fatal("the original was changed")
-	}
+	require.Len(t, tx.TxIn[1].Witness[1], 1, "the original was changed")
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 )
@@ -29,38 +30,24 @@ func FuzzPeerTx(f *testing.F) {
 		}
 		read := payload[:len(payload)-r.Len()]
 		var enc, stripped bytes.Buffer
-		if err := tx.BtcEncode(&enc, wire.ProtocolVersion, wire.WitnessEncoding); err != nil {
-			t.Fatalf("re-encode: %v", err)
-		}
-		if !bytes.Equal(enc.Bytes(), read) {
-			t.Fatalf("re-encoding differs from the %d bytes read", len(read))
-		}
-		if err := tx.SerializeNoWitness(&stripped); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, tx.BtcEncode(&enc, wire.ProtocolVersion, wire.WitnessEncoding), "re-encode")
+		require.True(t, bytes.Equal(enc.Bytes(), read), "re-encoding differs from the %d bytes read", len(read))
+		require.NoError(t, tx.SerializeNoWitness(&stripped))
 		txid := tx.TxHash()
-		if txid != chainhash.DoubleHashH(stripped.Bytes()) {
-			t.Fatal("txid is not the hash of the stripped serialization")
-		}
+		require.Equal(t, chainhash.DoubleHashH(stripped.Bytes()), txid, "txid is not the hash of the stripped serialization")
 
 		newFilter := func(flags bip37.UpdateFlag) *bip37.Filter {
 			f, err := bip37.NewFilter(4, 0.0001, 0x5eed, flags)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			return f
 		}
 		byTxid := newFilter(bip37.UpdateNone)
 		byTxid.Add(txid[:])
-		if !byTxid.MatchTx(&tx) {
-			t.Fatal("a filter holding the txid does not match")
-		}
+		require.True(t, byTxid.MatchTx(&tx), "a filter holding the txid does not match")
 		for i, in := range tx.TxIn {
 			byPrev := newFilter(bip37.UpdateNone)
 			byPrev.AddOutPoint(&in.PreviousOutPoint)
-			if !byPrev.MatchTx(&tx) {
-				t.Fatalf("a filter holding input %d's previous outpoint does not match", i)
-			}
+			require.True(t, byPrev.MatchTx(&tx), "a filter holding input %d's previous outpoint does not match", i)
 		}
 		for i, out := range tx.TxOut {
 			push := firstPush(out.PkScript)
@@ -69,12 +56,8 @@ func FuzzPeerTx(f *testing.F) {
 			}
 			byPush := newFilter(bip37.UpdateAll)
 			byPush.Add(push)
-			if !byPush.MatchTxAndUpdate(&tx) {
-				t.Fatalf("a filter holding output %d's push %x does not match", i, push)
-			}
-			if !byPush.MatchesOutPoint(wire.NewOutPoint(&txid, uint32(i))) {
-				t.Fatalf("UPDATE_ALL did not add outpoint %d after a match on its push", i)
-			}
+			require.True(t, byPush.MatchTxAndUpdate(&tx), "a filter holding output %d's push %x does not match", i, push)
+			require.True(t, byPush.MatchesOutPoint(wire.NewOutPoint(&txid, uint32(i))), "UPDATE_ALL did not add outpoint %d after a match on its push", i)
 		}
 	})
 }

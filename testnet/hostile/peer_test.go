@@ -2,7 +2,6 @@ package hostile
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/big"
 	"net"
@@ -19,6 +18,7 @@ import (
 	"github.com/btcsuite/btcd/peer"
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 
 	"github.com/bloomwatch/bloomwatch/bip37"
 	"github.com/bloomwatch/bloomwatch/testnet"
@@ -71,9 +71,7 @@ func needFixture(t *testing.T) {
 			fx, fxErr = buildFixture(fxHarness)
 		}
 	})
-	if fxErr != nil {
-		t.Fatalf("fixture: %v", fxErr)
-	}
+	require.NoError(t, fxErr, "fixture")
 }
 
 // buildFixture mines the test blocks: 4 noise txs each, and a payment to
@@ -116,9 +114,7 @@ func buildFixture(h *testnet.Harness) (*fixture, error) {
 func newFilter(t *testing.T) *bip37.Filter {
 	t.Helper()
 	f, err := bip37.NewFilter(10, 0.000001, 7, bip37.UpdateAll)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	f.Add(watchHash)
 	return f
 }
@@ -144,16 +140,11 @@ func startPeer(t *testing.T, s Scenario, mod func(*Config)) *Peer {
 		mod(&cfg)
 	}
 	p, err := Start(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() {
-		if err := p.Close(); err != nil {
-			t.Error(err)
-		}
-		if st := p.Stats(); st.Active != 0 {
-			t.Errorf("%d connections still open after Close", st.Active)
-		}
+		require.NoError(t, p.Close())
+		st := p.Stats()
+		require.Equal(t, 0, st.Active, "%d connections still open after Close", st.Active)
 	})
 	return p
 }
@@ -220,13 +211,9 @@ func dial(t *testing.T, hp *Peer) *client {
 		},
 	}
 	p, err := peer.NewOutboundPeer(cfg, hp.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	conn, err := net.Dial("tcp", hp.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	p.AssociateConnection(conn)
 	c.p = p
 	t.Cleanup(func() {
@@ -237,7 +224,7 @@ func dial(t *testing.T, hp *Peer) *client {
 	select {
 	case <-verack:
 	case <-time.After(10 * time.Second):
-		t.Fatal("no verack")
+		require.FailNow(t, "no verack")
 	}
 	return c
 }
@@ -335,49 +322,33 @@ func loadAndFetch(t *testing.T, c *client, wait time.Duration) ([]served, []wire
 func TestHonest(t *testing.T) {
 	p := startPeer(t, Honest, nil)
 	c := dial(t, p)
-	if c.p.Services()&wire.SFNodeBloom == 0 {
-		t.Fatal("honest peer does not advertise NODE_BLOOM")
-	}
-	if c.p.LastBlock() != fx.tip {
-		t.Errorf("advertised height %d, want %d", c.p.LastBlock(), fx.tip)
-	}
+	require.NotEqual(t, wire.ServiceFlag(0), c.p.Services()&wire.SFNodeBloom, "honest peer does not advertise NODE_BLOOM")
+	require.Equal(t, fx.tip, c.p.LastBlock(), "advertised height %d, want %d", c.p.LastBlock(), fx.tip)
 	got, pong, _ := c.exchange(10*time.Second, getHeaders())
-	if !pong || len(got) != 1 {
-		t.Fatalf("getheaders: pong %v, %d messages", pong, len(got))
-	}
+	require.True(t, pong, "getheaders: pong %v, %d messages", pong, len(got))
+	require.Len(t, got, 1, "getheaders: pong %v, %d messages", pong, len(got))
 	hdrs := got[0].(*wire.MsgHeaders).Headers
-	if len(hdrs) != int(fx.tip) {
-		t.Fatalf("%d headers, want %d", len(hdrs), fx.tip)
-	}
+	require.Len(t, hdrs, int(fx.tip), "%d headers, want %d", len(hdrs), fx.tip)
 	for i, h := range hdrs[len(hdrs)-testBlocks:] {
-		if h.BlockHash() != fx.blocks[i] {
-			t.Fatalf("header %d differs from the chain", i)
-		}
+		require.Equal(t, fx.blocks[i], h.BlockHash(), "header %d differs from the chain", i)
 	}
 	blocks, loose, pong, _ := loadAndFetch(t, c, 10*time.Second)
-	if !pong || len(loose) != 0 || len(blocks) != testBlocks {
-		t.Fatalf("pong %v, %d loose, %d merkleblocks", pong, len(loose), len(blocks))
-	}
+	require.True(t, pong, "pong %v, %d loose, %d merkleblocks", pong, len(loose), len(blocks))
+	require.Len(t, loose, 0, "pong %v, %d loose, %d merkleblocks", pong, len(loose), len(blocks))
+	require.Len(t, blocks, testBlocks, "pong %v, %d loose, %d merkleblocks", pong, len(loose), len(blocks))
 	for i, b := range blocks {
-		if b.err != nil {
-			t.Fatalf("block %d: %v", i, b.err)
-		}
+		require.NoError(t, b.err, "block %d", i)
 		want := fx.paidBlock[fx.blocks[i]]
-		if (want != chainhash.Hash{}) != slices.Contains(b.matches, want) {
-			t.Errorf("block %d matches %v, payment %v", i, b.matches, want)
-		}
-		if len(b.txs) != len(b.matches) {
-			t.Errorf("block %d: %d txs after %d matches", i, len(b.txs), len(b.matches))
-		}
+		require.Equal(t, slices.Contains(b.matches, want), (want != chainhash.Hash{}), "block %d matches %v, payment %v", i, b.matches, want)
+		require.Len(t, b.txs, len(b.matches), "block %d: %d txs after %d matches", i, len(b.txs), len(b.matches))
 		for j, tx := range b.txs {
-			if tx.TxHash() != b.matches[j] {
-				t.Errorf("block %d tx %d is not the matched txid", i, j)
-			}
+			require.Equal(t, b.matches[j], tx.TxHash(), "block %d tx %d is not the matched txid", i, j)
 		}
 	}
-	if st := p.Stats(); st.Applied != 0 || st.FilterLoads != 1 || st.Sent[wire.CmdMerkleBlock] != testBlocks {
-		t.Errorf("stats %+v", st)
-	}
+	st := p.Stats()
+	require.Equal(t, 0, st.Applied, "stats %+v", st)
+	require.Equal(t, 1, st.FilterLoads, "stats %+v", st)
+	require.Equal(t, testBlocks, st.Sent[wire.CmdMerkleBlock], "stats %+v", st)
 }
 
 func TestMerkleScenarios(t *testing.T) {
@@ -393,24 +364,22 @@ func TestMerkleScenarios(t *testing.T) {
 		t.Run(string(s), func(t *testing.T) {
 			p := startPeer(t, s, nil)
 			blocks, _, pong, _ := loadAndFetch(t, dial(t, p), 10*time.Second)
-			if !pong || len(blocks) != testBlocks {
-				t.Fatalf("pong %v, %d merkleblocks", pong, len(blocks))
-			}
+			require.True(t, pong, "pong %v, %d merkleblocks", pong, len(blocks))
+			require.Len(t, blocks, testBlocks, "pong %v, %d merkleblocks", pong, len(blocks))
 			bad := 0
 			for _, b := range blocks {
 				var me *bip37.MerkleError
 				if b.err == nil {
 					continue
 				}
-				if !errors.As(b.err, &me) || me.Reason != want {
-					t.Errorf("block %v: %v, want reason %v", b.mb.Header.BlockHash(), b.err, want)
-				}
+				require.ErrorAs(t, b.err, &me, "block %v: %v, want reason %v", b.mb.Header.BlockHash(), b.err, want)
+				require.Equal(t, want, me.Reason, "block %v: %v, want reason %v", b.mb.Header.BlockHash(), b.err, want)
 				bad++
 			}
 			st := p.Stats()
-			if bad == 0 || bad != st.Applied || st.Applied+st.Skipped != testBlocks {
-				t.Errorf("%d invalid merkleblocks, stats applied %d skipped %d", bad, st.Applied, st.Skipped)
-			}
+			require.NotEqual(t, 0, bad, "%d invalid merkleblocks, stats applied %d skipped %d", bad, st.Applied, st.Skipped)
+			require.Equal(t, st.Applied, bad, "%d invalid merkleblocks, stats applied %d skipped %d", bad, st.Applied, st.Skipped)
+			require.Equal(t, testBlocks, st.Applied+st.Skipped, "%d invalid merkleblocks, stats applied %d skipped %d", bad, st.Applied, st.Skipped)
 		})
 	}
 }
@@ -418,23 +387,19 @@ func TestMerkleScenarios(t *testing.T) {
 func TestTxNotInBlock(t *testing.T) {
 	p := startPeer(t, TxNotInBlock, func(c *Config) { c.Times = 1 })
 	blocks, _, pong, _ := loadAndFetch(t, dial(t, p), 10*time.Second)
-	if !pong || len(blocks) != testBlocks {
-		t.Fatalf("pong %v, %d merkleblocks", pong, len(blocks))
-	}
+	require.True(t, pong, "pong %v, %d merkleblocks", pong, len(blocks))
+	require.Len(t, blocks, testBlocks, "pong %v, %d merkleblocks", pong, len(blocks))
 	strays := 0
 	for _, b := range blocks {
-		if b.err != nil {
-			t.Fatal(b.err)
-		}
+		require.NoError(t, b.err)
 		for _, tx := range b.txs {
 			if !slices.Contains(b.matches, tx.TxHash()) {
 				strays++
 			}
 		}
 	}
-	if strays != 1 || p.Stats().Applied != 1 {
-		t.Errorf("%d txs outside their merkleblock, applied %d", strays, p.Stats().Applied)
-	}
+	require.Equal(t, 1, strays, "%d txs outside their merkleblock, applied %d", strays, p.Stats().Applied)
+	require.Equal(t, 1, p.Stats().Applied, "%d txs outside their merkleblock, applied %d", strays, p.Stats().Applied)
 }
 
 func TestUnrequestedBlock(t *testing.T) {
@@ -443,21 +408,16 @@ func TestUnrequestedBlock(t *testing.T) {
 	asked := fx.blocks[3:]
 	got, pong, _ := c.exchange(10*time.Second, newFilter(t).MsgFilterLoad(), getFiltered(asked...))
 	blocks, _ := splitServed(got)
-	if !pong || len(blocks) != len(asked)+1 {
-		t.Fatalf("pong %v, %d merkleblocks for %d asked", pong, len(blocks), len(asked))
-	}
+	require.True(t, pong, "pong %v, %d merkleblocks for %d asked", pong, len(blocks), len(asked))
+	require.Len(t, blocks, len(asked)+1, "pong %v, %d merkleblocks for %d asked", pong, len(blocks), len(asked))
 	extra := 0
 	for _, b := range blocks {
-		if b.err != nil {
-			t.Fatalf("unrequested block must be valid: %v", b.err)
-		}
+		require.NoError(t, b.err, "unrequested block must be valid")
 		if !slices.Contains(asked, b.mb.Header.BlockHash()) {
 			extra++
 		}
 	}
-	if extra != 1 {
-		t.Errorf("%d unrequested merkleblocks, want 1", extra)
-	}
+	require.Equal(t, 1, extra, "%d unrequested merkleblocks, want 1", extra)
 }
 
 // headerChain reads the upstream chain's headers.
@@ -465,9 +425,7 @@ func headerChain(t *testing.T) []wire.BlockHeader {
 	t.Helper()
 	needFixture(t)
 	headers, err := newChain(fx.h.Node().RPC()).refresh()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return headers
 }
 
@@ -477,29 +435,21 @@ func TestHeaderScenarios(t *testing.T) {
 		t.Run(string(s), func(t *testing.T) {
 			p := startPeer(t, s, nil)
 			got, pong, _ := dial(t, p).exchange(10*time.Second, getHeaders())
-			if !pong || len(got) != 1 {
-				t.Fatalf("pong %v, %d messages", pong, len(got))
-			}
+			require.True(t, pong, "pong %v, %d messages", pong, len(got))
+			require.Len(t, got, 1, "pong %v, %d messages", pong, len(got))
 			hdrs := got[0].(*wire.MsgHeaders).Headers
 			if s == HeadersNotConnecting {
-				if len(hdrs) != 1 || slices.ContainsFunc(chain, func(h wire.BlockHeader) bool { return h.BlockHash() == hdrs[0].PrevBlock }) {
-					t.Fatalf("%d headers; the first must not connect", len(hdrs))
-				}
+				require.Len(t, hdrs, 1, "%d headers; the first must not connect", len(hdrs))
+				require.False(t, slices.ContainsFunc(chain, func(h wire.BlockHeader) bool { return h.BlockHash() == hdrs[0].PrevBlock }), "%d headers; the first must not connect", len(hdrs))
 				return
 			}
-			if len(hdrs) != len(chain) {
-				t.Fatalf("%d headers, want the %d honest ones and a forged child", len(hdrs), len(chain)-1)
-			}
+			require.Len(t, hdrs, len(chain), "%d headers, want the %d honest ones and a forged child", len(hdrs), len(chain)-1)
 			for i, h := range hdrs[:len(hdrs)-1] {
-				if h.BlockHash() != chain[i+1].BlockHash() {
-					t.Fatalf("header %d is not honest", i+1)
-				}
+				require.Equal(t, chain[i+1].BlockHash(), h.BlockHash(), "header %d is not honest", i+1)
 			}
 			last := hdrs[len(hdrs)-1]
 			parent := chain[len(chain)-1]
-			if last.PrevBlock != parent.BlockHash() {
-				t.Fatal("forged header does not extend the tip")
-			}
+			require.Equal(t, parent.BlockHash(), last.PrevBlock, "forged header does not extend the tip")
 			// Exactly the named rule is broken.
 			badPoW := !powValid(last)
 			badBits := last.Bits != parent.Bits
@@ -512,12 +462,9 @@ func TestHeaderScenarios(t *testing.T) {
 				HeaderTimeTooOld: {false, false, true, false},
 				HeaderTimeTooNew: {false, false, false, true},
 			}[s]
-			if got4 != want {
-				t.Errorf("bad pow, bits, old, future = %v, want %v", got4, want)
-			}
-			if err := blockchain.CheckProofOfWork(btcutil.NewBlock(&wire.MsgBlock{Header: *last}), fx.h.Params().PowLimit); (err != nil) != badPoW {
-				t.Errorf("btcd CheckProofOfWork = %v", err)
-			}
+			require.Equal(t, want, got4, "bad pow, bits, old, future = %v, want %v", got4, want)
+			err := blockchain.CheckProofOfWork(btcutil.NewBlock(&wire.MsgBlock{Header: *last}), fx.h.Params().PowLimit)
+			require.Equal(t, badPoW, (err != nil), "btcd CheckProofOfWork = %v", err)
 		})
 	}
 }
@@ -542,42 +489,36 @@ func TestForks(t *testing.T) {
 			if s == LowWorkFork {
 				wantHeight = int32(len(chain)) - 1 // the honest tip, a lie
 			}
-			if c.p.LastBlock() != wantHeight {
-				t.Errorf("announced height %d, want %d", c.p.LastBlock(), wantHeight)
-			}
+			require.Equal(t, wantHeight, c.p.LastBlock(), "announced height %d, want %d", c.p.LastBlock(), wantHeight)
 			got, pong, _ := c.exchange(10*time.Second, getHeaders())
-			if !pong || len(got) != 1 {
-				t.Fatalf("pong %v, %d messages", pong, len(got))
-			}
+			require.True(t, pong, "pong %v, %d messages", pong, len(got))
+			require.Len(t, got, 1, "pong %v, %d messages", pong, len(got))
 			var hdrs []wire.BlockHeader
 			for _, h := range got[0].(*wire.MsgHeaders).Headers {
 				hdrs = append(hdrs, *h)
 			}
 			full := append(slices.Clone(chain[:1]), hdrs...)
-			if full[forkAt].BlockHash() != chain[forkAt].BlockHash() || full[forkAt+1].BlockHash() == chain[forkAt+1].BlockHash() {
-				t.Fatal("the fork does not branch right after the fork height")
-			}
+			require.Equal(t, chain[forkAt].BlockHash(), full[forkAt].BlockHash(), "the fork does not branch right after the fork height")
+			require.NotEqual(t, chain[forkAt+1].BlockHash(), full[forkAt+1].BlockHash(), "the fork does not branch right after the fork height")
 			honestWork, forkWork := work(chain[forkAt+1:]), work(full[forkAt+1:])
 			allValid := !slices.ContainsFunc(full[forkAt+1:], func(h wire.BlockHeader) bool { return !powValid(&h) })
 			switch s {
 			case LowWorkFork:
-				if len(full) != len(chain)-1 || forkWork.Cmp(honestWork) >= 0 || !allValid {
-					t.Errorf("low-work fork: %d headers (honest %d), work %v vs %v, valid %v", len(full), len(chain), forkWork, honestWork, allValid)
-				}
+				require.Len(t, full, len(chain)-1, "low-work fork: %d headers (honest %d), work %v vs %v, valid %v", len(full), len(chain), forkWork, honestWork, allValid)
+				require.Less(t, forkWork.Cmp(honestWork), 0, "low-work fork: %d headers (honest %d), work %v vs %v, valid %v", len(full), len(chain), forkWork, honestWork, allValid)
+				require.True(t, allValid, "low-work fork: %d headers (honest %d), work %v vs %v, valid %v", len(full), len(chain), forkWork, honestWork, allValid)
 			case FakeWorkFork:
-				if len(full) <= len(chain) || forkWork.Cmp(honestWork) <= 0 || !slices.ContainsFunc(full[forkAt+1:], func(h wire.BlockHeader) bool { return !powValid(&h) }) {
-					t.Errorf("fake-work fork: %d headers (honest %d), claimed work %v vs %v", len(full), len(chain), forkWork, honestWork)
-				}
+				require.Greater(t, len(full), len(chain), "fake-work fork: %d headers (honest %d), claimed work %v vs %v", len(full), len(chain), forkWork, honestWork)
+				require.Greater(t, forkWork.Cmp(honestWork), 0, "fake-work fork: %d headers (honest %d), claimed work %v vs %v", len(full), len(chain), forkWork, honestWork)
+				require.True(t, slices.ContainsFunc(full[forkAt+1:], func(h wire.BlockHeader) bool { return !powValid(&h) }), "fake-work fork: %d headers (honest %d), claimed work %v vs %v", len(full), len(chain), forkWork, honestWork)
 			}
 			// The fork's blocks do not exist: notfound.
 			forkHash := full[forkAt+1].BlockHash()
 			got, pong, _ = c.exchange(10*time.Second, newFilter(t).MsgFilterLoad(), getFiltered(forkHash))
-			if !pong || len(got) != 1 {
-				t.Fatalf("fork block: pong %v, %d messages", pong, len(got))
-			}
-			if _, ok := got[0].(*wire.MsgNotFound); !ok {
-				t.Errorf("fork block answered with %s", got[0].Command())
-			}
+			require.True(t, pong, "fork block: pong %v, %d messages", pong, len(got))
+			require.Len(t, got, 1, "fork block: pong %v, %d messages", pong, len(got))
+			_, ok := got[0].(*wire.MsgNotFound)
+			require.True(t, ok, "fork block answered with %s", got[0].Command())
 		})
 	}
 }
@@ -587,12 +528,11 @@ func TestStreamScenarios(t *testing.T) {
 		t.Run(string(s), func(t *testing.T) {
 			p := startPeer(t, s, nil)
 			got, pong, disc := dial(t, p).exchange(10*time.Second, getHeaders())
-			if pong || !disc || len(got) != 0 {
-				t.Fatalf("pong %v, disconnected %v, %d messages: the client must drop the peer", pong, disc, len(got))
-			}
-			if st := waitStats(t, p, func(st Stats) bool { return st.Applied == 1 }); st.Applied != 1 {
-				t.Errorf("applied %d", st.Applied)
-			}
+			require.False(t, pong, "pong %v, disconnected %v, %d messages: the client must drop the peer", pong, disc, len(got))
+			require.True(t, disc, "pong %v, disconnected %v, %d messages: the client must drop the peer", pong, disc, len(got))
+			require.Len(t, got, 0, "pong %v, disconnected %v, %d messages: the client must drop the peer", pong, disc, len(got))
+			st := waitStats(t, p, func(st Stats) bool { return st.Applied == 1 })
+			require.Equal(t, 1, st.Applied, "applied %d", st.Applied)
 		})
 	}
 }
@@ -606,9 +546,8 @@ func TestInvFlood(t *testing.T) {
 			invs += len(inv.InvList)
 		}
 	}
-	if !pong || invs != 5*2000 {
-		t.Errorf("pong %v, %d inv entries", pong, invs)
-	}
+	require.True(t, pong, "pong %v, %d inv entries", pong, invs)
+	require.Equal(t, 5*2000, invs, "pong %v, %d inv entries", pong, invs)
 }
 
 func TestMidBatch(t *testing.T) {
@@ -617,24 +556,17 @@ func TestMidBatch(t *testing.T) {
 			p := startPeer(t, s, func(c *Config) { c.KeepAliveInterval = 200 * time.Millisecond })
 			c := dial(t, p)
 			blocks, loose, pong, disc := loadAndFetch(t, c, 3*time.Second)
-			if pong || len(blocks) != testBlocks/2 {
-				t.Fatalf("pong %v, %d merkleblocks, want %d and no pong", pong, len(blocks), testBlocks/2)
-			}
+			require.False(t, pong, "pong %v, %d merkleblocks, want %d and no pong", pong, len(blocks), testBlocks/2)
+			require.Len(t, blocks, testBlocks/2, "pong %v, %d merkleblocks, want %d and no pong", pong, len(blocks), testBlocks/2)
 			keepAlives := 0
 			for _, m := range loose {
 				if h, ok := m.(*wire.MsgHeaders); ok && len(h.Headers) == 0 {
 					keepAlives++
 				}
 			}
-			if (keepAlives >= 3) != (s == StallKeepAlive) {
-				t.Errorf("%d empty headers messages in 3 s", keepAlives)
-			}
-			if disc != (s == DisconnectMidBatch) {
-				t.Errorf("disconnected %v", disc)
-			}
-			if s != DisconnectMidBatch && !c.p.Connected() {
-				t.Error("stalling peer dropped the connection")
-			}
+			require.Equal(t, (s == StallKeepAlive), (keepAlives >= 3), "%d empty headers messages in 3 s", keepAlives)
+			require.Equal(t, (s == DisconnectMidBatch), disc, "disconnected %v", disc)
+			require.False(t, s != DisconnectMidBatch && !c.p.Connected(), "stalling peer dropped the connection")
 		})
 	}
 }
@@ -646,13 +578,10 @@ func TestOmitAndInflate(t *testing.T) {
 		t.Run(string(s), func(t *testing.T) {
 			p := startPeer(t, s, nil)
 			blocks, _, pong, _ := loadAndFetch(t, dial(t, p), 10*time.Second)
-			if !pong || len(blocks) != testBlocks {
-				t.Fatalf("pong %v, %d merkleblocks", pong, len(blocks))
-			}
+			require.True(t, pong, "pong %v, %d merkleblocks", pong, len(blocks))
+			require.Len(t, blocks, testBlocks, "pong %v, %d merkleblocks", pong, len(blocks))
 			for i, b := range blocks {
-				if b.err != nil {
-					t.Fatalf("block %d: the proof must stay valid: %v", i, b.err)
-				}
+				require.NoError(t, b.err, "block %d: the proof must stay valid", i)
 				payment, hasPayment := fx.paidBlock[fx.blocks[i]]
 				unmatched := 0
 				for _, tx := range b.txs {
@@ -662,17 +591,14 @@ func TestOmitAndInflate(t *testing.T) {
 				}
 				switch s {
 				case OmitMatchedTx:
-					if slices.Contains(b.matches, payment) || unmatched != 0 {
-						t.Errorf("block %d: payment present %v (had %v), %d unmatched", i, slices.Contains(b.matches, payment), hasPayment, unmatched)
-					}
+					require.False(t, slices.Contains(b.matches, payment), "block %d: payment present %v (had %v), %d unmatched", i, slices.Contains(b.matches, payment), hasPayment, unmatched)
+					require.Equal(t, 0, unmatched, "block %d: payment present %v (had %v), %d unmatched", i, slices.Contains(b.matches, payment), hasPayment, unmatched)
 				case InflateFP:
-					if unmatched == 0 || unmatched > DefaultExtraTxs || hasPayment != slices.Contains(b.matches, payment) {
-						t.Errorf("block %d: %d unmatched txs sent", i, unmatched)
-					}
+					require.NotEqual(t, 0, unmatched, "block %d: %d unmatched txs sent", i, unmatched)
+					require.LessOrEqual(t, unmatched, DefaultExtraTxs, "block %d: %d unmatched txs sent", i, unmatched)
+					require.Equal(t, slices.Contains(b.matches, payment), hasPayment, "block %d: %d unmatched txs sent", i, unmatched)
 				case IgnoreFilter:
-					if int(b.mb.Transactions) != len(b.txs) {
-						t.Errorf("block %d: %d of %d txs sent", i, len(b.txs), b.mb.Transactions)
-					}
+					require.Equal(t, len(b.txs), int(b.mb.Transactions), "block %d: %d of %d txs sent", i, len(b.txs), b.mb.Transactions)
 				}
 			}
 		})
@@ -682,52 +608,41 @@ func TestOmitAndInflate(t *testing.T) {
 func TestNoBloom(t *testing.T) {
 	p := startPeer(t, NoBloom, nil)
 	c := dial(t, p)
-	if c.p.Services()&wire.SFNodeBloom != 0 {
-		t.Fatal("advertises NODE_BLOOM")
-	}
+	require.Equal(t, wire.ServiceFlag(0), c.p.Services()&wire.SFNodeBloom, "advertises NODE_BLOOM")
 	_, pong, disc := c.exchange(10*time.Second, newFilter(t).MsgFilterLoad())
-	if pong || !disc {
-		t.Errorf("filterload to a non-bloom peer: pong %v, disconnected %v", pong, disc)
-	}
-	if st := waitStats(t, p, func(st Stats) bool { return st.LocalClosed == 1 }); st.LocalClosed != 1 || st.Applied != 1 {
-		t.Errorf("stats %+v", st)
-	}
+	require.False(t, pong, "filterload to a non-bloom peer: pong %v, disconnected %v", pong, disc)
+	require.True(t, disc, "filterload to a non-bloom peer: pong %v, disconnected %v", pong, disc)
+	st := waitStats(t, p, func(st Stats) bool { return st.LocalClosed == 1 })
+	require.Equal(t, 1, st.LocalClosed, "stats %+v", st)
+	require.Equal(t, 1, st.Applied, "stats %+v", st)
 }
 
 func TestConfigErrors(t *testing.T) {
 	needFixture(t)
 	ctx := context.Background()
-	if _, err := Start(ctx, Config{Params: fx.h.Params()}); !errors.Is(err, ErrNoUpstream) {
-		t.Errorf("no upstream: %v", err)
-	}
-	if _, err := Start(ctx, Config{Upstream: fx.h.Node().RPC()}); !errors.Is(err, ErrNoParams) {
-		t.Errorf("no params: %v", err)
-	}
-	if _, err := Start(ctx, Config{Upstream: fx.h.Node().RPC(), Params: fx.h.Params(), Scenario: "evil"}); !errors.Is(err, ErrUnknownScenario) {
-		t.Errorf("bad scenario: %v", err)
-	}
+	_, err := Start(ctx, Config{Params: fx.h.Params()})
+	require.ErrorIs(t, err, ErrNoUpstream, "no upstream: %v", err)
+	_, err = Start(ctx, Config{Upstream: fx.h.Node().RPC()})
+	require.ErrorIs(t, err, ErrNoParams, "no params: %v", err)
+	_, err = Start(ctx, Config{Upstream: fx.h.Node().RPC(), Params: fx.h.Params(), Scenario: "evil"})
+	require.ErrorIs(t, err, ErrUnknownScenario, "bad scenario: %v", err)
 }
 
 func TestContextCancelCloses(t *testing.T) {
 	needFixture(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	p, err := Start(ctx, Config{Upstream: fx.h.Node().RPC(), Params: fx.h.Params()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	c := dial(t, p)
 	cancel()
 	select {
 	case <-waitDisconnect(c.p):
 	case <-time.After(10 * time.Second):
-		t.Fatal("cancelling the context did not close the connection")
+		require.FailNow(t, "cancelling the context did not close the connection")
 	}
-	if err := p.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := net.DialTimeout("tcp", p.Addr(), time.Second); err == nil {
-		t.Error("still listening after cancel")
-	}
+	require.NoError(t, p.Close())
+	_, err = net.DialTimeout("tcp", p.Addr(), time.Second)
+	require.Error(t, err, "still listening after cancel")
 }
 
 // waitDisconnect returns a channel closed when p disconnects.

@@ -9,6 +9,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/peer"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/stretchr/testify/require"
 )
 
 // TestSilentPeer checks the silent peer on the wire: it announces its
@@ -16,9 +17,7 @@ import (
 // alone, and getdata with notfound.
 func TestSilentPeer(t *testing.T) {
 	sp, err := StartSilent(t.Context(), SilentConfig{Params: &chaincfg.RegressionNetParams, Height: 321})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { _ = sp.Close() })
 
 	msgs := make(chan wire.Message, 16)
@@ -44,50 +43,43 @@ func TestSilentPeer(t *testing.T) {
 			OnNotFound: func(_ *peer.Peer, m *wire.MsgNotFound) { q(m) },
 		},
 	}, sp.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	conn, err := net.DialTimeout("tcp", sp.Addr(), 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	p.AssociateConnection(conn)
 	t.Cleanup(func() { p.Disconnect(); p.WaitForDisconnect() })
 	select {
 	case <-ready:
 	case <-time.After(10 * time.Second):
-		t.Fatal("no verack")
+		require.FailNow(t, "no verack")
 	}
-	if height != 321 || services&wire.SFNodeBloom == 0 {
-		t.Fatalf("version: height %d services %v", height, services)
-	}
+	require.Equal(t, int32(321), height, "version: height %d services %v", height, services)
+	require.NotEqual(t, wire.ServiceFlag(0), services&wire.SFNodeBloom, "version: height %d services %v", height, services)
 	next := func() wire.Message {
 		t.Helper()
 		select {
 		case m := <-msgs:
 			return m
 		case <-time.After(10 * time.Second):
-			t.Fatal("no answer")
+			require.FailNow(t, "no answer")
 			return nil
 		}
 	}
 	gh := wire.NewMsgGetHeaders()
-	if err := gh.AddBlockLocatorHash(chaincfg.RegressionNetParams.GenesisHash); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, gh.AddBlockLocatorHash(chaincfg.RegressionNetParams.GenesisHash))
 	p.QueueMessage(gh, nil)
 	p.QueueMessage(wire.NewMsgPing(7), nil)
-	if m, ok := next().(*wire.MsgPong); !ok || m.Nonce != 7 {
-		t.Fatalf("after getheaders and ping: %T %+v, want the pong alone", m, m)
-	}
+	m, ok := next().(*wire.MsgPong)
+	require.True(t, ok, "after getheaders and ping: %T %+v, want the pong alone", m, m)
+	require.Equal(t, uint64(7), m.Nonce, "after getheaders and ping: %T %+v, want the pong alone", m, m)
 	gd := wire.NewMsgGetData()
 	var h chainhash.Hash
 	_ = gd.AddInvVect(wire.NewInvVect(wire.InvTypeFilteredBlock, &h))
 	p.QueueMessage(gd, nil)
-	if m, ok := next().(*wire.MsgNotFound); !ok || len(m.InvList) != 1 {
-		t.Fatalf("after getdata: %T, want notfound", m)
-	}
-	if st := sp.Stats(); st.Handshakes != 1 || st.Received[wire.CmdGetHeaders] != 1 {
-		t.Fatalf("stats %+v", st)
-	}
+	nf, ok := next().(*wire.MsgNotFound)
+	require.True(t, ok, "after getdata: %T, want notfound", nf)
+	require.Len(t, nf.InvList, 1, "after getdata: %T, want notfound", nf)
+	st := sp.Stats()
+	require.Equal(t, 1, st.Handshakes, "stats %+v", st)
+	require.Equal(t, 1, st.Received[wire.CmdGetHeaders], "stats %+v", st)
 }

@@ -90,7 +90,7 @@ func startEcho(t *testing.T) string {
 		select {
 		case <-done:
 		case <-time.After(10 * time.Second):
-			t.Error("the echo server's accept loop did not end within 10 s of its listener's close")
+			require.FailNow(t, "the echo server's accept loop did not end within 10 s of its listener's close")
 		}
 	})
 	return ln.Addr().String()

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/stretchr/testify/require"
 )
 
 // FuzzParseDescriptor feeds arbitrary text to Parse on mainnet and
@@ -40,23 +41,20 @@ func FuzzParseDescriptor(f *testing.F) {
 			d, err := Parse(s, params)
 			if err != nil {
 				requireSentinel(t, err)
-				if strings.ContainsAny(err.Error(), "\r\n") {
-					t.Fatalf("%q on %s: error of several lines: %q", s, params.Name, err)
-				}
+				require.False(t, strings.ContainsAny(err.Error(), "\r\n"), "%q on %s: error of several lines: %q", s, params.Name, err)
 				continue
 			}
 			body, sum, _ := strings.Cut(d.String(), "#")
-			if want, err := Checksum(body); err != nil || len(sum) != ChecksumLen || sum != want {
-				t.Fatalf("%q on %s: printed %q with checksum %q", s, params.Name, d, sum)
-			}
+			want, err := Checksum(body)
+			require.NoError(t, err, "%q on %s: printed %q with checksum %q", s, params.Name, d, sum)
+			require.Len(t, sum, ChecksumLen, "%q on %s: printed %q with checksum %q", s, params.Name, d, sum)
+			require.Equal(t, want, sum, "%q on %s: printed %q with checksum %q", s, params.Name, d, sum)
 			again, err := Parse(d.String(), params)
-			if err != nil {
-				t.Fatalf("%q on %s: its printed form %q is refused: %v", s, params.Name, d, err)
-			}
-			if again.String() != d.String() || again.Kind() != d.Kind() || again.Ranged() != d.Ranged() ||
-				strings.Join(hexScripts(t, d, params), ",") != strings.Join(hexScripts(t, again, params), ",") {
-				t.Fatalf("%q on %s: parsed again differently: %+v vs %+v", s, params.Name, again, d)
-			}
+			require.NoError(t, err, "%q on %s: its printed form %q is refused", s, params.Name, d)
+			require.Equal(t, d.String(), again.String(), "%q on %s: parsed again differently: %+v vs %+v", s, params.Name, again, d)
+			require.Equal(t, d.Kind(), again.Kind(), "%q on %s: parsed again differently: %+v vs %+v", s, params.Name, again, d)
+			require.Equal(t, d.Ranged(), again.Ranged(), "%q on %s: parsed again differently: %+v vs %+v", s, params.Name, again, d)
+			require.Equal(t, strings.Join(hexScripts(t, d, params), ","), strings.Join(hexScripts(t, again, params), ","), "%q on %s: parsed again differently: %+v vs %+v", s, params.Name, again, d)
 		}
 	})
 }
@@ -71,9 +69,7 @@ func hexScripts(t *testing.T, d *Descriptor, params *chaincfg.Params) []string {
 		return nil
 	}
 	ss, err := d.Scripts(params)
-	if err != nil {
-		t.Fatalf("%s on %s: scripts: %v", d, params.Name, err)
-	}
+	require.NoError(t, err, "%s on %s: scripts", d, params.Name)
 	out := make([]string, len(ss))
 	for i, s := range ss {
 		out[i] = hex.EncodeToString(s.PkScript)

@@ -322,5 +322,5 @@ func requireSentinel(t *testing.T, err error) {
 			return
 		}
 	}
-	t.Fatalf("%v wraps none of the sentinel errors", err)
+	require.FailNow(t, fmt.Sprintf("%v wraps none of the sentinel errors", err))
 }

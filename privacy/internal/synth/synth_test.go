@@ -8,6 +8,7 @@ import (
 
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/txscript"
+	"github.com/stretchr/testify/require"
 )
 
 // TestGolden pins the generator: the experiments' published-figure
@@ -25,9 +26,8 @@ func TestGolden(t *testing.T) {
 		{"PubKey", PubKey(nil, Mix64(42), 10), "0214c91ec61fb5b2c3146ff2ccf809dfe24cc13d6d16fb64e6b6641bf76c769414"},
 	}
 	for _, tc := range tests {
-		if got := hex.EncodeToString(tc.got); got != tc.want {
-			t.Errorf("%s = %s, want %s", tc.name, got, tc.want)
-		}
+		got := hex.EncodeToString(tc.got)
+		require.Equal(t, tc.want, got, "%s = %s, want %s", tc.name, got, tc.want)
 	}
 }
 
@@ -35,23 +35,21 @@ func TestShapes(t *testing.T) {
 	buf := make([]byte, 0, PubKeySize)
 	for i := range uint64(64) {
 		pk, h := Key(7, 3, i)
-		if len(pk) != PubKeySize || pk[0]&^1 != compressedEven || !bytes.Equal(h, btcutil.Hash160(pk)) {
-			t.Fatalf("key %d: %x / %x", i, pk, h)
-		}
-		if got := Hash(buf, Mix64(i), 0); len(got) != HashSize || &got[0] != &buf[:1][0] {
-			t.Fatalf("Hash did not reuse a large enough buffer")
-		}
+		require.Len(t, pk, PubKeySize, "key %d: %x / %x", i, pk, h)
+		require.Equal(t, byte(compressedEven), pk[0]&^1, "key %d: %x / %x", i, pk, h)
+		require.Equal(t, btcutil.Hash160(pk), h, "key %d: %x / %x", i, pk, h)
+		got := Hash(buf, Mix64(i), 0)
+		require.Len(t, got, HashSize, "Hash did not reuse a large enough buffer")
+		require.Same(t, &buf[:1][0], &got[0], "Hash did not reuse a large enough buffer")
 	}
-	if p := P2PKH(make([]byte, HashSize)); txscript.GetScriptClass(p) != txscript.PubKeyHashTy {
-		t.Errorf("P2PKH is %v", txscript.GetScriptClass(p))
-	}
+	p := P2PKH(make([]byte, HashSize))
+	require.Equal(t, txscript.PubKeyHashTy, txscript.GetScriptClass(p), "P2PKH is %v", txscript.GetScriptClass(p))
 	pushes, err := txscript.PushedData(SpendScript(make([]byte, PubKeySize)))
-	if err != nil || len(pushes) != 2 || len(pushes[0]) != fakeSigSize || len(pushes[1]) != PubKeySize {
-		t.Errorf("SpendScript pushes %d items, err %v", len(pushes), err)
-	}
-	if bytes.Equal(HeightScript(1), HeightScript(2)) {
-		t.Error("two heights share a coinbase script")
-	}
+	require.NoError(t, err, "SpendScript pushes %d items", len(pushes))
+	require.Len(t, pushes, 2, "SpendScript pushes %d items, err %v", len(pushes), err)
+	require.Len(t, pushes[0], fakeSigSize, "SpendScript pushes %d items, err %v", len(pushes), err)
+	require.Len(t, pushes[1], PubKeySize, "SpendScript pushes %d items, err %v", len(pushes), err)
+	require.False(t, bytes.Equal(HeightScript(1), HeightScript(2)), "two heights share a coinbase script")
 }
 
 // TestCandidateGeneratorsMatchHashAndPubKey checks the scan's batch
@@ -81,13 +79,11 @@ func checkCandidateGenerators(t *testing.T) {
 					lane := (first + uint64(i)) * TotalLanes
 					h := Hash(nil, ms, lane)
 					for b := range HashSize / 4 {
-						if got, want := w[b][i], binary.LittleEndian.Uint32(h[4*b:]); got != want {
-							t.Fatalf("seed %d candidate %d word %d: %08x, want %08x", seed, first+uint64(i), b, got, want)
-						}
+						got, want := w[b][i], binary.LittleEndian.Uint32(h[4*b:])
+						require.Equal(t, want, got, "seed %d candidate %d word %d: %08x, want %08x", seed, first+uint64(i), b, got, want)
 					}
-					if pk := PubKey(nil, ms, lane+HashLanes); !bytes.Equal(pubKeys[i][:], pk) {
-						t.Fatalf("seed %d candidate %d: pubkey %x, want %x", seed, first+uint64(i), pubKeys[i], pk)
-					}
+					pk := PubKey(nil, ms, lane+HashLanes)
+					require.Equal(t, pk, pubKeys[i][:], "seed %d candidate %d: pubkey %x, want %x", seed, first+uint64(i), pubKeys[i], pk)
 				}
 			}
 		}
