@@ -16,14 +16,7 @@ import (
 // bounds to bounds, and bounds to the source (every max* constant of the
 // package, each once); -update rewrites the table.
 func TestDemoBoundsTable(t *testing.T) {
-	doctabletest.CoverSource(t, "bounds", doctable.Rows(bounds))
-	table, err := doctable.Render("demo.", doctable.Rows(bounds))
-	require.NoError(t, err)
-	doctabletest.Sync(t, "../docs/RELIABILITY.md", doctabletest.Region{
-		Name:    "demo bounds",
-		Command: "go test ./demo -run TestDemoBoundsTable -update",
-		Table:   table,
-	})
+	doctabletest.Check(t, "demo", doctable.Rows(bounds))
 }
 
 // TestRunningDirRefusesOversizedRecord gives RunningDir a record above

@@ -17,14 +17,7 @@ import (
 // API's bounds to bounds, and bounds to the source (every max* constant
 // of the package, each once); -update rewrites the table.
 func TestNodeAPIBoundsTable(t *testing.T) {
-	doctabletest.CoverSource(t, "bounds", doctable.Rows(bounds))
-	table, err := doctable.Render("nodeapi.", doctable.Rows(bounds))
-	require.NoError(t, err)
-	doctabletest.Sync(t, "../docs/RELIABILITY.md", doctabletest.Region{
-		Name:    "nodeapi bounds",
-		Command: "go test ./nodeapi -run TestNodeAPIBoundsTable -update",
-		Table:   table,
-	})
+	doctabletest.Check(t, "nodeapi", doctable.Rows(bounds))
 }
 
 // TestDialRefusesOversizedFiles gives Dial a data dir whose address file,

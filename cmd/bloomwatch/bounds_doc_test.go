@@ -20,14 +20,7 @@ import (
 // command line's bounds to bounds, and bounds to the source (every max*
 // constant of the package, each once); -update rewrites the table.
 func TestLocalInputBoundsTable(t *testing.T) {
-	doctabletest.CoverSource(t, "bounds", doctable.Rows(bounds))
-	table, err := doctable.Render("", doctable.Rows(bounds))
-	require.NoError(t, err)
-	doctabletest.Sync(t, "../../docs/RELIABILITY.md", doctabletest.Region{
-		Name:    "cmd/bloomwatch bounds",
-		Command: "go test ./cmd/bloomwatch -run TestLocalInputBoundsTable -update",
-		Table:   table,
-	})
+	doctabletest.Check(t, "cmd/bloomwatch", doctable.Rows(bounds))
 }
 
 // TestTruthFileBound hands privacy analyze a --truth file above

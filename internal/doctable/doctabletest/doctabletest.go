@@ -1,7 +1,8 @@
 // Package doctabletest is the test side of package doctable: a test
 // holds a doc's generated regions to the tables its package renders
 // (Sync, rewritten under the test flag -update) and the package's table
-// of bounds to its source (CoverSource).
+// of bounds to its source (CoverSource); Check does both for a package's
+// table in docs/RELIABILITY.md.
 package doctabletest
 
 import (
@@ -33,6 +34,35 @@ type Region struct {
 	Name    string
 	Command string
 	Table   string
+}
+
+// Reliability is the doc the packages' bounds tables are generated into,
+// from the module's root.
+const Reliability = "docs/RELIABILITY.md"
+
+// Check is a package's bounds-table test: rows, its table declared as the
+// variable bounds, are held to the package's source (CoverSource) and,
+// rendered with the package's name as prefix (none for a command), to the
+// region "PKG bounds" of docs/RELIABILITY.md. pkg is the package's
+// directory from the module's root (the test runs in it); the region's
+// marker names the command that regenerates it, the test t with -update.
+func Check(t *testing.T, pkg string, rows []doctable.Bound) {
+	t.Helper()
+	CoverSource(t, "bounds", rows)
+	prefix := filepath.Base(pkg) + "."
+	if strings.HasPrefix(pkg, "cmd/") {
+		prefix = ""
+	}
+	table, err := doctable.Render(prefix, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := strings.Repeat("../", strings.Count(pkg, "/")+1)
+	Sync(t, up+Reliability, Region{
+		Name:    pkg + " bounds",
+		Command: "go test ./" + pkg + " -run " + t.Name() + " -update",
+		Table:   table,
+	})
 }
 
 // Sync holds doc's regions to their tables. A region that differs fails
