@@ -37,7 +37,7 @@ type banList struct {
 // use.
 type banManager struct {
 	path     string
-	clock    Clock
+	clock    timeSource
 	duration time.Duration
 
 	mu     sync.Mutex
@@ -48,7 +48,7 @@ type banManager struct {
 // openBanManager loads the ban list in dir (none yet is fine) and drops
 // expired bans. A file that cannot be parsed is an ErrCorruptBanList error
 // and is left untouched.
-func openBanManager(dir string, clock Clock, duration time.Duration) (*banManager, error) {
+func openBanManager(dir string, clock timeSource, duration time.Duration) (*banManager, error) {
 	if clock == nil {
 		clock = systemClock{}
 	}

@@ -367,7 +367,7 @@ type broadcastConn struct {
 	// txid is the transaction announced; clock paces its announcements
 	// again (announceAgain).
 	txid  chainhash.Hash
-	clock Clock
+	clock timeSource
 }
 
 // announceAgain re-sends the inv while the target has neither asked for

@@ -34,7 +34,7 @@ func (m cmdMsg) MaxPayloadLength(uint32) uint32                          { retur
 func accountFixture(t *testing.T, addr string) (*Node, *peerState, *fakeClock) {
 	t.Helper()
 	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	n, _ := newTestManager(t, watchtest.NewMemWatcher(1, p2wpkh(1)), Config{Tuning: Tuning{Clock: clock}})
+	n, _ := newTestManager(t, watchtest.NewMemWatcher(1, p2wpkh(1)), Config{clock: clock})
 	p, err := peer.NewOutboundPeer(&peer.Config{ChainParams: n.cfg.Network.Params}, addr)
 	require.NoError(t, err)
 	ps := &peerState{addr: addr, p: p}

@@ -109,7 +109,7 @@ func TestSyncedMeansChecked(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := watchtest.NewMemWatcher(1, p2wpkh(1))
 			clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-			n, m := newTestManager(t, w, Config{SpotCheckEvery: 1, Tuning: Tuning{Clock: clk}})
+			n, m := newTestManager(t, w, Config{SpotCheckEvery: 1, clock: clk})
 			sub := n.Subscribe()
 			defer sub.Cancel()
 			chain := tipChain(t, n)

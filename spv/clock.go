@@ -2,9 +2,9 @@ package spv
 
 import "time"
 
-// Clock tells the node the time and wakes it up later. It has the shape of
+// timeSource tells the node the time and wakes it up later. It has the shape of
 // lnd's clock.Clock, so lnd's clock.NewTestClock drives a node in tests.
-type Clock interface {
+type timeSource interface {
 	// Now returns the current time.
 	Now() time.Time
 	// TickAfter returns a channel that receives once d has passed.
@@ -20,4 +20,4 @@ func (systemClock) Now() time.Time { return time.Now() }
 // TickAfter implements Clock.
 func (systemClock) TickAfter(d time.Duration) <-chan time.Time { return time.After(d) }
 
-var _ Clock = systemClock{}
+var _ timeSource = systemClock{}

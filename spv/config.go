@@ -222,19 +222,25 @@ type Config struct {
 	// Tuning holds the timing, batching and observation knobs; its zero
 	// value is the defaults, which is what a user wants.
 	Tuning Tuning
+
+	// clock is the time source (the system clock when nil); wireTap,
+	// when set, receives every write of the node and every message of
+	// its peers as an on-path observer sees them: length and time. It
+	// is called on the connections' goroutines and must not block. Only
+	// the package's tests set them (export_test.go for the external
+	// ones).
+	clock   timeSource
+	wireTap func(wirePacket)
 }
 
 // Tuning holds the Config knobs that tests, harnesses and measurements
-// set: timeouts, batch sizes, the clock and the wire tap. Every field's
-// zero value is its default.
+// set: timeouts, batch sizes, reload timing. Every field's zero value is
+// its default.
 type Tuning struct {
 	// ReloadFPRatio reloads a peer's filter when its predicted
 	// false-positive rate exceeds ReloadFPRatio*Config.FPRate
 	// (filterpolicy.DefaultReloadFPRatio).
 	ReloadFPRatio float64
-	// Clock is the time source (the system clock when nil).
-	Clock Clock
-
 	// BatchSize is the number of filtered blocks per getdata
 	// (DefaultBatchSize).
 	BatchSize int
@@ -280,11 +286,6 @@ type Tuning struct {
 	// HandshakeTimeout bounds each connection's handshake
 	// (DefaultHandshakeTimeout).
 	HandshakeTimeout time.Duration
-	// WireTap, when set, receives every write of the node and every
-	// message of its peers as an on-path observer sees them: length and
-	// time (WirePacket). It is called on the connections' goroutines
-	// and must not block.
-	WireTap func(WirePacket)
 	// ReloadInterval is the mean spacing in time of the scheduled reload
 	// points (DefaultReloadInterval; Config.ReloadEvery is the spacing
 	// in blocks).
@@ -331,8 +332,8 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Log == nil {
 		c.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	if c.Tuning.Clock == nil {
-		c.Tuning.Clock = systemClock{}
+	if c.clock == nil {
+		c.clock = systemClock{}
 	}
 	if c.Tuning.BatchSize == 0 {
 		c.Tuning.BatchSize = DefaultBatchSize

@@ -14,3 +14,10 @@ func StallNextV2Keys(n int) (undo func()) {
 // RefusedTxScore exports the score of a refused transaction to the
 // external tests.
 var RefusedTxScore = misbehaviorRefusedTx.Score()
+
+// WirePacket is wirePacket, for the external tests that tap the wire.
+type WirePacket = wirePacket
+
+// SetWireTap makes the node of cfg report every write and every message
+// of its peers to tap (Config.wireTap).
+func SetWireTap(cfg *Config, tap func(WirePacket)) { cfg.wireTap = tap }

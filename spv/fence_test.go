@@ -70,7 +70,7 @@ func (s *simServer) claim(h int32) { s.ps.p.UpdateLastBlockHeight(h) }
 // clock.
 func newFenceManager(t *testing.T, w watch.Watcher, dir string, clk *fakeClock) (*Node, *manager) {
 	t.Helper()
-	n, err := New(Config{Network: regtestNet(t), DataDir: dir, Watcher: w, SpotCheckEvery: -1, Tuning: Tuning{Clock: clk}})
+	n, err := New(Config{Network: regtestNet(t), DataDir: dir, Watcher: w, SpotCheckEvery: -1, clock: clk})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = n.Stop() })
 	m, err := newManager(n)

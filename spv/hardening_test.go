@@ -437,7 +437,7 @@ func TestCheckWaitsForSecondPeerToHaveTheBlock(t *testing.T) {
 	for _, announce := range []bool{true, false} {
 		w := watchtest.NewMemWatcher(1, p2wpkh(1))
 		clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-		n, m := newTestManager(t, w, Config{SpotCheckEvery: 1, Tuning: Tuning{Clock: clk}})
+		n, m := newTestManager(t, w, Config{SpotCheckEvery: 1, clock: clk})
 		chain := mineBlocks(t, n.cfg.Network, genesis(n), 5, func(i int) []*wire.MsgTx {
 			return []*wire.MsgTx{payTo(byte(i), 5, p2wpkh(1))}
 		})
@@ -539,7 +539,7 @@ func TestCheckWaitsForALaggingSecondPeer(t *testing.T) {
 	// it catches up.
 	w := watchtest.NewMemWatcher(1, p2wpkh(1))
 	clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	n, m := newTestManager(t, w, Config{SpotCheckEvery: 1, Tuning: Tuning{Clock: clk}})
+	n, m := newTestManager(t, w, Config{SpotCheckEvery: 1, clock: clk})
 	chain := mineBlocks(t, n.cfg.Network, genesis(n), 5, func(i int) []*wire.MsgTx {
 		return []*wire.MsgTx{payTo(byte(i), 5, p2wpkh(1))}
 	})

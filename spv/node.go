@@ -22,7 +22,7 @@ import (
 type Node struct {
 	cfg   Config
 	log   *slog.Logger
-	clock Clock
+	clock timeSource
 
 	store *headers.Store
 	bans  *banManager
@@ -82,8 +82,8 @@ func New(cfg Config) (*Node, error) {
 	}
 	n := &Node{
 		cfg:     cfg,
-		log:     slog.New(newLogLimiter(cfg.Log.Handler(), cfg.Tuning.Clock)),
-		clock:   cfg.Tuning.Clock,
+		log:     slog.New(newLogLimiter(cfg.Log.Handler(), cfg.clock)),
+		clock:   cfg.clock,
 		bcast:   newBroadcaster(),
 		rebc:    newRebroadcastSet(),
 		msgs:    make(chan any, 256),
@@ -111,7 +111,7 @@ func New(cfg Config) (*Node, error) {
 	if n.decoys, err = loadDecoys(cfg.DataDir, cfg.Decoys); err != nil {
 		return nil, err
 	}
-	if n.bans, err = openBanManager(cfg.DataDir, cfg.Tuning.Clock, cfg.Tuning.BanDuration); err != nil {
+	if n.bans, err = openBanManager(cfg.DataDir, cfg.clock, cfg.Tuning.BanDuration); err != nil {
 		return nil, err
 	}
 	if n.store, err = headers.Open(cfg.DataDir, cfg.Network,

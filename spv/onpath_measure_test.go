@@ -142,11 +142,11 @@ func measureOnPath(t *testing.T, c *transportChain, h *testnet.Harness, run onPa
 	w := implWallet(t, t, filepath.Join(dir, "wallet"), c.xpub, c.birth, 0)
 	cfg := implConfig(filepath.Join(dir, "spv"), w, relay.Addr())
 	cfg.Transport, cfg.FPRate, cfg.FilterPadding = spv.TransportV2, run.fp, run.pad
-	cfg.Tuning.WireTap = func(p spv.WirePacket) {
+	spv.SetWireTap(&cfg, func(p spv.WirePacket) {
 		mu.Lock()
 		taps = append(taps, p)
 		mu.Unlock()
-	}
+	})
 	n, err := spv.New(cfg)
 	require.NoError(t, err)
 	sub := n.Subscribe()

@@ -24,11 +24,11 @@ func (n *Node) filterLoadWire(ps *peerState, payload int) int {
 	return w
 }
 
-// WirePacket is one write of the node, or one packet of a peer, as an
-// on-path observer sees it: its length and time (Tuning.WireTap). Cmd
+// wirePacket is one write of the node, or one packet of a peer, as an
+// on-path observer sees it: its length and time (Config.wireTap). Cmd
 // is the message it carried, which the observer does not see over v2: it
 // is there to score what the observer makes of the lengths.
-type WirePacket struct {
+type wirePacket struct {
 	Time      time.Time
 	Peer      string
 	Transport string
@@ -41,14 +41,14 @@ type WirePacket struct {
 }
 
 // outboundTap returns the wireConn tap that reports the node's writes to
-// Tuning.WireTap (nil without one).
+// Config.wireTap (nil without one).
 func (n *Node) outboundTap(addr string, t wireTransport) func(int, string) {
-	tap := n.cfg.Tuning.WireTap
+	tap := n.cfg.wireTap
 	if tap == nil {
 		return nil
 	}
 	return func(bytes int, cmd string) {
-		tap(WirePacket{Time: time.Now(), Peer: addr, Transport: t, Out: true, Bytes: bytes, Cmd: cmd})
+		tap(wirePacket{Time: time.Now(), Peer: addr, Transport: t, Out: true, Bytes: bytes, Cmd: cmd})
 	}
 }
 
@@ -73,14 +73,14 @@ func (n *Node) onWrite(ps *peerState, p *peer.Peer, packet int, msg wire.Message
 	}
 }
 
-// onRead reports a received message to Tuning.WireTap.
+// onRead reports a received message to Config.wireTap.
 func (n *Node) onRead(ps *peerState, bytes int, msg wire.Message, err error) {
-	tap := n.cfg.Tuning.WireTap
+	tap := n.cfg.wireTap
 	if tap == nil || err != nil || msg == nil {
 		return
 	}
 	if ps.transport == transcript.TransportV2 {
 		bytes += filterpolicy.V2PacketOverhead // btcd counts the decrypted contents
 	}
-	tap(WirePacket{Time: time.Now(), Peer: ps.addr, Transport: ps.transport, Bytes: bytes, Cmd: msg.Command()})
+	tap(wirePacket{Time: time.Now(), Peer: ps.addr, Transport: ps.transport, Bytes: bytes, Cmd: msg.Command()})
 }

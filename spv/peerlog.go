@@ -22,7 +22,7 @@ const logFieldMax = 1024
 // about no peer pass unlimited.
 type logLimiter struct {
 	next  slog.Handler
-	clock Clock
+	clock timeSource
 	peer  string // the peer named by WithAttrs, if any
 	st    *logLimits
 }
@@ -46,7 +46,7 @@ type logBucket struct {
 var _ slog.Handler = (*logLimiter)(nil)
 
 // newLogLimiter returns next behind the node's log limits.
-func newLogLimiter(next slog.Handler, clock Clock) *logLimiter {
+func newLogLimiter(next slog.Handler, clock timeSource) *logLimiter {
 	return &logLimiter{next: next, clock: clock, st: &logLimits{buckets: make(map[logKey]*logBucket)}}
 }
 

@@ -141,7 +141,7 @@ func runFuzzProgram(t *testing.T, data []byte) int {
 	g0 := runtime.NumGoroutine()
 	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
 	w := watchtest.NewMemWatcher(1, fuzzScript)
-	n, m := newTestManager(t, w, Config{SpotCheckEvery: 1, Tuning: Tuning{Clock: clock, BatchSize: 3}})
+	n, m := newTestManager(t, w, Config{SpotCheckEvery: 1, clock: clock, Tuning: Tuning{BatchSize: 3}})
 	fuzzChain.once.Do(func() {
 		fuzzChain.truth = make(map[chainhash.Hash]int32)
 		fuzzChain.blocks = mineBlocks(t, n.cfg.Network, genesis(n), 6, func(i int) []*wire.MsgTx {

@@ -371,7 +371,7 @@ func TestTwoNamedPeersBothCheckTheFirstSync(t *testing.T) {
 	clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
 	n, m := newTestManager(t, w, Config{
 		SpotCheckEvery: 1, Connect: []string{"sim:1", "sim:2"},
-		Tuning: Tuning{Clock: clk},
+		clock: clk,
 	})
 	require.Equal(t, 2, n.cfg.Tuning.MinPeers, "MinPeers %d with two peers named; want 2", n.cfg.Tuning.MinPeers)
 	chain := mineBlocks(t, n.cfg.Network, genesis(n), 6, func(i int) []*wire.MsgTx {
@@ -398,7 +398,7 @@ func newLiveTestManager(t *testing.T, gap, reserve int) (*watchtest.MemWatcher, 
 	clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
 	n, m := newTestManager(t, w, Config{
 		SpotCheckEvery: 1, ReloadEvery: 1000,
-		Tuning: Tuning{Clock: clk, ReloadInterval: time.Hour, QuietBlocks: 2, QuietTime: 20 * time.Minute},
+		clock: clk, Tuning: Tuning{ReloadInterval: time.Hour, QuietBlocks: 2, QuietTime: 20 * time.Minute},
 	})
 	seedRand(n)
 	m.drawSchedule(clk.now)

@@ -155,11 +155,11 @@ func TestTransportAgainstBtcd(t *testing.T) {
 			var tapMu sync.Mutex
 			var taps []spv.WirePacket
 			n, loads := syncedOver(t, c, tc.policy, relay.Addr(), tc.want, func(cfg *spv.Config) {
-				cfg.Tuning.WireTap = func(p spv.WirePacket) {
+				spv.SetWireTap(cfg, func(p spv.WirePacket) {
 					tapMu.Lock()
 					taps = append(taps, p)
 					tapMu.Unlock()
-				}
+				})
 			})
 			require.NoError(t, n.Stop())
 			up, down := relay.Recording()

@@ -257,7 +257,7 @@ func TestConfigDefaults(t *testing.T) {
 	require.Equal(t, filterpolicy.DefaultFPRate, c.FPRate, "defaults %+v", c)
 	require.GreaterOrEqual(t, c.Tuning.Window, c.Tuning.BatchSize, "defaults %+v", c)
 	require.NotNil(t, c.Log, "defaults %+v", c)
-	require.False(t, c.Tuning.Clock == nil, "defaults %+v", c)
+	require.False(t, c.clock == nil, "defaults %+v", c)
 	for _, bad := range []func(*Config){
 		func(c *Config) { c.FPRate = 1 },
 		func(c *Config) { c.Tuning.ReloadFPRatio = 0.5 },
