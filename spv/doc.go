@@ -38,7 +38,7 @@
 // local lookup. The other Config fields have working defaults: the filter's
 // false-positive target, the number of peers, the transport (BIP324 v2 with a
 // v1 fallback), how many other peers check each block. Config.Tuning holds
-// the timeouts, batch sizes, clock and wire tap that tests, harnesses and
+// the timeouts, batch sizes and reload timing that tests, harnesses and
 // measurements set; its zero value is the defaults, and user code leaves it
 // out.
 //
