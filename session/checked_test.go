@@ -72,7 +72,7 @@ func TestUntilSyncedWaitsForTheCheck(t *testing.T) {
 			}
 			s, err := session.New(session.Config{Wallet: w, UntilSynced: true, PeerTimeout: time.Minute, Stderr: testWriter{t},
 				Node: spv.Config{Connect: []string{liar.Addr(), honest.P2PAddr()},
-					RetryMin: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond, SpotCheckEvery: 1, Tuning: spv.Tuning{MinPeers: 2, MinPeersWait: 40 * time.Second, CheckWait: wait}}})
+					SpotCheckEvery: 1, Tuning: spv.Tuning{RetryMin: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond, MinPeers: 2, MinPeersWait: 40 * time.Second, CheckWait: wait}}})
 			require.NoError(t, err)
 			require.NoError(t, s.Start(ctx))
 			defer s.Stop()

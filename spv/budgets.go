@@ -272,7 +272,7 @@ var bounds = []bound{
 	{"maxSideTips", maxSideTips, "tips", "the side-branch tips remembered per peer; the oldest is forgotten, unscored"},
 	{"maxMatchAttempts", maxMatchAttempts, "requests", "requests of one block before the peers that failed it are scored"},
 	{"maxTransportMemory", maxTransportMemory, "addresses", "each set of addresses remembered as v1-only or v2 (they come from addr messages)"},
-	{"DefaultRetryMax", DefaultRetryMax, "", "the largest reconnect backoff (Config.RetryMax's default): a peer that keeps failing is dialed again at most this far apart"},
+	{"DefaultRetryMax", DefaultRetryMax, "", "the largest reconnect backoff (Tuning.RetryMax's default): a peer that keeps failing is dialed again at most this far apart"},
 	{"maxSeedAddrs", maxSeedAddrs, "addresses", "the addresses taken from one DNS seed's answer (Core's limit)"},
 	// The log: what a peer makes the node write about it.
 	{"logBurst", logBurst, "lines", "the lines of one kind about one peer written at once; past it they are counted in one \"suppressed N\" line"},

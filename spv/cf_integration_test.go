@@ -20,9 +20,8 @@ func startCFNode(t testing.TB, dir string, w *watchtest.MemWatcher, peers ...str
 	t.Helper()
 	return startNodeWith(t, spv.Config{
 		Network: regtest(t), DataDir: dir, Connect: peers, Watcher: w, Log: testLogger(),
-		RetryMin: 100 * time.Millisecond, RetryMax: time.Second,
 		Protocol: spv.ProtocolBIP158,
-		Tuning:   spv.Tuning{StallTimeout: 10 * time.Second},
+		Tuning:   spv.Tuning{RetryMin: 100 * time.Millisecond, RetryMax: time.Second, StallTimeout: 10 * time.Second},
 	})
 }
 
@@ -166,9 +165,8 @@ func TestCFSyncAuto(t *testing.T) {
 			w := watchtest.NewMemWatcher(start+1, scripts...)
 			n := startNodeWith(t, spv.Config{
 				Network: regtest(t), DataDir: t.TempDir(), Connect: []string{h.Node().P2PAddr()}, Watcher: w, Log: testLogger(),
-				RetryMin: 100 * time.Millisecond, RetryMax: time.Second,
 				Protocol: spv.ProtocolAuto, Prefer: prefer,
-				Tuning: spv.Tuning{StallTimeout: 10 * time.Second},
+				Tuning: spv.Tuning{RetryMin: 100 * time.Millisecond, RetryMax: time.Second, StallTimeout: 10 * time.Second},
 			})
 			waitSynced(t, n, tip)
 			checkTruth(t, w, truth)

@@ -143,8 +143,6 @@ type Config struct {
 	// TUI runs.
 	Log *slog.Logger
 
-	// RetryMin and RetryMax bound the reconnect backoff.
-	RetryMin, RetryMax time.Duration
 	// Proxy is a SOCKS5 proxy (IP:port, or localhost:port) that every
 	// peer connection goes through, as Bitcoin Core's -proxy (Tor's
 	// SOCKS port is 127.0.0.1:9050). While it is set bloomwatch resolves
@@ -179,15 +177,6 @@ type Config struct {
 	FullBlockEvery int
 	// UserAgent is sent in the version message ("bloomwatch" when empty).
 	UserAgent string
-	// SideBranchMargin and MaxSideHeaders bound the side-branch headers
-	// the header store keeps (headers.DefaultSideBranchMargin and
-	// headers.DefaultMaxSideHeaders when 0): a branch trailing by more
-	// than the margin is refused, and past MaxSideHeaders the branches
-	// with the least work are evicted, never the one that becomes best. A
-	// peer sending branches past the margin, whose branches are evicted
-	// or that holds more than a quarter of MaxSideHeaders is scored
-	// (misbehaviorLowWorkHeaders).
-	SideBranchMargin, MaxSideHeaders int
 	// Transport is the P2P transport policy: TransportAuto (the
 	// default, "" too), TransportV2 or TransportV1 (see Transport).
 	Transport Transport
@@ -237,6 +226,18 @@ type Config struct {
 // set: timeouts, batch sizes, reload timing. Every field's zero value is
 // its default.
 type Tuning struct {
+	// RetryMin and RetryMax bound the reconnect backoff
+	// (DefaultRetryMin, DefaultRetryMax).
+	RetryMin, RetryMax time.Duration
+	// SideBranchMargin and MaxSideHeaders bound the side-branch headers
+	// the header store keeps (headers.DefaultSideBranchMargin and
+	// headers.DefaultMaxSideHeaders when 0): a branch trailing by more
+	// than the margin is refused, and past MaxSideHeaders the branches
+	// with the least work are evicted, never the one that becomes best. A
+	// peer sending branches past the margin, whose branches are evicted
+	// or that holds more than a quarter of MaxSideHeaders is scored
+	// (misbehaviorLowWorkHeaders).
+	SideBranchMargin, MaxSideHeaders int
 	// ReloadFPRatio reloads a peer's filter when its predicted
 	// false-positive rate exceeds ReloadFPRatio*Config.FPRate
 	// (filterpolicy.DefaultReloadFPRatio).
@@ -350,14 +351,14 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Tuning.CheckWait <= 0 {
 		c.Tuning.CheckWait = DefaultCheckWait
 	}
-	if c.RetryMin <= 0 {
-		c.RetryMin = DefaultRetryMin
+	if c.Tuning.RetryMin <= 0 {
+		c.Tuning.RetryMin = DefaultRetryMin
 	}
-	if c.RetryMax <= 0 {
-		c.RetryMax = DefaultRetryMax
+	if c.Tuning.RetryMax <= 0 {
+		c.Tuning.RetryMax = DefaultRetryMax
 	}
-	if c.RetryMax < c.RetryMin {
-		c.RetryMax = c.RetryMin
+	if c.Tuning.RetryMax < c.Tuning.RetryMin {
+		c.Tuning.RetryMax = c.Tuning.RetryMin
 	}
 	if c.Tuning.BanDuration <= 0 {
 		c.Tuning.BanDuration = DefaultBanDuration

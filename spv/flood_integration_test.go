@@ -55,9 +55,9 @@ func floodNode(t *testing.T, cmd string, noRead bool) (*spv.Node, *hostile.Flood
 	log := &countWriter{}
 	n := startNodeWith(t, spv.Config{
 		Network: net, DataDir: t.TempDir(), Connect: []string{f.Addr()},
-		Watcher:  watchtest.NewMemWatcher(1, []byte{0x00, 0x14, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20}),
-		Log:      slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelInfo})),
-		RetryMin: 100 * time.Millisecond, RetryMax: time.Second, Transport: spv.TransportV1,
+		Watcher:   watchtest.NewMemWatcher(1, []byte{0x00, 0x14, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20}),
+		Log:       slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelInfo})),
+		Transport: spv.TransportV1, Tuning: spv.Tuning{RetryMin: 100 * time.Millisecond, RetryMax: time.Second},
 	})
 	return n, f, log
 }

@@ -188,7 +188,7 @@ func (m *manager) addSideTip(ps *peerState, tip chainhash.Hash, hdrs []wire.Bloc
 // sideShare is how many side-branch headers one peer's branches may hold
 // before each further batch scores it: a quarter of the store's bound.
 func (m *manager) sideShare() int {
-	return cmp.Or(m.n.cfg.MaxSideHeaders, headers.DefaultMaxSideHeaders) / 4
+	return cmp.Or(m.n.cfg.Tuning.MaxSideHeaders, headers.DefaultMaxSideHeaders) / 4
 }
 
 // reviewSideTips forgets the peers' side tips that became best (unscored)

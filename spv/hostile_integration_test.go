@@ -46,9 +46,9 @@ func TestHostilePeers(t *testing.T) {
 			dl := newDLLog()
 			n, err := spv.New(spv.Config{
 				Network: regtest(t), DataDir: dir, Connect: []string{hp.Addr(), h.Node().P2PAddr()},
-				Watcher: w, Log: slog.New(dl), RetryMin: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond,
+				Watcher: w, Log: slog.New(dl),
 				SpotCheckEvery: 1,
-				Tuning:         spv.Tuning{StallTimeout: 2 * time.Second, TickInterval: 200 * time.Millisecond, MinPeers: 2, MinPeersWait: hostileFirstWait(sc)},
+				Tuning:         spv.Tuning{RetryMin: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond, StallTimeout: 2 * time.Second, TickInterval: 200 * time.Millisecond, MinPeers: 2, MinPeersWait: hostileFirstWait(sc)},
 			})
 			require.NoError(t, err)
 			require.NoError(t, n.Start(context.Background()))
@@ -91,7 +91,7 @@ func TestSideBranchFloodIsBounded(t *testing.T) {
 	defer hp.Close()
 	w := watchtest.NewMemWatcher(start+1, scripts...)
 	cfg := hostileFirst(t, hp, hostile.SideBranchFlood, h.Node().P2PAddr(), w, t.TempDir())
-	cfg.SideBranchMargin = 10
+	cfg.Tuning.SideBranchMargin = 10
 	n := startNodeWith(t, cfg)
 	waitSynced(t, n, tip)
 	checkTruth(t, w, truth)
@@ -133,7 +133,7 @@ func TestHonestReorgAfterSideBranchFlood(t *testing.T) {
 	w := watchtest.NewMemWatcher(start+1, scripts...)
 	dir := t.TempDir()
 	cfg := hostileFirst(t, hp, hostile.SideBranchFlood, btcd, w, dir)
-	cfg.MaxSideHeaders = bound
+	cfg.Tuning.MaxSideHeaders = bound
 	n, err := spv.New(cfg)
 	require.NoError(t, err)
 	require.NoError(t, n.Start(context.Background()))
@@ -303,13 +303,13 @@ func TestTwoLiarsOfThreeCannotHide(t *testing.T) {
 	w := watchtest.NewMemWatcher(start+1, scripts...)
 	n, err := spv.New(spv.Config{
 		Network: regtest(t), DataDir: t.TempDir(), Connect: []string{primary.Addr(), low.Addr(), btcd},
-		Watcher: w, Log: testLogger(), RetryMin: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond,
+		Watcher: w, Log: testLogger(),
 		// All three must be connected before the sync starts: with btcd
 		// late (a loaded machine took more than 5 s for its handshake) the
 		// two liars check each other, agree on the same omission, and no
 		// client could tell. The wait ends as soon as the three are ready.
 		SpotCheckEvery: 1,
-		Tuning:         spv.Tuning{MinPeers: 3, MinPeersWait: time.Minute},
+		Tuning:         spv.Tuning{RetryMin: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond, MinPeers: 3, MinPeersWait: time.Minute},
 	})
 	require.NoError(t, err)
 	require.NoError(t, n.Start(context.Background()))

@@ -186,8 +186,8 @@ func runMempoolCase(t *testing.T, h *testnet.Harness, xpub string, birthday int3
 	require.NoError(t, err)
 	n, err := spv.New(spv.Config{
 		Network: net, DataDir: filepath.Join(dir, "spv"), Connect: []string{hp.Addr(), h.Node().P2PAddr()}, Watcher: w,
-		Log: log, RetryMin: 100 * time.Millisecond, RetryMax: time.Second,
-		Tuning: spv.Tuning{StallTimeout: 10 * time.Second},
+		Log:    log,
+		Tuning: spv.Tuning{RetryMin: 100 * time.Millisecond, RetryMax: time.Second, StallTimeout: 10 * time.Second},
 	})
 	require.NoError(t, err)
 	require.NoError(t, n.Start(context.Background()))

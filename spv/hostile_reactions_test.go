@@ -132,10 +132,9 @@ func hrRun(t *testing.T, h *testnet.Harness, net *netparams.Network, truth *test
 	wait := hostileFirstWait(sc)
 	n, err := spv.New(spv.Config{
 		Network: net, DataDir: spvDir, Connect: []string{hp.Addr(), h.Node().P2PAddr()}, Watcher: w,
-		RetryMin: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond,
 		SpotCheckEvery: 1,
 		Log:            slog.New(dl),
-		Tuning:         spv.Tuning{StallTimeout: 2 * time.Second, TickInterval: 200 * time.Millisecond, MinPeers: 2, MinPeersWait: wait},
+		Tuning:         spv.Tuning{RetryMin: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond, StallTimeout: 2 * time.Second, TickInterval: 200 * time.Millisecond, MinPeers: 2, MinPeersWait: wait},
 	})
 	require.NoError(t, err)
 	sub := n.Subscribe()

@@ -53,10 +53,9 @@ func TestReorgDoubleSpends(t *testing.T) {
 	require.NoError(t, err)
 	n, err := spv.New(spv.Config{
 		Network: net, DataDir: filepath.Join(dir, "spv"), Connect: []string{h.Node().P2PAddr()}, Watcher: w,
-		RetryMin: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond,
 		// A download window of 4 blocks: the reorgs of depth 6 and 7 also
 		// reach below everything the node had in flight.
-		Tuning: spv.Tuning{TickInterval: 200 * time.Millisecond, BatchSize: 2, Window: 4},
+		Tuning: spv.Tuning{RetryMin: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond, TickInterval: 200 * time.Millisecond, BatchSize: 2, Window: 4},
 	})
 	require.NoError(t, err)
 	sub := n.Subscribe()

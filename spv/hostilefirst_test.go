@@ -19,8 +19,7 @@ import (
 func hostileFirst(t testing.TB, hp *hostile.Peer, sc hostile.Scenario, honest string, w watch.Watcher, dir string) spv.Config {
 	return spv.Config{
 		Network: regtest(t), DataDir: dir, Connect: []string{hp.Addr(), honest}, Watcher: w, Log: testLogger(),
-		RetryMin: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond,
-		Tuning: spv.Tuning{MinPeers: 2, MinPeersWait: hostileFirstWait(sc)},
+		Tuning: spv.Tuning{RetryMin: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond, MinPeers: 2, MinPeersWait: hostileFirstWait(sc)},
 	}
 }
 

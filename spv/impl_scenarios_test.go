@@ -340,8 +340,7 @@ func scenarioReloadMidSync(t *testing.T, e *implEnv) {
 func implConfig(dir string, w watch.Watcher, peers ...string) spv.Config {
 	return spv.Config{
 		Network: regtestNetwork(), DataDir: dir, Connect: peers, Watcher: w, Log: testLogger(),
-		RetryMin: 100 * time.Millisecond, RetryMax: time.Second,
-		Tuning: spv.Tuning{StallTimeout: time.Minute, TickInterval: 200 * time.Millisecond},
+		Tuning: spv.Tuning{RetryMin: 100 * time.Millisecond, RetryMax: time.Second, StallTimeout: time.Minute, TickInterval: 200 * time.Millisecond},
 	}
 }
 

@@ -115,7 +115,7 @@ func New(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	if n.store, err = headers.Open(cfg.DataDir, cfg.Network,
-		headers.WithSideBranchLimits(cfg.SideBranchMargin, cfg.MaxSideHeaders)); err != nil {
+		headers.WithSideBranchLimits(cfg.Tuning.SideBranchMargin, cfg.Tuning.MaxSideHeaders)); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrHeaderStore, err)
 	}
 	if n.trans, n.history, err = openTranscriptLog(cfg.DataDir); err != nil {

@@ -127,8 +127,7 @@ func startNode(t testing.TB, dir string, w watch.Watcher, peers ...string) *spv.
 	t.Helper()
 	return startNodeWith(t, spv.Config{
 		Network: regtest(t), DataDir: dir, Connect: peers, Watcher: w, Log: testLogger(),
-		RetryMin: 100 * time.Millisecond, RetryMax: time.Second,
-		Tuning: spv.Tuning{StallTimeout: 10 * time.Second},
+		Tuning: spv.Tuning{RetryMin: 100 * time.Millisecond, RetryMax: time.Second, StallTimeout: 10 * time.Second},
 	})
 }
 
@@ -347,8 +346,7 @@ func TestSyncRestartAndMempool(t *testing.T) {
 	w := watchtest.NewMemWatcher(start+1, scripts...)
 	dir := t.TempDir()
 	cfg := spv.Config{
-		Network: regtest(t), DataDir: dir, Connect: []string{h.Node().P2PAddr()}, Watcher: w, Log: testLogger(),
-		RetryMin: 100 * time.Millisecond,
+		Network: regtest(t), DataDir: dir, Connect: []string{h.Node().P2PAddr()}, Watcher: w, Log: testLogger(), Tuning: spv.Tuning{RetryMin: 100 * time.Millisecond},
 	}
 	n, err := spv.New(cfg)
 	require.NoError(t, err)
@@ -436,8 +434,8 @@ func TestSyncSurvivesPeerLoss(t *testing.T) {
 	gate := &gateWatcher{MemWatcher: w, at: start + 20, reached: make(chan struct{}), release: make(chan struct{})}
 	n, err := spv.New(spv.Config{
 		Network: regtest(t), DataDir: t.TempDir(), Connect: []string{h.Node().P2PAddr(), second.P2PAddr()},
-		Watcher: gate, Log: testLogger(), RetryMin: 50 * time.Millisecond,
-		Tuning: spv.Tuning{BatchSize: 5, Window: 10},
+		Watcher: gate, Log: testLogger(),
+		Tuning: spv.Tuning{RetryMin: 50 * time.Millisecond, BatchSize: 5, Window: 10},
 	})
 	require.NoError(t, err)
 	require.NoError(t, n.Start(context.Background()))

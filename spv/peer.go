@@ -308,7 +308,7 @@ func checkVersion(msg *wire.MsgVersion) error {
 // with exponential backoff. It ends with quit.
 func (n *Node) connLoop(ctx context.Context, slot int) {
 	defer n.wg.Done()
-	backoff := n.cfg.RetryMin
+	backoff := n.cfg.Tuning.RetryMin
 	attempt := 0
 	for {
 		addr, err := n.addrs.next(ctx, slot, attempt)
@@ -325,12 +325,12 @@ func (n *Node) connLoop(ctx context.Context, slot int) {
 		wait := backoff
 		switch {
 		case out == connRefused:
-			wait = n.cfg.RetryMax
+			wait = n.cfg.Tuning.RetryMax
 		case n.clock.Now().Sub(start) >= stableConnection:
-			backoff = n.cfg.RetryMin
+			backoff = n.cfg.Tuning.RetryMin
 			wait = backoff
 		default:
-			backoff = min(backoff*2, n.cfg.RetryMax)
+			backoff = min(backoff*2, n.cfg.Tuning.RetryMax)
 		}
 		select {
 		case <-ctx.Done():
@@ -558,7 +558,7 @@ func (a *addrSource) next(ctx context.Context, slot, attempt int) (string, error
 	if len(a.fixed) > 0 {
 		return a.fixed[fixedIndex(len(a.fixed), a.slots, slot, attempt)], ctx.Err()
 	}
-	wait := a.n.cfg.RetryMin
+	wait := a.n.cfg.Tuning.RetryMin
 	for {
 		if addr, ok := a.pick(); ok {
 			return addr, nil
@@ -574,7 +574,7 @@ func (a *addrSource) next(ctx context.Context, slot, attempt int) (string, error
 			return "", ctx.Err()
 		case <-a.n.clock.TickAfter(wait):
 		}
-		wait = min(wait*2, a.n.cfg.RetryMax)
+		wait = min(wait*2, a.n.cfg.Tuning.RetryMax)
 	}
 }
 

@@ -167,8 +167,8 @@ func broadcastKeptByTarget(ctx context.Context, t *testing.T) *keptByTarget {
 	nw, err := netparams.Lookup("regtest")
 	require.NoError(t, err)
 	n, err := New(Config{Network: nw, DataDir: t.TempDir(), Watcher: watchtest.NewMemWatcher(tip+1, script),
-		Connect: []string{a.P2PAddr(), b.P2PAddr(), c.P2PAddr()}, MaxPeers: 2,
-		RetryMin: 100 * time.Millisecond, RetryMax: time.Second})
+		Connect: []string{a.P2PAddr(), b.P2PAddr(), c.P2PAddr()}, MaxPeers: 2, Tuning: Tuning{RetryMin: 100 * time.Millisecond, RetryMax: time.Second},
+	})
 	require.NoError(t, err)
 	// Regtest's blocks come within a second of each other.
 	n.rebc.minInterval = 0

@@ -66,8 +66,8 @@ func TestCheckingPeerDoesNotSaturate(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "filter.json"), []byte(`{"version":1,"tweak":2024}`), 0o600))
 		n, err := spv.New(spv.Config{
 			Network: regtest(t), DataDir: dir, Connect: peers, Watcher: w, Log: testLogger(),
-			FPRate: fpRate, RetryMin: 50 * time.Millisecond,
-			Tuning: spv.Tuning{MinPeers: len(peers), TickInterval: 20 * time.Millisecond},
+			FPRate: fpRate,
+			Tuning: spv.Tuning{RetryMin: 50 * time.Millisecond, MinPeers: len(peers), TickInterval: 20 * time.Millisecond},
 		})
 		require.NoError(t, err)
 		sub := n.Subscribe()

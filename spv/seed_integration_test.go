@@ -131,8 +131,7 @@ func TestSyncFromDNSSeed(t *testing.T) {
 	n := startSpv(t, spv.Config{
 		Network: seededNetwork(t, port), DataDir: dir, Watcher: w, Log: testLogger(),
 		Resolver: seed.Resolver(),
-		RetryMin: 100 * time.Millisecond, RetryMax: time.Second,
-		Tuning: spv.Tuning{SeedTimeout: 2 * time.Second},
+		Tuning:   spv.Tuning{RetryMin: 100 * time.Millisecond, RetryMax: time.Second, SeedTimeout: 2 * time.Second},
 	})
 	waitSyncedTo(t, n, tip, 60*time.Second)
 	checkTruth(t, w, truth)
@@ -206,8 +205,7 @@ func TestSyncThroughProxyFromSeedNode(t *testing.T) {
 		Network: seededNetwork(t, seedPort), DataDir: dir, Watcher: w, Log: testLogger(),
 		Proxy: proxy.Addr(), Resolver: newNoLookups(t),
 		MaxPeers: 2,
-		RetryMin: 50 * time.Millisecond, RetryMax: 500 * time.Millisecond,
-		Tuning: spv.Tuning{SeedTimeout: 5 * time.Second, MinPeers: 2, MinPeersWait: 90 * time.Second},
+		Tuning:   spv.Tuning{RetryMin: 50 * time.Millisecond, RetryMax: 500 * time.Millisecond, SeedTimeout: 5 * time.Second, MinPeers: 2, MinPeersWait: 90 * time.Second},
 	})
 	waitSyncedTo(t, n, tip, 2*time.Minute)
 	checkTruth(t, w, truth)

@@ -106,8 +106,8 @@ func seedTestNode(t testing.TB, network *netparams.Network, cfg Config) *Node {
 	cfg.Network = network
 	cfg.DataDir = t.TempDir()
 	cfg.Watcher = watchtest.NewMemWatcher(0)
-	if cfg.RetryMin == 0 {
-		cfg.RetryMin, cfg.RetryMax = 20*time.Millisecond, 200*time.Millisecond
+	if cfg.Tuning.RetryMin == 0 {
+		cfg.Tuning.RetryMin, cfg.Tuning.RetryMax = 20*time.Millisecond, 200*time.Millisecond
 	}
 	n, err := New(cfg)
 	require.NoError(t, err)

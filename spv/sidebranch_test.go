@@ -15,7 +15,7 @@ import (
 // (a quarter of MaxSideHeaders) and for each branch the bound evicts.
 func TestSideBranchThatWinsIsNeverScored(t *testing.T) {
 	w := watchtest.NewMemWatcher(1, p2wpkh(1))
-	n, m := newTestManager(t, w, Config{MaxSideHeaders: 16}) // share 4
+	n, m := newTestManager(t, w, Config{Tuning: Tuning{MaxSideHeaders: 16}}) // share 4
 	net := n.cfg.Network
 	noTxs := func(int) []*wire.MsgTx { return nil }
 	chain := mineBlocks(t, net, genesis(n), 10, noTxs)

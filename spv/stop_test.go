@@ -43,8 +43,7 @@ func TestStopWaitsForEveryGoroutine(t *testing.T) {
 	g := nodeGoroutines()
 	require.LessOrEqual(t, len(g), 0, "node goroutines before the test:\n%s", strings.Join(g, "\n\n"))
 	for i := range 40 {
-		n, err := New(Config{Network: net, DataDir: t.TempDir(), Connect: []string{addr}, Watcher: watchtest.NewMemWatcher(1),
-			RetryMin: time.Millisecond, RetryMax: 2 * time.Millisecond})
+		n, err := New(Config{Network: net, DataDir: t.TempDir(), Connect: []string{addr}, Watcher: watchtest.NewMemWatcher(1), Tuning: Tuning{RetryMin: time.Millisecond, RetryMax: 2 * time.Millisecond}})
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(context.Background())
 		require.NoError(t, n.Start(ctx))

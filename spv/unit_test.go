@@ -295,8 +295,7 @@ func TestNodeLifecycleWithoutPeers(t *testing.T) {
 	ln.Close()
 	before := runtime.NumGoroutine()
 	dir := t.TempDir()
-	n, err := New(Config{Network: net, DataDir: dir, Connect: []string{addr}, Watcher: watchtest.NewMemWatcher(1),
-		RetryMin: 10 * time.Millisecond, RetryMax: 20 * time.Millisecond})
+	n, err := New(Config{Network: net, DataDir: dir, Connect: []string{addr}, Watcher: watchtest.NewMemWatcher(1), Tuning: Tuning{RetryMin: 10 * time.Millisecond, RetryMax: 20 * time.Millisecond}})
 	require.NoError(t, err)
 	_, err = New(Config{Network: net, DataDir: dir, Watcher: watchtest.NewMemWatcher(1)})
 	require.Error(t, err, "second node on the same data dir opened")

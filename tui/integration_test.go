@@ -70,9 +70,8 @@ func TestDashboardOnRealNode(t *testing.T) {
 	dataDir := t.TempDir()
 	node, err := spv.New(spv.Config{
 		Network: net, DataDir: dataDir, Connect: []string{h.Node().P2PAddr()}, Watcher: w,
-		Log:      slog.New(slog.NewTextHandler(sink, nil)),
-		RetryMin: 100 * time.Millisecond, RetryMax: time.Second,
-		Tuning: spv.Tuning{StallTimeout: 10 * time.Second},
+		Log:    slog.New(slog.NewTextHandler(sink, nil)),
+		Tuning: spv.Tuning{RetryMin: 100 * time.Millisecond, RetryMax: time.Second, StallTimeout: 10 * time.Second},
 	})
 	require.NoError(t, err)
 	sub := node.Subscribe()

@@ -26,9 +26,8 @@ func syncOverBIP158(t *testing.T, w *wallet.Wallet, addr string, tip int32) spv.
 	require.NoError(t, err)
 	node, err := spv.New(spv.Config{
 		Network: net, DataDir: t.TempDir(), Connect: []string{addr}, Watcher: w,
-		RetryMin: 100 * time.Millisecond, RetryMax: time.Second,
 		Protocol: spv.ProtocolBIP158,
-		Tuning:   spv.Tuning{StallTimeout: 10 * time.Second},
+		Tuning:   spv.Tuning{RetryMin: 100 * time.Millisecond, RetryMax: time.Second, StallTimeout: 10 * time.Second},
 	})
 	require.NoError(t, err)
 	require.NoError(t, node.Start(context.Background()))

@@ -142,8 +142,7 @@ func TestDescriptorWalletSyncsTaprootOverP2P(t *testing.T) {
 	require.NoError(t, err)
 	node, err := spv.New(spv.Config{
 		Network: net, DataDir: t.TempDir(), Connect: []string{h.Node().P2PAddr()}, Watcher: w,
-		RetryMin: 100 * time.Millisecond, RetryMax: time.Second,
-		Tuning: spv.Tuning{StallTimeout: 10 * time.Second},
+		Tuning: spv.Tuning{RetryMin: 100 * time.Millisecond, RetryMax: time.Second, StallTimeout: 10 * time.Second},
 	})
 	require.NoError(t, err)
 	require.NoError(t, node.Start(context.Background()))

@@ -115,11 +115,10 @@ func TestFakeSpendFromHostilePeer(t *testing.T) {
 	require.NoError(t, err)
 	node, err := spv.New(spv.Config{
 		Network: net, DataDir: t.TempDir(), Connect: []string{hp.Addr(), h.Node().P2PAddr()}, Watcher: w,
-		RetryMin: 100 * time.Millisecond, RetryMax: time.Second,
 		// The hostile peer did not filter the blocks that paid the
 		// wallet: it matches spends of those coins from the first
 		// reload point on (seconds here instead of half an hour).
-		Tuning: spv.Tuning{StallTimeout: 10 * time.Second, ReloadInterval: 200 * time.Millisecond, QuietTime: -1},
+		Tuning: spv.Tuning{RetryMin: 100 * time.Millisecond, RetryMax: time.Second, StallTimeout: 10 * time.Second, ReloadInterval: 200 * time.Millisecond, QuietTime: -1},
 	})
 	require.NoError(t, err)
 	require.NoError(t, node.Start(context.Background()))

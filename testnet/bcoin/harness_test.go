@@ -116,8 +116,7 @@ func TestBcoinSyncWallet(t *testing.T) {
 	require.NoError(t, err)
 	n, err := spv.New(spv.Config{
 		Network: net, DataDir: filepath.Join(dir, "spv"), Connect: []string{node.P2PAddr()}, Watcher: w,
-		RetryMin: 100 * time.Millisecond, RetryMax: time.Second,
-		Tuning: spv.Tuning{StallTimeout: 20 * time.Second, TickInterval: 200 * time.Millisecond},
+		Tuning: spv.Tuning{RetryMin: 100 * time.Millisecond, RetryMax: time.Second, StallTimeout: 20 * time.Second, TickInterval: 200 * time.Millisecond},
 	})
 	require.NoError(t, err)
 	mark = time.Now()
