@@ -34,8 +34,8 @@ const boundsTableCommand = "go test ./spv -run TestReliabilityBoundsTable -updat
 // budgets.go and every max* constant, each once). A difference fails with
 // the fresh table; -update writes it into the doc.
 func TestReliabilityBoundsTable(t *testing.T) {
-	doctabletest.CoverSource(t, "bounds", doctable.Rows(bounds), "budgets.go")
-	named, err := doctable.Render("", doctable.Rows(bounds))
+	doctabletest.CoverSource(t, "bounds", bounds, "budgets.go")
+	named, err := doctable.Render("", bounds)
 	require.NoError(t, err)
 	doctabletest.Sync(t, reliabilityDoc,
 		doctabletest.Region{Name: "message budgets", Command: boundsTableCommand, Table: messageBudgetTable(t)},
@@ -109,4 +109,54 @@ func wireKnows(t *testing.T, cmd string) bool {
 	}{uint32(wire.SimNet), name, 0, [4]byte(sum[:4])}))
 	_, _, err := wire.ReadMessage(&msg, wire.ProtocolVersion, wire.SimNet)
 	return !errors.Is(err, wire.ErrUnknownMessage)
+}
+
+// bounds lists every constant of this file and every max* constant of
+// the package, each once; TestReliabilityBoundsTable checks against the
+// source that none is missing.
+var bounds = []doctable.Bound{
+	// The connection: what one peer makes the node write, read and hold.
+	{Name: "maxWriteQueueBytes", Value: maxWriteQueueBytes, Unit: "bytes", Protects: "bytes queued for a peer and unwritten (requests, the pongs btcd queues per ping): past it the peer is disconnected and scored 20"},
+	{Name: "writeTimeout", Value: writeTimeout, Unit: "", Protects: "each write to a peer's socket: a peer that leaves its socket unread fails the write that would wait"},
+	{Name: "maxInboxBytes", Value: maxInboxBytes, Unit: "bytes", Protects: "a peer's messages read and not yet handled: past it its reader waits and its TCP window closes"},
+	{Name: "maxRejectPayload", Value: maxRejectPayload, Unit: "bytes", Protects: "a reject's payload: a larger one is refused at its v1 header, before it is read, and bans"},
+	{Name: "maxPeerStateBytes", Value: maxPeerStateBytes, Unit: "bytes", Protects: "all the manager holds for one peer (requests, a merkle block being filled, txids, side tips); FuzzMessageSequences checks it"},
+	{Name: "excessScore", Value: excessScore, Unit: "points", Protects: "the ban score of each message over its type's rate budget: ten past the burst ban the peer"},
+	// The manager's state per peer, each where a peer chooses how much.
+	{Name: "maxUnknown", Value: maxUnknown, Unit: "txids", Protects: "the announced txids remembered per peer and filter: an inv flood past it explains nothing"},
+	{Name: "maxTxReqs", Value: maxTxReqs, Unit: "txs", Protects: "the transactions asked from one peer at a time"},
+	{Name: "maxUnmatchedRelays", Value: maxUnmatchedRelays, Unit: "txs", Protects: "announced transactions outside the filter fetched from a peer per filterload; later ones are not fetched"},
+	{Name: "maxRecentRelays", Value: maxRecentRelays, Unit: "txs", Protects: "the relays kept for replay into a later announcer's mirror, in count"},
+	{Name: "maxRecentRelayBytes", Value: maxRecentRelayBytes, Unit: "bytes", Protects: "the same relays, in serialized bytes (a peer chooses what it relays)"},
+	{Name: "maxUnconnectingHeaders", Value: maxUnconnectingHeaders, Unit: "messages", Protects: "unsolicited headers in a row that do not connect: then the peer is scored and dropped (Core's limit)"},
+	{Name: "maxSideTips", Value: maxSideTips, Unit: "tips", Protects: "the side-branch tips remembered per peer; the oldest is forgotten, unscored"},
+	{Name: "maxMatchAttempts", Value: maxMatchAttempts, Unit: "requests", Protects: "requests of one block before the peers that failed it are scored"},
+	{Name: "maxTransportMemory", Value: maxTransportMemory, Unit: "addresses", Protects: "each set of addresses remembered as v1-only or v2 (they come from addr messages)"},
+	{Name: "DefaultRetryMax", Value: DefaultRetryMax, Unit: "", Protects: "the largest reconnect backoff (Tuning.RetryMax's default): a peer that keeps failing is dialed again at most this far apart"},
+	{Name: "maxSeedAddrs", Value: maxSeedAddrs, Unit: "addresses", Protects: "the addresses taken from one DNS seed's answer (Core's limit)"},
+	// The log: what a peer makes the node write about it.
+	{Name: "logBurst", Value: logBurst, Unit: "lines", Protects: "the lines of one kind about one peer written at once; past it they are counted in one \"suppressed N\" line"},
+	{Name: "logRate", Value: logRate, Unit: "lines a second", Protects: "the refill of that bucket"},
+	{Name: "logFieldMax", Value: logFieldMax, Unit: "bytes", Protects: "each string of a log line about a peer (a reject reason, a user agent, an error carrying either), escaped by peertext.Clean"},
+	{Name: "maxLogKeys", Value: maxLogKeys, Unit: "buckets", Protects: "the (peer, kind) buckets held: reached only by a bug, they are then forgotten, not grown"},
+	{Name: "LogFileMaxBytes", Value: LogFileMaxBytes, Unit: "bytes", Protects: "the log file: rotated past it (github.com/jrick/logrotate)"},
+	{Name: "LogFileRolls", Value: LogFileRolls, Unit: "files", Protects: "the gzipped old log files kept: a log flood fills at most (1 + this) times LogFileMaxBytes before compression"},
+	// Broadcasts and rebroadcasts: what the node sends, holds and resends.
+	{Name: "MaxBroadcastBytes", Value: MaxBroadcastBytes, Unit: "bytes", Protects: "what a broadcast target may send during a broadcast"},
+	{Name: "maxBroadcastGetData", Value: maxBroadcastGetData, Unit: "messages", Protects: "the getdata for the transaction a broadcast answers"},
+	{Name: "maxBroadcastTargets", Value: maxBroadcastTargets, Unit: "peers", Protects: "the targets one broadcast connects to when the first are behind or unreachable"},
+	{Name: "maxRebroadcastTxs", Value: maxRebroadcastTxs, Unit: "txs", Protects: "the transactions held for rebroadcast; past it a broadcast is sent once, not held"},
+	{Name: "maxRebroadcastBytes", Value: maxRebroadcastBytes, Unit: "bytes", Protects: "the serialized bytes of the transactions held for rebroadcast"},
+	{Name: "maxRebroadcastBlocks", Value: maxRebroadcastBlocks, Unit: "blocks", Protects: "the blocks at the tip a transaction is resent for without confirming (a day of mainnet blocks)"},
+	{Name: "minRebroadcastInterval", Value: minRebroadcastInterval, Unit: "", Protects: "the least time between two sends of one transaction, when blocks come in a burst"},
+	{Name: "rebroadcastTimeout", Value: rebroadcastTimeout, Unit: "", Protects: "one rebroadcast: connection, handshake, getdata and a relay back"},
+	// Checks, filters and the data dir.
+	{Name: "maxCheckAttempts", Value: maxCheckAttempts, Unit: "rounds", Protects: "the rounds of second peers asked about one block before its check is abandoned"},
+	{Name: "MaxCheckPeers", Value: MaxCheckPeers, Unit: "peers", Protects: "the largest Tuning.CheckPeers (second peers asked per checked block)"},
+	{Name: "maxCarried", Value: maxCarried, Unit: "outpoints", Protects: "the outpoints carried from one filter to the next (a 36,000-byte filter tells about 60,000 apart)"},
+	{Name: "maxDeferFactor", Value: maxDeferFactor, Unit: "quiet times", Protects: "how long the quiet window may hold a due filter reload"},
+	{Name: "maxRekeys", Value: maxRekeys, Unit: "keys", Protects: "the new v2 keys drawn per connection for keys that would stall a btcd v1 peer"},
+	{Name: "MaxDecoys", Value: MaxDecoys, Unit: "decoys", Protects: "the largest Config.Decoys"},
+	{Name: "maxDecoyTxs", Value: maxDecoyTxs, Unit: "txids", Protects: "the remembered decoy-matched txids"},
+	{Name: "MaxStateFileBytes", Value: MaxStateFileBytes, Unit: "bytes", Protects: "each state file read at start (bans, decoys, filter state, unfinished checks): a larger one is refused before it is read"},
 }

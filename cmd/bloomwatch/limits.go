@@ -24,22 +24,3 @@ const maxPSBTFileBytes = 16 << 20
 // wallet; a larger file (a universe given as --truth, a wrong path) is
 // refused, with one line, before it is read.
 const maxTruthFileBytes = 64 << 20
-
-// bound is one named bound of the command line, a row of
-// docs/RELIABILITY.md's local input bounds (a doctable.Bound:
-// TestLocalInputBoundsTable renders the table from bounds).
-type bound struct {
-	Name     string // the constant, as the code names it
-	Value    any    // the constant itself
-	Unit     string // what Value counts ("bytes" prints as B, KiB, MiB)
-	Protects string // what it bounds, and against what
-}
-
-// bounds lists every max* constant of the package, each once;
-// TestLocalInputBoundsTable checks against the source that none is
-// missing.
-var bounds = []bound{
-	{"maxConfigFileBytes", maxConfigFileBytes, "bytes", "the data dir's `bloomwatch.conf`, read whole"},
-	{"maxPSBTFileBytes", maxPSBTFileBytes, "bytes", "`broadcast --psbt FILE`, read whole"},
-	{"maxTruthFileBytes", maxTruthFileBytes, "bytes", "`privacy analyze --truth FILE`, held whole"},
-}

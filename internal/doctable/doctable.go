@@ -2,21 +2,14 @@
 // and replaces a marked region of a doc with it, so that a doc's bounds
 // tables are generated from the code that holds the bounds.
 //
-// A package lists its bounds in an unexported table of a struct type of
-// Bound's fields (its own, so that the literal's rows need no keys):
+// A package lists its bounds in a test file, as a table only its test
+// reads (keyed, as go vet wants for a struct of another package):
 //
-//	type bound struct {
-//		Name     string
-//		Value    any
-//		Unit     string
-//		Protects string
+//	var bounds = []doctable.Bound{
+//		{Name: "maxConfigFileBytes", Value: maxConfigFileBytes, Unit: "bytes", Protects: "the data dir's bloomwatch.conf"},
 //	}
 //
-//	var bounds = []bound{
-//		{"maxConfigFileBytes", maxConfigFileBytes, "bytes", "the data dir's bloomwatch.conf"},
-//	}
-//
-// and a test renders it with Render(prefix, Rows(bounds)) into the doc's
+// and a test renders it with Render(prefix, bounds) into the doc's
 // region between
 //
 //	<!-- begin generated: NAME (COMMAND) -->
@@ -39,25 +32,6 @@ type Bound struct {
 	Value    any    // the constant itself: an integer, a float64 or a time.Duration
 	Unit     string // what an integer or float Value counts ("bytes" prints as B, KiB, MiB)
 	Protects string // what it bounds, and against what
-}
-
-// Row is a package's own bound type: a struct of Bound's fields.
-type Row interface {
-	~struct {
-		Name     string
-		Value    any
-		Unit     string
-		Protects string
-	}
-}
-
-// Rows converts a package's table of bounds to Bounds.
-func Rows[R Row](rows []R) []Bound {
-	out := make([]Bound, len(rows))
-	for i, r := range rows {
-		out[i] = Bound(r)
-	}
-	return out
 }
 
 // Header is the first two lines of the table Render writes.

@@ -130,8 +130,8 @@ func IsBoundName(name string) bool {
 }
 
 // CoverSource holds rows, the package's table declared as the variable
-// tableVar in the package in the current directory, to the package's
-// source: a row for every constant IsBoundName accepts and for every
+// tableVar in the package in the current directory (in a test file, as
+// only the test reads it), to the package's non-test source: a row for every constant IsBoundName accepts and for every
 // constant declared in the files allConstsIn, no row for anything else,
 // each once, and each row's Value the very constant its Name says.
 func CoverSource(t testing.TB, tableVar string, rows []doctable.Bound, allConstsIn ...string) {
@@ -151,9 +151,7 @@ func coverage(dir, tableVar string, rows []doctable.Bound, allConstsIn []string)
 	want := map[string]string{} // constant -> file
 	var table *ast.CompositeLit
 	for _, path := range files {
-		if strings.HasSuffix(path, "_test.go") {
-			continue
-		}
+		test := strings.HasSuffix(path, "_test.go")
 		f, err := parser.ParseFile(fset, path, nil, 0)
 		if err != nil {
 			return err
@@ -170,7 +168,7 @@ func coverage(dir, tableVar string, rows []doctable.Bound, allConstsIn []string)
 					continue
 				}
 				for i, id := range vs.Names {
-					if gd.Tok == token.CONST && (IsBoundName(id.Name) || slices.Contains(allConstsIn, base)) {
+					if !test && gd.Tok == token.CONST && (IsBoundName(id.Name) || slices.Contains(allConstsIn, base)) {
 						want[id.Name] = base
 					}
 					if gd.Tok == token.VAR && id.Name == tableVar && i < len(vs.Values) {
@@ -181,7 +179,7 @@ func coverage(dir, tableVar string, rows []doctable.Bound, allConstsIn []string)
 		}
 	}
 	if table == nil {
-		return fmt.Errorf("the package declares no var %s = []bound{...}", tableVar)
+		return fmt.Errorf("the package declares no var %s = []doctable.Bound{...}", tableVar)
 	}
 	if len(table.Elts) != len(rows) {
 		return fmt.Errorf("%s's literal has %d rows, its value %d", tableVar, len(table.Elts), len(rows))
