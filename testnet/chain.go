@@ -48,6 +48,18 @@ const (
 	TxSpend   = "spend"
 )
 
+// SortTruthTxs orders txs by height, then txid: the order in which two
+// scans of one chain compare, as a block's order of transactions is the
+// miner's, not the builder's.
+func SortTruthTxs(txs []TruthTx) {
+	sort.Slice(txs, func(i, j int) bool {
+		if txs[i].Height != txs[j].Height {
+			return txs[i].Height < txs[j].Height
+		}
+		return txs[i].Txid.String() < txs[j].Txid.String()
+	})
+}
+
 // TruthTx is one wallet transaction of a built chain.
 type TruthTx struct {
 	Txid      chainhash.Hash `json:"txid"`

@@ -3,23 +3,11 @@ package testnet
 import (
 	"context"
 	"path/filepath"
-	"sort"
 	"testing"
 
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/stretchr/testify/require"
 )
-
-// sortTxs orders truth transactions by height then txid (block order of
-// transactions is the miner's, not BuildChain's).
-func sortTxs(txs []TruthTx) {
-	sort.Slice(txs, func(i, j int) bool {
-		if txs[i].Height != txs[j].Height {
-			return txs[i].Height < txs[j].Height
-		}
-		return txs[i].Txid.String() < txs[j].Txid.String()
-	})
-}
 
 func TestBuildChainTruth(t *testing.T) {
 	h := NewT(t, Options{})
@@ -92,8 +80,8 @@ func TestBuildChainTruth(t *testing.T) {
 	require.Equal(t, truth.Addresses, scanned.Addresses)
 	require.Equal(t, truth.Balance, scanned.Balance)
 	want := append([]TruthTx(nil), truth.Txs...)
-	sortTxs(want)
-	sortTxs(scanned.Txs)
+	SortTruthTxs(want)
+	SortTruthTxs(scanned.Txs)
 	require.Equal(t, want, scanned.Txs)
 
 	// Some spends take two wallet inputs (a payment and older change).

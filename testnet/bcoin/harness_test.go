@@ -5,7 +5,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"sort"
 	"testing"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/bloomwatch/bloomwatch/spv"
 	"github.com/bloomwatch/bloomwatch/testnet"
 	"github.com/bloomwatch/bloomwatch/testnet/internal/proc"
+	"github.com/bloomwatch/bloomwatch/testnet/internal/walletcheck"
 	"github.com/bloomwatch/bloomwatch/wallet"
 )
 
@@ -92,8 +92,8 @@ func TestBcoinSyncWallet(t *testing.T) {
 	// The builder's bookkeeping equals bcoin's own view of its blocks.
 	scanned, err := h.ScanTruth(ctx, key, testnet.PurposeBIP84, truth.StartHeight+1)
 	require.NoError(t, err)
-	sortTxs(truth.Txs)
-	sortTxs(scanned.Txs)
+	testnet.SortTruthTxs(truth.Txs)
+	testnet.SortTruthTxs(scanned.Txs)
 	require.Equal(t, truth.Txs, scanned.Txs)
 	require.Equal(t, truth.Addresses, scanned.Addresses)
 	require.Equal(t, truth.UTXOs, scanned.UTXOs)
@@ -126,7 +126,7 @@ func TestBcoinSyncWallet(t *testing.T) {
 	st := n.Status()
 	t.Logf("synced %d blocks from bcoin in %s: %d matched txs, %d false positives, %d filterloads, %d bytes",
 		st.Blocks, time.Since(mark).Round(time.Millisecond), st.Matched, st.FalsePositives, st.Filter.Loads, st.BytesReceived)
-	requireWalletIs(t, w, truth)
+	walletcheck.Require(t, w, truth)
 
 	// bcoin lists bloomwatch as an inbound BIP37 peer, and talks to
 	// nothing but 127.0.0.1.
@@ -163,7 +163,7 @@ func TestBcoinSyncWallet(t *testing.T) {
 	after, err := h.ScanTruth(ctx, key, testnet.PurposeBIP84, truth.StartHeight+1)
 	require.NoError(t, err)
 	require.Equal(t, truth.Balance+int64(pending), after.Balance)
-	requireWalletIs(t, w, after)
+	walletcheck.Require(t, w, after)
 
 	// A two-block reorganisation (bcoin's invalidateblock) whose losing
 	// branch confirms two more payments, which the wallet follows, and
@@ -196,24 +196,13 @@ func TestBcoinSyncWallet(t *testing.T) {
 	for _, tx := range reorged.Txs[len(reorged.Txs)-2:] {
 		require.Equal(t, *r.New[0], tx.BlockHash, "the payments confirm in the winning branch's first block")
 	}
-	requireWalletIs(t, w, reorged)
+	walletcheck.Require(t, w, reorged)
 	pool, err := node.Mempool()
 	require.NoError(t, err)
 	require.Empty(t, pool, "the losing branch held nothing the winning one lacks")
 	st = n.Status()
 	require.GreaterOrEqual(t, st.Reorgs, 1)
 	t.Logf("whole test %s", time.Since(began).Round(time.Millisecond))
-}
-
-// sortTxs orders transactions by height, then txid (a block's order is
-// the miner's).
-func sortTxs(txs []testnet.TruthTx) {
-	sort.Slice(txs, func(i, j int) bool {
-		if txs[i].Height != txs[j].Height {
-			return txs[i].Height < txs[j].Height
-		}
-		return txs[i].Txid.String() < txs[j].Txid.String()
-	})
 }
 
 // countChange returns how many change addresses the truth lists.
@@ -238,60 +227,6 @@ func waitWalletAt(t *testing.T, n *spv.Node, hash chainhash.Hash) {
 		return st.Synced && st.WatcherHash == hash, st.Err
 	})
 	require.NoError(t, err, "status %+v", n.Status())
-}
-
-// requireWalletIs checks that the wallet holds exactly the truth, all of
-// it confirmed: balance, transactions (height, block, delta), unspent
-// outputs, and every truth address marked used.
-func requireWalletIs(t *testing.T, w *wallet.Wallet, truth *testnet.Truth) {
-	t.Helper()
-	bal, err := w.Balance()
-	require.NoError(t, err)
-	require.Equal(t, btcutil.Amount(truth.Balance), bal.Confirmed)
-	require.Equal(t, btcutil.Amount(truth.Balance), bal.Total())
-
-	txs, err := w.Txs()
-	require.NoError(t, err)
-	got := make([]testnet.TruthTx, 0, len(txs))
-	for _, s := range txs {
-		got = append(got, testnet.TruthTx{Txid: s.Txid, Height: s.Height, BlockHash: s.BlockHash, Delta: s.Delta})
-	}
-	want := make([]testnet.TruthTx, 0, len(truth.Txs))
-	for _, tx := range truth.Txs {
-		tx.Kind = ""
-		want = append(want, tx)
-	}
-	sortTxs(got)
-	sortTxs(want)
-	require.Equal(t, want, got)
-
-	utxos, err := w.UTXOs()
-	require.NoError(t, err)
-	gotOps := make(map[wire.OutPoint]int64, len(utxos))
-	for _, u := range utxos {
-		gotOps[wire.OutPoint{Hash: u.Txid, Index: u.Index}] = int64(u.Amount)
-	}
-	wantOps := make(map[wire.OutPoint]int64, len(truth.UTXOs))
-	for _, u := range truth.UTXOs {
-		wantOps[u.OutPoint()] = u.Value
-	}
-	require.Equal(t, wantOps, gotOps)
-
-	infos, err := w.Addresses()
-	require.NoError(t, err)
-	used := map[string]bool{}
-	for _, a := range infos {
-		if a.Used {
-			used[a.Address] = true
-		}
-	}
-	var missing []string
-	for _, a := range truth.Addresses {
-		if !used[a.Address] {
-			missing = append(missing, a.Address)
-		}
-	}
-	require.Empty(t, missing)
 }
 
 // TestBcoinPackage checks the installation Package finds or makes:
