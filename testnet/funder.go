@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"sort"
+	"sync"
 
 	"github.com/btcsuite/btcd/btcec/v2"
 	"github.com/btcsuite/btcd/btcutil"
@@ -25,16 +26,19 @@ const (
 	unconfirmed = -1
 )
 
-// funderPriv is the harness funding key: SHA-256 of "bloomwatch funder".
-var funderPriv = func() *btcec.PrivateKey {
+// funderPriv returns the harness funding key: SHA-256 of "bloomwatch
+// funder". It is made on first use, not at package init: its public key
+// needs secp256k1's precomputed tables, which every command of the binary
+// (it imports this package through demo) would otherwise decode at start.
+var funderPriv = sync.OnceValue(func() *btcec.PrivateKey {
 	s := sha256.Sum256([]byte("bloomwatch funder"))
 	priv, _ := btcec.PrivKeyFromBytes(s[:])
 	return priv
-}()
+})
 
 // funderAddress returns the funding key's P2WPKH address on params.
 func funderAddress(params *chaincfg.Params) (btcutil.Address, error) {
-	return addressFor(PurposeBIP84, funderPriv.PubKey(), params)
+	return addressFor(PurposeBIP84, funderPriv().PubKey(), params)
 }
 
 // coin is an output the funder can spend.
@@ -146,7 +150,7 @@ func (f *funder) selectCoins(outs []*wire.TxOut) ([]prevOut, int64, error) {
 		}
 	}
 	if found && bestC.value >= target+oneFee {
-		return []prevOut{{op: best, value: bestC.value, script: f.script, key: funderPriv}}, oneFee, nil
+		return []prevOut{{op: best, value: bestC.value, script: f.script, key: funderPriv()}}, oneFee, nil
 	}
 	var (
 		ins     []prevOut
@@ -166,7 +170,7 @@ func (f *funder) selectCoins(outs []*wire.TxOut) ([]prevOut, int64, error) {
 		return outpointLess(cands[i].op, cands[j].op)
 	})
 	for _, c := range cands {
-		ins = append(ins, prevOut{op: c.op, value: c.c.value, script: f.script, key: funderPriv})
+		ins = append(ins, prevOut{op: c.op, value: c.c.value, script: f.script, key: funderPriv()})
 		scripts = append(scripts, f.script)
 		sum += c.c.value
 		fee := FeeRate * estimateVsize(scripts, withChange)
@@ -242,7 +246,7 @@ func (f *funder) conflict(tx *wire.MsgTx, outs []*wire.TxOut) (*wire.MsgTx, erro
 		if !ok {
 			return nil, fmt.Errorf("%w: input %v is not a funder coin", ErrBadSpec, in.PreviousOutPoint)
 		}
-		ins = append(ins, prevOut{op: in.PreviousOutPoint, value: c.value, script: f.script, key: funderPriv})
+		ins = append(ins, prevOut{op: in.PreviousOutPoint, value: c.value, script: f.script, key: funderPriv()})
 		scripts = append(scripts, f.script)
 	}
 	withChange := append(append([]*wire.TxOut(nil), outs...), wire.NewTxOut(0, f.script))

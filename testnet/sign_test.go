@@ -51,7 +51,7 @@ func TestSignTxAllKinds(t *testing.T) {
 		scripts = append(scripts, script)
 	}
 	op := wire.OutPoint{Hash: chainhash.Hash{9}}
-	ins = append(ins, prevOut{op: op, value: 77_777, script: f.script, key: funderPriv})
+	ins = append(ins, prevOut{op: op, value: 77_777, script: f.script, key: funderPriv()})
 	scripts = append(scripts, f.script)
 	for _, in := range ins {
 		tx.AddTxIn(wire.NewTxIn(&in.op, nil, nil))
@@ -118,7 +118,7 @@ func TestFunderCoins(t *testing.T) {
 	fee := 5_000_000_000 - 50_000 - tx.TxOut[1].Value
 	require.GreaterOrEqual(t, fee, FeeRate*vsize(tx))
 	require.Len(t, f.coins, 1, "only the change is left")
-	verifyTx(t, tx, []prevOut{{op: tx.TxIn[0].PreviousOutPoint, value: 5_000_000_000, script: f.script, key: funderPriv}})
+	verifyTx(t, tx, []prevOut{{op: tx.TxIn[0].PreviousOutPoint, value: 5_000_000_000, script: f.script, key: funderPriv()}})
 
 	ds, err := f.conflict(tx, []*wire.TxOut{wire.NewTxOut(1_000_000, out[0].PkScript)})
 	require.NoError(t, err)
