@@ -41,7 +41,7 @@ for _ in $(seq "$RUNS"); do
 	s=$(date +%s%N)
 	out=$("$bw" wallet balance --datadir "$dir" --json)
 	e=$(date +%s%N)
-	echo "api $(awk -v t="$api" 'BEGIN{printf "%.1f", t * 1000}') ms, wallet balance $(((e - s) / 1000000)) ms, $(echo "$out" | grep -o '"synced_height": [-0-9]*')"
+	echo "api $(awk -v t="$api" 'BEGIN{printf "%.1f", t * 1000}') ms, wallet balance $(((e - s) / 1000000)) ms, $(echo "$out" | grep -o '"synced_height": *[-0-9]*')"
 done
 echo "bloomwatch --version (process start alone):"
 for _ in $(seq "$RUNS"); do

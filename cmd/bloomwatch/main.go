@@ -20,6 +20,7 @@ import (
 	"syscall"
 
 	"github.com/bloomwatch/bloomwatch/internal/peertext"
+	"github.com/bloomwatch/bloomwatch/internal/progress"
 	"github.com/spf13/cobra"
 )
 
@@ -160,10 +161,18 @@ func isCobraUsageError(err error) bool {
 		strings.HasPrefix(s, "required flag")
 }
 
-// writeJSON prints v as indented JSON on the command's stdout.
+// writeJSON prints v as JSON on the command's stdout, one document
+// ending in a newline: indented for a person when stdout is a terminal,
+// compact for a program otherwise (a pipe or a file; `jq .` indents it),
+// as gh does. Indenting a sync summary of thousands of
+// transactions costs more CPU than encoding it and a second copy of it in
+// memory, which a script reading it has no use for.
 func writeJSON(cmd *cobra.Command, v any) error {
-	enc := json.NewEncoder(cmd.OutOrStdout())
-	enc.SetIndent("", "  ")
+	out := cmd.OutOrStdout()
+	enc := json.NewEncoder(out)
+	if progress.IsTerminal(out) {
+		enc.SetIndent("", "  ")
+	}
 	if err := enc.Encode(v); err != nil {
 		return fmt.Errorf("write json: %w", err)
 	}

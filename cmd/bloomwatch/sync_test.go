@@ -349,7 +349,7 @@ func TestAddressAddedAfterSyncRescans(t *testing.T) {
 	require.Equal(t, len(truth.Txs)+2, strings.Count(out, "\n"), "wallet txs after the import: %d\n%s", code, out)
 	code, out, _ = runCLI(t, []string{"wallet", "balance", "--datadir", a, "--json"})
 	require.Equal(t, 0, code, "wallet balance after the import: %d\n%s", code, out)
-	require.Contains(t, out, fmt.Sprintf(`"confirmed_sat": %d`, truth.Balance), "wallet balance after the import: %d\n%s", code, out)
+	require.Contains(t, out, fmt.Sprintf(`"confirmed_sat":%d`, truth.Balance), "wallet balance after the import: %d\n%s", code, out)
 
 	again := runSyncJSON(t, "--datadir", a, "--connect", peer)
 	ref := runSyncJSON(t, "--datadir", b, "--network", "regtest", "--xpub", truth.Xpub, "--address", addr, "--birthday", birthday, "--connect", peer)

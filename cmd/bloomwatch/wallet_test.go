@@ -259,8 +259,8 @@ func TestWalletAddAfterSyncRescans(t *testing.T) {
 	require.Equal(t, 1, strings.Count(out, `"txid"`), "txs --limit 1 --json: %d %q", code, out)
 	code, out, _ = runCLI(t, []string{"wallet", "balance", "--datadir", dir, "--json"})
 	require.Equal(t, 0, code, "balance --json: %d %q", code, out)
-	require.Contains(t, out, `"rescan_pending": true`, "balance --json: %d %q", code, out)
-	require.Contains(t, out, `"confirmed_sat": 5000`, "balance --json: %d %q", code, out)
+	require.Contains(t, out, `"rescan_pending":true`, "balance --json: %d %q", code, out)
+	require.Contains(t, out, `"confirmed_sat":5000`, "balance --json: %d %q", code, out)
 }
 
 func TestOpenOrCreateWallet(t *testing.T) {
@@ -508,7 +508,7 @@ func TestWalletAddAddressList(t *testing.T) {
 		{name: "file and flags", args: add("--addresses-file", good, "--address", addrs[3], "--address", addrs[4]),
 			wantOutSub: []string{"added 5 addresses (p2wpkh 5)"}},
 		{name: "imported", args: []string{"wallet", "stats", "--datadir", dir}, wantOutSub: []string{"5 imported (0 used)"}},
-		{name: "one flag", args: add("--address", addrs[5], "--json"), wantOutSub: []string{`"address": "` + addrs[5] + `"`}},
+		{name: "one flag", args: add("--address", addrs[5], "--json"), wantOutSub: []string{`"address":"` + addrs[5] + `"`}},
 	})
 	code, out, errOut := runCLI(t, add("--address", testTestP2PKH, "--address", regtestAddrs(t, 7)[6], "--json"))
 	var res struct {
