@@ -67,9 +67,41 @@ type watchedScript struct {
 	// included), the 32-byte program of P2WSH and P2TR.
 	element []byte
 	kind    Kind
-	// address is the encoded address, empty for a script no address
-	// encodes.
+	// address is the address as it was given (an imported address), or
+	// empty: a derived address's text is encoded when shown (addressOn),
+	// and a script no address encodes has none.
 	address string
+}
+
+// addressOn returns ws's address on params: the one it was given, or the
+// one its kind and element encode; empty for a script no address
+// encodes.
+func (ws *watchedScript) addressOn(params *chaincfg.Params) string {
+	if ws.address != "" {
+		return ws.address
+	}
+	var (
+		a   btcutil.Address
+		err error
+	)
+	switch ws.kind {
+	case KindP2WPKH:
+		a, err = btcutil.NewAddressWitnessPubKeyHash(ws.element, params)
+	case KindP2PKH:
+		a, err = btcutil.NewAddressPubKeyHash(ws.element, params)
+	case KindP2SH, KindP2SHP2WPKH:
+		a, err = btcutil.NewAddressScriptHashFromHash(ws.element, params)
+	case KindP2WSH:
+		a, err = btcutil.NewAddressWitnessScriptHash(ws.element, params)
+	case KindP2TR:
+		a, err = btcutil.NewAddressTaproot(ws.element, params)
+	default:
+		return ""
+	}
+	if err != nil {
+		return ""
+	}
+	return a.EncodeAddress()
 }
 
 // parseAddress decodes a single address of params' network into the

@@ -54,6 +54,11 @@ func TestParseAddressKinds(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, tc.kind, ws.kind)
 			require.Equal(t, tc.addr, ws.address)
+			// The text a derived script encodes when shown is the
+			// same address.
+			bare := *ws
+			bare.address = ""
+			require.Equal(t, tc.addr, bare.addressOn(&chaincfg.RegressionNetParams))
 			addr, err := btcutil.DecodeAddress(tc.addr, &chaincfg.RegressionNetParams)
 			require.NoError(t, err)
 			script, err := txscript.PayToAddrScript(addr)

@@ -229,7 +229,7 @@ func (w *Wallet) deriveThrough(am walletdb.ReadWriteBucket, key branchKey, last 
 		if err != nil {
 			return err
 		}
-		ws, err := hdWatched(bk.kind, script, w.net.params)
+		ws, err := hdWatched(bk.kind, script)
 		if err != nil {
 			return err
 		}

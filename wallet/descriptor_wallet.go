@@ -466,7 +466,7 @@ func (w *Wallet) recordInfo(r *descriptorRecord) (*DescriptorInfo, error) {
 		info.Scripts = append(info.Scripts, hex.EncodeToString(s))
 		addr := ""
 		if e := w.watch.lookup(s); e != nil {
-			addr = e.ws.address
+			addr = e.ws.addressOn(w.net.params)
 		}
 		info.Addresses = append(info.Addresses, addr)
 	}

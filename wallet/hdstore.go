@@ -124,37 +124,27 @@ func hdScriptForKey(kind Kind, pub *btcec.PublicKey) ([]byte, error) {
 }
 
 // hdWatched returns the watched script of a stored HD address of kind:
-// its element is a slice of pkScript (one allocation per address), its
-// address encoded for params.
-func hdWatched(kind Kind, pkScript []byte, params *chaincfg.Params) (*watchedScript, error) {
-	var (
-		el   []byte
-		addr btcutil.Address
-		err  error
-	)
+// its element is a slice of pkScript (one allocation per address).
+func hdWatched(kind Kind, pkScript []byte) (*watchedScript, error) {
+	var el []byte
 	n := len(pkScript)
 	switch {
 	case kind == KindP2WPKH && n == 22 && pkScript[0] == txscript.OP_0 && pkScript[1] == txscript.OP_DATA_20:
 		el = pkScript[2:22]
-		addr, err = btcutil.NewAddressWitnessPubKeyHash(el, params)
 	case kind == KindP2PKH && n == 25 && pkScript[0] == txscript.OP_DUP && pkScript[1] == txscript.OP_HASH160 &&
 		pkScript[2] == txscript.OP_DATA_20 && pkScript[23] == txscript.OP_EQUALVERIFY && pkScript[24] == txscript.OP_CHECKSIG:
 		el = pkScript[3:23]
-		addr, err = btcutil.NewAddressPubKeyHash(el, params)
 	case kind == KindP2SHP2WPKH && n == 23 && pkScript[0] == txscript.OP_HASH160 && pkScript[1] == txscript.OP_DATA_20 &&
 		pkScript[22] == txscript.OP_EQUAL:
 		el = pkScript[2:22]
-		addr, err = btcutil.NewAddressScriptHashFromHash(el, params)
 	case kind == KindP2TR && n == 34 && pkScript[0] == txscript.OP_1 && pkScript[1] == txscript.OP_DATA_32:
 		el = pkScript[2:34]
-		addr, err = btcutil.NewAddressTaproot(el, params)
 	default:
 		return nil, fmt.Errorf("%w: stored %s address script %x malformed", ErrCorrupt, kind, pkScript)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: stored %s address script %x: %v", ErrCorrupt, kind, pkScript, err)
-	}
-	return &watchedScript{pkScript: pkScript, element: el[:len(el):len(el)], kind: kind, address: addr.EncodeAddress()}, nil
+	// The address text is encoded when it is shown (addressOn): most
+	// derived addresses, a reserve's, never are.
+	return &watchedScript{pkScript: pkScript, element: el[:len(el):len(el)], kind: kind}, nil
 }
 
 // child derives the public key at index i of the branch (BIP32 CKDpub),
@@ -373,7 +363,7 @@ func loadAccounts(am, own walletdb.ReadBucket, mgr *waddrmgr.Manager, params *ch
 						return fmt.Errorf("%w: address record of %v account %d branch %d malformed", ErrCorrupt, scope, acct, br)
 					}
 					i := binary.BigEndian.Uint32(k)
-					s, err := hdWatched(kind, slab.clone(v[1:]), params)
+					s, err := hdWatched(kind, slab.clone(v[1:]))
 					if err != nil {
 						return err
 					}
@@ -435,14 +425,14 @@ func hdMarkUsed(own walletdb.ReadWriteBucket, e *watchEntry) error {
 		v = bb.Get(hdIndexKey(e.ref.index))
 	}
 	if len(v) < 1 {
-		return fmt.Errorf("%w: address %s has no record", ErrCorrupt, e.ws.address)
+		return fmt.Errorf("%w: address script %x has no record", ErrCorrupt, e.ws.pkScript)
 	}
 	if v[0]&hdFlagUsed != 0 {
 		return nil
 	}
 	nv := encodeHDValue(true, v[1:])
 	if err := bb.Put(hdIndexKey(e.ref.index), nv); err != nil {
-		return fmt.Errorf("mark %s used: %w", e.ws.address, err)
+		return fmt.Errorf("mark %x used: %w", e.ws.pkScript, err)
 	}
 	return nil
 }

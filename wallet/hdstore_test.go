@@ -85,15 +85,16 @@ func TestHDScriptForKey(t *testing.T) {
 			require.NoError(t, err)
 			script, err := hdScriptForKey(kind, pub)
 			require.NoError(t, err)
-			got, err := hdWatched(kind, script, params)
+			got, err := hdWatched(kind, script)
 			require.NoError(t, err)
 			require.Equal(t, want.pkScript, got.pkScript, "%s %d", kind, i)
 			require.Equal(t, want.element, got.element, "%s %d", kind, i)
-			require.Equal(t, want.address, got.address, "%s %d", kind, i)
+			require.NotEmpty(t, want.address, "%s %d", kind, i)
+			require.Equal(t, want.address, got.addressOn(params), "%s %d", kind, i)
 			require.Equal(t, want.kind, got.kind, "%s %d", kind, i)
 		}
 	}
-	_, err = hdWatched(KindP2WPKH, []byte{0x00, 0x14, 1, 2}, params)
+	_, err = hdWatched(KindP2WPKH, []byte{0x00, 0x14, 1, 2})
 	require.ErrorIs(t, err, ErrCorrupt)
 }
 

@@ -480,7 +480,7 @@ func (w *Wallet) planChange(b readBuckets, owners *descriptorOwners, source stri
 	if err != nil {
 		return nil, err
 	}
-	cp.out, cp.address = wire.NewTxOut(0, ws.pkScript), ws.address
+	cp.out, cp.address = wire.NewTxOut(0, ws.pkScript), ws.addressOn(w.net.params)
 	return cp, nil
 }
 
@@ -614,7 +614,7 @@ func (b *psbtBuild) result() (*PSBT, error) {
 		}
 		addr := ""
 		if e := b.w.watch.lookup(in.pkScript); e != nil {
-			addr = e.ws.address
+			addr = e.ws.addressOn(b.w.net.params)
 		}
 		res.Inputs = append(res.Inputs, PSBTCoin{Txid: in.op.Hash.String(), Vout: in.op.Index, Amount: in.amount, Address: addr, From: in.source})
 	}

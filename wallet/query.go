@@ -449,7 +449,7 @@ func (w *Wallet) addressInfos(b readBuckets, entries []*watchEntry) ([]AddressIn
 	}
 	for _, e := range entries {
 		info := AddressInfo{
-			Address:  e.ws.address,
+			Address:  e.ws.addressOn(w.net.params),
 			Kind:     e.ws.kind,
 			Imported: e.ref.imported,
 			Used:     e.used,

@@ -273,7 +273,7 @@ func (w *Wallet) Receive(opts ReceiveOptions) (*ReceiveInfo, error) {
 	if e == nil {
 		return nil, fmt.Errorf("%w: receive address %d of %s not derived", ErrCorrupt, next, src.id)
 	}
-	info.Address, info.Kind = e.ws.address, e.ws.kind
+	info.Address, info.Kind = e.ws.addressOn(w.net.params), e.ws.kind
 	if !src.msig {
 		if err := w.view(func(b readBuckets) error {
 			info.Path, err = w.hdPath(b, src.key, next)

@@ -77,7 +77,7 @@ func (w *Wallet) TruthElements() ([]TruthElement, error) {
 			h = noHeight
 		}
 		index[key] = len(out)
-		out = append(out, TruthElement{Element: e.ws.element, Address: e.ws.address, FirstHeight: h})
+		out = append(out, TruthElement{Element: e.ws.element, Address: e.ws.addressOn(w.net.params), FirstHeight: h})
 	}
 	return out, nil
 }
