@@ -310,7 +310,7 @@ func (w *Wallet) markUsed(b buckets, e *watchEntry) error {
 		if err := msigMarkUsed(b.own, e); err != nil {
 			return err
 		}
-		e.used = true
+		w.watch.setUsed(e)
 		return nil
 	}
 	if e.ref.imported {
@@ -329,12 +329,12 @@ func (w *Wallet) markUsed(b buckets, e *watchEntry) error {
 				return fmt.Errorf("mark %x used: %w", e.ws.pkScript, err)
 			}
 		}
-		e.used = true
+		w.watch.setUsed(e)
 		return nil
 	}
 	if err := hdMarkUsed(b.own, e); err != nil {
 		return err
 	}
-	e.used = true
+	w.watch.setUsed(e)
 	return nil
 }

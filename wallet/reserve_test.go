@@ -226,7 +226,8 @@ func requireCounts(t *testing.T, w *Wallet, want AddressCounts) {
 }
 
 // requireUsedFlagsMatchStore requires the watch set's used flags to be
-// hd-scripts' and the imported records' (read from the database).
+// hd-scripts' and the imported records' (read from the database), and its
+// tally to count its entries.
 func requireUsedFlagsMatchStore(t *testing.T, w *Wallet) {
 	t.Helper()
 	w.mu.Lock()
@@ -253,9 +254,18 @@ func requireUsedFlagsMatchStore(t *testing.T, w *Wallet) {
 		})
 	}))
 	require.Len(t, w.watch.scripts, len(stored))
+	var scanned AddressCounts
 	for k, e := range w.watch.scripts {
-		require.Equal(t, stored[k], e.used, "used flag of %s", e.ws.address)
+		require.Equal(t, stored[k], e.used, "used flag of %s", e.ws.addressOn(w.net.params))
+		scanned.add(e.ref.imported)
+		switch {
+		case e.used && e.ref.imported:
+			scanned.ImportedUsed++
+		case e.used:
+			scanned.DerivedUsed++
+		}
 	}
+	require.Equal(t, scanned, w.watch.counts(), "the watch set's tally against its entries")
 }
 
 // BenchmarkFreshAddressSync syncs a wallet paid at 3,000 and 15,000 fresh

@@ -89,6 +89,10 @@ type watchSet struct {
 	opListVersion uint64
 	// log records the element changes since the node last took them.
 	log watch.DeltaLog
+	// tally counts the entries by origin and use as they are added and
+	// marked used (addUsed, setUsed): the counts every batch of events
+	// reads, without a pass over every entry.
+	tally AddressCounts
 }
 
 func newWatchSet() *watchSet {
@@ -122,7 +126,12 @@ func (s *watchSet) addUsed(ws *watchedScript, ref addrRef, used, reserve bool) b
 	if _, ok := s.scripts[key]; ok {
 		return false
 	}
-	s.scripts[key] = &watchEntry{ws: ws, ref: ref, used: used}
+	e := &watchEntry{ws: ws, ref: ref}
+	s.scripts[key] = e
+	s.tally.add(ref.imported)
+	if used {
+		s.setUsed(e)
+	}
 	if !ref.imported {
 		bk := branchKey{ref.scope, ref.account, ref.branch}
 		els := s.branchEls[bk]
@@ -312,24 +321,29 @@ type AddressCounts struct {
 // Used returns how many watched addresses and scripts received a payment.
 func (c AddressCounts) Used() int { return c.DerivedUsed + c.ImportedUsed }
 
-// counts counts the entries by origin and use.
-func (s *watchSet) counts() AddressCounts {
-	var c AddressCounts
-	for _, e := range s.scripts {
-		switch {
-		case e.ref.imported:
-			c.Imported++
-			if e.used {
-				c.ImportedUsed++
-			}
-		default:
-			c.Derived++
-			if e.used {
-				c.DerivedUsed++
-			}
-		}
+// counts returns the entries' counts by origin and use.
+func (s *watchSet) counts() AddressCounts { return s.tally }
+
+// setUsed flags a watched entry used, in memory, and counts it.
+func (s *watchSet) setUsed(e *watchEntry) {
+	if e.used {
+		return
 	}
-	return c
+	e.used = true
+	if e.ref.imported {
+		s.tally.ImportedUsed++
+	} else {
+		s.tally.DerivedUsed++
+	}
+}
+
+// add counts one more entry, imported or derived.
+func (c *AddressCounts) add(imported bool) {
+	if imported {
+		c.Imported++
+	} else {
+		c.Derived++
+	}
 }
 
 // entries returns every watched script: HD addresses by scope, account,
