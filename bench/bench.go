@@ -50,6 +50,9 @@ type benchConfig struct {
 	HeadersP2P  int
 	HeadersCli  string
 	SkipCompare bool
+	// CPUProfiles is the directory every client run writes a CPU profile
+	// into (--cpu-profiles); empty: no profiles.
+	CPUProfiles string
 }
 
 func parseBenchFlags(args []string) (*benchConfig, error) {
@@ -82,6 +85,7 @@ func parseBenchFlags(args []string) (*benchConfig, error) {
 	fs.IntVar(&c.HeadersP2P, "headers-p2p", 0, "also run a header-only P2P sync of a chain of this many empty blocks (mined in-process and submitted to btcd once, then cached)")
 	fs.StringVar(&c.HeadersCli, "headers-p2p-clients", "bloomwatch,minimal", "clients of the header-only P2P sync (neutrino validates simnet headers slowly, see README)")
 	fs.BoolVar(&c.SkipCompare, "no-compare", false, "skip the A B C comparison (run only --scale / --headers)")
+	fs.StringVar(&c.CPUProfiles, "cpu-profiles", "", "write a CPU profile of every client run into this directory (bloomwatch's sync --cpuprofile, the minimal loop's and neutrino's job) and print after each series each client's CPU by component and its difference from the minimal loop's (bench cpusplit); the profiler's own cost is in the CPU measured")
 	if err := fs.Parse(args); err != nil {
 		return nil, fmt.Errorf("flags: %w", err)
 	}
@@ -110,6 +114,14 @@ func parseBenchFlags(args []string) (*benchConfig, error) {
 	}
 	if _, err := scenarios(c); err != nil {
 		return nil, err
+	}
+	if c.CPUProfiles != "" {
+		if c.CPUProfiles, err = filepath.Abs(c.CPUProfiles); err != nil {
+			return nil, fmt.Errorf("--cpu-profiles: %w", err)
+		}
+		if err := os.MkdirAll(c.CPUProfiles, 0o755); err != nil {
+			return nil, fmt.Errorf("--cpu-profiles: %w", err)
+		}
 	}
 	return c, nil
 }

@@ -37,6 +37,8 @@ func run(ctx context.Context, args []string) error {
 			return runHeadersChild(ctx, args[1:])
 		case "report":
 			return runReport(args[1:])
+		case "cpusplit":
+			return runCPUSplit(args[1:])
 		}
 	}
 	return runBench(ctx, args)
@@ -52,7 +54,11 @@ func runClient(ctx context.Context, name string, args []string) error {
 	if err != nil {
 		return err
 	}
-	if path := os.Getenv("BENCH_CPUPROFILE"); path != "" {
+	path := job.CPUProfile
+	if env := os.Getenv("BENCH_CPUPROFILE"); env != "" {
+		path = env
+	}
+	if path != "" {
 		// Diagnostics: a CPU profile of this client run.
 		f, err := os.Create(path)
 		if err != nil {

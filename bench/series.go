@@ -142,7 +142,45 @@ func runSeries(ctx context.Context, env *benchEnv, p chainParams, clients []stri
 	for _, c := range clients {
 		rep.Medians = append(rep.Medians, summarize(c, rep.Runs))
 	}
+	if env.cfg.CPUProfiles != "" {
+		var paths []string
+		for _, c := range clients {
+			for r := 1; r <= rounds; r++ {
+				if path := profilePath(env, fx, c, r); fileExists(path) {
+					paths = append(paths, path)
+				}
+			}
+		}
+		splits, err := splitFiles(paths)
+		if err != nil {
+			return nil, err
+		}
+		for i := range splits {
+			splits[i].client = strings.TrimPrefix(splits[i].client, profileStem(fx)+"-")
+		}
+		fmt.Printf("\nCPU by component, chain %s (profiles in %s):\n", p, env.cfg.CPUProfiles)
+		printCPUSplit(os.Stdout, splits, "minimal")
+	}
 	return rep, nil
+}
+
+// profileStem names a chain's profiles in --cpu-profiles.
+func profileStem(fx *chainFixture) string {
+	p := fx.params
+	return fmt.Sprintf("b%d-t%d-a%d-s%d", p.Blocks, p.Txs, p.Addrs, p.Seed)
+}
+
+// profilePath is where a client run writes its CPU profile under
+// --cpu-profiles: STEM-CLIENT.ROUND.pprof.
+func profilePath(env *benchEnv, fx *chainFixture, client string, round int) string {
+	return filepath.Join(env.cfg.CPUProfiles, fmt.Sprintf("%s-%s.%d.pprof", profileStem(fx), client, round))
+}
+
+// fileExists reports whether path names a file (a failed run may have
+// written no profile).
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // runClientOnce runs one client as a child process in a fresh data dir.
@@ -181,6 +219,9 @@ func runClientOnce(ctx context.Context, env *benchEnv, fx *chainFixture, srv *se
 			args = append(args, "--connect", p)
 		}
 		args = append(args, spec.args...)
+		if env.cfg.CPUProfiles != "" {
+			args = append(args, "--cpuprofile", profilePath(env, fx, client, round))
+		}
 		if birthday > 0 {
 			args = append(args, "--birthday", fmt.Sprint(birthday))
 		}
@@ -203,6 +244,9 @@ func runClientOnce(ctx context.Context, env *benchEnv, fx *chainFixture, srv *se
 			DataDir: filepath.Join(dir, "data"), FPRate: env.cfg.FPRate, Birthday: birthday}
 		if spec.bwCapacity {
 			job.Capacity = filterpolicy.FilterCapacity(len(fx.addresses))
+		}
+		if env.cfg.CPUProfiles != "" {
+			job.CPUProfile = profilePath(env, fx, client, round)
 		}
 		jobPath := filepath.Join(dir, "job.json")
 		if err := clientjob.WriteJob(jobPath, job); err != nil {

@@ -38,6 +38,9 @@ type ClientJob struct {
 	// Birthday is the first height that can hold wallet transactions:
 	// below it clients fetch headers only (0 = from block 1).
 	Birthday int32 `json:"birthday,omitempty"`
+	// CPUProfile, when set, is where the client writes a CPU profile of
+	// its run (the bench's --cpu-profiles).
+	CPUProfile string `json:"cpu_profile,omitempty"`
 }
 
 // FoundTx is one wallet transaction a client found.

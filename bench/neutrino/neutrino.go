@@ -45,7 +45,11 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if path := os.Getenv("BENCH_CPUPROFILE"); path != "" {
+	path := job.CPUProfile
+	if env := os.Getenv("BENCH_CPUPROFILE"); env != "" {
+		path = env
+	}
+	if path != "" {
 		// Diagnostics: a CPU profile of this client run.
 		f, err := os.Create(path)
 		if err != nil {
