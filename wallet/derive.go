@@ -314,20 +314,12 @@ func (w *Wallet) markUsed(b buckets, e *watchEntry) error {
 		return nil
 	}
 	if e.ref.imported {
-		bkt := b.own.NestedReadWriteBucket(bktImported)
-		v := bkt.Get(e.ws.pkScript)
-		if v == nil {
-			return fmt.Errorf("%w: imported script %x has no record", ErrCorrupt, e.ws.pkScript)
-		}
-		r, err := decodeImportedRecord(e.ws.pkScript, v)
-		if err != nil {
-			return err
-		}
-		if !r.used {
-			r.used = true
-			if err := bkt.Put(e.ws.pkScript, r.encode()); err != nil {
-				return fmt.Errorf("mark %x used: %w", e.ws.pkScript, err)
-			}
+		// The record is the entry's script and flag (load builds the
+		// entry from it, import writes both), so it is written from
+		// memory, not read back.
+		r := importedRecord{ws: *e.ws, used: true}
+		if err := b.own.NestedReadWriteBucket(bktImported).Put(e.ws.pkScript, r.encode()); err != nil {
+			return fmt.Errorf("mark %x used: %w", e.ws.pkScript, err)
 		}
 		w.watch.setUsed(e)
 		return nil

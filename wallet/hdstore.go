@@ -412,26 +412,20 @@ func hdAccounts(am walletdb.ReadBucket, sm *waddrmgr.ScopedKeyManager) ([]uint32
 	return accounts, nil
 }
 
-// hdMarkUsed sets the used flag of an HD address in hd-scripts.
+// hdMarkUsed sets the used flag of an HD address in hd-scripts. The value
+// is written from the watch entry, whose script is the stored one (load
+// builds the entries from hd-scripts and deriveThrough stores each one it
+// adds, in the same transaction), so nothing is read back.
 func hdMarkUsed(own walletdb.ReadWriteBucket, e *watchEntry) error {
 	key := branchKey{e.ref.scope, e.ref.account, e.ref.branch}
-	hd := own.NestedReadWriteBucket(bktHDScripts)
 	var bb walletdb.ReadWriteBucket
-	if hd != nil {
+	if hd := own.NestedReadWriteBucket(bktHDScripts); hd != nil {
 		bb = hd.NestedReadWriteBucket(hdBranchBucketKey(key))
 	}
-	var v []byte
-	if bb != nil {
-		v = bb.Get(hdIndexKey(e.ref.index))
+	if bb == nil {
+		return fmt.Errorf("%w: address script %x has no branch bucket", ErrCorrupt, e.ws.pkScript)
 	}
-	if len(v) < 1 {
-		return fmt.Errorf("%w: address script %x has no record", ErrCorrupt, e.ws.pkScript)
-	}
-	if v[0]&hdFlagUsed != 0 {
-		return nil
-	}
-	nv := encodeHDValue(true, v[1:])
-	if err := bb.Put(hdIndexKey(e.ref.index), nv); err != nil {
+	if err := bb.Put(hdIndexKey(e.ref.index), encodeHDValue(true, e.ws.pkScript)); err != nil {
 		return fmt.Errorf("mark %x used: %w", e.ws.pkScript, err)
 	}
 	return nil
