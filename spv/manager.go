@@ -575,8 +575,10 @@ func (m *manager) publishStatus() {
 	m.st.HeaderHeight, m.st.HeaderHash = height, hash
 	m.st.WatcherHeight, m.st.WatcherHash = m.synced.Height, m.synced.Hash
 	m.st.ChecksInFlight = m.checksInFlight()
-	m.st.AwaitingCheck = m.awaitingChecks()
-	m.saveChecks(false)
+	// One pass over the requests in flight for both.
+	plans := m.pendingPlans()
+	m.st.AwaitingCheck = m.awaitingOf(plans)
+	m.savePlans(false, plans)
 	m.st.Protocol = m.protocol()
 	if m.cf != nil {
 		m.st.CF = m.cf.st

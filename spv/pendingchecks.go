@@ -124,9 +124,12 @@ func (m *manager) pruneRechecks() {
 // awaitingChecks counts the blocks awaiting an omission check: checks
 // waiting or sent, and blocks of an earlier run's unfinished checks not
 // checked again yet. While any is, the node is not synced.
-func (m *manager) awaitingChecks() int {
+func (m *manager) awaitingChecks() int { return m.awaitingOf(m.pendingPlans()) }
+
+// awaitingOf is awaitingChecks of the pending plans given.
+func (m *manager) awaitingOf(plans []*checkPlan) int {
 	n := len(m.recheck)
-	for _, p := range m.pendingPlans() {
+	for _, p := range plans {
 		if m.recheck[p.height] != p.hash {
 			n++
 		}
@@ -138,7 +141,10 @@ func (m *manager) awaitingChecks() int {
 // changed since the last write: those near the header tip, or every one
 // (all, at Stop). A write that fails is logged; the checks stay in
 // memory and the next change writes again.
-func (m *manager) saveChecks(all bool) {
+func (m *manager) saveChecks(all bool) { m.savePlans(all, m.pendingPlans()) }
+
+// savePlans is saveChecks of the pending plans given.
+func (m *manager) savePlans(all bool, plans []*checkPlan) {
 	_, tip := m.n.store.Tip()
 	var list []uncheckedBlock
 	add := func(h int32, hash chainhash.Hash) {
@@ -150,7 +156,7 @@ func (m *manager) saveChecks(all bool) {
 	for h, hash := range m.recheck {
 		add(h, hash)
 	}
-	for _, p := range m.pendingPlans() {
+	for _, p := range plans {
 		if (all || p.height >= tip-checkWaitDepth) && m.n.store.IsBest(p.hash) {
 			add(p.height, p.hash)
 		}
