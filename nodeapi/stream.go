@@ -171,8 +171,9 @@ type lastEvents struct {
 // cachedKinds are the event kinds lastEvents keeps, in replay order.
 var cachedKinds = []string{"spv.HeadersProgress", "spv.PeersUpdated", "spv.FilterLoaded", "spv.BlockProcessed", "spv.SyncDone"}
 
-// kindOf names ev's type.
-func kindOf(ev spv.Event) string { return fmt.Sprintf("%T", ev) }
+// kindOf names ev's type as %T prints it ("spv.BlockProcessed"), without
+// fmt's formatting machinery: it runs for every event the node publishes.
+func kindOf(ev spv.Event) string { return reflect.TypeOf(ev).String() }
 
 // note keeps ev if its kind is cached.
 func (l *lastEvents) note(ev spv.Event) {
