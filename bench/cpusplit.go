@@ -232,6 +232,27 @@ func runCPUSplit(args []string) error {
 	if err != nil {
 		return err
 	}
+	trimCommonPrefix(splits)
 	printCPUSplit(os.Stdout, splits, *base)
 	return nil
+}
+
+// trimCommonPrefix drops the part of the groups' names they all share up
+// to a '-' (the chain's stem of --cpu-profiles files,
+// b2000-t10-a20-s1-minimal), so that they read, and --base matches, as
+// client names.
+func trimCommonPrefix(splits []cpuSplit) {
+	if len(splits) < 2 {
+		return
+	}
+	prefix := splits[0].client
+	for _, s := range splits[1:] {
+		for !strings.HasPrefix(s.client, prefix) {
+			prefix = prefix[:len(prefix)-1]
+		}
+	}
+	cut := strings.LastIndexByte(prefix, '-') + 1
+	for i := range splits {
+		splits[i].client = splits[i].client[cut:]
+	}
 }

@@ -123,3 +123,16 @@ func TestCPUSplitFilesAndDifference(t *testing.T) {
 	require.Regexp(t, `\s30\s+0\s+\+30 \(120%\)$`, persist)
 	require.Regexp(t, `\s40\s+15\s+\+25 \(100%\)$`, all)
 }
+
+// TestTrimCommonPrefix names --cpu-profiles groups by client: the chain's
+// stem they share goes, up to its last '-', and names sharing only part
+// of a word keep it.
+func TestTrimCommonPrefix(t *testing.T) {
+	splits := []cpuSplit{{client: "b2000-t10-a20-s1-bloomwatch"}, {client: "b2000-t10-a20-s1-bloomwatch-xpub"}, {client: "b2000-t10-a20-s1-minimal"}}
+	trimCommonPrefix(splits)
+	require.Equal(t, []string{"bloomwatch", "bloomwatch-xpub", "minimal"}, []string{splits[0].client, splits[1].client, splits[2].client})
+	same := []cpuSplit{{client: "list"}, {client: "listing"}}
+	trimCommonPrefix(same)
+	require.Equal(t, "list", same[0].client)
+	require.Equal(t, "listing", same[1].client)
+}
