@@ -11,6 +11,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/charmbracelet/x/term"
 )
 
 // Modes of New.
@@ -41,15 +43,24 @@ func CheckMode(mode string) error {
 	return fmt.Errorf("%q: want auto, bar, lines or none", mode)
 }
 
-// IsTerminal reports whether w is a character device (a terminal): where
-// Auto draws a bar, and where bloomwatch sync and demo open the dashboard.
+// IsTerminal reports whether w is a terminal: where Auto draws a bar,
+// where bloomwatch sync and demo open the dashboard, and where --json
+// indents. It asks the terminal driver (charmbracelet/x/term, bubbletea's
+// own check), so another character device, /dev/null for one, is none.
 func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {
 		return false
 	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	is := false
+	if err := rc.Control(func(fd uintptr) { is = term.IsTerminal(fd) }); err != nil {
+		return false
+	}
+	return is
 }
 
 // Drawer draws one run's progress. It is not safe for concurrent use:

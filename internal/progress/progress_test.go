@@ -1,10 +1,15 @@
 package progress
 
 import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 func TestCheckMode(t *testing.T) {
@@ -56,4 +61,42 @@ func TestBar(t *testing.T) {
 	auto.Report("x", 1, 1)
 	require.Equal(t, "x: 1/1 (100%)\n", b.String(), "none and auto off a terminal: %q", b.String())
 	require.False(t, IsTerminal(&b), "none and auto off a terminal: %q", b.String())
+}
+
+// TestIsTerminalAsksTheDriver holds IsTerminal to the terminal driver: a
+// pseudo-terminal is one; /dev/null, also a character device, is not,
+// nor are a pipe, a file and a buffer.
+func TestIsTerminalAsksTheDriver(t *testing.T) {
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	defer null.Close()
+	st, err := null.Stat()
+	require.NoError(t, err)
+	require.NotZero(t, st.Mode()&os.ModeCharDevice, "/dev/null is a character device")
+	require.False(t, IsTerminal(null), "/dev/null")
+
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	defer r.Close()
+	defer w.Close()
+	require.False(t, IsTerminal(w), "a pipe")
+	f, err := os.Create(filepath.Join(t.TempDir(), "out"))
+	require.NoError(t, err)
+	defer f.Close()
+	require.False(t, IsTerminal(f), "a file")
+	require.False(t, IsTerminal(&bytes.Buffer{}), "a buffer")
+
+	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminal on this machine: %v", err)
+	}
+	defer master.Close()
+	fd := int(master.Fd())
+	require.NoError(t, unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0))
+	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
+	require.NoError(t, err)
+	slave, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
+	require.NoError(t, err)
+	defer slave.Close()
+	require.True(t, IsTerminal(slave), "a pseudo-terminal")
 }
