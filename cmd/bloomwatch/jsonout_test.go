@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -11,7 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/unix"
+
+	"github.com/bloomwatch/bloomwatch/internal/progress/ptytest"
 )
 
 // jsonDoc is a document with a nested value, so indentation shows.
@@ -49,18 +49,7 @@ func TestWriteJSONCompactForPrograms(t *testing.T) {
 // document when stdout is a terminal: the slave side of a new
 // pseudo-terminal, read back from its master.
 func TestWriteJSONIndentedOnTerminal(t *testing.T) {
-	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminal on this machine: %v", err)
-	}
-	defer master.Close()
-	fd := int(master.Fd())
-	require.NoError(t, unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0))
-	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
-	require.NoError(t, err)
-	slave, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
-	require.NoError(t, err)
-	defer slave.Close()
+	master, slave := ptytest.Open(t)
 
 	cmd := &cobra.Command{}
 	cmd.SetOut(slave)

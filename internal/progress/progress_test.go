@@ -2,14 +2,14 @@ package progress
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/unix"
+
+	"github.com/bloomwatch/bloomwatch/internal/progress/ptytest"
 )
 
 func TestCheckMode(t *testing.T) {
@@ -86,17 +86,6 @@ func TestIsTerminalAsksTheDriver(t *testing.T) {
 	require.False(t, IsTerminal(f), "a file")
 	require.False(t, IsTerminal(&bytes.Buffer{}), "a buffer")
 
-	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminal on this machine: %v", err)
-	}
-	defer master.Close()
-	fd := int(master.Fd())
-	require.NoError(t, unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0))
-	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
-	require.NoError(t, err)
-	slave, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
-	require.NoError(t, err)
-	defer slave.Close()
+	_, slave := ptytest.Open(t)
 	require.True(t, IsTerminal(slave), "a pseudo-terminal")
 }
