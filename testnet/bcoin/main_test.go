@@ -1,9 +1,7 @@
 package bcoin
 
 import (
-	"fmt"
 	"os"
-	"strings"
 	"testing"
 
 	"github.com/bloomwatch/bloomwatch/testnet/internal/proc"
@@ -11,21 +9,6 @@ import (
 
 // TestMain runs the package's tests with a private TMPDIR and afterwards
 // fails the run if any bcoin process, any process working in that
-// TMPDIR, or any temporary directory of this package is left behind.
-func TestMain(m *testing.M) {
-	tmp, err := os.MkdirTemp("", "bcoin-tests-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	os.Setenv("TMPDIR", tmp)
-	code := m.Run()
-	if leaks := proc.Leftovers(tmp); len(leaks) > 0 {
-		fmt.Fprintf(os.Stderr, "bcoin: leaked after tests:\n  %s\n", strings.Join(leaks, "\n  "))
-		if code == 0 {
-			code = 1
-		}
-	}
-	os.RemoveAll(tmp)
-	os.Exit(code)
-}
+// TMPDIR, or any temporary directory of this package is left behind
+// (proc.RunTests).
+func TestMain(m *testing.M) { os.Exit(proc.RunTests(m, "bcoin")) }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"testing"
 )
 
 // Leftovers lists child processes of this process that are still
@@ -146,4 +147,25 @@ func procAddr(s string) (net.IP, error) {
 		raw[i], raw[i+1], raw[i+2], raw[i+3] = raw[i+3], raw[i+2], raw[i+1], raw[i]
 	}
 	return net.IP(raw), nil
+}
+
+// RunTests is a harness package's TestMain: it runs m's tests with a
+// private TMPDIR, then fails the run (exit code 1) if Leftovers finds
+// anything left behind, naming pkg, and returns the exit code.
+func RunTests(m *testing.M, pkg string) int {
+	tmp, err := os.MkdirTemp("", pkg+"-tests-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	defer os.RemoveAll(tmp)
+	os.Setenv("TMPDIR", tmp)
+	code := m.Run()
+	if leaks := Leftovers(tmp); len(leaks) > 0 {
+		fmt.Fprintf(os.Stderr, "%s: leaked after tests:\n  %s\n", pkg, strings.Join(leaks, "\n  "))
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
 }
